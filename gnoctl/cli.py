@@ -1,0 +1,197 @@
+"""The gnoctl command tree (typer): help, completion and every command's options.
+
+Keep the options of `search` and `get` in step with `gnoctl.main.FAST_OPTIONS`;
+tests/test_cli_fastpath.py fails when they drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from gnoctl import commands
+
+app = typer.Typer(
+    name="gnoctl",
+    help="Search your own documents through the gno daemon (gnod). The daemon is started "
+    "on first use; GNO_HOME sets one root for config, data and runtime files.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+collection_app = typer.Typer(help="Add, list and remove collections (folders that are indexed).",
+                             no_args_is_help=True)
+daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon.", no_args_is_help=True)
+app.add_typer(collection_app, name="collection")
+app.add_typer(daemon_app, name="daemon")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+
+
+def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False,
+         xml: bool = False) -> str | None:
+    chosen = [name for name, on in (("json", json_), ("files", files), ("csv", csv), ("md", md),
+                                    ("xml", xml)) if on]
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"pick one output format, not {' and '.join('--' + c for c in chosen)}")
+    return chosen[0] if chosen else None
+
+
+def _exit(code: int) -> None:
+    raise typer.Exit(code)
+
+
+@app.command(context_settings={"ignore_unknown_options": True})
+def search(
+    query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
+    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
+                                             help="Drop results below this normalized score.")] = 0.0,
+    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+                                                            help="Only this collection (repeatable).")] = None,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
+    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
+    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
+    no_autostart: Annotated[bool, typer.Option("--no-autostart",
+                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+) -> None:
+    """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
+
+    Scores are normalized per query to [0, 1]. Output is human text on a terminal and
+    JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
+    error, 3 daemon not running (with --no-autostart).
+    """
+    unknown = [w for w in query if w.startswith("--")]
+    if unknown:
+        raise typer.BadParameter(f"no such option: {unknown[0]} (use -- before a query starting with --)")
+    _exit(commands.search(" ".join(query), limit, min_score, collection or [],
+                          _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+
+
+@app.command()
+def get(
+    ref: Annotated[str, typer.Argument(help="collection/path[:line], gno://collection/path, an absolute path "
+                                            "or #docid.")],
+    from_line: Annotated[Optional[int], typer.Option("--from-line", min=1, help="First line to print.")] = None,
+    lines: Annotated[Optional[int], typer.Option("-l", "--lines", min=1, help="Number of lines.")] = None,
+    json_: JsonOpt = False,
+    no_autostart: Annotated[bool, typer.Option("--no-autostart",
+                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+) -> None:
+    """Print one indexed document (its canonical Markdown), whole or a line range."""
+    _exit(commands.get(ref, from_line, lines, _fmt(json_), False if no_autostart else None))
+
+
+@app.command("multi-get")
+def multi_get(
+    refs: Annotated[Optional[list[str]], typer.Argument(help="Documents, as for `get`.")] = None,
+    pattern: Annotated[Optional[str], typer.Option("-p", "--pattern",
+                                                   help="Glob over collection/path, e.g. 'notes/2024/*.md'.")] = None,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
+) -> None:
+    """Print several documents at once (by reference and/or glob)."""
+    _exit(commands.multi_get(refs or [], pattern, max_bytes, _fmt(json_, files)))
+
+
+@app.command()
+def ls(
+    collection: Annotated[Optional[str], typer.Argument(help="Collection to list (default: all).")] = None,
+    prefix: Annotated[str, typer.Option("--prefix", help="Only paths starting with this.")] = "",
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=100_000)] = 1000,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="One gno:// URI per line.")] = False,
+) -> None:
+    """List indexed documents."""
+    _exit(commands.ls(collection, prefix, limit, _fmt(json_, files)))
+
+
+@app.command()
+def status(json_: JsonOpt = False) -> None:
+    """Daemon, index and per-collection state, with recent ingest errors."""
+    _exit(commands.status(_fmt(json_)))
+
+
+@app.command()
+def update(
+    collection: Annotated[Optional[str], typer.Argument(help="Collection to re-index (default: all).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Re-index collections now: only changed files are read (unchanged ones cost a stat)."""
+    _exit(commands.update(collection, _fmt(json_)))
+
+
+@collection_app.command("add")
+def collection_add(
+    path: Annotated[str, typer.Argument(help="Folder to index.")],
+    name: Annotated[Optional[str], typer.Option("--name", help="Collection name (default: folder name).")] = None,
+    include: Annotated[Optional[list[str]], typer.Option("--include",
+                                                         help="gitignore-style glob to index (repeatable); "
+                                                              "default: Markdown, text and source files.")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob to skip (repeatable).")] = None,
+    language: Annotated[Optional[str], typer.Option("--language",
+                                                    help="Language of the documents (e.g. en, de); "
+                                                         "default: detected per document.")] = None,
+    no_gitignore: Annotated[bool, typer.Option("--no-gitignore", help="Index files .gitignore excludes.")] = False,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Only register it; index later.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Add a folder as a collection and index it (progress on a terminal)."""
+    _exit(commands.collection_add(path, name, include or [], exclude or [], language, not no_gitignore,
+                                  not no_index, _fmt(json_)))
+
+
+@collection_app.command("list")
+def collection_list(json_: JsonOpt = False) -> None:
+    """List collections with their document counts."""
+    _exit(commands.collection_list(_fmt(json_)))
+
+
+@collection_app.command("remove")
+def collection_remove(name: Annotated[str, typer.Argument(help="Collection name.")], json_: JsonOpt = False) -> None:
+    """Remove a collection and everything indexed from it (files on disk are untouched)."""
+    _exit(commands.collection_remove(name, _fmt(json_)))
+
+
+@daemon_app.command("start")
+def daemon_start(json_: JsonOpt = False) -> None:
+    """Start gnod in the background (no-op if it is running)."""
+    _exit(commands.daemon_start(_fmt(json_)))
+
+
+@daemon_app.command("stop")
+def daemon_stop(json_: JsonOpt = False) -> None:
+    """Stop gnod cleanly (in-flight work is finished or committed first)."""
+    _exit(commands.daemon_stop(_fmt(json_)))
+
+
+@daemon_app.command("status")
+def daemon_status(json_: JsonOpt = False) -> None:
+    """Is gnod running? Exit 0 if so, 3 if not."""
+    _exit(commands.daemon_status(_fmt(json_)))
+
+
+@daemon_app.command("restart")
+def daemon_restart(json_: JsonOpt = False) -> None:
+    """Stop and start gnod (e.g. after an upgrade)."""
+    _exit(commands.daemon_restart(_fmt(json_)))
+
+
+def run(argv: list[str]) -> int:
+    """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
+    try:
+        result = typer.main.get_command(app).main(args=argv, prog_name="gnoctl", standalone_mode=False)
+    except typer.Abort:
+        return 130
+    except Exception as e:
+        # click's UsageError/BadParameter (typer vendors click; duck-typed to stay version-proof).
+        if hasattr(e, "show") and hasattr(e, "exit_code"):
+            e.show()
+            return 1
+        raise
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,155 @@
+"""Talk to gnod: stdlib socket + json only, so a call costs a few milliseconds.
+
+Starts the daemon when it is not running (unless autostart is off, GNO_NO_AUTOSTART=1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+from gnod import wire
+from gnod.paths import Paths
+
+START_TIMEOUT_S = 30.0
+
+
+class DaemonError(Exception):
+    """An error reply from gnod (or the lack of a daemon), with its stable name."""
+
+    def __init__(self, code: int, message: str, details: dict | None = None, name: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+        self.name = name or wire.ERROR_NAMES.get(code, "ERROR")
+
+    @property
+    def exit_code(self) -> int:
+        return wire.exit_code_for(self.code)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        part = sock.recv(n - len(buf))
+        if not part:
+            raise DaemonError(wire.INTERNAL_ERROR, "gnod closed the connection")
+        buf += part
+    return bytes(buf)
+
+
+class Client:
+    def __init__(self, paths: Paths | None = None, *, autostart: bool | None = None) -> None:
+        self.paths = paths or Paths.from_env()
+        if autostart is None:
+            autostart = os.environ.get("GNO_NO_AUTOSTART", "") not in ("1", "true", "yes")
+        self.autostart = autostart
+        self._sock: socket.socket | None = None
+        self._next_id = 0
+
+    def connect(self) -> None:
+        if self._sock is not None:
+            return
+        try:
+            self._sock = _connect(self.paths.socket_path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            if not self.autostart:
+                raise DaemonError(
+                    wire.NOT_RUNNING,
+                    "gnod is not running (start it with `gnoctl daemon start`, or unset GNO_NO_AUTOSTART)",
+                ) from None
+            start_daemon(self.paths)
+            self._sock = _connect(self.paths.socket_path)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def call(self, method: str, params: dict | None = None, on_notify=None) -> dict:
+        """Send one request; feed notifications to `on_notify(method, params)`; return the result."""
+        self.connect()
+        assert self._sock is not None
+        self._next_id += 1
+        req_id = self._next_id
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}, "gno": wire.PROTOCOL_VERSION},
+            ensure_ascii=False,
+        ).encode()
+        try:
+            self._sock.sendall(wire.frame(body))
+            while True:
+                (size,) = wire.HEADER.unpack(_recv_exact(self._sock, wire.HEADER.size))
+                msg = json.loads(_recv_exact(self._sock, size))
+                if "id" not in msg or msg.get("id") != req_id:
+                    if msg.get("error"):  # connection-level error (id null)
+                        raise _error(msg["error"])
+                    if on_notify is not None and "method" in msg:
+                        on_notify(msg["method"], msg.get("params"))
+                    continue
+                if "error" in msg:
+                    raise _error(msg["error"])
+                return msg["result"]
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
+
+
+def _error(err: dict) -> DaemonError:
+    data = err.get("data") or {}
+    return DaemonError(err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"),
+                       data.get("details"), data.get("name"))
+
+
+def _connect(path: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def is_running(paths: Paths) -> bool:
+    try:
+        _connect(paths.socket_path).close()
+        return True
+    except OSError:
+        return False
+
+
+def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
+    """Start gnod detached from this terminal and wait until it accepts connections."""
+    import subprocess
+
+    os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
+    out = os.path.join(paths.state_dir, "gnod.out")
+    with open(out, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gnod.server.main", "--quiet"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if is_running(paths):
+            return proc.pid
+        code = proc.poll()
+        if code is not None:
+            if is_running(paths):  # lost a start race to another gnoctl: fine
+                return proc.pid
+            raise DaemonError(wire.INTERNAL_ERROR, f"gnod exited with status {code} while starting: "
+                              f"{_tail(out)}", {"log": out})
+        time.sleep(0.02)
+    raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {timeout:.0f} s; see {out}", {"log": out})
+
+
+def _tail(path: str, lines: int = 5) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(f.read().strip().splitlines()[-lines:])
+    except OSError:
+        return ""

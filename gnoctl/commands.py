@@ -1,0 +1,280 @@
+"""What each gnoctl command does, independent of how its arguments were parsed.
+
+Both the hand-written fast path (gnoctl.main) and the typer command tree
+(gnoctl.cli) call these; each returns the process exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from gnod import wire
+from gnod.paths import Paths
+from gnoctl.client import Client, DaemonError, is_running, start_daemon
+from gnoctl.output import ProgressLine, print_error, search_text
+
+
+def _default_format() -> str:
+    return "human" if sys.stdout.isatty() else "json"
+
+
+def _run(fmt: str | None, fn) -> int:
+    fmt = fmt or _default_format()
+    try:
+        return fn(fmt) or 0
+    except DaemonError as e:
+        print_error(e, fmt)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("gnoctl: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dump(obj) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
+           autostart: bool | None = None) -> int:
+    def go(fmt: str) -> int:
+        if not query.strip():
+            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
+        result = Client(autostart=autostart).call(
+            "search", {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+        )
+        out = search_text(result, fmt, sys.stdout.isatty())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
+def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None) -> int:
+    def go(fmt: str) -> int:
+        params = {"ref": ref}
+        if from_line is not None:
+            params["from_line"] = from_line
+        if lines is not None:
+            params["lines"] = lines
+        doc = Client(autostart=autostart).call("get", params)
+        if fmt == "json":
+            _dump(doc)
+        else:
+            sys.stdout.write(doc["content"])
+        return 0
+
+    return _run(fmt, go)
+
+
+def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("multi_get", {"refs": refs, "pattern": pattern, "max_bytes": max_bytes})
+        if fmt == "json":
+            _dump(res)
+        elif fmt == "files":
+            print("\n".join(d["abs_path"] for d in res["documents"]))
+        else:
+            for d in res["documents"]:
+                print(f"===== {d['collection']}/{d['path']} — {d['title']}")
+                sys.stdout.write(d["content"])
+            for m in res["missing"]:
+                print(f"gnoctl: not found: {m}", file=sys.stderr)
+            if res["truncated"]:
+                print(f"gnoctl: output truncated at {max_bytes} bytes (raise --max-bytes)", file=sys.stderr)
+        return 1 if res["missing"] else 0
+
+    return _run(fmt, go)
+
+
+def ls(collection: str | None, prefix: str, limit: int, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("ls", {"collection": collection, "prefix": prefix, "limit": limit})
+        if fmt == "json":
+            _dump(res)
+        elif fmt == "files":
+            print("\n".join(e["uri"] for e in res["entries"]))
+        else:
+            for e in res["entries"]:
+                print(f"{e['collection']}/{e['path']}\t{e['title']}")
+        return 0
+
+    return _run(fmt, go)
+
+
+def _ago(ts: int | None) -> str:
+    if not ts:
+        return "never"
+    s = max(0, int(time.time() - ts))
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n:
+            return f"{s // n}{unit} ago"
+    return f"{s}s ago"
+
+
+def status(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        st = Client().call("status")
+        if fmt == "json":
+            _dump(st)
+            return 0
+        print(f"gnod {st['version']} (pid {st['pid']}, up {st['uptime_s']:.0f}s), protocol {st['protocol']}")
+        print(f"index:  {st['db_path']} ({st['db_bytes'] / 1048576:.1f} MiB), {st['documents']} documents")
+        langs = ", ".join(str(x) for x in st["languages"]) or "none yet"
+        print(f"config: {st['config_path']}\nlanguages: {langs}")
+        job = st["job"]
+        if job["running"]:
+            print(f"indexing: {job['collection']} {job['done']}/{job['total']}")
+        if not st["collections"]:
+            print("no collections yet: gnoctl collection add PATH")
+        for c in st["collections"]:
+            print(f"  {c['name']:<16} {c['documents']:>7} docs  {c['errors']:>4} errors  "
+                  f"indexed {_ago(c['last_indexed_at'])}  {c['path']}")
+        for e in st["recent_errors"][:5]:
+            print(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
+        return 0
+
+    return _run(fmt, go)
+
+
+def _index_summary(res: dict, fmt: str) -> None:
+    if fmt == "json":
+        _dump(res)
+        return
+    for s in res["collections"]:
+        print(f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
+              f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} errors "
+              f"({s['seconds']:.2f}s)")
+
+
+def _with_progress(fmt: str, method: str, params: dict) -> dict:
+    bar = ProgressLine(fmt != "json" and sys.stderr.isatty())
+    try:
+        return Client().call(method, params, on_notify=bar)
+    finally:
+        bar.clear()
+
+
+def update(collection: str | None, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        _index_summary(_with_progress(fmt, "index", {"collection": collection}), fmt)
+        return 0
+
+    return _run(fmt, go)
+
+
+def collection_add(path: str, name: str | None, include: list[str], exclude: list[str],
+                   language: str | None, gitignore: bool, index: bool, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        abs_path = os.path.abspath(os.path.expanduser(path))
+        params = {"name": name or _default_name(abs_path), "path": abs_path, "include": include,
+                  "exclude": exclude, "language": language, "gitignore": gitignore, "index": index}
+        _index_summary(_with_progress(fmt, "collection.add", params), fmt)
+        return 0
+
+    return _run(fmt, go)
+
+
+def _default_name(path: str) -> str:
+    base = os.path.basename(path.rstrip("/")) or "root"
+    cleaned = "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in base).lstrip("._-")
+    return (cleaned or "docs")[:64]
+
+
+def collection_list(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("collection.list")
+        if fmt == "json":
+            _dump(res)
+        elif not res["collections"]:
+            print("no collections yet: gnoctl collection add PATH")
+        for c in res["collections"]:
+            extra = f" language={c['language']}" if c.get("language") else ""
+            print(f"{c['name']:<16} {c['documents']:>7} docs  {c['path']}{extra}")
+        return 0
+
+    return _run(fmt, go)
+
+
+def collection_remove(name: str, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("collection.remove", {"name": name})
+        if fmt == "json":
+            _dump(res)
+        else:
+            print(f"removed collection {res['name']} ({res['documents_removed']} documents)")
+        return 0
+
+    return _run(fmt, go)
+
+
+# --- daemon control ------------------------------------------------------------------
+
+
+def daemon_start(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        paths = Paths.from_env()
+        if is_running(paths):
+            msg = {"running": True, "started": False, "socket": paths.socket_path}
+        else:
+            pid = start_daemon(paths)
+            msg = {"running": True, "started": True, "pid": pid, "socket": paths.socket_path}
+        if fmt == "json":
+            _dump(msg)
+        else:
+            print("gnod started" + (f" (pid {msg['pid']})" if msg["started"] else " already running")
+                  if msg["started"] else "gnod is already running")
+        return 0
+
+    return _run(fmt, go)
+
+
+def daemon_stop(fmt: str | None, timeout: float = 20.0) -> int:
+    def go(fmt: str) -> int:
+        paths = Paths.from_env()
+        stopped = False
+        if is_running(paths):
+            Client(paths, autostart=False).call("shutdown")
+            deadline = time.monotonic() + timeout
+            while is_running(paths) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if is_running(paths):
+                raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:.0f} s")
+            stopped = True
+        if fmt == "json":
+            _dump({"stopped": stopped})
+        else:
+            print("gnod stopped" if stopped else "gnod was not running")
+        return 0
+
+    return _run(fmt, go)
+
+
+def daemon_status(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        paths = Paths.from_env()
+        if not is_running(paths):
+            if fmt == "json":
+                _dump({"running": False, "socket": paths.socket_path})
+            else:
+                print(f"gnod is not running (socket {paths.socket_path})")
+            return wire.EXIT_NOT_RUNNING
+        st = Client(paths, autostart=False).call("status")
+        if fmt == "json":
+            _dump({"running": True, "pid": st["pid"], "uptime_s": st["uptime_s"], "socket": paths.socket_path,
+                   "version": st["version"]})
+        else:
+            print(f"gnod is running (pid {st['pid']}, up {st['uptime_s']:.0f}s, socket {paths.socket_path})")
+        return 0
+
+    return _run(fmt, go)
+
+
+def daemon_restart(fmt: str | None) -> int:
+    code = daemon_stop("json" if fmt == "json" else fmt)
+    if code:
+        return code
+    return daemon_start(fmt)

@@ -1,0 +1,130 @@
+"""The user's config file (TOML): collections and daemon settings, strictly validated.
+
+Unknown keys and wrong types are errors that name the key (msgspec's path, e.g.
+`$.collections[0].paht`), so a typo never silently drops a setting.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+import msgspec
+
+from gnod.text.language import normalize_language
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+# Text-like files indexed by default; rich formats arrive with the converters.
+DEFAULT_EXTENSIONS: tuple[str, ...] = (
+    ".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc",
+    ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt",
+    ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".lua",
+    ".sh", ".bash", ".zsh", ".fish", ".sql", ".r", ".jl", ".pl", ".ex", ".exs", ".erl",
+    ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte", ".css", ".scss",
+    ".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib",
+)
+# Directories nobody wants indexed; a user's exclude globs come on top.
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".git/", ".hg/", ".svn/", "node_modules/", ".venv/", "venv/", "__pycache__/",
+    ".mypy_cache/", ".pytest_cache/", ".tox/", ".cache/", "dist/", "build/", ".DS_Store",
+)
+
+
+class ConfigError(Exception):
+    """The config file (or a collection definition) is invalid; the message names the key."""
+
+
+class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    name: str
+    path: str
+    # gitignore-style globs relative to the collection root; empty = the default text extensions.
+    include: list[str] = []
+    exclude: list[str] = []
+    # Snowball language name or ISO code; unset = detect per document.
+    language: str | None = None
+    gitignore: bool = True
+
+
+class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    log_level: str = "info"
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    collections: list[CollectionConfig] = []
+    daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
+
+
+def validate_collection(c: CollectionConfig, where: str = "collection") -> CollectionConfig:
+    """Normalize one collection (absolute path, canonical language) or raise ConfigError."""
+    if not NAME_RE.match(c.name):
+        raise ConfigError(
+            f"{where}.name: {c.name!r} is not a valid name (letters, digits, '_', '.', '-'; "
+            "must start with a letter or digit; at most 64 characters)"
+        )
+    if not c.path.strip():
+        raise ConfigError(f"{where}.path: must not be empty")
+    language = None
+    if c.language:
+        try:
+            language = normalize_language(c.language)
+        except ValueError as e:
+            raise ConfigError(f"{where}.language: {e}") from None
+    for key, globs in (("include", c.include), ("exclude", c.exclude)):
+        for g in globs:
+            if not g.strip():
+                raise ConfigError(f"{where}.{key}: empty glob")
+    path = os.path.abspath(os.path.expanduser(c.path))
+    return msgspec.structs.replace(c, path=path, language=language)
+
+
+def validate(config: Config) -> Config:
+    seen: set[str] = set()
+    cols = []
+    for i, c in enumerate(config.collections):
+        c = validate_collection(c, f"collections[{i}]")
+        if c.name in seen:
+            raise ConfigError(f"collections[{i}].name: duplicate collection name {c.name!r}")
+        seen.add(c.name)
+        cols.append(c)
+    if config.daemon.log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise ConfigError("daemon.log_level: must be one of debug, info, warning, error")
+    return msgspec.structs.replace(config, collections=cols)
+
+
+def load(path: str) -> Config:
+    """Read and validate the config; a missing file is an empty config."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return Config()
+    try:
+        config = msgspec.toml.decode(raw, type=Config)
+    except msgspec.ValidationError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    except msgspec.DecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    try:
+        return validate(config)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+
+
+def save(path: str, config: Config) -> None:
+    """Write atomically (temp file + rename) so a crash never leaves half a config."""
+    import tomli_w
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = tomli_w.dumps(msgspec.to_builtins(config)).encode()
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".config.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,149 @@
+"""Index one collection: walk → stat compare → hash → prepare → store, in batches.
+
+Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
+stat with the same bytes costs a hash; only new bytes are converted and indexed.
+Each document is its own savepoint inside a short batch transaction, so readers see
+whole documents only and a failure never loses more than the file that failed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable
+
+import apsw
+
+from gnod.config import CollectionConfig
+from gnod.ingest.prepare import IngestFailure, prepare
+from gnod.ingest.walk import Filter, walk
+from gnod.protocol import IndexStats
+from gnod.store import documents as store
+from gnod.text.analyzer import AnalyzerSet
+
+BATCH_SECONDS = 0.25
+BATCH_DOCS = 2000
+PROGRESS_SECONDS = 0.2
+
+ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
+
+
+class Cancelled(Exception):
+    """The daemon is shutting down; the batch so far is committed."""
+
+
+def index_collection(
+    conn: apsw.Connection,
+    analyzers: AnalyzerSet,
+    col: CollectionConfig,
+    progress: ProgressFn | None = None,
+    stop: threading.Event | None = None,
+) -> IndexStats:
+    t0 = time.perf_counter()
+    stats = IndexStats(collection=col.name)
+    with conn:
+        cid = store.upsert_collection(conn, col.name, col.path, col.language)
+    if not os.path.isdir(col.path):
+        with conn:
+            st = _stat_or_zero(col.path)
+            store.record_error(conn, cid, ".", "NOT_ACCESSIBLE",
+                               f"collection path {col.path} is not an accessible directory", *st)
+        stats.errors = 1
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    states = store.doc_states(conn, cid)
+    failed = store.error_states(conn, cid)
+    walk_errors: list[tuple[str, str]] = []
+    entries = list(walk(col.path, Filter(col.include, col.exclude, col.gitignore), walk_errors))
+    stats.scanned = len(entries)
+    total = len(entries)
+    if progress:
+        progress("scan", 0, total, "")
+
+    seen: set[str] = set()
+    next_progress = time.monotonic() + PROGRESS_SECONDS
+    batch_end = time.monotonic() + BATCH_SECONDS
+    in_batch = 0
+    conn.execute("BEGIN")
+    try:
+        for i, e in enumerate(entries):
+            seen.add(e.rel_path)
+            old = states.get(e.rel_path)
+            stat = (e.size, e.mtime_ns, e.inode)
+            if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
+                stats.unchanged += 1
+                continue
+            if old is None and failed.get(e.rel_path) == stat:
+                stats.errors += 1
+                continue
+            try:
+                with open(e.abs_path, "rb") as f:
+                    data = f.read()
+            except OSError as err:
+                store.record_error(conn, cid, e.rel_path, "READ", f"cannot read: {err.strerror or err}", *stat)
+                stats.errors += 1
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            if old is not None and old.source_hash == digest:
+                store.touch_document(conn, old.id, *stat)
+                stats.unchanged += 1
+                continue
+            try:
+                doc = prepare(e, data, digest, col.language, analyzers)
+                store.put_document(conn, cid, doc)
+            except IngestFailure as f:
+                store.record_error(conn, cid, e.rel_path, f.code, f.reason, *stat)
+                stats.errors += 1
+                continue
+            except Exception as ex:  # a converter bug must not stop the run
+                store.record_error(conn, cid, e.rel_path, "INTERNAL", f"{type(ex).__name__}: {ex}", *stat)
+                stats.errors += 1
+                continue
+            if old is None:
+                stats.added += 1
+            else:
+                stats.updated += 1
+            in_batch += 1
+            now = time.monotonic()
+            if in_batch >= BATCH_DOCS or now >= batch_end:
+                conn.execute("COMMIT")
+                if stop is not None and stop.is_set():
+                    raise Cancelled()
+                conn.execute("BEGIN")
+                in_batch = 0
+                batch_end = now + BATCH_SECONDS
+            if progress and now >= next_progress:
+                progress("index", i + 1, total, e.rel_path)
+                next_progress = now + PROGRESS_SECONDS
+
+        unreadable = tuple(p + "/" for p, _ in walk_errors)
+        gone = [
+            s.id for rel, s in states.items()
+            if rel not in seen and not (unreadable and rel.startswith(unreadable))
+        ]
+        store.delete_documents(conn, gone)
+        stats.removed = len(gone)
+        store.clear_errors(conn, cid, [p for p in failed if p not in seen])
+        for rel_dir, reason in walk_errors:
+            store.record_error(conn, cid, rel_dir, "NOT_ACCESSIBLE", reason, 0, 0, 0)
+            stats.errors += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.getautocommit():
+            conn.execute("ROLLBACK")
+        raise
+    stats.seconds = time.perf_counter() - t0
+    if progress:
+        progress("done", total, total, "")
+    return stats
+
+
+def _stat_or_zero(path: str) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        return (0, 0, 0)

@@ -1,0 +1,264 @@
+"""Typed wire contract: one params Struct and one result Struct per JSON-RPC method.
+
+The daemon decodes every request's params with the method's own decoder (built once),
+so bad input is rejected with msgspec's message (path + reason) as INVALID_PARAMS
+before any handler runs. Clients may send plain JSON; see docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Struct
+
+from gnod.wire import PROTOCOL_VERSION
+
+Limit = Annotated[int, Meta(ge=1, le=1000)]
+Score = Annotated[float, Meta(ge=0.0, le=1.0)]
+Name = Annotated[str, Meta(min_length=1, max_length=64)]
+
+
+class Request(Struct, kw_only=True):
+    jsonrpc: str = "2.0"
+    id: int | str | None = None
+    method: str
+    params: msgspec.Raw = msgspec.Raw(b"{}")
+    gno: int = PROTOCOL_VERSION
+
+
+class Params(Struct, forbid_unknown_fields=True, kw_only=True):
+    """Base for all params: unknown fields are a client bug worth reporting."""
+
+
+# --- params --------------------------------------------------------------------------
+
+
+class StatusParams(Params):
+    pass
+
+
+class CollectionAddParams(Params):
+    name: Name
+    path: Annotated[str, Meta(min_length=1)]
+    include: list[str] = []
+    exclude: list[str] = []
+    language: str | None = None
+    gitignore: bool = True
+    index: bool = True  # index right away (progress is streamed)
+
+
+class CollectionNameParams(Params):
+    name: Name
+
+
+class CollectionListParams(Params):
+    pass
+
+
+class IndexParams(Params):
+    collection: str | None = None  # None: every collection
+
+
+class SearchParams(Params):
+    query: Annotated[str, Meta(max_length=2000)]
+    limit: Limit = 10
+    min_score: Score = 0.0
+    collections: list[str] = []
+    snippets: bool = True
+
+
+class GetParams(Params):
+    ref: Annotated[str, Meta(min_length=1)]
+    from_line: Annotated[int, Meta(ge=1)] | None = None
+    lines: Annotated[int, Meta(ge=1)] | None = None
+
+
+class MultiGetParams(Params):
+    refs: list[str] = []
+    pattern: str | None = None  # glob over `collection/rel_path`
+    max_bytes: Annotated[int, Meta(ge=1)] = 1_048_576
+
+
+class LsParams(Params):
+    collection: str | None = None
+    prefix: str = ""
+    limit: Annotated[int, Meta(ge=1, le=100_000)] = 1000
+    offset: Annotated[int, Meta(ge=0)] = 0
+
+
+class ShutdownParams(Params):
+    pass
+
+
+# --- results -------------------------------------------------------------------------
+
+
+class Snippet(Struct):
+    line: int  # 1-based line of the stored Markdown where `text` starts
+    text: str
+
+
+class SearchHit(Struct):
+    docid: int
+    uri: str  # gno://collection/rel_path
+    collection: str
+    path: str  # relative to the collection root
+    abs_path: str
+    title: str
+    score: float  # normalized per query to [0, 1]; not comparable across queries
+    bm25: float  # raw FTS5 bm25 (more negative = better)
+    language: str | None
+    snippet: Snippet | None = None
+
+
+class SearchResult(Struct):
+    query: str
+    hits: list[SearchHit]
+    total_candidates: int
+    terms: list[str]
+    dropped_stopwords: list[str]
+    languages: list[str | None]
+    took_ms: float
+
+
+class Document(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    abs_path: str
+    title: str
+    language: str | None
+    metadata: dict[str, Any]
+    mirror_hash: str
+    from_line: int
+    to_line: int
+    total_lines: int
+    content: str
+    truncated: bool = False
+
+
+class MultiGetResult(Struct):
+    documents: list[Document]
+    missing: list[str]
+    truncated: bool
+
+
+class LsEntry(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    title: str
+    size: int
+    mtime_ns: int
+    language: str | None
+
+
+class LsResult(Struct):
+    entries: list[LsEntry]
+    total: int
+
+
+class CollectionInfo(Struct):
+    name: str
+    path: str
+    include: list[str]
+    exclude: list[str]
+    language: str | None
+    gitignore: bool
+    documents: int = 0
+    errors: int = 0
+    last_indexed_at: int | None = None
+
+
+class CollectionListResult(Struct):
+    collections: list[CollectionInfo]
+
+
+class IndexStats(Struct):
+    collection: str
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+
+
+class IndexResult(Struct):
+    collections: list[IndexStats]
+    seconds: float
+
+
+class Progress(Struct):
+    """Sent as a `progress` notification while a long call runs."""
+
+    id: int | str | None
+    collection: str
+    phase: str  # "scan" | "index" | "done"
+    done: int
+    total: int
+    path: str = ""
+
+
+class IngestErrorInfo(Struct):
+    collection: str
+    path: str
+    code: str
+    reason: str
+    at: int
+
+
+class JobInfo(Struct):
+    running: bool
+    collection: str | None = None
+    done: int = 0
+    total: int = 0
+
+
+class StatusResult(Struct):
+    version: str
+    protocol: int
+    pid: int
+    uptime_s: float
+    db_path: str
+    db_bytes: int
+    config_path: str
+    socket_path: str
+    documents: int
+    collections: list[CollectionInfo]
+    languages: list[str | None]
+    job: JobInfo
+    recent_errors: list[IngestErrorInfo]
+
+
+class OkResult(Struct):
+    ok: bool = True
+    message: str = ""
+
+
+class CollectionRemoveResult(Struct):
+    name: str
+    documents_removed: int
+
+
+class ErrorData(Struct):
+    name: str
+    details: dict[str, Any] = {}
+
+
+METHOD_PARAMS: dict[str, type[Params]] = {
+    "status": StatusParams,
+    "collection.add": CollectionAddParams,
+    "collection.list": CollectionListParams,
+    "collection.remove": CollectionNameParams,
+    "index": IndexParams,
+    "search": SearchParams,
+    "get": GetParams,
+    "multi_get": MultiGetParams,
+    "ls": LsParams,
+    "shutdown": ShutdownParams,
+}

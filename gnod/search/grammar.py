@@ -1,0 +1,241 @@
+"""The user-facing lexical query grammar: query text → clauses → an FTS5 MATCH expression.
+
+The grammar is deliberately narrow; everything it does not name is plain text:
+
+* ``deploy production``    plain terms (OR-ed, ranked by BM25 — never AND-ed, so a
+                           natural-language question is not emptied by one absent word)
+* ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
+* ``-term``, ``-"a b"``    negation; needs at least one positive clause
+* ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
+                           concatenation (``"real time"`` OR ``"realtime"``)
+* ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
+                           several tokens: the adjacent phrase of the parts
+
+A clause is a run of non-whitespace characters, or a double-quoted phrase that starts
+where a clause may start (optionally after ``-``). A double quote anywhere else, and
+every other punctuation (``* : ( ) ^ +``, ``NEAR``, ``AND``/``OR``/``NOT``, emoji,
+control characters) is ordinary text: it goes through :func:`tokenize` exactly like
+document text and never reaches FTS5 as syntax. Every token we emit to FTS5 is
+double-quoted, and tokens are alphanumeric, so FTS5 can only ever see our own
+``OR``/``NOT``/parentheses.
+
+Malformed input raises :class:`QuerySyntaxError` with a message meant for a person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from gnod.text.analyzer import AnalyzerSet, TOKEN_RE, tokenize
+
+MAX_QUERY_CHARS = 2_000
+MAX_CLAUSES = 64
+
+
+class QuerySyntaxError(ValueError):
+    """A query the grammar rejects; ``message`` is meant to be shown to the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    tokens: tuple[str, ...]  # lowercase tokens (analyzer.tokenize) of the clause
+    phrase: bool  # True for quoted phrases, compounds and identifiers (tokens adjacent)
+    compound: bool  # True for hyphenated compounds (also try the concatenation)
+    negated: bool
+    raw: str  # the clause as the user typed it
+
+    @property
+    def key(self) -> tuple[tuple[str, ...], bool, bool, bool]:
+        """Identity for de-duplication: ``Deploy`` and ``deploy`` are the same clause."""
+        return (self.tokens, self.phrase, self.compound, self.negated)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledQuery:
+    match: str  # FTS5 MATCH expression
+    positive_stems: frozenset[str]  # every stem of every positive clause (snippets/highlighting)
+    terms: tuple[str, ...]  # the positive clauses' raw text, for display/--explain
+    dropped_stopwords: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _word_clause(word: str, negated: bool, raw: str) -> Clause | None:
+    """A bare (unquoted) word: a term, a hyphenated compound, or an identifier phrase."""
+    matches = list(TOKEN_RE.finditer(word.lower()))
+    if not matches:
+        return None
+    tokens = tuple(m.group() for m in matches)
+    if len(tokens) == 1:
+        return Clause(tokens, phrase=False, compound=False, negated=negated, raw=raw)
+    # `str.lower()` can change lengths (e.g. "İ"), so judge the separators on the
+    # lowered text the token offsets refer to.
+    lowered = word.lower()
+    separators = [lowered[a.end() : b.start()] for a, b in zip(matches, matches[1:])]
+    compound = all(sep == "-" for sep in separators)
+    return Clause(tokens, phrase=True, compound=compound, negated=negated, raw=raw)
+
+
+def _excerpt(query: str, pos: int, width: int = 20) -> str:
+    start = max(0, pos - width)
+    text = query[start : pos + width]
+    shown = "".join(ch if ch.isprintable() else " " for ch in text)
+    return f"{'…' if start else ''}{shown}{'…' if pos + width < len(query) else ''}"
+
+
+def parse(query: str) -> list[Clause]:
+    """Split a query into clauses (see the module docstring for the grammar).
+
+    Clauses with no searchable token (``!!!``, ``""``, a lone ``-``) are dropped and
+    identical clauses are kept once. Raises :class:`QuerySyntaxError` for an empty,
+    over-long, unbalanced, negation-only or wordless query.
+    """
+    if not isinstance(query, str):
+        raise QuerySyntaxError("the query must be text")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QuerySyntaxError(
+            f"query is too long ({len(query):,} characters; the limit is {MAX_QUERY_CHARS:,})"
+        )
+    if not query.strip():
+        raise QuerySyntaxError("empty query: type at least one word to search for")
+
+    clauses: dict[tuple, Clause] = {}
+    n = len(query)
+    i = 0
+    while i < n:
+        if query[i].isspace():
+            i += 1
+            continue
+        start = i
+        negated = False
+        if query[i] == "-" and i + 1 < n and not query[i + 1].isspace():
+            negated = True
+            i += 1
+        if query[i] == '"':
+            close = query.find('"', i + 1)
+            if close < 0:
+                raise QuerySyntaxError(
+                    f"unbalanced double quote: the quote at character {i + 1} is never "
+                    f"closed (near {_excerpt(query, i)!r}); close the phrase with another "
+                    '" or remove the quote'
+                )
+            raw = query[start : close + 1]
+            tokens = tuple(tokenize(query[i + 1 : close]))
+            i = close + 1
+            clause = (
+                Clause(tokens, phrase=True, compound=False, negated=negated, raw=raw)
+                if tokens
+                else None
+            )
+        else:
+            end = i
+            while end < n and not query[end].isspace():
+                end += 1
+            raw = query[start:end]
+            clause = _word_clause(query[i:end], negated, raw)
+            i = end
+        if clause is not None:
+            clauses.setdefault(clause.key, clause)
+
+    result = list(clauses.values())
+    if not result:
+        raise QuerySyntaxError(
+            "no searchable words in the query: it contains only punctuation or symbols"
+        )
+    if len(result) > MAX_CLAUSES:
+        raise QuerySyntaxError(
+            f"too many terms in the query ({len(result)}; the limit is {MAX_CLAUSES})"
+        )
+    if all(c.negated for c in result):
+        raise QuerySyntaxError(
+            "negation needs at least one positive term: add a word to search for, "
+            "e.g. `deploy -staging`"
+        )
+    return result
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def _quote(seq: Iterable[str]) -> str:
+    # Stems are alphanumeric (TOKEN_RE); the replace is belt and braces.
+    return '"' + " ".join(seq).replace('"', '""') + '"'
+
+
+def _clause_forms(
+    clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]
+) -> list[tuple[str, ...]]:
+    """Distinct stemmed token sequences the clause may match, first seen first."""
+    forms = dict.fromkeys(analyzers.stem_sequences(clause.tokens, languages))
+    if clause.compound:
+        forms.update(dict.fromkeys(analyzers.stem_sequences(("".join(clause.tokens),), languages)))
+    return list(forms)
+
+
+def compile_query(
+    clauses: Sequence[Clause],
+    analyzers: AnalyzerSet,
+    languages: Sequence[str | None],
+    is_stopword: Callable[[str], bool],
+) -> CompiledQuery:
+    """Turn parsed clauses into an FTS5 MATCH expression.
+
+    Positive clauses are OR-ed; each clause is ``("form1" OR "form2")`` over its
+    distinct stemmed forms under every language in ``languages`` (an empty list means
+    no stemming). Single-word stopwords are dropped while another positive clause
+    remains. Negatives become ``(<positives>) NOT ("neg1" OR "neg2")`` — one group
+    of every stemmed form of every negated clause (the outer parentheses are left off
+    when there is a single positive clause, which is already parenthesized).
+    """
+    langs: list[str | None] = list(dict.fromkeys(languages)) or [None]
+
+    unique: dict[tuple, Clause] = {}
+    for c in clauses:
+        if c.tokens:
+            unique.setdefault(c.key, c)
+    positives = [c for c in unique.values() if not c.negated]
+    negatives = [c for c in unique.values() if c.negated]
+    if not positives:
+        if negatives:
+            raise QuerySyntaxError("negation needs at least one positive term")
+        raise QuerySyntaxError("no searchable words in the query")
+
+    def droppable(c: Clause) -> bool:
+        return not c.phrase and len(c.tokens) == 1 and is_stopword(c.tokens[0])
+
+    kept = [c for c in positives if not droppable(c)]
+    dropped: tuple[str, ...] = ()
+    if kept:
+        dropped = tuple(dict.fromkeys(c.tokens[0] for c in positives if droppable(c)))
+    else:
+        kept = positives
+
+    stems: set[str] = set()
+    pos_exprs: dict[str, None] = {}
+    for c in kept:
+        forms = _clause_forms(c, analyzers, langs)
+        for form in forms:
+            stems.update(form)
+        pos_exprs.setdefault("(" + " OR ".join(_quote(f) for f in forms) + ")", None)
+    neg_forms: dict[str, None] = {}
+    for c in negatives:
+        for form in _clause_forms(c, analyzers, langs):
+            neg_forms.setdefault(_quote(form), None)
+
+    match = " OR ".join(pos_exprs)
+    if neg_forms:
+        if len(pos_exprs) > 1:
+            match = f"({match})"
+        match = f"{match} NOT ({' OR '.join(neg_forms)})"
+    return CompiledQuery(
+        match=match,
+        positive_stems=frozenset(stems),
+        terms=tuple(c.raw for c in kept),
+        dropped_stopwords=dropped,
+    )

@@ -1,0 +1,289 @@
+"""The daemon process: asyncio Unix-socket server, framing, JSON-RPC dispatch.
+
+Each request runs as its own task, so a long `index` on one connection never
+delays `status` or `search` on it or any other. Replies carry the request id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import apsw
+import msgspec
+
+from gnod import wire
+from gnod.config import Config, ConfigError, load
+from gnod.paths import Paths
+from gnod.protocol import METHOD_PARAMS, ErrorData, Request
+from gnod.server.jobs import Writer
+from gnod.server.lifecycle import Instance, peer_uid
+from gnod.store import documents as store
+from gnod.store.db import connect
+from gnod.text.analyzer import AnalyzerSet
+
+log = logging.getLogger("gnod")
+
+_encoder = msgspec.json.Encoder()
+_request_decoder = msgspec.json.Decoder(Request)
+_param_decoders = {m: msgspec.json.Decoder(t) for m, t in METHOD_PARAMS.items()}
+
+
+class RpcError(Exception):
+    """An error for the client: a JSON-RPC code, a message for a person, details."""
+
+    def __init__(self, code: int, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+class Call:
+    """One in-flight request: lets a handler stream notifications back to its caller."""
+
+    def __init__(self, conn: Connection, req_id: int | str | None) -> None:
+        self.conn = conn
+        self.id = req_id
+
+    def notify(self, method: str, params: Any) -> None:
+        self.conn.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def notify_threadsafe(self, method: str, params: Any) -> None:
+        self.conn.loop.call_soon_threadsafe(self.notify, method, params)
+
+
+class Connection:
+    def __init__(self, daemon: Daemon, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.daemon = daemon
+        self.reader = reader
+        self.writer = writer
+        self.loop = asyncio.get_running_loop()
+        self.tasks: set[asyncio.Task] = set()
+
+    def send(self, message: Any) -> None:
+        if self.writer.is_closing():
+            return
+        body = _encoder.encode(message)
+        self.writer.write(wire.frame(body))
+
+    def send_error(self, req_id: Any, code: int, message: str, details: dict | None = None) -> None:
+        data = ErrorData(name=wire.ERROR_NAMES.get(code, "ERROR"), details=details or {})
+        self.send({"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message, "data": data}})
+
+    async def serve(self) -> None:
+        try:
+            while True:
+                try:
+                    header = await self.reader.readexactly(wire.HEADER.size)
+                except asyncio.IncompleteReadError:
+                    return
+                (size,) = wire.HEADER.unpack(header)
+                if size > wire.MAX_FRAME:
+                    # The stream can't be resynchronized without reading the body: say why, hang up.
+                    self.send_error(None, wire.FRAME_TOO_LARGE,
+                                    f"frame of {size} bytes exceeds the {wire.MAX_FRAME}-byte limit")
+                    await self.writer.drain()
+                    return
+                body = await self.reader.readexactly(size)
+                task = asyncio.create_task(self.handle(body))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            for t in self.tasks:
+                t.cancel()
+            self.writer.close()
+
+    async def handle(self, body: bytes) -> None:
+        try:
+            req = _request_decoder.decode(body)
+        except msgspec.ValidationError as e:
+            self.send_error(None, wire.INVALID_REQUEST, f"invalid request: {e}")
+            return
+        except msgspec.DecodeError as e:
+            self.send_error(None, wire.PARSE_ERROR, f"request is not valid JSON: {e}")
+            return
+        try:
+            result = await self.daemon.dispatch(req, Call(self, req.id))
+        except RpcError as e:
+            self.send_error(req.id, e.code, e.message, e.details)
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # the daemon stays up whatever a handler does
+            log.exception("internal error in %s", req.method)
+            self.send_error(req.id, wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
+            return
+        if req.id is not None:
+            self.send({"jsonrpc": "2.0", "id": req.id, "result": result})
+        try:
+            await self.writer.drain()
+        except ConnectionError:
+            pass
+
+
+Handler = Callable[["Daemon", Any, Call], Awaitable[Any]]
+
+
+class Daemon:
+    def __init__(self, paths: Paths, config: Config) -> None:
+        self.paths = paths
+        self.config = config
+        self.config_mtime = _mtime(paths.config_file)
+        self.started = time.time()
+        self.writer = Writer(paths.db_file)
+        self.instance = Instance(paths)
+        self.stopping = asyncio.Event()
+        self._readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gnod-read")
+        self._local = threading.local()
+        self._languages: tuple[int, list[str | None]] = (-1, [])
+        self._connections: set[Connection] = set()
+        from gnod.server.handlers import HANDLERS
+
+        self.handlers: dict[str, Handler] = HANDLERS
+
+    # --- reads ---------------------------------------------------------------------
+
+    def _reader_state(self) -> tuple[apsw.Connection, AnalyzerSet]:
+        st = getattr(self._local, "state", None)
+        if st is None:
+            st = self._local.state = (connect(self.paths.db_file, readonly=True), AnalyzerSet())
+        return st
+
+    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any]) -> Any:
+        """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, lambda: fn(*self._reader_state()))
+
+    def languages(self, conn: apsw.Connection) -> list[str | None]:
+        """Languages present in the index, cached until the writer commits again."""
+        gen = self.writer.generation
+        cached_gen, langs = self._languages
+        if cached_gen != gen:
+            langs = store.index_languages(conn)
+            self._languages = (gen, langs)
+        return langs
+
+    # --- config ----------------------------------------------------------------------
+
+    async def reload_config(self) -> None:
+        """Pick up edits made to the config file by hand since we last read it."""
+        mtime = _mtime(self.paths.config_file)
+        if mtime == self.config_mtime:
+            return
+        try:
+            config = load(self.paths.config_file)
+        except ConfigError as e:
+            raise RpcError(wire.CONFIG_ERROR, str(e)) from None
+        self.config, self.config_mtime = config, mtime
+        await self.writer.sync_collections(config.collections)
+
+    def config_saved(self) -> None:
+        self.config_mtime = _mtime(self.paths.config_file)
+
+    # --- dispatch ------------------------------------------------------------------
+
+    async def dispatch(self, req: Request, call: Call) -> Any:
+        if req.gno != wire.PROTOCOL_VERSION:
+            raise RpcError(
+                wire.VERSION_MISMATCH,
+                f"client speaks protocol {req.gno}, this gnod speaks {wire.PROTOCOL_VERSION}; "
+                "restart the daemon (gnoctl daemon restart)",
+                {"daemon": wire.PROTOCOL_VERSION, "client": req.gno},
+            )
+        handler = self.handlers.get(req.method)
+        if handler is None:
+            raise RpcError(wire.METHOD_NOT_FOUND, f"unknown method {req.method!r}",
+                           {"methods": sorted(self.handlers)})
+        if self.stopping.is_set() and req.method != "status":
+            raise RpcError(wire.SHUTTING_DOWN, "gnod is shutting down")
+        try:
+            params = _param_decoders[req.method].decode(req.params)
+        except msgspec.ValidationError as e:
+            raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {e}") from None
+        except msgspec.DecodeError as e:
+            raise RpcError(wire.INVALID_PARAMS, f"params for {req.method} are not valid JSON: {e}") from None
+        return await handler(self, params, call)
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        uid = peer_uid(sock) if sock is not None else None
+        if uid is not None and uid != os.getuid():
+            log.warning("refused a connection from uid %s", uid)
+            conn = Connection(self, reader, writer)
+            conn.send_error(None, wire.INVALID_REQUEST, "permission denied: gnod serves only its own user")
+            await writer.drain()
+            writer.close()
+            return
+        conn = Connection(self, reader, writer)
+        self._connections.add(conn)
+        try:
+            await conn.serve()
+        finally:
+            self._connections.discard(conn)
+
+    def request_stop(self) -> None:
+        if not self.stopping.is_set():
+            log.info("stopping")
+            self.stopping.set()
+            self.writer.stop.set()
+
+    async def serve(self) -> None:
+        """Run until SIGTERM/SIGINT or a `shutdown` call; always cleans up."""
+        self.instance.acquire()
+        try:
+            applied = self.writer.open()
+            if applied:
+                log.info("migrated index: %s", ", ".join(applied))
+            await self.writer.sync_collections(self.config.collections)
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.request_stop)
+            old_umask = os.umask(0o177)
+            try:
+                server = await asyncio.start_unix_server(self._accept, path=self.paths.socket_path)
+            finally:
+                os.umask(old_umask)
+            os.chmod(self.paths.socket_path, 0o600)
+            log.info("gnod %s listening on %s (pid %d)", _version(), self.paths.socket_path, os.getpid())
+            async with server:
+                await self.stopping.wait()
+                server.close()
+                # Drain: let in-flight calls finish (the writer stops at its next batch).
+                pending = [t for c in self._connections for t in c.tasks]
+                if pending:
+                    await asyncio.wait(pending, timeout=10)
+                for c in list(self._connections):
+                    c.writer.close()
+        finally:
+            await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
+            self._readers.shutdown(wait=False, cancel_futures=True)
+            self.instance.release()
+            log.info("stopped")
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gno")
+    except PackageNotFoundError:
+        return "0+unknown"

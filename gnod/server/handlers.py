@@ -1,0 +1,287 @@
+"""One coroutine per JSON-RPC method. Params arrive already decoded and validated."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import os
+import time
+
+import msgspec
+
+from gnod import wire
+from gnod.config import CollectionConfig, ConfigError, save, validate_collection
+from gnod.protocol import (
+    CollectionAddParams,
+    CollectionInfo,
+    CollectionListResult,
+    CollectionNameParams,
+    CollectionRemoveResult,
+    Document,
+    GetParams,
+    IndexParams,
+    IndexResult,
+    IndexStats,
+    IngestErrorInfo,
+    LsEntry,
+    LsParams,
+    LsResult,
+    MultiGetParams,
+    MultiGetResult,
+    OkResult,
+    Progress,
+    SearchParams,
+    StatusResult,
+)
+from gnod.search import lexical
+from gnod.search.grammar import QuerySyntaxError
+from gnod.server.app import Call, Daemon, RpcError, _version
+from gnod.store import documents as store
+from gnod.store.documents import DocRow
+
+RECENT_ERRORS = 20
+
+
+def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
+    stats = {row[0]: row for row in store.collection_stats(conn)}
+    out = []
+    for c in d.config.collections:
+        row = stats.get(c.name)
+        out.append(
+            CollectionInfo(
+                name=c.name, path=c.path, include=c.include, exclude=c.exclude, language=c.language,
+                gitignore=c.gitignore, documents=row[3] if row else 0, errors=row[4] if row else 0,
+                last_indexed_at=row[5] if row else None,
+            )
+        )
+    return out
+
+
+async def status(d: Daemon, params, call: Call) -> StatusResult:
+    def read(conn, _analyzers) -> StatusResult:
+        cols = _collection_infos(d, conn)
+        errors = [IngestErrorInfo(*r) for r in store.recent_errors(conn, None, RECENT_ERRORS)]
+        try:
+            db_bytes = sum(os.path.getsize(d.paths.db_file + s) for s in ("", "-wal") if
+                           os.path.exists(d.paths.db_file + s))
+        except OSError:
+            db_bytes = 0
+        return StatusResult(
+            version=_version(), protocol=wire.PROTOCOL_VERSION, pid=os.getpid(),
+            uptime_s=round(time.time() - d.started, 3), db_path=d.paths.db_file, db_bytes=db_bytes,
+            config_path=d.paths.config_file, socket_path=d.paths.socket_path,
+            documents=sum(c.documents for c in cols), collections=cols,
+            languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
+        )
+
+    return await d.read(read)
+
+
+async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult:
+    await d.reload_config()
+    return CollectionListResult(await d.read(lambda conn, _a: _collection_infos(d, conn)))
+
+
+def _find(d: Daemon, name: str) -> CollectionConfig:
+    for c in d.config.collections:
+        if c.name == name:
+            return c
+    known = ", ".join(c.name for c in d.config.collections) or "none"
+    raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
+
+
+async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> IndexResult:
+    await d.reload_config()
+    try:
+        col = validate_collection(
+            CollectionConfig(name=p.name, path=p.path, include=p.include, exclude=p.exclude,
+                             language=p.language, gitignore=p.gitignore)
+        )
+    except ConfigError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    if not os.path.isdir(col.path):
+        raise RpcError(wire.INVALID_PARAMS, f"{col.path} is not a directory", {"path": col.path})
+    for other in d.config.collections:
+        if other.name == col.name:
+            raise RpcError(wire.INVALID_PARAMS,
+                           f"a collection named {col.name!r} already exists ({other.path}); "
+                           "remove it first or pick another name", {"name": col.name})
+    config = msgspec.structs.replace(d.config, collections=[*d.config.collections, col])
+    save(d.paths.config_file, config)
+    d.config = config
+    d.config_saved()
+    await d.writer.sync_collections(config.collections)
+    if not p.index:
+        return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
+    return await _run_index(d, [col], call)
+
+
+async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> CollectionRemoveResult:
+    await d.reload_config()
+    _find(d, p.name)
+    config = msgspec.structs.replace(
+        d.config, collections=[c for c in d.config.collections if c.name != p.name]
+    )
+    save(d.paths.config_file, config)
+    d.config = config
+    d.config_saved()
+    removed = await d.writer.remove_collection(p.name)
+    return CollectionRemoveResult(name=p.name, documents_removed=removed)
+
+
+async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> IndexResult:
+    t0 = time.perf_counter()
+    results = []
+    for col in cols:
+        def progress(phase: str, done: int, total: int, path: str, _name: str = col.name) -> None:
+            call.notify_threadsafe(
+                "progress", Progress(id=call.id, collection=_name, phase=phase, done=done, total=total, path=path)
+            )
+
+        results.append(await d.writer.index(col, progress))
+        if d.stopping.is_set():
+            raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)")
+    return IndexResult(collections=results, seconds=round(time.perf_counter() - t0, 4))
+
+
+async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
+    await d.reload_config()
+    cols = [_find(d, p.collection)] if p.collection else list(d.config.collections)
+    return await _run_index(d, cols, call)
+
+
+async def search(d: Daemon, p: SearchParams, call: Call):
+    for name in p.collections:
+        _find(d, name)
+
+    def run(conn, analyzers):
+        return lexical.search(conn, analyzers, p, d.languages(conn))
+
+    try:
+        return await d.read(run)
+    except QuerySyntaxError as e:
+        raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
+
+
+def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:
+    """`gno://col/path`, `col/path`, an absolute path, or `#docid`."""
+    if ref.startswith("#") and ref[1:].isdigit():
+        return store.docs_by_ids(conn, [int(ref[1:])]).get(int(ref[1:]))
+    if ref.startswith("gno://"):
+        ref = ref[len("gno://"):]
+    elif os.path.isabs(ref) or ref.startswith("~"):
+        return store.doc_by_abs_path(conn, os.path.realpath(os.path.expanduser(ref))) or \
+            store.doc_by_abs_path(conn, os.path.abspath(os.path.expanduser(ref)))
+    name, _, rel = ref.partition("/")
+    return store.doc_by_path(conn, name, rel) if rel else None
+
+
+def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
+    content = store.content_of(conn, doc.mirror_hash)
+    markdown = content[0] if content else ""
+    all_lines = markdown.split("\n")
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()
+    start = (from_line or 1) - 1
+    end = len(all_lines) if lines is None else min(len(all_lines), start + lines)
+    text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
+    truncated = False
+    if max_bytes is not None and len(text.encode()) > max_bytes:
+        text = text.encode()[:max_bytes].decode("utf-8", "ignore")
+        truncated = True
+    return Document(
+        docid=doc.id, uri=f"gno://{doc.collection}/{doc.rel_path}", collection=doc.collection,
+        path=doc.rel_path, abs_path=f"{doc.root.rstrip('/')}/{doc.rel_path}", title=doc.title,
+        language=doc.language, metadata=json.loads(doc.metadata), mirror_hash=doc.mirror_hash,
+        from_line=start + 1, to_line=max(end, start), total_lines=len(all_lines), content=text,
+        truncated=truncated,
+    )
+
+
+def _split_line_suffix(ref: str) -> tuple[str, int | None]:
+    """`notes/a.md:42` → (`notes/a.md`, 42); the line comes from a search snippet."""
+    head, sep, tail = ref.rpartition(":")
+    if sep and tail.isdigit() and head and not head.endswith("gno"):
+        return head, int(tail)
+    return ref, None
+
+
+async def get(d: Daemon, p: GetParams, call: Call) -> Document:
+    def run(conn, _a) -> Document:
+        ref, line = _split_line_suffix(p.ref)
+        doc = _resolve(conn, d, ref) or (_resolve(conn, d, p.ref) if line else None)
+        if doc is None:
+            raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
+        return _document(conn, doc, p.from_line or line, p.lines, None)
+
+    return await d.read(run)
+
+
+async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
+    if not p.refs and not p.pattern:
+        raise RpcError(wire.INVALID_PARAMS, "multi_get needs refs or a pattern")
+
+    def run(conn, _a) -> MultiGetResult:
+        docs: list[DocRow] = []
+        missing: list[str] = []
+        for ref in p.refs:
+            doc = _resolve(conn, d, ref)
+            if doc is None:
+                missing.append(ref)
+            else:
+                docs.append(doc)
+        if p.pattern:
+            pat = p.pattern[len("gno://"):] if p.pattern.startswith("gno://") else p.pattern
+            name = pat.split("/", 1)[0]
+            scope = None if any(ch in name for ch in "*?[") else name
+            for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
+                if fnmatch.fnmatchcase(f"{doc.collection}/{doc.rel_path}", pat):
+                    docs.append(doc)
+        out, budget, truncated = [], p.max_bytes, False
+        for doc in docs:
+            if budget <= 0:
+                truncated = True
+                break
+            item = _document(conn, doc, None, None, budget)
+            budget -= len(item.content.encode())
+            truncated = truncated or item.truncated
+            out.append(item)
+        return MultiGetResult(documents=out, missing=missing, truncated=truncated)
+
+    return await d.read(run)
+
+
+async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
+    if p.collection:
+        _find(d, p.collection)
+
+    def run(conn, _a) -> LsResult:
+        rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
+        entries = [
+            LsEntry(docid=r.id, uri=f"gno://{r.collection}/{r.rel_path}", collection=r.collection,
+                    path=r.rel_path, title=r.title, size=r.size, mtime_ns=r.mtime_ns, language=r.language)
+            for r in rows
+        ]
+        return LsResult(entries=entries, total=len(entries))
+
+    return await d.read(run)
+
+
+async def shutdown(d: Daemon, params, call: Call) -> OkResult:
+    asyncio.get_running_loop().call_soon(d.request_stop)
+    return OkResult(message="gnod is stopping")
+
+
+HANDLERS = {
+    "status": status,
+    "collection.add": collection_add,
+    "collection.list": collection_list,
+    "collection.remove": collection_remove,
+    "index": index,
+    "search": search,
+    "get": get,
+    "multi_get": multi_get,
+    "ls": ls,
+    "shutdown": shutdown,
+}

@@ -1,0 +1,32 @@
+"""SQLite connections through APSW: WAL, busy timeout, foreign keys, extension loading.
+
+APSW (not the stdlib sqlite3) because it bundles a current SQLite with FTS5 and
+`contentless_delete`, and can load extensions such as sqlite-vec.
+"""
+
+from __future__ import annotations
+
+import os
+
+import apsw
+
+BUSY_TIMEOUT_MS = 5_000
+
+
+def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
+    """Open the index. Writers create it; readers get a read-only handle."""
+    if readonly:
+        flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+    else:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
+    conn = apsw.Connection(path, flags=flags)
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    conn.enable_load_extension(True)
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-65536")
+    return conn

@@ -1,0 +1,314 @@
+"""Documents, content, chunks and their FTS rows: every SQL statement the index uses.
+
+Writes are grouped so that one document is one savepoint: a failure or crash
+part-way through a document never leaves half of it visible.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+
+import apsw
+import msgspec
+
+
+class ChunkRow(msgspec.Struct, array_like=True, frozen=True):
+    seq: int
+    pos: int
+    text: str
+    start_line: int
+    end_line: int
+
+
+class PreparedDoc(msgspec.Struct, frozen=True):
+    """Everything the store needs to write one document; built off the writer's lock."""
+
+    rel_path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    source_hash: str
+    mirror_hash: str
+    markdown: str
+    body_line: int
+    title: str
+    language: str | None
+    metadata: dict
+    chunks: list[ChunkRow]
+    fts_path: str
+    fts_title: str
+    fts_body: str
+
+
+class DocState(msgspec.Struct, array_like=True, frozen=True):
+    id: int
+    size: int
+    mtime_ns: int
+    inode: int
+    source_hash: str
+
+
+class DocRow(msgspec.Struct, frozen=True):
+    id: int
+    collection: str
+    root: str
+    rel_path: str
+    title: str
+    language: str | None
+    mirror_hash: str
+    size: int
+    mtime_ns: int
+    metadata: str
+
+
+# --- collections -------------------------------------------------------------------
+
+
+def upsert_collection(conn: apsw.Connection, name: str, path: str, language: str | None) -> int:
+    row = conn.execute(
+        "INSERT INTO collections(name, path, language) VALUES (?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET path=excluded.path, language=excluded.language "
+        "RETURNING id",
+        (name, path, language),
+    ).fetchone()
+    return row[0]
+
+
+def collection_ids(conn: apsw.Connection) -> dict[str, int]:
+    return {name: cid for cid, name in conn.execute("SELECT id, name FROM collections")}
+
+
+def delete_collection(conn: apsw.Connection, name: str) -> int:
+    """Remove a collection and every row that belongs to it; returns documents removed."""
+    row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        return 0
+    cid = row[0]
+    removed = 0
+    with conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE collection_id = ?", (cid,))]
+        for doc_id in ids:
+            _delete_document(conn, doc_id)
+            removed += 1
+        conn.execute("DELETE FROM ingest_errors WHERE collection_id = ?", (cid,))
+        conn.execute("DELETE FROM collections WHERE id = ?", (cid,))
+    return removed
+
+
+# --- ingest state ------------------------------------------------------------------
+
+
+def doc_states(conn: apsw.Connection, collection_id: int) -> dict[str, DocState]:
+    return {
+        r[0]: DocState(r[1], r[2], r[3], r[4], r[5])
+        for r in conn.execute(
+            "SELECT rel_path, id, size, mtime_ns, inode, source_hash FROM documents "
+            "WHERE collection_id = ?",
+            (collection_id,),
+        )
+    }
+
+
+def error_states(conn: apsw.Connection, collection_id: int) -> dict[str, tuple[int, int, int]]:
+    return {
+        r[0]: (r[1], r[2], r[3])
+        for r in conn.execute(
+            "SELECT rel_path, size, mtime_ns, inode FROM ingest_errors WHERE collection_id = ?",
+            (collection_id,),
+        )
+    }
+
+
+def put_document(conn: apsw.Connection, collection_id: int, doc: PreparedDoc) -> int:
+    """Insert or replace one document atomically; returns its id."""
+    now = int(time.time())
+    with conn:  # a savepoint when nested inside the batch transaction
+        old = conn.execute(
+            "SELECT id, mirror_hash FROM documents WHERE collection_id = ? AND rel_path = ?",
+            (collection_id, doc.rel_path),
+        ).fetchone()
+        inserted = conn.execute(
+            "INSERT INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(mirror_hash) DO NOTHING RETURNING 1",
+            (doc.mirror_hash, doc.markdown, doc.body_line, now),
+        ).fetchone()
+        if inserted:
+            conn.executemany(
+                "INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(doc.mirror_hash, c.seq, c.pos, c.text, c.start_line, c.end_line) for c in doc.chunks],
+            )
+        meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
+        doc_id = conn.execute(
+            "INSERT INTO documents(collection_id, rel_path, size, mtime_ns, inode, source_hash, "
+            "mirror_hash, title, language, metadata, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(collection_id, rel_path) DO UPDATE SET size=excluded.size, "
+            "mtime_ns=excluded.mtime_ns, inode=excluded.inode, source_hash=excluded.source_hash, "
+            "mirror_hash=excluded.mirror_hash, title=excluded.title, language=excluded.language, "
+            "metadata=excluded.metadata, indexed_at=excluded.indexed_at RETURNING id",
+            (
+                collection_id, doc.rel_path, doc.size, doc.mtime_ns, doc.inode, doc.source_hash,
+                doc.mirror_hash, doc.title, doc.language, meta, now,
+            ),
+        ).fetchone()[0]
+        if old is not None:
+            conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        conn.execute(
+            "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+            (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
+        )
+        conn.execute(
+            "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
+            (collection_id, doc.rel_path),
+        )
+        if old is not None and old[1] != doc.mirror_hash:
+            _gc_content(conn, old[1])
+    return doc_id
+
+
+def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int, inode: int) -> None:
+    """Same bytes, new stat (e.g. `touch`, a copy back): remember the stat, skip the work."""
+    conn.execute(
+        "UPDATE documents SET size = ?, mtime_ns = ?, inode = ? WHERE id = ?",
+        (size, mtime_ns, inode, doc_id),
+    )
+
+
+def delete_documents(conn: apsw.Connection, doc_ids: Iterable[int]) -> None:
+    with conn:
+        for doc_id in doc_ids:
+            _delete_document(conn, doc_id)
+
+
+def _delete_document(conn: apsw.Connection, doc_id: int) -> None:
+    row = conn.execute("SELECT mirror_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    if row is None:
+        return
+    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+    _gc_content(conn, row[0])
+
+
+def _gc_content(conn: apsw.Connection, mirror_hash: str) -> None:
+    """Drop content (and, by cascade, its chunks) once no document points at it."""
+    conn.execute(
+        "DELETE FROM content WHERE mirror_hash = ? AND NOT EXISTS "
+        "(SELECT 1 FROM documents WHERE mirror_hash = ?)",
+        (mirror_hash, mirror_hash),
+    )
+
+
+def record_error(
+    conn: apsw.Connection, collection_id: int, rel_path: str, code: str, reason: str,
+    size: int, mtime_ns: int, inode: int,
+) -> None:
+    """Remember why a file failed (and its stat, so an unchanged failure is not retried)."""
+    conn.execute(
+        "INSERT INTO ingest_errors(collection_id, rel_path, code, reason, size, mtime_ns, inode, at) "
+        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(collection_id, rel_path) DO UPDATE SET "
+        "code=excluded.code, reason=excluded.reason, size=excluded.size, "
+        "mtime_ns=excluded.mtime_ns, inode=excluded.inode, at=excluded.at",
+        (collection_id, rel_path, code, reason, size, mtime_ns, inode, int(time.time())),
+    )
+
+
+def clear_errors(conn: apsw.Connection, collection_id: int, rel_paths: Iterable[str]) -> None:
+    conn.executemany(
+        "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
+        [(collection_id, p) for p in rel_paths],
+    )
+
+
+# --- reads ---------------------------------------------------------------------------
+
+_DOC_COLUMNS = (
+    "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, "
+    "d.metadata FROM documents d JOIN collections c ON c.id = d.collection_id"
+)
+
+
+def _doc(row: Sequence) -> DocRow:
+    return DocRow(*row)
+
+
+def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks})", ids)}
+
+
+def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow | None:
+    row = conn.execute(
+        f"SELECT {_DOC_COLUMNS} WHERE c.name = ? AND d.rel_path = ?", (collection, rel_path)
+    ).fetchone()
+    return _doc(row) if row else None
+
+
+def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
+    for cid, root in conn.execute("SELECT id, path FROM collections"):
+        prefix = root.rstrip("/") + "/"
+        if abs_path.startswith(prefix):
+            row = conn.execute(
+                f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?",
+                (cid, abs_path[len(prefix):]),
+            ).fetchone()
+            if row:
+                return _doc(row)
+    return None
+
+
+def list_docs(
+    conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int
+) -> list[DocRow]:
+    sql = f"SELECT {_DOC_COLUMNS} WHERE 1=1"
+    args: list = []
+    if collection is not None:
+        sql += " AND c.name = ?"
+        args.append(collection)
+    if prefix:
+        sql += " AND substr(d.rel_path, 1, ?) = ?"
+        args += [len(prefix), prefix]
+    sql += " ORDER BY c.name, d.rel_path LIMIT ? OFFSET ?"
+    args += [limit, offset]
+    return [_doc(r) for r in conn.execute(sql, args)]
+
+
+def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | None:
+    row = conn.execute(
+        "SELECT markdown, body_line FROM content WHERE mirror_hash = ?", (mirror_hash,)
+    ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def index_languages(conn: apsw.Connection) -> list[str | None]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT language FROM documents")]
+
+
+def collection_stats(conn: apsw.Connection) -> list[tuple]:
+    """(name, path, language, documents, errors, last_indexed_at) per collection."""
+    return list(
+        conn.execute(
+            "SELECT c.name, c.path, c.language, "
+            "(SELECT count(*) FROM documents d WHERE d.collection_id = c.id), "
+            "(SELECT count(*) FROM ingest_errors e WHERE e.collection_id = c.id), "
+            "(SELECT max(indexed_at) FROM documents d WHERE d.collection_id = c.id) "
+            "FROM collections c ORDER BY c.name"
+        )
+    )
+
+
+def recent_errors(conn: apsw.Connection, collection: str | None, limit: int) -> list[tuple]:
+    sql = (
+        "SELECT c.name, e.rel_path, e.code, e.reason, e.at FROM ingest_errors e "
+        "JOIN collections c ON c.id = e.collection_id"
+    )
+    args: list = []
+    if collection is not None:
+        sql += " WHERE c.name = ?"
+        args.append(collection)
+    sql += " ORDER BY e.at DESC LIMIT ?"
+    args.append(limit)
+    return list(conn.execute(sql, args))

@@ -1,0 +1,101 @@
+"""Named, ordered schema migrations; each runs once, in its own transaction.
+
+Append new migrations at the end; never edit or reorder one that has shipped.
+"""
+
+from __future__ import annotations
+
+import time
+
+import apsw
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE collections(
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            path TEXT NOT NULL,
+            language TEXT
+        );
+        CREATE TABLE content(
+            mirror_hash TEXT PRIMARY KEY,
+            markdown TEXT NOT NULL,
+            body_line INTEGER NOT NULL,         -- 1-based line where the body starts (after frontmatter)
+            created_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE content_chunks(
+            mirror_hash TEXT NOT NULL REFERENCES content(mirror_hash) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            pos INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            PRIMARY KEY(mirror_hash, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE documents(
+            id INTEGER PRIMARY KEY,
+            collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+            rel_path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            source_hash TEXT NOT NULL,
+            mirror_hash TEXT NOT NULL REFERENCES content(mirror_hash),
+            title TEXT NOT NULL,
+            language TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            indexed_at INTEGER NOT NULL,
+            UNIQUE(collection_id, rel_path)
+        );
+        CREATE INDEX documents_mirror ON documents(mirror_hash);
+        CREATE INDEX documents_language ON documents(language);
+        CREATE VIRTUAL TABLE documents_fts USING fts5(
+            filepath, title, body,
+            content='', contentless_delete=1,
+            tokenize="unicode61 remove_diacritics 2"
+        );
+        CREATE TABLE ingest_errors(
+            collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+            rel_path TEXT NOT NULL,
+            code TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            inode INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            PRIMARY KEY(collection_id, rel_path)
+        ) WITHOUT ROWID;
+        INSERT INTO schema_meta(key, value) VALUES ('fts_tokenizer', 'gno-snowball-v1');
+        """,
+    ),
+]
+
+
+def migrate(conn: apsw.Connection) -> list[str]:
+    """Apply pending migrations in order; returns the names applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    known = {name for name, _ in MIGRATIONS}
+    unknown = done - known
+    if unknown:
+        raise RuntimeError(
+            f"index was written by a newer gno (unknown migrations: {', '.join(sorted(unknown))})"
+        )
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        with conn:
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, int(time.time()))
+            )
+        applied.append(name)
+    return applied

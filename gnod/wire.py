@@ -1,0 +1,78 @@
+"""The socket contract's stdlib-only core: framing, versions, error codes, exit codes.
+
+gnoctl imports this module on its hot path, so it must never import msgspec or
+anything heavier than `struct`. Typed request/result Structs live in
+`gnod.protocol`, which only the daemon (and tests) load.
+
+Framing: every message is a 4-byte big-endian unsigned length followed by that many
+bytes of UTF-8 JSON (a JSON-RPC 2.0 object). Requests carry `"gno": PROTOCOL_VERSION`.
+Notifications (no `id`) from the daemon carry progress for the call in `params.id`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+PROTOCOL_VERSION = 1
+HEADER = struct.Struct(">I")
+MAX_FRAME = 64 * 1024 * 1024
+
+# JSON-RPC 2.0 standard codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# gno codes.
+NOT_RUNNING = -32001
+NOT_FOUND = -32002
+MODEL_UNAVAILABLE = -32003
+BUSY = -32004
+CANCELLED = -32005
+VERSION_MISMATCH = -32006
+INVALID_QUERY = -32007
+FRAME_TOO_LARGE = -32008
+CONFIG_ERROR = -32009
+SHUTTING_DOWN = -32010
+
+# Stable names shown to people and in `--json` error objects.
+ERROR_NAMES: dict[int, str] = {
+    PARSE_ERROR: "PARSE_ERROR",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+    INVALID_PARAMS: "INVALID_PARAMS",
+    INTERNAL_ERROR: "INTERNAL",
+    NOT_RUNNING: "DAEMON_NOT_RUNNING",
+    NOT_FOUND: "NOT_FOUND",
+    MODEL_UNAVAILABLE: "MODEL_UNAVAILABLE",
+    BUSY: "BUSY",
+    CANCELLED: "CANCELLED",
+    VERSION_MISMATCH: "VERSION_MISMATCH",
+    INVALID_QUERY: "INVALID_QUERY",
+    FRAME_TOO_LARGE: "FRAME_TOO_LARGE",
+    CONFIG_ERROR: "CONFIG_ERROR",
+    SHUTTING_DOWN: "SHUTTING_DOWN",
+}
+
+EXIT_OK = 0
+EXIT_USER = 1
+EXIT_RUNTIME = 2
+EXIT_NOT_RUNNING = 3
+
+_USER_ERRORS = frozenset(
+    {INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, NOT_FOUND, INVALID_QUERY, CONFIG_ERROR, FRAME_TOO_LARGE}
+)
+
+
+def exit_code_for(code: int) -> int:
+    """CLI exit status for a JSON-RPC error code: 1 bad input, 2 runtime, 3 not running."""
+    if code == NOT_RUNNING:
+        return EXIT_NOT_RUNNING
+    if code in _USER_ERRORS:
+        return EXIT_USER
+    return EXIT_RUNTIME
+
+
+def frame(body: bytes) -> bytes:
+    """Prefix an encoded message with its length header."""
+    return HEADER.pack(len(body)) + body

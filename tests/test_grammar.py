@@ -1,0 +1,389 @@
+"""The lexical query grammar: parsing, compiling to FTS5 MATCH, and running it for real."""
+
+from __future__ import annotations
+
+import re
+
+import apsw
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gnod.search.grammar import (
+    MAX_CLAUSES,
+    MAX_QUERY_CHARS,
+    Clause,
+    CompiledQuery,
+    QuerySyntaxError,
+    compile_query,
+    parse,
+)
+from gnod.text.analyzer import AnalyzerSet
+
+STOPWORDS = {"the", "a", "of"}
+
+
+def is_stopword(token: str) -> bool:
+    return token in STOPWORDS
+
+
+ANALYZERS = AnalyzerSet()
+EN = ["english"]
+EN_DE = ["english", "german"]
+
+
+def compiled(query: str, languages=EN) -> CompiledQuery:
+    return compile_query(parse(query), ANALYZERS, languages, is_stopword)
+
+
+def C(tokens, *, phrase=False, compound=False, negated=False, raw):
+    return Clause(tuple(tokens), phrase, compound, negated, raw)
+
+
+# --------------------------------------------------------------------------- parse
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        (
+            "deploy production",
+            [C(["deploy"], raw="deploy"), C(["production"], raw="production")],
+        ),
+        ("  Deploy\tPRODUCTION\n", [C(["deploy"], raw="Deploy"), C(["production"], raw="PRODUCTION")]),
+        ('"exact phrase"', [C(["exact", "phrase"], phrase=True, raw='"exact phrase"')]),
+        ('"single"', [C(["single"], phrase=True, raw='"single"')]),
+        (
+            'deploy -staging -"dry run"',
+            [
+                C(["deploy"], raw="deploy"),
+                C(["staging"], negated=True, raw="-staging"),
+                C(["dry", "run"], phrase=True, negated=True, raw='-"dry run"'),
+            ],
+        ),
+        ("real-time", [C(["real", "time"], phrase=True, compound=True, raw="real-time")]),
+        ("gpt-4", [C(["gpt", "4"], phrase=True, compound=True, raw="gpt-4")]),
+        ("DEC-0054", [C(["dec", "0054"], phrase=True, compound=True, raw="DEC-0054")]),
+        (
+            "state-of-the-art",
+            [C(["state", "of", "the", "art"], phrase=True, compound=True, raw="state-of-the-art")],
+        ),
+        (
+            "x -real-time",
+            [
+                C(["x"], raw="x"),
+                C(["real", "time"], phrase=True, compound=True, negated=True, raw="-real-time"),
+            ],
+        ),
+        ("snake_case", [C(["snake", "case"], phrase=True, raw="snake_case")]),
+        ("my_var_name", [C(["my", "var", "name"], phrase=True, raw="my_var_name")]),
+        ("os.path.join", [C(["os", "path", "join"], phrase=True, raw="os.path.join")]),
+        # Mixed joiners: an identifier phrase, not a compound.
+        ("foo-bar_baz", [C(["foo", "bar", "baz"], phrase=True, raw="foo-bar_baz")]),
+        ("real--time", [C(["real", "time"], phrase=True, raw="real--time")]),
+        # Quoted text keeps hyphens as separators but is a plain phrase.
+        ('"real-time data"', [C(["real", "time", "data"], phrase=True, raw='"real-time data"')]),
+        # FTS5 syntax is just text.
+        (
+            "deploy AND production OR NOT x",
+            [
+                C(["deploy"], raw="deploy"),
+                C(["and"], raw="AND"),
+                C(["production"], raw="production"),
+                C(["or"], raw="OR"),
+                C(["not"], raw="NOT"),
+                C(["x"], raw="x"),
+            ],
+        ),
+        ("deploy* ^prod +ci", [C(["deploy"], raw="deploy*"), C(["prod"], raw="^prod"), C(["ci"], raw="+ci")]),
+        ("title:foo", [C(["title", "foo"], phrase=True, raw="title:foo")]),
+        ("(deploy)", [C(["deploy"], raw="(deploy)")]),
+        ("NEAR(a b)", [C(["near", "a"], phrase=True, raw="NEAR(a"), C(["b"], raw="b)")]),
+        # A quote inside a word is text, and so is one after a closed phrase's word.
+        ('don"t', [C(["don", "t"], phrase=True, raw='don"t')]),
+        ('5" screen', [C(["5"], raw='5"'), C(["screen"], raw="screen")]),
+        ('"a b"c', [C(["a", "b"], phrase=True, raw='"a b"'), C(["c"], raw="c")]),
+        # Emoji, control characters, diacritics: tokenized like documents.
+        ("🚀deploy", [C(["deploy"], raw="🚀deploy")]),
+        ("a\x00b", [C(["a", "b"], phrase=True, raw="a\x00b")]),
+        ("Café", [C(["café"], raw="Café")]),
+        # Clauses without searchable words vanish; a lone dash is not a negation.
+        ("deploy !!! - \"\" -!!!", [C(["deploy"], raw="deploy")]),
+        # Duplicates (after lowercasing) are kept once, first spelling wins.
+        ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
+        (
+            "deploy -deploy",
+            [C(["deploy"], raw="deploy"), C(["deploy"], negated=True, raw="-deploy")],
+        ),
+    ],
+)
+def test_parse(query, expected):
+    assert parse(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("", "empty query"),
+        ("   \t\n", "empty query"),
+        ('"abc', "unbalanced double quote: the quote at character 1 is never closed"),
+        ('deploy "to prod', "unbalanced double quote: the quote at character 8 is never closed"),
+        ('x -"to prod', "unbalanced double quote: the quote at character 4 is never closed"),
+        ('"a" "', "unbalanced double quote: the quote at character 5 is never closed"),
+        ("-deploy", "negation needs at least one positive term"),
+        ('-deploy -"a b" !!!', "negation needs at least one positive term"),
+        ("!!!", "no searchable words"),
+        ('"" -!!! ** ()', "no searchable words"),
+        ("x" * (MAX_QUERY_CHARS + 1), "query is too long (2,001 characters; the limit is 2,000)"),
+        (
+            " ".join(f"w{i}" for i in range(MAX_CLAUSES + 1)),
+            "too many terms in the query (65; the limit is 64)",
+        ),
+    ],
+)
+def test_parse_errors(query, message):
+    with pytest.raises(QuerySyntaxError) as info:
+        parse(query)
+    assert message in info.value.message
+    assert isinstance(info.value, ValueError)
+    assert str(info.value) == info.value.message
+
+
+def test_limits_are_inclusive():
+    assert len(parse("x" * MAX_QUERY_CHARS)) == 1
+    assert len(parse(" ".join(f"w{i}" for i in range(MAX_CLAUSES)))) == MAX_CLAUSES
+    # Duplicates do not count against the clause limit.
+    assert len(parse(" ".join(["same"] * (MAX_CLAUSES * 2)))) == 1
+
+
+# --------------------------------------------------------------------------- compile
+
+
+@pytest.mark.parametrize(
+    "query, match",
+    [
+        ("deploy", '("deploy")'),
+        ("deploy production", '("deploy") OR ("product")'),
+        ("Deploying deployed", '("deploy")'),  # same stem: one clause in the MATCH
+        ('"exact phrases"', '("exact phrase")'),
+        ("real-time", '("real time" OR "realtim")'),
+        ("gpt-4", '("gpt 4" OR "gpt4")'),
+        ("snake_case", '("snake case")'),
+        ("os.path.join", '("os path join")'),
+        ("-production deploy", '("deploy") NOT ("product")'),
+        (
+            'deploy servers -production -"dry runs"',
+            '(("deploy") OR ("server")) NOT ("product" OR "dri run")',
+        ),
+        ("deploy AND NOT x", '("deploy") OR ("and") OR ("not") OR ("x")'),
+        ('title:foo NEAR(a', '("titl foo") OR ("near a")'),
+    ],
+)
+def test_compile_english(query, match):
+    assert compiled(query, EN).match == match
+
+
+@pytest.mark.parametrize(
+    "query, match",
+    [
+        ("deploy", '("deploy")'),  # both languages agree: one form
+        ("production", '("product" OR "production")'),
+        ("Katzen", '("katzen" OR "katz")'),
+        ('"running cats"', '("run cat" OR "running cat")'),
+        ("real-time", '("real time" OR "real tim" OR "realtim")'),
+        (
+            "deploy -laufen",
+            '("deploy") NOT ("laufen" OR "lauf")',
+        ),
+    ],
+)
+def test_compile_english_german(query, match):
+    assert compiled(query, EN_DE).match == match
+
+
+def test_compile_without_languages_does_not_stem():
+    assert compiled("running cats", [None]).match == '("running") OR ("cats")'
+    assert compiled("running cats", []).match == '("running") OR ("cats")'
+
+
+def test_compiled_fields():
+    q = compiled('Deploying the "state of art" real-time -prod', EN_DE)
+    assert q.terms == ("Deploying", '"state of art"', "real-time")
+    assert q.dropped_stopwords == ("the",)
+    assert q.positive_stems == frozenset(
+        {"deploy", "deploying", "state", "stat", "of", "art", "real", "time", "tim", "realtim"}
+    )
+    assert "prod" not in q.positive_stems
+
+
+def test_stopwords_dropped_when_something_else_remains():
+    q = compiled("the history of a city")
+    assert q.match == '("histori") OR ("citi")'
+    assert q.dropped_stopwords == ("the", "of", "a")
+    assert q.terms == ("history", "city")
+
+
+def test_stopwords_kept_when_nothing_else_remains():
+    q = compiled("the a of")
+    assert q.match == '("the") OR ("a") OR ("of")'
+    assert q.dropped_stopwords == ()
+
+
+def test_phrases_keep_their_stopwords():
+    q = compiled('"the state of the art" of')
+    assert q.match == '("the state of the art")'
+    assert q.dropped_stopwords == ("of",)
+    # A quoted single stopword is explicit, so it is kept and counts as a real clause.
+    q = compiled('"the" a')
+    assert q.match == '("the")'
+    assert q.dropped_stopwords == ("a",)
+    # A stopword-only compound is a phrase too.
+    assert compiled("of-the").match == '("of the" OR "ofth")'
+
+
+def test_negated_stopwords_are_kept():
+    assert compiled("deploy -the").match == '("deploy") NOT ("the")'
+
+
+def test_compile_rejects_negation_only_clauses():
+    clauses = [C(["x"], negated=True, raw="-x")]
+    with pytest.raises(QuerySyntaxError, match="negation needs at least one positive term"):
+        compile_query(clauses, ANALYZERS, EN, is_stopword)
+    with pytest.raises(QuerySyntaxError, match="no searchable words"):
+        compile_query([], ANALYZERS, EN, is_stopword)
+
+
+def test_compile_deduplicates_clauses():
+    clauses = [C(["deploy"], raw="deploy"), C(["deploy"], raw="Deploy")]
+    q = compile_query(clauses, ANALYZERS, EN, is_stopword)
+    assert q.match == '("deploy")'
+    assert q.terms == ("deploy",)
+
+
+# --------------------------------------------------------------------------- FTS5
+
+
+def make_db(docs: list[tuple[str, str | None]]) -> apsw.Connection:
+    """An FTS5 table like documents_fts holding `docs` (text, language) stemmed as gnod does."""
+    db = apsw.Connection(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(filepath, title, body, "
+        'tokenize="unicode61 remove_diacritics 2")'
+    )
+    for i, (text, lang) in enumerate(docs, start=1):
+        a = ANALYZERS.get(lang)
+        db.execute(
+            "INSERT INTO t(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+            (i, a.index_text(f"/docs/doc_{i}.md"), a.index_text(text.split()[0]), a.index_text(text)),
+        )
+    return db
+
+
+DOCS = [
+    ("Real-time streaming", "english"),  # 1
+    ("realtime analytics", "english"),  # 2
+    ("the snake_case convention", "english"),  # 3
+    ("Deploying to production", "english"),  # 4
+    ("Die Katzen laufen schnell", "german"),  # 5
+    ("deploy the staging servers", "english"),  # 6
+]
+DB = make_db(DOCS)
+
+
+def search(query: str, languages=EN_DE, db=DB) -> set[int]:
+    match = compiled(query, languages).match
+    return {rowid for (rowid,) in db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,))}
+
+
+def test_fts_compound_finds_both_spellings():
+    assert search("real-time") == {1, 2}
+    assert search("realtime") == {2}  # the concatenation does not imply the compound
+    assert search('"real time"') == {1}
+
+
+def test_fts_identifier_phrase():
+    assert search("snake_case") == {3}
+    assert search('"case snake"') == set()  # order matters in a phrase
+
+
+def test_fts_stemming_and_negation():
+    assert search("deploy") == {4, 6}
+    assert search("-production deploy") == {6}
+    assert search('deploy -"staging servers"') == {4}
+
+
+def test_fts_terms_are_ored_not_anded():
+    # No document holds every word of a question; each word still finds its documents.
+    assert search("how do I deploy realtime analytics") == {2, 4, 6}
+
+
+def test_fts_german_query_needs_german_stemming_in_the_language_set():
+    assert search("Katze", EN_DE) == {5}
+    assert search("laufen Katzen", EN_DE) == {5}
+    # Under English only, the inflected German word misses the German stem.
+    assert search("laufen", EN) == set()
+
+
+def test_fts_syntax_is_text():
+    for q in ('deploy AND', "NEAR(x deploy)", "deploy*", "title: deploy", "^deploy", "deploy:", "deploy OR", "NOT deploy"):
+        assert 4 in search(q), q
+    # Punctuation inside a word joins its parts into a phrase, exactly as the document
+    # text was indexed, so `NEAR(deploy` is the phrase "near deploy".
+    assert search("NEAR(deploy") == search("title:deploy") == set()
+
+
+# --------------------------------------------------------------------------- properties
+
+PROPERTY_LANGUAGES = [None, "english", "german", "russian", "turkish", "greek"]
+
+SYNTAX = st.sampled_from(
+    ['"', "-", "_", ".", " ", "  ", "*", ":", "(", ")", "^", "+", "NEAR", "AND", "OR", "NOT",
+     "'", "\\", "\x00", "\x1f", "\u200b", "İ", "ß", "é", "🚀", "\u0301", "ﬁ", "²", "٣",
+     "the", "a", "of", "deploy", "real", "time", "Katzen", "x"]
+)
+GRAMMARISH = st.lists(SYNTAX, max_size=25).map("".join)
+ANY_TEXT = st.one_of(st.text(max_size=120), GRAMMARISH)
+
+_MATCH_SHAPE = re.compile(r'"[^"]*"|\(|\)|\bOR\b|\bNOT\b|\s+')
+
+
+def _check_query(db: apsw.Connection, text: str, languages) -> None:
+    try:
+        clauses = parse(text)
+    except QuerySyntaxError as e:
+        assert e.message and isinstance(e.message, str)
+        return
+    assert clauses and len(clauses) <= MAX_CLAUSES
+    assert any(not c.negated for c in clauses)
+    for c in clauses:
+        assert c.tokens and all(t and t.isalnum() and t == t.lower() for t in c.tokens)
+        assert c.compound <= c.phrase
+        assert c.phrase or len(c.tokens) == 1
+        assert c.raw and c.raw in text
+    q = compile_query(clauses, ANALYZERS, languages, is_stopword)
+    # Nothing but quoted strings, parentheses and our own OR / NOT reaches FTS5.
+    assert _MATCH_SHAPE.sub("", q.match) == ""
+    assert "\x00" not in q.match
+    assert q.terms and q.positive_stems
+    db.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY rank", (q.match,)).fetchall()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=ANY_TEXT, languages=st.lists(st.sampled_from(PROPERTY_LANGUAGES), min_size=1, max_size=3))
+def test_property_parse_and_match_never_crash(text, languages):
+    _check_query(DB, text, languages)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(min_size=100, max_size=MAX_QUERY_CHARS + 50))
+def test_property_long_queries(text):
+    _check_query(DB, text, EN_DE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=6), min_size=1, max_size=6))
+def test_property_plain_words_always_find_their_document(words):
+    """A document containing the query's words is always found, in any language set."""
+    text = " ".join(words)
+    db = make_db([(text, "english")])
+    assert search(text, ["english", "german"], db=db) == {1}
