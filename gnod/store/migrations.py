@@ -19,21 +19,26 @@ MIGRATIONS: list[tuple[str, str]] = [
             path TEXT NOT NULL,
             language TEXT
         );
+        -- Rowid tables with the hash in a separate unique index: big text rows are
+        -- appended instead of being inserted at random points of a hash-keyed b-tree.
         CREATE TABLE content(
-            mirror_hash TEXT PRIMARY KEY,
+            id INTEGER PRIMARY KEY,
+            mirror_hash TEXT NOT NULL UNIQUE,
             markdown TEXT NOT NULL,
             body_line INTEGER NOT NULL,         -- 1-based line where the body starts (after frontmatter)
             created_at INTEGER NOT NULL
-        ) WITHOUT ROWID;
+        );
+        -- A chunk's rowid is its stable id (vector tables key on it).
         CREATE TABLE content_chunks(
+            id INTEGER PRIMARY KEY,
             mirror_hash TEXT NOT NULL REFERENCES content(mirror_hash) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
             pos INTEGER NOT NULL,
             text TEXT NOT NULL,
             start_line INTEGER NOT NULL,
             end_line INTEGER NOT NULL,
-            PRIMARY KEY(mirror_hash, seq)
-        ) WITHOUT ROWID;
+            UNIQUE(mirror_hash, seq)
+        );
         CREATE TABLE documents(
             id INTEGER PRIMARY KEY,
             collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
