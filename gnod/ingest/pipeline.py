@@ -2,8 +2,9 @@
 
 Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
 stat with the same bytes costs a hash; only new bytes are converted and indexed.
-Each document is its own savepoint inside a short batch transaction, so readers see
-whole documents only and a failure never loses more than the file that failed.
+Documents are written in short batch transactions of whole documents, so readers
+see whole documents only; a file that fails to convert is recorded and skipped, and
+a store failure rolls back the open batch (those files are simply redone next run).
 """
 
 from __future__ import annotations
@@ -93,7 +94,6 @@ def index_collection(
                 continue
             try:
                 doc = prepare(e, data, digest, col.language, analyzers)
-                store.put_document(conn, cid, doc)
             except IngestFailure as f:
                 store.record_error(conn, cid, e.rel_path, f.code, f.reason, *stat)
                 stats.errors += 1
@@ -102,6 +102,8 @@ def index_collection(
                 store.record_error(conn, cid, e.rel_path, "INTERNAL", f"{type(ex).__name__}: {ex}", *stat)
                 stats.errors += 1
                 continue
+            # A store failure (disk full, I/O) propagates: the batch rolls back whole.
+            store.put_document(conn, cid, doc)
             if old is None:
                 stats.added += 1
             else:

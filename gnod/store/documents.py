@@ -1,7 +1,7 @@
 """Documents, content, chunks and their FTS rows: every SQL statement the index uses.
 
-Writes are grouped so that one document is one savepoint: a failure or crash
-part-way through a document never leaves half of it visible.
+Writers call these inside a transaction of whole documents (see ingest.pipeline),
+so a failure or crash part-way through a document never leaves half of it visible.
 """
 
 from __future__ import annotations
@@ -129,47 +129,46 @@ def put_document(conn: apsw.Connection, collection_id: int, doc: PreparedDoc) ->
     each), so atomicity is the batch's: a failure rolls the whole batch back.
     """
     now = int(time.time())
-    if True:
-        old = conn.execute(
-            "SELECT id, mirror_hash FROM documents WHERE collection_id = ? AND rel_path = ?",
-            (collection_id, doc.rel_path),
-        ).fetchone()
-        inserted = conn.execute(
-            "INSERT INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(mirror_hash) DO NOTHING RETURNING 1",
-            (doc.mirror_hash, doc.markdown, doc.body_line, now),
-        ).fetchone()
-        if inserted:
-            conn.executemany(
-                "INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(doc.mirror_hash, c.seq, c.pos, c.text, c.start_line, c.end_line) for c in doc.chunks],
-            )
-        meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
-        doc_id = conn.execute(
-            "INSERT INTO documents(collection_id, rel_path, size, mtime_ns, inode, source_hash, "
-            "mirror_hash, title, language, metadata, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(collection_id, rel_path) DO UPDATE SET size=excluded.size, "
-            "mtime_ns=excluded.mtime_ns, inode=excluded.inode, source_hash=excluded.source_hash, "
-            "mirror_hash=excluded.mirror_hash, title=excluded.title, language=excluded.language, "
-            "metadata=excluded.metadata, indexed_at=excluded.indexed_at RETURNING id",
-            (
-                collection_id, doc.rel_path, doc.size, doc.mtime_ns, doc.inode, doc.source_hash,
-                doc.mirror_hash, doc.title, doc.language, meta, now,
-            ),
-        ).fetchone()[0]
-        if old is not None:
-            conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-        conn.execute(
-            "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
+    old = conn.execute(
+        "SELECT id, mirror_hash FROM documents WHERE collection_id = ? AND rel_path = ?",
+        (collection_id, doc.rel_path),
+    ).fetchone()
+    inserted = conn.execute(
+        "INSERT INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(mirror_hash) DO NOTHING RETURNING 1",
+        (doc.mirror_hash, doc.markdown, doc.body_line, now),
+    ).fetchone()
+    if inserted:
+        conn.executemany(
+            "INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(doc.mirror_hash, c.seq, c.pos, c.text, c.start_line, c.end_line) for c in doc.chunks],
         )
-        conn.execute(
-            "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
-            (collection_id, doc.rel_path),
-        )
-        if old is not None and old[1] != doc.mirror_hash:
-            _gc_content(conn, old[1])
+    meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
+    doc_id = conn.execute(
+        "INSERT INTO documents(collection_id, rel_path, size, mtime_ns, inode, source_hash, "
+        "mirror_hash, title, language, metadata, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+        "ON CONFLICT(collection_id, rel_path) DO UPDATE SET size=excluded.size, "
+        "mtime_ns=excluded.mtime_ns, inode=excluded.inode, source_hash=excluded.source_hash, "
+        "mirror_hash=excluded.mirror_hash, title=excluded.title, language=excluded.language, "
+        "metadata=excluded.metadata, indexed_at=excluded.indexed_at RETURNING id",
+        (
+            collection_id, doc.rel_path, doc.size, doc.mtime_ns, doc.inode, doc.source_hash,
+            doc.mirror_hash, doc.title, doc.language, meta, now,
+        ),
+    ).fetchone()[0]
+    if old is not None:
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    conn.execute(
+        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+        (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
+    )
+    conn.execute(
+        "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
+        (collection_id, doc.rel_path),
+    )
+    if old is not None and old[1] != doc.mirror_hash:
+        _gc_content(conn, old[1])
     return doc_id
 
 

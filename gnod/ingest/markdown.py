@@ -1,0 +1,148 @@
+"""Markdown structure that ingestion needs: frontmatter, fenced code spans and the title.
+
+Input is canonical text (see `canonical`), so lines are "\\n"-separated and have no
+trailing whitespace. Frontmatter is parsed by a small tolerant reader for the subset
+that notes actually use, rather than by a YAML dependency that would reject (raise
+on) the malformed blocks real note collections are full of.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_right
+from operator import itemgetter
+
+# Keys whose values are lists of labels however they were written.
+LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
+
+_CLOSING_FENCE_RE = re.compile(r"\n(?:---|\.\.\.)(?:\n|\Z)")
+_KEY_RE = re.compile(r"([^\s#:\-[{][^:]*?)[ \t]*:(?:[ \t]+(.*))?")
+_ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
+_INLINE_ITEM_RE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^,]+)""")
+_BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
+
+# CommonMark fences: up to 3 spaces of indent, 3+ backticks or tildes, then an info
+# string; a backtick fence's info string may not contain backticks. The pattern starts
+# with "\n" rather than `^` because `re` scans for a literal first character far faster;
+# it is matched against "\n" + text, so a match's start is its line's offset in text.
+_FENCE_RE = re.compile(r"\n {0,3}(`{3,}|~{3,})(.*)")
+_H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
+_CLOSING_HASHES_RE = re.compile(r"(?:^|[ \t]+)#+$")
+
+
+def split_frontmatter(text: str) -> tuple[dict, str, int]:
+    """Split leading `---` frontmatter off `text`.
+
+    Returns (metadata, body after the closing fence, lines used by the block including
+    both fences), or ({}, text, 0) when the text has no closed frontmatter block.
+    """
+    if not text.startswith("---\n"):
+        return {}, text, 0
+    close = _CLOSING_FENCE_RE.search(text, 3)
+    if close is None:
+        return {}, text, 0
+    meta = _parse_block(text[4 : close.start()].split("\n"))
+    return meta, text[close.end() :], text.count("\n", 0, close.start()) + 2
+
+
+def _parse_block(lines: list[str]) -> dict:
+    """Parse frontmatter lines, ignoring any line that does not fit the subset."""
+    meta: dict = {}
+    key: str | None = None  # the last key, which `- item` lines extend
+    scalar: list[str] | None = None  # lines of the `|` / `>` block scalar being read
+    for line in lines:
+        if scalar is not None and (not line or line[0] in " \t"):
+            scalar.append(line.strip())
+            continue
+        scalar = None
+        item = _ITEM_RE.fullmatch(line)
+        if item:
+            if key is not None and isinstance(meta[key], list) and item[1]:
+                meta[key].append(_unquote(item[1].strip()))
+            continue
+        match = _KEY_RE.fullmatch(line)
+        if not match:
+            key = None
+            continue
+        key = match[1].lower()
+        value = (match[2] or "").strip()
+        if not value:
+            meta[key] = []  # a block list, unless no `- item` lines follow
+        elif _BLOCK_SCALAR_RE.fullmatch(value):
+            scalar = []
+            meta[key] = (" " if value[0] == ">" else "\n", scalar)
+        elif value.startswith("[") and value.endswith("]"):
+            meta[key] = _inline_list(value[1:-1])
+        else:
+            meta[key] = _unquote(value)
+    for k, v in meta.items():
+        if isinstance(v, tuple):
+            v = v[0].join(v[1]).strip()
+        if k in LIST_KEYS:
+            v = _as_list(v)
+        elif v == []:
+            v = ""
+        meta[k] = v
+    return meta
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _inline_list(inner: str) -> list[str]:
+    items = (_unquote(item.strip()) for item in _INLINE_ITEM_RE.findall(inner))
+    return [item for item in items if item]
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    if isinstance(value, list):
+        return value
+    return [part for part in (p.strip() for p in value.split(",")) if part]
+
+
+def fenced_spans(text: str) -> list[tuple[int, int]]:
+    """Character ranges [start, end) of fenced code blocks, fence lines included.
+
+    An unclosed fence runs to the end of the text, as in CommonMark.
+    """
+    spans: list[tuple[int, int]] = []
+    opening: re.Match[str] | None = None
+    for m in _FENCE_RE.finditer("\n" + text):
+        fence, info = m[1], m[2]
+        if opening is None:
+            if not (fence[0] == "`" and "`" in info):
+                opening = m
+        elif fence[0] == opening[1][0] and len(fence) >= len(opening[1]) and not info.strip():
+            spans.append((opening.start(), m.end() - 1))
+            opening = None
+    if opening is not None:
+        spans.append((opening.start(), len(text)))
+    return spans
+
+
+def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
+    """Whether `pos` falls inside one of the sorted, disjoint `spans`."""
+    i = bisect_right(spans, pos, key=itemgetter(0)) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+
+def extract_title(meta: dict, body: str, filename: str) -> str:
+    """Title from frontmatter, else the first level-1 heading, else the file name.
+
+    Headings inside fenced code (shell `# comments`, Python) are not titles.
+    """
+    title = meta.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    spans = fenced_spans(body)
+    for m in _H1_RE.finditer(body):
+        if in_spans(spans, m.start()):
+            continue
+        text = _CLOSING_HASHES_RE.sub("", (m[1] or "").strip()).strip()
+        if text:
+            return text
+    return os.path.splitext(os.path.basename(filename))[0]

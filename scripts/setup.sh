@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv at the repo root and install gno (editable) with its test tools.
+# Idempotent: a second run only re-installs when pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+stamp=.venv/.gno-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q -e '.[test]'
+  touch "$stamp"
+fi
