@@ -32,8 +32,8 @@ class Filter:
     exclude globs, default junk directories and, optionally, .gitignore files."""
 
     def __init__(self, include: list[str], exclude: list[str], gitignore: bool = True) -> None:
-        self.include = pathspec.PathSpec.from_lines("gitwildmatch", include) if include else None
-        self.exclude = pathspec.PathSpec.from_lines("gitwildmatch", exclude) if exclude else None
+        self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
         self.gitignore = gitignore
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:

@@ -1,0 +1,67 @@
+"""Config file: strict keys, normalization, atomic save, GNO_HOME paths."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gnod.config import CollectionConfig, Config, ConfigError, load, save, validate_collection
+from gnod.paths import Paths
+
+
+def write(tmp_path, text: str) -> str:
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_missing_file_is_empty_config(tmp_path):
+    assert load(str(tmp_path / "nope.toml")) == Config()
+
+
+def test_roundtrip_and_normalization(tmp_path):
+    path = write(tmp_path, '[[collections]]\nname = "notes"\npath = "~/n"\nlanguage = "de"\ninclude = ["**/*.md"]\n')
+    cfg = load(path)
+    c = cfg.collections[0]
+    assert c.path == os.path.expanduser("~/n") and c.language == "german" and c.include == ["**/*.md"]
+    save(path, cfg)
+    assert load(path) == cfg
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('[[collections]]\nname = "x"\npaht = "/tmp"\n', "paht"),
+        ('[[collections]]\nname = "x"\npath = 3\n', "path"),
+        ('[daemon]\nloglevel = "info"\n', "loglevel"),
+        ('[bogus]\n', "bogus"),
+        ('[[collections]]\nname = "x"\npath = "/tmp"\nlanguage = "klingon"\n', "language"),
+        ('[[collections]]\nname = "bad name!"\npath = "/tmp"\n', "name"),
+        ('[[collections]]\nname = "a"\npath = "/tmp"\n[[collections]]\nname = "a"\npath = "/var"\n', "duplicate"),
+        ('not = toml = at all', "TOML"),
+    ],
+)
+def test_errors_name_the_key(tmp_path, text, needle):
+    with pytest.raises(ConfigError) as e:
+        load(write(tmp_path, text))
+    assert needle in str(e.value)
+
+
+def test_validate_collection_rejects_empty_glob():
+    with pytest.raises(ConfigError, match="exclude"):
+        validate_collection(CollectionConfig(name="a", path="/tmp", exclude=[" "]))
+
+
+def test_gno_home_roots_everything(tmp_path):
+    p = Paths(str(tmp_path))
+    for d in (p.config_dir, p.data_dir, p.cache_dir, p.state_dir, p.runtime_dir):
+        assert d.startswith(str(tmp_path))
+    assert p.socket_path.endswith("run/gnod.sock")
+
+
+def test_platform_dirs_without_gno_home(monkeypatch):
+    monkeypatch.delenv("GNO_HOME", raising=False)
+    p = Paths.from_env()
+    assert p.home is None and "gno" in p.config_dir and "gno" in p.data_dir

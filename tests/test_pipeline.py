@@ -1,0 +1,181 @@
+"""The ingest pipeline against a real SQLite index: change detection, dedup, errors,
+removal, and crash atomicity (a SIGKILLed writer never leaves half a document)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.store import documents as store
+from gnod.store.db import connect
+from gnod.store.migrations import migrate
+from gnod.text.analyzer import AnalyzerSet
+
+
+@pytest.fixture
+def db(tmp_path):
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    yield conn
+    conn.close()
+
+
+def run(db, root, **kw):
+    col = CollectionConfig(name="c", path=str(root), **kw)
+    return index_collection(db, AnalyzerSet(), col)
+
+
+def count(db, table: str) -> int:
+    return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def check_invariants(db) -> None:
+    """Every document has its content, chunks and exactly one FTS row; no orphans."""
+    docs = count(db, "documents")
+    assert count(db, "documents_fts") == docs
+    assert db.execute(
+        "SELECT count(*) FROM documents d LEFT JOIN content c USING(mirror_hash) WHERE c.id IS NULL"
+    ).fetchone()[0] == 0
+    assert db.execute(
+        "SELECT count(*) FROM content c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.mirror_hash = c.mirror_hash)"
+    ).fetchone()[0] == 0
+    assert db.execute(
+        "SELECT count(*) FROM content c WHERE length(trim(c.markdown)) > 0 AND NOT EXISTS "
+        "(SELECT 1 FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash)"
+    ).fetchone()[0] == 0
+
+
+def test_fresh_noop_modify_touch_delete(db, tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(5):
+        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nbody number {i} about deployment\n")
+    s = run(db, root)
+    assert (s.scanned, s.added, s.errors) == (5, 5, 0)
+    check_invariants(db)
+
+    s = run(db, root)
+    assert (s.added, s.updated, s.unchanged) == (0, 0, 5)
+
+    (root / "d0.md").write_text("# Doc 0\n\nrewritten entirely\n")
+    os.utime(root / "d1.md", ns=(1, 1))  # new stat, same bytes: hashed, not re-indexed
+    (root / "d2.md").unlink()
+    (root / "new.md").write_text("# New\n\nfresh\n")
+    s = run(db, root)
+    assert (s.added, s.updated, s.unchanged, s.removed) == (1, 1, 3, 1)
+    check_invariants(db)
+    mtime = db.execute("SELECT mtime_ns FROM documents WHERE rel_path='d1.md'").fetchone()[0]
+    assert mtime == 1
+    assert run(db, root).unchanged == 5
+
+
+def test_identical_content_is_stored_once(db, tmp_path):
+    for name in ("a.md", "b.md"):
+        (tmp_path / name).write_text("# Same\n\nsame text\n")
+    run(db, tmp_path)
+    assert count(db, "documents") == 2 and count(db, "content") == 1
+    (tmp_path / "a.md").unlink()
+    run(db, tmp_path)
+    assert count(db, "content") == 1  # still used by b.md
+    (tmp_path / "b.md").unlink()
+    run(db, tmp_path)
+    assert count(db, "content") == 0 and count(db, "content_chunks") == 0
+
+
+def test_failures_are_recorded_and_the_run_goes_on(db, tmp_path):
+    (tmp_path / "good.md").write_text("# Good\n\nfine\n")
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "latin.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    s = run(db, tmp_path)
+    assert (s.added, s.errors) == (2, 1)
+    (code, reason), = db.execute("SELECT code, reason FROM ingest_errors").fetchall()
+    assert code == "BINARY" and "NUL" in reason
+    # An unchanged failing file is not retried; fixing it clears the error.
+    assert run(db, tmp_path).errors == 1
+    (tmp_path / "bin.txt").write_text("now text")
+    s = run(db, tmp_path)
+    assert (s.added, s.errors) == (1, 0) and count(db, "ingest_errors") == 0
+
+
+def test_frontmatter_title_language_and_chunks(db, tmp_path):
+    body = "\n\n".join(f"## Part {i}\n\n" + "Lorem ipsum dolor sit amet. " * 40 for i in range(8))
+    (tmp_path / "long.md").write_text(f"---\ntitle: Long One\ntags: [a, b]\n---\n{body}\n")
+    (tmp_path / "de.md").write_text("Die Katzen laufen schnell über die Straße und die Hunde bleiben zu Hause.\n")
+    run(db, tmp_path)
+    title, meta, lang = db.execute("SELECT title, metadata, language FROM documents WHERE rel_path='long.md'").fetchone()
+    assert title == "Long One" and '"tags": ["a", "b"]' in meta
+    assert db.execute("SELECT language FROM documents WHERE rel_path='de.md'").fetchone()[0] == "german"
+    chunks = db.execute(
+        "SELECT k.seq, k.start_line, k.text FROM content_chunks k JOIN documents d USING(mirror_hash) "
+        "WHERE d.rel_path='long.md' ORDER BY k.seq"
+    ).fetchall()
+    assert len(chunks) > 3
+    assert chunks[0][1] == 5  # after the 4 frontmatter lines
+    assert all(len(t) <= 3200 for _, _, t in chunks)
+    assert "title: Long One" not in chunks[0][2]
+
+
+def test_language_hint_wins(db, tmp_path):
+    (tmp_path / "x.md").write_text("The cats are running quickly over the streets today.\n")
+    run(db, tmp_path, language="french")
+    assert db.execute("SELECT language FROM documents").fetchone()[0] == "french"
+
+
+def test_missing_root_is_an_error_not_a_wipe(db, tmp_path):
+    (tmp_path / "a.md").write_text("# A\n")
+    run(db, tmp_path)
+    col = CollectionConfig(name="c", path=str(tmp_path / "gone"))
+    s = index_collection(db, AnalyzerSet(), col)
+    assert s.errors == 1 and count(db, "documents") == 1
+
+
+def test_delete_collection_removes_everything(db, tmp_path):
+    (tmp_path / "a.md").write_text("# A\n\ntext\n")
+    (tmp_path / "b.txt").write_bytes(b"\x00")
+    run(db, tmp_path)
+    assert store.delete_collection(db, "c") == 1
+    for table in ("documents", "documents_fts", "content", "content_chunks", "ingest_errors", "collections"):
+        assert count(db, table) == 0, table
+
+
+KILL_SCRIPT = """
+import sys
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.store.db import connect
+from gnod.store.migrations import migrate
+from gnod.text.analyzer import AnalyzerSet
+conn = connect(sys.argv[1]); migrate(conn)
+print("ready", flush=True)
+index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=sys.argv[2]))
+print("finished", flush=True)
+"""
+
+
+def test_sigkill_mid_index_leaves_only_whole_documents(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3000):
+        (root / f"f{i:04d}.md").write_text(f"# File {i}\n\n" + f"word{i} and more words here. " * 30 + "\n")
+    db_path = str(tmp_path / "index.sqlite")
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, db_path, str(root)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    conn = connect(db_path)
+    deadline = time.monotonic() + 30
+    while count(conn, "documents") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    committed = count(conn, "documents")
+    assert 0 < committed < 3000  # killed mid-run, between or inside batches
+    check_invariants(conn)
+    s = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    assert s.added + s.unchanged == 3000 and count(conn, "documents") == 3000
+    check_invariants(conn)

@@ -1,0 +1,60 @@
+"""Walking a collection: default extensions, include/exclude globs, nested .gitignore."""
+
+from __future__ import annotations
+
+import os
+
+from gnod.ingest.walk import Filter, walk
+
+
+def make(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def paths(root, flt: Filter) -> list[str]:
+    return [e.rel_path for e in walk(str(root), flt)]
+
+
+def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
+    make(tmp_path, {"a.md": "a", "b.txt": "b", "c.py": "c", "d.bin": "d", "node_modules/x.md": "x",
+                    ".git/HEAD.md": "h", "sub/e.MD": "e"})
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "b.txt", "c.py", "sub/e.MD"]
+
+
+def test_include_and_exclude_globs(tmp_path):
+    make(tmp_path, {"a.md": "", "notes/b.md": "", "notes/old/c.md": "", "x.log": ""})
+    assert paths(tmp_path, Filter(["**/*.md"], ["notes/old/"])) == ["a.md", "notes/b.md"]
+    assert paths(tmp_path, Filter(["*.log"], [])) == ["x.log"]
+
+
+def test_nested_gitignore_with_negation(tmp_path):
+    make(tmp_path, {".gitignore": "secret/\n*.tmp.md\n", "a.md": "", "secret/s.md": "", "b.tmp.md": "",
+                    "sub/.gitignore": "*.md\n!keep.md\n", "sub/drop.md": "", "sub/keep.md": ""})
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "sub/keep.md"]
+    assert "secret/s.md" in paths(tmp_path, Filter([], [], gitignore=False))
+
+
+def test_stat_fields_and_symlinked_dirs_not_followed(tmp_path):
+    make(tmp_path, {"a.md": "hello"})
+    os.symlink(tmp_path, tmp_path / "loop", target_is_directory=True)
+    (entry,) = list(walk(str(tmp_path), Filter([], [])))
+    st = os.stat(tmp_path / "a.md")
+    assert (entry.size, entry.mtime_ns, entry.inode) == (5, st.st_mtime_ns, st.st_ino)
+
+
+def test_unreadable_dir_is_reported(tmp_path):
+    if os.getuid() == 0:
+        import pytest
+
+        pytest.skip("root can read any directory")
+    make(tmp_path, {"locked/a.md": "", "b.md": ""})
+    os.chmod(tmp_path / "locked", 0)
+    errors: list = []
+    try:
+        assert [e.rel_path for e in walk(str(tmp_path), Filter([], []), errors)] == ["b.md"]
+    finally:
+        os.chmod(tmp_path / "locked", 0o755)
+    assert errors and errors[0][0] == "locked"
