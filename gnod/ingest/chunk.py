@@ -105,6 +105,7 @@ def _best_break(text: str, headings: _Headings, lo: int, hi: int) -> tuple[int, 
 
 
 def _word_start(text: str, start: int, end: int) -> int:
-    """First word start in [start, end), or `end` when the range has none."""
+    """First word start in [start, end), else `end`: a chunk cut inside one long token
+    (no whitespace to restart after) is followed without overlap, never mid-token."""
     m = _WORD_START_RE.search(text, start, end)
     return m.start() if m else end

@@ -51,6 +51,7 @@ def _parse_block(lines: list[str]) -> dict:
     meta: dict = {}
     key: str | None = None  # the last key, which `- item` lines extend
     scalar: list[str] | None = None  # lines of the `|` / `>` block scalar being read
+    bare: set[str] = set()  # keys written as `key:`, which are "" unless items follow
     for line in lines:
         if scalar is not None and (not line or line[0] in " \t"):
             scalar.append(line.strip())
@@ -67,8 +68,10 @@ def _parse_block(lines: list[str]) -> dict:
             continue
         key = match[1].lower()
         value = (match[2] or "").strip()
+        bare.discard(key)
         if not value:
-            meta[key] = []  # a block list, unless no `- item` lines follow
+            meta[key] = []
+            bare.add(key)
         elif _BLOCK_SCALAR_RE.fullmatch(value):
             scalar = []
             meta[key] = (" " if value[0] == ">" else "\n", scalar)
@@ -81,7 +84,7 @@ def _parse_block(lines: list[str]) -> dict:
             v = v[0].join(v[1]).strip()
         if k in LIST_KEYS:
             v = _as_list(v)
-        elif v == []:
+        elif k in bare and not v:
             v = ""
         meta[k] = v
     return meta
@@ -127,7 +130,7 @@ def fenced_spans(text: str) -> list[tuple[int, int]]:
 def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
     """Whether `pos` falls inside one of the sorted, disjoint `spans`."""
     i = bisect_right(spans, pos, key=itemgetter(0)) - 1
-    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+    return i >= 0 and pos < spans[i][1]
 
 
 def extract_title(meta: dict, body: str, filename: str) -> str:

@@ -1,0 +1,192 @@
+"""The canonicalization contract, rule by rule, byte for byte: every content hash depends on it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gnod.ingest.canonical import canonicalize, mirror_hash
+
+REMOVED_CONTROLS = "".join(
+    chr(c) for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)]
+)
+
+
+# Rule 1: "\r\n" -> "\n"
+
+
+def test_crlf_becomes_lf() -> None:
+    assert canonicalize("a\r\nb\r\n\r\nc\r\n") == "a\nb\n\nc\n"
+
+
+# Rule 2: control characters
+
+
+def test_every_listed_control_character_is_removed() -> None:
+    assert canonicalize(f"a{REMOVED_CONTROLS}b") == "ab\n"
+
+
+def test_tab_and_newline_are_kept() -> None:
+    assert canonicalize("a\tb\nc") == "a\tb\nc\n"
+
+
+def test_lone_cr_is_removed() -> None:
+    assert canonicalize("a\rb\r\rc") == "abc\n"
+
+
+@pytest.mark.parametrize("kept", ["\xa0", "\u200b", "\u00ad", "\u2028", "\ufeff"])
+def test_neighbours_of_the_control_ranges_are_kept(kept: str) -> None:
+    assert canonicalize(f"a{kept}b") == f"a{kept}b\n"
+
+
+# Rule 3: byte order mark
+
+
+def test_leading_bom_is_stripped() -> None:
+    assert canonicalize("\ufeffhello") == "hello\n"
+
+
+def test_repeated_leading_bom_is_stripped() -> None:
+    assert canonicalize("\ufeff\ufeffhello") == "hello\n"
+
+
+def test_bom_inside_the_text_is_kept() -> None:
+    assert canonicalize("a\n\ufeffb") == "a\n\ufeffb\n"
+
+
+# Rule 4: NFC
+
+
+def test_nfd_is_composed() -> None:
+    assert canonicalize("e\u0301") == "\u00e9\n"
+    assert canonicalize("A\u030a ngstr\u00f6m") == "\u00c5 ngstr\u00f6m\n"
+
+
+def test_nfc_is_not_nfkc() -> None:
+    assert canonicalize("\ufb01le \u2163 x\u00b2") == "\ufb01le \u2163 x\u00b2\n"
+
+
+# Rule 5: trailing whitespace
+
+
+def test_trailing_whitespace_is_trimmed_per_line() -> None:
+    assert canonicalize("a  \nb\t\t\nc \t ") == "a\nb\nc\n"
+
+
+def test_unicode_trailing_whitespace_is_trimmed() -> None:
+    assert canonicalize("a\u3000\xa0\u2009\nb") == "a\nb\n"
+
+
+def test_leading_whitespace_is_kept() -> None:
+    assert canonicalize("  indented\n\tcode") == "  indented\n\tcode\n"
+
+
+# Rule 6: blank lines
+
+
+def test_blank_line_runs_collapse_to_one() -> None:
+    assert canonicalize("a\n\n\n\n\nb") == "a\n\nb\n"
+
+
+def test_single_blank_line_is_kept() -> None:
+    assert canonicalize("a\n\nb") == "a\n\nb\n"
+
+
+def test_leading_blank_lines_collapse_to_one() -> None:
+    assert canonicalize("\n\n\na") == "\na\n"
+    assert canonicalize("\na") == "\na\n"
+
+
+# Rule 7: trailing newline
+
+
+def test_missing_final_newline_is_added() -> None:
+    assert canonicalize("a") == "a\n"
+
+
+def test_extra_final_newlines_are_removed() -> None:
+    assert canonicalize("a\n\n\n") == "a\n"
+
+
+@pytest.mark.parametrize("blank", ["", "\n", "\n\n\n", "   ", " \n\t\n", "\ufeff", "\r\n\x00"])
+def test_empty_or_blank_document_is_a_single_newline(blank: str) -> None:
+    assert canonicalize(blank) == "\n"
+
+
+# Interactions
+
+
+def test_crlf_with_trailing_spaces() -> None:
+    assert canonicalize("a  \r\nb \t\r\n") == "a\nb\n"
+
+
+def test_whitespace_only_lines_between_paragraphs_collapse() -> None:
+    assert canonicalize("para one\n   \n\t\n \u3000\npara two") == "para one\n\npara two\n"
+
+
+def test_cr_only_line_counts_as_blank() -> None:
+    assert canonicalize("a\r\n\r\r\n\r\nb") == "a\n\nb\n"
+
+
+def test_control_between_letter_and_combining_mark_still_composes() -> None:
+    # Controls go before NFC, otherwise a second pass would compose what the first left.
+    assert canonicalize("e\x00\u0301") == "\u00e9\n"
+
+
+def test_control_before_bom_still_strips_it() -> None:
+    assert canonicalize("\x00\ufeffa") == "a\n"
+
+
+def test_bom_with_crlf_and_nfd() -> None:
+    raw = "\ufeff# Caf\u0065\u0301  \r\n\r\n\r\n\r\ntext\r\n"
+    assert canonicalize(raw) == "# Caf\u00e9\n\ntext\n"
+
+
+# Properties
+
+NASTY = st.sampled_from(
+    ["a", "e", " ", "\t", "\n", "\r", "\r\n", "\ufeff", "\x00", "\x0b", "\x85", "\x9f",
+     "\u0301", "\u0327", "\u0316", "\u3000", "\xa0", "\u2028", "\u1100", "\u1161", "\u11a8"]
+)
+TEXTS = st.text() | st.lists(NASTY | st.characters(), max_size=40).map("".join)
+
+
+@given(TEXTS)
+@settings(max_examples=500)
+def test_idempotent(text: str) -> None:
+    once = canonicalize(text)
+    assert canonicalize(once) == once
+
+
+@given(TEXTS)
+@settings(max_examples=300)
+def test_output_shape(text: str) -> None:
+    out = canonicalize(text)
+    assert out.endswith("\n") and not out.endswith("\n\n") or out == "\n"
+    assert "\n\n\n" not in out and not out.startswith("\n\n")
+    assert not out.startswith("\ufeff")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
+    assert all(line == line.rstrip() for line in out.split("\n"))
+
+
+# Hash
+
+
+def test_pinned_hash_of_a_sample() -> None:
+    raw = (
+        "\ufeff---\r\ntitle: Caf\u0065\u0301\r\n---\r\n\r\n\r\n"
+        "# Heading  \r\nBody\x07 text.\t\r\n\r\n"
+    )
+    expected = "---\ntitle: Caf\u00e9\n---\n\n# Heading\nBody text.\n"
+    pinned = hashlib.sha256(expected.encode("utf-8")).hexdigest()
+    assert canonicalize(raw) == expected
+    assert mirror_hash(canonicalize(raw)) == pinned
+
+
+def test_mirror_hash_is_lowercase_hex_sha256() -> None:
+    assert mirror_hash("\n") == hashlib.sha256(b"\n").hexdigest()
+    assert re.fullmatch("[0-9a-f]{64}", mirror_hash("caf\u00e9\n"))

@@ -1,0 +1,231 @@
+"""Frontmatter parsing, fenced code detection and title extraction on canonical text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gnod.ingest.markdown import extract_title, fenced_spans, split_frontmatter
+
+# split_frontmatter
+
+
+def test_no_frontmatter() -> None:
+    text = "# Title\n\nbody\n"
+    assert split_frontmatter(text) == ({}, text, 0)
+
+
+def test_frontmatter_must_start_on_the_first_line() -> None:
+    text = "\n---\ntitle: x\n---\nbody\n"
+    assert split_frontmatter(text) == ({}, text, 0)
+
+
+def test_unclosed_frontmatter_is_body() -> None:
+    text = "---\ntitle: x\nbody\n"
+    assert split_frontmatter(text) == ({}, text, 0)
+
+
+def test_fence_lines_must_be_exact() -> None:
+    text = "---\ntitle: x\n----\nbody\n"
+    assert split_frontmatter(text) == ({}, text, 0)
+
+
+def test_body_and_consumed_lines() -> None:
+    text = "---\ntitle: Hello\ndate: 2024-05-01\n---\n# Heading\nbody\n"
+    meta, body, lines = split_frontmatter(text)
+    assert meta == {"title": "Hello", "date": "2024-05-01"}
+    assert body == "# Heading\nbody\n"
+    assert lines == 4
+    assert text.endswith(body)
+    assert text.split("\n")[lines] == "# Heading"
+
+
+def test_dots_close_the_block() -> None:
+    assert split_frontmatter("---\na: 1\n...\nbody\n") == ({"a": "1"}, "body\n", 3)
+
+
+def test_empty_block() -> None:
+    assert split_frontmatter("---\n---\nbody\n") == ({}, "body\n", 2)
+
+
+def test_body_may_be_empty() -> None:
+    assert split_frontmatter("---\na: b\n---\n") == ({"a": "b"}, "", 3)
+
+
+def test_scalars_stay_strings_and_keys_are_lowercased() -> None:
+    meta, _, _ = split_frontmatter(
+        "---\nTitle: My Note\nDraft: true\ncount: 42\ndate: 2024-05-01\n---\n"
+    )
+    assert meta == {"title": "My Note", "draft": "true", "count": "42", "date": "2024-05-01"}
+
+
+def test_matching_quotes_are_stripped() -> None:
+    meta, _, _ = split_frontmatter(
+        "---\na: \"double: quoted\"\nb: 'single'\nc: \"unbalanced'\nd: \"\"\n---\n"
+    )
+    assert meta == {"a": "double: quoted", "b": "single", "c": "\"unbalanced'", "d": ""}
+
+
+def test_colons_inside_values() -> None:
+    meta, _, _ = split_frontmatter("---\nurl: https://example.com:8080/a\ntime: 12:30\n---\n")
+    assert meta == {"url": "https://example.com:8080/a", "time": "12:30"}
+
+
+def test_inline_list() -> None:
+    meta, _, _ = split_frontmatter("---\nauthors: [ann, \"bob, jr\", 'c d', ]\nnone: []\n---\n")
+    assert meta == {"authors": ["ann", "bob, jr", "c d"], "none": []}
+
+
+def test_block_list_indented_or_not() -> None:
+    text = "---\nauthors:\n  - ann\n  - \"bob smith\"\nsources:\n- one\n- two\nafter: x\n---\n"
+    meta, _, _ = split_frontmatter(text)
+    assert meta == {"authors": ["ann", "bob smith"], "sources": ["one", "two"], "after": "x"}
+
+
+def test_comma_separated_value_stays_a_string() -> None:
+    meta, _, _ = split_frontmatter("---\ncategories: a, b\n---\n")
+    assert meta == {"categories": "a, b"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "tags: a, b ,c",
+        "tags: [a, b, c]",
+        "tags:\n  - a\n  - b\n  - c",
+        "TAGS: 'a, b, c'",
+    ],
+)
+def test_tags_are_always_a_list(line: str) -> None:
+    meta, _, _ = split_frontmatter(f"---\n{line}\n---\n")
+    assert meta == {"tags": ["a", "b", "c"]}
+
+
+def test_keywords_and_aliases_are_lists_too() -> None:
+    meta, _, _ = split_frontmatter("---\nkeywords: search\naliases:\ntags: ''\n---\n")
+    assert meta == {"keywords": ["search"], "aliases": [], "tags": []}
+
+
+def test_key_without_value_is_an_empty_string() -> None:
+    meta, _, _ = split_frontmatter("---\nsummary:\nnext: x\n---\n")
+    assert meta == {"summary": "", "next": "x"}
+
+
+def test_block_scalars() -> None:
+    text = "---\nliteral: |\n  line one\n  line two\nfolded: >-\n  a\n  b\nend: x\n---\n"
+    meta, _, _ = split_frontmatter(text)
+    assert meta == {"literal": "line one\nline two", "folded": "a b", "end": "x"}
+
+
+def test_malformed_lines_are_ignored() -> None:
+    text = (
+        "---\n"
+        "title: Kept\n"
+        "just some words\n"
+        "- stray item\n"
+        ": no key\n"
+        "# a comment: with colon\n"
+        "nested:\n"
+        "  inner: 1\n"
+        "  - item after nested mapping\n"
+        "[broken: list\n"
+        "list: [unclosed, x\n"
+        "---\n"
+        "body\n"
+    )
+    meta, body, lines = split_frontmatter(text)
+    assert meta == {"title": "Kept", "nested": "", "list": "[unclosed, x"}
+    assert (body, lines) == ("body\n", 12)
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("ab: -[]\"',|>#\t."), max_size=20), max_size=12))
+def test_arbitrary_block_never_raises(lines: list[str]) -> None:
+    block = "\n".join(line for line in lines if line.rstrip() not in ("---", "..."))
+    meta, body, consumed = split_frontmatter(f"---\n{block}\n---\nbody\n")
+    assert body == "body\n"
+    assert consumed == block.count("\n") + 3
+    for key, value in meta.items():
+        assert isinstance(key, str) and key == key.lower()
+        assert isinstance(value, str) or all(isinstance(v, str) for v in value)
+
+
+# fenced_spans
+
+
+def test_fenced_spans() -> None:
+    text = "a\n```py\nx\n```\nb\n~~~\n```\n~~~~\nc\n````\n```\nd\n````\n"
+    spans = fenced_spans(text)
+    assert [text[s:e] for s, e in spans] == [
+        "```py\nx\n```",
+        "~~~\n```\n~~~~",
+        "````\n```\nd\n````",
+    ]
+
+
+def test_unclosed_fence_runs_to_the_end() -> None:
+    text = "a\n   ```\nb\n"
+    assert fenced_spans(text) == [(2, len(text))]
+
+
+def test_not_fences() -> None:
+    # Inline code, 4-space indent, backtick in a backtick fence's info string.
+    assert fenced_spans("use ```x``` inline\n    ```\n``` a`b\n") == []
+
+
+# extract_title
+
+
+def test_title_from_frontmatter() -> None:
+    assert extract_title({"title": "  From Meta "}, "# Heading\n", "f.md") == "From Meta"
+
+
+def test_empty_frontmatter_title_falls_back() -> None:
+    assert extract_title({"title": "  "}, "# Heading\n", "f.md") == "Heading"
+    assert extract_title({"title": ["a"]}, "# Heading\n", "f.md") == "Heading"
+
+
+def test_title_from_first_h1() -> None:
+    body = "intro\n## Sub\n# First  \n# Second\n"
+    assert extract_title({}, body, "f.md") == "First"
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        ("# Title ##", "Title"),
+        ("# Title #   ", "Title"),
+        ("# C#", "C#"),
+        ("   # Indented", "Indented"),
+        ("#\tTabbed", "Tabbed"),
+    ],
+)
+def test_h1_text_cleanup(line: str, title: str) -> None:
+    assert extract_title({}, f"{line}\n", "f.md") == title
+
+
+def test_empty_h1_is_skipped() -> None:
+    assert extract_title({}, "#\n# ##\n# Real\n", "f.md") == "Real"
+
+
+@pytest.mark.parametrize("line", ["#NoSpace", "    # code block", "## Level two", "text # not"])
+def test_not_h1(line: str) -> None:
+    assert extract_title({}, f"{line}\n", "notes.md") == "notes"
+
+
+@pytest.mark.parametrize("fence", ["```", "~~~", "````"])
+def test_h1_inside_fence_is_ignored(fence: str) -> None:
+    body = f"{fence}bash\n# install deps\npip install x\n{fence}\n\n# Real Title\n"
+    assert extract_title({}, body, "f.md") == "Real Title"
+
+
+def test_h1_only_inside_unclosed_fence_falls_back_to_filename() -> None:
+    assert extract_title({}, "```\n# comment\n", "deploy-guide.md") == "deploy-guide"
+
+
+@pytest.mark.parametrize(
+    ("filename", "title"),
+    [("deploy-guide.md", "deploy-guide"), ("notes/a.b.txt", "a.b"), ("README", "README")],
+)
+def test_title_from_filename(filename: str, title: str) -> None:
+    assert extract_title({}, "no heading here\n", filename) == title
