@@ -43,7 +43,7 @@ def _exit(code: int) -> None:
     raise typer.Exit(code)
 
 
-@app.command(context_settings={"ignore_unknown_options": True})
+@app.command()
 def search(
     query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
@@ -61,13 +61,13 @@ def search(
 ) -> None:
     """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
 
+    A word starting with a single dash is a negated term (`-staging`); put a query
+    that starts with `--` after `--`.
+
     Scores are normalized per query to [0, 1]. Output is human text on a terminal and
     JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
     error, 3 daemon not running (with --no-autostart).
     """
-    unknown = [w for w in query if w.startswith("--")]
-    if unknown:
-        raise typer.BadParameter(f"no such option: {unknown[0]} (use -- before a query starting with --)")
     _exit(commands.search(" ".join(query), limit, min_score, collection or [],
                           _fmt(json_, files, csv, md, xml), False if no_autostart else None))
 

@@ -189,7 +189,8 @@ def collection_list(fmt: str | None) -> int:
         res = Client().call("collection.list")
         if fmt == "json":
             _dump(res)
-        elif not res["collections"]:
+            return 0
+        if not res["collections"]:
             print("no collections yet: gnoctl collection add PATH")
         for c in res["collections"]:
             extra = f" language={c['language']}" if c.get("language") else ""
@@ -214,19 +215,32 @@ def collection_remove(name: str, fmt: str | None) -> int:
 # --- daemon control ------------------------------------------------------------------
 
 
+def _start(paths: Paths) -> dict:
+    if is_running(paths):
+        return {"running": True, "started": False, "socket": paths.socket_path}
+    return {"running": True, "started": True, "pid": start_daemon(paths), "socket": paths.socket_path}
+
+
+def _stop(paths: Paths, timeout: float) -> dict:
+    if not is_running(paths):
+        return {"stopped": False}
+    Client(paths, autostart=False).call("shutdown")
+    deadline = time.monotonic() + timeout
+    while is_running(paths) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if is_running(paths):
+        raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:.0f} s")
+    return {"stopped": True}
+
+
+def _say_started(msg: dict) -> None:
+    print(f"gnod started (pid {msg['pid']})" if msg["started"] else "gnod is already running")
+
+
 def daemon_start(fmt: str | None) -> int:
     def go(fmt: str) -> int:
-        paths = Paths.from_env()
-        if is_running(paths):
-            msg = {"running": True, "started": False, "socket": paths.socket_path}
-        else:
-            pid = start_daemon(paths)
-            msg = {"running": True, "started": True, "pid": pid, "socket": paths.socket_path}
-        if fmt == "json":
-            _dump(msg)
-        else:
-            print("gnod started" + (f" (pid {msg['pid']})" if msg["started"] else " already running")
-                  if msg["started"] else "gnod is already running")
+        msg = _start(Paths.from_env())
+        _dump(msg) if fmt == "json" else _say_started(msg)
         return 0
 
     return _run(fmt, go)
@@ -234,20 +248,8 @@ def daemon_start(fmt: str | None) -> int:
 
 def daemon_stop(fmt: str | None, timeout: float = 20.0) -> int:
     def go(fmt: str) -> int:
-        paths = Paths.from_env()
-        stopped = False
-        if is_running(paths):
-            Client(paths, autostart=False).call("shutdown")
-            deadline = time.monotonic() + timeout
-            while is_running(paths) and time.monotonic() < deadline:
-                time.sleep(0.02)
-            if is_running(paths):
-                raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:.0f} s")
-            stopped = True
-        if fmt == "json":
-            _dump({"stopped": stopped})
-        else:
-            print("gnod stopped" if stopped else "gnod was not running")
+        msg = _stop(Paths.from_env(), timeout)
+        _dump(msg) if fmt == "json" else print("gnod stopped" if msg["stopped"] else "gnod was not running")
         return 0
 
     return _run(fmt, go)
@@ -273,8 +275,12 @@ def daemon_status(fmt: str | None) -> int:
     return _run(fmt, go)
 
 
-def daemon_restart(fmt: str | None) -> int:
-    code = daemon_stop("json" if fmt == "json" else fmt)
-    if code:
-        return code
-    return daemon_start(fmt)
+def daemon_restart(fmt: str | None, timeout: float = 20.0) -> int:
+    def go(fmt: str) -> int:
+        paths = Paths.from_env()
+        stopped = _stop(paths, timeout)["stopped"]
+        msg = {**_start(paths), "stopped": stopped}
+        _dump(msg) if fmt == "json" else _say_started(msg)
+        return 0
+
+    return _run(fmt, go)

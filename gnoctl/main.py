@@ -34,28 +34,57 @@ class _Fallback(Exception):
     """The fast parser gives up; typer parses (and explains) instead."""
 
 
-def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
+def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
+    """Split arguments into option tokens (each with its value) and query words.
+
+    For `search`, a single-dash word that is not a known short option is a negated
+    query term (`-staging`), on both paths: click would otherwise read `-staging` as
+    `-s -t -a …`. A known short option may carry digits (`-n5`), as in click.
+    """
     spec = FAST_OPTIONS[command]
-    opts: dict = {"collections": []}
+    options: list[str] = []
     words: list[str] = []
-    it = iter(args)
-    for arg in it:
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
         if arg == "--":
-            words.extend(it)
+            words.extend(args[i:])
             break
         if not arg.startswith("-") or arg == "-":
             words.append(arg)
             continue
+        name, eq, _ = arg.partition("=")
+        if arg.startswith("--") or arg in spec:
+            options.append(arg)
+            takes_value = name in spec and spec[name][1] != "flag"
+            if takes_value and not eq and i < len(args):
+                options.append(args[i])
+                i += 1
+        elif arg[:2] in spec and spec[arg[:2]][1] == "int" and arg[2:].isdigit():
+            options.append(arg)
+        elif command == "search":
+            words.append(arg)
+        else:
+            options.append(arg)
+    return options, words
+
+
+def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
+    """Options and words, or _Fallback for anything typer should judge."""
+    spec = FAST_OPTIONS[command]
+    options, words = classify(command, args)
+    opts: dict = {"collections": []}
+    it = iter(options)
+    for arg in it:
         name, eq, inline = arg.partition("=")
+        if name not in spec and arg[:2] in spec and not arg.startswith("--"):
+            name, eq, inline = arg[:2], "=", arg[2:]  # -n5
         if name not in spec:
-            # `-term` is a negated query word; anything else is for typer to judge.
-            if command == "search" and not arg.startswith("--") and len(arg) > 2:
-                words.append(arg)
-                continue
             raise _Fallback()
         dest, kind = spec[name]
         if kind == "flag":
-            if eq:
+            if eq or (dest == "format" and "format" in opts):
                 raise _Fallback()
             opts[dest] = FORMAT_FLAGS.get(name, True) if dest == "format" else True
             continue
@@ -77,8 +106,6 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
 
 
 def _fast(argv: list[str]) -> int | None:
-    if not argv or argv[0] not in FAST_OPTIONS:
-        return None
     try:
         opts, words = parse_fast(argv[0], argv[1:])
     except _Fallback:
@@ -99,7 +126,12 @@ def _fast(argv: list[str]) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    code = _fast(argv)
+    code = None
+    if argv and argv[0] in FAST_OPTIONS:
+        code = _fast(argv)
+        if code is None:  # typer explains; it sees the same words/options split
+            options, words = classify(argv[0], argv[1:])
+            argv = [argv[0], *options, "--", *words]
     if code is None:
         from gnoctl.cli import run
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from typing import Annotated
 
 import msgspec
 
@@ -49,6 +50,8 @@ class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     log_level: str = "info"
+    # Processes that prepare documents on big index runs; unset = one per core (max 4), 0 = none.
+    ingest_workers: Annotated[int, msgspec.Meta(ge=0, le=64)] | None = None
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

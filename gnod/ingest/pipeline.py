@@ -9,7 +9,6 @@ a store failure rolls back the open batch (those files are simply redone next ru
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -18,8 +17,8 @@ from collections.abc import Callable
 import apsw
 
 from gnod.config import CollectionConfig
-from gnod.ingest.prepare import IngestFailure, prepare
 from gnod.ingest.walk import Filter, walk
+from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import IndexStats
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
@@ -41,6 +40,7 @@ def index_collection(
     col: CollectionConfig,
     progress: ProgressFn | None = None,
     stop: threading.Event | None = None,
+    pool: PreparePool | None = None,
 ) -> IndexStats:
     t0 = time.perf_counter()
     stats = IndexStats(collection=col.name)
@@ -65,52 +65,45 @@ def index_collection(
         progress("scan", 0, total, "")
 
     seen: set[str] = set()
+    tasks: list[Task] = []
+    for e in entries:
+        seen.add(e.rel_path)
+        old = states.get(e.rel_path)
+        stat = (e.size, e.mtime_ns, e.inode)
+        if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
+            stats.unchanged += 1
+        elif old is None and failed.get(e.rel_path) == stat:
+            stats.errors += 1  # failed before and unchanged since: not retried
+        else:
+            tasks.append(Task(e, old.source_hash if old else None, col.language))
+
+    done = total - len(tasks)
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
+    outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
     conn.execute("BEGIN")
     try:
-        for i, e in enumerate(entries):
-            seen.add(e.rel_path)
-            old = states.get(e.rel_path)
+        for task, outcome in zip(tasks, outcomes):
+            e = task.entry
             stat = (e.size, e.mtime_ns, e.inode)
-            if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
+            done += 1
+            if isinstance(outcome, Failed):
+                store.record_error(conn, cid, e.rel_path, outcome.code, outcome.reason, *stat)
+                stats.errors += 1
+            elif isinstance(outcome, Unchanged):
+                store.touch_document(conn, states[e.rel_path].id, *stat)
                 stats.unchanged += 1
-                continue
-            if old is None and failed.get(e.rel_path) == stat:
-                stats.errors += 1
-                continue
-            try:
-                with open(e.abs_path, "rb") as f:
-                    data = f.read()
-            except OSError as err:
-                store.record_error(conn, cid, e.rel_path, "READ", f"cannot read: {err.strerror or err}", *stat)
-                stats.errors += 1
-                continue
-            digest = hashlib.sha256(data).hexdigest()
-            if old is not None and old.source_hash == digest:
-                store.touch_document(conn, old.id, *stat)
-                stats.unchanged += 1
-                continue
-            try:
-                doc = prepare(e, data, digest, col.language, analyzers)
-            except IngestFailure as f:
-                store.record_error(conn, cid, e.rel_path, f.code, f.reason, *stat)
-                stats.errors += 1
-                continue
-            except Exception as ex:  # a converter bug must not stop the run
-                store.record_error(conn, cid, e.rel_path, "INTERNAL", f"{type(ex).__name__}: {ex}", *stat)
-                stats.errors += 1
-                continue
-            # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-            store.put_document(conn, cid, doc)
-            if old is None:
-                stats.added += 1
             else:
-                stats.updated += 1
-            in_batch += 1
+                # A store failure (disk full, I/O) propagates: the batch rolls back whole.
+                store.put_document(conn, cid, outcome)
+                if task.old_hash is None:
+                    stats.added += 1
+                else:
+                    stats.updated += 1
+                in_batch += 1
             now = time.monotonic()
-            if in_batch >= BATCH_DOCS or now >= batch_end:
+            if in_batch >= BATCH_DOCS or (in_batch and now >= batch_end):
                 conn.execute("COMMIT")
                 if stop is not None and stop.is_set():
                     raise Cancelled()
@@ -118,7 +111,7 @@ def index_collection(
                 in_batch = 0
                 batch_end = now + BATCH_SECONDS
             if progress and now >= next_progress:
-                progress("index", i + 1, total, e.rel_path)
+                progress("index", done, total, e.rel_path)
                 next_progress = now + PROGRESS_SECONDS
 
         unreadable = tuple(p + "/" for p, _ in walk_errors)

@@ -83,7 +83,10 @@ class Connection:
             while True:
                 try:
                     header = await self.reader.readexactly(wire.HEADER.size)
-                except asyncio.IncompleteReadError:
+                except asyncio.IncompleteReadError as e:
+                    if not e.partial and self.tasks:
+                        # The client half-closed after its last request: still answer it.
+                        await asyncio.wait(set(self.tasks))
                     return
                 (size,) = wire.HEADER.unpack(header)
                 if size > wire.MAX_FRAME:
@@ -140,7 +143,7 @@ class Daemon:
         self.config = config
         self.config_mtime = _mtime(paths.config_file)
         self.started = time.time()
-        self.writer = Writer(paths.db_file)
+        self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
         self._readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gnod-read")

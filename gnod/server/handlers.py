@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import json
 import os
 import time
 
 import msgspec
+import pathspec
 
 from gnod import wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
+from gnod.ingest.pipeline import Cancelled
 from gnod.protocol import (
     CollectionAddParams,
     CollectionInfo,
@@ -139,7 +140,10 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
                 "progress", Progress(id=call.id, collection=_name, phase=phase, done=done, total=total, path=path)
             )
 
-        results.append(await d.writer.index(col, progress))
+        try:
+            results.append(await d.writer.index(col, progress))
+        except Cancelled:
+            raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)") from None
         if d.stopping.is_set():
             raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)")
     return IndexResult(collections=results, seconds=round(time.perf_counter() - t0, 4))
@@ -235,8 +239,10 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             pat = p.pattern[len("gno://"):] if p.pattern.startswith("gno://") else p.pattern
             name = pat.split("/", 1)[0]
             scope = None if any(ch in name for ch in "*?[") else name
+            # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
+            spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
-                if fnmatch.fnmatchcase(f"{doc.collection}/{doc.rel_path}", pat):
+                if spec.match_file(f"{doc.collection}/{doc.rel_path}"):
                     docs.append(doc)
         out, budget, truncated = [], p.max_bytes, False
         for doc in docs:

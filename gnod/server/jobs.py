@@ -16,6 +16,7 @@ import apsw
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import ProgressFn, index_collection
+from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
 from gnod.store.db import connect
@@ -26,8 +27,9 @@ T = TypeVar("T")
 
 
 class Writer:
-    def __init__(self, db_path: str) -> None:
+    def __init__(self, db_path: str, ingest_workers: int | None = None) -> None:
         self.db_path = db_path
+        self.pool = PreparePool(ingest_workers)
         self.stop = threading.Event()
         self.job = JobInfo(running=False)
         # Bumped after every committed job, so readers can drop cached facts (languages).
@@ -67,7 +69,7 @@ class Writer:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self._analyzers, col, report, self.stop)
+                return index_collection(conn, self._analyzers, col, report, self.stop, self.pool)
             finally:
                 self.job = JobInfo(running=False)
 
@@ -101,3 +103,4 @@ class Writer:
 
         self._pool.submit(shut).result()
         self._pool.shutdown(wait=True)
+        self.pool.close()

@@ -59,7 +59,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE VIRTUAL TABLE documents_fts USING fts5(
             filepath, title, body,
             content='', contentless_delete=1,
-            tokenize="unicode61 remove_diacritics 2"
+            tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
         );
         CREATE TABLE ingest_errors(
             collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,

@@ -12,9 +12,14 @@ from collections.abc import Iterable, Sequence
 
 import Stemmer
 
-# Alphanumeric runs only: `_` and `-` separate parts, so `snake_case` and `real-time`
-# become two adjacent tokens and are matched as phrases by the query grammar.
-TOKEN_RE = re.compile(r"[^\W_]+")
+# Alphanumeric runs (plus the combining marks that Indic, Thai, Hebrew and Arabic words
+# carry inside them, which `\w` does not match): `_` and `-` separate parts, so
+# `snake_case` and `real-time` become adjacent tokens that the grammar matches as phrases.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0dff\u0e00-\u0e7f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+)
+TOKEN_RE = re.compile(rf"(?:[^\W_]|[{_MARKS}])+")
 
 # Snowball algorithms that PyStemmer ships, by the names we store in the index.
 LANGUAGES: frozenset[str] = frozenset(
@@ -23,45 +28,53 @@ LANGUAGES: frozenset[str] = frozenset(
 
 # Longer tokens are hashes, base64 or minified junk: indexed verbatim, never stemmed.
 _MAX_STEM_LEN = 40
+_MAX_CACHE = 500_000
+
+
+class _StemCache(dict):
+    """token → stem; a miss stems once. `map(cache.__getitem__, tokens)` keeps hits in C."""
+
+    __slots__ = ("_stemmer",)
+
+    def __init__(self, stemmer: Stemmer.Stemmer | None) -> None:
+        super().__init__()
+        self._stemmer = stemmer
+
+    def __missing__(self, token: str) -> str:
+        if self._stemmer is None or len(token) > _MAX_STEM_LEN or token.isdigit():
+            out = token
+        else:
+            out = self._stemmer.stemWord(token) or token
+        if len(self) < _MAX_CACHE:
+            self[token] = out
+        return out
 
 
 class Analyzer:
-    """Tokenizes and stems text for one language (or none), caching stems in a dict.
+    """Tokenizes and stems text for one language (or none).
 
-    PyStemmer's own cache is slower than a plain dict lookup, so it is disabled and
-    we memoize here; the cache is bounded by the vocabulary of the corpus.
+    PyStemmer's own cache is slower than a dict lookup, so it is disabled and stems
+    are memoized here; the cache is bounded (a corpus vocabulary fits easily).
     """
 
-    __slots__ = ("language", "_stemmer", "_cache")
+    __slots__ = ("language", "_cache")
 
     def __init__(self, language: str | None) -> None:
         if language is not None and language not in LANGUAGES:
             raise ValueError(f"no Snowball stemmer for language {language!r}")
         self.language = language
-        self._stemmer = Stemmer.Stemmer(language, 0) if language else None
-        self._cache: dict[str, str] = {}
+        self._cache = _StemCache(Stemmer.Stemmer(language, 0) if language else None)
 
     def stem(self, token: str) -> str:
         """Stem one lowercase token."""
-        cached = self._cache.get(token)
-        if cached is not None:
-            return cached
-        if self._stemmer is None or len(token) > _MAX_STEM_LEN or token.isdigit():
-            out = token
-        else:
-            out = self._stemmer.stemWord(token) or token
-        if len(self._cache) < 500_000:
-            self._cache[token] = out
-        return out
+        return self._cache[token]
 
     def stems(self, tokens: Iterable[str]) -> list[str]:
-        cache = self._cache
-        stem = self.stem
-        return [cache.get(t) or stem(t) for t in tokens]
+        return list(map(self._cache.__getitem__, tokens))
 
     def index_text(self, text: str) -> str:
         """The space-joined stems FTS5 stores for `text`."""
-        return " ".join(self.stems(tokenize(text)))
+        return " ".join(map(self._cache.__getitem__, TOKEN_RE.findall(text.lower())))
 
 
 def tokenize(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Per-document language detection, cheap first guesses and lingua only as a fallback.
+"""Per-document language detection: cheap first guesses, lingua only as a fallback.
 
 Every document is stemmed with the Snowball stemmer of its own language, so the
 ingest path calls `detect_language` once per document.  It has to be fast (tens of
@@ -7,15 +7,21 @@ on everything.  The strategy, cheapest first:
 
 1. a collection-level hint wins outright;
 2. take a prose sample: the first ~1,500 characters of lines that are not code
-   (fenced blocks, indented blocks, lines that are one inline-code span, as in tldr
-   pages), with inline code, URLs and tldr's ``[c]reate`` option markers removed;
+   (fenced and indented blocks, lines starting with a backtick as tldr's command
+   lines do, headings, HTML);
 3. the writing system decides for non-Latin scripts (Cyrillic, Greek, Arabic,
-   Armenian, Devanagari, Tamil, Hebrew; CJK and scripts without a stemmer → None);
-4. for Latin script, score the sample's tokens against per-language function-word
-   lists (a word shared by n languages counts 1/n for each) plus a few diacritics;
-   a clear winner is returned;
-5. only otherwise ask lingua, restricted to the Latin-script languages we can stem,
-   in low-accuracy mode, built lazily once.
+   Armenian, Devanagari, Tamil, Hebrew); CJK, Vietnamese, Icelandic and scripts
+   without a stemmer give None;
+4. for Latin script, count the sample's distinct function words of each language (a
+   word shared by n languages is worth 1/n to each), plus a few telltale letters; a
+   clear winner is returned.  The first few hundred characters usually suffice, and
+   English is recognized without even unpacking the per-language scores;
+5. on a tie, character sequences that tell close relatives apart (Danish/Norwegian,
+   Spanish/Catalan, Finnish/Estonian, ...) break it if they give a clear lead;
+6. only otherwise ask lingua, in low-accuracy mode, restricted to the few languages
+   the function words point at (plus the most common ones when they point nowhere):
+   lingua is imported on first use, its detectors are cached, and each language model
+   it loads (~2 MB, ~20 ms) is loaded once per process.
 
 `detect_language` returns a Snowball algorithm name from
 `gnod.text.analyzer.LANGUAGES`, or None when the text is too short, is written in a
@@ -25,6 +31,7 @@ language without a stemmer, or is too ambiguous.
 from __future__ import annotations
 
 import re
+import struct
 import threading
 from bisect import bisect_right
 from typing import Any
@@ -107,6 +114,13 @@ _ALIASES: dict[str, str] = {
 # Values meaning "no hint: detect per document".
 _AUTO = frozenset({"", "auto", "detect"})
 
+# Common languages without a Snowball stemmer, for a clearer error message.
+_NO_STEMMER = frozenset(
+    "zh ja ko uk he bg vi th ur bn mk sk sl hr bs is ms "
+    "chinese japanese korean ukrainian hebrew bulgarian vietnamese thai urdu bengali "
+    "macedonian slovak slovene slovenian croatian bosnian icelandic malay".split()
+)
+
 _NAMES: dict[str, str] = {name: name for name in LANGUAGES}
 _NAMES.update(ISO_TO_SNOWBALL)
 _NAMES.update({k: v for k, v in _ALIASES.items() if v in LANGUAGES})
@@ -128,8 +142,11 @@ def normalize_language(value: str | None) -> str | None:
     if name is None and "-" in key:
         name = _NAMES.get(key.split("-", 1)[0])
     if name is None:
+        what = "unknown language"
+        if key in _NO_STEMMER or key.split("-", 1)[0] in _NO_STEMMER:
+            what = "no Snowball stemmer for language"
         raise ValueError(
-            f"unknown language {value!r}: expected 'auto', a Snowball language name "
+            f"{what} {value!r}: expected 'auto', a Snowball language name "
             f"({', '.join(sorted(LANGUAGES))}) or an ISO 639-1 code "
             f"({', '.join(ISO_TO_SNOWBALL)})"
         )
@@ -140,35 +157,37 @@ def normalize_language(value: str | None) -> str | None:
 # Prose sample
 
 _SAMPLE_CHARS = 1500
+_QUICK_CHARS = 400  # first pass over the start of the sample; most texts stop there
 _SCAN_CHARS = 5000  # how much of the document head is scanned for prose lines
 _MIN_TOKENS = 3
 
-# A line is not prose if it starts with a backtick (tldr command lines, inline-code-only
-# lines), a shell prompt, `<` (HTML, autolinks), `#` (headings: tldr titles are command
-# names; also shebangs and C preprocessor lines) or a tab / 4 spaces (indented code).
-_NOT_PROSE_FIRST = "`$<#\t"
+# Lines that are not prose: starting with a backtick (tldr command lines, lines that
+# are one inline-code span), a shell prompt, `<` (HTML, autolinks), `#` (headings:
+# tldr titles are command names; shebangs, C preprocessor) or a tab / 4 spaces
+# (indented code).  A regular expression with a literal "\n" prefix is the cheapest
+# way to drop them; the rest of the fast path avoids per-character regexes.
+_NOT_PROSE_RE = re.compile(r"\n(?:[`$<#\t]|    )[^\n]*")
 _FENCES = ("```", "~~~")
 
 # Inline code and URLs vanish; tldr's option markers `[c]reate`, `E[x]tract` are
-# unwrapped.  Only applied to the (rare) samples handed to lingua: regular expressions
-# over the whole sample cost more than the rest of the fast path together.
+# unwrapped.  Only applied to the (rare) samples handed to lingua.
 _NOISE_RE = re.compile(r"`[^`\n]*`|<?(?:https?|ftp)://[^\s>)\]]*>?|\[(\w{1,3})\]")
 
-# Punctuation turned into spaces before splitting into words (cheaper than a regex).
-_PUNCT_ASCII = (".", ",", ":", ";", "(", ")", "!", "?", '"', "'", "*", "_")
-_PUNCT_OTHER = ("\u2019", "\u201c", "\u201d", "\u201e", "\xab", "\xbb", "\xbf", "\xa1", "\u2014")
+# Word splitting works on UTF-8 bytes: bytes.translate turns ASCII punctuation into
+# spaces at C speed.  `/`, `-`, `[` are kept, so paths, URLs, options and tldr's
+# `[c]reate` stay single (harmless) words.
+_PUNCT = b".,:;()!?\"'*_{}`<>|=+&\n\r\t"
+_PUNCT_TABLE = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
+# Non-ASCII punctuation that commonly sticks to words: apostrophe, quotes, ¿ ¡.
+_PUNCT_OTHER = ("\u2019", "\xab", "\xbb", "\u201c", "\u201e", "\xbf", "\xa1")
 
 
 def _prose_sample(text: str) -> str:
-    """The first ~1,500 characters of lines that look like prose, joined by newlines."""
+    """The first ~1,500 characters of the lines of `text` that look like prose."""
     head = text[:_SCAN_CHARS]
-    lines = head.split("\n")
     if "```" in head or "~~~" in head:
-        lines = _drop_fenced(lines)
-    prose = [
-        line for line in lines if line and line[0] not in _NOT_PROSE_FIRST and line[:4] != "    "
-    ]
-    sample = "\n".join(prose)
+        head = "\n".join(_drop_fenced(head.split("\n")))
+    sample = _NOT_PROSE_RE.sub("", "\n" + head).strip()
     return sample[:_SAMPLE_CHARS] if len(sample) > _SAMPLE_CHARS else sample
 
 
@@ -187,15 +206,17 @@ def _drop_fenced(lines: list[str]) -> list[str]:
     return out
 
 
-def _words(sample: str, ascii_only: bool) -> list[str]:
-    """Lowercase words of `sample` for the function-word profile (split, not regex)."""
-    low = sample.lower()
-    for p in _PUNCT_ASCII:
-        low = low.replace(p, " ")
-    if not ascii_only:
-        for p in _PUNCT_OTHER:
+def _normalized(text: str, ascii_only: bool) -> bytes:
+    """`text` lowercased as UTF-8 bytes, punctuation turned into spaces.
+
+    Splitting this is much cheaper than a tokenizing regex."""
+    if ascii_only:
+        return text.encode("ascii").lower().translate(_PUNCT_TABLE)
+    low = text.lower()
+    for p in _PUNCT_OTHER:
+        if p in low:
             low = low.replace(p, " ")
-    return low.split()
+    return low.encode("utf-8", "replace").translate(_PUNCT_TABLE)
 
 
 # --------------------------------------------------------------------------------------
@@ -250,66 +271,123 @@ _RANGES: list[tuple[int, int]] = [
 _RANGE_STARTS = [start for start, _ in _RANGES]
 _RANGE_SCRIPTS = [script for _, script in _RANGES]
 
-_MAX_COUNTED = 64  # distinct non-ASCII characters counted exactly; beyond, estimated
+_CHARS_PREFIX = 400  # characters of the sample whose scripts and letters are counted
 # A script other than Latin wins when its letters are at least half as many as the ASCII
 # letters; CJK characters are syllables or whole words, so they count several times.
 _CJK_WEIGHT = 4
 
 
+_script_cache: dict[str, int] = {}
+_ASCII = frozenset(map(chr, range(128)))
+_LATIN_END = "\u0250"  # below: ASCII, Latin-1 and Latin Extended-A/B only
+# Letters of Latin-script languages we cannot stem: Vietnamese (ơ ư and the vowels with
+# a dot below or hook above), Icelandic and Faroese (þ ð).
+_NO_STEMMER_LATIN = frozenset(
+    "ơưƠƯþÞðÐ" + "".join(map(chr, range(0x1EA0, 0x1EFA)))
+)
+
+
 def _script_of(ch: str) -> int:
-    return _RANGE_SCRIPTS[bisect_right(_RANGE_STARTS, ord(ch)) - 1]
+    script = _script_cache.get(ch)
+    if script is None:
+        script = _RANGE_SCRIPTS[bisect_right(_RANGE_STARTS, ord(ch)) - 1]
+        if len(_script_cache) < 100_000:
+            _script_cache[ch] = script
+    return script
 
 
-def _non_ascii_chars(sample: str) -> tuple[dict[str, int], int]:
-    """({non-ASCII character: count}, total non-ASCII characters) of `sample`.
+class _Chars:
+    """The non-ASCII characters of the first _CHARS_PREFIX characters of a sample
+    (a prefix tells the script as well as the whole)."""
 
-    Counts are exact for up to _MAX_COUNTED distinct characters (str.count is a fast C
-    loop); for more (CJK text) each gets the mean count, which is enough to tell scripts.
-    """
-    total = len(sample) - len(sample.encode("ascii", "ignore"))
-    distinct = [c for c in set(sample) if c > "\x7f"]
-    if len(distinct) <= _MAX_COUNTED:
-        return {c: sample.count(c) for c in distinct}, total
-    mean = max(1, total // len(distinct))
-    return dict.fromkeys(distinct, mean), total
+    __slots__ = ("prefix", "distinct", "non_ascii")
+
+    def __init__(self, sample: str) -> None:
+        self.prefix = prefix = sample[:_CHARS_PREFIX]
+        self.non_ascii = len(prefix) - len(prefix.encode("ascii", "ignore"))
+        self.distinct = set(prefix)
+        self.distinct -= _ASCII
+
+    def count(self, letters: str) -> int:
+        """Occurrences of any of `letters` (str.count is a fast C loop)."""
+        distinct, prefix = self.distinct, self.prefix
+        return sum(prefix.count(c) for c in letters if c in distinct)
+
+    def script(self) -> tuple[int, int]:
+        """(dominant script other than Latin or 0, estimated number of its letters)."""
+        by_script = [0] * (_OTHER + 1)  # distinct characters per script
+        latin_or_symbols = []
+        cached = _script_cache.get
+        for ch in self.distinct:
+            script = cached(ch)
+            if script is None:
+                script = _script_of(ch)
+            by_script[script] += 1
+            if script == 0 or script == _LATIN:
+                latin_or_symbols.append(ch)
+        by_script[0] = by_script[_LATIN] = 0
+        most = max(by_script)
+        if not most:
+            return 0, 0
+        found = self.non_ascii - sum(map(self.prefix.count, latin_or_symbols))
+        return by_script.index(most), found
 
 
-def _count(chars: dict[str, int], letters: str) -> int:
-    return sum(chars.get(c, 0) for c in letters)
-
-
-def _cyrillic(chars: dict[str, int]) -> str | None:
-    serbian = _count(chars, "ђјљњћџЂЈЉЊЋЏ")
-    macedonian = _count(chars, "ѓќѕЃЌЅ")
-    ukrainian = _count(chars, "іїєґўІЇЄҐЎ")  # Ukrainian and Belarusian
-    russian = _count(chars, "ыэёЫЭЁ")
+def _cyrillic(chars: _Chars) -> str | None:
+    serbian = chars.count("ђјљњћџЂЈЉЊЋЏ")
+    macedonian = chars.count("ѓќѕЃЌЅ")
+    ukrainian = chars.count("іїєґўІЇЄҐЎ")  # Ukrainian and Belarusian
+    russian = chars.count("ыэёЫЭЁ")
     if serbian > ukrainian and serbian > russian:
         return None if macedonian else _known("serbian")
     if ukrainian > russian:
         return None  # no Ukrainian stemmer
-    if _count(chars, "әғқңөұүһӘҒҚҢӨҰҮҺ") > 2:
+    if chars.count("әғқңөұүһӘҒҚҢӨҰҮҺ") > 2:
         return None  # Kazakh, Tatar, Bashkir, ...
-    if russian == 0 and chars.get("ъ", 0) >= 3:
-        return None  # Bulgarian: ъ is a common vowel there, ы/э never occur
+    if russian == 0 and (chars.count("ъ") or _is_bulgarian(chars.prefix)):
+        return None  # Bulgarian: no stemmer (ъ is a common vowel there, ы/э never occur)
     return _known("russian")
 
 
-def _arabic(chars: dict[str, int]) -> str | None:
-    if _count(chars, "ٹڈڑںےھ") > 2:
+# Frequent Bulgarian words that are not Russian ones, and words both languages use.
+_BULGARIAN = frozenset(
+    "е са ще тази този това тези които който която което към със във съм сме сте "
+    "бъде беше няма нещо защото когато където".split()
+)
+_RUSSIAN_AND_BULGARIAN = frozenset(
+    "и в на за да не от до по без при или но а с к о у из над под през".split()
+)
+
+
+def _is_bulgarian(sample: str) -> bool:
+    russian = STOPWORDS.get("russian", frozenset())
+    bg = ru = 0
+    for word in sample.lower().split():
+        word = word.strip(".,;:!?()[]{}\"'«»-–—")
+        if word in _BULGARIAN:
+            bg += 1
+        elif word in russian and word not in _RUSSIAN_AND_BULGARIAN:
+            ru += 1
+    return bg > ru
+
+
+def _arabic(chars: _Chars) -> str | None:
+    if chars.count("ٹڈڑںےھ") > 2:
         return None  # Urdu
-    persian = _count(chars, "پچژگیک")
-    arabic = _count(chars, "يكةى")
+    persian = chars.count("پچژگیک")
+    arabic = chars.count("يكةى")
     return _known("persian") if persian > arabic else _known("arabic")
 
 
-def _hebrew(chars: dict[str, int]) -> str | None:
+def _hebrew(chars: _Chars) -> str | None:
     # Yiddish writes its vowels: the ligatures װ ױ ײ and pasekh/kamets under alef.
-    if _count(chars, "\u05f0\u05f1\u05f2\u05b7\u05b8\ufb1f\ufb2e\ufb2f") > 1:
+    if chars.count("\u05f0\u05f1\u05f2\u05b7\u05b8\ufb1f\ufb2e\ufb2f") > 1:
         return _known("yiddish")
     return None  # Hebrew: no stemmer
 
 
 def _devanagari(sample: str) -> str | None:
+    """Hindi, or Nepali if the sample has more Nepali function words."""
     hindi = STOPWORDS.get("hindi", frozenset())
     nepali = STOPWORDS.get("nepali", frozenset())
     h = n = 0
@@ -341,27 +419,72 @@ _PROFILE_LANGS: list[str] = [
     if lang in LANGUAGES and lang in STOPWORDS
 ]
 _LANG_INDEX = {lang: i for i, lang in enumerate(_PROFILE_LANGS)}
+_N = len(_PROFILE_LANGS)
+
+# Frequent words that are not quite function words (so not in STOPWORDS, which also
+# filters queries) but are as telling: used for detection only.
+_EXTRA_WORDS: dict[str, str] = {
+    "english": """
+        using without within instead every another whether either onto upon although
+        though unless since many much several already always never often still yet
+        specific specified given current currently available following multiple
+        show display print remove delete enable disable search convert generate extract
+        execute write read edit send save load replace move copy rename view connect
+        add get
+    """,
+}
+
+# Each distinct function word of a text adds its languages' scores.  Scores are summed
+# as packed integers, one 32-bit field per language (and a last one, see _pack), so
+# that adding them up is a single C-level `sum`: the high 20 bits of a field hold the
+# score in fixed point (_SCALE is 1.0), the low 12 bits the number of function words,
+# so comparing fields compares scores.  A 1,500-character sample cannot overflow them.
+_SCALE = 840  # divisible by 1..8: a word shared by n languages scores _SCALE // n
+_SCORE_SHIFT = 12
+_HITS_MASK = (1 << _SCORE_SHIFT) - 1
+_FIELDS = struct.Struct(f"<{_N}I")
+_FIELDS_BYTES = _FIELDS.size + 8  # the language fields, then the non-English bound
+_ENGLISH = _LANG_INDEX.get("english", -1)
+_FIELD_MASK = (1 << 32) - 1
+_ENGLISH_SHIFT = 32 * max(_ENGLISH, 0)
+_BOUND_SHIFT = 32 * _N + _SCORE_SHIFT
+
+
+def _pack(pairs: list[tuple[int, int]]) -> int:
+    """Packed fields for (language index, field value) pairs.
+
+    One more field, after the languages, holds an upper bound for the score of any
+    language but English: the largest non-English score of each word (or letter), summed
+    up.  When English beats twice that bound, it beats every other language and the
+    fields need not be unpacked (the common case for an English corpus).
+    """
+    packed = sum(value << (32 * i) for i, value in pairs)
+    bound = max((value >> _SCORE_SHIFT for i, value in pairs if i != _ENGLISH), default=0)
+    return packed + ((bound << _SCORE_SHIFT) << (32 * _N))
 
 
 def _is_latin_word(word: str) -> bool:
     return all(c.isascii() or _script_of(c) == _LATIN for c in word)
 
 
-def _build_weights() -> dict[str, tuple[tuple[int, float], ...]]:
+def _build_word_table() -> dict[bytes, int]:
     owners: dict[str, list[int]] = {}
     for i, lang in enumerate(_PROFILE_LANGS):
-        for word in STOPWORDS[lang]:
+        words = set(STOPWORDS[lang]) | set(_EXTRA_WORDS.get(lang, "").split())
+        for word in words:
             if _is_latin_word(word):
                 owners.setdefault(word, []).append(i)
-    weights = {}
+    table = {}
     for word, langs in owners.items():
         # A word shared by n languages is worth 1/n to each; single letters are weak.
-        w = (0.5 if len(word) == 1 else 1.0) / len(langs)
-        weights[word] = tuple((i, w) for i in langs)
-    return weights
+        score = _SCALE // len(langs) // (2 if len(word) == 1 else 1)
+        table[word.encode()] = _pack([(i, (score << _SCORE_SHIFT) + 1) for i in langs])
+    return table
 
 
-_WEIGHTS = _build_weights()
+_WORD_TABLE = _build_word_table()
+_WORD_SET = frozenset(_WORD_TABLE)
+
 
 # Letters that point at a few languages: letter → ((language, weight), ...).  Counted
 # at most _MAX_LETTER_HITS times each, so they tip balances rather than decide alone.
@@ -415,43 +538,149 @@ _LETTER_SIGNALS_SRC: dict[str, tuple[tuple[str, float], ...]] = {
     "į": (("lithuanian", 1.0),),
     "ū": (("lithuanian", 1.0),),
     "đ": (("serbian", 1.0),),
+    "č": (("czech", 0.3), ("serbian", 0.3), ("lithuanian", 0.3)),
+    "š": (("czech", 0.3), ("serbian", 0.3), ("lithuanian", 0.3)),
+    "ž": (("czech", 0.3), ("serbian", 0.3), ("lithuanian", 0.3)),
     "ć": (("serbian", 0.6), ("polish", 0.6)),
 }
-_LETTER_SIGNALS: dict[str, tuple[tuple[int, float], ...]] = {}
+_LETTER_SIGNALS: dict[str, int] = {}
 for _ch, _pairs in _LETTER_SIGNALS_SRC.items():
-    _sig = tuple((_LANG_INDEX[lang], w) for lang, w in _pairs if lang in _LANG_INDEX)
+    _sig = _pack(
+        [
+            (_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT)
+            for lang, w in _pairs
+            if lang in _LANG_INDEX
+        ]
+    )
     if _sig:
         _LETTER_SIGNALS[_ch] = _sig
         _LETTER_SIGNALS.setdefault(_ch.upper(), _sig)
 _MAX_LETTER_HITS = 3
 
-# A winner needs this many function-word hits and this lead over the runner-up.
+
+# Character sequences (on lowercase text with spaces at word boundaries) that tell close
+# languages apart: checked only when function words and letters leave a tie, before
+# asking lingua.  Counted at most _MAX_LETTER_HITS times each, like letters.
+_NGRAM_SIGNALS_SRC: dict[str, tuple[tuple[str, float], ...]] = {
+    # Spanish / Catalan / Portuguese / Italian
+    "ción ": (("spanish", 1.0),),
+    "ciones ": (("spanish", 1.0),),
+    "dad ": (("spanish", 0.5),),
+    "ció ": (("catalan", 1.0),),
+    "cions ": (("catalan", 1.0),),
+    "tat ": (("catalan", 0.5),),
+    "l·l": (("catalan", 1.0),),
+    "ção ": (("portuguese", 1.0),),
+    "ções ": (("portuguese", 1.0),),
+    "dade ": (("portuguese", 0.5),),
+    "zione ": (("italian", 1.0),),
+    "zioni ": (("italian", 1.0),),
+    "tà ": (("italian", 0.5),),
+    # Danish / Norwegian / Swedish
+    "sjon": (("norwegian", 1.0),),
+    "øy": (("norwegian", 1.0),),
+    "kj": (("norwegian", 0.5),),
+    "gj": (("norwegian", 0.5),),
+    "het ": (("norwegian", 0.3), ("swedish", 0.3)),
+    "øj": (("danish", 1.0),),
+    "hed ": (("danish", 0.5),),
+    "ej ": (("danish", 0.3),),
+    "tion": (("danish", 0.3), ("swedish", 0.3), ("english", 0.3), ("french", 0.3)),
+    # Finnish / Estonian
+    "ää": (("finnish", 0.5), ("estonian", 0.3)),
+    "yy": (("finnish", 0.5),),
+    "ssa ": (("finnish", 0.5),),
+    "ssä ": (("finnish", 1.0),),
+    "stä ": (("finnish", 1.0),),
+    "llä ": (("finnish", 1.0),),
+    "lla ": (("finnish", 0.5),),
+    "lle ": (("finnish", 0.5), ("estonian", 0.3)),
+    "ksi ": (("finnish", 0.5),),
+    # Dutch / German / English
+    "ij": (("dutch", 0.5),),
+    "lijk": (("dutch", 1.0),),
+    "heid ": (("dutch", 1.0),),
+    "lich": (("german", 1.0),),
+    "keit ": (("german", 1.0),),
+    "ung ": (("german", 0.5),),
+    "sch": (("german", 0.3), ("dutch", 0.3)),
+    "ing ": (("english", 0.5),),
+    "th": (("english", 0.3),),
+    "ly ": (("english", 0.3),),
+    # French
+    "eau": (("french", 0.5),),
+    "aux ": (("french", 0.5),),
+    "eux ": (("french", 0.5),),
+    "ée": (("french", 0.5),),
+}
+_NGRAM_SIGNALS: list[tuple[bytes, int]] = []
+for _ng, _pairs in _NGRAM_SIGNALS_SRC.items():
+    _sig = _pack(
+        [
+            (_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT)
+            for lang, w in _pairs
+            if lang in _LANG_INDEX
+        ]
+    )
+    if _sig:
+        _NGRAM_SIGNALS.append((_ng.encode(), _sig))
+
+
+def _ngram_score(normalized: bytes) -> int:
+    padded = b" " + normalized + b" "
+    total = 0
+    for ngram, sig in _NGRAM_SIGNALS:
+        n = padded.count(ngram)
+        if n:
+            total += sig * min(n, _MAX_LETTER_HITS)
+    return total
+
+
+# A clear winner has a score of at least 1 (one word of its own, or several shared
+# ones) and leads the runner-up by _WEAK_RATIO; or it has _MIN_HITS function words and
+# leads by _MIN_RATIO in score or by _HITS_RATIO in function words.
+_MIN_SCORE = 1.0
+_WEAK_RATIO = 4.0
 _MIN_HITS = 3
 _MIN_RATIO = 2.0
-# Short texts (a title, one tldr line) have few function words: one or two
-# language-specific ones with a wide lead will do.
-_SHORT_TOKENS = 12
-_SHORT_MIN_SCORE = 1.0
-_SHORT_MIN_RATIO = 3.0
+_HITS_RATIO = 3
+_MIN_FIELD = int(_MIN_SCORE * _SCALE) << _SCORE_SHIFT
+_TIE_MARGIN = 5  # after n-grams: lead by 1.0 and by 1/_TIE_MARGIN of the score
 
 
-def _profile(words: list[str], chars: dict[str, int] | None) -> tuple[list[float], list[str]]:
-    """(score per profile language, the words that are function words) of a sample."""
-    weights = _WEIGHTS
-    scores = [0.0] * len(_PROFILE_LANGS)
-    found = [w for w in words if w in weights]
-    for word in found:
-        for i, w in weights[word]:
-            scores[i] += w
-    if chars:
-        for ch, n in chars.items():
-            sig = _LETTER_SIGNALS.get(ch)
-            if sig is not None:
-                if n > _MAX_LETTER_HITS:
-                    n = _MAX_LETTER_HITS
-                for i, w in sig:
-                    scores[i] += w * n
-    return scores, found
+def _word_score(words: list[bytes]) -> int:
+    """Packed scores of the distinct function words among `words`."""
+    return sum(map(_WORD_TABLE.__getitem__, _WORD_SET.intersection(words)))
+
+
+def _rank(total: int) -> tuple[int, int, int]:
+    """(best language index or -1, its packed field, the runner-up's packed field)."""
+    if not total:
+        return -1, 0, 0
+    fields = _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little"))
+    top = max(fields)
+    return fields.index(top), top, sorted(fields)[-2]
+
+
+def _clear(best: int, top: int, runner_up: int) -> bool:
+    """Whether the best language (packed fields of it and the runner-up) wins clearly."""
+    if best < 0 or top < _MIN_FIELD:
+        return False
+    score = top >> _SCORE_SHIFT
+    second = runner_up >> _SCORE_SHIFT
+    if score >= _WEAK_RATIO * second:
+        return True
+    hits = top & _HITS_MASK
+    return hits >= _MIN_HITS and (
+        score >= _MIN_RATIO * second or hits >= _HITS_RATIO * (runner_up & _HITS_MASK)
+    )
+
+
+def _letter_score(chars: _Chars) -> int:
+    total = 0
+    for ch in chars.distinct.intersection(_LETTER_SIGNALS):
+        total += _LETTER_SIGNALS[ch] * min(chars.prefix.count(ch), _MAX_LETTER_HITS)
+    return total
 
 
 # --------------------------------------------------------------------------------------
@@ -493,48 +722,93 @@ _LINGUA_TO_SNOWBALL: dict[str, str | None] = {
     "SLOVAK": None,
     "SLOVENE": None,
     "AFRIKAANS": None,
-    "LATIN": None,
-    "ICELANDIC": None,
-    "VIETNAMESE": None,
 }
 # lingua's confidence (0..1, relative to the candidate languages) needed to trust it
 # over the function-word leader.
 _LINGUA_MIN_CONFIDENCE = 0.6
 
+# Relatives lingua should also consider when a language is a candidate.
+_RELATIVES: dict[str, tuple[str, ...]] = {
+    "czech": ("SLOVAK",),
+    "serbian": ("CROATIAN", "BOSNIAN", "SLOVENE"),
+    "indonesian": ("MALAY",),
+    "dutch": ("AFRIKAANS",),
+}
+_SNOWBALL_TO_LINGUA: dict[str, tuple[str, ...]] = {}
+for _name, _snowball in _LINGUA_TO_SNOWBALL.items():
+    if _snowball is not None and _snowball in LANGUAGES:
+        _SNOWBALL_TO_LINGUA[_snowball] = _SNOWBALL_TO_LINGUA.get(_snowball, ()) + (_name,)
+# Languages lingua chooses among: those within this fraction of the leader's score;
+# when function words gave no clear evidence, the most common languages as well.  Each
+# language lingua considers costs ~2 MB and ~20 ms to load its model (once), so it is
+# never asked to consider all of them.
+_CANDIDATE_FRACTION = 3
+_MAX_CANDIDATES = 3
+_CORE = ("english", "german", "french", "spanish", "portuguese", "italian", "dutch",
+         "indonesian")  # fmt: skip
+_LINGUA_SAMPLE_CHARS = 600  # enough for lingua's trigram model; cost grows with length
+
 _lingua_lock = threading.Lock()
-_lingua_detector: Any = None
+_lingua_detectors: dict[frozenset[str], Any] = {}  # lingua names → detector
 _lingua_calls = 0  # how many times detect_language fell back to lingua (for benchmarks)
 
 
-def _lingua() -> Any:
-    """The lingua detector, built on first use (lingua is imported only here)."""
-    global _lingua_detector
-    detector = _lingua_detector
+def _lingua(names: frozenset[str] | None = None) -> Any:
+    """A lingua detector (low-accuracy mode) for the given lingua language names (all
+    of _LINGUA_TO_SNOWBALL by default), built on first use and cached.  lingua is
+    imported only here; its detectors share the language models they load."""
+    if names is None:
+        names = _ALL_LINGUA
+    detector = _lingua_detectors.get(names)
     if detector is None:
         with _lingua_lock:
-            detector = _lingua_detector
+            detector = _lingua_detectors.get(names)
             if detector is None:
                 from lingua import Language, LanguageDetectorBuilder
 
-                langs = []
-                for name, snowball in _LINGUA_TO_SNOWBALL.items():
-                    lang = getattr(Language, name, None)
-                    if lang is not None and (snowball is None or snowball in LANGUAGES):
-                        langs.append(lang)
+                langs = [getattr(Language, n) for n in sorted(names) if hasattr(Language, n)]
                 detector = (
                     LanguageDetectorBuilder.from_languages(*langs)
                     .with_low_accuracy_mode()
                     .build()
                 )
-                _lingua_detector = detector
+                if len(_lingua_detectors) < 64 or names == _ALL_LINGUA:
+                    _lingua_detectors[names] = detector
     return detector
 
 
-def _ask_lingua(sample: str) -> tuple[str | None, float]:
-    """(Snowball name or None, confidence) of lingua's best guess for `sample`."""
+_ALL_LINGUA = frozenset(
+    name
+    for name, snowball in _LINGUA_TO_SNOWBALL.items()
+    if snowball is None or snowball in LANGUAGES
+)
+
+
+def _candidates(total: int, top: int) -> frozenset[str]:
+    """lingua names of the languages lingua should choose among: those whose score is
+    close to the leader's (and their relatives), plus _CORE if the evidence is weak."""
+    fields = _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little")) if total else ()
+    floor = max(1 << _SCORE_SHIFT, top // _CANDIDATE_FRACTION)
+    close = sorted((f, i) for i, f in enumerate(fields) if f >= floor)[-_MAX_CANDIDATES:]
+    langs = [_PROFILE_LANGS[i] for _, i in close]
+    if top < _MIN_FIELD:
+        langs.extend(_CORE)
+    names: set[str] = set()
+    for lang in langs:
+        names.update(_SNOWBALL_TO_LINGUA.get(lang, ()))
+        names.update(_RELATIVES.get(lang, ()))
+    return frozenset(names)
+
+
+def _ask_lingua(sample: str, names: frozenset[str]) -> tuple[str | None, float]:
+    """(Snowball name or None, confidence) of lingua's best guess for `sample` among
+    the lingua languages `names`."""
     global _lingua_calls
     _lingua_calls += 1
-    values = _lingua().compute_language_confidence_values(sample)
+    if len(names) < 2:  # nothing to choose between
+        name = next(iter(names), None)
+        return _LINGUA_TO_SNOWBALL.get(name) if name else None, 1.0 if name else 0.0
+    values = _lingua(names).compute_language_confidence_values(sample)
     if not values:
         return None, 0.0
     top = values[0]
@@ -553,53 +827,87 @@ def detect_language(text: str, hint: str | None = None) -> str | None:
     Japanese, Korean, Hebrew, Ukrainian, ...), or too ambiguous to tell.
     """
     if hint:
-        return hint if hint in LANGUAGES else normalize_language(hint)
+        if hint in LANGUAGES:
+            return hint
+        language = normalize_language(hint)  # None for "auto"
+        if language is not None:
+            return language
     sample = _prose_sample(text)
     if not sample:
         return None
+    if sample.isascii():
+        return _latin(sample, True, 0)
 
-    chars: dict[str, int] | None = None
-    ascii_only = sample.isascii()
-    if not ascii_only:
-        chars, non_ascii = _non_ascii_chars(sample)
-        by_script = [0] * (_OTHER + 1)
-        for ch, n in chars.items():
-            by_script[_script_of(ch)] += n
-        by_script[_CJK] *= _CJK_WEIGHT
-        by_script[0] = by_script[_LATIN] = 0
-        found = max(by_script)
-        if found and found * 2 >= (len(sample) - non_ascii) * 3 // 4:
-            script = by_script.index(found)
+    chars = _Chars(sample)
+    if not chars.distinct.isdisjoint(_NO_STEMMER_LATIN):
+        found = chars.distinct & _NO_STEMMER_LATIN
+        if len(found) >= 2 or not found.isdisjoint("þÞðÐ"):
+            return None  # Vietnamese, Icelandic, Faroese: no stemmer
+    if max(chars.distinct, default="") < _LATIN_END:  # accented Latin letters only
+        return _latin(sample, False, _letter_score(chars))
+    script, found = chars.script()
+    if script:
+        if script == _CJK:
+            found *= _CJK_WEIGHT
+        # Another script wins if its letters are at least ~half as many as the ASCII
+        # letters (roughly 3/4 of ASCII characters; URLs are left out when it matters).
+        prefix = chars.prefix
+        ascii_letters = (len(prefix) - chars.non_ascii) * 3 // 4
+        if found * 6 >= ascii_letters > found * 2 and "://" in prefix:
+            ascii_letters = (len(_NOISE_RE.sub("", prefix)) - chars.non_ascii) * 3 // 4
+        if found * 2 >= ascii_letters:
             if script < _CJK and len(sample.split(None, _MIN_TOKENS)) < _MIN_TOKENS:
                 return None
-            return _by_script(script, chars, sample)
+            return _by_script(script, chars)
+    return _latin(sample, False, _letter_score(chars))
 
-    words = _words(sample, ascii_only)
+
+def _latin(sample: str, ascii_only: bool, letters: int) -> str | None:
+    """Language of a Latin-script sample; `letters` is its packed letter score."""
+    # Function words of the first few hundred characters, then of all.
+    quick = len(sample) > _QUICK_CHARS
+    normalized = _normalized(sample[:_QUICK_CHARS] if quick else sample, ascii_only)
+    words = normalized.split()
     if len(words) < 8 and len(TOKEN_RE.findall(sample)) < _MIN_TOKENS:
         return None
-    scores, found_words = _profile(words, chars)
-    top = max(scores)
-    if top > 0:
-        best = scores.index(top)
-        second = sorted(scores)[-2]
-        lang = _PROFILE_LANGS[best]
-        if top >= _MIN_RATIO * second:
-            if sum(map(STOPWORDS[lang].__contains__, found_words)) >= _MIN_HITS:
-                return lang
-            if len(words) <= _SHORT_TOKENS and top >= _SHORT_MIN_SCORE and top >= _SHORT_MIN_RATIO * second:
-                return lang
-    else:
-        lang, second = None, 0.0
+    total = sum(map(_WORD_TABLE.__getitem__, _WORD_SET.intersection(words))) + letters
+    english = (total >> _ENGLISH_SHIFT) & _FIELD_MASK if _ENGLISH >= 0 else 0
+    if (
+        english >= _MIN_FIELD
+        and english & _HITS_MASK >= _MIN_HITS
+        and english >> _SCORE_SHIFT >= _MIN_RATIO * (total >> _BOUND_SHIFT)
+    ):
+        return "english"  # beats twice what any other language could have scored
+    best, top, runner_up = _rank(total)
+    if _clear(best, top, runner_up):
+        return _PROFILE_LANGS[best]
+    if quick:
+        normalized = _normalized(sample, ascii_only)
+        total = _word_score(normalized.split()) + letters
+        best, top, runner_up = _rank(total)
+        if _clear(best, top, runner_up):
+            return _PROFILE_LANGS[best]
 
-    guess, confidence = _ask_lingua(_NOISE_RE.sub(r"\1", sample))
+    # Still a tie: character sequences that tell close relatives apart; with them, a
+    # lead of one language-specific word (and a fifth of the score) is enough.
+    total += _ngram_score(normalized)
+    best, top, runner_up = _rank(total)
+    if best >= 0 and top >= _MIN_FIELD:
+        score = top >> _SCORE_SHIFT
+        if score - (runner_up >> _SCORE_SHIFT) >= max(_SCALE, score // _TIE_MARGIN):
+            return _PROFILE_LANGS[best]
+
+    # Genuinely ambiguous (or no function words at all): ask lingua.
+    lingua_sample = _NOISE_RE.sub(r"\1", sample)[:_LINGUA_SAMPLE_CHARS]
+    guess, confidence = _ask_lingua(lingua_sample, _candidates(total, top))
     if confidence >= _LINGUA_MIN_CONFIDENCE:
         return guess
-    if top > second:
-        return lang
-    return guess if confidence >= 0.4 else None
+    if best >= 0 and top >> _SCORE_SHIFT > runner_up >> _SCORE_SHIFT:
+        return _PROFILE_LANGS[best]  # lingua is unsure too: take the function words' lead
+    return guess if confidence >= _LINGUA_MIN_CONFIDENCE / 2 else None
 
 
-def _by_script(script: int, chars: dict[str, int], sample: str) -> str | None:
+def _by_script(script: int, chars: _Chars) -> str | None:
     if script == _CYRILLIC:
         return _cyrillic(chars)
     if script == _GREEK:
@@ -609,7 +917,7 @@ def _by_script(script: int, chars: dict[str, int], sample: str) -> str | None:
     if script == _ARMENIAN:
         return _known("armenian")
     if script == _DEVANAGARI:
-        return _devanagari(sample)
+        return _devanagari(chars.prefix)
     if script == _TAMIL:
         return _known("tamil")
     if script == _HEBREW:

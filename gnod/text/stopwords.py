@@ -6,10 +6,11 @@ Used for two things:
   function words of each language is a cheap and surprisingly strong signal;
 * dropping function words from natural-language queries.
 
-Every word is lowercase and is a single token as `gnod.text.analyzer.tokenize`
-produces them (no apostrophes, no hyphens).  Lists are deliberately short
-(the few dozen words that make up a large share of running text), not
-exhaustive "stop lists".
+Every word is lowercase, without apostrophes or hyphens, so that it is one token
+as `gnod.text.analyzer.tokenize` produces them (except Hindi/Nepali words with vowel
+signs, which that tokenizer currently splits).  Lists are deliberately short (the
+few dozen words that make up a large share of running text), not exhaustive
+"stop lists".
 """
 
 from __future__ import annotations

@@ -1,0 +1,116 @@
+"""Read + hash + prepare changed files, in this process or in a pool of worker processes.
+
+Preparing a document (decode, canonicalize, detect language, chunk, stem) is pure
+Python and CPU-bound, so big runs fan it out to processes while the writer thread
+only writes SQLite. Small runs (a watcher event, an edit) stay in-process: no
+round trip. Results come back in task order, so the writer's batches stay ordered.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+import msgspec
+
+from gnod.ingest.prepare import IngestFailure, prepare
+from gnod.ingest.walk import WalkEntry
+from gnod.store.documents import PreparedDoc
+from gnod.text.analyzer import AnalyzerSet
+
+# Below this many changed files a pool round trip costs more than it saves.
+PARALLEL_MIN = 256
+CHUNKSIZE = 32
+
+
+class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    entry: WalkEntry
+    old_hash: str | None  # the indexed source hash, if any: same bytes → no work
+    language: str | None  # the collection's language hint
+
+
+class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """Same bytes as indexed (only the stat changed)."""
+
+
+class Failed(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    code: str
+    reason: str
+
+
+Outcome = PreparedDoc | Unchanged | Failed
+
+_analyzers: AnalyzerSet | None = None
+
+
+def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
+    """Never raises: every problem with one file becomes a Failed outcome."""
+    global _analyzers
+    if analyzers is None:
+        analyzers = _analyzers = _analyzers or AnalyzerSet()
+    e = task.entry
+    try:
+        with open(e.abs_path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        return Failed("READ", f"cannot read: {err.strerror or err}")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest == task.old_hash:
+        return Unchanged()
+    try:
+        return prepare(e, data, digest, task.language, analyzers)
+    except IngestFailure as f:
+        return Failed(f.code, f.reason)
+    except Exception as ex:  # a converter bug must not stop the run
+        return Failed("INTERNAL", f"{type(ex).__name__}: {ex}")
+
+
+def _worker_init() -> None:
+    # Imported modules live forever: keep them out of the cyclic GC's scans.
+    gc.freeze()
+
+
+def _run_batch(tasks: list[Task]) -> list[Outcome]:
+    return [run_task(t) for t in tasks]
+
+
+class PreparePool:
+    """A lazily started process pool; `workers=0` keeps everything in-process."""
+
+    def __init__(self, workers: int | None) -> None:
+        self.workers = default_workers() if workers is None else workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def run(self, tasks: list[Task], analyzers: AnalyzerSet) -> Iterator[Outcome]:
+        if self.workers < 1 or len(tasks) < PARALLEL_MIN:
+            return (run_task(t, analyzers) for t in tasks)
+        if self._pool is None:
+            # spawn, not fork: the daemon has threads, and fork would copy their locks.
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
+                                             initializer=_worker_init)
+        batches = [tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE)]
+        return _flatten(self._pool.map(_run_batch, batches))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _flatten(batches: Iterable[list[Outcome]]) -> Iterator[Outcome]:
+    for batch in batches:
+        yield from batch
+
+
+def default_workers() -> int:
+    """Cores minus one (the writer thread needs one), between 1 and 4.
+
+    Measured on 2 cores, tldr-en fresh: 0 workers 3.4 s, 1 worker 2.0 s, 2 workers 2.6 s
+    (oversubscribed), 3 workers 3.4 s.
+    """
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
