@@ -18,7 +18,7 @@ from gnod.search.grammar import (
     compile_query,
     parse,
 )
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import TOKEN_RE, AnalyzerSet
 
 STOPWORDS = {"the", "a", "of"}
 
@@ -356,7 +356,7 @@ def _check_query(db: apsw.Connection, text: str, languages) -> None:
     assert clauses and len(clauses) <= MAX_CLAUSES
     assert any(not c.negated for c in clauses)
     for c in clauses:
-        assert c.tokens and all(t and t.isalnum() and t == t.lower() for t in c.tokens)
+        assert c.tokens and all(TOKEN_RE.fullmatch(t) and t == t.lower() for t in c.tokens)
         assert c.compound <= c.phrase
         assert c.phrase or len(c.tokens) == 1
         assert c.raw and c.raw in text
