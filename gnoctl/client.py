@@ -15,6 +15,7 @@ from gnod import wire
 from gnod.paths import Paths
 
 START_TIMEOUT_S = 30.0
+EXIT_CONFIG = 78  # gnod's exit status for an invalid config (gnod.server.main)
 
 
 class DaemonError(Exception):
@@ -135,16 +136,26 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if is_running(paths):
-            return proc.pid
         code = proc.poll()
-        if code is not None:
-            if is_running(paths):  # lost a start race to another gnoctl: fine
+        if code is None:
+            # Ready only when *our* gnod serves: another one answering now may be on its way out.
+            if _pid_file(paths) == proc.pid and is_running(paths):
                 return proc.pid
-            raise DaemonError(wire.INTERNAL_ERROR, f"gnod exited with status {code} while starting: "
-                              f"{_tail(out)}", {"log": out})
+        elif code == 1 and is_running(paths):  # lost a start race to another gnod: fine
+            return _pid_file(paths) or proc.pid
+        else:
+            err = wire.CONFIG_ERROR if code == EXIT_CONFIG else wire.INTERNAL_ERROR
+            raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})
         time.sleep(0.02)
     raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {timeout:.0f} s; see {out}", {"log": out})
+
+
+def _pid_file(paths: Paths) -> int | None:
+    try:
+        with open(paths.pid_file) as f:
+            return int(f.read().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
 
 
 def _tail(path: str, lines: int = 5) -> str:

@@ -54,6 +54,9 @@ def search(query: str, limit: int, min_score: float, collections: list[str], fmt
 
 
 def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None) -> int:
+    # The document itself is the useful default even in a pipe (`gnoctl get x > x.md`).
+    fmt = fmt or "human"
+
     def go(fmt: str) -> int:
         params = {"ref": ref}
         if from_line is not None:

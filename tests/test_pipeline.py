@@ -112,14 +112,17 @@ def test_frontmatter_title_language_and_chunks(db, tmp_path):
     title, meta, lang = db.execute("SELECT title, metadata, language FROM documents WHERE rel_path='long.md'").fetchone()
     assert title == "Long One" and '"tags": ["a", "b"]' in meta
     assert db.execute("SELECT language FROM documents WHERE rel_path='de.md'").fetchone()[0] == "german"
-    chunks = db.execute(
-        "SELECT k.seq, k.start_line, k.text FROM content_chunks k JOIN documents d USING(mirror_hash) "
-        "WHERE d.rel_path='long.md' ORDER BY k.seq"
-    ).fetchall()
+    mirror = db.execute("SELECT mirror_hash FROM documents WHERE rel_path='long.md'").fetchone()[0]
+    chunks = store.chunks_of(db, mirror)
     assert len(chunks) > 3
-    assert chunks[0][1] == 5  # after the 4 frontmatter lines
-    assert all(len(t) <= 3200 for _, _, t in chunks)
-    assert "title: Long One" not in chunks[0][2]
+    assert chunks[0][3] == 5  # after the 4 frontmatter lines
+    assert all(len(t) <= 3200 for _, _, t, _, _ in chunks)
+    assert chunks[0][2].startswith("## Part 0") and "title: Long One" not in chunks[0][2]
+    markdown = store.content_of(db, mirror)[0]
+    lines = markdown.split("\n")
+    for _, _, text, start, end in chunks:  # spans and line numbers agree with the markdown
+        assert "\n".join(lines[start - 1 : end]).rstrip("\n").endswith(text.rstrip("\n"))
+        assert lines[start - 1].endswith(text.split("\n")[0])
 
 
 def test_language_hint_wins(db, tmp_path):

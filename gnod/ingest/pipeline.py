@@ -96,7 +96,7 @@ def index_collection(
                 stats.unchanged += 1
             else:
                 # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-                store.put_document(conn, cid, outcome)
+                store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
                 if task.old_hash is None:
                     stats.added += 1
                 else:

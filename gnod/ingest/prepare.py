@@ -61,7 +61,7 @@ def prepare(
     language = language_hint or detect_language(body)
     offset = len(canonical) - len(body)
     chunks = [
-        ChunkRow(c.seq, c.pos + offset, c.text, c.start_line + fm_lines, c.end_line + fm_lines)
+        ChunkRow(c.seq, c.pos + offset, len(c.text), c.start_line + fm_lines, c.end_line + fm_lines)
         for c in chunk_text(body)
     ]
     analyzer = analyzers.get(language)

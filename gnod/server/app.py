@@ -7,6 +7,7 @@ delays `status` or `search` on it or any other. Replies carry the request id.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import signal
@@ -118,13 +119,17 @@ class Connection:
         try:
             result = await self.daemon.dispatch(req, Call(self, req.id))
         except RpcError as e:
-            self.send_error(req.id, e.code, e.message, e.details)
+            if req.id is None:  # JSON-RPC: a notification is never answered, not even with an error
+                log.info("notification %s failed: %s", req.method, e.message)
+            else:
+                self.send_error(req.id, e.code, e.message, e.details)
             return
         except asyncio.CancelledError:
             raise
         except Exception as e:  # the daemon stays up whatever a handler does
             log.exception("internal error in %s", req.method)
-            self.send_error(req.id, wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
+            if req.id is not None:
+                self.send_error(req.id, wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
             return
         if req.id is not None:
             self.send({"jsonrpc": "2.0", "id": req.id, "result": result})
@@ -141,7 +146,7 @@ class Daemon:
     def __init__(self, paths: Paths, config: Config) -> None:
         self.paths = paths
         self.config = config
-        self.config_mtime = _mtime(paths.config_file)
+        self.config_digest = _digest(paths.config_file)
         self.started = time.time()
         self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
@@ -180,18 +185,18 @@ class Daemon:
 
     async def reload_config(self) -> None:
         """Pick up edits made to the config file by hand since we last read it."""
-        mtime = _mtime(self.paths.config_file)
-        if mtime == self.config_mtime:
+        digest = _digest(self.paths.config_file)
+        if digest == self.config_digest:
             return
         try:
             config = load(self.paths.config_file)
         except ConfigError as e:
             raise RpcError(wire.CONFIG_ERROR, str(e)) from None
-        self.config, self.config_mtime = config, mtime
+        self.config, self.config_digest = config, digest
         await self.writer.sync_collections(config.collections)
 
     def config_saved(self) -> None:
-        self.config_mtime = _mtime(self.paths.config_file)
+        self.config_digest = _digest(self.paths.config_file)
 
     # --- dispatch ------------------------------------------------------------------
 
@@ -276,9 +281,11 @@ class Daemon:
             log.info("stopped")
 
 
-def _mtime(path: str) -> int | None:
+def _digest(path: str) -> bytes | None:
+    """The config's content hash: edits are noticed even within one mtime tick."""
     try:
-        return os.stat(path).st_mtime_ns
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).digest()
     except OSError:
         return None
 

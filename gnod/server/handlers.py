@@ -269,7 +269,7 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
                     path=r.rel_path, title=r.title, size=r.size, mtime_ns=r.mtime_ns, language=r.language)
             for r in rows
         ]
-        return LsResult(entries=entries, total=len(entries))
+        return LsResult(entries=entries, total=store.count_docs(conn, p.collection, p.prefix))
 
     return await d.read(run)
 

@@ -14,6 +14,8 @@ from gnod.paths import Paths
 from gnod.server.app import Daemon, _version
 from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError
 
+# sysexits.h EX_CONFIG: lets `gnoctl` tell a bad config from "already running" (1).
+EXIT_CONFIG = 78
 LOG_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
 
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load(paths.config_file)
     except ConfigError as e:
         print(f"gnod: config error: {e}", file=sys.stderr)
-        return 1
+        return EXIT_CONFIG
     _setup_logging(paths, args.log_level or config.daemon.log_level, not args.quiet)
     daemon = Daemon(paths, config)
     try:

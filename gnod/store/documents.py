@@ -15,9 +15,11 @@ import msgspec
 
 
 class ChunkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A chunk as a span of the document's canonical markdown (see content_chunks)."""
+
     seq: int
     pos: int
-    text: str
+    length: int
     start_line: int
     end_line: int
 
@@ -51,6 +53,7 @@ class DocState(msgspec.Struct, array_like=True, frozen=True, gc=False):
     mtime_ns: int
     inode: int
     source_hash: str
+    mirror_hash: str
 
 
 class DocRow(msgspec.Struct, frozen=True):
@@ -105,9 +108,9 @@ def delete_collection(conn: apsw.Connection, name: str) -> int:
 
 def doc_states(conn: apsw.Connection, collection_id: int) -> dict[str, DocState]:
     return {
-        r[0]: DocState(r[1], r[2], r[3], r[4], r[5])
+        r[0]: DocState(*r[1:])
         for r in conn.execute(
-            "SELECT rel_path, id, size, mtime_ns, inode, source_hash FROM documents "
+            "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents "
             "WHERE collection_id = ?",
             (collection_id,),
         )
@@ -124,18 +127,16 @@ def error_states(conn: apsw.Connection, collection_id: int) -> dict[str, tuple[i
     }
 
 
-def put_document(conn: apsw.Connection, collection_id: int, doc: PreparedDoc) -> int:
-    """Insert or replace one document; returns its id.
+def put_document(
+    conn: apsw.Connection, collection_id: int, doc: PreparedDoc, old: DocState | None, had_error: bool
+) -> int:
+    """Insert or replace one document; returns its id. `old` is its indexed state, if any.
 
     Call inside the caller's transaction. No savepoint per document: FTS5 flushes its
     pending terms at every savepoint release (~90 µs a document and one tiny segment
     each), so atomicity is the batch's: a failure rolls the whole batch back.
     """
     now = int(time.time())
-    old = conn.execute(
-        "SELECT id, mirror_hash FROM documents WHERE collection_id = ? AND rel_path = ?",
-        (collection_id, doc.rel_path),
-    ).fetchone()
     inserted = conn.execute(
         "INSERT INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(mirror_hash) DO NOTHING RETURNING 1",
@@ -143,9 +144,9 @@ def put_document(conn: apsw.Connection, collection_id: int, doc: PreparedDoc) ->
     ).fetchone()
     if inserted:
         conn.executemany(
-            "INSERT INTO content_chunks(mirror_hash, seq, pos, text, start_line, end_line) "
+            "INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            [(doc.mirror_hash, c.seq, c.pos, c.text, c.start_line, c.end_line) for c in doc.chunks],
+            [(doc.mirror_hash, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
         )
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
     doc_id = conn.execute(
@@ -161,17 +162,18 @@ def put_document(conn: apsw.Connection, collection_id: int, doc: PreparedDoc) ->
         ),
     ).fetchone()[0]
     if old is not None:
-        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (old.id,))
     conn.execute(
         "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
     )
-    conn.execute(
-        "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
-        (collection_id, doc.rel_path),
-    )
-    if old is not None and old[1] != doc.mirror_hash:
-        _gc_content(conn, old[1])
+    if had_error:
+        conn.execute(
+            "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
+            (collection_id, doc.rel_path),
+        )
+    if old is not None and old.mirror_hash != doc.mirror_hash:
+        _gc_content(conn, old.mirror_hash)
     return doc_id
 
 
@@ -267,20 +269,40 @@ def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
     return None
 
 
-def list_docs(
-    conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int
-) -> list[DocRow]:
-    sql = f"SELECT {_DOC_COLUMNS} WHERE 1=1"
-    args: list = []
+def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list]:
+    sql, args = " WHERE 1=1", []
     if collection is not None:
         sql += " AND c.name = ?"
         args.append(collection)
     if prefix:
         sql += " AND substr(d.rel_path, 1, ?) = ?"
         args += [len(prefix), prefix]
-    sql += " ORDER BY c.name, d.rel_path LIMIT ? OFFSET ?"
-    args += [limit, offset]
-    return [_doc(r) for r in conn.execute(sql, args)]
+    return sql, args
+
+
+def list_docs(
+    conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int
+) -> list[DocRow]:
+    where, args = _doc_filter(collection, prefix)
+    sql = f"SELECT {_DOC_COLUMNS}{where} ORDER BY c.name, d.rel_path LIMIT ? OFFSET ?"
+    return [_doc(r) for r in conn.execute(sql, [*args, limit, offset])]
+
+
+def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> int:
+    where, args = _doc_filter(collection, prefix)
+    sql = f"SELECT count(*) FROM documents d JOIN collections c ON c.id = d.collection_id{where}"
+    return conn.execute(sql, args).fetchone()[0]
+
+
+def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, str, int, int]]:
+    """(id, seq, text, start_line, end_line) of a content's chunks, in order."""
+    return list(
+        conn.execute(
+            "SELECT k.id, k.seq, substr(c.markdown, k.pos + 1, k.length), k.start_line, k.end_line "
+            "FROM content_chunks k JOIN content c USING(mirror_hash) WHERE k.mirror_hash = ? ORDER BY k.seq",
+            (mirror_hash,),
+        )
+    )
 
 
 def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | None:

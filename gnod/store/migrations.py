@@ -28,13 +28,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             body_line INTEGER NOT NULL,         -- 1-based line where the body starts (after frontmatter)
             created_at INTEGER NOT NULL
         );
-        -- A chunk's rowid is its stable id (vector tables key on it).
+        -- A chunk is a span of its content's markdown (text = substr(markdown, pos + 1,
+        -- length)): stored once, not twice. Its rowid is its stable id (vectors key on it).
         CREATE TABLE content_chunks(
             id INTEGER PRIMARY KEY,
             mirror_hash TEXT NOT NULL REFERENCES content(mirror_hash) ON DELETE CASCADE,
             seq INTEGER NOT NULL,
-            pos INTEGER NOT NULL,
-            text TEXT NOT NULL,
+            pos INTEGER NOT NULL,               -- 0-based character offset in content.markdown
+            length INTEGER NOT NULL,            -- in characters
             start_line INTEGER NOT NULL,
             end_line INTEGER NOT NULL,
             UNIQUE(mirror_hash, seq)

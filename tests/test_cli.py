@@ -1,0 +1,608 @@
+"""gnoctl end to end: a live gnod, a real folder of documents, the real CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from types import SimpleNamespace
+
+import pytest
+from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+    BINARY_FILE,
+    INDEXABLE,
+    _run_cli,
+    build_corpus,
+    cleanup_home,
+    cli_json,
+    make_env,
+    make_home,
+    start_gnod,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+OTHER_DOCS = {
+    "checklist.md": "# Release checklist\n\nBefore you deploy, tag the release and update the changelog.\n",
+    "lunch.md": "# Lunch options\n\nThe canteen serves soup on Mondays.\n",
+}
+
+
+def cli(*args: str, env, expect: int = 0) -> subprocess.CompletedProcess:
+    r = _run_cli(*args, env=env)
+    assert r.returncode == expect, f"gnoctl {' '.join(args)} → {r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}"
+    return r
+
+
+def search(env, *args: str) -> dict:
+    return cli_json("search", *args, "--json", env=env)
+
+
+def hit_paths(result: dict) -> list[str]:
+    return [f"{h['collection']}/{h['path']}" for h in result["hits"]]
+
+
+def run_cli_tty(*args: str, env, timeout: float = 30.0) -> tuple[int, str]:
+    """Run gnoctl with stdout on a pseudo-terminal (human output); returns (status, stdout)."""
+    import pty
+    import select
+    import tty
+
+    master, slave = pty.openpty()
+    tty.setraw(slave)  # no \n → \r\n translation
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the child closed its end
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break  # exited and everything it wrote has been read
+        proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    return proc.returncode, out.decode()
+
+
+def cli_error(*args: str, env, expect: int = 1) -> dict:
+    """Run a failing command with --json; check the error shape; return the error object."""
+    r = _run_cli(*args, "--json", env=env)
+    assert r.returncode == expect, f"{r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}"
+    doc = json.loads(r.stdout)
+    assert list(doc) == ["error"]
+    err = doc["error"]
+    assert set(err) == {"code", "message", "details"}, err
+    assert isinstance(err["message"], str) and err["message"]
+    assert isinstance(err["details"], dict)
+    return err
+
+
+# --- a shared, indexed daemon for the read-only tests --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    home = make_home()
+    try:
+        env = make_env(home)
+        d = start_gnod(env)
+        try:
+            corpus = build_corpus(str(tmp_path_factory.mktemp("corpus")))
+            other = tmp_path_factory.mktemp("other")
+            for rel, text in OTHER_DOCS.items():
+                (other / rel).write_text(text)
+            add = cli_json("collection", "add", corpus.root, "--name", "docs", "--json", env=env)
+            add_other = cli_json("collection", "add", str(other), "--name", "other", "--json", env=env)
+            yield SimpleNamespace(daemon=d, env=env, corpus=corpus, other=str(other), add=add,
+                                  add_other=add_other)
+        finally:
+            d.stop()
+    finally:
+        cleanup_home(home)
+
+
+def test_collection_add_summary(indexed):
+    (stats,) = indexed.add["collections"]
+    if stats["added"] != 5 or stats["errors"] != 1:
+        st = indexed.daemon.result("status")
+        pytest.fail(f"unexpected add summary {stats}; ingest errors: {st['recent_errors']}")
+    assert stats["collection"] == "docs"
+    assert stats["added"] == len(INDEXABLE) == 5
+    assert stats["errors"] == 1  # the binary .txt
+    assert stats["scanned"] == len(INDEXABLE) + 1
+    assert stats["updated"] == stats["removed"] == stats["unchanged"] == 0
+    assert indexed.add_other["collections"][0]["added"] == len(OTHER_DOCS)
+
+
+def test_ignored_and_excluded_files_are_not_indexed(indexed):
+    ls = cli_json("ls", "docs", "--json", env=indexed.env)
+    paths = sorted(e["path"] for e in ls["entries"])
+    assert paths == INDEXABLE
+    for skipped in indexed.corpus.skipped + [BINARY_FILE]:
+        assert skipped not in paths
+    # Text that only the ignored files contain is not searchable.
+    res = search(indexed.env, "hunter2")
+    assert res["hits"] == []
+    res = search(indexed.env, "vendored")
+    assert res["hits"] == []
+
+
+def test_binary_file_is_a_recorded_ingest_error(indexed):
+    st = cli_json("status", "--json", env=indexed.env)
+    errs = [e for e in st["recent_errors"] if e["collection"] == "docs"]
+    assert [(e["path"], e["code"]) for e in errs] == [(BINARY_FILE, "BINARY")]
+    assert errs[0]["reason"]
+    docs = {c["name"]: c for c in st["collections"]}
+    assert docs["docs"]["documents"] == 5 and docs["docs"]["errors"] == 1
+    assert docs["other"]["documents"] == 2
+    assert st["documents"] == 7
+    assert set(st["languages"]) >= {"english", "german"}
+    assert st["job"]["running"] is False
+
+
+def test_collection_list(indexed):
+    # Regression: --json used to print the human lines after the JSON document.
+    res = json.loads(cli("collection", "list", "--json", env=indexed.env).stdout)
+    cols = {c["name"]: c for c in res["collections"]}
+    assert set(cols) == {"docs", "other"}
+    assert cols["docs"]["path"] == indexed.corpus.root
+    assert cols["docs"]["gitignore"] is True
+    assert (cols["docs"]["documents"], cols["other"]["documents"]) == (5, 2)
+
+
+# --- search output formats -----------------------------------------------------------------
+
+
+def test_search_json_schema(indexed):
+    res = search(indexed.env, "deploy")
+    assert set(res) == {"query", "hits", "total_candidates", "terms", "dropped_stopwords", "languages", "took_ms"}
+    assert res["query"] == "deploy"
+    assert res["terms"] == ["deploy"]
+    assert res["hits"], res
+    for h in res["hits"]:
+        assert set(h) == {"docid", "uri", "collection", "path", "abs_path", "title", "score", "bm25",
+                          "language", "snippet"}
+        assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
+        assert 0.0 <= h["score"] <= 1.0
+        assert set(h["snippet"]) == {"line", "text"}
+    assert res["hits"][0]["score"] == 1.0
+    scores = [h["score"] for h in res["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    assert "docs/guides/deploy.md" in hit_paths(res)
+
+
+def test_search_defaults_to_json_when_not_a_tty(indexed):
+    r = cli("search", "deploy", env=indexed.env)
+    assert json.loads(r.stdout)["query"] == "deploy"
+
+
+def test_search_files(indexed):
+    r = cli("search", "deploy", "--files", env=indexed.env)
+    lines = r.stdout.splitlines()
+    assert lines
+    for line in lines:
+        assert os.path.isabs(line) and os.path.isfile(line), line
+    assert indexed.corpus.path("guides/deploy.md") in lines
+
+
+def test_search_csv(indexed):
+    r = cli("search", "deploy", "--csv", env=indexed.env)
+    rows = list(csv.reader(io.StringIO(r.stdout)))
+    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet"]
+    body = rows[1:]
+    assert body and [row[0] for row in body] == [str(i) for i in range(1, len(body) + 1)]
+    assert ("docs", "guides/deploy.md") in {(row[2], row[3]) for row in body}
+
+
+def test_search_md(indexed):
+    r = cli("search", "deploy", "--md", env=indexed.env)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "| # | score | document | title |"
+    assert lines[1] == "|---|---|---|---|"
+    assert len(lines) > 2
+    assert all(line.startswith("| ") and line.endswith(" |") for line in lines[2:])
+    assert any("`docs/guides/deploy.md:" in line for line in lines[2:])
+
+
+def test_search_xml(indexed):
+    r = cli("search", "deploy", "--xml", env=indexed.env)
+    root = ET.fromstring(r.stdout)
+    assert root.tag == "results"
+    assert root.get("query") == "deploy"
+    results = root.findall("result")
+    assert results and int(root.get("count")) == len(results)
+    first = results[0]
+    assert first.get("rank") == "1" and first.find("title").text
+    assert ("docs", "guides/deploy.md") in {(e.get("collection"), e.get("path")) for e in results}
+
+
+def test_search_xml_escapes_the_query(indexed):
+    r = cli("search", 'deploy <&> "x"', "--xml", env=indexed.env)
+    assert ET.fromstring(r.stdout).get("query") == 'deploy <&> "x"'
+
+
+def test_two_format_flags_conflict(indexed):
+    # Regression: the fast parser used to let the last flag win (exit 0) where typer refuses.
+    for flags in (("--json", "--csv"), ("--md", "--xml", "--files")):
+        r = _run_cli("search", "deploy", *flags, env=indexed.env)
+        assert r.returncode == 1, r
+        assert r.stdout == ""
+        assert "pick one output format" in r.stderr
+
+
+# --- search options ----------------------------------------------------------------------
+
+
+def test_limit(indexed):
+    assert len(search(indexed.env, "deploy")["hits"]) >= 3
+    assert len(search(indexed.env, "deploy", "-n", "1")["hits"]) == 1
+    assert len(search(indexed.env, "deploy", "--limit=2")["hits"]) == 2
+    assert len(search(indexed.env, "deploy", "--limit", "2")["hits"]) == 2
+
+
+def test_limit_out_of_range_is_a_usage_error(indexed):
+    r = _run_cli("search", "deploy", "-n", "0", env=indexed.env)
+    assert r.returncode == 1
+    assert "limit" in r.stderr.lower() or "-n" in r.stderr
+
+
+def test_min_score(indexed):
+    every = search(indexed.env, "deploy production")["hits"]
+    some = search(indexed.env, "deploy production", "--min-score", "0.5")["hits"]
+    assert 0 < len(some) < len(every)
+    assert all(h["score"] >= 0.5 for h in some)
+    assert search(indexed.env, "deploy production", "--min-score=1.0")["hits"][0]["score"] == 1.0
+
+
+def test_collection_filter(indexed):
+    both = search(indexed.env, "deploy")
+    assert {h["collection"] for h in both["hits"]} == {"docs", "other"}
+    only_other = search(indexed.env, "deploy", "-c", "other")
+    assert hit_paths(only_other) == ["other/checklist.md"]
+    only_docs = search(indexed.env, "deploy", "--collection", "docs")
+    assert {h["collection"] for h in only_docs["hits"]} == {"docs"}
+    again = search(indexed.env, "deploy", "-c", "docs", "-c", "other")
+    assert sorted(hit_paths(again)) == sorted(hit_paths(both))
+
+
+def test_unknown_collection_is_not_found(indexed):
+    err = cli_error("search", "deploy", "-c", "nope", env=indexed.env)
+    assert err["code"] == "NOT_FOUND"
+    assert "nope" in err["message"]
+    assert err["details"] == {"name": "nope"}
+
+
+def test_german_query_finds_the_german_doc(indexed):
+    for query in ("Bereitstellung", "Anleitungen"):  # the second only matches through stemming
+        res = search(indexed.env, query)
+        assert res["hits"], query
+        top = res["hits"][0]
+        assert top["path"] == "german/anleitung.md", res
+        assert top["language"] == "german"
+
+
+def test_negation(indexed):
+    # gnoctl's fast parser keeps `-production` as a negated query word, not an option.
+    res = search(indexed.env, "deploy", "-production")
+    paths = hit_paths(res)
+    assert res["query"] == "deploy -production"
+    assert "docs/guides/staging.md" in paths and "other/checklist.md" in paths
+    assert "docs/guides/deploy.md" not in paths
+    # A quoted negated phrase works the same way.
+    res = search(indexed.env, "deploy", '-"billing service"')
+    assert "docs/guides/deploy.md" not in hit_paths(res)
+    assert "docs/guides/staging.md" in hit_paths(res)
+
+
+def test_negation_with_single_letter_and_attached_values(indexed):
+    # `-x` is a negated word too, while a known short option keeps an attached number (`-n1`).
+    res = search(indexed.env, "deploy", "-x", "-production", "-n1")
+    assert len(res["hits"]) == 1
+    assert res["query"] == "deploy -x -production"
+    assert hit_paths(res)[0] != "docs/guides/deploy.md"
+
+
+def test_negated_words_survive_the_typer_fallback(indexed):
+    # Regression: when the fast parser hands over to typer (here: a bad --limit), click used
+    # to split `-production` into short options (`-c` swallowing 'tion'). The error must be
+    # about the real problem.
+    r = _run_cli("search", "deploy", "-production", "--limit", "0", env=indexed.env)
+    assert r.returncode == 1
+    assert "tion" not in r.stdout + r.stderr
+    assert "limit" in r.stderr.lower()
+
+
+def test_malformed_query(indexed):
+    err = cli_error("search", '"unclosed', env=indexed.env)
+    assert err["code"] == "INVALID_QUERY"
+    assert "quote" in err["message"]
+    assert err["details"] == {"query": '"unclosed'}
+    # Human formats: the message on stderr, exit 1, nothing on stdout.
+    r = _run_cli("search", '"unclosed', "--csv", env=indexed.env)
+    assert r.returncode == 1 and r.stdout == "" and "quote" in r.stderr
+
+
+def test_negation_only_query_is_invalid(indexed):
+    err = cli_error("search", "--", "-deploy", env=indexed.env)
+    assert err["code"] == "INVALID_QUERY"
+    assert "positive" in err["message"]
+
+
+# --- get, multi-get, ls ----------------------------------------------------------------------
+
+
+def get_json(env, *args: str) -> dict:
+    return cli_json("get", *args, "--json", env=env)
+
+
+def test_get_by_collection_path(indexed):
+    code, out = run_cli_tty("get", "docs/guides/deploy.md", env=indexed.env)
+    assert code == 0
+    with open(indexed.corpus.path("guides/deploy.md")) as f:
+        assert out == f.read()
+    doc = get_json(indexed.env, "docs/guides/deploy.md")
+    assert doc["uri"] == "gno://docs/guides/deploy.md"
+    assert doc["abs_path"] == indexed.corpus.path("guides/deploy.md")
+    assert doc["title"] == "Deployment guide"
+    assert doc["from_line"] == 1 and doc["to_line"] == doc["total_lines"] == 6
+    assert doc["language"] == "english"
+
+
+def test_get_by_path_and_line(indexed):
+    doc = get_json(indexed.env, "docs/guides/deploy.md:3")
+    assert doc["from_line"] == 3
+    assert doc["content"].startswith("How to deploy the billing service")
+
+
+def test_get_line_from_a_search_snippet(indexed):
+    hit = search(indexed.env, "spaghetti")["hits"][0]
+    ref = f"{hit['collection']}/{hit['path']}:{hit['snippet']['line']}"
+    doc = get_json(indexed.env, ref)
+    assert doc["from_line"] == hit["snippet"]["line"]
+    assert "spaghetti" in doc["content"].splitlines()[0]
+
+
+def test_get_by_uri_and_absolute_path(indexed):
+    by_uri = get_json(indexed.env, "gno://docs/guides/staging.md")
+    by_abs = get_json(indexed.env, indexed.corpus.path("guides/staging.md"))
+    by_id = get_json(indexed.env, f"#{by_uri['docid']}")
+    assert by_uri["docid"] == by_abs["docid"] == by_id["docid"]
+    assert by_uri["content"] == by_abs["content"]
+
+
+def test_get_line_range(indexed):
+    code, out = run_cli_tty("get", "docs/guides/deploy.md", "--from-line", "3", "--lines", "1", env=indexed.env)
+    assert (code, out) == (0, "How to deploy the billing service to production.\n")
+    code, out = run_cli_tty("get", "docs/guides/deploy.md", "--from-line=1", "-l", "2", env=indexed.env)
+    assert (code, out) == (0, "# Deployment guide\n\n")
+    doc = get_json(indexed.env, "docs/guides/deploy.md", "--from-line", "3", "--lines", "1")
+    assert doc["content"] == "How to deploy the billing service to production.\n"
+    assert (doc["from_line"], doc["to_line"]) == (3, 3)
+    doc = get_json(indexed.env, "docs/guides/deploy.md", "--from-line", "5", "--lines", "50")
+    assert (doc["from_line"], doc["to_line"], doc["total_lines"]) == (5, 6, 6)
+
+
+@pytest.mark.parametrize(
+    "ref", ["docs/nope.md", "nope/guides/deploy.md", "gno://docs/nope.md", "/definitely/not/indexed.md", "#999999"]
+)
+def test_get_unknown_is_not_found(indexed, ref):
+    err = cli_error("get", ref, env=indexed.env)
+    assert err["code"] == "NOT_FOUND"
+    assert err["details"] == {"ref": ref}
+
+
+def test_get_ignored_file_is_not_found(indexed):
+    err = cli_error("get", indexed.corpus.path("secret/passwords.md"), env=indexed.env)
+    assert err["code"] == "NOT_FOUND"
+
+
+def test_multi_get_with_a_glob(indexed):
+    res = cli_json("multi-get", "-p", "docs/guides/*.md", "--json", env=indexed.env)
+    assert sorted(d["path"] for d in res["documents"]) == ["guides/deploy.md", "guides/staging.md"]
+    assert res["missing"] == [] and res["truncated"] is False
+    r = cli("multi-get", "--pattern", "other/*", "--files", env=indexed.env)
+    assert sorted(r.stdout.splitlines()) == sorted(os.path.join(indexed.other, n) for n in OTHER_DOCS)
+
+
+def test_multi_get_glob_star_stays_in_one_directory(indexed):
+    # Regression: fnmatch's `*` used to cross '/', so 'docs/*.md' matched every depth.
+    res = cli_json("multi-get", "--pattern", "*/*.md", "--json", env=indexed.env)
+    assert {f"{d['collection']}/{d['path']}" for d in res["documents"]} == {
+        "docs/README.md", "other/checklist.md", "other/lunch.md"}
+    # `**` spans directories (zero or more).
+    res = cli_json("multi-get", "--pattern", "docs/**/*.md", "--json", env=indexed.env)
+    assert sorted(d["path"] for d in res["documents"]) == [
+        "README.md", "german/anleitung.md", "guides/deploy.md", "guides/staging.md"]
+
+
+def test_multi_get_refs_and_missing(indexed):
+    r = _run_cli("multi-get", "docs/README.md", "docs/nope.md", "--json", env=indexed.env)
+    assert r.returncode == 1
+    res = json.loads(r.stdout)
+    assert [d["path"] for d in res["documents"]] == ["README.md"]
+    assert res["missing"] == ["docs/nope.md"]
+
+
+def test_multi_get_max_bytes(indexed):
+    res = cli_json("multi-get", "-p", "docs/*", "--max-bytes", "100", "--json", env=indexed.env)
+    assert res["truncated"] is True
+    assert sum(len(d["content"].encode()) for d in res["documents"]) <= 100
+
+
+def test_ls(indexed):
+    res = cli_json("ls", "--json", env=indexed.env)
+    assert res["total"] == len(res["entries"]) == 7
+    e = next(e for e in res["entries"] if e["path"] == "guides/deploy.md")
+    assert e["uri"] == "gno://docs/guides/deploy.md" and e["title"] == "Deployment guide"
+    assert e["size"] == os.path.getsize(indexed.corpus.path("guides/deploy.md"))
+    r = cli("ls", "other", "--files", env=indexed.env)
+    assert r.stdout.splitlines() == ["gno://other/checklist.md", "gno://other/lunch.md"]
+    res = cli_json("ls", "docs", "--prefix", "guides/", "--json", env=indexed.env)
+    assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
+    err = cli_error("ls", "nope", env=indexed.env)
+    assert err["code"] == "NOT_FOUND"
+
+
+# --- mutations (each with its own daemon) -------------------------------------------------
+
+
+def add_docs(env, corpus) -> dict:
+    return cli_json("collection", "add", corpus.root, "--name", "docs", "--json", env=env)["collections"][0]
+
+
+def update(env, *args: str) -> dict:
+    res = cli_json("update", *args, "--json", env=env)
+    return {s["collection"]: s for s in res["collections"]}
+
+
+def test_update_after_modify_add_delete(daemon, corpus):
+    env = daemon.env
+    add_docs(env, corpus)
+    with open(corpus.path("guides/deploy.md"), "a") as f:
+        f.write("\nAlways page the on-call narwhal before a deploy.\n")
+    corpus.write("guides/rollback.md", "# Rollback\n\nUse the platypus switch to roll back.\n")
+    os.unlink(corpus.path("notes/pasta.txt"))
+
+    s = update(env)["docs"]
+    assert (s["added"], s["updated"], s["removed"]) == (1, 1, 1)
+    assert s["unchanged"] == 3  # README, staging, the German doc
+    assert s["errors"] == 1  # the binary file is still not a document
+    assert s["scanned"] == 6
+
+    assert hit_paths(search(env, "narwhal")) == ["docs/guides/deploy.md"]
+    assert hit_paths(search(env, "platypus")) == ["docs/guides/rollback.md"]
+    assert search(env, "spaghetti")["hits"] == []
+    err = cli_error("get", "docs/notes/pasta.txt", env=env)
+    assert err["code"] == "NOT_FOUND"
+
+    s = update(env, "docs")["docs"]
+    assert (s["added"], s["updated"], s["removed"], s["unchanged"]) == (0, 0, 0, 5)
+    err = cli_error("update", "nope", env=env)
+    assert err["code"] == "NOT_FOUND"
+
+
+def test_touch_without_change_is_unchanged(daemon, corpus):
+    env = daemon.env
+    add_docs(env, corpus)
+    later = time.time() + 60
+    for rel in INDEXABLE:
+        os.utime(corpus.path(rel), (later, later))
+    s = update(env)["docs"]
+    assert (s["added"], s["updated"], s["removed"], s["unchanged"]) == (0, 0, 0, 5)
+    # The new stat was recorded: the next run is as cheap as ever, still unchanged.
+    s = update(env)["docs"]
+    assert (s["updated"], s["unchanged"]) == (0, 5)
+    assert hit_paths(search(env, "spaghetti")) == ["docs/notes/pasta.txt"]
+
+
+def test_collection_remove(daemon, corpus):
+    env = daemon.env
+    add_docs(env, corpus)
+    assert search(env, "deploy")["hits"]
+    res = cli_json("collection", "remove", "docs", "--json", env=env)
+    assert res == {"name": "docs", "documents_removed": 5}
+    assert search(env, "deploy")["hits"] == []
+    assert cli_error("ls", "docs", env=env)["code"] == "NOT_FOUND"
+    # Post-conditions straight from the daemon (these commands have their own CLI tests).
+    assert daemon.result("ls")["entries"] == []
+    st = daemon.result("status")
+    assert st["documents"] == 0 and st["collections"] == []
+    assert [e for e in st["recent_errors"] if e["collection"] == "docs"] == []
+    assert cli_error("collection", "remove", "docs", env=env)["code"] == "NOT_FOUND"
+
+
+def test_duplicate_collection_name_is_rejected(daemon, corpus):
+    env = daemon.env
+    add_docs(env, corpus)
+    err = cli_error("collection", "add", corpus.root, "--name", "docs", env=env)
+    assert err["code"] == "INVALID_PARAMS" and "already exists" in err["message"]
+
+
+def test_config_file_typo(daemon, corpus):
+    env = daemon.env
+    cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    with open(cfg, "w") as f:
+        f.write('[[collections]]\nname="x"\npaht="/tmp"\n')
+    r = _run_cli("update", env=env)
+    assert r.returncode == 1, r
+    assert "paht" in r.stdout + r.stderr
+    err = cli_error("update", env=env)
+    assert err["code"] == "CONFIG_ERROR" and "paht" in err["message"]
+    assert daemon.alive()
+    assert daemon.result("status")["pid"] == daemon.proc.pid
+    # Fixing the file is picked up by the next call.
+    with open(cfg, "w") as f:
+        f.write(f'[[collections]]\nname = "x"\npath = "{corpus.root}"\n')
+    assert update(env)["x"]["added"] == 5
+
+
+def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
+    n = 3000
+    env = daemon.env
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"n{i:05d}.md").write_text(f"# Note {i}\n\nThe heron number {i} waits by the quiet river.\n")
+    cli_json("collection", "add", str(folder), "--name", "big", "--no-index", "--json", env=env)
+
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "update", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        saw_running = cli_saw_running = False
+        cli_polls = 0
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            # A raw `status` every few ms: catches the job even if it is quick.
+            job = daemon.result("status", timeout=2)["job"]
+            if job["running"]:
+                saw_running = True
+                assert job["collection"] == "big"
+                assert 0 <= job["done"] <= job["total"] <= n
+            if not saw_running:
+                time.sleep(0.02)
+                continue
+            # Once the job runs: the real CLI must answer `status` (and `search`) quickly.
+            t0 = time.monotonic()
+            r = _run_cli("status", "--json", env=env, timeout=10)
+            took = time.monotonic() - t0
+            assert r.returncode == 0, r.stderr
+            assert took < 2.0, f"status took {took:.2f}s during an update"
+            cli_polls += 1
+            cli_saw_running = cli_saw_running or json.loads(r.stdout)["job"]["running"]
+            t0 = time.monotonic()
+            r = _run_cli("search", "heron", "-n", "3", "--json", env=env, timeout=10)
+            assert r.returncode == 0 and time.monotonic() - t0 < 2.0
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert saw_running, "status never saw the update running"
+    assert cli_polls >= 1, "the update ended before gnoctl status could be asked"
+    res = json.loads(out)
+    big = next(s for s in res["collections"] if s["collection"] == "big")
+    assert big["added"] == n
+    st = daemon.result("status")
+    assert st["job"]["running"] is False
+    assert st["documents"] == n

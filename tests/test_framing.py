@@ -1,0 +1,291 @@
+"""The socket contract on the wire: framing, JSON-RPC envelope errors, robustness.
+
+Raw sockets against a live gnod: a frame is a 4-byte big-endian length + a JSON body.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import time
+
+import pytest
+
+from gnod import wire
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def daemon(shared_daemon):
+    """These tests share one daemon: none needs a fresh one, and every abuse below must
+    leave it serving the next test (which is itself part of what is tested)."""
+    assert shared_daemon.alive(), shared_daemon.stderr()
+    return shared_daemon
+
+
+def assert_alive(daemon) -> None:
+    """The daemon still runs and answers `status` on a brand-new connection."""
+    assert daemon.alive(), daemon.stderr()
+    reply = daemon.rpc("status")
+    assert "result" in reply, reply
+    assert reply["result"]["pid"] == daemon.proc.pid
+
+
+def error_of(reply: dict) -> dict:
+    assert "error" in reply and "result" not in reply, reply
+    err = reply["error"]
+    assert set(err) >= {"code", "message", "data"}, err
+    assert isinstance(err["message"], str) and err["message"]
+    assert err["data"]["name"] == wire.ERROR_NAMES[err["code"]]
+    return err
+
+
+# --- framing ---------------------------------------------------------------------------
+
+
+def test_status_roundtrip(daemon):
+    with daemon.connect() as c:
+        reply = c.call("status", req_id=42)
+    assert reply["jsonrpc"] == "2.0"
+    assert reply["id"] == 42
+    res = reply["result"]
+    assert res["protocol"] == wire.PROTOCOL_VERSION
+    assert res["socket_path"] == daemon.paths.socket_path
+    assert res["job"]["running"] is False
+
+
+def test_request_split_into_tiny_sends(daemon):
+    with daemon.connect() as c:
+        data = c.frame(c.encode("status", req_id="tiny"))
+        # 1-3 byte pieces, header split too, with pauses the daemon must wait through.
+        i, sizes = 0, [1, 2, 1, 3]
+        n = 0
+        while i < len(data):
+            step = sizes[n % len(sizes)]
+            c.send_bytes(data[i : i + step])
+            i += step
+            n += 1
+            time.sleep(0.002)
+        reply = c.recv_reply()
+    assert reply["id"] == "tiny"
+    assert "result" in reply
+
+
+def test_back_to_back_requests_in_one_send(daemon):
+    with daemon.connect() as c:
+        blob = b"".join(
+            c.frame(c.encode(m, p, req_id=i))
+            for i, (m, p) in enumerate(
+                [("status", {}), ("collection.list", {}), ("ls", {}), ("search", {"query": "anything"}),
+                 ("status", {})],
+                start=1,
+            )
+        )
+        c.send_bytes(blob)
+        replies = {}
+        for _ in range(5):
+            msg = c.recv_reply()
+            replies[msg["id"]] = msg
+    # Replies may come back in any order, but each request gets exactly its own.
+    assert sorted(replies) == [1, 2, 3, 4, 5]
+    assert all("result" in r for r in replies.values()), replies
+    assert "collections" in replies[2]["result"]
+    assert "entries" in replies[3]["result"]
+    assert replies[4]["result"]["hits"] == []
+
+
+def test_large_valid_frame_rejected_cleanly(daemon):
+    big = "x" * (3 * 1024 * 1024)
+    with daemon.connect(timeout=30) as c:
+        c.send("search", {"query": big}, req_id=7)
+        err = error_of(c.recv_reply(7))
+        assert err["code"] == wire.INVALID_PARAMS
+        assert "query" in err["message"]
+        # The connection is still usable after the big frame.
+        assert "result" in c.call("status", req_id=8)
+    assert_alive(daemon)
+
+
+def test_oversized_frame_header(daemon):
+    with daemon.connect() as c:
+        c.send_bytes(struct.pack(">I", wire.MAX_FRAME + 1) + b"{")
+        err = error_of(c.recv())
+        assert err["code"] == wire.FRAME_TOO_LARGE == -32008
+        assert str(wire.MAX_FRAME) in err["message"]
+        assert c.at_eof(), "the daemon must hang up after FRAME_TOO_LARGE"
+    assert_alive(daemon)
+
+
+def test_max_size_header_is_not_an_error_until_the_body_is_short(daemon):
+    # Exactly MAX_FRAME is allowed: the daemon waits for the body; we give up instead.
+    with daemon.connect() as c:
+        c.send_bytes(struct.pack(">I", wire.MAX_FRAME) + b"{}")
+        c.sock.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            c.sock.recv(1)
+    assert_alive(daemon)
+
+
+# --- envelope errors -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "status"', b"\xff\xfe\x00garbage", b""])
+def test_invalid_json_is_parse_error(daemon, body):
+    with daemon.connect() as c:
+        c.send_body(body)
+        err = error_of(c.recv())
+        assert err["code"] == wire.PARSE_ERROR == -32700
+        # The connection survives a bad frame.
+        assert "result" in c.call("status", req_id=2)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[1, 2, 3]",
+        b'"status"',
+        b"42",
+        b"null",
+        b'{"jsonrpc": "2.0", "id": 1, "params": {}}',  # no method
+        b'{"jsonrpc": "2.0", "id": 1, "method": 5}',
+        b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "status"}',
+    ],
+)
+def test_not_a_request_object_is_invalid_request(daemon, body):
+    with daemon.connect() as c:
+        c.send_body(body)
+        reply = c.recv()
+        err = error_of(reply)
+        assert err["code"] == wire.INVALID_REQUEST == -32600
+        assert reply["id"] is None
+        assert "result" in c.call("status", req_id=2)
+
+
+def test_unknown_method_lists_methods(daemon):
+    with daemon.connect() as c:
+        reply = c.call("frobnicate", req_id="u1")
+    err = error_of(reply)
+    assert reply["id"] == "u1"
+    assert err["code"] == wire.METHOD_NOT_FOUND == -32601
+    assert "frobnicate" in err["message"]
+    methods = err["data"]["details"]["methods"]
+    assert {"status", "search", "get", "multi_get", "ls", "index", "shutdown",
+            "collection.add", "collection.list", "collection.remove"} <= set(methods)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": 1001}, "limit"),
+        ({"query": "x", "min_score": 1.5}, "min_score"),
+        ({"query": "x", "bogus_field": 1}, "bogus_field"),
+        ({"query": 12}, "query"),
+        ({}, "query"),
+        ({"query": "x", "collections": "notes"}, "collections"),
+    ],
+)
+def test_bad_search_params_name_the_field(daemon, params, field):
+    with daemon.connect() as c:
+        reply = c.call("search", params, req_id=3)
+    err = error_of(reply)
+    assert reply["id"] == 3
+    assert err["code"] == wire.INVALID_PARAMS == -32602
+    assert field in err["message"], err["message"]
+
+
+def test_params_not_an_object(daemon):
+    with daemon.connect() as c:
+        for i, params in enumerate(([1, 2], "x", None), start=1):
+            c.send_body(json.dumps({"jsonrpc": "2.0", "id": i, "method": "status", "params": params,
+                                    "gno": 1}).encode())
+            err = error_of(c.recv_reply(i))
+            assert err["code"] == wire.INVALID_PARAMS
+
+
+def test_params_may_be_omitted(daemon):
+    with daemon.connect() as c:
+        c.send_body(b'{"jsonrpc": "2.0", "id": 1, "method": "status"}')
+        assert "result" in c.recv_reply(1)
+
+
+def test_wrong_protocol_version(daemon):
+    with daemon.connect() as c:
+        reply = c.call("status", req_id=9, gno=999)
+    err = error_of(reply)
+    assert reply["id"] == 9
+    assert err["code"] == wire.VERSION_MISMATCH == -32006
+    assert err["data"]["details"] == {"daemon": wire.PROTOCOL_VERSION, "client": 999}
+    assert_alive(daemon)
+
+
+def test_notification_gets_no_reply(daemon):
+    # A request without an id is a notification: no reply, but later requests still work.
+    with daemon.connect() as c:
+        c.send_body(b'{"jsonrpc": "2.0", "method": "status", "gno": 1}')
+        reply = c.call("ls", req_id=5)
+    assert reply["id"] == 5 and "result" in reply
+
+
+def test_failed_notification_gets_no_reply(daemon):
+    with daemon.connect() as c:
+        c.send_body(b'{"jsonrpc": "2.0", "method": "frobnicate", "gno": 1}')
+        c.send_body(b'{"jsonrpc": "2.0", "method": "search", "params": {"limit": 0}, "gno": 1}')
+        c.send("status", req_id=2)
+        first = c.recv()
+    assert first.get("id") == 2, first
+
+
+# --- misbehaving clients -----------------------------------------------------------------
+
+
+def test_client_disconnects_mid_frame(daemon):
+    with daemon.connect() as c:
+        body = c.encode("status")
+        c.send_bytes(struct.pack(">I", len(body)) + body[: len(body) // 2])
+    with daemon.connect() as c:
+        c.send_bytes(b"\x00\x00")  # half a header
+    with daemon.connect() as c:
+        c.send_bytes(struct.pack(">I", 1000) + b"{" * 10)
+        c.sock.shutdown(socket.SHUT_WR)
+        assert c.at_eof()
+    time.sleep(0.1)
+    assert_alive(daemon)
+
+
+def test_client_disconnects_before_reading_reply(daemon):
+    for _ in range(5):
+        with daemon.connect() as c:
+            c.send("search", {"query": "anything at all"})
+            c.send("status", req_id=2)
+    assert_alive(daemon)
+
+
+def test_many_concurrent_connections(daemon):
+    conns = [daemon.connect() for _ in range(30)]
+    try:
+        for i, c in enumerate(conns):
+            c.send("status", req_id=i)
+        for i, c in enumerate(conns):
+            assert c.recv_reply(i)["result"]["pid"] == daemon.proc.pid
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_half_closed_client_still_gets_its_reply(daemon, tmp_path):
+    # Regression: Connection.serve used to cancel in-flight tasks on EOF, so a client
+    # that half-closes (shutdown(SHUT_WR)) after sending never got its reply.
+    # A request that takes a while (indexing a few hundred files) makes the outcome
+    # deterministic: the daemon sees the EOF long before the work is done.
+    folder = tmp_path / "halfclose"
+    folder.mkdir()
+    for i in range(300):
+        (folder / f"n{i:03d}.md").write_text(f"# Note {i}\n\nzebra quokka {i} lorem ipsum\n")
+    with daemon.connect(timeout=30) as c:
+        c.send("collection.add", {"name": "halfclose", "path": str(folder)}, req_id=1)
+        c.sock.shutdown(socket.SHUT_WR)
+        reply = c.recv_reply(1)
+    assert reply["result"]["collections"][0]["added"] == 300

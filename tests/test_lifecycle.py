@@ -1,0 +1,451 @@
+"""gnod's process lifecycle: runtime dir, single instance, stale files, signals, peers,
+and gnoctl's daemon control (status / start / stop / restart / autostart)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+    RawConn,
+    lock_is_free,
+    make_env,
+    paths_for,
+    socket_accepts,
+    start_gnod,
+    wait_until,
+)
+
+from gnod import wire
+from gnod.server.lifecycle import peer_uid
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def mode(path: str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def read_pid_file(daemon) -> int:
+    with open(daemon.paths.pid_file) as f:
+        return int(f.read())
+
+
+# --- runtime dir, single instance, stale files -------------------------------------------
+
+
+def test_runtime_dir_and_socket_are_private(daemon):
+    run = daemon.paths.runtime_dir
+    assert mode(run) == 0o700
+    assert stat.S_ISSOCK(os.stat(daemon.paths.socket_path).st_mode)
+    assert mode(daemon.paths.socket_path) == 0o600
+    assert read_pid_file(daemon) == daemon.proc.pid
+    assert not lock_is_free(daemon.paths)
+
+
+def test_existing_runtime_dir_is_tightened(env):
+    run = os.path.join(env["GNO_HOME"], "run")
+    os.makedirs(run)
+    os.chmod(run, 0o755)
+    d = start_gnod(env)
+    try:
+        assert mode(run) == 0o700
+    finally:
+        assert d.stop() == 0
+
+
+def test_second_gnod_refused_first_keeps_serving(daemon):
+    second = start_gnod(daemon.env, wait=False)
+    try:
+        code = second.proc.wait(20)
+    finally:
+        second.stop()
+    assert code != 0
+    err = second.stderr()
+    assert "already running" in err
+    assert str(daemon.proc.pid) in err
+    # The loser must not have removed the winner's socket or pid file.
+    assert daemon.alive()
+    assert os.path.exists(daemon.paths.socket_path)
+    assert read_pid_file(daemon) == daemon.proc.pid
+    assert daemon.result("status")["pid"] == daemon.proc.pid
+
+
+def test_restart_after_sigkill_cleans_stale_files(env, run_cli):
+    first = start_gnod(env)
+    first.proc.kill()
+    first.proc.wait(10)
+    first.stop()
+    paths = first.paths
+    # SIGKILL leaves a dead socket and a pid file behind.
+    assert os.path.exists(paths.socket_path)
+    assert os.path.exists(paths.pid_file)
+    assert not socket_accepts(paths.socket_path)
+    assert lock_is_free(paths)
+    r = run_cli("daemon", "status", env=env)
+    assert r.returncode == wire.EXIT_NOT_RUNNING, r
+
+    second = start_gnod(env)
+    try:
+        assert second.result("status")["pid"] == second.proc.pid
+        assert read_pid_file(second) == second.proc.pid
+    finally:
+        assert second.stop() == 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_exits_zero_and_removes_files(env, sig):
+    d = start_gnod(env)
+    d.proc.send_signal(sig)
+    assert d.proc.wait(10) == 0, d.stderr()
+    d.stop()
+    assert not os.path.exists(d.paths.socket_path)
+    assert not os.path.exists(d.paths.pid_file)
+    assert lock_is_free(d.paths)
+
+
+def test_sigterm_with_an_idle_client_connected(env):
+    d = start_gnod(env)
+    with RawConn(d.paths.socket_path) as idle:
+        assert "result" in idle.call("status")
+        t0 = time.monotonic()
+        d.proc.terminate()
+        assert d.proc.wait(10) == 0, d.stderr()
+        assert time.monotonic() - t0 < 5
+        assert idle.at_eof()
+    d.stop()
+    assert not os.path.exists(d.paths.socket_path)
+
+
+def test_shutdown_rpc(env):
+    d = start_gnod(env)
+    with RawConn(d.paths.socket_path) as c:
+        reply = c.call("shutdown", req_id="bye")
+    assert reply["id"] == "bye"
+    assert reply["result"]["ok"] is True
+    assert d.proc.wait(10) == 0, d.stderr()
+    d.stop()
+    assert not os.path.exists(d.paths.socket_path)
+    assert not os.path.exists(d.paths.pid_file)
+    assert not socket_accepts(d.paths.socket_path)
+
+
+def test_socket_path_too_long(gno_home):
+    home = os.path.join(gno_home, "x" * 110)
+    os.makedirs(home)
+    env = make_env(home)
+    d = start_gnod(env, wait=False)
+    try:
+        assert d.proc.wait(20) == 2
+    finally:
+        d.stop()
+    assert "longer than" in d.stderr()
+
+
+def test_invalid_config_prevents_start(env):
+    cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+    os.makedirs(os.path.dirname(cfg))
+    with open(cfg, "w") as f:
+        f.write('[[collections]]\nname = "x"\npaht = "/tmp"\n')
+    d = start_gnod(env, wait=False)
+    try:
+        assert d.proc.wait(20) == 78  # EX_CONFIG
+    finally:
+        d.stop()
+    err = d.stderr()
+    assert "config error" in err and "paht" in err
+
+
+# --- peers -------------------------------------------------------------------------------
+
+
+def test_peer_uid_on_socketpair():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        assert peer_uid(a) == os.getuid()
+        assert peer_uid(b) == os.getuid()
+    finally:
+        a.close()
+        b.close()
+
+
+def _status_as(uid: int, socket_path: str) -> dict:
+    """Fork; the child drops to `uid`, sends `status` and reports what it got back."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: no pytest machinery from here on, always os._exit
+        out: dict = {}
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out["uid"] = os.getuid()
+            with RawConn(socket_path, timeout=10) as c:
+                try:
+                    c.send("status")
+                except OSError:
+                    pass
+                try:
+                    out["reply"] = c.recv()
+                except (EOFError, OSError):
+                    out["reply"] = None
+                out["eof"] = c.at_eof()
+        except BaseException as e:  # noqa: BLE001 (reported to the parent)
+            out["exception"] = repr(e)
+        finally:
+            os.write(w, json.dumps(out).encode())
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 65536):
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks))
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
+                    reason="needs root to run a client as another uid (fork + setuid 65534)")
+def test_other_uid_is_refused(daemon):
+    # Open the path (dirs + socket) to everyone, so only gnod's own peer check can refuse.
+    os.chmod(daemon.env["GNO_HOME"], 0o711)
+    os.chmod(daemon.paths.runtime_dir, 0o711)
+    os.chmod(daemon.paths.socket_path, 0o666)
+    out = _status_as(65534, daemon.paths.socket_path)
+    assert "exception" not in out, out
+    assert out["uid"] == 65534
+    reply = out["reply"]
+    assert reply is not None and "result" not in reply, reply
+    assert "permission denied" in reply["error"]["message"]
+    assert out["eof"] is True
+    # Our own uid is still served.
+    assert daemon.result("status")["pid"] == daemon.proc.pid
+    with open(daemon.paths.log_file) as f:
+        assert "refused a connection from uid 65534" in f.read()
+
+
+# --- shutdown while indexing ---------------------------------------------------------------
+
+
+LONG_INDEX_FILES = 2500
+
+
+def _start_long_index(daemon, tmp_path, n: int = LONG_INDEX_FILES) -> RawConn:
+    """Register a collection of n small files and start indexing it (well over a second of
+    work; the stop lands at the first batch commit, ~0.25 s in); returns the connection
+    awaiting the reply."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"f{i:05d}.md").write_text(f"# File {i}\n\nwombat number {i} sits on a log in the garden\n")
+    assert "result" in daemon.rpc("collection.add", {"name": "many", "path": str(folder), "index": False})
+    conn = RawConn(daemon.paths.socket_path, timeout=30)
+    conn.send("index", {"collection": "many"}, req_id="idx")
+    assert wait_until(lambda: daemon.result("status")["job"]["running"], 10, 0.005), "index never started"
+    return conn
+
+
+def test_shutdown_during_index_stops_promptly_and_keeps_work(daemon, tmp_path):
+    conn = _start_long_index(daemon, tmp_path)
+    with conn:
+        t0 = time.monotonic()
+        assert daemon.result("shutdown")["ok"] is True
+        reply = conn.recv_reply("idx")
+        assert "error" in reply, "an index cut short by shutdown must not report success"
+        assert wire.exit_code_for(reply["error"]["code"]) == wire.EXIT_RUNTIME
+    assert daemon.proc.wait(10) == 0, daemon.stderr()
+    assert time.monotonic() - t0 < 5
+    daemon.stop()
+    # Done so far is kept: a new daemon sees the committed part of the run.
+    again = start_gnod(daemon.env)
+    try:
+        docs = again.result("status")["documents"]
+        assert 0 < docs < LONG_INDEX_FILES
+    finally:
+        assert again.stop() == 0
+
+
+def test_shutdown_during_index_reports_cancelled(daemon, tmp_path):
+    # Regression: pipeline.Cancelled used to surface as INTERNAL ("internal error: Cancelled").
+    conn = _start_long_index(daemon, tmp_path)
+    with conn:
+        daemon.result("shutdown")
+        reply = conn.recv_reply("idx")
+    assert reply["error"]["code"] == wire.CANCELLED, reply
+    assert reply["error"]["data"]["name"] == "CANCELLED"
+    assert daemon.proc.wait(10) == 0
+    with open(daemon.paths.log_file) as f:
+        assert "Traceback" not in f.read()
+
+
+# --- gnoctl daemon control ------------------------------------------------------------------
+
+
+def test_daemon_status_when_not_running(env, run_cli):
+    r = run_cli("daemon", "status", env=env)
+    assert r.returncode == 3, r
+    r = run_cli("daemon", "status", "--json", env=env)
+    assert r.returncode == 3
+    assert json.loads(r.stdout) == {"running": False, "socket": os.path.join(env["GNO_HOME"], "run", "gnod.sock")}
+    assert lock_is_free(paths_for(env)), "status must not start gnod"
+
+
+@pytest.mark.parametrize(
+    "how", ["env", "flag"],
+)
+def test_no_autostart(env, run_cli, how):
+    args = ["search", "foo"]
+    if how == "env":
+        env = {**env, "GNO_NO_AUTOSTART": "1"}
+    else:
+        args.append("--no-autostart")
+    r = run_cli(*args, env=env)
+    assert r.returncode == 3, r
+    r = run_cli(*args, "--json", env=env)
+    assert r.returncode == 3, r
+    err = json.loads(r.stdout)["error"]
+    assert err["code"] == "DAEMON_NOT_RUNNING"
+    assert err["message"] and isinstance(err["details"], dict)
+    # Human format: the message goes to stderr, nothing on stdout.
+    r = run_cli(*args, "--csv", env=env)
+    assert r.returncode == 3 and r.stdout == "" and "not running" in r.stderr
+    assert not os.path.exists(os.path.join(env["GNO_HOME"], "run", "gnod.sock"))
+
+
+def test_search_autostarts_the_daemon(env, run_cli):
+    paths = paths_for(env)
+    r = run_cli("search", "foo", "--json", env=env)
+    assert r.returncode == 0, r
+    assert json.loads(r.stdout)["hits"] == []
+    assert socket_accepts(paths.socket_path)
+    st = json.loads(run_cli("daemon", "status", "--json", env=env).stdout)
+    assert st["running"] is True
+    # The autostarted daemon is detached: it outlives gnoctl and logs to state/gnod.out.
+    assert os.path.exists(os.path.join(env["GNO_HOME"], "state", "gnod.out"))
+    r = run_cli("daemon", "stop", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"stopped": True}
+    assert wait_until(lambda: lock_is_free(paths), 10)
+
+
+def _write_broken_config(env) -> None:
+    cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+    os.makedirs(os.path.dirname(cfg))
+    with open(cfg, "w") as f:
+        f.write('[[collections]]\nname = "x"\npaht = "/tmp"\n')
+
+
+def test_autostart_with_broken_config_reports_gnods_error(env, run_cli):
+    _write_broken_config(env)
+    r = run_cli("search", "foo", "--json", env=env)
+    assert r.returncode != 0
+    err = json.loads(r.stdout)["error"]
+    assert "paht" in err["message"]
+    assert lock_is_free(paths_for(env))
+
+
+def test_autostart_with_broken_config_is_a_config_error(env, run_cli):
+    _write_broken_config(env)
+    r = run_cli("search", "foo", "--json", env=env)
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["error"]["code"] == "CONFIG_ERROR"
+
+
+def test_concurrent_autostart(env):
+    procs = [subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [(p.wait(60), *p.communicate()) for p in procs]
+    for code, out, err in results:
+        assert code == 0, (out, err)
+        assert json.loads(out)["hits"] == []
+    # Exactly one daemon won; the others exited with "already running".
+    paths = paths_for(env)
+    assert not lock_is_free(paths)
+    with RawConn(paths.socket_path) as c:
+        pid = c.call("status")["result"]["pid"]
+    with open(paths.pid_file) as f:
+        assert int(f.read()) == pid
+
+
+_SLOW_GNOD_SITECUSTOMIZE = """
+import os, sys, time
+if os.environ.get("GNO_TEST_SLOW_GNOD") and "gnod.server.main" in getattr(sys, "orig_argv", []):
+    time.sleep(float(os.environ["GNO_TEST_SLOW_GNOD"]))
+"""
+
+
+def test_autostarted_gnod_does_not_outlive_a_lost_race(env, tmp_path):
+    # Deterministic version of a race between two autostarts: the gnod that gnoctl spawns
+    # is held back for 1 s (sitecustomize, test-only), another gnod answers meanwhile.
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(_SLOW_GNOD_SITECUSTOMIZE)
+    slow_env = {**env, "PYTHONPATH": str(slow), "GNO_TEST_SLOW_GNOD": "1.0"}
+    paths = paths_for(env)
+
+    cli = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=slow_env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # gnoctl creates state/gnod.out right before spawning its gnod.
+        assert wait_until(lambda: os.path.exists(os.path.join(paths.state_dir, "gnod.out")), 10)
+        other = start_gnod(env)  # the race winner
+        out, err = cli.communicate(timeout=30)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 0, (out, err)
+    assert other.stop() == 0  # the daemon that answered goes away…
+    # Give the held-back child time to reach the lock (returns early if it takes it).
+    took_over = wait_until(lambda: not lock_is_free(paths), 2.0)
+    assert not took_over, "a gnod that gnoctl spawned took over after the answering daemon stopped"
+
+
+def test_daemon_start_stop_restart(env, run_cli):
+    paths = paths_for(env)
+    r = run_cli("daemon", "start", "--json", env=env)
+    assert r.returncode == 0, r
+    started = json.loads(r.stdout)
+    assert started["running"] is True and started["started"] is True
+    assert started["socket"] == paths.socket_path
+    pid1 = started["pid"]
+    assert socket_accepts(paths.socket_path)
+
+    again = json.loads(run_cli("daemon", "start", "--json", env=env).stdout)
+    assert again["running"] is True and again["started"] is False
+
+    r = run_cli("daemon", "status", "--json", env=env)
+    assert r.returncode == 0
+    st = json.loads(r.stdout)
+    assert st["running"] is True and st["pid"] == pid1
+
+    r = run_cli("daemon", "restart", "--json", env=env)
+    assert r.returncode == 0, r
+    restarted = json.loads(r.stdout)
+    assert restarted["stopped"] is True and restarted["started"] is True
+    pid2 = restarted["pid"]
+    assert pid2 != pid1
+    assert json.loads(run_cli("daemon", "status", "--json", env=env).stdout)["pid"] == pid2
+
+    r = run_cli("daemon", "stop", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"stopped": True}
+    assert wait_until(lambda: lock_is_free(paths), 10)
+    assert not os.path.exists(paths.socket_path)
+    r = run_cli("daemon", "stop", "--json", env=env)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"stopped": False}
+    assert run_cli("daemon", "status", env=env).returncode == 3
+
+
+def test_daemon_restart_json_is_one_document(env, run_cli):
+    # Regression: restart used to print stop's and start's JSON one after the other.
+    r = run_cli("daemon", "restart", "--json", env=env)
+    assert r.returncode == 0, r
+    msg = json.loads(r.stdout)
+    assert msg["stopped"] is False and msg["started"] is True and msg["running"] is True

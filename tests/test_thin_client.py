@@ -1,0 +1,260 @@
+"""gnoctl stays thin: its hot path imports nothing heavy, and the hand-written fast
+parser stays in step with the typer command definitions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gnoctl.main import FAST_OPTIONS, FORMAT_FLAGS, _Fallback, classify, parse_fast
+
+HEAVY = [
+    "llama_cpp", "sqlite_vec", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
+    "msgspec", "gnod.store", "gnod.ingest", "gnod.search", "gnod.server", "gnod.protocol",
+    "gnod.config", "gnod.text",
+]
+NOT_ON_FAST_PATH = ["typer", "click", "pydantic", "rich"]
+
+_PROBE = r"""
+import json, sys
+for name in sys.argv[1].split(","):
+    __import__(name)
+code = None
+if len(sys.argv) > 2:
+    from gnoctl.main import main
+    code = main(json.loads(sys.argv[2]))
+loaded = sorted(m for m in sys.modules)
+print("\n@@PROBE@@" + json.dumps({"modules": loaded, "code": code}))
+"""
+
+
+def probe(modules: list[str], argv: list[str] | None = None, env: dict | None = None) -> dict:
+    """Import `modules` (and optionally run gnoctl.main.main(argv)) in a fresh interpreter;
+    return the loaded module names and main's exit status."""
+    args = [sys.executable, "-c", _PROBE, ",".join(modules)]
+    if argv is not None:
+        args.append(json.dumps(argv))
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.rsplit("@@PROBE@@", 1)[1])
+    out["modules"] = set(out["modules"])
+    out["stdout"] = r.stdout.rsplit("\n@@PROBE@@", 1)[0]
+    return out
+
+
+def heavy_loaded(modules: set[str], names: list[str]) -> list[str]:
+    return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
+
+
+FAST_MODULES = ["gnoctl.main", "gnoctl.client", "gnoctl.commands", "gnoctl.output"]
+
+
+def test_fast_path_imports_nothing_heavy():
+    loaded = probe(FAST_MODULES)["modules"]
+    assert heavy_loaded(loaded, HEAVY + NOT_ON_FAST_PATH) == []
+    assert "gnod.wire" in loaded and "gnod.paths" in loaded  # the stdlib-only contract core
+
+
+def test_cli_module_imports_nothing_heavy():
+    loaded = probe([*FAST_MODULES, "gnoctl.cli"])["modules"]
+    assert "typer" in loaded  # the slow path may use typer, and nothing heavier
+    assert heavy_loaded(loaded, HEAVY) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["search", "foo", "--json"], ["search", "deploy", "-staging", "-n", "3", "-c", "notes", "--csv"],
+     ["get", "notes/a.md:3", "--json"], ["get", "notes/a.md", "--from-line", "2", "-l", "1"]],
+)
+def test_fast_commands_run_without_typer(argv, tmp_path):
+    # No daemon and no autostart: the command runs all the way to its "not running" error.
+    env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
+    out = probe(["gnoctl.main"], argv, env)
+    assert out["code"] == 3
+    assert heavy_loaded(out["modules"], HEAVY + NOT_ON_FAST_PATH) == []
+
+
+def test_help_falls_back_to_typer(tmp_path):
+    env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
+    out = probe(["gnoctl.main"], ["search", "--help"], env)
+    assert out["code"] == 0
+    assert "typer" in out["modules"]
+    assert "--min-score" in out["stdout"]
+
+
+# --- fast parser ↔ typer definitions -------------------------------------------------------
+
+
+def _typer_command(name: str):
+    import typer.main
+
+    import gnoctl.cli
+
+    return typer.main.get_command(gnoctl.cli.app).commands[name]
+
+
+def _typer_options(name: str) -> dict[str, object]:
+    """option string → click Option, for every option of the typer command."""
+    out = {}
+    for p in _typer_command(name).params:
+        if getattr(p, "param_type_name", None) == "option":
+            for opt in [*p.opts, *p.secondary_opts]:
+                out[opt] = p
+    return out
+
+
+@pytest.mark.parametrize("command", ["search", "get"])
+def test_fast_options_match_typer_options(command):
+    typer_opts = _typer_options(command)
+    typer_names = set(typer_opts) - {"--help"}
+    fast_names = set(FAST_OPTIONS[command])
+    assert fast_names - typer_names == set(), "the fast parser knows options typer does not"
+    assert typer_names - fast_names == set(), "typer has options the fast parser does not know"
+    # Kinds agree too (judged from the command function's own annotations, which are stable
+    # across typer versions): flags are bools, lists are lists, numbers are numbers.
+    import typing
+
+    import gnoctl.cli
+
+    hints = typing.get_type_hints(getattr(gnoctl.cli, command))
+    for opt, (_dest, kind) in FAST_OPTIONS[command].items():
+        hint = hints[typer_opts[opt].name]
+        base = [a for a in typing.get_args(hint) if a is not type(None)][0] if typing.get_origin(hint) is typing.Union else hint
+        base = typing.get_origin(base) or base
+        expected = {"flag": bool, "int": int, "float": float, "str": str, "list": list}[kind]
+        assert base is expected, (opt, kind, hint)
+
+
+def test_fast_format_flags_are_typer_search_flags():
+    assert set(FORMAT_FLAGS) <= set(_typer_options("search"))
+
+
+def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
+    """What the typer path makes of `args` (no command is run), in the fast parser's shape.
+
+    Like gnoctl.main.main, typer is handed the `classify`d command line
+    (options, then `--`, then the query words), so both paths split words the same way.
+    """
+    cmd = _typer_command(command)
+    options, words = classify(command, list(args))
+    try:
+        ctx = cmd.make_context(command, [*options, "--", *words])
+    except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
+        return f"error: {type(e).__name__}"
+    p = ctx.params
+    if command == "search":
+        fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
+        opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
+                "format": fmt}
+        return opts, list(p["query"])
+    opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"],
+            "format": "json" if p["json_"] else None}
+    return opts, [p["ref"]]
+
+
+def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
+    try:
+        opts, words = parse_fast(command, args)
+    except _Fallback:
+        return "fallback"
+    opts.pop("no_autostart", None)
+    if command == "search":
+        opts.setdefault("limit", 10)
+        opts.setdefault("min_score", 0.0)
+    else:
+        opts.setdefault("from_line", None)
+        opts.setdefault("lines", None)
+    opts.setdefault("format", None)
+    return opts, words
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("search", ["deploy", "-n", "5"]),
+        ("search", ["-n", "5", "deploy", "prod"]),
+        ("search", ["deploy", "--limit=5"]),
+        ("search", ["deploy", "--limit", "7", "--min-score", "0.25"]),
+        ("search", ["deploy", "--min-score=0.5"]),
+        ("search", ["deploy", "-c", "a", "-c", "b"]),
+        ("search", ["deploy", "--collection=a", "--collection", "b"]),
+        ("search", ["deploy", "--json"]),
+        ("search", ["deploy", "--md"]),
+        ("search", ["deploy", "--", "-n", "--json"]),
+        ("search", ["deploy", "-quux"]),
+        ("search", ["deploy", "-"]),
+        ("get", ["notes/a.md"]),
+        ("get", ["notes/a.md:12", "--json"]),
+        ("get", ["notes/a.md", "--from-line", "3", "-l", "2"]),
+        ("get", ["notes/a.md", "--from-line=3", "--lines=2"]),
+    ],
+)
+def test_fast_parser_agrees_with_typer(command, args):
+    assert _fast_parse(command, args) == _typer_parse(command, args)
+
+
+@pytest.mark.parametrize(
+    ("args", "limit", "collections", "words"),
+    [
+        # Regression: `-n5` used to be the negated word "n5" on the fast path, --limit 5 on typer's.
+        (["deploy", "-n5"], 5, [], ["deploy"]),
+        # Only numeric short options take an attached value; `-cnotes` is a negated word.
+        (["deploy", "-cnotes"], 10, [], ["deploy", "-cnotes"]),
+    ],
+)
+def test_attached_short_values(args, limit, collections, words):
+    fast = _fast_parse("search", args)
+    assert fast == _typer_parse("search", args)
+    opts, got_words = fast
+    assert (opts["limit"], opts["collections"], got_words) == (limit, collections, words)
+
+
+@pytest.mark.parametrize("args", [["deploy", "-production"], ["deploy", "-staging"], ["deploy", "-x"]])
+def test_typer_keeps_negated_words(args):
+    # Regression: click used to split `-production` into short options (`-c` took 'tion').
+    typer_side = _typer_parse("search", args)
+    assert typer_side == _fast_parse("search", args)
+    assert typer_side[1] == args
+
+
+def test_parse_fast_examples():
+    assert parse_fast("search", ["-n", "5", "deploy"]) == ({"collections": [], "limit": 5}, ["deploy"])
+    assert parse_fast("search", ["deploy", "--limit=5"])[0]["limit"] == 5
+    assert parse_fast("search", ["x", "-c", "a", "-c", "b"])[0]["collections"] == ["a", "b"]
+    assert parse_fast("search", ["x", "--json"])[0]["format"] == "json"
+    assert parse_fast("search", ["x", "--xml"])[0]["format"] == "xml"
+    assert parse_fast("search", ["x", "--min-score", "0.5"])[0]["min_score"] == 0.5
+    assert parse_fast("search", ["x", "--no-autostart"])[0]["no_autostart"] is True
+    # `--` ends the options: everything after it is query text.
+    assert parse_fast("search", ["x", "--", "-n", "5", "--json"]) == ({"collections": []}, ["x", "-n", "5", "--json"])
+    # `-word` (even `-x`) is a negated query word, not an option.
+    assert parse_fast("search", ["deploy", "-production", '-"big bang"', "-x"]) == (
+        {"collections": []}, ["deploy", "-production", '-"big bang"', "-x"])
+    assert parse_fast("search", ["deploy", "-n5"]) == ({"collections": [], "limit": 5}, ["deploy"])
+    assert parse_fast("get", ["a/b.md", "--from-line", "3", "-l", "2", "--json"]) == (
+        {"collections": [], "from_line": 3, "lines": 2, "format": "json"}, ["a/b.md"])
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("search", ["x", "--help"]),
+        ("search", ["x", "-n"]),
+        ("search", ["x", "-n", "five"]),
+        ("search", ["x", "--min-score", "high"]),
+        ("search", ["x", "--json=yes"]),
+        ("search", ["x", "--bogus"]),
+        ("search", ["x", "--json", "--csv"]),  # typer explains the conflict
+        ("search", ["x", "--limit=5=6"]),
+        ("get", ["a.md", "-production"]),
+        ("get", ["a.md", "--csv"]),
+        ("get", ["a.md", "--lines"]),
+    ],
+)
+def test_parse_fast_falls_back_to_typer(command, args):
+    with pytest.raises(_Fallback):
+        parse_fast(command, args)
