@@ -84,7 +84,7 @@ def index_collection(
     outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
     conn.execute("BEGIN")
     try:
-        for task, outcome in zip(tasks, outcomes):
+        for task, outcome in outcomes:
             e = task.entry
             stat = (e.size, e.mtime_ns, e.inode)
             done += 1

@@ -3,7 +3,7 @@
 Preparing a document (decode, canonicalize, detect language, chunk, stem) is pure
 Python and CPU-bound, so big runs fan it out to processes while the writer thread
 only writes SQLite. Small runs (a watcher event, an edit) stay in-process: no
-round trip. Results come back in task order, so the writer's batches stay ordered.
+round trip.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import gc
 import hashlib
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 import msgspec
 
@@ -25,6 +26,7 @@ from gnod.text.analyzer import AnalyzerSet
 # Below this many changed files a pool round trip costs more than it saves.
 PARALLEL_MIN = 256
 CHUNKSIZE = 32
+LOCAL_BATCH = 4  # tasks the writer prepares itself between looks at the pool
 
 
 class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -79,32 +81,56 @@ def _run_batch(tasks: list[Task]) -> list[Outcome]:
 
 
 class PreparePool:
-    """A lazily started process pool; `workers=0` keeps everything in-process."""
+    """A lazily started process pool; `workers=0` keeps everything in-process.
+
+    The calling (writer) thread is not idle while workers run: whenever no worker
+    result is ready it prepares a small batch itself, so on a 2-core machine both
+    cores convert while SQLite writes fill the gaps. Results come back in completion
+    order, each with its task.
+    """
 
     def __init__(self, workers: int | None) -> None:
         self.workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
 
-    def run(self, tasks: list[Task], analyzers: AnalyzerSet) -> Iterator[Outcome]:
+    def run(self, tasks: list[Task], analyzers: AnalyzerSet) -> Iterator[tuple[Task, Outcome]]:
         if self.workers < 1 or len(tasks) < PARALLEL_MIN:
-            return (run_task(t, analyzers) for t in tasks)
+            for t in tasks:
+                yield t, run_task(t, analyzers)
+            return
         if self._pool is None:
             # spawn, not fork: the daemon has threads, and fork would copy their locks.
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
                                              initializer=_worker_init)
-        batches = [tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE)]
-        return _flatten(self._pool.map(_run_batch, batches))
+        todo = deque(tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE))
+        pending: dict[Future, list[Task]] = {}
+        try:
+            while todo or pending:
+                while todo and len(pending) < 2 * self.workers:
+                    batch = todo.popleft()
+                    pending[self._pool.submit(_run_batch, batch)] = batch
+                ready = [f for f in pending if f.done()]
+                if not ready and todo:
+                    # Nothing back yet: prepare a few from the far end ourselves.
+                    local = todo.pop()
+                    for t in local[:LOCAL_BATCH]:
+                        yield t, run_task(t, analyzers)
+                    if len(local) > LOCAL_BATCH:
+                        todo.append(local[LOCAL_BATCH:])
+                    continue
+                if not ready:
+                    ready = list(wait(pending, return_when=FIRST_COMPLETED).done)
+                for f in ready:
+                    yield from zip(pending.pop(f), f.result())
+        finally:
+            for f in pending:
+                f.cancel()
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-
-def _flatten(batches: Iterable[list[Outcome]]) -> Iterator[Outcome]:
-    for batch in batches:
-        yield from batch
 
 
 def default_workers() -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import logging.handlers
 import os
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFIG
     _setup_logging(paths, args.log_level or config.daemon.log_level, not args.quiet)
     daemon = Daemon(paths, config)
+    # Everything imported so far lives as long as the daemon: keep it out of GC scans.
+    gc.freeze()
     try:
         asyncio.run(daemon.serve())
     except AlreadyRunning as e:

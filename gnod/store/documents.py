@@ -137,32 +137,35 @@ def put_document(
     each), so atomicity is the batch's: a failure rolls the whole batch back.
     """
     now = int(time.time())
-    inserted = conn.execute(
-        "INSERT INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(mirror_hash) DO NOTHING RETURNING 1",
+    conn.execute(
+        "INSERT OR IGNORE INTO content(mirror_hash, markdown, body_line, created_at) VALUES (?, ?, ?, ?)",
         (doc.mirror_hash, doc.markdown, doc.body_line, now),
-    ).fetchone()
-    if inserted:
+    )
+    if conn.changes():  # new content (not shared with another document): add its chunks
         conn.executemany(
             "INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [(doc.mirror_hash, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
         )
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
-    doc_id = conn.execute(
-        "INSERT INTO documents(collection_id, rel_path, size, mtime_ns, inode, source_hash, "
-        "mirror_hash, title, language, metadata, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-        "ON CONFLICT(collection_id, rel_path) DO UPDATE SET size=excluded.size, "
-        "mtime_ns=excluded.mtime_ns, inode=excluded.inode, source_hash=excluded.source_hash, "
-        "mirror_hash=excluded.mirror_hash, title=excluded.title, language=excluded.language, "
-        "metadata=excluded.metadata, indexed_at=excluded.indexed_at RETURNING id",
-        (
-            collection_id, doc.rel_path, doc.size, doc.mtime_ns, doc.inode, doc.source_hash,
-            doc.mirror_hash, doc.title, doc.language, meta, now,
-        ),
-    ).fetchone()[0]
+    fields = (doc.size, doc.mtime_ns, doc.inode, doc.source_hash, doc.mirror_hash, doc.title,
+              doc.language, meta, now)
+    if old is None:
+        conn.execute(
+            "INSERT INTO documents(size, mtime_ns, inode, source_hash, mirror_hash, title, language, "
+            "metadata, indexed_at, collection_id, rel_path) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (*fields, collection_id, doc.rel_path),
+        )
+        doc_id = conn.last_insert_rowid()
+    else:
+        doc_id = old.id
+        conn.execute(
+            "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, "
+            "language=?, metadata=?, indexed_at=? WHERE id=?",
+            (*fields, doc_id),
+        )
     if old is not None:
-        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (old.id,))
+        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
     conn.execute(
         "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
