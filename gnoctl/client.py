@@ -1,18 +1,20 @@
-"""Talk to gnod: stdlib socket + json only, so a call costs a few milliseconds.
+"""Talk to gnod with C-level modules only (`_socket`, `_json` via fastjson): importing
+`socket` and `json` would cost more than the whole call.
 
 Starts the daemon when it is not running (unless autostart is off, GNO_NO_AUTOSTART=1).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
 import time
 
+import _socket
+
 from gnod import wire
 from gnod.paths import Paths
+from gnoctl import fastjson
 
 START_TIMEOUT_S = 30.0
 EXIT_CONFIG = 78  # gnod's exit status for an invalid config (gnod.server.main)
@@ -33,7 +35,7 @@ class DaemonError(Exception):
         return wire.exit_code_for(self.code)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: _socket.socket, n: int) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         part = sock.recv(n - len(buf))
@@ -49,7 +51,7 @@ class Client:
         if autostart is None:
             autostart = os.environ.get("GNO_NO_AUTOSTART", "") not in ("1", "true", "yes")
         self.autostart = autostart
-        self._sock: socket.socket | None = None
+        self._sock: _socket.socket | None = None
         self._next_id = 0
 
     def connect(self) -> None:
@@ -77,15 +79,14 @@ class Client:
         assert self._sock is not None
         self._next_id += 1
         req_id = self._next_id
-        body = json.dumps(
-            {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}, "gno": wire.PROTOCOL_VERSION},
-            ensure_ascii=False,
+        body = fastjson.dumps(
+            {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params or {}, "gno": wire.PROTOCOL_VERSION}
         ).encode()
         try:
             self._sock.sendall(wire.frame(body))
             while True:
                 (size,) = wire.HEADER.unpack(_recv_exact(self._sock, wire.HEADER.size))
-                msg = json.loads(_recv_exact(self._sock, size))
+                msg = fastjson.loads(_recv_exact(self._sock, size))
                 if "id" not in msg or msg.get("id") != req_id:
                     if msg.get("error"):  # connection-level error (id null)
                         raise _error(msg["error"])
@@ -105,8 +106,8 @@ def _error(err: dict) -> DaemonError:
                        data.get("details"), data.get("name"))
 
 
-def _connect(path: str) -> socket.socket:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _connect(path: str) -> _socket.socket:
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
     except OSError:

@@ -6,9 +6,10 @@ Both the hand-written fast path (gnoctl.main) and the typer command tree
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+
+from gnoctl import fastjson
 import time
 
 from gnod import wire
@@ -34,7 +35,7 @@ def _run(fmt: str | None, fn) -> int:
 
 
 def _dump(obj) -> None:
-    print(json.dumps(obj, ensure_ascii=False, indent=2))
+    print(fastjson.dumps(obj, indent=2))
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
+
+from gnoctl import fastjson
 
 FORMATS = ("human", "json", "files", "csv", "md", "xml")
 
@@ -29,7 +30,7 @@ def _location(hit: dict) -> str:
 def search_text(result: dict, fmt: str, tty: bool) -> str:
     hits = result["hits"]
     if fmt == "json":
-        return json.dumps(result, ensure_ascii=False, indent=2)
+        return fastjson.dumps(result, indent=2)
     if fmt == "files":
         return "\n".join(h["abs_path"] for h in hits)
     if fmt == "csv":
@@ -83,8 +84,8 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
 def print_error(err, fmt: str) -> None:
     """`--json` keeps the error shape {"error": {code, message, details}} on stdout."""
     if fmt == "json":
-        print(json.dumps({"error": {"code": err.name, "message": err.message, "details": err.details}},
-                         ensure_ascii=False, indent=2))
+        print(fastjson.dumps({"error": {"code": err.name, "message": err.message, "details": err.details}},
+                             indent=2))
     else:
         print(f"gnoctl: {err.message}", file=sys.stderr)
 

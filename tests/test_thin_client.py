@@ -258,3 +258,25 @@ def test_parse_fast_examples():
 def test_parse_fast_falls_back_to_typer(command, args):
     with pytest.raises(_Fallback):
         parse_fast(command, args)
+
+
+_BARE_PROBE = r"""
+import sys
+from gnoctl.main import main
+code = main(sys.argv[1:])
+sys.stdout.write("\n@@MODULES@@" + ",".join(sorted(sys.modules)) + "@@" + str(code))
+"""
+
+
+def test_fast_search_imports_neither_json_nor_socket(tmp_path):
+    """`json` and `socket` (with re, enum…) cost more than a whole search here: fastjson
+    and _socket replace them on the hot path, down to the error output."""
+    env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
+    r = subprocess.run([sys.executable, "-c", _BARE_PROBE, "search", "deploy", "--json"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    body, _, tail = r.stdout.rpartition("\n@@MODULES@@")
+    modules, _, code = tail.partition("@@")
+    assert code == "3"
+    assert json.loads(body)["error"]["code"] == "DAEMON_NOT_RUNNING"
+    loaded = set(modules.split(","))
+    assert {"json", "socket", "re", "enum", "subprocess"} & loaded == set()
