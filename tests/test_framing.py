@@ -289,3 +289,42 @@ def test_half_closed_client_still_gets_its_reply(daemon, tmp_path):
         c.sock.shutdown(socket.SHUT_WR)
         reply = c.recv_reply(1)
     assert reply["result"]["collections"][0]["added"] == 300
+
+
+# --- fuzzing the daemon ------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(max_size=300), limit=st.integers(-5, 1100))
+def test_no_query_crashes_the_daemon(daemon, query, limit):
+    """Any text, any limit: a result or a validation error, never INTERNAL."""
+    with daemon.connect() as c:
+        reply = c.call("search", {"query": query, "limit": limit})
+    if "error" in reply:
+        assert error_of(reply)["code"] in (wire.INVALID_QUERY, wire.INVALID_PARAMS), reply
+    else:
+        assert 1 <= limit <= 1000 and isinstance(reply["result"]["hits"], list)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(sorted(set(wire.ERROR_NAMES.values()) | {"search", "get", "ls", "multi_get",
+                                                                        "collection.add"})),
+       params=_json_values)
+def test_no_params_crash_the_daemon(daemon, method, params):
+    """Arbitrary JSON as params of real (and unknown) methods: answered, never INTERNAL."""
+    if method == "collection.add" and isinstance(params, dict) and "path" in params:
+        params = {**params, "path": "/nonexistent/gno-fuzz"}  # never index a real tree
+    with daemon.connect() as c:
+        reply = c.call(method, params)
+    if "error" in reply:
+        assert error_of(reply)["code"] != wire.INTERNAL_ERROR, reply
+    assert_alive(daemon)
