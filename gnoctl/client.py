@@ -140,23 +140,15 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
         code = proc.poll()
         if code is None:
             # Ready only when *our* gnod serves: another one answering now may be on its way out.
-            if _pid_file(paths) == proc.pid and is_running(paths):
+            if paths.read_pid() == proc.pid and is_running(paths):
                 return proc.pid
         elif code == 1 and is_running(paths):  # lost a start race to another gnod: fine
-            return _pid_file(paths) or proc.pid
+            return paths.read_pid() or proc.pid
         else:
             err = wire.CONFIG_ERROR if code == EXIT_CONFIG else wire.INTERNAL_ERROR
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})
         time.sleep(0.02)
     raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {timeout:.0f} s; see {out}", {"log": out})
-
-
-def _pid_file(paths: Paths) -> int | None:
-    try:
-        with open(paths.pid_file) as f:
-            return int(f.read().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
 
 
 def _tail(path: str, lines: int = 5) -> str:

@@ -88,3 +88,11 @@ class Paths:
     @property
     def lock_file(self) -> str:
         return os.path.join(self.runtime_dir, LOCK_NAME)
+
+    def read_pid(self) -> int | None:
+        """The pid gnod wrote at start-up, or None (no file, garbage, a crash mid-write)."""
+        try:
+            with open(self.pid_file) as f:
+                return int(f.read().strip() or 0) or None
+        except (OSError, ValueError):
+            return None

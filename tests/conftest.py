@@ -162,14 +162,6 @@ def wait_until(pred, timeout: float, interval: float = 0.02) -> bool:
         time.sleep(interval)
 
 
-def _read_pid(paths: Paths) -> int | None:
-    try:
-        with open(paths.pid_file) as f:
-            return int(f.read().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
-
-
 def _send_shutdown(paths: Paths) -> None:
     try:
         with RawConn(paths.socket_path, timeout=3.0) as c:
@@ -230,7 +222,7 @@ def stop_any_daemon(paths: Paths) -> None:
     _send_shutdown(paths)
     if wait_until(lambda: lock_is_free(paths), STOP_TIMEOUT_S):
         return
-    pid = _read_pid(paths)
+    pid = paths.read_pid()
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if pid is None:
             break

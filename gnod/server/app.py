@@ -264,7 +264,7 @@ class Daemon:
             finally:
                 os.umask(old_umask)
             os.chmod(self.paths.socket_path, 0o600)
-            log.info("gnod %s listening on %s (pid %d)", _version(), self.paths.socket_path, os.getpid())
+            log.info("gnod %s listening on %s (pid %d)", gnod_version(), self.paths.socket_path, os.getpid())
             async with server:
                 await self.stopping.wait()
                 server.close()
@@ -290,7 +290,7 @@ def _digest(path: str) -> bytes | None:
         return None
 
 
-def _version() -> str:
+def gnod_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

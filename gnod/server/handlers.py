@@ -37,7 +37,7 @@ from gnod.protocol import (
 )
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
-from gnod.server.app import Call, Daemon, RpcError, _version
+from gnod.server.app import Call, Daemon, RpcError, gnod_version
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
 
@@ -69,7 +69,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
         except OSError:
             db_bytes = 0
         return StatusResult(
-            version=_version(), protocol=wire.PROTOCOL_VERSION, pid=os.getpid(),
+            version=gnod_version(), protocol=wire.PROTOCOL_VERSION, pid=os.getpid(),
             uptime_s=round(time.time() - d.started, 3), db_path=d.paths.db_file, db_bytes=db_bytes,
             config_path=d.paths.config_file, socket_path=d.paths.socket_path,
             documents=sum(c.documents for c in cols), collections=cols,

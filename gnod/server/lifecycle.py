@@ -37,14 +37,6 @@ def ensure_private_dir(path: str) -> None:
         os.chmod(path, 0o700)
 
 
-def read_pid(paths: Paths) -> int | None:
-    try:
-        with open(paths.pid_file) as f:
-            return int(f.read().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
-
-
 class Instance:
     """Holds the lock for the life of the daemon; `release` undoes everything."""
 
@@ -64,7 +56,7 @@ class Instance:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise AlreadyRunning(read_pid(self.paths)) from None
+            raise AlreadyRunning(self.paths.read_pid()) from None
         self._lock_fd = fd
         # We own the lock, so any socket or pid file here is a crashed daemon's leftovers.
         for leftover in (self.paths.socket_path, self.paths.pid_file):

@@ -12,7 +12,7 @@ import sys
 
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
-from gnod.server.app import Daemon, _version
+from gnod.server.app import Daemon, gnod_version
 from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError
 
 # sysexits.h EX_CONFIG: lets `gnoctl` tell a bad config from "already running" (1).
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--log-level", default=None, help="debug, info, warning or error (default: config or info)")
     parser.add_argument("--quiet", action="store_true", help="log to the log file only, not stderr")
-    parser.add_argument("--version", action="version", version=f"gnod {_version()}")
+    parser.add_argument("--version", action="version", version=f"gnod {gnod_version()}")
     args = parser.parse_args(argv)
 
     paths = Paths.from_env()
