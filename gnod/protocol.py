@@ -66,6 +66,8 @@ class SearchParams(Params):
     min_score: Score = 0.0
     collections: list[str] = []
     snippets: bool = True
+    # Wait up to this long for pending changes (watcher) to be indexed before searching.
+    wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
 
 
 class GetParams(Params):
@@ -112,6 +114,19 @@ class SearchHit(Struct):
     snippet: Snippet | None = None
 
 
+class Freshness(Struct):
+    """How up to date a collection is: what the watcher has seen and not yet indexed."""
+
+    collection: str
+    watching: bool = False
+    files: int | None = None  # files in the collection at the last full pass
+    pending: int = 0  # changed paths seen, not yet indexed
+    indexing: bool = False
+    last_change_at: float | None = None  # unix time of the last filesystem event
+    last_indexed_at: float | None = None
+    last_error: str | None = None
+
+
 class SearchResult(Struct):
     query: str
     hits: list[SearchHit]
@@ -120,6 +135,7 @@ class SearchResult(Struct):
     dropped_stopwords: list[str]
     languages: list[str | None]
     took_ms: float
+    freshness: list[Freshness] = []
 
 
 class Document(Struct):
@@ -233,6 +249,8 @@ class StatusResult(Struct):
     languages: list[str | None]
     job: JobInfo
     recent_errors: list[IngestErrorInfo]
+    freshness: list[Freshness] = []
+    config_error: str | None = None
 
 
 class OkResult(Struct):

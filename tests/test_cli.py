@@ -174,7 +174,9 @@ def test_collection_list(indexed):
 
 def test_search_json_schema(indexed):
     res = search(indexed.env, "deploy")
-    assert set(res) == {"query", "hits", "total_candidates", "terms", "dropped_stopwords", "languages", "took_ms"}
+    assert set(res) == {"query", "hits", "total_candidates", "terms", "dropped_stopwords", "languages", "took_ms",
+                        "freshness"}
+    assert "docs" in [f["collection"] for f in res["freshness"]]
     assert res["query"] == "deploy"
     assert res["terms"] == ["deploy"]
     assert res["hits"], res
@@ -483,8 +485,8 @@ def test_update_after_modify_add_delete(daemon, corpus):
     os.unlink(corpus.path("notes/pasta.txt"))
 
     s = update(env)["docs"]
-    assert (s["added"], s["updated"], s["removed"]) == (1, 1, 1)
-    assert s["unchanged"] == 3  # README, staging, the German doc
+    # The watcher may have indexed some of these changes already; update finishes the rest.
+    assert s["added"] <= 1 and s["updated"] <= 1 and s["removed"] <= 1
     assert s["errors"] == 1  # the binary file is still not a document
     assert s["scanned"] == 6
 
@@ -553,7 +555,8 @@ def test_config_file_typo(daemon, corpus):
     # Fixing the file is picked up by the next call.
     with open(cfg, "w") as f:
         f.write(f'[[collections]]\nname = "x"\npath = "{corpus.root}"\n')
-    assert update(env)["x"]["added"] == 5
+    assert update(env)["x"]["scanned"] == 6  # 5 documents + the binary file (the config watcher may have indexed them first)
+    assert search(env, "deploy")["hits"]
 
 
 def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
@@ -602,7 +605,7 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
     assert cli_polls >= 1, "the update ended before gnoctl status could be asked"
     res = json.loads(out)
     big = next(s for s in res["collections"] if s["collection"] == "big")
-    assert big["added"] == n
+    assert big["scanned"] == n  # added by this update or by the background pass --no-index started
     st = daemon.result("status")
     assert st["job"]["running"] is False
     assert st["documents"] == n

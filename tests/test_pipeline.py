@@ -182,3 +182,49 @@ def test_sigkill_mid_index_leaves_only_whole_documents(tmp_path):
     s = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     assert s.added + s.unchanged == 3000 and count(conn, "documents") == 3000
     check_invariants(conn)
+
+
+def paths_in(db) -> list[str]:
+    return [r[0] for r in db.execute("SELECT rel_path FROM documents ORDER BY rel_path")]
+
+
+def test_index_paths_updates_only_its_scope(db, tmp_path):
+    from gnod.ingest.pipeline import index_paths
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.md").write_text("# X\n")
+    (tmp_path / "a" / "y.md").write_text("# Y\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    (tmp_path / ".gitignore").write_text("secret/\n")
+    run(db, tmp_path)
+    col = CollectionConfig(name="c", path=str(tmp_path))
+    # A directory rename arrives as (old dir, new dir); a delete as a missing path.
+    (tmp_path / "a").rename(tmp_path / "renamed")
+    (tmp_path / "b.md").unlink()
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "s.md").write_text("# S\n")
+    (tmp_path / "c.md").write_text("# C\n")
+    s = index_paths(db, AnalyzerSet(), col, ["a", "renamed", "b.md", "secret/s.md", "secret", "c.md", "nope.md"])
+    assert (s.added, s.removed) == (3, 3)
+    assert paths_in(db) == ["c.md", "renamed/x.md", "renamed/y.md"]
+    check_invariants(db)
+    # Out-of-scope documents are untouched even if they changed on disk.
+    (tmp_path / "c.md").write_text("# C changed\n")
+    (tmp_path / "renamed" / "x.md").write_text("# X changed\n")
+    s = index_paths(db, AnalyzerSet(), col, ["renamed/x.md"])
+    assert (s.updated, s.unchanged, s.scanned) == (1, 0, 1)
+    assert db.execute("SELECT title FROM documents WHERE rel_path='c.md'").fetchone()[0] == "C"
+
+
+def test_index_paths_respects_ancestor_gitignore(db, tmp_path):
+    from gnod.ingest.pipeline import index_paths
+
+    (tmp_path / ".gitignore").write_text("build/\n*.tmp.md\n")
+    (tmp_path / "build" / "deep").mkdir(parents=True)
+    (tmp_path / "build" / "deep" / "x.md").write_text("# X\n")
+    (tmp_path / "n.tmp.md").write_text("# N\n")
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "m.md").write_text("# M\n")
+    col = CollectionConfig(name="c", path=str(tmp_path))
+    s = index_paths(db, AnalyzerSet(), col, ["build/deep/x.md", "build/deep", "n.tmp.md", "node_modules/m.md"])
+    assert (s.scanned, s.added) == (0, 0)

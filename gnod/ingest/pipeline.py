@@ -1,4 +1,4 @@
-"""Index one collection: walk → stat compare → hash → prepare → store, in batches.
+"""Index a collection, or some paths of it: walk → stat compare → hash → prepare → store.
 
 Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
 stat with the same bytes costs a hash; only new bytes are converted and indexed.
@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import apsw
 
 from gnod.config import CollectionConfig
-from gnod.ingest.walk import Filter, walk
+from gnod.ingest.walk import Filter, WalkEntry, admit, walk
 from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import IndexStats
 from gnod.store import documents as store
@@ -42,24 +42,75 @@ def index_collection(
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
 ) -> IndexStats:
+    """Bring the whole collection up to date (a stat-only pass when nothing changed)."""
     t0 = time.perf_counter()
-    stats = IndexStats(collection=col.name)
-    with conn:
-        cid = store.upsert_collection(conn, col.name, col.path, col.language)
-    if not os.path.isdir(col.path):
-        with conn:
-            st = _stat_or_zero(col.path)
-            store.record_error(conn, cid, ".", "NOT_ACCESSIBLE",
-                               f"collection path {col.path} is not an accessible directory", *st)
-        stats.errors = 1
-        stats.seconds = time.perf_counter() - t0
-        return stats
-
-    states = store.doc_states(conn, cid)
-    failed = store.error_states(conn, cid)
+    cid = _collection_id(conn, col)
+    if cid is None:
+        return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     walk_errors: list[tuple[str, str]] = []
     entries = list(walk(col.path, Filter(col.include, col.exclude, col.gitignore), walk_errors))
-    stats.scanned = len(entries)
+    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0)
+
+
+def index_paths(
+    conn: apsw.Connection,
+    analyzers: AnalyzerSet,
+    col: CollectionConfig,
+    rel_paths: Iterable[str],
+    stop: threading.Event | None = None,
+    pool: PreparePool | None = None,
+) -> IndexStats:
+    """Bring just these paths (files or directories, relative to the root) up to date:
+    what exists and belongs is indexed, what is gone (or now excluded) is removed."""
+    t0 = time.perf_counter()
+    cid = _collection_id(conn, col)
+    if cid is None:
+        return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
+    flt = Filter(col.include, col.exclude, col.gitignore)
+    scope = sorted(set(rel_paths))
+    walk_errors: list[tuple[str, str]] = []
+    entries: dict[str, WalkEntry] = {}
+    for rel in scope:
+        if os.path.isdir(os.path.join(col.path, rel)):
+            for e in walk(col.path, flt, walk_errors, start=rel):
+                entries[e.rel_path] = e
+        else:
+            e = admit(col.path, flt, rel)
+            if e is not None:
+                entries[e.rel_path] = e
+    return _apply(conn, analyzers, col, cid, list(entries.values()), scope, walk_errors, None, stop, pool, t0)
+
+
+def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
+    """The collection's id, or None (with the reason recorded) when its root is unusable."""
+    with conn:
+        cid = store.upsert_collection(conn, col.name, col.path, col.language)
+        if os.path.isdir(col.path):
+            store.clear_errors(conn, cid, ["."])
+            return cid
+        store.record_error(conn, cid, ".", "NOT_ACCESSIBLE",
+                           f"collection path {col.path} is not an accessible directory", *_stat_or_zero(col.path))
+    return None
+
+
+def _apply(
+    conn: apsw.Connection,
+    analyzers: AnalyzerSet,
+    col: CollectionConfig,
+    cid: int,
+    entries: list[WalkEntry],
+    scope: list[str] | None,
+    walk_errors: list[tuple[str, str]],
+    progress: ProgressFn | None,
+    stop: threading.Event | None,
+    pool: PreparePool | None,
+    t0: float,
+) -> IndexStats:
+    """Index `entries` and remove what the index holds within `scope` (None: the whole
+    collection) that is not among them."""
+    stats = IndexStats(collection=col.name, scanned=len(entries))
+    states = store.doc_states(conn, cid, scope)
+    failed = store.error_states(conn, cid, scope)
     total = len(entries)
     if progress:
         progress("scan", 0, total, "")

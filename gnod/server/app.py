@@ -19,13 +19,16 @@ from typing import Any
 
 import apsw
 import msgspec
+import watchfiles
 
 from gnod import wire
-from gnod.config import Config, ConfigError, load
+from gnod.config import CollectionConfig, Config, ConfigError, load
+from gnod.ingest.walk import set_own_dirs
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, peer_uid
+from gnod.server.watcher import Watcher
 from gnod.store import documents as store
 from gnod.store.db import connect
 from gnod.text.analyzer import AnalyzerSet
@@ -155,6 +158,8 @@ class Daemon:
         self._local = threading.local()
         self._languages: tuple[int, list[str | None]] = (-1, [])
         self._connections: set[Connection] = set()
+        self.watcher: Watcher | None = None
+        self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
         from gnod.server.handlers import HANDLERS
 
         self.handlers: dict[str, Handler] = HANDLERS
@@ -191,12 +196,34 @@ class Daemon:
         try:
             config = load(self.paths.config_file)
         except ConfigError as e:
+            self.config_error = str(e)
             raise RpcError(wire.CONFIG_ERROR, str(e)) from None
-        self.config, self.config_digest = config, digest
-        await self.writer.sync_collections(config.collections)
+        self.config_error = None
+        log.info("config changed: %d collections", len(config.collections))
+        await self.apply_config(config, rescan=True)
 
-    def config_saved(self) -> None:
+    async def apply_config(self, config: Config, rescan: bool) -> None:
+        """Adopt a config: rows of removed collections go, watches follow the collections."""
+        self.config = config
         self.config_digest = _digest(self.paths.config_file)
+        await self.writer.sync_collections(config.collections)
+        if self.watcher is not None:
+            self.watcher.sync(config.collections, rescan=rescan)
+
+    def collection(self, name: str) -> CollectionConfig | None:
+        return next((c for c in self.config.collections if c.name == name), None)
+
+    async def _watch_config(self) -> None:
+        """Hand edits of config.toml take effect without a restart (errors are kept in status)."""
+        folder = self.paths.config_dir
+        os.makedirs(folder, exist_ok=True)
+        target = os.path.realpath(self.paths.config_file)
+        async for _ in watchfiles.awatch(folder, stop_event=self.stopping, step=50, debounce=500,
+                                         watch_filter=lambda _c, p: os.path.realpath(p) == target):
+            try:
+                await self.reload_config()
+            except RpcError as e:
+                log.warning("config not reloaded: %s", e.message)
 
     # --- dispatch ------------------------------------------------------------------
 
@@ -265,9 +292,20 @@ class Daemon:
                 os.umask(old_umask)
             os.chmod(self.paths.socket_path, 0o600)
             log.info("gnod %s listening on %s (pid %d)", gnod_version(), self.paths.socket_path, os.getpid())
+            # Watch first, then reconcile (stat-only): nothing changed meanwhile is missed.
+            p = self.paths
+            own = [p.home] if p.home else [p.data_dir, p.state_dir, p.runtime_dir, p.cache_dir, p.config_dir]
+            for d in own:
+                os.makedirs(d, exist_ok=True)
+            set_own_dirs(own)
+            self.watcher = Watcher(self.writer, own, self.collection)
+            self.watcher.sync(self.config.collections, rescan=True)
+            config_task = asyncio.create_task(self._watch_config(), name="watch:config")
             async with server:
                 await self.stopping.wait()
                 server.close()
+                config_task.cancel()
+                await self.watcher.close()
                 # Drain: let in-flight calls finish (the writer stops at its next batch).
                 pending = [t for c in self._connections for t in c.tasks]
                 if pending:

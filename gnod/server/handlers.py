@@ -38,6 +38,7 @@ from gnod.protocol import (
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
+from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
 
@@ -60,6 +61,8 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
 
 
 async def status(d: Daemon, params, call: Call) -> StatusResult:
+    freshness = freshness_list(d.watcher, [c.name for c in d.config.collections])  # loop-owned state
+
     def read(conn, _analyzers) -> StatusResult:
         cols = _collection_infos(d, conn)
         errors = [IngestErrorInfo(*r) for r in store.recent_errors(conn, None, RECENT_ERRORS)]
@@ -74,6 +77,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             config_path=d.paths.config_file, socket_path=d.paths.socket_path,
             documents=sum(c.documents for c in cols), collections=cols,
             languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
+            freshness=freshness, config_error=d.config_error,
         )
 
     return await d.read(read)
@@ -85,9 +89,9 @@ async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult
 
 
 def _find(d: Daemon, name: str) -> CollectionConfig:
-    for c in d.config.collections:
-        if c.name == name:
-            return c
+    col = d.collection(name)
+    if col is not None:
+        return col
     known = ", ".join(c.name for c in d.config.collections) or "none"
     raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
 
@@ -110,9 +114,9 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
                            "remove it first or pick another name", {"name": col.name})
     config = msgspec.structs.replace(d.config, collections=[*d.config.collections, col])
     save(d.paths.config_file, config)
-    d.config = config
-    d.config_saved()
-    await d.writer.sync_collections(config.collections)
+    await d.apply_config(config, rescan=not p.index)
+    if d.watcher is not None:
+        await d.watcher.wait_ready(col.name)
     if not p.index:
         return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
     return await _run_index(d, [col], call)
@@ -125,9 +129,8 @@ async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> C
         d.config, collections=[c for c in d.config.collections if c.name != p.name]
     )
     save(d.paths.config_file, config)
-    d.config = config
-    d.config_saved()
     removed = await d.writer.remove_collection(p.name)
+    await d.apply_config(config, rescan=False)
     return CollectionRemoveResult(name=p.name, documents_removed=removed)
 
 
@@ -141,7 +144,10 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
             )
 
         try:
-            results.append(await d.writer.index(col, progress))
+            stats = await d.writer.index(col, progress)
+            results.append(stats)
+            if d.watcher is not None:
+                d.watcher.note_full_index(col.name, stats.scanned)
         except Cancelled:
             raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)") from None
         if d.stopping.is_set():
@@ -158,14 +164,19 @@ async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
 async def search(d: Daemon, p: SearchParams, call: Call):
     for name in p.collections:
         _find(d, name)
+    names = p.collections or [c.name for c in d.config.collections]
+    if p.wait_s and d.watcher is not None:
+        await d.watcher.wait_idle(names, p.wait_s)
 
     def run(conn, analyzers):
         return lexical.search(conn, analyzers, p, d.languages(conn))
 
     try:
-        return await d.read(run)
+        result = await d.read(run)
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
+    result.freshness = freshness_list(d.watcher, names)
+    return result
 
 
 def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:

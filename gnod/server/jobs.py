@@ -35,7 +35,7 @@ class Writer:
         # Bumped after every committed job, so readers can drop cached facts (languages).
         self.generation = 0
         self._conn: apsw.Connection | None = None
-        self._analyzers = AnalyzerSet()
+        self.analyzers = AnalyzerSet()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
 
     def open(self) -> list[str]:
@@ -69,7 +69,7 @@ class Writer:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self._analyzers, col, report, self.stop, self.pool)
+                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool)
             finally:
                 self.job = JobInfo(running=False)
 

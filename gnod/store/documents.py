@@ -106,25 +106,34 @@ def delete_collection(conn: apsw.Connection, name: str) -> int:
 # --- ingest state ------------------------------------------------------------------
 
 
-def doc_states(conn: apsw.Connection, collection_id: int) -> dict[str, DocState]:
-    return {
-        r[0]: DocState(*r[1:])
-        for r in conn.execute(
-            "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents "
-            "WHERE collection_id = ?",
-            (collection_id,),
-        )
-    }
+def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[str, list]:
+    """Restrict a per-collection query to paths equal to or under any of `scope`."""
+    args: list = [collection_id]
+    if scope is None:
+        return sql, args
+    terms = []
+    for rel in scope:
+        # rel itself, or rel/… ('0' is the character after '/').
+        terms.append("rel_path = ? OR (rel_path > ? AND rel_path < ?)")
+        args += [rel, rel + "/", rel + "0"]
+    return sql + " AND (" + " OR ".join(terms or ["0"]) + ")", args
 
 
-def error_states(conn: apsw.Connection, collection_id: int) -> dict[str, tuple[int, int, int]]:
-    return {
-        r[0]: (r[1], r[2], r[3])
-        for r in conn.execute(
-            "SELECT rel_path, size, mtime_ns, inode FROM ingest_errors WHERE collection_id = ?",
-            (collection_id,),
-        )
-    }
+def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None) -> dict[str, DocState]:
+    sql, args = _scoped(
+        "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents "
+        "WHERE collection_id = ?", collection_id, scope,
+    )
+    return {r[0]: DocState(*r[1:]) for r in conn.execute(sql, args)}
+
+
+def error_states(
+    conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None
+) -> dict[str, tuple[int, int, int]]:
+    sql, args = _scoped(
+        "SELECT rel_path, size, mtime_ns, inode FROM ingest_errors WHERE collection_id = ?", collection_id, scope
+    )
+    return {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, args)}
 
 
 def put_document(

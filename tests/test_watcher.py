@@ -1,0 +1,171 @@
+"""The watcher against a real gnod and real filesystem events: saves, atomic renames,
+deletes, directory renames, moves between collections, .gitignore and config edits.
+
+Assertions wait (generously) for the index to converge; speed is measured in
+benchmarks/freshness.py, not here."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from conftest import start_gnod, wait_until
+
+pytestmark = pytest.mark.timeout(120)
+CONVERGE_S = 15.0
+
+
+def paths(daemon, query: str, collection: str | None = None) -> list[str]:
+    params = {"query": query, "limit": 50, "snippets": False}
+    if collection:
+        params["collections"] = [collection]
+    return sorted(f"{h['collection']}/{h['path']}" for h in daemon.result("search", params)["hits"])
+
+
+def eventually(daemon, query: str, expected: list[str], collection: str | None = None) -> None:
+    assert wait_until(lambda: paths(daemon, query, collection) == expected, CONVERGE_S), (
+        f"{query!r}: {paths(daemon, query, collection)} != {expected}"
+    )
+
+
+def write(path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def watched(daemon, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    daemon.result("collection.add", {"name": "notes", "path": str(notes)})
+    return daemon, notes
+
+
+def test_new_modified_deleted_file(watched):
+    daemon, notes = watched
+    write(notes / "a.md", "# A\n\nzebra crossing\n")
+    eventually(daemon, "zebra", ["notes/a.md"])
+    write(notes / "a.md", "# A\n\nnow about giraffes\n")
+    eventually(daemon, "giraffes", ["notes/a.md"])
+    eventually(daemon, "zebra", [])
+    (notes / "a.md").unlink()
+    eventually(daemon, "giraffes", [])
+
+
+def test_editor_atomic_save(watched):
+    daemon, notes = watched
+    write(notes / "doc.md", "# Doc\n\nfirst draft about otters\n")
+    eventually(daemon, "otters", ["notes/doc.md"])
+    for i in range(3):  # write a temp file, then rename it over the original (vim, VS Code…)
+        tmp = notes / f".doc.md.tmp{i}"
+        tmp.write_text(f"# Doc\n\nrevision {i} about beavers{i}\n")
+        os.replace(tmp, notes / "doc.md")
+    eventually(daemon, "beavers2", ["notes/doc.md"])
+    eventually(daemon, "otters", [])
+    docs = daemon.result("ls", {"collection": "notes"})["entries"]
+    assert [e["path"] for e in docs] == ["doc.md"]  # no temp file left indexed
+
+
+def test_directory_rename_and_delete(watched):
+    daemon, notes = watched
+    for i in range(5):
+        write(notes / "old" / f"f{i}.md", f"# F{i}\n\nwombat number {i}\n")
+    eventually(daemon, "wombat", [f"notes/old/f{i}.md" for i in range(5)])
+    (notes / "old").rename(notes / "new")
+    eventually(daemon, "wombat", [f"notes/new/f{i}.md" for i in range(5)])
+    for i in range(5):
+        (notes / "new" / f"f{i}.md").unlink()
+    (notes / "new").rmdir()
+    eventually(daemon, "wombat", [])
+
+
+def test_move_between_collections(watched, tmp_path):
+    daemon, notes = watched
+    other = tmp_path / "other"
+    other.mkdir()
+    daemon.result("collection.add", {"name": "other", "path": str(other)})
+    write(notes / "m.md", "# M\n\nmigrating narwhal\n")
+    eventually(daemon, "narwhal", ["notes/m.md"])
+    (notes / "m.md").rename(other / "m.md")
+    eventually(daemon, "narwhal", ["other/m.md"])
+
+
+def test_gitignore_change_reevaluates(watched):
+    daemon, notes = watched
+    write(notes / "drafts" / "out.md", "# Out\n\nlemur output\n")
+    write(notes / "keep.md", "# Keep\n\nlemur notes\n")
+    eventually(daemon, "lemur", ["notes/drafts/out.md", "notes/keep.md"])
+    write(notes / ".gitignore", "drafts/\n")
+    eventually(daemon, "lemur", ["notes/keep.md"])
+    (notes / ".gitignore").unlink()
+    eventually(daemon, "lemur", ["notes/drafts/out.md", "notes/keep.md"])
+
+
+def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
+    docs = tmp_path / "hand"
+    write(docs / "h.md", "# H\n\nhandwritten capybara\n")
+    cfg = daemon.paths.config_file
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    with open(cfg, "w") as f:
+        f.write(f'[[collections]]\nname = "hand"\npath = "{docs}"\n')
+    eventually(daemon, "capybara", ["hand/h.md"])
+    write(docs / "later.md", "# Later\n\ncapybara again\n")  # and it is watched
+    eventually(daemon, "capybara", ["hand/h.md", "hand/later.md"])
+    with open(cfg, "w") as f:
+        f.write('[[collections]]\nname = "hand"\npaht = "/nowhere"\n')  # a typo: kept out, reported
+    assert wait_until(lambda: "paht" in (daemon.result("status")["config_error"] or ""), CONVERGE_S)
+    assert paths(daemon, "capybara") == ["hand/h.md", "hand/later.md"]
+    with open(cfg, "w") as f:
+        f.write("")
+    eventually(daemon, "capybara", [])
+
+
+def test_changes_while_down_are_reconciled_at_start(env, tmp_path):
+    docs = tmp_path / "d"
+    write(docs / "a.md", "# A\n\nkoala one\n")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "d", "path": str(docs)})
+        eventually(d, "koala", ["d/a.md"])
+    finally:
+        d.stop()
+    (docs / "a.md").unlink()
+    write(docs / "b.md", "# B\n\nkoala two\n")
+    d = start_gnod(env)
+    try:
+        eventually(d, "koala", ["d/b.md"])
+    finally:
+        d.stop()
+
+
+def test_freshness_is_reported_and_search_can_wait(watched):
+    daemon, notes = watched
+    for i in range(300):
+        write(notes / "burst" / f"b{i:03d}.md", f"# B{i}\n\nburst item {i} tapir\n")
+    res = daemon.result("search", {"query": "tapir", "limit": 1000, "wait_s": CONVERGE_S, "snippets": False})
+    assert len(res["hits"]) == 300
+    (fresh,) = res["freshness"]
+    assert fresh["collection"] == "notes" and fresh["watching"] and fresh["pending"] == 0
+    assert fresh["last_change_at"] and fresh["last_change_at"] <= time.time()
+    st = daemon.result("status")
+    assert st["freshness"][0]["collection"] == "notes"
+
+
+def test_own_files_do_not_feed_back(env, tmp_path):
+    """GNO_HOME inside a watched folder: the daemon's writes are not events to index."""
+    home = tmp_path / "root"
+    home.mkdir()
+    (home / ".gno").mkdir()
+    env = {**env, "GNO_HOME": str(home / ".gno")}
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "root", "path": str(home), "include": ["**/*"]})
+        write(home / "n.md", "# N\n\nibex\n")
+        eventually(d, "ibex", ["root/n.md"])
+        time.sleep(1.0)
+        listed = [e["path"] for e in d.result("ls", {"collection": "root"})["entries"]]
+        assert not [p for p in listed if p.startswith(".gno/")], listed
+    finally:
+        d.stop()
