@@ -235,13 +235,14 @@ def test_other_uid_is_refused(daemon):
 # --- shutdown while indexing ---------------------------------------------------------------
 
 
-LONG_INDEX_FILES = 2500
+# Ingest runs at ~5,000 docs/s here: the run must outlast the round trip of a shutdown
+# request even on a fast machine (2,500 files once finished before the stop landed).
+LONG_INDEX_FILES = 15000
 
 
 def _start_long_index(daemon, tmp_path, n: int = LONG_INDEX_FILES) -> RawConn:
-    """Register a collection of n small files and start indexing it (well over a second of
-    work; the stop lands at the first batch commit, ~0.25 s in); returns the connection
-    awaiting the reply."""
+    """Register a collection of n small files and start indexing it (seconds of work; the
+    stop lands at the next batch commit); returns the connection awaiting the reply."""
     folder = tmp_path / "many"
     folder.mkdir()
     for i in range(n):
