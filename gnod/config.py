@@ -17,8 +17,8 @@ from gnod.text.language import normalize_language
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
-# Text-like files indexed by default; rich formats arrive with the converters.
-DEFAULT_EXTENSIONS: tuple[str, ...] = (
+# Markdown, plain text and source code: indexed as written.
+TEXT_EXTENSIONS: tuple[str, ...] = (
     ".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc",
     ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt",
     ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".lua",
@@ -26,6 +26,13 @@ DEFAULT_EXTENSIONS: tuple[str, ...] = (
     ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte", ".css", ".scss",
     ".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib",
 )
+# Formats converted to Markdown by gnod.ingest.convert.
+DOCUMENT_EXTENSIONS: tuple[str, ...] = (
+    ".html", ".htm", ".xhtml", ".pdf", ".docx", ".xlsx", ".pptx", ".epub",
+    ".csv", ".tsv", ".json", ".ipynb",
+)
+# What a collection indexes when it has no include globs.
+DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
 # Directories nobody wants indexed; a user's exclude globs come on top.
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git/", ".hg/", ".svn/", "node_modules/", ".venv/", "venv/", "__pycache__/",
@@ -40,7 +47,7 @@ class ConfigError(Exception):
 class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     name: str
     path: str
-    # gitignore-style globs relative to the collection root; empty = the default text extensions.
+    # gitignore-style globs relative to the collection root; empty = DEFAULT_EXTENSIONS.
     include: list[str] = []
     exclude: list[str] = []
     # Snowball language name or ISO code; unset = detect per document.

@@ -1,5 +1,5 @@
-"""One file's bytes → a PreparedDoc: decode, canonicalize, frontmatter, title, language,
-chunks and the stemmed FTS text. Pure (no database), so it can run anywhere."""
+"""One file's bytes → a PreparedDoc: convert to Markdown, canonicalize, frontmatter, title,
+language, chunks and the stemmed FTS text. No database, so it can run anywhere."""
 
 from __future__ import annotations
 
@@ -7,41 +7,14 @@ import os
 
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
+from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language
 
-# Bigger text files are almost always logs or data dumps, not documents.
-MAX_TEXT_BYTES = 32 * 1024 * 1024
-
-
-class IngestFailure(Exception):
-    """A file that cannot be indexed; recorded in ingest_errors, never fatal to a run."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
-def decode_text(data: bytes) -> str:
-    """Bytes → str for text files: UTF-8 (with or without BOM), UTF-16 with BOM, else Latin-1.
-
-    Latin-1 never fails, so a legacy-encoded note is still indexed rather than lost.
-    """
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise IngestFailure("DECODE", "invalid UTF-16 text") from None
-    if b"\x00" in data[:8192]:
-        raise IngestFailure("BINARY", "binary file (contains NUL bytes); not a text document")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+__all__ = ["IngestFailure", "prepare"]  # workers catch IngestFailure from here
 
 
 def prepare(
@@ -51,11 +24,7 @@ def prepare(
     language_hint: str | None,
     analyzers: AnalyzerSet,
 ) -> PreparedDoc:
-    if len(data) > MAX_TEXT_BYTES:
-        raise IngestFailure(
-            "TOO_LARGE", f"file is {len(data) // 1048576} MiB; the limit is {MAX_TEXT_BYTES // 1048576} MiB"
-        )
-    canonical = canonicalize(decode_text(data))
+    canonical = canonicalize(convert(data, entry.rel_path))
     meta, body, fm_lines = split_frontmatter(canonical)
     title = extract_title(meta, body, os.path.basename(entry.rel_path))
     language = language_hint or detect_language(body)

@@ -1,0 +1,435 @@
+"""Any document's bytes → Markdown, through an ordered registry of converters.
+
+The first converter that claims a file wins. A converter claims a file by its content
+signature (sniffed from the bytes) or by its extension. Binary signatures (PDF, the
+Office zips, EPUB, OLE) beat every extension, so a PDF named `notes.txt` is converted
+as a PDF. Without a binary signature the extension decides, so a text file named
+`x.pdf` goes to the PDF converter and is reported CORRUPT: bytes that are not what
+their name says are never guessed to be text. The HTML signature is weak: it only
+decides for names no earlier converter claims, so `index.php` stays source code.
+
+Rich formats are converted by markitdown in a helper process under a deadline (see
+`_Isolator`); markitdown is imported there and nowhere else. Every problem becomes an
+`IngestFailure` with a stable code: UNSUPPORTED, ENCRYPTED, CORRUPT, EMPTY, TOO_LARGE,
+TIMEOUT, plus BINARY and DECODE for text. An empty or blank text file is indexed as an
+empty document (its path and name stay findable); a rich document that yields no text
+is EMPTY, since that means its text could not be extracted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from multiprocessing.connection import Connection
+
+from gnod.config import TEXT_EXTENSIONS
+from gnod.ingest.markdown import extract_title
+
+MiB = 1024 * 1024
+# Bigger text files are almost always logs or data dumps, not documents.
+MAX_TEXT_BYTES = 32 * MiB
+MAX_DOCUMENT_BYTES = 100 * MiB
+CONVERT_TIMEOUT_S = 60.0
+# A helper unused this long exits, giving back the memory markitdown and pandas hold.
+HELPER_IDLE_S = 120.0
+HELPER_START_S = 120.0  # starting the helper and importing markitdown, billed to no file
+
+# Kinds with an unmistakable binary signature: they override the extension.
+BINARY_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "epub", "zip", "ole", "encrypted-office"})
+_KIND_NAMES = {"zip": "a zip archive", "ole": "a legacy OLE file (.doc, .xls, .ppt, .msg…)"}
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+_HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
+_PASSWORD_ERRORS = frozenset({"PDFPasswordIncorrect", "PDFEncryptionError"})
+_NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
+_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class IngestFailure(Exception):
+    """A file that cannot be indexed; recorded in ingest_errors, never fatal to a run."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Converter:
+    """One format. `convert` must be a module-level function (or a partial of one)
+    when `isolated`, because it is pickled to the helper process."""
+
+    name: str
+    convert: Callable[[bytes, str], str]
+    extensions: frozenset[str] = frozenset()  # lower-case, with the dot; "*" = any name
+    signatures: frozenset[str] = frozenset()  # kinds from `sniff` that this converter claims
+    max_bytes: int = MAX_TEXT_BYTES
+    isolated: bool = False  # run in the helper process, under the registry's deadline
+    allow_empty: bool = True  # False: producing no text is an EMPTY failure
+
+    def claims(self, ext: str, kind: str | None) -> bool:
+        if kind in BINARY_KINDS:
+            return kind in self.signatures
+        return (kind is not None and kind in self.signatures) or ext in self.extensions or "*" in self.extensions
+
+
+def sniff(data: bytes) -> str | None:
+    """The kind of document the bytes say they are, or None for no known signature."""
+    at = data[:1024].find(b"%PDF-")
+    if at == 0 or (at > 0 and b"\x00" in data[:at]):  # junk before the header, but not a note about PDFs
+        return "pdf"
+    if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return _sniff_zip(data)
+    if data.startswith(_OLE_MAGIC):
+        return "encrypted-office" if _ENCRYPTED_PACKAGE in data else "ole"
+    if _HTML_RE.match(data[:1024].removeprefix(b"\xef\xbb\xbf")):
+        return "html"
+    return None
+
+
+def _sniff_zip(data: bytes) -> str:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            names = z.namelist()
+            if "mimetype" in names and z.getinfo("mimetype").file_size < 64 and (
+                z.read("mimetype").strip() == b"application/epub+zip"
+            ):
+                return "epub"
+    except (zipfile.BadZipFile, OSError, ValueError, RuntimeError):
+        return "zip"
+    if "[Content_Types].xml" in names:
+        for prefix, kind in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
+            if any(n.startswith(prefix) for n in names):
+                return kind
+    return "zip"
+
+
+def extension(path: str) -> str:
+    return os.path.splitext(path)[1].lower()
+
+
+@dataclass
+class Registry:
+    """Converters in priority order; `converters` is a plain list to read and reorder."""
+
+    converters: list[Converter]
+    timeout: float = CONVERT_TIMEOUT_S
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.converters]
+
+    def register(self, converter: Converter, before: str | None = None) -> None:
+        """Add `converter` before the one named `before` (so it wins over it), else last."""
+        at = self.names.index(before) if before is not None else len(self.converters)
+        self.converters.insert(at, converter)
+
+    def resolve(self, data: bytes, path: str) -> Converter:
+        kind = sniff(data)
+        if kind == "encrypted-office":
+            raise IngestFailure("ENCRYPTED", "password-protected Office document")
+        ext = extension(path)
+        for c in self.converters:
+            if c.claims(ext, kind):
+                if c.signatures & BINARY_KINDS and kind not in c.signatures:
+                    if not data.strip():
+                        raise IngestFailure("EMPTY", "empty file; no extractable text")
+                    raise IngestFailure("CORRUPT", f"not a valid {c.name.upper()} file (its signature is missing)")
+                return c
+        if kind is None:
+            raise IngestFailure("UNSUPPORTED", f"no converter for {ext or 'names without an extension'}")
+        what = _KIND_NAMES.get(kind, f"a {kind.upper()} document")
+        named = next((c for c in self.converters if ext in c.extensions and c.signatures & BINARY_KINDS), None)
+        if named is not None:  # e.g. a plain zip or a legacy .doc named .docx
+            raise IngestFailure("CORRUPT", f"not a valid {named.name.upper()} file (it is {what})")
+        raise IngestFailure("UNSUPPORTED", f"{what}: no converter handles this format")
+
+    def convert(self, data: bytes, path: str) -> str:
+        """Markdown for one file, or IngestFailure."""
+        c = self.resolve(data, path)
+        if len(data) > c.max_bytes:
+            raise IngestFailure(
+                "TOO_LARGE", f"file is {len(data) // MiB} MiB; the {c.name} limit is {c.max_bytes // MiB} MiB"
+            )
+        if c.isolated:
+            text = _ISOLATOR.run(c.convert, data, path, self.timeout)
+        else:
+            try:
+                text = c.convert(data, path)
+            except IngestFailure:
+                raise
+            except Exception as e:
+                raise IngestFailure("CORRUPT", _describe(e)) from None
+        if not c.allow_empty and not text.strip():
+            raise IngestFailure(
+                "EMPTY", f"no extractable text in this {c.name.upper()} file (images or scanned pages only?)"
+            )
+        return text
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"[:300]
+
+
+# --- text formats: in-process, linear time -------------------------------------------------
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes → str for text files: UTF-8 (with or without BOM), UTF-16 with BOM, else Latin-1.
+
+    Latin-1 never fails, so a legacy-encoded note is still indexed rather than lost.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise IngestFailure("DECODE", "invalid UTF-16 text") from None
+    if b"\x00" in data[:8192]:
+        raise IngestFailure("BINARY", "binary file (contains NUL bytes); not a text document")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def convert_text(data: bytes, path: str) -> str:
+    return decode_text(data)
+
+
+def convert_csv(data: bytes, path: str) -> str:
+    """A Markdown table; the first row is the header, short rows are padded."""
+    text = decode_text(data)
+    if extension(path) == ".tsv":
+        delimiter = "\t"
+    else:
+        try:
+            delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
+        except csv.Error:
+            delimiter = ","
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
+    if not rows:
+        return ""
+    width = max(map(len, rows))
+
+    def line(cells: list[str]) -> str:
+        cells = [" ".join(c.split()).replace("|", "\\|") for c in cells] + [""] * (width - len(cells))
+        return "| " + " | ".join(cells) + " |"
+
+    return "\n".join([line(rows[0]), "|" + " --- |" * width, *map(line, rows[1:])]) + "\n"
+
+
+def convert_json(data: bytes, path: str) -> str:
+    """Pretty-printed in a fenced block; JSON that does not parse (comments, JSON Lines)
+    is fenced as written rather than lost."""
+    text = decode_text(data)
+    if not text.strip():
+        return ""
+    try:
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        pass
+    body = text.strip("\n")
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    return f"{fence}json\n{body}\n{fence}\n"
+
+
+# --- rich formats: markitdown, in the helper process ----------------------------------------
+
+
+def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -> str:
+    """One markitdown converter, called directly (no MarkItDown(): no magika model load).
+
+    A title markitdown found in metadata (<title>, dc:title) becomes a leading `# ` heading
+    when the Markdown has none, so the heading, else that title, else the name is the title.
+    """
+    try:
+        import markitdown.converters as mc
+        from markitdown import MissingDependencyException, StreamInfo
+    except ImportError:
+        raise IngestFailure("UNSUPPORTED", "markitdown is not installed") from None
+    if converter_class == "HtmlConverter":  # our decoding: BOMs, Latin-1 fallback, NUL → BINARY
+        data, charset = decode_text(data).encode("utf-8"), "utf-8"
+    else:
+        charset = None
+    info = StreamInfo(extension=ext, filename=os.path.basename(path), charset=charset)
+    try:
+        result = getattr(mc, converter_class)().convert(io.BytesIO(data), info)
+    except MissingDependencyException:
+        raise IngestFailure("UNSUPPORTED", f"markitdown lacks the dependencies for {ext} files") from None
+    except Exception as e:
+        if type(e).__name__ in _PASSWORD_ERRORS:
+            raise IngestFailure("ENCRYPTED", "password-protected PDF") from None
+        raise
+    markdown = result.markdown or ""
+    if converter_class == "XlsxConverter":
+        markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
+    title = " ".join((result.title or "").split())
+    if title and markdown.strip() and not extract_title({}, markdown, ""):
+        markdown = f"# {title}\n\n{markdown}"
+    return markdown
+
+
+def _markitdown(name: str, converter_class: str, exts: tuple[str, ...], signature: str | None,
+                max_bytes: int = MAX_DOCUMENT_BYTES) -> Converter:
+    return Converter(
+        name=name,
+        convert=partial(convert_markitdown, converter_class, exts[0]),
+        extensions=frozenset(exts),
+        signatures=frozenset({signature} if signature else ()),
+        max_bytes=max_bytes,
+        isolated=True,
+        allow_empty=False,
+    )
+
+
+def builtin_converters() -> list[Converter]:
+    """A fresh list of the built-in converters, in priority order."""
+    return [
+        Converter("text", convert_text, frozenset(TEXT_EXTENSIONS)),
+        _markitdown("html", "HtmlConverter", (".html", ".htm", ".xhtml"), "html", MAX_TEXT_BYTES),
+        _markitdown("pdf", "PdfConverter", (".pdf",), "pdf"),
+        _markitdown("docx", "DocxConverter", (".docx",), "docx"),
+        _markitdown("xlsx", "XlsxConverter", (".xlsx",), "xlsx"),
+        _markitdown("pptx", "PptxConverter", (".pptx",), "pptx"),
+        _markitdown("epub", "EpubConverter", (".epub",), "epub"),
+        Converter("csv", convert_csv, frozenset({".csv", ".tsv"})),
+        Converter("json", convert_json, frozenset({".json"})),
+        _markitdown("ipynb", "IpynbConverter", (".ipynb",), None, MAX_TEXT_BYTES),
+        # Last: names nobody claims (Makefile, .log under an include glob) are read as text.
+        Converter("other", convert_text, frozenset({"*"})),
+    ]
+
+
+# --- the helper process ---------------------------------------------------------------------
+
+
+class _Isolator:
+    """Runs conversions in one helper process per converting process, with a deadline.
+
+    A thread cannot be interrupted and `signal.alarm` only works on the main thread, but
+    conversions run on the daemon's writer thread or in pool workers. A process can be
+    killed: past the deadline (or when it crashes) the helper is killed and the file
+    fails, and the next file starts a fresh helper. Keeping one warm helper avoids paying
+    markitdown's ~2 s import per file; it exits by itself after HELPER_IDLE_S unused, or
+    when its parent dies (its pipe closes). The helper is a plain `python -c`, not a
+    multiprocessing child, so it never re-imports the parent's `__main__`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._conn: tuple[Connection, Connection] | None = None  # (to helper, from helper)
+        self._last_used = 0.0
+
+    def run(self, fn: Callable[[bytes, str], str], data: bytes, path: str, timeout: float) -> str:
+        with self._lock:
+            send, recv = self._ready()
+            try:
+                send.send((fn, data, path))
+                reply = recv.recv() if recv.poll(timeout) else None
+            except (EOFError, OSError):
+                status = self._stop()
+                raise IngestFailure("CORRUPT", f"the converter process died (exit status {status})") from None
+            if reply is None:
+                self._stop()
+                raise IngestFailure("TIMEOUT", f"conversion took longer than {timeout:g} s")
+            self._last_used = time.monotonic()
+        if reply[0] == "ok":
+            return reply[1]
+        raise IngestFailure(reply[1], reply[2])
+
+    def _ready(self) -> tuple[Connection, Connection]:
+        """The live helper's pipes, starting a helper if there is none or it may be idling out."""
+        fresh = time.monotonic() - self._last_used < HELPER_IDLE_S / 2
+        if self._conn is not None and self._proc is not None and self._proc.poll() is None and fresh:
+            return self._conn
+        self._stop()
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", f"import sys; sys.path.insert(0, {_SOURCE_ROOT!r}); "
+                 f"from gnod.ingest.convert import serve; serve({down_r}, {up_w})"],
+                pass_fds=(down_r, up_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            )
+        except BaseException:
+            for fd in (down_w, up_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(down_r)
+            os.close(up_w)
+        self._conn = Connection(down_w, readable=False), Connection(up_r, writable=False)
+        try:
+            self._conn[0].send(sys.path)  # so pickled functions resolve as they do here
+            started = self._conn[1].poll(HELPER_START_S) and self._conn[1].recv() == "ready"
+        except (EOFError, OSError):
+            started = False
+        if not started:
+            status = self._stop()
+            raise IngestFailure("TIMEOUT", f"the converter process did not start (exit status {status})")
+        self._last_used = time.monotonic()
+        return self._conn
+
+    def _stop(self) -> int | None:
+        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        for c in conn or ():
+            c.close()
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        return proc.wait()
+
+
+def serve(down_fd: int, up_fd: int) -> None:
+    """The helper's loop: (fn, data, path) in, ("ok", markdown) or ("fail", code, reason) out."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for the daemon
+    logging.disable(logging.WARNING)  # pdfminer and friends warn about every odd PDF
+    warnings.simplefilter("ignore")
+    down, up = Connection(down_fd, writable=False), Connection(up_fd, readable=False)
+    try:
+        sys.path[:] = down.recv()
+        try:
+            import markitdown.converters  # noqa: F401  (warm up here, not on the first file's clock)
+        except ImportError:
+            pass
+        up.send("ready")
+        while down.poll(HELPER_IDLE_S):
+            up.send(_handle(down.recv_bytes()))
+    except (EOFError, OSError):
+        pass  # the parent is gone
+
+
+def _handle(request: bytes) -> tuple:
+    try:
+        fn, data, path = pickle.loads(request)
+        return ("ok", fn(data, path))
+    except IngestFailure as f:
+        return ("fail", f.code, f.reason)
+    except Exception as e:
+        return ("fail", "CORRUPT", _describe(e))
+
+
+_ISOLATOR = _Isolator()
+DEFAULT_REGISTRY = Registry(builtin_converters())
+
+
+def convert(data: bytes, path: str) -> str:
+    """Markdown for one file through the default registry, or IngestFailure."""
+    return DEFAULT_REGISTRY.convert(data, path)

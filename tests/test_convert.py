@@ -1,0 +1,360 @@
+"""The converter registry on real files, generated here with the format's own libraries:
+every format's text comes through, failures get stable codes, sniffed content beats a
+wrong extension, the order is visible and first match wins, and a folder of every
+format indexes through the real pipeline with the bad files in ingest_errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+
+from gnod.config import DEFAULT_EXTENSIONS, CollectionConfig
+from gnod.ingest.convert import (
+    DEFAULT_REGISTRY,
+    MAX_TEXT_BYTES,
+    Converter,
+    IngestFailure,
+    Registry,
+    builtin_converters,
+    convert,
+    convert_text,
+    sniff,
+)
+from gnod.ingest.pipeline import index_collection
+from gnod.ingest.workers import PARALLEL_MIN, PreparePool
+from gnod.store import documents as store
+from gnod.store.db import connect
+from gnod.store.migrations import migrate
+from gnod.text.analyzer import AnalyzerSet
+
+# --- generators ----------------------------------------------------------------------------
+
+
+def make_pdf(*lines: str) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    for line in lines:
+        pdf.multi_cell(0, 10, text=line)
+    return bytes(pdf.output())
+
+
+def make_encrypted_pdf() -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    w = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf("Top secret launch codes."))))
+    w.encrypt("hunter2")
+    out = io.BytesIO()
+    w.write(out)
+    return out.getvalue()
+
+
+def make_docx() -> bytes:
+    import docx
+
+    d = docx.Document()
+    d.add_heading("Quarterly Report", 1)
+    d.add_paragraph("Revenue grew by twelve percent in the northern region.")
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+def make_encrypted_docx() -> bytes:
+    from msoffcrypto.format.ooxml import OOXMLFile
+
+    out = io.BytesIO()
+    OOXMLFile(io.BytesIO(make_docx())).encrypt("hunter2", out)
+    return out.getvalue()
+
+
+def make_xlsx() -> bytes:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Budget"
+    for row in (["item", "cost"], ["kettle", 42], ["toaster", 17]):
+        ws.append(row)
+    out = io.BytesIO()
+    wb.save(out)
+    return out.getvalue()
+
+
+def make_pptx() -> bytes:
+    from pptx import Presentation
+
+    p = Presentation()
+    slide = p.slides.add_slide(p.slide_layouts[1])
+    slide.shapes.title.text = "Roadmap"
+    slide.placeholders[1].text = "Ship the indexing daemon before winter."
+    out = io.BytesIO()
+    p.save(out)
+    return out.getvalue()
+
+
+HTML = (b"<!DOCTYPE html><html><head><title>Kettle Manual</title><script>var hidden = 1;</script>"
+        b"</head><body><p>Descale the <b>kettle</b> every month.</p></body></html>")
+
+
+def make_epub() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        z.writestr("META-INF/container.xml", (
+            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>"))
+        z.writestr("OEBPS/content.opf", (
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Stormy Tales</dc:title>'
+            '<dc:language>en</dc:language><dc:identifier id="id">tales</dc:identifier></metadata>'
+            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            '<spine><itemref idref="c1"/></spine></package>'))
+        z.writestr("OEBPS/c1.xhtml", (
+            '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>One</title></head>'
+            "<body><h2>Chapter One</h2><p>It was a dark and stormy night.</p></body></html>"))
+    return out.getvalue()
+
+
+CSV = b"name,city\nAda,London\nLinus,Helsinki\n"
+JSON = b'{"service": "billing", "replicas": 3, "tags": ["prod", "eu"]}'
+IPYNB = json.dumps({
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Churn Analysis\n", "We model customer churn."]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [], "source": ["print('churn')"]},
+    ],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}).encode()
+
+# name → (bytes, text that must appear in the Markdown)
+SAMPLES = {
+    "report.pdf": (lambda: make_pdf("The quick brown fox jumps over the lazy dog."), "quick brown fox jumps"),
+    "report.docx": (make_docx, "Revenue grew by twelve percent"),
+    "budget.xlsx": (make_xlsx, "| kettle | 42 |"),
+    "roadmap.pptx": (make_pptx, "Ship the indexing daemon"),
+    "manual.html": (lambda: HTML, "Descale the **kettle** every month."),
+    "tales.epub": (make_epub, "It was a dark and stormy night."),
+    "people.csv": (lambda: CSV, "| Linus | Helsinki |"),
+    "service.json": (lambda: JSON, '"service": "billing"'),
+    "churn.ipynb": (lambda: IPYNB, "We model customer churn."),
+}
+
+
+def code_of(data: bytes, path: str, registry: Registry = DEFAULT_REGISTRY) -> str:
+    with pytest.raises(IngestFailure) as exc:
+        registry.convert(data, path)
+    return exc.value.code
+
+
+# --- formats -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_format_converts(name):
+    make, expected = SAMPLES[name]
+    assert expected in convert(make(), name)
+
+
+def test_titles_come_from_the_heading_then_metadata():
+    assert convert(make_docx(), "r.docx").startswith("# Quarterly Report\n")
+    assert "# Roadmap" in convert(make_pptx(), "r.pptx")
+    html = convert(HTML, "m.html")  # <title> becomes the heading; scripts are dropped
+    assert html.startswith("# Kettle Manual\n") and "hidden" not in html
+    with_h1 = HTML.replace(b"<body>", b"<body><h1>Real Heading</h1>")
+    assert convert(with_h1, "m.html").startswith("# Real Heading")
+    assert convert(make_epub(), "t.epub").startswith("# Stormy Tales\n")
+
+
+def test_csv_and_json_shapes():
+    assert convert(CSV, "p.csv") == "| name | city |\n| --- | --- |\n| Ada | London |\n| Linus | Helsinki |\n"
+    assert convert(b"a\tb|c\n1\t2\n", "t.tsv") == "| a | b\\|c |\n| --- | --- |\n| 1 | 2 |\n"
+    out = convert(JSON, "s.json")
+    assert out.startswith("```json\n{\n  \"service\"") and out.endswith("\n```\n")
+    loose = convert(b'{"a": 1, // comment\n}', "tsconfig.json")  # fenced as written, not lost
+    assert "// comment" in loose
+    assert convert(b'{"md": "````"}', "x.json").startswith("`````json\n")
+
+
+# --- failures ------------------------------------------------------------------------------
+
+
+def test_corrupt_and_encrypted_documents():
+    assert code_of(make_pdf("Truncated text here.")[:300], "cut.pdf") == "CORRUPT"
+    assert code_of(make_encrypted_pdf(), "secret.pdf") == "ENCRYPTED"
+    assert code_of(make_encrypted_docx(), "secret.docx") == "ENCRYPTED"
+    assert code_of(make_docx()[:2000], "cut.docx") == "CORRUPT"  # not a readable zip any more
+
+
+def test_empty_text_is_indexed_but_a_document_without_text_is_empty():
+    assert convert(b"", "empty.md") == "" and convert(b" \n\t\n", "blank.txt") == " \n\t\n"
+    assert convert(b"", "empty.csv") == "" and convert(b"", "empty.json") == ""
+    assert code_of(make_pdf(), "scan.pdf") == "EMPTY"  # a page with no text layer
+    assert code_of(b"", "empty.pdf") == "EMPTY"
+    with pytest.raises(IngestFailure, match="no extractable text"):
+        convert(make_pdf(), "scan.pdf")
+
+
+def test_sniffed_content_beats_the_extension():
+    pdf = make_pdf("Sniffed sentence inside a misnamed file.")
+    assert sniff(pdf) == "pdf"
+    assert "Sniffed sentence" in convert(pdf, "notes.txt")
+    assert "Revenue grew" in convert(make_docx(), "report.bin")
+    assert "| kettle | 42 |" in convert(make_xlsx(), "budget.docx")
+    # A text file named .pdf is not a PDF: reported, never guessed to be text.
+    assert code_of(b"just some words", "fake.pdf") == "CORRUPT"
+    # HTML content decides only for names no converter claims: .php stays source code.
+    assert convert(HTML, "saved-page").startswith("# Kettle Manual")
+    assert convert(HTML, "index.php") == HTML.decode()
+    assert sniff(make_epub()) == "epub" and sniff(make_pptx()) == "pptx" and sniff(CSV) is None
+    assert sniff(b"\x00" * 128 + pdf) == "pdf"  # a binary prefix (MacBinary) before the header
+    assert convert(b"A note: PDFs start with %PDF-1.7.\n", "pdf-notes.md").startswith("A note")
+
+
+def test_unsupported_binary_and_too_large():
+    plain_zip = io.BytesIO()
+    with zipfile.ZipFile(plain_zip, "w") as z:
+        z.writestr("a.txt", "hello")
+    assert code_of(plain_zip.getvalue(), "archive.zip") == "UNSUPPORTED"
+    assert code_of(plain_zip.getvalue(), "fake.docx") == "CORRUPT"
+    assert code_of(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "old.doc") == "UNSUPPORTED"
+    assert code_of(b"\x00\x01binary", "blob.txt") == "BINARY"
+    assert code_of(b"a" * (MAX_TEXT_BYTES + 1), "huge.txt") == "TOO_LARGE"
+    strict = Registry([c for c in builtin_converters() if c.name != "other"])
+    assert code_of(b"plain words", "notes.weird", strict) == "UNSUPPORTED"
+    assert convert(b"all: build\n", "Makefile") == "all: build\n"  # the fallback reads it as text
+
+
+# --- the registry --------------------------------------------------------------------------
+
+
+def shout(data: bytes, path: str) -> str:
+    return data.decode().upper()
+
+
+def sleepy(data: bytes, path: str) -> str:
+    time.sleep(30)
+    return "never"
+
+
+def crashing(data: bytes, path: str) -> str:
+    os._exit(3)
+
+
+def test_order_is_visible_and_first_match_wins():
+    assert DEFAULT_REGISTRY.names == [
+        "text", "html", "pdf", "docx", "xlsx", "pptx", "epub", "csv", "json", "ipynb", "other",
+    ]
+    reg = Registry(builtin_converters())
+    reg.register(Converter("shout", shout, frozenset({".md"})), before="text")
+    assert reg.names[0] == "shout" and reg.convert(b"hi", "a.md") == "HI"
+    assert reg.convert(b"hi", "a.txt") == "hi"  # .txt is still text's
+    reg.register(Converter("late", shout, frozenset({".txt"})))
+    assert reg.names[-1] == "late" and reg.convert(b"hi", "a.txt") == "hi"  # text comes first
+    reg.converters.insert(0, reg.converters.pop())
+    assert reg.convert(b"hi", "a.txt") == "HI"
+    # A converter claiming the PDF signature ahead of "pdf" takes PDFs whatever their name.
+    reg.register(Converter("pdf-first", convert_text, signatures=frozenset({"pdf"})), before="text")
+    assert reg.convert(b"%PDF-1.4 raw", "x.md") == "%PDF-1.4 raw"
+
+
+def test_default_extensions_all_have_a_converter():
+    for ext in DEFAULT_EXTENSIONS:
+        claimed = [c.name for c in DEFAULT_REGISTRY.converters if ext in c.extensions]
+        assert claimed and claimed[0] != "other", ext
+
+
+def test_timeout_kills_the_helper_and_the_next_file_converts():
+    reg = Registry([Converter("sleepy", sleepy, frozenset({".slow"}), isolated=True), *builtin_converters()],
+                   timeout=1.0)
+    reg.convert(b"warm up", "x.html")  # start the helper outside the measured call
+    t0 = time.monotonic()
+    assert code_of(b"x", "a.slow", reg) == "TIMEOUT"
+    assert time.monotonic() - t0 < 10
+    assert "quick brown fox" in reg.convert(make_pdf("The quick brown fox."), "a.pdf")
+
+
+def test_a_crashing_converter_is_corrupt_not_fatal():
+    reg = Registry([Converter("crash", crashing, frozenset({".boom"}), isolated=True), *builtin_converters()])
+    with pytest.raises(IngestFailure, match="converter process died") as exc:
+        reg.convert(b"x", "a.boom")
+    assert exc.value.code == "CORRUPT"
+    assert "Revenue grew" in reg.convert(make_docx(), "r.docx")
+
+
+def test_markitdown_stays_out_of_the_converting_process():
+    probe = (
+        "import sys\n"
+        "from gnod.ingest.prepare import prepare\n"
+        "from gnod.ingest.convert import convert\n"
+        "assert 'markitdown' not in sys.modules\n"
+        f"assert 'Hello' in convert({HTML!r}.replace(b'kettle', b'Hello'), 'a.html')\n"
+        "assert not any(m.split('.')[0] in ('markitdown', 'pandas', 'pdfminer') for m in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+# --- through the pipeline ------------------------------------------------------------------
+
+
+@pytest.fixture
+def db(tmp_path):
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    yield conn
+    conn.close()
+
+
+def write_formats(root) -> None:
+    root.mkdir(exist_ok=True)
+    for name, (make, _) in SAMPLES.items():
+        (root / name).write_bytes(make())
+    (root / "notes.md").write_text("# Notes\n\nPlain markdown stays as written.\n")
+    (root / "cut.pdf").write_bytes(make_pdf("Truncated text here.")[:300])
+    (root / "secret.pdf").write_bytes(make_encrypted_pdf())
+    (root / "secret.docx").write_bytes(make_encrypted_docx())
+    (root / "scan.pdf").write_bytes(make_pdf())
+    (root / "misnamed.txt").write_bytes(make_pdf("A PDF hiding behind a txt name."))
+
+
+def test_index_a_folder_of_every_format(db, tmp_path):
+    root = tmp_path / "docs"
+    write_formats(root)
+    stats = index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    assert (stats.scanned, stats.added, stats.errors) == (15, 11, 4)
+    errors = dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall())
+    assert errors == {"cut.pdf": "CORRUPT", "secret.pdf": "ENCRYPTED", "secret.docx": "ENCRYPTED", "scan.pdf": "EMPTY"}
+    for name, (_, expected) in SAMPLES.items():
+        doc = store.doc_by_path(db, "c", name)
+        assert doc is not None, name
+        mirror = db.execute("SELECT mirror_hash FROM documents WHERE rel_path = ?", (name,)).fetchone()[0]
+        assert expected in store.content_of(db, mirror)[0], name
+    titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
+    assert titles["report.docx"] == "Quarterly Report" and titles["manual.html"] == "Kettle Manual"
+    assert titles["tales.epub"] == "Stormy Tales" and titles["report.pdf"] == "report"
+    mirror = db.execute("SELECT mirror_hash FROM documents WHERE rel_path = 'misnamed.txt'").fetchone()[0]
+    assert store.content_of(db, mirror)[0].startswith("A PDF hiding behind")  # indexed as the PDF it is
+    assert index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root))).unchanged == 11
+
+
+def test_worker_processes_convert_too(db, tmp_path):
+    root = tmp_path / "many"
+    write_formats(root)
+    for i in range(PARALLEL_MIN):
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\nfiller {i}\n")
+    pool = PreparePool(1)
+    try:
+        stats = index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)), pool=pool)
+    finally:
+        pool.close()
+    assert (stats.added, stats.errors) == (PARALLEL_MIN + 11, 4)
