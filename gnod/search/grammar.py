@@ -10,6 +10,8 @@ The grammar is deliberately narrow; everything it does not name is plain text:
                            concatenation (``"real time"`` OR ``"realtime"``)
 * ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
                            several tokens: the adjacent phrase of the parts
+* ``東京タワー``, ``Python3を使う`` a word with CJK: the adjacent phrase of its tokens
+                           (CJK runs are character bigrams, see :func:`tokenize`)
 
 A clause is a run of non-whitespace characters, or a double-quoted phrase that starts
 where a clause may start (optionally after ``-``). A double quote anywhere else, and
@@ -68,17 +70,17 @@ class CompiledQuery:
 
 def _word_clause(word: str, negated: bool, raw: str) -> Clause | None:
     """A bare (unquoted) word: a term, a hyphenated compound, or an identifier phrase."""
-    matches = list(TOKEN_RE.finditer(word.lower()))
-    if not matches:
+    tokens = tuple(tokenize(word))
+    if not tokens:
         return None
-    tokens = tuple(m.group() for m in matches)
     if len(tokens) == 1:
         return Clause(tokens, phrase=False, compound=False, negated=negated, raw=raw)
     # `str.lower()` can change lengths (e.g. "İ"), so judge the separators on the
     # lowered text the token offsets refer to.
     lowered = word.lower()
+    matches = list(TOKEN_RE.finditer(lowered))
     separators = [lowered[a.end() : b.start()] for a, b in zip(matches, matches[1:])]
-    compound = all(sep == "-" for sep in separators)
+    compound = bool(separators) and all(sep == "-" for sep in separators)
     return Clause(tokens, phrase=True, compound=compound, negated=negated, raw=raw)
 
 
@@ -174,7 +176,9 @@ def _clause_forms(
     """Distinct stemmed token sequences the clause may match, first seen first."""
     forms = dict.fromkeys(analyzers.stem_sequences(clause.tokens, languages))
     if clause.compound:
-        forms.update(dict.fromkeys(analyzers.stem_sequences(("".join(clause.tokens),), languages)))
+        # Re-tokenized rather than joined: the concatenation of CJK parts is bigrams again.
+        joined = tokenize(clause.raw.replace("-", ""))
+        forms.update(dict.fromkeys(analyzers.stem_sequences(joined, languages)))
     return list(forms)
 
 

@@ -1,0 +1,164 @@
+"""Chinese, Japanese and Korean: CJK runs become overlapping bigrams on both sides, so
+a query word (a phrase of its bigrams) finds the documents that contain it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.protocol import SearchParams
+from gnod.search import lexical
+from gnod.search.grammar import Clause, compile_query, parse
+from gnod.store.db import connect
+from gnod.store.documents import index_languages
+from gnod.store.migrations import migrate
+from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        # Chinese: punctuation ends a run; a one-character run stays a unigram.
+        ("我喜欢学习中文", ["我喜", "喜欢", "欢学", "学习", "习中", "中文"]),
+        ("你好，世界！", ["你好", "世界"]),
+        ("猫。狗", ["猫", "狗"]),
+        ("人々", ["人々"]),
+        # Japanese: kanji, hiragana and katakana (with ー) form one run; ・ separates.
+        ("東京タワーに行く", ["東京", "京タ", "タワ", "ワー", "ーに", "に行", "行く"]),
+        ("ひらがな", ["ひら", "らが", "がな"]),
+        ("コーヒー・ショップ", ["コー", "ーヒ", "ヒー", "ショ", "ョッ", "ップ"]),
+        ("ｺｰﾋｰ", ["ｺｰ", "ｰﾋ", "ﾋｰ"]),
+        # Korean: words are space-separated; each is bigrammed.
+        ("한국어를 배우다", ["한국", "국어", "어를", "배우", "우다"]),
+        # Mixed with Latin and digits: split at the script boundary.
+        ("Python3を使う", ["python3", "を使", "使う"]),
+        ("iPhone15の価格", ["iphone15", "の価", "価格"]),
+        ("第3章", ["第", "3", "章"]),
+        ("2024年3月5日", ["2024", "年", "3", "月", "5", "日"]),
+        ("使用git-commit命令", ["使用", "git", "commit", "命令"]),
+    ],
+)
+def test_tokenize_cjk(text, tokens):
+    assert tokenize(text) == tokens
+    assert Analyzer("english").index_text(text) == " ".join(tokens)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deploy the real-time snake_case service",
+        "Café naïve Straße İstanbul ΣΊΣΥΦΟΣ",
+        "Москва хорошая погода",
+        "हिन्दी भाषा ภาษาไทย עִבְרִית العَرَبِيَّة",
+        "emoji 🚀 and ＡＢＣ fullwidth — “quotes”",
+    ],
+)
+def test_non_cjk_text_is_tokenized_as_before(text):
+    assert tokenize(text) == TOKEN_RE.findall(text.lower())
+
+
+def test_query_words_become_bigram_phrases():
+    assert parse("東京タワー 大阪") == [
+        Clause(("東京", "京タ", "タワ", "ワー"), True, False, False, "東京タワー"),
+        Clause(("大阪",), False, False, False, "大阪"),
+    ]
+    assert parse("Python3を使う")[0].tokens == ("python3", "を使", "使う")
+    # A hyphenated CJK compound also tries the concatenation, bigrammed across the join.
+    q = compile_query(parse("東京-大阪"), AnalyzerSet(), [None], lambda t: False)
+    assert q.match == '("東京 大阪" OR "東京 京大 大阪")'
+
+
+# --------------------------------------------------------------------------- end to end
+
+PAGES = {
+    "zh.md": (
+        "# 数据库备份\n\n本文介绍如何使用命令行工具备份数据库。"
+        "每天晚上自动运行备份脚本，并把压缩文件上传到服务器。\n"
+    ),
+    "ja.md": (
+        "# コーヒーの淹れ方\n\n美味しいコーヒーを淹れるには、新鮮な豆を使うことが大切です。"
+        "お湯の温度は九十度くらいがいいでしょう。Python3を使うスクリプトで時間を計ります。\n"
+    ),
+    "ko.md": (
+        "# 한국어 학습\n\n매일 한국어를 공부하면 실력이 빨리 늘어요. "
+        "드라마를 보면서 듣기 연습을 하세요.\n"
+    ),
+    "en.md": (
+        "# Deployment guide\n\nHow to deploy the billing service to production. Run the "
+        "release pipeline, watch the dashboards and roll back when the error rate climbs.\n"
+    ),
+    "fr.md": (
+        "# Le petit déjeuner\n\nChaque matin, je prends un café noir avec un croissant "
+        "à la boulangerie du quartier, puis je marche jusqu'au bureau.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cjk")
+    for name, text in PAGES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    conn = connect(str(tmp_path_factory.mktemp("db") / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    stats = index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    assert (stats.added, stats.errors) == (len(PAGES), 0)
+    yield conn, analyzers
+    conn.close()
+
+
+def paths(index, query: str) -> list[str]:
+    conn, analyzers = index
+    result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
+                            index_languages(conn))
+    return [h.path for h in result.hits]
+
+
+def test_languages_of_the_pages(index):
+    conn, _ = index
+    langs = dict(conn.execute("SELECT rel_path, language FROM documents"))
+    assert langs == {"zh.md": None, "ja.md": None, "ko.md": None, "en.md": "english",
+                     "fr.md": "french"}
+
+
+def test_fts5_keeps_bigrams_whole(index):
+    conn, _ = index
+    conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, documents_fts, 'row')")
+    terms = {t for (t,) in conn.execute("SELECT term FROM temp.vocab")}
+    assert {"数据", "据库", "コー", "ーヒ", "한국", "국어", "python3"} <= terms
+    assert not {"数", "据", "コ", "한"} & terms
+
+
+@pytest.mark.parametrize(
+    "query, page",
+    [
+        ("数据库", "zh.md"),  # 3 characters, in the title and the body
+        ("服务器", "zh.md"),
+        ("压缩文件", "zh.md"),  # 4 characters
+        ("备份", "zh.md"),  # 2 characters: a single bigram
+        ("コーヒー", "ja.md"),  # katakana with the prolonged sound mark
+        ("温度", "ja.md"),  # kanji
+        ("でしょう", "ja.md"),  # hiragana
+        ("Python3を使う", "ja.md"),  # mixed Latin, digits and kana
+        ("한국어", "ko.md"),  # inside 한국어를
+        ("드라마", "ko.md"),
+        ("deploying", "en.md"),  # English still stemmed
+        ("cafe", "fr.md"),  # diacritics folded
+    ],
+)
+def test_word_finds_its_page(index, query, page):
+    assert paths(index, query)[:1] == [page]
+
+
+def test_absent_words_sharing_characters_do_not_match(index):
+    assert paths(index, "库存") == []  # shares 库 with 数据库, but not a bigram
+    assert paths(index, "文本") == []  # 本文 reversed: bigrams keep the order
+
+
+def test_multi_word_and_mixed_queries(index):
+    assert set(paths(index, "数据库 コーヒー")) == {"zh.md", "ja.md"}
+    assert set(paths(index, "한국어 deploy")) == {"ko.md", "en.md"}
+    assert paths(index, '"新鮮な豆"') == ["ja.md"]
+    assert paths(index, "コーヒー -温度") == []

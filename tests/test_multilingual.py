@@ -1,0 +1,119 @@
+"""A mixed-language collection: each page is stemmed in its own language, queries in
+every language the index holds, so an inflected query word meets its page."""
+
+from __future__ import annotations
+
+import pytest
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.protocol import SearchParams
+from gnod.search import lexical
+from gnod.store.db import connect
+from gnod.store.documents import index_languages
+from gnod.store.migrations import migrate
+from gnod.text.analyzer import Analyzer, AnalyzerSet
+
+PAGES = {
+    "de.md": (
+        "# Unser Haus\n\nDie Katze schläft am Morgen in dem Haus und danach geht sie in den "
+        "Garten. Sie ist eine sehr neugierige Katze, die gerne mit dem Hund spielt, wenn "
+        "das Wetter schön ist.\n",
+        "german",
+    ),
+    "fr.md": (
+        "# La chanteuse\n\nLa chanteuse du village chante chaque soir dans le petit théâtre "
+        "de la place, et les voisins viennent l'écouter avec leurs enfants.\n",
+        "french",
+    ),
+    "es.md": (
+        "# El mercado\n\nLos domingos vamos al mercado de la ciudad para comprar frutas y "
+        "verduras frescas, y después comemos en una pequeña taberna con los amigos.\n",
+        "spanish",
+    ),
+    "ru.md": (
+        "# Кошки\n\nНаши кошки любят спать на солнце, а вечером они играют в саду и ждут, "
+        "когда мы вернёмся домой с работы.\n",
+        "russian",
+    ),
+    "en.md": (
+        "# Release notes\n\nThe children were running through the gardens while the "
+        "engineers deployed the new billing service to production on Tuesday.\n",
+        "english",
+    ),
+}
+
+
+class NoStemAnalyzers(AnalyzerSet):
+    """The same pipeline without stemming, to show what stemming is responsible for."""
+
+    def get(self, language: str | None) -> Analyzer:
+        return super().get(None)
+
+
+def build(tmp_path_factory, analyzers: AnalyzerSet):
+    root = tmp_path_factory.mktemp("pages")
+    for name, (text, _) in PAGES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    conn = connect(str(tmp_path_factory.mktemp("db") / "index.sqlite"))
+    migrate(conn)
+    stats = index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    assert (stats.added, stats.errors) == (len(PAGES), 0)
+    return conn, analyzers
+
+
+@pytest.fixture(scope="module")
+def stemmed(tmp_path_factory):
+    conn, analyzers = build(tmp_path_factory, AnalyzerSet())
+    yield conn, analyzers
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def unstemmed(tmp_path_factory):
+    conn, analyzers = build(tmp_path_factory, NoStemAnalyzers())
+    yield conn, analyzers
+    conn.close()
+
+
+def paths(index, query: str) -> list[str]:
+    conn, analyzers = index
+    result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
+                            index_languages(conn))
+    return [h.path for h in result.hits]
+
+
+def test_each_page_is_detected_in_its_language(stemmed):
+    conn, _ = stemmed
+    assert dict(conn.execute("SELECT rel_path, language FROM documents")) == {
+        name: lang for name, (_, lang) in PAGES.items()
+    }
+
+
+# Query words that occur in their page only in another inflection.
+INFLECTED = [
+    ("Katzen", "de.md"),  # Katze
+    ("Häuser", "de.md"),  # Haus
+    ("Gartens", "de.md"),  # Garten (Gärten would meet it by diacritics folding alone)
+    ("neugierig Hunde", "de.md"),  # neugierige, Hund
+    ("chanteuses", "fr.md"),  # chanteuse
+    ("mercados", "es.md"),  # mercado
+    ("кошка", "ru.md"),  # кошки
+    ("deploying", "en.md"),  # deployed
+]
+
+
+@pytest.mark.parametrize("query, page", INFLECTED)
+def test_inflected_query_finds_its_page_through_stemming(stemmed, unstemmed, query, page):
+    assert paths(stemmed, query)[:1] == [page]
+    assert page not in paths(unstemmed, query)
+
+
+@pytest.mark.parametrize(
+    "query, page",
+    [("billing service production", "en.md"), ("children running", "en.md"),
+     ("Katze Garten", "de.md")],
+)
+def test_exact_words_find_their_page(stemmed, unstemmed, query, page):
+    assert paths(stemmed, query)[:1] == [page]
+    assert paths(unstemmed, query)[:1] == [page]
