@@ -23,7 +23,8 @@ app = typer.Typer(
 )
 collection_app = typer.Typer(help="Add, list and remove collections (folders that are indexed).",
                              no_args_is_help=True)
-daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon.", no_args_is_help=True)
+daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
+                         no_args_is_help=True)
 app.add_typer(collection_app, name="collection")
 app.add_typer(daemon_app, name="daemon")
 
@@ -180,6 +181,51 @@ def daemon_status(json_: JsonOpt = False) -> None:
 def daemon_restart(json_: JsonOpt = False) -> None:
     """Stop and start gnod (e.g. after an upgrade)."""
     _exit(commands.daemon_restart(_fmt(json_)))
+
+
+@daemon_app.command("install")
+def daemon_install(
+    print_: Annotated[bool, typer.Option("--print", help="Print the file that would be written (and where, "
+                                                         "with --json); change nothing.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Run gnod at login, as a systemd user service (Linux) or launchd agent (macOS).
+
+    Writes ~/.config/systemd/user/gnod.service (honouring XDG_CONFIG_HOME) or
+    ~/Library/LaunchAgents/dev.gno.gnod.plist for the gnod installed with this gnoctl,
+    recording GNO_HOME when it is set, then enables and starts it. A gnod started by
+    gnoctl is stopped first, so the service manager owns the running one.
+
+    If systemctl or launchctl is missing or fails (e.g. no user session bus in a
+    container), the file is still written and the commands to run by hand are
+    printed: exit 2.
+    """
+    _exit(commands.daemon_install(print_, _fmt(json_)))
+
+
+@daemon_app.command("uninstall")
+def daemon_uninstall(json_: JsonOpt = False) -> None:
+    """Stop running gnod at login: undo `daemon install`.
+
+    Stops and disables the service and removes its file. Exit 2, with the commands to run by hand, if systemctl or launchctl fails.
+    """
+    _exit(commands.daemon_uninstall(_fmt(json_)))
+
+
+@daemon_app.command("logs")
+def daemon_logs(
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new lines, across log "
+                                                                "rotation, until Ctrl-C.")] = False,
+    lines: Annotated[int, typer.Option("-n", "--lines", min=0, help="Print this many of the last lines "
+                                                                    "first.")] = 50,
+) -> None:
+    """Print (or follow) the end of gnod's log.
+
+    The log is gnod.log in the state dir (reaching into the rotated gnod.log.1 for
+    older lines); gnod writes it whether gnoctl, systemd or launchd started it. With no log yet,
+    says where it will be (and with --follow waits for it).
+    """
+    _exit(commands.daemon_logs(follow, lines))
 
 
 def run(argv: list[str]) -> int:

@@ -288,3 +288,68 @@ def daemon_restart(fmt: str | None, timeout: float = 20.0) -> int:
         return 0
 
     return _run(fmt, go)
+
+
+# --- running gnod at login -------------------------------------------------------------
+# gnoctl.service is imported here, not at the top: the hot commands never load it.
+
+
+def _guarded(fmt: str | None, fn) -> int:
+    """Like _run, and a ServiceError prints in the same error shape with its exit status."""
+    from gnoctl.service import ServiceError
+
+    def go(fmt: str) -> int:
+        try:
+            return fn(fmt)
+        except ServiceError as e:
+            print_error(e, fmt)
+            return e.exit_code
+
+    return _run(fmt, go)
+
+
+def daemon_install(print_only: bool, fmt: str | None) -> int:
+    from gnoctl import service
+
+    def go(fmt: str) -> int:
+        if print_only:
+            res = service.install(print_only=True)
+            _dump(res) if fmt == "json" else sys.stdout.write(res["content"])
+            return 0
+        paths = Paths.from_env()
+        # A gnod that gnoctl started holds the lock: the service's own would exit and be retried.
+        stopped = _stop(paths, 20.0)["stopped"]
+        res = {**service.install(print_only=False, paths=paths), "stopped_running": stopped}
+        if fmt == "json":
+            _dump(res)
+        else:
+            print(f"installed {res['path']}: gnod starts at login and is running now")
+            if stopped:
+                print("(the gnod gnoctl had started was stopped: the service manager runs it now)")
+            print(f"status: {res['status']}\nlogs:   gnoctl daemon logs -f  ({res['logs']['log']})")
+        return 0
+
+    # --print is the file itself, even in a pipe (`gnoctl daemon install --print > gnod.service`).
+    return _guarded((fmt or "human") if print_only else fmt, go)
+
+
+def daemon_uninstall(fmt: str | None) -> int:
+    from gnoctl import service
+
+    def go(fmt: str) -> int:
+        res = service.uninstall()
+        if fmt == "json":
+            _dump(res)
+        elif res["removed"]:
+            print(f"removed {res['path']}: gnod is stopped and no longer starts at login")
+        else:
+            print(f"gnod was not installed as a service (no {res['path']})")
+        return 0
+
+    return _guarded(fmt, go)
+
+
+def daemon_logs(follow: bool, lines: int) -> int:
+    from gnoctl import service
+
+    return _guarded("human", lambda fmt: service.tail_logs(follow, lines))
