@@ -1,7 +1,7 @@
 """The gnoctl command tree (typer): help, completion and every command's options.
 
 Keep the options of `search` and `get` in step with `gnoctl.main.FAST_OPTIONS`;
-tests/test_cli_fastpath.py fails when they drift apart.
+tests/test_thin_client.py fails when they drift apart.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ def search(
                                              help="Drop results below this normalized score.")] = 0.0,
     collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
                                                             help="Only this collection (repeatable).")] = None,
+    wait: Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
+                                        help="First wait up to SECONDS for changes the watcher has seen "
+                                             "to be indexed (read-your-writes after saving a file).")] = 0.0,
     json_: JsonOpt = False,
     files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
@@ -70,7 +73,7 @@ def search(
     error, 3 daemon not running (with --no-autostart).
     """
     _exit(commands.search(" ".join(query), limit, min_score, collection or [],
-                          _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+                          _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait))
 
 
 @app.command()

@@ -39,13 +39,14 @@ def _dump(obj) -> None:
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None) -> int:
+           autostart: bool | None = None, wait_s: float = 0.0) -> int:
     def go(fmt: str) -> int:
         if not query.strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = Client(autostart=autostart).call(
-            "search", {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
-        )
+        params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+        if wait_s:
+            params["wait_s"] = wait_s
+        result = Client(autostart=autostart).call("search", params)
         out = search_text(result, fmt, sys.stdout.isatty())
         if out:
             print(out)
@@ -132,16 +133,38 @@ def status(fmt: str | None) -> int:
         job = st["job"]
         if job["running"]:
             print(f"indexing: {job['collection']} {job['done']}/{job['total']}")
+        if st.get("config_error"):
+            print(f"config error (the last good config is in use): {st['config_error']}")
         if not st["collections"]:
             print("no collections yet: gnoctl collection add PATH")
+        fresh = {f["collection"]: f for f in st.get("freshness", [])}
         for c in st["collections"]:
             print(f"  {c['name']:<16} {c['documents']:>7} docs  {c['errors']:>4} errors  "
                   f"indexed {_ago(c['last_indexed_at'])}  {c['path']}")
+            f = fresh.get(c["name"])
+            if f:
+                print(f"  {'':<16} {_freshness_line(f)}")
         for e in st["recent_errors"][:5]:
             print(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
         return 0
 
     return _run(fmt, go)
+
+
+def _freshness_line(f: dict) -> str:
+    """The watcher's view of one collection: is it watched, what is waiting, what failed."""
+    parts = ["watching" if f["watching"] else "not watched"]
+    if f.get("files") is not None:
+        parts.append(f"{f['files']} files")
+    if f["indexing"] or f["pending"]:
+        parts.append(f"{f['pending']} pending" + (", indexing" if f["indexing"] else ""))
+    else:
+        parts.append("up to date")
+    if f.get("last_change_at"):
+        parts.append(f"last change {_ago(f['last_change_at'])}")
+    if f.get("last_error"):
+        parts.append(f"last error: {f['last_error']}")
+    return ", ".join(parts)
 
 
 def _index_summary(res: dict, fmt: str) -> None:

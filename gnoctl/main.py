@@ -18,6 +18,7 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "search": {
         "-n": ("limit", "int"), "--limit": ("limit", "int"),
         "--min-score": ("min_score", "float"),
+        "--wait": ("wait_s", "float"),
         "-c": ("collections", "list"), "--collection": ("collections", "list"),
         "--no-autostart": ("no_autostart", "flag"),
         **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
@@ -116,9 +117,11 @@ def _fast(argv: list[str]) -> int | None:
     if argv[0] == "search":
         limit = opts.get("limit", 10)
         score = opts.get("min_score", 0.0)
-        if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0:
+        wait_s = opts.get("wait_s", 0.0)
+        if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0:
             return None
-        return commands.search(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart)
+        return commands.search(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart,
+                               wait_s)
     if len(words) != 1:
         return None
     return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import start_gnod, wait_until
+from conftest import cli_json, start_gnod, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 CONVERGE_S = 15.0
@@ -151,6 +151,46 @@ def test_freshness_is_reported_and_search_can_wait(watched):
     assert fresh["last_change_at"] and fresh["last_change_at"] <= time.time()
     st = daemon.result("status")
     assert st["freshness"][0]["collection"] == "notes"
+
+
+@pytest.mark.parametrize("extra", [[], ["--md"]], ids=["json", "md"])
+def test_cli_search_wait_sees_a_file_saved_just_before(watched, run_cli, extra):
+    daemon, notes = watched
+    for i in range(200):
+        write(notes / "many" / f"m{i:03d}.md", f"# M{i}\n\nquokka number {i}\n")
+    args = ["search", "quokka", "-n", "500", "--wait", str(CONVERGE_S), *extra]
+    if extra:  # --md is not JSON: count the table's rows instead
+        r = run_cli(*args, env=daemon.env)
+        assert r.returncode == 0, r.stderr
+        assert sum(line.startswith("| ") for line in r.stdout.splitlines()) == 200 + 1  # + header
+    else:
+        res = cli_json(*args, "--json", env=daemon.env)
+        assert len(res["hits"]) == 200 and res["freshness"][0]["pending"] == 0
+
+
+def test_cli_search_wait_rejects_out_of_range(watched, run_cli):
+    daemon, _ = watched
+    r = run_cli("search", "x", "--wait", "-1", env=daemon.env)
+    assert r.returncode == 1 and "--wait" in r.stderr
+
+
+def test_status_human_shows_freshness_and_config_error(watched, monkeypatch, capsys):
+    from gnoctl import commands
+
+    daemon, notes = watched
+    monkeypatch.setenv("GNO_HOME", daemon.env["GNO_HOME"])
+
+    def human_status() -> str:
+        assert commands.status("human") == 0
+        return capsys.readouterr().out
+
+    write(notes / "a.md", "# A\n\nwombat\n")
+    eventually(daemon, "wombat", ["notes/a.md"])
+    out = human_status()
+    assert "watching" in out and "up to date" in out and "last change" in out
+    with open(daemon.paths.config_file, "a") as f:
+        f.write("\nbogus_key = 1\n")
+    assert wait_until(lambda: "bogus_key" in human_status(), CONVERGE_S)
 
 
 def test_own_files_do_not_feed_back(env, tmp_path):
