@@ -61,9 +61,26 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     ingest_workers: Annotated[int, msgspec.Meta(ge=0, le=64)] | None = None
 
 
+class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    # slim | balanced | quality (gnod.models.presets); a role's URI below overrides it.
+    preset: str = "slim"
+    embed: str | None = None  # hf:org/repo/file.gguf or file:/path.gguf
+    rerank: str | None = None
+    generate: str | None = None
+    # llama.cpp threads per model; unset = chosen from the cores (see gnod.models.threads).
+    threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
+    # Unload a model after this many idle seconds; 0 = keep it loaded.
+    idle_unload_s: Annotated[float, msgspec.Meta(ge=0)] = 900.0
+    # Load every configured model at start instead of on first use.
+    eager: bool = False
+    # Embed new and changed chunks in the background (off: only `gnoctl embed`).
+    embed_in_background: bool = True
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     collections: list[CollectionConfig] = []
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
+    models: ModelsConfig = msgspec.field(default_factory=ModelsConfig)
 
 
 def validate_collection(c: CollectionConfig, where: str = "collection") -> CollectionConfig:
@@ -100,6 +117,19 @@ def validate(config: Config) -> Config:
         cols.append(c)
     if config.daemon.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError("daemon.log_level: must be one of debug, info, warning, error")
+    from gnod.models import presets, uri
+
+    try:
+        presets.preset(config.models.preset)
+    except ValueError as e:
+        raise ConfigError(f"models.preset: {e}") from None
+    for role in ("embed", "rerank", "generate"):
+        value = getattr(config.models, role)
+        if value is not None:
+            try:
+                uri.parse(value)
+            except ValueError as e:
+                raise ConfigError(f"models.{role}: {e}") from None
     return msgspec.structs.replace(config, collections=cols)
 
 

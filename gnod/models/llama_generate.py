@@ -1,0 +1,33 @@
+"""Chat generation with llama.cpp, using the chat template stored in the GGUF."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# Room for prompt + answer; generation models here are small, so this is cheap.
+CONTEXT = 4096
+
+
+class LlamaGenerator:
+    def __init__(self, uri: str, path: str, threads: int, context: int = CONTEXT) -> None:
+        from llama_cpp import Llama  # daemon only
+
+        self._llm = Llama(model_path=path, n_ctx=context, n_threads=threads, n_threads_batch=threads,
+                          verbose=False)
+        self.uri = uri
+
+    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
+                 on_token: Callable[[str], None] | None = None) -> str:
+        stream = self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
+                                                  temperature=temperature, stream=True)
+        parts: list[str] = []
+        for event in stream:
+            piece = event["choices"][0]["delta"].get("content")
+            if piece:
+                parts.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+        return "".join(parts)
+
+    def close(self) -> None:
+        self._llm.close()

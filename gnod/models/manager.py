@@ -1,0 +1,212 @@
+"""Warm models: loaded on first use (or at start), shared, unloaded after an idle TTL.
+
+Every llama.cpp call runs on one ModelThread, so the event loop never blocks and
+`status` answers while a backlog is being embedded. Models are keyed by URI, so
+during a model switch the old embedder keeps answering queries for the old vectors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from gnod.config import ModelsConfig
+from gnod.models import presets
+from gnod.models.base import ModelUnavailable, Role
+from gnod.models.worker import INTERACTIVE, ModelThread
+from gnod.protocol import ModelInfo
+
+log = logging.getLogger("gnod.models")
+T = TypeVar("T")
+
+
+def default_threads() -> int:
+    """Half the logical CPUs (about the physical cores), at least 1.
+
+    llama.cpp with as many threads as a small machine has cores collapsed here
+    (366 s vs 15 s for 1,000 chunks on 2 cores); see benchmarks/embed.py.
+    """
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Slot:
+    def __init__(self, role: Role, uri: str) -> None:
+        self.role = role
+        self.uri = uri
+        self.model: Any = None
+        self.state = "unloaded"
+        self.path: str | None = None
+        self.error: str | None = None
+        self.fix: str | None = None
+        self.size_bytes: int | None = None
+        self.rss_bytes: int | None = None
+        self.load_seconds: float | None = None
+        self.last_used = 0.0
+        self.busy = 0
+        self.lock = asyncio.Lock()
+
+    def info(self) -> ModelInfo:
+        return ModelInfo(role=self.role, uri=self.uri, state=self.state, path=self.path,
+                         size_bytes=self.size_bytes, rss_bytes=self.rss_bytes, load_seconds=self.load_seconds,
+                         last_used_at=self.last_used or None, error=self.error, fix=self.fix)
+
+
+class Models:
+    def __init__(self, config: ModelsConfig, cache_dir: str) -> None:
+        self.config = config
+        self.cache_dir = cache_dir
+        self.threads = config.threads or default_threads()
+        self.thread = ModelThread()
+        self._slots: dict[tuple[Role, str], _Slot] = {}
+
+    def uri(self, role: Role) -> str:
+        return presets.uri_for(self.config, role)
+
+    def configure(self, config: ModelsConfig) -> None:
+        """Adopt a new [models] config; models no longer configured unload when idle."""
+        self.config = config
+        self.threads = config.threads or default_threads()
+
+    def _slot(self, role: Role, uri: str) -> _Slot:
+        slot = self._slots.get((role, uri))
+        if slot is None:
+            slot = self._slots[(role, uri)] = _Slot(role, uri)
+        return slot
+
+    def _load(self, slot: _Slot) -> Any:
+        """On the model thread: find the file, construct the backend."""
+        from gnod.models import pull
+
+        try:
+            path = pull.resolve(slot.uri, self.cache_dir)
+        except Exception as e:
+            raise ModelUnavailable(slot.role, str(e), "check the URI in config.toml [models]") from None
+        if path is None:
+            raise ModelUnavailable(slot.role, f"{slot.role} model {slot.uri} is not downloaded",
+                                   f"gnoctl models pull {slot.role}")
+        slot.path = str(path)
+        slot.size_bytes = os.path.getsize(path)
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as e:
+            raise ModelUnavailable(slot.role, f"llama-cpp-python is not installed ({e})",
+                                   "pip install llama-cpp-python") from None
+        before = _rss_bytes()
+        t0 = time.monotonic()
+        try:
+            model = self._construct(slot, str(path))
+        except Exception as e:
+            raise ModelUnavailable(slot.role, f"cannot load {slot.uri}: {type(e).__name__}: {e}",
+                                   "check that the file is a GGUF model for this role") from None
+        slot.load_seconds = round(time.monotonic() - t0, 3)
+        after = _rss_bytes()
+        slot.rss_bytes = after - before if after is not None and before is not None else None
+        return model
+
+    def _construct(self, slot: _Slot, path: str) -> Any:
+        family = presets.family(slot.uri)
+        if slot.role == "embed":
+            from gnod.models.llama_embed import LlamaEmbedder
+
+            return LlamaEmbedder(slot.uri, path, self.threads,
+                                 query_prompt=lambda text: presets.query_prompt(family, text),
+                                 pooling=presets.prompts(family).pooling)
+        if slot.role == "rerank":
+            from gnod.models.rerank import LlamaReranker
+
+            return LlamaReranker(slot.uri, path, threads=self.threads)
+        from gnod.models.llama_generate import LlamaGenerator
+
+        return LlamaGenerator(slot.uri, path, self.threads)
+
+    async def get(self, role: Role, uri: str | None = None) -> Any:
+        """The loaded model (loading it if needed); ModelUnavailable says why not and how to fix."""
+        slot = self._slot(role, uri or self.uri(role))
+        async with slot.lock:
+            if slot.model is None:
+                slot.state = "loading"
+                try:
+                    slot.model = await self.thread.run(lambda: self._load(slot), INTERACTIVE)
+                except ModelUnavailable as e:
+                    slot.state = "missing" if "not downloaded" in e.message else "error"
+                    slot.error, slot.fix = e.message, e.fix
+                    raise
+                slot.state, slot.error, slot.fix = "ready", None, None
+                slot.last_used = time.time()
+                log.info("loaded %s model %s in %.2fs", role, slot.uri, slot.load_seconds or 0)
+            return slot.model
+
+    async def run(self, role: Role, fn: Callable[[Any], T], priority: int = INTERACTIVE,
+                  uri: str | None = None) -> T:
+        """Run fn(model) on the model thread; the model stays loaded while in use."""
+        slot = self._slot(role, uri or self.uri(role))
+        model = await self.get(role, slot.uri)
+        slot.busy += 1
+        try:
+            return await self.thread.run(lambda: fn(model), priority)
+        finally:
+            slot.busy -= 1
+            slot.last_used = time.time()
+
+    def infos(self) -> list[ModelInfo]:
+        """Each configured role's model, plus any other model still loaded."""
+        for role in ("embed", "rerank", "generate"):
+            self._slot(role, self.uri(role))
+        wanted = {(r, self.uri(r)) for r in ("embed", "rerank", "generate")}
+        return [s.info() for k, s in self._slots.items() if k in wanted or s.model is not None]
+
+    async def unload_idle(self, now: float | None = None) -> list[str]:
+        """Unload models idle past the TTL, and models no longer configured."""
+        now = time.time() if now is None else now
+        ttl = self.config.idle_unload_s
+        wanted = {(r, self.uri(r)) for r in ("embed", "rerank", "generate")}
+        gone = []
+        for key, slot in list(self._slots.items()):
+            if slot.model is None or slot.busy or slot.lock.locked():
+                continue
+            stale = key not in wanted
+            if stale or (ttl > 0 and now - slot.last_used > ttl):
+                await self._unload(slot)
+                gone.append(slot.uri)
+        return gone
+
+    async def _unload(self, slot: _Slot) -> None:
+        model, slot.model = slot.model, None
+        slot.state, slot.rss_bytes = "unloaded", None
+        close = getattr(model, "close", None)
+        if close is not None:
+            await self.thread.run(close, INTERACTIVE)
+        log.info("unloaded %s model %s", slot.role, slot.uri)
+
+    async def load_eager(self) -> None:
+        for role in ("embed", "rerank", "generate"):
+            try:
+                await self.get(role)
+            except ModelUnavailable as e:
+                log.warning("%s", e.message)
+
+    async def idle_loop(self, stopping: asyncio.Event, period: float = 30.0) -> None:
+        while not stopping.is_set():
+            try:
+                await asyncio.wait_for(stopping.wait(), period)
+            except asyncio.TimeoutError:
+                await self.unload_idle()
+
+    def close(self) -> None:
+        for slot in self._slots.values():
+            if slot.model is not None and hasattr(slot.model, "close"):
+                self.thread.submit(slot.model.close, INTERACTIVE)
+                slot.model = None
+        self.thread.close()
