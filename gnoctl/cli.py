@@ -25,8 +25,11 @@ collection_app = typer.Typer(help="Add, list and remove collections (folders tha
                              no_args_is_help=True)
 daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
                          no_args_is_help=True)
+models_app = typer.Typer(help="See, download and switch the models gnod uses (embed, rerank, generate).",
+                         no_args_is_help=True)
 app.add_typer(collection_app, name="collection")
 app.add_typer(daemon_app, name="daemon")
+app.add_typer(models_app, name="models")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 
@@ -74,6 +77,98 @@ def search(
     """
     _exit(commands.search(" ".join(query), limit, min_score, collection or [],
                           _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait))
+
+
+@app.command()
+def vsearch(
+    query: Annotated[list[str], typer.Argument(help="What you are looking for, in your own words.")],
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
+    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
+                                             help="Drop results below this similarity (0-1).")] = 0.0,
+    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+                                                            help="Only this collection (repeatable).")] = None,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
+    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
+    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
+    no_autostart: Annotated[bool, typer.Option("--no-autostart",
+                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+) -> None:
+    """Vector (semantic) search: documents whose meaning is nearest to the query.
+
+    Uses the embedding model's vectors of every chunk (see `gnoctl embed`, `gnoctl
+    models`); each document is scored by its best chunk, shown as the snippet. Score is
+    (1 + cosine) / 2. With a collection filter you still get the full -n results.
+    Exit: 0 ok, 1 bad input, 2 no vectors or model unavailable (see `gnoctl doctor`),
+    3 daemon not running.
+    """
+    _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [],
+                           _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+
+
+@app.command()
+def embed(
+    force: Annotated[bool, typer.Option("--force", help="Drop this model's vectors and embed everything "
+                                                        "again.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Embed every chunk that has no vector yet, and wait for it (progress on a terminal).
+
+    gnod does this in the background anyway after each change; this command waits for
+    the backlog to be empty. Ctrl-C stops waiting, not the embedding.
+    """
+    _exit(commands.embed(force, _fmt(json_)))
+
+
+@app.command()
+def doctor(json_: JsonOpt = False) -> None:
+    """Check each component (daemon, config, collections, vectors, models) and say how to fix it.
+
+    Exit 2 when a component fails.
+    """
+    _exit(commands.doctor(_fmt(json_)))
+
+
+@models_app.command("list")
+def models_list(json_: JsonOpt = False) -> None:
+    """The preset, each role's model, whether it is downloaded and loaded."""
+    _exit(commands.models_list(_fmt(json_)))
+
+
+@models_app.command("pull")
+def models_pull(
+    target: Annotated[str, typer.Argument(help="embed, rerank, generate, all, or a model URI "
+                                               "(hf:org/repo/file.gguf).")] = "all",
+    json_: JsonOpt = False,
+) -> None:
+    """Download models into the cache (resumes an interrupted download; HF_ENDPOINT and HF_TOKEN apply)."""
+    _exit(commands.models_pull(target, _fmt(json_)))
+
+
+@models_app.command("use")
+def models_use(
+    choice: Annotated[str, typer.Argument(help="A preset (slim, balanced, quality) or ROLE=URI, e.g. "
+                                               "embed=file:/models/e5.gguf.")],
+    json_: JsonOpt = False,
+) -> None:
+    """Switch preset or one role's model (saved in config.toml); vectors are re-made in the background."""
+    _exit(commands.models_use(choice, _fmt(json_)))
+
+
+@models_app.command("path")
+def models_path(json_: JsonOpt = False) -> None:
+    """Where models are cached, and each role's file."""
+    _exit(commands.models_path(_fmt(json_)))
+
+
+@models_app.command("clear")
+def models_clear(
+    uri: Annotated[Optional[str], typer.Argument(help="Only this model (default: every cached file).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Delete downloaded model files from the cache."""
+    _exit(commands.models_clear(uri, _fmt(json_)))
 
 
 @app.command()

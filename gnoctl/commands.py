@@ -376,3 +376,166 @@ def daemon_logs(follow: bool, lines: int) -> int:
     from gnoctl import service
 
     return _guarded("human", lambda fmt: service.tail_logs(follow, lines))
+
+
+# --- vectors and models ------------------------------------------------------------------
+
+
+def _as_search_hits(result: dict) -> dict:
+    """vsearch hits in search's shape (the best chunk as the snippet) for the text formats."""
+    hits = []
+    for h in result["hits"]:
+        text = "\n".join(ln for ln in h["text"].splitlines() if ln.strip())
+        hits.append({**h, "snippet": {"line": h["start_line"], "text": text}})
+    return {**result, "hits": hits, "dropped_stopwords": []}
+
+
+def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
+            autostart: bool | None = None) -> int:
+    def go(fmt: str) -> int:
+        if not query.strip():
+            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
+        result = Client(autostart=autostart).call(
+            "vsearch", {"query": query, "limit": limit, "min_score": min_score, "collections": collections})
+        out = search_text(result if fmt == "json" else _as_search_hits(result), fmt, sys.stdout.isatty())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
+def embed(force: bool, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = _with_progress(fmt, "embed", {"force": force})
+        if fmt == "json":
+            _dump(res)
+        else:
+            print(f"{res['model']}: {res['embedded']} chunks embedded, {res['pending']} pending "
+                  f"({res['seconds']:.1f}s)")
+        return 0
+
+    return _run(fmt, go)
+
+
+def _size(n: int | None) -> str:
+    return "-" if n is None else f"{n / 1048576:.0f} MiB"
+
+
+def models_list(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("models.list")
+        if fmt == "json":
+            _dump(res)
+            return 0
+        print(f"preset: {res['preset']} (available: {', '.join(res['presets'])})")
+        loaded = {(m["role"], m["uri"]): m for m in res["loaded"]}
+        for m in res["models"]:
+            state = loaded.get((m["role"], m["uri"]), {}).get("state", "unloaded")
+            cached = "downloaded" if m["cached"] else "not downloaded"
+            print(f"  {m['role']:<9} {m['uri']}\n  {'':<9} {cached}, {_size(m['size_bytes'])}, {state}"
+                  + (f", licence {m['licence']}" if m.get("licence") else ""))
+        print(f"cache: {res['cache_dir']}")
+        return 0
+
+    return _run(fmt, go)
+
+
+def models_pull(target: str, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = _with_progress(fmt, "models.pull", {"target": target})
+        if fmt == "json":
+            _dump(res)
+        else:
+            for m in res["pulled"]:
+                print(f"{m['uri']}: {m.get('path') or 'ready'} ({_size(m.get('size_bytes'))})")
+        return 0
+
+    return _run(fmt, go)
+
+
+def models_use(choice: str, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        role, eq, uri = choice.partition("=")
+        params = {"role": role, "uri": uri} if eq else {"preset": choice}
+        res = Client().call("models.use", params)
+        if fmt == "json":
+            _dump(res)
+        else:
+            print(res["message"].replace(", ", "\n"))
+            print("new vectors are made in the background; the old ones serve until then "
+                  "(gnoctl embed waits for it)")
+        return 0
+
+    return _run(fmt, go)
+
+
+def models_path(fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("models.list")
+        if fmt == "json":
+            _dump({"cache_dir": res["cache_dir"], "models": {m["role"]: m["path"] for m in res["models"]}})
+        else:
+            print(res["cache_dir"])
+            for m in res["models"]:
+                print(f"  {m['role']:<9} {m['path'] or '(not downloaded)'}")
+        return 0
+
+    return _run(fmt, go)
+
+
+def models_clear(uri: str | None, fmt: str | None) -> int:
+    def go(fmt: str) -> int:
+        res = Client().call("models.clear", {"uri": uri})
+        _dump(res) if fmt == "json" else print(res["message"])
+        return 0
+
+    return _run(fmt, go)
+
+
+def doctor(fmt: str | None) -> int:
+    """Each component with ok / warn / fail and the fix; exit 2 when something fails."""
+
+    def go(fmt: str) -> int:
+        checks: list[dict] = []
+
+        def check(name: str, status: str, detail: str, fix: str = "") -> None:
+            checks.append({"component": name, "status": status, "detail": detail, "fix": fix})
+
+        try:
+            st = Client().call("status")
+        except DaemonError as e:
+            check("daemon", "fail", e.message, "gnoctl daemon start; gnoctl daemon logs")
+            st = None
+        if st is not None:
+            check("daemon", "ok", f"gnod {st['version']} pid {st['pid']}, protocol {st['protocol']}")
+            if st.get("config_error"):
+                check("config", "fail", st["config_error"], f"edit {st['config_path']}")
+            else:
+                check("config", "ok", st["config_path"])
+            for c in st["collections"]:
+                ok = os.path.isdir(c["path"])
+                check(f"collection {c['name']}", "ok" if ok else "fail",
+                      f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
+                      "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it")
+            vec = st.get("vectors") or {}
+            if vec.get("available"):
+                check("vectors", "ok", f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec['serving']}")
+            else:
+                check("vectors", "warn", vec.get("reason") or "no vectors yet",
+                      "gnoctl models pull embed; gnoctl embed")
+            for m in st.get("models", []):
+                status = {"ready": "ok", "unloaded": "ok", "loading": "ok", "missing": "warn"}.get(m["state"], "fail")
+                check(f"model {m['role']}", status, f"{m['uri']} ({m['state']})" + (f": {m['error']}" if m.get("error") else ""),
+                      m.get("fix") or "")
+        if fmt == "json":
+            _dump({"checks": checks})
+        else:
+            marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+            for c in checks:
+                print(f"[{marks[c['status']]}] {c['component']}: {c['detail']}")
+                if c["fix"] and c["status"] != "ok":
+                    print(f"       fix: {c['fix']}")
+        return 2 if any(c["status"] == "fail" for c in checks) else 0
+
+    return _run(fmt, go)

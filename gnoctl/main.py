@@ -23,6 +23,13 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         "--no-autostart": ("no_autostart", "flag"),
         **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     },
+    "vsearch": {
+        "-n": ("limit", "int"), "--limit": ("limit", "int"),
+        "--min-score": ("min_score", "float"),
+        "-c": ("collections", "list"), "--collection": ("collections", "list"),
+        "--no-autostart": ("no_autostart", "flag"),
+        **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
+    },
     "get": {
         "--from-line": ("from_line", "int"), "-l": ("lines", "int"), "--lines": ("lines", "int"),
         "--no-autostart": ("no_autostart", "flag"),
@@ -64,7 +71,7 @@ def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
                 i += 1
         elif arg[:2] in spec and spec[arg[:2]][1] == "int" and arg[2:].isdigit():
             options.append(arg)
-        elif command == "search":
+        elif command in ("search", "vsearch"):
             words.append(arg)
         else:
             options.append(arg)
@@ -122,6 +129,12 @@ def _fast(argv: list[str]) -> int | None:
             return None
         return commands.search(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart,
                                wait_s)
+    if argv[0] == "vsearch":
+        limit = opts.get("limit", 10)
+        score = opts.get("min_score", 0.0)
+        if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0:
+            return None
+        return commands.vsearch(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart)
     if len(words) != 1:
         return None
     return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)

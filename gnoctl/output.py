@@ -104,7 +104,8 @@ class ProgressLine:
         pct = f"{100 * done // total:3d}%" if total else "   "
         phase = params.get("phase", "")
         path = params.get("path", "")[-50:]
-        sys.stderr.write(f"\r\033[K{params.get('collection', '')}: {phase} {pct} {done}/{total} {path}")
+        where = f"{params['collection']}: " if params.get("collection") else ""
+        sys.stderr.write(f"\r\033[K{where}{phase} {pct} {done}/{total} {path}")
         sys.stderr.flush()
         self._shown = True
 

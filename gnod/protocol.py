@@ -70,6 +70,38 @@ class SearchParams(Params):
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
 
 
+class VSearchParams(Params):
+    query: Annotated[str, Meta(min_length=1, max_length=8000)]
+    limit: Limit = 10
+    min_score: Score = 0.0
+    collections: list[str] = []
+
+
+class EmbedParams(Params):
+    force: bool = False  # drop this model's vectors and embed everything again
+    wait: bool = True  # return when the backlog is empty (progress is streamed)
+
+
+class ModelsParams(Params):
+    pass
+
+
+class ModelPullParams(Params):
+    # A role (embed, rerank, generate) of the configured preset, or a model URI.
+    target: Annotated[str, Meta(min_length=1)] = "all"
+
+
+class ModelUseParams(Params):
+    # A preset name, or role=URI to override one role.
+    preset: str | None = None
+    role: str | None = None
+    uri: str | None = None
+
+
+class ModelClearParams(Params):
+    uri: str | None = None  # None: every cached model file
+
+
 class GetParams(Params):
     ref: Annotated[str, Meta(min_length=1)]
     from_line: Annotated[int, Meta(ge=1)] | None = None
@@ -214,7 +246,7 @@ class Progress(Struct):
 
     id: int | str | None
     collection: str
-    phase: str  # "scan" | "index" | "done"
+    phase: str  # "scan" | "index" | "done" | "embed" | "pull"
     done: int
     total: int
     path: str = ""
@@ -235,6 +267,31 @@ class JobInfo(Struct):
     total: int = 0
 
 
+class ModelInfo(Struct):
+    role: str
+    uri: str
+    state: str  # unloaded | loading | ready | missing (not downloaded) | error
+    path: str | None = None
+    size_bytes: int | None = None
+    rss_bytes: int | None = None  # resident memory the load added
+    load_seconds: float | None = None
+    last_used_at: float | None = None
+    error: str | None = None
+    fix: str | None = None
+
+
+class VectorInfo(Struct):
+    available: bool  # sqlite-vec loaded and an embedding model usable
+    reason: str | None = None  # why not, once, for every client
+    model: str | None = None  # the embedding model new vectors are made with
+    serving: str | None = None  # the model whose vectors vsearch uses (differs while switching)
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0
+    embedding: bool = False
+    rate_per_s: float | None = None
+
+
 class StatusResult(Struct):
     version: str
     protocol: int
@@ -251,6 +308,59 @@ class StatusResult(Struct):
     recent_errors: list[IngestErrorInfo]
     freshness: list[Freshness] = []
     config_error: str | None = None
+    models: list[ModelInfo] = []
+    vectors: VectorInfo | None = None
+
+
+class VSearchHit(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    abs_path: str
+    title: str
+    score: float  # 1 - cosine distance / 2 = (1 + cos) / 2, in [0, 1]
+    cosine: float
+    chunk: int  # sequence number of the best-matching chunk
+    start_line: int
+    end_line: int
+    text: str  # that chunk's text
+
+
+class VSearchResult(Struct):
+    query: str
+    model: str
+    hits: list[VSearchHit]
+    took_ms: float
+
+
+class EmbedResult(Struct):
+    model: str
+    embedded: int
+    pending: int
+    seconds: float
+
+
+class ModelEntry(Struct):
+    role: str
+    uri: str
+    preset: str | None
+    cached: bool
+    path: str | None = None
+    size_bytes: int | None = None
+    licence: str | None = None
+
+
+class ModelsResult(Struct):
+    preset: str
+    presets: list[str]
+    models: list[ModelEntry]
+    cache_dir: str
+    loaded: list[ModelInfo] = []
+
+
+class ModelPullResult(Struct):
+    pulled: list[ModelEntry]
 
 
 class OkResult(Struct):
@@ -279,4 +389,10 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "multi_get": MultiGetParams,
     "ls": LsParams,
     "shutdown": ShutdownParams,
+    "vsearch": VSearchParams,
+    "embed": EmbedParams,
+    "models.list": ModelsParams,
+    "models.pull": ModelPullParams,
+    "models.use": ModelUseParams,
+    "models.clear": ModelClearParams,
 }

@@ -107,7 +107,7 @@ def _typer_options(name: str) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize("command", ["search", "get"])
+@pytest.mark.parametrize("command", ["search", "vsearch", "get"])
 def test_fast_options_match_typer_options(command):
     typer_opts = _typer_options(command)
     typer_names = set(typer_opts) - {"--help"}

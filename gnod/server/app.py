@@ -26,10 +26,13 @@ from gnod.config import CollectionConfig, Config, ConfigError, load
 from gnod.ingest.walk import set_own_dirs
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
+from gnod.models.manager import Models
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, peer_uid
+from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
+from gnod.store import vectors as vecstore
 from gnod.store.db import connect
 from gnod.text.analyzer import AnalyzerSet
 
@@ -150,6 +153,7 @@ class Daemon:
         self.paths = paths
         self.config = config
         self.config_digest = _digest(paths.config_file)
+        self.rejected_digest: bytes | None = None
         self.started = time.time()
         self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
@@ -160,16 +164,21 @@ class Daemon:
         self._connections: set[Connection] = set()
         self.watcher: Watcher | None = None
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
+        self.models = Models(config.models, os.path.join(paths.cache_dir, "models"))
+        self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         from gnod.server.handlers import HANDLERS
+        from gnod.server.model_handlers import MODEL_HANDLERS
 
-        self.handlers: dict[str, Handler] = HANDLERS
+        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS}
 
     # --- reads ---------------------------------------------------------------------
 
     def _reader_state(self) -> tuple[apsw.Connection, AnalyzerSet]:
         st = getattr(self._local, "state", None)
         if st is None:
-            st = self._local.state = (connect(self.paths.db_file, readonly=True), AnalyzerSet())
+            conn = connect(self.paths.db_file, readonly=True)
+            vecstore.load_extension(conn)  # failure is reported once, by the writer's attempt
+            st = self._local.state = (conn, AnalyzerSet())
         return st
 
     async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any]) -> Any:
@@ -197,6 +206,7 @@ class Daemon:
             config = load(self.paths.config_file)
         except ConfigError as e:
             self.config_error = str(e)
+            self.rejected_digest = digest
             raise RpcError(wire.CONFIG_ERROR, str(e)) from None
         self.config_error = None
         log.info("config changed: %d collections", len(config.collections))
@@ -206,6 +216,8 @@ class Daemon:
         """Adopt a config: rows of removed collections go, watches follow the collections."""
         self.config = config
         self.config_digest = _digest(self.paths.config_file)
+        self.models.configure(config.models)
+        self.vectors.wake.set()
         await self.writer.sync_collections(config.collections)
         if self.watcher is not None:
             self.watcher.sync(config.collections, rescan=rescan)
@@ -214,12 +226,18 @@ class Daemon:
         return next((c for c in self.config.collections if c.name == name), None)
 
     async def _watch_config(self) -> None:
-        """Hand edits of config.toml take effect without a restart (errors are kept in status)."""
+        """Hand edits of config.toml take effect without a restart (errors are kept in status).
+
+        The watch also wakes every 2 s to compare the file's digest: an edit made before
+        the OS watch was in place (right after start) is still picked up."""
         folder = self.paths.config_dir
         os.makedirs(folder, exist_ok=True)
         target = os.path.realpath(self.paths.config_file)
         async for _ in watchfiles.awatch(folder, stop_event=self.stopping, step=50, debounce=500,
+                                         rust_timeout=2000, yield_on_timeout=True,
                                          watch_filter=lambda _c, p: os.path.realpath(p) == target):
+            if self.config_error and _digest(self.paths.config_file) == self.rejected_digest:
+                continue  # the same broken file, already reported
             try:
                 await self.reload_config()
             except RpcError as e:
@@ -301,10 +319,20 @@ class Daemon:
             self.watcher = Watcher(self.writer, own, self.collection)
             self.watcher.sync(self.config.collections, rescan=True)
             config_task = asyncio.create_task(self._watch_config(), name="watch:config")
+            await self.vectors.start()
+            self.writer.on_content_change = self.vectors.wake.set
+            background = [
+                asyncio.create_task(self.vectors.run(self.stopping), name="vectors"),
+                asyncio.create_task(self.models.idle_loop(self.stopping), name="models:idle"),
+            ]
+            if self.config.models.eager:
+                background.append(asyncio.create_task(self.models.load_eager(), name="models:eager"))
             async with server:
                 await self.stopping.wait()
                 server.close()
                 config_task.cancel()
+                for t in background:
+                    t.cancel()
                 await self.watcher.close()
                 # Drain: let in-flight calls finish (the writer stops at its next batch).
                 pending = [t for c in self._connections for t in c.tasks]
@@ -313,6 +341,7 @@ class Daemon:
                 for c in list(self._connections):
                     c.writer.close()
         finally:
+            await asyncio.get_running_loop().run_in_executor(None, self.models.close)
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
             self._readers.shutdown(wait=False, cancel_futures=True)
             self.instance.release()

@@ -77,7 +77,8 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             config_path=d.paths.config_file, socket_path=d.paths.socket_path,
             documents=sum(c.documents for c in cols), collections=cols,
             languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
-            freshness=freshness, config_error=d.config_error,
+            freshness=freshness, config_error=d.config_error, models=d.models.infos(),
+            vectors=d.vectors.info(),
         )
 
     return await d.read(read)

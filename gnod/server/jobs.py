@@ -37,6 +37,9 @@ class Writer:
         self._conn: apsw.Connection | None = None
         self.analyzers = AnalyzerSet()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
+        # Called on the event loop after a job that may have changed documents (the
+        # embedding backlog listens); the embedder's own writes do not call it.
+        self.on_content_change: Callable[[], None] = lambda: None
 
     def open(self) -> list[str]:
         """Open and migrate the database (on the writer thread); returns migrations applied."""
@@ -59,6 +62,13 @@ class Writer:
 
         return await loop.run_in_executor(self._pool, call)
 
+    async def run_content(self, fn: Callable[[apsw.Connection], T]) -> T:
+        """Like run, for jobs that change documents: listeners hear of it even on failure."""
+        try:
+            return await self.run(fn)
+        finally:
+            self.on_content_change()
+
     async def index(self, col: CollectionConfig, progress: ProgressFn | None) -> IndexStats:
         def job(conn: apsw.Connection) -> IndexStats:
             self.job = JobInfo(running=True, collection=col.name)
@@ -73,7 +83,7 @@ class Writer:
             finally:
                 self.job = JobInfo(running=False)
 
-        return await self.run(job)
+        return await self.run_content(job)
 
     async def sync_collections(self, cols: list[CollectionConfig]) -> list[str]:
         """Make the collections table match the config; returns names whose rows were removed."""
@@ -88,10 +98,10 @@ class Writer:
                     store.upsert_collection(conn, c.name, c.path, c.language)
             return removed
 
-        return await self.run(job)
+        return await self.run_content(job)
 
     async def remove_collection(self, name: str) -> int:
-        return await self.run(lambda conn: store.delete_collection(conn, name))
+        return await self.run_content(lambda conn: store.delete_collection(conn, name))
 
     def close(self) -> None:
         self.stop.set()

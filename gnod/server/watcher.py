@@ -182,7 +182,7 @@ class Watcher:
                         stats = await self.writer.index(col, None)
                         state.files = stats.scanned
                     else:
-                        stats = await self.writer.run(
+                        stats = await self.writer.run_content(
                             lambda conn, col=col, paths=paths: index_paths(
                                 conn, self.writer.analyzers, col, paths, self.writer.stop, self.writer.pool
                             )

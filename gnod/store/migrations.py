@@ -76,6 +76,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         INSERT INTO schema_meta(key, value) VALUES ('fts_tokenizer', 'gno-snowball-v1');
         """,
     ),
+    (
+        "0002_vectors",
+        """
+        -- One sqlite-vec table per embedding model (vec_<sha256(uri)[:8]>), created when
+        -- the model is first used; its rowids are content_chunks ids. A model becomes
+        -- the one vsearch serves once its backlog was empty (complete_at).
+        CREATE TABLE vec_models(
+            uri TEXT PRIMARY KEY,
+            table_name TEXT NOT NULL UNIQUE,
+            dim INTEGER NOT NULL,
+            created_at INTEGER NOT NULL,
+            complete_at INTEGER
+        );
+        -- Chunks deleted since the embedder last looked: their vectors must go too.
+        -- A plain trigger, so deleting never needs the sqlite-vec extension loaded.
+        CREATE TABLE vec_tombstones(chunk_id INTEGER PRIMARY KEY);
+        CREATE TRIGGER content_chunks_tombstone AFTER DELETE ON content_chunks
+        WHEN EXISTS (SELECT 1 FROM vec_models)
+        BEGIN
+            INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id);
+        END;
+        """,
+    ),
 ]
 
 

@@ -1,0 +1,188 @@
+"""Handlers for models and vectors: vsearch, embed, models.list/pull/use/clear."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import msgspec
+
+from gnod import wire
+from gnod.config import ConfigError, save, validate
+from gnod.models import presets
+from gnod.models.base import ROLES, ModelUnavailable
+from gnod.models.worker import INTERACTIVE
+from gnod.protocol import (
+    EmbedParams,
+    EmbedResult,
+    ModelClearParams,
+    ModelEntry,
+    ModelPullParams,
+    ModelPullResult,
+    ModelsResult,
+    ModelUseParams,
+    OkResult,
+    Progress,
+    VSearchParams,
+    VSearchResult,
+)
+from gnod.search import vector
+from gnod.server.app import Call, Daemon, RpcError
+
+
+def _unavailable(e: ModelUnavailable) -> RpcError:
+    msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
+    return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
+
+
+def _check_collections(d: Daemon, names: list[str]) -> None:
+    for name in names:
+        if d.collection(name) is None:
+            known = ", ".join(c.name for c in d.config.collections) or "none"
+            raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
+
+
+async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
+    t0 = time.perf_counter()
+    _check_collections(d, p.collections)
+    served = d.vectors.index()
+    if served is None:
+        reason = d.vectors.info().reason or "no vectors yet: the embedding backlog has not been embedded"
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {reason}",
+                       {"fix": "gnoctl embed; gnoctl doctor"})
+    model, index = served
+    try:
+        qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)
+    except ModelUnavailable as e:
+        raise _unavailable(e) from None
+    hits = await d.read(lambda conn, _a: vector.search(conn, index, qvec, p))
+    return VSearchResult(query=p.query, model=model.uri, hits=hits,
+                         took_ms=round((time.perf_counter() - t0) * 1000, 3))
+
+
+async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
+    if d.vectors.ext_error:
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"sqlite-vec is not available: {d.vectors.ext_error}",
+                       {"fix": "pip install sqlite-vec"})
+    t0 = time.monotonic()
+    try:
+        await d.models.get("embed")
+    except ModelUnavailable as e:
+        raise _unavailable(e) from None
+    start = d.vectors.done
+    if p.force:
+        d.vectors.force_uri = d.models.uri("embed")
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if call.id is not None and now - last[0] >= 0.2:
+            last[0] = now
+            call.notify("progress", Progress(id=call.id, collection="", phase="embed", done=done, total=total))
+
+    if p.wait:
+        await d.vectors.wait_idle(on_progress=progress)
+    else:
+        d.vectors.wake.set()
+    info = d.vectors.info()
+    if p.wait and d.vectors.model_error:
+        raise RpcError(wire.MODEL_UNAVAILABLE, d.vectors.model_error)
+    return EmbedResult(model=info.model or "", embedded=max(0, info.embedded - (0 if p.force else start)),
+                       pending=info.pending, seconds=round(time.monotonic() - t0, 3))
+
+
+def _entries(d: Daemon) -> list[ModelEntry]:
+    from gnod.models import pull
+
+    out = []
+    for role in ROLES:
+        uri = d.models.uri(role)
+        try:
+            path = pull.resolve(uri, d.models.cache_dir)
+        except Exception:
+            path = None
+        spec = presets.spec_for(uri)
+        own = getattr(d.config.models, role) is not None
+        out.append(ModelEntry(role=role, uri=uri, preset=None if own else d.config.models.preset,
+                              cached=path is not None, path=str(path) if path else None,
+                              size_bytes=path.stat().st_size if path else None,
+                              licence=spec.licence if spec else None))
+    return out
+
+
+async def models_list(d: Daemon, params, call: Call) -> ModelsResult:
+    entries = await asyncio.to_thread(_entries, d)
+    return ModelsResult(preset=d.config.models.preset, presets=list(presets.PRESETS), models=entries,
+                        cache_dir=d.models.cache_dir, loaded=d.models.infos())
+
+
+async def models_pull(d: Daemon, p: ModelPullParams, call: Call) -> ModelPullResult:
+    from gnod.models import pull
+
+    if p.target == "all":
+        uris = [d.models.uri(r) for r in ROLES]
+    elif p.target in ROLES:
+        uris = [d.models.uri(p.target)]
+    else:
+        uris = [p.target]
+    loop = asyncio.get_running_loop()
+    for uri in uris:
+        last = [0.0]
+
+        def progress(done: int, total: int | None, uri: str = uri) -> None:
+            now = time.monotonic()
+            if call.id is not None and (now - last[0] >= 0.2 or done == total):
+                last[0] = now
+                loop.call_soon_threadsafe(call.notify, "progress",
+                                          Progress(id=call.id, collection="", phase="pull", done=done,
+                                                   total=total or 0, path=uri))
+
+        try:
+            await asyncio.to_thread(pull.pull, uri, d.models.cache_dir, progress)
+        except ValueError as e:
+            raise RpcError(wire.INVALID_PARAMS, str(e), {"uri": uri}) from None
+        except pull.PullError as e:
+            raise RpcError(wire.MODEL_UNAVAILABLE, str(e), {"uri": uri}) from None
+    d.vectors.wake.set()
+    entries = await asyncio.to_thread(_entries, d)
+    return ModelPullResult(pulled=[e for e in entries if e.uri in uris]
+                           or [ModelEntry(role="", uri=u, preset=None, cached=True) for u in uris])
+
+
+async def models_use(d: Daemon, p: ModelUseParams, call: Call) -> OkResult:
+    await d.reload_config()
+    models = d.config.models
+    if p.preset is not None:
+        models = msgspec.structs.replace(models, preset=p.preset, embed=None, rerank=None, generate=None)
+    if p.role is not None:
+        if p.role not in ROLES:
+            raise RpcError(wire.INVALID_PARAMS, f"unknown role {p.role!r}: one of {', '.join(ROLES)}")
+        models = msgspec.structs.replace(models, **{p.role: p.uri})
+    try:
+        config = validate(msgspec.structs.replace(d.config, models=models))
+    except ConfigError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    save(d.paths.config_file, config)
+    await d.apply_config(config, rescan=False)
+    return OkResult(message=", ".join(f"{r}: {d.models.uri(r)}" for r in ROLES))
+
+
+async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:
+    from gnod.models import pull
+
+    try:
+        removed = await asyncio.to_thread(pull.clear, d.models.cache_dir, p.uri)
+    except ValueError as e:  # a file: URI or a malformed one: nothing of ours to delete
+        raise RpcError(wire.INVALID_PARAMS, str(e), {"uri": p.uri}) from None
+    await d.models.unload_idle()
+    return OkResult(message=f"removed {len(removed)} file(s)")
+
+
+MODEL_HANDLERS = {
+    "vsearch": vsearch,
+    "embed": embed,
+    "models.list": models_list,
+    "models.pull": models_pull,
+    "models.use": models_use,
+    "models.clear": models_clear,
+}

@@ -1,0 +1,201 @@
+"""The embedding backlog and the vectors vsearch serves.
+
+A background task embeds chunks that have no vector for the configured model, in
+small batches at background priority (a query embeds between two batches), writes
+them through the single writer and adds them to the in-memory index. When the
+model changes, the old model's vectors keep serving until the new backlog is empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from gnod.models import presets
+from gnod.models.base import ModelUnavailable
+from gnod.models.manager import Models
+from gnod.models.worker import BACKGROUND
+from gnod.protocol import VectorInfo
+from gnod.search.vector_index import VectorIndex
+from gnod.server.jobs import Writer
+from gnod.store import vectors as store
+
+log = logging.getLogger("gnod.vectors")
+
+# Chunks per model call: big enough to batch, small enough that a query waits < ~1 s.
+BATCH = 16
+
+
+class Vectors:
+    def __init__(self, writer: Writer, models: Models, read: Callable, enabled: Callable[[], bool]) -> None:
+        self.writer = writer
+        self.models = models
+        self._read = read  # Daemon.read: fn(conn, analyzers) on a reader thread
+        self._enabled = enabled
+        self.ext_error: str | None = None  # sqlite-vec failed to load: vsearch is off
+        self.model_error: str | None = None
+        self.target: store.VecModel | None = None
+        self.serving: store.VecModel | None = None
+        self.indexes: dict[str, VectorIndex] = {}
+        self.wake = asyncio.Event()
+        self.changed = asyncio.Condition()
+        self.embedding = False
+        self.force_uri: str | None = None
+        self.done = 0
+        self.pending = 0
+        self.chunks = 0
+        self.rate: float | None = None
+
+    # --- state -----------------------------------------------------------------
+
+    def info(self) -> VectorInfo:
+        reason = self.ext_error and f"sqlite-vec is not available ({self.ext_error})" or self.model_error
+        return VectorInfo(
+            available=self.serving is not None and self.ext_error is None,
+            reason=reason if self.serving is None or self.ext_error else None,
+            model=self.target.uri if self.target else self.models.uri("embed"),
+            serving=self.serving.uri if self.serving else None,
+            chunks=self.chunks, embedded=self.done, pending=self.pending,
+            embedding=self.embedding, rate_per_s=self.rate,
+        )
+
+    def index(self) -> tuple[store.VecModel, VectorIndex] | None:
+        if self.serving is None:
+            return None
+        return self.serving, self.indexes[self.serving.uri]
+
+    # --- the loop ----------------------------------------------------------------
+
+    async def _load_index(self, model: store.VecModel) -> VectorIndex:
+        ids, vecs = await self._read(lambda conn, _a: store.read_all(conn, model))
+        index = VectorIndex(model.dim)
+        if len(ids):
+            index.add(ids, vecs)
+        return index
+
+    async def start(self) -> None:
+        """Load the vectors of models already in the index (the complete one serves)."""
+        self.ext_error = await self.writer.run(store.load_extension)
+        if self.ext_error:
+            log.warning("sqlite-vec unavailable, vector search is off: %s", self.ext_error)
+            return
+        known = await self._read(lambda conn, _a: store.models(conn))
+        want = self.models.uri("embed")
+        for m in known:
+            if m.uri == want or m.complete_at:
+                self.indexes[m.uri] = await self._load_index(m)
+        complete = [m for m in known if m.complete_at and m.uri in self.indexes]
+        # The configured model if it is complete, else the latest complete one.
+        self.serving = next((m for m in complete if m.uri == want), complete[-1] if complete else None)
+        self.target = next((m for m in known if m.uri == want), None)
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        self.wake.set()
+        while not stopping.is_set():
+            waiter = asyncio.create_task(self.wake.wait())
+            stopper = asyncio.create_task(stopping.wait())
+            await asyncio.wait({waiter, stopper}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            stopper.cancel()
+            if stopping.is_set():
+                return
+            self.wake.clear()
+            if self.ext_error:
+                continue
+            try:
+                await self._cycle(stopping)
+            except ModelUnavailable as e:
+                self.model_error = f"{e.message} (fix: {e.fix})" if e.fix else e.message
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("embedding failed; retrying on the next change")
+            finally:
+                self.embedding = False
+                async with self.changed:
+                    self.changed.notify_all()
+
+    async def _cycle(self, stopping: asyncio.Event) -> None:
+        removed = await self.writer.run(store.apply_tombstones)
+        if removed:
+            ids = np.asarray(removed, dtype=np.int64)
+            for index in self.indexes.values():
+                index.remove(ids)
+        forced = self.force_uri
+        if not self._enabled() and forced is None:
+            return
+        embedder = await self.models.get("embed")
+        self.model_error = None
+        uri = embedder.uri
+        if forced == uri:
+            await self.writer.run(lambda conn: store.drop_model(conn, uri))
+            self.indexes.pop(uri, None)
+            if self.serving and self.serving.uri == uri:
+                self.serving = None
+            self.force_uri = None
+        model = await self.writer.run(lambda conn: store.ensure_model(conn, uri, embedder.dim))
+        self.target = model
+        if uri not in self.indexes:
+            self.indexes[uri] = await self._load_index(model)
+        index = self.indexes[uri]
+        family = presets.family(uri)
+        self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
+        self.pending = max(0, self.chunks - self.done)
+        after = 0
+        t0, n0 = time.monotonic(), 0
+        while not stopping.is_set():
+            batch = await self._read(lambda conn, _a: store.pending(conn, model, after, BATCH))
+            if not batch:
+                break
+            if not self.embedding:
+                self.embedding = True
+                if model.complete_at:
+                    await self.writer.run(lambda conn: store.set_complete(conn, uri, False))
+            texts = [presets.document_prompt(family, c.title, c.text) for c in batch]
+            vecs = await self.models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND, uri=uri)
+            ids = [c.chunk_id for c in batch]
+            await self.writer.run(lambda conn: store.put(conn, model, ids, vecs))
+            index.add(np.asarray(ids, dtype=np.int64), vecs)
+            after = ids[-1]
+            n0 += len(ids)
+            self.done += len(ids)
+            self.pending = max(0, self.pending - len(ids))
+            self.rate = round(n0 / max(1e-6, time.monotonic() - t0), 2)
+            async with self.changed:
+                self.changed.notify_all()
+        if stopping.is_set():
+            return
+        self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
+        self.pending = max(0, self.chunks - self.done)
+        if self.pending == 0:
+            await self.writer.run(lambda conn: store.set_complete(conn, uri, True))
+            if self.serving is None or self.serving.uri != uri:
+                old = self.serving
+                self.serving = model
+                if old is not None:
+                    self.indexes.pop(old.uri, None)
+                    log.info("vector search now uses %s (was %s)", uri, old.uri)
+
+    async def wait_idle(self, timeout: float | None = None,
+                        on_progress: Callable[[int, int], None] | None = None) -> bool:
+        """Wait until nothing is pending (or the model is unusable); False on timeout."""
+        async def settled() -> None:
+            async with self.changed:
+                while True:
+                    if on_progress:
+                        on_progress(self.done, self.chunks)
+                    if not self.embedding and not self.wake.is_set():
+                        return
+                    await self.changed.wait()
+
+        self.wake.set()
+        await asyncio.sleep(0)
+        try:
+            await asyncio.wait_for(settled(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
