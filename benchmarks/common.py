@@ -23,11 +23,15 @@ CACHE = os.path.join(REPO, ".bench")
 class Daemon:
     """A real gnod subprocess with its own GNO_HOME; stopped and removed on exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: str | None = None) -> None:
         self.home = tempfile.mkdtemp(prefix="gnob-", dir="/tmp")
         self.env = {**os.environ, "GNO_HOME": self.home}
         self.paths = Paths(self.home)
         self.proc: subprocess.Popen | None = None
+        if config:
+            os.makedirs(self.paths.config_dir, exist_ok=True)
+            with open(self.paths.config_file, "w") as f:
+                f.write(config)
 
     def __enter__(self) -> Daemon:
         self.proc = subprocess.Popen([sys.executable, "-m", "gnod.server.main", "--quiet"], env=self.env,
@@ -70,6 +74,19 @@ def tldr_pages(folder: str = "pages") -> str:
             members = [m for m in tar.getmembers() if m.name.startswith(f"tldr/{folder}/")]
             tar.extractall(dest, members=members, filter="data")
     return target
+
+
+def test_model(name: str) -> str:
+    """A model URI: minilm or e5 (the real test models testmodels/ builds), else as given."""
+    if name in ("minilm", "e5"):
+        from testmodels.build import e5_gguf, minilm_gguf
+
+        return f"file:{(minilm_gguf if name == 'minilm' else e5_gguf)()}"
+    return name
+
+
+def models_config(embed_uri: str, threads: int = 1) -> str:
+    return f'[models]\nembed = "{embed_uri}"\nthreads = {threads}\n'
 
 
 def emit(**figures) -> None:

@@ -1,9 +1,11 @@
 """Retrieval quality on a BEIR dataset through a real gnod (default: SciFact test split).
 
     python benchmarks/quality.py --data ../shared/data/scifact --mode lexical
+    python benchmarks/quality.py --mode vector --model minilm     # or e5, or a model URI
 
 Each corpus entry becomes `<id>.md` ("# title" + text) in a cached folder, which is
-indexed as a collection; every test query is sent as a `search` call. Prints
+indexed as a collection; every test query is sent as a `search` call (`vsearch` in
+vector mode, after `embed` has emptied the backlog). Prints
 ndcg@10=, recall@100=, mrr@10=, p50_ms=, p95_ms= (per-call latency in the client),
 and queries_with_no_results=.
 """
@@ -16,7 +18,7 @@ import math
 import os
 import time
 
-from common import CACHE, SHARED, Daemon, emit
+from common import CACHE, SHARED, Daemon, emit, models_config, test_model
 
 
 def load_beir(data: str) -> tuple[dict[str, dict], dict[str, str], dict[str, dict[str, int]]]:
@@ -64,19 +66,26 @@ def ndcg_at(ranked: list[str], rel: dict[str, int], k: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.path.join(SHARED, "scifact"), help="BEIR folder")
-    ap.add_argument("--mode", default="lexical", choices=["lexical"], help="retrieval mode")
+    ap.add_argument("--mode", default="lexical", choices=["lexical", "vector"], help="retrieval mode")
+    ap.add_argument("--model", default="minilm", help="vector mode: minilm, e5 or a model URI")
+    ap.add_argument("--threads", type=int, default=1, help="vector mode: llama.cpp threads")
     ap.add_argument("--limit", type=int, default=100)
     args = ap.parse_args()
     corpus, queries, qrels = load_beir(args.data)
     folder = materialize(os.path.basename(os.path.abspath(args.data)), corpus)
-    with Daemon() as d:
+    config = models_config(test_model(args.model), args.threads) if args.mode == "vector" else None
+    with Daemon(config) as d:
         r = d.call("collection.add", {"name": "beir", "path": folder, "index": True})["collections"][0]
         emit(docs=r["added"], index_seconds=r["seconds"])
+        if args.mode == "vector":
+            e = d.call("embed", {})
+            emit(model=e["model"], chunks_embedded=e["embedded"], embed_seconds=e["seconds"])
         client = d.client()
+        method, extra = ("vsearch", {}) if args.mode == "vector" else ("search", {"snippets": False})
         ndcg, recall, mrr, lat, empty = [], [], [], [], 0
         for qid, rel in qrels.items():
             t0 = time.perf_counter()
-            res = client.call("search", {"query": queries[qid], "limit": args.limit, "snippets": False})
+            res = client.call(method, {"query": queries[qid], "limit": args.limit, **extra})
             lat.append((time.perf_counter() - t0) * 1000)
             ranked = [h["path"][:-3] for h in res["hits"]]
             if not ranked:

@@ -22,6 +22,7 @@ from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import IndexStats
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
+from gnod.text.language import SECTION_LANGUAGES_META
 
 BATCH_SECONDS = 0.25
 BATCH_DOCS = 2000
@@ -129,6 +130,7 @@ def _apply(
             tasks.append(Task(e, old.source_hash if old else None, col.language))
 
     done = total - len(tasks)
+    section_langs = _section_languages(conn)
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
@@ -148,6 +150,10 @@ def _apply(
             else:
                 # A store failure (disk full, I/O) propagates: the batch rolls back whole.
                 store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
+                others = getattr(outcome, "other_languages", ())
+                if others and not section_langs.issuperset(others):
+                    section_langs.update(others)
+                    _save_section_languages(conn, section_langs)
                 if task.old_hash is None:
                     stats.added += 1
                 else:
@@ -185,6 +191,24 @@ def _apply(
     if progress:
         progress("done", total, total, "")
     return stats
+
+
+def _section_languages(conn: apsw.Connection) -> set[str]:
+    row = conn.execute(
+        "SELECT value FROM schema_meta WHERE key = ?", (SECTION_LANGUAGES_META,)
+    ).fetchone()
+    return set(row[0].split()) if row else set()
+
+
+def _save_section_languages(conn: apsw.Connection, languages: set[str]) -> None:
+    """Remember that blocks of some document were stemmed in these languages (besides
+    the documents' own), in the document's transaction.  The list only grows: a stale
+    language costs a query one more stemming, never a miss."""
+    conn.execute(
+        "INSERT INTO schema_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (SECTION_LANGUAGES_META, " ".join(sorted(languages))),
+    )
 
 
 def _stat_or_zero(path: str) -> tuple[int, int, int]:

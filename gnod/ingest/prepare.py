@@ -9,12 +9,21 @@ from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.markdown import extract_title, split_frontmatter
+from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language
 
-__all__ = ["IngestFailure", "prepare"]  # workers catch IngestFailure from here
+__all__ = ["IngestFailure", "Prepared", "prepare"]  # workers catch IngestFailure from here
+
+
+class Prepared(PreparedDoc, frozen=True, gc=False):
+    """A PreparedDoc, plus the languages some blocks of its body were stemmed in besides
+    its own (a document that mixes languages): the pipeline records them in the index,
+    so that queries are stemmed in them too."""
+
+    other_languages: tuple[str, ...] = ()
 
 
 def prepare(
@@ -23,18 +32,21 @@ def prepare(
     source_hash: str,
     language_hint: str | None,
     analyzers: AnalyzerSet,
-) -> PreparedDoc:
+) -> Prepared:
     canonical = canonicalize(convert(data, entry.rel_path))
     meta, body, fm_lines = split_frontmatter(canonical)
     title = extract_title(meta, body, os.path.basename(entry.rel_path))
     language = language_hint or detect_language(body)
+    # A collection's hint is authoritative: no block gets another language then.
+    stemmed = stem_body(body, language, analyzers, per_block=not language_hint)
+    language = stemmed.language
     offset = len(canonical) - len(body)
     chunks = [
         ChunkRow(c.seq, c.pos + offset, len(c.text), c.start_line + fm_lines, c.end_line + fm_lines)
         for c in chunk_text(body)
     ]
     analyzer = analyzers.get(language)
-    return PreparedDoc(
+    return Prepared(
         rel_path=entry.rel_path,
         size=entry.size,
         mtime_ns=entry.mtime_ns,
@@ -49,5 +61,6 @@ def prepare(
         chunks=chunks,
         fts_path=analyzer.index_text(entry.rel_path),
         fts_title=analyzer.index_text(title),
-        fts_body=analyzer.index_text(body),
+        fts_body=stemmed.text,
+        other_languages=stemmed.others,
     )

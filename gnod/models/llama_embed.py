@@ -24,7 +24,8 @@ class LlamaEmbedder:
         from llama_cpp import Llama  # daemon only
 
         probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
-        ctx = max(64, min(probe.n_ctx_train(), max_context))
+        trained = int(probe.metadata.get(f"{probe.metadata.get('general.architecture', '')}.context_length", max_context))
+        ctx = max(64, min(trained, max_context))
         probe.close()
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,

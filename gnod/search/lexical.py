@@ -16,6 +16,7 @@ from gnod.search.grammar import compile_query, parse
 from gnod.search.snippet import best_snippet
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
+from gnod.text.language import SECTION_LANGUAGES_META
 from gnod.text.stopwords import is_stopword
 
 # bm25() column weights, in FTS column order (filepath, title, body): a title hit
@@ -55,14 +56,32 @@ def normalize(raw: Sequence[float]) -> list[float]:
     return [(worst - s) / span for s in raw]
 
 
+def with_section_languages(
+    conn: apsw.Connection, languages: Sequence[str | None]
+) -> list[str | None]:
+    """`languages` plus those that blocks of mixed-language documents were stemmed in
+    (recorded by ingestion), so a query meets a German section of an English page."""
+    row = conn.execute(
+        "SELECT value FROM schema_meta WHERE key = ?", (SECTION_LANGUAGES_META,)
+    ).fetchone()
+    if not row:
+        return list(languages)
+    return list(dict.fromkeys([*languages, *row[0].split()]))
+
+
 def search(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
     params: SearchParams,
     languages: Sequence[str | None],
 ) -> SearchResult:
-    """Raises grammar.QuerySyntaxError for malformed queries."""
+    """Raises grammar.QuerySyntaxError for malformed queries.
+
+    `languages` are the documents' languages; the languages that blocks of
+    mixed-language documents were stemmed in are added here.
+    """
     t0 = time.perf_counter()
+    languages = with_section_languages(conn, languages)
     stem_langs = [lang for lang in languages if lang] or ["english"]
     compiled = compile_query(
         parse(params.query), analyzers, list(languages) or ["english"],

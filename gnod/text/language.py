@@ -26,6 +26,11 @@ on everything.  The strategy, cheapest first:
 `detect_language` returns a Snowball algorithm name from
 `gnod.text.analyzer.LANGUAGES`, or None when the text is too short, is written in a
 language without a stemmer, or is too ambiguous.
+
+Documents that mix languages are the exception to "one language per document":
+`may_mix_languages` is a cheap check over the tokens ingestion has anyway, and only
+when it fires is each block judged by `detect_block_language` (see
+`gnod.ingest.sections`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import re
 import struct
 import threading
 from bisect import bisect_right
+from collections.abc import Iterable
 from typing import Any
 
 from gnod.text.analyzer import LANGUAGES, TOKEN_RE
@@ -41,7 +47,10 @@ from gnod.text.stopwords import STOPWORDS
 
 __all__ = [
     "ISO_TO_SNOWBALL",
+    "SECTION_LANGUAGES_META",
+    "detect_block_language",
     "detect_language",
+    "may_mix_languages",
     "normalize_language",
 ]
 
@@ -832,11 +841,15 @@ def detect_language(text: str, hint: str | None = None) -> str | None:
         language = normalize_language(hint)  # None for "auto"
         if language is not None:
             return language
-    sample = _prose_sample(text)
+    return _detect(_prose_sample(text), True)
+
+
+def _detect(sample: str, lingua: bool) -> str | None:
+    """Language of a prose sample; `lingua` says whether ambiguous samples may ask lingua."""
     if not sample:
         return None
     if sample.isascii():
-        return _latin(sample, True, 0)
+        return _latin(sample, True, 0, lingua)
 
     chars = _Chars(sample)
     if not chars.distinct.isdisjoint(_NO_STEMMER_LATIN):
@@ -844,7 +857,7 @@ def detect_language(text: str, hint: str | None = None) -> str | None:
         if len(found) >= 2 or not found.isdisjoint("þÞðÐ"):
             return None  # Vietnamese, Icelandic, Faroese: no stemmer
     if max(chars.distinct, default="") < _LATIN_END:  # accented Latin letters only
-        return _latin(sample, False, _letter_score(chars))
+        return _latin(sample, False, _letter_score(chars), lingua)
     script, found = chars.script()
     if script:
         if script == _CJK:
@@ -859,11 +872,12 @@ def detect_language(text: str, hint: str | None = None) -> str | None:
             if script < _CJK and len(sample.split(None, _MIN_TOKENS)) < _MIN_TOKENS:
                 return None
             return _by_script(script, chars)
-    return _latin(sample, False, _letter_score(chars))
+    return _latin(sample, False, _letter_score(chars), lingua)
 
 
-def _latin(sample: str, ascii_only: bool, letters: int) -> str | None:
-    """Language of a Latin-script sample; `letters` is its packed letter score."""
+def _latin(sample: str, ascii_only: bool, letters: int, lingua: bool = True) -> str | None:
+    """Language of a Latin-script sample; `letters` is its packed letter score.  Without
+    `lingua`, a sample the function words and n-grams leave ambiguous gives None."""
     # Function words of the first few hundred characters, then of all.
     quick = len(sample) > _QUICK_CHARS
     normalized = _normalized(sample[:_QUICK_CHARS] if quick else sample, ascii_only)
@@ -898,6 +912,8 @@ def _latin(sample: str, ascii_only: bool, letters: int) -> str | None:
             return _PROFILE_LANGS[best]
 
     # Genuinely ambiguous (or no function words at all): ask lingua.
+    if not lingua:
+        return None
     lingua_sample = _NOISE_RE.sub(r"\1", sample)[:_LINGUA_SAMPLE_CHARS]
     guess, confidence = _ask_lingua(lingua_sample, _candidates(total, top))
     if confidence >= _LINGUA_MIN_CONFIDENCE:
@@ -923,3 +939,148 @@ def _by_script(script: int, chars: _Chars) -> str | None:
     if script == _HEBREW:
         return _hebrew(chars)
     return None  # CJK, Thai, Bengali, Georgian, ...: no stemmer
+
+
+# --------------------------------------------------------------------------------------
+# Documents that mix languages
+#
+# `detect_language` judges a document by its head, but a document can go on in another
+# language (a bilingual README, notes quoting a German manual).  Ingestion asks
+# `may_mix_languages` first, which costs one set intersection over the tokens it has
+# anyway (and, for text that is not ASCII, one bytes pass); only when it says yes is
+# each block of the document given to `detect_block_language`.
+
+# Where the index lists (space-separated, in its schema_meta table) the languages that
+# blocks of mixed-language documents were stemmed in besides their documents' own
+# languages: queries are stemmed in those too.
+SECTION_LANGUAGES_META = "section_languages"
+
+_MIX_MIN_CHARS = 400  # shorter documents are taken to be in one language
+# Evidence of another language: distinct function words it does not share with the main
+# language, worth at least this score and this many words.  A foreign paragraph of
+# ~300 characters scores ~5 with ~7 words (tldr pages); stray words ("de", "la", "die")
+# rarely give a single-language page that much (long documents sometimes do, which
+# costs a block pass that finds nothing).
+_MIX_MIN_FIELD = (4 * _SCALE) << _SCORE_SHIFT
+_MIX_MIN_HITS = 5
+_MIX_MIN_LETTERS = 40  # letters of a script other than the main language's
+_BLOCK_MIN_WORDS = 8  # fewer prose words than this: a block has no language of its own
+_BLOCK_MIN_FOREIGN = 2  # function words (or letters) of other languages worth a closer look
+_BLOCK_SWITCH_SCORE = 2 * _SCALE  # function-word score a block needs to leave a language
+_BLOCK_SWITCH_RATIO = 3  # ... and its lead over that language's score
+
+_WORDS_BY_TEXT: dict[str, int] = {w.decode(): v for w, v in _WORD_TABLE.items()}
+_WORD_TEXTS = frozenset(_WORDS_BY_TEXT)
+# Words too weak to count as signs of a second language anywhere in a document: single
+# letters (command-line options, list markers) and the command-like verbs of
+# _EXTRA_WORDS ("show", "remove") that code in any language is full of.
+_WEAK_WORDS = frozenset(
+    w for w in _WORD_TEXTS if len(w) == 1
+).union(*(ws.split() for ws in _EXTRA_WORDS.values()))
+_foreign_words: dict[str | None, frozenset[str]] = {}  # language → the others' words
+
+
+def _foreign_words_of(language: str | None) -> frozenset[str]:
+    """The table's words that are not function words of `language`, weak words left
+    out (built once per language)."""
+    words = _foreign_words.get(language)
+    if words is None:
+        own = STOPWORDS.get(language, ()) if language in _LANG_INDEX else ()
+        words = _WORD_TEXTS.difference(own, _WEAK_WORDS)
+        _foreign_words[language] = words
+    return words
+
+
+# UTF-8 lead bytes of the non-Latin scripts that have stemmers (0xE0 covers Devanagari
+# and Tamil; neighbours sharing a lead byte are counted too, which is harmless), and
+# the ones each language writes in itself.  CJK needs no block of its own: its bigrams
+# are the same whichever stemmer a block gets.
+_SCRIPT_LEADS: dict[str, bytes] = {
+    "greek": b"\xce\xcf",
+    "cyrillic": bytes(range(0xD0, 0xD4)),
+    "armenian": b"\xd4\xd5\xd6",
+    "hebrew": b"\xd6\xd7",
+    "arabic": bytes(range(0xD8, 0xDC)),
+    "indic": b"\xe0",
+}
+_OWN_SCRIPT = {
+    "greek": "greek", "russian": "cyrillic", "serbian": "cyrillic", "armenian": "armenian",
+    "yiddish": "hebrew", "arabic": "arabic", "persian": "arabic", "hindi": "indic",
+    "nepali": "indic", "tamil": "indic",
+}  # fmt: skip
+_ALL_LEADS = b"".join(_SCRIPT_LEADS.values())
+
+
+def _delete_all_but(leads: bytes) -> bytes:
+    return bytes(b for b in range(256) if b not in leads)
+
+
+_FOREIGN_LETTERS_LATIN = _delete_all_but(_ALL_LEADS)  # bytes.translate deletion tables
+_FOREIGN_LETTERS: dict[str, bytes] = {
+    lang: _delete_all_but(bytes(set(_ALL_LEADS) - set(_SCRIPT_LEADS[script])))
+    for lang, script in _OWN_SCRIPT.items()
+}
+
+
+def may_mix_languages(text: str, tokens: Iterable[str], main: str | None) -> bool:
+    """Cheap check: could `text` hold prose in another language than `main` (its
+    detected language)?  `tokens` are its analyzer tokens.
+
+    False for nearly every single-language document; True is only a reason to look at
+    the blocks (`detect_block_language`), which may still all agree with `main`.
+    """
+    if len(text) < _MIX_MIN_CHARS:
+        return False
+    found = _foreign_words_of(main).intersection(tokens)
+    if len(found) >= _MIX_MIN_HITS:
+        total = sum(map(_WORDS_BY_TEXT.__getitem__, found))
+        for field in _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little")):
+            if field >= _MIX_MIN_FIELD and field & _HITS_MASK >= _MIX_MIN_HITS:
+                return True
+    # (A document of unknown language is not split by script.)
+    return main is not None and _foreign_letters(text, main) >= _MIX_MIN_LETTERS
+
+
+def _foreign_letters(text: str, language: str | None) -> int:
+    """About how many letters of `text` belong to a non-Latin script other than the
+    one `language` is written in."""
+    if text.isascii():
+        return 0
+    delete = _FOREIGN_LETTERS.get(language or "", _FOREIGN_LETTERS_LATIN)
+    return len(text.encode("utf-8", "surrogatepass").translate(None, delete))
+
+
+def detect_block_language(text: str, current: str | None) -> str | None:
+    """Language of one block (a paragraph, a list) of a document that mixes languages,
+    where `current` is the language of the text before it; None when the block has no
+    clear language of its own (and should simply follow its neighbours).
+
+    A block with no more than a stray function word or letter of anything but `current`
+    (words are split at spaces only, so this errs towards `current`) is taken to be in
+    `current` without further ado.  Otherwise it is judged like
+    `detect_language` judges a document, but more strictly: fewer than _BLOCK_MIN_WORDS
+    prose words, or function words, letters and n-grams that leave it ambiguous, give
+    None (lingua is not asked).
+    """
+    words = text.lower().split()
+    if len(words) < _BLOCK_MIN_WORDS:
+        return None
+    if (
+        len(_foreign_words_of(current).intersection(words)) < _BLOCK_MIN_FOREIGN
+        and _foreign_letters(text, current) < _BLOCK_MIN_FOREIGN
+    ):
+        return current
+    sample = _prose_sample(text)
+    if len(sample.split(None, _BLOCK_MIN_WORDS)) < _BLOCK_MIN_WORDS:
+        return None
+    verdict = _detect(sample, False)
+    if verdict != current and verdict in _LANG_INDEX and current in _LANG_INDEX:
+        # Leaving one Latin-script language for another takes function words of its own,
+        # not a slight lead among close relatives (a Spanish line that reads Italian).
+        total = _word_score(_normalized(sample, sample.isascii()).split())
+        fields = _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little"))
+        new = fields[_LANG_INDEX[verdict]] >> _SCORE_SHIFT
+        old = fields[_LANG_INDEX[current]] >> _SCORE_SHIFT
+        if new < _BLOCK_SWITCH_SCORE or new < _BLOCK_SWITCH_RATIO * old:
+            return current
+    return verdict

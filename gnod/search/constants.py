@@ -1,0 +1,153 @@
+"""Every constant of the hybrid pipeline, in one frozen tree that `--explain` can print.
+
+Values come from the seeds: "How Search Works" (GNO: strong signal, RRF, bonus, limits,
+blending) and "Gnosis" (modes, keyword floor, smart skip, score floor, previews).
+Nothing else in gnod.search hard-codes a tuning number; change it here and the change
+shows up in every `--explain`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import Struct
+
+
+class StrongSignal(Struct, frozen=True, kw_only=True):
+    """Stage 0: skip expansion when BM25 alone is confident and clearly separated."""
+
+    probe: int = 5  # BM25 hits looked at
+    min_top: float = 0.84  # normalized score of #1
+    min_gap: float = 0.14  # #1 minus #2
+
+
+class ListWeights(Struct, frozen=True, kw_only=True):
+    """RRF weight by list kind (the same for BM25 and vector lists)."""
+
+    original: float = 2.0  # the user's own query: never diluted by generated variants
+    variant: float = 1.0  # LLM lexical / semantic variants
+    hyde: float = 1.4  # hypothetical answer passage: strong but indirect
+
+
+class BonusTier(Struct, frozen=True, kw_only=True):
+    max_rank: int  # best rank in any list ≤ this (tiers are checked in order)
+    bonus: float
+
+
+class Fusion(Struct, frozen=True, kw_only=True):
+    k: int = 60  # RRF dampening: contribution = weight / (k + rank), rank 1-based
+    weights: ListWeights = ListWeights()
+    # Added once per document, from its best rank across all lists.
+    bonus: tuple[BonusTier, ...] = (BonusTier(max_rank=1, bonus=0.05), BonusTier(max_rank=3, bonus=0.02))
+
+
+class Limits(Struct, frozen=True, kw_only=True):
+    """Candidates fetched per retrieval list, as multiples of the requested limit."""
+
+    bm25_original: int = 2
+    bm25_variant: int = 1
+    vector_original: int = 2
+    vector_variant: int = 1
+    vector_hyde: int = 1
+    rerank_top_k: int = 20  # fused candidates sent to the cross-encoder
+
+
+class BlendTier(Struct, frozen=True, kw_only=True):
+    """Weights at fused positions up to `max_position` (None: every later position)."""
+
+    max_position: int | None
+    fusion: float  # the retrieval (normalized RRF) share
+    rerank: float  # the cross-encoder share
+
+
+class Mode(Struct, frozen=True, kw_only=True):
+    """A search mode (Gnosis): how many results, how big a pool, how strict the query."""
+
+    name: str
+    max_results: int
+    pool: int  # candidates kept after content-hash dedup
+    min_keywords: int  # distinct non-stopword query terms required
+    smart_skip: bool  # may skip the reranker on tiny candidate sets
+    preview_expand_top: int  # top-N results eligible for a full-text preview
+
+
+class KeywordFloor(Struct, frozen=True, kw_only=True):
+    """Literal query-term matches keep at least this × fraction of terms matched."""
+
+    max_floor: float = 0.30
+
+
+class SmartSkip(Struct, frozen=True, kw_only=True):
+    """Below `min_candidates`, synthetic scores replace the reranker (standard mode).
+
+    score = min(cap, low + (cap - low) · σ(steepness · (x − center))), where x is the
+    fused score over its theoretical maximum, times the vector similarity if any.
+    """
+
+    min_candidates: int = 5
+    center: float = 0.4
+    steepness: float = 10.0
+    low: float = 0.40
+    cap: float = 0.70  # never "confirmed relevant" without a reranker
+
+
+class Previews(Struct, frozen=True, kw_only=True):
+    """Full text is inlined for confident, short hits among a mode's top N."""
+
+    min_rerank: float = 0.80  # strictly above
+    max_chars: int = 2048  # strictly below
+
+
+class ExpansionLimits(Struct, frozen=True, kw_only=True):
+    """What a parsed query expansion may hold (seed 000 shows 2-3 of each, one HyDE)."""
+
+    max_lexical: int = 3
+    max_semantic: int = 3
+    max_lexical_chars: int = 100  # longer "keyword" lines are prose: dropped
+    max_semantic_chars: int = 300  # dropped when longer
+    max_hyde_chars: int = 1200  # truncated at a word boundary when longer
+
+
+class Pipeline(Struct, frozen=True, kw_only=True):
+    strong_signal: StrongSignal = StrongSignal()
+    fusion: Fusion = Fusion()
+    limits: Limits = Limits()
+    blend: tuple[BlendTier, ...] = (
+        BlendTier(max_position=3, fusion=0.75, rerank=0.25),
+        BlendTier(max_position=10, fusion=0.60, rerank=0.40),
+        BlendTier(max_position=None, fusion=0.40, rerank=0.60),
+    )
+    standard: Mode = Mode(name="standard", max_results=32, pool=64, min_keywords=0,
+                          smart_skip=True, preview_expand_top=3)
+    deep: Mode = Mode(name="deep", max_results=100, pool=256, min_keywords=2,
+                      smart_skip=False, preview_expand_top=5)
+    # Over-fetch factor when shared collections may hold identical content (dedup eats slots).
+    dedup_overfetch: int = 2
+    keyword_floor: KeywordFloor = KeywordFloor()
+    smart_skip: SmartSkip = SmartSkip()
+    score_floor: float = 0.03  # results below this are noise: dropped
+    previews: Previews = Previews()
+    expansion: ExpansionLimits = ExpansionLimits()
+
+    def mode(self, name: str) -> Mode:
+        """The mode called `name`; ValueError names the valid ones."""
+        if name == "standard":
+            return self.standard
+        if name == "deep":
+            return self.deep
+        raise ValueError(f"unknown search mode {name!r}: expected 'standard' or 'deep'")
+
+    def blend_tier(self, position: int) -> BlendTier:
+        """Blend weights at a 1-based fused position."""
+        for tier in self.blend:
+            if tier.max_position is None or position <= tier.max_position:
+                return tier
+        return self.blend[-1]
+
+    def explain(self) -> dict[str, Any]:
+        """Plain dict of every constant, for `--explain` and JSON output."""
+        return msgspec.json.decode(msgspec.json.encode(self))
+
+
+PIPELINE = Pipeline()

