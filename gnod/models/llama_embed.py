@@ -58,7 +58,9 @@ class LlamaEmbedder:
         owners: list[int] = []
         flat: list[str] = []
         for i, text in enumerate(texts):
-            for piece in self._pieces(text):
+            # Stripped: a trailing space or newline becomes a lone "▁" token for SentencePiece
+            # models (e5), which their reference tokenizers never produce.
+            for piece in self._pieces(text.strip()):
                 owners.append(i)
                 flat.append(piece)
         if not flat:

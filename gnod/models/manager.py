@@ -131,6 +131,21 @@ class Models:
 
         return LlamaGenerator(slot.uri, path, self.threads)
 
+    def _check_file(self, slot: _Slot) -> None:
+        """An unloaded model whose file is not downloaded is `missing`, with the fix (a stat, no load)."""
+        from gnod.models import pull
+
+        try:
+            path = pull.resolve(slot.uri, self.cache_dir)
+        except Exception:  # a bad URI: reported when a load is tried
+            return
+        if path is None:
+            slot.state = "missing"
+            slot.error = f"{slot.role} model {slot.uri} is not downloaded"
+            slot.fix = f"gnoctl models pull {slot.role}"
+        elif slot.state == "missing":
+            slot.state, slot.error, slot.fix = "unloaded", None, None
+
     async def get(self, role: Role, uri: str | None = None) -> Any:
         """The loaded model (loading it if needed); ModelUnavailable says why not and how to fix."""
         slot = self._slot(role, uri or self.uri(role))
@@ -163,7 +178,9 @@ class Models:
     def infos(self) -> list[ModelInfo]:
         """Each configured role's model, plus any other model still loaded."""
         for role in ("embed", "rerank", "generate"):
-            self._slot(role, self.uri(role))
+            slot = self._slot(role, self.uri(role))
+            if slot.model is None and slot.state in ("unloaded", "missing"):
+                self._check_file(slot)
         wanted = {(r, self.uri(r)) for r in ("embed", "rerank", "generate")}
         return [s.info() for k, s in self._slots.items() if k in wanted or s.model is not None]
 
