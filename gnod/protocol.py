@@ -7,7 +7,7 @@ before any handler runs. Clients may send plain JSON; see docs/protocol.md.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -75,6 +75,35 @@ class VSearchParams(Params):
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
+
+
+class QueryParams(Params):
+    """Hybrid search (BM25 + vectors + expansion + reranking); see docs/protocol.md."""
+
+    query: Annotated[str, Meta(min_length=1, max_length=2000)]
+    limit: Limit = 10  # capped at the mode's maximum (standard 32, deep 100)
+    mode: Literal["standard", "deep"] = "standard"
+    min_score: Score = 0.0
+    collections: list[str] = []
+    expand: bool = True  # LLM query expansion (skipped anyway on a strong BM25 signal)
+    rerank: bool = True  # cross-encoder reranking of the top candidates
+    explain: bool = False  # per-hit and per-query breakdown (QueryExplain)
+    wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
+
+
+class AskParams(Params):
+    """Retrieve, then answer from the sources with citations [1], [2]…"""
+
+    query: Annotated[str, Meta(min_length=1, max_length=2000)]
+    sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
+    mode: Literal["standard", "deep"] = "standard"
+    collections: list[str] = []
+    expand: bool = True
+    rerank: bool = True
+    answer: bool = True  # False: return the selected sources only
+    stream: bool = True  # send the answer as `token` notifications while it is generated
+    max_tokens: Annotated[int, Meta(ge=16, le=4096)] = 512
+    explain: bool = False
 
 
 class EmbedParams(Params):
@@ -334,6 +363,161 @@ class VSearchResult(Struct):
     took_ms: float
 
 
+class Preview(Struct):
+    """What to show of a hit: its best passage, or the whole document when `complete`."""
+
+    text: str
+    start_line: int
+    end_line: int
+    complete: bool  # text is the whole document (short, confident hits are auto-expanded)
+    truncated: bool = False  # text was cut to the preview length
+
+
+class ListContribution(Struct):
+    """One retrieval list's vote for a hit (explain)."""
+
+    list: int  # index into QueryExplain.lists
+    source: str  # bm25 | vector
+    kind: str  # original | variant | hyde
+    rank: int
+    score: float | None
+    weight: float
+    rrf: float  # weight / (k + rank)
+
+
+class RerankInput(Struct):
+    """What the reranker was shown for a hit (explain)."""
+
+    chunks: list[int]  # chunk sequence numbers, in document order
+    chars: int
+    cached: bool
+
+
+class HitExplain(Struct):
+    fused_position: int
+    contributions: list[ListContribution]
+    rrf: float
+    bonus: float
+    fusion: float  # rrf + bonus
+    fusion_norm: float  # min-max over the candidate pool
+    rerank: float | None  # the reranker's score; None when not reranked
+    keyword_floor: float  # 0.30 x fraction of query terms found literally
+    synthetic: float | None  # smart-skip score that stood in for the reranker
+    fusion_weight: float
+    rerank_weight: float
+    floors: list[str]  # which floors changed something for this hit
+    rerank_input: RerankInput | None = None
+
+
+class QueryHit(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    abs_path: str
+    title: str
+    language: str | None
+    score: float  # final blended score in [0, 1]
+    sources: list[str]  # retrievers that found it: bm25, vector
+    preview: Preview
+    explain: HitExplain | None = None
+
+
+class QueryCounts(Struct):
+    candidates: int  # distinct documents from all lists
+    pool: int  # after content-hash dedup and the mode's pool limit
+    reranked: int
+    returned: int
+
+
+class Distribution(Struct):
+    """Where the results come from: per collection, and per frontmatter tag."""
+
+    collections: dict[str, int]
+    tags: dict[str, int]
+
+
+class ExpansionInfo(Struct):
+    lexical: list[str]
+    semantic: list[str]
+    hyde: str | None
+    model: str
+    prompt: str  # prompt language: en | de | multi
+    prompt_version: str
+    cached: bool
+
+
+class Stage(Struct):
+    name: str
+    ms: float
+    skipped: str | None = None  # why the stage did not run
+
+
+class ListInfo(Struct):
+    source: str
+    kind: str
+    query: str
+    hits: int
+    weight: float
+
+
+class QueryExplain(Struct):
+    constants: dict[str, Any]
+    prompt_version: str
+    stages: list[Stage]
+    lists: list[ListInfo]
+    strong_signal: dict[str, Any]
+    models: dict[str, str]
+
+
+class QueryResult(Struct):
+    query: str
+    mode: str
+    hits: list[QueryHit]
+    counts: QueryCounts
+    distribution: Distribution
+    expansion: ExpansionInfo | None
+    degraded: list[str]  # components that were missing, said once per result
+    notes: list[str]  # skipped stages and limits applied, in words
+    took_ms: float
+    explain: QueryExplain | None = None
+    freshness: list[Freshness] = []
+
+
+class Source(Struct):
+    """A cited source of an answer; `n` is the number used in the answer text."""
+
+    n: int
+    docid: int
+    uri: str
+    title: str
+    path: str
+    abs_path: str
+    collection: str
+    start_line: int
+    end_line: int
+    score: float
+
+
+class AskResult(Struct):
+    query: str
+    answer: str | None  # None with --no-answer or when abstaining
+    abstained: bool
+    abstain_reason: str | None
+    sources: list[Source]  # cited sources, renumbered 1..n in order of first citation
+    considered: list[Source]  # what the generator was given (its numbering)
+    model: str | None
+    retrieval: QueryResult
+    took_ms: float
+
+
+class Token(Struct):
+    """Sent as a `token` notification while `ask` generates (raw text, not yet renumbered)."""
+
+    id: int | str | None
+    text: str
+
+
 class EmbedResult(Struct):
     model: str
     embedded: int
@@ -390,6 +574,8 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "ls": LsParams,
     "shutdown": ShutdownParams,
     "vsearch": VSearchParams,
+    "query": QueryParams,
+    "ask": AskParams,
     "embed": EmbedParams,
     "models.list": ModelsParams,
     "models.pull": ModelPullParams,

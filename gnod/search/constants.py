@@ -15,7 +15,11 @@ from msgspec import Struct
 
 
 class StrongSignal(Struct, frozen=True, kw_only=True):
-    """Stage 0: skip expansion when BM25 alone is confident and clearly separated."""
+    """Stage 0: skip expansion when BM25 alone is confident and clearly separated.
+
+    Scores are |bm25| / (1 + |bm25|): absolute, unlike the per-query min-max of
+    result scores, which always puts #1 at 1.0.
+    """
 
     probe: int = 5  # BM25 hits looked at
     min_top: float = 0.84  # normalized score of #1
@@ -50,6 +54,7 @@ class Limits(Struct, frozen=True, kw_only=True):
     vector_original: int = 2
     vector_variant: int = 1
     vector_hyde: int = 1
+    min_fetch: int = 20  # never fewer per list: small -n would starve the fusion
     rerank_top_k: int = 20  # fused candidates sent to the cross-encoder
 
 
@@ -97,6 +102,7 @@ class Previews(Struct, frozen=True, kw_only=True):
 
     min_rerank: float = 0.80  # strictly above
     max_chars: int = 2048  # strictly below
+    passage_chars: int = 600  # a preview's best passage is cut near this length
 
 
 class ExpansionLimits(Struct, frozen=True, kw_only=True):
@@ -107,6 +113,7 @@ class ExpansionLimits(Struct, frozen=True, kw_only=True):
     max_lexical_chars: int = 100  # longer "keyword" lines are prose: dropped
     max_semantic_chars: int = 300  # dropped when longer
     max_hyde_chars: int = 1200  # truncated at a word boundary when longer
+    max_tokens: int = 320  # generation budget for one expansion reply
 
 
 class Pipeline(Struct, frozen=True, kw_only=True):

@@ -34,6 +34,7 @@ from gnod.server.watcher import Watcher
 from gnod.store import documents as store
 from gnod.store import vectors as vecstore
 from gnod.store.db import connect
+from gnod.store.llm_cache import LlmCache
 from gnod.text.analyzer import AnalyzerSet
 
 log = logging.getLogger("gnod")
@@ -166,10 +167,20 @@ class Daemon:
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
         self.models = Models(config.models, os.path.join(paths.cache_dir, "models"))
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
+        self._llm_cache: LlmCache | None = None
         from gnod.server.handlers import HANDLERS
+        from gnod.server.ask import ask
         from gnod.server.model_handlers import MODEL_HANDLERS
+        from gnod.server.query import query
 
-        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS}
+        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask}
+
+    @property
+    def llm_cache(self) -> LlmCache:
+        """Expansion and rerank cache, opened on first use (a file beside the model cache)."""
+        if self._llm_cache is None:
+            self._llm_cache = LlmCache(os.path.join(self.paths.cache_dir, "llm-cache.sqlite"))
+        return self._llm_cache
 
     # --- reads ---------------------------------------------------------------------
 
@@ -342,6 +353,8 @@ class Daemon:
                     c.writer.close()
         finally:
             await asyncio.get_running_loop().run_in_executor(None, self.models.close)
+            if self._llm_cache is not None:
+                self._llm_cache.close()
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
             self._readers.shutdown(wait=False, cancel_futures=True)
             self.instance.release()

@@ -1,0 +1,101 @@
+"""`ask` without the model: choosing sources, the prompt, and checking the reply's citations.
+
+The generator sees a few numbered sources and must cite them as [1], [2]. Small
+models cite numbers that do not exist, cite nothing, or answer from memory; so the
+reply is checked here: unknown numbers are removed, sources never cited are
+dropped, the rest are renumbered 1..n in order of first citation, and a reply that
+cites nothing (or says it cannot answer) is an abstention, not an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from msgspec import Struct
+
+from gnod.text.analyzer import tokenize
+
+# Bump when the prompt or the checks change (shown by --explain).
+ANSWER_PROMPT_VERSION = "answer-v1"
+ABSTAIN = "NO_ANSWER"
+# Sources that repeat an earlier one this much (token-set Jaccard) add nothing.
+MAX_OVERLAP = 0.7
+# Sources scoring below this fraction of the best one are left out.
+MIN_RELATIVE_SCORE = 0.25
+SOURCE_CHARS = 1500  # text of one source given to the generator
+
+SYSTEM = (
+    "You answer questions using only the numbered sources you are given. "
+    "Cite the sources that support each sentence with their numbers in square brackets, like [1] or [2]. "
+    f"If the sources do not contain the answer, reply with exactly {ABSTAIN} and nothing else. "
+    "Be brief."
+)
+
+
+class SourceText(Struct, frozen=True):
+    title: str
+    location: str  # collection/path:line
+    text: str
+
+
+def select(texts: Sequence[str], scores: Sequence[float], limit: int) -> list[int]:
+    """Indexes of the sources to give the generator: best first, few, not repetitive."""
+    if not texts:
+        return []
+    top = max(scores) if scores else 0.0
+    chosen: list[int] = []
+    seen: list[frozenset[str]] = []
+    for i, text in enumerate(texts):
+        if len(chosen) >= limit:
+            break
+        if top > 0 and scores[i] < top * MIN_RELATIVE_SCORE:
+            continue
+        words = frozenset(tokenize(text))
+        if any(words and len(words & s) / len(words | s) > MAX_OVERLAP for s in seen):
+            continue
+        chosen.append(i)
+        seen.append(words)
+    return chosen
+
+
+def prompt(question: str, sources: Sequence[SourceText]) -> str:
+    blocks = [f"[{n}] {s.title or s.location} ({s.location})\n{s.text.strip()}" for n, s in enumerate(sources, 1)]
+    return "Sources:\n\n" + "\n\n".join(blocks) + f"\n\nQuestion: {' '.join(question.split())}\nAnswer:"
+
+
+_CITE = re.compile(r"\[(\s*\d+(?:\s*[,;]\s*\d+)*\s*)\]")
+
+
+class Checked(Struct, frozen=True):
+    answer: str | None  # renumbered; None when abstaining
+    cited: list[int]  # 1-based numbers of the given sources, in new order (new n = position + 1)
+    abstained: bool
+    reason: str | None
+
+
+def check(reply: str, n_sources: int) -> Checked:
+    """Validate and renumber the citations of a reply to `n_sources` numbered sources."""
+    text = reply.strip()
+    if not text or text.upper().startswith(ABSTAIN) or (ABSTAIN in text and len(text) < 40):
+        return Checked(answer=None, cited=[], abstained=True,
+                       reason="the sources do not contain an answer to this question")
+    order: list[int] = []
+    for m in _CITE.finditer(text):
+        for part in re.split(r"[,;]", m.group(1)):
+            n = int(part)
+            if 1 <= n <= n_sources and n not in order:
+                order.append(n)
+    if not order:
+        return Checked(answer=None, cited=[], abstained=True,
+                       reason="the generated answer cited none of the sources, so it is not shown")
+    new = {old: i for i, old in enumerate(order, 1)}
+
+    def renumber(m: re.Match[str]) -> str:
+        nums = [new[n] for n in (int(x) for x in re.split(r"[,;]", m.group(1))) if n in new]
+        return "".join(f"[{n}]" for n in dict.fromkeys(nums))
+
+    out = _CITE.sub(renumber, text)
+    out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)
+    out = re.sub(r"[ \t]{2,}", " ", out).strip()
+    return Checked(answer=out, cited=order, abstained=False, reason=None)

@@ -1,0 +1,66 @@
+"""The `ask` method: hybrid retrieval, a few diverse sources, a cited answer streamed as it is made."""
+
+from __future__ import annotations
+
+import time
+
+from gnod import wire
+from gnod.models import presets
+from gnod.models.base import ModelUnavailable
+from gnod.models.worker import INTERACTIVE
+from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
+from gnod.search import answer
+from gnod.search.passages import Passage
+from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.query import run_query
+
+# Results retrieved per wanted source: selection drops weak and repetitive ones.
+RETRIEVE_FACTOR = 2
+
+
+def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
+    return Source(n=n, docid=hit.docid, uri=hit.uri, title=hit.title, path=hit.path, abs_path=hit.abs_path,
+                  collection=hit.collection, start_line=passage.start_line, end_line=passage.end_line,
+                  score=hit.score)
+
+
+async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
+    t0 = time.perf_counter()
+    qp = QueryParams(query=p.query, limit=max(p.sources * RETRIEVE_FACTOR, 10), mode=p.mode,
+                     collections=p.collections, expand=p.expand, rerank=p.rerank, explain=p.explain)
+    run, result = await run_query(d, qp)
+
+    def done(**kw) -> AskResult:
+        return AskResult(query=p.query, retrieval=result, took_ms=round((time.perf_counter() - t0) * 1000, 3), **kw)
+
+    if not result.hits:
+        return done(answer=None, abstained=True, abstain_reason="nothing in your collections matches this question",
+                    sources=[], considered=[], model=None)
+    found = await run.passages_for(len(result.hits), answer.SOURCE_CHARS)
+    picks = answer.select([f.text for f in found], [h.score for h in result.hits], p.sources)
+    considered = [_source(n, result.hits[i], found[i]) for n, i in enumerate(picks, 1)]
+    if not p.answer:
+        return done(answer=None, abstained=False, abstain_reason=None, sources=[], considered=considered,
+                    model=None)
+    try:
+        gen = await d.models.get("generate")
+    except ModelUnavailable as e:
+        msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"cannot answer: {msg} (or use --no-answer for the sources only)",
+                       {"role": "generate", "fix": e.fix}) from None
+    texts = [answer.SourceText(title=result.hits[i].title,
+                               location=f"{result.hits[i].collection}/{result.hits[i].path}:{found[i].start_line}",
+                               text=found[i].text) for i in picks]
+    messages = presets.chat(presets.family(gen.uri), answer.SYSTEM, answer.prompt(p.query, texts))
+    stream = p.stream and call.id is not None
+
+    def on_token(piece: str) -> None:
+        call.notify_threadsafe("token", Token(id=call.id, text=piece))
+
+    reply = await d.models.run("generate", lambda m: m.generate(
+        messages, max_tokens=p.max_tokens, temperature=0.0, on_token=on_token if stream else None), INTERACTIVE)
+    checked = answer.check(presets.strip_thinking(reply), len(considered))
+    sources = [_source(new, result.hits[picks[old - 1]], found[picks[old - 1]])
+               for new, old in enumerate(checked.cited, 1)]
+    return done(answer=checked.answer, abstained=checked.abstained, abstain_reason=checked.reason,
+                sources=sources, considered=considered, model=gen.uri)

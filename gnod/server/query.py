@@ -1,0 +1,520 @@
+"""The `query` method: the hybrid pipeline, stage by stage, with its explanation.
+
+    BM25(original) → strong signal? → expansion (cached) → BM25 per lexical variant
+      ‖ vectors for original, semantic variants and HyDE → RRF → content-hash dedup
+      → rerank the best passages (cached) or smart skip → keyword floor → blend
+      → score floor → previews
+
+Every stage is timed; a stage that does not run says why. A missing model never
+fails a query: the stage is skipped and the result's `degraded` says so once.
+The tuning numbers all come from `gnod.search.constants.PIPELINE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import msgspec
+
+from gnod import wire
+from gnod.models import presets
+from gnod.models.base import ModelUnavailable
+from gnod.models.worker import INTERACTIVE
+from gnod.protocol import (
+    Distribution,
+    ExpansionInfo,
+    HitExplain,
+    ListContribution,
+    ListInfo,
+    Preview,
+    QueryCounts,
+    QueryExplain,
+    QueryHit,
+    QueryParams,
+    QueryResult,
+    RerankInput,
+    SearchParams,
+    Stage,
+    VSearchParams,
+)
+from gnod.search import expand, fusion, lexical, passages, vector
+from gnod.search.constants import PIPELINE, Mode
+from gnod.search.grammar import QuerySyntaxError
+from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.watcher import freshness_list
+from gnod.store import documents as docstore
+from gnod.store.llm_cache import key as cache_key
+from gnod.text.language import detect_language
+
+log = logging.getLogger("gnod.query")
+T = TypeVar("T")
+
+
+class _Clock:
+    """Stage timings for --explain, in order."""
+
+    def __init__(self) -> None:
+        self.stages: list[Stage] = []
+
+    async def time(self, name: str, aw: Awaitable[T]) -> T:
+        t0 = time.perf_counter()
+        try:
+            return await aw
+        finally:
+            self.stages.append(Stage(name=name, ms=round((time.perf_counter() - t0) * 1000, 3)))
+
+    def skip(self, name: str, why: str) -> None:
+        self.stages.append(Stage(name=name, ms=0.0, skipped=why))
+
+
+class _Candidate(msgspec.Struct):
+    """A pool member with what later stages learn about it."""
+
+    fused: fusion.Fused
+    doc: docstore.DocRow
+    chunks: list[passages.Chunk] | None = None
+    vector_best: int | None = None  # seq of the chunk vector search matched best
+    similarity: float | None = None  # that chunk's (1 + cos) / 2
+    passage: passages.Passage | None = None
+    focus: passages.Focus | None = None  # the preview window of the passage
+    rerank: float | None = None
+    rerank_cached: bool = False
+    floor: float = 0.0
+
+
+def _fetch(limit: int, factor: int, collections: int) -> int:
+    """Per-list candidates; over-fetched when several collections may share content (dedup eats slots)."""
+    n = max(limit * factor, PIPELINE.limits.min_fetch)
+    return n * PIPELINE.dedup_overfetch if collections > 1 else n
+
+
+def _model_message(role: str, e: ModelUnavailable, consequence: str) -> str:
+    fix = f" (fix: {e.fix})" if e.fix else ""
+    return f"no {role} model: {e.message}{fix}; {consequence}"
+
+
+class QueryRun:
+    """One hybrid query; `run()` returns the QueryResult (and keeps its pieces for `ask`)."""
+
+    def __init__(self, d: Daemon, p: QueryParams) -> None:
+        self.d = d
+        self.p = p
+        self.mode: Mode = PIPELINE.mode(p.mode)
+        self.limit = min(p.limit, self.mode.max_results)
+        self.clock = _Clock()
+        self.notes: list[str] = []
+        self.degraded: list[str] = []
+        self.models: dict[str, str] = {}
+        self.lists: list[fusion.RankedList] = []
+        self.expansion: ExpansionInfo | None = None
+        self.strong: dict[str, Any] = {}
+        self.languages: list[str | None] = []
+        self.kept: list[_Candidate] = []
+        self.scope = len(p.collections) or len(d.config.collections)  # collections searched
+        self._budget = PIPELINE.previews.passage_chars
+
+    # --- helpers ---------------------------------------------------------------------
+
+    async def _model(self, role: str, consequence: str) -> Any | None:
+        try:
+            m = await self.d.models.get(role)  # type: ignore[arg-type]
+        except ModelUnavailable as e:
+            self.degraded.append(_model_message(role, e, consequence))
+            return None
+        self.models[role] = m.uri
+        return m
+
+    async def _bm25(self, query: str) -> lexical.SearchResult:
+        params = SearchParams(query=query, limit=_fetch(self.limit, PIPELINE.limits.bm25_original, self.scope),
+                              collections=self.p.collections, snippets=False)
+        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+
+    # --- stages ----------------------------------------------------------------------
+
+    async def _expand(self, bm25_scores: list[float]) -> expand.Expansion:
+        top = sorted(bm25_scores, reverse=True)[:2]
+        self.strong = {"normalization": "|bm25| / (1 + |bm25|)",
+                       "top": top[0] if top else None, "second": top[1] if len(top) > 1 else None,
+                       "min_top": PIPELINE.strong_signal.min_top, "min_gap": PIPELINE.strong_signal.min_gap}
+        strong = fusion.strong_signal(bm25_scores)
+        self.strong["skip_expansion"] = strong
+        if not self.p.expand:
+            self.clock.skip("expand", "--no-expand")
+            return expand.Expansion()
+        if strong:
+            why = f"strong BM25 signal (top {top[0]:.2f}, gap {top[0] - (top[1] if len(top) > 1 else 0):.2f})"
+            self.clock.skip("expand", why)
+            self.notes.append(f"expansion skipped: {why}")
+            return expand.Expansion()
+        gen = await self._model("generate", "queries are not expanded")
+        if gen is None:
+            self.clock.skip("expand", "no generator")
+            return expand.Expansion()
+        lang = expand.prompt_language(detect_language(self.p.query))
+        k = cache_key(" ".join(self.p.query.split()), gen.uri, expand.PROMPT_VERSION, lang)
+        raw = self.d.llm_cache.get_expansion(k)
+        cached = raw is not None
+        if raw is not None:
+            exp = msgspec.json.decode(raw, type=expand.Expansion)
+            self.clock.skip("expand", "cached reply (no generation)")
+        else:
+            prompt = expand.expansion_prompt(self.p.query, lang)
+            messages = presets.chat(presets.family(gen.uri), "", prompt)
+
+            def generate(m: Any) -> str:
+                return m.generate(messages, max_tokens=PIPELINE.expansion.max_tokens, temperature=0.0)
+
+            try:
+                reply = await self.clock.time("expand", self.d.models.run("generate", generate, INTERACTIVE))
+            except Exception as e:  # a broken generation degrades to no expansion
+                log.warning("query expansion failed: %s: %s", type(e).__name__, e)
+                self.notes.append(f"expansion failed ({type(e).__name__}): searched without variants")
+                return expand.Expansion()
+            exp = expand.parse_expansion(presets.strip_thinking(reply), self.p.query)
+            self.d.llm_cache.put_expansion(k, msgspec.json.encode(exp))
+        if exp.empty:
+            self.notes.append("the generator gave no usable variants: searched without them")
+        self.expansion = ExpansionInfo(lexical=exp.lexical, semantic=exp.semantic, hyde=exp.hyde, model=gen.uri,
+                                       prompt=lang, prompt_version=expand.PROMPT_VERSION, cached=cached)
+        return exp
+
+    async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
+        async def one(q: str) -> fusion.RankedList | None:
+            params = SearchParams(query=q, limit=_fetch(self.limit, PIPELINE.limits.bm25_variant, self.scope),
+                                  collections=self.p.collections, snippets=False)
+            try:
+                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+            except QuerySyntaxError:
+                self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
+                return None
+            return fusion.RankedList(kind="variant", source="bm25", label=q, doc_ids=[h.docid for h in res.hits],
+                                     scores=[h.score for h in res.hits])
+
+        out = await asyncio.gather(*(one(q) for q in exp.lexical))
+        return [r for r in out if r is not None]
+
+    async def _vectors(self, exp: expand.Expansion) -> tuple[list[fusion.RankedList], dict[int, tuple[int, float]]]:
+        """Vector lists, and per document its best chunk (seq) and similarity."""
+        served = self.d.vectors.index()
+        if served is None:
+            reason = self.d.vectors.info().reason or "no vectors yet (the embedding backlog is not done)"
+            self.degraded.append(f"no vector search: {reason}; lexical only (fix: gnoctl embed; gnoctl doctor)")
+            self.clock.skip("vector", "no vectors")
+            return [], {}
+        model, index = served
+        fam = presets.family(model.uri)
+        queries = [("original", self.p.query)] + [("variant", q) for q in exp.semantic]
+
+        def embed(m: Any) -> list:
+            vecs = [m.embed_query(q) for _, q in queries]
+            if exp.hyde:
+                vecs.append(m.embed_documents([presets.document_prompt(fam, "", exp.hyde)])[0])
+            return vecs
+
+        try:
+            vecs = await self.clock.time("embed", self.d.models.run("embed", embed, INTERACTIVE, uri=model.uri))
+        except ModelUnavailable as e:
+            self.degraded.append(_model_message("embed", e, "lexical only"))
+            self.clock.skip("vector", "no embedder")
+            return [], {}
+        self.models["embed"] = model.uri
+        labelled = queries + ([("hyde", exp.hyde)] if exp.hyde else [])
+        factors = {"original": PIPELINE.limits.vector_original, "variant": PIPELINE.limits.vector_variant,
+                   "hyde": PIPELINE.limits.vector_hyde}
+
+        def knn(conn, _an) -> list:
+            out = []
+            for (kind, q), v in zip(labelled, vecs):
+                params = VSearchParams(query=q[:8000], limit=_fetch(self.limit, factors[kind], self.scope),
+                                       collections=self.p.collections)
+                out.append((kind, q, vector.search(conn, index, v, params)))
+            return out
+
+        results = await self.clock.time("vector", self.d.read(knn))
+        lists, best = [], {}
+        for kind, q, hits in results:
+            lists.append(fusion.RankedList(kind=kind, source="vector", label=q, doc_ids=[h.docid for h in hits],
+                                           scores=[h.score for h in hits]))
+            for h in hits:
+                if h.docid not in best or h.score > best[h.docid][1]:
+                    best[h.docid] = (h.chunk, h.score)
+        return lists, best
+
+    async def _load_chunks(self, cands: list[_Candidate], stems_texts: list[str]) -> None:
+        """Chunks and best passages of candidates that lack them (one read)."""
+        todo = [c for c in cands if c.chunks is None]
+        if not todo:
+            return
+
+        def load(conn, analyzers) -> None:
+            for c in todo:
+                c.chunks = [passages.Chunk(seq=s, text=t, start_line=a, end_line=b)
+                            for _id, s, t, a, b in docstore.chunks_of(conn, c.doc.mirror_hash)]
+                an = analyzers.get(c.doc.language)
+                stems = passages.query_stems(stems_texts, an)
+                c.passage = passages.best_passage(c.chunks, stems, an, self._budget, c.vector_best)
+                c.focus = passages.focus(c.passage, stems, an, PIPELINE.previews.passage_chars)
+
+        await self.d.read(load)
+
+    async def _rerank(self, cands: list[_Candidate], reranker: Any) -> int:
+        """Rerank scores for `cands` (cache first); returns how many the model scored."""
+        texts = [f"{c.doc.title}\n\n{c.passage.text}" if c.doc.title else c.passage.text for c in cands]
+        keys = [cache_key(self.p.query, t, reranker.uri) for t in texts]
+        cached = self.d.llm_cache.get_scores(keys)
+        miss = [i for i, k in enumerate(keys) if k not in cached]
+        if miss:
+            query = self.p.query
+            scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in miss]),
+                                             INTERACTIVE, uri=reranker.uri)
+            fresh = {keys[i]: float(s) for i, s in zip(miss, scores)}
+            self.d.llm_cache.put_scores(fresh)
+            cached.update(fresh)
+        for i, c in enumerate(cands):
+            c.rerank = cached[keys[i]]
+            c.rerank_cached = i not in miss
+        return len(miss)
+
+    # --- the pipeline ------------------------------------------------------------------
+
+    async def run(self) -> QueryResult:
+        t0 = time.perf_counter()
+        p = self.p
+        if p.limit > self.mode.max_results:
+            self.notes.append(f"-n {p.limit} is above {self.mode.name} mode's maximum: "
+                              f"at most {self.mode.max_results} results")
+        self.languages = await self.d.read(lambda conn, _a: lexical.with_section_languages(
+            conn, self.d.languages(conn)))
+        langs = [lang for lang in self.languages if lang] or ["english"]
+        keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
+                    else fusion.query_keywords(p.query, langs))
+
+        bm25 = await self.clock.time("bm25", self._bm25(p.query))
+        self.lists.append(fusion.RankedList(kind="original", source="bm25", label=p.query,
+                                            doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
+        # Strong signal needs an absolute confidence: per-query min-max puts #1 at 1.0 and the
+        # pool's last at 0.0, so two hits would always look "clearly separated".
+        exp = await self._expand([abs(h.bm25) / (1.0 + abs(h.bm25)) for h in bm25.hits])
+        variants, (vlists, vbest) = await asyncio.gather(
+            self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp))
+        if not exp.lexical:
+            self.clock.stages = [s for s in self.clock.stages if s.name != "bm25_variants"]
+            self.clock.skip("bm25_variants", "no lexical variants")
+        self.lists += variants + vlists
+
+        t_fuse = time.perf_counter()
+        fused = fusion.rrf(self.lists)
+        docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [f.doc_id for f in fused]))
+        fused = [f for f in fused if f.doc_id in docs]
+        pool = fusion.dedup_by_content_hash(fused, lambda f: docs[f.doc_id].mirror_hash, self.mode.pool)
+        cands = [_Candidate(fused=f, doc=docs[f.doc_id]) for f in pool]
+        for c in cands:
+            if c.fused.doc_id in vbest:
+                c.vector_best, c.similarity = vbest[c.fused.doc_id]
+        self.clock.stages.append(Stage(name="fusion", ms=round((time.perf_counter() - t_fuse) * 1000, 3)))
+
+        stems_texts = [p.query, *exp.lexical]
+        self._budget = PIPELINE.previews.passage_chars
+        reranked, synthetic = 0, None
+        reranker = None
+        if not p.rerank:
+            self.clock.skip("rerank", "--no-rerank")
+        elif fusion.should_skip_rerank(self.mode, len(cands)):
+            why = f"smart skip: {len(cands)} candidates (< {PIPELINE.smart_skip.min_candidates})"
+            self.clock.skip("rerank", why)
+            self.notes.append(why + "; synthetic scores capped at "
+                              f"{PIPELINE.smart_skip.cap:.2f}")
+            sims = {c.fused.doc_id: c.similarity for c in cands if c.similarity is not None}
+            synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists, sims)}
+        else:
+            reranker = await self._model("rerank", "fusion scores are used")
+            if reranker is None:
+                self.clock.skip("rerank", "no reranker")
+        if reranker is not None and cands:
+            top = cands[: PIPELINE.limits.rerank_top_k]
+            self._budget = passages.rerank_budget_chars(reranker.max_tokens, p.query)
+            await self._load_chunks(top, stems_texts)
+            try:
+                reranked = await self.clock.time("rerank", self._rerank(top, reranker))
+            except Exception as e:  # a failing reranker degrades to fusion scores
+                log.warning("rerank failed: %s: %s", type(e).__name__, e)
+                self.degraded.append(f"the reranker failed ({type(e).__name__}: {e}); fusion scores are used")
+                reranker = None
+                for c in top:
+                    c.rerank = None
+        scored = [c for c in cands if c.rerank is not None]
+
+        # Keyword floor on everything that has a rerank-like score.
+        def floor_of(c: _Candidate) -> float:
+            text = c.doc.title + "\n" + "\n".join(ch.text for ch in c.chunks or [])
+            return fusion.keyword_floor(keywords, text)
+
+        if scored or synthetic is not None:
+            await self._load_chunks(cands if synthetic is not None else scored, stems_texts)
+            for c in (cands if synthetic is not None else scored):
+                c.floor = floor_of(c)
+
+        by_id = {c.fused.doc_id: c for c in cands}
+        positions = {c.fused.doc_id: i for i, c in enumerate(cands, 1)}
+        final: list[tuple[_Candidate, float]] = []
+        blend_of: dict[fusion.DocId, fusion.Blended] = {}
+        if synthetic is not None:
+            for c in cands:
+                final.append((c, max(synthetic[c.fused.doc_id].score, c.floor)))
+            final.sort(key=lambda cs: (-cs[1], positions[cs[0].fused.doc_id]))
+        elif reranker is not None and scored:
+            rerank_scores = {c.fused.doc_id: max(c.rerank, c.floor) for c in scored}
+            for b in fusion.blend([c.fused for c in cands], rerank_scores):
+                blend_of[b.doc_id] = b
+                final.append((by_id[b.doc_id], b.score))
+        else:
+            ceiling = fusion.rrf_ceiling(self.lists)
+            for c in cands:
+                final.append((c, min(1.0, c.fused.score / ceiling) if ceiling else 0.0))
+
+        min_score = max(p.min_score, PIPELINE.score_floor)
+        kept = [(c, s) for c, s in final if s >= min_score - 1e-9]
+        dropped = len(final) - len(kept)
+        if dropped:
+            self.notes.append(f"{dropped} candidates below the score floor {min_score:.2f} dropped")
+        kept = kept[: self.limit]
+        self.kept = [c for c, _ in kept]
+
+        t_prev = time.perf_counter()
+        self._budget = PIPELINE.previews.passage_chars
+        missing = [c for c, _ in kept if c.passage is None]
+        await self._load_chunks(missing, stems_texts)
+        contents = await self.d.read(lambda conn, _a: {
+            c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
+            for c, _ in kept[: self.mode.preview_expand_top]})
+        hits = []
+        for rank, (c, score) in enumerate(kept, 1):
+            hits.append(self._hit(c, score, rank, contents.get(c.doc.mirror_hash), positions[c.fused.doc_id],
+                                  blend_of.get(c.fused.doc_id), synthetic.get(c.fused.doc_id) if synthetic else None,
+                                  reranker is not None))
+        self.clock.stages.append(Stage(name="previews", ms=round((time.perf_counter() - t_prev) * 1000, 3)))
+
+        names = p.collections or [c.name for c in self.d.config.collections]
+        return QueryResult(
+            query=p.query, mode=self.mode.name, hits=hits,
+            counts=QueryCounts(candidates=len(fused), pool=len(cands), reranked=len(scored), returned=len(hits)),
+            distribution=_distribution([c for c, _ in kept]),
+            expansion=self.expansion, degraded=self.degraded, notes=self.notes,
+            took_ms=round((time.perf_counter() - t0) * 1000, 3),
+            explain=self._explain() if p.explain else None,
+            freshness=freshness_list(self.d.watcher, names),
+        )
+
+    def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None, position: int,
+             blended: fusion.Blended | None, synth: fusion.Synthetic | None, reranking: bool) -> QueryHit:
+        d = c.doc
+        rerank_final = max(c.rerank, c.floor) if c.rerank is not None else None
+        if content is not None and fusion.auto_expand_preview(self.mode, rank, rerank_final, len(content[0])):
+            text = content[0]
+            lines = text.count("\n") + 1
+            preview = Preview(text=text, start_line=1, end_line=lines, complete=True)
+        else:
+            f = c.focus or passages.Focus(text="", start_line=1, end_line=1, truncated=False)
+            preview = Preview(text=f.text, start_line=f.start_line, end_line=f.end_line, complete=False,
+                              truncated=f.truncated)
+        explain = None
+        if self.p.explain:
+            f = c.fused
+            floors = []
+            if c.rerank is not None and c.floor > c.rerank:
+                floors.append(f"keyword floor raised rerank {c.rerank:.3f} → {c.floor:.3f}")
+            if synth is not None and c.floor > synth.score:
+                floors.append(f"keyword floor raised synthetic {synth.score:.3f} → {c.floor:.3f}")
+            explain = HitExplain(
+                fused_position=position,
+                contributions=[ListContribution(list=x.list_index, source=x.source, kind=x.kind, rank=x.rank,
+                                                score=x.score, weight=x.weight, rrf=round(x.contribution, 6))
+                               for x in f.contributions],
+                rrf=round(f.rrf, 6), bonus=f.bonus, fusion=round(f.score, 6),
+                fusion_norm=round(blended.fusion_norm if blended else score if synth is None else synth.x, 6),
+                rerank=round(c.rerank, 6) if c.rerank is not None else None,
+                keyword_floor=round(c.floor, 6),
+                synthetic=round(synth.score, 6) if synth is not None else None,
+                fusion_weight=blended.fusion_weight if blended else (0.0 if synth else 1.0),
+                rerank_weight=blended.rerank_weight if blended else 0.0,
+                floors=floors,
+                rerank_input=(RerankInput(chunks=c.passage.seqs, chars=len(c.passage.text), cached=c.rerank_cached)
+                              if c.rerank is not None and c.passage is not None else None),
+            )
+        return QueryHit(
+            docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection, path=d.rel_path,
+            abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title, language=d.language,
+            score=round(score, 6), sources=sorted({x.source for x in c.fused.contributions}),
+            preview=preview, explain=explain,
+        )
+
+    async def passages_for(self, n: int, budget_chars: int) -> list[passages.Passage]:
+        """Best passages of the first `n` results, `budget_chars` each (for `ask`)."""
+        cands = self.kept[:n]
+        await self._load_chunks(cands, [self.p.query])
+        stems_texts = [self.p.query, *(self.expansion.lexical if self.expansion else [])]
+
+        def pick(_conn, analyzers) -> list[passages.Passage]:
+            out = []
+            for c in cands:
+                an = analyzers.get(c.doc.language)
+                out.append(passages.best_passage(c.chunks or [], passages.query_stems(stems_texts, an), an,
+                                                 budget_chars, c.vector_best))
+            return out
+
+        return await self.d.read(pick)
+
+    def _explain(self) -> QueryExplain:
+        return QueryExplain(
+            constants=PIPELINE.explain(), prompt_version=expand.PROMPT_VERSION, stages=self.clock.stages,
+            lists=[ListInfo(source=x.source, kind=x.kind, query=x.label, hits=len(x.doc_ids),
+                            weight=x.effective_weight()) for x in self.lists],
+            strong_signal=self.strong, models=self.models,
+        )
+
+
+def _distribution(cands: list[_Candidate]) -> Distribution:
+    cols: Counter[str] = Counter()
+    tags: Counter[str] = Counter()
+    for c in cands:
+        cols[c.doc.collection] += 1
+        try:
+            meta = json.loads(c.doc.metadata) if c.doc.metadata else {}
+        except ValueError:
+            meta = {}
+        raw = meta.get("tags") if isinstance(meta, dict) else None
+        if isinstance(raw, str):
+            raw = [t.strip() for t in raw.split(",")]
+        for t in raw or []:
+            if isinstance(t, str) and t.strip():
+                tags[t.strip()] += 1
+    return Distribution(collections=dict(cols.most_common()), tags=dict(tags.most_common()))
+
+
+def check_collections(d: Daemon, names: list[str]) -> None:
+    for name in names:
+        if d.collection(name) is None:
+            known = ", ".join(c.name for c in d.config.collections) or "none"
+            raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
+
+
+async def run_query(d: Daemon, p: QueryParams) -> tuple[QueryRun, QueryResult]:
+    check_collections(d, p.collections)
+    if p.wait_s and d.watcher is not None:
+        names = p.collections or [c.name for c in d.config.collections]
+        await d.watcher.wait_idle(names, p.wait_s)
+    run = QueryRun(d, p)
+    try:
+        return run, await run.run()
+    except QuerySyntaxError as e:
+        raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
+
+
+async def query(d: Daemon, p: QueryParams, call: Call) -> QueryResult:
+    return (await run_query(d, p))[1]

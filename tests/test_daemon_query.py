@@ -1,0 +1,208 @@
+"""`query` and `ask` end to end through a real gnod with the real test models:
+MiniLM (embed), a tiny random-weight cross-encoder (rerank: plumbing only) and
+SmolLM2-135M (expansion and answers)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import start_gnod
+from gnod import wire
+from test_daemon_vectors import TOPICS, write_topics
+
+pytestmark = pytest.mark.timeout(300)
+
+STAGES = {"bm25", "expand", "bm25_variants", "embed", "vector", "fusion", "rerank", "previews"}
+
+
+@pytest.fixture(scope="module")
+def models():
+    from testmodels.build import minilm_gguf, reranker_gguf, smollm2_gguf
+
+    return {"embed": str(minilm_gguf()), "rerank": str(reranker_gguf()), "generate": str(smollm2_gguf())}
+
+
+def configure(env: dict, models: dict[str, str]) -> None:
+    cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    lines = ["[models]", "threads = 1"] + [f'{role} = "file:{path}"' for role, path in models.items()]
+    with open(cfg, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory, models):
+    from conftest import cleanup_home, make_env, make_home
+
+    home = make_home()
+    env = make_env(home)
+    root = tmp_path_factory.mktemp("q")
+    configure(env, models)
+    write_topics(root / "notes")
+    (root / "space").mkdir()
+    for rel in ("space/mars.md", "space/moon.md"):
+        (root / rel).write_text(TOPICS[rel])
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(root / "notes")})
+        d.result("collection.add", {"name": "space", "path": str(root / "space")})
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        yield d
+    finally:
+        d.stop()
+        cleanup_home(home)
+
+
+def query(d, **params) -> dict:
+    return d.result("query", params, timeout=120)
+
+
+def test_query_explain_runs_every_stage(hybrid):
+    res = query(hybrid, query="feline pets napping", collections=["notes"], explain=True)
+    paths = [h["path"] for h in res["hits"]]
+    assert "pets/cats.md" in paths[:3], paths  # the random reranker may move it a little
+    scores = [h["score"] for h in res["hits"]]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    ex = res["explain"]
+    stages = {s["name"]: s for s in ex["stages"]}
+    assert STAGES <= set(stages), stages
+    assert stages["rerank"]["skipped"] is None and stages["vector"]["skipped"] is None
+    assert ex["prompt_version"] == "expand-v1"
+    assert ex["constants"]["fusion"]["k"] == 60 and ex["constants"]["score_floor"] == 0.03
+    assert ex["models"]["rerank"].endswith(".gguf") and ex["models"]["embed"].endswith(".gguf")
+    assert {(x["source"], x["kind"]) for x in ex["lists"]} >= {("bm25", "original"), ("vector", "original")}
+    assert res["counts"]["reranked"] == res["counts"]["pool"] <= 20
+    assert res["counts"]["returned"] == len(res["hits"])
+    assert res["distribution"]["collections"] == {"notes": len(res["hits"])}
+    for h in res["hits"]:
+        e = h["explain"]
+        assert e["contributions"] and e["rerank"] is not None and e["rerank_input"]["chunks"]
+        assert (e["fusion_weight"], e["rerank_weight"]) in {(0.75, 0.25), (0.6, 0.4), (0.4, 0.6)}
+        assert h["score"] == pytest.approx(
+            e["fusion_weight"] * e["fusion_norm"] + e["rerank_weight"] * max(e["rerank"], e["keyword_floor"]), abs=1e-5)
+        assert abs(e["rrf"] - sum(c["rrf"] for c in e["contributions"])) < 1e-5
+        assert h["preview"]["text"]
+
+
+def test_expansion_is_cached_and_said_so(hybrid):
+    q = "how do astronauts explore craters"
+    first = query(hybrid, query=q, explain=True)
+    second = query(hybrid, query=q, explain=True)
+    if first["expansion"] is None:  # a strong BM25 signal skips expansion: then it says why
+        assert any("strong BM25 signal" in n for n in first["notes"])
+        return
+    assert first["expansion"]["cached"] is False and second["expansion"]["cached"] is True
+    assert first["expansion"]["lexical"] == second["expansion"]["lexical"]
+    stage = {s["name"]: s for s in second["explain"]["stages"]}["expand"]
+    assert stage["skipped"] == "cached reply (no generation)"
+    # Rerank scores are cached per (query, passage, model) too.
+    reranked = [h["explain"]["rerank_input"] for h in second["hits"] if h["explain"]["rerank_input"]]
+    assert reranked and all(r["cached"] for r in reranked)
+
+
+def test_no_expand_no_rerank_uses_fusion_scores(hybrid):
+    res = query(hybrid, query="bread dough oven", explain=True, expand=False, rerank=False)
+    stages = {s["name"]: s["skipped"] for s in res["explain"]["stages"]}
+    assert stages["expand"] == "--no-expand" and stages["rerank"] == "--no-rerank"
+    assert res["hits"][0]["path"] == "cooking/bread.md" and res["expansion"] is None
+    top = res["hits"][0]["explain"]
+    assert top["rerank"] is None and top["fusion_weight"] == 1.0
+    assert res["counts"]["reranked"] == 0
+
+
+def test_smart_skip_on_few_candidates(hybrid):
+    res = query(hybrid, query="volcano rovers", collections=["space"], explain=True, expand=False)
+    assert res["counts"]["pool"] == 2 and res["counts"]["reranked"] == 0
+    assert any("smart skip" in n for n in res["notes"])
+    assert all(h["score"] <= 0.70 for h in res["hits"]) and res["hits"][0]["path"] == "mars.md"
+    assert res["hits"][0]["explain"]["synthetic"] is not None
+
+
+def test_deep_mode_needs_two_keywords(hybrid):
+    reply = hybrid.rpc("query", {"query": "volcano", "mode": "deep"})
+    assert reply["error"]["code"] == wire.INVALID_QUERY
+    assert "at least 2 keywords" in reply["error"]["message"]
+    res = query(hybrid, query="volcano rovers mars", mode="deep", limit=200, expand=False, rerank=False)
+    assert res["mode"] == "deep" and any("maximum" in n for n in res["notes"])
+
+
+def test_unknown_collection_is_not_found(hybrid):
+    reply = hybrid.rpc("query", {"query": "x", "collections": ["nope"]})
+    assert reply["error"]["code"] == wire.NOT_FOUND
+
+
+def test_ask_streams_tokens_and_cites_only_given_sources(hybrid):
+    with hybrid.connect(timeout=120) as c:
+        c.send("ask", {"query": "What do cats do all day?", "collections": ["notes"], "expand": False}, req_id=7)
+        tokens = []
+        while True:
+            msg = c.recv()
+            if msg.get("method") == "token":
+                assert msg["params"]["id"] == 7
+                tokens.append(msg["params"]["text"])
+                continue
+            if "method" in msg:
+                continue
+            break
+    assert "error" not in msg, msg
+    res = msg["result"]
+    assert res["considered"] and res["model"].endswith(".gguf")
+    assert tokens, "the answer was not streamed"
+    if res["abstained"]:
+        assert res["answer"] is None and res["abstain_reason"] and res["sources"] == []
+    else:
+        import re
+
+        cited = {int(n) for n in re.findall(r"\[(\d+)\]", res["answer"])}
+        assert cited == set(range(1, len(res["sources"]) + 1))
+        assert {s["docid"] for s in res["sources"]} <= {s["docid"] for s in res["considered"]}
+
+
+def test_ask_without_answer_returns_sources(hybrid):
+    res = hybrid.result("ask", {"query": "baking bread", "answer": False, "sources": 2, "expand": False},
+                        timeout=120)
+    assert res["answer"] is None and not res["abstained"] and res["model"] is None
+    assert 1 <= len(res["considered"]) <= 2 and res["considered"][0]["n"] == 1
+
+
+def test_missing_models_degrade_with_one_message_each(env, tmp_path):
+    write_topics(tmp_path / "notes")  # no [models] config: the preset's files are not downloaded
+    for i in range(5):  # enough candidates that the reranker is wanted (no smart skip)
+        (tmp_path / "notes" / f"oven{i}.md").write_text(f"# Oven {i}\n\nAn oven heats food; note {i}.\n")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
+        res = d.result("query", {"query": "bread oven baking", "explain": True})
+        assert res["hits"][0]["path"] == "cooking/bread.md"
+        text = " | ".join(res["degraded"])
+        assert "no vector search" in text and "no reranker" not in text
+        assert any(m.startswith("no generate model") for m in res["degraded"]) or res["expansion"] is None
+        assert any(m.startswith("no rerank model") and "gnoctl models pull rerank" in m for m in res["degraded"])
+        assert len(res["degraded"]) == len(set(res["degraded"]))
+        # Nothing matches: ask abstains instead of failing for the missing generator.
+        a = d.result("ask", {"query": "zebra quantum chromodynamics"})
+        assert a["abstained"] and "nothing in your collections" in a["abstain_reason"]
+        # Something matches but there is no generator: a clear MODEL_UNAVAILABLE with the fix.
+        reply = d.rpc("ask", {"query": "bread oven baking"})
+        assert reply["error"]["code"] == wire.MODEL_UNAVAILABLE and "--no-answer" in reply["error"]["message"]
+        assert d.alive()
+    finally:
+        d.stop()
+
+
+def test_cli_query_explain_and_ask(hybrid, run_cli):
+    from conftest import cli_json
+
+    env = hybrid.env
+    res = cli_json("query", "feline", "pets", "napping", "-c", "notes", "--explain", "--json", env=env)
+    assert "pets/cats.md" in [h["path"] for h in res["hits"][:3]] and res["explain"]["stages"]
+    r = run_cli("query", "bread", "dough", "--no-expand", "--md", env=env)
+    assert r.returncode == 0 and "cooking/bread.md" in r.stdout
+    r = run_cli("query", "volcano", "--mode", "deep", "--md", env=env)
+    assert r.returncode == 1 and "at least 2 keywords" in r.stderr
+    r = run_cli("query", "volcano", "--mode", "deep", "--json", env=env)
+    assert r.returncode == 1 and '"INVALID_QUERY"' in r.stdout
+    r = run_cli("ask", "how", "do", "I", "bake", "bread", "--no-answer", "--files", env=env)
+    assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md")
