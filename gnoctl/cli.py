@@ -6,6 +6,7 @@ tests/test_thin_client.py fails when they drift apart.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Optional
 
 import typer
@@ -105,6 +106,102 @@ def vsearch(
     """
     _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [],
                            _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+
+
+class Mode(str, Enum):
+    standard = "standard"
+    deep = "deep"
+
+
+ModeOpt = Annotated[Mode, typer.Option("--mode", help="standard: fast, up to 32 results; deep: a bigger pool, up "
+                                                      "to 100 results, needs at least 2 keywords.")]
+NoExpandOpt = Annotated[bool, typer.Option("--no-expand", help="Do not generate query variants with the LLM "
+                                                               "(they are skipped anyway when BM25 is confident).")]
+NoRerankOpt = Annotated[bool, typer.Option("--no-rerank", help="Keep the fused order; do not run the "
+                                                               "cross-encoder.")]
+
+
+@app.command()
+def query(
+    query: Annotated[list[str], typer.Argument(help="What you are looking for: keywords or a question.")],
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000,
+                                       help="Number of results (at most 32 in standard mode, 100 in deep).")] = 10,
+    mode: ModeOpt = Mode.standard,
+    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
+                                             help="Drop results below this final score.")] = 0.0,
+    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+                                                            help="Only this collection (repeatable).")] = None,
+    no_expand: NoExpandOpt = False,
+    no_rerank: NoRerankOpt = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
+                                                            "reranker, blend, floors; and each stage's time.")] = False,
+    wait: Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
+                                        help="First wait up to SECONDS for changes the watcher has seen "
+                                             "to be indexed (read-your-writes after saving a file).")] = 0.0,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
+    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
+    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
+    no_autostart: Annotated[bool, typer.Option("--no-autostart",
+                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+) -> None:
+    """Hybrid search: BM25 and vectors, LLM query variants, fused and reranked.
+
+    The best documents for the query, each with its best passage (or the whole
+    document when it is short and clearly relevant). A confident BM25 match skips
+    the expansion; a missing model does not fail the query: that part is skipped
+    and named in a "degraded" line (see `gnoctl doctor`). Scores are in [0, 1].
+    As in `search`, `-word` is a negated term; put a query that starts with `--`
+    after `--`.
+
+    Exit: 0 ok, 1 bad input (including --mode deep with fewer than 2 keywords:
+    INVALID_QUERY), 2 model or runtime error, 3 daemon not running (with
+    --no-autostart).
+    """
+    _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
+                         not no_rerank, explain, _fmt(json_, files, csv, md, xml),
+                         False if no_autostart else None, wait))
+
+
+@app.command()
+def ask(
+    question: Annotated[list[str], typer.Argument(help="A question about your documents.")],
+    sources: Annotated[int, typer.Option("-n", "--sources", min=1, max=10,
+                                         help="Most sources given to the model.")] = 5,
+    mode: ModeOpt = Mode.standard,
+    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+                                                            help="Only this collection (repeatable).")] = None,
+    no_expand: NoExpandOpt = False,
+    no_rerank: NoRerankOpt = False,
+    no_answer: Annotated[bool, typer.Option("--no-answer", help="Only find the sources; generate "
+                                                                "nothing (no generate model needed).")] = False,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, max=4096,
+                                            help="Longest answer, in tokens.")] = 512,
+    explain: Annotated[bool, typer.Option("--explain", help="Also show how the sources were retrieved "
+                                                            "(as `query --explain`).")] = False,
+    json_: JsonOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="The cited sources' absolute paths.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="The sources as CSV with a header row.")] = False,
+    md: Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")] = False,
+    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
+    no_autostart: Annotated[bool, typer.Option("--no-autostart",
+                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+) -> None:
+    """Answer a question from your documents, citing them as [1], [2]…
+
+    Retrieves as `gnoctl query` does, then the generate model answers from the best
+    sources only. On a terminal the answer streams as it is written; the final text,
+    with its citations numbered in order, then replaces it, followed by the sources.
+    When the sources do not answer the question it says so instead (exit 0).
+
+    Exit: 0 ok (also when it abstains), 1 bad input, 2 no generate model (see
+    `gnoctl doctor`; --no-answer needs none) or another runtime error, 3 daemon not
+    running (with --no-autostart).
+    """
+    _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
+                       not no_answer, max_tokens, explain, _fmt(json_, files, csv, md, xml),
+                       False if no_autostart else None))
 
 
 @app.command()
@@ -326,10 +423,53 @@ def daemon_logs(
     _exit(commands.daemon_logs(follow, lines))
 
 
+# Commands whose words may start with a dash: `-staging` is a negated query term, as for search.
+WORD_COMMANDS = ("query", "ask")
+
+
+def split_words(command, args: list[str]) -> tuple[list[str], list[str]]:
+    """Option tokens (with their values) and query words of a click command's arguments.
+
+    click would read `-staging` as `-s -t -a …`; like gnoctl.main.classify for search,
+    a single-dash word that is not one of the command's options is a query word, and a
+    short option keeps an attached number (`-n5`).
+    """
+    takes: set[str] = set()  # options that take a value
+    flags: set[str] = set()
+    for p in command.params:
+        if getattr(p, "param_type_name", None) == "option":
+            (flags if p.is_flag else takes).update([*p.opts, *p.secondary_opts])
+    options: list[str] = []
+    words: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            words.extend(args[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            words.append(arg)
+        elif arg.startswith("--") or arg in takes or arg in flags:
+            options.append(arg)
+            if arg in takes and i < len(args):
+                options.append(args[i])
+                i += 1
+        elif arg[:2] in takes and arg[2:].isdigit():
+            options.append(arg)
+        else:
+            words.append(arg)
+    return options, words
+
+
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
+    group = typer.main.get_command(app)
+    if argv and argv[0] in WORD_COMMANDS:
+        options, words = split_words(group.commands[argv[0]], argv[1:])
+        argv = [argv[0], *options, "--", *words]
     try:
-        result = typer.main.get_command(app).main(args=argv, prog_name="gnoctl", standalone_mode=False)
+        result = group.main(args=argv, prog_name="gnoctl", standalone_mode=False)
     except typer.Abort:
         return 130
     except Exception as e:

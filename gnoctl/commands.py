@@ -15,7 +15,7 @@ import time
 from gnod import wire
 from gnod.paths import Paths
 from gnoctl.client import Client, DaemonError, is_running, start_daemon
-from gnoctl.output import ProgressLine, print_error, search_text
+from gnoctl.output import AnswerStream, ProgressLine, ask_text, print_error, query_text, search_text
 
 
 def _default_format() -> str:
@@ -398,6 +398,46 @@ def vsearch(query: str, limit: int, min_score: float, collections: list[str], fm
         result = Client(autostart=autostart).call(
             "vsearch", {"query": query, "limit": limit, "min_score": min_score, "collections": collections})
         out = search_text(result if fmt == "json" else _as_search_hits(result), fmt, sys.stdout.isatty())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
+def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
+          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0) -> int:
+    def go(fmt: str) -> int:
+        if not query.strip():
+            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
+        params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
+                  "expand": expand, "rerank": rerank, "explain": explain}
+        if wait_s:
+            params["wait_s"] = wait_s
+        result = Client(autostart=autostart).call("query", params)
+        out = query_text(result, fmt, sys.stdout.isatty())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
+def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
+        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None) -> int:
+    def go(fmt: str) -> int:
+        if not question.strip():
+            raise DaemonError(wire.INVALID_QUERY, "empty question: ask something")
+        # Tokens are a preview for a person watching stderr; JSON and pipes get the final result only.
+        stream = AnswerStream(answer and fmt != "json" and sys.stderr.isatty())
+        params = {"query": question, "sources": sources, "mode": mode, "collections": collections,
+                  "expand": expand, "rerank": rerank, "answer": answer, "stream": stream.enabled,
+                  "max_tokens": max_tokens, "explain": explain}
+        try:
+            result = Client(autostart=autostart).call("ask", params, on_notify=stream)
+        finally:
+            stream.clear()
+        out = ask_text(result, fmt, sys.stdout.isatty())
         if out:
             print(out)
         return 0

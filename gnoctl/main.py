@@ -1,6 +1,6 @@
 """gnoctl entry point: a hand-parsed fast path for the hot commands, typer for the rest.
 
-`gnoctl search` and `gnoctl get` are what editors and agents call in a loop, so they
+`gnoctl search`, `query` and `get` are what editors and agents call in a loop, so they
 must not pay typer's import (90–300 ms here). Their options are parsed by hand from
 `FAST_OPTIONS`, which a test keeps in step with the typer definitions; anything the
 fast parser does not understand (`--help`, a typo, a new option) goes to typer,
@@ -27,6 +27,17 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         "-n": ("limit", "int"), "--limit": ("limit", "int"),
         "--min-score": ("min_score", "float"),
         "-c": ("collections", "list"), "--collection": ("collections", "list"),
+        "--no-autostart": ("no_autostart", "flag"),
+        **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
+    },
+    "query": {
+        "-n": ("limit", "int"), "--limit": ("limit", "int"),
+        "--mode": ("mode", "str"),
+        "--min-score": ("min_score", "float"),
+        "--wait": ("wait_s", "float"),
+        "-c": ("collections", "list"), "--collection": ("collections", "list"),
+        "--no-expand": ("no_expand", "flag"), "--no-rerank": ("no_rerank", "flag"),
+        "--explain": ("explain", "flag"),
         "--no-autostart": ("no_autostart", "flag"),
         **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     },
@@ -71,7 +82,7 @@ def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
                 i += 1
         elif arg[:2] in spec and spec[arg[:2]][1] == "int" and arg[2:].isdigit():
             options.append(arg)
-        elif command in ("search", "vsearch"):
+        elif command in ("search", "vsearch", "query"):
             words.append(arg)
         else:
             options.append(arg)
@@ -135,6 +146,17 @@ def _fast(argv: list[str]) -> int | None:
         if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0:
             return None
         return commands.vsearch(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart)
+    if argv[0] == "query":
+        limit = opts.get("limit", 10)
+        score = opts.get("min_score", 0.0)
+        wait_s = opts.get("wait_s", 0.0)
+        mode = opts.get("mode", "standard")
+        if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
+                or mode not in ("standard", "deep")):
+            return None
+        return commands.query(" ".join(words), limit, mode, score, opts["collections"], not opts.get("no_expand"),
+                              not opts.get("no_rerank"), bool(opts.get("explain")), opts.get("format"), autostart,
+                              wait_s)
     if len(words) != 1:
         return None
     return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)

@@ -13,8 +13,12 @@ name=$(basename "$(cd "$folder" && pwd)")
 if $G collection list --json | grep -q "\"name\": \"$name\""; then
   $G update "$name"
 else
-  $G collection add "$folder"
+  # docs/schemas/ is generated JSON: not what the demo query is about.
+  $G collection add "$folder" --exclude 'schemas/'
 fi
 echo "--- gnoctl search \"$query\""
 $G search "$query" -n 5 --md
+# Hybrid search: without downloaded models (gnoctl models pull) it says what it skipped.
+echo "--- gnoctl query \"$query\""
+$G query "$query" -n 3
 $G status

@@ -107,7 +107,7 @@ def _typer_options(name: str) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize("command", ["search", "vsearch", "get"])
+@pytest.mark.parametrize("command", ["search", "vsearch", "query", "get"])
 def test_fast_options_match_typer_options(command):
     typer_opts = _typer_options(command)
     typer_names = set(typer_opts) - {"--help"}
@@ -126,7 +126,7 @@ def test_fast_options_match_typer_options(command):
         base = [a for a in typing.get_args(hint) if a is not type(None)][0] if typing.get_origin(hint) is typing.Union else hint
         base = typing.get_origin(base) or base
         expected = {"flag": bool, "int": int, "float": float, "str": str, "list": list}[kind]
-        assert base is expected, (opt, kind, hint)
+        assert base is expected or (kind == "str" and issubclass(base, str)), (opt, kind, hint)
 
 
 def test_fast_format_flags_are_typer_search_flags():
@@ -151,6 +151,12 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
                 "format": fmt}
         return opts, list(p["query"])
+    if command == "query":
+        fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
+        opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
+                "mode": p["mode"].value, "no_expand": p["no_expand"], "no_rerank": p["no_rerank"],
+                "explain": p["explain"], "wait_s": p["wait"], "format": fmt}
+        return opts, list(p["query"])
     opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"],
             "format": "json" if p["json_"] else None}
     return opts, [p["ref"]]
@@ -162,9 +168,13 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except _Fallback:
         return "fallback"
     opts.pop("no_autostart", None)
-    if command == "search":
+    if command in ("search", "query"):
         opts.setdefault("limit", 10)
         opts.setdefault("min_score", 0.0)
+        if command == "query":
+            for k, v in (("mode", "standard"), ("no_expand", False), ("no_rerank", False), ("explain", False),
+                         ("wait_s", 0.0)):
+                opts.setdefault(k, v)
     else:
         opts.setdefault("from_line", None)
         opts.setdefault("lines", None)
@@ -187,6 +197,9 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("search", ["deploy", "--", "-n", "--json"]),
         ("search", ["deploy", "-quux"]),
         ("search", ["deploy", "-"]),
+        ("query", ["deploy", "-staging", "-n", "5", "--no-expand", "--json"]),
+        ("query", ["deploy", "--mode", "deep", "--no-rerank", "--explain", "-c", "a", "--wait=2"]),
+        ("query", ["deploy", "--mode=deep", "--min-score", "0.2", "--md"]),
         ("get", ["notes/a.md"]),
         ("get", ["notes/a.md:12", "--json"]),
         ("get", ["notes/a.md", "--from-line", "3", "-l", "2"]),

@@ -1,0 +1,620 @@
+"""gnoctl's renderers for `query` and `ask` results, in all six formats.
+
+The inputs are built from the protocol Structs (gnod.protocol) and encoded as the
+daemon encodes them, so a renderer that reads a field the protocol does not have
+fails here. Titles, paths and texts carry the characters each format must escape.
+The daemon side of both methods has its own end-to-end tests; here a fake daemon on a
+real socket checks what gnoctl sends and how it streams `token` notifications.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import xml.etree.ElementTree as ET
+
+import msgspec
+import pytest
+import typer.main
+
+from gnod import protocol as P
+from gnod.search.constants import PIPELINE
+from gnoctl import cli, commands
+from gnoctl.output import FORMATS, AnswerStream, ask_text, query_text
+
+ESC = "\x1b"
+TITLE = 'Deploy | "billing" <&> *now*'
+ODD_PATH = 'we`ird,|path".md'
+ODD_TITLE = "Line one\nline two _x_ [l](u) \x1b[31mred"
+
+
+def _explain(position: int, rerank: float | None, *, floors: list[str], cached: bool) -> P.HitExplain:
+    c1 = P.ListContribution(list=0, source="bm25", kind="original", rank=position, score=0.93, weight=2.0,
+                            rrf=2.0 / (60 + position))
+    c2 = P.ListContribution(list=2, source="vector", kind="hyde", rank=position + 1, score=None, weight=1.4,
+                            rrf=1.4 / (61 + position))
+    rrf = c1.rrf + c2.rrf
+    bonus = 0.05 if position == 1 else 0.0
+    return P.HitExplain(fused_position=position, contributions=[c1, c2], rrf=rrf, bonus=bonus, fusion=rrf + bonus,
+                        fusion_norm=1.0 if position == 1 else 0.25, rerank=rerank, keyword_floor=0.15,
+                        synthetic=None if rerank is not None else 0.42, fusion_weight=0.75, rerank_weight=0.25,
+                        floors=floors, rerank_input=P.RerankInput(chunks=[0, 2], chars=1840, cached=cached))
+
+
+def make_query(*, explain: bool = True, hits: bool = True) -> dict:
+    """A realistic QueryResult (as the daemon encodes it), with escaping hazards."""
+    found = [
+        P.QueryHit(docid=1, uri="gno://docs/guides/deploy.md", collection="docs", path="guides/deploy.md",
+                   abs_path="/srv/docs/guides/deploy.md", title=TITLE, language="english", score=0.912,
+                   sources=["bm25", "vector"],
+                   preview=P.Preview(text="# Deployment\n\nRun the release pipeline.\n\nWatch the dashboards.\nRoll back.\n",
+                                     start_line=1, end_line=7, complete=True),
+                   explain=_explain(1, 0.95, floors=[], cached=False) if explain else None),
+        P.QueryHit(docid=2, uri=f"gno://notes/{ODD_PATH}", collection="notes", path=ODD_PATH,
+                   abs_path=f"/srv/notes/{ODD_PATH}", title=ODD_TITLE, language=None, score=0.4, sources=["vector"],
+                   preview=P.Preview(text='a, "quoted", cell\nsecond\x07 line', start_line=12, end_line=13,
+                                     complete=False, truncated=True),
+                   explain=_explain(2, None, floors=["keyword"], cached=True) if explain else None),
+    ] if hits else []
+    query = 'deploy "billing" <prod> & more'
+    lists = [P.ListInfo(source="bm25", kind="original", query=query, hits=12, weight=2.0),
+             P.ListInfo(source="vector", kind="original", query=query, hits=20, weight=2.0),
+             P.ListInfo(source="vector", kind="hyde", query="To deploy billing, run the release pipeline.", hits=20,
+                        weight=1.4)]
+    result = P.QueryResult(
+        query=query, mode="standard", hits=found,
+        counts=P.QueryCounts(candidates=40, pool=32, reranked=20, returned=len(found)),
+        distribution=P.Distribution(collections={"docs": 1, "notes": 1} if hits else {},
+                                    tags={"ops": 2, "release": 1} if hits else {}),
+        expansion=P.ExpansionInfo(lexical=["billing deploy", "release pipeline"], semantic=["ship the billing app"],
+                                  hyde="To deploy billing, run the release pipeline.", model="hf:org/repo/gen.gguf",
+                                  prompt="en", prompt_version="expand-v2", cached=True),
+        degraded=["rerank: the rerank model is not downloaded (gnoctl models pull rerank)"],
+        notes=["limit capped at 32 in standard mode"], took_ms=123.4,
+        explain=P.QueryExplain(
+            constants=PIPELINE.explain(), prompt_version="expand-v2",
+            stages=[P.Stage(name="strong_signal", ms=0.4), P.Stage(name="expand", ms=0.0, skipped="cached"),
+                    P.Stage(name="rerank", ms=0.0, skipped="no rerank model")],
+            lists=lists, strong_signal={"top": 0.71, "gap": 0.05, "strong": False},
+            models={"embed": "hf:org/repo/embed.gguf", "generate": "hf:org/repo/gen.gguf"}) if explain else None,
+    )
+    return msgspec.to_builtins(result)
+
+
+SOURCES = [
+    P.Source(n=1, docid=1, uri="gno://docs/guides/deploy.md", title=TITLE, path="guides/deploy.md",
+             abs_path="/srv/docs/guides/deploy.md", collection="docs", start_line=3, end_line=5, score=0.91),
+    P.Source(n=2, docid=2, uri=f"gno://notes/{ODD_PATH}", title=ODD_TITLE, path=ODD_PATH,
+             abs_path=f"/srv/notes/{ODD_PATH}", collection="notes", start_line=12, end_line=13, score=0.4),
+    P.Source(n=3, docid=1, uri="gno://docs/guides/deploy.md", title=TITLE, path="guides/deploy.md",
+             abs_path="/srv/docs/guides/deploy.md", collection="docs", start_line=6, end_line=7, score=0.3),
+]
+ANSWER = "Run the release pipeline [1], then watch the <dashboards> & roll back [2][3]."
+
+
+def make_ask(*, explain: bool = False, **overrides) -> dict:
+    considered = [msgspec.structs.replace(s, n=n) for n, s in zip((2, 1, 3), SOURCES)]
+    fields = dict(query='How do I "deploy" <billing>?', answer=ANSWER, abstained=False, abstain_reason=None,
+                  sources=SOURCES, considered=considered, model="hf:org/repo/gen.gguf",
+                  retrieval=msgspec.convert(make_query(explain=explain), P.QueryResult), took_ms=2345.0)
+    fields.update(overrides)
+    return msgspec.to_builtins(P.AskResult(**fields))
+
+
+def abstained() -> dict:
+    return make_ask(answer=None, abstained=True, abstain_reason="The sources do not say how to deploy billing.",
+                    sources=[])
+
+
+def no_answer() -> dict:
+    return make_ask(answer=None, sources=[], model=None)
+
+
+# --- every format, every shape ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(
+    "result", [make_query(), make_query(explain=False), make_query(hits=False)], ids=["explain", "plain", "empty"])
+def test_query_renders_in_every_format(fmt, result):
+    out = query_text(result, fmt, tty=False)
+    assert isinstance(out, str)
+    if fmt != "csv":  # CSV is data: it keeps every character (test_query_csv_round_trips_awkward_text)
+        assert ESC not in out  # no colour off a terminal, and no escape sequence from a document
+    if result["hits"]:
+        assert out
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("make", [make_ask, abstained, no_answer, lambda: make_ask(explain=True)],
+                         ids=["answer", "abstained", "no-answer", "explain"])
+def test_ask_renders_in_every_format(fmt, make):
+    out = ask_text(make(), fmt, tty=False)
+    assert isinstance(out, str) and (ESC not in out or fmt == "csv")
+
+
+def test_json_is_the_result_itself():
+    for result, render in ((make_query(), query_text), (make_ask(explain=True), ask_text)):
+        assert json.loads(render(result, "json", False)) == result
+
+
+# --- query --------------------------------------------------------------------------------------
+
+
+def test_query_human():
+    out = query_text(make_query(explain=False), "human", tty=False)
+    lines = out.splitlines()
+    assert lines[0] == f" 1. 0.91  docs/guides/deploy.md:1  {TITLE}  [whole document]"
+    assert lines[1:4] == ["      # Deployment", "      Run the release pipeline.", "      Watch the dashboards."]
+    assert lines[4] == f" 2. 0.40  notes/{ODD_PATH}:12  Line one line two _x_ [l](u) [31mred"  # one line, no ESC
+    assert lines[5:7] == ['      a, "quoted", cell', "      second line"]
+    tail = lines[7:]
+    assert tail == [
+        "Reranked 20 of 32, returned 2 (40 candidates, 123 ms)",
+        "by collection: docs 1, notes 1",
+        "by tag: ops 2, release 1",
+        "degraded: rerank: the rerank model is not downloaded (gnoctl models pull rerank)",
+        "note: limit capped at 32 in standard mode",
+    ]
+    assert "explain" not in out and "rrf" not in out
+
+
+def test_query_human_colours_only_on_a_terminal():
+    out = query_text(make_query(explain=False), "human", tty=True)
+    assert f"{ESC}[33m0.91{ESC}[0m" in out
+    assert f"{ESC}[31m" not in out  # the title's own escape sequence is gone
+
+
+def test_query_human_without_hits():
+    out = query_text(make_query(hits=False, explain=False), "human", tty=False).splitlines()
+    assert out[0] == "No results."
+    assert out[1] == "Reranked 20 of 32, returned 0 (40 candidates, 123 ms)"
+    assert out[-1].startswith("note: ")
+
+
+def test_query_human_explain():
+    out = query_text(make_query(), "human", tty=False)
+    first = out.split(" 2. ")[0]
+    # Per hit: every list's vote (with the list's query), fusion, reranker, blend, floors, reranker input.
+    assert '      found by bm25, vector' in first
+    assert "      fused #1: rrf 0.0554 + bonus 0.05 = 0.1054, normalized 1" in first
+    assert '        bm25:original "deploy "billing" <prod> & more" #1/0.93 ×2 → 0.0328' in first
+    assert '        vector:hyde "To deploy billing, run the release pipeline." #2/- ×1.4 → 0.0226' in first
+    assert "      rerank 0.95, keyword floor 0.15, synthetic -, blend 0.75 fusion + 0.25 rerank" in first
+    assert "      rerank input: chunks 0, 2, 1840 chars" in first
+    second = out.split(" 2. ")[1].split("Reranked")[0]
+    assert "rerank -, keyword floor 0.15, synthetic 0.42" in second
+    assert "floors applied: keyword" in second and "1840 chars, cached" in second
+    # Per query, after the results and the counts.
+    per_query = out.split("\nexplain\n")[1]
+    assert out.index("Reranked 20 of 32") < out.index("\nexplain\n")
+    for line in [
+        "  expansion: hf:org/repo/gen.gguf, prompt en expand-v2, cached",
+        "    lex: billing deploy | release pipeline",
+        "    vec: ship the billing app",
+        "    hyde: To deploy billing, run the release pipeline.",
+        "  strong signal: top 0.71, gap 0.05, strong false",
+        "    strong_signal  0.4 ms",
+        "    expand         skipped: cached",
+        "    rerank         skipped: no rerank model",
+        '    [2] vector:hyde "To deploy billing, run the release pipeline." 20 hits ×1.4',
+        "  models: embed hf:org/repo/embed.gguf, generate hf:org/repo/gen.gguf",
+        "  prompt version: expand-v2",
+        '    score_floor 0.03',
+    ]:
+        assert line in per_query.splitlines(), line
+    fusion = next(ln for ln in per_query.splitlines() if ln.startswith("    fusion "))
+    assert json.loads(fusion.split(" ", 5)[-1])["k"] == PIPELINE.fusion.k  # compact JSON
+
+
+def test_query_files():
+    assert query_text(make_query(), "files", False).splitlines() == [
+        "/srv/docs/guides/deploy.md", f"/srv/notes/{ODD_PATH}"]
+    assert query_text(make_query(hits=False), "files", False) == ""
+
+
+def test_query_csv_round_trips_awkward_text():
+    result = make_query()
+    rows = list(csv.reader(io.StringIO(query_text(result, "csv", False))))
+    assert rows[0] == ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete",
+                       "preview", "rrf", "bonus", "fusion_norm", "rerank", "keyword_floor", "synthetic"]
+    assert len(rows) == 3 and all(len(r) == len(rows[0]) for r in rows)
+    second = dict(zip(rows[0], rows[2]))
+    assert second["path"] == ODD_PATH and second["title"] == ODD_TITLE  # commas, quotes, newlines intact
+    assert second["preview"] == result["hits"][1]["preview"]["text"]
+    assert (second["rank"], second["score"], second["line"], second["complete"]) == ("2", "0.4000", "12", "false")
+    assert (second["rerank"], second["synthetic"]) == ("", "0.4200")
+    plain = list(csv.reader(io.StringIO(query_text(make_query(explain=False), "csv", False))))
+    assert "rrf" not in plain[0] and len(plain[0]) == 10
+
+
+def _md_cells(row: str) -> list[str]:
+    """Cells of a GFM table row: split on pipes that are not backslash-escaped."""
+    cells, cur, i = [], "", 1
+    while i < len(row) - 1:
+        if row[i] == "\\":
+            cur += row[i:i + 2]
+            i += 2
+            continue
+        if row[i] == "|":
+            cells.append(cur.strip())
+            cur = ""
+        else:
+            cur += row[i]
+        i += 1
+    return cells + [cur.strip()]
+
+
+def test_query_md_escapes_table_cells():
+    out = query_text(make_query(explain=False), "md", False)
+    lines = out.splitlines()
+    assert lines[:2] == ["| # | score | document | title | found by |", "|---|---|---|---|---|"]
+    first, second = _md_cells(lines[2]), _md_cells(lines[3])
+    assert len(first) == len(second) == 5
+    assert first[:3] == ["1", "0.912", "`docs/guides/deploy.md:1`"]
+    assert first[3] == r'Deploy \| "billing" \<&\> \*now\* *(whole document)*'
+    assert second[2] == '``we`ird,\\|path".md:12``'.replace("we", "notes/we")  # backtick inside: longer fence
+    assert second[3] == r"Line one line two \_x\_ \[l\](u) \[31mred"
+    assert second[4] == "vector"
+    assert "Reranked 20 of 32, returned 2 (40 candidates, 123 ms)" in lines
+    assert "By tag: ops 2, release 1" in lines
+    assert "- degraded: rerank: the rerank model is not downloaded (gnoctl models pull rerank)" in lines
+    assert "## Explain" not in out
+
+
+def test_query_md_explain():
+    out = query_text(make_query(), "md", False)
+    assert "## Explain" in out
+    assert "1. `docs/guides/deploy.md:1`" in out
+    assert "    - floors applied: keyword" in out
+    block = out.split("```text\n")[1].split("\n```")[0]
+    assert "prompt version: expand-v2" in block and "stages:" in block
+
+
+def test_query_xml_escapes_and_explains():
+    result = make_query()
+    root = ET.fromstring(query_text(result, "xml", False))
+    assert root.tag == "results" and root.get("query") == result["query"] and root.get("mode") == "standard"
+    hits = root.findall("result")
+    assert int(root.get("count")) == len(hits) == 2
+    assert hits[0].find("title").text == TITLE
+    assert hits[1].get("path") == ODD_PATH and hits[1].get("sources") == "vector"
+    assert hits[1].find("title").text == "Line one\nline two _x_ [l](u) [31mred"  # control characters dropped
+    preview = hits[1].find("preview")
+    assert preview.text == 'a, "quoted", cell\nsecond line'
+    assert (preview.get("line"), preview.get("complete"), preview.get("truncated")) == ("12", "false", "true")
+    ex = hits[1].find("explain")
+    assert ex.get("rerank") is None and ex.get("synthetic") == "0.4200" and ex.get("fused_position") == "2"
+    contributions = ex.findall("contribution")
+    assert [(c.get("list"), c.get("source"), c.get("kind"), c.get("rank")) for c in contributions] == [
+        ("0", "bm25", "original", "2"), ("2", "vector", "hyde", "3")]
+    assert contributions[1].get("score") is None
+    assert [f.text for f in ex.findall("floor")] == ["keyword"]
+    assert ex.find("rerank_input").attrib == {"chunks": "0 2", "chars": "1840", "cached": "true"}
+    assert root.find("counts").attrib == {"candidates": "40", "pool": "32", "reranked": "20", "returned": "2",
+                                          "took_ms": "123.4000"}
+    assert {t.get("name"): t.get("count") for t in root.find("distribution").findall("tag")} == {
+        "ops": "2", "release": "1"}
+    assert [d.text for d in root.findall("degraded")] == result["degraded"]
+    assert [n.text for n in root.findall("note")] == result["notes"]
+    assert [x.text for x in root.find("expansion").findall("lexical")] == ["billing deploy", "release pipeline"]
+    qx = root.find("explain")
+    assert [(s.get("name"), s.get("skipped")) for s in qx.findall("stage")] == [
+        ("strong_signal", None), ("expand", "cached"), ("rerank", "no rerank model")]
+    assert qx.findall("list")[0].text == result["query"]
+    assert json.loads(qx.find("constants").text) == result["explain"]["constants"]
+    assert json.loads(qx.find("strong_signal").text) == result["explain"]["strong_signal"]
+
+
+# --- ask ----------------------------------------------------------------------------------------
+
+
+def test_ask_human():
+    lines = ask_text(make_ask(), "human", tty=False).splitlines()
+    assert lines[0] == ANSWER
+    assert lines[1:6] == [
+        "",
+        "Sources:",
+        f"  [1] {TITLE} — docs/guides/deploy.md:3",
+        f"  [2] Line one line two _x_ [l](u) [31mred — notes/{ODD_PATH}:12",
+        f"  [3] {TITLE} — docs/guides/deploy.md:6",
+    ]
+    assert lines[6].startswith("degraded: ") and lines[7].startswith("note: ")
+
+
+def test_ask_human_abstains_clearly():
+    lines = ask_text(abstained(), "human", tty=False).splitlines()
+    assert lines[0] == "No answer: The sources do not say how to deploy billing."
+    assert lines[1] == "Sources considered:"
+    assert lines[2] == f"  [2] {TITLE} — docs/guides/deploy.md:3"
+
+
+def test_ask_human_no_answer_lists_considered_sources():
+    lines = ask_text(no_answer(), "human", tty=False).splitlines()
+    assert lines[0] == "Sources (no answer requested):"
+    assert [ln.split("]")[0] for ln in lines[1:4]] == ["  [2", "  [1", "  [3"]
+
+
+def test_ask_human_explain_shows_the_retrieval():
+    out = ask_text(make_ask(explain=True), "human", tty=False)
+    assert "\nRetrieval:\n 1. 0.91  docs/guides/deploy.md:1" in out
+    assert "fused #1: rrf" in out and "\nexplain\n" in out
+    assert out.count("degraded: ") == 1
+
+
+def test_ask_files_are_the_cited_documents():
+    assert ask_text(make_ask(), "files", False).splitlines() == [
+        "/srv/docs/guides/deploy.md", f"/srv/notes/{ODD_PATH}"]  # each document once
+    assert ask_text(abstained(), "files", False) == ""  # nothing is cited
+    no = no_answer()
+    no["considered"] = no["considered"][1:]
+    assert ask_text(no, "files", False).splitlines() == [
+        f"/srv/notes/{ODD_PATH}", "/srv/docs/guides/deploy.md"]  # --no-answer: the selection
+
+
+def test_ask_csv():
+    rows = list(csv.reader(io.StringIO(ask_text(make_ask(), "csv", False))))
+    assert rows[0] == ["n", "score", "collection", "path", "line", "end_line", "title", "abs_path", "kind"]
+    assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
+    assert rows[2][3] == ODD_PATH and rows[2][6] == ODD_TITLE and rows[2][8] == "cited"
+    rows = list(csv.reader(io.StringIO(ask_text(no_answer(), "csv", False))))
+    assert {r[8] for r in rows[1:]} == {"considered"}
+
+
+def test_ask_md():
+    lines = ask_text(make_ask(), "md", False).splitlines()
+    assert lines[0] == r'# How do I "deploy" \<billing\>?'
+    assert lines[2] == ANSWER  # the answer is Markdown already
+    assert lines[4] == "## Sources"
+    rows = [_md_cells(ln) for ln in lines[6:] if ln.startswith("| ") and not ln.startswith("| #")]
+    assert [r[0] for r in rows] == ["1", "2", "3"] and all(len(r) == 4 for r in rows)
+    assert rows[0][2] == r'Deploy \| "billing" \<&\> \*now\*'
+    abst = ask_text(abstained(), "md", False)
+    assert "> **No answer:** The sources do not say how to deploy billing." in abst
+    assert "## Sources considered" in abst
+
+
+def test_ask_xml():
+    result = make_ask()
+    root = ET.fromstring(ask_text(result, "xml", False))
+    assert root.tag == "ask" and root.get("query") == result["query"] and root.get("abstained") == "false"
+    assert root.find("answer").text == ANSWER
+    cited = root.find("sources").findall("source")
+    assert [s.get("n") for s in cited] == ["1", "2", "3"]
+    assert cited[1].get("path") == ODD_PATH and cited[1].text == "Line one\nline two _x_ [l](u) [31mred"
+    assert cited[0].text == TITLE and cited[0].get("line") == "3"
+    assert [s.get("n") for s in root.find("considered").findall("source")] == ["2", "1", "3"]
+    root = ET.fromstring(ask_text(abstained(), "xml", False))
+    assert root.get("abstained") == "true" and root.find("answer") is None
+    assert root.find("abstain_reason").text == "The sources do not say how to deploy billing."
+    assert root.find("sources").findall("source") == []
+
+
+# --- the streamed answer ------------------------------------------------------------------------
+
+
+class FakeTerm(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_answer_stream_is_erased_when_done(monkeypatch):
+    term = FakeTerm()
+    monkeypatch.setattr(sys, "stderr", term)
+    stream = AnswerStream(True)
+    stream._cols, stream._lines = 10, 24
+    stream("progress", {"done": 1})  # not a token: ignored
+    for text in ("Run the [", "2] pipe", "line\nnow\x1b[2J", "日本語です"):
+        stream("token", {"id": 1, "text": text})
+    shown = term.getvalue()
+    assert "Run the [2] pipeline\nnow[2J" in shown and "\x1b[2J" not in shown  # control characters dropped
+    # "Run the [2" (10) | "] pipeline" (10) | "now[2J日本" | "語です" (6 cells): the cursor is 3 rows down.
+    stream.clear()
+    assert term.getvalue()[len(shown):] == "\x1b[0m\r\x1b[3A\x1b[J"
+    stream.clear()  # once only
+    assert term.getvalue().endswith("\x1b[J")
+
+
+def test_answer_stream_too_tall_to_erase_is_kept(monkeypatch):
+    term = FakeTerm()
+    monkeypatch.setattr(sys, "stderr", term)
+    stream = AnswerStream(True)
+    stream._cols, stream._lines = 80, 5
+    stream("token", {"id": 1, "text": "a\nb\nc\nd\ne\n"})
+    stream.clear()
+    assert term.getvalue().endswith("e\n\x1b[0m\n\n")
+
+
+def test_answer_stream_disabled_writes_nothing(monkeypatch):
+    term = FakeTerm()
+    monkeypatch.setattr(sys, "stderr", term)
+    stream = AnswerStream(False)
+    stream("token", {"id": 1, "text": "hello"})
+    stream.clear()
+    assert term.getvalue() == ""
+
+
+# --- gnoctl query / ask against a fake daemon ---------------------------------------------------
+
+HEADER = struct.Struct(">I")
+
+
+class FakeDaemon:
+    """Answers every request on a real Unix socket with a canned result, after `tokens`."""
+
+    def __init__(self, path: str, result: dict, tokens: list[str] = ()) -> None:
+        self.result, self.tokens, self.requests = result, list(tokens), []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _recv(self, conn, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            part = conn.recv(n - len(buf))
+            if not part:
+                raise EOFError
+            buf += part
+        return buf
+
+    def _send(self, conn, msg: dict) -> None:
+        body = json.dumps(msg).encode()
+        conn.sendall(HEADER.pack(len(body)) + body)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    while True:
+                        (size,) = HEADER.unpack(self._recv(conn, HEADER.size))
+                        req = json.loads(self._recv(conn, size))
+                        self.requests.append(req)
+                        for text in self.tokens if req["params"].get("stream") else ():
+                            self._send(conn, {"jsonrpc": "2.0", "method": "token",
+                                              "params": {"id": req["id"], "text": text}})
+                        self._send(conn, {"jsonrpc": "2.0", "id": req["id"], "result": self.result})
+                except (EOFError, OSError):
+                    continue
+
+    def close(self) -> None:
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept() of the serving thread
+        except OSError:
+            pass
+        self.server.close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path_factory):
+    home = str(tmp_path_factory.mktemp("h", numbered=True))
+    if len(home) > 80:  # Unix socket paths are short
+        import tempfile
+
+        home = tempfile.mkdtemp(prefix="gno-", dir="/tmp")
+    monkeypatch.setenv("GNO_HOME", home)
+    monkeypatch.setenv("GNO_NO_AUTOSTART", "1")
+    from gnod.paths import Paths
+
+    paths = Paths.from_env()
+    os.makedirs(os.path.dirname(paths.socket_path), exist_ok=True)
+    daemons = []
+
+    def start(result: dict, tokens: list[str] = ()) -> FakeDaemon:
+        d = FakeDaemon(paths.socket_path, result, tokens)
+        daemons.append(d)
+        return d
+
+    yield start
+    for d in daemons:
+        d.close()
+
+
+def test_query_command_sends_every_option(fake, capsys):
+    d = fake(make_query())
+    code = commands.query("deploy -staging", 7, "deep", 0.25, ["docs"], False, False, True, "json", wait_s=2.0)
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == make_query()
+    req = d.requests[0]
+    assert req["method"] == "query"
+    assert req["params"] == {"query": "deploy -staging", "limit": 7, "mode": "deep", "min_score": 0.25,
+                             "collections": ["docs"], "expand": False, "rerank": False, "explain": True,
+                             "wait_s": 2.0}
+    msgspec.convert(req["params"], P.QueryParams)  # the daemon accepts it
+
+
+def test_ask_command_streams_tokens_then_prints_the_final_answer(fake, capsys, monkeypatch):
+    d = fake(make_ask(), tokens=["Run the release pipeline ", "[2] …"])
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code = commands.ask("how do I deploy?", 3, "standard", [], True, True, True, 128, False, "human")
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert "Run the release pipeline [2] …" in err and err.endswith("\x1b[J")  # streamed, then erased
+    assert out.startswith(ANSWER + "\n\nSources:\n  [1] ")
+    params = d.requests[0]["params"]
+    assert params["stream"] is True and params["sources"] == 3 and params["max_tokens"] == 128
+    msgspec.convert(params, P.AskParams)
+
+
+def test_ask_command_does_not_stream_json_or_no_answer(fake, capsys, monkeypatch):
+    d = fake(no_answer(), tokens=["never"])
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert commands.ask("q", 5, "standard", ["docs"], True, True, False, 512, False, "json") == 0
+    assert commands.ask("q", 5, "standard", ["docs"], True, True, False, 512, False, "files") == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "never" not in out
+    assert [r["params"]["stream"] for r in d.requests] == [False, False]
+    assert [r["params"]["answer"] for r in d.requests] == [False, False]
+
+
+def test_empty_query_is_bad_input_without_a_daemon(capsys):
+    assert commands.query("  ", 10, "standard", 0.0, [], True, True, False, "json") == 1
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "INVALID_QUERY"
+    assert commands.ask("", 5, "standard", [], True, True, True, 512, False, "csv") == 1
+    assert "empty question" in capsys.readouterr().err
+
+
+# --- the typer commands -------------------------------------------------------------------------
+
+
+def _command(name: str):
+    return typer.main.get_command(cli.app).commands[name]
+
+
+def _options(name: str) -> set[str]:
+    return {o for p in _command(name).params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]}
+
+
+def test_query_and_ask_options():
+    fmt = {"--json", "--files", "--csv", "--md", "--xml"}
+    assert _options("query") == {"-n", "--limit", "--mode", "--min-score", "-c", "--collection", "--no-expand",
+                                 "--no-rerank", "--explain", "--wait", "--no-autostart"} | fmt
+    assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
+                               "--no-answer", "--max-tokens", "--explain", "--no-autostart"} | fmt
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "words"),
+    [
+        (["deploy", "-staging", "-n5", "-c", "docs"], ["-n5", "-c", "docs"], ["deploy", "-staging"]),
+        (["-n", "3", "--mode", "deep", "a", "b"], ["-n", "3", "--mode", "deep"], ["a", "b"]),
+        (["a", "--mode=deep", "--explain", "-x", "-"], ["--mode=deep", "--explain"], ["a", "-x", "-"]),
+        (["a", "--", "-n", "--json"], [], ["a", "-n", "--json"]),
+    ],
+)
+def test_split_words_keeps_negated_terms(args, options, words):
+    assert cli.split_words(_command("query"), args) == (options, words)
+
+
+def test_typer_parses_query_after_split():
+    options, words = cli.split_words(_command("query"), ["deploy", "-staging", "-n5", "--mode", "deep", "--csv"])
+    p = _command("query").make_context("query", [*options, "--", *words]).params
+    assert (p["query"], p["limit"], p["mode"].value, p["csv"]) == (["deploy", "-staging"], 5, "deep", True)
+
+
+@pytest.mark.parametrize("command", ["query", "ask"])
+def test_help_explains_exit_codes(command, capsys):
+    assert cli.run([command, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Exit: 0 ok" in out and "1 bad input" in out and "3 daemon not running" in out
+    if command == "query":
+        assert "INVALID_QUERY" in out and "deep" in out
+
+
+@pytest.mark.parametrize(
+    "argv", [["query", "x", "--mode", "wide"], ["ask", "x", "-n", "11"], ["query", "x", "--json", "--md"],
+             ["ask", "x", "--max-tokens", "8"], ["query"]])
+def test_usage_errors_exit_1(argv, capsys):
+    assert cli.run(argv) == 1
