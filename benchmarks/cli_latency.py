@@ -1,6 +1,7 @@
 """Whole-process `gnoctl search` latency against a running gnod (what an editor pays).
 
     python benchmarks/cli_latency.py [--corpus DIR] [--runs 40]
+    python benchmarks/cli_latency.py --hybrid [--runs 40] [--stage-queries 20]
 
 Indexes the corpus (default: English tldr pages) in a fresh gnod, then runs
 `gnoctl search --json` as a new process per query and prints gnoctl_search_p50_ms=,
@@ -8,6 +9,12 @@ gnoctl_search_p90_ms= and, for scale on this (noisy, shared) machine, the floors
 measured in the same run: python_startup_p50_ms= (`python -c pass`) and
 stdlib_client_p50_ms= (a minimal client: stdlib socket + json, one search).
 Byte-code is compiled first, as an installed package would have it.
+
+--hybrid indexes SciFact with the MiniLM test embedder (plus the SmolLM2 generator
+and the random test reranker) and prints gnoctl_query_p50_ms= / _p90_ms= for
+`gnoctl query --no-expand --no-rerank --json` (embedder warm), then runs the full
+pipeline (expansion generated, not cached; rerank) over the socket and prints the
+mean milliseconds of each stage as stage_<name>_ms= and full_query_p50_ms=.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from common import REPO, Daemon, emit, tldr_pages
+from common import CACHE, REPO, SHARED, Daemon, emit, models_config, test_model, tldr_pages
 
 STDLIB_CLIENT = """
 import json, os, socket, struct, sys
@@ -43,11 +50,56 @@ def p(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(len(values) * q))]
 
 
+def hybrid(runs: int, stage_queries: int) -> None:
+    from quality import load_beir, materialize
+
+    corpus, queries, qrels = load_beir(os.path.join(SHARED, "scifact"))
+    folder = materialize("scifact", corpus)
+    texts = [queries[q] for q in qrels]
+    gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
+    config = models_config(test_model("minilm"), 1, test_model("reranker"), test_model("smollm2"))
+    home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-minilm")  # shared with quality.py
+    with Daemon(config, home) as d:
+        if not any(c["name"] == "beir" for c in d.call("collection.list")["collections"]):
+            d.call("collection.add", {"name": "beir", "path": folder, "index": True})
+        d.call("embed", {})
+        env = {**d.env, "GNO_NO_AUTOSTART": "1"}
+        cmd = [gnoctl, "query", "--no-expand", "--no-rerank", "--json"]
+        for q in texts[:3]:  # warm the embedder and the page cache
+            subprocess.run([*cmd, q], env=env, capture_output=True, check=True)
+        wall = []
+        for i in range(runs):
+            t0 = time.perf_counter()
+            out = subprocess.run([*cmd, texts[i % len(texts)]], env=env, capture_output=True)
+            wall.append((time.perf_counter() - t0) * 1000)
+            if out.returncode != 0:
+                raise SystemExit(f"gnoctl failed: {out.stderr.decode()}")
+        emit(runs=runs, gnoctl_query_p50_ms=p(wall, 0.5), gnoctl_query_p90_ms=p(wall, 0.9))
+        stages: dict[str, list[float]] = {}
+        total = []
+        client = d.client()
+        for q in texts[runs: runs + stage_queries]:
+            res = client.call("query", {"query": q, "explain": True})
+            total.append(res["took_ms"])
+            for st in res["explain"]["stages"]:
+                if st["skipped"] is None:
+                    stages.setdefault(st["name"], []).append(st["ms"])
+        client.close()
+        emit(full_queries=len(total), full_query_p50_ms=p(total, 0.5),
+             **{f"stage_{k}_ms": sum(v) / len(v) for k, v in stages.items()})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", help="folder to index (default: tldr pages/)")
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--hybrid", action="store_true", help="gnoctl query on SciFact, and full-pipeline stages")
+    ap.add_argument("--stage-queries", type=int, default=20)
     args = ap.parse_args()
+    if args.hybrid:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "gnod", "gnoctl"], cwd=REPO, check=True)
+        hybrid(args.runs, args.stage_queries)
+        return
     corpus = args.corpus or tldr_pages("pages")
     gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
     subprocess.run([sys.executable, "-m", "compileall", "-q", "gnod", "gnoctl"], cwd=REPO, check=True)

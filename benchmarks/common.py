@@ -23,13 +23,18 @@ CACHE = os.path.join(REPO, ".bench")
 class Daemon:
     """A real gnod subprocess with its own GNO_HOME; stopped and removed on exit."""
 
-    def __init__(self, config: str | None = None) -> None:
-        self.home = tempfile.mkdtemp(prefix="gnob-", dir="/tmp")
+    def __init__(self, config: str | None = None, home: str | None = None) -> None:
+        """`home`: a GNO_HOME kept after exit (index and vectors reused by the next run)."""
+        self.keep = home is not None
+        self.home = home or tempfile.mkdtemp(prefix="gnob-", dir="/tmp")
+        os.makedirs(self.home, exist_ok=True)
         self.env = {**os.environ, "GNO_HOME": self.home}
         self.paths = Paths(self.home)
         self.proc: subprocess.Popen | None = None
         if config:
             os.makedirs(self.paths.config_dir, exist_ok=True)
+            if self.keep and os.path.exists(self.paths.config_file):
+                config = _keep_collections(self.paths.config_file, config)
             with open(self.paths.config_file, "w") as f:
                 f.write(config)
 
@@ -61,7 +66,22 @@ class Daemon:
         finally:
             if self.proc and self.proc.poll() is None:
                 self.proc.kill()
-            shutil.rmtree(self.home, ignore_errors=True)
+            if not self.keep:
+                shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _keep_collections(path: str, config: str) -> str:
+    """`config`'s sections, plus the collections a kept home already has (else gnod drops them)."""
+    import tomllib
+
+    import tomli_w
+
+    with open(path, "rb") as f:
+        old = tomllib.load(f)
+    new = tomllib.loads(config)
+    if "collections" in old:
+        new["collections"] = old["collections"]
+    return tomli_w.dumps(new)
 
 
 def tldr_pages(folder: str = "pages") -> str:
@@ -78,15 +98,21 @@ def tldr_pages(folder: str = "pages") -> str:
 
 def test_model(name: str) -> str:
     """A model URI: minilm or e5 (the real test models testmodels/ builds), else as given."""
-    if name in ("minilm", "e5"):
-        from testmodels.build import e5_gguf, minilm_gguf
+    from testmodels import build
 
-        return f"file:{(minilm_gguf if name == 'minilm' else e5_gguf)()}"
+    builders = {"minilm": build.minilm_gguf, "e5": build.e5_gguf, "reranker": build.reranker_gguf,
+                "smollm2": build.smollm2_gguf}
+    if name in builders:
+        return f"file:{builders[name]()}"
     return name
 
 
-def models_config(embed_uri: str, threads: int = 1) -> str:
-    return f'[models]\nembed = "{embed_uri}"\nthreads = {threads}\n'
+def models_config(embed_uri: str, threads: int = 1, rerank_uri: str | None = None,
+                  generate_uri: str | None = None) -> str:
+    lines = ["[models]", f'embed = "{embed_uri}"', f"threads = {threads}"]
+    lines += [f'rerank = "{rerank_uri}"'] if rerank_uri else []
+    lines += [f'generate = "{generate_uri}"'] if generate_uri else []
+    return "\n".join(lines) + "\n"
 
 
 def emit(**figures) -> None:

@@ -2,10 +2,13 @@
 
     python benchmarks/quality.py --data ../shared/data/scifact --mode lexical
     python benchmarks/quality.py --mode vector --model minilm     # or e5, or a model URI
+    python benchmarks/quality.py --mode hybrid [--expand] [--rerank]
 
 Each corpus entry becomes `<id>.md` ("# title" + text) in a cached folder, which is
 indexed as a collection; every test query is sent as a `search` call (`vsearch` in
-vector mode, after `embed` has emptied the backlog). Prints
+vector mode, `query` in hybrid mode — deep mode, so 100 results — after `embed` has
+emptied the backlog). Hybrid uses the SmolLM2 test generator with --expand and the
+random-weight test reranker with --rerank (plumbing only: its scores are noise). Prints
 ndcg@10=, recall@100=, mrr@10=, p50_ms=, p95_ms= (per-call latency in the client),
 and queries_with_no_results=.
 """
@@ -16,9 +19,13 @@ import argparse
 import json
 import math
 import os
+import shutil
+import sys
 import time
 
 from common import CACHE, SHARED, Daemon, emit, models_config, test_model
+
+from gnoctl.client import DaemonError
 
 
 def load_beir(data: str) -> tuple[dict[str, dict], dict[str, str], dict[str, dict[str, int]]]:
@@ -66,26 +73,54 @@ def ndcg_at(ranked: list[str], rel: dict[str, int], k: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.path.join(SHARED, "scifact"), help="BEIR folder")
-    ap.add_argument("--mode", default="lexical", choices=["lexical", "vector"], help="retrieval mode")
+    ap.add_argument("--mode", default="lexical", choices=["lexical", "vector", "hybrid"], help="retrieval mode")
     ap.add_argument("--model", default="minilm", help="vector mode: minilm, e5 or a model URI")
     ap.add_argument("--threads", type=int, default=1, help="vector mode: llama.cpp threads")
+    ap.add_argument("--expand", action="store_true", help="hybrid mode: LLM query expansion (SmolLM2)")
+    ap.add_argument("--rerank", action="store_true", help="hybrid mode: rerank (random test reranker)")
+    ap.add_argument("--queries", type=int, default=0, help="only the first N test queries (0: all)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="vector/hybrid: embed again instead of reusing the vectors of an earlier run")
     ap.add_argument("--limit", type=int, default=100)
     args = ap.parse_args()
     corpus, queries, qrels = load_beir(args.data)
     folder = materialize(os.path.basename(os.path.abspath(args.data)), corpus)
-    config = models_config(test_model(args.model), args.threads) if args.mode == "vector" else None
-    with Daemon(config) as d:
-        r = d.call("collection.add", {"name": "beir", "path": folder, "index": True})["collections"][0]
-        emit(docs=r["added"], index_seconds=r["seconds"])
-        if args.mode == "vector":
+    config = None
+    if args.mode != "lexical":
+        config = models_config(test_model(args.model), args.threads,
+                               test_model("reranker") if args.rerank else None,
+                               test_model("smollm2") if args.expand else None)
+    home = None
+    if args.mode != "lexical":  # embedding a corpus takes minutes: keep the index per (data, model)
+        home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-{args.model.replace('/', '_')}")
+        if args.fresh:
+            shutil.rmtree(home, ignore_errors=True)
+    with Daemon(config, home) as d:
+        if any(c["name"] == "beir" for c in d.call("collection.list")["collections"]):
+            r = d.call("index", {"collection": "beir"})["collections"][0]
+            emit(docs=r["added"] + r["updated"] + r["unchanged"], index_seconds=r["seconds"])
+        else:
+            r = d.call("collection.add", {"name": "beir", "path": folder, "index": True})["collections"][0]
+            emit(docs=r["added"], index_seconds=r["seconds"])
+        if args.mode != "lexical":
             e = d.call("embed", {})
             emit(model=e["model"], chunks_embedded=e["embedded"], embed_seconds=e["seconds"])
         client = d.client()
-        method, extra = ("vsearch", {}) if args.mode == "vector" else ("search", {"snippets": False})
+        method, extra = {
+            "lexical": ("search", {"snippets": False}),
+            "vector": ("vsearch", {}),
+            "hybrid": ("query", {"mode": "deep", "expand": args.expand, "rerank": args.rerank}),
+        }[args.mode]
+        if args.queries:
+            qrels = dict(list(qrels.items())[: args.queries])
         ndcg, recall, mrr, lat, empty = [], [], [], [], 0
         for qid, rel in qrels.items():
             t0 = time.perf_counter()
-            res = client.call(method, {"query": queries[qid], "limit": args.limit, **extra})
+            try:
+                res = client.call(method, {"query": queries[qid], "limit": args.limit, **extra})
+            except DaemonError as e:  # e.g. a one-keyword query in deep mode: counts as no results
+                print(f"query {qid}: {e.name}: {e.message}", file=sys.stderr)
+                res = {"hits": []}
             lat.append((time.perf_counter() - t0) * 1000)
             ranked = [h["path"][:-3] for h in res["hits"]]
             if not ranked:
@@ -96,6 +131,8 @@ def main() -> None:
         client.close()
     lat.sort()
     n = len(qrels)
+    if args.mode == "hybrid":
+        emit(expand=args.expand, rerank=args.rerank)
     emit(mode=args.mode, queries=n, **{"ndcg@10": sum(ndcg) / n, "recall@100": sum(recall) / n,
                                        "mrr@10": sum(mrr) / n},
          p50_ms=lat[n // 2], p95_ms=lat[int(n * 0.95)], queries_with_no_results=empty)

@@ -33,6 +33,17 @@ app.add_typer(daemon_app, name="daemon")
 app.add_typer(models_app, name="models")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+# Options shared by the search commands (one definition: help and limits stay in step).
+FilesOpt = Annotated[bool, typer.Option("--files", help="One absolute path per line.")]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV with a header row.")]
+MdOpt = Annotated[bool, typer.Option("--md", help="A Markdown table.")]
+XmlOpt = Annotated[bool, typer.Option("--xml", help="An XML document.")]
+CollectionOpt = Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+                                                            help="Only this collection (repeatable).")]
+WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
+                                        help="First wait up to SECONDS for changes the watcher has seen "
+                                             "to be indexed (read-your-writes after saving a file).")]
+NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
 
 
 def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False,
@@ -54,18 +65,14 @@ def search(
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this normalized score.")] = 0.0,
-    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
-                                                            help="Only this collection (repeatable).")] = None,
-    wait: Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
-                                        help="First wait up to SECONDS for changes the watcher has seen "
-                                             "to be indexed (read-your-writes after saving a file).")] = 0.0,
+    collection: CollectionOpt = None,
+    wait: WaitOpt = 0.0,
     json_: JsonOpt = False,
-    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
-    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
-    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
-    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
-    no_autostart: Annotated[bool, typer.Option("--no-autostart",
-                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+    files: FilesOpt = False,
+    csv: CsvOpt = False,
+    md: MdOpt = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
 
@@ -86,15 +93,13 @@ def vsearch(
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this similarity (0-1).")] = 0.0,
-    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
-                                                            help="Only this collection (repeatable).")] = None,
+    collection: CollectionOpt = None,
     json_: JsonOpt = False,
-    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
-    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
-    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
-    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
-    no_autostart: Annotated[bool, typer.Option("--no-autostart",
-                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+    files: FilesOpt = False,
+    csv: CsvOpt = False,
+    md: MdOpt = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Vector (semantic) search: documents whose meaning is nearest to the query.
 
@@ -129,22 +134,18 @@ def query(
     mode: ModeOpt = Mode.standard,
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this final score.")] = 0.0,
-    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
-                                                            help="Only this collection (repeatable).")] = None,
+    collection: CollectionOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
                                                             "reranker, blend, floors; and each stage's time.")] = False,
-    wait: Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
-                                        help="First wait up to SECONDS for changes the watcher has seen "
-                                             "to be indexed (read-your-writes after saving a file).")] = 0.0,
+    wait: WaitOpt = 0.0,
     json_: JsonOpt = False,
-    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
-    csv: Annotated[bool, typer.Option("--csv", help="CSV with a header row.")] = False,
-    md: Annotated[bool, typer.Option("--md", help="A Markdown table.")] = False,
-    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
-    no_autostart: Annotated[bool, typer.Option("--no-autostart",
-                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+    files: FilesOpt = False,
+    csv: CsvOpt = False,
+    md: MdOpt = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Hybrid search: BM25 and vectors, LLM query variants, fused and reranked.
 
@@ -170,8 +171,7 @@ def ask(
     sources: Annotated[int, typer.Option("-n", "--sources", min=1, max=10,
                                          help="Most sources given to the model.")] = 5,
     mode: ModeOpt = Mode.standard,
-    collection: Annotated[Optional[list[str]], typer.Option("-c", "--collection",
-                                                            help="Only this collection (repeatable).")] = None,
+    collection: CollectionOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Only find the sources; generate "
@@ -184,9 +184,8 @@ def ask(
     files: Annotated[bool, typer.Option("--files", help="The cited sources' absolute paths.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="The sources as CSV with a header row.")] = False,
     md: Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")] = False,
-    xml: Annotated[bool, typer.Option("--xml", help="An XML document.")] = False,
-    no_autostart: Annotated[bool, typer.Option("--no-autostart",
-                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Answer a question from your documents, citing them as [1], [2]…
 
@@ -275,8 +274,7 @@ def get(
     from_line: Annotated[Optional[int], typer.Option("--from-line", min=1, help="First line to print.")] = None,
     lines: Annotated[Optional[int], typer.Option("-l", "--lines", min=1, help="Number of lines.")] = None,
     json_: JsonOpt = False,
-    no_autostart: Annotated[bool, typer.Option("--no-autostart",
-                                               help="Fail (exit 3) instead of starting gnod.")] = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Print one indexed document (its canonical Markdown), whole or a line range."""
     _exit(commands.get(ref, from_line, lines, _fmt(json_), False if no_autostart else None))
@@ -289,7 +287,7 @@ def multi_get(
                                                    help="Glob over collection/path, e.g. 'notes/2024/*.md'.")] = None,
     max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
     json_: JsonOpt = False,
-    files: Annotated[bool, typer.Option("--files", help="One absolute path per line.")] = False,
+    files: FilesOpt = False,
 ) -> None:
     """Print several documents at once (by reference and/or glob)."""
     _exit(commands.multi_get(refs or [], pattern, max_bytes, _fmt(json_, files)))
@@ -423,49 +421,24 @@ def daemon_logs(
     _exit(commands.daemon_logs(follow, lines))
 
 
-# Commands whose words may start with a dash: `-staging` is a negated query term, as for search.
-WORD_COMMANDS = ("query", "ask")
-
-
 def split_words(command, args: list[str]) -> tuple[list[str], list[str]]:
-    """Option tokens (with their values) and query words of a click command's arguments.
+    """Option tokens (with their values) and query words of a click command's arguments,
+    split as gnoctl.main does for the fast-path commands (`-staging` stays a word)."""
+    from gnoctl.main import split_args
 
-    click would read `-staging` as `-s -t -a …`; like gnoctl.main.classify for search,
-    a single-dash word that is not one of the command's options is a query word, and a
-    short option keeps an attached number (`-n5`).
-    """
-    takes: set[str] = set()  # options that take a value
-    flags: set[str] = set()
+    kinds: dict[str, str] = {}
     for p in command.params:
         if getattr(p, "param_type_name", None) == "option":
-            (flags if p.is_flag else takes).update([*p.opts, *p.secondary_opts])
-    options: list[str] = []
-    words: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg == "--":
-            words.extend(args[i:])
-            break
-        if not arg.startswith("-") or arg == "-":
-            words.append(arg)
-        elif arg.startswith("--") or arg in takes or arg in flags:
-            options.append(arg)
-            if arg in takes and i < len(args):
-                options.append(args[i])
-                i += 1
-        elif arg[:2] in takes and arg[2:].isdigit():
-            options.append(arg)
-        else:
-            words.append(arg)
-    return options, words
+            numeric = isinstance(p.default, int) and not isinstance(p.default, bool)
+            kind = "flag" if p.is_flag else "int" if numeric else "str"
+            kinds.update(dict.fromkeys([*p.opts, *p.secondary_opts], kind))
+    return split_args(kinds, args, True)
 
 
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
     group = typer.main.get_command(app)
-    if argv and argv[0] in WORD_COMMANDS:
+    if argv and argv[0] in ("query", "ask"):
         options, words = split_words(group.commands[argv[0]], argv[1:])
         argv = [argv[0], *options, "--", *words]
     try:

@@ -53,14 +53,18 @@ class _Fallback(Exception):
     """The fast parser gives up; typer parses (and explains) instead."""
 
 
-def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
-    """Split arguments into option tokens (each with its value) and query words.
+# Commands whose single-dash words are negated query terms (`-staging`), not options.
+WORD_COMMANDS = ("search", "vsearch", "query", "ask")
 
-    For `search`, a single-dash word that is not a known short option is a negated
-    query term (`-staging`), on both paths: click would otherwise read `-staging` as
-    `-s -t -a …`. A known short option may carry digits (`-n5`), as in click.
+
+def split_args(kinds: dict[str, str], args: list[str], negated_words: bool) -> tuple[list[str], list[str]]:
+    """Split arguments into option tokens (each with its value) and words.
+
+    `kinds` maps each option to "flag" or a value kind. With `negated_words`, a
+    single-dash word that is not a known short option is a query word: click would
+    otherwise read `-staging` as `-s -t -a …`. A known short numeric option may carry
+    its digits (`-n5`), as in click.
     """
-    spec = FAST_OPTIONS[command]
     options: list[str] = []
     words: list[str] = []
     i = 0
@@ -74,19 +78,25 @@ def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
             words.append(arg)
             continue
         name, eq, _ = arg.partition("=")
-        if arg.startswith("--") or arg in spec:
+        if arg.startswith("--") or arg in kinds:
             options.append(arg)
-            takes_value = name in spec and spec[name][1] != "flag"
+            takes_value = name in kinds and kinds[name] != "flag"
             if takes_value and not eq and i < len(args):
                 options.append(args[i])
                 i += 1
-        elif arg[:2] in spec and spec[arg[:2]][1] == "int" and arg[2:].isdigit():
+        elif kinds.get(arg[:2]) == "int" and arg[2:].isdigit():
             options.append(arg)
-        elif command in ("search", "vsearch", "query"):
+        elif negated_words:
             words.append(arg)
         else:
             options.append(arg)
     return options, words
+
+
+def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
+    """`split_args` with a fast-path command's own options."""
+    kinds = {opt: kind for opt, (_dest, kind) in FAST_OPTIONS[command].items()}
+    return split_args(kinds, args, command in WORD_COMMANDS)
 
 
 def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
