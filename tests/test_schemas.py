@@ -194,3 +194,15 @@ def test_vsearch_json_conforms(live):
 )
 def test_other_json_output_conforms(live, args, tp):
     conforms(gnoctl_json(live, *args), tp)
+
+
+@pytest.mark.timeout(300)
+def test_query_and_ask_json_conform(live):
+    # Embedder only (no reranker or generator downloaded): degraded, but every field still typed.
+    res = conforms(gnoctl_json(live, "query", "feline pets napping", "-n", "3", "--explain"), P.QueryResult)
+    assert res.hits and res.explain is not None and res.degraded
+    assert all(h.explain is not None for h in res.hits)
+    res = conforms(gnoctl_json(live, "query", "planets volcano", "-c", "notes", "--no-rerank"), P.QueryResult)
+    assert {h.collection for h in res.hits} == {"notes"}
+    res = conforms(gnoctl_json(live, "ask", "why do cats purr", "--no-answer"), P.AskResult)
+    assert res.considered and res.answer is None
