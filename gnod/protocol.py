@@ -399,7 +399,7 @@ class HitExplain(Struct):
     rrf: float
     bonus: float
     fusion: float  # rrf + bonus
-    fusion_norm: float  # min-max over the candidate pool
+    fusion_norm: float  # min-max over the pool (reranked); fusion / best possible (no reranker)
     rerank: float | None  # the reranker's score; None when not reranked
     keyword_floor: float  # 0.30 x fraction of query terms found literally
     synthetic: float | None  # smart-skip score that stood in for the reranker
