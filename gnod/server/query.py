@@ -78,6 +78,7 @@ class _Candidate(msgspec.Struct):
 
     fused: fusion.Fused
     doc: docstore.DocRow
+    position: int  # 1-based, in fused order after dedup
     chunks: list[passages.Chunk] | None = None
     vector_best: int | None = None  # seq of the chunk vector search matched best
     similarity: float | None = None  # that chunk's (1 + cos) / 2
@@ -118,6 +119,8 @@ class QueryRun:
         self.kept: list[_Candidate] = []
         self.scope = len(p.collections) or len(d.config.collections)  # collections searched
         self._budget = PIPELINE.previews.passage_chars
+        self.synthetic: dict[fusion.DocId, fusion.Synthetic] | None = None  # smart-skip scores
+        self.blended: dict[fusion.DocId, fusion.Blended] = {}
 
     # --- helpers ---------------------------------------------------------------------
 
@@ -263,8 +266,8 @@ class QueryRun:
 
         await self.d.read(load)
 
-    async def _rerank(self, cands: list[_Candidate], reranker: Any) -> int:
-        """Rerank scores for `cands` (cache first); returns how many the model scored."""
+    async def _rerank(self, cands: list[_Candidate], reranker: Any) -> None:
+        """Rerank scores for `cands`: from the cache, the rest from the model in one call."""
         texts = [f"{c.doc.title}\n\n{c.passage.text}" if c.doc.title else c.passage.text for c in cands]
         keys = [cache_key(self.p.query, t, reranker.uri) for t in texts]
         cached = self.d.llm_cache.get_scores(keys)
@@ -279,7 +282,6 @@ class QueryRun:
         for i, c in enumerate(cands):
             c.rerank = cached[keys[i]]
             c.rerank_cached = i not in miss
-        return len(miss)
 
     # --- the pipeline ------------------------------------------------------------------
 
@@ -294,44 +296,76 @@ class QueryRun:
         langs = [lang for lang in self.languages if lang] or ["english"]
         keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
                     else fusion.query_keywords(p.query, langs))
+        exp, vbest = await self._retrieve()
+        stems_texts = [p.query, *exp.lexical]
+        fused, cands = await self._pool(vbest)
+        final, scored = await self._score(cands, keywords, stems_texts)
 
-        bm25 = await self.clock.time("bm25", self._bm25(p.query))
-        self.lists.append(fusion.RankedList(kind="original", source="bm25", label=p.query,
+        min_score = max(p.min_score, PIPELINE.score_floor)
+        kept = [(c, s) for c, s in final if s >= min_score - 1e-9]
+        dropped = len(final) - len(kept)
+        if dropped:
+            self.notes.append(f"{dropped} candidates below the score floor {min_score:.2f} dropped")
+        kept = kept[: self.limit]
+        self.kept = [c for c, _ in kept]
+        hits = await self.clock.time("previews", self._hits(kept, stems_texts))
+        names = p.collections or [c.name for c in self.d.config.collections]
+        return QueryResult(
+            query=p.query, mode=self.mode.name, hits=hits,
+            counts=QueryCounts(candidates=len(fused), pool=len(cands), reranked=scored, returned=len(hits)),
+            distribution=_distribution(self.kept),
+            expansion=self.expansion, degraded=self.degraded, notes=self.notes,
+            took_ms=round((time.perf_counter() - t0) * 1000, 3),
+            explain=self._explain() if p.explain else None,
+            freshness=freshness_list(self.d.watcher, names),
+        )
+
+    async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
+        """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
+        bm25 = await self.clock.time("bm25", self._bm25(self.p.query))
+        self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
                                             doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
         # Strong signal needs an absolute confidence: per-query min-max puts #1 at 1.0 and the
         # pool's last at 0.0, so two hits would always look "clearly separated".
         exp = await self._expand([abs(h.bm25) / (1.0 + abs(h.bm25)) for h in bm25.hits])
-        variants, (vlists, vbest) = await asyncio.gather(
-            self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp))
-        if not exp.lexical:
-            self.clock.stages = [s for s in self.clock.stages if s.name != "bm25_variants"]
+        if exp.lexical:
+            variants, (vlists, vbest) = await asyncio.gather(
+                self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp))
+        else:
             self.clock.skip("bm25_variants", "no lexical variants")
+            variants, (vlists, vbest) = [], await self._vectors(exp)
         self.lists += variants + vlists
+        return exp, vbest
 
-        t_fuse = time.perf_counter()
+    async def _pool(self, vbest: dict[int, tuple[int, float]]) -> tuple[list[fusion.Fused], list[_Candidate]]:
+        """RRF over every list, then one candidate per content hash, at most the mode's pool."""
+        t0 = time.perf_counter()
         fused = fusion.rrf(self.lists)
         docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [f.doc_id for f in fused]))
-        fused = [f for f in fused if f.doc_id in docs]
+        fused = [f for f in fused if f.doc_id in docs]  # deleted since the lists were read
         pool = fusion.dedup_by_content_hash(fused, lambda f: docs[f.doc_id].mirror_hash, self.mode.pool)
-        cands = [_Candidate(fused=f, doc=docs[f.doc_id]) for f in pool]
+        cands = [_Candidate(fused=f, doc=docs[f.doc_id], position=i) for i, f in enumerate(pool, 1)]
         for c in cands:
             if c.fused.doc_id in vbest:
                 c.vector_best, c.similarity = vbest[c.fused.doc_id]
-        self.clock.stages.append(Stage(name="fusion", ms=round((time.perf_counter() - t_fuse) * 1000, 3)))
+        self.clock.stages.append(Stage(name="fusion", ms=round((time.perf_counter() - t0) * 1000, 3)))
+        return fused, cands
 
-        stems_texts = [p.query, *exp.lexical]
-        self._budget = PIPELINE.previews.passage_chars
-        reranked, synthetic = 0, None
+    async def _score(self, cands: list[_Candidate], keywords: list[str],
+                     stems_texts: list[str]) -> tuple[list[tuple[_Candidate, float]], int]:
+        """Final scores, best first: blended with the reranker, synthetic (smart skip) or fusion
+        alone; and how many candidates have a rerank score."""
+        p = self.p
         reranker = None
         if not p.rerank:
             self.clock.skip("rerank", "--no-rerank")
         elif fusion.should_skip_rerank(self.mode, len(cands)):
             why = f"smart skip: {len(cands)} candidates (< {PIPELINE.smart_skip.min_candidates})"
             self.clock.skip("rerank", why)
-            self.notes.append(why + "; synthetic scores capped at "
-                              f"{PIPELINE.smart_skip.cap:.2f}")
+            self.notes.append(f"{why}; synthetic scores capped at {PIPELINE.smart_skip.cap:.2f}")
             sims = {c.fused.doc_id: c.similarity for c in cands if c.similarity is not None}
-            synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists, sims)}
+            self.synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists,
+                                                                            sims)}
         else:
             reranker = await self._model("rerank", "fusion scores are used")
             if reranker is None:
@@ -341,79 +375,47 @@ class QueryRun:
             self._budget = passages.rerank_budget_chars(reranker.max_tokens, p.query)
             await self._load_chunks(top, stems_texts)
             try:
-                reranked = await self.clock.time("rerank", self._rerank(top, reranker))
+                await self.clock.time("rerank", self._rerank(top, reranker))
             except Exception as e:  # a failing reranker degrades to fusion scores
                 log.warning("rerank failed: %s: %s", type(e).__name__, e)
                 self.degraded.append(f"the reranker failed ({type(e).__name__}: {e}); fusion scores are used")
-                reranker = None
                 for c in top:
                     c.rerank = None
         scored = [c for c in cands if c.rerank is not None]
 
-        # Keyword floor on everything that has a rerank-like score.
-        def floor_of(c: _Candidate) -> float:
+        # The keyword floor lifts whatever stands in for relevance: rerank or synthetic scores.
+        floored = cands if self.synthetic is not None else scored
+        await self._load_chunks(floored, stems_texts)
+        for c in floored:
             text = c.doc.title + "\n" + "\n".join(ch.text for ch in c.chunks or [])
-            return fusion.keyword_floor(keywords, text)
+            c.floor = fusion.keyword_floor(keywords, text)
 
-        if scored or synthetic is not None:
-            await self._load_chunks(cands if synthetic is not None else scored, stems_texts)
-            for c in (cands if synthetic is not None else scored):
-                c.floor = floor_of(c)
-
-        by_id = {c.fused.doc_id: c for c in cands}
-        positions = {c.fused.doc_id: i for i, c in enumerate(cands, 1)}
-        final: list[tuple[_Candidate, float]] = []
-        blend_of: dict[fusion.DocId, fusion.Blended] = {}
-        if synthetic is not None:
-            for c in cands:
-                final.append((c, max(synthetic[c.fused.doc_id].score, c.floor)))
-            final.sort(key=lambda cs: (-cs[1], positions[cs[0].fused.doc_id]))
-        elif reranker is not None and scored:
-            rerank_scores = {c.fused.doc_id: max(c.rerank, c.floor) for c in scored}
-            for b in fusion.blend([c.fused for c in cands], rerank_scores):
-                blend_of[b.doc_id] = b
-                final.append((by_id[b.doc_id], b.score))
+        if self.synthetic is not None:
+            final = [(c, max(self.synthetic[c.fused.doc_id].score, c.floor)) for c in cands]
+            final.sort(key=lambda cs: (-cs[1], cs[0].position))
+        elif scored:
+            by_id = {c.fused.doc_id: c for c in cands}
+            blended = fusion.blend([c.fused for c in cands], {c.fused.doc_id: max(c.rerank, c.floor) for c in scored})
+            self.blended = {b.doc_id: b for b in blended}
+            final = [(by_id[b.doc_id], b.score) for b in blended]
         else:
             ceiling = fusion.rrf_ceiling(self.lists)
-            for c in cands:
-                final.append((c, min(1.0, c.fused.score / ceiling) if ceiling else 0.0))
+            final = [(c, min(1.0, c.fused.score / ceiling) if ceiling else 0.0) for c in cands]
+        return final, len(scored)
 
-        min_score = max(p.min_score, PIPELINE.score_floor)
-        kept = [(c, s) for c, s in final if s >= min_score - 1e-9]
-        dropped = len(final) - len(kept)
-        if dropped:
-            self.notes.append(f"{dropped} candidates below the score floor {min_score:.2f} dropped")
-        kept = kept[: self.limit]
-        self.kept = [c for c, _ in kept]
-
-        t_prev = time.perf_counter()
+    async def _hits(self, kept: list[tuple[_Candidate, float]], stems_texts: list[str]) -> list[QueryHit]:
+        """Previews (best passage, or the whole of a short confident document) and explanations."""
         self._budget = PIPELINE.previews.passage_chars
-        missing = [c for c, _ in kept if c.passage is None]
-        await self._load_chunks(missing, stems_texts)
+        await self._load_chunks([c for c, _ in kept], stems_texts)
         contents = await self.d.read(lambda conn, _a: {
             c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
             for c, _ in kept[: self.mode.preview_expand_top]})
-        hits = []
-        for rank, (c, score) in enumerate(kept, 1):
-            hits.append(self._hit(c, score, rank, contents.get(c.doc.mirror_hash), positions[c.fused.doc_id],
-                                  blend_of.get(c.fused.doc_id), synthetic.get(c.fused.doc_id) if synthetic else None,
-                                  reranker is not None))
-        self.clock.stages.append(Stage(name="previews", ms=round((time.perf_counter() - t_prev) * 1000, 3)))
+        return [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
 
-        names = p.collections or [c.name for c in self.d.config.collections]
-        return QueryResult(
-            query=p.query, mode=self.mode.name, hits=hits,
-            counts=QueryCounts(candidates=len(fused), pool=len(cands), reranked=len(scored), returned=len(hits)),
-            distribution=_distribution([c for c, _ in kept]),
-            expansion=self.expansion, degraded=self.degraded, notes=self.notes,
-            took_ms=round((time.perf_counter() - t0) * 1000, 3),
-            explain=self._explain() if p.explain else None,
-            freshness=freshness_list(self.d.watcher, names),
-        )
-
-    def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None, position: int,
-             blended: fusion.Blended | None, synth: fusion.Synthetic | None, reranking: bool) -> QueryHit:
+    def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None) -> QueryHit:
         d = c.doc
+        blended = self.blended.get(c.fused.doc_id)
+        synth = self.synthetic.get(c.fused.doc_id) if self.synthetic is not None else None
         rerank_final = max(c.rerank, c.floor) if c.rerank is not None else None
         if content is not None and fusion.auto_expand_preview(self.mode, rank, rerank_final, len(content[0])):
             text = content[0]
@@ -432,7 +434,7 @@ class QueryRun:
             if synth is not None and c.floor > synth.score:
                 floors.append(f"keyword floor raised synthetic {synth.score:.3f} → {c.floor:.3f}")
             explain = HitExplain(
-                fused_position=position,
+                fused_position=c.position,
                 contributions=[ListContribution(list=x.list_index, source=x.source, kind=x.kind, rank=x.rank,
                                                 score=x.score, weight=x.weight, rrf=round(x.contribution, 6))
                                for x in f.contributions],
