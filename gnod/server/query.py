@@ -206,8 +206,8 @@ class QueryRun:
         """Vector lists, and per document its best chunk (seq) and similarity."""
         served = self.d.vectors.index()
         if served is None:
-            reason = self.d.vectors.info().reason or "no vectors yet (the embedding backlog is not done)"
-            self.degraded.append(f"no vector search: {reason}; lexical only (fix: gnoctl embed; gnoctl doctor)")
+            reason = self.d.vectors.info().reason or "no vectors yet (fix: gnoctl embed)"
+            self.degraded.append(f"no vector search: {reason}; lexical only")
             self.clock.skip("vector", "no vectors")
             return [], {}
         model, index = served
