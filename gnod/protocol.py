@@ -497,6 +497,7 @@ class Source(Struct):
     start_line: int
     end_line: int
     score: float
+    text: str = ""  # the passage the generator was given (lines start_line..end_line)
 
 
 class AskResult(Struct):

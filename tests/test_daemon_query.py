@@ -165,6 +165,7 @@ def test_ask_without_answer_returns_sources(hybrid):
                         timeout=120)
     assert res["answer"] is None and not res["abstained"] and res["model"] is None
     assert 1 <= len(res["considered"]) <= 2 and res["considered"][0]["n"] == 1
+    assert "bread" in res["considered"][0]["text"].lower()  # the passage itself, for clients to show
 
 
 def test_missing_models_degrade_with_one_message_each(env, tmp_path):

@@ -21,7 +21,7 @@ RETRIEVE_FACTOR = 2
 def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
     return Source(n=n, docid=hit.docid, uri=hit.uri, title=hit.title, path=hit.path, abs_path=hit.abs_path,
                   collection=hit.collection, start_line=passage.start_line, end_line=passage.end_line,
-                  score=hit.score)
+                  score=hit.score, text=passage.text)
 
 
 async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
