@@ -583,3 +583,29 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "models.use": ModelUseParams,
     "models.clear": ModelClearParams,
 }
+
+
+# What each method answers; tests/test_schemas.py checks both maps name the same methods.
+METHOD_RESULTS: dict[str, type[Struct]] = {
+    "status": StatusResult,
+    "collection.add": IndexResult,
+    "collection.list": CollectionListResult,
+    "collection.remove": CollectionRemoveResult,
+    "index": IndexResult,
+    "search": SearchResult,
+    "get": Document,
+    "multi_get": MultiGetResult,
+    "ls": LsResult,
+    "shutdown": OkResult,
+    "vsearch": VSearchResult,
+    "query": QueryResult,
+    "ask": AskResult,
+    "embed": EmbedResult,
+    "models.list": ModelsResult,
+    "models.pull": ModelPullResult,
+    "models.use": OkResult,
+    "models.clear": OkResult,
+}
+
+# Server → client notifications during a call, by method name.
+NOTIFICATIONS: dict[str, type[Struct]] = {"progress": Progress, "token": Token}

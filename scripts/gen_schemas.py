@@ -29,29 +29,6 @@ import msgspec  # noqa: E402
 from gnod import protocol as P  # noqa: E402
 from gnod.wire import PROTOCOL_VERSION  # noqa: E402
 
-# What each method answers. gnod/protocol.py maps methods to params only (METHOD_PARAMS);
-# a method missing here fails tests/test_schemas.py.
-METHOD_RESULTS: dict[str, type] = {
-    "status": P.StatusResult,
-    "collection.add": P.IndexResult,
-    "collection.list": P.CollectionListResult,
-    "collection.remove": P.CollectionRemoveResult,
-    "index": P.IndexResult,
-    "search": P.SearchResult,
-    "get": P.Document,
-    "multi_get": P.MultiGetResult,
-    "ls": P.LsResult,
-    "shutdown": P.OkResult,
-    "vsearch": P.VSearchResult,
-    "query": P.QueryResult,
-    "ask": P.AskResult,
-    "embed": P.EmbedResult,
-    "models.list": P.ModelsResult,
-    "models.pull": P.ModelPullResult,
-    "models.use": P.OkResult,
-    "models.clear": P.OkResult,
-}
-NOTIFICATIONS: dict[str, type] = {"progress": P.Progress, "token": P.Token}
 
 
 def _document(kind: str, name: str, tp: type) -> str:
@@ -69,9 +46,9 @@ def generate() -> dict[str, str]:
     files = {}
     for method, params in P.METHOD_PARAMS.items():
         files[f"{method}.params.json"] = _document("params", method, params)
-    for method, result in METHOD_RESULTS.items():
+    for method, result in P.METHOD_RESULTS.items():
         files[f"{method}.result.json"] = _document("result", method, result)
-    for name, tp in NOTIFICATIONS.items():
+    for name, tp in P.NOTIFICATIONS.items():
         files[f"{name}.notification.json"] = _document("notification params", name, tp)
     files["error.data.json"] = _document("error data", "error", P.ErrorData)
     return dict(sorted(files.items()))
