@@ -142,8 +142,10 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             # Ready only when *our* gnod serves: another one answering now may be on its way out.
             if paths.read_pid() == proc.pid and is_running(paths):
                 return proc.pid
-        elif code == 1 and is_running(paths):  # lost a start race to another gnod: fine
-            return paths.read_pid() or proc.pid
+        elif code == 1:
+            # Lost the start race: the winner holds the lock but may not be listening yet.
+            if is_running(paths):
+                return paths.read_pid() or proc.pid
         else:
             err = wire.CONFIG_ERROR if code == EXIT_CONFIG else wire.INTERNAL_ERROR
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})

@@ -3,6 +3,7 @@ and gnoctl's daemon control (status / start / stop / restart / autostart)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -373,6 +374,37 @@ def test_concurrent_autostart(env):
         pid = c.call("status")["result"]["pid"]
     with open(paths.pid_file) as f:
         assert int(f.read()) == pid
+
+
+def test_autostart_waits_for_a_race_winner_that_is_not_listening_yet(env):
+    # The other side of the race: gnoctl's gnod finds the lock taken ("already running")
+    # before the winner has bound its socket. Here the test holds the lock, then hands
+    # over to a real gnod; gnoctl must wait for it rather than report a failed start.
+    paths = paths_for(env)
+    os.makedirs(paths.runtime_dir, mode=0o700)
+    fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    log = os.path.join(paths.state_dir, "gnod.out")
+    cli = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lost = wait_until(lambda: os.path.exists(log) and "already running" in open(log).read(), 20)
+        assert lost, "gnoctl's gnod did not run into the held lock"
+        time.sleep(0.3)  # gnoctl keeps polling; the old client had already failed by now
+        assert cli.poll() is None, cli.communicate()
+        os.close(fd)
+        fd = None
+        winner = start_gnod(env)
+        out, err = cli.communicate(timeout=30)
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 0, (out, err)
+    assert json.loads(out)["hits"] == []
+    assert winner.stop() == 0
 
 
 _SLOW_GNOD_SITECUSTOMIZE = """
