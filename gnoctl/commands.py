@@ -38,21 +38,25 @@ def _dump(obj) -> None:
     print(fastjson.dumps(obj, indent=2))
 
 
-def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0) -> int:
+def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: bool | None,
+              wait_s: float = 0.0) -> int:
+    """One search-like call (search, vsearch, query): refuse an empty query, call, render, print."""
     def go(fmt: str) -> int:
-        if not query.strip():
+        if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
-        if wait_s:
-            params["wait_s"] = wait_s
-        result = Client(autostart=autostart).call("search", params)
-        out = search_text(result, fmt, sys.stdout.isatty())
+        result = Client(autostart=autostart).call(method, {**params, "wait_s": wait_s} if wait_s else params)
+        out = render(result, fmt, sys.stdout.isatty())
         if out:
             print(out)
         return 0
 
     return _run(fmt, go)
+
+
+def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
+           autostart: bool | None = None, wait_s: float = 0.0) -> int:
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+    return _retrieve("search", params, search_text, fmt, autostart, wait_s)
 
 
 def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None) -> int:
@@ -392,35 +396,18 @@ def _as_search_hits(result: dict) -> dict:
 
 def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
             autostart: bool | None = None) -> int:
-    def go(fmt: str) -> int:
-        if not query.strip():
-            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = Client(autostart=autostart).call(
-            "vsearch", {"query": query, "limit": limit, "min_score": min_score, "collections": collections})
-        out = search_text(result if fmt == "json" else _as_search_hits(result), fmt, sys.stdout.isatty())
-        if out:
-            print(out)
-        return 0
+    def render(result: dict, fmt: str, tty: bool) -> str:
+        return search_text(result if fmt == "json" else _as_search_hits(result), fmt, tty)
 
-    return _run(fmt, go)
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+    return _retrieve("vsearch", params, render, fmt, autostart)
 
 
 def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
           explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0) -> int:
-    def go(fmt: str) -> int:
-        if not query.strip():
-            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
-                  "expand": expand, "rerank": rerank, "explain": explain}
-        if wait_s:
-            params["wait_s"] = wait_s
-        result = Client(autostart=autostart).call("query", params)
-        out = query_text(result, fmt, sys.stdout.isatty())
-        if out:
-            print(out)
-        return 0
-
-    return _run(fmt, go)
+    params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
+              "expand": expand, "rerank": rerank, "explain": explain}
+    return _retrieve("query", params, query_text, fmt, autostart, wait_s)
 
 
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
