@@ -152,6 +152,30 @@ def socket_accepts(path: str) -> bool:
         s.close()
 
 
+def children(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (Linux /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == pid:
+                out.append(int(entry))
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (an orphan's zombie waits for init, which may not reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def wait_until(pred, timeout: float, interval: float = 0.02) -> bool:
     deadline = time.monotonic() + timeout
     while True:

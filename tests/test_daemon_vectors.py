@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import cli_json, start_gnod, wait_until
+from conftest import alive, children, cli_json, start_gnod, wait_until
 from gnod import wire
 
 pytestmark = pytest.mark.timeout(240)
@@ -151,9 +151,13 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
     d = start_gnod(env)
     d.result("collection.add", {"name": "many", "path": str(notes)})
     assert wait_until(lambda: d.result("status")["vectors"]["embedded"] >= 16, 60, 0.05)
+    workers = children(d.proc.pid)  # 300 files went through the ingest process pool
+    assert workers
     os.kill(d.proc.pid, signal.SIGKILL)
     d.proc.wait(10)
     d.stop()
+    # A killed gnod cannot shut its pool down: the workers must leave on their own.
+    assert wait_until(lambda: not any(alive(w) for w in workers), 10), "ingest workers outlived gnod"
     again = start_gnod(env)
     try:
         assert wait_until(lambda: again.result("status")["vectors"]["embedded"] >= 16, 60, 0.05)

@@ -12,6 +12,8 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -27,6 +29,7 @@ from gnod.text.analyzer import AnalyzerSet
 PARALLEL_MIN = 256
 CHUNKSIZE = 32
 LOCAL_BATCH = 4  # tasks the writer prepares itself between looks at the pool
+PARENT_POLL_S = 1.0  # how often a worker checks that the daemon that started it still runs
 
 
 class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -71,9 +74,18 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
         return Failed("INTERNAL", f"{type(ex).__name__}: {ex}")
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     # Imported modules live forever: keep them out of the cyclic GC's scans.
     gc.freeze()
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watch", daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Leave once the daemon is gone. A killed daemon cannot shut its pool down, and an idle
+    worker never sees EOF on the task queue (it holds that pipe's write end as well)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(0)
 
 
 def _run_batch(tasks: list[Task]) -> list[Outcome]:
@@ -102,7 +114,7 @@ class PreparePool:
             # spawn, not fork: the daemon has threads, and fork would copy their locks.
             ctx = multiprocessing.get_context("spawn")
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
-                                             initializer=_worker_init)
+                                             initializer=_worker_init, initargs=(os.getpid(),))
         todo = deque(tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE))
         pending: dict[Future, list[Task]] = {}
         try:
