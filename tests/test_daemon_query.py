@@ -5,10 +5,11 @@ SmolLM2-135M (expansion and answers)."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
-from conftest import start_gnod
+from conftest import start_gnod, wait_until
 from gnod import wire
 from test_daemon_vectors import TOPICS, write_topics
 
@@ -153,11 +154,42 @@ def test_ask_streams_tokens_and_cites_only_given_sources(hybrid):
     if res["abstained"]:
         assert res["answer"] is None and res["abstain_reason"] and res["sources"] == []
     else:
-        import re
-
         cited = {int(n) for n in re.findall(r"\[(\d+)\]", res["answer"])}
         assert cited == set(range(1, len(res["sources"]) + 1))
         assert {s["docid"] for s in res["sources"]} <= {s["docid"] for s in res["considered"]}
+
+
+def _stream_ask(c, query: str, req_id: int, hang_up_after: int | None = None) -> int:
+    """Send a streaming ask; count its token frames until the result (or hang up after a few)."""
+    c.send("ask", {"query": query, "expand": False, "max_tokens": 1024}, req_id=req_id)
+    tokens = 0
+    while hang_up_after is None or tokens < hang_up_after:
+        msg = c.recv()
+        if msg.get("method") == "token":
+            tokens += 1
+        elif "method" not in msg:
+            assert "error" not in msg, msg
+            break
+    return tokens
+
+
+def test_ask_stops_generating_when_the_client_hangs_up(hybrid):
+    question = "Explain everything about baking bread, step by step, in detail."
+    with hybrid.connect(timeout=120) as c:
+        full = _stream_ask(c, question, 1)
+    assert full >= 20, "the test needs an answer longer than the hang-up point"
+    with hybrid.connect(timeout=120) as c:
+        _stream_ask(c, question, 2, hang_up_after=3)
+    # The abandoned answer (as long as the first, give or take) must end soon after the hang-up.
+    said = r"stopped generating after (\d+) tokens"
+
+    def stopped() -> re.Match | None:
+        with open(hybrid.paths.log_file) as f:
+            return re.search(said, f.read())
+
+    assert wait_until(lambda: stopped() is not None, 30), "no sign the abandoned answer was stopped"
+    assert int(stopped().group(1)) <= full // 2  # a few tokens after the hang-up, not the whole answer
+    assert hybrid.result("status")["pid"]  # and the daemon answers as before
 
 
 def test_ask_without_answer_returns_sources(hybrid):

@@ -51,5 +51,6 @@ class Generator(Protocol):
     uri: str
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
-                 on_token: Callable[[str], None] | None = None) -> str:
-        """Chat completion with the model's own template; streams pieces to on_token."""
+                 on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
+        """Chat completion with the model's own template; streams pieces to on_token and
+        ends early, with what it has, once stop() is true."""

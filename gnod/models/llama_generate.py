@@ -17,16 +17,21 @@ class LlamaGenerator:
         self.uri = uri
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
-                 on_token: Callable[[str], None] | None = None) -> str:
+                 on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
         stream = self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
                                                   temperature=temperature, stream=True)
         parts: list[str] = []
-        for event in stream:
-            piece = event["choices"][0]["delta"].get("content")
-            if piece:
-                parts.append(piece)
-                if on_token is not None:
-                    on_token(piece)
+        try:
+            for event in stream:
+                piece = event["choices"][0]["delta"].get("content")
+                if piece:
+                    parts.append(piece)
+                    if on_token is not None:
+                        on_token(piece)
+                if stop is not None and stop():
+                    break
+        finally:
+            stream.close()
         return "".join(parts)
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -174,6 +175,23 @@ class Models:
         finally:
             slot.busy -= 1
             slot.last_used = time.time()
+
+    async def generate(self, messages: list[dict[str, str]], *, max_tokens: int,
+                       on_token: Callable[[str], None] | None = None,
+                       gone: Callable[[], bool] | None = None) -> str:
+        """Greedy chat generation that stops early when its caller is cancelled or `gone()`
+        says the client hung up: an abandoned answer must not hold the model thread."""
+        cancelled = threading.Event()
+
+        def stop() -> bool:
+            return cancelled.is_set() or (gone is not None and gone())
+
+        try:
+            return await self.run("generate", lambda m: m.generate(
+                messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token, stop=stop), INTERACTIVE)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     def infos(self) -> list[ModelInfo]:
         """Each configured role's model, plus any other model still loaded."""

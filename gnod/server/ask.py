@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from gnod import wire
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
-from gnod.models.worker import INTERACTIVE
 from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
 from gnod.search import answer
 from gnod.search.passages import Passage
 from gnod.server.app import Call, Daemon, RpcError
 from gnod.server.query import run_query
+
+log = logging.getLogger("gnod.ask")
 
 # Results retrieved per wanted source: selection drops weak and repetitive ones.
 RETRIEVE_FACTOR = 2
@@ -54,11 +56,18 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     messages = presets.chat(presets.family(gen.uri), answer.SYSTEM, answer.prompt(p.query, texts))
     stream = p.stream and call.id is not None
 
+    sent = 0
+
     def on_token(piece: str) -> None:
+        nonlocal sent
+        sent += 1
         call.notify_threadsafe("token", Token(id=call.id, text=piece))
 
-    reply = await d.models.run("generate", lambda m: m.generate(
-        messages, max_tokens=p.max_tokens, temperature=0.0, on_token=on_token if stream else None), INTERACTIVE)
+    # A streaming client that hung up shows as a closed transport at the next token it misses.
+    reply = await d.models.generate(messages, max_tokens=p.max_tokens, on_token=on_token if stream else None,
+                                    gone=call.conn.writer.is_closing)
+    if call.conn.writer.is_closing():
+        log.info("ask: the client hung up; stopped generating after %d tokens", sent)
     checked = answer.check(presets.strip_thinking(reply), len(considered))
     sources = [_source(new, result.hits[picks[old - 1]], found[picks[old - 1]])
                for new, old in enumerate(checked.cited, 1)]

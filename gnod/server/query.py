@@ -169,12 +169,9 @@ class QueryRun:
         else:
             prompt = expand.expansion_prompt(self.p.query, lang)
             messages = presets.chat(presets.family(gen.uri), "", prompt)
-
-            def generate(m: Any) -> str:
-                return m.generate(messages, max_tokens=PIPELINE.expansion.max_tokens, temperature=0.0)
-
             try:
-                reply = await self.clock.time("expand", self.d.models.run("generate", generate, INTERACTIVE))
+                reply = await self.clock.time("expand", self.d.models.generate(
+                    messages, max_tokens=PIPELINE.expansion.max_tokens))
             except Exception as e:  # a broken generation degrades to no expansion
                 log.warning("query expansion failed: %s: %s", type(e).__name__, e)
                 self.notes.append(f"expansion failed ({type(e).__name__}): searched without variants")
