@@ -46,12 +46,13 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
             w.writerow([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
                         h["title"], snip.get("text", "")])
         return buf.getvalue().rstrip("\n")
+    notes = result.get("notes", [])  # vsearch: what the vectors cannot see yet
     if fmt == "md":
         rows = ["| # | score | document | title |", "|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
             title = h["title"].replace("|", "\\|")
             rows.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} |")
-        return "\n".join(rows)
+        return "\n".join(rows + ([""] + [f"- note: {_md(n)}" for n in notes] if notes else []))
     if fmt == "xml":
         out = [f'<results query="{_xml_escape(result["query"])}" count="{len(hits)}">']
         for i, h in enumerate(hits, 1):
@@ -64,12 +65,14 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
             if snip:
                 out.append(f'    <snippet line="{snip["line"]}">{_xml_escape(snip["text"])}</snippet>')
             out.append("  </result>")
+        out.extend(f"  <note>{_xml_escape(n)}</note>" for n in notes)
         out.append("</results>")
         return "\n".join(out)
     paint = _color(tty)
+    footer = [paint("2", f"note: {_clean(n)}") for n in notes]
     if not hits:
-        return "No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
-                                if result.get("dropped_stopwords") else "")
+        return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
+                                           if result.get("dropped_stopwords") else ""), *footer])
     lines = []
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
@@ -79,7 +82,7 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
         if snip:
             for ln in snip["text"].splitlines()[:3]:
                 lines.append(f"      {ln[:200]}")
-    return "\n".join(lines)
+    return "\n".join(lines + footer)
 
 
 # --- query and ask ------------------------------------------------------------------------

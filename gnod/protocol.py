@@ -361,6 +361,7 @@ class VSearchResult(Struct):
     model: str
     hits: list[VSearchHit]
     took_ms: float
+    notes: list[str] = []  # what the vectors cannot see yet (chunks still to embed, a model switch)
 
 
 class Preview(Struct):

@@ -5,6 +5,7 @@ crash-resume, degradation without a model, and the CLI."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -179,6 +180,10 @@ def test_status_answers_while_embedding(env, tmp_path, minilm):
     try:
         d.result("collection.add", {"name": "many", "path": str(notes)})
         assert wait_until(lambda: d.result("status")["vectors"]["embedding"], 60, 0.02)
+        # Until the first embedding completes, vector search says how far it is.
+        err = d.rpc("vsearch", {"query": "topic"})["error"]
+        assert err["code"] == wire.MODEL_UNAVAILABLE
+        assert re.search(r"the first embedding is under way \(\d+ of 200 chunks", err["message"]), err
         worst = 0.0
         while d.result("status")["vectors"]["embedding"]:
             t0 = time.monotonic()
@@ -186,6 +191,36 @@ def test_status_answers_while_embedding(env, tmp_path, minilm):
             worst = max(worst, time.monotonic() - t0)
         # Generous: the point is that status is not queued behind the backlog (seconds).
         assert worst < 1.0, worst
+    finally:
+        d.stop()
+
+
+def test_embed_on_request_and_notes_on_what_vectors_miss(env, tmp_path, minilm, run_cli):
+    configure(env, minilm, embed_in_background="false")
+    notes = tmp_path / "notes"
+    write_topics(notes)
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(notes)})
+        err = d.rpc("vsearch", {"query": "feline"})["error"]  # nothing embeds by itself
+        assert err["code"] == wire.MODEL_UNAVAILABLE and "fix: gnoctl embed" in err["message"]
+        # `embed` embeds the backlog even with background embedding off.
+        res = d.result("embed", {}, timeout=120)
+        assert (res["embedded"], res["pending"]) == (len(TOPICS), 0)
+        assert d.result("vsearch", {"query": "feline"})["notes"] == []
+
+        (notes / "pets" / "parrots.md").write_text("# Parrots\n\nParrots mimic human speech and live for decades.\n")
+        d.result("index", {"collection": "notes"})
+        assert wait_until(lambda: d.result("status")["vectors"]["pending"] == 1, 10)
+        said = "1 chunk is not embedded yet: vector search may miss the newest documents"
+        assert d.result("vsearch", {"query": "talking birds"})["notes"] == [said]
+        assert said in d.result("query", {"query": "talking birds", "expand": False, "rerank": False})["notes"]
+        r = run_cli("vsearch", "talking birds", "--md", env=d.env)
+        assert r.returncode == 0 and f"- note: {said}" in r.stdout
+
+        d.result("embed", {}, timeout=60)
+        res = d.result("vsearch", {"query": "talking birds", "limit": 1})
+        assert res["notes"] == [] and res["hits"][0]["path"] == "pets/parrots.md"
     finally:
         d.stop()
 

@@ -47,8 +47,7 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     _check_collections(d, p.collections)
     served = d.vectors.index()
     if served is None:
-        reason = d.vectors.info().reason or "no vectors yet: the embedding backlog has not been embedded"
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {reason}",
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",
                        {"fix": "gnoctl embed; gnoctl doctor"})
     model, index = served
     try:
@@ -56,8 +55,9 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     except ModelUnavailable as e:
         raise _unavailable(e) from None
     hits = await d.read(lambda conn, _a: vector.search(conn, index, qvec, p))
+    lag = d.vectors.lag_note()
     return VSearchResult(query=p.query, model=model.uri, hits=hits,
-                         took_ms=round((time.perf_counter() - t0) * 1000, 3))
+                         took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=[lag] if lag else [])
 
 
 async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
@@ -72,6 +72,7 @@ async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
     start = d.vectors.done
     if p.force:
         d.vectors.force_uri = d.models.uri("embed")
+    d.vectors.requested = True  # also when background embedding is off in the config
     last = [0.0]
 
     def progress(done: int, total: int) -> None:

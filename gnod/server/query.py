@@ -203,8 +203,7 @@ class QueryRun:
         """Vector lists, and per document its best chunk (seq) and similarity."""
         served = self.d.vectors.index()
         if served is None:
-            reason = self.d.vectors.info().reason or "no vectors yet (fix: gnoctl embed)"
-            self.degraded.append(f"no vector search: {reason}; lexical only")
+            self.degraded.append(f"no vector search: {self.d.vectors.missing_reason()}; lexical only")
             self.clock.skip("vector", "no vectors")
             return [], {}
         model, index = served
@@ -224,6 +223,9 @@ class QueryRun:
             self.clock.skip("vector", "no embedder")
             return [], {}
         self.models["embed"] = model.uri
+        lag = self.d.vectors.lag_note()
+        if lag:
+            self.notes.append(lag)
         labelled = queries + ([("hyde", exp.hyde)] if exp.hyde else [])
         factors = {"original": PIPELINE.limits.vector_original, "variant": PIPELINE.limits.vector_variant,
                    "hyde": PIPELINE.limits.vector_hyde}

@@ -45,6 +45,7 @@ class Vectors:
         self.changed = asyncio.Condition()
         self.embedding = False
         self.force_uri: str | None = None
+        self.requested = False  # `embed` asked for a cycle even if background embedding is off
         self.done = 0
         self.pending = 0
         self.chunks = 0
@@ -62,6 +63,31 @@ class Vectors:
             chunks=self.chunks, embedded=self.done, pending=self.pending,
             embedding=self.embedding, rate_per_s=self.rate,
         )
+
+    def missing_reason(self) -> str:
+        """Why vector search cannot run, with the fix or how far the first embedding is."""
+        reason = self.info().reason
+        if reason:
+            return reason
+        if self.embedding and self.chunks:
+            eta = f", about {_duration(self.pending / self.rate)} left" if self.rate else ""
+            return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})"
+        # The embedding loop may not have tried the model yet: a missing file is the better answer.
+        uri = self.models.uri("embed")
+        for m in self.models.infos():
+            if m.role == "embed" and m.uri == uri and m.error:
+                return f"{m.error} (fix: {m.fix})" if m.fix else m.error
+        return "no vectors yet (fix: gnoctl embed)"
+
+    def lag_note(self) -> str | None:
+        """What vector results cannot see yet: chunks still to embed, or a model switch in progress."""
+        if self.serving is None or self.target is None or not self.pending:
+            return None
+        if self.serving.uri != self.target.uri:
+            return (f"vector search uses {self.serving.uri} while {self.target.uri} embeds "
+                    f"({self.done:,} of {self.chunks:,} chunks)")
+        waiting = "1 chunk is" if self.pending == 1 else f"{self.pending:,} chunks are"
+        return f"{waiting} not embedded yet: vector search may miss the newest documents"
 
     def index(self) -> tuple[store.VecModel, VectorIndex] | None:
         if self.serving is None:
@@ -126,7 +152,12 @@ class Vectors:
             for index in self.indexes.values():
                 index.remove(ids)
         forced = self.force_uri
-        if not self._enabled() and forced is None:
+        requested, self.requested = self.requested, False
+        if not (self._enabled() or requested) and forced is None:
+            target = self.target
+            if target is not None:  # keep the backlog figures true for status and notes
+                self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, target))
+                self.pending = max(0, self.chunks - self.done)
             return
         embedder = await self.models.get("embed")
         self.model_error = None
@@ -199,3 +230,11 @@ class Vectors:
             return True
         except asyncio.TimeoutError:
             return False
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
