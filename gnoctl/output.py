@@ -46,13 +46,12 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
             w.writerow([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
                         h["title"], snip.get("text", "")])
         return buf.getvalue().rstrip("\n")
-    notes = result.get("notes", [])  # vsearch: what the vectors cannot see yet
     if fmt == "md":
         rows = ["| # | score | document | title |", "|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
             title = h["title"].replace("|", "\\|")
             rows.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} |")
-        return "\n".join(rows + ([""] + [f"- note: {_md(n)}" for n in notes] if notes else []))
+        return "\n".join(rows + _md_footer(result))  # vsearch notes: what the vectors cannot see yet
     if fmt == "xml":
         out = [f'<results query="{_xml_escape(result["query"])}" count="{len(hits)}">']
         for i, h in enumerate(hits, 1):
@@ -65,11 +64,11 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
             if snip:
                 out.append(f'    <snippet line="{snip["line"]}">{_xml_escape(snip["text"])}</snippet>')
             out.append("  </result>")
-        out.extend(f"  <note>{_xml_escape(n)}</note>" for n in notes)
+        out.extend(_xml_footer(result))
         out.append("</results>")
         return "\n".join(out)
     paint = _color(tty)
-    footer = [paint("2", f"note: {_clean(n)}") for n in notes]
+    footer = _footer_lines(result, paint)
     if not hits:
         return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
                                            if result.get("dropped_stopwords") else ""), *footer])
@@ -233,6 +232,18 @@ def _footer_lines(result: dict, paint) -> list[str]:
             + [paint("2", f"note: {_clean(n)}") for n in result.get("notes", [])])
 
 
+def _md_footer(result: dict) -> list[str]:
+    """The footer as Markdown bullets, after a blank line (nothing when there is nothing to say)."""
+    items = ([f"- degraded: {_md(d)}" for d in result.get("degraded", [])]
+             + [f"- note: {_md(n)}" for n in result.get("notes", [])])
+    return ["", *items] if items else []
+
+
+def _xml_footer(result: dict) -> list[str]:
+    return ([f"  <degraded>{_xml_escape(d)}</degraded>" for d in result.get("degraded", [])]
+            + [f"  <note>{_xml_escape(n)}</note>" for n in result.get("notes", [])])
+
+
 def _query_human(result: dict, paint) -> list[str]:
     hits = result["hits"]
     lines = [] if hits else ["No results."]
@@ -298,10 +309,7 @@ def _query_md(result: dict) -> str:
     for name, counts in (("collection", dist["collections"]), ("tag", dist["tags"])):
         if counts:
             rows.append(f"By {name}: {_md(_tally(counts))}")
-    notes = [f"- degraded: {_md(d)}" for d in result.get("degraded", [])]
-    notes += [f"- note: {_md(n)}" for n in result.get("notes", [])]
-    if notes:
-        rows += ["", *notes]
+    rows += _md_footer(result)
     if any(h.get("explain") for h in hits) or result.get("explain"):
         rows += ["", "## Explain", ""]
         for i, h in enumerate(hits, 1):
@@ -379,8 +387,7 @@ def _query_xml(result: dict) -> str:
     out.extend(f"    <collection {_attrs(name=k, count=v)}/>" for k, v in dist["collections"].items())
     out.extend(f"    <tag {_attrs(name=k, count=v)}/>" for k, v in dist["tags"].items())
     out.append("  </distribution>")
-    out.extend(f"  <degraded>{_xml_escape(d)}</degraded>" for d in result.get("degraded", []))
-    out.extend(f"  <note>{_xml_escape(n)}</note>" for n in result.get("notes", []))
+    out.extend(_xml_footer(result))
     out.extend(_query_explain_xml(result, "  "))
     out.append("</results>")
     return "\n".join(out)
@@ -456,9 +463,7 @@ def _ask_md(result: dict) -> str:
     title = {"cited": "Sources", "considered": "Sources considered"}[kind]
     out += [f"## {title}", "", "| # | document | title | score |", "|---|---|---|---|"]
     out += [f"| {s['n']} | {_md_code(_source_location(s))} | {_md(s['title'])} | {s['score']:.3f} |" for s in shown]
-    notes = [f"- degraded: {_md(d)}" for d in result["retrieval"].get("degraded", [])]
-    notes += [f"- note: {_md(n)}" for n in result["retrieval"].get("notes", [])]
-    return "\n".join(out + ([""] + notes if notes else []))
+    return "\n".join(out + _md_footer(result["retrieval"]))
 
 
 def _sources_xml(tag: str, sources: list[dict]) -> list[str]:
@@ -478,8 +483,7 @@ def _ask_xml(result: dict) -> str:
     if result["abstained"]:
         out.append(f"  <abstain_reason>{_xml_escape(result.get('abstain_reason') or '')}</abstain_reason>")
     out += _sources_xml("sources", result["sources"]) + _sources_xml("considered", result["considered"])
-    out.extend(f"  <degraded>{_xml_escape(d)}</degraded>" for d in result["retrieval"].get("degraded", []))
-    out.extend(f"  <note>{_xml_escape(n)}</note>" for n in result["retrieval"].get("notes", []))
+    out.extend(_xml_footer(result["retrieval"]))
     out.extend(_query_explain_xml(result["retrieval"], "  "))
     out.append("</ask>")
     return "\n".join(out)
