@@ -16,8 +16,6 @@ from msgspec import Struct
 
 from gnod.text.analyzer import tokenize
 
-# Bump when the prompt or the checks change (shown by --explain).
-ANSWER_PROMPT_VERSION = "answer-v1"
 ABSTAIN = "NO_ANSWER"
 # Sources that repeat an earlier one this much (token-set Jaccard) add nothing.
 MAX_OVERLAP = 0.7
