@@ -13,33 +13,23 @@ import sys
 
 FORMAT_FLAGS = {"--json": "json", "--files": "files", "--csv": "csv", "--md": "md", "--xml": "xml"}
 
+# Options every search-like command takes.
+_RETRIEVAL: dict[str, tuple[str, str]] = {
+    "-n": ("limit", "int"), "--limit": ("limit", "int"),
+    "--min-score": ("min_score", "float"),
+    "-c": ("collections", "list"), "--collection": ("collections", "list"),
+    "--no-autostart": ("no_autostart", "flag"),
+    **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
+}
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "search": {
-        "-n": ("limit", "int"), "--limit": ("limit", "int"),
-        "--min-score": ("min_score", "float"),
-        "--wait": ("wait_s", "float"),
-        "-c": ("collections", "list"), "--collection": ("collections", "list"),
-        "--no-autostart": ("no_autostart", "flag"),
-        **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
-    },
-    "vsearch": {
-        "-n": ("limit", "int"), "--limit": ("limit", "int"),
-        "--min-score": ("min_score", "float"),
-        "-c": ("collections", "list"), "--collection": ("collections", "list"),
-        "--no-autostart": ("no_autostart", "flag"),
-        **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
-    },
+    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float")},
+    "vsearch": dict(_RETRIEVAL),
     "query": {
-        "-n": ("limit", "int"), "--limit": ("limit", "int"),
+        **_RETRIEVAL, "--wait": ("wait_s", "float"),
         "--mode": ("mode", "str"),
-        "--min-score": ("min_score", "float"),
-        "--wait": ("wait_s", "float"),
-        "-c": ("collections", "list"), "--collection": ("collections", "list"),
         "--no-expand": ("no_expand", "flag"), "--no-rerank": ("no_rerank", "flag"),
         "--explain": ("explain", "flag"),
-        "--no-autostart": ("no_autostart", "flag"),
-        **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     },
     "get": {
         "--from-line": ("from_line", "int"), "-l": ("lines", "int"), "--lines": ("lines", "int"),
@@ -142,34 +132,23 @@ def _fast(argv: list[str]) -> int | None:
     from gnoctl import commands
 
     autostart = False if opts.get("no_autostart") else None
-    if argv[0] == "search":
-        limit = opts.get("limit", 10)
-        score = opts.get("min_score", 0.0)
-        wait_s = opts.get("wait_s", 0.0)
-        if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0:
+    if argv[0] == "get":
+        if len(words) != 1:
             return None
-        return commands.search(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart,
-                               wait_s)
-    if argv[0] == "vsearch":
-        limit = opts.get("limit", 10)
-        score = opts.get("min_score", 0.0)
-        if not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0:
-            return None
-        return commands.vsearch(" ".join(words), limit, score, opts["collections"], opts.get("format"), autostart)
-    if argv[0] == "query":
-        limit = opts.get("limit", 10)
-        score = opts.get("min_score", 0.0)
-        wait_s = opts.get("wait_s", 0.0)
-        mode = opts.get("mode", "standard")
-        if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
-                or mode not in ("standard", "deep")):
-            return None
-        return commands.query(" ".join(words), limit, mode, score, opts["collections"], not opts.get("no_expand"),
-                              not opts.get("no_rerank"), bool(opts.get("explain")), opts.get("format"), autostart,
-                              wait_s)
-    if len(words) != 1:
+        return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
+    limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
+    wait_s, mode = opts.get("wait_s", 0.0), opts.get("mode", "standard")
+    # Out-of-range values go to typer, which says what the range is.
+    if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
+            or mode not in ("standard", "deep")):
         return None
-    return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
+    query, cols, fmt = " ".join(words), opts["collections"], opts.get("format")
+    if argv[0] == "search":
+        return commands.search(query, limit, score, cols, fmt, autostart, wait_s)
+    if argv[0] == "vsearch":
+        return commands.vsearch(query, limit, score, cols, fmt, autostart)
+    return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
+                          bool(opts.get("explain")), fmt, autostart, wait_s)
 
 
 def main(argv: list[str] | None = None) -> int:
