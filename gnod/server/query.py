@@ -458,8 +458,8 @@ class QueryRun:
     async def passages_for(self, n: int, budget_chars: int) -> list[passages.Passage]:
         """Best passages of the first `n` results, `budget_chars` each (for `ask`)."""
         cands = self.kept[:n]
-        await self._load_chunks(cands, [self.p.query])
         stems_texts = [self.p.query, *(self.expansion.lexical if self.expansion else [])]
+        await self._load_chunks(cands, stems_texts)
 
         def pick(_conn, analyzers) -> list[passages.Passage]:
             out = []
