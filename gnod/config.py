@@ -53,6 +53,8 @@ class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
     # Snowball language name or ISO code; unset = detect per document.
     language: str | None = None
     gitignore: bool = True
+    # Follow symbolic links whose targets stay inside the collection (never outside it).
+    follow_symlinks: bool = False
 
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -17,7 +17,6 @@ from operator import itemgetter
 LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
 
 _CLOSING_FENCE_RE = re.compile(r"\n(?:---|\.\.\.)(?:\n|\Z)")
-_KEY_RE = re.compile(r"([^\s#:\-[{][^:]*?)[ \t]*:(?:[ \t]+(.*))?")
 _ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
 _INLINE_ITEM_RE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^,]+)""")
 _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
@@ -28,7 +27,6 @@ _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
 # it is matched against "\n" + text, so a match's start is its line's offset in text.
 _FENCE_RE = re.compile(r"\n {0,3}(`{3,}|~{3,})(.*)")
 _H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
-_CLOSING_HASHES_RE = re.compile(r"(?:^|[ \t]+)#+$")
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
@@ -62,12 +60,12 @@ def _parse_block(lines: list[str]) -> dict:
             if key is not None and isinstance(meta[key], list) and item[1]:
                 meta[key].append(_unquote(item[1].strip()))
             continue
-        match = _KEY_RE.fullmatch(line)
-        if not match:
+        pair = _key_value(line)
+        if pair is None:
             key = None
             continue
-        key = match[1].lower()
-        value = (match[2] or "").strip()
+        key = pair[0].lower()
+        value = pair[1].strip()
         bare.discard(key)
         if not value:
             meta[key] = []
@@ -88,6 +86,31 @@ def _parse_block(lines: list[str]) -> dict:
             v = ""
         meta[k] = v
     return meta
+
+
+def _key_value(line: str) -> tuple[str, str] | None:
+    """`key: value` (or `key:`) split at the first colon; None when the line is not one.
+
+    String operations rather than a regex: a backtracking pattern for this shape is
+    quadratic on long runs of blanks, and frontmatter comes from untrusted files."""
+    name, colon, rest = line.partition(":")
+    if not colon or not name or name[0].isspace() or name[0] in "#:-[{":
+        return None
+    if rest and rest[0] not in " \t":
+        return None
+    return name.rstrip(" \t"), rest
+
+
+def _strip_closing_hashes(text: str) -> str:
+    """Drop an ATX heading's closing `#`s (and the blanks before them): `Title ##` → `Title`.
+
+    Linear in the length of the line, whatever its blanks (untrusted input)."""
+    bare = text.rstrip("#")
+    if bare == text:
+        return text
+    if bare and bare[-1] not in " \t":
+        return text  # `C#` is part of the title
+    return bare.rstrip(" \t")
 
 
 def _unquote(value: str) -> str:
@@ -145,7 +168,7 @@ def extract_title(meta: dict, body: str, filename: str) -> str:
     for m in _H1_RE.finditer(body):
         if in_spans(spans, m.start()):
             continue
-        text = _CLOSING_HASHES_RE.sub("", (m[1] or "").strip()).strip()
+        text = _strip_closing_hashes((m[1] or "").strip()).strip()
         if text:
             return text
     return os.path.splitext(os.path.basename(filename))[0]

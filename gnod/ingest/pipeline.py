@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 import apsw
 
 from gnod.config import CollectionConfig
-from gnod.ingest.walk import Filter, WalkEntry, admit, walk
+from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
 from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import IndexStats
 from gnod.store import documents as store
@@ -48,8 +48,9 @@ def index_collection(
     cid = _collection_id(conn, col)
     if cid is None:
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
-    walk_errors: list[tuple[str, str]] = []
-    entries = list(walk(col.path, Filter(col.include, col.exclude, col.gitignore), walk_errors))
+    walk_errors: list[WalkIssue] = []
+    flt = Filter(col.include, col.exclude, col.gitignore)
+    entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
     return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0)
 
 
@@ -68,18 +69,26 @@ def index_paths(
     if cid is None:
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     flt = Filter(col.include, col.exclude, col.gitignore)
-    scope = sorted(set(rel_paths))
-    walk_errors: list[tuple[str, str]] = []
+    walk_errors: list[WalkIssue] = []
     entries: dict[str, WalkEntry] = {}
-    for rel in scope:
+    scope: set[str] = set()
+    for rel in set(rel_paths):
+        if not valid_name(rel):
+            # Not storable as text: its display form is what `ingest_errors` may hold.
+            scope.add(shown(rel))
+            if os.path.lexists(os.path.join(col.path, rel)):
+                walk_errors.append(bad_name(rel))
+            continue
+        scope.add(rel)
         if os.path.isdir(os.path.join(col.path, rel)):
-            for e in walk(col.path, flt, walk_errors, start=rel):
+            for e in walk(col.path, flt, walk_errors, start=rel, follow_symlinks=col.follow_symlinks):
                 entries[e.rel_path] = e
         else:
-            e = admit(col.path, flt, rel)
+            e = admit(col.path, flt, rel, walk_errors, col.follow_symlinks)
             if e is not None:
                 entries[e.rel_path] = e
-    return _apply(conn, analyzers, col, cid, list(entries.values()), scope, walk_errors, None, stop, pool, t0)
+    return _apply(conn, analyzers, col, cid, list(entries.values()), sorted(scope), walk_errors, None, stop,
+                  pool, t0)
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
@@ -101,7 +110,7 @@ def _apply(
     cid: int,
     entries: list[WalkEntry],
     scope: list[str] | None,
-    walk_errors: list[tuple[str, str]],
+    walk_errors: list[WalkIssue],
     progress: ProgressFn | None,
     stop: threading.Event | None,
     pool: PreparePool | None,
@@ -127,7 +136,7 @@ def _apply(
         elif old is None and failed.get(e.rel_path) == stat:
             stats.errors += 1  # failed before and unchanged since: not retried
         else:
-            tasks.append(Task(e, old.source_hash if old else None, col.language))
+            tasks.append(Task(e, old.source_hash if old else None, col.language, col.follow_symlinks))
 
     done = total - len(tasks)
     section_langs = _section_languages(conn)
@@ -171,7 +180,8 @@ def _apply(
                 progress("index", done, total, e.rel_path)
                 next_progress = now + PROGRESS_SECONDS
 
-        unreadable = tuple(p + "/" for p, _ in walk_errors)
+        # What an unreadable directory held stays indexed until it can be read again.
+        unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
         gone = [
             s.id for rel, s in states.items()
             if rel not in seen and not (unreadable and rel.startswith(unreadable))
@@ -179,8 +189,8 @@ def _apply(
         store.delete_documents(conn, gone)
         stats.removed = len(gone)
         store.clear_errors(conn, cid, [p for p in failed if p not in seen])
-        for rel_dir, reason in walk_errors:
-            store.record_error(conn, cid, rel_dir, "NOT_ACCESSIBLE", reason, 0, 0, 0)
+        for issue in walk_errors:
+            store.record_error(conn, cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             stats.errors += 1
         conn.execute("COMMIT")
     except BaseException:

@@ -4,6 +4,7 @@ language, chunks and the stemmed FTS text. No database, so it can run anywhere."
 from __future__ import annotations
 
 import os
+import time
 
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
@@ -15,7 +16,26 @@ from gnod.store.documents import ChunkRow, PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language
 
-__all__ = ["IngestFailure", "Prepared", "prepare"]  # workers catch IngestFailure from here
+__all__ = ["Deadline", "IngestFailure", "Prepared", "prepare"]  # workers catch IngestFailure from here
+
+# Preparing one document (after conversion, which has its own deadline) takes
+# milliseconds; past this something is pathological, and the writer must move on.
+PREPARE_TIMEOUT_S = 60.0
+
+
+class Deadline:
+    """A per-document time limit, checked between stages and between blocks: a document
+    that overruns it is reported as TIMEOUT, never indexed half-way."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = PREPARE_TIMEOUT_S if seconds is None else seconds
+        self.at = time.monotonic() + self.seconds
+
+    def check(self, stage: str) -> None:
+        if time.monotonic() > self.at:
+            raise IngestFailure(
+                "TIMEOUT", f"preparing the document took over {self.seconds:g} s (at {stage}); not indexed"
+            )
 
 
 class Prepared(PreparedDoc, frozen=True, gc=False):
@@ -32,19 +52,26 @@ def prepare(
     source_hash: str,
     language_hint: str | None,
     analyzers: AnalyzerSet,
+    deadline: Deadline | None = None,
 ) -> Prepared:
+    deadline = deadline or Deadline()
     canonical = canonicalize(convert(data, entry.rel_path))
+    deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
     title = extract_title(meta, body, os.path.basename(entry.rel_path))
+    deadline.check("frontmatter and title")
     language = language_hint or detect_language(body)
+    deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
-    stemmed = stem_body(body, language, analyzers, per_block=not language_hint)
+    stemmed = stem_body(body, language, analyzers, per_block=not language_hint, deadline=deadline.check)
     language = stemmed.language
+    deadline.check("stemming")
     offset = len(canonical) - len(body)
     chunks = [
         ChunkRow(c.seq, c.pos + offset, len(c.text), c.start_line + fm_lines, c.end_line + fm_lines)
         for c in chunk_text(body)
     ]
+    deadline.check("chunking")
     analyzer = analyzers.get(language)
     return Prepared(
         rel_path=entry.rel_path,

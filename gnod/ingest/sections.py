@@ -18,6 +18,7 @@ language hint is authoritative: with one, nothing of this runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from gnod.ingest.markdown import fenced_spans, in_spans
@@ -35,16 +36,18 @@ class StemmedBody(NamedTuple):
 
 
 def stem_body(
-    body: str, language: str | None, analyzers: AnalyzerSet, per_block: bool = True
+    body: str, language: str | None, analyzers: AnalyzerSet, per_block: bool = True,
+    deadline: Callable[[str], None] | None = None,
 ) -> StemmedBody:
     """Stem `body`, detected (as a whole) to be in `language`; with `per_block` (no
-    collection hint), blocks in other languages get their own stemmers."""
+    collection hint), blocks in other languages get their own stemmers. `deadline(stage)`
+    is called between blocks and raises when the document has taken too long."""
     if not per_block:
         return StemmedBody(language, analyzers.get(language).index_text(body), ())
     tokens = tokenize(body)
     sections = None
     if may_mix_languages(body, tokens, language):
-        sections = language_sections(body, language)
+        sections = language_sections(body, language, deadline)
     if sections is None:
         return StemmedBody(language, " ".join(analyzers.get(language).stems(tokens)), ())
     sizes: dict[str | None, int] = {language: 0}
@@ -59,7 +62,9 @@ def stem_body(
     return StemmedBody(main, text, others)
 
 
-def language_sections(body: str, main: str | None) -> list[tuple[int, int, str | None]] | None:
+def language_sections(
+    body: str, main: str | None, deadline: Callable[[str], None] | None = None
+) -> list[tuple[int, int, str | None]] | None:
     """[(start, end, language)] runs of blocks covering `body`, or None when every
     block is in one language (then `main`, the whole body's, stays in charge)."""
     fences = fenced_spans(body)
@@ -79,6 +84,8 @@ def language_sections(body: str, main: str | None) -> list[tuple[int, int, str |
     pending: list[int] = []  # blocks waiting for the next verdict (a heading and its tail)
     last = main
     for s, e in blocks:
+        if deadline is not None:
+            deadline("block language detection")
         verdict = detect_block_language(body[s:e], last) if e - s >= _MIN_BLOCK_CHARS else None
         if verdict is None:
             if pending or body.startswith("#", s):

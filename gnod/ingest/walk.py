@@ -48,6 +48,51 @@ class WalkEntry(NamedTuple):
     inode: int
 
 
+class WalkIssue(NamedTuple):
+    """Something under the root that is not indexed, and why (shown by `status`)."""
+
+    rel_path: str  # display form: undecodable bytes of a name as \\xNN
+    code: str  # NOT_ACCESSIBLE, BAD_NAME, SYMLINK, OUTSIDE_ROOT, LOOP, SPECIAL
+    reason: str
+
+
+SYMLINK_REASON = "symbolic link not followed (set follow_symlinks = true on the collection to index its target)"
+
+
+def valid_name(rel_path: str) -> bool:
+    """Whether a path decoded from the file system is valid UTF-8 text.
+
+    Names are bytes on Linux; Python shows undecodable bytes as lone surrogates, which
+    neither SQLite nor JSON can carry, so such a file is reported instead of indexed."""
+    if rel_path.isascii():
+        return True
+    try:
+        rel_path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(rel_path: str) -> str:
+    """A path as text that can be stored and printed: undecodable bytes become `\\xNN`."""
+    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def bad_name(rel_path: str) -> WalkIssue:
+    return WalkIssue(shown(rel_path), "BAD_NAME",
+                     "the file name is not valid UTF-8: rename it to index it")
+
+
+def special_reason(mode: int) -> str:
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return f"{kind}: only regular files are indexed"
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip("/") + "/")
+
+
 class Filter:
     """Decides what belongs to a collection: include globs (or default extensions),
     exclude globs, default junk directories and, optionally, .gitignore files."""
@@ -105,8 +150,10 @@ def _chain(root: str, flt: Filter, rel_dir: str) -> list[tuple[str, pathspec.Git
     return ignores
 
 
-def admit(root: str, flt: Filter, rel_path: str) -> WalkEntry | None:
-    """The entry for one file if it exists and belongs to the collection (watcher events)."""
+def admit(root: str, flt: Filter, rel_path: str, issues: list[WalkIssue] | None = None,
+          follow_symlinks: bool = False) -> WalkEntry | None:
+    """The entry for one file if it exists and belongs to the collection (watcher events).
+    A file that belongs but cannot be indexed (bad name, link, special file) goes to `issues`."""
     rel_dir, _, name = rel_path.rpartition("/")
     ignores = _chain(root, flt, rel_dir)
     if ignores is None:
@@ -119,29 +166,64 @@ def admit(root: str, flt: Filter, rel_path: str) -> WalkEntry | None:
         return None
     abs_path = os.path.join(root, rel_path)
     try:
-        st = os.stat(abs_path)
+        st = os.lstat(abs_path)
+        if stat.S_ISLNK(st.st_mode):
+            issue = _link_issue(root, rel_path, abs_path, follow_symlinks)
+            if issue is not None:
+                if issues is not None:
+                    issues.append(issue)
+                return None
+            st = os.stat(abs_path)
     except OSError:
         return None
+    issue = None
     if not stat.S_ISREG(st.st_mode):
+        issue = None if stat.S_ISDIR(st.st_mode) else WalkIssue(shown(rel_path), "SPECIAL", special_reason(st.st_mode))
+    elif not valid_name(rel_path):
+        issue = bad_name(rel_path)
+    if issue is not None or not stat.S_ISREG(st.st_mode):
+        if issue is not None and issues is not None:
+            issues.append(issue)
         return None
     return WalkEntry(rel_path, abs_path, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def _link_issue(root: str, rel_path: str, abs_path: str, follow: bool) -> WalkIssue | None:
+    """Why the symlink at `rel_path` is not followed, or None when it may be."""
+    if not follow:
+        return WalkIssue(shown(rel_path), "SYMLINK", SYMLINK_REASON)
+    real = os.path.realpath(abs_path)
+    if not _inside(real, os.path.realpath(root)):
+        return WalkIssue(shown(rel_path), "OUTSIDE_ROOT",
+                         "symbolic link to a place outside the collection: not followed")
+    return None
+
+
 def walk(
-    root: str, flt: Filter, errors: list[tuple[str, str]] | None = None, start: str = ""
+    root: str, flt: Filter, issues: list[WalkIssue] | None = None, start: str = "",
+    follow_symlinks: bool = False,
 ) -> Iterator[WalkEntry]:
     """Yield every file under `root` (or under its subdirectory `start`) that the filter
     admits, depth first, sorted by name.
 
-    Directory symlinks are not followed (no loops); file symlinks are. Unreadable
-    directories are reported into `errors` as (rel_path, reason) and skipped.
+    Symbolic links are not followed unless `follow_symlinks`, and then only to targets
+    inside the root, each directory once (no loops). What the filter wants but cannot be
+    indexed (unreadable directories, undecodable names, links not followed, FIFOs and
+    other special files) is reported into `issues` rather than skipped silently.
     """
     ignores0 = _chain(root, flt, start)
     if ignores0 is None:
         return
-    stack: list[tuple[str, str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [
-        (os.path.join(root, start) if start else root, start, ignores0)
-    ]
+    report = issues.append if issues is not None else lambda _issue: None
+    top = os.path.join(root, start) if start else root
+    visited: set[tuple[int, int]] = set()
+    if follow_symlinks:
+        try:
+            st = os.stat(top)
+            visited.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    stack: list[tuple[str, str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(top, start, ignores0)]
     while stack:
         abs_dir, rel_dir, ignores = stack.pop()
         if flt.gitignore:
@@ -152,25 +234,54 @@ def walk(
             with os.scandir(abs_dir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as e:
-            if errors is not None:
-                errors.append((rel_dir or ".", f"cannot list directory: {e.strerror or e}"))
+            report(WalkIssue(shown(rel_dir) if rel_dir else ".", "NOT_ACCESSIBLE",
+                             f"cannot list directory: {e.strerror or e}"))
             continue
         subdirs = []
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")) \
-                            and not _is_own(entry):
-                        subdirs.append((entry.path, rel, ignores))
+                link = entry.is_symlink()
+                if entry.is_dir(follow_symlinks=link and follow_symlinks):
+                    if not flt.wants_dir(name, rel) or (ignores and _ignored(ignores, rel + "/")) \
+                            or _is_own(entry):
+                        continue
+                    if not valid_name(rel):
+                        report(WalkIssue(shown(rel), "BAD_NAME",
+                                         "the directory name is not valid UTF-8: rename it to index it"))
+                        continue
+                    if follow_symlinks:
+                        # Followed links must not lead back to a directory on the way down.
+                        st = entry.stat()
+                        issue = _link_issue(root, rel, entry.path, True) if link else None
+                        if issue is None and link and (st.st_dev, st.st_ino) in visited:
+                            issue = WalkIssue(shown(rel), "LOOP", "symbolic link to a directory already indexed")
+                        if issue is not None:
+                            report(issue)
+                            continue
+                        visited.add((st.st_dev, st.st_ino))
+                    subdirs.append((entry.path, rel, ignores))
+                    continue
+                if link and not follow_symlinks and entry.is_dir():
+                    if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
+                        report(WalkIssue(shown(rel), "SYMLINK", SYMLINK_REASON))
                     continue
                 if not flt.wants_file(name, rel) or (ignores and _ignored(ignores, rel)):
                     continue
+                if link:
+                    issue = _link_issue(root, rel, entry.path, follow_symlinks)
+                    if issue is not None:
+                        report(issue)
+                        continue
                 st = entry.stat()
             except OSError:
                 continue  # vanished or a dangling symlink
             if not stat.S_ISREG(st.st_mode):
+                report(WalkIssue(shown(rel), "SPECIAL", special_reason(st.st_mode)))
+                continue
+            if not valid_name(rel):
+                report(bad_name(rel))
                 continue
             yield WalkEntry(rel, entry.path, st.st_size, st.st_mtime_ns, st.st_ino)
         stack.extend(reversed(subdirs))

@@ -8,10 +8,12 @@ round trip.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import multiprocessing
 import os
+import stat
 import threading
 import time
 from collections import deque
@@ -20,8 +22,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 
 import msgspec
 
-from gnod.ingest.prepare import IngestFailure, prepare
-from gnod.ingest.walk import WalkEntry
+from gnod.ingest.convert import MAX_DOCUMENT_BYTES, MiB
+from gnod.ingest.prepare import Deadline, IngestFailure, prepare
+from gnod.ingest.walk import SYMLINK_REASON, WalkEntry, special_reason
 from gnod.store.documents import PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 
@@ -36,6 +39,7 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     entry: WalkEntry
     old_hash: str | None  # the indexed source hash, if any: same bytes → no work
     language: str | None  # the collection's language hint
+    follow_symlinks: bool = False  # the collection's setting: a link swapped in later is refused
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -59,19 +63,49 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
         analyzers = _analyzers = _analyzers or AnalyzerSet()
     e = task.entry
     try:
-        with open(e.abs_path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        return Failed("READ", f"cannot read: {err.strerror or err}")
+        data = read_regular(e.abs_path, task.follow_symlinks)
+    except IngestFailure as f:
+        return Failed(f.code, f.reason)
     digest = hashlib.sha256(data).hexdigest()
     if digest == task.old_hash:
         return Unchanged()
     try:
-        return prepare(e, data, digest, task.language, analyzers)
+        return prepare(e, data, digest, task.language, analyzers, Deadline())
     except IngestFailure as f:
         return Failed(f.code, f.reason)
     except Exception as ex:  # a converter bug must not stop the run
         return Failed("INTERNAL", f"{type(ex).__name__}: {ex}")
+
+
+def read_regular(path: str, follow_symlinks: bool) -> bytes:
+    """The bytes of the regular file at `path`, read without ever blocking or over-reading.
+
+    The walk saw a regular file, but the name may have been replaced since: a FIFO
+    would block a plain open() forever (wedging the writer), and a 1 GiB file would be
+    read whole before any size limit. So: open non-blocking (without following a link
+    unless the collection allows it), check what was opened, then read at most the limit."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        if err.errno == errno.ELOOP and not follow_symlinks:
+            raise IngestFailure("SYMLINK", SYMLINK_REASON) from None
+        raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
+    with open(fd, "rb", buffering=0, closefd=True) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IngestFailure("SPECIAL", special_reason(st.st_mode))
+        if st.st_size > MAX_DOCUMENT_BYTES:
+            raise IngestFailure("TOO_LARGE", f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB")
+        try:
+            data = f.read(st.st_size + 1)
+            if len(data) > st.st_size:  # it grew since the stat: read on, but never past the limit
+                data += f.read(MAX_DOCUMENT_BYTES + 1 - len(data)) or b""
+        except OSError as err:
+            raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise IngestFailure("TOO_LARGE", f"file is over the {MAX_DOCUMENT_BYTES // MiB} MiB limit")
+    return data
 
 
 def _worker_init(parent: int) -> None:
