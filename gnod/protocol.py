@@ -20,7 +20,7 @@ Name = Annotated[str, Meta(min_length=1, max_length=64)]
 
 
 class Request(Struct, kw_only=True):
-    jsonrpc: str = "2.0"
+    jsonrpc: Literal["2.0"]
     id: int | str | None = None
     method: str
     params: msgspec.Raw = msgspec.Raw(b"{}")
@@ -45,6 +45,7 @@ class CollectionAddParams(Params):
     exclude: list[str] = []
     language: str | None = None
     gitignore: bool = True
+    follow_symlinks: bool = False  # follow links whose targets stay inside the collection
     index: bool = True  # index right away (progress is streamed)
 
 
@@ -247,6 +248,7 @@ class CollectionInfo(Struct):
     gitignore: bool
     documents: int = 0
     errors: int = 0
+    follow_symlinks: bool = False
     last_indexed_at: int | None = None
 
 
@@ -339,6 +341,9 @@ class StatusResult(Struct):
     config_error: str | None = None
     models: list[ModelInfo] = []
     vectors: VectorInfo | None = None
+    # The last index write failed for lack of space or an I/O error: what, where, the fix.
+    # Searches still work; writes are retried until one succeeds, which clears this.
+    storage_error: str | None = None
 
 
 class VSearchHit(Struct):

@@ -12,10 +12,18 @@ Notifications (no `id`) from the daemon carry progress for the call in `params.i
 from __future__ import annotations
 
 import struct
+import sys
+
+import _socket
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct(">I")
 MAX_FRAME = 64 * 1024 * 1024
+# Once a frame has begun, the rest of it must arrive within this many seconds; an idle
+# connection between frames may stay open (editors and agents keep one).
+FRAME_TIMEOUT_S = 10.0
+# Open connections gnod serves at once; one more is answered BUSY and closed.
+MAX_CONNECTIONS = 256
 
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700
@@ -34,6 +42,9 @@ INVALID_QUERY = -32007
 FRAME_TOO_LARGE = -32008
 CONFIG_ERROR = -32009
 SHUTTING_DOWN = -32010
+PERMISSION_DENIED = -32011
+DISK_FULL = -32012
+IO_ERROR = -32013
 
 # Stable names shown to people and in `--json` error objects.
 ERROR_NAMES: dict[int, str] = {
@@ -52,6 +63,9 @@ ERROR_NAMES: dict[int, str] = {
     FRAME_TOO_LARGE: "FRAME_TOO_LARGE",
     CONFIG_ERROR: "CONFIG_ERROR",
     SHUTTING_DOWN: "SHUTTING_DOWN",
+    PERMISSION_DENIED: "PERMISSION_DENIED",
+    DISK_FULL: "DISK_FULL",
+    IO_ERROR: "IO_ERROR",
 }
 
 EXIT_OK = 0
@@ -76,3 +90,16 @@ def exit_code_for(code: int) -> int:
 def frame(body: bytes) -> bytes:
     """Prefix an encoded message with its length header."""
     return HEADER.pack(len(body)) + body
+
+
+def peer_uid(sock: _socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (Linux SO_PEERCRED,
+    macOS LOCAL_PEERCRED), or None where neither exists. Both ends check it: gnod
+    serves only its own user, and gnoctl talks only to a gnod of its own user."""
+    if hasattr(_socket, "SO_PEERCRED"):
+        creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred: 3 ints
+        return struct.unpack("3i", creds)[1]
+    if sys.platform == "darwin":  # struct xucred {u_int version; uid_t uid; ...}
+        creds = sock.getsockopt(0, 0x001, 76)
+        return struct.unpack_from("2I", creds)[1]
+    return None

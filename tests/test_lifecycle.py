@@ -25,7 +25,7 @@ from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
 )
 
 from gnod import wire
-from gnod.server.lifecycle import peer_uid
+from gnod.wire import peer_uid
 
 pytestmark = pytest.mark.timeout(90)
 

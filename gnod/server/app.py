@@ -28,7 +28,7 @@ from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.models.manager import Models
 from gnod.server.jobs import Writer
-from gnod.server.lifecycle import Instance, peer_uid
+from gnod.server.lifecycle import Instance
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
@@ -90,20 +90,28 @@ class Connection:
         try:
             while True:
                 try:
-                    header = await self.reader.readexactly(wire.HEADER.size)
-                except asyncio.IncompleteReadError as e:
-                    if not e.partial and self.tasks:
+                    first = await self.reader.readexactly(1)
+                except asyncio.IncompleteReadError:
+                    if self.tasks:
                         # The client half-closed after its last request: still answer it.
                         await asyncio.wait(set(self.tasks))
                     return
-                (size,) = wire.HEADER.unpack(header)
-                if size > wire.MAX_FRAME:
-                    # The stream can't be resynchronized without reading the body: say why, hang up.
-                    self.send_error(None, wire.FRAME_TOO_LARGE,
-                                    f"frame of {size} bytes exceeds the {wire.MAX_FRAME}-byte limit")
+                try:
+                    async with asyncio.timeout(wire.FRAME_TIMEOUT_S):
+                        header = first + await self.reader.readexactly(wire.HEADER.size - 1)
+                        (size,) = wire.HEADER.unpack(header)
+                        if size > wire.MAX_FRAME:
+                            # The stream can't be resynchronized without reading the body: say why, hang up.
+                            self.send_error(None, wire.FRAME_TOO_LARGE,
+                                            f"frame of {size} bytes exceeds the {wire.MAX_FRAME}-byte limit")
+                            await self.writer.drain()
+                            return
+                        body = await self.reader.readexactly(size)
+                except TimeoutError:
+                    self.send_error(None, wire.INVALID_REQUEST,
+                                    f"incomplete frame: nothing more arrived within {wire.FRAME_TIMEOUT_S:g} s")
                     await self.writer.drain()
                     return
-                body = await self.reader.readexactly(size)
                 task = asyncio.create_task(self.handle(body))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
@@ -120,8 +128,11 @@ class Connection:
         except msgspec.ValidationError as e:
             self.send_error(None, wire.INVALID_REQUEST, f"invalid request: {e}")
             return
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
             self.send_error(None, wire.PARSE_ERROR, f"request is not valid JSON: {e}")
+            return
+        except RecursionError:
+            self.send_error(None, wire.PARSE_ERROR, "request is nested too deeply")
             return
         try:
             result = await self.daemon.dispatch(req, Call(self, req.id))
@@ -139,7 +150,11 @@ class Connection:
                 self.send_error(req.id, wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
             return
         if req.id is not None:
-            self.send({"jsonrpc": "2.0", "id": req.id, "result": result})
+            try:
+                self.send({"jsonrpc": "2.0", "id": req.id, "result": result})
+            except (TypeError, ValueError) as e:  # a result that cannot be encoded is our bug
+                log.exception("cannot encode the result of %s", req.method)
+                self.send_error(req.id, wire.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}")
         try:
             await self.writer.drain()
         except ConnectionError:
@@ -274,23 +289,32 @@ class Daemon:
             params = _param_decoders[req.method].decode(req.params)
         except msgspec.ValidationError as e:
             raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {e}") from None
-        except msgspec.DecodeError as e:
-            raise RpcError(wire.INVALID_PARAMS, f"params for {req.method} are not valid JSON: {e}") from None
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
+            raise RpcError(wire.PARSE_ERROR, f"params for {req.method} are not valid JSON: {e}") from None
+        except RecursionError:
+            raise RpcError(wire.PARSE_ERROR, f"params for {req.method} are nested too deeply") from None
         return await handler(self, params, call)
 
     # --- lifecycle -------------------------------------------------------------------
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
-        uid = peer_uid(sock) if sock is not None else None
+        uid = wire.peer_uid(sock) if sock is not None else None
         if uid is not None and uid != os.getuid():
             log.warning("refused a connection from uid %s", uid)
             conn = Connection(self, reader, writer)
-            conn.send_error(None, wire.INVALID_REQUEST, "permission denied: gnod serves only its own user")
+            conn.send_error(None, wire.PERMISSION_DENIED, "permission denied: gnod serves only its own user")
             await writer.drain()
             writer.close()
             return
         conn = Connection(self, reader, writer)
+        if len(self._connections) >= wire.MAX_CONNECTIONS:
+            log.warning("refused a connection: %d are open", len(self._connections))
+            conn.send_error(None, wire.BUSY, f"gnod serves at most {wire.MAX_CONNECTIONS} connections at once; "
+                                             "close idle clients and retry")
+            await writer.drain()
+            writer.close()
+            return
         self._connections.add(conn)
         try:
             await conn.serve()

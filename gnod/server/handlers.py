@@ -38,6 +38,7 @@ from gnod.protocol import (
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
+from gnod.server.jobs import StorageError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
@@ -53,7 +54,7 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
         out.append(
             CollectionInfo(
                 name=c.name, path=c.path, include=c.include, exclude=c.exclude, language=c.language,
-                gitignore=c.gitignore, documents=row[3] if row else 0, errors=row[4] if row else 0,
+                gitignore=c.gitignore, follow_symlinks=c.follow_symlinks, documents=row[3] if row else 0, errors=row[4] if row else 0,
                 last_indexed_at=row[5] if row else None,
             )
         )
@@ -78,7 +79,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             documents=sum(c.documents for c in cols), collections=cols,
             languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
             freshness=freshness, config_error=d.config_error, models=d.models.infos(),
-            vectors=d.vectors.info(),
+            vectors=d.vectors.info(), storage_error=d.writer.storage_error,
         )
 
     return await d.read(read)
@@ -102,7 +103,7 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     try:
         col = validate_collection(
             CollectionConfig(name=p.name, path=p.path, include=p.include, exclude=p.exclude,
-                             language=p.language, gitignore=p.gitignore)
+                             language=p.language, gitignore=p.gitignore, follow_symlinks=p.follow_symlinks)
         )
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
@@ -151,6 +152,10 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
                 d.watcher.note_full_index(col.name, stats.scanned)
         except Cancelled:
             raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)") from None
+        except StorageError as e:
+            if d.watcher is not None:
+                d.watcher.request(col.name, full=True)  # retried until space returns
+            raise RpcError(e.code, e.message, {"path": e.path}) from None
         if d.stopping.is_set():
             raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)")
     return IndexResult(collections=results, seconds=round(time.perf_counter() - t0, 4))
@@ -180,10 +185,21 @@ async def search(d: Daemon, p: SearchParams, call: Call):
     return result
 
 
+_MAX_DOCID = 2**63 - 1  # SQLite's rowid range: a larger number names no document
+
+
+def _number(text: str) -> int | None:
+    """A plain decimal number (ASCII digits only: `str.isdigit` accepts `²`), or None."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:
     """`gno://col/path`, `col/path`, an absolute path, or `#docid`."""
-    if ref.startswith("#") and ref[1:].isdigit():
-        return store.docs_by_ids(conn, [int(ref[1:])]).get(int(ref[1:]))
+    if "\0" in ref:
+        raise RpcError(wire.INVALID_PARAMS, "a document reference cannot contain a NUL byte", {"ref": ref})
+    docid = _number(ref[1:]) if ref.startswith("#") else None
+    if docid is not None:
+        return store.docs_by_ids(conn, [docid]).get(docid) if docid <= _MAX_DOCID else None
     if ref.startswith("gno://"):
         ref = ref[len("gno://"):]
     elif os.path.isabs(ref) or ref.startswith("~"):
@@ -218,8 +234,9 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
 def _split_line_suffix(ref: str) -> tuple[str, int | None]:
     """`notes/a.md:42` → (`notes/a.md`, 42); the line comes from a search snippet."""
     head, sep, tail = ref.rpartition(":")
-    if sep and tail.isdigit() and head and not head.endswith("gno"):
-        return head, int(tail)
+    line = _number(tail) if sep else None
+    if line is not None and head and not head.endswith("gno"):
+        return head, line
     return ref, None
 
 
@@ -252,7 +269,11 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             name = pat.split("/", 1)[0]
             scope = None if any(ch in name for ch in "*?[") else name
             # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
-            spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
+            try:
+                spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
+            except ValueError as e:  # pathspec's pattern errors are ValueErrors
+                raise RpcError(wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}",
+                               {"pattern": p.pattern}) from None
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
                 if spec.match_file(f"{doc.collection}/{doc.rel_path}"):
                     docs.append(doc)

@@ -7,6 +7,9 @@ their own connections (WAL), so `search` and `status` answer while a job runs.
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +17,7 @@ from typing import TypeVar
 
 import apsw
 
+from gnod import wire
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
@@ -24,6 +28,30 @@ from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
 T = TypeVar("T")
+log = logging.getLogger("gnod")
+
+
+class StorageError(Exception):
+    """A write failed because the disk is full or failing; nothing half-written is kept
+    (the transaction rolled back), and the same work succeeds once the cause is gone."""
+
+    def __init__(self, code: int, message: str, path: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.path = path
+
+
+def storage_error(exc: BaseException, db_path: str) -> StorageError | None:
+    """The StorageError that `exc` stands for, or None when it is something else."""
+    folder = os.path.dirname(db_path)
+    if isinstance(exc, apsw.FullError) or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
+        return StorageError(wire.DISK_FULL, f"the disk holding {folder} is full: free some space there; "
+                            "indexing resumes by itself (searches keep working meanwhile)", folder)
+    if isinstance(exc, apsw.IOError) or (isinstance(exc, OSError) and exc.errno == errno.EIO):
+        return StorageError(wire.IO_ERROR, f"I/O error writing the index in {folder} ({exc}): check the disk; "
+                            "indexing is retried by itself (searches keep working meanwhile)", folder)
+    return None
 
 
 class Writer:
@@ -34,6 +62,7 @@ class Writer:
         self.job = JobInfo(running=False)
         # Bumped after every committed job, so readers can drop cached facts (languages).
         self.generation = 0
+        self.storage_error: str | None = None  # disk full / I/O failure, until a content write succeeds
         self._conn: apsw.Connection | None = None
         self.analyzers = AnalyzerSet()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
@@ -56,18 +85,30 @@ class Writer:
         def call() -> T:
             assert self._conn is not None
             try:
-                return fn(self._conn)
+                result = fn(self._conn)
+            except (apsw.FullError, apsw.IOError, OSError) as e:
+                err = storage_error(e, self.db_path)
+                if err is None:
+                    raise
+                if self.storage_error != err.message:
+                    log.error("%s", err.message)
+                self.storage_error = err.message
+                raise err from None
             finally:
                 self.generation += 1
+            return result
 
         return await loop.run_in_executor(self._pool, call)
 
     async def run_content(self, fn: Callable[[apsw.Connection], T]) -> T:
-        """Like run, for jobs that change documents: listeners hear of it even on failure."""
+        """Like run, for jobs that change documents: listeners hear of it even on failure.
+        One that succeeds clears a reported storage error: writing works again."""
         try:
-            return await self.run(fn)
+            result = await self.run(fn)
         finally:
             self.on_content_change()
+        self.storage_error = None
+        return result
 
     async def index(self, col: CollectionConfig, progress: ProgressFn | None) -> IndexStats:
         def job(conn: apsw.Connection) -> IndexStats:

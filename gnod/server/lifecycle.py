@@ -1,4 +1,4 @@
-"""Runtime dir, single-instance lock, pid file, stale socket cleanup, peer checks.
+"""Runtime dir, single-instance lock, pid file, stale socket cleanup.
 
 The lock is an flock on a file in the 0700 runtime dir: the kernel drops it when
 gnod dies, so a crash never blocks the next start; whatever socket or pid file the
@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import stat
-import struct
-import sys
 
 from gnod.paths import MAX_SOCKET_PATH, Paths
 
@@ -35,6 +32,29 @@ def ensure_private_dir(path: str) -> None:
         raise RuntimeDirError(f"runtime dir {path} belongs to uid {st.st_uid}, not to you ({os.getuid()})")
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
+
+
+def make_private(paths: Paths) -> None:
+    """Close gnod's own directories (0700) and files (0600) to other users.
+
+    The index and its WAL hold the documents' text, the log holds paths and queries:
+    with a 0755 home anyone on the machine could read them. New files follow the
+    0077 umask gnod sets at start; this tightens what an older gnod left behind."""
+    uid = os.getuid()
+    for d in (paths.config_dir, paths.data_dir, paths.state_dir, paths.cache_dir):
+        try:
+            st = os.stat(d)
+        except OSError:
+            continue
+        if st.st_uid == uid and stat.S_IMODE(st.st_mode) & 0o077:
+            os.chmod(d, stat.S_IMODE(st.st_mode) & 0o700)
+        if d == paths.cache_dir:
+            continue  # model files: the closed directory is enough
+        with os.scandir(d) as it:
+            for entry in it:
+                est = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(est.st_mode) and est.st_uid == uid and stat.S_IMODE(est.st_mode) & 0o077:
+                    os.chmod(entry.path, stat.S_IMODE(est.st_mode) & 0o600)
 
 
 class Instance:
@@ -80,14 +100,3 @@ class Instance:
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
         self._lock_fd = None
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The connecting process's uid (Linux SO_PEERCRED, BSD/macOS getpeereid), or None."""
-    if hasattr(socket, "SO_PEERCRED"):
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", creds)[1]
-    if sys.platform == "darwin":  # LOCAL_PEERCRED: struct xucred {u_int version; uid_t uid; ...}
-        creds = sock.getsockopt(0, 0x001, 76)
-        return struct.unpack_from("2I", creds)[1]
-    return None

@@ -13,7 +13,7 @@ import sys
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
 from gnod.server.app import Daemon, gnod_version
-from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError
+from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, make_private
 
 # sysexits.h EX_CONFIG: lets `gnoctl` tell a bad config from "already running" (1).
 EXIT_CONFIG = 78
@@ -47,7 +47,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"gnod {gnod_version()}")
     args = parser.parse_args(argv)
 
+    # Everything gnod creates (index, WAL, log, caches) is for this user only.
+    os.umask(0o077)
     paths = Paths.from_env()
+    make_private(paths)
     try:
         config = load(paths.config_file)
     except ConfigError as e:

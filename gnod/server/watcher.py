@@ -20,13 +20,14 @@ import watchfiles
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import Cancelled, index_paths
 from gnod.protocol import Freshness
-from gnod.server.jobs import Writer
+from gnod.server.jobs import StorageError, Writer
 
 log = logging.getLogger("gnod.watch")
 
 # watchfiles batching: a batch closes after STEP_MS without events, or DEBOUNCE_MS at most.
 STEP_MS = 20
 DEBOUNCE_MS = 400
+STORAGE_RETRY_S = 2.0  # after a disk-full / I/O failure, how soon the same work is tried again
 # Beyond this many pending paths one stat-only pass of the collection is cheaper.
 STORM_PATHS = 1000
 
@@ -128,8 +129,16 @@ class Watcher:
                     pass
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # root missing or unwatchable: retry, visible in status
+            except Exception as e:
                 state.watching = False
+                if _undecodable_path(e):
+                    # watchfiles cannot name a file whose name is not UTF-8, and drops the
+                    # whole batch: watch again at once and recover the batch with a rescan
+                    # (stat-only), which reports that file instead of failing on it.
+                    log.info("%s: a change to a file whose name is not UTF-8: rescanning", col.name)
+                    state.rescan_on_ready = True
+                    continue
+                # Root missing or unwatchable: retry, visible in status.
                 state.last_error = f"cannot watch {root}: {e}"
                 log.warning("%s: %s", col.name, state.last_error)
             state.watching = False
@@ -177,6 +186,7 @@ class Watcher:
                     return
                 full, paths = state.full, state.pending
                 state.full, state.pending, state.running = False, set(), True
+                retry = False
                 try:
                     if full:
                         stats = await self.writer.index(col, None)
@@ -194,6 +204,12 @@ class Watcher:
                                  stats.updated, stats.removed, "rescan" if full else f"{len(paths)} paths")
                 except Cancelled:
                     return
+                except StorageError as e:
+                    # Keep the work and retry: the index resumes by itself once space returns.
+                    state.pending |= paths
+                    state.full = state.full or full
+                    state.last_error = e.message
+                    retry = True
                 except Exception as e:
                     state.last_error = f"{type(e).__name__}: {e}"
                     log.exception("%s: indexing changes failed", name)
@@ -201,6 +217,8 @@ class Watcher:
                     state.running = False
                     async with self._changed:
                         self._changed.notify_all()
+                if retry:
+                    await asyncio.sleep(STORAGE_RETRY_S)
         finally:
             self._flushers.pop(name, None)
             async with self._changed:
@@ -244,6 +262,13 @@ class Watcher:
             return True
         except asyncio.TimeoutError:
             return False
+
+
+def _undecodable_path(e: BaseException) -> bool:
+    """Whether watchfiles failed on a path it cannot decode (raised inside a task group)."""
+    if isinstance(e, BaseExceptionGroup):
+        return any(_undecodable_path(sub) for sub in e.exceptions)
+    return "decode path" in str(e)
 
 
 def freshness_list(watcher: Watcher | None, names: list[str]) -> list[Freshness]:
