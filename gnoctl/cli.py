@@ -332,12 +332,15 @@ def collection_add(
                                                     help="Language of the documents (e.g. en, de); "
                                                          "default: detected per document.")] = None,
     no_gitignore: Annotated[bool, typer.Option("--no-gitignore", help="Index files .gitignore excludes.")] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks",
+                                                  help="Follow symbolic links whose targets are inside the folder "
+                                                       "(links out of it are never followed).")] = False,
     no_index: Annotated[bool, typer.Option("--no-index", help="Only register it; index later.")] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Add a folder as a collection and index it (progress on a terminal)."""
     _exit(commands.collection_add(path, name, include or [], exclude or [], language, not no_gitignore,
-                                  not no_index, _fmt(json_)))
+                                  follow_symlinks, not no_index, _fmt(json_)))
 
 
 @collection_app.command("list")
@@ -359,9 +362,13 @@ def daemon_start(json_: JsonOpt = False) -> None:
 
 
 @daemon_app.command("stop")
-def daemon_stop(json_: JsonOpt = False) -> None:
-    """Stop gnod cleanly (in-flight work is finished or committed first)."""
-    _exit(commands.daemon_stop(_fmt(json_)))
+def daemon_stop(
+    timeout: Annotated[float, typer.Option("--timeout", min=0.0,
+                                           help="Seconds to wait for a clean stop before killing gnod.")] = 20.0,
+    json_: JsonOpt = False,
+) -> None:
+    """Stop gnod cleanly (in-flight work is finished or committed first); past --timeout it is killed."""
+    _exit(commands.daemon_stop(_fmt(json_), timeout))
 
 
 @daemon_app.command("status")

@@ -46,8 +46,10 @@ def _recv_exact(sock: _socket.socket, n: int) -> bytes:
 
 
 class Client:
-    def __init__(self, paths: Paths | None = None, *, autostart: bool | None = None) -> None:
+    def __init__(self, paths: Paths | None = None, *, autostart: bool | None = None,
+                 timeout: float | None = None) -> None:
         self.paths = paths or Paths.from_env()
+        self.timeout = timeout  # seconds per socket operation; None waits as long as gnod works
         if autostart is None:
             autostart = os.environ.get("GNO_NO_AUTOSTART", "") not in ("1", "true", "yes")
         self.autostart = autostart
@@ -58,7 +60,7 @@ class Client:
         if self._sock is not None:
             return
         try:
-            self._sock = _connect(self.paths.socket_path)
+            self._sock = connect_checked(self.paths)
         except (FileNotFoundError, ConnectionRefusedError):
             if not self.autostart:
                 raise DaemonError(
@@ -66,7 +68,8 @@ class Client:
                     "gnod is not running (start it with `gnoctl daemon start`, or unset GNO_NO_AUTOSTART)",
                 ) from None
             start_daemon(self.paths)
-            self._sock = _connect(self.paths.socket_path)
+            self._sock = connect_checked(self.paths)
+        self._sock.settimeout(self.timeout)
 
     def close(self) -> None:
         if self._sock is not None:
@@ -98,12 +101,56 @@ class Client:
                 return msg["result"]
         except (BrokenPipeError, ConnectionResetError) as e:
             raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
+        except TimeoutError:
+            raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not answer {method} within {self.timeout:g} s") from None
 
 
 def _error(err: dict) -> DaemonError:
     data = err.get("data") or {}
     return DaemonError(err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"),
                        data.get("details"), data.get("name"))
+
+
+def connect_checked(paths: Paths) -> _socket.socket:
+    """Connect to gnod, but only to one of this user's: the query text is private.
+
+    Without GNO_HOME or XDG_RUNTIME_DIR the runtime dir is under a shared /tmp, where
+    another user could create it first and listen in gnod's place. So before sending
+    anything: the dir must be ours and closed to others, and so must the peer be."""
+    _check_runtime_dir(paths.runtime_dir)
+    sock = _connect(paths.socket_path)
+    uid = wire.peer_uid(sock)
+    if uid is not None and uid != os.getuid():
+        sock.close()
+        raise DaemonError(
+            wire.PERMISSION_DENIED,
+            f"the process listening on {paths.socket_path} runs as uid {uid}, not as you ({os.getuid()}): "
+            f"nothing was sent; remove {paths.runtime_dir} or set XDG_RUNTIME_DIR or GNO_HOME",
+            {"socket": paths.socket_path, "uid": uid},
+        )
+    return sock
+
+
+def _check_runtime_dir(path: str) -> None:
+    """Raise unless `path` is absent, or a directory owned by us with no group/other access."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    uid = os.getuid()
+    problem = None
+    if (st.st_mode & 0o170000) != 0o040000:  # S_ISDIR without importing stat
+        problem = "is not a directory (a symlink or a file)"
+    elif st.st_uid != uid:
+        problem = f"belongs to uid {st.st_uid}, not to you ({uid})"
+    elif st.st_mode & 0o077:
+        problem = f"is open to other users (mode {st.st_mode & 0o777:o}; it must be 700)"
+    if problem:
+        raise DaemonError(
+            wire.PERMISSION_DENIED,
+            f"runtime dir {path} {problem}: nothing was sent; remove it, or set XDG_RUNTIME_DIR or GNO_HOME",
+            {"runtime_dir": path},
+        )
 
 
 def _connect(path: str) -> _socket.socket:
@@ -124,13 +171,31 @@ def is_running(paths: Paths) -> bool:
         return False
 
 
+def holds_lock(paths: Paths) -> bool:
+    """Whether a gnod process is alive in this runtime dir: it holds the instance lock
+    until it exits (the kernel drops it then), whether or not it still listens."""
+    import fcntl
+
+    try:
+        fd = os.open(paths.lock_file, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock if we took it
+    return False
+
+
 def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     """Start gnod detached from this terminal and wait until it accepts connections."""
     import subprocess
 
     os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
     out = os.path.join(paths.state_dir, "gnod.out")
-    with open(out, "ab") as log:
+    with open(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gnod.server.main", "--quiet"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,

@@ -14,8 +14,10 @@ import time
 
 from gnod import wire
 from gnod.paths import Paths
-from gnoctl.client import Client, DaemonError, is_running, start_daemon
+from gnoctl.client import Client, DaemonError, holds_lock, is_running, start_daemon
 from gnoctl.output import AnswerStream, ProgressLine, ask_text, print_error, query_text, search_text
+
+KILL_WAIT_S = 5.0  # after SIGKILL, how long until the kernel has let go of gnod's lock
 
 
 def _default_format() -> str:
@@ -139,6 +141,8 @@ def status(fmt: str | None) -> int:
             print(f"indexing: {job['collection']} {job['done']}/{job['total']}")
         if st.get("config_error"):
             print(f"config error (the last good config is in use): {st['config_error']}")
+        if st.get("storage_error"):
+            print(f"index storage: {st['storage_error']}")
         if not st["collections"]:
             print("no collections yet: gnoctl collection add PATH")
         fresh = {f["collection"]: f for f in st.get("freshness", [])}
@@ -198,11 +202,13 @@ def update(collection: str | None, fmt: str | None) -> int:
 
 
 def collection_add(path: str, name: str | None, include: list[str], exclude: list[str],
-                   language: str | None, gitignore: bool, index: bool, fmt: str | None) -> int:
+                   language: str | None, gitignore: bool, follow_symlinks: bool, index: bool,
+                   fmt: str | None) -> int:
     def go(fmt: str) -> int:
         abs_path = os.path.abspath(os.path.expanduser(path))
         params = {"name": name or _default_name(abs_path), "path": abs_path, "include": include,
-                  "exclude": exclude, "language": language, "gitignore": gitignore, "index": index}
+                  "exclude": exclude, "language": language, "gitignore": gitignore,
+                  "follow_symlinks": follow_symlinks, "index": index}
         _index_summary(_with_progress(fmt, "collection.add", params), fmt)
         return 0
 
@@ -253,15 +259,38 @@ def _start(paths: Paths) -> dict:
 
 
 def _stop(paths: Paths, timeout: float) -> dict:
-    if not is_running(paths):
+    """Ask gnod to stop and wait until the process is gone (its lock is free), not just
+    until it stops listening; past `timeout` it is killed, and the result says so."""
+    if not holds_lock(paths):
         return {"stopped": False}
-    Client(paths, autostart=False).call("shutdown")
-    deadline = time.monotonic() + timeout
-    while is_running(paths) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    pid = paths.read_pid()
     if is_running(paths):
-        raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:.0f} s")
-    return {"stopped": True}
+        try:
+            Client(paths, autostart=False, timeout=max(timeout, 1.0)).call("shutdown")
+        except DaemonError:
+            pass  # past listening already, or not answering: the lock below tells
+    if _wait_unlocked(paths, timeout):
+        return {"stopped": True}
+    if pid is None:
+        raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:g} s and wrote no pid file")
+    import signal  # not on the search fast path, which imports this module
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if not _wait_unlocked(paths, KILL_WAIT_S):
+        raise DaemonError(wire.INTERNAL_ERROR, f"gnod (pid {pid}) is still running after SIGKILL")
+    return {"stopped": True, "killed": True, "pid": pid}
+
+
+def _wait_unlocked(paths: Paths, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while holds_lock(paths):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _say_started(msg: dict) -> None:
@@ -280,7 +309,12 @@ def daemon_start(fmt: str | None) -> int:
 def daemon_stop(fmt: str | None, timeout: float = 20.0) -> int:
     def go(fmt: str) -> int:
         msg = _stop(Paths.from_env(), timeout)
-        _dump(msg) if fmt == "json" else print("gnod stopped" if msg["stopped"] else "gnod was not running")
+        if fmt == "json":
+            _dump(msg)
+        elif msg.get("killed"):
+            print(f"gnod did not stop within {timeout:g} s: killed it (pid {msg['pid']})")
+        else:
+            print("gnod stopped" if msg["stopped"] else "gnod was not running")
         return 0
 
     return _run(fmt, go)
@@ -540,6 +574,10 @@ def doctor(fmt: str | None) -> int:
                 check("config", "fail", st["config_error"], f"edit {st['config_path']}")
             else:
                 check("config", "ok", st["config_path"])
+            if st.get("storage_error"):
+                check("index storage", "fail", st["storage_error"], f"free space on the disk holding {st['db_path']}")
+            else:
+                check("index storage", "ok", f"{st['db_path']} ({st['db_bytes'] // (1024 * 1024)} MiB)")
             for c in st["collections"]:
                 ok = os.path.isdir(c["path"])
                 check(f"collection {c['name']}", "ok" if ok else "fail",

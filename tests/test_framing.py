@@ -328,3 +328,45 @@ def test_no_params_crash_the_daemon(daemon, method, params):
     if "error" in reply:
         assert error_of(reply)["code"] != wire.INTERNAL_ERROR, reply
     assert_alive(daemon)
+
+
+_FIELDS = ("jsonrpc", "id", "method", "params", "gno")
+_bad_values = st.one_of(
+    st.integers(1, 20000).map(lambda n: b"[" * n + b"]" * n),  # any nesting depth
+    st.integers(1, 3000).map(lambda n: b'{"a":' * n + b"0" + b"}" * n),
+    st.binary(min_size=1, max_size=6).map(lambda b: b'"x' + bytes(c | 0x80 for c in b) + b'"'),  # invalid UTF-8
+    st.sampled_from([b'"1.0"', b'"2"', b'""', b"2.0", b"true", b"{}", b"[]", b"-1", b"1e999"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.binary(max_size=300))
+def test_any_bytes_get_an_error_reply(daemon, body):
+    """Whatever the body, a JSON-RPC error comes back (never silence, never INTERNAL)."""
+    with daemon.connect() as c:
+        c.send_body(body)
+        msg = c.recv()
+    if "result" not in msg:
+        assert error_of(msg)["code"] in (wire.PARSE_ERROR, wire.INVALID_REQUEST), msg
+
+
+# Replacements that leave a valid request: string and negative ids, empty params.
+_STILL_VALID = {("id", b'"1.0"'), ("id", b'"2"'), ("id", b'""'), ("id", b"-1"), ("params", b"{}")}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(_FIELDS), value=_bad_values)
+def test_any_bad_envelope_field_gets_an_error_reply(daemon, field, value):
+    """Deep nesting, invalid UTF-8 or a wrong value in any envelope field: an error reply."""
+    parts = {"jsonrpc": b'"2.0"', "id": b"1", "method": b'"status"', "params": b"{}", "gno": b"1"}
+    parts[field] = value
+    body = b"{" + b",".join(b'"%s":%s' % (k.encode(), v) for k, v in parts.items()) + b"}"
+    with daemon.connect() as c:
+        c.send_body(body)
+        msg = c.recv()
+        if (field, value) in _STILL_VALID:
+            assert "result" in msg, msg
+        else:
+            assert error_of(msg)["code"] in (wire.PARSE_ERROR, wire.INVALID_REQUEST, wire.INVALID_PARAMS,
+                                             wire.METHOD_NOT_FOUND, wire.VERSION_MISMATCH), msg
+        assert "result" in c.call("status", req_id=2)
