@@ -591,7 +591,9 @@ def doctor(fmt: str | None) -> int:
                       "gnoctl models pull embed; gnoctl embed")
             for m in st.get("models", []):
                 status = {"ready": "ok", "unloaded": "ok", "loading": "ok", "missing": "warn"}.get(m["state"], "fail")
-                check(f"model {m['role']}", status, f"{m['uri']} ({m['state']})" + (f": {m['error']}" if m.get("error") else ""),
+                latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
+                check(f"model {m['role']}", status,
+                      f"{m['uri']} ({m['state']}{latency})" + (f": {m['error']}" if m.get("error") else ""),
                       m.get("fix") or "")
         if fmt == "json":
             _dump({"checks": checks})

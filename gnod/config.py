@@ -77,6 +77,8 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     eager: bool = False
     # Embed new and changed chunks in the background (off: only `gnoctl embed`).
     embed_in_background: bool = True
+    # The environment variable holding the API key for openai+http(s): model servers.
+    api_key_env: str | None = None
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

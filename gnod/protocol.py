@@ -309,6 +309,7 @@ class ModelInfo(Struct):
     last_used_at: float | None = None
     error: str | None = None
     fix: str | None = None
+    latency_ms: float | None = None  # a remote model's last request round trip
 
 
 class VectorInfo(Struct):

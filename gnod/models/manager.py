@@ -13,16 +13,22 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from gnod.config import ModelsConfig
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable, Role
+from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE, ModelThread
 from gnod.protocol import ModelInfo
 
 log = logging.getLogger("gnod.models")
 T = TypeVar("T")
+# Requests to inference servers in flight at once (gnod-wide): a query's embedding
+# need not wait behind the backlog's batch, and a server is not flooded.
+REMOTE_CALLS = 4
+REMOTE_RETRY_S = 10.0  # a remote model that failed to load is tried again after this long
 
 
 def default_threads() -> int:
@@ -55,13 +61,16 @@ class _Slot:
         self.rss_bytes: int | None = None
         self.load_seconds: float | None = None
         self.last_used = 0.0
+        self.latency_ms: float | None = None  # a remote model's last round trip
+        self.failed_at = 0.0  # when loading last failed
         self.busy = 0
         self.lock = asyncio.Lock()
 
     def info(self) -> ModelInfo:
         return ModelInfo(role=self.role, uri=self.uri, state=self.state, path=self.path,
                          size_bytes=self.size_bytes, rss_bytes=self.rss_bytes, load_seconds=self.load_seconds,
-                         last_used_at=self.last_used or None, error=self.error, fix=self.fix)
+                         last_used_at=self.last_used or None, error=self.error, fix=self.fix,
+                         latency_ms=self.latency_ms)
 
 
 class Models:
@@ -70,6 +79,7 @@ class Models:
         self.cache_dir = cache_dir
         self.threads = config.threads or default_threads()
         self.thread = ModelThread()
+        self._remote_calls = ThreadPoolExecutor(max_workers=REMOTE_CALLS, thread_name_prefix="gnod-remote")
         self._slots: dict[tuple[Role, str], _Slot] = {}
 
     def uri(self, role: Role) -> str:
@@ -88,7 +98,22 @@ class Models:
 
     def _load(self, slot: _Slot) -> Any:
         """On the model thread: find the file, construct the backend."""
-        from gnod.models import pull
+        from gnod.models import pull, uri
+
+        try:
+            ref = uri.parse(slot.uri)
+        except uri.ModelURIError as e:
+            raise ModelUnavailable(slot.role, str(e), "check the URI in config.toml [models]") from None
+        if ref.remote:
+            from gnod.models import remote
+
+            slot.path = ref.url
+            family = presets.family(slot.uri)
+            t0 = time.monotonic()
+            model = remote.construct(slot.role, slot.uri, ref, self.config.api_key_env,
+                                     lambda text: presets.query_prompt(family, text))
+            slot.load_seconds = round(time.monotonic() - t0, 3)
+            return model
 
         try:
             path = pull.resolve(slot.uri, self.cache_dir)
@@ -136,6 +161,8 @@ class Models:
         """An unloaded model whose file is not downloaded is `missing`, with the fix (a stat, no load)."""
         from gnod.models import pull
 
+        if slot.uri.startswith(REMOTE_PREFIX):
+            return  # nothing to download: its health shows once it is used
         try:
             path = pull.resolve(slot.uri, self.cache_dir)
         except Exception:  # a bad URI: reported when a load is tried
@@ -151,13 +178,17 @@ class Models:
         """The loaded model (loading it if needed); ModelUnavailable says why not and how to fix."""
         slot = self._slot(role, uri or self.uri(role))
         async with slot.lock:
+            if slot.model is None and slot.uri.startswith(REMOTE_PREFIX) and slot.error \
+                    and time.time() - slot.failed_at < REMOTE_RETRY_S:
+                # The server was down a moment ago: fail at once rather than wait out retries.
+                raise ModelUnavailable(role, slot.error, slot.fix or "")
             if slot.model is None:
                 slot.state = "loading"
                 try:
                     slot.model = await self.thread.run(lambda: self._load(slot), INTERACTIVE)
                 except ModelUnavailable as e:
                     slot.state = "missing" if "not downloaded" in e.message else "error"
-                    slot.error, slot.fix = e.message, e.fix
+                    slot.error, slot.fix, slot.failed_at = e.message, e.fix, time.time()
                     raise
                 slot.state, slot.error, slot.fix = "ready", None, None
                 slot.last_used = time.time()
@@ -171,10 +202,21 @@ class Models:
         model = await self.get(role, slot.uri)
         slot.busy += 1
         try:
-            return await self.thread.run(lambda: fn(model), priority)
+            if getattr(model, "remote", False):
+                # HTTP waits, not CPU: off the model thread, at most REMOTE_CALLS at once.
+                result = await asyncio.get_running_loop().run_in_executor(self._remote_calls, lambda: fn(model))
+            else:
+                result = await self.thread.run(lambda: fn(model), priority)
+        except ModelUnavailable as e:
+            slot.state, slot.error, slot.fix = "error", e.message, e.fix
+            raise
         finally:
             slot.busy -= 1
             slot.last_used = time.time()
+            slot.latency_ms = getattr(model, "latency_ms", None)
+        if slot.state == "error":
+            slot.state, slot.error, slot.fix = "ready", None, None
+        return result
 
     async def generate(self, messages: list[dict[str, str]], *, max_tokens: int,
                        on_token: Callable[[str], None] | None = None,
@@ -245,3 +287,4 @@ class Models:
                 self.thread.submit(slot.model.close, INTERACTIVE)
                 slot.model = None
         self.thread.close()
+        self._remote_calls.shutdown(wait=False, cancel_futures=True)

@@ -69,7 +69,8 @@ def cached_path(ref: ModelRef | str, cache_dir: str | os.PathLike[str]) -> Path:
     """Where an hf: model lives in the cache (whether it is there or not)."""
     ref = as_ref(ref)
     if ref.scheme != "hf" or ref.repo is None:
-        raise ModelURIError(f"{ref.uri} is a file on this machine, not a cached model")
+        where = "runs on an inference server" if ref.remote else "is a file on this machine"
+        raise ModelURIError(f"{ref.uri} {where}, not a cached model")
     org, name = ref.repo.split("/")
     rev = quote(ref.revision or DEFAULT_REVISION, safe="")
     return Path(cache_dir, HF_DIR, org, name, rev, *ref.filename.split("/"))
@@ -99,6 +100,9 @@ def pull(ref: ModelRef | str, cache_dir: str | os.PathLike[str], progress: Progr
     KeyboardInterrupt…) from progress: it propagates as is, and the next pull resumes.
     """
     ref = as_ref(ref)
+    if ref.remote:
+        raise PullError(f"{ref.uri} runs on an inference server: there is nothing to download",
+                        "start the server; gnod sends it requests")
     if ref.scheme == "file":
         assert ref.path is not None
         if not os.path.isfile(ref.path):

@@ -3,6 +3,8 @@
     hf:ORG/REPO/PATH/TO/FILE.gguf             a file of a Hugging Face repo, on its main branch
     hf:ORG/REPO@REVISION/PATH/TO/FILE.gguf    the same at a branch, tag or commit
     file:/abs/path.gguf   file:~/x.gguf   file:///abs/path.gguf   /abs/path.gguf   ~/x.gguf
+    openai+http://HOST:PORT/v1#MODEL          a model an OpenAI-compatible server runs
+    openai+https://HOST/v1#MODEL              (llama.cpp's server, vLLM, Ollama, TEI)
 
 The revision is written on the repo because that is what it versions, and a repo id
 cannot contain '@', so the split is unambiguous. A revision with a '/' in it (refs/pr/1)
@@ -23,9 +25,11 @@ from urllib.parse import quote, unquote, urlsplit
 
 import msgspec
 
-Scheme = Literal["hf", "file"]
+Scheme = Literal["hf", "file", "openai"]
 DEFAULT_REVISION = "main"
-EXAMPLES = "hf:org/repo/model-Q4_K_M.gguf, hf:org/repo@main/model-Q4_K_M.gguf or file:/path/to/model.gguf"
+EXAMPLES = ("hf:org/repo/model-Q4_K_M.gguf, hf:org/repo@main/model-Q4_K_M.gguf, file:/path/to/model.gguf "
+            "or openai+http://127.0.0.1:8080/v1#model-name")
+REMOTE_PREFIX = "openai+"
 
 # Hugging Face's own rule for a repo name part: letters, digits, '-', '_', '.', no '--' or '..',
 # not starting or ending with '-' or '.', at most 96 characters.
@@ -45,12 +49,20 @@ class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
     filename: str  # path inside the repo (hf), or the file's base name (file)
     revision: str | None = None  # branch, tag or commit (hf); None = the main branch
     path: str | None = None  # absolute, ~ expanded (file)
+    url: str | None = None  # the server's API base, e.g. http://127.0.0.1:8080/v1 (openai)
+
+    @property
+    def remote(self) -> bool:
+        """Served by an inference server: nothing to download or load here."""
+        return self.scheme == "openai"
 
     @property
     def uri(self) -> str:
         """The canonical spelling: what `parse` reads back into an equal ModelRef."""
         if self.scheme == "file":
             return f"file:{self.path}"
+        if self.scheme == "openai":
+            return f"{REMOTE_PREFIX}{self.url}#{self.filename}"
         rev = f"@{quote(self.revision, safe='')}" if self.revision is not None else ""
         return f"hf:{self.repo}{rev}/{self.filename}"
 
@@ -73,6 +85,8 @@ def parse(uri: str) -> ModelRef:
         if uri.startswith("hf://"):
             raise _bad(uri, f"write hf: without '//' (hf:{uri[5:]})")
         return _parse_hf(uri, uri[3:])
+    if uri.startswith(REMOTE_PREFIX):
+        return _parse_remote(uri, uri[len(REMOTE_PREFIX):])
     if uri.startswith("file:"):
         rest = uri[5:]
         if rest.startswith("//"):  # file:///abs/path (a standard file URL; the host must be empty)
@@ -90,7 +104,9 @@ def parse(uri: str) -> ModelRef:
         raise _bad(uri, f"use the hf: form of this URL: hf:{org}/{name}{at}/{unquote(path.split('?')[0])}")
     scheme = urlsplit(uri).scheme
     if scheme and len(scheme) > 1:  # "C:" is a Windows drive, not a scheme
-        raise _bad(uri, f"unknown scheme {scheme + ':'!r} (gno reads hf: and file:)")
+        if scheme in ("http", "https") and not uri.split("#")[0].endswith(".gguf"):
+            raise _bad(uri, f"a model on a server is written {REMOTE_PREFIX}{uri.split('#')[0]}#MODEL-NAME")
+        raise _bad(uri, f"unknown scheme {scheme + ':'!r} (gno reads hf:, file: and {REMOTE_PREFIX}http:)")
     raise _bad(uri, "a path must be absolute (gnod runs in another directory)")
 
 
@@ -119,6 +135,24 @@ def _parse_hf(uri: str, rest: str) -> ModelRef:
     if any(s in ("", ".", "..") for s in segments) or "\\" in filename or any(ord(c) < 32 for c in filename):
         raise _bad(uri, f"file path {filename!r} is not a clean path inside the repo")
     return ModelRef(scheme="hf", repo=f"{org}/{name}", filename=filename, revision=revision)
+
+
+def _parse_remote(uri: str, rest: str) -> ModelRef:
+    base, sep, model = rest.partition("#")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _bad(uri, f"after {REMOTE_PREFIX!r} comes the server's http:// or https:// API address")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise _bad(uri, "the server address takes no query or credentials (the API key comes from "
+                        "[models] api_key_env)")
+    try:
+        parts.port  # noqa: B018 (validates it)
+    except ValueError:
+        raise _bad(uri, f"bad port in {base!r}") from None
+    model = unquote(model).strip()
+    if not sep or not model:
+        raise _bad(uri, "name the model the server should use after '#' (…/v1#model-name)")
+    return ModelRef(scheme="openai", filename=model, url=base.rstrip("/"))
 
 
 def _parse_file(uri: str, path: str) -> ModelRef:

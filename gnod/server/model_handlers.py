@@ -11,6 +11,7 @@ from gnod import wire
 from gnod.config import ConfigError, save, validate
 from gnod.models import presets
 from gnod.models.base import ROLES, ModelUnavailable
+from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE
 from gnod.protocol import (
     EmbedParams,
@@ -98,14 +99,15 @@ def _entries(d: Daemon) -> list[ModelEntry]:
     out = []
     for role in ROLES:
         uri = d.models.uri(role)
+        remote = uri.startswith(REMOTE_PREFIX)  # served elsewhere: nothing to download
         try:
-            path = pull.resolve(uri, d.models.cache_dir)
+            path = None if remote else pull.resolve(uri, d.models.cache_dir)
         except Exception:
             path = None
         spec = presets.spec_for(uri)
         own = getattr(d.config.models, role) is not None
         out.append(ModelEntry(role=role, uri=uri, preset=None if own else d.config.models.preset,
-                              cached=path is not None, path=str(path) if path else None,
+                              cached=remote or path is not None, path=str(path) if path else None,
                               size_bytes=path.stat().st_size if path else None,
                               licence=spec.licence if spec else None))
     return out
@@ -121,7 +123,7 @@ async def models_pull(d: Daemon, p: ModelPullParams, call: Call) -> ModelPullRes
     from gnod.models import pull
 
     if p.target == "all":
-        uris = [d.models.uri(r) for r in ROLES]
+        uris = [d.models.uri(r) for r in ROLES if not d.models.uri(r).startswith(REMOTE_PREFIX)]
     elif p.target in ROLES:
         uris = [d.models.uri(p.target)]
     else:

@@ -28,6 +28,8 @@ log = logging.getLogger("gnod.vectors")
 
 # Chunks per model call: big enough to batch, small enough that a query waits < ~1 s.
 BATCH = 16
+IDLE_CHECK_S = 60.0  # with nothing changed, how often the backlog is looked at anyway
+MODEL_RETRY_S = 5.0  # after the embedding model failed, how soon it is tried again
 
 
 class Vectors:
@@ -124,7 +126,9 @@ class Vectors:
         while not stopping.is_set():
             waiter = asyncio.create_task(self.wake.wait())
             stopper = asyncio.create_task(stopping.wait())
-            await asyncio.wait({waiter, stopper}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+            # A model that failed (a server down, say) is tried again soon, not at the next change.
+            timeout = MODEL_RETRY_S if self.model_error else IDLE_CHECK_S
+            await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
             stopper.cancel()
             if stopping.is_set():
