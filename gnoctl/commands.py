@@ -583,6 +583,16 @@ def doctor(fmt: str | None) -> int:
                 check(f"collection {c['name']}", "ok" if ok else "fail",
                       f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
                       "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it")
+            gpu = st.get("gpu") or {}
+            if gpu.get("gpu_layers") and not gpu.get("offload_supported"):
+                check("gpu", "warn", f"gpu_layers = {gpu['gpu_layers']}, but this llama.cpp build has no GPU "
+                      "support: models run on the CPU", 'CMAKE_ARGS="-DGGML_CUDA=on" (or -DGGML_METAL=on) '
+                      "pip install --force-reinstall --no-cache-dir llama-cpp-python")
+            elif gpu:
+                layers = "all" if gpu.get("gpu_layers") == -1 else gpu.get("gpu_layers")
+                where = f"GPU {gpu['main_gpu']} ({layers} layers)" if layers else "the CPU"
+                check("gpu", "ok", f"local models run on {where}; this llama.cpp build "
+                      f"{'can' if gpu.get('offload_supported') else 'cannot'} offload to a GPU")
             vec = st.get("vectors") or {}
             if vec.get("available"):
                 check("vectors", "ok", f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec['serving']}")

@@ -79,6 +79,9 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     embed_in_background: bool = True
     # The environment variable holding the API key for openai+http(s): model servers.
     api_key_env: str | None = None
+    # Layers of each local model to put on the GPU (-1: all); needs a GPU build of llama.cpp.
+    gpu_layers: Annotated[int, msgspec.Meta(ge=-1)] = 0
+    main_gpu: Annotated[int, msgspec.Meta(ge=0)] = 0  # which GPU, when there are several
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -312,6 +312,12 @@ class ModelInfo(Struct):
     latency_ms: float | None = None  # a remote model's last request round trip
 
 
+class GpuInfo(Struct):
+    offload_supported: bool  # this llama.cpp build can put layers on a GPU (CUDA, Metal, Vulkan…)
+    gpu_layers: int = 0  # configured: layers per local model on the GPU (-1: all)
+    main_gpu: int = 0
+
+
 class VectorInfo(Struct):
     available: bool  # sqlite-vec loaded and an embedding model usable
     reason: str | None = None  # why not, once, for every client
@@ -342,6 +348,7 @@ class StatusResult(Struct):
     config_error: str | None = None
     models: list[ModelInfo] = []
     vectors: VectorInfo | None = None
+    gpu: GpuInfo | None = None
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None

@@ -4,6 +4,7 @@ crash-resume, degradation without a model, and the CLI."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -305,3 +306,24 @@ def test_switching_model_keeps_old_vectors_serving_until_new_are_complete(embedd
     assert d.result("vsearch", {"query": "puppy", "limit": 1})["model"] == f"file:{copy}"
     reply = d.rpc("models.use", {"role": "embed", "uri": "hf:nope"})
     assert reply["error"]["code"] == wire.INVALID_PARAMS and "models.embed" in reply["error"]["message"]
+
+
+def test_gpu_layers_are_configurable_and_doctor_says_what_the_build_can_do(env, tmp_path, minilm, run_cli):
+    configure(env, minilm, gpu_layers="-1")
+    write_topics(tmp_path / "notes")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        assert top_paths(d, "feline pets napping", 1) == ["pets/cats.md"]  # loaded with the setting
+        gpu = d.result("status")["gpu"]
+        assert gpu["gpu_layers"] == -1 and isinstance(gpu["offload_supported"], bool)
+        r = run_cli("doctor", "--json", env=env)
+        check = next(c for c in json.loads(r.stdout)["checks"] if c["component"] == "gpu")
+        if gpu["offload_supported"]:
+            assert check["status"] == "ok" and "GPU 0 (all layers)" in check["detail"]
+        else:  # a CPU-only build: the layers stay on the CPU, and doctor says how to rebuild
+            assert check["status"] == "warn" and "no GPU support" in check["detail"]
+            assert "GGML_CUDA" in check["fix"]
+    finally:
+        d.stop()

@@ -20,7 +20,8 @@ POOLING = {"mean": 1, "cls": 2, "last": 3}
 
 class LlamaEmbedder:
     def __init__(self, uri: str, path: str, threads: int, query_prompt: Callable[[str], str],
-                 pooling: str | None = None, max_context: int = MAX_CONTEXT) -> None:
+                 pooling: str | None = None, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
+                 main_gpu: int = 0) -> None:
         from llama_cpp import Llama  # daemon only
 
         probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
@@ -30,7 +31,7 @@ class LlamaEmbedder:
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
                           n_threads=threads, n_threads_batch=threads, pooling_type=POOLING.get(pooling or "", -1),
-                          verbose=False)
+                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
         self.uri = uri
         self.dim = self._llm.n_embd()
         # Room for the special tokens the tokenizer adds around each piece.

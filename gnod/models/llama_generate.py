@@ -9,11 +9,12 @@ CONTEXT = 4096
 
 
 class LlamaGenerator:
-    def __init__(self, uri: str, path: str, threads: int, context: int = CONTEXT) -> None:
+    def __init__(self, uri: str, path: str, threads: int, context: int = CONTEXT, gpu_layers: int = 0,
+                 main_gpu: int = 0) -> None:
         from llama_cpp import Llama  # daemon only
 
         self._llm = Llama(model_path=path, n_ctx=context, n_threads=threads, n_threads_batch=threads,
-                          verbose=False)
+                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
         self.uri = uri
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,

@@ -21,7 +21,7 @@ from gnod.models import presets
 from gnod.models.base import ModelUnavailable, Role
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE, ModelThread
-from gnod.protocol import ModelInfo
+from gnod.protocol import GpuInfo, ModelInfo
 
 log = logging.getLogger("gnod.models")
 T = TypeVar("T")
@@ -81,6 +81,7 @@ class Models:
         self.thread = ModelThread()
         self._remote_calls = ThreadPoolExecutor(max_workers=REMOTE_CALLS, thread_name_prefix="gnod-remote")
         self._slots: dict[tuple[Role, str], _Slot] = {}
+        self._gpu_support: bool | None = None
 
     def uri(self, role: Role) -> str:
         return presets.uri_for(self.config, role)
@@ -143,19 +144,32 @@ class Models:
 
     def _construct(self, slot: _Slot, path: str) -> Any:
         family = presets.family(slot.uri)
+        gpu = {"gpu_layers": self.config.gpu_layers, "main_gpu": self.config.main_gpu}
         if slot.role == "embed":
             from gnod.models.llama_embed import LlamaEmbedder
 
             return LlamaEmbedder(slot.uri, path, self.threads,
                                  query_prompt=lambda text: presets.query_prompt(family, text),
-                                 pooling=presets.prompts(family).pooling)
+                                 pooling=presets.prompts(family).pooling, **gpu)
         if slot.role == "rerank":
             from gnod.models.rerank import LlamaReranker
 
-            return LlamaReranker(slot.uri, path, threads=self.threads)
+            return LlamaReranker(slot.uri, path, threads=self.threads, **gpu)
         from gnod.models.llama_generate import LlamaGenerator
 
-        return LlamaGenerator(slot.uri, path, self.threads)
+        return LlamaGenerator(slot.uri, path, self.threads, **gpu)
+
+    def gpu_info(self) -> GpuInfo:
+        """Whether this llama.cpp build can offload to a GPU (imports llama_cpp once)."""
+        if self._gpu_support is None:
+            try:
+                import llama_cpp
+            except ImportError:
+                self._gpu_support = False
+            else:
+                self._gpu_support = bool(llama_cpp.llama_supports_gpu_offload())
+        return GpuInfo(offload_supported=self._gpu_support, gpu_layers=self.config.gpu_layers,
+                       main_gpu=self.config.main_gpu)
 
     def _check_file(self, slot: _Slot) -> None:
         """An unloaded model whose file is not downloaded is `missing`, with the fix (a stat, no load)."""

@@ -35,7 +35,8 @@ def _sigmoid(x: float) -> float:
 
 
 class LlamaReranker:
-    def __init__(self, uri: str, path: str, threads: int, max_context: int = MAX_CONTEXT) -> None:
+    def __init__(self, uri: str, path: str, threads: int, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
+                 main_gpu: int = 0) -> None:
         import llama_cpp  # daemon only
         from llama_cpp import Llama
 
@@ -48,7 +49,7 @@ class LlamaReranker:
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
                           n_threads=threads, n_threads_batch=threads, pooling_type=RANK_POOLING,
-                          verbose=False)
+                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
         self.uri = uri
         self.max_tokens = ctx  # longest (query, document) input, special tokens included
         self._llama_cpp = llama_cpp

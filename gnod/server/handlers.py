@@ -80,6 +80,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
             freshness=freshness, config_error=d.config_error, models=d.models.infos(),
             vectors=d.vectors.info(), storage_error=d.writer.storage_error,
+            gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
         )
 
     return await d.read(read)
