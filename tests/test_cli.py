@@ -39,8 +39,9 @@ def cli(*args: str, env, expect: int = 0) -> subprocess.CompletedProcess:
     return r
 
 
-def search(env, *args: str) -> dict:
-    return cli_json("search", *args, "--json", env=env)
+def search(env, *args: str, expect: int = 0) -> dict:
+    """`gnoctl search --json`; exit 0 when something matched, 1 when nothing did."""
+    return cli_json("search", *args, "--json", env=env, expect=expect)
 
 
 def hit_paths(result: dict) -> list[str]:
@@ -140,9 +141,9 @@ def test_ignored_and_excluded_files_are_not_indexed(indexed):
     for skipped in indexed.corpus.skipped + [BINARY_FILE]:
         assert skipped not in paths
     # Text that only the ignored files contain is not searchable.
-    res = search(indexed.env, "hunter2")
+    res = search(indexed.env, "hunter2", expect=1)
     assert res["hits"] == []
-    res = search(indexed.env, "vendored")
+    res = search(indexed.env, "vendored", expect=1)
     assert res["hits"] == []
 
 
@@ -492,7 +493,7 @@ def test_update_after_modify_add_delete(daemon, corpus):
 
     assert hit_paths(search(env, "narwhal")) == ["docs/guides/deploy.md"]
     assert hit_paths(search(env, "platypus")) == ["docs/guides/rollback.md"]
-    assert search(env, "spaghetti")["hits"] == []
+    assert search(env, "spaghetti", expect=1)["hits"] == []
     err = cli_error("get", "docs/notes/pasta.txt", env=env)
     assert err["code"] == "NOT_FOUND"
 
@@ -522,7 +523,7 @@ def test_collection_remove(daemon, corpus):
     assert search(env, "deploy")["hits"]
     res = cli_json("collection", "remove", "docs", "--json", env=env)
     assert res == {"name": "docs", "documents_removed": 5}
-    assert search(env, "deploy")["hits"] == []
+    assert search(env, "deploy", expect=1)["hits"] == []
     assert cli_error("ls", "docs", env=env)["code"] == "NOT_FOUND"
     # Post-conditions straight from the daemon (these commands have their own CLI tests).
     assert daemon.result("ls")["entries"] == []
