@@ -22,6 +22,7 @@ from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
     cli_json,
     make_env,
     make_home,
+    run_cli_tty,
     start_gnod,
 )
 
@@ -46,42 +47,6 @@ def search(env, *args: str, expect: int = 0) -> dict:
 
 def hit_paths(result: dict) -> list[str]:
     return [f"{h['collection']}/{h['path']}" for h in result["hits"]]
-
-
-def run_cli_tty(*args: str, env, timeout: float = 30.0) -> tuple[int, str]:
-    """Run gnoctl with stdout on a pseudo-terminal (human output); returns (status, stdout)."""
-    import pty
-    import select
-    import tty
-
-    master, slave = pty.openpty()
-    tty.setraw(slave)  # no \n → \r\n translation
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", *args], env=env, stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=subprocess.PIPE)
-    os.close(slave)
-    out = bytearray()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the child closed its end
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break  # exited and everything it wrote has been read
-        proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
-    return proc.returncode, out.decode()
 
 
 def cli_error(*args: str, env, expect: int = 1) -> dict:
