@@ -175,7 +175,7 @@ def test_search_files(indexed):
 def test_search_csv(indexed):
     r = cli("search", "deploy", "--csv", env=indexed.env)
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet"]
+    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]
     body = rows[1:]
     assert body and [row[0] for row in body] == [str(i) for i in range(1, len(body) + 1)]
     assert ("docs", "guides/deploy.md") in {(row[2], row[3]) for row in body}
@@ -282,10 +282,11 @@ def test_negation(indexed):
 
 
 def test_negation_with_single_letter_and_attached_values(indexed):
-    # `-x` is a negated word too, while a known short option keeps an attached number (`-n1`).
-    res = search(indexed.env, "deploy", "-x", "-production", "-n1")
+    # A one-letter `-x` is an option (unknown: an error) unless after `--`; a known short
+    # option keeps an attached number (`-n1`).
+    res = cli_json("search", "deploy", "-production", "-n1", "--json", "--", "-x", env=indexed.env)
     assert len(res["hits"]) == 1
-    assert res["query"] == "deploy -x -production"
+    assert res["query"] == "deploy -production -x"
     assert hit_paths(res)[0] != "docs/guides/deploy.md"
 
 
@@ -423,7 +424,7 @@ def test_ls(indexed):
     assert e["uri"] == "gno://docs/guides/deploy.md" and e["title"] == "Deployment guide"
     assert e["size"] == os.path.getsize(indexed.corpus.path("guides/deploy.md"))
     r = cli("ls", "other", "--files", env=indexed.env)
-    assert r.stdout.splitlines() == ["gno://other/checklist.md", "gno://other/lunch.md"]
+    assert r.stdout.splitlines() == [os.path.join(indexed.other, "checklist.md"), os.path.join(indexed.other, "lunch.md")]
     res = cli_json("ls", "docs", "--prefix", "guides/", "--json", env=indexed.env)
     assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
     err = cli_error("ls", "nope", env=indexed.env)
