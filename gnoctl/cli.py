@@ -161,12 +161,14 @@ def search(
 ) -> None:
     """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
 
-    A word starting with a single dash is a negated term (`-staging`); put a query
-    that starts with `--` after `--`.
+    A word starting with a single dash is a negated term (`-staging`), but one letter
+    (`-l`) is an option, and an unknown option is an error; words after `--` are all
+    query words (`gnoctl search deploy -- -x`).
 
     Scores are normalized per query to [0, 1]. Output is human text on a terminal and
-    JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
-    error, 3 daemon not running (with --no-autostart).
+    JSON otherwise unless a format is given. Exit: 0 ok (something matched), 1 no match
+    (the empty result is still printed) or bad input, 2 runtime error, 3 daemon not
+    running (with --no-autostart).
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.search(" ".join(query), limit, min_score, collection or [], fmt,
@@ -199,8 +201,8 @@ def vsearch(
     Uses the embedding model's vectors of every chunk (see `gnoctl embed`, `gnoctl
     models`); each document is scored by its best chunk, shown as the snippet. Score is
     (1 + cosine) / 2. With a collection filter you still get the full -n results.
-    Exit: 0 ok, 1 bad input, 2 no vectors or model unavailable (see `gnoctl doctor`),
-    3 daemon not running.
+    Exit: 0 ok (something matched), 1 no match or bad input, 2 no vectors or model
+    unavailable (see `gnoctl doctor`), 3 daemon not running.
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [], fmt,
@@ -254,12 +256,12 @@ def query(
     document when it is short and clearly relevant). A confident BM25 match skips
     the expansion; a missing model does not fail the query: that part is skipped
     and named in a "degraded" line (see `gnoctl doctor`). Scores are in [0, 1].
-    As in `search`, `-word` is a negated term; put a query that starts with `--`
-    after `--`.
+    As in `search`, `-word` is a negated term, a one-letter `-x` an option; words
+    after `--` are all query words.
 
-    Exit: 0 ok, 1 bad input (including --mode deep with fewer than 2 keywords:
-    INVALID_QUERY), 2 model or runtime error, 3 daemon not running (with
-    --no-autostart).
+    Exit: 0 ok (something matched), 1 no match or bad input (including --mode deep
+    with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
+    running (with --no-autostart).
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,

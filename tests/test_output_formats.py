@@ -611,8 +611,9 @@ def test_typer_parses_query_after_split():
 def test_help_explains_exit_codes(command, capsys):
     assert cli.run([command, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "Exit: 0 ok" in out and "1 bad input" in out and "3 daemon not running" in out
+    assert "Exit: 0 ok" in out and "1 bad input" in out.replace("no match or ", "") and "3 daemon not running" in out
     if command == "query":
+        assert "1 no match" in out
         assert "INVALID_QUERY" in out and "deep" in out
 
 
