@@ -105,8 +105,8 @@ VimgrepOpt = Annotated[bool, typer.Option("--vimgrep", help="abs_path:line:col:t
                                                             "(vim quickfix, fzf, telescope).")]
 ColorOpt = Annotated[Color, typer.Option("--color", help="Colour the human text: auto (a terminal, unless "
                                                          "NO_COLOR is set or TERM=dumb), always, never.")]
-NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Do not page long human output through $PAGER "
-                                                             "(default: less -FRX) on a terminal.")]
+NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Do not page long human output on a terminal "
+                                                             "through $GNO_PAGER or $PAGER (default: less -FRX).")]
 CollectionOpt = Annotated[Optional[list[str]], typer.Option("-c", "--collection", autocompletion=_collection_names,
                                                             help="Only this collection (repeatable).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
@@ -294,6 +294,7 @@ def ask(
     md: Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")] = False,
     xml: XmlOpt = False,
     color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Answer a question from your documents, citing them as [1], [2]…
@@ -312,7 +313,7 @@ def ask(
         raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
     _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
                        not no_answer, max_tokens, explain, fmt, False if no_autostart else None,
-                       _view(fmt, color, False, null)))
+                       _view(fmt, color, no_pager, null)))
 
 
 @app.command()

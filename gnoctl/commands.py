@@ -28,7 +28,7 @@ from gnoctl.output import (
     search_text,
 )
 
-# grep's convention for the search commands: 1 when nothing matched (2 is an error).
+# As grep: the search commands exit 1 when nothing matched.
 EXIT_NO_MATCH = 1
 
 

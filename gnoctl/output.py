@@ -19,14 +19,14 @@ class View:
         self.pager = pager
         self.null = null
 
-    def color(self, stream=None) -> bool:
+    def color(self) -> bool:
         """`--color auto` (the default) paints only a terminal, and never with NO_COLOR
         set (no-color.org) or TERM=dumb."""
         if self.color_when != "auto":
             return self.color_when == "always"
         if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
             return False
-        return (stream or sys.stdout).isatty()
+        return sys.stdout.isatty()
 
     def emit(self, text: str, fmt: str) -> None:
         """Print a rendered result; long human text on a terminal goes through $PAGER.
@@ -44,8 +44,8 @@ class View:
 
 
 def _page(text: str) -> bool:
-    """Show `text` in $PAGER (default `less -FRX`) when it is taller than the terminal;
-    False when it was not paged (short, not a terminal, no pager)."""
+    """Show `text` in $GNO_PAGER or $PAGER (default `less -FRX`) when it is taller than
+    the terminal; False when it was not paged (short, not a terminal, pager `cat`)."""
     if not sys.stdout.isatty():
         return False
     try:

@@ -584,7 +584,7 @@ def test_query_and_ask_options():
                                  "--no-rerank", "--explain", "--wait", "--no-autostart", "--vimgrep",
                                  "--no-pager"} | fmt
     assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
-                               "--no-answer", "--max-tokens", "--explain", "--no-autostart"} | fmt
+                               "--no-answer", "--max-tokens", "--explain", "--no-autostart", "--no-pager"} | fmt
 
 
 @pytest.mark.parametrize(
