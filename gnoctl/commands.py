@@ -250,7 +250,10 @@ def _collection_state(c: dict, job: dict, f: dict | None) -> str:
         return f"watch error: {f['last_error']}"
     if f["indexing"] or f["pending"]:
         return f"{f['pending']} pending" + (", indexing" if f["indexing"] else "")
-    return f"up to date, {indexed}" if f["watching"] else f"not watched, {indexed}"
+    if not f["watching"]:
+        return f"not watched, {indexed}"
+    change = f"last change {_ago(f['last_change_at'])}" if f.get("last_change_at") else indexed
+    return f"up to date, watching, {change}"
 
 
 def _vectors_line(vec: dict) -> str:
