@@ -40,6 +40,7 @@ app.add_typer(collection_app, name="collection")
 app.add_typer(daemon_app, name="daemon")
 app.add_typer(models_app, name="models")
 
+
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import PackageNotFoundError, version
@@ -68,7 +69,7 @@ def _collection_names(incomplete: str) -> list[str]:
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
                                                 help="Print gnoctl's version and exit.")] = False) -> None:
-    """Search your own documents through the gno daemon (gnod)."""
+    """Options that come before any command (the app's help text is the Typer's)."""
 
 
 class Format(str, Enum):

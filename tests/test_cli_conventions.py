@@ -19,7 +19,17 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from conftest import PtyCli, _run_cli, cleanup_home, cli_json, make_env, make_home, run_cli_tty, socket_accepts, start_gnod
+from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+    PtyCli,
+    _run_cli,
+    cleanup_home,
+    cli_json,
+    make_env,
+    make_home,
+    run_cli_tty,
+    socket_accepts,
+    start_gnod,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
