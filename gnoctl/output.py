@@ -107,14 +107,16 @@ def _query_words(query: str) -> list[str]:
 def vimgrep_line(abs_path: str, line: int, text: str, query: str) -> str:
     """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
     fzf and telescope parse. The column is the first query word's (bytes, as in vim)."""
-    first = next((ln for ln in _clean(text).splitlines() if ln.strip()), "")
+    # The first line with something on it (a passage may start with a blank line).
+    skip, first = next(((i, ln) for i, ln in enumerate(_clean(text).split("\n")) if ln.strip()), (0, ""))
+    line += skip
     col = 1
     if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
         lower = first.lower()
         found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
         if found:
             col = len(first[: min(found)].encode()) + 1
-    return f"{abs_path}:{max(1, line)}:{col}:{_one_line(first)}"
+    return f"{abs_path}:{max(1, line)}:{col}:{first}"  # _clean left no \r or other control characters
 
 
 def _color(enabled: bool):

@@ -622,3 +622,15 @@ def test_help_explains_exit_codes(command, capsys):
              ["ask", "x", "--max-tokens", "8"], ["query"]])
 def test_usage_errors_exit_1(argv, capsys):
     assert cli.run(argv) == 1
+
+
+def test_vimgrep_line_points_at_the_first_query_word():
+    from gnoctl.output import vimgrep_line
+
+    # A passage that starts with a blank line: the line number moves with the text shown.
+    assert vimgrep_line("/n/a b:c.md", 4, "\n  the Kéttle\r is hot\nmore", "kéttle -hot") == \
+        "/n/a b:c.md:5:7:  the Kéttle is hot"
+    # Columns count bytes, as vim does; a negated word is not pointed at.
+    assert vimgrep_line("/a", 1, "é hot kettle", "-hot kettle") == "/a:1:8:é hot kettle"
+    # A window cut out of a long line: its offsets are not the file's.
+    assert vimgrep_line("/a", 3, "…kettle", "kettle") == "/a:3:1:…kettle"
