@@ -199,7 +199,8 @@ def _merge(table, old: dict, new: dict) -> None:
 
 def _merge_collections(items, old: list[dict], new: list[dict]) -> None:
     """Collections matched by name: removed ones go, changed ones are edited, new ones appended."""
-    import tomlkit.items
+    from tomlkit.items import AoT
+
     wanted = {c["name"]: c for c in new}
     for i in reversed(range(len(old))):
         if old[i]["name"] not in wanted:
@@ -211,7 +212,7 @@ def _merge_collections(items, old: list[dict], new: list[dict]) -> None:
     known = {c["name"] for c in kept}
     for c in new:
         if c["name"] not in known:
-            items.append(_table(c) if isinstance(items, tomlkit.items.AoT) else c)
+            items.append(_table(c) if isinstance(items, AoT) else c)
 
 
 def _table(values: dict):
