@@ -297,7 +297,7 @@ class JobInfo(Struct):
     collection: str | None = None
     done: int = 0
     total: int = 0
-    started_at: float | None = None  # unix time the job started (clients derive rate and ETA)
+    started_at: float | None = None  # unix time files began to be indexed (clients derive rate and ETA)
 
 
 class ModelInfo(Struct):
