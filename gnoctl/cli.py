@@ -6,6 +6,7 @@ tests/test_thin_client.py fails when they drift apart.
 
 from __future__ import annotations
 
+import sys
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -13,32 +14,101 @@ import typer
 
 from gnoctl import commands
 
+# `-h` as well as `--help`, on every command (click passes this down to subcommands).
+HELP = {"help_option_names": ["-h", "--help"]}
+
 app = typer.Typer(
     name="gnoctl",
     help="Search your own documents through the gno daemon (gnod). The daemon is started "
-    "on first use; GNO_HOME sets one root for config, data and runtime files.",
+    "on first use; GNO_HOME sets one root for config, data and runtime files.\n\n"
+    "Output is human text on a terminal and JSON otherwise; --human or --format picks. "
+    "Exit status: 0 ok (for search, vsearch and query: something matched), 1 no match or "
+    "bad input (a usage error, an unknown option), 2 runtime error, 3 daemon not running.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings=HELP,
 )
 collection_app = typer.Typer(help="Add, list and remove collections (folders that are indexed).",
-                             no_args_is_help=True)
+                             no_args_is_help=True, context_settings=HELP)
 daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
-                         no_args_is_help=True)
+                         no_args_is_help=True, context_settings=HELP)
 models_app = typer.Typer(help="See, download and switch the models gnod uses (embed, rerank, generate).",
-                         no_args_is_help=True)
+                         no_args_is_help=True, context_settings=HELP)
 app.add_typer(collection_app, name="collection")
 app.add_typer(daemon_app, name="daemon")
 app.add_typer(models_app, name="models")
 
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"gnoctl {version('gno')}")
+        except PackageNotFoundError:
+            print("gnoctl 0+unknown (not installed as a package)")
+        raise typer.Exit(0)
+
+
+def _collection_names(incomplete: str) -> list[str]:
+    """Shell completion: collection names from the config file (no daemon needed)."""
+    import tomllib
+
+    from gnod.paths import Paths
+
+    try:
+        with open(Paths.from_env().config_file, "rb") as f:
+            cols = tomllib.load(f).get("collections", [])
+    except (OSError, ValueError):
+        return []
+    return [c["name"] for c in cols if isinstance(c, dict) and str(c.get("name", "")).startswith(incomplete)]
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                                help="Print gnoctl's version and exit.")] = False) -> None:
+    """Options that come before any command (the app's help text is the Typer's)."""
+
+
+class Format(str, Enum):
+    human = "human"
+    json = "json"
+    jsonl = "jsonl"
+    files = "files"
+    csv = "csv"
+    md = "md"
+    xml = "xml"
+    vimgrep = "vimgrep"
+
+
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
+HumanOpt = Annotated[bool, typer.Option("--human", help="Human text even when stdout is not a terminal.")]
 # Options shared by the search commands (one definition: help and limits stay in step).
+FormatOpt = Annotated[Optional[Format], typer.Option("--format", help="Output format (the flags below are "
+                                                                      "shortcuts for it).")]
+JsonlOpt = Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one hit per line, for streaming tools.")]
 FilesOpt = Annotated[bool, typer.Option("--files", help="One absolute path per line.")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV with a header row.")]
+NullOpt = Annotated[bool, typer.Option("-0", "--null", help="With --files: end each path with NUL, "
+                                                             "not a newline (for xargs -0).")]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV with a header row (the last column: the absolute "
+                                                    "path).")]
 MdOpt = Annotated[bool, typer.Option("--md", help="A Markdown table.")]
 XmlOpt = Annotated[bool, typer.Option("--xml", help="An XML document.")]
-CollectionOpt = Annotated[Optional[list[str]], typer.Option("-c", "--collection",
+VimgrepOpt = Annotated[bool, typer.Option("--vimgrep", help="abs_path:line:col:text, one line per hit, 1-based "
+                                                            "(vim quickfix, fzf, telescope).")]
+ColorOpt = Annotated[Color, typer.Option("--color", help="Colour the human text: auto (a terminal, unless "
+                                                         "NO_COLOR is set or TERM=dumb), always, never.")]
+NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Do not page long human output on a terminal "
+                                                             "through $GNO_PAGER or $PAGER (default: less -FRX).")]
+CollectionOpt = Annotated[Optional[list[str]], typer.Option("-c", "--collection", autocompletion=_collection_names,
                                                             help="Only this collection (repeatable).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
                                         help="First wait up to SECONDS for changes the watcher has seen "
@@ -46,13 +116,22 @@ WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="S
 NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
 
 
-def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False,
-         xml: bool = False) -> str | None:
-    chosen = [name for name, on in (("json", json_), ("files", files), ("csv", csv), ("md", md),
-                                    ("xml", xml)) if on]
-    if len(chosen) > 1:
-        raise typer.BadParameter(f"pick one output format, not {' and '.join('--' + c for c in chosen)}")
-    return chosen[0] if chosen else None
+def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False, xml: bool = False, *,
+         human: bool = False, jsonl: bool = False, vimgrep: bool = False, format: Format | None = None) -> str | None:
+    chosen = [name for name, on in (("human", human), ("json", json_), ("jsonl", jsonl), ("files", files),
+                                    ("csv", csv), ("md", md), ("xml", xml), ("vimgrep", vimgrep)) if on]
+    shown = ["--" + c for c in chosen] + ([f"--format {format.value}"] if format else [])
+    if len(shown) > 1:
+        raise typer.BadParameter(f"pick one output format, not {' and '.join(shown)}")
+    return format.value if format else chosen[0] if chosen else None
+
+
+def _view(fmt: str | None, color: Color = Color.auto, no_pager: bool = False, null: bool = False):
+    from gnoctl.output import View
+
+    if null and fmt != "files":
+        raise typer.BadParameter("-0 (--null) goes with --files")
+    return View(color.value, not no_pager, null)
 
 
 def _exit(code: int) -> None:
@@ -67,24 +146,34 @@ def search(
                                              help="Drop results below this normalized score.")] = 0.0,
     collection: CollectionOpt = None,
     wait: WaitOpt = 0.0,
+    format: FormatOpt = None,
+    human: HumanOpt = False,
     json_: JsonOpt = False,
+    jsonl: JsonlOpt = False,
     files: FilesOpt = False,
+    null: NullOpt = False,
     csv: CsvOpt = False,
     md: MdOpt = False,
     xml: XmlOpt = False,
+    vimgrep: VimgrepOpt = False,
+    color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
 
-    A word starting with a single dash is a negated term (`-staging`); put a query
-    that starts with `--` after `--`.
+    A word starting with a single dash is a negated term (`-staging`), but one letter
+    (`-l`) is an option, and an unknown option is an error; words after `--` are all
+    query words (`gnoctl search deploy -- -x`).
 
     Scores are normalized per query to [0, 1]. Output is human text on a terminal and
-    JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
-    error, 3 daemon not running (with --no-autostart).
+    JSON otherwise unless a format is given. Exit: 0 ok (something matched), 1 no match
+    (the empty result is still printed) or bad input, 2 runtime error, 3 daemon not
+    running (with --no-autostart).
     """
-    _exit(commands.search(" ".join(query), limit, min_score, collection or [],
-                          _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait))
+    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
+    _exit(commands.search(" ".join(query), limit, min_score, collection or [], fmt,
+                          False if no_autostart else None, wait, _view(fmt, color, no_pager, null)))
 
 
 @app.command()
@@ -94,11 +183,18 @@ def vsearch(
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this similarity (0-1).")] = 0.0,
     collection: CollectionOpt = None,
+    format: FormatOpt = None,
+    human: HumanOpt = False,
     json_: JsonOpt = False,
+    jsonl: JsonlOpt = False,
     files: FilesOpt = False,
+    null: NullOpt = False,
     csv: CsvOpt = False,
     md: MdOpt = False,
     xml: XmlOpt = False,
+    vimgrep: VimgrepOpt = False,
+    color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Vector (semantic) search: documents whose meaning is nearest to the query.
@@ -106,11 +202,12 @@ def vsearch(
     Uses the embedding model's vectors of every chunk (see `gnoctl embed`, `gnoctl
     models`); each document is scored by its best chunk, shown as the snippet. Score is
     (1 + cosine) / 2. With a collection filter you still get the full -n results.
-    Exit: 0 ok, 1 bad input, 2 no vectors or model unavailable (see `gnoctl doctor`),
-    3 daemon not running.
+    Exit: 0 ok (something matched), 1 no match or bad input, 2 no vectors or model
+    unavailable (see `gnoctl doctor`), 3 daemon not running.
     """
-    _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [],
-                           _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
+    _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [], fmt,
+                           False if no_autostart else None, _view(fmt, color, no_pager, null)))
 
 
 class Mode(str, Enum):
@@ -140,11 +237,18 @@ def query(
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
                                                             "reranker, blend, floors; and each stage's time.")] = False,
     wait: WaitOpt = 0.0,
+    format: FormatOpt = None,
+    human: HumanOpt = False,
     json_: JsonOpt = False,
+    jsonl: JsonlOpt = False,
     files: FilesOpt = False,
+    null: NullOpt = False,
     csv: CsvOpt = False,
     md: MdOpt = False,
     xml: XmlOpt = False,
+    vimgrep: VimgrepOpt = False,
+    color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Hybrid search: BM25 and vectors, LLM query variants, fused and reranked.
@@ -153,16 +257,17 @@ def query(
     document when it is short and clearly relevant). A confident BM25 match skips
     the expansion; a missing model does not fail the query: that part is skipped
     and named in a "degraded" line (see `gnoctl doctor`). Scores are in [0, 1].
-    As in `search`, `-word` is a negated term; put a query that starts with `--`
-    after `--`.
+    As in `search`, `-word` is a negated term, a one-letter `-x` an option; words
+    after `--` are all query words.
 
-    Exit: 0 ok, 1 bad input (including --mode deep with fewer than 2 keywords:
-    INVALID_QUERY), 2 model or runtime error, 3 daemon not running (with
-    --no-autostart).
+    Exit: 0 ok (something matched), 1 no match or bad input (including --mode deep
+    with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
+    running (with --no-autostart).
     """
+    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
-                         not no_rerank, explain, _fmt(json_, files, csv, md, xml),
-                         False if no_autostart else None, wait))
+                         not no_rerank, explain, fmt, False if no_autostart else None, wait,
+                         _view(fmt, color, no_pager, null)))
 
 
 @app.command()
@@ -180,11 +285,17 @@ def ask(
                                             help="Longest answer, in tokens.")] = 512,
     explain: Annotated[bool, typer.Option("--explain", help="Also show how the sources were retrieved "
                                                             "(as `query --explain`).")] = False,
+    format: FormatOpt = None,
+    human: HumanOpt = False,
     json_: JsonOpt = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one source per line.")] = False,
     files: Annotated[bool, typer.Option("--files", help="The cited sources' absolute paths.")] = False,
+    null: NullOpt = False,
     csv: Annotated[bool, typer.Option("--csv", help="The sources as CSV with a header row.")] = False,
     md: Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")] = False,
     xml: XmlOpt = False,
+    color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Answer a question from your documents, citing them as [1], [2]…
@@ -198,9 +309,12 @@ def ask(
     `gnoctl doctor`; --no-answer needs none) or another runtime error, 3 daemon not
     running (with --no-autostart).
     """
+    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, format=format)
+    if fmt == "vimgrep":
+        raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
     _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
-                       not no_answer, max_tokens, explain, _fmt(json_, files, csv, md, xml),
-                       False if no_autostart else None))
+                       not no_answer, max_tokens, explain, fmt, False if no_autostart else None,
+                       _view(fmt, color, no_pager, null)))
 
 
 @app.command()
@@ -208,28 +322,29 @@ def embed(
     force: Annotated[bool, typer.Option("--force", help="Drop this model's vectors and embed everything "
                                                         "again.")] = False,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Embed every chunk that has no vector yet, and wait for it (progress on a terminal).
 
     gnod does this in the background anyway after each change; this command waits for
     the backlog to be empty. Ctrl-C stops waiting, not the embedding.
     """
-    _exit(commands.embed(force, _fmt(json_)))
+    _exit(commands.embed(force, _fmt(json_, human=human)))
 
 
 @app.command()
-def doctor(json_: JsonOpt = False) -> None:
+def doctor(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Check each component (daemon, config, collections, vectors, models) and say how to fix it.
 
     Exit 2 when a component fails.
     """
-    _exit(commands.doctor(_fmt(json_)))
+    _exit(commands.doctor(_fmt(json_, human=human)))
 
 
 @models_app.command("list")
-def models_list(json_: JsonOpt = False) -> None:
+def models_list(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """The preset, each role's model, whether it is downloaded and loaded."""
-    _exit(commands.models_list(_fmt(json_)))
+    _exit(commands.models_list(_fmt(json_, human=human)))
 
 
 @models_app.command("pull")
@@ -237,9 +352,10 @@ def models_pull(
     target: Annotated[str, typer.Argument(help="embed, rerank, generate, all, or a model URI "
                                                "(hf:org/repo/file.gguf).")] = "all",
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Download models into the cache (resumes an interrupted download; HF_ENDPOINT and HF_TOKEN apply)."""
-    _exit(commands.models_pull(target, _fmt(json_)))
+    _exit(commands.models_pull(target, _fmt(json_, human=human)))
 
 
 @models_app.command("use")
@@ -247,24 +363,26 @@ def models_use(
     choice: Annotated[str, typer.Argument(help="A preset (slim, balanced, quality) or ROLE=URI, e.g. "
                                                "embed=file:/models/e5.gguf.")],
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Switch preset or one role's model (saved in config.toml); vectors are re-made in the background."""
-    _exit(commands.models_use(choice, _fmt(json_)))
+    _exit(commands.models_use(choice, _fmt(json_, human=human)))
 
 
 @models_app.command("path")
-def models_path(json_: JsonOpt = False) -> None:
+def models_path(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Where models are cached, and each role's file."""
-    _exit(commands.models_path(_fmt(json_)))
+    _exit(commands.models_path(_fmt(json_, human=human)))
 
 
 @models_app.command("clear")
 def models_clear(
     uri: Annotated[Optional[str], typer.Argument(help="Only this model (default: every cached file).")] = None,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Delete downloaded model files from the cache."""
-    _exit(commands.models_clear(uri, _fmt(json_)))
+    _exit(commands.models_clear(uri, _fmt(json_, human=human)))
 
 
 @app.command()
@@ -274,10 +392,11 @@ def get(
     from_line: Annotated[Optional[int], typer.Option("--from-line", min=1, help="First line to print.")] = None,
     lines: Annotated[Optional[int], typer.Option("-l", "--lines", min=1, help="Number of lines.")] = None,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Print one indexed document (its canonical Markdown), whole or a line range."""
-    _exit(commands.get(ref, from_line, lines, _fmt(json_), False if no_autostart else None))
+    _exit(commands.get(ref, from_line, lines, _fmt(json_, human=human), False if no_autostart else None))
 
 
 @app.command("multi-get")
@@ -287,37 +406,64 @@ def multi_get(
                                                    help="Glob over collection/path, e.g. 'notes/2024/*.md'.")] = None,
     max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
     files: FilesOpt = False,
+    null: NullOpt = False,
 ) -> None:
     """Print several documents at once (by reference and/or glob)."""
-    _exit(commands.multi_get(refs or [], pattern, max_bytes, _fmt(json_, files)))
+    fmt = _fmt(json_, files, human=human)
+    _exit(commands.multi_get(refs or [], pattern, max_bytes, fmt, _view(fmt, null=null)))
 
 
 @app.command()
 def ls(
-    collection: Annotated[Optional[str], typer.Argument(help="Collection to list (default: all).")] = None,
+    collection: Annotated[Optional[str], typer.Argument(help="Collection to list (default: all).",
+                                                        autocompletion=_collection_names)] = None,
     prefix: Annotated[str, typer.Option("--prefix", help="Only paths starting with this.")] = "",
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=100_000)] = 1000,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=100_000,
+                                       help="List at most this many (more: a note on stderr says so).")] = 1000,
     json_: JsonOpt = False,
-    files: Annotated[bool, typer.Option("--files", help="One gno:// URI per line.")] = False,
+    human: HumanOpt = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one document per line.")] = False,
+    files: FilesOpt = False,
+    null: NullOpt = False,
+    color: ColorOpt = Color.auto,
+    no_pager: NoPagerOpt = False,
 ) -> None:
-    """List indexed documents."""
-    _exit(commands.ls(collection, prefix, limit, _fmt(json_, files)))
+    """List indexed documents: collection/path and title, aligned.
+
+    When there are more than -n documents, the first -n are listed and stderr says how
+    many there are (JSON has `total`).
+    """
+    fmt = _fmt(json_, files, human=human, jsonl=jsonl)
+    _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null)))
 
 
 @app.command()
-def status(json_: JsonOpt = False) -> None:
-    """Daemon, index and per-collection state, with recent ingest errors."""
-    _exit(commands.status(_fmt(json_)))
+def status(
+    watch: Annotated[bool, typer.Option("-w", "--watch", help="Refresh every second, in place on a terminal "
+                                                             "(JSON: one status per line), until Ctrl-C.")] = False,
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
+    """Daemon, index file and size, one line per collection, vectors, models, recent ingest errors.
+
+    Each collection's line says what is true now: `indexing done/total` with its rate
+    and ETA while a run goes, `N pending` for changes the watcher saw, or `up to date`.
+    Missing models and vectors come with the command that fixes them.
+    """
+    _exit(commands.status(_fmt(json_, human=human), watch))
 
 
 @app.command()
 def update(
-    collection: Annotated[Optional[str], typer.Argument(help="Collection to re-index (default: all).")] = None,
+    collection: Annotated[Optional[str], typer.Argument(help="Collection to re-index (default: all).",
+                                                        autocompletion=_collection_names)] = None,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Re-index collections now: only changed files are read (unchanged ones cost a stat)."""
-    _exit(commands.update(collection, _fmt(json_)))
+    _exit(commands.update(collection, _fmt(json_, human=human)))
 
 
 @collection_app.command("add")
@@ -336,29 +482,44 @@ def collection_add(
                                                   help="Follow symbolic links whose targets are inside the folder "
                                                        "(links out of it are never followed).")] = False,
     no_index: Annotated[bool, typer.Option("--no-index", help="Only register it; index later.")] = False,
+    allow_overlap: Annotated[bool, typer.Option("--allow-overlap", help="Add it even though another collection "
+                                                                        "covers this folder, a parent or a "
+                                                                        "sub-folder (results then repeat).")] = False,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
-    """Add a folder as a collection and index it (progress on a terminal)."""
+    """Add a folder as a collection and index it (progress on a terminal).
+
+    A folder that another collection already covers (the same folder, a parent or a
+    sub-folder) is refused, naming that collection; --allow-overlap insists.
+
+    Ctrl-C stops waiting, not the indexing: gnod finishes the run in the background
+    (`gnoctl status` shows its progress; `gnoctl collection remove NAME` undoes the add).
+    """
     _exit(commands.collection_add(path, name, include or [], exclude or [], language, not no_gitignore,
-                                  follow_symlinks, not no_index, _fmt(json_)))
+                                  follow_symlinks, not no_index, _fmt(json_, human=human), allow_overlap))
 
 
 @collection_app.command("list")
-def collection_list(json_: JsonOpt = False) -> None:
+def collection_list(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """List collections with their document counts."""
-    _exit(commands.collection_list(_fmt(json_)))
+    _exit(commands.collection_list(_fmt(json_, human=human)))
 
 
 @collection_app.command("remove")
-def collection_remove(name: Annotated[str, typer.Argument(help="Collection name.")], json_: JsonOpt = False) -> None:
+def collection_remove(
+    name: Annotated[str, typer.Argument(help="Collection name.", autocompletion=_collection_names)],
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
     """Remove a collection and everything indexed from it (files on disk are untouched)."""
-    _exit(commands.collection_remove(name, _fmt(json_)))
+    _exit(commands.collection_remove(name, _fmt(json_, human=human)))
 
 
 @daemon_app.command("start")
-def daemon_start(json_: JsonOpt = False) -> None:
+def daemon_start(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Start gnod in the background (no-op if it is running)."""
-    _exit(commands.daemon_start(_fmt(json_)))
+    _exit(commands.daemon_start(_fmt(json_, human=human)))
 
 
 @daemon_app.command("stop")
@@ -366,21 +527,22 @@ def daemon_stop(
     timeout: Annotated[float, typer.Option("--timeout", min=0.0,
                                            help="Seconds to wait for a clean stop before killing gnod.")] = 20.0,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Stop gnod cleanly (in-flight work is finished or committed first); past --timeout it is killed."""
-    _exit(commands.daemon_stop(_fmt(json_), timeout))
+    _exit(commands.daemon_stop(_fmt(json_, human=human), timeout))
 
 
 @daemon_app.command("status")
-def daemon_status(json_: JsonOpt = False) -> None:
+def daemon_status(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Is gnod running? Exit 0 if so, 3 if not."""
-    _exit(commands.daemon_status(_fmt(json_)))
+    _exit(commands.daemon_status(_fmt(json_, human=human)))
 
 
 @daemon_app.command("restart")
-def daemon_restart(json_: JsonOpt = False) -> None:
+def daemon_restart(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Stop and start gnod (e.g. after an upgrade)."""
-    _exit(commands.daemon_restart(_fmt(json_)))
+    _exit(commands.daemon_restart(_fmt(json_, human=human)))
 
 
 @daemon_app.command("install")
@@ -388,6 +550,7 @@ def daemon_install(
     print_: Annotated[bool, typer.Option("--print", help="Print the file that would be written (and where, "
                                                          "with --json); change nothing.")] = False,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
 ) -> None:
     """Run gnod at login, as a systemd user service (Linux) or launchd agent (macOS).
 
@@ -400,16 +563,16 @@ def daemon_install(
     container), the file is still written and the commands to run by hand are
     printed: exit 2.
     """
-    _exit(commands.daemon_install(print_, _fmt(json_)))
+    _exit(commands.daemon_install(print_, _fmt(json_, human=human)))
 
 
 @daemon_app.command("uninstall")
-def daemon_uninstall(json_: JsonOpt = False) -> None:
+def daemon_uninstall(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Stop running gnod at login: undo `daemon install`.
 
     Stops and disables the service and removes its file. Exit 2, with the commands to run by hand, if systemctl or launchctl fails.
     """
-    _exit(commands.daemon_uninstall(_fmt(json_)))
+    _exit(commands.daemon_uninstall(_fmt(json_, human=human)))
 
 
 @daemon_app.command("logs")
@@ -444,6 +607,8 @@ def split_words(command, args: list[str]) -> tuple[list[str], list[str]]:
 
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
+    from gnoctl.main import WORD_COMMANDS
+
     group = typer.main.get_command(app)
     if argv and argv[0] in ("query", "ask"):
         options, words = split_words(group.commands[argv[0]], argv[1:])
@@ -456,6 +621,10 @@ def run(argv: list[str]) -> int:
         # click's UsageError/BadParameter (typer vendors click; duck-typed to stay version-proof).
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
+            option = getattr(e, "option_name", "") or ""
+            if argv and argv[0] in WORD_COMMANDS and len(option) == 2:
+                print(f"(to search without the word {option[1:]!r}, put {option} after `--`: "
+                      f"gnoctl {argv[0]} WORDS -- {option})", file=sys.stderr)
             return 1
         raise
     return result if isinstance(result, int) else 0

@@ -15,13 +15,30 @@ import time
 from gnod import wire
 from gnod.paths import Paths
 from gnoctl.client import Client, DaemonError, holds_lock, is_running, start_daemon
-from gnoctl.output import AnswerStream, ProgressLine, ask_text, print_error, query_text, search_text
+from gnoctl.output import (
+    AnswerStream,
+    ProgressLine,
+    View,
+    ask_text,
+    file_list,
+    json_lines,
+    print_error,
+    query_text,
+    quiet_stdout,
+    search_text,
+)
 
+# As grep: the search commands exit 1 when nothing matched.
+EXIT_NO_MATCH = 1
 KILL_WAIT_S = 5.0  # after SIGKILL, how long until the kernel has let go of gnod's lock
 
 
 def _default_format() -> str:
     return "human" if sys.stdout.isatty() else "json"
+
+
+class _StoppedWaiting(Exception):
+    """Ctrl-C while gnod goes on with the work; the message has been printed."""
 
 
 def _run(fmt: str | None, fn) -> int:
@@ -34,6 +51,13 @@ def _run(fmt: str | None, fn) -> int:
     except KeyboardInterrupt:
         print("gnoctl: interrupted", file=sys.stderr)
         return 130
+    except _StoppedWaiting:
+        return 130
+    except BrokenPipeError:
+        # Like ripgrep: a reader that stopped early (`| head`, `| grep -q`) is not an error;
+        # under `set -o pipefail` a non-zero status would fail the pipeline after grep matched.
+        quiet_stdout()
+        return 0
 
 
 def _dump(obj) -> None:
@@ -41,24 +65,25 @@ def _dump(obj) -> None:
 
 
 def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: bool | None,
-              wait_s: float = 0.0) -> int:
-    """One search-like call (search, vsearch, query): refuse an empty query, call, render, print."""
+              wait_s: float = 0.0, view: View | None = None) -> int:
+    """One search-like call (search, vsearch, query): refuse an empty query, call, render,
+    print; exit 0 with hits and EXIT_NO_MATCH without (the empty result is still printed)."""
+    view = view or View()
+
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
         result = Client(autostart=autostart).call(method, {**params, "wait_s": wait_s} if wait_s else params)
-        out = render(result, fmt, sys.stdout.isatty())
-        if out:
-            print(out)
-        return 0
+        view.emit(render(result, fmt, view.color(), view.null), fmt)
+        return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0) -> int:
+           autostart: bool | None = None, wait_s: float = 0.0, view: View | None = None) -> int:
     params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
-    return _retrieve("search", params, search_text, fmt, autostart, wait_s)
+    return _retrieve("search", params, search_text, fmt, autostart, wait_s, view)
 
 
 def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None) -> int:
@@ -81,13 +106,16 @@ def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, aut
     return _run(fmt, go)
 
 
-def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None) -> int:
+def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None,
+              view: View | None = None) -> int:
+    view = view or View()
+
     def go(fmt: str) -> int:
         res = Client().call("multi_get", {"refs": refs, "pattern": pattern, "max_bytes": max_bytes})
         if fmt == "json":
             _dump(res)
         elif fmt == "files":
-            print("\n".join(d["abs_path"] for d in res["documents"]))
+            view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
         else:
             for d in res["documents"]:
                 print(f"===== {d['collection']}/{d['path']} — {d['title']}")
@@ -101,16 +129,25 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
     return _run(fmt, go)
 
 
-def ls(collection: str | None, prefix: str, limit: int, fmt: str | None) -> int:
+def ls(collection: str | None, prefix: str, limit: int, fmt: str | None, view: View | None = None) -> int:
+    view = view or View()
+
     def go(fmt: str) -> int:
         res = Client().call("ls", {"collection": collection, "prefix": prefix, "limit": limit})
+        entries = res["entries"]
         if fmt == "json":
             _dump(res)
+        elif fmt == "jsonl":
+            view.emit(json_lines(entries), fmt)
         elif fmt == "files":
-            print("\n".join(e["uri"] for e in res["entries"]))
+            view.emit(file_list([e["abs_path"] for e in entries], view.null), fmt)
         else:
-            for e in res["entries"]:
-                print(f"{e['collection']}/{e['path']}\t{e['title']}")
+            width = max((len(e["collection"]) + 1 + len(e["path"]) for e in entries), default=0)
+            view.emit("\n".join(f"{e['collection'] + '/' + e['path']:<{width}}  {e['title']}".rstrip()
+                                for e in entries), fmt)
+        if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
+            print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)",
+                  file=sys.stderr)
         return 0
 
     return _run(fmt, go)
@@ -126,53 +163,112 @@ def _ago(ts: int | None) -> str:
     return f"{s}s ago"
 
 
-def status(fmt: str | None) -> int:
+STATUS_WATCH_S = 1.0
+
+
+def status(fmt: str | None, watch: bool = False) -> int:
     def go(fmt: str) -> int:
-        st = Client().call("status")
-        if fmt == "json":
-            _dump(st)
+        client = Client()
+        if not watch:
+            st = client.call("status")
+            _dump(st) if fmt == "json" else print("\n".join(status_lines(st)))
             return 0
-        print(f"gnod {st['version']} (pid {st['pid']}, up {st['uptime_s']:.0f}s), protocol {st['protocol']}")
-        print(f"index:  {st['db_path']} ({st['db_bytes'] / 1048576:.1f} MiB), {st['documents']} documents")
-        langs = ", ".join(str(x) for x in st["languages"]) or "none yet"
-        print(f"config: {st['config_path']}\nlanguages: {langs}")
-        job = st["job"]
-        if job["running"]:
-            print(f"indexing: {job['collection']} {job['done']}/{job['total']}")
-        if st.get("config_error"):
-            print(f"config error (the last good config is in use): {st['config_error']}")
-        if st.get("storage_error"):
-            print(f"index storage: {st['storage_error']}")
-        if not st["collections"]:
-            print("no collections yet: gnoctl collection add PATH")
-        fresh = {f["collection"]: f for f in st.get("freshness", [])}
-        for c in st["collections"]:
-            print(f"  {c['name']:<16} {c['documents']:>7} docs  {c['errors']:>4} errors  "
-                  f"indexed {_ago(c['last_indexed_at'])}  {c['path']}")
-            f = fresh.get(c["name"])
-            if f:
-                print(f"  {'':<16} {_freshness_line(f)}")
-        for e in st["recent_errors"][:5]:
-            print(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
-        return 0
+        shown = 0
+        tty = sys.stdout.isatty()
+        try:
+            while True:
+                st = client.call("status")
+                if fmt == "json":
+                    print(fastjson.dumps(st))  # one status per line (JSON Lines)
+                else:
+                    lines = status_lines(st)
+                    # On a terminal, redraw in place: up to the first line of the last frame, clear.
+                    prefix = f"\033[{shown}F\033[J" if tty and shown else ""
+                    sys.stdout.write(prefix + "\n".join(lines) + ("\n" if tty else "\n\n"))
+                    shown = len(lines)
+                sys.stdout.flush()
+                time.sleep(STATUS_WATCH_S)
+        except KeyboardInterrupt:  # the way to stop watching: not an error
+            return 0
 
     return _run(fmt, go)
 
 
-def _freshness_line(f: dict) -> str:
-    """The watcher's view of one collection: is it watched, what is waiting, what failed."""
-    parts = ["watching" if f["watching"] else "not watched"]
-    if f.get("files") is not None:
-        parts.append(f"{f['files']} files")
-    if f["indexing"] or f["pending"]:
-        parts.append(f"{f['pending']} pending" + (", indexing" if f["indexing"] else ""))
-    else:
-        parts.append("up to date")
-    if f.get("last_change_at"):
-        parts.append(f"last change {_ago(f['last_change_at'])}")
+def status_lines(st: dict) -> list[str]:
+    """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
+    out = [f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}), protocol {st['protocol']}",
+           f"index:  {st['db_path']} ({_size(st['db_bytes'])}), {st['documents']} documents",
+           f"config: {st['config_path']}"]
+    langs = [str(x) for x in st["languages"] if x]
+    out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")
+    if st.get("config_error"):
+        out.append(f"config error (the last good config is in use): {st['config_error']}")
+    if st.get("storage_error"):
+        out.append(f"index storage: {st['storage_error']}")
+    if not st["collections"]:
+        out.append("no collections yet: gnoctl collection add PATH")
+    fresh = {f["collection"]: f for f in st.get("freshness", [])}
+    width = max((len(c["name"]) for c in st["collections"]), default=0)
+    for c in st["collections"]:
+        state = _collection_state(c, st["job"], fresh.get(c["name"]))
+        errors = f", {c['errors']} errors" if c["errors"] else ""
+        out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
+    vec = st.get("vectors")
+    if vec:
+        out.append("vectors: " + _vectors_line(vec))
+    if st.get("models"):
+        out.append("models:")
+        for m in st["models"]:
+            err = f": {m['error']}" if m.get("error") and m["state"] == "error" else ""
+            fix = f" (fix: {m['fix']})" if m.get("fix") and m["state"] in ("missing", "error") else ""
+            out.append(f"  {m['role']:<9} {m['state']}{err}  {m['uri']}{fix}")
+    for e in st["recent_errors"][:5]:
+        out.append(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
+    return out
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def _collection_state(c: dict, job: dict, f: dict | None) -> str:
+    """One truthful state: the running index job first, then what the watcher holds."""
+    if job["running"] and job.get("collection") == c["name"]:
+        done, total = job["done"], job["total"]
+        text = f"indexing {done}/{total}"
+        elapsed = time.time() - job["started_at"] if job.get("started_at") else 0.0
+        if done and elapsed > 0:
+            rate = done / elapsed
+            text += f" ({rate:.0f} files/s, ETA {_duration(max(0, total - done) / rate)})"
+        return text
+    indexed = f"indexed {_ago(c['last_indexed_at'])}"
+    if f is None:
+        return indexed
     if f.get("last_error"):
-        parts.append(f"last error: {f['last_error']}")
-    return ", ".join(parts)
+        return f"watch error: {f['last_error']}"
+    if f["indexing"] or f["pending"]:
+        return f"{f['pending']} pending" + (", indexing" if f["indexing"] else "")
+    if not f["watching"]:
+        return f"not watched, {indexed}"
+    change = f"last change {_ago(f['last_change_at'])}" if f.get("last_change_at") else indexed
+    return f"up to date, watching, {change}"
+
+
+def _vectors_line(vec: dict) -> str:
+    if not vec["available"]:
+        reason = vec.get("reason") or "no embedding model yet"
+        fix = "" if "sqlite-vec" in reason or "gnoctl " in reason else " (fix: gnoctl models pull embed)"
+        return f"unavailable: {reason}{fix}"
+    text = f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec.get('serving') or vec.get('model')}"
+    if vec["pending"]:
+        rate = f", {vec['rate_per_s']:.0f} chunks/s" if vec.get("rate_per_s") else ""
+        text += f", {vec['pending']} pending" + (f" (embedding{rate})" if vec["embedding"] else "")
+    return text
 
 
 def _index_summary(res: dict, fmt: str) -> None:
@@ -193,23 +289,38 @@ def _with_progress(fmt: str, method: str, params: dict) -> dict:
         bar.clear()
 
 
+def _index_in_background(fmt: str, method: str, params: dict) -> dict:
+    """An index run (update, collection add) with progress. Ctrl-C stops waiting only:
+    gnod keeps the run going (a run cut short would leave a half-indexed collection
+    that looks complete), and the message says so."""
+    try:
+        return _with_progress(fmt, method, params)
+    except KeyboardInterrupt:
+        what = params.get("name") or params.get("collection") or "every collection"
+        print(f"gnoctl: stopped waiting; gnod goes on indexing {what} in the background "
+              "(gnoctl status shows how far it is)", file=sys.stderr)
+        raise _StoppedWaiting() from None
+
+
 def update(collection: str | None, fmt: str | None) -> int:
     def go(fmt: str) -> int:
-        _index_summary(_with_progress(fmt, "index", {"collection": collection}), fmt)
+        _index_summary(_index_in_background(fmt, "index", {"collection": collection}), fmt)
         return 0
 
     return _run(fmt, go)
 
 
 def collection_add(path: str, name: str | None, include: list[str], exclude: list[str],
-                   language: str | None, gitignore: bool, follow_symlinks: bool, index: bool,
-                   fmt: str | None) -> int:
+                   language: str | None, gitignore: bool, follow_symlinks: bool, index: bool, fmt: str | None,
+                   allow_overlap: bool = False) -> int:
     def go(fmt: str) -> int:
         abs_path = os.path.abspath(os.path.expanduser(path))
         params = {"name": name or _default_name(abs_path), "path": abs_path, "include": include,
                   "exclude": exclude, "language": language, "gitignore": gitignore,
                   "follow_symlinks": follow_symlinks, "index": index}
-        _index_summary(_with_progress(fmt, "collection.add", params), fmt)
+        if allow_overlap:
+            params["allow_overlap"] = True
+        _index_summary(_index_in_background(fmt, "collection.add", params), fmt)
         return 0
 
     return _run(fmt, go)
@@ -429,23 +540,27 @@ def _as_search_hits(result: dict) -> dict:
 
 
 def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-            autostart: bool | None = None) -> int:
-    def render(result: dict, fmt: str, tty: bool) -> str:
-        return search_text(result if fmt == "json" else _as_search_hits(result), fmt, tty)
+            autostart: bool | None = None, view: View | None = None) -> int:
+    def render(result: dict, fmt: str, color: bool, null: bool) -> str:
+        return search_text(result if fmt in ("json", "jsonl") else _as_search_hits(result), fmt, color, null)
 
     params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
-    return _retrieve("vsearch", params, render, fmt, autostart)
+    return _retrieve("vsearch", params, render, fmt, autostart, 0.0, view)
 
 
 def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
-          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0) -> int:
+          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0,
+          view: View | None = None) -> int:
     params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
               "expand": expand, "rerank": rerank, "explain": explain}
-    return _retrieve("query", params, query_text, fmt, autostart, wait_s)
+    return _retrieve("query", params, query_text, fmt, autostart, wait_s, view)
 
 
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
-        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None) -> int:
+        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
+        view: View | None = None) -> int:
+    view = view or View()
+
     def go(fmt: str) -> int:
         if not question.strip():
             raise DaemonError(wire.INVALID_QUERY, "empty question: ask something")
@@ -458,9 +573,7 @@ def ask(question: str, sources: int, mode: str, collections: list[str], expand: 
             result = Client(autostart=autostart).call("ask", params, on_notify=stream)
         finally:
             stream.clear()
-        out = ask_text(result, fmt, sys.stdout.isatty())
-        if out:
-            print(out)
+        view.emit(ask_text(result, fmt, view.color(), view.null), fmt)
         return 0
 
     return _run(fmt, go)
@@ -480,7 +593,10 @@ def embed(force: bool, fmt: str | None) -> int:
 
 
 def _size(n: int | None) -> str:
-    return "-" if n is None else f"{n / 1048576:.0f} MiB"
+    if n is None:
+        return "-"
+    mib = n / 1048576
+    return f"{mib:.1f} MiB" if mib < 10 else f"{mib:.0f} MiB"
 
 
 def models_list(fmt: str | None) -> int:
@@ -493,8 +609,9 @@ def models_list(fmt: str | None) -> int:
         loaded = {(m["role"], m["uri"]): m for m in res["loaded"]}
         for m in res["models"]:
             state = loaded.get((m["role"], m["uri"]), {}).get("state", "unloaded")
+            size = _size(m["size_bytes"]) if m["cached"] or m["size_bytes"] is None else f"~{_size(m['size_bytes'])}"
             cached = "downloaded" if m["cached"] else "not downloaded"
-            print(f"  {m['role']:<9} {m['uri']}\n  {'':<9} {cached}, {_size(m['size_bytes'])}, {state}"
+            print(f"  {m['role']:<9} {m['uri']}\n  {'':<9} {cached}, {size}, {state}"
                   + (f", licence {m['licence']}" if m.get("licence") else ""))
         print(f"cache: {res['cache_dir']}")
         return 0

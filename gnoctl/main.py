@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import sys
 
-FORMAT_FLAGS = {"--json": "json", "--files": "files", "--csv": "csv", "--md": "md", "--xml": "xml"}
+FORMAT_FLAGS = {"--json": "json", "--jsonl": "jsonl", "--files": "files", "--csv": "csv", "--md": "md",
+                "--xml": "xml", "--vimgrep": "vimgrep", "--human": "human"}
+# `--format NAME` takes any of these (gnoctl.output.FORMATS, kept in step by a test).
+FORMAT_NAMES = ("human", "json", "jsonl", "files", "csv", "md", "xml", "vimgrep")
+COLOR_WHEN = ("auto", "always", "never")
 
 # Options every search-like command takes.
 _RETRIEVAL: dict[str, tuple[str, str]] = {
@@ -20,6 +24,10 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "-c": ("collections", "list"), "--collection": ("collections", "list"),
     "--no-autostart": ("no_autostart", "flag"),
     **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
+    "--format": ("format", "str"),
+    "-0": ("null", "flag"), "--null": ("null", "flag"),
+    "--color": ("color", "str"),
+    "--no-pager": ("no_pager", "flag"),
 }
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
@@ -34,7 +42,7 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "get": {
         "--from-line": ("from_line", "int"), "-l": ("lines", "int"), "--lines": ("lines", "int"),
         "--no-autostart": ("no_autostart", "flag"),
-        "--json": ("format", "flag"),
+        "--json": ("format", "flag"), "--human": ("format", "flag"),
     },
 }
 
@@ -51,9 +59,10 @@ def split_args(kinds: dict[str, str], args: list[str], negated_words: bool) -> t
     """Split arguments into option tokens (each with its value) and words.
 
     `kinds` maps each option to "flag" or a value kind. With `negated_words`, a
-    single-dash word that is not a known short option is a query word: click would
-    otherwise read `-staging` as `-s -t -a …`. A known short numeric option may carry
-    its digits (`-n5`), as in click.
+    single-dash word is a negated query word (`-staging`; click would read it as
+    `-s -t -a …`), unless it has the shape of a short option: one letter, maybe with
+    digits (`-h`, `-l`, `-n5`). Those are options, so `-h` is help and a mistyped
+    `-l 5` is an error rather than two more query words; `--` ends the options.
     """
     options: list[str] = []
     words: list[str] = []
@@ -76,11 +85,16 @@ def split_args(kinds: dict[str, str], args: list[str], negated_words: bool) -> t
                 i += 1
         elif kinds.get(arg[:2]) == "int" and arg[2:].isdigit():
             options.append(arg)
-        elif negated_words:
+        elif negated_words and not _short_option_shape(arg):
             words.append(arg)
         else:
             options.append(arg)
     return options, words
+
+
+def _short_option_shape(arg: str) -> bool:
+    """`-x` or `-x5`: a (maybe unknown) short option, never a negated query word."""
+    return arg[1:2].isascii() and arg[1:2].isalpha() and (len(arg) == 2 or arg[2:].isdigit())
 
 
 def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
@@ -108,7 +122,9 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
             opts[dest] = FORMAT_FLAGS.get(name, True) if dest == "format" else True
             continue
         value = inline if eq else next(it, None)
-        if value is None:
+        if value is None or (dest == "format" and ("format" in opts or value not in FORMAT_NAMES)):
+            raise _Fallback()
+        if dest == "color" and value not in COLOR_WHEN:
             raise _Fallback()
         try:
             if kind == "int":
@@ -130,6 +146,7 @@ def _fast(argv: list[str]) -> int | None:
     except _Fallback:
         return None
     from gnoctl import commands
+    from gnoctl.output import View
 
     autostart = False if opts.get("no_autostart") else None
     if argv[0] == "get":
@@ -138,32 +155,42 @@ def _fast(argv: list[str]) -> int | None:
         return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
     limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
     wait_s, mode = opts.get("wait_s", 0.0), opts.get("mode", "standard")
+    fmt = opts.get("format")
     # Out-of-range values go to typer, which says what the range is.
     if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
-            or mode not in ("standard", "deep")):
+            or mode not in ("standard", "deep") or (opts.get("null") and fmt != "files")):
         return None
-    query, cols, fmt = " ".join(words), opts["collections"], opts.get("format")
+    view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
+    query, cols = " ".join(words), opts["collections"]
     if argv[0] == "search":
-        return commands.search(query, limit, score, cols, fmt, autostart, wait_s)
+        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, view)
     if argv[0] == "vsearch":
-        return commands.vsearch(query, limit, score, cols, fmt, autostart)
+        return commands.vsearch(query, limit, score, cols, fmt, autostart, view)
     return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
-                          bool(opts.get("explain")), fmt, autostart, wait_s)
+                          bool(opts.get("explain")), fmt, autostart, wait_s, view)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     code = None
-    if argv and argv[0] in FAST_OPTIONS:
-        code = _fast(argv)
-        if code is None:  # typer explains; it sees the same words/options split
-            options, words = classify(argv[0], argv[1:])
-            argv = [argv[0], *options, "--", *words]
-    if code is None:
-        from gnoctl.cli import run
+    try:
+        if argv and argv[0] in FAST_OPTIONS:
+            code = _fast(argv)
+            if code is None:  # typer explains; it sees the same words/options split
+                options, words = classify(argv[0], argv[1:])
+                argv = [argv[0], *options, "--", *words]
+        if code is None:
+            from gnoctl.cli import run
 
-        code = run(argv)
-    sys.stdout.flush()
+            code = run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head`, `| grep -q`): not an error, as in ripgrep
+        # (see gnoctl.commands._run); the status already decided stands.
+        from gnoctl.output import quiet_stdout
+
+        quiet_stdout()
+        return code or 0
     return code
 
 

@@ -1,4 +1,5 @@
-"""Render results as human text, JSON, file lists, CSV, Markdown or XML (stdlib only)."""
+"""Render results as human text, JSON, JSON Lines, file lists, CSV, Markdown, XML or
+vimgrep lines (stdlib only), and print them: colour, pager, NUL-separated lists."""
 
 from __future__ import annotations
 
@@ -7,7 +8,115 @@ import sys
 
 from gnoctl import fastjson
 
-FORMATS = ("human", "json", "files", "csv", "md", "xml")
+FORMATS = ("human", "json", "jsonl", "files", "csv", "md", "xml", "vimgrep")
+
+
+class View:
+    """How a person's terminal gets the output: `--color`, `--no-pager`, `-0`."""
+
+    def __init__(self, color: str = "auto", pager: bool = True, null: bool = False) -> None:
+        self.color_when = color
+        self.pager = pager
+        self.null = null
+
+    def color(self) -> bool:
+        """`--color auto` (the default) paints only a terminal, and never with NO_COLOR
+        set (no-color.org) or TERM=dumb."""
+        if self.color_when != "auto":
+            return self.color_when == "always"
+        if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+            return False
+        return sys.stdout.isatty()
+
+    def emit(self, text: str, fmt: str) -> None:
+        """Print a rendered result; long human text on a terminal goes through $PAGER.
+        A reader that stops early is not an error: the command's exit status stands."""
+        try:
+            if fmt == "files" and self.null:
+                sys.stdout.write(text)
+            elif fmt == "human" and self.pager and _page(text):
+                return
+            elif text:
+                print(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            quiet_stdout()
+
+
+def _page(text: str) -> bool:
+    """Show `text` in $GNO_PAGER or $PAGER (default `less -FRX`) when it is taller than
+    the terminal; False when it was not paged (short, not a terminal, pager `cat`)."""
+    if not sys.stdout.isatty():
+        return False
+    try:
+        rows = os.get_terminal_size(sys.stdout.fileno()).lines
+    except OSError:
+        return False
+    if rows <= 0 or text.count("\n") + 1 < rows:
+        return False
+    import shlex
+    import subprocess
+
+    cmd = os.environ.get("GNO_PAGER") or os.environ.get("PAGER") or "less -FRX"
+    if cmd.strip() in ("", "cat"):
+        return False
+    sys.stdout.flush()
+    try:
+        proc = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE,
+                                env={**os.environ, "LESS": os.environ.get("LESS", "FRX")})
+    except (OSError, ValueError):
+        return False
+    try:
+        proc.communicate((text + "\n").encode())
+    except (BrokenPipeError, KeyboardInterrupt):  # the pager was quit early
+        proc.wait()
+    return True
+
+
+def quiet_stdout() -> None:
+    """The reader of our stdout is gone (`| head`, `| grep -q`): send the rest nowhere,
+    so neither a later write nor the interpreter's final flush complains."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def file_list(paths, null: bool = False) -> str:
+    """Absolute paths, one per line, or each ended by NUL with `-0` (for `xargs -0`)."""
+    if null:
+        return "".join(p + "\0" for p in paths)
+    return "\n".join(paths)
+
+
+def json_lines(items) -> str:
+    """One compact JSON object per line (JSON Lines), for streaming tools."""
+    return "\n".join(fastjson.dumps(x) for x in items)
+
+
+def _query_words(query: str) -> list[str]:
+    """The positive words of a query, lower-cased (what a vimgrep column points at)."""
+    words = []
+    for w in query.replace('"', " ").split():
+        if not w.startswith("-"):
+            w = w.strip(".,;:!?()[]{}'").lower()
+            if w:
+                words.append(w)
+    return words
+
+
+def vimgrep_line(abs_path: str, line: int, text: str, query: str) -> str:
+    """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
+    fzf and telescope parse. The column is the first query word's (bytes, as in vim)."""
+    # The first line with something on it (a passage may start with a blank line).
+    skip, first = next(((i, ln) for i, ln in enumerate(_clean(text).split("\n")) if ln.strip()), (0, ""))
+    line += skip
+    col = 1
+    if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
+        lower = first.lower()
+        found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
+        if found:
+            col = len(first[: min(found)].encode()) + 1
+    return f"{abs_path}:{max(1, line)}:{col}:{first}"  # _clean left no \r or other control characters
 
 
 def _color(enabled: bool):
@@ -28,24 +137,25 @@ def _location(hit: dict) -> str:
     return f"{loc}:{snip['line']}" if snip else loc
 
 
-def search_text(result: dict, fmt: str, tty: bool) -> str:
+def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
     hits = result["hits"]
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
+    if fmt == "jsonl":
+        return json_lines(hits)
     if fmt == "files":
-        return "\n".join(h["abs_path"] for h in hits)
+        return file_list([h["abs_path"] for h in hits], null)
+    if fmt == "vimgrep":
+        return "\n".join(vimgrep_line(h["abs_path"], (h.get("snippet") or {}).get("line", 1),
+                                      (h.get("snippet") or {}).get("text") or h["title"], result["query"])
+                         for h in hits)
     if fmt == "csv":
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["rank", "score", "collection", "path", "line", "title", "snippet"])
+        rows = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
         for i, h in enumerate(hits, 1):
             snip = h.get("snippet") or {}
-            w.writerow([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
-                        h["title"], snip.get("text", "")])
-        return buf.getvalue().rstrip("\n")
+            rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
+                         h["title"], snip.get("text", ""), h["abs_path"]])
+        return _csv(rows)
     if fmt == "md":
         rows = ["| # | score | document | title |", "|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
@@ -67,7 +177,7 @@ def search_text(result: dict, fmt: str, tty: bool) -> str:
         out.extend(_xml_footer(result))
         out.append("</results>")
         return "\n".join(out)
-    paint = _color(tty)
+    paint = _color(color)
     footer = _footer_lines(result, paint)
     if not hits:
         return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
@@ -284,12 +394,13 @@ _EXPLAIN_COLUMNS = ("rrf", "bonus", "fusion_norm", "rerank", "keyword_floor", "s
 def _query_csv(result: dict) -> str:
     hits = result["hits"]
     explain = any(h.get("explain") for h in hits)
-    head = ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete", "preview"]
+    head = ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete", "preview",
+            "abs_path"]
     rows = [head + list(_EXPLAIN_COLUMNS if explain else ())]
     for i, h in enumerate(hits, 1):
         p = h["preview"]
         row = [i, f"{h['score']:.4f}", h["collection"], h["path"], p["start_line"], p["end_line"], h["title"],
-               " ".join(h["sources"]), "true" if p["complete"] else "false", p["text"]]
+               " ".join(h["sources"]), "true" if p["complete"] else "false", p["text"], h["abs_path"]]
         if explain:
             ex = h.get("explain") or {}
             row += ["" if ex.get(k) is None else f"{ex[k]:.4f}" for k in _EXPLAIN_COLUMNS]
@@ -393,19 +504,24 @@ def _query_xml(result: dict) -> str:
     return "\n".join(out)
 
 
-def query_text(result: dict, fmt: str, tty: bool) -> str:
+def query_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
     """A `query` result in one of FORMATS (hits are whole documents with a preview)."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
+    if fmt == "jsonl":
+        return json_lines(result["hits"])
     if fmt == "files":
-        return "\n".join(h["abs_path"] for h in result["hits"])
+        return file_list([h["abs_path"] for h in result["hits"]], null)
+    if fmt == "vimgrep":
+        return "\n".join(vimgrep_line(h["abs_path"], h["preview"]["start_line"], h["preview"]["text"],
+                                      result["query"]) for h in result["hits"])
     if fmt == "csv":
         return _query_csv(result)
     if fmt == "md":
         return _query_md(result)
     if fmt == "xml":
         return _query_xml(result)
-    return "\n".join(_query_human(result, _color(tty)))
+    return "\n".join(_query_human(result, _color(color)))
 
 
 def _ask_shown(result: dict) -> tuple[str, list[dict]]:
@@ -489,20 +605,25 @@ def _ask_xml(result: dict) -> str:
     return "\n".join(out)
 
 
-def ask_text(result: dict, fmt: str, tty: bool) -> str:
-    """An `ask` result in one of FORMATS; the file/table formats list the sources."""
+def ask_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+    """An `ask` result in one of FORMATS; the line and table formats list the sources."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
+    if fmt == "jsonl":
+        return json_lines(_ask_shown(result)[1])
     if fmt == "files":  # what the answer cites (nothing when it abstains), or the selection with --no-answer
         cited = result["answer"] is not None or result["abstained"]
-        return "\n".join(dict.fromkeys(s["abs_path"] for s in result["sources" if cited else "considered"]))
+        return file_list(dict.fromkeys(s["abs_path"] for s in result["sources" if cited else "considered"]), null)
+    if fmt == "vimgrep":
+        return "\n".join(vimgrep_line(s["abs_path"], s["start_line"], s["title"], "")
+                         for s in _ask_shown(result)[1])
     if fmt == "csv":
         return _ask_csv(result)
     if fmt == "md":
         return _ask_md(result)
     if fmt == "xml":
         return _ask_xml(result)
-    return "\n".join(_ask_human(result, _color(tty)))
+    return "\n".join(_ask_human(result, _color(color)))
 
 
 def print_error(err, fmt: str) -> None:

@@ -160,11 +160,20 @@ def load(path: str) -> Config:
 
 
 def save(path: str, config: Config) -> None:
-    """Write atomically (temp file + rename) so a crash never leaves half a config."""
-    import tomli_w
+    """Write `config`, changing only what differs from the file: the user's comments,
+    order and spelling (`~/notes`) of everything else stay. Atomic (temp file + rename),
+    so a crash never leaves half a config."""
+    import tomlkit
 
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        doc, old = tomlkit.parse(text), msgspec.to_builtins(load(path))
+    except (FileNotFoundError, ConfigError, tomlkit.exceptions.ParseError):
+        doc, old = tomlkit.document(), {}  # nothing (valid) to keep: write it fresh
+    _merge(doc, old, msgspec.to_builtins(config))
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    data = tomli_w.dumps(msgspec.to_builtins(config)).encode()
+    data = tomlkit.dumps(doc).encode()
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".config.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -175,3 +184,49 @@ def save(path: str, config: Config) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _merge(table, old: dict, new: dict) -> None:
+    """Turn `table` (tomlkit, describing `old`) into one describing `new`, touching only the
+    keys whose values differ. `old` and `new` are validated configs as builtins."""
+    for key in old.keys() - new.keys():
+        if key in table:
+            del table[key]
+    for key, value in new.items():
+        before = old.get(key)
+        if before == value or (value == {} and key not in table):  # an empty [table] says nothing
+            continue
+        if key in table and isinstance(value, dict) and isinstance(before, dict):
+            _merge(table[key], before, value)
+        elif key == "collections" and key in table and isinstance(before, list):
+            _merge_collections(table[key], before, value)
+        else:
+            table[key] = value
+
+
+def _merge_collections(items, old: list[dict], new: list[dict]) -> None:
+    """Collections matched by name: removed ones go, changed ones are edited, new ones appended."""
+    from tomlkit.items import AoT
+
+    wanted = {c["name"]: c for c in new}
+    for i in reversed(range(len(old))):
+        if old[i]["name"] not in wanted:
+            del items[i]
+    kept = [c for c in old if c["name"] in wanted]
+    for i, c in enumerate(kept):
+        if c != wanted[c["name"]]:
+            _merge(items[i], c, wanted[c["name"]])
+    known = {c["name"] for c in kept}
+    for c in new:
+        if c["name"] not in known:
+            items.append(_table(c) if isinstance(items, AoT) else c)
+
+
+def _table(values: dict):
+    """A [[collections]] entry followed by a blank line, like the ones around it."""
+    import tomlkit
+
+    t = tomlkit.table()
+    t.update(values)
+    t.add(tomlkit.nl())
+    return t

@@ -47,6 +47,8 @@ class CollectionAddParams(Params):
     gitignore: bool = True
     follow_symlinks: bool = False  # follow links whose targets stay inside the collection
     index: bool = True  # index right away (progress is streamed)
+    # Accept a folder another collection covers (same folder, parent or sub-folder).
+    allow_overlap: bool = False
 
 
 class CollectionNameParams(Params):
@@ -232,6 +234,7 @@ class LsEntry(Struct):
     size: int
     mtime_ns: int
     language: str | None
+    abs_path: str = ""  # the file on disk (what `gnoctl ls --files` prints)
 
 
 class LsResult(Struct):
@@ -296,6 +299,7 @@ class JobInfo(Struct):
     collection: str | None = None
     done: int = 0
     total: int = 0
+    started_at: float | None = None  # unix time files began to be indexed (clients derive rate and ETA)
 
 
 class ModelInfo(Struct):
@@ -546,7 +550,7 @@ class ModelEntry(Struct):
     preset: str | None
     cached: bool
     path: str | None = None
-    size_bytes: int | None = None
+    size_bytes: int | None = None  # the file's size; before download, the preset's (approximate)
     licence: str | None = None
 
 

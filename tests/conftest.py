@@ -348,6 +348,85 @@ def _run_cli(*args: str, env: dict[str, str], input: str | None = None,
     )
 
 
+class PtyCli:
+    """The real gnoctl with stdout on a pseudo-terminal (stderr a pipe): what a person sees.
+
+    `rows`/`cols` size the terminal (the pager and redraws depend on it); output is
+    read as it comes, so a test can wait for some of it, then interrupt (Ctrl-C).
+    """
+
+    def __init__(self, *args: str, env: dict[str, str], rows: int = 24, cols: int = 200) -> None:
+        import fcntl as _fcntl
+        import pty
+        import termios
+        import tty
+
+        self.master, slave = pty.openpty()
+        tty.setraw(slave)  # no \n → \r\n translation
+        _fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", *args], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        self.out = bytearray()
+        self._eof = False
+
+    def _pump(self, wait: float) -> None:
+        import select
+
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if ready:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the child closed its end
+                chunk = b""
+            if chunk:
+                self.out += chunk
+            else:
+                self._eof = True
+
+    def read_until(self, pred, timeout: float = 30.0) -> bool:
+        """Read output until `pred(text so far)` holds; False on timeout or end of output."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pred(self.text):
+                return True
+            if self._eof:
+                return False
+            self._pump(0.05)
+        return pred(self.text)
+
+    def interrupt(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, str]:
+        """Read to the end, wait for the exit; returns (status, stdout)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline and not self._eof:
+                self._pump(0.1)
+                if self.proc.poll() is not None:
+                    self._pump(0)  # what was written before the exit
+                    break
+            self.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        finally:
+            os.close(self.master)
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.stderr = self.proc.stderr.read().decode(errors="replace")
+            self.proc.stderr.close()
+        return self.proc.returncode, self.text
+
+    @property
+    def text(self) -> str:
+        return self.out.decode(errors="replace")
+
+
+def run_cli_tty(*args: str, env, timeout: float = 30.0, rows: int = 24) -> tuple[int, str]:
+    """Run gnoctl with stdout on a pseudo-terminal (human output); returns (status, stdout)."""
+    return PtyCli(*args, env=env, rows=rows).finish(timeout)
+
+
 def cli_json(*args: str, env: dict[str, str], expect: int = 0):
     """Run gnoctl with --json-style output and parse stdout, asserting the exit status."""
     r = _run_cli(*args, env=env)

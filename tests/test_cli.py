@@ -22,6 +22,7 @@ from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
     cli_json,
     make_env,
     make_home,
+    run_cli_tty,
     start_gnod,
 )
 
@@ -39,48 +40,13 @@ def cli(*args: str, env, expect: int = 0) -> subprocess.CompletedProcess:
     return r
 
 
-def search(env, *args: str) -> dict:
-    return cli_json("search", *args, "--json", env=env)
+def search(env, *args: str, expect: int = 0) -> dict:
+    """`gnoctl search --json`; exit 0 when something matched, 1 when nothing did."""
+    return cli_json("search", *args, "--json", env=env, expect=expect)
 
 
 def hit_paths(result: dict) -> list[str]:
     return [f"{h['collection']}/{h['path']}" for h in result["hits"]]
-
-
-def run_cli_tty(*args: str, env, timeout: float = 30.0) -> tuple[int, str]:
-    """Run gnoctl with stdout on a pseudo-terminal (human output); returns (status, stdout)."""
-    import pty
-    import select
-    import tty
-
-    master, slave = pty.openpty()
-    tty.setraw(slave)  # no \n → \r\n translation
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", *args], env=env, stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=subprocess.PIPE)
-    os.close(slave)
-    out = bytearray()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the child closed its end
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break  # exited and everything it wrote has been read
-        proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
-    return proc.returncode, out.decode()
 
 
 def cli_error(*args: str, env, expect: int = 1) -> dict:
@@ -140,9 +106,9 @@ def test_ignored_and_excluded_files_are_not_indexed(indexed):
     for skipped in indexed.corpus.skipped + [BINARY_FILE]:
         assert skipped not in paths
     # Text that only the ignored files contain is not searchable.
-    res = search(indexed.env, "hunter2")
+    res = search(indexed.env, "hunter2", expect=1)
     assert res["hits"] == []
-    res = search(indexed.env, "vendored")
+    res = search(indexed.env, "vendored", expect=1)
     assert res["hits"] == []
 
 
@@ -209,7 +175,7 @@ def test_search_files(indexed):
 def test_search_csv(indexed):
     r = cli("search", "deploy", "--csv", env=indexed.env)
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet"]
+    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]
     body = rows[1:]
     assert body and [row[0] for row in body] == [str(i) for i in range(1, len(body) + 1)]
     assert ("docs", "guides/deploy.md") in {(row[2], row[3]) for row in body}
@@ -316,10 +282,11 @@ def test_negation(indexed):
 
 
 def test_negation_with_single_letter_and_attached_values(indexed):
-    # `-x` is a negated word too, while a known short option keeps an attached number (`-n1`).
-    res = search(indexed.env, "deploy", "-x", "-production", "-n1")
+    # A one-letter `-x` is an option (unknown: an error) unless after `--`; a known short
+    # option keeps an attached number (`-n1`).
+    res = cli_json("search", "deploy", "-production", "-n1", "--json", "--", "-x", env=indexed.env)
     assert len(res["hits"]) == 1
-    assert res["query"] == "deploy -x -production"
+    assert res["query"] == "deploy -production -x"
     assert hit_paths(res)[0] != "docs/guides/deploy.md"
 
 
@@ -457,7 +424,7 @@ def test_ls(indexed):
     assert e["uri"] == "gno://docs/guides/deploy.md" and e["title"] == "Deployment guide"
     assert e["size"] == os.path.getsize(indexed.corpus.path("guides/deploy.md"))
     r = cli("ls", "other", "--files", env=indexed.env)
-    assert r.stdout.splitlines() == ["gno://other/checklist.md", "gno://other/lunch.md"]
+    assert r.stdout.splitlines() == [os.path.join(indexed.other, name) for name in ("checklist.md", "lunch.md")]
     res = cli_json("ls", "docs", "--prefix", "guides/", "--json", env=indexed.env)
     assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
     err = cli_error("ls", "nope", env=indexed.env)
@@ -492,7 +459,7 @@ def test_update_after_modify_add_delete(daemon, corpus):
 
     assert hit_paths(search(env, "narwhal")) == ["docs/guides/deploy.md"]
     assert hit_paths(search(env, "platypus")) == ["docs/guides/rollback.md"]
-    assert search(env, "spaghetti")["hits"] == []
+    assert search(env, "spaghetti", expect=1)["hits"] == []
     err = cli_error("get", "docs/notes/pasta.txt", env=env)
     assert err["code"] == "NOT_FOUND"
 
@@ -522,7 +489,7 @@ def test_collection_remove(daemon, corpus):
     assert search(env, "deploy")["hits"]
     res = cli_json("collection", "remove", "docs", "--json", env=env)
     assert res == {"name": "docs", "documents_removed": 5}
-    assert search(env, "deploy")["hits"] == []
+    assert search(env, "deploy", expect=1)["hits"] == []
     assert cli_error("ls", "docs", env=env)["code"] == "NOT_FOUND"
     # Post-conditions straight from the daemon (these commands have their own CLI tests).
     assert daemon.result("ls")["entries"] == []

@@ -30,6 +30,43 @@ def test_roundtrip_and_normalization(tmp_path):
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
+def test_save_changes_only_what_changed(tmp_path):
+    import msgspec
+
+    text = (
+        "# mine\n"
+        "[[collections]]\n"
+        'name = "a"  # first\n'
+        'path = "~/a"\n'
+        "\n"
+        "[[collections]]\n"
+        'name = "b"\n'
+        'path = "~/b"  # second, kept as written\n'
+        'exclude = ["x/"]\n'
+        "\n"
+        "[models]\n"
+        'preset = "slim"  # which preset\n'
+        "eager = false    # an explicit default\n"
+    )
+    path = write(tmp_path, text)
+    cfg = load(path)
+    b = msgspec.structs.replace(cfg.collections[1], exclude=["x/", "y/"])
+    models = msgspec.structs.replace(cfg.models, preset="quality")
+    save(path, msgspec.structs.replace(cfg, collections=[b], models=models))
+    assert open(path).read() == (
+        "# mine\n"
+        "[[collections]]\n"
+        'name = "b"\n'
+        'path = "~/b"  # second, kept as written\n'
+        'exclude = ["x/", "y/"]\n'
+        "\n"
+        "[models]\n"
+        'preset = "quality"  # which preset\n'
+        "eager = false    # an explicit default\n"
+    )
+    assert load(path).collections == [b]
+
+
 @pytest.mark.parametrize(
     "text, needle",
     [

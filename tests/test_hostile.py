@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import RawConn, cli_json, make_env, paths_for, start_gnod, wait_until
+from conftest import RawConn, _run_cli, cli_json, make_env, paths_for, start_gnod, wait_until
 from gnod import wire
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.walk import WalkEntry
@@ -37,7 +37,12 @@ def errors_by_path(daemon, collection: str) -> dict[str, dict]:
 
 
 def hits(env, query: str, *extra: str) -> list[str]:
-    return [h["path"] for h in cli_json("search", query, "--json", *extra, env=env)["hits"]]
+    """Paths `gnoctl search` finds (exit 0), or [] (exit 1: no match)."""
+    r = _run_cli("search", query, "--json", *extra, env=env)
+    assert r.returncode in (0, 1), r.stderr
+    found = [h["path"] for h in json.loads(r.stdout)["hits"]]
+    assert (r.returncode == 0) == bool(found)
+    return found
 
 
 # --- 1. file names that are not UTF-8 -------------------------------------------------------
@@ -389,11 +394,10 @@ def test_full_disk_is_reported_and_indexing_resumes(tmp_path):
         (root / "old.md").write_text("# Old\n\noldword\n")
         cli_json("collection", "add", str(root), "--name", "docs", "--json", env=env)
         filler = os.path.join(home, "filler")
-        with open(filler, "wb") as f:
+        with open(filler, "wb", buffering=0) as f:  # unbuffered: close() has nothing left to fail on
             try:
                 while True:
                     f.write(b"\0" * 65536)
-                    f.flush()
             except OSError:
                 pass
         (root / "new.md").write_text("# New\n\nnewword " + "lorem ipsum dolor sit amet " * 20000 + "\n")

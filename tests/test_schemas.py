@@ -155,9 +155,9 @@ def live(tmp_path_factory):
         cleanup_home(home)
 
 
-def gnoctl_json(env, *args: str) -> str:
+def gnoctl_json(env, *args: str, expect: int = 0) -> str:
     r = _run_cli(*args, "--json", env=env)
-    assert r.returncode == 0, f"gnoctl {' '.join(args)} → {r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert r.returncode == expect, f"gnoctl {' '.join(args)} → {r.returncode}\n{r.stdout}\n{r.stderr}"
     return r.stdout
 
 
@@ -167,7 +167,8 @@ def test_search_json_conforms(live):
     assert res.hits and all(h.snippet is not None for h in res.hits)
     res = conforms(gnoctl_json(live, "search", "Bereitstellung", "-c", "docs"), P.SearchResult)
     assert res.hits[0].language == "german"
-    assert conforms(gnoctl_json(live, "search", "zzzqqq"), P.SearchResult).hits == []
+    # No match: exit 1 (as grep), and the empty result is still printed.
+    assert conforms(gnoctl_json(live, "search", "zzzqqq", expect=1), P.SearchResult).hits == []
 
 
 @pytest.mark.timeout(300)

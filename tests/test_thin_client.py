@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from gnoctl.main import FAST_OPTIONS, FORMAT_FLAGS, _Fallback, classify, parse_fast
+from gnoctl.main import FAST_OPTIONS, FORMAT_FLAGS, FORMAT_NAMES, _Fallback, classify, parse_fast
 
 HEAVY = [
     "llama_cpp", "sqlite_vec", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
@@ -146,19 +146,21 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
         return f"error: {type(e).__name__}"
     p = ctx.params
+    fmt = p["format"].value if p.get("format") else next(
+        (f for f in FORMAT_NAMES if p.get(f + "_" if f == "json" else f)), None)
+    # Terminal options, as the fast parser records them: only when given.
+    view = {k: v for k, v in (("null", p.get("null")), ("no_pager", p.get("no_pager")),
+                              ("color", p["color"].value if p.get("color") else None)) if v and v != "auto"}
     if command == "search":
-        fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "format": fmt}
+                "format": fmt, **view}
         return opts, list(p["query"])
     if command == "query":
-        fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
                 "mode": p["mode"].value, "no_expand": p["no_expand"], "no_rerank": p["no_rerank"],
-                "explain": p["explain"], "wait_s": p["wait"], "format": fmt}
+                "explain": p["explain"], "wait_s": p["wait"], "format": fmt, **view}
         return opts, list(p["query"])
-    opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"],
-            "format": "json" if p["json_"] else None}
+    opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"], "format": fmt}
     return opts, [p["ref"]]
 
 
@@ -194,6 +196,12 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("search", ["deploy", "--collection=a", "--collection", "b"]),
         ("search", ["deploy", "--json"]),
         ("search", ["deploy", "--md"]),
+        ("search", ["deploy", "--jsonl"]),
+        ("search", ["deploy", "--vimgrep", "--color", "never"]),
+        ("search", ["deploy", "--format", "vimgrep"]),
+        ("search", ["deploy", "--format=human", "--no-pager", "--color=always"]),
+        ("search", ["deploy", "--files", "-0"]),
+        ("search", ["deploy", "--human"]),
         ("search", ["deploy", "--", "-n", "--json"]),
         ("search", ["deploy", "-quux"]),
         ("search", ["deploy", "-"]),
@@ -202,6 +210,7 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("query", ["deploy", "--mode=deep", "--min-score", "0.2", "--md"]),
         ("get", ["notes/a.md"]),
         ("get", ["notes/a.md:12", "--json"]),
+        ("get", ["notes/a.md:12", "--human"]),
         ("get", ["notes/a.md", "--from-line", "3", "-l", "2"]),
         ("get", ["notes/a.md", "--from-line=3", "--lines=2"]),
     ],
@@ -226,12 +235,28 @@ def test_attached_short_values(args, limit, collections, words):
     assert (opts["limit"], opts["collections"], got_words) == (limit, collections, words)
 
 
-@pytest.mark.parametrize("args", [["deploy", "-production"], ["deploy", "-staging"], ["deploy", "-x"]])
+@pytest.mark.parametrize("args", [["deploy", "-production"], ["deploy", "-staging"], ["deploy", "-xy"]])
 def test_typer_keeps_negated_words(args):
     # Regression: click used to split `-production` into short options (`-c` took 'tion').
     typer_side = _typer_parse("search", args)
     assert typer_side == _fast_parse("search", args)
     assert typer_side[1] == args
+
+
+@pytest.mark.parametrize("args", [["deploy", "-l", "5"], ["deploy", "-x"], ["deploy", "-q3"]])
+def test_one_letter_options_are_options_not_words(args):
+    # `gnoctl search deploy -l 5` used to search for "deploy -l 5": an unknown short option
+    # is an error on both paths (after `--` it is a word again).
+    assert _fast_parse("search", args) == "fallback"
+    assert _typer_parse("search", args) == "error: NoSuchOption"
+    assert _fast_parse("search", ["deploy", "--", *args[1:]])[1] == args
+
+
+def test_format_names_are_the_renderers_formats():
+    from gnoctl.output import FORMATS
+
+    assert FORMAT_NAMES == FORMATS
+    assert set(FORMAT_FLAGS.values()) == set(FORMATS)
 
 
 def test_parse_fast_examples():
@@ -244,9 +269,9 @@ def test_parse_fast_examples():
     assert parse_fast("search", ["x", "--no-autostart"])[0]["no_autostart"] is True
     # `--` ends the options: everything after it is query text.
     assert parse_fast("search", ["x", "--", "-n", "5", "--json"]) == ({"collections": []}, ["x", "-n", "5", "--json"])
-    # `-word` (even `-x`) is a negated query word, not an option.
-    assert parse_fast("search", ["deploy", "-production", '-"big bang"', "-x"]) == (
-        {"collections": []}, ["deploy", "-production", '-"big bang"', "-x"])
+    # `-word` is a negated query word, not an option (a one-letter `-x` is an option: see above).
+    assert parse_fast("search", ["deploy", "-production", '-"big bang"', "-xy"]) == (
+        {"collections": []}, ["deploy", "-production", '-"big bang"', "-xy"])
     assert parse_fast("search", ["deploy", "-n5"]) == ({"collections": [], "limit": 5}, ["deploy"])
     assert parse_fast("get", ["a/b.md", "--from-line", "3", "-l", "2", "--json"]) == (
         {"collections": [], "from_line": 3, "lines": 2, "format": "json"}, ["a/b.md"])
@@ -263,6 +288,11 @@ def test_parse_fast_examples():
         ("search", ["x", "--bogus"]),
         ("search", ["x", "--json", "--csv"]),  # typer explains the conflict
         ("search", ["x", "--limit=5=6"]),
+        ("search", ["x", "-h"]),
+        ("search", ["x", "-l", "5"]),
+        ("search", ["x", "--format", "yaml"]),
+        ("search", ["x", "--color", "sometimes"]),
+        ("search", ["x", "--format", "json", "--csv"]),
         ("get", ["a.md", "-production"]),
         ("get", ["a.md", "--csv"]),
         ("get", ["a.md", "--lines"]),

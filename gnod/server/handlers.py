@@ -115,6 +115,8 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
             raise RpcError(wire.INVALID_PARAMS,
                            f"a collection named {col.name!r} already exists ({other.path}); "
                            "remove it first or pick another name", {"name": col.name})
+    if not p.allow_overlap:
+        _refuse_overlap(d, col)
     config = msgspec.structs.replace(d.config, collections=[*d.config.collections, col])
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=not p.index)
@@ -123,6 +125,25 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     if not p.index:
         return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
     return await _run_index(d, [col], call)
+
+
+def _refuse_overlap(d: Daemon, col: CollectionConfig) -> None:
+    """A folder indexed twice makes every result appear twice: name the collection that covers it."""
+    new = os.path.realpath(col.path)
+    for other in d.config.collections:
+        have = os.path.realpath(other.path)
+        if new == have:
+            how = "is already the collection"
+        elif new.startswith(have.rstrip(os.sep) + os.sep):
+            how = "is inside the collection"
+        elif have.startswith(new.rstrip(os.sep) + os.sep):
+            how = "contains the collection"
+        else:
+            continue
+        raise RpcError(wire.INVALID_PARAMS,
+                       f"{col.path} {how} {other.name!r} ({other.path}): its documents would be indexed "
+                       "twice and every result would repeat (gnoctl collection add --allow-overlap adds it anyway)",
+                       {"path": col.path, "collection": other.name, "collection_path": other.path})
 
 
 async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> CollectionRemoveResult:
@@ -210,6 +231,10 @@ def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:
     return store.doc_by_path(conn, name, rel) if rel else None
 
 
+def _abs_path(doc: DocRow) -> str:
+    return f"{doc.root.rstrip('/')}/{doc.rel_path}"
+
+
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
     content = store.content_of(conn, doc.mirror_hash)
     markdown = content[0] if content else ""
@@ -225,7 +250,7 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         truncated = True
     return Document(
         docid=doc.id, uri=f"gno://{doc.collection}/{doc.rel_path}", collection=doc.collection,
-        path=doc.rel_path, abs_path=f"{doc.root.rstrip('/')}/{doc.rel_path}", title=doc.title,
+        path=doc.rel_path, abs_path=_abs_path(doc), title=doc.title,
         language=doc.language, metadata=json.loads(doc.metadata), mirror_hash=doc.mirror_hash,
         from_line=start + 1, to_line=max(end, start), total_lines=len(all_lines), content=text,
         truncated=truncated,
@@ -300,7 +325,8 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
         rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
         entries = [
             LsEntry(docid=r.id, uri=f"gno://{r.collection}/{r.rel_path}", collection=r.collection,
-                    path=r.rel_path, title=r.title, size=r.size, mtime_ns=r.mtime_ns, language=r.language)
+                    path=r.rel_path, title=r.title, size=r.size, mtime_ns=r.mtime_ns, language=r.language,
+                    abs_path=_abs_path(r))
             for r in rows
         ]
         return LsResult(entries=entries, total=store.count_docs(conn, p.collection, p.prefix))

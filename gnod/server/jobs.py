@@ -11,6 +11,7 @@ import errno
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -23,7 +24,7 @@ from gnod.ingest.pipeline import ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
-from gnod.store.db import connect
+from gnod.store.db import connect, reclaim
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
@@ -112,10 +113,15 @@ class Writer:
 
     async def index(self, col: CollectionConfig, progress: ProgressFn | None) -> IndexStats:
         def job(conn: apsw.Connection) -> IndexStats:
-            self.job = JobInfo(running=True, collection=col.name)
+            started = time.time()
+            self.job = JobInfo(running=True, collection=col.name, started_at=started)
 
             def report(phase: str, done: int, total: int, path: str) -> None:
-                self.job = JobInfo(running=phase != "done", collection=col.name, done=done, total=total)
+                nonlocal started
+                if phase == "scan":  # the walk is over: the files/s a client derives count from here
+                    started = time.time()
+                self.job = JobInfo(running=phase != "done", collection=col.name, done=done, total=total,
+                                   started_at=started)
                 if progress:
                     progress(phase, done, total, path)
 
@@ -142,7 +148,12 @@ class Writer:
         return await self.run_content(job)
 
     async def remove_collection(self, name: str) -> int:
-        return await self.run_content(lambda conn: store.delete_collection(conn, name))
+        def job(conn: apsw.Connection) -> int:
+            removed = store.delete_collection(conn, name)
+            reclaim(conn)
+            return removed
+
+        return await self.run_content(job)
 
     def close(self) -> None:
         self.stop.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 import msgspec
@@ -108,7 +109,7 @@ def _entries(d: Daemon) -> list[ModelEntry]:
         own = getattr(d.config.models, role) is not None
         out.append(ModelEntry(role=role, uri=uri, preset=None if own else d.config.models.preset,
                               cached=remote or path is not None, path=str(path) if path else None,
-                              size_bytes=path.stat().st_size if path else None,
+                              size_bytes=path.stat().st_size if path else spec.size_bytes if spec else None,
                               licence=spec.licence if spec else None))
     return out
 
@@ -165,9 +166,21 @@ async def models_use(d: Daemon, p: ModelUseParams, call: Call) -> OkResult:
         config = validate(msgspec.structs.replace(d.config, models=models))
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    if p.role is not None:
+        _refuse_missing_file(p.role, getattr(config.models, p.role))
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=False)
     return OkResult(message=", ".join(f"{r}: {d.models.uri(r)}" for r in ROLES))
+
+
+def _refuse_missing_file(role: str, model_uri: str) -> None:
+    """A file: model must exist now: a typo would otherwise surface only at the first search."""
+    from gnod.models import uri
+
+    ref = uri.parse(model_uri)
+    if ref.scheme == "file" and not os.path.isfile(ref.path or ""):
+        raise RpcError(wire.INVALID_PARAMS, f"{role}: no model file at {ref.path} (give the path of a .gguf file)",
+                       {"role": role, "uri": model_uri})
 
 
 async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:

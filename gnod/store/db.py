@@ -24,9 +24,27 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     conn.enable_load_extension(True)
     if not readonly:
+        # Only takes effect on a new file (before its first table); older files convert in reclaim().
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")
     return conn
+
+
+def reclaim(conn: apsw.Connection) -> None:
+    """Give the pages freed by a big deletion back to the file system (the file shrinks).
+
+    SQLite otherwise keeps them for reuse: a removed collection would leave the index
+    its full size. An index made before incremental auto-vacuum is converted by one
+    VACUUM; after that, `incremental_vacuum` releases only the free pages. The
+    checkpoint moves the result from the WAL into the (now shorter) main file.
+    """
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental
+        conn.execute("PRAGMA incremental_vacuum").fetchall()  # one page per step: run them all
+    else:
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
