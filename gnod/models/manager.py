@@ -197,6 +197,9 @@ class Models:
                 # The server was down a moment ago: fail at once rather than wait out retries.
                 raise ModelUnavailable(role, slot.error, slot.fix or "")
             if slot.model is None:
+                self._check_file(slot)  # a stat: a file not downloaded is `missing`, never `loading`
+                if slot.state == "missing":
+                    raise ModelUnavailable(role, slot.error or "", slot.fix or "")
                 slot.state = "loading"
                 try:
                     slot.model = await self.thread.run(lambda: self._load(slot), INTERACTIVE)

@@ -18,6 +18,7 @@ import numpy as np
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import Models
+from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import BACKGROUND
 from gnod.protocol import VectorInfo
 from gnod.search.vector_index import VectorIndex
@@ -29,7 +30,7 @@ log = logging.getLogger("gnod.vectors")
 # Chunks per model call: big enough to batch, small enough that a query waits < ~1 s.
 BATCH = 16
 IDLE_CHECK_S = 60.0  # with nothing changed, how often the backlog is looked at anyway
-MODEL_RETRY_S = 5.0  # after the embedding model failed, how soon it is tried again
+MODEL_RETRY_S = 5.0  # after the embedding server failed, how soon it is tried again
 
 
 class Vectors:
@@ -126,8 +127,10 @@ class Vectors:
         while not stopping.is_set():
             waiter = asyncio.create_task(self.wake.wait())
             stopper = asyncio.create_task(stopping.wait())
-            # A model that failed (a server down, say) is tried again soon, not at the next change.
-            timeout = MODEL_RETRY_S if self.model_error else IDLE_CHECK_S
+            # A model server that failed is tried again soon, not at the next change (a model
+            # not downloaded waits for the pull, which wakes this loop).
+            retry = self.model_error and self.models.uri("embed").startswith(REMOTE_PREFIX)
+            timeout = MODEL_RETRY_S if retry else IDLE_CHECK_S
             await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
             stopper.cancel()
