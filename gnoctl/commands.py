@@ -196,7 +196,9 @@ def status(fmt: str | None, watch: bool = False) -> int:
 
 def status_lines(st: dict) -> list[str]:
     """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
-    out = [f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}), protocol {st['protocol']}",
+    memory = f", {_size(st['rss_bytes'])} resident" if st.get("rss_bytes") else ""
+    out = [f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}{memory}), "
+           f"protocol {st['protocol']}",
            f"index:  {st['db_path']} ({_size(st['db_bytes'])}), {st['documents']} documents",
            f"config: {st['config_path']}"]
     langs = [str(x) for x in st["languages"] if x]
@@ -221,7 +223,9 @@ def status_lines(st: dict) -> list[str]:
         for m in st["models"]:
             err = f": {m['error']}" if m.get("error") and m["state"] == "error" else ""
             fix = f" (fix: {m['fix']})" if m.get("fix") and m["state"] in ("missing", "error") else ""
-            out.append(f"  {m['role']:<9} {m['state']}{err}  {m['uri']}{fix}")
+            held = f", {_size(m['rss_bytes'])}" if m.get("rss_bytes") and m["state"] == "ready" else ""
+            latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
+            out.append(f"  {m['role']:<9} {m['state']}{held}{latency}{err}  {m['uri']}{fix}")
     for e in st["recent_errors"][:5]:
         out.append(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
     return out

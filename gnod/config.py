@@ -82,6 +82,8 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     # Layers of each local model to put on the GPU (-1: all); needs a GPU build of llama.cpp.
     gpu_layers: Annotated[int, msgspec.Meta(ge=-1)] = 0
     main_gpu: Annotated[int, msgspec.Meta(ge=0)] = 0  # which GPU, when there are several
+    # Memory for loaded local models (MiB); idle ones are unloaded first to stay within it.
+    max_memory_mb: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

@@ -353,6 +353,7 @@ class StatusResult(Struct):
     models: list[ModelInfo] = []
     vectors: VectorInfo | None = None
     gpu: GpuInfo | None = None
+    rss_bytes: int | None = None  # gnod's resident memory, models included
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None

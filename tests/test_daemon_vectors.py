@@ -327,3 +327,44 @@ def test_gpu_layers_are_configurable_and_doctor_says_what_the_build_can_do(env, 
             assert "GGML_CUDA" in check["fix"]
     finally:
         d.stop()
+
+
+def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
+    """Two real models that do not both fit the budget: loading the second unloads the
+    idle first one; a model in use is never unloaded."""
+    import asyncio
+
+    from gnod.config import ModelsConfig
+    from gnod.models.manager import Models
+    from testmodels.build import smollm2_gguf
+
+    size = os.path.getsize(minilm) + os.path.getsize(smollm2_gguf())
+    budget_mb = size // (1024 * 1024) - 10  # one fits, both do not
+    cfg = ModelsConfig(embed=f"file:{minilm}", generate=f"file:{smollm2_gguf()}", threads=1,
+                       max_memory_mb=budget_mb)
+
+    async def scenario() -> tuple[dict, dict]:
+        models = Models(cfg, str(tmp_path / "cache"))
+        try:
+            await models.get("embed")
+            await models.get("generate")
+            first = {m.role: m.state for m in models.infos() if m.role != "rerank"}
+            # The generator busy answering: loading the embedder again cannot unload it.
+            answering = asyncio.create_task(models.run("generate", lambda m: m.generate(
+                [{"role": "user", "content": "Count to ten."}], max_tokens=24)))
+            await asyncio.sleep(0.05)
+            await models.get("embed")
+            await answering
+            second = {m.role: m.state for m in models.infos() if m.role != "rerank"}
+            return first, second
+        finally:
+            models.close()
+
+    first, second = asyncio.run(scenario())
+    assert first == {"embed": "unloaded", "generate": "ready"}
+    assert second == {"embed": "ready", "generate": "ready"}
+
+
+def test_status_reports_gnods_resident_memory(daemon):
+    st = daemon.result("status")
+    assert st["rss_bytes"] > 10 * 1024 * 1024

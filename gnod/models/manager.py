@@ -40,12 +40,13 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def _rss_bytes() -> int | None:
+def rss_bytes() -> int | None:
+    """This process's resident memory (psutil: Linux, macOS, BSD alike), or None."""
     try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
+        import psutil
+    except ImportError:
         return None
+    return psutil.Process().memory_info().rss
 
 
 class _Slot:
@@ -130,7 +131,7 @@ class Models:
         except ImportError as e:
             raise ModelUnavailable(slot.role, f"llama-cpp-python is not installed ({e})",
                                    "pip install llama-cpp-python") from None
-        before = _rss_bytes()
+        before = rss_bytes()
         t0 = time.monotonic()
         try:
             model = self._construct(slot, str(path))
@@ -138,7 +139,7 @@ class Models:
             raise ModelUnavailable(slot.role, f"cannot load {slot.uri}: {type(e).__name__}: {e}",
                                    "check that the file is a GGUF model for this role") from None
         slot.load_seconds = round(time.monotonic() - t0, 3)
-        after = _rss_bytes()
+        after = rss_bytes()
         slot.rss_bytes = after - before if after is not None and before is not None else None
         return model
 
@@ -200,6 +201,7 @@ class Models:
                 self._check_file(slot)  # a stat: a file not downloaded is `missing`, never `loading`
                 if slot.state == "missing":
                     raise ModelUnavailable(role, slot.error or "", slot.fix or "")
+                await self._make_room(slot)
                 slot.state = "loading"
                 try:
                     slot.model = await self.thread.run(lambda: self._load(slot), INTERACTIVE)
@@ -211,6 +213,39 @@ class Models:
                 slot.last_used = time.time()
                 log.info("loaded %s model %s in %.2fs", role, slot.uri, slot.load_seconds or 0)
             return slot.model
+
+    def _footprint(self, slot: _Slot) -> int:
+        """What a loaded model holds: the memory its load added, else its file's size."""
+        return slot.rss_bytes or slot.size_bytes or 0
+
+    async def _make_room(self, slot: _Slot) -> None:
+        """Before a local load: unload idle models, least recently used first, until the
+        loaded ones plus this one fit in [models] max_memory_mb. A model in use is never
+        unloaded; if that is not enough, the load goes ahead (and says so in the log)."""
+        budget = self.config.max_memory_mb
+        if not budget or slot.uri.startswith(REMOTE_PREFIX):
+            return
+        from gnod.models import pull
+
+        try:
+            path = pull.resolve(slot.uri, self.cache_dir)
+        except Exception:
+            return  # the load reports it
+        need = os.path.getsize(path) if path is not None else 0
+        limit = budget * 1024 * 1024
+        loaded = [s for s in self._slots.values() if s.model is not None and s is not slot]
+        used = sum(self._footprint(s) for s in loaded)
+        for other in sorted(loaded, key=lambda s: s.last_used):
+            if used + need <= limit:
+                break
+            if other.busy or other.lock.locked() or getattr(other.model, "remote", False):
+                continue
+            used -= self._footprint(other)
+            log.info("unloading %s model %s to keep within max_memory_mb = %d", other.role, other.uri, budget)
+            await self._unload(other)
+        if used + need > limit:
+            log.warning("loading %s model %s exceeds max_memory_mb = %d (the other models are in use)",
+                        slot.role, slot.uri, budget)
 
     async def run(self, role: Role, fn: Callable[[Any], T], priority: int = INTERACTIVE,
                   uri: str | None = None) -> T:

@@ -37,6 +37,7 @@ from gnod.protocol import (
 )
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
+from gnod.models.manager import rss_bytes
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
 from gnod.server.jobs import StorageError
 from gnod.server.watcher import freshness_list
@@ -81,6 +82,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             freshness=freshness, config_error=d.config_error, models=d.models.infos(),
             vectors=d.vectors.info(), storage_error=d.writer.storage_error,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
+            rss_bytes=rss_bytes(),
         )
 
     return await d.read(read)
