@@ -510,7 +510,7 @@ def fake(monkeypatch, tmp_path_factory):
     from gnod.paths import Paths
 
     paths = Paths.from_env()
-    os.makedirs(os.path.dirname(paths.socket_path), exist_ok=True)
+    os.makedirs(os.path.dirname(paths.socket_path), mode=0o700, exist_ok=True)  # as gnod makes it: gnoctl checks
     daemons = []
 
     def start(result: dict, tokens: list[str] = ()) -> FakeDaemon:
