@@ -29,6 +29,9 @@ BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
 
 ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
+# Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
+# "added" | "changed" | "removed". Called on the writer thread.
+ChangeFn = Callable[[str, list[tuple[str, str]]], None]
 
 
 class Cancelled(Exception):
@@ -42,6 +45,7 @@ def index_collection(
     progress: ProgressFn | None = None,
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Bring the whole collection up to date (a stat-only pass when nothing changed)."""
     t0 = time.perf_counter()
@@ -50,7 +54,7 @@ def index_collection(
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     walk_errors: list[tuple[str, str]] = []
     entries = list(walk(col.path, Filter(col.include, col.exclude, col.gitignore), walk_errors))
-    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0)
+    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed)
 
 
 def index_paths(
@@ -60,6 +64,7 @@ def index_paths(
     rel_paths: Iterable[str],
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Bring just these paths (files or directories, relative to the root) up to date:
     what exists and belongs is indexed, what is gone (or now excluded) is removed."""
@@ -79,7 +84,8 @@ def index_paths(
             e = admit(col.path, flt, rel)
             if e is not None:
                 entries[e.rel_path] = e
-    return _apply(conn, analyzers, col, cid, list(entries.values()), scope, walk_errors, None, stop, pool, t0)
+    return _apply(conn, analyzers, col, cid, list(entries.values()), scope, walk_errors, None, stop, pool, t0,
+                  changed)
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
@@ -106,6 +112,7 @@ def _apply(
     stop: threading.Event | None,
     pool: PreparePool | None,
     t0: float,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
@@ -134,6 +141,14 @@ def _apply(
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
+    committed: list[tuple[str, str]] = []  # what the open batch changes, told after its commit
+
+    def commit() -> None:
+        conn.execute("COMMIT")
+        if changed is not None and committed:
+            changed(col.name, committed[:])
+        committed.clear()
+
     outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
     conn.execute("BEGIN")
     try:
@@ -158,10 +173,11 @@ def _apply(
                     stats.added += 1
                 else:
                     stats.updated += 1
+                committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
                 in_batch += 1
             now = time.monotonic()
             if in_batch >= BATCH_DOCS or (in_batch and now >= batch_end):
-                conn.execute("COMMIT")
+                commit()
                 if stop is not None and stop.is_set():
                     raise Cancelled()
                 conn.execute("BEGIN")
@@ -173,16 +189,17 @@ def _apply(
 
         unreadable = tuple(p + "/" for p, _ in walk_errors)
         gone = [
-            s.id for rel, s in states.items()
+            (rel, s.id) for rel, s in states.items()
             if rel not in seen and not (unreadable and rel.startswith(unreadable))
         ]
-        store.delete_documents(conn, gone)
+        store.delete_documents(conn, [doc_id for _, doc_id in gone])
         stats.removed = len(gone)
+        committed.extend(("removed", rel) for rel, _ in gone)
         store.clear_errors(conn, cid, [p for p in failed if p not in seen])
         for rel_dir, reason in walk_errors:
             store.record_error(conn, cid, rel_dir, "NOT_ACCESSIBLE", reason, 0, 0, 0)
             stats.errors += 1
-        conn.execute("COMMIT")
+        commit()
     except BaseException:
         if not conn.getautocommit():
             conn.execute("ROLLBACK")

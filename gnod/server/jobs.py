@@ -40,6 +40,9 @@ class Writer:
         # Called on the event loop after a job that may have changed documents (the
         # embedding backlog listens); the embedder's own writes do not call it.
         self.on_content_change: Callable[[], None] = lambda: None
+        # Called on this thread after each commit with the documents it added, changed or
+        # removed, (collection, [(kind, rel_path)]); rel_path None: the whole collection.
+        self.on_changes: Callable[[str, list[tuple[str, str | None]]], None] = lambda _c, _ch: None
 
     def open(self) -> list[str]:
         """Open and migrate the database (on the writer thread); returns migrations applied."""
@@ -79,7 +82,7 @@ class Writer:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool)
+                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes)
             finally:
                 self.job = JobInfo(running=False)
 
@@ -93,6 +96,7 @@ class Writer:
             removed = [n for n in store.collection_ids(conn) if n not in wanted]
             for name in removed:
                 store.delete_collection(conn, name)
+                self.on_changes(name, [("removed", None)])
             with conn:
                 for c in cols:
                     store.upsert_collection(conn, c.name, c.path, c.language)
@@ -101,7 +105,12 @@ class Writer:
         return await self.run_content(job)
 
     async def remove_collection(self, name: str) -> int:
-        return await self.run_content(lambda conn: store.delete_collection(conn, name))
+        def job(conn: apsw.Connection) -> int:
+            removed = store.delete_collection(conn, name)
+            self.on_changes(name, [("removed", None)])
+            return removed
+
+        return await self.run_content(job)
 
     def close(self) -> None:
         self.stop.set()
