@@ -7,8 +7,12 @@ import asyncio
 import json
 import os
 import re
+import socket
+import stat
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 import anyio
 import jsonschema
@@ -310,3 +314,73 @@ def test_bridge_starts_gnod_and_reconnects_after_a_restart(env):
 
     pids = run(go)
     assert len(set(pids)) == 3
+
+
+# --- streamable HTTP ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_bridge(hybrid, tmp_path):
+    port = _free_port()
+    token_file = tmp_path / "state" / "mcp-token"
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp", "--http", f"127.0.0.1:{port}",
+                             "--token-file", str(token_file)], env=hybrid.env, cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(listening, 30), proc.stderr.read1().decode() if proc.poll() is not None else "no listener"
+        yield f"http://127.0.0.1:{port}/mcp", token_file
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _post(url: str, headers: dict) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    req = urllib.request.Request(url, body.encode(), {"Content-Type": "application/json",
+                                                      "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_http_needs_the_token_and_a_local_origin(http_bridge):
+    url, token_file = http_bridge
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    token = token_file.read_text().strip()
+    auth = {"Authorization": f"Bearer {token}"}
+    assert _post(url, {}) == 401
+    assert _post(url, {"Authorization": "Bearer not-the-token"}) == 401
+    assert _post(url, {**auth, "Origin": "http://evil.example"}) == 403
+    assert _post(url, {**auth, "Host": "evil.example:80"}) == 421
+    assert _post(url, {**auth, "Origin": url.rsplit("/", 1)[0]}) == 200
+
+    async def go():
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers=auth, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as c:
+                return await c.call_tool("search", {"query": "spaghetti"})
+
+    found = run(go)
+    assert not found.is_error and found.structured_content["hits"][0]["path"] == "cooking/pasta.md"
+
+
+def test_http_refuses_a_public_bind_without_a_token(env):
+    r = _run_cli("mcp", "--http", "0.0.0.0:8765", "--no-token", env=env)
+    assert r.returncode == 1 and "refusing to serve 0.0.0.0 without a token" in r.stderr
+    r = _run_cli("mcp", "--http", "host:port", env=env)
+    assert r.returncode == 1 and "--http wants [HOST:]PORT" in r.stderr
