@@ -158,6 +158,8 @@ def _index_text(r: dict) -> str:
 # --- argument → params ---------------------------------------------------------------------------
 
 def _ask_params(a: dict) -> dict:
+    # Always streamed: the tokens become progress, and a cancelled call shows to gnod as a
+    # closed socket at the next token, which stops the generation.
     params = {k: v for k, v in a.items() if k != "question"}
     return {**params, "query": a["question"], "stream": True}
 
