@@ -173,20 +173,29 @@ def test_documents_are_resources(hybrid):
     assert "NOT_FOUND" in missing.message
 
 
-def test_bridge_exits_when_stdin_closes(hybrid):
+def test_bridge_exits_when_stdin_closes_even_mid_call(hybrid):
     proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp"], env=hybrid.env, cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-    proc.stdin.write((json.dumps(init) + "\n").encode())
-    proc.stdin.flush()
-    assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "gno"
-    proc.stdin.close()
+
+    def send(msg: dict) -> None:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **msg}) + "\n").encode())
+        proc.stdin.flush()
+
     try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "gno"
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "ask", "_meta": {"progressToken": "p"}, "arguments": {
+            "question": "Explain everything about baking bread, step by step, in detail.", "max_tokens": 1024}}})
+        first = json.loads(proc.stdout.readline())  # the answer is being written
+        assert first["method"] == "notifications/progress" and first["params"]["progressToken"] == "p", first
+        proc.stdin.close()
         assert proc.wait(10) == 0, proc.stderr.read().decode()
     finally:
         proc.kill()
-    assert hybrid.alive()
+        proc.wait()
+    assert hybrid.result("status")["pid"] == hybrid.proc.pid  # gnod itself stays up
 
 
 def test_cancelling_ask_stops_the_generation(hybrid):
