@@ -109,7 +109,7 @@ def test_nvim_falls_back_to_gnoctl_json_without_the_socket(indexed, corpus, tmp_
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
 
 
-def test_nvim_live_picker_requeries_as_you_type_and_opens_the_hit(indexed, corpus, tmp_path):
+def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit(indexed, corpus, tmp_path):
     got = nvim(indexed.env, tmp_path, """
   local picker = require('gno.picker')
   picker.pick('')
@@ -122,15 +122,30 @@ def test_nvim_live_picker_requeries_as_you_type_and_opens_the_hit(indexed, corpu
   end
   result.first = type_text('pasta')
   result.second = type_text('staging branch')
-  picker.move(state, 0)
-  local want = state.items[1]
+  -- A file saved while the picker shows a query joins its hits without a keystroke.
+  local f = io.open(%s, 'w')
+  f:write('# Staging branch notes\\n\\nA staging branch checklist.\\n')
+  f:close()
+  assert(vim.wait(10000, function()
+    for _, item in ipairs(state.items) do
+      if item.filename:find('saved.md', 1, true) then return true end
+    end
+  end, 20), 'the saved file never showed up')
+  result.refreshed = vim.api.nvim_buf_get_lines(state.list_buf, 0, -1, false)
+  local target = 1
+  for i, item in ipairs(state.items) do
+    if item.filename:find('guides/staging.md', 1, true) then target = i end
+  end
+  picker.move(state, target - 1)
+  local want = state.items[state.selected]
   picker.accept(state)
   result.want = { want.filename, want.lnum }
   result.opened = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1] }
   result.closed = picker.current == nil
-""")
+""" % json.dumps(corpus.path("saved.md")))
     assert "notes/pasta.txt" in got["first"][0]
     assert "guides/staging.md" in got["second"][0]
+    assert len(got["refreshed"]) == len(got["second"]) + 1 and any("saved.md" in line for line in got["refreshed"])
     assert got["closed"] and os.path.realpath(got["opened"][0]) == os.path.realpath(got["want"][0])
     assert got["opened"][0].endswith("guides/staging.md") and got["opened"][1] == got["want"][1] >= 1
 

@@ -1,4 +1,5 @@
--- The live picker: re-queries gnod as you type and opens the file at the hit's line.
+-- The live picker: re-queries gnod as you type (and when files change) and opens the
+-- file at the hit's line.
 -- Telescope when installed; otherwise a prompt with a result list (asynchronous over
 -- the socket, so typing never waits). `:GnoPick {query}` without telescope offers
 -- that query's hits through vim.ui.select.
@@ -100,6 +101,9 @@ local function prompt_text(state)
 end
 
 function M.close(state)
+  if state.watch then
+    state.watch:close()
+  end
   for _, win in ipairs({ state.prompt_win, state.list_win }) do
     if vim.api.nvim_win_is_valid(win) then
       vim.api.nvim_win_close(win, true)
@@ -158,6 +162,19 @@ function M.prompt(initial)
   map('<Up>', function() M.move(state, -1) end)
   map('<Esc>', function() M.close(state) end)
   map('<C-c>', function() M.close(state) end)
+  -- Live updates: a saved, added or deleted file re-runs the current search (its own
+  -- connection, so closing the picker ends the subscription).
+  local watch = gno.connection() and require('gno.rpc').connect(gno.config.socket or require('gno.rpc').socket_path())
+  if watch then
+    state.watch = watch
+    local refresh = nil
+    watch:request('watch', vim.empty_dict(), function() end, function()
+      if refresh then
+        refresh:stop()
+      end
+      refresh = vim.defer_fn(function() M.update(state, state.text) end, DEBOUNCE_MS)
+    end)
+  end
   M.current = state
   render(state)
   vim.cmd('startinsert!')
