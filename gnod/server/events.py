@@ -12,8 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gnod.protocol import Change, Lagged
+
+if TYPE_CHECKING:
+    from gnod.server.app import Call
 
 ChangeList = list[tuple[str, str | None]]  # [(kind, rel_path or None for the whole collection)]
 
@@ -21,7 +25,7 @@ ChangeList = list[tuple[str, str | None]]  # [(kind, rel_path or None for the wh
 class Subscription:
     """One `watch` call: its filter, its queue and the task that writes to its client."""
 
-    def __init__(self, call, collections: list[str], limit: int) -> None:
+    def __init__(self, call: Call, collections: list[str], limit: int) -> None:
         self.call = call
         self.collections = frozenset(collections)
         self.limit = limit
@@ -61,7 +65,14 @@ class Subscription:
                     else:
                         self.call.notify("lagged", Lagged(id=self.call.id, dropped=self.dropped))
                         self.lagging, self.dropped = False, 0
-                    await self.call.conn.writer.drain()  # a slow reader holds us here, not in memory
+                    # A slow reader holds us here, not in memory. A stopping daemon does not wait
+                    # for one that stopped reading: its connection is dropped.
+                    drained = asyncio.ensure_future(self.call.conn.writer.drain())
+                    await asyncio.wait({drained, stop}, return_when=asyncio.FIRST_COMPLETED)
+                    if not drained.done():
+                        drained.cancel()
+                        self.call.conn.writer.transport.abort()
+                        return
         finally:
             stop.cancel()
 
