@@ -393,3 +393,53 @@ def test_http_refuses_a_public_bind_without_a_token(env):
     assert r.returncode == 1 and "refusing to serve 0.0.0.0 without a token" in r.stderr
     r = _run_cli("mcp", "--http", "host:port", env=env)
     assert r.returncode == 1 and "--http wants [HOST:]PORT" in r.stderr
+
+
+def test_resource_listeners_hear_of_saved_files(hybrid, tmp_path):
+    from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+
+    notes = hybrid.result("collection.list")["collections"][0]["path"]
+    cats = os.path.join(notes, "pets", "cats.md")
+    original = open(cats).read()
+
+    async def go():
+        events = []
+        async with Client(bridge(hybrid.env)) as c:
+            async with c.listen(resource_subscriptions=["gno://notes/pets/cats.md"],
+                                resources_list_changed=True) as sub:
+                heard = anyio.Event()
+
+                async def save_until_heard():
+                    # The bridge's follower subscribes to gnod as the first listener comes: keep saving.
+                    for i in range(100):
+                        if heard.is_set():
+                            return
+                        with open(cats, "w") as f:
+                            f.write(original + f"\nEdit {i}: cats also knead blankets.\n")
+                        await anyio.sleep(0.3)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(save_until_heard)
+                    with anyio.fail_after(60):
+                        async for event in sub:  # one loop: leaving it ends the subscription
+                            events.append(event)
+                            if isinstance(event, ResourceUpdated) and not heard.is_set():
+                                heard.set()  # stop saving; add a document instead
+                                await anyio.sleep(0.5)
+                                with open(os.path.join(notes, "pets", "newts.md"), "w") as f:
+                                    f.write("# Newts\n\nNewts are small amphibians.\n")
+                            elif isinstance(event, ResourcesListChanged) and heard.is_set():
+                                break
+            read = await c.read_resource("gno://notes/pets/cats.md")
+        return events, read
+
+    try:
+        events, read = run(go)
+    finally:
+        with open(cats, "w") as f:
+            f.write(original)
+        if os.path.exists(os.path.join(notes, "pets", "newts.md")):
+            os.unlink(os.path.join(notes, "pets", "newts.md"))
+    assert ResourceUpdated(uri="gno://notes/pets/cats.md") in events
+    assert isinstance(events[-1], ResourcesListChanged)
+    assert "knead blankets" in read.contents[0].text  # reading it again gives the saved text

@@ -38,21 +38,21 @@ class DaemonLink:
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._next_id = 0
 
-    async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _open(self, start: bool = True) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         path = self.paths.socket_path
         try:
             return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
         except (FileNotFoundError, ConnectionRefusedError):
-            if not self.autostart:
+            if not (self.autostart and start):
                 raise DaemonError(wire.NOT_RUNNING, "gnod is not running (start it with `gnoctl daemon start`, "
                                                     "or unset GNO_NO_AUTOSTART)") from None
         await asyncio.to_thread(start_daemon, self.paths)
         return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
 
-    async def call(self, method: str, params: dict, on_notify: Notify | None = None) -> dict:
-        """The method's result; DaemonError for an error reply or no daemon."""
+    async def call(self, method: str, params: dict, on_notify: Notify | None = None, start: bool = True) -> dict:
+        """The method's result; DaemonError for an error reply or no daemon (`start`: may start one)."""
         reused = bool(self._idle)
-        conn = self._idle.pop() if reused else await self._open()
+        conn = self._idle.pop() if reused else await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
         except _Gone:
@@ -61,7 +61,7 @@ class DaemonLink:
             if not (reused or method in READ_ONLY):
                 raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod during {method}; "
                                                        "check `status` before trying again") from None
-        conn = await self._open()
+        conn = await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
         except _Gone:

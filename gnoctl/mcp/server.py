@@ -1,7 +1,8 @@
 """`gnoctl mcp`: the MCP server (official SDK, low-level API) as a thin bridge to gnod.
 
 It never loads a model or opens the index: every tool and resource is one gnod call,
-so any number of agents share the daemon's warm models and fresh index. A daemon
+so any number of agents share the daemon's warm models and fresh index; resource
+listeners hear of saved files through gnod's `watch` (gnoctl.mcp.live). A daemon
 error is a tool error carrying gnod's message (and its fix), never a transport failure.
 """
 
@@ -16,6 +17,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR
 from gnod import wire
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.mcp.live import Live
 from gnoctl.mcp.tools import ToolSpec, tools
 
 URI_TEMPLATE = "gno://{collection}/{+path}"
@@ -53,6 +55,7 @@ class Bridge:
 
     def __init__(self, link: DaemonLink, enable_write: bool) -> None:
         self.link = link
+        self.live = Live(link)
         self.specs = tools(enable_write)
         self._validators = {n: jsonschema.Draft202012Validator(s.input_schema()) for n, s in self.specs.items()}
 
@@ -61,7 +64,7 @@ class Bridge:
             "gno", version=version, title="gno: search your own documents", instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
-            on_read_resource=self.read_resource,
+            on_read_resource=self.read_resource, on_subscriptions_listen=self.live.listen,
         )
 
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
