@@ -28,6 +28,10 @@ IDLE_MAX = 4
 class _Gone(Exception):
     """The connection ended before the reply: gnod exited or restarted."""
 
+    def __init__(self, delivered: bool) -> None:
+        super().__init__()
+        self.delivered = delivered  # the request was written: gnod may have acted on it
+
 
 class DaemonLink:
     def __init__(self, paths: Paths | None = None, autostart: bool | None = None) -> None:
@@ -51,14 +55,13 @@ class DaemonLink:
 
     async def call(self, method: str, params: dict, on_notify: Notify | None = None, start: bool = True) -> dict:
         """The method's result; DaemonError for an error reply or no daemon (`start`: may start one)."""
-        reused = bool(self._idle)
-        conn = self._idle.pop() if reused else await self._open(start)
+        conn = self._idle.pop() if self._idle else await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
-        except _Gone:
-            # A reused socket whose daemon has since exited never delivered the call; a
-            # read can always be sent again. Anything else may have been applied.
-            if not (reused or method in READ_ONLY):
+        except _Gone as gone:
+            # An idle socket whose daemon has since exited refuses the write: nothing was
+            # sent. A read can always be sent again; a write that went out may have been applied.
+            if gone.delivered and method not in READ_ONLY:
                 raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod during {method}; "
                                                        "check `status` before trying again") from None
         conn = await self._open(start)
@@ -73,10 +76,11 @@ class DaemonLink:
         req_id = self._next_id
         body = json.dumps({"jsonrpc": "2.0", "id": req_id, "method": method, "params": params,
                            "gno": wire.PROTOCOL_VERSION}).encode()
-        done = False
+        done = delivered = False
         try:
             writer.write(wire.frame(body))
             await writer.drain()
+            delivered = True
             while True:
                 header = await reader.readexactly(wire.HEADER.size)
                 (size,) = wire.HEADER.unpack(header)
@@ -91,7 +95,7 @@ class DaemonLink:
                 if on_notify is not None and "method" in msg:
                     await on_notify(msg["method"], msg.get("params") or {})
         except (asyncio.IncompleteReadError, ConnectionError):
-            raise _Gone() from None
+            raise _Gone(delivered) from None
         finally:
             # Only a socket whose call completed goes back: closing one mid-call cancels the call.
             if done and len(self._idle) < IDLE_MAX:

@@ -151,6 +151,8 @@ def _status_text(s: dict) -> str:
 
 
 def _index_text(r: dict) -> str:
+    if not r["collections"]:
+        return "No collections to index: add one with collection_add."
     return "\n".join(f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
                      f"{c['unchanged']} unchanged, {c['errors']} errors" for c in r["collections"])
 
