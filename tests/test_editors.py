@@ -191,7 +191,7 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
                                                                                  "deploy production")
 
 
-def test_emacs_falls_back_to_gnoctl_json_and_reports_errors(indexed, corpus, tmp_path):
+def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
     got = emacs(indexed.env, tmp_path, f"""
   (setq gno-socket {json.dumps(str(tmp_path / 'absent.sock'))}
         gno-gnoctl '({' '.join(json.dumps(a) for a in GNOCTL)}))
@@ -199,8 +199,13 @@ def test_emacs_falls_back_to_gnoctl_json_and_reports_errors(indexed, corpus, tmp
   (push (cons 'transport gno-last-transport) result)
   (with-current-buffer "*gno*" (push (cons 'lines (split-string (buffer-string) "\\n" t)) result))
   (setq gno-socket nil)
+  (let ((completing-read-function (lambda (_prompt choices &rest _) (car (all-completions "" choices)))))
+    (gno-find "pasta"))
+  (push (cons 'found (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'error (condition-case e (progn (gno-search "\\"unclosed") nil) (user-error (cadr e)))) result)
 """)
     assert got["transport"] == "cli"
     assert got["lines"][1].startswith(os.path.realpath(corpus.path("notes/pasta.txt")) + ":")
     assert got["error"].startswith("gno: unbalanced double quote")
+    pasta = expected(indexed, corpus, "search", "pasta")[0]
+    assert (os.path.realpath(got["found"][0]), got["found"][1]) == pasta  # completing-read → visited at its line
