@@ -591,6 +591,28 @@ def daemon_logs(
     _exit(commands.daemon_logs(follow, lines))
 
 
+@app.command()
+def mcp(
+    enable_write: Annotated[bool, typer.Option("--enable-write", help="Also offer collection_add, "
+                                               "collection_remove, update and embed.")] = False,
+    http: Annotated[Optional[str], typer.Option("--http", metavar="[HOST:]PORT", help="Serve streamable "
+                                                "HTTP on HOST:PORT (default host 127.0.0.1) instead of stdio.")] = None,
+    token_file: Annotated[Optional[str], typer.Option("--token-file", help="HTTP bearer token file (created "
+                                                      "0600 if missing; default: mcp-token in the state dir).")] = None,
+    no_token: Annotated[bool, typer.Option("--no-token", help="HTTP without a token (loopback only).")] = False,
+) -> None:
+    """Serve gno to AI agents over MCP (Model Context Protocol), as a thin bridge to gnod.
+
+    Tools: search, vsearch, query, ask, get, multi_get, ls, status (and the write tools with
+    --enable-write); documents are resources gno://collection/path. Every agent shares the one
+    gnod (started when absent), its warm models and its fresh index. Over stdio (an MCP
+    client's `command: gnoctl, args: [mcp]`) it exits when stdin closes.
+    """
+    from gnoctl.mcp.run import run as run_mcp
+
+    _exit(run_mcp(http, enable_write, token_file, no_token))
+
+
 def split_words(command, args: list[str]) -> tuple[list[str], list[str]]:
     """Option tokens (with their values) and query words of a click command's arguments,
     split as gnoctl.main does for the fast-path commands (`-staging` stays a word)."""

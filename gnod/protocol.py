@@ -157,6 +157,13 @@ class ShutdownParams(Params):
     pass
 
 
+class WatchParams(Params):
+    collections: list[str] = []  # empty: every collection, including ones added later
+    # Events held for a subscriber that reads slower than they come; beyond this it
+    # gets one `lagged` notice instead of unbounded buffering.
+    queue: Annotated[int, Meta(ge=1, le=100_000)] = 1000
+
+
 # --- results -------------------------------------------------------------------------
 
 
@@ -531,6 +538,31 @@ class AskResult(Struct):
     took_ms: float
 
 
+class Change(Struct):
+    """Sent as a `change` notification to `watch` subscribers once a change is committed."""
+
+    id: int | str | None
+    collection: str
+    kind: Literal["added", "changed", "removed"]
+    path: str | None  # None: the whole collection was removed
+    uri: str | None
+    abs_path: str | None
+
+
+class Lagged(Struct):
+    """Sent to a `watch` subscriber whose queue overflowed: `dropped` changes were not sent."""
+
+    id: int | str | None
+    dropped: int
+
+
+class WatchResult(Struct):
+    """The end of a subscription (the daemon is stopping)."""
+
+    sent: int
+    dropped: int
+
+
 class Token(Struct):
     """Sent as a `token` notification while `ask` generates (raw text, not yet renumbered)."""
 
@@ -601,6 +633,7 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "models.pull": ModelPullParams,
     "models.use": ModelUseParams,
     "models.clear": ModelClearParams,
+    "watch": WatchParams,
 }
 
 
@@ -624,7 +657,8 @@ METHOD_RESULTS: dict[str, type[Struct]] = {
     "models.pull": ModelPullResult,
     "models.use": OkResult,
     "models.clear": OkResult,
+    "watch": WatchResult,
 }
 
 # Server → client notifications during a call, by method name.
-NOTIFICATIONS: dict[str, type[Struct]] = {"progress": Progress, "token": Token}
+NOTIFICATIONS: dict[str, type[Struct]] = {"progress": Progress, "token": Token, "change": Change, "lagged": Lagged}

@@ -15,7 +15,7 @@ from gnoctl.main import FAST_OPTIONS, FORMAT_FLAGS, FORMAT_NAMES, _Fallback, cla
 HEAVY = [
     "llama_cpp", "sqlite_vec", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
     "msgspec", "gnod.store", "gnod.ingest", "gnod.search", "gnod.server", "gnod.protocol",
-    "gnod.config", "gnod.text",
+    "gnod.config", "gnod.text", "mcp", "mcp_types", "gnoctl.mcp",
 ]
 NOT_ON_FAST_PATH = ["typer", "click", "pydantic", "rich"]
 

@@ -29,6 +29,9 @@ BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
 
 ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
+# Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
+# "added" | "changed" | "removed". Called on the writer thread.
+ChangeFn = Callable[[str, list[tuple[str, str]]], None]
 
 
 class Cancelled(Exception):
@@ -42,6 +45,7 @@ def index_collection(
     progress: ProgressFn | None = None,
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Bring the whole collection up to date (a stat-only pass when nothing changed)."""
     t0 = time.perf_counter()
@@ -51,7 +55,7 @@ def index_collection(
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
     entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
-    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0)
+    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed)
 
 
 def index_paths(
@@ -61,6 +65,7 @@ def index_paths(
     rel_paths: Iterable[str],
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Bring just these paths (files or directories, relative to the root) up to date:
     what exists and belongs is indexed, what is gone (or now excluded) is removed."""
@@ -88,7 +93,7 @@ def index_paths(
             if e is not None:
                 entries[e.rel_path] = e
     return _apply(conn, analyzers, col, cid, list(entries.values()), sorted(scope), walk_errors, None, stop,
-                  pool, t0)
+                  pool, t0, changed)
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
@@ -115,6 +120,7 @@ def _apply(
     stop: threading.Event | None,
     pool: PreparePool | None,
     t0: float,
+    changed: ChangeFn | None = None,
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
@@ -143,6 +149,14 @@ def _apply(
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
+    committed: list[tuple[str, str]] = []  # what the open batch changes, told after its commit
+
+    def commit() -> None:
+        conn.execute("COMMIT")
+        if changed is not None and committed:
+            changed(col.name, committed[:])
+        committed.clear()
+
     outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
     conn.execute("BEGIN")
     try:
@@ -167,10 +181,11 @@ def _apply(
                     stats.added += 1
                 else:
                     stats.updated += 1
+                committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
                 in_batch += 1
             now = time.monotonic()
             if in_batch >= BATCH_DOCS or (in_batch and now >= batch_end):
-                conn.execute("COMMIT")
+                commit()
                 if stop is not None and stop.is_set():
                     raise Cancelled()
                 conn.execute("BEGIN")
@@ -183,16 +198,17 @@ def _apply(
         # What an unreadable directory held stays indexed until it can be read again.
         unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
         gone = [
-            s.id for rel, s in states.items()
+            (rel, s.id) for rel, s in states.items()
             if rel not in seen and not (unreadable and rel.startswith(unreadable))
         ]
-        store.delete_documents(conn, gone)
+        store.delete_documents(conn, [doc_id for _, doc_id in gone])
         stats.removed = len(gone)
+        committed.extend(("removed", rel) for rel, _ in gone)
         store.clear_errors(conn, cid, [p for p in failed if p not in seen])
         for issue in walk_errors:
             store.record_error(conn, cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             stats.errors += 1
-        conn.execute("COMMIT")
+        commit()
     except BaseException:
         if not conn.getautocommit():
             conn.execute("ROLLBACK")

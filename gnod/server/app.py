@@ -27,6 +27,7 @@ from gnod.ingest.walk import set_own_dirs
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.models.manager import Models
+from gnod.server.events import Events
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance
 from gnod.server.vectors import Vectors
@@ -75,6 +76,7 @@ class Connection:
         self.writer = writer
         self.loop = asyncio.get_running_loop()
         self.tasks: set[asyncio.Task] = set()
+        self.subscriptions: set[asyncio.Task] = set()  # `watch` calls: they end with the client's input
 
     def send(self, message: Any) -> None:
         if self.writer.is_closing():
@@ -92,9 +94,12 @@ class Connection:
                 try:
                     first = await self.reader.readexactly(1)
                 except asyncio.IncompleteReadError:
-                    if self.tasks:
+                    for t in self.subscriptions:
+                        t.cancel()
+                    others = self.tasks - self.subscriptions
+                    if others:
                         # The client half-closed after its last request: still answer it.
-                        await asyncio.wait(set(self.tasks))
+                        await asyncio.wait(others)
                     return
                 try:
                     async with asyncio.timeout(wire.FRAME_TIMEOUT_S):
@@ -183,6 +188,7 @@ class Daemon:
         self.models = Models(config.models, os.path.join(paths.cache_dir, "models"))
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
+        self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         from gnod.server.handlers import HANDLERS
         from gnod.server.ask import ask
         from gnod.server.model_handlers import MODEL_HANDLERS
@@ -331,11 +337,12 @@ class Daemon:
         """Run until SIGTERM/SIGINT or a `shutdown` call; always cleans up."""
         self.instance.acquire()
         try:
+            loop = asyncio.get_running_loop()
+            self.writer.on_changes = lambda col, changes: loop.call_soon_threadsafe(self.events.publish, col, changes)
             applied = self.writer.open()
             if applied:
                 log.info("migrated index: %s", ", ".join(applied))
             await self.writer.sync_collections(self.config.collections)
-            loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.request_stop)
             old_umask = os.umask(0o177)

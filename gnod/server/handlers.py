@@ -34,12 +34,15 @@ from gnod.protocol import (
     Progress,
     SearchParams,
     StatusResult,
+    WatchParams,
+    WatchResult,
 )
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.models.manager import rss_bytes
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
 from gnod.server.jobs import StorageError
+from gnod.server.events import Subscription
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
@@ -336,6 +339,22 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     return await d.read(run)
 
 
+async def watch(d: Daemon, p: WatchParams, call: Call) -> WatchResult:
+    """Stream `change` notifications until the client closes its side or the daemon stops."""
+    for name in p.collections:
+        _find(d, name)
+    sub = Subscription(call, p.collections, p.queue)
+    task = asyncio.current_task()
+    call.conn.subscriptions.add(task)
+    d.events.subscribe(sub)
+    try:
+        await sub.pump(d.stopping)
+    finally:
+        d.events.unsubscribe(sub)
+        call.conn.subscriptions.discard(task)
+    return WatchResult(sent=sub.sent, dropped=sub.total_dropped)
+
+
 async def shutdown(d: Daemon, params, call: Call) -> OkResult:
     asyncio.get_running_loop().call_soon(d.request_stop)
     return OkResult(message="gnod is stopping")
@@ -352,4 +371,5 @@ HANDLERS = {
     "multi_get": multi_get,
     "ls": ls,
     "shutdown": shutdown,
+    "watch": watch,
 }

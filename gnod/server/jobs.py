@@ -70,6 +70,9 @@ class Writer:
         # Called on the event loop after a job that may have changed documents (the
         # embedding backlog listens); the embedder's own writes do not call it.
         self.on_content_change: Callable[[], None] = lambda: None
+        # Called on this thread after each commit with the documents it added, changed or
+        # removed, (collection, [(kind, rel_path)]); rel_path None: the whole collection.
+        self.on_changes: Callable[[str, list[tuple[str, str | None]]], None] = lambda _c, _ch: None
 
     def open(self) -> list[str]:
         """Open and migrate the database (on the writer thread); returns migrations applied."""
@@ -126,7 +129,7 @@ class Writer:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool)
+                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes)
             finally:
                 self.job = JobInfo(running=False)
 
@@ -140,6 +143,7 @@ class Writer:
             removed = [n for n in store.collection_ids(conn) if n not in wanted]
             for name in removed:
                 store.delete_collection(conn, name)
+                self.on_changes(name, [("removed", None)])
             with conn:
                 for c in cols:
                     store.upsert_collection(conn, c.name, c.path, c.language)
@@ -150,6 +154,7 @@ class Writer:
     async def remove_collection(self, name: str) -> int:
         def job(conn: apsw.Connection) -> int:
             removed = store.delete_collection(conn, name)
+            self.on_changes(name, [("removed", None)])
             reclaim(conn)
             return removed
 

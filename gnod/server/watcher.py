@@ -194,7 +194,8 @@ class Watcher:
                     else:
                         stats = await self.writer.run_content(
                             lambda conn, col=col, paths=paths: index_paths(
-                                conn, self.writer.analyzers, col, paths, self.writer.stop, self.writer.pool
+                                conn, self.writer.analyzers, col, paths, self.writer.stop, self.writer.pool,
+                                self.writer.on_changes,
                             )
                         )
                     state.last_error = None

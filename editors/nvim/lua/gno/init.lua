@@ -1,0 +1,127 @@
+-- gno for Neovim: search your documents through the running gnod (see docs/editors.md).
+--   :Gno {query}       keyword search into the quickfix list
+--   :GnoQuery {query}  hybrid search (keywords + meaning, reranked) into the quickfix list
+--   :GnoPick [query]   live picker: telescope when installed, else a prompt that re-queries as you type
+local rpc = require('gno.rpc')
+
+local M = {}
+
+M.config = {
+  gnoctl = { 'gnoctl' }, -- the command used when gnod's socket is absent (it starts gnod)
+  socket = nil, -- default: the path gnod uses (GNO_HOME, XDG_RUNTIME_DIR, TMPDIR)
+  limit = 50,
+  timeout_ms = 30000,
+  open_quickfix = true,
+}
+M.last_transport = nil -- 'socket' or 'cli': how the last call reached gnod
+
+local conn = nil
+
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', M.config, opts or {})
+  if type(M.config.gnoctl) == 'string' then
+    M.config.gnoctl = { M.config.gnoctl }
+  end
+  if conn then
+    conn:close()
+    conn = nil
+  end
+end
+
+--- The live connection to gnod, or nil when its socket is absent.
+function M.connection()
+  if conn and not conn.closed then
+    return conn
+  end
+  conn = rpc.connect(M.config.socket or rpc.socket_path(), 500)
+  return conn
+end
+
+local cli_args = {
+  search = function(p)
+    return { 'search', '--json', '-n', tostring(p.limit), '--', p.query }
+  end,
+  query = function(p)
+    return { 'query', '--json', '-n', tostring(p.limit), '--', p.query }
+  end,
+}
+
+--- Run `gnoctl METHOD --json` (which starts gnod when needed); result or nil, error.
+local function via_cli(method, params)
+  local cmd = vim.list_extend(vim.deepcopy(M.config.gnoctl), cli_args[method](params))
+  local out = vim.fn.system(cmd)
+  local ok, decoded = pcall(vim.json.decode, out)
+  if not ok or type(decoded) ~= 'table' then
+    return nil, { code = 'CLI', message = vim.trim(out) }
+  end
+  if decoded.error then
+    return nil, decoded.error
+  end
+  return decoded
+end
+
+--- One search-like call (search or query), over the socket or else through gnoctl.
+function M.call(method, params)
+  local c = M.connection()
+  if c then
+    M.last_transport = 'socket'
+    local result, err = c:call(method, params, M.config.timeout_ms)
+    if not (err and err.code == 'DISCONNECTED') then
+      return result, err
+    end
+  end
+  M.last_transport = 'cli'
+  return via_cli(method, params)
+end
+
+local function present(v)
+  return v ~= nil and v ~= vim.NIL
+end
+
+local function one_line(text)
+  return (text or ''):gsub('%s+', ' ')
+end
+
+--- Quickfix items (filename, lnum, text) of a search or query result.
+function M.items(method, result)
+  local items = {}
+  for _, h in ipairs(result.hits or {}) do
+    local line, text = 1, ''
+    if method == 'search' and present(h.snippet) then
+      line, text = h.snippet.line, h.snippet.text
+    elseif method == 'query' and present(h.preview) then
+      line, text = h.preview.start_line, h.preview.text
+    end
+    table.insert(items, {
+      filename = h.abs_path, lnum = line, col = 1,
+      text = string.format('%s [%.2f] %s', h.title, h.score, one_line(text)),
+      user_data = { uri = h.uri },
+    })
+  end
+  return items
+end
+
+--- Search and fill the quickfix list; returns the items (nil on error, which is shown).
+function M.to_quickfix(method, query)
+  local result, err = M.call(method, { query = query, limit = M.config.limit })
+  if not result then
+    vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
+    return nil
+  end
+  local items = M.items(method, result)
+  vim.fn.setqflist({}, ' ', { title = 'gno ' .. method .. ': ' .. query, items = items })
+  if #items == 0 then
+    vim.notify('gno: nothing matches ' .. query, vim.log.levels.INFO)
+  elseif M.config.open_quickfix then
+    vim.cmd('botright copen')
+  end
+  return items
+end
+
+function M.open(item)
+  vim.cmd('edit ' .. vim.fn.fnameescape(item.filename))
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.min(item.lnum, last), 0 })
+end
+
+return M

@@ -1,0 +1,198 @@
+-- The live picker: re-queries gnod as you type (and when files change) and opens the
+-- file at the hit's line.
+-- Telescope when installed; otherwise a prompt with a result list (asynchronous over
+-- the socket, so typing never waits). `:GnoPick {query}` without telescope offers
+-- that query's hits through vim.ui.select.
+local gno = require('gno')
+
+local M = {}
+local DEBOUNCE_MS = 60
+
+local function label(item)
+  return vim.fn.fnamemodify(item.filename, ':~:.') .. ':' .. item.lnum .. '  ' .. item.text
+end
+
+local function search_now(text)
+  if vim.trim(text) == '' then
+    return {}
+  end
+  local result = gno.call('search', { query = text, limit = gno.config.limit })
+  return result and gno.items('search', result) or {}
+end
+
+function M.telescope(initial)
+  local pickers = require('telescope.pickers')
+  local finders = require('telescope.finders')
+  local sorters = require('telescope.sorters')
+  local conf = require('telescope.config').values
+  pickers.new({}, {
+    prompt_title = 'gno',
+    default_text = initial,
+    finder = finders.new_dynamic({
+      fn = search_now,
+      entry_maker = function(item)
+        return { value = item, display = label(item), ordinal = label(item), filename = item.filename,
+          lnum = item.lnum }
+      end,
+    }),
+    sorter = sorters.empty(), -- gnod's ranking, not a fuzzy re-sort
+    previewer = conf.grep_previewer({}),
+  }):find()
+end
+
+function M.select(query)
+  local items = search_now(query)
+  vim.ui.select(items, { prompt = 'gno: ' .. query, format_item = label }, function(choice)
+    if choice then
+      gno.open(choice)
+    end
+  end)
+end
+
+-- The built-in live prompt: a result list above a one-line prompt, both floating.
+M.current = nil
+
+local function render(state)
+  if not vim.api.nvim_buf_is_valid(state.list_buf) then
+    return
+  end
+  local lines = {}
+  for _, item in ipairs(state.items) do
+    table.insert(lines, label(item))
+  end
+  if #lines == 0 then
+    lines = { state.text == '' and 'type to search' or 'no matches' }
+  end
+  vim.api.nvim_buf_set_lines(state.list_buf, 0, -1, false, lines)
+  vim.api.nvim_buf_clear_namespace(state.list_buf, state.ns, 0, -1)
+  if #state.items > 0 then
+    vim.api.nvim_buf_add_highlight(state.list_buf, state.ns, 'Visual', state.selected - 1, 0, -1)
+  end
+end
+
+--- Ask gnod for `text`; a reply to an older keystroke is ignored.
+function M.update(state, text)
+  state.text = text
+  state.seq = state.seq + 1
+  local seq = state.seq
+  local function show(items)
+    if seq == state.seq then
+      state.items, state.selected, state.shown = items, 1, text
+      render(state)
+    end
+  end
+  if vim.trim(text) == '' then
+    show({})
+    return
+  end
+  local c = gno.connection()
+  if not c then
+    show(search_now(text))
+    return
+  end
+  c:request('search', { query = text, limit = gno.config.limit }, function(err, result)
+    show(err and {} or gno.items('search', result))
+  end)
+end
+
+local function prompt_text(state)
+  local line = vim.api.nvim_buf_get_lines(state.prompt_buf, 0, 1, false)[1] or ''
+  return line:sub(#state.prefix + 1)
+end
+
+function M.close(state)
+  if state.watch then
+    state.watch:close()
+  end
+  for _, win in ipairs({ state.prompt_win, state.list_win }) do
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+  vim.cmd('stopinsert')
+  M.current = nil
+end
+
+function M.move(state, delta)
+  if #state.items > 0 then
+    state.selected = (state.selected - 1 + delta) % #state.items + 1
+    render(state)
+  end
+end
+
+function M.accept(state)
+  local item = state.items[state.selected]
+  M.close(state)
+  if item then
+    gno.open(item)
+  end
+end
+
+function M.prompt(initial)
+  local width = math.max(40, math.floor(vim.o.columns * 0.8))
+  local height = math.max(5, math.floor(vim.o.lines * 0.5))
+  local col = math.floor((vim.o.columns - width) / 2)
+  local state = { items = {}, selected = 1, seq = 0, text = '', prefix = 'gno> ',
+    ns = vim.api.nvim_create_namespace('gno_picker') }
+  state.list_buf = vim.api.nvim_create_buf(false, true)
+  state.list_win = vim.api.nvim_open_win(state.list_buf, false, { relative = 'editor', row = 1, col = col,
+    width = width, height = height, style = 'minimal', border = 'rounded' })
+  state.prompt_buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_option(state.prompt_buf, 'buftype', 'prompt')
+  vim.fn.prompt_setprompt(state.prompt_buf, state.prefix)
+  state.prompt_win = vim.api.nvim_open_win(state.prompt_buf, true, { relative = 'editor', row = height + 3,
+    col = col, width = width, height = 1, style = 'minimal', border = 'rounded' })
+  local timer = nil
+  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
+    buffer = state.prompt_buf,
+    callback = function()
+      if timer then
+        timer:stop()
+      end
+      timer = vim.defer_fn(function() M.update(state, prompt_text(state)) end, DEBOUNCE_MS)
+    end,
+  })
+  local function map(lhs, fn)
+    vim.keymap.set({ 'i', 'n' }, lhs, fn, { buffer = state.prompt_buf })
+  end
+  map('<CR>', function() M.accept(state) end)
+  map('<C-n>', function() M.move(state, 1) end)
+  map('<Down>', function() M.move(state, 1) end)
+  map('<C-p>', function() M.move(state, -1) end)
+  map('<Up>', function() M.move(state, -1) end)
+  map('<Esc>', function() M.close(state) end)
+  map('<C-c>', function() M.close(state) end)
+  -- Live updates: a saved, added or deleted file re-runs the current search (its own
+  -- connection, so closing the picker ends the subscription).
+  local watch = gno.connection() and require('gno.rpc').connect(gno.config.socket or require('gno.rpc').socket_path())
+  if watch then
+    state.watch = watch
+    local refresh = nil
+    watch:request('watch', vim.empty_dict(), function() end, function()
+      if refresh then
+        refresh:stop()
+      end
+      refresh = vim.defer_fn(function() M.update(state, state.text) end, DEBOUNCE_MS)
+    end)
+  end
+  M.current = state
+  render(state)
+  vim.cmd('startinsert!')
+  if initial and initial ~= '' then
+    vim.api.nvim_buf_set_lines(state.prompt_buf, 0, -1, false, { state.prefix .. initial })
+    M.update(state, initial)
+  end
+  return state
+end
+
+function M.pick(initial)
+  if pcall(require, 'telescope') then
+    M.telescope(initial)
+  elseif initial and initial ~= '' then
+    M.select(initial)
+  else
+    M.prompt(initial)
+  end
+end
+
+return M

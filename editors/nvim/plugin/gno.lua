@@ -1,0 +1,16 @@
+if vim.g.loaded_gno then
+  return
+end
+vim.g.loaded_gno = true
+
+vim.api.nvim_create_user_command('Gno', function(opts)
+  require('gno').to_quickfix('search', opts.args)
+end, { nargs = '+', desc = 'gno keyword search into the quickfix list' })
+
+vim.api.nvim_create_user_command('GnoQuery', function(opts)
+  require('gno').to_quickfix('query', opts.args)
+end, { nargs = '+', desc = 'gno hybrid search into the quickfix list' })
+
+vim.api.nvim_create_user_command('GnoPick', function(opts)
+  require('gno.picker').pick(opts.args)
+end, { nargs = '*', desc = 'gno live picker' })

@@ -1,0 +1,141 @@
+"""`gnoctl mcp`: the MCP server (official SDK, low-level API) as a thin bridge to gnod.
+
+It never loads a model or opens the index: every tool and resource is one gnod call,
+so any number of agents share the daemon's warm models and fresh index; resource
+listeners hear of saved files through gnod's `watch` (gnoctl.mcp.live). A daemon
+error is a tool error carrying gnod's message (and its fix), never a transport failure.
+"""
+
+from __future__ import annotations
+
+import jsonschema
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INTERNAL_ERROR
+
+from gnod import wire
+from gnoctl.client import DaemonError
+from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.mcp.live import Live
+from gnoctl.mcp.tools import ToolSpec, tools
+
+URI_TEMPLATE = "gno://{collection}/{+path}"
+RESOURCE_NOT_FOUND = -32002  # MCP's code for resources/read of an unknown URI
+RESOURCES_PAGE = 500
+
+INSTRUCTIONS = (
+    "gno searches the user's own documents (notes, docs, code) through the local gnod daemon, which "
+    "keeps the index fresh as files are saved. Exact names, identifiers and phrases: `search`. Questions "
+    "in natural language: `query` (or `ask` for a cited answer). Read what you found with `get` "
+    "(a hit's uri:line) or `multi_get`. Documents are also resources: gno://collection/path."
+)
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema(),
+        annotations=types.ToolAnnotations(title=spec.title, read_only_hint=not spec.write,
+                                          destructive_hint=spec.destructive, idempotent_hint=not spec.write,
+                                          open_world_hint=False),
+    )
+
+
+def _error_result(e: DaemonError) -> types.CallToolResult:
+    fix = e.details.get("fix")
+    text = f"{e.name}: {e.message}" + (f"\nfix: {fix}" if fix else "")
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], is_error=True,
+        structured_content={"error": {"code": e.name, "message": e.message, "details": e.details}},
+    )
+
+
+class Bridge:
+    """Tool, resource and progress handling over one DaemonLink."""
+
+    def __init__(self, link: DaemonLink, enable_write: bool) -> None:
+        self.link = link
+        self.live = Live(link)
+        self.specs = tools(enable_write)
+        self._validators = {n: jsonschema.Draft202012Validator(s.input_schema()) for n, s in self.specs.items()}
+
+    def server(self, version: str) -> Server:
+        return Server(
+            "gno", version=version, title="gno: search your own documents", instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools, on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
+            on_read_resource=self.read_resource, on_subscriptions_listen=self.live.listen,
+        )
+
+    async def list_tools(self, ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_tool(s) for s in self.specs.values()])
+
+    async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = self.specs.get(params.name)
+        if spec is None:
+            return _error_result(DaemonError(wire.METHOD_NOT_FOUND, f"unknown tool {params.name!r}",
+                                             {"tools": sorted(self.specs)}))
+        args = dict(params.arguments or {})
+        problem = next(iter(self._validators[spec.name].iter_errors(args)), None)
+        if problem is not None:
+            where = "/".join(str(p) for p in problem.absolute_path) or "arguments"
+            return _error_result(DaemonError(wire.INVALID_PARAMS, f"{where}: {problem.message}"))
+        for key, prop in spec.properties.items():
+            if key not in args and "default" in prop:
+                args[key] = prop["default"]
+        try:
+            result = await self.link.call(spec.method, spec.params(args), self._progress(ctx, spec))
+        except DaemonError as e:
+            return _error_result(e)
+        return types.CallToolResult(content=[types.TextContent(text=spec.render(result))],
+                                    structured_content=result)
+
+    @staticmethod
+    def _progress(ctx, spec: ToolSpec):
+        """Daemon notifications → MCP progress (a no-op unless the caller asked for progress)."""
+        if not spec.streams:
+            return None
+        tokens = 0
+
+        async def forward(method: str, p: dict) -> None:
+            nonlocal tokens
+            if method == "token":
+                tokens += 1
+                await ctx.session.report_progress(tokens, None, p.get("text", ""))
+            elif method == "progress":
+                what = " ".join(x for x in (p.get("phase"), p.get("collection"), p.get("path")) if x)
+                await ctx.session.report_progress(p.get("done", 0), p.get("total") or None, what)
+
+        return forward
+
+    async def list_templates(self, ctx, params) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
+            name="document", title="An indexed document", uri_template=URI_TEMPLATE, mime_type="text/markdown",
+            description="A document of a collection, as indexed Markdown (the uri of every search hit).",
+        )])
+
+    async def list_resources(self, ctx, params) -> types.ListResourcesResult:
+        offset = int(params.cursor) if params is not None and params.cursor and params.cursor.isdigit() else 0
+        try:
+            page = await self.link.call("ls", {"limit": RESOURCES_PAGE, "offset": offset})
+        except DaemonError as e:
+            raise _mcp_error(e) from None
+        resources = [types.Resource(name=e["path"], title=e["title"], uri=e["uri"], mime_type="text/markdown",
+                                    size=e["size"]) for e in page["entries"]]
+        more = offset + len(resources) < page["total"] and resources
+        return types.ListResourcesResult(resources=resources, next_cursor=str(offset + len(resources)) if more else None)
+
+    async def read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            doc = await self.link.call("get", {"ref": uri})
+        except DaemonError as e:
+            raise _mcp_error(e) from None
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type="text/markdown", text=doc["content"])])
+
+
+def _mcp_error(e: DaemonError) -> MCPError:
+    """Resources have no error result: a daemon error becomes the request's error, with its details."""
+    code = RESOURCE_NOT_FOUND if e.code == wire.NOT_FOUND else INTERNAL_ERROR
+    return MCPError(code, f"{e.name}: {e.message}", {"name": e.name, "details": e.details})

@@ -1,0 +1,294 @@
+"""The MCP tools: what an agent is told about each, its input schema, the gnod call it
+makes and the compact text it reads back (the protocol's JSON rides along as
+structuredContent).
+
+Schemas carry the daemon's limits (tighter where an agent's context is the limit), so a
+bad argument is refused before it costs a round trip; the daemon still validates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Longest line of text shown per hit; the full passage is in structuredContent.
+SNIPPET_CHARS = 240
+# Results an agent may ask for in one call (the daemon allows more; a context window does not).
+MAX_RESULTS = 100
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    method: str  # the gnod method it calls
+    title: str
+    description: str
+    properties: dict
+    required: tuple[str, ...]
+    render: Callable[[dict], str]
+    params: Callable[[dict], dict] = dict  # tool arguments → method params
+    write: bool = False  # offered only with --enable-write
+    destructive: bool = False
+    streams: bool = False  # long: daemon progress (or ask's tokens) becomes MCP progress
+
+    def input_schema(self) -> dict:
+        return {"type": "object", "properties": self.properties, "required": list(self.required),
+                "additionalProperties": False}
+
+
+# --- argument schemas ---------------------------------------------------------------------------
+
+def _query(max_length: int, what: str) -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": what}
+
+
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": 10,
+          "description": "Most results to return."}
+_MIN_SCORE = {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0,
+              "description": "Drop results scoring below this (scores are in [0, 1])."}
+_COLLECTIONS = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "maxItems": 32,
+                "default": [], "description": "Only these collections (default: all). `ls` or `status` lists them."}
+_MODE = {"type": "string", "enum": ["standard", "deep"], "default": "standard",
+         "description": "`deep` searches a bigger pool (slower; needs at least 2 keywords)."}
+_WAIT = {"type": "number", "minimum": 0.0, "maximum": 60.0, "default": 0.0,
+         "description": "First wait up to this many seconds for files saved just now to be indexed."}
+_REF = {"type": "string", "minLength": 1, "maxLength": 4096,
+        "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
+                       "(as search results give them), an absolute path or `#docid`."}
+
+
+# --- compact text -------------------------------------------------------------------------------
+
+def _line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def _fresh(result: dict) -> str:
+    pending = sum(f.get("pending", 0) for f in result.get("freshness", []))
+    return f"\n({pending} changed files not indexed yet)" if pending else ""
+
+
+def _search_text(r: dict) -> str:
+    if not r["hits"]:
+        return f"No documents match {r['query']!r}." + _fresh(r)
+    out = []
+    for h in r["hits"]:
+        snip = h.get("snippet") or {}
+        out.append(f"{h['uri']}:{snip.get('line', 1)}  {h['title']}  ({h['score']:.2f})")
+        if snip.get("text"):
+            out.append(f"  {_line(snip['text'])}")
+    return "\n".join(out) + _fresh(r)
+
+
+def _vsearch_text(r: dict) -> str:
+    if not r["hits"]:
+        return f"No documents have vectors close to {r['query']!r}." + "".join(f"\n{n}" for n in r.get("notes", []))
+    out = []
+    for h in r["hits"]:
+        out.append(f"{h['uri']}:{h['start_line']}  {h['title']}  ({h['score']:.2f})")
+        out.append(f"  {_line(h['text'])}")
+    return "\n".join(out + r.get("notes", []))
+
+
+def _query_text(r: dict) -> str:
+    out = []
+    for h in r["hits"]:
+        prev = h.get("preview") or {}
+        out.append(f"{h['uri']}:{prev.get('start_line', 1)}  {h['title']}  ({h['score']:.2f})")
+        if prev.get("text"):
+            out.append(f"  {_line(prev['text'])}")
+    if not out:
+        out.append(f"No documents match {r['query']!r}.")
+    out += [f"note: {d}" for d in r.get("degraded", [])]
+    return "\n".join(out) + _fresh(r)
+
+
+def _ask_text(r: dict) -> str:
+    if r["abstained"]:
+        head = f"No answer: {r['abstain_reason']}"
+        sources = r["considered"]
+    else:
+        head = r["answer"] or "(sources only; no answer was generated)"
+        sources = r["sources"] or r["considered"]
+    lines = [f"[{s['n']}] {s['uri']}:{s['start_line']}-{s['end_line']}  {s['title']}" for s in sources]
+    return head + ("\n\nSources:\n" + "\n".join(lines) if lines else "")
+
+
+def _document_text(d: dict) -> str:
+    more = " (truncated)" if d.get("truncated") else ""
+    head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
+    return f"{head}\n\n{d['content']}"
+
+
+def _multi_get_text(r: dict) -> str:
+    parts = [_document_text(d) for d in r["documents"]]
+    if r["missing"]:
+        parts.append("Not found: " + ", ".join(r["missing"]))
+    if r["truncated"]:
+        parts.append("(stopped at max_bytes: ask for fewer documents or a larger max_bytes)")
+    return "\n\n---\n\n".join(parts) or "No documents matched."
+
+
+def _ls_text(r: dict) -> str:
+    lines = [f"{e['uri']}  {e['title']}" for e in r["entries"]]
+    return "\n".join(lines + [f"({len(r['entries'])} of {r['total']} documents)"])
+
+
+def _status_text(s: dict) -> str:
+    out = [f"gnod {s['version']} (pid {s['pid']}): {s['documents']} documents"]
+    for c in s["collections"]:
+        out.append(f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}")
+    for m in s.get("models", []):
+        out.append(f"  model {m['role']}: {m['state']}  {m['uri']}")
+    vec = s.get("vectors") or {}
+    if vec:
+        out.append(f"  vectors: {vec.get('embedded', 0)} of {vec.get('chunks', 0)} chunks embedded"
+                   + (f" ({vec['reason']})" if vec.get("reason") else ""))
+    if s.get("config_error"):
+        out.append(f"  config error: {s['config_error']}")
+    return "\n".join(out)
+
+
+def _index_text(r: dict) -> str:
+    if not r["collections"]:
+        return "No collections to index: add one with collection_add."
+    return "\n".join(f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
+                     f"{c['unchanged']} unchanged, {c['errors']} errors" for c in r["collections"])
+
+
+# --- argument → params ---------------------------------------------------------------------------
+
+def _ask_params(a: dict) -> dict:
+    # Always streamed: the tokens become progress, and a cancelled call shows to gnod as a
+    # closed socket at the next token, which stops the generation.
+    params = {k: v for k, v in a.items() if k != "question"}
+    return {**params, "query": a["question"], "stream": True}
+
+
+def _add_params(a: dict) -> dict:
+    return {**a, "index": True}
+
+
+READ_ONLY_TOOLS = [
+    ToolSpec(
+        "search", "search", "Keyword search",
+        "Find documents containing exact words, names, code identifiers (snake_case, os.path.join), error "
+        "messages or \"quoted phrases\" (BM25, fast, no models). Use this first for anything literal. "
+        "Supports -negated words. Returns uri:line, title, score and the matching line for each hit.",
+        {"query": _query(2000, 'Words, "phrases", -negated words, identifiers.'), "limit": _LIMIT,
+         "min_score": _MIN_SCORE, "collections": _COLLECTIONS, "wait_s": _WAIT},
+        ("query",), _search_text,
+    ),
+    ToolSpec(
+        "vsearch", "vsearch", "Search by meaning",
+        "Find passages by meaning when the words may differ from the documents' (synonyms, paraphrases, "
+        "another language). Needs the embedding model; returns each document's best passage.",
+        {"query": _query(8000, "A description of what you are looking for."), "limit": _LIMIT,
+         "min_score": _MIN_SCORE, "collections": _COLLECTIONS},
+        ("query",), _vsearch_text,
+    ),
+    ToolSpec(
+        "query", "query", "Hybrid search",
+        "Best-quality search for questions and topics in natural language: keyword and meaning search for "
+        "the question and LLM-written variants, fused and reranked. Slower than `search` (up to seconds). "
+        "Returns uri:line, title, score and the best passage of each document.",
+        {"query": _query(2000, "A question or topic."), "limit": {**_LIMIT, "maximum": 100},
+         "mode": _MODE, "min_score": _MIN_SCORE, "collections": _COLLECTIONS,
+         "expand": {"type": "boolean", "default": True,
+                    "description": "Let the LLM write query variants (off: faster)."},
+         "rerank": {"type": "boolean", "default": True, "description": "Rerank with the cross-encoder."},
+         "wait_s": _WAIT},
+        ("query",), _query_text,
+    ),
+    ToolSpec(
+        "ask", "ask", "Answer from the documents",
+        "Answer a question from the user's documents, citing them as [1], [2] (or say that they do not "
+        "answer it). Runs hybrid search, then the local generate model: can take tens of seconds; progress "
+        "carries the answer as it is written. Prefer `query` + `get` when you want to read the sources yourself.",
+        {"question": _query(2000, "The question."),
+         "sources": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5,
+                     "description": "Most sources to give the generator."},
+         "mode": _MODE, "collections": _COLLECTIONS,
+         "answer": {"type": "boolean", "default": True,
+                    "description": "false: only select the sources, generate nothing (fast)."},
+         "max_tokens": {"type": "integer", "minimum": 16, "maximum": 4096, "default": 512,
+                        "description": "Longest answer in tokens."}},
+        ("question",), _ask_text, params=_ask_params, streams=True,
+    ),
+    ToolSpec(
+        "get", "get", "Read a document",
+        "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `uri:line`. "
+        "Use from_line/lines to read around a hit instead of the whole file.",
+        {"ref": _REF, "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+         "lines": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "Number of lines."}},
+        ("ref",), _document_text,
+    ),
+    ToolSpec(
+        "multi_get", "multi_get", "Read several documents",
+        "Read several documents at once, by reference and/or a glob over `collection/path` "
+        "(e.g. `notes/meetings/2024-*.md`), up to max_bytes in total.",
+        {"refs": {"type": "array", "items": _REF, "maxItems": 100, "default": [],
+                  "description": "Documents to read."},
+         "pattern": {"type": "string", "minLength": 1, "maxLength": 1024,
+                     "description": "A glob over collection/path (`*` within a folder, `**` across)."},
+         "max_bytes": {"type": "integer", "minimum": 1, "maximum": 4_194_304, "default": 262_144,
+                       "description": "Stop after this much text."}},
+        (), _multi_get_text,
+    ),
+    ToolSpec(
+        "ls", "ls", "List documents",
+        "List indexed documents (uri and title), optionally of one collection and under a path prefix. "
+        "Use to browse, or to learn the collections' layout.",
+        {"collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."},
+         "prefix": {"type": "string", "maxLength": 1024, "default": "", "description": "Path prefix."},
+         "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+         "offset": {"type": "integer", "minimum": 0, "default": 0}},
+        (), _ls_text,
+    ),
+    ToolSpec(
+        "status", "status", "Index status",
+        "The state of the index: collections and their document counts, what is still being indexed, "
+        "the models (loaded or missing) and errors. Use when results look stale or a tool fails.",
+        {}, (), _status_text,
+    ),
+]
+
+WRITE_TOOLS = [
+    ToolSpec(
+        "collection_add", "collection.add", "Add a folder",
+        "Add a folder to the index as a named collection and index it now (progress is reported); it is "
+        "then kept up to date as files change.",
+        {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."},
+         "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute folder path."},
+         "include": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
+                     "description": "Glob patterns to index (default: text, Markdown and code)."},
+         "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
+                     "description": "Glob patterns to skip."}},
+        ("name", "path"), _index_text, params=_add_params, write=True, streams=True,
+    ),
+    ToolSpec(
+        "collection_remove", "collection.remove", "Remove a collection",
+        "Remove a collection: its documents leave the index (the files stay on disk). Ask the user first.",
+        {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."}},
+        ("name",), lambda r: f"removed {r['name']} ({r['documents_removed']} documents)",
+        write=True, destructive=True,
+    ),
+    ToolSpec(
+        "update", "index", "Re-index",
+        "Re-index now (all collections, or one): normally unnecessary, gnod watches the folders.",
+        {"collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."}},
+        (), _index_text, write=True, streams=True,
+    ),
+    ToolSpec(
+        "embed", "embed", "Embed the backlog",
+        "Embed every chunk not embedded yet and wait (progress is reported); `force` embeds all again.",
+        {"force": {"type": "boolean", "default": False}},
+        (), lambda r: f"embedded {r['embedded']} chunks with {r['model']}; {r['pending']} pending",
+        write=True, streams=True,
+    ),
+]
+
+
+def tools(enable_write: bool) -> dict[str, ToolSpec]:
+    return {t.name: t for t in READ_ONLY_TOOLS + (WRITE_TOOLS if enable_write else [])}

@@ -1,0 +1,445 @@
+"""`gnoctl mcp` driven by the MCP SDK's own client over stdio, against a real gnod with
+the real test models (MiniLM embed, tiny reranker, SmolLM2 generate)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import anyio
+import jsonschema
+import msgspec
+import pytest
+from conftest import _run_cli, children, cleanup_home, make_env, make_home, start_gnod, wait_until
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from test_daemon_query import configure, models  # noqa: F401  (models is a fixture)
+from test_daemon_vectors import write_topics
+
+from gnod import protocol as P
+
+pytestmark = pytest.mark.timeout(300)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+READ_TOOLS = {"search", "vsearch", "query", "ask", "get", "multi_get", "ls", "status"}
+WRITE_TOOLS = {"collection_add", "collection_remove", "update", "embed"}
+
+
+def bridge(env: dict, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "gnoctl.main", "mcp", *args], env=env,
+                                 cwd=ROOT)
+
+
+def run(coro_fn, *args):
+    return asyncio.run(coro_fn(*args))
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory, models):  # noqa: F811
+    home = make_home()
+    env = make_env(home)
+    configure(env, models)
+    root = tmp_path_factory.mktemp("mcp")
+    write_topics(root / "notes")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(root / "notes")})
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        yield d
+    finally:
+        d.stop()
+        cleanup_home(home)
+
+
+def _daemon_limits(method: str) -> dict:
+    with open(os.path.join(ROOT, "docs", "schemas", f"{method}.params.json")) as f:
+        doc = json.load(f)
+    return doc["$defs"][doc["$ref"].split("/")[-1]]["properties"]
+
+
+def test_tools_list_schemas_are_valid_and_within_the_daemon_limits(hybrid):
+    from gnoctl.mcp.tools import tools
+
+    async def go():
+        async with Client(bridge(hybrid.env)) as c:
+            listed = (await c.list_tools()).tools
+        async with Client(bridge(hybrid.env, "--enable-write")) as c:
+            with_write = (await c.list_tools()).tools
+        return listed, with_write
+
+    listed, with_write = run(go)
+    assert {t.name for t in listed} == READ_TOOLS
+    assert {t.name for t in with_write} == READ_TOOLS | WRITE_TOOLS
+    specs = tools(True)
+    for t in with_write:
+        jsonschema.Draft202012Validator.check_schema(t.input_schema)
+        assert t.input_schema["additionalProperties"] is False and len(t.description) > 50, t.name
+        assert t.annotations.read_only_hint is (t.name in READ_TOOLS)
+        daemon = _daemon_limits(specs[t.name].method)
+        sent = specs[t.name].params({k: None for k in t.input_schema["properties"]})
+        for key, prop in t.input_schema["properties"].items():
+            target = "query" if key == "question" else key
+            assert target in sent and target in daemon, (t.name, key)  # every argument reaches gnod
+            for bound, tighter in (("maximum", min), ("maxLength", min), ("minimum", max), ("minLength", max)):
+                if bound in daemon[target] and bound in prop:
+                    assert tighter(prop[bound], daemon[target][bound]) == prop[bound], (t.name, key, bound)
+            if "maxLength" in prop or "maximum" in prop or prop.get("type") == "array":
+                assert "maxLength" in prop or "maximum" in prop or "maxItems" in prop, (t.name, key)
+
+
+def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
+    calls = {
+        "search": ({"query": "spaghetti garlic"}, P.SearchResult),
+        "vsearch": ({"query": "feline pets napping", "limit": 3}, P.VSearchResult),
+        "query": ({"query": "how do I bake bread", "expand": False}, P.QueryResult),
+        "ask": ({"question": "how do I bake bread", "answer": False, "sources": 2}, P.AskResult),
+        "get": ({"ref": "notes/pets/dogs.md:3"}, P.Document),
+        "multi_get": ({"pattern": "notes/space/*.md"}, P.MultiGetResult),
+        "ls": ({"collection": "notes", "prefix": "pets/"}, P.LsResult),
+        "status": ({}, P.StatusResult),
+    }
+
+    async def go():
+        out = {}
+        async with Client(bridge(hybrid.env), mode="legacy") as c:  # the handshake era agents use today
+            for name, (args, _) in calls.items():
+                out[name] = await c.call_tool(name, args)
+        return out
+
+    results = run(go)
+    for name, (_, tp) in calls.items():
+        r = results[name]
+        assert not r.is_error, (name, r.content)
+        msgspec.convert(r.structured_content, tp, strict=True)  # the protocol's JSON, unchanged
+        assert r.content[0].type == "text" and r.content[0].text
+    assert results["search"].content[0].text.startswith("gno://notes/cooking/pasta.md:")
+    assert "gno://notes/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
+    assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
+    assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
+    assert results["get"].structured_content["from_line"] == 3 and "postman" in results["get"].content[0].text
+    assert {d["path"] for d in results["multi_get"].structured_content["documents"]} == {"space/mars.md",
+                                                                                        "space/moon.md"}
+    assert results["ls"].content[0].text.splitlines()[-1] == "(2 of 2 documents)"
+    assert "notes: 6 documents" in results["status"].content[0].text
+
+
+def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
+    async def go():
+        async with Client(bridge(hybrid.env)) as c:
+            return [await c.call_tool(name, args) for name, args in (
+                ("search", {"query": '"unclosed'}),
+                ("query", {"query": "bread", "collections": ["nope"]}),
+                ("get", {"ref": "notes/missing.md"}),
+                ("search", {"query": "x", "limit": 5000}),
+                ("collection_add", {"name": "x", "path": "/tmp"}),
+                ("status", {}),  # the session is still fine after all that
+            )]
+
+    bad_query, no_collection, no_doc, too_many, no_write, ok = run(go)
+    assert bad_query.is_error and bad_query.content[0].text.startswith("INVALID_QUERY: ")
+    assert bad_query.structured_content["error"]["code"] == "INVALID_QUERY"
+    assert no_collection.is_error and no_collection.content[0].text.startswith("NOT_FOUND: ")
+    assert "collections: notes" in no_collection.content[0].text
+    assert no_doc.is_error and "notes/missing.md" in no_doc.content[0].text
+    assert too_many.is_error and too_many.content[0].text == "INVALID_PARAMS: limit: 5000 is greater than the maximum of 100"
+    assert no_write.is_error and "unknown tool 'collection_add'" in no_write.content[0].text
+    assert not ok.is_error
+
+
+def test_documents_are_resources(hybrid):
+    async def go():
+        async with Client(bridge(hybrid.env)) as c:
+            templates = (await c.list_resource_templates()).resource_templates
+            listed = (await c.list_resources()).resources
+            doc = await c.read_resource("gno://notes/pets/cats.md")
+            with pytest.raises(MCPError) as missing:
+                await c.read_resource("gno://notes/pets/unicorns.md")
+            return templates, listed, doc, missing.value
+
+    templates, listed, doc, missing = run(go)
+    assert [t.uri_template for t in templates] == ["gno://{collection}/{+path}"]
+    assert {r.uri for r in listed} == {f"gno://notes/{rel}" for rel in
+                                       ("cooking/pasta.md", "cooking/bread.md", "pets/cats.md", "pets/dogs.md",
+                                        "space/mars.md", "space/moon.md")}
+    assert doc.contents[0].text == hybrid.result("get", {"ref": "notes/pets/cats.md"})["content"]
+    assert "NOT_FOUND" in missing.message
+
+
+def test_bridge_exits_when_stdin_closes_even_mid_call(hybrid):
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp"], env=hybrid.env, cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def send(msg: dict) -> None:
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", **msg}) + "\n").encode())
+        proc.stdin.flush()
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "gno"
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {"name": "ask", "_meta": {"progressToken": "p"}, "arguments": {
+            "question": "Explain everything about baking bread, step by step, in detail.", "max_tokens": 1024}}})
+        first = json.loads(proc.stdout.readline())  # the answer is being written
+        assert first["method"] == "notifications/progress" and first["params"]["progressToken"] == "p", first
+        proc.stdin.close()
+        assert proc.wait(10) == 0, proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert hybrid.result("status")["pid"] == hybrid.proc.pid  # gnod itself stays up
+
+
+def test_cancelling_ask_stops_the_generation(hybrid):
+    said = re.compile(r"stopped generating after (\d+) tokens")
+
+    def log_text() -> str:
+        with open(hybrid.paths.log_file) as f:
+            return f.read()
+
+    before = len(said.findall(log_text()))
+
+    async def go():
+        tokens: list[str] = []
+        async with Client(bridge(hybrid.env)) as c:
+            three = anyio.Event()
+
+            async def progress(done, total, message):
+                tokens.append(message)
+                if len(tokens) >= 3:
+                    three.set()
+
+            async with anyio.create_task_group() as tg:
+                async def ask():
+                    await c.call_tool("ask", {"question": "Explain everything about baking bread, step by step, "
+                                              "in detail.", "max_tokens": 1024}, progress_callback=progress)
+                tg.start_soon(ask)
+                with anyio.fail_after(120):
+                    await three.wait()
+                tg.cancel_scope.cancel()
+            # The bridge is still serving after the cancellation.
+            assert not (await c.call_tool("status", {})).is_error
+        return tokens
+
+    tokens = run(go)
+    assert len(tokens) >= 3 and all(isinstance(t, str) for t in tokens)
+    assert wait_until(lambda: len(said.findall(log_text())) > before, 30), "gnod kept generating"
+    assert int(said.findall(log_text())[-1]) < 100  # stopped a few tokens after the cancel, not at 1024
+
+
+def _bridge_pids() -> list[int]:
+    pids = []
+    for pid in children(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"gnoctl.main\0mcp" in f.read():
+                    pids.append(pid)
+        except OSError:
+            pass
+    return pids
+
+
+def _holds_models_or_index(pid: int, db_file: str) -> list[str]:
+    with open(f"/proc/{pid}/maps") as f:
+        maps = f.read()
+    found = [lib for lib in ("libllama", "llama_cpp", "sqlite_vec", "vec0") if lib in maps]
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(db_file):
+                found.append("index")
+        except OSError:
+            pass
+    return found
+
+
+def test_two_bridges_and_gnoctl_share_one_gnod(hybrid):
+    async def go():
+        async with Client(bridge(hybrid.env)) as a, Client(bridge(hybrid.env)) as b:
+            ra, rb = await asyncio.gather(a.call_tool("vsearch", {"query": "red planet volcano"}),
+                                          b.call_tool("vsearch", {"query": "dog walks"}))
+            cli = _run_cli("vsearch", "astronauts", "--json", env=hybrid.env)
+            pids = _bridge_pids()
+            holds = {pid: _holds_models_or_index(pid, hybrid.paths.db_file) for pid in pids}
+            sa = (await a.call_tool("status", {})).structured_content
+            sb = (await b.call_tool("status", {})).structured_content
+            return ra, rb, cli, pids, holds, sa, sb
+
+    ra, rb, cli, pids, holds, sa, sb = run(go)
+    assert ra.structured_content["hits"][0]["path"] == "space/mars.md"
+    assert rb.structured_content["hits"][0]["path"] == "pets/dogs.md"
+    assert cli.returncode == 0 and json.loads(cli.stdout)["hits"][0]["path"] == "space/moon.md"
+    assert len(pids) == 2 and holds == {pid: [] for pid in pids}  # no model, no index in the bridges
+    assert sa["pid"] == sb["pid"] == hybrid.proc.pid
+    embed = [m for m in sa["models"] if m["role"] == "embed"]
+    assert len(embed) == 1 and embed[0]["state"] == "ready"
+
+
+def test_write_tools_report_progress(hybrid, tmp_path):
+    (tmp_path / "more").mkdir()
+    for i in range(40):
+        (tmp_path / "more" / f"m{i}.md").write_text(f"# Memo {i}\n\nquarterly budget line {i}\n")
+
+    async def go():
+        seen = []
+
+        async def progress(done, total, message):
+            seen.append((done, total, message))
+
+        async with Client(bridge(hybrid.env, "--enable-write")) as c:
+            added = await c.call_tool("collection_add", {"name": "more", "path": str(tmp_path / "more")},
+                                      progress_callback=progress)
+            found = await c.call_tool("search", {"query": "quarterly budget", "collections": ["more"]})
+            removed = await c.call_tool("collection_remove", {"name": "more"})
+        return seen, added, found, removed
+
+    seen, added, found, removed = run(go)
+    assert not added.is_error and added.content[0].text.startswith("more: 40 added")
+    assert seen and seen[-1][0] == seen[-1][1] == 40 and any("more" in m for _, _, m in seen)
+    assert len(found.structured_content["hits"]) == 10
+    assert removed.content[0].text == "removed more (40 documents)"
+
+
+def test_bridge_starts_gnod_and_reconnects_after_a_restart(env):
+    async def go():
+        async with Client(bridge(env)) as c:
+            pids = [(await c.call_tool("status", {})).structured_content["pid"]]  # autostarted
+            restarted = _run_cli("daemon", "restart", env=env)
+            assert restarted.returncode == 0, restarted.stderr
+            pids.append((await c.call_tool("status", {})).structured_content["pid"])  # its socket was stale
+            stopped = _run_cli("daemon", "stop", env=env)
+            assert stopped.returncode == 0, stopped.stderr
+            again = await c.call_tool("status", {})  # no daemon: started again
+            assert not again.is_error, again.content
+            pids.append(again.structured_content["pid"])
+        return pids
+
+    pids = run(go)
+    assert len(set(pids)) == 3
+
+
+# --- streamable HTTP ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_bridge(hybrid, tmp_path):
+    port = _free_port()
+    token_file = tmp_path / "state" / "mcp-token"
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp", "--http", f"127.0.0.1:{port}",
+                             "--token-file", str(token_file)], env=hybrid.env, cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert wait_until(listening, 30), proc.stderr.read1().decode() if proc.poll() is not None else "no listener"
+        yield f"http://127.0.0.1:{port}/mcp", token_file
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _post(url: str, headers: dict) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+    req = urllib.request.Request(url, body.encode(), {"Content-Type": "application/json",
+                                                      "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_http_needs_the_token_and_a_local_origin(http_bridge):
+    url, token_file = http_bridge
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    token = token_file.read_text().strip()
+    auth = {"Authorization": f"Bearer {token}"}
+    assert _post(url, {}) == 401
+    assert _post(url, {"Authorization": "Bearer not-the-token"}) == 401
+    assert _post(url, {**auth, "Origin": "http://evil.example"}) == 403
+    assert _post(url, {**auth, "Host": "evil.example:80"}) == 421
+    assert _post(url, {**auth, "Origin": url.rsplit("/", 1)[0]}) == 200
+
+    async def go():
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers=auth, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as c:
+                return await c.call_tool("search", {"query": "spaghetti"})
+
+    found = run(go)
+    assert not found.is_error and found.structured_content["hits"][0]["path"] == "cooking/pasta.md"
+
+
+def test_http_refuses_a_public_bind_without_a_token(env):
+    r = _run_cli("mcp", "--http", "0.0.0.0:8765", "--no-token", env=env)
+    assert r.returncode == 1 and "refusing to serve 0.0.0.0 without a token" in r.stderr
+    r = _run_cli("mcp", "--http", "host:port", env=env)
+    assert r.returncode == 1 and "--http wants [HOST:]PORT" in r.stderr
+
+
+def test_resource_listeners_hear_of_saved_files(hybrid, tmp_path):
+    from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+
+    notes = hybrid.result("collection.list")["collections"][0]["path"]
+    cats = os.path.join(notes, "pets", "cats.md")
+    original = open(cats).read()
+
+    async def go():
+        events = []
+        async with Client(bridge(hybrid.env)) as c:
+            async with c.listen(resource_subscriptions=["gno://notes/pets/cats.md"],
+                                resources_list_changed=True) as sub:
+                heard = anyio.Event()
+
+                async def save_until_heard():
+                    # The bridge's follower subscribes to gnod as the first listener comes: keep saving.
+                    for i in range(100):
+                        if heard.is_set():
+                            return
+                        with open(cats, "w") as f:
+                            f.write(original + f"\nEdit {i}: cats also knead blankets.\n")
+                        await anyio.sleep(0.3)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(save_until_heard)
+                    with anyio.fail_after(60):
+                        async for event in sub:  # one loop: leaving it ends the subscription
+                            events.append(event)
+                            if isinstance(event, ResourceUpdated) and not heard.is_set():
+                                heard.set()  # stop saving; add a document instead
+                                await anyio.sleep(0.5)
+                                with open(os.path.join(notes, "pets", "newts.md"), "w") as f:
+                                    f.write("# Newts\n\nNewts are small amphibians.\n")
+                            elif isinstance(event, ResourcesListChanged) and heard.is_set():
+                                break
+            read = await c.read_resource("gno://notes/pets/cats.md")
+        return events, read
+
+    try:
+        events, read = run(go)
+    finally:
+        with open(cats, "w") as f:
+            f.write(original)
+        if os.path.exists(os.path.join(notes, "pets", "newts.md")):
+            os.unlink(os.path.join(notes, "pets", "newts.md"))
+    assert ResourceUpdated(uri="gno://notes/pets/cats.md") in events
+    assert isinstance(events[-1], ResourcesListChanged)
+    assert "knead blankets" in read.contents[0].text  # reading it again gives the saved text
