@@ -17,7 +17,6 @@ from gnod.paths import Paths
 from gnoctl import fastjson
 
 START_TIMEOUT_S = 30.0
-EXIT_CONFIG = 78  # gnod's exit status for an invalid config (gnod.server.main)
 
 
 class DaemonError(Exception):
@@ -207,12 +206,12 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             # Ready only when *our* gnod serves: another one answering now may be on its way out.
             if paths.read_pid() == proc.pid and is_running(paths):
                 return proc.pid
-        elif code == 1:
+        elif code == wire.GNOD_EXIT_RUNNING:
             # Lost the start race: the winner holds the lock but may not be listening yet.
             if is_running(paths):
                 return paths.read_pid() or proc.pid
         else:
-            err = wire.CONFIG_ERROR if code == EXIT_CONFIG else wire.INTERNAL_ERROR
+            err = wire.CONFIG_ERROR if code == wire.GNOD_EXIT_CONFIG else wire.INTERNAL_ERROR
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})
         time.sleep(0.02)
     raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {timeout:.0f} s; see {out}", {"log": out})

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import msgspec
 
+from gnod.models.presets import DEFAULT_PRESET
 from gnod.text.language import normalize_language
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -59,17 +60,17 @@ class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     log_level: str = "info"
-    # Processes that prepare documents on big index runs; unset = one per core (max 4), 0 = none.
+    # Processes that prepare documents on big index runs; unset = cores - 1 (1 to 4), 0 = none.
     ingest_workers: Annotated[int, msgspec.Meta(ge=0, le=64)] | None = None
 
 
 class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     # slim | balanced | quality (gnod.models.presets); a role's URI below overrides it.
-    preset: str = "slim"
+    preset: str = DEFAULT_PRESET
     embed: str | None = None  # hf:org/repo/file.gguf or file:/path.gguf
     rerank: str | None = None
     generate: str | None = None
-    # llama.cpp threads per model; unset = chosen from the cores (see gnod.models.threads).
+    # llama.cpp threads per model; unset = half the cores (gnod.models.manager.default_threads).
     threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
     # Unload a model after this many idle seconds; 0 = keep it loaded.
     idle_unload_s: Annotated[float, msgspec.Meta(ge=0)] = 900.0

@@ -78,6 +78,16 @@ class Paths:
         return os.path.join(self.state_dir, "gnod.log")
 
     @property
+    def model_cache_dir(self) -> str:
+        """Downloaded model files (see gnod.models.pull for the layout)."""
+        return os.path.join(self.cache_dir, "models")
+
+    @property
+    def llm_cache_file(self) -> str:
+        """Expansion and rerank results (gnod.store.llm_cache)."""
+        return os.path.join(self.cache_dir, "llm-cache.sqlite")
+
+    @property
     def socket_path(self) -> str:
         return os.path.join(self.runtime_dir, SOCKET_NAME)
 

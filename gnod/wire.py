@@ -68,7 +68,6 @@ ERROR_NAMES: dict[int, str] = {
     IO_ERROR: "IO_ERROR",
 }
 
-EXIT_OK = 0
 EXIT_USER = 1
 EXIT_RUNTIME = 2
 EXIT_NOT_RUNNING = 3
@@ -76,6 +75,12 @@ EXIT_NOT_RUNNING = 3
 _USER_ERRORS = frozenset(
     {INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, NOT_FOUND, INVALID_QUERY, CONFIG_ERROR, FRAME_TOO_LARGE}
 )
+
+
+# gnod's own exit statuses, which gnoctl reads when it starts gnod.
+GNOD_EXIT_RUNNING = 1  # another gnod holds this runtime dir's lock
+GNOD_EXIT_RUNTIME_DIR = 2  # the runtime dir is unusable (owner, path length)
+GNOD_EXIT_CONFIG = 78  # sysexits.h EX_CONFIG: the config file is invalid
 
 
 def exit_code_for(code: int) -> int:

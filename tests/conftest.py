@@ -523,6 +523,24 @@ def build_corpus(root: str) -> Corpus:
 # --- fixtures --------------------------------------------------------------------------
 
 
+def migrated_db(path: str):
+    """A new index at `path` with every migration applied: a real write connection."""
+    from gnod.store.db import connect
+    from gnod.store.migrations import migrate
+
+    conn = connect(path)
+    migrate(conn)
+    return conn
+
+
+@pytest.fixture
+def db(tmp_path):
+    """A migrated index of its own for one test."""
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    yield conn
+    conn.close()
+
+
 @pytest.fixture
 def gno_home():
     home = make_home()

@@ -4,15 +4,14 @@ a query word (a phrase of its bigrams) finds the documents that contain it."""
 from __future__ import annotations
 
 import pytest
+from conftest import migrated_db
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.store.db import connect
 from gnod.store.documents import index_languages
-from gnod.store.migrations import migrate
 from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
 
 
@@ -100,8 +99,7 @@ def index(tmp_path_factory):
     root = tmp_path_factory.mktemp("cjk")
     for name, text in PAGES.items():
         (root / name).write_text(text, encoding="utf-8")
-    conn = connect(str(tmp_path_factory.mktemp("db") / "index.sqlite"))
-    migrate(conn)
+    conn = migrated_db(str(tmp_path_factory.mktemp("db") / "index.sqlite"))
     analyzers = AnalyzerSet()
     stats = index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
     assert (stats.added, stats.errors) == (len(PAGES), 0)

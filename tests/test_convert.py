@@ -30,8 +30,6 @@ from gnod.ingest.convert import (
 from gnod.ingest.pipeline import index_collection
 from gnod.ingest.workers import PARALLEL_MIN, PreparePool
 from gnod.store import documents as store
-from gnod.store.db import connect
-from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
 # --- generators ----------------------------------------------------------------------------
@@ -305,14 +303,6 @@ def test_markitdown_stays_out_of_the_converting_process():
 
 
 # --- through the pipeline ------------------------------------------------------------------
-
-
-@pytest.fixture
-def db(tmp_path):
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    yield conn
-    conn.close()
 
 
 def write_formats(root) -> None:

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import RawConn, _run_cli, cli_json, make_env, paths_for, start_gnod, wait_until
+from conftest import RawConn, _run_cli, cli_json, make_env, migrated_db, paths_for, start_gnod, wait_until
 from gnod import wire
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.walk import WalkEntry
@@ -98,15 +98,12 @@ def test_a_document_past_its_deadline_is_reported_not_indexed(tmp_path, monkeypa
     from gnod.config import CollectionConfig
     from gnod.ingest import prepare
     from gnod.ingest.pipeline import index_collection
-    from gnod.store.db import connect
-    from gnod.store.migrations import migrate
     from gnod.text.analyzer import AnalyzerSet
 
     root = tmp_path / "docs"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nalpha\n")
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
     monkeypatch.setattr(prepare, "PREPARE_TIMEOUT_S", -1.0)  # every document is already late
     stats = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     assert stats.added == 0 and stats.errors == 1

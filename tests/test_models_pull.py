@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from gnod.models import pull as pullmod
-from gnod.models.pull import CachedModel, PullError, cache_root, clear, list_cached, pull, resolve
-from gnod.models.uri import ModelRef, ModelURIError, parse, table_key
+from gnod.models.pull import CachedModel, PullError, clear, list_cached, pull, resolve
+from gnod.models.uri import ModelRef, ModelURIError, parse
 from gnod.paths import Paths
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -273,14 +273,17 @@ def test_parse_bad(uri, needle):
     assert "hf:org/repo/model-Q4_K_M.gguf" in str(e.value)  # every error shows good URIs
 
 
-def test_table_key_is_sha256_prefix():
-    assert table_key(URI) == hashlib.sha256(URI.encode()).hexdigest()[:8]
-    assert re.fullmatch(r"[0-9a-f]{8}", table_key("file:/x.gguf"))
-    assert table_key("hf:a/b/c.gguf") != table_key("hf:a/b@main/c.gguf")  # the URI string names the model
+def test_vector_table_is_named_by_the_uri_string():
+    from gnod.store.vectors import table_for
+
+    assert table_for(URI) == "vec_" + hashlib.sha256(URI.encode()).hexdigest()[:8]
+    assert re.fullmatch(r"vec_[0-9a-f]{8}", table_for("file:/x.gguf"))
+    assert table_for("hf:a/b/c.gguf") != table_for("hf:a/b@main/c.gguf")  # the URI string names the model
 
 
-def test_cache_root_follows_gno_home(tmp_path):
-    assert cache_root(Paths(str(tmp_path))) == tmp_path / "cache" / "models"
+def test_model_cache_follows_gno_home(tmp_path):
+    assert Paths(str(tmp_path)).model_cache_dir == str(tmp_path / "cache" / "models")
+    assert Paths(str(tmp_path)).llm_cache_file == str(tmp_path / "cache" / "llm-cache.sqlite")
 
 
 # --- pull ----------------------------------------------------------------------------------

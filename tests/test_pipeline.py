@@ -15,16 +15,7 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
 from gnod.store.db import connect
-from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
-
-
-@pytest.fixture
-def db(tmp_path):
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    yield conn
-    conn.close()
 
 
 def run(db, root, **kw):

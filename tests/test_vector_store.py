@@ -9,20 +9,15 @@ import pytest
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.store import vectors as vs
-from gnod.store.db import connect
-from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
 DIM = 8
 
 
 @pytest.fixture
-def db(tmp_path):
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    assert vs.load_extension(conn) is None
-    yield conn
-    conn.close()
+def db(db):
+    assert vs.load_extension(db) is None
+    return db
 
 
 def index(db, root, name="c"):

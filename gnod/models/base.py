@@ -1,15 +1,13 @@
-"""The three model roles gnod keeps warm, as small protocols.
+"""The three model roles gnod keeps warm, and the error that says a role is unusable.
 
 Search code depends on these, never on llama.cpp: a backend that cannot load
-(missing file, no llama_cpp) simply leaves a role empty and search degrades.
+(missing file, no llama_cpp, a server down) leaves its role unavailable, with the fix,
+and search degrades.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
-
-import numpy as np
+from typing import Literal
 
 Role = Literal["embed", "rerank", "generate"]
 ROLES: tuple[Role, ...] = ("embed", "rerank", "generate")
@@ -23,34 +21,3 @@ class ModelUnavailable(Exception):
         self.role = role
         self.message = message
         self.fix = fix
-
-
-class Embedder(Protocol):
-    uri: str
-    dim: int
-    max_tokens: int  # longest input the model takes in one piece
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """(len(texts), dim) float32, L2-normalized; texts already carry any title context."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """(dim,) float32, L2-normalized, with the model family's query prompt applied."""
-
-    def count_tokens(self, text: str) -> int: ...
-
-
-class Reranker(Protocol):
-    uri: str
-    max_tokens: int
-
-    def score(self, query: str, documents: Sequence[str]) -> list[float]:
-        """Relevance of each document to the query, in [0, 1] (higher is better)."""
-
-
-class Generator(Protocol):
-    uri: str
-
-    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
-                 on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
-        """Chat completion with the model's own template; streams pieces to on_token and
-        ends early, with what it has, once stop() is true."""

@@ -1,4 +1,6 @@
-"""Model presets, and every prompt string gno sends to a model.
+"""Model presets, and each model family's prompt conventions (query and passage
+prefixes, chat and rerank templates). What gno asks the generator is written in
+gnod.search.expand and gnod.search.answer; this module wraps it for the family.
 
 A preset names one GGUF per role (embed, rerank, generate); `[models]` in config.toml
 picks a preset and may override any role with its own URI. Presets list disk size only:
@@ -6,8 +8,8 @@ RAM depends on context length and batch size.
 
 Models are trained with their own prompt conventions (e5 wants "query: "/"passage: ",
 Qwen3-Embedding an instruction before the query, bge none), and a vector made without
-them is measurably worse, so the family is derived from the URI and every prompt is
-built here, in one place. Documents are embedded as `title: {title} | text: {chunk}`
+them is measurably worse, so the family is derived from the URI and every family
+convention lives here, in one place. Documents are embedded as `title: {title} | text: {chunk}`
 (seed 000: the title gives a chunk its context), after the family's passage prefix.
 """
 
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-if TYPE_CHECKING:  # kept light: gnoctl may import this module
+if TYPE_CHECKING:  # gnod.config imports this module for DEFAULT_PRESET
     from gnod.config import ModelsConfig
     from gnod.models.base import Role
     from gnod.models.uri import ModelRef

@@ -1,6 +1,6 @@
 """Model files on disk: find them in the cache, download `hf:` ones, list and clear them.
 
-Cache layout (under Paths.cache_dir/models, see cache_root):
+Cache layout (under Paths.model_cache_dir):
 
     hf/<org>/<repo>/<revision>/<path/in/repo>      a complete, verified file
     hf/<org>/<repo>/<revision>/.<name>.<etag>.part  a download in progress, resumed by the next pull
@@ -33,7 +33,6 @@ from urllib.parse import quote, unquote, urlsplit
 import msgspec
 
 from gnod.models.uri import DEFAULT_REVISION, ModelRef, ModelURIError, as_ref
-from gnod.paths import Paths
 
 log = logging.getLogger("gnod.models")
 
@@ -58,11 +57,6 @@ class CachedModel(msgspec.Struct, frozen=True):
     uri: str
     path: str
     size_bytes: int
-
-
-def cache_root(paths: Paths | None = None) -> Path:
-    """Where model files live: <cache dir>/models (GNO_HOME/cache/models in tests)."""
-    return Path((paths or Paths.from_env()).cache_dir) / "models"
 
 
 def cached_path(ref: ModelRef | str, cache_dir: str | os.PathLike[str]) -> Path:

@@ -11,13 +11,13 @@ cannot contain '@', so the split is unambiguous. A revision with a '/' in it (re
 is percent-encoded: hf:org/repo@refs%2Fpr%2F1/model.gguf. A file path must be absolute:
 gnod does not run in the directory the URI was typed in.
 
-The URI string itself (as written in config.toml) names a model everywhere else: vector
-tables are `vec_<table_key(uri)>`, so two spellings of one file are two models.
+The URI string itself (as written in config.toml) names a model everywhere else: its
+vector table is named from a hash of it (gnod.store.vectors.table_for), so two
+spellings of one file are two models.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from typing import Literal
@@ -65,11 +65,6 @@ class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
             return f"{REMOTE_PREFIX}{self.url}#{self.filename}"
         rev = f"@{quote(self.revision, safe='')}" if self.revision is not None else ""
         return f"hf:{self.repo}{rev}/{self.filename}"
-
-
-def table_key(uri: str) -> str:
-    """sha256(uri)[:8], hex: the suffix of the model's vector table (`vec_<key>`)."""
-    return hashlib.sha256(uri.encode("utf-8")).hexdigest()[:8]
 
 
 def _bad(uri: str, why: str) -> ModelURIError:

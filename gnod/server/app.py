@@ -185,7 +185,7 @@ class Daemon:
         self._connections: set[Connection] = set()
         self.watcher: Watcher | None = None
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
-        self.models = Models(config.models, os.path.join(paths.cache_dir, "models"))
+        self.models = Models(config.models, paths.model_cache_dir)
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
@@ -200,7 +200,7 @@ class Daemon:
     def llm_cache(self) -> LlmCache:
         """Expansion and rerank cache, opened on first use (a file beside the model cache)."""
         if self._llm_cache is None:
-            self._llm_cache = LlmCache(os.path.join(self.paths.cache_dir, "llm-cache.sqlite"))
+            self._llm_cache = LlmCache(self.paths.llm_cache_file)
         return self._llm_cache
 
     # --- reads ---------------------------------------------------------------------

@@ -10,13 +10,12 @@ import logging.handlers
 import os
 import sys
 
+from gnod import wire
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
 from gnod.server.app import Daemon, gnod_version
 from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, make_private
 
-# sysexits.h EX_CONFIG: lets `gnoctl` tell a bad config from "already running" (1).
-EXIT_CONFIG = 78
 LOG_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
 
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load(paths.config_file)
     except ConfigError as e:
         print(f"gnod: config error: {e}", file=sys.stderr)
-        return EXIT_CONFIG
+        return wire.GNOD_EXIT_CONFIG
     _setup_logging(paths, args.log_level or config.daemon.log_level, not args.quiet)
     daemon = Daemon(paths, config)
     # Everything imported so far lives as long as the daemon: keep it out of GC scans.
@@ -64,10 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(daemon.serve())
     except AlreadyRunning as e:
         print(f"gnod: {e}", file=sys.stderr)
-        return 1
+        return wire.GNOD_EXIT_RUNNING
     except RuntimeDirError as e:
         print(f"gnod: {e}", file=sys.stderr)
-        return 2
+        return wire.GNOD_EXIT_RUNTIME_DIR
     return 0
 
 

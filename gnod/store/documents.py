@@ -1,4 +1,4 @@
-"""Documents, content, chunks and their FTS rows: every SQL statement the index uses.
+"""Documents, content, chunks and their FTS rows: the SQL that writes and reads them.
 
 Writers call these inside a transaction of whole documents (see ingest.pipeline),
 so a failure or crash part-way through a document never leaves half of it visible.
