@@ -17,6 +17,8 @@ from gnod.wire import PROTOCOL_VERSION
 Limit = Annotated[int, Meta(ge=1, le=1000)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 Name = Annotated[str, Meta(min_length=1, max_length=64)]
+# A pasted paragraph or page is a query too: past the term cap, the rarest terms are kept.
+QueryText = Annotated[str, Meta(min_length=1, max_length=32_000)]
 
 
 class Request(Struct, kw_only=True):
@@ -61,7 +63,7 @@ class IndexParams(Params):
 
 
 class SearchParams(Params):
-    query: Annotated[str, Meta(max_length=2000)]
+    query: Annotated[str, Meta(max_length=32_000)]
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
@@ -71,7 +73,7 @@ class SearchParams(Params):
 
 
 class VSearchParams(Params):
-    query: Annotated[str, Meta(min_length=1, max_length=8000)]
+    query: QueryText
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
@@ -80,7 +82,7 @@ class VSearchParams(Params):
 class QueryParams(Params):
     """Hybrid search (BM25 + vectors + expansion + reranking); see docs/protocol.md."""
 
-    query: Annotated[str, Meta(min_length=1, max_length=2000)]
+    query: QueryText
     limit: Limit = 10  # capped at the mode's maximum (standard 32, deep 100)
     mode: Literal["standard", "deep"] = "standard"
     min_score: Score = 0.0
@@ -94,7 +96,7 @@ class QueryParams(Params):
 class AskParams(Params):
     """Retrieve, then answer from the sources with citations [1], [2]…"""
 
-    query: Annotated[str, Meta(min_length=1, max_length=2000)]
+    query: QueryText
     sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
     mode: Literal["standard", "deep"] = "standard"
     collections: list[str] = []
@@ -169,8 +171,8 @@ class SearchHit(Struct):
     path: str  # relative to the collection root
     abs_path: str
     title: str
-    score: float  # normalized per query to [0, 1]; not comparable across queries
-    bm25: float  # raw FTS5 bm25 (more negative = better)
+    score: float  # bm25 / the best hit's bm25, in (0, 1]; not comparable across queries
+    bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
     snippet: Snippet | None = None
 
@@ -194,9 +196,10 @@ class SearchResult(Struct):
     total_candidates: int
     terms: list[str]
     dropped_stopwords: list[str]
-    languages: list[str | None]
+    languages: list[str | None]  # the languages the query was stemmed in
     took_ms: float
     freshness: list[Freshness] = []
+    notes: list[str] = []  # what the search changed about the query (e.g. terms left out)
 
 
 class Document(Struct):

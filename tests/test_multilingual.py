@@ -10,7 +10,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.store.db import connect
-from gnod.store.documents import index_languages
+from gnod.store.documents import language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
@@ -79,7 +79,7 @@ def unstemmed(tmp_path_factory):
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
     result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            index_languages(conn))
+                            language_counts(conn))
     return [h.path for h in result.hits]
 
 

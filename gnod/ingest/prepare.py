@@ -12,18 +12,15 @@ from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc
-from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import detect_language
+from gnod.text.analyzer import AnalyzerSet, exact_text
+from gnod.text.language import detect_language_sure
 
-__all__ = ["IngestFailure", "Prepared", "prepare"]  # workers catch IngestFailure from here
+__all__ = ["IngestFailure", "prepare"]  # workers catch IngestFailure from here
 
-
-class Prepared(PreparedDoc, frozen=True, gc=False):
-    """A PreparedDoc, plus the languages some blocks of its body were stemmed in besides
-    its own (a document that mixes languages): the pipeline records them in the index,
-    so that queries are stemmed in them too."""
-
-    other_languages: tuple[str, ...] = ()
+# A body shorter than this whose language is only a guess is marked unsure: it takes its
+# collection's dominant language (pipeline.settle_languages).  Longer documents hold
+# enough text for their own verdict (and for per-block stemming).
+SHORT_DOCUMENT_CHARS = 3000
 
 
 def prepare(
@@ -32,11 +29,16 @@ def prepare(
     source_hash: str,
     language_hint: str | None,
     analyzers: AnalyzerSet,
-) -> Prepared:
+) -> PreparedDoc:
     canonical = canonicalize(convert(data, entry.rel_path))
     meta, body, fm_lines = split_frontmatter(canonical)
     title = extract_title(meta, body, os.path.basename(entry.rel_path))
-    language = language_hint or detect_language(body)
+    sure = True
+    if language_hint:
+        language = language_hint
+    else:
+        language, sure = detect_language_sure(body)
+        sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     # A collection's hint is authoritative: no block gets another language then.
     stemmed = stem_body(body, language, analyzers, per_block=not language_hint)
     language = stemmed.language
@@ -46,7 +48,7 @@ def prepare(
         for c in chunk_text(body)
     ]
     analyzer = analyzers.get(language)
-    return Prepared(
+    return PreparedDoc(
         rel_path=entry.rel_path,
         size=entry.size,
         mtime_ns=entry.mtime_ns,
@@ -62,5 +64,9 @@ def prepare(
         fts_path=analyzer.index_text(entry.rel_path),
         fts_title=analyzer.index_text(title),
         fts_body=stemmed.text,
+        exact_path=exact_text(entry.rel_path),
+        exact_title=exact_text(title),
+        exact_body=exact_text(body),
         other_languages=stemmed.others,
+        language_confident=sure,
     )

@@ -116,7 +116,24 @@ class ExpansionLimits(Struct, frozen=True, kw_only=True):
     max_tokens: int = 320  # generation budget for one expansion reply
 
 
+class Lexical(Struct, frozen=True, kw_only=True):
+    """BM25 search (gnod.search.lexical): which languages stem a query, exact forms, long queries."""
+
+    # A language stems every query once it holds this share of the index (documents, plus
+    # blocks of mixed-language documents); a query's own clearly detected language always
+    # does. A language of 1% of the documents (misdetected abstracts, a stray translation)
+    # would only add false matches through its stemmer; its documents are still found by
+    # their exact words.
+    min_language_share: float = 0.05
+    # bm25 = (bm25 over stems + exact_weight · bm25 over exact forms) / (1 + exact_weight):
+    # the query's own word forms count twice, an inflection that only stemming meets once.
+    exact_weight: float = 1.0
+    # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
+    max_terms: int = 64
+
+
 class Pipeline(Struct, frozen=True, kw_only=True):
+    lexical: Lexical = Lexical()
     strong_signal: StrongSignal = StrongSignal()
     fusion: Fusion = Fusion()
     limits: Limits = Limits()

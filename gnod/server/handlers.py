@@ -170,7 +170,7 @@ async def search(d: Daemon, p: SearchParams, call: Call):
         await d.watcher.wait_idle(names, p.wait_s)
 
     def run(conn, analyzers):
-        return lexical.search(conn, analyzers, p, d.languages(conn))
+        return lexical.search(conn, analyzers, p, d.language_counts(conn))
 
     try:
         result = await d.read(run)

@@ -115,7 +115,7 @@ class QueryRun:
         self.lists: list[fusion.RankedList] = []
         self.expansion: ExpansionInfo | None = None
         self.strong: dict[str, Any] = {}
-        self.languages: list[str | None] = []
+        self.counts: dict[str | None, int] = {}  # documents per language in the index
         self.kept: list[_Candidate] = []
         self.scope = len(p.collections) or len(d.config.collections)  # collections searched
         self._budget = PIPELINE.previews.passage_chars
@@ -136,7 +136,7 @@ class QueryRun:
     async def _bm25(self, query: str) -> lexical.SearchResult:
         params = SearchParams(query=query, limit=_fetch(self.limit, PIPELINE.limits.bm25_original, self.scope),
                               collections=self.p.collections, snippets=False)
-        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
 
     # --- stages ----------------------------------------------------------------------
 
@@ -189,7 +189,7 @@ class QueryRun:
             params = SearchParams(query=q, limit=_fetch(self.limit, PIPELINE.limits.bm25_variant, self.scope),
                                   collections=self.p.collections, snippets=False)
             try:
-                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
             except QuerySyntaxError:
                 self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
                 return None
@@ -233,7 +233,7 @@ class QueryRun:
         def knn(conn, _an) -> list:
             out = []
             for (kind, q), v in zip(labelled, vecs):
-                params = VSearchParams(query=q[:8000], limit=_fetch(self.limit, factors[kind], self.scope),
+                params = VSearchParams(query=q, limit=_fetch(self.limit, factors[kind], self.scope),
                                        collections=self.p.collections)
                 out.append((kind, q, vector.search(conn, index, v, params)))
             return out
@@ -290,9 +290,8 @@ class QueryRun:
         if p.limit > self.mode.max_results:
             self.notes.append(f"-n {p.limit} is above {self.mode.name} mode's maximum: "
                               f"at most {self.mode.max_results} results")
-        self.languages = await self.d.read(lambda conn, _a: lexical.with_section_languages(
-            conn, self.d.languages(conn)))
-        langs = [lang for lang in self.languages if lang] or ["english"]
+        self.counts = await self.d.read(lambda conn, _a: self.d.language_counts(conn))
+        langs = [lang for lang in lexical.query_languages(p.query, self.counts) if lang] or ["english"]
         keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
                     else fusion.query_keywords(p.query, langs))
         exp, vbest = await self._retrieve()
@@ -322,6 +321,7 @@ class QueryRun:
     async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
         """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
         bm25 = await self.clock.time("bm25", self._bm25(self.p.query))
+        self.notes += bm25.notes
         self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
                                             doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
         # Strong signal needs an absolute confidence: per-query min-max puts #1 at 1.0 and the

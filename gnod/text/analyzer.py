@@ -129,6 +129,12 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def exact_text(text: str) -> str:
+    """The space-joined unstemmed tokens of `text`: what the exact-form index stores
+    (FTS5 folds case and accents of each)."""
+    return " ".join(tokenize(text))
+
+
 class AnalyzerSet:
     """One Analyzer per language, created on demand and kept warm for the process."""
 

@@ -1,0 +1,189 @@
+"""Relevance through a live gnod and the real CLI: which languages stem a query, exact
+forms first, long queries, scores that mean the same down the list, and unsure short
+documents taking their collection's language."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod  # noqa: I001
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.protocol import SearchParams
+from gnod.search import lexical
+from gnod.store.db import connect
+from gnod.store.documents import language_counts
+from gnod.store.migrations import MIGRATIONS, migrate
+from gnod.text.analyzer import AnalyzerSet
+
+pytestmark = pytest.mark.timeout(120)
+
+TOPICS = ["kettle", "garden", "bicycle", "printer", "library", "bakery", "harbour", "museum", "tennis",
+          "violin", "orchard", "glacier", "pottery", "lantern", "meadow", "compass", "festival",
+          "telescope", "vineyard", "chimney", "carpet", "tunnel", "pharmacy", "canoe"]
+NOTES = {
+    f"notes/{t}.md": f"# About the {t}\n\nThis is a short note about the {t} and what we learned "
+                     f"from it during the week, with a few thoughts for the next one.\n"
+    for t in TOPICS
+}
+DOCS = {
+    **NOTES,
+    "tools/flash.md": "# flash\n\nRun the fla.sh script to write the firmware onto the board.\n",
+    "birds.md": "# Birds of the lagoon\n\nThe flamingos stand in the shallow water of the lagoon all "
+                "day long, and the herons wait beside them.\n",
+    # Basque, one page in thirty: its stemmer cuts "flamingo" to "fla".
+    "eu/katua.md": "# Katua\n\nEtxeko katuak goizean lo egiten du eta gero lorategira joaten da, "
+                   "eguraldia ona denean txakurrarekin jolasten baitu.\n",
+    # The same stem, "deploy": the shorter page wins on stems alone.
+    "deploying.md": "# Rollout\n\nThe team is deploying the new billing service to the big cluster "
+                    "this week, after the review.\n",
+    "deployed.md": "# Rollout done\n\nThe team deployed the service.\n",
+    # No function words: the detector's verdict (French) is only a guess.
+    "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    home = make_home()
+    try:
+        env = make_env(home)
+        d = start_gnod(env)
+        try:
+            root = tmp_path_factory.mktemp("notes")
+            for rel, text in DOCS.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text, encoding="utf-8")
+            copy = tmp_path_factory.mktemp("copy")
+            (copy / "deploying.md").write_text(DOCS["deploying.md"], encoding="utf-8")
+            cli_json("collection", "add", str(root), "--name", "notes", "--json", env=env)
+            cli_json("collection", "add", str(copy), "--name", "copy", "--json", env=env)
+            yield SimpleNamespace(env=env, daemon=d)
+        finally:
+            d.stop()
+    finally:
+        cleanup_home(home)
+
+
+def search(env, *args: str) -> dict:
+    return cli_json("search", *args, "--json", env=env)
+
+
+def paths(res: dict) -> list[str]:
+    return [f"{h['collection']}/{h['path']}" for h in res["hits"]]
+
+
+# --- query languages -----------------------------------------------------------------------
+
+
+def test_a_language_of_one_page_in_thirty_does_not_stem_queries(idx):
+    res = search(idx.env, "flamingo")
+    assert res["languages"] == ["english"]
+    # Basque stemming ("fla") would have matched the `fla.sh` of flash.md.
+    assert paths(res) == ["notes/birds.md"]
+    # The Basque page is still found by its own words.
+    assert paths(search(idx.env, "katuak"))[:1] == ["notes/eu/katua.md"]
+
+
+def test_a_clearly_written_query_is_stemmed_in_its_own_language(idx):
+    res = search(idx.env, "katuak goizean lo egiten du eta gero lorategira joaten da")
+    assert res["languages"][0] == "basque"
+    assert paths(res)[:1] == ["notes/eu/katua.md"]
+
+
+def test_an_unsure_short_page_takes_the_collections_language(idx):
+    ls = cli_json("ls", "notes", "--json", env=idx.env)
+    langs = {e["path"]: e["language"] for e in ls["entries"]}
+    assert langs["unsure.md"] == "english"  # detected (unsure): French
+    assert langs["eu/katua.md"] == "basque"  # a clear verdict stays
+    # English stems meet it now: "kinases" → "kinas", "assay" → "assay".
+    assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
+
+
+# --- exact forms first ------------------------------------------------------------------------
+
+
+def test_the_exact_form_ranks_first_and_stemming_still_finds_inflections(idx):
+    res = search(idx.env, "deploying", "-c", "notes")
+    assert paths(res) == ["notes/deploying.md", "notes/deployed.md"]
+    res = search(idx.env, "deployed", "-c", "notes")
+    assert paths(res) == ["notes/deployed.md", "notes/deploying.md"]
+
+
+# --- honest scores ------------------------------------------------------------------------------
+
+
+def test_scores_are_relative_to_the_best_hit_and_the_last_is_not_zero(idx):
+    res = search(idx.env, "deploying")
+    hits = res["hits"]
+    assert len(hits) == 3
+    # The same file in two collections: the same score.
+    by_path = {p: h["score"] for p, h in zip(paths(res), hits)}
+    assert by_path["notes/deploying.md"] == by_path["copy/deploying.md"] == 1.0
+    last = hits[-1]
+    assert 0 < last["score"] < 1
+    assert last["score"] == pytest.approx(last["bm25"] / hits[0]["bm25"], abs=1e-6)
+
+
+def test_min_score_keeps_the_meaning_of_the_scores(idx):
+    every = search(idx.env, "deploying lagoon")["hits"]
+    cut = every[len(every) // 2]["score"]
+    some = search(idx.env, "deploying lagoon", "--min-score", str(cut))["hits"]
+    assert some == [h for h in every if h["score"] >= cut]
+    assert len(some) < len(every)
+
+
+# --- long queries ----------------------------------------------------------------------------
+
+
+def test_a_query_past_the_term_cap_keeps_its_rarest_terms_and_says_so(idx):
+    words = [f"zzq{i}" for i in range(90)] + ["the", "flamingos", "lagoon", "note"]
+    res = search(idx.env, " ".join(words))
+    assert paths(res)[:1] == ["notes/birds.md"]
+    assert len(res["notes"]) == 1
+    assert "64 rarest" in res["notes"][0] and "left out 30" in res["notes"][0]
+    # The stopword goes first, then words found in no page (they match nothing).
+    assert {"flamingos", "lagoon", "note"} <= set(res["terms"])
+    assert len(res["terms"]) == 64 and "the" not in res["terms"]
+
+
+def test_a_pasted_page_is_a_query(idx):
+    paragraph = ("Why do the flamingos stand in the lagoon, and what do the herons wait for? "
+                 "I read about it in a note last week. ") * 180
+    assert 16_000 < len(paragraph) < 32_000
+    res = search(idx.env, paragraph)
+    assert paths(res)[:1] == ["notes/birds.md"]
+    assert res["notes"] == []  # few distinct words: nothing left out
+
+    r = _run_cli("search", "x" * 32_001, "--json", env=idx.env)
+    assert r.returncode == 1
+    err = json.loads(r.stdout)["error"]
+    assert "32000" in err["message"].replace(",", "")
+
+
+# --- an index written before exact forms ---------------------------------------------------------
+
+
+def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("deploying.md", "deployed.md"):
+        (root / name).write_text(DOCS[name], encoding="utf-8")
+    db = str(tmp_path / "index.sqlite")
+    conn = connect(db)
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    # Back to the 0002 schema, as an older gno left it: no exact forms, no counts columns.
+    conn.execute("DROP TABLE documents_exact_vocab; DROP TABLE documents_exact; "
+                 "ALTER TABLE documents DROP COLUMN other_languages; "
+                 "ALTER TABLE documents DROP COLUMN language_confident; "
+                 "DELETE FROM migrations WHERE name = '0003_exact_forms'")
+    assert migrate(conn) == ["0003_exact_forms"] == [MIGRATIONS[-1][0]]
+    assert conn.execute("SELECT count(*) FROM documents_exact_vocab WHERE term = 'deploying'"
+                        ).fetchone() == (1,)
+    res = lexical.search(conn, AnalyzerSet(), SearchParams(query="deploying"), language_counts(conn))
+    assert [h.path for h in res.hits] == ["deploying.md", "deployed.md"]
+    conn.close()
