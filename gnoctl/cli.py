@@ -44,6 +44,24 @@ WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="S
                                         help="First wait up to SECONDS for changes the watcher has seen "
                                              "to be indexed (read-your-writes after saving a file).")]
 NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
+# Filters, applied inside the index query (-n results still come back).
+TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only documents with this frontmatter tag "
+                                                                 "(repeatable: all of them).")]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", metavar="YYYY-MM-DD",
+                                                 help="Only documents dated on or after this day (frontmatter "
+                                                      "`date`, else the file's modification time).")]
+UntilOpt = Annotated[Optional[str], typer.Option("--until", metavar="YYYY-MM-DD",
+                                                 help="Only documents dated on or before this day.")]
+PathOpt = Annotated[Optional[str], typer.Option("--path", metavar="GLOB",
+                                                help="Only documents whose path inside its collection matches "
+                                                     "GLOB (`*` spans folders).")]
+LangOpt = Annotated[Optional[str], typer.Option("--lang", help="Only documents in this language (de, german, …).")]
+
+
+def _filters(tag: list[str] | None, since: str | None, until: str | None, path: str | None,
+             lang: str | None) -> dict:
+    found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang}
+    return {k: v for k, v in found.items() if v}
 
 
 def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False,
@@ -64,8 +82,13 @@ def search(
     query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
-                                             help="Drop results below this normalized score.")] = 0.0,
+                                             help="Drop results scoring below this.")] = 0.0,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     wait: WaitOpt = 0.0,
     json_: JsonOpt = False,
     files: FilesOpt = False,
@@ -74,17 +97,18 @@ def search(
     xml: XmlOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
-    """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
+    """Lexical (BM25) search: exact words first, then their stems in the query's languages.
 
     A word starting with a single dash is a negated term (`-staging`); put a query
     that starts with `--` after `--`.
 
-    Scores are normalized per query to [0, 1]. Output is human text on a terminal and
-    JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
+    Score: BM25 relative to the best hit (1.0), in (0, 1]. Output is human text on a
+    terminal and JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
     error, 3 daemon not running (with --no-autostart).
     """
     _exit(commands.search(" ".join(query), limit, min_score, collection or [],
-                          _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait))
+                          _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait,
+                          _filters(tag, since, until, path, lang)))
 
 
 @app.command()
@@ -94,6 +118,11 @@ def vsearch(
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this similarity (0-1).")] = 0.0,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     json_: JsonOpt = False,
     files: FilesOpt = False,
     csv: CsvOpt = False,
@@ -110,7 +139,8 @@ def vsearch(
     3 daemon not running.
     """
     _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [],
-                           _fmt(json_, files, csv, md, xml), False if no_autostart else None))
+                           _fmt(json_, files, csv, md, xml), False if no_autostart else None,
+                           _filters(tag, since, until, path, lang)))
 
 
 class Mode(str, Enum):
@@ -135,6 +165,11 @@ def query(
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this final score.")] = 0.0,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
@@ -162,7 +197,7 @@ def query(
     """
     _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
                          not no_rerank, explain, _fmt(json_, files, csv, md, xml),
-                         False if no_autostart else None, wait))
+                         False if no_autostart else None, wait, _filters(tag, since, until, path, lang)))
 
 
 @app.command()
@@ -172,6 +207,11 @@ def ask(
                                          help="Most sources given to the model.")] = 5,
     mode: ModeOpt = Mode.standard,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Only find the sources; generate "
@@ -200,7 +240,7 @@ def ask(
     """
     _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
                        not no_answer, max_tokens, explain, _fmt(json_, files, csv, md, xml),
-                       False if no_autostart else None))
+                       False if no_autostart else None, _filters(tag, since, until, path, lang)))
 
 
 @app.command()

@@ -54,8 +54,9 @@ def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: boo
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0) -> int:
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+           autostart: bool | None = None, wait_s: float = 0.0, filters: dict | None = None) -> int:
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
+              **({"filters": filters} if filters else {})}
     return _retrieve("search", params, search_text, fmt, autostart, wait_s)
 
 
@@ -395,23 +396,26 @@ def _as_search_hits(result: dict) -> dict:
 
 
 def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-            autostart: bool | None = None) -> int:
+            autostart: bool | None = None, filters: dict | None = None) -> int:
     def render(result: dict, fmt: str, tty: bool) -> str:
         return search_text(result if fmt == "json" else _as_search_hits(result), fmt, tty)
 
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
+              **({"filters": filters} if filters else {})}
     return _retrieve("vsearch", params, render, fmt, autostart)
 
 
 def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
-          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0) -> int:
+          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0,
+          filters: dict | None = None) -> int:
     params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
-              "expand": expand, "rerank": rerank, "explain": explain}
+              "expand": expand, "rerank": rerank, "explain": explain, **({"filters": filters} if filters else {})}
     return _retrieve("query", params, query_text, fmt, autostart, wait_s)
 
 
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
-        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None) -> int:
+        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
+        filters: dict | None = None) -> int:
     def go(fmt: str) -> int:
         if not question.strip():
             raise DaemonError(wire.INVALID_QUERY, "empty question: ask something")
@@ -419,7 +423,7 @@ def ask(question: str, sources: int, mode: str, collections: list[str], expand: 
         stream = AnswerStream(answer and fmt != "json" and sys.stderr.isatty())
         params = {"query": question, "sources": sources, "mode": mode, "collections": collections,
                   "expand": expand, "rerank": rerank, "answer": answer, "stream": stream.enabled,
-                  "max_tokens": max_tokens, "explain": explain}
+                  "max_tokens": max_tokens, "explain": explain, **({"filters": filters} if filters else {})}
         try:
             result = Client(autostart=autostart).call("ask", params, on_notify=stream)
         finally:

@@ -19,8 +19,11 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "--min-score": ("min_score", "float"),
     "-c": ("collections", "list"), "--collection": ("collections", "list"),
     "--no-autostart": ("no_autostart", "flag"),
+    "--tag": ("tags", "list"), "--since": ("since", "str"), "--until": ("until", "str"),
+    "--path": ("path", "str"), "--lang": ("lang", "str"),
     **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
 }
+FILTERS = ("tags", "since", "until", "path", "lang")
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "search": {**_RETRIEVAL, "--wait": ("wait_s", "float")},
@@ -116,7 +119,7 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
             elif kind == "float":
                 opts[dest] = float(value)
             elif kind == "list":
-                opts[dest].append(value)
+                opts.setdefault(dest, []).append(value)
             else:
                 opts[dest] = value
         except ValueError:
@@ -143,12 +146,13 @@ def _fast(argv: list[str]) -> int | None:
             or mode not in ("standard", "deep")):
         return None
     query, cols, fmt = " ".join(words), opts["collections"], opts.get("format")
+    filters = {k: opts[k] for k in FILTERS if opts.get(k)}
     if argv[0] == "search":
-        return commands.search(query, limit, score, cols, fmt, autostart, wait_s)
+        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, filters)
     if argv[0] == "vsearch":
-        return commands.vsearch(query, limit, score, cols, fmt, autostart)
+        return commands.vsearch(query, limit, score, cols, fmt, autostart, filters)
     return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
-                          bool(opts.get("explain")), fmt, autostart, wait_s)
+                          bool(opts.get("explain")), fmt, autostart, wait_s, filters)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,11 +62,26 @@ class IndexParams(Params):
     collection: str | None = None  # None: every collection
 
 
+IsoDate = Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+class Filters(Params):
+    """Which documents a search may return; applied inside the index query, so `limit`
+    results still come back when that many documents pass (see docs/protocol.md)."""
+
+    tags: list[str] = []  # every one among the document's frontmatter tags (case-insensitive)
+    since: IsoDate | None = None  # the document's date (frontmatter `date`, else mtime, UTC) ≥
+    until: IsoDate | None = None  # the document's date ≤
+    path: str | None = None  # glob over the path inside its collection (`*` spans `/`)
+    lang: str | None = None  # the document's language: a Snowball name or an ISO code
+
+
 class SearchParams(Params):
     query: Annotated[str, Meta(max_length=32_000)]
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     snippets: bool = True
     # Wait up to this long for pending changes (watcher) to be indexed before searching.
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
@@ -77,6 +92,7 @@ class VSearchParams(Params):
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
 
 
 class QueryParams(Params):
@@ -87,6 +103,7 @@ class QueryParams(Params):
     mode: Literal["standard", "deep"] = "standard"
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     expand: bool = True  # LLM query expansion (skipped anyway on a strong BM25 signal)
     rerank: bool = True  # cross-encoder reranking of the top candidates
     explain: bool = False  # per-hit and per-query breakdown (QueryExplain)
@@ -100,6 +117,7 @@ class AskParams(Params):
     sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
     mode: Literal["standard", "deep"] = "standard"
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     expand: bool = True
     rerank: bool = True
     answer: bool = True  # False: return the selected sources only

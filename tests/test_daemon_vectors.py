@@ -106,6 +106,9 @@ def test_filter_returns_full_n(embedded, tmp_path):
     assert len(hits) == 3 and {h["collection"] for h in hits} == {"other"}
     reply = d.rpc("vsearch", {"query": "x", "collections": ["nope"]})
     assert reply["error"]["code"] == wire.NOT_FOUND
+    # The other filters are applied inside the KNN as well.
+    hits = d.result("vsearch", {"query": "dog barking", "limit": 2, "filters": {"path": "space/*"}})["hits"]
+    assert sorted(h["path"] for h in hits) == ["space/mars.md", "space/moon.md"]
 
 
 def test_changes_are_embedded_in_the_background_and_deletes_drop_vectors(embedded):

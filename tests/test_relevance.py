@@ -5,6 +5,7 @@ documents taking their collection's language."""
 from __future__ import annotations
 
 import json
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -187,3 +188,83 @@ def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
     res = lexical.search(conn, AnalyzerSet(), SearchParams(query="deploying"), language_counts(conn))
     assert [h.path for h in res.hits] == ["deploying.md", "deployed.md"]
     conn.close()
+
+
+# --- filters ----------------------------------------------------------------------------------
+
+
+def _dated(tags: str, date: str, body: str) -> str:
+    return f"---\ntags: [{tags}]\ndate: {date}\n---\n# Runbook\n\n{body}\n"
+
+
+@pytest.fixture(scope="module")
+def filtered(tmp_path_factory):
+    home = make_home()
+    try:
+        env = make_env(home)
+        d = start_gnod(env)
+        try:
+            root = tmp_path_factory.mktemp("filtered")
+            files = {
+                "ops/new.md": _dated("ops, infra", "2024-03-01", "How we deploy the gateway, step by step, "
+                                     "with many more words around the one mention of the task at hand."),
+                "ops/old.md": _dated("ops", "2023-05-01", "The old way to deploy."),
+                "notes/undated.md": "# Notes\n\nWe deploy on Tuesdays.\n",
+                "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
+                                   "und danach wird die Datenbank geprüft: deploy.\n",
+            }
+            # Many short pages that match "deploy" better than ops/new.md does.
+            files.update({f"crowd/{i}.md": f"# Deploy {i}\n\ndeploy deploy\n" for i in range(30)})
+            for rel, text in files.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text, encoding="utf-8")
+            stamp = 1641038400  # 2022-01-01 12:00 UTC
+            os.utime(root / "notes" / "undated.md", (stamp, stamp))
+            cli_json("collection", "add", str(root), "--name", "f", "--json", env=env)
+            yield SimpleNamespace(env=env)
+        finally:
+            d.stop()
+    finally:
+        cleanup_home(home)
+
+
+def test_tags_filter_inside_the_index_query(filtered):
+    # Unfiltered, ops/new.md is far below the first 20; -n 1 --tag still returns it.
+    assert "ops/new.md" not in [h["path"] for h in search(filtered.env, "deploy", "-n", "20")["hits"]]
+    assert [h["path"] for h in search(filtered.env, "deploy", "-n", "1", "--tag", "infra")["hits"]] == [
+        "ops/new.md"]
+    both = search(filtered.env, "deploy", "--tag", "ops")
+    assert sorted(h["path"] for h in both["hits"]) == ["ops/new.md", "ops/old.md"]
+    assert [h["path"] for h in search(filtered.env, "deploy", "--tag", "OPS", "--tag", "infra")["hits"]] == [
+        "ops/new.md"]
+
+
+def test_tags_are_searchable_as_words(filtered):
+    assert [h["path"] for h in search(filtered.env, "infra")["hits"]] == ["ops/new.md"]
+
+
+def test_date_filters_use_frontmatter_then_mtime(filtered):
+    def found(*args: str) -> set[str]:
+        return {h["path"] for h in search(filtered.env, "deploy", "-n", "100", *args)["hits"]}
+
+    assert found("--until", "2023-12-31") == {"ops/old.md", "notes/undated.md"}
+    assert found("--since", "2023-01-01", "--until", "2024-12-31") == {"ops/new.md", "ops/old.md"}
+    assert "notes/undated.md" not in found("--since", "2022-01-02")
+    assert found("--since", "2022-01-01", "--until", "2022-01-01") == {"notes/undated.md"}
+
+
+def test_path_and_language_filters(filtered):
+    assert {h["path"] for h in search(filtered.env, "deploy", "--path", "ops/*")["hits"]} == {
+        "ops/new.md", "ops/old.md"}
+    assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "de")["hits"]] == ["de/anleitung.md"]
+    assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "german")["hits"]] == ["de/anleitung.md"]
+
+
+def test_bad_filters_are_clear_errors(filtered):
+    for args, words in ((["--lang", "klingon"], "unknown language"),
+                        (["--since", "last week"], "since"),
+                        (["--since", "2024-02-01", "--until", "2024-01-01"], "after")):
+        r = _run_cli("search", "deploy", *args, "--json", env=filtered.env)
+        assert r.returncode == 1, r.stderr
+        err = json.loads(r.stdout)["error"]
+        assert err["code"] == "INVALID_PARAMS" and words in err["message"], err

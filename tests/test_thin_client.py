@@ -146,16 +146,19 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
         return f"error: {type(e).__name__}"
     p = ctx.params
+    given = {"tags": p.get("tag"), "since": p.get("since"), "until": p.get("until"), "path": p.get("path"),
+             "lang": p.get("lang")}
+    filters = {k: (list(v) if k == "tags" else v) for k, v in given.items() if v}
     if command == "search":
         fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "format": fmt}
+                "format": fmt, **filters}
         return opts, list(p["query"])
     if command == "query":
         fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
                 "mode": p["mode"].value, "no_expand": p["no_expand"], "no_rerank": p["no_rerank"],
-                "explain": p["explain"], "wait_s": p["wait"], "format": fmt}
+                "explain": p["explain"], "wait_s": p["wait"], "format": fmt, **filters}
         return opts, list(p["query"])
     opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"],
             "format": "json" if p["json_"] else None}
@@ -200,6 +203,8 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("query", ["deploy", "-staging", "-n", "5", "--no-expand", "--json"]),
         ("query", ["deploy", "--mode", "deep", "--no-rerank", "--explain", "-c", "a", "--wait=2"]),
         ("query", ["deploy", "--mode=deep", "--min-score", "0.2", "--md"]),
+        ("search", ["deploy", "--tag", "ops", "--tag=infra", "--since", "2024-01-01", "--until=2024-12-31"]),
+        ("query", ["deploy", "--path", "guides/*", "--lang", "de", "-n", "3"]),
         ("get", ["notes/a.md"]),
         ("get", ["notes/a.md:12", "--json"]),
         ("get", ["notes/a.md", "--from-line", "3", "-l", "2"]),

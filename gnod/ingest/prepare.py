@@ -11,7 +11,7 @@ from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc
+from gnod.store.documents import ChunkRow, PreparedDoc, tags_of
 from gnod.text.analyzer import AnalyzerSet, exact_text
 from gnod.text.language import detect_language_sure
 
@@ -48,6 +48,8 @@ def prepare(
         for c in chunk_text(body)
     ]
     analyzer = analyzers.get(language)
+    # Tags are searchable as words, with the weight of the title.
+    heading = " ".join([title, *tags_of(meta)])
     return PreparedDoc(
         rel_path=entry.rel_path,
         size=entry.size,
@@ -62,10 +64,10 @@ def prepare(
         metadata=meta,
         chunks=chunks,
         fts_path=analyzer.index_text(entry.rel_path),
-        fts_title=analyzer.index_text(title),
+        fts_title=analyzer.index_text(heading),
         fts_body=stemmed.text,
         exact_path=exact_text(entry.rel_path),
-        exact_title=exact_text(title),
+        exact_title=exact_text(heading),
         exact_body=exact_text(body),
         other_languages=stemmed.others,
         language_confident=sure,

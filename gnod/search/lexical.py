@@ -6,13 +6,14 @@ the languages that matter for it (`query_languages`), and matched as typed again
 the exact forms; a document's bm25 is the weighted mean of the two, so the query's
 own word forms rank first while an inflection still matches through its stem.
 
-The collection filter is applied after a materialized FTS pass (FTS first, then
-filter), so the planner never walks documents before the full-text index.
+Filters (collections, tags, dates, path, language) are applied after a materialized
+FTS pass (FTS first, then filter), so the planner never walks documents before the full-text index.  Both
+MATCHes and their sum run in one statement; FTS5 computes bm25 for every match to
+order them anyway, so summing over all matches costs little more than two queries.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 import apsw
 
 from gnod.protocol import SearchHit, SearchParams, SearchResult
+from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
 from gnod.search.grammar import compile_query, keep_informative, parse
 from gnod.search.snippet import best_snippet
@@ -33,35 +35,36 @@ from gnod.text.stopwords import is_stopword
 WEIGHT_FILEPATH = 1.5
 WEIGHT_TITLE = 3.0
 WEIGHT_BODY = 1.0
-# Candidates fetched per query and index (seed: BM25 limit × 2).
+# Candidates fetched per query (seed: BM25 limit × 2).
 POOL_FACTOR = 2
 MIN_POOL = 20
-
-_TABLES = ("documents_fts", "documents_exact")
 
 
 def _bm25(table: str) -> str:
     return f"bm25({table}, {WEIGHT_FILEPATH}, {WEIGHT_TITLE}, {WEIGHT_BODY})"
 
 
-def _sql_pool(table: str, n_collections: int) -> str:
-    if not n_collections:
-        return f"SELECT rowid, {_bm25(table)} AS s FROM {table} WHERE {table} MATCH ? ORDER BY s LIMIT ?"
-    marks = ",".join("?" * n_collections)
-    return (
-        f"WITH hits AS MATERIALIZED (SELECT rowid AS id, {_bm25(table)} AS s FROM {table} "
-        f"WHERE {table} MATCH ?) "
-        "SELECT hits.id, hits.s FROM hits JOIN documents d ON d.id = hits.id "
-        f"JOIN collections c ON c.id = d.collection_id WHERE c.name IN ({marks}) "
-        "ORDER BY hits.s LIMIT ?"
+def _sql(condition: str | None, exact_weight: float) -> str:
+    """Every match of the stems (first MATCH) and of the exact forms (second), each
+    document's bm25 the weighted mean of its two (0 where one has no match); the best
+    LIMIT, passing `condition` (filters.where) when there is one. All in SQLite: Python
+    only sees the pool."""
+    w = float(exact_weight)
+    both = (
+        f"SELECT id, sum(x) AS s FROM ("
+        f"SELECT rowid AS id, {_bm25('documents_fts')} * {1 / (1 + w)!r} AS x "
+        "FROM documents_fts WHERE documents_fts MATCH ? UNION ALL "
+        f"SELECT rowid AS id, {_bm25('documents_exact')} * {w / (1 + w)!r} AS x "
+        "FROM documents_exact WHERE documents_exact MATCH ?) GROUP BY id"
     )
-
-
-def _sql_lookup(table: str) -> str:
-    """bm25 of given documents (a JSON array of ids) in one index: the same global
-    statistics as the pool query, so the values add up."""
-    return (f"SELECT rowid, {_bm25(table)} FROM {table} WHERE {table} MATCH ? "
-            "AND rowid IN (SELECT value FROM json_each(?))")
+    if condition is None:
+        return f"{both} ORDER BY s, id LIMIT ?"
+    return (
+        f"WITH hits AS MATERIALIZED ({both}) "
+        "SELECT hits.id, hits.s FROM hits JOIN documents d ON d.id = hits.id "
+        f"JOIN collections c ON c.id = d.collection_id WHERE {condition} "
+        "ORDER BY hits.s, hits.id LIMIT ?"
+    )
 
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
@@ -79,17 +82,18 @@ def relative_scores(raw: Sequence[float]) -> list[float]:
 def query_languages(
     query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
 ) -> list[str | None]:
-    """The languages a query is stemmed in: its own when clearly detected (and held by the
-    index), then every language holding `min_language_share` of the index, largest
-    first. `counts` is documents per language (store.language_counts)."""
-    total = sum(counts.values())
-    out: list[str | None] = []
+    """The languages a query is stemmed in: its own when it is clearly written in one the
+    index holds; otherwise every language holding `min_language_share` of the index,
+    largest first. `counts` is documents per language (store.language_counts).
+
+    Stems of other languages would only add false matches to a clear query (an English
+    word cut by a Basque stemmer); its exact forms still find every document."""
     own = query_language(query)
     if own is not None and counts.get(own):
-        out.append(own)
-    for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or "")):
-        if lang not in out and n >= lexical.min_language_share * total:
-            out.append(lang)
+        return [own]
+    total = sum(counts.values())
+    out = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
+           if n >= lexical.min_language_share * total]
     return out or ["english"]
 
 
@@ -143,18 +147,11 @@ def search(
     exact = compile_query(clauses, analyzers, [None], stop)
 
     pool = max(params.limit * POOL_FACTOR, MIN_POOL)
-    found: list[dict[int, float]] = []
-    for table, compiled in zip(_TABLES, (stemmed, exact)):
-        sql = _sql_pool(table, len(params.collections))
-        found.append(dict(conn.execute(sql, (compiled.match, *params.collections, pool)).fetchall()))
-    union = found[0].keys() | found[1].keys()
-    for (table, compiled), scores in zip(zip(_TABLES, (stemmed, exact)), found):
-        missing = [i for i in union if i not in scores]
-        if missing:
-            scores.update(conn.execute(_sql_lookup(table), (compiled.match, json.dumps(missing))).fetchall())
-    w = lexical.exact_weight
-    rows = sorted(((doc_id, (found[0].get(doc_id, 0.0) + w * found[1].get(doc_id, 0.0)) / (1 + w))
-                   for doc_id in union), key=lambda r: (r[1], r[0]))
+    condition, args = None, []
+    if filters.active(params.filters, params.collections):
+        condition, args = filters.where(params.filters, params.collections)
+    rows = conn.execute(_sql(condition, lexical.exact_weight),
+                        (stemmed.match, exact.match, *args, pool)).fetchall()
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[1] for r in rows])]
     ranked = [

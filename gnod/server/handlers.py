@@ -35,7 +35,7 @@ from gnod.protocol import (
     SearchParams,
     StatusResult,
 )
-from gnod.search import lexical
+from gnod.search import filters, lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
 from gnod.server.watcher import freshness_list
@@ -165,6 +165,10 @@ async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
 async def search(d: Daemon, p: SearchParams, call: Call):
     for name in p.collections:
         _find(d, name)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     names = p.collections or [c.name for c in d.config.collections]
     if p.wait_s and d.watcher is not None:
         await d.watcher.wait_idle(names, p.wait_s)

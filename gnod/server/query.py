@@ -43,7 +43,7 @@ from gnod.protocol import (
     Stage,
     VSearchParams,
 )
-from gnod.search import expand, fusion, lexical, passages, vector
+from gnod.search import expand, filters, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.app import Call, Daemon, RpcError
@@ -135,7 +135,7 @@ class QueryRun:
 
     async def _bm25(self, query: str) -> lexical.SearchResult:
         params = SearchParams(query=query, limit=_fetch(self.limit, PIPELINE.limits.bm25_original, self.scope),
-                              collections=self.p.collections, snippets=False)
+                              collections=self.p.collections, filters=self.p.filters, snippets=False)
         return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
 
     # --- stages ----------------------------------------------------------------------
@@ -187,7 +187,7 @@ class QueryRun:
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
         async def one(q: str) -> fusion.RankedList | None:
             params = SearchParams(query=q, limit=_fetch(self.limit, PIPELINE.limits.bm25_variant, self.scope),
-                                  collections=self.p.collections, snippets=False)
+                                  collections=self.p.collections, filters=self.p.filters, snippets=False)
             try:
                 res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
             except QuerySyntaxError:
@@ -234,7 +234,7 @@ class QueryRun:
             out = []
             for (kind, q), v in zip(labelled, vecs):
                 params = VSearchParams(query=q, limit=_fetch(self.limit, factors[kind], self.scope),
-                                       collections=self.p.collections)
+                                       collections=self.p.collections, filters=self.p.filters)
                 out.append((kind, q, vector.search(conn, index, v, params)))
             return out
 
@@ -489,12 +489,7 @@ def _distribution(cands: list[_Candidate]) -> Distribution:
             meta = json.loads(c.doc.metadata) if c.doc.metadata else {}
         except ValueError:
             meta = {}
-        raw = meta.get("tags") if isinstance(meta, dict) else None
-        if isinstance(raw, str):
-            raw = [t.strip() for t in raw.split(",")]
-        for t in raw or []:
-            if isinstance(t, str) and t.strip():
-                tags[t.strip()] += 1
+        tags.update(docstore.tags_of(meta) if isinstance(meta, dict) else [])
     return Distribution(collections=dict(cols.most_common()), tags=dict(tags.most_common()))
 
 
@@ -507,6 +502,10 @@ def check_collections(d: Daemon, names: list[str]) -> None:
 
 async def run_query(d: Daemon, p: QueryParams) -> tuple[QueryRun, QueryResult]:
     check_collections(d, p.collections)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     if p.wait_s and d.watcher is not None:
         names = p.collections or [c.name for c in d.config.collections]
         await d.watcher.wait_idle(names, p.wait_s)

@@ -76,6 +76,17 @@ class DocRow(msgspec.Struct, frozen=True):
     metadata: str
 
 
+def tags_of(meta: dict) -> list[str]:
+    """A document's frontmatter `tags` (from its metadata), `#` dropped, in order, once each."""
+    raw = meta.get("tags")
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    if not isinstance(raw, list):
+        return []
+    tags = (t.strip().lstrip("#").strip() for t in raw if isinstance(t, str))
+    return list(dict.fromkeys(t for t in tags if t))
+
+
 # --- collections -------------------------------------------------------------------
 
 

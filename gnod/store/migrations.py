@@ -5,26 +5,29 @@ Append new migrations at the end; never edit or reorder one that has shipped.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
 import apsw
 
+from gnod.store.documents import tags_of
 from gnod.text.analyzer import exact_text
 
 def _backfill_exact(conn: apsw.Connection) -> None:
-    """Exact forms of every document indexed before 0003: path, title and body are
-    re-read from the stored Markdown (no conversion, no stemming), so an old index
-    gains exact-form matching without being rebuilt."""
+    """Exact forms of every document indexed before 0003: path, title (with the tags)
+    and body are re-read from the stored Markdown and metadata (no conversion, no
+    stemming), so an old index gains exact-form matching without being rebuilt."""
     rows = conn.execute(
-        "SELECT d.id, d.rel_path, d.title, c.markdown, c.body_line "
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash"
     ).fetchall()
-    for doc_id, rel_path, title, markdown, body_line in rows:
+    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
         body = "\n".join(markdown.split("\n")[body_line - 1 :])
         conn.execute(
             "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (doc_id, exact_text(rel_path), exact_text(title), exact_text(body)),
+            (doc_id, exact_text(rel_path), exact_text(" ".join([title, *tags_of(json.loads(metadata))])),
+             exact_text(body)),
         )
 
 

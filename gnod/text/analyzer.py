@@ -1,8 +1,9 @@
 """Text → index terms: the one place that decides what a "word" is and how it is stemmed.
 
 Documents are stemmed in their own language before they reach FTS5 (the FTS table
-only sees space-separated stems), and queries are stemmed with every language the
-index holds, so both sides always meet through the same function.
+only sees space-separated stems), and queries are stemmed in the languages that
+matter for them (gnod.search.lexical.query_languages), so both sides meet through the
+same function; `exact_text` gives the unstemmed tokens the exact-form index holds.
 """
 
 from __future__ import annotations
@@ -152,8 +153,8 @@ class AnalyzerSet:
     ) -> list[tuple[str, ...]]:
         """Distinct stemmed forms of a token sequence, one per language, first seen first.
 
-        A query meets a document only through that document's language, so a term
-        (or phrase) must be looked up under every language the index holds.
+        A query meets a document's stems only through that document's language, so a
+        term (or phrase) is looked up under each language the query is stemmed in.
         """
         seen: dict[tuple[str, ...], None] = {}
         for lang in languages:
