@@ -89,6 +89,8 @@ def search(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    per_doc: Annotated[int, typer.Option("--per-doc", min=1, max=10, metavar="N",
+                                         help="Up to N passages per document.")] = 1,
     wait: WaitOpt = 0.0,
     json_: JsonOpt = False,
     files: FilesOpt = False,
@@ -102,13 +104,14 @@ def search(
     A word starting with a single dash is a negated term (`-staging`); put a query
     that starts with `--` after `--`.
 
-    Score: BM25 relative to the best hit (1.0), in (0, 1]. Output is human text on a
-    terminal and JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
+    Score: BM25 relative to the best hit (1.0), in (0, 1]. Matched words are bold on
+    a terminal, `**bold**` with --md, offsets (`matches`) in JSON. Output is human
+    text on a terminal and JSON otherwise unless a format flag is given. Exit: 0 ok, 1 bad input, 2 runtime
     error, 3 daemon not running (with --no-autostart).
     """
     _exit(commands.search(" ".join(query), limit, min_score, collection or [],
                           _fmt(json_, files, csv, md, xml), False if no_autostart else None, wait,
-                          _filters(tag, since, until, path, lang)))
+                          _filters(tag, since, until, path, lang), per_doc))
 
 
 @app.command()

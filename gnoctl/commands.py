@@ -54,9 +54,10 @@ def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: boo
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0, filters: dict | None = None) -> int:
+           autostart: bool | None = None, wait_s: float = 0.0, filters: dict | None = None,
+           per_doc: int = 1) -> int:
     params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
-              **({"filters": filters} if filters else {})}
+              **({"filters": filters} if filters else {}), **({"per_doc": per_doc} if per_doc > 1 else {})}
     return _retrieve("search", params, search_text, fmt, autostart, wait_s)
 
 

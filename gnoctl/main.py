@@ -26,7 +26,7 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
 FILTERS = ("tags", "since", "until", "path", "lang")
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float")},
+    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float"), "--per-doc": ("per_doc", "int")},
     "vsearch": dict(_RETRIEVAL),
     "query": {
         **_RETRIEVAL, "--wait": ("wait_s", "float"),
@@ -140,15 +140,15 @@ def _fast(argv: list[str]) -> int | None:
             return None
         return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
     limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
-    wait_s, mode = opts.get("wait_s", 0.0), opts.get("mode", "standard")
+    wait_s, mode, per_doc = opts.get("wait_s", 0.0), opts.get("mode", "standard"), opts.get("per_doc", 1)
     # Out-of-range values go to typer, which says what the range is.
     if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
-            or mode not in ("standard", "deep")):
+            or mode not in ("standard", "deep") or not 1 <= per_doc <= 10):
         return None
     query, cols, fmt = " ".join(words), opts["collections"], opts.get("format")
     filters = {k: opts[k] for k in FILTERS if opts.get(k)}
     if argv[0] == "search":
-        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, filters)
+        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, filters, per_doc)
     if argv[0] == "vsearch":
         return commands.vsearch(query, limit, score, cols, fmt, autostart, filters)
     return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),

@@ -83,6 +83,7 @@ class SearchParams(Params):
     collections: list[str] = []
     filters: Filters = msgspec.field(default_factory=Filters)
     snippets: bool = True
+    per_doc: Annotated[int, Meta(ge=1, le=10)] = 1  # passages (snippets) per document
     # Wait up to this long for pending changes (watcher) to be indexed before searching.
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
 
@@ -180,6 +181,7 @@ class ShutdownParams(Params):
 class Snippet(Struct):
     line: int  # 1-based line of the stored Markdown where `text` starts
     text: str
+    matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
 
 
 class SearchHit(Struct):
@@ -192,7 +194,8 @@ class SearchHit(Struct):
     score: float  # bm25 / the best hit's bm25, in (0, 1]; not comparable across queries
     bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
-    snippet: Snippet | None = None
+    snippet: Snippet | None = None  # the best passage
+    snippets: list[Snippet] = []  # with per_doc > 1: up to per_doc passages, best first
 
 
 class Freshness(Struct):
@@ -393,6 +396,7 @@ class Preview(Struct):
     end_line: int
     complete: bool  # text is the whole document (short, confident hits are auto-expanded)
     truncated: bool = False  # text was cut to the preview length
+    matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
 
 
 class ListContribution(Struct):

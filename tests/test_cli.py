@@ -218,8 +218,8 @@ def test_search_csv(indexed):
 def test_search_md(indexed):
     r = cli("search", "deploy", "--md", env=indexed.env)
     lines = r.stdout.splitlines()
-    assert lines[0] == "| # | score | document | title |"
-    assert lines[1] == "|---|---|---|---|"
+    assert lines[0] == "| # | score | document | title | match |"
+    assert lines[1] == "|---|---|---|---|---|"
     assert len(lines) > 2
     assert all(line.startswith("| ") and line.endswith(" |") for line in lines[2:])
     assert any("`docs/guides/deploy.md:" in line for line in lines[2:])

@@ -579,10 +579,11 @@ def _options(name: str) -> set[str]:
 
 def test_query_and_ask_options():
     fmt = {"--json", "--files", "--csv", "--md", "--xml"}
+    filters = {"--tag", "--since", "--until", "--path", "--lang"}
     assert _options("query") == {"-n", "--limit", "--mode", "--min-score", "-c", "--collection", "--no-expand",
-                                 "--no-rerank", "--explain", "--wait", "--no-autostart"} | fmt
+                                 "--no-rerank", "--explain", "--wait", "--no-autostart"} | fmt | filters
     assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
-                               "--no-answer", "--max-tokens", "--explain", "--no-autostart"} | fmt
+                               "--no-answer", "--max-tokens", "--explain", "--no-autostart"} | fmt | filters
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod  # noqa: I001
+from test_cli import run_cli_tty
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
@@ -44,6 +45,10 @@ DOCS = {
     "deployed.md": "# Rollout done\n\nThe team deployed the service.\n",
     # No function words: the detector's verdict (French) is only a guess.
     "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
+    # Three passages about herons, far apart.
+    "herons.md": "# Field diary\n\n" + "\n\n".join(
+        [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
+         for d in (1, 2, 3)]) + "\n",
 }
 
 
@@ -268,3 +273,45 @@ def test_bad_filters_are_clear_errors(filtered):
         assert r.returncode == 1, r.stderr
         err = json.loads(r.stdout)["error"]
         assert err["code"] == "INVALID_PARAMS" and words in err["message"], err
+
+
+# --- highlighting and passages per document ------------------------------------------------------
+
+
+def test_json_snippets_give_the_offsets_of_matched_words(idx):
+    hits = search(idx.env, "deploying", "-c", "notes")["hits"]
+    for h in hits:
+        snip = h["snippet"]
+        words = [snip["text"][a:b] for a, b in snip["matches"]]
+        # The typed form, and its inflection through the stem.
+        assert words == (["deploying"] if h["path"] == "deploying.md" else ["deployed"]), snip
+    assert hits[0]["snippets"] == []  # one passage unless asked for more
+
+
+def test_markdown_and_terminal_mark_the_matched_words(idx):
+    r = _run_cli("search", "deploying", "-c", "notes", "--md", env=idx.env)
+    assert r.returncode == 0
+    assert "| The team is **deploying** the new billing service" in r.stdout
+    assert "The team **deployed** the service." in r.stdout
+    code, out = run_cli_tty("search", "deploying", "-c", "notes", env=idx.env)
+    assert code == 0
+    assert "The team is \x1b[1mdeploying\x1b[22m the new billing service" in out
+
+
+def test_per_doc_gives_several_passages_best_first(idx):
+    hit = search(idx.env, "herons reeds dawn", "--per-doc", "3")["hits"][0]
+    assert hit["path"] == "herons.md"
+    lines = [s["line"] for s in hit["snippets"]]
+    assert len(lines) == 3 and lines == sorted(lines)  # equally good: in document order
+    assert hit["snippet"] == hit["snippets"][0]
+    for snip in hit["snippets"]:
+        assert snip["text"].startswith("Day ") and len(snip["matches"]) == 3
+    assert len(search(idx.env, "herons", "--per-doc", "2")["hits"][0]["snippets"]) == 2
+
+
+def test_query_previews_mark_the_matched_words(idx):
+    res = cli_json("query", "deploying", "-c", "notes", "--no-expand", "--no-rerank", "--json", env=idx.env)
+    top = res["hits"][0]
+    assert top["path"] == "deploying.md"
+    text = top["preview"]["text"]
+    assert [text[a:b] for a, b in top["preview"]["matches"]] == ["deploying"]

@@ -152,7 +152,7 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     if command == "search":
         fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "format": fmt, **filters}
+                "format": fmt, "per_doc": p["per_doc"], **filters}
         return opts, list(p["query"])
     if command == "query":
         fmt = next((f for f in ("json", "files", "csv", "md", "xml") if p.get(f + "_" if f == "json" else f)), None)
@@ -171,6 +171,8 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except _Fallback:
         return "fallback"
     opts.pop("no_autostart", None)
+    if command == "search":
+        opts.setdefault("per_doc", 1)
     if command in ("search", "query"):
         opts.setdefault("limit", 10)
         opts.setdefault("min_score", 0.0)
@@ -204,6 +206,7 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("query", ["deploy", "--mode", "deep", "--no-rerank", "--explain", "-c", "a", "--wait=2"]),
         ("query", ["deploy", "--mode=deep", "--min-score", "0.2", "--md"]),
         ("search", ["deploy", "--tag", "ops", "--tag=infra", "--since", "2024-01-01", "--until=2024-12-31"]),
+        ("search", ["deploy", "--per-doc", "3", "--md"]),
         ("query", ["deploy", "--path", "guides/*", "--lang", "de", "-n", "3"]),
         ("get", ["notes/a.md"]),
         ("get", ["notes/a.md:12", "--json"]),

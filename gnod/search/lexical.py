@@ -24,7 +24,7 @@ from gnod.protocol import SearchHit, SearchParams, SearchResult
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
 from gnod.search.grammar import compile_query, keep_informative, parse
-from gnod.search.snippet import best_snippet
+from gnod.search.snippet import best_snippets
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import query_language
@@ -166,16 +166,17 @@ def search(
         d = docs.get(doc_id)
         if d is None:  # deleted between the two statements
             continue
-        snippet = None
+        found = []
         if params.snippets:
             content = store.content_of(conn, d.mirror_hash)
             if content is not None:
-                snippet = best_snippet(content[0], content[1], analyzers.get(d.language), stems)
+                found = best_snippets(content[0], content[1], analyzers.get(d.language), stems, params.per_doc)
         hits.append(
             SearchHit(
                 docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection,
                 path=d.rel_path, abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title,
-                score=score, bm25=raw, language=d.language, snippet=snippet,
+                score=score, bm25=raw, language=d.language, snippet=found[0] if found else None,
+                snippets=found if params.per_doc > 1 else [],
             )
         )
     return SearchResult(

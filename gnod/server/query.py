@@ -46,10 +46,12 @@ from gnod.protocol import (
 from gnod.search import expand, filters, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
+from gnod.search.snippet import match_spans
 from gnod.server.app import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.llm_cache import key as cache_key
+from gnod.text.analyzer import tokenize
 from gnod.text.language import detect_language
 
 log = logging.getLogger("gnod.query")
@@ -409,7 +411,17 @@ class QueryRun:
         contents = await self.d.read(lambda conn, _a: {
             c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
             for c, _ in kept[: self.mode.preview_expand_top]})
-        return [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
+        hits = [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
+
+        def mark(_conn, analyzers) -> None:
+            """Offsets of the query's words (stems in each document's language, or as typed)."""
+            typed = frozenset(t for q in stems_texts for t in tokenize(q))
+            for (c, _), h in zip(kept, hits):
+                an = analyzers.get(c.doc.language)
+                h.preview.matches = match_spans(h.preview.text, an, typed | passages.query_stems(stems_texts, an))
+
+        await self.d.read(mark)
+        return hits
 
     def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None) -> QueryHit:
         d = c.doc

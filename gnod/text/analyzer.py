@@ -35,7 +35,7 @@ _CJK = (
     "\U00020000-\U0003ffff"
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
-_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 # Every byte except the UTF-8 lead bytes of U+3000-U+DFFF, U+F000-U+FFFF and planes
 # 1-3, which hold every CJK character: deleting them all (one C pass) leaves nothing
 # for text without CJK, at a half to a fifth of the cost of a `_CJK_RE` scan.
@@ -122,7 +122,7 @@ def tokenize(text: str) -> list[str]:
             continue
         # split() alternates other text (even indexes, maybe empty) and CJK runs (odd):
         # "python3を使う" → python3 を使 使う.
-        for i, part in enumerate(_CJK_RUN_RE.split(token)):
+        for i, part in enumerate(CJK_RUN_RE.split(token)):
             if i % 2 and len(part) > 2:
                 out += map(add, part, part[1:])
             elif part:
