@@ -146,6 +146,34 @@ def vsearch(
                            _filters(tag, since, until, path, lang)))
 
 
+@app.command()
+def similar(
+    ref: Annotated[str, typer.Argument(help="A document: collection/path, gno://collection/path, an absolute "
+                                            "path or #docid.")],
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
+    collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
+    json_: JsonOpt = False,
+    files: FilesOpt = False,
+    csv: CsvOpt = False,
+    md: MdOpt = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
+) -> None:
+    """Documents like REF: nearest by meaning when it has vectors, else found by its
+    most informative words (rare in the index, frequent in it); `method` says which.
+
+    The document itself and identical copies are left out. Exit: 0 ok, 1 bad input
+    (NOT_FOUND when REF is not indexed), 2 runtime error, 3 daemon not running.
+    """
+    _exit(commands.similar(ref, limit, collection or [], _fmt(json_, files, csv, md, xml),
+                           False if no_autostart else None, _filters(tag, since, until, path, lang)))
+
+
 class Mode(str, Enum):
     standard = "standard"
     deep = "deep"

@@ -414,6 +414,24 @@ def query(query: str, limit: int, mode: str, min_score: float, collections: list
     return _retrieve("query", params, query_text, fmt, autostart, wait_s)
 
 
+def similar(ref: str, limit: int, collections: list[str], fmt: str | None, autostart: bool | None = None,
+            filters: dict | None = None) -> int:
+    """Documents like REF; rendered as search results (the query line names the document)."""
+    def go(fmt: str) -> int:
+        params = {"ref": ref, "limit": limit, "collections": collections, **({"filters": filters} if filters else {})}
+        result = Client(autostart=autostart).call("similar", params)
+        if fmt == "json":
+            _dump(result)
+            return 0
+        shown = {**result, "query": result["uri"], "dropped_stopwords": []}
+        out = search_text(shown, fmt, sys.stdout.isatty())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
         max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
         filters: dict | None = None) -> int:

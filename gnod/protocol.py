@@ -171,6 +171,15 @@ class LsParams(Params):
     offset: Annotated[int, Meta(ge=0)] = 0
 
 
+class SimilarParams(Params):
+    """Documents like a given one: by its vectors when it has them, else by its rarest words."""
+
+    ref: Annotated[str, Meta(min_length=1)]  # as `get`: collection/path, gno://…, an absolute path, #docid
+    limit: Limit = 10
+    collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
+
+
 class ShutdownParams(Params):
     pass
 
@@ -196,6 +205,28 @@ class SearchHit(Struct):
     language: str | None
     snippet: Snippet | None = None  # the best passage
     snippets: list[Snippet] = []  # with per_doc > 1: up to per_doc passages, best first
+
+
+class SimilarHit(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    abs_path: str
+    title: str
+    language: str | None
+    score: float  # vector: (1 + cos) / 2 of the best chunk; terms: bm25 relative to the best hit
+
+
+class SimilarResult(Struct):
+    ref: str
+    docid: int
+    uri: str
+    method: Literal["vector", "terms"]  # vector: the mean of its chunks' vectors; terms: its rarest words
+    terms: list[str]  # the words searched for (method "terms")
+    hits: list[SimilarHit]  # the document itself and identical copies are left out
+    took_ms: float
+    notes: list[str] = []
 
 
 class Freshness(Struct):
@@ -603,6 +634,7 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "vsearch": VSearchParams,
     "query": QueryParams,
     "ask": AskParams,
+    "similar": SimilarParams,
     "embed": EmbedParams,
     "models.list": ModelsParams,
     "models.pull": ModelPullParams,
@@ -626,6 +658,7 @@ METHOD_RESULTS: dict[str, type[Struct]] = {
     "vsearch": VSearchResult,
     "query": QueryResult,
     "ask": AskResult,
+    "similar": SimilarResult,
     "embed": EmbedResult,
     "models.list": ModelsResult,
     "models.pull": ModelPullResult,

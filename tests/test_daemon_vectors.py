@@ -91,6 +91,15 @@ def test_vsearch_finds_by_meaning(embedded):
     assert embed_model["state"] == "ready" and embed_model["size_bytes"] > 1_000_000
 
 
+def test_similar_uses_the_documents_vectors(embedded):
+    d, _ = embedded
+    res = d.result("similar", {"ref": "notes/space/mars.md", "limit": 3})
+    assert res["method"] == "vector" and res["terms"] == []
+    paths = [h["path"] for h in res["hits"]]
+    assert paths[0] == "space/moon.md" and "space/mars.md" not in paths
+    assert all(0 <= h["score"] <= 1 for h in res["hits"])
+
+
 def test_filter_returns_full_n(embedded, tmp_path):
     d, _ = embedded
     other = tmp_path / "other"

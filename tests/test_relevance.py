@@ -45,6 +45,8 @@ DOCS = {
     "deployed.md": "# Rollout done\n\nThe team deployed the service.\n",
     # No function words: the detector's verdict (French) is only a guess.
     "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
+    "lagoon.md": "# The salt lagoon\n\nIn spring the flamingos feed in the salt lagoon; the herons and "
+                 "the flamingos share the shallow water.\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -89,7 +91,7 @@ def test_a_language_of_one_page_in_thirty_does_not_stem_queries(idx):
     res = search(idx.env, "flamingo")
     assert res["languages"] == ["english"]
     # Basque stemming ("fla") would have matched the `fla.sh` of flash.md.
-    assert paths(res) == ["notes/birds.md"]
+    assert sorted(paths(res)) == ["notes/birds.md", "notes/lagoon.md"]
     # The Basque page is still found by its own words.
     assert paths(search(idx.env, "katuak"))[:1] == ["notes/eu/katua.md"]
 
@@ -146,13 +148,13 @@ def test_min_score_keeps_the_meaning_of_the_scores(idx):
 
 
 def test_a_query_past_the_term_cap_keeps_its_rarest_terms_and_says_so(idx):
-    words = [f"zzq{i}" for i in range(90)] + ["the", "flamingos", "lagoon", "note"]
+    words = [f"zzq{i}" for i in range(90)] + ["the", "flamingos", "lagoon", "note", "herons"]
     res = search(idx.env, " ".join(words))
-    assert paths(res)[:1] == ["notes/birds.md"]
+    assert paths(res)[:2] == ["notes/lagoon.md", "notes/birds.md"]
     assert len(res["notes"]) == 1
-    assert "64 rarest" in res["notes"][0] and "left out 30" in res["notes"][0]
+    assert "64 rarest" in res["notes"][0] and "left out 31" in res["notes"][0]
     # The stopword goes first, then words found in no page (they match nothing).
-    assert {"flamingos", "lagoon", "note"} <= set(res["terms"])
+    assert {"flamingos", "lagoon", "note", "herons"} <= set(res["terms"])
     assert len(res["terms"]) == 64 and "the" not in res["terms"]
 
 
@@ -315,3 +317,28 @@ def test_query_previews_mark_the_matched_words(idx):
     assert top["path"] == "deploying.md"
     text = top["preview"]["text"]
     assert [text[a:b] for a, b in top["preview"]["matches"]] == ["deploying"]
+
+
+# --- similar ------------------------------------------------------------------------------------
+
+
+def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
+    res = cli_json("similar", "notes/birds.md", "--json", env=idx.env)
+    assert res["method"] == "terms" and res["uri"] == "gno://notes/birds.md"
+    assert {"flamingos", "lagoon"} <= set(res["terms"])
+    assert "the" not in res["terms"]
+    paths = [h["path"] for h in res["hits"]]
+    assert paths[0] == "lagoon.md" and "birds.md" not in paths
+    assert any("no vectors" in n for n in res["notes"])
+    # Filters hold; an unknown document is NOT_FOUND (exit 1).
+    assert cli_json("similar", "notes/birds.md", "--path", "nothing/*", "--json", env=idx.env)["hits"] == []
+    r = _run_cli("similar", "notes/nope.md", "--json", env=idx.env)
+    assert r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
+    r = _run_cli("similar", "notes/birds.md", "--files", env=idx.env)
+    assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("/lagoon.md")
+
+
+def test_similar_leaves_out_identical_copies(idx):
+    res = cli_json("similar", "copy/deploying.md", "--json", env=idx.env)
+    assert all(h["path"] != "deploying.md" for h in res["hits"])
+    assert res["hits"][0]["path"] == "deployed.md"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import apsw
 
@@ -104,7 +104,8 @@ def _fold(token: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFD", token) if not unicodedata.combining(ch))
 
 
-def _doc_frequency(conn: apsw.Connection):
+def doc_frequency(conn: apsw.Connection) -> Callable[[str], int]:
+    """token → how many documents hold it as typed (from the exact-form index), memoized."""
     cache: dict[str, int] = {}
 
     def df(token: str) -> int:
@@ -138,7 +139,7 @@ def search(
 
     notes: list[str] = []
     clauses, left_out = keep_informative(parse(params.query), stop, lexical.max_terms,
-                                         _doc_frequency(conn))
+                                         doc_frequency(conn))
     if left_out:
         shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "

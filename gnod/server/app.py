@@ -172,8 +172,10 @@ class Daemon:
         from gnod.server.ask import ask
         from gnod.server.model_handlers import MODEL_HANDLERS
         from gnod.server.query import query
+        from gnod.server.similar import similar
 
-        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask}
+        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask,
+                                             "similar": similar}
 
     @property
     def llm_cache(self) -> LlmCache:

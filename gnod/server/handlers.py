@@ -184,7 +184,7 @@ async def search(d: Daemon, p: SearchParams, call: Call):
     return result
 
 
-def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:
+def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     """`gno://col/path`, `col/path`, an absolute path, or `#docid`."""
     if ref.startswith("#") and ref[1:].isdigit():
         return store.docs_by_ids(conn, [int(ref[1:])]).get(int(ref[1:]))
@@ -230,7 +230,7 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None]:
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         ref, line = _split_line_suffix(p.ref)
-        doc = _resolve(conn, d, ref) or (_resolve(conn, d, p.ref) if line else None)
+        doc = resolve_ref(conn, d, ref) or (resolve_ref(conn, d, p.ref) if line else None)
         if doc is None:
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
         return _document(conn, doc, p.from_line or line, p.lines, None)
@@ -246,7 +246,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         docs: list[DocRow] = []
         missing: list[str] = []
         for ref in p.refs:
-            doc = _resolve(conn, d, ref)
+            doc = resolve_ref(conn, d, ref)
             if doc is None:
                 missing.append(ref)
             else:
