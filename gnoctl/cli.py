@@ -174,6 +174,35 @@ def similar(
                            False if no_autostart else None, _filters(tag, since, until, path, lang)))
 
 
+class BenchMode(str, Enum):
+    search = "search"
+    vsearch = "vsearch"
+    query = "query"
+
+
+@app.command()
+def bench(
+    fixture: Annotated[str, typer.Argument(help="Queries with their expected documents: a JSON or YAML file.")],
+    mode: Annotated[Optional[list[BenchMode]], typer.Option("--mode", help="Only this mode (repeatable); "
+                                                                           "default: all three.")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Recall is measured in the first K results.")] = 10,
+    json_: JsonOpt = False,
+    no_autostart: NoAutostartOpt = False,
+) -> None:
+    """Measure search quality on your own documents: nDCG@10, MRR@10, recall@K and latency
+    (p50, p95) of search, vsearch and query over a fixture of queries and the documents
+    they should find.
+
+    The fixture: {"collections": ["notes"], "queries": [{"query": "how do we deploy",
+    "relevant": ["notes/deploy.md"]}]} (`relevant` may map documents to grades). A mode
+    the daemon cannot serve (vsearch without vectors) is reported as skipped. Exit: 0
+    ok, 1 bad fixture or input, 2 runtime error, 3 daemon not running.
+    """
+    modes = [m.value for m in mode] if mode else ["search", "vsearch", "query"]
+    _exit(commands.bench(fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None,
+                         False if no_autostart else None))
+
+
 class Mode(str, Enum):
     standard = "standard"
     deep = "deep"

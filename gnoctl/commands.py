@@ -432,6 +432,25 @@ def similar(ref: str, limit: int, collections: list[str], fmt: str | None, autos
     return _run(fmt, go)
 
 
+def bench(fixture_path: str, modes: list[str], k: int, fmt: str | None, autostart: bool | None = None) -> int:
+    """Score search, vsearch and query on the user's fixture (see gnoctl.bench)."""
+    from gnoctl import bench as b
+
+    def go(fmt: str) -> int:
+        try:
+            fixture = b.load_fixture(fixture_path)
+        except b.FixtureError as e:
+            raise DaemonError(wire.INVALID_PARAMS, str(e), {"fixture": fixture_path}) from None
+        result = {"fixture": os.path.abspath(fixture_path), **b.run(fixture, modes, k, autostart)}
+        if fmt == "json":
+            _dump(result)
+        else:
+            print(b.render(result))
+        return 0
+
+    return _run(fmt, go)
+
+
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
         max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
         filters: dict | None = None) -> int:

@@ -5,6 +5,7 @@ documents taking their collection's language."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from types import SimpleNamespace
 
@@ -342,3 +343,39 @@ def test_similar_leaves_out_identical_copies(idx):
     res = cli_json("similar", "copy/deploying.md", "--json", env=idx.env)
     assert all(h["path"] != "deploying.md" for h in res["hits"])
     assert res["hits"][0]["path"] == "deployed.md"
+
+
+# --- gnoctl bench --------------------------------------------------------------------------------
+
+
+def test_bench_scores_the_users_fixture_per_mode(idx, tmp_path):
+    fixture = {"collections": ["notes"], "queries": [
+        {"query": "deployed", "relevant": ["notes/deploying.md"]},  # second: MRR 0.5
+        {"query": "katuak", "relevant": {"gno://notes/eu/katua.md": 2}},  # first
+    ]}
+    path = tmp_path / "fixture.json"
+    path.write_text(json.dumps(fixture))
+    res = cli_json("bench", str(path), "--json", env=idx.env)
+    assert res["fixture"] == str(path) and res["k"] == 10
+    by_mode = {m["mode"]: m for m in res["modes"]}
+    search_ = by_mode["search"]
+    assert (search_["queries"], search_["failed"]) == (2, 0)
+    assert search_["mrr@10"] == 0.75 and search_["recall@10"] == 1.0
+    assert search_["ndcg@10"] == pytest.approx((1 / math.log2(3) + 1) / 2, abs=1e-4)
+    assert search_["p50_ms"] > 0 and search_["p95_ms"] >= search_["p50_ms"]
+    assert "vector" in by_mode["vsearch"]["skipped"]  # no embedding model here
+    assert by_mode["query"]["mrr@10"] == 0.75  # lexical only, without models
+
+    yaml_path = tmp_path / "fixture.yaml"
+    yaml_path.write_text("collections: [notes]\nqueries:\n  - query: katuak\n    relevant: eu/katua.md\n")
+    res = cli_json("bench", str(yaml_path), "--mode", "search", "-k", "1", "--json", env=idx.env)
+    assert [(m["mode"], m["mrr@10"], m["recall@1"]) for m in res["modes"]] == [("search", 1.0, 1.0)]
+
+
+def test_bench_rejects_a_broken_fixture(idx, tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"queries": [{"query": "x"}]}')
+    r = _run_cli("bench", str(path), "--json", env=idx.env)
+    assert r.returncode == 1
+    err = json.loads(r.stdout)["error"]
+    assert err["code"] == "INVALID_PARAMS" and "relevant" in err["message"]
