@@ -114,6 +114,7 @@ class ExpansionLimits(Struct, frozen=True, kw_only=True):
     max_semantic_chars: int = 300  # dropped when longer
     max_hyde_chars: int = 1200  # truncated at a word boundary when longer
     max_tokens: int = 320  # generation budget for one expansion reply
+    max_query_chars: int = 1000  # a longer query (a pasted paragraph) is searched as written
 
 
 class Lexical(Struct, frozen=True, kw_only=True):

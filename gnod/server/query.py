@@ -152,6 +152,11 @@ class QueryRun:
         if not self.p.expand:
             self.clock.skip("expand", "--no-expand")
             return expand.Expansion()
+        if len(self.p.query) > PIPELINE.expansion.max_query_chars:
+            why = f"the query is long ({len(self.p.query):,} characters): searched as written"
+            self.clock.skip("expand", why)
+            self.notes.append(f"expansion skipped: {why}")
+            return expand.Expansion()
         if strong:
             why = f"strong BM25 signal (top {top[0]:.2f}, gap {top[0] - (top[1] if len(top) > 1 else 0):.2f})"
             self.clock.skip("expand", why)
@@ -270,11 +275,11 @@ class QueryRun:
     async def _rerank(self, cands: list[_Candidate], reranker: Any) -> None:
         """Rerank scores for `cands`: from the cache, the rest from the model in one call."""
         texts = [f"{c.doc.title}\n\n{c.passage.text}" if c.doc.title else c.passage.text for c in cands]
-        keys = [cache_key(self.p.query, t, reranker.uri) for t in texts]
+        query = passages.rerank_query(self.p.query, reranker.max_tokens)
+        keys = [cache_key(query, t, reranker.uri) for t in texts]
         cached = self.d.llm_cache.get_scores(keys)
         miss = [i for i, k in enumerate(keys) if k not in cached]
         if miss:
-            query = self.p.query
             scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in miss]),
                                              INTERACTIVE, uri=reranker.uri)
             fresh = {keys[i]: float(s) for i, s in zip(miss, scores)}
@@ -373,7 +378,8 @@ class QueryRun:
                 self.clock.skip("rerank", "no reranker")
         if reranker is not None and cands:
             top = cands[: PIPELINE.limits.rerank_top_k]
-            self._budget = passages.rerank_budget_chars(reranker.max_tokens, p.query)
+            self._budget = passages.rerank_budget_chars(reranker.max_tokens,
+                                                        passages.rerank_query(p.query, reranker.max_tokens))
             await self._load_chunks(top, stems_texts)
             try:
                 await self.clock.time("rerank", self._rerank(top, reranker))
