@@ -114,7 +114,8 @@ class QueryParams(Params):
 class AskParams(Params):
     """Retrieve, then answer from the sources with citations [1], [2]…"""
 
-    query: QueryText
+    # The question goes into the generator's prompt beside the sources: a question, not a page.
+    query: Annotated[str, Meta(min_length=1, max_length=2000)]
     sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
     mode: Literal["standard", "deep"] = "standard"
     collections: list[str] = []
