@@ -7,9 +7,10 @@ the exact forms; a document's bm25 is the weighted mean of the two, so the query
 own word forms rank first while an inflection still matches through its stem.
 
 Filters (collections, tags, dates, path, language) are applied after a materialized
-FTS pass (FTS first, then filter), so the planner never walks documents before the full-text index.  Both
-MATCHes and their sum run in one statement; FTS5 computes bm25 for every match to
-order them anyway, so summing over all matches costs little more than two queries.
+FTS pass (FTS first, then filter), so the planner never walks documents before the
+full-text index. Both MATCHes and their sum run in one statement; FTS5 computes bm25
+for every match to order them anyway, so summing over all matches costs little more
+than the two queries.
 """
 
 from __future__ import annotations
