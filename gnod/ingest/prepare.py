@@ -12,7 +12,7 @@ from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc, tags_of
-from gnod.text.analyzer import AnalyzerSet, exact_text
+from gnod.text.analyzer import AnalyzerSet, exact_text, tokenize
 from gnod.text.language import detect_language_sure
 
 __all__ = ["IngestFailure", "prepare"]  # workers catch IngestFailure from here
@@ -40,7 +40,8 @@ def prepare(
         language, sure = detect_language_sure(body)
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     # A collection's hint is authoritative: no block gets another language then.
-    stemmed = stem_body(body, language, analyzers, per_block=not language_hint)
+    tokens = tokenize(body)  # once, for the stems and the exact forms
+    stemmed = stem_body(body, language, analyzers, per_block=not language_hint, tokens=tokens)
     language = stemmed.language
     offset = len(canonical) - len(body)
     chunks = [
@@ -68,7 +69,7 @@ def prepare(
         fts_body=stemmed.text,
         exact_path=exact_text(entry.rel_path),
         exact_title=exact_text(heading),
-        exact_body=exact_text(body),
+        exact_body=" ".join(tokens),
         other_languages=stemmed.others,
         language_confident=sure,
     )
