@@ -9,6 +9,7 @@ a store failure rolls back the open batch (those files are simply redone next ru
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -24,11 +25,11 @@ from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
+BATCH_DOCS = 2000
+PROGRESS_SECONDS = 0.2
 # A collection whose documents are at least this share in one language gives that
 # language to its short documents whose own language was only a guess.
 DOMINANT_SHARE = 0.75
-BATCH_DOCS = 2000
-PROGRESS_SECONDS = 0.2
 
 ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
 
@@ -202,10 +203,11 @@ def settle_languages(conn: apsw.Connection, analyzers: AnalyzerSet, cid: int) ->
         return 0
     analyzer = analyzers.get(dominant)
     rows = store.unsure_documents(conn, cid, dominant)
-    for doc_id, rel_path, title, markdown, body_line in rows:
+    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
         body = "\n".join(markdown.split("\n")[body_line - 1 :])
+        heading = " ".join([title, *store.tags_of(json.loads(metadata))])
         store.restem_document(conn, doc_id, dominant, analyzer.index_text(rel_path),
-                              analyzer.index_text(title), analyzer.index_text(body))
+                              analyzer.index_text(heading), analyzer.index_text(body))
     return len(rows)
 
 

@@ -355,11 +355,11 @@ def index_languages(conn: apsw.Connection) -> list[str | None]:
 
 def unsure_documents(
     conn: apsw.Connection, collection_id: int, language: str | None
-) -> list[tuple[int, str, str, str, int]]:
-    """(id, rel_path, title, markdown, body_line) of the collection's documents whose
-    language was a guess and is not `language`."""
+) -> list[tuple[int, str, str, str, str, int]]:
+    """(id, rel_path, title, metadata, markdown, body_line) of the collection's documents
+    whose language was a guess and is not `language`."""
     return conn.execute(
-        "SELECT d.id, d.rel_path, d.title, c.markdown, c.body_line FROM documents d "
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line FROM documents d "
         "JOIN content c ON c.mirror_hash = d.mirror_hash "
         "WHERE d.collection_id = ? AND d.language_confident = 0 AND d.language IS NOT ?",
         (collection_id, language),
