@@ -17,8 +17,8 @@ from msgspec import Struct
 class StrongSignal(Struct, frozen=True, kw_only=True):
     """Stage 0: skip expansion when BM25 alone is confident and clearly separated.
 
-    Scores are |bm25| / (1 + |bm25|): absolute, unlike the per-query min-max of
-    result scores, which always puts #1 at 1.0.
+    Scores are |bm25| / (1 + |bm25|): absolute, unlike search scores (relative to the
+    best hit), which always put #1 at 1.0.
     """
 
     probe: int = 5  # BM25 hits looked at

@@ -331,8 +331,8 @@ class QueryRun:
         self.notes += bm25.notes
         self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
                                             doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
-        # Strong signal needs an absolute confidence: per-query min-max puts #1 at 1.0 and the
-        # pool's last at 0.0, so two hits would always look "clearly separated".
+        # Strong signal needs an absolute confidence: search scores are relative to the best
+        # hit, so #1 is always at 1.0 however weak the match.
         exp = await self._expand([abs(h.bm25) / (1.0 + abs(h.bm25)) for h in bm25.hits])
         if exp.lexical:
             variants, (vlists, vbest) = await asyncio.gather(
