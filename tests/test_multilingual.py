@@ -117,3 +117,16 @@ def test_inflected_query_finds_its_page_through_stemming(stemmed, unstemmed, que
 def test_exact_words_find_their_page(stemmed, unstemmed, query, page):
     assert paths(stemmed, query)[:1] == [page]
     assert paths(unstemmed, query)[:1] == [page]
+
+
+def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed):
+    conn, _ = stemmed
+    counts = language_counts(conn)
+    # Too short for a clear verdict, but its function words are German (or Dutch, or
+    # Polish, which the index does not hold): German stems only, no French or Russian.
+    assert lexical.query_languages("die Katzen im Garten", counts) == ["german"]
+    assert paths(stemmed, "die Katzen im Garten")[:1] == ["de.md"]
+    # No function words at all: every language holding 5% of the index.
+    assert set(lexical.query_languages("Katzen", counts)) == set(counts)
+    # A clear sentence: its own language.
+    assert lexical.query_languages("los mercados de la ciudad", counts) == ["spanish"]

@@ -121,8 +121,9 @@ class Lexical(Struct, frozen=True, kw_only=True):
     """BM25 search (gnod.search.lexical): which languages stem a query, exact forms, long queries."""
 
     # A query clearly written in a language the index holds is stemmed in that language
-    # only; any other query in every language holding this share of the index (documents,
-    # plus blocks of mixed-language documents). A language of 1% of the documents
+    # only, one with function words in the languages they belong to; any other query in
+    # every language holding this share of the index (documents, plus blocks of
+    # mixed-language documents). A language of 1% of the documents
     # (misdetected abstracts, a stray translation) would only add false matches through
     # its stemmer; its documents are still found by their exact words.
     min_language_share: float = 0.05

@@ -53,6 +53,7 @@ __all__ = [
     "may_mix_languages",
     "normalize_language",
     "query_language",
+    "query_language_candidates",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -860,6 +861,24 @@ def detect_language_sure(text: str) -> tuple[str | None, bool]:
 def query_language(query: str) -> str | None:
     """The language a query is clearly written in, or None (too short, ambiguous)."""
     return _detect(query.strip()[:_SAMPLE_CHARS], False)
+
+
+def query_language_candidates(query: str) -> list[str]:
+    """Languages whose function words a query holds, when no one of them is clear: those
+    scoring at least half the leader's score, best first ("Este comando es un alias"
+    reads Spanish, Portuguese or Italian; never English).  [] without function words."""
+    sample = query.strip()[:_SAMPLE_CHARS]
+    if not sample:
+        return []
+    total = _word_score(_normalized(sample, sample.isascii()).split())
+    if not total:
+        return []
+    fields = _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little"))
+    top = max(fields) >> _SCORE_SHIFT
+    if 2 * top < _SCALE:  # less than half a function word's worth (a word shared by 3+ languages)
+        return []
+    found = [(f >> _SCORE_SHIFT, i) for i, f in enumerate(fields) if 2 * (f >> _SCORE_SHIFT) >= top]
+    return [_PROFILE_LANGS[i] for _, i in sorted(found, key=lambda si: (-si[0], si[1]))]
 
 
 def _detect(sample: str, lingua: bool) -> str | None:
