@@ -130,3 +130,7 @@ def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed
     assert set(lexical.query_languages("Katzen", counts)) == set(counts)
     # A clear sentence: its own language.
     assert lexical.query_languages("los mercados de la ciudad", counts) == ["spanish"]
+    # Weak evidence never picks a language of a few stray documents: 2% German here.
+    assert lexical.query_languages("die Katzen im Garten", {"english": 98, "german": 2}) == ["english"]
+    assert lexical.query_languages("Die Katzen schlafen im Garten, wenn die Sonne scheint",
+                                   {"english": 98, "german": 2}) == ["german"]

@@ -121,11 +121,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     """BM25 search (gnod.search.lexical): which languages stem a query, exact forms, long queries."""
 
     # A query clearly written in a language the index holds is stemmed in that language
-    # only, one with function words in the languages they belong to; any other query in
-    # every language holding this share of the index (documents, plus blocks of
-    # mixed-language documents). A language of 1% of the documents
-    # (misdetected abstracts, a stray translation) would only add false matches through
-    # its stemmer; its documents are still found by their exact words.
+    # only; any other query in the languages holding this share of the index (documents,
+    # plus blocks of mixed-language documents) that its function words point to, or in
+    # all of them. A language of 1% of the documents (misdetected abstracts, a stray
+    # translation) would only add false matches through its stemmer; its documents are
+    # still found by their exact words.
     min_language_share: float = 0.05
     # bm25 = (bm25 over stems + exact_weight · bm25 over exact forms) / (1 + exact_weight):
     # the query's own word forms count twice, an inflection that only stemming meets once.

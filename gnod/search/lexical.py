@@ -84,23 +84,22 @@ def query_languages(
     query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
 ) -> list[str | None]:
     """The languages a query is stemmed in: its own when it is clearly written in one the
-    index holds; else those whose function words it holds (Spanish, Catalan or Romanian
-    for "es un alias de"), as far as the index holds them; else every language holding
-    `min_language_share` of the index, largest first. `counts` is documents per language
-    (store.language_counts).
+    index holds; else, among the languages holding `min_language_share` of the index,
+    those whose function words it holds (Spanish, Catalan or Romanian for "es un alias
+    de"), or all of them (largest first) when it holds none. Weak evidence ("in vitro")
+    never stems a query in a language of a few stray documents. `counts` is documents
+    per language (store.language_counts).
 
     Stems of other languages would only add false matches to a clear query (an English
     word cut by a Basque stemmer); its exact forms still find every document."""
     own = query_language(query)
     if own is not None and counts.get(own):
         return [own]
-    plausible = [lang for lang in query_language_candidates(query) if counts.get(lang)]
-    if plausible:
-        return plausible
     total = sum(counts.values())
-    out = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
-           if n >= lexical.min_language_share * total]
-    return out or ["english"]
+    major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
+             if n >= lexical.min_language_share * total]
+    plausible = [lang for lang in query_language_candidates(query) if lang in major]
+    return plausible or major or ["english"]
 
 
 def _fold(token: str) -> str:
