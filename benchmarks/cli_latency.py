@@ -51,10 +51,11 @@ def p(values: list[float], q: float) -> float:
 
 
 def hybrid(runs: int, stage_queries: int) -> None:
-    from quality import load_beir, materialize
+    from quality import corpus_key, load_beir, materialize
 
-    corpus, queries, qrels = load_beir(os.path.join(SHARED, "scifact"))
-    folder = materialize("scifact", corpus)
+    data = os.path.join(SHARED, "scifact")
+    corpus, queries, qrels = load_beir(data)
+    folder = materialize(corpus_key(data), corpus)
     texts = [queries[q] for q in qrels]
     gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
     config = models_config(test_model("minilm"), 1, test_model("reranker"), test_model("smollm2"))

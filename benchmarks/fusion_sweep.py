@@ -16,7 +16,7 @@ import itertools
 import os
 
 from common import CACHE, SHARED, Daemon, emit, models_config, test_model
-from quality import load_beir, materialize, ndcg_at
+from quality import corpus_key, load_beir, materialize, ndcg_at
 
 from gnod.search import fusion
 from gnod.search.constants import PIPELINE, BonusTier, Fusion, ListWeights
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--model", default="minilm")
     args = ap.parse_args()
     corpus, queries, qrels = load_beir(args.data)
-    folder = materialize(os.path.basename(os.path.abspath(args.data)), corpus)
+    folder = materialize(corpus_key(args.data), corpus)
     home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-{args.model}")
     runs = []
     with Daemon(models_config(test_model(args.model)), home) as d:

@@ -31,7 +31,7 @@ from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.store.db import connect
-from gnod.store.documents import index_languages
+from gnod.store.documents import language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
@@ -137,7 +137,7 @@ def unstemmed(folder: str, queries: dict[str, dict[str, str]]) -> dict[str, floa
         migrate(conn)
         analyzers = NoStemAnalyzers()
         index_collection(conn, analyzers, CollectionConfig(name="ml", path=folder))
-        langs = index_languages(conn)
+        langs = language_counts(conn)
 
         def search(query: str) -> list[str]:
             params = SearchParams(query=query, limit=K, snippets=False)

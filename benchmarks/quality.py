@@ -4,8 +4,9 @@
     python benchmarks/quality.py --mode vector --model minilm     # or e5, or a model URI
     python benchmarks/quality.py --mode hybrid [--expand] [--rerank]
 
-Each corpus entry becomes `<id>.md` ("# title" + text) in a cached folder, which is
-indexed as a collection; every test query is sent as a `search` call (`vsearch` in
+Each corpus entry becomes `<id>.md` ("# title" + text) in a cached folder, keyed by
+the folder's name and a digest of its corpus file (two BEIR folders never share one), which
+is indexed as a collection; every test query is sent as a `search` call (`vsearch` in
 vector mode, `query` in hybrid mode — deep mode, so 100 results — after `embed` has
 emptied the backlog). Hybrid uses the SmolLM2 test generator with --expand and the
 random-weight test reranker with --rerank (plumbing only: its scores are noise). Prints
@@ -16,6 +17,7 @@ and queries_with_no_results=.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -49,8 +51,17 @@ def load_beir(data: str) -> tuple[dict[str, dict], dict[str, str], dict[str, dic
     return corpus, queries, qrels
 
 
-def materialize(name: str, corpus: dict[str, dict]) -> str:
-    folder = os.path.join(CACHE, f"beir-{name}")
+def corpus_key(data: str) -> str:
+    """`<folder name>-<digest of corpus.jsonl>`: the cache follows the data, not its path."""
+    digest = hashlib.sha256()
+    with open(os.path.join(data, "corpus.jsonl"), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return f"{os.path.basename(os.path.abspath(data))}-{digest.hexdigest()[:12]}"
+
+
+def materialize(key: str, corpus: dict[str, dict]) -> str:
+    folder = os.path.join(CACHE, f"beir-{key}")
     marker = os.path.join(folder, ".complete")
     if not os.path.exists(marker):
         os.makedirs(folder, exist_ok=True)
@@ -84,7 +95,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100)
     args = ap.parse_args()
     corpus, queries, qrels = load_beir(args.data)
-    folder = materialize(os.path.basename(os.path.abspath(args.data)), corpus)
+    folder = materialize(corpus_key(args.data), corpus)
     config = None
     if args.mode != "lexical":
         config = models_config(test_model(args.model), args.threads,

@@ -114,6 +114,24 @@ WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="S
                                         help="First wait up to SECONDS for changes the watcher has seen "
                                              "to be indexed (read-your-writes after saving a file).")]
 NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
+# Filters, applied inside the index query (-n results still come back).
+TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only documents with this frontmatter tag "
+                                                                 "(repeatable: all of them).")]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", metavar="YYYY-MM-DD",
+                                                 help="Only documents dated on or after this day (frontmatter "
+                                                      "`date`, else the file's modification time).")]
+UntilOpt = Annotated[Optional[str], typer.Option("--until", metavar="YYYY-MM-DD",
+                                                 help="Only documents dated on or before this day.")]
+PathOpt = Annotated[Optional[str], typer.Option("--path", metavar="GLOB",
+                                                help="Only documents whose path inside its collection matches "
+                                                     "GLOB (`*` spans folders).")]
+LangOpt = Annotated[Optional[str], typer.Option("--lang", help="Only documents in this language (de, german, …).")]
+
+
+def _filters(tag: list[str] | None, since: str | None, until: str | None, path: str | None,
+             lang: str | None) -> dict:
+    found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang}
+    return {k: v for k, v in found.items() if v}
 
 
 def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False, xml: bool = False, *,
@@ -143,8 +161,15 @@ def search(
     query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
-                                             help="Drop results below this normalized score.")] = 0.0,
+                                             help="Drop results scoring below this.")] = 0.0,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
+    per_doc: Annotated[int, typer.Option("--per-doc", min=1, max=10, metavar="N",
+                                         help="Up to N passages per document.")] = 1,
     wait: WaitOpt = 0.0,
     format: FormatOpt = None,
     human: HumanOpt = False,
@@ -160,20 +185,22 @@ def search(
     no_pager: NoPagerOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
-    """Lexical (BM25) search: words ranked by relevance, stemmed in every indexed language.
+    """Lexical (BM25) search: exact words first, then their stems in the query's languages.
 
     A word starting with a single dash is a negated term (`-staging`), but one letter
     (`-l`) is an option, and an unknown option is an error; words after `--` are all
     query words (`gnoctl search deploy -- -x`).
 
-    Scores are normalized per query to [0, 1]. Output is human text on a terminal and
-    JSON otherwise unless a format is given. Exit: 0 ok (something matched), 1 no match
-    (the empty result is still printed) or bad input, 2 runtime error, 3 daemon not
-    running (with --no-autostart).
+    Score: BM25 relative to the best hit (1.0), in (0, 1]. Matched words are bold on
+    a terminal, `**bold**` with --md, offsets (`matches`) in JSON. Output is human text
+    on a terminal and JSON otherwise unless a format is given. Exit: 0 ok (something
+    matched), 1 no match (the empty result is still printed) or bad input, 2 runtime
+    error, 3 daemon not running (with --no-autostart).
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.search(" ".join(query), limit, min_score, collection or [], fmt,
-                          False if no_autostart else None, wait, _view(fmt, color, no_pager, null)))
+                          False if no_autostart else None, wait, _view(fmt, color, no_pager, null),
+                          _filters(tag, since, until, path, lang), per_doc))
 
 
 @app.command()
@@ -185,6 +212,11 @@ def vsearch(
     collection: CollectionOpt = None,
     format: FormatOpt = None,
     human: HumanOpt = False,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     json_: JsonOpt = False,
     jsonl: JsonlOpt = False,
     files: FilesOpt = False,
@@ -207,7 +239,65 @@ def vsearch(
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [], fmt,
-                           False if no_autostart else None, _view(fmt, color, no_pager, null)))
+                           False if no_autostart else None, _view(fmt, color, no_pager, null),
+                           _filters(tag, since, until, path, lang)))
+
+
+@app.command()
+def similar(
+    ref: Annotated[str, typer.Argument(help="A document: collection/path, gno://collection/path, an absolute "
+                                            "path or #docid.")],
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
+    collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
+    json_: JsonOpt = False,
+    files: FilesOpt = False,
+    csv: CsvOpt = False,
+    md: MdOpt = False,
+    xml: XmlOpt = False,
+    no_autostart: NoAutostartOpt = False,
+) -> None:
+    """Documents like REF: nearest by meaning when it has vectors, else found by its
+    most informative words (rare in the index, frequent in it); `method` says which.
+
+    The document itself and identical copies are left out. Exit: 0 ok, 1 bad input
+    (NOT_FOUND when REF is not indexed), 2 runtime error, 3 daemon not running.
+    """
+    _exit(commands.similar(ref, limit, collection or [], _fmt(json_, files, csv, md, xml),
+                           False if no_autostart else None, _filters(tag, since, until, path, lang)))
+
+
+class BenchMode(str, Enum):
+    search = "search"
+    vsearch = "vsearch"
+    query = "query"
+
+
+@app.command()
+def bench(
+    fixture: Annotated[str, typer.Argument(help="Queries with their expected documents: a JSON or YAML file.")],
+    mode: Annotated[Optional[list[BenchMode]], typer.Option("--mode", help="Only this mode (repeatable); "
+                                                                           "default: all three.")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Recall is measured in the first K results.")] = 10,
+    json_: JsonOpt = False,
+    no_autostart: NoAutostartOpt = False,
+) -> None:
+    """Measure search quality on your own documents: nDCG@10, MRR@10, recall@K and latency
+    (p50, p95) of search, vsearch and query over a fixture of queries and the documents
+    they should find.
+
+    The fixture: {"collections": ["notes"], "queries": [{"query": "how do we deploy",
+    "relevant": ["notes/deploy.md"]}]} (`relevant` may map documents to grades). A mode
+    the daemon cannot serve (vsearch without vectors) is reported as skipped. Exit: 0
+    ok, 1 bad fixture or input, 2 runtime error, 3 daemon not running.
+    """
+    modes = [m.value for m in mode] if mode else ["search", "vsearch", "query"]
+    _exit(commands.bench(fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None,
+                         False if no_autostart else None))
 
 
 class Mode(str, Enum):
@@ -232,6 +322,11 @@ def query(
     min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
                                              help="Drop results below this final score.")] = 0.0,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
@@ -267,7 +362,7 @@ def query(
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
                          not no_rerank, explain, fmt, False if no_autostart else None, wait,
-                         _view(fmt, color, no_pager, null)))
+                         _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang)))
 
 
 @app.command()
@@ -277,6 +372,11 @@ def ask(
                                          help="Most sources given to the model.")] = 5,
     mode: ModeOpt = Mode.standard,
     collection: CollectionOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    path: PathOpt = None,
+    lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     no_answer: Annotated[bool, typer.Option("--no-answer", help="Only find the sources; generate "
@@ -314,7 +414,7 @@ def ask(
         raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
     _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
                        not no_answer, max_tokens, explain, fmt, False if no_autostart else None,
-                       _view(fmt, color, no_pager, null)))
+                       _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang)))
 
 
 @app.command()

@@ -81,8 +81,10 @@ def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: boo
 
 
 def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0, view: View | None = None) -> int:
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+           autostart: bool | None = None, wait_s: float = 0.0, view: View | None = None,
+           filters: dict | None = None, per_doc: int = 1) -> int:
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
+              **({"filters": filters} if filters else {}), **({"per_doc": per_doc} if per_doc > 1 else {})}
     return _retrieve("search", params, search_text, fmt, autostart, wait_s, view)
 
 
@@ -544,25 +546,63 @@ def _as_search_hits(result: dict) -> dict:
 
 
 def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-            autostart: bool | None = None, view: View | None = None) -> int:
+            autostart: bool | None = None, view: View | None = None, filters: dict | None = None) -> int:
     def render(result: dict, fmt: str, color: bool, null: bool) -> str:
         return search_text(result if fmt in ("json", "jsonl") else _as_search_hits(result), fmt, color, null)
 
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections}
+    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
+              **({"filters": filters} if filters else {})}
     return _retrieve("vsearch", params, render, fmt, autostart, 0.0, view)
 
 
 def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
           explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0,
-          view: View | None = None) -> int:
+          view: View | None = None, filters: dict | None = None) -> int:
     params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
-              "expand": expand, "rerank": rerank, "explain": explain}
+              "expand": expand, "rerank": rerank, "explain": explain, **({"filters": filters} if filters else {})}
     return _retrieve("query", params, query_text, fmt, autostart, wait_s, view)
+
+
+def similar(ref: str, limit: int, collections: list[str], fmt: str | None, autostart: bool | None = None,
+            filters: dict | None = None) -> int:
+    """Documents like REF; rendered as search results (the query line names the document)."""
+    def go(fmt: str) -> int:
+        params = {"ref": ref, "limit": limit, "collections": collections, **({"filters": filters} if filters else {})}
+        result = Client(autostart=autostart).call("similar", params)
+        if fmt == "json":
+            _dump(result)
+            return 0
+        shown = {**result, "query": result["uri"], "dropped_stopwords": []}
+        out = search_text(shown, fmt, View().color())
+        if out:
+            print(out)
+        return 0
+
+    return _run(fmt, go)
+
+
+def bench(fixture_path: str, modes: list[str], k: int, fmt: str | None, autostart: bool | None = None) -> int:
+    """Score search, vsearch and query on the user's fixture (see gnoctl.bench)."""
+    from gnoctl import bench as b
+
+    def go(fmt: str) -> int:
+        try:
+            fixture = b.load_fixture(fixture_path)
+        except b.FixtureError as e:
+            raise DaemonError(wire.INVALID_PARAMS, str(e), {"fixture": fixture_path}) from None
+        result = {"fixture": os.path.abspath(fixture_path), **b.run(fixture, modes, k, autostart)}
+        if fmt == "json":
+            _dump(result)
+        else:
+            print(b.render(result))
+        return 0
+
+    return _run(fmt, go)
 
 
 def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
         max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
-        view: View | None = None) -> int:
+        view: View | None = None, filters: dict | None = None) -> int:
     view = view or View()
 
     def go(fmt: str) -> int:
@@ -572,7 +612,7 @@ def ask(question: str, sources: int, mode: str, collections: list[str], expand: 
         stream = AnswerStream(answer and fmt != "json" and sys.stderr.isatty())
         params = {"query": question, "sources": sources, "mode": mode, "collections": collections,
                   "expand": expand, "rerank": rerank, "answer": answer, "stream": stream.enabled,
-                  "max_tokens": max_tokens, "explain": explain}
+                  "max_tokens": max_tokens, "explain": explain, **({"filters": filters} if filters else {})}
         try:
             result = Client(autostart=autostart).call("ask", params, on_notify=stream)
         finally:

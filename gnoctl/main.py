@@ -23,15 +23,18 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "--min-score": ("min_score", "float"),
     "-c": ("collections", "list"), "--collection": ("collections", "list"),
     "--no-autostart": ("no_autostart", "flag"),
+    "--tag": ("tags", "list"), "--since": ("since", "str"), "--until": ("until", "str"),
+    "--path": ("path", "str"), "--lang": ("lang", "str"),
     **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     "--format": ("format", "str"),
     "-0": ("null", "flag"), "--null": ("null", "flag"),
     "--color": ("color", "str"),
     "--no-pager": ("no_pager", "flag"),
 }
+FILTERS = ("tags", "since", "until", "path", "lang")
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float")},
+    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float"), "--per-doc": ("per_doc", "int")},
     "vsearch": dict(_RETRIEVAL),
     "query": {
         **_RETRIEVAL, "--wait": ("wait_s", "float"),
@@ -132,7 +135,7 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
             elif kind == "float":
                 opts[dest] = float(value)
             elif kind == "list":
-                opts[dest].append(value)
+                opts.setdefault(dest, []).append(value)
             else:
                 opts[dest] = value
         except ValueError:
@@ -154,20 +157,21 @@ def _fast(argv: list[str]) -> int | None:
             return None
         return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
     limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
-    wait_s, mode = opts.get("wait_s", 0.0), opts.get("mode", "standard")
+    wait_s, mode, per_doc = opts.get("wait_s", 0.0), opts.get("mode", "standard"), opts.get("per_doc", 1)
     fmt = opts.get("format")
     # Out-of-range values go to typer, which says what the range is.
     if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
-            or mode not in ("standard", "deep") or (opts.get("null") and fmt != "files")):
+            or mode not in ("standard", "deep") or not 1 <= per_doc <= 10 or (opts.get("null") and fmt != "files")):
         return None
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
     query, cols = " ".join(words), opts["collections"]
+    filters = {k: opts[k] for k in FILTERS if opts.get(k)}
     if argv[0] == "search":
-        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, view)
+        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, view, filters, per_doc)
     if argv[0] == "vsearch":
-        return commands.vsearch(query, limit, score, cols, fmt, autostart, view)
+        return commands.vsearch(query, limit, score, cols, fmt, autostart, view, filters)
     return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
-                          bool(opts.get("explain")), fmt, autostart, wait_s, view)
+                          bool(opts.get("explain")), fmt, autostart, wait_s, view, filters)
 
 
 def main(argv: list[str] | None = None) -> int:

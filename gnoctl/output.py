@@ -126,6 +126,42 @@ def _color(enabled: bool):
     return paint
 
 
+def marked(text: str, spans: list, before: str, after: str, escape=lambda s: s) -> str:
+    """`text` with each matched [start, end) span wrapped in `before`…`after` (the rest
+    passed through `escape`): terminal bold, Markdown `**`."""
+    out, pos = [], 0
+    for start, end in spans:
+        if start < pos or end > len(text):
+            continue
+        out += [escape(text[pos:start]), before, escape(text[start:end]), after]
+        pos = end
+    out.append(escape(text[pos:]))
+    return "".join(out)
+
+
+def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: bool = False) -> list[str]:
+    """The first `n` lines of a snippet or preview (cut at `width`, control characters
+    dropped), its matched words in bold when `paint` colours."""
+    out, offset = [], 0
+    bold = bool(paint("1", ""))
+    for line in snip["text"].split("\n"):
+        end = offset + len(line)
+        if len(out) < n and (line.strip() or not skip_blank):
+            shown = line[:width]
+            spans = [[a - offset, min(b, offset + len(shown)) - offset] for a, b in snip.get("matches", [])
+                     if offset <= a < offset + len(shown)] if bold else []
+            out.append(marked(shown, spans, "\033[1m", "\033[22m", _clean))
+        offset = end + 1
+    return out
+
+
+def _md_inline(s: str) -> str:
+    """A piece of an inline Markdown text: whitespace runs as one space, punctuation escaped."""
+    flat = " ".join(s.split())
+    flat = (" " if s[:1].isspace() else "") + flat + (" " if s[-1:].isspace() and flat else "")
+    return _clean(flat).translate(_MD_ESCAPES)
+
+
 def _xml_escape(s: str) -> str:
     s = "".join(ch for ch in s if ch in "\t\n\r" or ord(ch) >= 0x20)
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
@@ -157,10 +193,12 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
                          h["title"], snip.get("text", ""), h["abs_path"]])
         return _csv(rows)
     if fmt == "md":
-        rows = ["| # | score | document | title |", "|---|---|---|---|"]
+        rows = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
             title = h["title"].replace("|", "\\|")
-            rows.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} |")
+            snip = h.get("snippet")
+            match = marked(snip["text"], snip.get("matches", []), "**", "**", _md_inline).strip() if snip else ""
+            rows.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
         return "\n".join(rows + _md_footer(result))  # vsearch notes: what the vectors cannot see yet
     if fmt == "xml":
         out = [f'<results query="{_xml_escape(result["query"])}" count="{len(hits)}">']
@@ -187,10 +225,11 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _location(h))}  "
                      f"{paint('1', h['title'])}")
-        snip = h.get("snippet")
-        if snip:
-            for ln in snip["text"].splitlines()[:3]:
-                lines.append(f"      {ln[:200]}")
+        snips = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
+        for k, snip in enumerate(snips):
+            if k:
+                lines.append(paint("2", f"      ⋯ line {snip['line']}"))
+            lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
     return "\n".join(lines + footer)
 
 
@@ -248,10 +287,6 @@ def _attrs(**kw) -> str:
             val = f"{val:.4f}"
         out.append(f'{key.rstrip("_")}="{_xml_escape(str(val))}"')
     return " ".join(out)
-
-
-def _preview_lines(preview: dict, n: int = 3) -> list[str]:
-    return [ln[:200] for ln in _clean(preview["text"]).splitlines() if ln.strip()][:n]
 
 
 def _query_location(hit: dict) -> str:
@@ -362,7 +397,7 @@ def _query_human(result: dict, paint) -> list[str]:
         mark = paint("2", "  [whole document]") if h["preview"]["complete"] else ""
         lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _query_location(h))}  "
                      f"{paint('1', _one_line(_clean(h['title'])))}{mark}")
-        lines.extend(f"      {ln}" for ln in _preview_lines(h["preview"]))
+        lines.extend(f"      {ln}" for ln in _snippet_lines(h["preview"], paint, skip_blank=True))
         if h.get("explain"):
             lines.append(paint("2", f"      found by {', '.join(h['sources']) or '-'}"))
             lines.extend(paint("2", f"      {ln}") for ln in _hit_explain_lines(result, h["explain"]))

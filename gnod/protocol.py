@@ -17,6 +17,8 @@ from gnod.wire import PROTOCOL_VERSION
 Limit = Annotated[int, Meta(ge=1, le=1000)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 Name = Annotated[str, Meta(min_length=1, max_length=64)]
+# A pasted paragraph or page is a query too: past the term cap, the rarest terms are kept.
+QueryText = Annotated[str, Meta(min_length=1, max_length=32_000)]
 
 
 class Request(Struct, kw_only=True):
@@ -63,31 +65,49 @@ class IndexParams(Params):
     collection: str | None = None  # None: every collection
 
 
+IsoDate = Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+class Filters(Params):
+    """Which documents a search may return; applied inside the index query, so `limit`
+    results still come back when that many documents pass (see docs/protocol.md)."""
+
+    tags: list[str] = []  # every one among the document's frontmatter tags (case-insensitive)
+    since: IsoDate | None = None  # the document's date (frontmatter `date`, else mtime, UTC) ≥
+    until: IsoDate | None = None  # the document's date ≤
+    path: str | None = None  # glob over the path inside its collection (`*` spans `/`)
+    lang: str | None = None  # the document's language: a Snowball name or an ISO code
+
+
 class SearchParams(Params):
-    query: Annotated[str, Meta(max_length=2000)]
+    query: Annotated[str, Meta(max_length=32_000)]
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     snippets: bool = True
+    per_doc: Annotated[int, Meta(ge=1, le=10)] = 1  # passages (snippets) per document
     # Wait up to this long for pending changes (watcher) to be indexed before searching.
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
 
 
 class VSearchParams(Params):
-    query: Annotated[str, Meta(min_length=1, max_length=8000)]
+    query: QueryText
     limit: Limit = 10
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
 
 
 class QueryParams(Params):
     """Hybrid search (BM25 + vectors + expansion + reranking); see docs/protocol.md."""
 
-    query: Annotated[str, Meta(min_length=1, max_length=2000)]
+    query: QueryText
     limit: Limit = 10  # capped at the mode's maximum (standard 32, deep 100)
     mode: Literal["standard", "deep"] = "standard"
     min_score: Score = 0.0
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     expand: bool = True  # LLM query expansion (skipped anyway on a strong BM25 signal)
     rerank: bool = True  # cross-encoder reranking of the top candidates
     explain: bool = False  # per-hit and per-query breakdown (QueryExplain)
@@ -97,10 +117,12 @@ class QueryParams(Params):
 class AskParams(Params):
     """Retrieve, then answer from the sources with citations [1], [2]…"""
 
+    # The question goes into the generator's prompt beside the sources: a question, not a page.
     query: Annotated[str, Meta(min_length=1, max_length=2000)]
     sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
     mode: Literal["standard", "deep"] = "standard"
     collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
     expand: bool = True
     rerank: bool = True
     answer: bool = True  # False: return the selected sources only
@@ -153,6 +175,15 @@ class LsParams(Params):
     offset: Annotated[int, Meta(ge=0)] = 0
 
 
+class SimilarParams(Params):
+    """Documents like a given one: by its vectors when it has them, else by its rarest words."""
+
+    ref: Annotated[str, Meta(min_length=1)]  # as `get`: collection/path, gno://…, an absolute path, #docid
+    limit: Limit = 10
+    collections: list[str] = []
+    filters: Filters = msgspec.field(default_factory=Filters)
+
+
 class ShutdownParams(Params):
     pass
 
@@ -170,6 +201,7 @@ class WatchParams(Params):
 class Snippet(Struct):
     line: int  # 1-based line of the stored Markdown where `text` starts
     text: str
+    matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
 
 
 class SearchHit(Struct):
@@ -179,10 +211,33 @@ class SearchHit(Struct):
     path: str  # relative to the collection root
     abs_path: str
     title: str
-    score: float  # normalized per query to [0, 1]; not comparable across queries
-    bm25: float  # raw FTS5 bm25 (more negative = better)
+    score: float  # bm25 / the best hit's bm25, in (0, 1]; not comparable across queries
+    bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
-    snippet: Snippet | None = None
+    snippet: Snippet | None = None  # the best passage
+    snippets: list[Snippet] = []  # with per_doc > 1: up to per_doc passages, best first
+
+
+class SimilarHit(Struct):
+    docid: int
+    uri: str
+    collection: str
+    path: str
+    abs_path: str
+    title: str
+    language: str | None
+    score: float  # vector: (1 + cos) / 2 of the best chunk; terms: bm25 relative to the best hit
+
+
+class SimilarResult(Struct):
+    ref: str
+    docid: int
+    uri: str
+    method: Literal["vector", "terms"]  # vector: the mean of its chunks' vectors; terms: its rarest words
+    terms: list[str]  # the words searched for (method "terms")
+    hits: list[SimilarHit]  # the document itself and identical copies are left out
+    took_ms: float
+    notes: list[str] = []
 
 
 class Freshness(Struct):
@@ -204,9 +259,10 @@ class SearchResult(Struct):
     total_candidates: int
     terms: list[str]
     dropped_stopwords: list[str]
-    languages: list[str | None]
+    languages: list[str | None]  # the languages the query was stemmed in
     took_ms: float
     freshness: list[Freshness] = []
+    notes: list[str] = []  # what the search changed about the query (e.g. terms left out)
 
 
 class Document(Struct):
@@ -397,6 +453,7 @@ class Preview(Struct):
     end_line: int
     complete: bool  # text is the whole document (short, confident hits are auto-expanded)
     truncated: bool = False  # text was cut to the preview length
+    matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
 
 
 class ListContribution(Struct):
@@ -628,6 +685,7 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "vsearch": VSearchParams,
     "query": QueryParams,
     "ask": AskParams,
+    "similar": SimilarParams,
     "embed": EmbedParams,
     "models.list": ModelsParams,
     "models.pull": ModelPullParams,
@@ -652,6 +710,7 @@ METHOD_RESULTS: dict[str, type[Struct]] = {
     "vsearch": VSearchResult,
     "query": QueryResult,
     "ask": AskResult,
+    "similar": SimilarResult,
     "embed": EmbedResult,
     "models.list": ModelsResult,
     "models.pull": ModelPullResult,

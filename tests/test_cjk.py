@@ -11,7 +11,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.store.documents import index_languages
+from gnod.store.documents import language_counts
 from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
 
 
@@ -110,7 +110,7 @@ def index(tmp_path_factory):
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
     result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            index_languages(conn))
+                            language_counts(conn))
     return [h.path for h in result.hits]
 
 

@@ -141,17 +141,17 @@ def test_collection_list(indexed):
 def test_search_json_schema(indexed):
     res = search(indexed.env, "deploy")
     assert set(res) == {"query", "hits", "total_candidates", "terms", "dropped_stopwords", "languages", "took_ms",
-                        "freshness"}
+                        "freshness", "notes"}
     assert "docs" in [f["collection"] for f in res["freshness"]]
     assert res["query"] == "deploy"
     assert res["terms"] == ["deploy"]
     assert res["hits"], res
     for h in res["hits"]:
         assert set(h) == {"docid", "uri", "collection", "path", "abs_path", "title", "score", "bm25",
-                          "language", "snippet"}
+                          "language", "snippet", "snippets"}
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
-        assert set(h["snippet"]) == {"line", "text"}
+        assert set(h["snippet"]) == {"line", "text", "matches"}
     assert res["hits"][0]["score"] == 1.0
     scores = [h["score"] for h in res["hits"]]
     assert scores == sorted(scores, reverse=True)
@@ -184,8 +184,8 @@ def test_search_csv(indexed):
 def test_search_md(indexed):
     r = cli("search", "deploy", "--md", env=indexed.env)
     lines = r.stdout.splitlines()
-    assert lines[0] == "| # | score | document | title |"
-    assert lines[1] == "|---|---|---|---|"
+    assert lines[0] == "| # | score | document | title | match |"
+    assert lines[1] == "|---|---|---|---|---|"
     assert len(lines) > 2
     assert all(line.startswith("| ") and line.endswith(" |") for line in lines[2:])
     assert any("`docs/guides/deploy.md:" in line for line in lines[2:])

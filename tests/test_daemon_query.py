@@ -239,3 +239,17 @@ def test_cli_query_explain_and_ask(hybrid, run_cli):
     assert r.returncode == 1 and '"INVALID_QUERY"' in r.stdout
     r = run_cli("ask", "how", "do", "I", "bake", "bread", "--no-answer", "--files", env=env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md")
+
+
+def test_a_pasted_page_is_searched_as_written_and_reranked(hybrid):
+    filler = " ".join(f"word{i}" for i in range(80))
+    page = ("Mix flour, water and yeast, knead the dough and bake the bread in a hot oven. " * 60) + filler
+    assert 5_000 < len(page) < 32_000
+    res = query(hybrid, query=page, explain=True)
+    stages = {s["name"]: s["skipped"] for s in res["explain"]["stages"]}
+    assert stages["expand"].startswith("the query is long")
+    assert any(n.startswith("expansion skipped: the query is long") for n in res["notes"])
+    assert any("64 rarest" in n for n in res["notes"])  # the BM25 list's term cap, passed on
+    # The reranker reads the start of the page (half its context), so it still runs.
+    assert res["counts"]["reranked"] > 0 and not res["degraded"]
+    assert "cooking/bread.md" in [h["path"] for h in res["hits"]]

@@ -92,6 +92,15 @@ def test_vsearch_finds_by_meaning(embedded):
     assert embed_model["state"] == "ready" and embed_model["size_bytes"] > 1_000_000
 
 
+def test_similar_uses_the_documents_vectors(embedded):
+    d, _ = embedded
+    res = d.result("similar", {"ref": "notes/space/mars.md", "limit": 3})
+    assert res["method"] == "vector" and res["terms"] == []
+    paths = [h["path"] for h in res["hits"]]
+    assert paths[0] == "space/moon.md" and "space/mars.md" not in paths
+    assert all(0 <= h["score"] <= 1 for h in res["hits"])
+
+
 def test_filter_returns_full_n(embedded, tmp_path):
     d, _ = embedded
     other = tmp_path / "other"
@@ -107,6 +116,9 @@ def test_filter_returns_full_n(embedded, tmp_path):
     assert len(hits) == 3 and {h["collection"] for h in hits} == {"other"}
     reply = d.rpc("vsearch", {"query": "x", "collections": ["nope"]})
     assert reply["error"]["code"] == wire.NOT_FOUND
+    # The other filters are applied inside the KNN as well.
+    hits = d.result("vsearch", {"query": "dog barking", "limit": 2, "filters": {"path": "space/*"}})["hits"]
+    assert sorted(h["path"] for h in hits) == ["space/mars.md", "space/moon.md"]
 
 
 def test_changes_are_embedded_in_the_background_and_deletes_drop_vectors(embedded):

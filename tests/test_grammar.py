@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gnod.search.grammar import (
-    MAX_CLAUSES,
     MAX_QUERY_CHARS,
     Clause,
     CompiledQuery,
     QuerySyntaxError,
     compile_query,
+    keep_informative,
     parse,
 )
 from gnod.text.analyzer import TOKEN_RE, AnalyzerSet
@@ -134,11 +134,7 @@ def test_parse(query, expected):
         ('-deploy -"a b" !!!', "negation needs at least one positive term"),
         ("!!!", "no searchable words"),
         ('"" -!!! ** ()', "no searchable words"),
-        ("x" * (MAX_QUERY_CHARS + 1), "query is too long (2,001 characters; the limit is 2,000)"),
-        (
-            " ".join(f"w{i}" for i in range(MAX_CLAUSES + 1)),
-            "too many terms in the query (65; the limit is 64)",
-        ),
+        ("x" * (MAX_QUERY_CHARS + 1), "query is too long (32,001 characters; the limit is 32,000)"),
     ],
 )
 def test_parse_errors(query, message):
@@ -151,9 +147,20 @@ def test_parse_errors(query, message):
 
 def test_limits_are_inclusive():
     assert len(parse("x" * MAX_QUERY_CHARS)) == 1
-    assert len(parse(" ".join(f"w{i}" for i in range(MAX_CLAUSES)))) == MAX_CLAUSES
-    # Duplicates do not count against the clause limit.
-    assert len(parse(" ".join(["same"] * (MAX_CLAUSES * 2)))) == 1
+    # Any number of distinct terms parses (keep_informative caps them); duplicates merge.
+    assert len(parse(" ".join(f"w{i}" for i in range(500)))) == 500
+    assert len(parse(" ".join(["same"] * 500))) == 1
+
+
+def test_keep_informative_keeps_the_rarest_terms_in_query_order():
+    clauses = parse("the alpha beta gamma delta -omega -sigma epsilon")
+    df = {"alpha": 50, "beta": 2, "gamma": 0, "delta": 7, "epsilon": 2}.get
+    kept, left_out = keep_informative(clauses, lambda t: t == "the", 3, lambda t: df(t, 0))
+    # Stopword first, then the most common; a term in no document matches nothing.
+    assert [c.raw for c in kept] == ["beta", "delta", "-omega", "-sigma", "epsilon"]
+    assert left_out == ["the", "alpha", "gamma"]
+    # Under the cap nothing changes.
+    assert keep_informative(clauses, lambda t: t == "the", 8, lambda t: 1) == (clauses, [])
 
 
 # --------------------------------------------------------------------------- compile
@@ -353,7 +360,7 @@ def _check_query(db: apsw.Connection, text: str, languages) -> None:
     except QuerySyntaxError as e:
         assert e.message and isinstance(e.message, str)
         return
-    assert clauses and len(clauses) <= MAX_CLAUSES
+    assert clauses
     assert any(not c.negated for c in clauses)
     for c in clauses:
         assert c.tokens and all(TOKEN_RE.fullmatch(t) and t == t.lower() for t in c.tokens)

@@ -17,7 +17,7 @@ from gnod.ingest.walk import WalkEntry
 from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.store.db import connect
-from gnod.store.documents import index_languages
+from gnod.store.documents import index_languages, language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import detect_language
@@ -83,7 +83,7 @@ def build(tmp_path, files: dict[str, str], language: str | None = None):
 
 def paths(conn, query: str) -> list[str]:
     result = lexical.search(conn, AnalyzerSet(), SearchParams(query=query, limit=10),
-                            index_languages(conn))
+                            language_counts(conn))
     return [h.path for h in result.hits]
 
 
@@ -282,20 +282,20 @@ def test_prepared_documents_cross_process_boundaries():
     assert back == doc and back.other_languages == ("german",)
 
 
-def test_section_languages_are_recorded_once_and_kept(make, tmp_path):
+def test_section_languages_count_towards_the_query_languages(make, tmp_path):
     conn = make({"backup.md": EN_DE, "again.md": EN_DE + "\n" + ENGLISH, "ru.md": EN_RU,
                  **OTHER_ENGLISH})
-    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'section_languages'").fetchone()
-    assert row == ("german russian",)
-    assert lexical.with_section_languages(conn, ["english"]) == ["english", "german", "russian"]
-    assert lexical.with_section_languages(conn, ["german", None]) == ["german", None, "russian"]
+    counts = language_counts(conn)
+    english = counts["english"]
+    assert counts == {"english": english, "german": 2, "russian": 1}
+    # Each holds well over 5% of this small index: queries are stemmed in all three.
+    assert set(lexical.query_languages("Festplatte", counts)) == {"english", "german", "russian"}
 
-    # Rewriting the page in English only keeps German among the query languages: a
-    # stale language costs a query one more stemming, never a miss.
+    # Rewriting the pages in English only takes German out of the counts.
     root = tmp_path / "ix0" / "docs"
     (root / "backup.md").write_text(f"# Backup tool\n\n{ENGLISH}", encoding="utf-8")
     os.remove(root / "again.md")
     stats = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     assert (stats.updated, stats.removed) == (1, 1)
-    assert lexical.with_section_languages(conn, ["english"]) == ["english", "german", "russian"]
+    assert language_counts(conn) == {"english": english - 1, "russian": 1}
     assert paths(conn, "deleting snapshot")[:1] == ["backup.md"]

@@ -10,7 +10,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.store.db import connect
-from gnod.store.documents import index_languages
+from gnod.store.documents import language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
@@ -79,7 +79,7 @@ def unstemmed(tmp_path_factory):
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
     result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            index_languages(conn))
+                            language_counts(conn))
     return [h.path for h in result.hits]
 
 
@@ -117,3 +117,20 @@ def test_inflected_query_finds_its_page_through_stemming(stemmed, unstemmed, que
 def test_exact_words_find_their_page(stemmed, unstemmed, query, page):
     assert paths(stemmed, query)[:1] == [page]
     assert paths(unstemmed, query)[:1] == [page]
+
+
+def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed):
+    conn, _ = stemmed
+    counts = language_counts(conn)
+    # Too short for a clear verdict, but its function words are German (or Dutch, or
+    # Polish, which the index does not hold): German stems only, no French or Russian.
+    assert lexical.query_languages("die Katzen im Garten", counts) == ["german"]
+    assert paths(stemmed, "die Katzen im Garten")[:1] == ["de.md"]
+    # No function words at all: every language holding 5% of the index.
+    assert set(lexical.query_languages("Katzen", counts)) == set(counts)
+    # A clear sentence: its own language.
+    assert lexical.query_languages("los mercados de la ciudad", counts) == ["spanish"]
+    # Weak evidence never picks a language of a few stray documents: 2% German here.
+    assert lexical.query_languages("die Katzen im Garten", {"english": 98, "german": 2}) == ["english"]
+    assert lexical.query_languages("Die Katzen schlafen im Garten, wenn die Sonne scheint",
+                                   {"english": 98, "german": 2}) == ["german"]

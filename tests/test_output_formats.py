@@ -580,11 +580,12 @@ def _options(name: str) -> set[str]:
 
 def test_query_and_ask_options():
     fmt = {"--format", "--human", "--json", "--jsonl", "--files", "-0", "--null", "--csv", "--md", "--xml", "--color"}
+    filters = {"--tag", "--since", "--until", "--path", "--lang"}
     assert _options("query") == {"-n", "--limit", "--mode", "--min-score", "-c", "--collection", "--no-expand",
                                  "--no-rerank", "--explain", "--wait", "--no-autostart", "--vimgrep",
-                                 "--no-pager"} | fmt
+                                 "--no-pager"} | fmt | filters
     assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
-                               "--no-answer", "--max-tokens", "--explain", "--no-autostart", "--no-pager"} | fmt
+                               "--no-answer", "--max-tokens", "--explain", "--no-autostart", "--no-pager"} | fmt | filters
 
 
 @pytest.mark.parametrize(

@@ -151,14 +151,17 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     # Terminal options, as the fast parser records them: only when given.
     view = {k: v for k, v in (("null", p.get("null")), ("no_pager", p.get("no_pager")),
                               ("color", p["color"].value if p.get("color") else None)) if v and v != "auto"}
+    given = {"tags": p.get("tag"), "since": p.get("since"), "until": p.get("until"), "path": p.get("path"),
+             "lang": p.get("lang")}
+    filters = {k: (list(v) if k == "tags" else v) for k, v in given.items() if v}
     if command == "search":
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "format": fmt, **view}
+                "format": fmt, "per_doc": p["per_doc"], **view, **filters}
         return opts, list(p["query"])
     if command == "query":
         opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
                 "mode": p["mode"].value, "no_expand": p["no_expand"], "no_rerank": p["no_rerank"],
-                "explain": p["explain"], "wait_s": p["wait"], "format": fmt, **view}
+                "explain": p["explain"], "wait_s": p["wait"], "format": fmt, **view, **filters}
         return opts, list(p["query"])
     opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"], "format": fmt}
     return opts, [p["ref"]]
@@ -170,6 +173,8 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except _Fallback:
         return "fallback"
     opts.pop("no_autostart", None)
+    if command == "search":
+        opts.setdefault("per_doc", 1)
     if command in ("search", "query"):
         opts.setdefault("limit", 10)
         opts.setdefault("min_score", 0.0)
@@ -208,6 +213,9 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("query", ["deploy", "-staging", "-n", "5", "--no-expand", "--json"]),
         ("query", ["deploy", "--mode", "deep", "--no-rerank", "--explain", "-c", "a", "--wait=2"]),
         ("query", ["deploy", "--mode=deep", "--min-score", "0.2", "--md"]),
+        ("search", ["deploy", "--tag", "ops", "--tag=infra", "--since", "2024-01-01", "--until=2024-12-31"]),
+        ("search", ["deploy", "--per-doc", "3", "--md"]),
+        ("query", ["deploy", "--path", "guides/*", "--lang", "de", "-n", "3"]),
         ("get", ["notes/a.md"]),
         ("get", ["notes/a.md:12", "--json"]),
         ("get", ["notes/a.md:12", "--human"]),

@@ -9,6 +9,7 @@ a store failure rolls back the open batch (those files are simply redone next ru
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -22,11 +23,13 @@ from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import IndexStats
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import SECTION_LANGUAGES_META
 
 BATCH_SECONDS = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
+# A collection whose documents are at least this share in one language gives that
+# language to its short documents whose own language was only a guess.
+DOMINANT_SHARE = 0.75
 
 ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
 # Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
@@ -145,7 +148,6 @@ def _apply(
             tasks.append(Task(e, old.source_hash if old else None, col.language, col.follow_symlinks))
 
     done = total - len(tasks)
-    section_langs = _section_languages(conn)
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
@@ -173,10 +175,6 @@ def _apply(
             else:
                 # A store failure (disk full, I/O) propagates: the batch rolls back whole.
                 store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
-                others = getattr(outcome, "other_languages", ())
-                if others and not section_langs.issuperset(others):
-                    section_langs.update(others)
-                    _save_section_languages(conn, section_langs)
                 if task.old_hash is None:
                     stats.added += 1
                 else:
@@ -208,6 +206,8 @@ def _apply(
         for issue in walk_errors:
             store.record_error(conn, cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             stats.errors += 1
+        if stats.added or stats.updated or stats.removed:
+            settle_languages(conn, analyzers, cid)
         commit()
     except BaseException:
         if not conn.getautocommit():
@@ -219,22 +219,22 @@ def _apply(
     return stats
 
 
-def _section_languages(conn: apsw.Connection) -> set[str]:
-    row = conn.execute(
-        "SELECT value FROM schema_meta WHERE key = ?", (SECTION_LANGUAGES_META,)
-    ).fetchone()
-    return set(row[0].split()) if row else set()
-
-
-def _save_section_languages(conn: apsw.Connection, languages: set[str]) -> None:
-    """Remember that blocks of some document were stemmed in these languages (besides
-    the documents' own), in the document's transaction.  The list only grows: a stale
-    language costs a query one more stemming, never a miss."""
-    conn.execute(
-        "INSERT INTO schema_meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (SECTION_LANGUAGES_META, " ".join(sorted(languages))),
-    )
+def settle_languages(conn: apsw.Connection, analyzers: AnalyzerSet, cid: int) -> int:
+    """Short documents whose language was only a guess take the collection's dominant
+    language (when it holds DOMINANT_SHARE of the documents): a few abstracts that
+    lingua took for French no longer make an English collection look multilingual, and
+    they meet English queries through English stems.  Returns documents re-stemmed."""
+    dominant, share = store.dominant_language(conn, cid)
+    if share < DOMINANT_SHARE:
+        return 0
+    analyzer = analyzers.get(dominant)
+    rows = store.unsure_documents(conn, cid, dominant)
+    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
+        body = "\n".join(markdown.split("\n")[body_line - 1 :])
+        heading = " ".join([title, *store.tags_of(json.loads(metadata))])
+        store.restem_document(conn, doc_id, dominant, analyzer.index_text(rel_path),
+                              analyzer.index_text(heading), analyzer.index_text(body))
+    return len(rows)
 
 
 def _stat_or_zero(path: str) -> tuple[int, int, int]:

@@ -12,11 +12,11 @@ from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc
-from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import detect_language
+from gnod.store.documents import ChunkRow, PreparedDoc, tags_of
+from gnod.text.analyzer import AnalyzerSet, exact_text, tokenize
+from gnod.text.language import detect_language_sure
 
-__all__ = ["Deadline", "IngestFailure", "Prepared", "prepare"]  # workers catch IngestFailure from here
+__all__ = ["Deadline", "IngestFailure", "prepare"]  # workers catch IngestFailure from here
 
 # Preparing one document (after conversion, which has its own deadline) takes
 # milliseconds; past this something is pathological, and the writer must move on.
@@ -38,12 +38,10 @@ class Deadline:
             )
 
 
-class Prepared(PreparedDoc, frozen=True, gc=False):
-    """A PreparedDoc, plus the languages some blocks of its body were stemmed in besides
-    its own (a document that mixes languages): the pipeline records them in the index,
-    so that queries are stemmed in them too."""
-
-    other_languages: tuple[str, ...] = ()
+# A body shorter than this whose language is only a guess is marked unsure: it takes its
+# collection's dominant language (pipeline.settle_languages).  Longer documents hold
+# enough text for their own verdict (and for per-block stemming).
+SHORT_DOCUMENT_CHARS = 3000
 
 
 def prepare(
@@ -53,17 +51,24 @@ def prepare(
     language_hint: str | None,
     analyzers: AnalyzerSet,
     deadline: Deadline | None = None,
-) -> Prepared:
+) -> PreparedDoc:
     deadline = deadline or Deadline()
     canonical = canonicalize(convert(data, entry.rel_path))
     deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
     title = extract_title(meta, body, os.path.basename(entry.rel_path))
     deadline.check("frontmatter and title")
-    language = language_hint or detect_language(body)
+    sure = True
+    if language_hint:
+        language = language_hint
+    else:
+        language, sure = detect_language_sure(body)
+        sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
-    stemmed = stem_body(body, language, analyzers, per_block=not language_hint, deadline=deadline.check)
+    tokens = tokenize(body)  # once, for the stems and the exact forms
+    stemmed = stem_body(body, language, analyzers, per_block=not language_hint, tokens=tokens,
+                        deadline=deadline.check)
     language = stemmed.language
     deadline.check("stemming")
     offset = len(canonical) - len(body)
@@ -73,7 +78,9 @@ def prepare(
     ]
     deadline.check("chunking")
     analyzer = analyzers.get(language)
-    return Prepared(
+    # Tags are searchable as words, with the weight of the title.
+    heading = " ".join([title, *tags_of(meta)])
+    return PreparedDoc(
         rel_path=entry.rel_path,
         size=entry.size,
         mtime_ns=entry.mtime_ns,
@@ -87,7 +94,11 @@ def prepare(
         metadata=meta,
         chunks=chunks,
         fts_path=analyzer.index_text(entry.rel_path),
-        fts_title=analyzer.index_text(title),
+        fts_title=analyzer.index_text(heading),
         fts_body=stemmed.text,
+        exact_path=exact_text(entry.rel_path),
+        exact_title=exact_text(heading),
+        exact_body=" ".join(tokens),
         other_languages=stemmed.others,
+        language_confident=sure,
     )

@@ -37,14 +37,17 @@ class StemmedBody(NamedTuple):
 
 def stem_body(
     body: str, language: str | None, analyzers: AnalyzerSet, per_block: bool = True,
+    tokens: list[str] | None = None,
     deadline: Callable[[str], None] | None = None,
 ) -> StemmedBody:
     """Stem `body`, detected (as a whole) to be in `language`; with `per_block` (no
-    collection hint), blocks in other languages get their own stemmers. `deadline(stage)`
-    is called between blocks and raises when the document has taken too long."""
+    collection hint), blocks in other languages get their own stemmers. `tokens` are
+    the body's tokens when the caller has them already; `deadline(stage)` is called
+    between blocks and raises when the document has taken too long."""
+    if tokens is None:
+        tokens = tokenize(body)
     if not per_block:
-        return StemmedBody(language, analyzers.get(language).index_text(body), ())
-    tokens = tokenize(body)
+        return StemmedBody(language, " ".join(analyzers.get(language).stems(tokens)), ())
     sections = None
     if may_mix_languages(body, tokens, language):
         sections = language_sections(body, language, deadline)

@@ -17,8 +17,8 @@ from msgspec import Struct
 class StrongSignal(Struct, frozen=True, kw_only=True):
     """Stage 0: skip expansion when BM25 alone is confident and clearly separated.
 
-    Scores are |bm25| / (1 + |bm25|): absolute, unlike the per-query min-max of
-    result scores, which always puts #1 at 1.0.
+    Scores are |bm25| / (1 + |bm25|): absolute, unlike search scores (relative to the
+    best hit), which always put #1 at 1.0.
     """
 
     probe: int = 5  # BM25 hits looked at
@@ -114,9 +114,28 @@ class ExpansionLimits(Struct, frozen=True, kw_only=True):
     max_semantic_chars: int = 300  # dropped when longer
     max_hyde_chars: int = 1200  # truncated at a word boundary when longer
     max_tokens: int = 320  # generation budget for one expansion reply
+    max_query_chars: int = 1000  # a longer query (a pasted paragraph) is searched as written
+
+
+class Lexical(Struct, frozen=True, kw_only=True):
+    """BM25 search (gnod.search.lexical): which languages stem a query, exact forms, long queries."""
+
+    # A query clearly written in a language the index holds is stemmed in that language
+    # only; any other query in the languages holding this share of the index (documents,
+    # plus blocks of mixed-language documents) that its function words point to, or in
+    # all of them. A language of 1% of the documents (misdetected abstracts, a stray
+    # translation) would only add false matches through its stemmer; its documents are
+    # still found by their exact words.
+    min_language_share: float = 0.05
+    # bm25 = (bm25 over stems + exact_weight · bm25 over exact forms) / (1 + exact_weight):
+    # the query's own word forms count twice, an inflection that only stemming meets once.
+    exact_weight: float = 1.0
+    # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
+    max_terms: int = 64
 
 
 class Pipeline(Struct, frozen=True, kw_only=True):
+    lexical: Lexical = Lexical()
     strong_signal: StrongSignal = StrongSignal()
     fusion: Fusion = Fusion()
     limits: Limits = Limits()

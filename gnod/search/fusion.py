@@ -42,7 +42,7 @@ _EPS = 1e-9
 def strong_signal(bm25_normalized_scores: Sequence[float], pipeline: Pipeline = PIPELINE) -> bool:
     """True when BM25's #1 is confident (≥ 0.84) and clear of #2 (gap ≥ 0.14).
 
-    Scores are per-query normalized BM25 scores in [0, 1]; order does not matter.
+    Scores are absolute BM25 confidences in [0, 1] (|bm25| / (1 + |bm25|)); order does not matter.
     A lone hit is compared against 0.0. Only the top `probe` scores are looked at.
     """
     s = pipeline.strong_signal

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 
 from gnod.text.analyzer import AnalyzerSet, TOKEN_RE, tokenize
 
-MAX_QUERY_CHARS = 2_000
-MAX_CLAUSES = 64
+MAX_QUERY_CHARS = 32_000
 
 
 class QuerySyntaxError(ValueError):
@@ -96,7 +95,8 @@ def parse(query: str) -> list[Clause]:
 
     Clauses with no searchable token (``!!!``, ``""``, a lone ``-``) are dropped and
     identical clauses are kept once. Raises :class:`QuerySyntaxError` for an empty,
-    over-long, unbalanced, negation-only or wordless query.
+    over-long, unbalanced, negation-only or wordless query. A query may hold any number
+    of clauses: :func:`keep_informative` caps them where document frequencies are known.
     """
     if not isinstance(query, str):
         raise QuerySyntaxError("the query must be text")
@@ -150,16 +150,46 @@ def parse(query: str) -> list[Clause]:
         raise QuerySyntaxError(
             "no searchable words in the query: it contains only punctuation or symbols"
         )
-    if len(result) > MAX_CLAUSES:
-        raise QuerySyntaxError(
-            f"too many terms in the query ({len(result)}; the limit is {MAX_CLAUSES})"
-        )
     if all(c.negated for c in result):
         raise QuerySyntaxError(
             "negation needs at least one positive term: add a word to search for, "
             "e.g. `deploy -staging`"
         )
     return result
+
+
+def keep_informative(
+    clauses: Sequence[Clause],
+    is_stopword: Callable[[str], bool],
+    max_terms: int,
+    doc_frequency: Callable[[str], int],
+) -> tuple[list[Clause], list[str]]:
+    """At most `max_terms` positive and `max_terms` negative clauses, and what was left out.
+
+    A pasted paragraph holds more words than a ranking needs: stopwords go first, then
+    the clauses found in the most documents (a clause is as rare as its rarest token);
+    clauses found in no document match nothing and go before any that match. Kept
+    clauses stay in query order.
+    """
+    positives = [c for c in clauses if not c.negated]
+    negatives = [c for c in clauses if c.negated]
+    if len(positives) <= max_terms and len(negatives) <= max_terms:
+        return list(clauses), []
+    words = [c for c in positives if not _droppable(c, is_stopword)] or positives
+    if len(words) > max_terms:
+        def rarity(c: Clause) -> int:
+            df = min(doc_frequency(t) for t in c.tokens)
+            return df if df else 1 << 62
+
+        keep = set(sorted(range(len(words)), key=lambda i: (rarity(words[i]), i))[:max_terms])
+        words = [c for i, c in enumerate(words) if i in keep]
+    kept = set(map(id, words + negatives[:max_terms]))
+    out = [c for c in clauses if id(c) in kept]
+    return out, [c.raw for c in clauses if id(c) not in kept]
+
+
+def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
+    return not c.phrase and len(c.tokens) == 1 and is_stopword(c.tokens[0])
 
 
 # --------------------------------------------------------------------------- compiling
@@ -210,13 +240,10 @@ def compile_query(
             raise QuerySyntaxError("negation needs at least one positive term")
         raise QuerySyntaxError("no searchable words in the query")
 
-    def droppable(c: Clause) -> bool:
-        return not c.phrase and len(c.tokens) == 1 and is_stopword(c.tokens[0])
-
-    kept = [c for c in positives if not droppable(c)]
+    kept = [c for c in positives if not _droppable(c, is_stopword)]
     dropped: tuple[str, ...] = ()
     if kept:
-        dropped = tuple(dict.fromkeys(c.tokens[0] for c in positives if droppable(c)))
+        dropped = tuple(dict.fromkeys(c.tokens[0] for c in positives if _droppable(c, is_stopword)))
     else:
         kept = positives
 

@@ -1,22 +1,34 @@
-"""Document-level BM25 over FTS5: grammar → stemmed MATCH → ranked, normalized hits.
+"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored hits.
 
-The collection filter is applied after a materialized FTS pass (FTS first, then
-filter), so the planner never walks documents before the full-text index.
+Two full-text indexes answer each query: `documents_fts` holds each document's stems
+(in its own language), `documents_exact` its unstemmed words. A query is stemmed in
+the languages that matter for it (`query_languages`), and matched as typed against
+the exact forms; a document's bm25 is the weighted mean of the two, so the query's
+own word forms rank first while an inflection still matches through its stem.
+
+Filters (collections, tags, dates, path, language) are applied after a materialized
+FTS pass (FTS first, then filter), so the planner never walks documents before the
+full-text index. Both MATCHes and their sum run in one statement; FTS5 computes bm25
+for every match to order them anyway, so summing over all matches costs little more
+than the two queries.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 
 import apsw
 
 from gnod.protocol import SearchHit, SearchParams, SearchResult
-from gnod.search.grammar import compile_query, parse
-from gnod.search.snippet import best_snippet
+from gnod.search import filters
+from gnod.search.constants import PIPELINE, Lexical
+from gnod.search.grammar import compile_query, keep_informative, parse
+from gnod.search.snippet import best_snippets
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import SECTION_LANGUAGES_META
+from gnod.text.language import query_language, query_language_candidates
 from gnod.text.stopwords import is_stopword
 
 # bm25() column weights, in FTS column order (filepath, title, body): a title hit
@@ -24,106 +36,162 @@ from gnod.text.stopwords import is_stopword
 WEIGHT_FILEPATH = 1.5
 WEIGHT_TITLE = 3.0
 WEIGHT_BODY = 1.0
-# Candidates fetched per query: the normalization pool (seed: BM25 limit × 2).
+# Candidates fetched per query (seed: BM25 limit × 2).
 POOL_FACTOR = 2
 MIN_POOL = 20
 
-_BM25 = f"bm25(documents_fts, {WEIGHT_FILEPATH}, {WEIGHT_TITLE}, {WEIGHT_BODY})"
-_SQL_ALL = (
-    f"SELECT rowid, {_BM25} AS s FROM documents_fts WHERE documents_fts MATCH ? ORDER BY s LIMIT ?"
-)
+
+def _bm25(table: str) -> str:
+    return f"bm25({table}, {WEIGHT_FILEPATH}, {WEIGHT_TITLE}, {WEIGHT_BODY})"
 
 
-def _sql_filtered(n_collections: int) -> str:
-    marks = ",".join("?" * n_collections)
+def _sql(condition: str | None, exact_weight: float) -> str:
+    """Every match of the stems (first MATCH) and of the exact forms (second), each
+    document's bm25 the weighted mean of its two (0 where one has no match); the best
+    LIMIT, passing `condition` (filters.where) when there is one. All in SQLite: Python
+    only sees the pool."""
+    w = float(exact_weight)
+    both = (
+        f"SELECT id, sum(x) AS s FROM ("
+        f"SELECT rowid AS id, {_bm25('documents_fts')} * {1 / (1 + w)!r} AS x "
+        "FROM documents_fts WHERE documents_fts MATCH ? UNION ALL "
+        f"SELECT rowid AS id, {_bm25('documents_exact')} * {w / (1 + w)!r} AS x "
+        "FROM documents_exact WHERE documents_exact MATCH ?) GROUP BY id"
+    )
+    if condition is None:
+        return f"{both} ORDER BY s, id LIMIT ?"
     return (
-        f"WITH hits AS MATERIALIZED (SELECT rowid AS id, {_BM25} AS s FROM documents_fts "
-        "WHERE documents_fts MATCH ?) "
+        f"WITH hits AS MATERIALIZED ({both}) "
         "SELECT hits.id, hits.s FROM hits JOIN documents d ON d.id = hits.id "
-        f"JOIN collections c ON c.id = d.collection_id WHERE c.name IN ({marks}) "
-        "ORDER BY hits.s LIMIT ?"
+        f"JOIN collections c ON c.id = d.collection_id WHERE {condition} "
+        "ORDER BY hits.s, hits.id LIMIT ?"
     )
 
 
-def normalize(raw: Sequence[float]) -> list[float]:
-    """Per-query min-max: best (most negative) → 1.0, worst in the pool → 0.0."""
+def relative_scores(raw: Sequence[float]) -> list[float]:
+    """Each hit's bm25 as a fraction of the best hit's: 1.0 for the best, and a hit half
+    as relevant by BM25 scores 0.5 wherever it stands in the list (bm25 is negative,
+    more negative is better)."""
     if not raw:
         return []
-    best, worst = min(raw), max(raw)
-    if worst == best:
+    best = min(raw)
+    if best >= 0:
         return [1.0] * len(raw)
-    span = worst - best
-    return [(worst - s) / span for s in raw]
+    return [min(1.0, max(0.0, s / best)) for s in raw]
 
 
-def with_section_languages(
-    conn: apsw.Connection, languages: Sequence[str | None]
+def query_languages(
+    query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
 ) -> list[str | None]:
-    """`languages` plus those that blocks of mixed-language documents were stemmed in
-    (recorded by ingestion), so a query meets a German section of an English page."""
-    row = conn.execute(
-        "SELECT value FROM schema_meta WHERE key = ?", (SECTION_LANGUAGES_META,)
-    ).fetchone()
-    if not row:
-        return list(languages)
-    return list(dict.fromkeys([*languages, *row[0].split()]))
+    """The languages a query is stemmed in: its own when it is clearly written in one the
+    index holds; else, among the languages holding `min_language_share` of the index,
+    those whose function words it holds (Spanish, Catalan or Romanian for "es un alias
+    de"), or all of them (largest first) when it holds none. Weak evidence ("in vitro")
+    never stems a query in a language of a few stray documents. `counts` is documents
+    per language (store.language_counts).
+
+    Stems of other languages would only add false matches to a clear query (an English
+    word cut by a Basque stemmer); its exact forms still find every document."""
+    own = query_language(query)
+    if own is not None and counts.get(own):
+        return [own]
+    total = sum(counts.values())
+    major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
+             if n >= lexical.min_language_share * total]
+    plausible = [lang for lang in query_language_candidates(query) if lang in major]
+    return plausible or major or ["english"]
+
+
+def _fold(token: str) -> str:
+    """A token as FTS5's unicode61 (remove_diacritics 2) stores it in the vocabulary."""
+    if token.isascii():
+        return token
+    return "".join(ch for ch in unicodedata.normalize("NFD", token) if not unicodedata.combining(ch))
+
+
+def doc_frequency(conn: apsw.Connection) -> Callable[[str], int]:
+    """token → how many documents hold it as typed (from the exact-form index), memoized."""
+    cache: dict[str, int] = {}
+
+    def df(token: str) -> int:
+        if token not in cache:
+            row = conn.execute("SELECT doc FROM documents_exact_vocab WHERE term = ?",
+                               (_fold(token),)).fetchone()
+            cache[token] = row[0] if row else 0
+        return cache[token]
+
+    return df
 
 
 def search(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
     params: SearchParams,
-    languages: Sequence[str | None],
+    counts: Mapping[str | None, int],
+    lexical: Lexical = PIPELINE.lexical,
 ) -> SearchResult:
     """Raises grammar.QuerySyntaxError for malformed queries.
 
-    `languages` are the documents' languages; the languages that blocks of
-    mixed-language documents were stemmed in are added here.
+    `counts` is documents per language in the index (store.language_counts): it picks
+    the languages the query is stemmed in.
     """
     t0 = time.perf_counter()
-    languages = with_section_languages(conn, languages)
+    languages = query_languages(params.query, counts, lexical)
     stem_langs = [lang for lang in languages if lang] or ["english"]
-    compiled = compile_query(
-        parse(params.query), analyzers, list(languages) or ["english"],
-        lambda t: is_stopword(t, stem_langs),
-    )
+
+    def stop(t: str) -> bool:
+        return is_stopword(t, stem_langs)
+
+    notes: list[str] = []
+    clauses, left_out = keep_informative(parse(params.query), stop, lexical.max_terms,
+                                         doc_frequency(conn))
+    if left_out:
+        shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
+        notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
+                     f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})")
+    stemmed = compile_query(clauses, analyzers, languages, stop)
+    exact = compile_query(clauses, analyzers, [None], stop)
+
     pool = max(params.limit * POOL_FACTOR, MIN_POOL)
-    if params.collections:
-        rows = list(conn.execute(_sql_filtered(len(params.collections)),
-                                 (compiled.match, *params.collections, pool)))
-    else:
-        rows = list(conn.execute(_SQL_ALL, (compiled.match, pool)))
-    scores = normalize([r[1] for r in rows])
+    condition, args = None, []
+    if filters.active(params.filters, params.collections):
+        condition, args = filters.where(params.filters, params.collections)
+    rows = conn.execute(_sql(condition, lexical.exact_weight),
+                        (stemmed.match, exact.match, *args, pool)).fetchall()
+    # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
+    scores = [round(s, 6) for s in relative_scores([r[1] for r in rows])]
     ranked = [
         (doc_id, raw, score)
         for (doc_id, raw), score in zip(rows, scores)
         if score >= params.min_score
     ][: params.limit]
     docs = store.docs_by_ids(conn, [r[0] for r in ranked])
+    stems = stemmed.positive_stems | exact.positive_stems
     hits = []
     for doc_id, raw, score in ranked:
         d = docs.get(doc_id)
         if d is None:  # deleted between the two statements
             continue
-        snippet = None
+        found = []
         if params.snippets:
             content = store.content_of(conn, d.mirror_hash)
             if content is not None:
-                snippet = best_snippet(content[0], content[1], analyzers.get(d.language),
-                                       compiled.positive_stems)
+                found = best_snippets(content[0], content[1], analyzers.get(d.language), stems, params.per_doc)
         hits.append(
             SearchHit(
                 docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection,
                 path=d.rel_path, abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title,
-                score=round(score, 6), bm25=raw, language=d.language, snippet=snippet,
+                score=score, bm25=raw, language=d.language, snippet=found[0] if found else None,
+                snippets=found if params.per_doc > 1 else [],
             )
         )
     return SearchResult(
         query=params.query,
         hits=hits,
         total_candidates=len(rows),
-        terms=list(compiled.terms),
-        dropped_stopwords=list(compiled.dropped_stopwords),
+        terms=list(stemmed.terms),
+        dropped_stopwords=list(stemmed.dropped_stopwords),
         languages=list(languages),
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        notes=notes,
     )

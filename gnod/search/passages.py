@@ -81,6 +81,16 @@ def best_passage(
     return Passage(chunks=picked)
 
 
+def rerank_query(query: str, max_tokens: int) -> str:
+    """The query as the reranker reads it: a pasted page is cut (at a word) to half the
+    reranker's context, so the passage keeps the other half."""
+    limit = max_tokens * CHARS_PER_TOKEN // 2
+    if len(query) <= limit:
+        return query
+    cut = query.rfind(" ", 0, limit)
+    return query[: cut if cut > limit // 2 else limit]
+
+
 def rerank_budget_chars(max_tokens: int, query: str) -> int:
     """Characters of document that fit beside the query in the reranker's context."""
     query_tokens = len(query) // CHARS_PER_TOKEN + 8  # + the pair's special tokens

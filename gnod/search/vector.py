@@ -10,6 +10,7 @@ import apsw
 import numpy as np
 
 from gnod.protocol import VSearchHit, VSearchParams
+from gnod.search import filters
 from gnod.search.vector_index import VectorIndex
 from gnod.store import documents as docstore
 from gnod.store import vectors as vecstore
@@ -19,13 +20,14 @@ OVERFETCH = 3
 
 
 def search(conn: apsw.Connection, index: VectorIndex, query: np.ndarray, params: VSearchParams) -> list[VSearchHit]:
-    allowed = vecstore.allowed_chunks(conn, params.collections) if params.collections else None
+    condition, args = filters.where(params.filters, params.collections)
+    allowed = vecstore.allowed_chunks(conn, condition, args) if condition != "1" else None
     k = params.limit * OVERFETCH
     while True:
         ids, sims = index.search(query, k, allowed)
         sim_of = dict(zip(ids.tolist(), sims.tolist()))
         best: dict[int, tuple[float, vecstore.ChunkHit]] = {}
-        for h in vecstore.chunk_hits(conn, ids.tolist(), params.collections):
+        for h in vecstore.chunk_hits(conn, ids.tolist(), condition, args):
             sim = sim_of[h.chunk_id]
             if h.doc_id not in best or sim > best[h.doc_id][0]:
                 best[h.doc_id] = (sim, h)

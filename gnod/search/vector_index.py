@@ -79,6 +79,12 @@ class VectorIndex:
                 self._row_of[cid] = -1
                 self._n = last
 
+    def vectors(self, ids: np.ndarray) -> np.ndarray:
+        """The vectors of those of `ids` the index holds (a document's chunks, for `similar`)."""
+        with self._lock:
+            rows = self._rows(ids)
+            return self._vecs[rows].copy()
+
     def _rows(self, allowed: np.ndarray | None) -> np.ndarray | None:
         """Rows of the allowed ids (None: every row)."""
         if allowed is None:

@@ -181,7 +181,7 @@ class Daemon:
         self.stopping = asyncio.Event()
         self._readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gnod-read")
         self._local = threading.local()
-        self._languages: tuple[int, list[str | None]] = (-1, [])
+        self._languages: tuple[int, dict[str | None, int]] = (-1, {})
         self._connections: set[Connection] = set()
         self.watcher: Watcher | None = None
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
@@ -193,8 +193,10 @@ class Daemon:
         from gnod.server.ask import ask
         from gnod.server.model_handlers import MODEL_HANDLERS
         from gnod.server.query import query
+        from gnod.server.similar import similar
 
-        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask}
+        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask,
+                                             "similar": similar}
 
     @property
     def llm_cache(self) -> LlmCache:
@@ -218,14 +220,19 @@ class Daemon:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, lambda: fn(*self._reader_state()))
 
-    def languages(self, conn: apsw.Connection) -> list[str | None]:
-        """Languages present in the index, cached until the writer commits again."""
+    def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]:
+        """Documents per language in the index, cached until the writer commits again."""
         gen = self.writer.generation
-        cached_gen, langs = self._languages
+        cached_gen, counts = self._languages
         if cached_gen != gen:
-            langs = store.index_languages(conn)
-            self._languages = (gen, langs)
-        return langs
+            counts = store.language_counts(conn)
+            self._languages = (gen, counts)
+        return counts
+
+    def languages(self, conn: apsw.Connection) -> list[str | None]:
+        """Languages present in the index, largest first."""
+        counts = self.language_counts(conn)
+        return sorted(counts, key=lambda lang: -counts[lang])
 
     # --- config ----------------------------------------------------------------------
 

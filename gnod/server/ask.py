@@ -29,7 +29,8 @@ def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
 async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     t0 = time.perf_counter()
     qp = QueryParams(query=p.query, limit=max(p.sources * RETRIEVE_FACTOR, 10), mode=p.mode,
-                     collections=p.collections, expand=p.expand, rerank=p.rerank, explain=p.explain)
+                     collections=p.collections, filters=p.filters, expand=p.expand, rerank=p.rerank,
+                     explain=p.explain)
     run, result = await run_query(d, qp)
 
     def done(**kw) -> AskResult:

@@ -37,7 +37,7 @@ from gnod.protocol import (
     WatchParams,
     WatchResult,
 )
-from gnod.search import lexical
+from gnod.search import filters, lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.models.manager import rss_bytes
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
@@ -197,12 +197,16 @@ async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
 async def search(d: Daemon, p: SearchParams, call: Call):
     for name in p.collections:
         _find(d, name)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     names = p.collections or [c.name for c in d.config.collections]
     if p.wait_s and d.watcher is not None:
         await d.watcher.wait_idle(names, p.wait_s)
 
     def run(conn, analyzers):
-        return lexical.search(conn, analyzers, p, d.languages(conn))
+        return lexical.search(conn, analyzers, p, d.language_counts(conn))
 
     try:
         result = await d.read(run)
@@ -220,7 +224,7 @@ def _number(text: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
-def _resolve(conn, d: Daemon, ref: str) -> DocRow | None:
+def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     """`gno://col/path`, `col/path`, an absolute path, or `#docid`."""
     if "\0" in ref:
         raise RpcError(wire.INVALID_PARAMS, "a document reference cannot contain a NUL byte", {"ref": ref})
@@ -274,7 +278,7 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None]:
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         ref, line = _split_line_suffix(p.ref)
-        doc = _resolve(conn, d, ref) or (_resolve(conn, d, p.ref) if line else None)
+        doc = resolve_ref(conn, d, ref) or (resolve_ref(conn, d, p.ref) if line else None)
         if doc is None:
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
         return _document(conn, doc, p.from_line or line, p.lines, None)
@@ -290,7 +294,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         docs: list[DocRow] = []
         missing: list[str] = []
         for ref in p.refs:
-            doc = _resolve(conn, d, ref)
+            doc = resolve_ref(conn, d, ref)
             if doc is None:
                 missing.append(ref)
             else:

@@ -28,7 +28,7 @@ from gnod.protocol import (
     VSearchParams,
     VSearchResult,
 )
-from gnod.search import vector
+from gnod.search import filters, vector
 from gnod.server.app import Call, Daemon, RpcError
 
 
@@ -47,6 +47,10 @@ def _check_collections(d: Daemon, names: list[str]) -> None:
 async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     t0 = time.perf_counter()
     _check_collections(d, p.collections)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     served = d.vectors.index()
     if served is None:
         raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",

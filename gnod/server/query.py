@@ -43,13 +43,15 @@ from gnod.protocol import (
     Stage,
     VSearchParams,
 )
-from gnod.search import expand, fusion, lexical, passages, vector
+from gnod.search import expand, filters, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
+from gnod.search.snippet import match_spans
 from gnod.server.app import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.llm_cache import key as cache_key
+from gnod.text.analyzer import tokenize
 from gnod.text.language import detect_language
 
 log = logging.getLogger("gnod.query")
@@ -115,7 +117,7 @@ class QueryRun:
         self.lists: list[fusion.RankedList] = []
         self.expansion: ExpansionInfo | None = None
         self.strong: dict[str, Any] = {}
-        self.languages: list[str | None] = []
+        self.counts: dict[str | None, int] = {}  # documents per language in the index
         self.kept: list[_Candidate] = []
         self.scope = len(p.collections) or len(d.config.collections)  # collections searched
         self._budget = PIPELINE.previews.passage_chars
@@ -135,8 +137,8 @@ class QueryRun:
 
     async def _bm25(self, query: str) -> lexical.SearchResult:
         params = SearchParams(query=query, limit=_fetch(self.limit, PIPELINE.limits.bm25_original, self.scope),
-                              collections=self.p.collections, snippets=False)
-        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+                              collections=self.p.collections, filters=self.p.filters, snippets=False)
+        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
 
     # --- stages ----------------------------------------------------------------------
 
@@ -149,6 +151,11 @@ class QueryRun:
         self.strong["skip_expansion"] = strong
         if not self.p.expand:
             self.clock.skip("expand", "--no-expand")
+            return expand.Expansion()
+        if len(self.p.query) > PIPELINE.expansion.max_query_chars:
+            why = f"the query is long ({len(self.p.query):,} characters): searched as written"
+            self.clock.skip("expand", why)
+            self.notes.append(f"expansion skipped: {why}")
             return expand.Expansion()
         if strong:
             why = f"strong BM25 signal (top {top[0]:.2f}, gap {top[0] - (top[1] if len(top) > 1 else 0):.2f})"
@@ -187,9 +194,9 @@ class QueryRun:
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
         async def one(q: str) -> fusion.RankedList | None:
             params = SearchParams(query=q, limit=_fetch(self.limit, PIPELINE.limits.bm25_variant, self.scope),
-                                  collections=self.p.collections, snippets=False)
+                                  collections=self.p.collections, filters=self.p.filters, snippets=False)
             try:
-                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.languages))
+                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
             except QuerySyntaxError:
                 self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
                 return None
@@ -233,8 +240,8 @@ class QueryRun:
         def knn(conn, _an) -> list:
             out = []
             for (kind, q), v in zip(labelled, vecs):
-                params = VSearchParams(query=q[:8000], limit=_fetch(self.limit, factors[kind], self.scope),
-                                       collections=self.p.collections)
+                params = VSearchParams(query=q, limit=_fetch(self.limit, factors[kind], self.scope),
+                                       collections=self.p.collections, filters=self.p.filters)
                 out.append((kind, q, vector.search(conn, index, v, params)))
             return out
 
@@ -268,11 +275,11 @@ class QueryRun:
     async def _rerank(self, cands: list[_Candidate], reranker: Any) -> None:
         """Rerank scores for `cands`: from the cache, the rest from the model in one call."""
         texts = [f"{c.doc.title}\n\n{c.passage.text}" if c.doc.title else c.passage.text for c in cands]
-        keys = [cache_key(self.p.query, t, reranker.uri) for t in texts]
+        query = passages.rerank_query(self.p.query, reranker.max_tokens)
+        keys = [cache_key(query, t, reranker.uri) for t in texts]
         cached = self.d.llm_cache.get_scores(keys)
         miss = [i for i, k in enumerate(keys) if k not in cached]
         if miss:
-            query = self.p.query
             scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in miss]),
                                              INTERACTIVE, uri=reranker.uri)
             fresh = {keys[i]: float(s) for i, s in zip(miss, scores)}
@@ -290,9 +297,8 @@ class QueryRun:
         if p.limit > self.mode.max_results:
             self.notes.append(f"-n {p.limit} is above {self.mode.name} mode's maximum: "
                               f"at most {self.mode.max_results} results")
-        self.languages = await self.d.read(lambda conn, _a: lexical.with_section_languages(
-            conn, self.d.languages(conn)))
-        langs = [lang for lang in self.languages if lang] or ["english"]
+        self.counts = await self.d.read(lambda conn, _a: self.d.language_counts(conn))
+        langs = [lang for lang in lexical.query_languages(p.query, self.counts) if lang] or ["english"]
         keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
                     else fusion.query_keywords(p.query, langs))
         exp, vbest = await self._retrieve()
@@ -322,10 +328,11 @@ class QueryRun:
     async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
         """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
         bm25 = await self.clock.time("bm25", self._bm25(self.p.query))
+        self.notes += bm25.notes
         self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
                                             doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
-        # Strong signal needs an absolute confidence: per-query min-max puts #1 at 1.0 and the
-        # pool's last at 0.0, so two hits would always look "clearly separated".
+        # Strong signal needs an absolute confidence: search scores are relative to the best
+        # hit, so #1 is always at 1.0 however weak the match.
         exp = await self._expand([abs(h.bm25) / (1.0 + abs(h.bm25)) for h in bm25.hits])
         if exp.lexical:
             variants, (vlists, vbest) = await asyncio.gather(
@@ -371,7 +378,8 @@ class QueryRun:
                 self.clock.skip("rerank", "no reranker")
         if reranker is not None and cands:
             top = cands[: PIPELINE.limits.rerank_top_k]
-            self._budget = passages.rerank_budget_chars(reranker.max_tokens, p.query)
+            self._budget = passages.rerank_budget_chars(reranker.max_tokens,
+                                                        passages.rerank_query(p.query, reranker.max_tokens))
             await self._load_chunks(top, stems_texts)
             try:
                 await self.clock.time("rerank", self._rerank(top, reranker))
@@ -409,7 +417,17 @@ class QueryRun:
         contents = await self.d.read(lambda conn, _a: {
             c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
             for c, _ in kept[: self.mode.preview_expand_top]})
-        return [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
+        hits = [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
+
+        def mark(_conn, analyzers) -> None:
+            """Offsets of the query's words (stems in each document's language, or as typed)."""
+            typed = frozenset(t for q in stems_texts for t in tokenize(q))
+            for (c, _), h in zip(kept, hits):
+                an = analyzers.get(c.doc.language)
+                h.preview.matches = match_spans(h.preview.text, an, typed | passages.query_stems(stems_texts, an))
+
+        await self.d.read(mark)
+        return hits
 
     def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None) -> QueryHit:
         d = c.doc
@@ -489,12 +507,7 @@ def _distribution(cands: list[_Candidate]) -> Distribution:
             meta = json.loads(c.doc.metadata) if c.doc.metadata else {}
         except ValueError:
             meta = {}
-        raw = meta.get("tags") if isinstance(meta, dict) else None
-        if isinstance(raw, str):
-            raw = [t.strip() for t in raw.split(",")]
-        for t in raw or []:
-            if isinstance(t, str) and t.strip():
-                tags[t.strip()] += 1
+        tags.update(docstore.tags_of(meta) if isinstance(meta, dict) else [])
     return Distribution(collections=dict(cols.most_common()), tags=dict(tags.most_common()))
 
 
@@ -507,6 +520,10 @@ def check_collections(d: Daemon, names: list[str]) -> None:
 
 async def run_query(d: Daemon, p: QueryParams) -> tuple[QueryRun, QueryResult]:
     check_collections(d, p.collections)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     if p.wait_s and d.watcher is not None:
         names = p.collections or [c.name for c in d.config.collections]
         await d.watcher.wait_idle(names, p.wait_s)

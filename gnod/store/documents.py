@@ -45,6 +45,13 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     fts_path: str
     fts_title: str
     fts_body: str
+    exact_path: str  # unstemmed tokens (analyzer.exact_text) for documents_exact
+    exact_title: str
+    exact_body: str
+    # Languages some blocks of the body were stemmed in besides `language` (a document
+    # that mixes languages): queries weigh them by how much of the index they hold.
+    other_languages: tuple[str, ...] = ()
+    language_confident: bool = True  # False: a guess, see pipeline.settle_languages
 
 
 class DocState(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -67,6 +74,17 @@ class DocRow(msgspec.Struct, frozen=True):
     size: int
     mtime_ns: int
     metadata: str
+
+
+def tags_of(meta: dict) -> list[str]:
+    """A document's frontmatter `tags` (from its metadata), `#` dropped, in order, once each."""
+    raw = meta.get("tags")
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    if not isinstance(raw, list):
+        return []
+    tags = (t.strip().lstrip("#").strip() for t in raw if isinstance(t, str))
+    return list(dict.fromkeys(t for t in tags if t))
 
 
 # --- collections -------------------------------------------------------------------
@@ -158,11 +176,12 @@ def put_document(
         )
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
     fields = (doc.size, doc.mtime_ns, doc.inode, doc.source_hash, doc.mirror_hash, doc.title,
-              doc.language, meta, now)
+              doc.language, " ".join(doc.other_languages), int(doc.language_confident), meta, now)
     if old is None:
         conn.execute(
             "INSERT INTO documents(size, mtime_ns, inode, source_hash, mirror_hash, title, language, "
-            "metadata, indexed_at, collection_id, rel_path) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "other_languages, language_confident, metadata, indexed_at, collection_id, rel_path) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (*fields, collection_id, doc.rel_path),
         )
         doc_id = conn.last_insert_rowid()
@@ -170,14 +189,19 @@ def put_document(
         doc_id = old.id
         conn.execute(
             "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, "
-            "language=?, metadata=?, indexed_at=? WHERE id=?",
+            "language=?, other_languages=?, language_confident=?, metadata=?, indexed_at=? WHERE id=?",
             (*fields, doc_id),
         )
     if old is not None:
         conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+        conn.execute("DELETE FROM documents_exact WHERE rowid = ?", (doc_id,))
     conn.execute(
         "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
         (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
+    )
+    conn.execute(
+        "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+        (doc_id, doc.exact_path, doc.exact_title, doc.exact_body),
     )
     if had_error:
         conn.execute(
@@ -208,6 +232,7 @@ def _delete_document(conn: apsw.Connection, doc_id: int) -> None:
     if row is None:
         return
     conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    conn.execute("DELETE FROM documents_exact WHERE rowid = ?", (doc_id,))
     conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
     _gc_content(conn, row[0])
 
@@ -326,6 +351,56 @@ def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | Non
 
 def index_languages(conn: apsw.Connection) -> list[str | None]:
     return [r[0] for r in conn.execute("SELECT DISTINCT language FROM documents")]
+
+
+def unsure_documents(
+    conn: apsw.Connection, collection_id: int, language: str | None
+) -> list[tuple[int, str, str, str, str, int]]:
+    """(id, rel_path, title, metadata, markdown, body_line) of the collection's documents
+    whose language was a guess and is not `language`."""
+    return conn.execute(
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line FROM documents d "
+        "JOIN content c ON c.mirror_hash = d.mirror_hash "
+        "WHERE d.collection_id = ? AND d.language_confident = 0 AND d.language IS NOT ?",
+        (collection_id, language),
+    ).fetchall()
+
+
+def restem_document(
+    conn: apsw.Connection, doc_id: int, language: str | None, fts_path: str, fts_title: str, fts_body: str
+) -> None:
+    """Give a document another language: its stems are replaced, its exact forms stay."""
+    conn.execute("UPDATE documents SET language = ?, other_languages = '' WHERE id = ?", (language, doc_id))
+    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
+    conn.execute(
+        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+        (doc_id, fts_path, fts_title, fts_body),
+    )
+
+
+def language_counts(conn: apsw.Connection) -> dict[str | None, int]:
+    """Documents per language, counting a document once more for each other language
+    some of its blocks were stemmed in: how much of the index each language holds."""
+    counts: dict[str | None, int] = dict(
+        conn.execute("SELECT language, count(*) FROM documents GROUP BY language").fetchall()
+    )
+    for others, n in conn.execute(
+        "SELECT other_languages, count(*) FROM documents WHERE other_languages != '' "
+        "GROUP BY other_languages"
+    ):
+        for lang in others.split():
+            counts[lang] = counts.get(lang, 0) + n
+    return counts
+
+
+def dominant_language(conn: apsw.Connection, collection_id: int) -> tuple[str | None, float]:
+    """The language most of a collection's documents are in, and its share of them."""
+    rows = conn.execute(
+        "SELECT language, count(*) AS n FROM documents WHERE collection_id = ? "
+        "GROUP BY language ORDER BY n DESC", (collection_id,)
+    ).fetchall()
+    total = sum(n for _, n in rows)
+    return (rows[0][0], rows[0][1] / total) if total else (None, 0.0)
 
 
 def collection_stats(conn: apsw.Connection) -> list[tuple]:

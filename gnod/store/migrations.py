@@ -5,11 +5,34 @@ Append new migrations at the end; never edit or reorder one that has shipped.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 
 import apsw
 
-MIGRATIONS: list[tuple[str, str]] = [
+from gnod.store.documents import tags_of
+from gnod.text.analyzer import exact_text
+
+def _backfill_exact(conn: apsw.Connection) -> None:
+    """Exact forms of every document indexed before 0003: path, title (with the tags)
+    and body are re-read from the stored Markdown and metadata (no conversion, no
+    stemming), so an old index gains exact-form matching without being rebuilt."""
+    rows = conn.execute(
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
+        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash"
+    ).fetchall()
+    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
+        body = "\n".join(markdown.split("\n")[body_line - 1 :])
+        conn.execute(
+            "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
+            (doc_id, exact_text(rel_path), exact_text(" ".join([title, *tags_of(json.loads(metadata))])),
+             exact_text(body)),
+        )
+
+
+# A migration is SQL, optionally followed by a Python step (run in the same transaction).
+MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
     (
         "0001_initial",
         """
@@ -75,6 +98,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) WITHOUT ROWID;
         INSERT INTO schema_meta(key, value) VALUES ('fts_tokenizer', 'gno-snowball-v1');
         """,
+        None,
     ),
     (
         "0002_vectors",
@@ -98,6 +122,29 @@ MIGRATIONS: list[tuple[str, str]] = [
             INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id);
         END;
         """,
+        None,
+    ),
+    (
+        "0003_exact_forms",
+        """
+        -- The unstemmed (case- and accent-folded) tokens of each document, beside the
+        -- stems of documents_fts: an exact-form match outranks a match through stemming,
+        -- and a document stemmed in a language the query is not stemmed in is still found
+        -- by its exact words. The vocabulary view gives document frequencies (IDF).
+        CREATE VIRTUAL TABLE documents_exact USING fts5(
+            filepath, title, body,
+            content='', contentless_delete=1,
+            tokenize="unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+        );
+        CREATE VIRTUAL TABLE documents_exact_vocab USING fts5vocab(documents_exact, row);
+        -- Languages some blocks of a document were stemmed in besides its own
+        -- (space-separated): how much of the index each language holds.
+        ALTER TABLE documents ADD COLUMN other_languages TEXT NOT NULL DEFAULT '';
+        -- 0: the language was a guess (no clear evidence in the text): ingestion may give
+        -- such a short document its collection's dominant language instead.
+        ALTER TABLE documents ADD COLUMN language_confident INTEGER NOT NULL DEFAULT 1;
+        """,
+        _backfill_exact,
     ),
 ]
 
@@ -111,18 +158,20 @@ def migrate(conn: apsw.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
     )
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    known = {name for name, _ in MIGRATIONS}
+    known = {name for name, _, _ in MIGRATIONS}
     unknown = done - known
     if unknown:
         raise RuntimeError(
             f"index was written by a newer gno (unknown migrations: {', '.join(sorted(unknown))})"
         )
     applied = []
-    for name, sql in MIGRATIONS:
+    for name, sql, step in MIGRATIONS:
         if name in done:
             continue
         with conn:
             conn.execute(sql)
+            if step is not None:
+                step(conn)
             conn.execute(
                 "INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, int(time.time()))
             )

@@ -143,15 +143,15 @@ def read_all(conn: apsw.Connection, model: VecModel) -> tuple[np.ndarray, np.nda
     return np.asarray(ids, dtype=np.int64), vecs
 
 
-def allowed_chunks(conn: apsw.Connection, collections: Sequence[str]) -> np.ndarray:
-    """Ids of the chunks of documents in these collections (a vsearch filter)."""
-    marks = ",".join("?" * len(collections))
+def allowed_chunks(conn: apsw.Connection, condition: str, args: Sequence) -> np.ndarray:
+    """Ids of the chunks of documents passing `condition` over `d` and `c` (the search
+    filters, gnod.search.filters.where)."""
     rows = conn.execute(
         f"""SELECT DISTINCT cc.id FROM content_chunks cc
             JOIN documents d ON d.mirror_hash = cc.mirror_hash
             JOIN collections c ON c.id = d.collection_id
-            WHERE c.name IN ({marks})""",
-        list(collections),
+            WHERE {condition}""",
+        list(args),
     )
     return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
@@ -166,8 +166,9 @@ class ChunkHit(msgspec.Struct, frozen=True, array_like=True):
     text: str
 
 
-def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], collections: Sequence[str]) -> list[ChunkHit]:
-    """Each chunk with every document that holds it (content is shared), optionally filtered."""
+def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], condition: str = "1",
+               args: Sequence = ()) -> list[ChunkHit]:
+    """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
     sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line,
@@ -177,8 +178,4 @@ def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], collections: Seq
               JOIN documents d ON d.mirror_hash = cc.mirror_hash
               JOIN collections c ON c.id = d.collection_id
               WHERE cc.id IN ({','.join('?' * len(chunk_ids))})"""
-    args: list = list(chunk_ids)
-    if collections:
-        sql += f" AND c.name IN ({','.join('?' * len(collections))})"
-        args += list(collections)
-    return [ChunkHit(*r) for r in conn.execute(sql, args)]
+    return [ChunkHit(*r) for r in conn.execute(f"{sql} AND {condition}", [*chunk_ids, *args])]

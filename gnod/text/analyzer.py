@@ -1,8 +1,9 @@
 """Text → index terms: the one place that decides what a "word" is and how it is stemmed.
 
 Documents are stemmed in their own language before they reach FTS5 (the FTS table
-only sees space-separated stems), and queries are stemmed with every language the
-index holds, so both sides always meet through the same function.
+only sees space-separated stems), and queries are stemmed in the languages that
+matter for them (gnod.search.lexical.query_languages), so both sides meet through the
+same function; `exact_text` gives the unstemmed tokens the exact-form index holds.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _CJK = (
     "\U00020000-\U0003ffff"
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
-_CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 # Every byte except the UTF-8 lead bytes of U+3000-U+DFFF, U+F000-U+FFFF and planes
 # 1-3, which hold every CJK character: deleting them all (one C pass) leaves nothing
 # for text without CJK, at a half to a fifth of the cost of a `_CJK_RE` scan.
@@ -121,12 +122,18 @@ def tokenize(text: str) -> list[str]:
             continue
         # split() alternates other text (even indexes, maybe empty) and CJK runs (odd):
         # "python3を使う" → python3 を使 使う.
-        for i, part in enumerate(_CJK_RUN_RE.split(token)):
+        for i, part in enumerate(CJK_RUN_RE.split(token)):
             if i % 2 and len(part) > 2:
                 out += map(add, part, part[1:])
             elif part:
                 out.append(part)
     return out
+
+
+def exact_text(text: str) -> str:
+    """The space-joined unstemmed tokens of `text`: what the exact-form index stores
+    (FTS5 folds case and accents of each)."""
+    return " ".join(tokenize(text))
 
 
 class AnalyzerSet:
@@ -146,8 +153,8 @@ class AnalyzerSet:
     ) -> list[tuple[str, ...]]:
         """Distinct stemmed forms of a token sequence, one per language, first seen first.
 
-        A query meets a document only through that document's language, so a term
-        (or phrase) must be looked up under every language the index holds.
+        A query meets a document's stems only through that document's language, so a
+        term (or phrase) is looked up under each language the query is stemmed in.
         """
         seen: dict[tuple[str, ...], None] = {}
         for lang in languages:

@@ -47,11 +47,13 @@ from gnod.text.stopwords import STOPWORDS
 
 __all__ = [
     "ISO_TO_SNOWBALL",
-    "SECTION_LANGUAGES_META",
     "detect_block_language",
     "detect_language",
+    "detect_language_sure",
     "may_mix_languages",
     "normalize_language",
+    "query_language",
+    "query_language_candidates",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -844,6 +846,41 @@ def detect_language(text: str, hint: str | None = None) -> str | None:
     return _detect(_prose_sample(text), True)
 
 
+def detect_language_sure(text: str) -> tuple[str | None, bool]:
+    """(language, sure): `detect_language` without a hint, and whether its verdict rests
+    on clear evidence (function words, letters, script) rather than on lingua's guess
+    or a slight lead among relatives."""
+    sample = _prose_sample(text)
+    clear = _detect(sample, False)
+    if clear is not None:
+        return clear, True
+    guess = _detect(sample, True)
+    return guess, guess is None
+
+
+def query_language(query: str) -> str | None:
+    """The language a query is clearly written in, or None (too short, ambiguous)."""
+    return _detect(query.strip()[:_SAMPLE_CHARS], False)
+
+
+def query_language_candidates(query: str) -> list[str]:
+    """Languages whose function words a query holds, when no one of them is clear: those
+    scoring at least half the leader's score, best first ("Este comando es un alias"
+    reads Spanish, Portuguese or Italian; never English).  [] without function words."""
+    sample = query.strip()[:_SAMPLE_CHARS]
+    if not sample:
+        return []
+    total = _word_score(_normalized(sample, sample.isascii()).split())
+    if not total:
+        return []
+    fields = _FIELDS.unpack_from(total.to_bytes(_FIELDS_BYTES, "little"))
+    top = max(fields) >> _SCORE_SHIFT
+    if 2 * top < _SCALE:  # less than half a function word's worth (a word shared by 3+ languages)
+        return []
+    found = [(f >> _SCORE_SHIFT, i) for i, f in enumerate(fields) if 2 * (f >> _SCORE_SHIFT) >= top]
+    return [_PROFILE_LANGS[i] for _, i in sorted(found, key=lambda si: (-si[0], si[1]))]
+
+
 def _detect(sample: str, lingua: bool) -> str | None:
     """Language of a prose sample; `lingua` says whether ambiguous samples may ask lingua."""
     if not sample:
@@ -949,11 +986,6 @@ def _by_script(script: int, chars: _Chars) -> str | None:
 # `may_mix_languages` first, which costs one set intersection over the tokens it has
 # anyway (and, for text that is not ASCII, one bytes pass); only when it says yes is
 # each block of the document given to `detect_block_language`.
-
-# Where the index lists (space-separated, in its schema_meta table) the languages that
-# blocks of mixed-language documents were stemmed in besides their documents' own
-# languages: queries are stemmed in those too.
-SECTION_LANGUAGES_META = "section_languages"
 
 _MIX_MIN_CHARS = 400  # shorter documents are taken to be in one language
 # Evidence of another language: distinct function words it does not share with the main

@@ -1,0 +1,36 @@
+"""A document's most informative words: the query `similar` sends when there are no vectors.
+
+Each distinct word of the document is weighted by tf·idf — (1 + ln tf) · ln(N / df),
+df from the exact-form index — so words frequent in the document and rare in the
+index come first. Words no other document holds cannot find anything and are left
+out, as are stopwords, numbers and one- or two-letter tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import apsw
+
+from gnod.search.lexical import doc_frequency
+from gnod.text.analyzer import exact_text
+from gnod.text.stopwords import is_stopword
+
+MAX_TERMS = 24
+
+
+def informative_terms(conn: apsw.Connection, text: str, language: str | None, n: int = MAX_TERMS) -> list[str]:
+    """Up to `n` words of `text`, the most informative first."""
+    total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    df = doc_frequency(conn)
+    langs = [language] if language else ["english"]
+    counts = Counter(t for t in exact_text(text).split()
+                     if len(t) > 2 and not t.isdigit() and not is_stopword(t, langs))
+    weighted = []
+    for term, tf in counts.items():
+        d = df(term)
+        if d >= 2:
+            weighted.append(((1 + math.log(tf)) * math.log(total / d), term))
+    weighted.sort(key=lambda wt: (-wt[0], wt[1]))
+    return [term for _, term in weighted[:n]]

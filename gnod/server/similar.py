@@ -1,0 +1,90 @@
+"""The `similar` method: documents like a given one.
+
+With vectors, the mean of the document's chunk vectors is the query (each result
+scored by its best chunk, as in `vsearch`); without them, or when the document has
+none yet, its most informative words are a BM25 query. Either way the document
+itself and identical copies (same content) are left out, and the search filters hold.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from gnod import wire
+from gnod.protocol import SearchParams, SimilarHit, SimilarParams, SimilarResult, VSearchParams
+from gnod.search import filters, lexical, vector
+from gnod.search.similar import informative_terms
+from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.handlers import resolve_ref
+from gnod.server.query import check_collections
+from gnod.store import documents as docstore
+
+# Extra results fetched so that leaving out the document and its copies still leaves `limit`.
+_SPARE = 8
+
+
+async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
+    t0 = time.perf_counter()
+    check_collections(d, p.collections)
+    try:
+        p = filters.resolved(p)
+    except filters.FilterError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    doc = await d.read(lambda conn, _a: resolve_ref(conn, d, p.ref))
+    if doc is None:
+        raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
+    notes: list[str] = []
+    served = d.vectors.index()
+    hits: list[SimilarHit] | None = None
+    terms: list[str] = []
+    if served is not None:
+        _model, index = served
+
+        def by_vectors(conn, _a) -> list[SimilarHit] | None:
+            ids = np.asarray([row[0] for row in docstore.chunks_of(conn, doc.mirror_hash)], dtype=np.int64)
+            vecs = index.vectors(ids)
+            if not len(vecs):
+                return None
+            params = VSearchParams(query=doc.title or doc.rel_path, limit=p.limit + _SPARE,
+                                   collections=p.collections, filters=p.filters)
+            found = vector.search(conn, index, vecs.mean(axis=0), params)
+            return _others(conn, doc, [(h.docid, h.score) for h in found], p.limit)
+
+        hits = await d.read(by_vectors)
+        if hits is None:
+            notes.append("the document has no vectors yet: found by its most informative words")
+    else:
+        notes.append(f"no vectors ({d.vectors.missing_reason()}): found by the document's most informative words")
+    method = "vector" if hits is not None else "terms"
+    if hits is None:
+        def by_terms(conn, analyzers) -> tuple[list[str], list[SimilarHit]]:
+            content = docstore.content_of(conn, doc.mirror_hash)
+            words = informative_terms(conn, f"{doc.title}\n{content[0] if content else ''}", doc.language)
+            if not words:
+                return [], []
+            params = SearchParams(query=" ".join(words), limit=p.limit + _SPARE, collections=p.collections,
+                                  filters=p.filters, snippets=False)
+            found = lexical.search(conn, analyzers, params, d.language_counts(conn))
+            return words, _others(conn, doc, [(h.docid, h.score) for h in found.hits], p.limit)
+
+        terms, hits = await d.read(by_terms)
+    return SimilarResult(ref=p.ref, docid=doc.id, uri=f"gno://{doc.collection}/{doc.rel_path}", method=method,
+                         terms=terms, hits=hits, took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=notes)
+
+
+def _others(conn, doc: docstore.DocRow, found: list[tuple[int, float]], limit: int) -> list[SimilarHit]:
+    """The found documents that are not `doc` nor a copy of it, at most `limit`."""
+    docs = docstore.docs_by_ids(conn, [doc_id for doc_id, _ in found])
+    out = []
+    for doc_id, score in found:
+        o = docs.get(doc_id)
+        if o is None or o.mirror_hash == doc.mirror_hash:
+            continue
+        out.append(SimilarHit(docid=o.id, uri=f"gno://{o.collection}/{o.rel_path}", collection=o.collection,
+                              path=o.rel_path, abs_path=f"{o.root.rstrip('/')}/{o.rel_path}", title=o.title,
+                              language=o.language, score=round(score, 6)))
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,381 @@
+"""Relevance through a live gnod and the real CLI: which languages stem a query, exact
+forms first, long queries, scores that mean the same down the list, and unsure short
+documents taking their collection's language."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from types import SimpleNamespace
+
+import pytest
+from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod  # noqa: I001
+from test_cli import run_cli_tty
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.protocol import SearchParams
+from gnod.search import lexical
+from gnod.store.db import connect
+from gnod.store.documents import language_counts
+from gnod.store.migrations import MIGRATIONS, migrate
+from gnod.text.analyzer import AnalyzerSet
+
+pytestmark = pytest.mark.timeout(120)
+
+TOPICS = ["kettle", "garden", "bicycle", "printer", "library", "bakery", "harbour", "museum", "tennis",
+          "violin", "orchard", "glacier", "pottery", "lantern", "meadow", "compass", "festival",
+          "telescope", "vineyard", "chimney", "carpet", "tunnel", "pharmacy", "canoe"]
+NOTES = {
+    f"notes/{t}.md": f"# About the {t}\n\nThis is a short note about the {t} and what we learned "
+                     f"from it during the week, with a few thoughts for the next one.\n"
+    for t in TOPICS
+}
+DOCS = {
+    **NOTES,
+    "tools/flash.md": "# flash\n\nRun the fla.sh script to write the firmware onto the board.\n",
+    "birds.md": "# Birds of the lagoon\n\nThe flamingos stand in the shallow water of the lagoon all "
+                "day long, and the herons wait beside them.\n",
+    # Basque, one page in thirty: its stemmer cuts "flamingo" to "fla".
+    "eu/katua.md": "# Katua\n\nEtxeko katuak goizean lo egiten du eta gero lorategira joaten da, "
+                   "eguraldia ona denean txakurrarekin jolasten baitu.\n",
+    # The same stem, "deploy": the shorter page wins on stems alone.
+    "deploying.md": "# Rollout\n\nThe team is deploying the new billing service to the big cluster "
+                    "this week, after the review.\n",
+    "deployed.md": "# Rollout done\n\nThe team deployed the service.\n",
+    # No function words: the detector's verdict (French) is only a guess.
+    "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
+    "lagoon.md": "# The salt lagoon\n\nIn spring the flamingos feed in the salt lagoon; the herons and "
+                 "the flamingos share the shallow water.\n",
+    # Three passages about herons, far apart.
+    "herons.md": "# Field diary\n\n" + "\n\n".join(
+        [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
+         for d in (1, 2, 3)]) + "\n",
+}
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    home = make_home()
+    try:
+        env = make_env(home)
+        d = start_gnod(env)
+        try:
+            root = tmp_path_factory.mktemp("notes")
+            for rel, text in DOCS.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text, encoding="utf-8")
+            copy = tmp_path_factory.mktemp("copy")
+            (copy / "deploying.md").write_text(DOCS["deploying.md"], encoding="utf-8")
+            cli_json("collection", "add", str(root), "--name", "notes", "--json", env=env)
+            cli_json("collection", "add", str(copy), "--name", "copy", "--json", env=env)
+            yield SimpleNamespace(env=env, daemon=d)
+        finally:
+            d.stop()
+    finally:
+        cleanup_home(home)
+
+
+def search(env, *args: str) -> dict:
+    return cli_json("search", *args, "--json", env=env)
+
+
+def paths(res: dict) -> list[str]:
+    return [f"{h['collection']}/{h['path']}" for h in res["hits"]]
+
+
+# --- query languages -----------------------------------------------------------------------
+
+
+def test_a_language_of_one_page_in_thirty_does_not_stem_queries(idx):
+    res = search(idx.env, "flamingo")
+    assert res["languages"] == ["english"]
+    # Basque stemming ("fla") would have matched the `fla.sh` of flash.md.
+    assert sorted(paths(res)) == ["notes/birds.md", "notes/lagoon.md"]
+    # The Basque page is still found by its own words.
+    assert paths(search(idx.env, "katuak"))[:1] == ["notes/eu/katua.md"]
+
+
+def test_a_clearly_written_query_is_stemmed_in_its_own_language(idx):
+    res = search(idx.env, "katuak goizean lo egiten du eta gero lorategira joaten da")
+    assert res["languages"][0] == "basque"
+    assert paths(res)[:1] == ["notes/eu/katua.md"]
+
+
+def test_an_unsure_short_page_takes_the_collections_language(idx):
+    ls = cli_json("ls", "notes", "--json", env=idx.env)
+    langs = {e["path"]: e["language"] for e in ls["entries"]}
+    assert langs["unsure.md"] == "english"  # detected (unsure): French
+    assert langs["eu/katua.md"] == "basque"  # a clear verdict stays
+    # English stems meet it now: "kinases" → "kinas", "assay" → "assay".
+    assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
+
+
+# --- exact forms first ------------------------------------------------------------------------
+
+
+def test_the_exact_form_ranks_first_and_stemming_still_finds_inflections(idx):
+    res = search(idx.env, "deploying", "-c", "notes")
+    assert paths(res) == ["notes/deploying.md", "notes/deployed.md"]
+    res = search(idx.env, "deployed", "-c", "notes")
+    assert paths(res) == ["notes/deployed.md", "notes/deploying.md"]
+
+
+# --- honest scores ------------------------------------------------------------------------------
+
+
+def test_scores_are_relative_to_the_best_hit_and_the_last_is_not_zero(idx):
+    res = search(idx.env, "deploying")
+    hits = res["hits"]
+    assert len(hits) == 3
+    # The same file in two collections: the same score.
+    by_path = {p: h["score"] for p, h in zip(paths(res), hits)}
+    assert by_path["notes/deploying.md"] == by_path["copy/deploying.md"] == 1.0
+    last = hits[-1]
+    assert 0 < last["score"] < 1
+    assert last["score"] == pytest.approx(last["bm25"] / hits[0]["bm25"], abs=1e-6)
+
+
+def test_min_score_keeps_the_meaning_of_the_scores(idx):
+    every = search(idx.env, "deploying lagoon")["hits"]
+    cut = every[len(every) // 2]["score"]
+    some = search(idx.env, "deploying lagoon", "--min-score", str(cut))["hits"]
+    assert some == [h for h in every if h["score"] >= cut]
+    assert len(some) < len(every)
+
+
+# --- long queries ----------------------------------------------------------------------------
+
+
+def test_a_query_past_the_term_cap_keeps_its_rarest_terms_and_says_so(idx):
+    words = [f"zzq{i}" for i in range(90)] + ["the", "flamingos", "lagoon", "note", "herons"]
+    res = search(idx.env, " ".join(words))
+    assert paths(res)[:2] == ["notes/lagoon.md", "notes/birds.md"]
+    assert len(res["notes"]) == 1
+    assert "64 rarest" in res["notes"][0] and "left out 31" in res["notes"][0]
+    # The stopword goes first, then words found in no page (they match nothing).
+    assert {"flamingos", "lagoon", "note", "herons"} <= set(res["terms"])
+    assert len(res["terms"]) == 64 and "the" not in res["terms"]
+
+
+def test_a_pasted_page_is_a_query(idx):
+    paragraph = ("Why do the flamingos stand in the lagoon, and what do the herons wait for? "
+                 "I read about it in a note last week. ") * 180
+    assert 16_000 < len(paragraph) < 32_000
+    res = search(idx.env, paragraph)
+    assert paths(res)[:1] == ["notes/birds.md"]
+    assert res["notes"] == []  # few distinct words: nothing left out
+
+    r = _run_cli("search", "x" * 32_001, "--json", env=idx.env)
+    assert r.returncode == 1
+    err = json.loads(r.stdout)["error"]
+    assert "32000" in err["message"].replace(",", "")
+
+
+# --- an index written before exact forms ---------------------------------------------------------
+
+
+def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("deploying.md", "deployed.md"):
+        (root / name).write_text(DOCS[name], encoding="utf-8")
+    db = str(tmp_path / "index.sqlite")
+    conn = connect(db)
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    # Back to the 0002 schema, as an older gno left it: no exact forms, no counts columns.
+    conn.execute("DROP TABLE documents_exact_vocab; DROP TABLE documents_exact; "
+                 "ALTER TABLE documents DROP COLUMN other_languages; "
+                 "ALTER TABLE documents DROP COLUMN language_confident; "
+                 "DELETE FROM migrations WHERE name = '0003_exact_forms'")
+    assert migrate(conn) == ["0003_exact_forms"] == [MIGRATIONS[-1][0]]
+    assert conn.execute("SELECT count(*) FROM documents_exact_vocab WHERE term = 'deploying'"
+                        ).fetchone() == (1,)
+    res = lexical.search(conn, AnalyzerSet(), SearchParams(query="deploying"), language_counts(conn))
+    assert [h.path for h in res.hits] == ["deploying.md", "deployed.md"]
+    conn.close()
+
+
+# --- filters ----------------------------------------------------------------------------------
+
+
+def _dated(tags: str, date: str, body: str) -> str:
+    return f"---\ntags: [{tags}]\ndate: {date}\n---\n# Runbook\n\n{body}\n"
+
+
+@pytest.fixture(scope="module")
+def filtered(tmp_path_factory):
+    home = make_home()
+    try:
+        env = make_env(home)
+        d = start_gnod(env)
+        try:
+            root = tmp_path_factory.mktemp("filtered")
+            files = {
+                "ops/new.md": _dated("ops, infra", "2024-03-01", "How we deploy the gateway, step by step, "
+                                     "with many more words around the one mention of the task at hand."),
+                "ops/old.md": _dated("ops", "2023-05-01", "The old way to deploy."),
+                "notes/undated.md": "# Notes\n\nWe deploy on Tuesdays.\n",
+                "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
+                                   "und danach wird die Datenbank geprüft: deploy.\n",
+            }
+            # Many short pages that match "deploy" better than ops/new.md does.
+            files.update({f"crowd/{i}.md": f"# Deploy {i}\n\ndeploy deploy\n" for i in range(30)})
+            for rel, text in files.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text, encoding="utf-8")
+            stamp = 1641038400  # 2022-01-01 12:00 UTC
+            os.utime(root / "notes" / "undated.md", (stamp, stamp))
+            cli_json("collection", "add", str(root), "--name", "f", "--json", env=env)
+            yield SimpleNamespace(env=env)
+        finally:
+            d.stop()
+    finally:
+        cleanup_home(home)
+
+
+def test_tags_filter_inside_the_index_query(filtered):
+    # Unfiltered, ops/new.md is far below the first 20; -n 1 --tag still returns it.
+    assert "ops/new.md" not in [h["path"] for h in search(filtered.env, "deploy", "-n", "20")["hits"]]
+    assert [h["path"] for h in search(filtered.env, "deploy", "-n", "1", "--tag", "infra")["hits"]] == [
+        "ops/new.md"]
+    both = search(filtered.env, "deploy", "--tag", "ops")
+    assert sorted(h["path"] for h in both["hits"]) == ["ops/new.md", "ops/old.md"]
+    assert [h["path"] for h in search(filtered.env, "deploy", "--tag", "OPS", "--tag", "infra")["hits"]] == [
+        "ops/new.md"]
+
+
+def test_tags_are_searchable_as_words(filtered):
+    assert [h["path"] for h in search(filtered.env, "infra")["hits"]] == ["ops/new.md"]
+
+
+def test_date_filters_use_frontmatter_then_mtime(filtered):
+    def found(*args: str) -> set[str]:
+        return {h["path"] for h in search(filtered.env, "deploy", "-n", "100", *args)["hits"]}
+
+    assert found("--until", "2023-12-31") == {"ops/old.md", "notes/undated.md"}
+    assert found("--since", "2023-01-01", "--until", "2024-12-31") == {"ops/new.md", "ops/old.md"}
+    assert "notes/undated.md" not in found("--since", "2022-01-02")
+    assert found("--since", "2022-01-01", "--until", "2022-01-01") == {"notes/undated.md"}
+
+
+def test_path_and_language_filters(filtered):
+    assert {h["path"] for h in search(filtered.env, "deploy", "--path", "ops/*")["hits"]} == {
+        "ops/new.md", "ops/old.md"}
+    assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "de")["hits"]] == ["de/anleitung.md"]
+    assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "german")["hits"]] == ["de/anleitung.md"]
+
+
+def test_bad_filters_are_clear_errors(filtered):
+    for args, words in ((["--lang", "klingon"], "unknown language"),
+                        (["--since", "last week"], "since"),
+                        (["--since", "2024-02-01", "--until", "2024-01-01"], "after")):
+        r = _run_cli("search", "deploy", *args, "--json", env=filtered.env)
+        assert r.returncode == 1, r.stderr
+        err = json.loads(r.stdout)["error"]
+        assert err["code"] == "INVALID_PARAMS" and words in err["message"], err
+
+
+# --- highlighting and passages per document ------------------------------------------------------
+
+
+def test_json_snippets_give_the_offsets_of_matched_words(idx):
+    hits = search(idx.env, "deploying", "-c", "notes")["hits"]
+    for h in hits:
+        snip = h["snippet"]
+        words = [snip["text"][a:b] for a, b in snip["matches"]]
+        # The typed form, and its inflection through the stem.
+        assert words == (["deploying"] if h["path"] == "deploying.md" else ["deployed"]), snip
+    assert hits[0]["snippets"] == []  # one passage unless asked for more
+
+
+def test_markdown_and_terminal_mark_the_matched_words(idx):
+    r = _run_cli("search", "deploying", "-c", "notes", "--md", env=idx.env)
+    assert r.returncode == 0
+    assert "| The team is **deploying** the new billing service" in r.stdout
+    assert "The team **deployed** the service." in r.stdout
+    code, out = run_cli_tty("search", "deploying", "-c", "notes", env=idx.env)
+    assert code == 0
+    assert "The team is \x1b[1mdeploying\x1b[22m the new billing service" in out
+
+
+def test_per_doc_gives_several_passages_best_first(idx):
+    hit = search(idx.env, "herons reeds dawn", "--per-doc", "3")["hits"][0]
+    assert hit["path"] == "herons.md"
+    lines = [s["line"] for s in hit["snippets"]]
+    assert len(lines) == 3 and lines == sorted(lines)  # equally good: in document order
+    assert hit["snippet"] == hit["snippets"][0]
+    for snip in hit["snippets"]:
+        assert snip["text"].startswith("Day ") and len(snip["matches"]) == 3
+    assert len(search(idx.env, "herons", "--per-doc", "2")["hits"][0]["snippets"]) == 2
+
+
+def test_query_previews_mark_the_matched_words(idx):
+    res = cli_json("query", "deploying", "-c", "notes", "--no-expand", "--no-rerank", "--json", env=idx.env)
+    top = res["hits"][0]
+    assert top["path"] == "deploying.md"
+    text = top["preview"]["text"]
+    assert [text[a:b] for a, b in top["preview"]["matches"]] == ["deploying"]
+
+
+# --- similar ------------------------------------------------------------------------------------
+
+
+def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
+    res = cli_json("similar", "notes/birds.md", "--json", env=idx.env)
+    assert res["method"] == "terms" and res["uri"] == "gno://notes/birds.md"
+    assert {"flamingos", "lagoon"} <= set(res["terms"])
+    assert "the" not in res["terms"]
+    paths = [h["path"] for h in res["hits"]]
+    assert paths[0] == "lagoon.md" and "birds.md" not in paths
+    assert any("no vectors" in n for n in res["notes"])
+    # Filters hold; an unknown document is NOT_FOUND (exit 1).
+    assert cli_json("similar", "notes/birds.md", "--path", "nothing/*", "--json", env=idx.env)["hits"] == []
+    r = _run_cli("similar", "notes/nope.md", "--json", env=idx.env)
+    assert r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
+    r = _run_cli("similar", "notes/birds.md", "--files", env=idx.env)
+    assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("/lagoon.md")
+
+
+def test_similar_leaves_out_identical_copies(idx):
+    res = cli_json("similar", "copy/deploying.md", "--json", env=idx.env)
+    assert all(h["path"] != "deploying.md" for h in res["hits"])
+    assert res["hits"][0]["path"] == "deployed.md"
+
+
+# --- gnoctl bench --------------------------------------------------------------------------------
+
+
+def test_bench_scores_the_users_fixture_per_mode(idx, tmp_path):
+    fixture = {"collections": ["notes"], "queries": [
+        {"query": "deployed", "relevant": ["notes/deploying.md"]},  # second: MRR 0.5
+        {"query": "katuak", "relevant": {"gno://notes/eu/katua.md": 2}},  # first
+    ]}
+    path = tmp_path / "fixture.json"
+    path.write_text(json.dumps(fixture))
+    res = cli_json("bench", str(path), "--json", env=idx.env)
+    assert res["fixture"] == str(path) and res["k"] == 10
+    by_mode = {m["mode"]: m for m in res["modes"]}
+    search_ = by_mode["search"]
+    assert (search_["queries"], search_["failed"]) == (2, 0)
+    assert search_["mrr@10"] == 0.75 and search_["recall@10"] == 1.0
+    assert search_["ndcg@10"] == pytest.approx((1 / math.log2(3) + 1) / 2, abs=1e-4)
+    assert search_["p50_ms"] > 0 and search_["p95_ms"] >= search_["p50_ms"]
+    assert "vector" in by_mode["vsearch"]["skipped"]  # no embedding model here
+    assert by_mode["query"]["mrr@10"] == 0.75  # lexical only, without models
+
+    yaml_path = tmp_path / "fixture.yaml"
+    yaml_path.write_text("collections: [notes]\nqueries:\n  - query: katuak\n    relevant: eu/katua.md\n")
+    res = cli_json("bench", str(yaml_path), "--mode", "search", "-k", "1", "--json", env=idx.env)
+    assert [(m["mode"], m["mrr@10"], m["recall@1"]) for m in res["modes"]] == [("search", 1.0, 1.0)]
+
+
+def test_bench_rejects_a_broken_fixture(idx, tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"queries": [{"query": "x"}]}')
+    r = _run_cli("bench", str(path), "--json", env=idx.env)
+    assert r.returncode == 1
+    err = json.loads(r.stdout)["error"]
+    assert err["code"] == "INVALID_PARAMS" and "relevant" in err["message"]
