@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection

@@ -143,7 +143,7 @@ def test_a_subscriber_that_stopped_reading_does_not_hold_up_shutdown(daemon, tmp
     bulk.mkdir()
     for i in range(3000):
         (bulk / f"n{i:04d}.md").write_text(f"# Note {i}\n")
-    with subscribe(daemon) as c:  # never reads again: the daemon's socket buffer fills up
+    with subscribe(daemon):  # never reads again: the daemon's socket buffer fills up
         daemon.result("collection.add", {"name": "bulk", "path": str(bulk)}, timeout=120)
         t0 = time.monotonic()
         daemon.result("shutdown")

@@ -176,7 +176,8 @@ READ_ONLY_TOOLS = [
         "Find documents containing exact words, names, code identifiers (snake_case, os.path.join), error "
         "messages or \"quoted phrases\" (BM25, fast, no models). Use this first for anything literal. "
         "Supports -negated words. Returns uri:line, title, score and the matching line for each hit.",
-        {"query": _query(2000, 'Words, "phrases", -negated words, identifiers.'), "limit": _LIMIT,
+        {"query": _query(32_000, 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
+         "limit": _LIMIT,
          "min_score": _MIN_SCORE, "collections": _COLLECTIONS, "wait_s": _WAIT},
         ("query",), _search_text,
     ),
@@ -184,7 +185,7 @@ READ_ONLY_TOOLS = [
         "vsearch", "vsearch", "Search by meaning",
         "Find passages by meaning when the words may differ from the documents' (synonyms, paraphrases, "
         "another language). Needs the embedding model; returns each document's best passage.",
-        {"query": _query(8000, "A description of what you are looking for."), "limit": _LIMIT,
+        {"query": _query(32_000, "A description of what you are looking for."), "limit": _LIMIT,
          "min_score": _MIN_SCORE, "collections": _COLLECTIONS},
         ("query",), _vsearch_text,
     ),
@@ -193,7 +194,7 @@ READ_ONLY_TOOLS = [
         "Best-quality search for questions and topics in natural language: keyword and meaning search for "
         "the question and LLM-written variants, fused and reranked. Slower than `search` (up to seconds). "
         "Returns uri:line, title, score and the best passage of each document.",
-        {"query": _query(2000, "A question or topic."), "limit": {**_LIMIT, "maximum": 100},
+        {"query": _query(32_000, "A question or topic, or a pasted passage."), "limit": {**_LIMIT, "maximum": 100},
          "mode": _MODE, "min_score": _MIN_SCORE, "collections": _COLLECTIONS,
          "expand": {"type": "boolean", "default": True,
                     "description": "Let the LLM write query variants (off: faster)."},
