@@ -13,8 +13,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from gnod.paths import Paths  # noqa: E402
 from gnoctl.client import Client, is_running  # noqa: E402
+from gnod.paths import Paths  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "data")
 CACHE = os.path.join(REPO, ".bench")

@@ -15,7 +15,6 @@ import os
 import time
 
 from common import SHARED, emit
-
 from gnod.models import presets
 from gnod.models.llama_embed import LlamaEmbedder
 from gnod.server.vectors import BATCH

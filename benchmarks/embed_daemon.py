@@ -19,7 +19,6 @@ import tempfile
 import time
 
 from common import SHARED, Daemon, emit, models_config, test_model
-
 from gnod.models import presets
 from gnod.models.llama_embed import LlamaEmbedder
 from gnod.server.vectors import BATCH

@@ -15,9 +15,9 @@ import argparse
 import itertools
 import os
 
-from common import CACHE, SHARED, Daemon, emit, models_config, test_model
 from quality import corpus_key, load_beir, materialize, ndcg_at
 
+from common import CACHE, SHARED, Daemon, emit, models_config, test_model
 from gnod.search import fusion
 from gnod.search.constants import PIPELINE, BonusTier, Fusion, ListWeights
 

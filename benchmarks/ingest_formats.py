@@ -36,7 +36,7 @@ def make_pdf(rng: random.Random, i: int) -> bytes:
     from fpdf import FPDF
 
     pdf = FPDF()
-    for page in range(2):
+    for _page in range(2):
         pdf.add_page()
         pdf.set_font("helvetica", size=11)
         for _ in range(6):

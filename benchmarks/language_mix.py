@@ -18,9 +18,9 @@ import os
 import random
 import shutil
 
-from common import CACHE, SHARED, Daemon, emit, tldr_pages
 from quality import corpus_key, load_beir, materialize, ndcg_at
 
+from common import CACHE, SHARED, Daemon, emit, tldr_pages
 from gnoctl.client import DaemonError
 
 FOREIGN = ("pages.de", "pages.fr", "pages.es", "pages.pt_BR", "pages.it", "pages.nl", "pages.sv",

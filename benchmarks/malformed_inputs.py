@@ -26,7 +26,6 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from common import Daemon, emit
-
 from gnod import wire
 
 FIELDS = ("jsonrpc", "id", "method", "params", "gno")
@@ -144,7 +143,7 @@ def main() -> None:
         d.__enter__()
         try:
             d.call("collection.add", {"name": "docs", "path": docs})
-            for i in range(args.n):
+            for _ in range(args.n):
                 name = rng.choice(list(FAMILIES))
                 data, framed = FAMILIES[name](rng)
                 outcome = send(d.paths.socket_path, data, framed, args.reply_timeout)

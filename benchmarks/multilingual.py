@@ -22,7 +22,6 @@ import tempfile
 from collections.abc import Callable
 
 from common import CACHE, Daemon, emit, tldr_pages
-
 from gnoctl.client import DaemonError
 from gnod import wire
 from gnod.config import CollectionConfig

@@ -26,7 +26,6 @@ import sys
 import time
 
 from common import CACHE, SHARED, Daemon, emit, models_config, test_model
-
 from gnoctl.client import DaemonError
 
 

@@ -22,9 +22,9 @@ import tempfile
 import time
 import urllib.request
 
-from common import emit
 from embed import chunks
 
+from common import emit
 from gnod.models import presets, uri
 from gnod.models.llama_embed import LlamaEmbedder
 from gnod.models.remote import RemoteEmbedder

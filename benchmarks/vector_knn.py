@@ -19,7 +19,6 @@ import apsw
 import numpy as np
 
 from common import emit  # puts the repo on sys.path
-
 from gnod.search.vector_index import VectorIndex
 from gnod.store.vectors import load_extension
 

@@ -670,7 +670,8 @@ def daemon_install(
 def daemon_uninstall(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """Stop running gnod at login: undo `daemon install`.
 
-    Stops and disables the service and removes its file. Exit 2, with the commands to run by hand, if systemctl or launchctl fails.
+    Stops and disables the service and removes its file. Exit 2, with the commands to run
+    by hand, if systemctl or launchctl fails.
     """
     _exit(commands.daemon_uninstall(_fmt(json_, human=human)))
 

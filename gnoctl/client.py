@@ -6,15 +6,14 @@ Starts the daemon when it is not running (unless autostart is off, GNO_NO_AUTOST
 
 from __future__ import annotations
 
+import _socket
 import os
 import sys
 import time
 
-import _socket
-
+from gnoctl import fastjson
 from gnod import wire
 from gnod.paths import Paths
-from gnoctl import fastjson
 
 START_TIMEOUT_S = 30.0
 

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
-
-from gnoctl import fastjson
 import time
 
-from gnod import wire
-from gnod.paths import Paths
+from gnoctl import fastjson
 from gnoctl.client import Client, DaemonError, holds_lock, is_running, start_daemon
 from gnoctl.output import (
     AnswerStream,
@@ -27,6 +24,8 @@ from gnoctl.output import (
     quiet_stdout,
     search_text,
 )
+from gnod import wire
+from gnod.paths import Paths
 
 # As grep: the search commands exit 1 when nothing matched.
 EXIT_NO_MATCH = 1

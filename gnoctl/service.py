@@ -24,7 +24,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # A wheel carries the templates in gnoctl/service_files/ (pyproject force-include); a
 # checkout has them at the repository root.
 _ROOT = next(
-    (d for d in (os.path.join(_HERE, "service_files"), os.path.dirname(_HERE)) if os.path.isdir(os.path.join(d, "systemd"))),
+    (d for d in (os.path.join(_HERE, "service_files"), os.path.dirname(_HERE))
+     if os.path.isdir(os.path.join(d, "systemd"))),
     os.path.dirname(_HERE),
 )
 UNIT_TEMPLATE = os.path.join(_ROOT, "systemd", UNIT_NAME)

@@ -11,10 +11,9 @@ Notifications (no `id`) from the daemon carry progress for the call in `params.i
 
 from __future__ import annotations
 
+import _socket
 import struct
 import sys
-
-import _socket
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct(">I")

@@ -30,7 +30,6 @@ from gnod import protocol as P  # noqa: E402
 from gnod.wire import PROTOCOL_VERSION  # noqa: E402
 
 
-
 def _document(kind: str, name: str, tp: type) -> str:
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Lint and import order first (pyproject.toml [tool.ruff]): a finding fails the run.
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest -q "$@"

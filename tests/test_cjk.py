@@ -4,8 +4,8 @@ a query word (a phrase of its bigrams) finds the documents that contain it."""
 from __future__ import annotations
 
 import pytest
-from conftest import migrated_db
 
+from conftest import migrated_db
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams

@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 import pytest
-from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+
+from conftest import (
     BINARY_FILE,
     INDEXABLE,
     _run_cli,

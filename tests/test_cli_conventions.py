@@ -19,7 +19,8 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+
+from conftest import (
     PtyCli,
     _run_cli,
     cleanup_home,

@@ -8,10 +8,10 @@ import os
 import re
 
 import pytest
+from test_daemon_vectors import TOPICS, write_topics
 
 from conftest import start_gnod, wait_until
 from gnod import wire
-from test_daemon_vectors import TOPICS, write_topics
 
 pytestmark = pytest.mark.timeout(300)
 

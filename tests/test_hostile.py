@@ -535,8 +535,9 @@ def test_ten_sigkills_mid_ingest_lose_and_duplicate_nothing(gno_home, tmp_path):
     between the kills; then the index holds exactly the files, each once, intact."""
     import random
 
-    from gnod.store.db import connect
     from test_pipeline import check_invariants
+
+    from gnod.store.db import connect
 
     rng = random.Random(12)
     root = tmp_path / "docs"

@@ -14,7 +14,8 @@ import sys
 import time
 
 import pytest
-from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
+
+from conftest import (
     RawConn,
     lock_is_free,
     make_env,
@@ -23,7 +24,6 @@ from conftest import (  # noqa: I001 (tests/ is on sys.path: rootdir conftest)
     start_gnod,
     wait_until,
 )
-
 from gnod import wire
 from gnod.wire import peer_uid
 
@@ -199,7 +199,7 @@ def _status_as(uid: int, socket_path: str) -> dict:
                 except (EOFError, OSError):
                     out["reply"] = None
                 out["eof"] = c.at_eof()
-        except BaseException as e:  # noqa: BLE001 (reported to the parent)
+        except BaseException as e:
             out["exception"] = repr(e)
         finally:
             os.write(w, json.dumps(out).encode())

@@ -18,12 +18,12 @@ import anyio
 import jsonschema
 import msgspec
 import pytest
-from conftest import _run_cli, children, cleanup_home, make_env, make_home, start_gnod, wait_until
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from test_daemon_query import configure, models  # noqa: F401  (models is a fixture)
 from test_daemon_vectors import write_topics
 
+from conftest import _run_cli, children, cleanup_home, make_env, make_home, start_gnod, wait_until
 from gnod import protocol as P
 
 pytestmark = pytest.mark.timeout(300)

@@ -23,10 +23,10 @@ import msgspec
 import pytest
 import typer.main
 
-from gnod import protocol as P
-from gnod.search.constants import PIPELINE
 from gnoctl import cli, commands
 from gnoctl.output import FORMATS, AnswerStream, ask_text, query_text
+from gnod import protocol as P
+from gnod.search.constants import PIPELINE
 
 ESC = "\x1b"
 TITLE = 'Deploy | "billing" <&> *now*'

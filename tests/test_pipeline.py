@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store

@@ -10,9 +10,9 @@ import os
 from types import SimpleNamespace
 
 import pytest
-from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod  # noqa: I001
 from test_cli import run_cli_tty
 
+from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.protocol import SearchParams

@@ -157,7 +157,7 @@ class _RerankHandler(http.server.BaseHTTPRequestHandler):
     probabilities = False
     seen: list[dict] = []
 
-    def do_POST(self):  # noqa: N802 (http.server's naming)
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         if self.path != "/v1/rerank":

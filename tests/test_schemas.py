@@ -16,8 +16,8 @@ import sys
 
 import msgspec
 import pytest
-from conftest import _run_cli, build_corpus, cleanup_home, make_env, make_home, start_gnod
 
+from conftest import _run_cli, build_corpus, cleanup_home, make_env, make_home, start_gnod
 from gnod import protocol as P
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,12 +17,12 @@ import threading
 import time
 
 import pytest
-from conftest import _run_cli, lock_is_free, paths_for, start_gnod  # noqa: I001 (tests/ is on sys.path)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gnod.paths import Paths
+from conftest import _run_cli, lock_is_free, paths_for, start_gnod
 from gnoctl import service
+from gnod.paths import Paths
 
 pytestmark = pytest.mark.timeout(120)
 

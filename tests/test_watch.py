@@ -11,8 +11,8 @@ import threading
 import time
 
 import pytest
-from conftest import wait_until
 
+from conftest import wait_until
 from gnod import wire
 
 pytestmark = pytest.mark.timeout(180)

@@ -13,9 +13,9 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 
+from gnoctl.client import DaemonError, start_daemon
 from gnod import wire
 from gnod.paths import Paths
-from gnoctl.client import DaemonError, start_daemon
 
 Notify = Callable[[str, dict], Awaitable[None]]
 

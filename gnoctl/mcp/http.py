@@ -15,8 +15,8 @@ import secrets
 import stat
 import sys
 
-from gnod.paths import Paths
 from gnoctl.mcp.server import Bridge
+from gnod.paths import Paths
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -57,7 +57,8 @@ def load_token(path: str) -> str:
         with open(path, encoding="utf-8") as f:
             token = f.read().strip()
         if len(token) < 16:
-            raise HttpError(f"the token in {path} is shorter than 16 characters; delete the file for a new one")
+            raise HttpError(f"the token in {path} is shorter than 16 characters; "
+                            "delete the file for a new one") from None
         return token
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         token = secrets.token_urlsafe(32)

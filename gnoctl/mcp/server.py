@@ -14,11 +14,11 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
-from gnod import wire
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.mcp.live import Live
 from gnoctl.mcp.tools import ToolSpec, tools
+from gnod import wire
 
 URI_TEMPLATE = "gno://{collection}/{+path}"
 RESOURCE_NOT_FOUND = -32002  # MCP's code for resources/read of an unknown URI
@@ -123,7 +123,8 @@ class Bridge:
         resources = [types.Resource(name=e["path"], title=e["title"], uri=e["uri"], mime_type="text/markdown",
                                     size=e["size"]) for e in page["entries"]]
         more = offset + len(resources) < page["total"] and resources
-        return types.ListResourcesResult(resources=resources, next_cursor=str(offset + len(resources)) if more else None)
+        cursor = str(offset + len(resources)) if more else None
+        return types.ListResourcesResult(resources=resources, next_cursor=cursor)
 
     async def read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)

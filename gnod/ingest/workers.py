@@ -96,7 +96,8 @@ def read_regular(path: str, follow_symlinks: bool) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise IngestFailure("SPECIAL", special_reason(st.st_mode))
         if st.st_size > MAX_DOCUMENT_BYTES:
-            raise IngestFailure("TOO_LARGE", f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB")
+            raise IngestFailure("TOO_LARGE",
+                                f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB")
         try:
             data = f.read(st.st_size + 1)
             if len(data) > st.st_size:  # it grew since the stat: read on, but never past the limit

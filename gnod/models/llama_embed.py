@@ -25,7 +25,8 @@ class LlamaEmbedder:
         from llama_cpp import Llama  # daemon only
 
         probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
-        trained = int(probe.metadata.get(f"{probe.metadata.get('general.architecture', '')}.context_length", max_context))
+        arch = probe.metadata.get("general.architecture", "")
+        trained = int(probe.metadata.get(f"{arch}.context_length", max_context))
         ctx = max(64, min(trained, max_context))
         probe.close()
         # Non-causal models need a whole sequence in one micro-batch: all three equal.

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from gnod.text.analyzer import AnalyzerSet, TOKEN_RE, tokenize
+from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, tokenize
 
 MAX_QUERY_CHARS = 32_000
 

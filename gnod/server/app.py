@@ -24,9 +24,9 @@ import watchfiles
 from gnod import wire
 from gnod.config import CollectionConfig, Config, ConfigError, load
 from gnod.ingest.walk import set_own_dirs
+from gnod.models.manager import Models
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
-from gnod.models.manager import Models
 from gnod.server.events import Events
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance
@@ -189,8 +189,8 @@ class Daemon:
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
-        from gnod.server.handlers import HANDLERS
         from gnod.server.ask import ask
+        from gnod.server.handlers import HANDLERS
         from gnod.server.model_handlers import MODEL_HANDLERS
         from gnod.server.query import query
         from gnod.server.similar import similar

@@ -13,6 +13,7 @@ import pathspec
 from gnod import wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest.pipeline import Cancelled
+from gnod.models.manager import rss_bytes
 from gnod.protocol import (
     CollectionAddParams,
     CollectionInfo,
@@ -39,10 +40,9 @@ from gnod.protocol import (
 )
 from gnod.search import filters, lexical
 from gnod.search.grammar import QuerySyntaxError
-from gnod.models.manager import rss_bytes
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
-from gnod.server.jobs import StorageError
 from gnod.server.events import Subscription
+from gnod.server.jobs import StorageError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
@@ -58,7 +58,8 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
         out.append(
             CollectionInfo(
                 name=c.name, path=c.path, include=c.include, exclude=c.exclude, language=c.language,
-                gitignore=c.gitignore, follow_symlinks=c.follow_symlinks, documents=row[3] if row else 0, errors=row[4] if row else 0,
+                gitignore=c.gitignore, follow_symlinks=c.follow_symlinks, documents=row[3] if row else 0,
+                errors=row[4] if row else 0,
                 last_indexed_at=row[5] if row else None,
             )
         )

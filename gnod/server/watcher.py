@@ -49,7 +49,8 @@ class _State:
 
 
 class Watcher:
-    def __init__(self, writer: Writer, ignored_dirs: list[str], current: Callable[[str], CollectionConfig | None]) -> None:
+    def __init__(self, writer: Writer, ignored_dirs: list[str],
+                 current: Callable[[str], CollectionConfig | None]) -> None:
         self.writer = writer
         self._ignored = tuple(os.path.join(os.path.realpath(d), "") for d in ignored_dirs)
         self._current = current  # the collection's config now (None once removed)

@@ -14,6 +14,7 @@ import apsw
 from gnod.store.documents import tags_of
 from gnod.text.analyzer import exact_text
 
+
 def _backfill_exact(conn: apsw.Connection) -> None:
     """Exact forms of every document indexed before 0003: path, title (with the tags)
     and body are re-read from the stored Markdown and metadata (no conversion, no
