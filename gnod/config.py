@@ -18,15 +18,18 @@ from gnod.text.language import normalize_language
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
+# Prose: a `# line` is a heading (a title).
+PROSE_EXTENSIONS: tuple[str, ...] = (".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc")
 # Markdown, plain text and source code: indexed as written.
-TEXT_EXTENSIONS: tuple[str, ...] = (
-    ".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc",
+TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt",
     ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".lua",
     ".sh", ".bash", ".zsh", ".fish", ".sql", ".r", ".jl", ".pl", ".ex", ".exs", ".erl",
     ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte", ".css", ".scss",
     ".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib",
 )
+# Source code and config, where `# …` is a comment, never a title.
+CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
 # Formats converted to Markdown by gnod.ingest.convert.
 DOCUMENT_EXTENSIONS: tuple[str, ...] = (
     ".html", ".htm", ".xhtml", ".pdf", ".docx", ".xlsx", ".pptx", ".epub",

@@ -217,3 +217,15 @@ def test_index_paths_respects_ancestor_gitignore(db, tmp_path):
     col = CollectionConfig(name="c", path=str(tmp_path))
     s = index_paths(db, AnalyzerSet(), col, ["build/deep/x.md", "build/deep", "n.tmp.md", "node_modules/m.md"])
     assert (s.scanned, s.added) == (0, 0)
+
+
+def test_a_comment_in_code_is_not_a_title(db, tmp_path):
+    """`# …` is a heading in prose but a comment in Python, shell or YAML: code is titled by its name."""
+    (tmp_path / "wire.py").write_text("# Once a frame has begun, the rest must follow\nHEADER = 4\n")
+    (tmp_path / "deploy.sh").write_text("#!/bin/sh\n# deploy the thing\necho hi\n")
+    (tmp_path / "notes.md").write_text("# Release notes\n\ntext\n")
+    (tmp_path / "readme.txt").write_text("# Plain title\n\ntext\n")
+    run(db, tmp_path)
+    titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
+    assert titles == {"wire.py": "wire", "deploy.sh": "deploy", "notes.md": "Release notes",
+                      "readme.txt": "Plain title"}

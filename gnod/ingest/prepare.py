@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 
+from gnod.config import CODE_EXTENSIONS
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import IngestFailure, convert
@@ -56,7 +57,10 @@ def prepare(
     canonical = canonicalize(convert(data, entry.rel_path))
     deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
-    title = extract_title(meta, body, os.path.basename(entry.rel_path))
+    name = os.path.basename(entry.rel_path)
+    # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
+    code = os.path.splitext(name)[1].lower() in CODE_EXTENSIONS
+    title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True
     if language_hint:
