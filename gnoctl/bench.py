@@ -104,7 +104,7 @@ def _percentile(values: list[float], q: float) -> float:
 def run(fixture: dict, modes: list[str], k: int, autostart: bool | None = None) -> dict:
     """Every query in every mode; per mode the mean metrics and the latency percentiles."""
     client = Client(autostart=autostart)
-    out = []
+    out: list[dict[str, object]] = []
     limit = max(k, K)
     for mode in modes:
         params = {"limit": min(limit, 32) if mode == "query" else limit, "collections": fixture["collections"]}
@@ -132,11 +132,12 @@ def run(fixture: dict, modes: list[str], k: int, autostart: bool | None = None) 
             out.append({"mode": mode, "skipped": skipped})
             continue
         n = len(rows)
-        out.append({"mode": mode, "queries": n, "failed": failed,
+        scores: dict[str, object] = {"mode": mode, "queries": n, "failed": failed,
                     f"ndcg@{K}": round(sum(r[0] for r in rows) / n, 4),
                     f"mrr@{K}": round(sum(r[1] for r in rows) / n, 4),
                     f"recall@{k}": round(sum(r[2] for r in rows) / n, 4),
-                    "p50_ms": round(_percentile(lat, 0.5), 2), "p95_ms": round(_percentile(lat, 0.95), 2)})
+                    "p50_ms": round(_percentile(lat, 0.5), 2), "p95_ms": round(_percentile(lat, 0.95), 2)}
+        out.append(scores)
     client.close()
     return {"k": k, "modes": out}
 

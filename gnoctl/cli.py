@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -732,7 +732,7 @@ def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
     from gnoctl.main import WORD_COMMANDS
 
-    group = typer.main.get_command(app)
+    group: Any = typer.main.get_command(app)  # a group: it has .commands
     if argv and argv[0] in ("query", "ask"):
         options, words = split_words(group.commands[argv[0]], argv[1:])
         argv = [argv[0], *options, "--", *words]

@@ -92,7 +92,7 @@ def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, aut
     fmt = fmt or "human"
 
     def go(fmt: str) -> int:
-        params = {"ref": ref}
+        params: dict[str, object] = {"ref": ref}
         if from_line is not None:
             params["from_line"] = from_line
         if lines is not None:

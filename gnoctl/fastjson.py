@@ -27,7 +27,7 @@ class _Options:
         return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
-_scan = _json.make_scanner(_Options())
+_scan = _json.make_scanner(_Options())  # type: ignore[arg-type]  # duck-typed: it reads these attributes
 _SPACE = " \t\n\r"
 
 

@@ -142,7 +142,8 @@ def marked(text: str, spans: list, before: str, after: str, escape=lambda s: s) 
 def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: bool = False) -> list[str]:
     """The first `n` lines of a snippet or preview (cut at `width`, control characters
     dropped), its matched words in bold when `paint` colours."""
-    out, offset = [], 0
+    out: list[str] = []
+    offset = 0
     bold = bool(paint("1", ""))
     for line in snip["text"].split("\n"):
         end = offset + len(line)
@@ -186,20 +187,20 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
                                       (h.get("snippet") or {}).get("text") or h["title"], result["query"])
                          for h in hits)
     if fmt == "csv":
-        rows = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
+        rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
         for i, h in enumerate(hits, 1):
             snip = h.get("snippet") or {}
             rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
                          h["title"], snip.get("text", ""), h["abs_path"]])
         return _csv(rows)
     if fmt == "md":
-        rows = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
+        table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
             title = h["title"].replace("|", "\\|")
             snip = h.get("snippet")
             match = marked(snip["text"], snip.get("matches", []), "**", "**", _md_inline).strip() if snip else ""
-            rows.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
-        return "\n".join(rows + _md_footer(result))  # vsearch notes: what the vectors cannot see yet
+            table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
+        return "\n".join(table + _md_footer(result))  # vsearch notes: what the vectors cannot see yet
     if fmt == "xml":
         out = [f'<results query="{_xml_escape(result["query"])}" count="{len(hits)}">']
         for i, h in enumerate(hits, 1):

@@ -21,6 +21,9 @@ Name = Annotated[str, Meta(min_length=1, max_length=64)]
 QueryText = Annotated[str, Meta(min_length=1, max_length=32_000)]
 
 
+ChangeKind = Literal["added", "changed", "removed"]  # what a commit did to a document (`watch`)
+
+
 class Request(Struct, kw_only=True):
     jsonrpc: Literal["2.0"]
     id: int | str | None = None
@@ -600,7 +603,7 @@ class Change(Struct):
 
     id: int | str | None
     collection: str
-    kind: Literal["added", "changed", "removed"]
+    kind: ChangeKind
     path: str | None  # None: the whole collection was removed
     uri: str | None
     abs_path: str | None

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Lint and import order first (pyproject.toml [tool.ruff]): a finding fails the run.
+# Lint, import order and types first (pyproject.toml [tool.ruff], [tool.mypy]): a finding fails the run.
 .venv/bin/ruff check .
+.venv/bin/mypy
 exec .venv/bin/python -m pytest -q "$@"

@@ -14,6 +14,7 @@ import os
 import secrets
 import stat
 import sys
+from typing import Any
 
 from gnoctl.mcp.server import Bridge
 from gnod.paths import Paths
@@ -102,7 +103,7 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
                         "documents (drop --no-token, or bind to 127.0.0.1)")
     hosts, origins = allowed(host, port)
     server = bridge.server(version)
-    app = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
+    app: Any = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins))
     where = f"http://{hosts[0]}/mcp"
     if not no_token:

@@ -20,7 +20,7 @@ import apsw
 from gnod.config import CollectionConfig
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
 from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
-from gnod.protocol import IndexStats
+from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 
@@ -34,7 +34,7 @@ DOMINANT_SHARE = 0.75
 ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
 # Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
 # "added" | "changed" | "removed". Called on the writer thread.
-ChangeFn = Callable[[str, list[tuple[str, str]]], None]
+ChangeFn = Callable[[str, list[tuple[ChangeKind, str | None]]], None]
 
 
 class Cancelled(Exception):
@@ -92,9 +92,9 @@ def index_paths(
             for e in walk(col.path, flt, walk_errors, start=rel, follow_symlinks=col.follow_symlinks):
                 entries[e.rel_path] = e
         else:
-            e = admit(col.path, flt, rel, walk_errors, col.follow_symlinks)
-            if e is not None:
-                entries[e.rel_path] = e
+            admitted = admit(col.path, flt, rel, walk_errors, col.follow_symlinks)
+            if admitted is not None:
+                entries[admitted.rel_path] = admitted
     return _apply(conn, analyzers, col, cid, list(entries.values()), sorted(scope), walk_errors, None, stop,
                   pool, t0, changed)
 
@@ -151,7 +151,7 @@ def _apply(
     next_progress = time.monotonic() + PROGRESS_SECONDS
     batch_end = time.monotonic() + BATCH_SECONDS
     in_batch = 0
-    committed: list[tuple[str, str]] = []  # what the open batch changes, told after its commit
+    committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes, told after its commit
 
     def commit() -> None:
         conn.execute("COMMIT")

@@ -63,6 +63,7 @@ def prepare(
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True
+    language: str | None
     if language_hint:
         language = language_hint
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 # Room for prompt + answer; generation models here are small, so this is cheap.
 CONTEXT = 4096
@@ -19,8 +20,10 @@ class LlamaGenerator:
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
                  on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
-        stream = self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
-                                                  temperature=temperature, stream=True)
+        # llama_cpp types messages and events as TypedDicts per role; ours are plain chat dicts.
+        llm: Any = self._llm
+        stream = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
+                                            temperature=temperature, stream=True)
         parts: list[str] = []
         try:
             for event in stream:

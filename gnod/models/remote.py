@@ -17,7 +17,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -120,7 +120,7 @@ class Client:
         self.latency_ms = round((time.monotonic() - t0) * 1000, 1)
         return payload
 
-    def stream(self, path: str, body: dict) -> Iterator[dict]:
+    def stream(self, path: str, body: dict) -> Generator[dict, None, None]:
         """POST a streaming request; yields each server-sent event's JSON until [DONE].
         Closing the generator closes the connection (the server stops generating)."""
         t0 = time.monotonic()

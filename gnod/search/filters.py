@@ -32,7 +32,7 @@ class FilterError(ValueError):
 
 def resolved(params: P) -> P:
     """Search params (any with `filters`) with their filters resolved."""
-    return msgspec.structs.replace(params, filters=resolve(params.filters))  # type: ignore[attr-defined]
+    return msgspec.structs.replace(params, filters=resolve(params.filters))  # type: ignore[attr-defined,type-var]
 
 
 def resolve(f: Filters) -> Filters:

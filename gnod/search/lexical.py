@@ -98,7 +98,7 @@ def query_languages(
     total = sum(counts.values())
     major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
              if n >= lexical.min_language_share * total]
-    plausible = [lang for lang in query_language_candidates(query) if lang in major]
+    plausible: list[str | None] = [lang for lang in query_language_candidates(query) if lang in major]
     return plausible or major or ["english"]
 
 
@@ -153,7 +153,7 @@ def search(
     exact = compile_query(clauses, analyzers, [None], stop)
 
     pool = max(params.limit * POOL_FACTOR, MIN_POOL)
-    condition, args = None, []
+    condition, args = None, list[object]()
     if filters.active(params.filters, params.collections):
         condition, args = filters.where(params.filters, params.collections)
     rows = conn.execute(_sql(condition, lexical.exact_weight),

@@ -15,7 +15,7 @@ from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
 MAX_LINES = 3
 MAX_CHARS = 320
 
-def _line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> set[str]:
+def _line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
     tokens = tokenize(line)
     return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
 

@@ -27,7 +27,7 @@ from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
-from gnod.server.events import Events
+from gnod.server.events import ChangeList, Events
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance
 from gnod.server.vectors import Vectors
@@ -345,7 +345,11 @@ class Daemon:
         self.instance.acquire()
         try:
             loop = asyncio.get_running_loop()
-            self.writer.on_changes = lambda col, changes: loop.call_soon_threadsafe(self.events.publish, col, changes)
+
+            def on_changes(collection: str, changes: ChangeList) -> None:  # on the writer thread
+                loop.call_soon_threadsafe(self.events.publish, collection, changes)
+
+            self.writer.on_changes = on_changes
             applied = self.writer.open()
             if applied:
                 log.info("migrated index: %s", ", ".join(applied))

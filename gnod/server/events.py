@@ -14,12 +14,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gnod.protocol import Change, Lagged
+from gnod.protocol import Change, ChangeKind, Lagged
 
 if TYPE_CHECKING:
     from gnod.server.app import Call
 
-ChangeList = list[tuple[str, str | None]]  # [(kind, rel_path or None for the whole collection)]
+ChangeList = list[tuple[ChangeKind, str | None]]  # [(kind, rel_path or None for the whole collection)]
 
 
 class Subscription:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import time
+from typing import Any
 
 import msgspec
 import pathspec
@@ -350,6 +351,7 @@ async def watch(d: Daemon, p: WatchParams, call: Call) -> WatchResult:
         _find(d, name)
     sub = Subscription(call, p.collections, p.queue)
     task = asyncio.current_task()
+    assert task is not None  # a handler always runs as a task
     call.conn.subscriptions.add(task)
     d.events.subscribe(sub)
     try:
@@ -365,7 +367,7 @@ async def shutdown(d: Daemon, params, call: Call) -> OkResult:
     return OkResult(message="gnod is stopping")
 
 
-HANDLERS = {
+HANDLERS: dict[str, Any] = {
     "status": status,
     "collection.add": collection_add,
     "collection.list": collection_list,

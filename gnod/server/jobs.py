@@ -20,7 +20,7 @@ import apsw
 
 from gnod import wire
 from gnod.config import CollectionConfig
-from gnod.ingest.pipeline import ProgressFn, index_collection
+from gnod.ingest.pipeline import ChangeFn, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
@@ -72,7 +72,7 @@ class Writer:
         self.on_content_change: Callable[[], None] = lambda: None
         # Called on this thread after each commit with the documents it added, changed or
         # removed, (collection, [(kind, rel_path)]); rel_path None: the whole collection.
-        self.on_changes: Callable[[str, list[tuple[str, str | None]]], None] = lambda _c, _ch: None
+        self.on_changes: ChangeFn = lambda _c, _ch: None
 
     def open(self) -> list[str]:
         """Open and migrate the database (on the writer thread); returns migrations applied."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from typing import Any
 
 import msgspec
 
@@ -198,7 +199,7 @@ async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:
     return OkResult(message=f"removed {len(removed)} file(s)")
 
 
-MODEL_HANDLERS = {
+MODEL_HANDLERS: dict[str, Any] = {
     "vsearch": vsearch,
     "embed": embed,
     "models.list": models_list,

@@ -246,7 +246,8 @@ class QueryRun:
             return out
 
         results = await self.clock.time("vector", self.d.read(knn))
-        lists, best = [], {}
+        lists: list[fusion.RankedList] = []
+        best: dict[int, tuple[int, float]] = {}
         for kind, q, hits in results:
             lists.append(fusion.RankedList(kind=kind, source="vector", label=q, doc_ids=[h.docid for h in hits],
                                            scores=[h.score for h in hits]))
@@ -274,7 +275,8 @@ class QueryRun:
 
     async def _rerank(self, cands: list[_Candidate], reranker: Any) -> None:
         """Rerank scores for `cands`: from the cache, the rest from the model in one call."""
-        texts = [f"{c.doc.title}\n\n{c.passage.text}" if c.doc.title else c.passage.text for c in cands]
+        bodies = [c.passage.text if c.passage else "" for c in cands]  # loaded for every candidate
+        texts = [f"{c.doc.title}\n\n{body}" if c.doc.title else body for c, body in zip(cands, bodies)]
         query = passages.rerank_query(self.p.query, reranker.max_tokens)
         keys = [cache_key(query, t, reranker.uri) for t in texts]
         cached = self.d.llm_cache.get_scores(keys)
@@ -347,7 +349,7 @@ class QueryRun:
         """RRF over every list, then one candidate per content hash, at most the mode's pool."""
         t0 = time.perf_counter()
         fused = fusion.rrf(self.lists)
-        docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [f.doc_id for f in fused]))
+        docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [int(f.doc_id) for f in fused]))
         fused = [f for f in fused if f.doc_id in docs]  # deleted since the lists were read
         pool = fusion.dedup_by_content_hash(fused, lambda f: docs[f.doc_id].mirror_hash, self.mode.pool)
         cands = [_Candidate(fused=f, doc=docs[f.doc_id], position=i) for i, f in enumerate(pool, 1)]
@@ -402,7 +404,8 @@ class QueryRun:
             final.sort(key=lambda cs: (-cs[1], cs[0].position))
         elif scored:
             by_id = {c.fused.doc_id: c for c in cands}
-            blended = fusion.blend([c.fused for c in cands], {c.fused.doc_id: max(c.rerank, c.floor) for c in scored})
+            blended = fusion.blend([c.fused for c in cands],
+                                   {c.fused.doc_id: max(c.rerank or 0.0, c.floor) for c in scored})
             self.blended = {b.doc_id: b for b in blended}
             final = [(by_id[b.doc_id], b.score) for b in blended]
         else:
@@ -444,7 +447,7 @@ class QueryRun:
                               truncated=f.truncated)
         explain = None
         if self.p.explain:
-            f = c.fused
+            fz = c.fused
             floors = []
             if c.rerank is not None and c.floor > c.rerank:
                 floors.append(f"keyword floor raised rerank {c.rerank:.3f} → {c.floor:.3f}")
@@ -454,8 +457,8 @@ class QueryRun:
                 fused_position=c.position,
                 contributions=[ListContribution(list=x.list_index, source=x.source, kind=x.kind, rank=x.rank,
                                                 score=x.score, weight=x.weight, rrf=round(x.contribution, 6))
-                               for x in f.contributions],
-                rrf=round(f.rrf, 6), bonus=f.bonus, fusion=round(f.score, 6),
+                               for x in fz.contributions],
+                rrf=round(fz.rrf, 6), bonus=fz.bonus, fusion=round(fz.score, 6),
                 fusion_norm=round(blended.fusion_norm if blended else score if synth is None else synth.x, 6),
                 rerank=round(c.rerank, 6) if c.rerank is not None else None,
                 keyword_floor=round(c.floor, 6),

@@ -9,6 +9,7 @@ itself and identical copies (same content) are left out, and the search filters 
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 import numpy as np
 
@@ -57,7 +58,7 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             notes.append("the document has no vectors yet: found by its most informative words")
     else:
         notes.append(f"no vectors ({d.vectors.missing_reason()}): found by the document's most informative words")
-    method = "vector" if hits is not None else "terms"
+    method: Literal["vector", "terms"] = "vector" if hits is not None else "terms"
     if hits is None:
         def by_terms(conn, analyzers) -> tuple[list[str], list[SimilarHit]]:
             content = docstore.content_of(conn, doc.mirror_hash)

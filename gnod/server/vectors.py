@@ -195,13 +195,13 @@ class Vectors:
                     await self.writer.run(lambda conn: store.set_complete(conn, uri, False))
             texts = [presets.document_prompt(family, c.title, c.text) for c in batch]
             vecs = await self.models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND, uri=uri)
-            ids = [c.chunk_id for c in batch]
-            await self.writer.run(lambda conn: store.put(conn, model, ids, vecs))
-            index.add(np.asarray(ids, dtype=np.int64), vecs)
-            after = ids[-1]
-            n0 += len(ids)
-            self.done += len(ids)
-            self.pending = max(0, self.pending - len(ids))
+            chunk_ids = [c.chunk_id for c in batch]
+            await self.writer.run(lambda conn: store.put(conn, model, chunk_ids, vecs))
+            index.add(np.asarray(chunk_ids, dtype=np.int64), vecs)
+            after = chunk_ids[-1]
+            n0 += len(chunk_ids)
+            self.done += len(chunk_ids)
+            self.pending = max(0, self.pending - len(chunk_ids))
             self.rate = round(n0 / max(1e-6, time.monotonic() - t0), 2)
             async with self.changed:
                 self.changed.notify_all()

@@ -15,11 +15,12 @@ import os
 import time
 from collections.abc import Callable
 
+import apsw
 import watchfiles
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import Cancelled, index_paths
-from gnod.protocol import Freshness
+from gnod.protocol import Freshness, IndexStats
 from gnod.server.jobs import StorageError, Writer
 
 log = logging.getLogger("gnod.watch")
@@ -193,12 +194,12 @@ class Watcher:
                         stats = await self.writer.index(col, None)
                         state.files = stats.scanned
                     else:
-                        stats = await self.writer.run_content(
-                            lambda conn, col=col, paths=paths: index_paths(
-                                conn, self.writer.analyzers, col, paths, self.writer.stop, self.writer.pool,
-                                self.writer.on_changes,
-                            )
-                        )
+                        def job(conn: apsw.Connection, col: CollectionConfig = col,
+                                paths: set[str] = paths) -> IndexStats:
+                            return index_paths(conn, self.writer.analyzers, col, paths, self.writer.stop,
+                                               self.writer.pool, self.writer.on_changes)
+
+                        stats = await self.writer.run_content(job)
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     if stats.added or stats.updated or stats.removed:

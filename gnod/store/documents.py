@@ -307,7 +307,7 @@ def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
 
 
 def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list]:
-    sql, args = " WHERE 1=1", []
+    sql, args = " WHERE 1=1", list[object]()
     if collection is not None:
         sql += " AND c.name = ?"
         args.append(collection)

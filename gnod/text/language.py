@@ -895,17 +895,17 @@ def _detect(sample: str, lingua: bool) -> str | None:
             return None  # Vietnamese, Icelandic, Faroese: no stemmer
     if max(chars.distinct, default="") < _LATIN_END:  # accented Latin letters only
         return _latin(sample, False, _letter_score(chars), lingua)
-    script, found = chars.script()
+    script, letters = chars.script()
     if script:
         if script == _CJK:
-            found *= _CJK_WEIGHT
+            letters *= _CJK_WEIGHT
         # Another script wins if its letters are at least ~half as many as the ASCII
         # letters (roughly 3/4 of ASCII characters; URLs are left out when it matters).
         prefix = chars.prefix
         ascii_letters = (len(prefix) - chars.non_ascii) * 3 // 4
-        if found * 6 >= ascii_letters > found * 2 and "://" in prefix:
+        if letters * 6 >= ascii_letters > letters * 2 and "://" in prefix:
             ascii_letters = (len(_NOISE_RE.sub("", prefix)) - chars.non_ascii) * 3 // 4
-        if found * 2 >= ascii_letters:
+        if letters * 2 >= ascii_letters:
             if script < _CJK and len(sample.split(None, _MIN_TOKENS)) < _MIN_TOKENS:
                 return None
             return _by_script(script, chars)
