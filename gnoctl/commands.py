@@ -737,7 +737,7 @@ def doctor(fmt: str | None) -> int:
             if st.get("storage_error"):
                 check("index storage", "fail", st["storage_error"], f"free space on the disk holding {st['db_path']}")
             else:
-                check("index storage", "ok", f"{st['db_path']} ({st['db_bytes'] // (1024 * 1024)} MiB)")
+                check("index storage", "ok", f"{st['db_path']} ({_size(st['db_bytes'])})")
             for c in st["collections"]:
                 ok = os.path.isdir(c["path"])
                 check(f"collection {c['name']}", "ok" if ok else "fail",
