@@ -39,9 +39,10 @@ from gnod.protocol import (
     WatchParams,
     WatchResult,
 )
-from gnod.search import filters, lexical
+from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.app import Call, Daemon, RpcError, gnod_version
+from gnod.server.checks import check_collections, find_collection, resolve_filters
 from gnod.server.events import Subscription
 from gnod.server.jobs import StorageError
 from gnod.server.watcher import freshness_list
@@ -98,14 +99,6 @@ async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult
     return CollectionListResult(await d.read(lambda conn, _a: _collection_infos(d, conn)))
 
 
-def _find(d: Daemon, name: str) -> CollectionConfig:
-    col = d.collection(name)
-    if col is not None:
-        return col
-    known = ", ".join(c.name for c in d.config.collections) or "none"
-    raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
-
-
 async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> IndexResult:
     await d.reload_config()
     try:
@@ -155,7 +148,7 @@ def _refuse_overlap(d: Daemon, col: CollectionConfig) -> None:
 
 async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> CollectionRemoveResult:
     await d.reload_config()
-    _find(d, p.name)
+    find_collection(d, p.name)
     config = msgspec.structs.replace(
         d.config, collections=[c for c in d.config.collections if c.name != p.name]
     )
@@ -192,17 +185,13 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
 
 async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
     await d.reload_config()
-    cols = [_find(d, p.collection)] if p.collection else list(d.config.collections)
+    cols = [find_collection(d, p.collection)] if p.collection else list(d.config.collections)
     return await _run_index(d, cols, call)
 
 
 async def search(d: Daemon, p: SearchParams, call: Call):
-    for name in p.collections:
-        _find(d, name)
-    try:
-        p = filters.resolved(p)
-    except filters.FilterError as e:
-        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    check_collections(d, p.collections)
+    p = resolve_filters(p)
     names = p.collections or [c.name for c in d.config.collections]
     if p.wait_s and d.watcher is not None:
         await d.watcher.wait_idle(names, p.wait_s)
@@ -330,7 +319,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
 
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     if p.collection:
-        _find(d, p.collection)
+        find_collection(d, p.collection)
 
     def run(conn, _a) -> LsResult:
         rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
@@ -347,8 +336,7 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
 
 async def watch(d: Daemon, p: WatchParams, call: Call) -> WatchResult:
     """Stream `change` notifications until the client closes its side or the daemon stops."""
-    for name in p.collections:
-        _find(d, name)
+    check_collections(d, p.collections)
     sub = Subscription(call, p.collections, p.queue)
     task = asyncio.current_task()
     assert task is not None  # a handler always runs as a task

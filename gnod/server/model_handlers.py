@@ -29,8 +29,9 @@ from gnod.protocol import (
     VSearchParams,
     VSearchResult,
 )
-from gnod.search import filters, vector
+from gnod.search import vector
 from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.checks import check_collections, resolve_filters
 
 
 def _unavailable(e: ModelUnavailable) -> RpcError:
@@ -38,20 +39,10 @@ def _unavailable(e: ModelUnavailable) -> RpcError:
     return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
 
 
-def _check_collections(d: Daemon, names: list[str]) -> None:
-    for name in names:
-        if d.collection(name) is None:
-            known = ", ".join(c.name for c in d.config.collections) or "none"
-            raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
-
-
 async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     t0 = time.perf_counter()
-    _check_collections(d, p.collections)
-    try:
-        p = filters.resolved(p)
-    except filters.FilterError as e:
-        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    check_collections(d, p.collections)
+    p = resolve_filters(p)
     served = d.vectors.index()
     if served is None:
         raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",

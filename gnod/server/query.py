@@ -43,11 +43,12 @@ from gnod.protocol import (
     Stage,
     VSearchParams,
 )
-from gnod.search import expand, filters, fusion, lexical, passages, vector
+from gnod.search import expand, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import match_spans
 from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.checks import check_collections, resolve_filters
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.llm_cache import key as cache_key
@@ -514,19 +515,9 @@ def _distribution(cands: list[_Candidate]) -> Distribution:
     return Distribution(collections=dict(cols.most_common()), tags=dict(tags.most_common()))
 
 
-def check_collections(d: Daemon, names: list[str]) -> None:
-    for name in names:
-        if d.collection(name) is None:
-            known = ", ".join(c.name for c in d.config.collections) or "none"
-            raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
-
-
 async def run_query(d: Daemon, p: QueryParams) -> tuple[QueryRun, QueryResult]:
     check_collections(d, p.collections)
-    try:
-        p = filters.resolved(p)
-    except filters.FilterError as e:
-        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    p = resolve_filters(p)
     if p.wait_s and d.watcher is not None:
         names = p.collections or [c.name for c in d.config.collections]
         await d.watcher.wait_idle(names, p.wait_s)

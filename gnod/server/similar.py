@@ -15,11 +15,11 @@ import numpy as np
 
 from gnod import wire
 from gnod.protocol import SearchParams, SimilarHit, SimilarParams, SimilarResult, VSearchParams
-from gnod.search import filters, lexical, vector
+from gnod.search import lexical, vector
 from gnod.search.similar import informative_terms
 from gnod.server.app import Call, Daemon, RpcError
+from gnod.server.checks import check_collections, resolve_filters
 from gnod.server.handlers import resolve_ref
-from gnod.server.query import check_collections
 from gnod.store import documents as docstore
 
 # Extra results fetched so that leaving out the document and its copies still leaves `limit`.
@@ -29,10 +29,7 @@ _SPARE = 8
 async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     t0 = time.perf_counter()
     check_collections(d, p.collections)
-    try:
-        p = filters.resolved(p)
-    except filters.FilterError as e:
-        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    p = resolve_filters(p)
     doc = await d.read(lambda conn, _a: resolve_ref(conn, d, p.ref))
     if doc is None:
         raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
