@@ -1,7 +1,7 @@
 """The gnoctl command tree (typer): help, completion and every command's options.
 
-Keep the options of `search` and `get` in step with `gnoctl.main.FAST_OPTIONS`;
-tests/test_thin_client.py fails when they drift apart.
+The options of the fast-path commands (`search`, `vsearch`, `query`, `get`) are also in
+`gnoctl.args.FAST_OPTIONS`; tests/test_thin_client.py fails when the two drift apart.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gnoctl import commands
+from gnoctl.args import FAST_OPTIONS, WORD_COMMANDS, split_args
 
 # `-h` as well as `--help`, on every command (click passes this down to subcommands).
 HELP = {"help_option_names": ["-h", "--help"]}
@@ -72,6 +73,8 @@ def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_ver
     """Options that come before any command (the app's help text is the Typer's)."""
 
 
+# `--format` and `--color` choices: gnoctl.args.FORMATS and COLOR_WHEN, as the fast parser
+# takes them (kept in step by a test: mypy needs the members spelled out).
 class Format(str, Enum):
     human = "human"
     json = "json"
@@ -714,27 +717,26 @@ def mcp(
     _exit(run_mcp(http, enable_write, token_file, no_token))
 
 
-def split_words(command, args: list[str]) -> tuple[list[str], list[str]]:
-    """Option tokens (with their values) and query words of a click command's arguments,
-    split as gnoctl.main does for the fast-path commands (`-staging` stays a word)."""
-    from gnoctl.main import split_args
-
+def split_words(command, args: list[str], negated_words: bool = True) -> tuple[list[str], list[str]]:
+    """Option tokens (with their values) and words of a click command's arguments, split
+    by `split_args` from the command's own options (`-staging` stays a query word)."""
     kinds: dict[str, str] = {}
     for p in command.params:
         if getattr(p, "param_type_name", None) == "option":
             numeric = isinstance(p.default, int) and not isinstance(p.default, bool)
             kind = "flag" if p.is_flag else "int" if numeric else "str"
             kinds.update(dict.fromkeys([*p.opts, *p.secondary_opts], kind))
-    return split_args(kinds, args, True)
+    return split_args(kinds, args, negated_words)
 
 
 def run(argv: list[str]) -> int:
-    """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's."""
-    from gnoctl.main import WORD_COMMANDS
+    """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's.
 
+    The search commands and `get` are handed to click split as the fast parser splits
+    them: options, then `--`, then the words."""
     group: Any = typer.main.get_command(app)  # a group: it has .commands
-    if argv and argv[0] in ("query", "ask"):
-        options, words = split_words(group.commands[argv[0]], argv[1:])
+    if argv and (argv[0] in WORD_COMMANDS or argv[0] in FAST_OPTIONS):
+        options, words = split_words(group.commands[argv[0]], argv[1:], argv[0] in WORD_COMMANDS)
         argv = [argv[0], *options, "--", *words]
     try:
         result = group.main(args=argv, prog_name="gnoctl", standalone_mode=False)

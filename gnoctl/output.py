@@ -8,8 +8,6 @@ import sys
 
 from gnoctl import fastjson
 
-FORMATS = ("human", "json", "jsonl", "files", "csv", "md", "xml", "vimgrep")
-
 
 class View:
     """How a person's terminal gets the output: `--color`, `--no-pager`, `-0`."""
@@ -541,7 +539,7 @@ def _query_xml(result: dict) -> str:
 
 
 def query_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
-    """A `query` result in one of FORMATS (hits are whole documents with a preview)."""
+    """A `query` result in one of gnoctl.args.FORMATS (hits are whole documents with a preview)."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
     if fmt == "jsonl":
@@ -642,7 +640,7 @@ def _ask_xml(result: dict) -> str:
 
 
 def ask_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
-    """An `ask` result in one of FORMATS; the line and table formats list the sources."""
+    """An `ask` result in one of gnoctl.args.FORMATS; the line and table formats list the sources."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
     if fmt == "jsonl":

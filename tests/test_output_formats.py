@@ -24,7 +24,8 @@ import pytest
 import typer.main
 
 from gnoctl import cli, commands
-from gnoctl.output import FORMATS, AnswerStream, ask_text, query_text
+from gnoctl.args import FORMATS
+from gnoctl.output import AnswerStream, ask_text, query_text
 from gnod import protocol as P
 from gnod.search.constants import PIPELINE
 

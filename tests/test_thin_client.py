@@ -1,5 +1,5 @@
 """gnoctl stays thin: its hot path imports nothing heavy, and the hand-written fast
-parser stays in step with the typer command definitions."""
+parser (gnoctl.args) stays in step with the typer command definitions."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from gnoctl.main import FAST_OPTIONS, FORMAT_FLAGS, FORMAT_NAMES, _Fallback, classify, parse_fast
+from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, WORD_COMMANDS, Fallback, parse_fast
 
 HEAVY = [
     "llama_cpp", "sqlite_vec", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
@@ -50,7 +50,7 @@ def heavy_loaded(modules: set[str], names: list[str]) -> list[str]:
     return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
 
 
-FAST_MODULES = ["gnoctl.main", "gnoctl.client", "gnoctl.commands", "gnoctl.output"]
+FAST_MODULES = ["gnoctl.main", "gnoctl.args", "gnoctl.client", "gnoctl.commands", "gnoctl.output"]
 
 
 def test_fast_path_imports_nothing_heavy():
@@ -133,21 +133,30 @@ def test_fast_format_flags_are_typer_search_flags():
     assert set(FORMAT_FLAGS) <= set(_typer_options("search"))
 
 
+def test_typer_choices_are_the_fast_parsers():
+    import gnoctl.cli
+
+    assert tuple(f.value for f in gnoctl.cli.Format) == FORMATS
+    assert tuple(c.value for c in gnoctl.cli.Color) == COLOR_WHEN
+
+
 def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     """What the typer path makes of `args` (no command is run), in the fast parser's shape.
 
-    Like gnoctl.main.main, typer is handed the `classify`d command line
-    (options, then `--`, then the query words), so both paths split words the same way.
+    As gnoctl.cli.run does, typer is handed the command line split by the command's own
+    options (options, then `--`, then the query words).
     """
+    from gnoctl.cli import split_words
+
     cmd = _typer_command(command)
-    options, words = classify(command, list(args))
+    options, words = split_words(cmd, list(args), command in WORD_COMMANDS)
     try:
         ctx = cmd.make_context(command, [*options, "--", *words])
     except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
         return f"error: {type(e).__name__}"
     p = ctx.params
     fmt = p["format"].value if p.get("format") else next(
-        (f for f in FORMAT_NAMES if p.get(f + "_" if f == "json" else f)), None)
+        (f for f in FORMATS if p.get(f + "_" if f == "json" else f)), None)
     # Terminal options, as the fast parser records them: only when given.
     view = {k: v for k, v in (("null", p.get("null")), ("no_pager", p.get("no_pager")),
                               ("color", p["color"].value if p.get("color") else None)) if v and v != "auto"}
@@ -170,7 +179,7 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
 def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     try:
         opts, words = parse_fast(command, args)
-    except _Fallback:
+    except Fallback:
         return "fallback"
     opts.pop("no_autostart", None)
     if command == "search":
@@ -260,13 +269,6 @@ def test_one_letter_options_are_options_not_words(args):
     assert _fast_parse("search", ["deploy", "--", *args[1:]])[1] == args
 
 
-def test_format_names_are_the_renderers_formats():
-    from gnoctl.output import FORMATS
-
-    assert FORMAT_NAMES == FORMATS
-    assert set(FORMAT_FLAGS.values()) == set(FORMATS)
-
-
 def test_parse_fast_examples():
     assert parse_fast("search", ["-n", "5", "deploy"]) == ({"collections": [], "limit": 5}, ["deploy"])
     assert parse_fast("search", ["deploy", "--limit=5"])[0]["limit"] == 5
@@ -307,7 +309,7 @@ def test_parse_fast_examples():
     ],
 )
 def test_parse_fast_falls_back_to_typer(command, args):
-    with pytest.raises(_Fallback):
+    with pytest.raises(Fallback):
         parse_fast(command, args)
 
 
