@@ -148,7 +148,7 @@ def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool =
 
 
 def _view(fmt: str | None, color: Color = Color.auto, no_pager: bool = False, null: bool = False):
-    from gnoctl.output import View
+    from gnoctl.output.common import View
 
     if null and fmt != "files":
         raise typer.BadParameter("-0 (--null) goes with --files")

@@ -19,7 +19,7 @@ def _fast(argv: list[str]) -> int | None:
     except Fallback:
         return None
     from gnoctl import commands
-    from gnoctl.output import View
+    from gnoctl.output.common import View
 
     autostart = False if opts.get("no_autostart") else None
     if argv[0] == "get":
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader stopped early (`| head`, `| grep -q`): not an error, as in ripgrep
         # (see gnoctl.commands._run); the status already decided stands.
-        from gnoctl.output import quiet_stdout
+        from gnoctl.output.common import quiet_stdout
 
         quiet_stdout()
         return code or 0

@@ -25,7 +25,8 @@ import typer.main
 
 from gnoctl import cli, commands
 from gnoctl.args import FORMATS
-from gnoctl.output import AnswerStream, ask_text, query_text
+from gnoctl.output.answer import AnswerStream, ask_text
+from gnoctl.output.hits import query_text
 from gnod import protocol as P
 from gnod.search.constants import PIPELINE
 
@@ -627,7 +628,7 @@ def test_usage_errors_exit_1(argv, capsys):
 
 
 def test_vimgrep_line_points_at_the_first_query_word():
-    from gnoctl.output import vimgrep_line
+    from gnoctl.output.hits import vimgrep_line
 
     # A passage that starts with a blank line: the line number moves with the text shown.
     assert vimgrep_line("/n/a b:c.md", 4, "\n  the Kéttle\r is hot\nmore", "kéttle -hot") == \

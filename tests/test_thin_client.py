@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 
 import pytest
 
+import gnoctl.output
 from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, WORD_COMMANDS, Fallback, parse_fast
 
 HEAVY = [
@@ -50,7 +52,10 @@ def heavy_loaded(modules: set[str], names: list[str]) -> list[str]:
     return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
 
 
-FAST_MODULES = ["gnoctl.main", "gnoctl.args", "gnoctl.client", "gnoctl.commands", "gnoctl.output"]
+FAST_MODULES = ["gnoctl.main", "gnoctl.args", "gnoctl.client", "gnoctl.commands", "gnoctl.output.common",
+                "gnoctl.output.hits"]
+# Every renderer; the commands import those of the slow commands where they are used.
+RENDERERS = [f"gnoctl.output.{m.name}" for m in pkgutil.iter_modules(gnoctl.output.__path__)]
 
 
 def test_fast_path_imports_nothing_heavy():
@@ -59,8 +64,14 @@ def test_fast_path_imports_nothing_heavy():
     assert "gnod.wire" in loaded and "gnod.paths" in loaded  # the stdlib-only contract core
 
 
+def test_renderers_import_nothing_heavy():
+    loaded = probe(RENDERERS)["modules"]
+    assert "gnoctl.output.doctor" in loaded and "gnoctl.output.status" in loaded
+    assert heavy_loaded(loaded, HEAVY + NOT_ON_FAST_PATH) == []
+
+
 def test_cli_module_imports_nothing_heavy():
-    loaded = probe([*FAST_MODULES, "gnoctl.cli"])["modules"]
+    loaded = probe([*FAST_MODULES, *RENDERERS, "gnoctl.cli"])["modules"]
     assert "typer" in loaded  # the slow path may use typer, and nothing heavier
     assert heavy_loaded(loaded, HEAVY) == []
 
@@ -76,6 +87,8 @@ def test_fast_commands_run_without_typer(argv, tmp_path):
     out = probe(["gnoctl.main"], argv, env)
     assert out["code"] == 3
     assert heavy_loaded(out["modules"], HEAVY + NOT_ON_FAST_PATH) == []
+    renderers = {m for m in out["modules"] if m.startswith("gnoctl.output.")}
+    assert renderers <= {"gnoctl.output.common", "gnoctl.output.hits", "gnoctl.output.documents"}
 
 
 def test_help_falls_back_to_typer(tmp_path):

@@ -1,0 +1,50 @@
+"""`get`, `multi-get` and `ls`: documents, and lists of them."""
+
+from __future__ import annotations
+
+import sys
+
+from gnoctl.output.common import View, dump, file_list, json_lines
+
+
+def write_document(doc: dict, fmt: str) -> None:
+    """`get`: the document as JSON, else its text exactly as indexed."""
+    if fmt == "json":
+        dump(doc)
+    else:
+        sys.stdout.write(doc["content"])
+
+
+def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
+    """`multi-get`: JSON, the paths, or each document after a header line; what was not
+    found and a cut at `max_bytes` are said on stderr."""
+    if fmt == "json":
+        dump(res)
+    elif fmt == "files":
+        view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
+    else:
+        for d in res["documents"]:
+            print(f"===== {d['collection']}/{d['path']} — {d['title']}")
+            sys.stdout.write(d["content"])
+        for m in res["missing"]:
+            print(f"gnoctl: not found: {m}", file=sys.stderr)
+        if res["truncated"]:
+            print(f"gnoctl: output truncated at {max_bytes} bytes (raise --max-bytes)", file=sys.stderr)
+
+
+def write_listing(res: dict, fmt: str, view: View) -> None:
+    """`ls`: collection/path and title, aligned; stderr says when -n cut the list short."""
+    entries = res["entries"]
+    if fmt == "json":
+        dump(res)
+    elif fmt == "jsonl":
+        view.emit(json_lines(entries), fmt)
+    elif fmt == "files":
+        view.emit(file_list([e["abs_path"] for e in entries], view.null), fmt)
+    else:
+        width = max((len(e["collection"]) + 1 + len(e["path"]) for e in entries), default=0)
+        view.emit("\n".join(f"{e['collection'] + '/' + e['path']:<{width}}  {e['title']}".rstrip()
+                            for e in entries), fmt)
+    if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
+        print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)",
+              file=sys.stderr)

@@ -1,0 +1,413 @@
+"""Hits of `search`, `vsearch`, `similar` and `query` in every format: human text,
+JSON, JSON Lines, file lists, CSV, Markdown, XML and vimgrep lines; and `--explain`."""
+
+from __future__ import annotations
+
+from gnoctl import fastjson
+from gnoctl.output.common import (
+    clean,
+    csv_text,
+    file_list,
+    json_lines,
+    marked,
+    md,
+    md_code,
+    md_inline,
+    num,
+    one_line,
+    painter,
+    xml_attrs,
+    xml_escape,
+)
+
+
+def _query_words(query: str) -> list[str]:
+    """The positive words of a query, lower-cased (what a vimgrep column points at)."""
+    words = []
+    for w in query.replace('"', " ").split():
+        if not w.startswith("-"):
+            w = w.strip(".,;:!?()[]{}'").lower()
+            if w:
+                words.append(w)
+    return words
+
+
+def vimgrep_line(abs_path: str, line: int, text: str, query: str) -> str:
+    """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
+    fzf and telescope parse. The column is the first query word's (bytes, as in vim)."""
+    # The first line with something on it (a passage may start with a blank line).
+    skip, first = next(((i, ln) for i, ln in enumerate(clean(text).split("\n")) if ln.strip()), (0, ""))
+    line += skip
+    col = 1
+    if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
+        lower = first.lower()
+        found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
+        if found:
+            col = len(first[: min(found)].encode()) + 1
+    return f"{abs_path}:{max(1, line)}:{col}:{first}"  # clean left no \r or other control characters
+
+
+def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: bool = False) -> list[str]:
+    """The first `n` lines of a snippet or preview (cut at `width`, control characters
+    dropped), its matched words in bold when `paint` colours."""
+    out: list[str] = []
+    offset = 0
+    bold = bool(paint("1", ""))
+    for line in snip["text"].split("\n"):
+        end = offset + len(line)
+        if len(out) < n and (line.strip() or not skip_blank):
+            shown = line[:width]
+            spans = [[a - offset, min(b, offset + len(shown)) - offset] for a, b in snip.get("matches", [])
+                     if offset <= a < offset + len(shown)] if bold else []
+            out.append(marked(shown, spans, "\033[1m", "\033[22m", clean))
+        offset = end + 1
+    return out
+
+
+def _location(hit: dict) -> str:
+    snip = hit.get("snippet")
+    loc = f"{hit['collection']}/{hit['path']}"
+    return f"{loc}:{snip['line']}" if snip else loc
+
+
+def footer_lines(result: dict, paint) -> list[str]:
+    """What was missing and what was skipped, said once after the results."""
+    return ([paint("2", f"degraded: {clean(d)}") for d in result.get("degraded", [])]
+            + [paint("2", f"note: {clean(n)}") for n in result.get("notes", [])])
+
+
+def md_footer(result: dict) -> list[str]:
+    """The footer as Markdown bullets, after a blank line (nothing when there is nothing to say)."""
+    items = ([f"- degraded: {md(d)}" for d in result.get("degraded", [])]
+             + [f"- note: {md(n)}" for n in result.get("notes", [])])
+    return ["", *items] if items else []
+
+
+def xml_footer(result: dict) -> list[str]:
+    return ([f"  <degraded>{xml_escape(d)}</degraded>" for d in result.get("degraded", [])]
+            + [f"  <note>{xml_escape(n)}</note>" for n in result.get("notes", [])])
+
+
+def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+    hits = result["hits"]
+    if fmt == "json":
+        return fastjson.dumps(result, indent=2)
+    if fmt == "jsonl":
+        return json_lines(hits)
+    if fmt == "files":
+        return file_list([h["abs_path"] for h in hits], null)
+    if fmt == "vimgrep":
+        return "\n".join(vimgrep_line(h["abs_path"], (h.get("snippet") or {}).get("line", 1),
+                                      (h.get("snippet") or {}).get("text") or h["title"], result["query"])
+                         for h in hits)
+    if fmt == "csv":
+        rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
+        for i, h in enumerate(hits, 1):
+            snip = h.get("snippet") or {}
+            rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
+                         h["title"], snip.get("text", ""), h["abs_path"]])
+        return csv_text(rows)
+    if fmt == "md":
+        table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
+        for i, h in enumerate(hits, 1):
+            title = h["title"].replace("|", "\\|")
+            snip = h.get("snippet")
+            match = marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip() if snip else ""
+            table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
+        return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
+    if fmt == "xml":
+        out = [f'<results query="{xml_escape(result["query"])}" count="{len(hits)}">']
+        for i, h in enumerate(hits, 1):
+            snip = h.get("snippet")
+            out.append(
+                f'  <result rank="{i}" score="{h["score"]:.4f}" collection="{xml_escape(h["collection"])}" '
+                f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
+            )
+            out.append(f"    <title>{xml_escape(h['title'])}</title>")
+            if snip:
+                out.append(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>')
+            out.append("  </result>")
+        out.extend(xml_footer(result))
+        out.append("</results>")
+        return "\n".join(out)
+    paint = painter(color)
+    footer = footer_lines(result, paint)
+    if not hits:
+        return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
+                                           if result.get("dropped_stopwords") else ""), *footer])
+    lines = []
+    for i, h in enumerate(hits, 1):
+        rank, score = f"{i:>2}.", f"{h['score']:.2f}"
+        lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _location(h))}  "
+                     f"{paint('1', h['title'])}")
+        snips = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
+        for k, snip in enumerate(snips):
+            if k:
+                lines.append(paint("2", f"      ⋯ line {snip['line']}"))
+            lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
+    return "\n".join(lines + footer)
+
+
+
+def vsearch_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+    """A `vsearch` result: JSON as it came, else as search hits (the best chunk as the snippet)."""
+    return search_text(result if fmt in ("json", "jsonl") else _as_search_hits(result), fmt, color, null)
+
+
+def _as_search_hits(result: dict) -> dict:
+    hits = []
+    for h in result["hits"]:
+        text = "\n".join(ln for ln in h["text"].splitlines() if ln.strip())
+        hits.append({**h, "snippet": {"line": h["start_line"], "text": text}})
+    return {**result, "hits": hits, "dropped_stopwords": []}
+
+
+def similar_text(result: dict, fmt: str, color: bool) -> str:
+    """A `similar` result: JSON as it came, else as search hits (the query line names the document)."""
+    if fmt == "json":
+        return fastjson.dumps(result, indent=2)
+    return search_text({**result, "query": result["uri"], "dropped_stopwords": []}, fmt, color)
+
+def _query_location(hit: dict) -> str:
+    return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}"
+
+
+def _counts_line(result: dict) -> str:
+    c = result["counts"]
+    extra = f"{c['candidates']} candidates, " if c["candidates"] != c["pool"] else ""
+    return (f"Reranked {c['reranked']} of {c['pool']}, returned {c['returned']} "
+            f"({extra}{result['took_ms']:.0f} ms)")
+
+
+def _tally(counts: dict) -> str:
+    return ", ".join(f"{one_line(clean(k))} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def query_human(result: dict, paint) -> list[str]:
+    hits = result["hits"]
+    lines = [] if hits else ["No results."]
+    for i, h in enumerate(hits, 1):
+        rank, score = f"{i:>2}.", f"{h['score']:.2f}"
+        mark = paint("2", "  [whole document]") if h["preview"]["complete"] else ""
+        lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _query_location(h))}  "
+                     f"{paint('1', one_line(clean(h['title'])))}{mark}")
+        lines.extend(f"      {ln}" for ln in _snippet_lines(h["preview"], paint, skip_blank=True))
+        if h.get("explain"):
+            lines.append(paint("2", f"      found by {', '.join(h['sources']) or '-'}"))
+            lines.extend(paint("2", f"      {ln}") for ln in hit_lines(result, h["explain"]))
+    lines.append(paint("2", _counts_line(result)))
+    dist = result["distribution"]
+    if dist["collections"]:
+        lines.append(paint("2", f"by collection: {_tally(dist['collections'])}"))
+    if dist["tags"]:
+        lines.append(paint("2", f"by tag: {_tally(dist['tags'])}"))
+    lines.extend(footer_lines(result, paint))
+    if result.get("explain") or any(h.get("explain") for h in hits):
+        lines.append(paint("1", "explain"))
+        lines.extend(paint("2", f"  {ln}") for ln in query_lines(result))
+    return lines
+
+
+_EXPLAIN_COLUMNS = ("rrf", "bonus", "fusion_norm", "rerank", "keyword_floor", "synthetic")
+
+
+def _query_csv(result: dict) -> str:
+    hits = result["hits"]
+    explain = any(h.get("explain") for h in hits)
+    head = ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete", "preview",
+            "abs_path"]
+    rows = [head + list(_EXPLAIN_COLUMNS if explain else ())]
+    for i, h in enumerate(hits, 1):
+        p = h["preview"]
+        row = [i, f"{h['score']:.4f}", h["collection"], h["path"], p["start_line"], p["end_line"], h["title"],
+               " ".join(h["sources"]), "true" if p["complete"] else "false", p["text"], h["abs_path"]]
+        if explain:
+            ex = h.get("explain") or {}
+            row += ["" if ex.get(k) is None else f"{ex[k]:.4f}" for k in _EXPLAIN_COLUMNS]
+        rows.append(row)
+    return csv_text(rows)
+
+
+def _query_md(result: dict) -> str:
+    hits = result["hits"]
+    rows = ["| # | score | document | title | found by |", "|---|---|---|---|---|"]
+    for i, h in enumerate(hits, 1):
+        title = md(h["title"]) + (" *(whole document)*" if h["preview"]["complete"] else "")
+        rows.append(f"| {i} | {h['score']:.3f} | {md_code(_query_location(h))} | {title} | "
+                    f"{', '.join(h['sources'])} |")
+    rows += ["", md(_counts_line(result))]
+    dist = result["distribution"]
+    for name, counts in (("collection", dist["collections"]), ("tag", dist["tags"])):
+        if counts:
+            rows.append(f"By {name}: {md(_tally(counts))}")
+    rows += md_footer(result)
+    if any(h.get("explain") for h in hits) or result.get("explain"):
+        rows += ["", "## Explain", ""]
+        for i, h in enumerate(hits, 1):
+            if h.get("explain"):
+                rows.append(f"{i}. {md_code(_query_location(h))}")
+                rows.extend(f"    - {md(ln.strip())}" for ln in hit_lines(result, h["explain"]))
+        rows += ["", "```text", *(ln.replace("```", "` ` `") for ln in query_lines(result)), "```"]
+    return "\n".join(rows)
+
+
+def _query_xml(result: dict) -> str:
+    hits = result["hits"]
+    out = [f"<results {xml_attrs(query=result['query'], mode=result['mode'], count=len(hits))}>"]
+    for i, h in enumerate(hits, 1):
+        out.append("  <result " + xml_attrs(rank=i, score=h["score"], collection=h["collection"], path=h["path"],
+                                         docid=h["docid"], sources=" ".join(h["sources"])) + ">")
+        out.append(f"    <title>{xml_escape(h['title'])}</title>")
+        p = h["preview"]
+        out.append("    <preview " + xml_attrs(line=p["start_line"], end_line=p["end_line"], complete=p["complete"],
+                                            truncated=p.get("truncated", False))
+                   + f">{xml_escape(p['text'])}</preview>")
+        if h.get("explain"):
+            out.extend(hit_xml(h["explain"], "    "))
+        out.append("  </result>")
+    c = result["counts"]
+    out.append("  <counts " + xml_attrs(candidates=c["candidates"], pool=c["pool"], reranked=c["reranked"],
+                                     returned=c["returned"], took_ms=float(result["took_ms"])) + "/>")
+    dist = result["distribution"]
+    out.append("  <distribution>")
+    out.extend(f"    <collection {xml_attrs(name=k, count=v)}/>" for k, v in dist["collections"].items())
+    out.extend(f"    <tag {xml_attrs(name=k, count=v)}/>" for k, v in dist["tags"].items())
+    out.append("  </distribution>")
+    out.extend(xml_footer(result))
+    out.extend(query_xml(result, "  "))
+    out.append("</results>")
+    return "\n".join(out)
+
+
+def query_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+    """A `query` result in one of gnoctl.args.FORMATS (hits are whole documents with a preview)."""
+    if fmt == "json":
+        return fastjson.dumps(result, indent=2)
+    if fmt == "jsonl":
+        return json_lines(result["hits"])
+    if fmt == "files":
+        return file_list([h["abs_path"] for h in result["hits"]], null)
+    if fmt == "vimgrep":
+        return "\n".join(vimgrep_line(h["abs_path"], h["preview"]["start_line"], h["preview"]["text"],
+                                      result["query"]) for h in result["hits"])
+    if fmt == "csv":
+        return _query_csv(result)
+    if fmt == "md":
+        return _query_md(result)
+    if fmt == "xml":
+        return _query_xml(result)
+    return "\n".join(query_human(result, painter(color)))
+
+
+# --- --explain: how each score was made, what each stage did ---------------------------------
+
+def _list_label(result: dict, index: int) -> str:
+    lists = (result.get("explain") or {}).get("lists") or []
+    if 0 <= index < len(lists):
+        label = one_line(clean(lists[index]["query"]))
+        return f' "{label[:60]}…"' if len(label) > 60 else f' "{label}"'
+    return ""
+
+
+def hit_lines(result: dict, ex: dict) -> list[str]:
+    """One hit's score, stage by stage: the lists that voted, fusion, reranker, blend, floors."""
+    lines = [f"fused #{ex['fused_position']}: rrf {num(ex['rrf'])} + bonus {num(ex['bonus'])} = "
+             f"{num(ex['fusion'])}, normalized {num(ex['fusion_norm'])}"]
+    for c in ex["contributions"]:
+        lines.append(f"  {c['source']}:{c['kind']}{_list_label(result, c['list'])} "
+                     f"#{c['rank']}/{num(c['score'])} ×{num(c['weight'])} → {num(c['rrf'])}")
+    blend = (f", blend {num(ex['fusion_weight'])} fusion + {num(ex['rerank_weight'])} rerank"
+             if ex["fusion_weight"] or ex["rerank_weight"] else "")
+    lines.append(f"rerank {num(ex['rerank'])}, keyword floor {num(ex['keyword_floor'])}, "
+                 f"synthetic {num(ex['synthetic'])}{blend}")
+    if ex["floors"]:
+        lines.append(f"floors applied: {', '.join(ex['floors'])}")
+    ri = ex.get("rerank_input")
+    if ri:
+        chunks = ", ".join(str(n) for n in ri["chunks"]) or "none"
+        lines.append(f"rerank input: chunks {chunks}, {ri['chars']} chars" + (", cached" if ri["cached"] else ""))
+    return lines
+
+
+def _compact(value) -> str:
+    return fastjson.dumps(value) if isinstance(value, (dict, list)) else num(value)
+
+
+def query_lines(result: dict) -> list[str]:
+    """The per-query part of --explain: expansion, strong signal, stages, lists, models, constants."""
+    lines = []
+    exp = result.get("expansion")
+    if exp:
+        lines.append(f"expansion: {exp['model']}, prompt {exp['prompt']} {exp['prompt_version']}"
+                     + (", cached" if exp["cached"] else ""))
+        for name, items in (("lex", exp["lexical"]), ("vec", exp["semantic"])):
+            if items:
+                lines.append(f"  {name}: " + " | ".join(one_line(clean(x)) for x in items))
+        if exp.get("hyde"):
+            hyde = one_line(clean(exp["hyde"]))
+            lines.append(f"  hyde: {hyde[:160]}…" if len(hyde) > 160 else f"  hyde: {hyde}")
+    ex = result.get("explain")
+    if not ex:
+        return lines
+    if ex["strong_signal"]:
+        lines.append("strong signal: " + ", ".join(f"{k} {_compact(v)}" for k, v in ex["strong_signal"].items()))
+    lines.append("stages:")
+    for st in ex["stages"]:
+        took = f"skipped: {st['skipped']}" if st.get("skipped") else f"{st['ms']:.1f} ms"
+        lines.append(f"  {st['name']:<14} {took}")
+    if ex["lists"]:
+        lines.append("lists:")
+        for i, li in enumerate(ex["lists"]):
+            lines.append(f"  [{i}] {li['source']}:{li['kind']}{_list_label(result, i)} {li['hits']} hits "
+                         f"×{num(li['weight'])}")
+    if ex["models"]:
+        lines.append("models: " + ", ".join(f"{role} {uri}" for role, uri in ex["models"].items()))
+    lines.append(f"prompt version: {ex['prompt_version']}")
+    lines.append("constants:")
+    lines.extend(f"  {key} {_compact(val)}" for key, val in ex["constants"].items())
+    return lines
+
+
+def hit_xml(ex: dict, indent: str) -> list[str]:
+    out = [f"{indent}<explain " + xml_attrs(fused_position=ex["fused_position"], rrf=ex["rrf"], bonus=ex["bonus"],
+                                         fusion=ex["fusion"], fusion_norm=ex["fusion_norm"], rerank=ex["rerank"],
+                                         keyword_floor=ex["keyword_floor"], synthetic=ex["synthetic"],
+                                         fusion_weight=ex["fusion_weight"], rerank_weight=ex["rerank_weight"]) + ">"]
+    for c in ex["contributions"]:
+        out.append(f"{indent}  <contribution " + xml_attrs(list_=c["list"], source=c["source"], kind=c["kind"],
+                                                        rank=c["rank"], score=c["score"], weight=c["weight"],
+                                                        rrf=c["rrf"]) + "/>")
+    out.extend(f"{indent}  <floor>{xml_escape(f)}</floor>" for f in ex["floors"])
+    ri = ex.get("rerank_input")
+    if ri:
+        out.append(f"{indent}  <rerank_input " + xml_attrs(chunks=" ".join(str(n) for n in ri["chunks"]),
+                                                         chars=ri["chars"], cached=ri["cached"]) + "/>")
+    out.append(f"{indent}</explain>")
+    return out
+
+
+def query_xml(result: dict, indent: str) -> list[str]:
+    out = []
+    exp = result.get("expansion")
+    if exp:
+        out.append(f"{indent}<expansion " + xml_attrs(model=exp["model"], prompt=exp["prompt"],
+                                                   prompt_version=exp["prompt_version"], cached=exp["cached"]) + ">")
+        out.extend(f"{indent}  <lexical>{xml_escape(x)}</lexical>" for x in exp["lexical"])
+        out.extend(f"{indent}  <semantic>{xml_escape(x)}</semantic>" for x in exp["semantic"])
+        if exp.get("hyde") is not None:
+            out.append(f"{indent}  <hyde>{xml_escape(exp['hyde'])}</hyde>")
+        out.append(f"{indent}</expansion>")
+    ex = result.get("explain")
+    if ex:
+        out.append(f"{indent}<explain {xml_attrs(prompt_version=ex['prompt_version'])}>")
+        for st in ex["stages"]:
+            out.append(f"{indent}  <stage " + xml_attrs(name=st["name"], ms=st["ms"], skipped=st.get("skipped")) + "/>")
+        for i, li in enumerate(ex["lists"]):
+            out.append(f"{indent}  <list " + xml_attrs(index=i, source=li["source"], kind=li["kind"], hits=li["hits"],
+                                                    weight=li["weight"]) + f">{xml_escape(li['query'])}</list>")
+        for role, uri in ex["models"].items():
+            out.append(f"{indent}  <model {xml_attrs(role=role, uri=uri)}/>")
+        out.append(f"{indent}  <strong_signal>{xml_escape(fastjson.dumps(ex['strong_signal']))}</strong_signal>")
+        out.append(f"{indent}  <constants>{xml_escape(fastjson.dumps(ex['constants']))}</constants>")
+        out.append(f"{indent}</explain>")
+    return out

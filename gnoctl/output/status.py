@@ -1,0 +1,121 @@
+"""`status`: the daemon, the index, one truthful line per collection, vectors, models."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from gnoctl import fastjson
+from gnoctl.output.common import size
+
+
+def status_lines(st: dict) -> list[str]:
+    """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
+    memory = f", {size(st['rss_bytes'])} resident" if st.get("rss_bytes") else ""
+    out = [f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}{memory}), "
+           f"protocol {st['protocol']}",
+           f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
+           f"config: {st['config_path']}"]
+    langs = [str(x) for x in st["languages"] if x]
+    out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")
+    if st.get("config_error"):
+        out.append(f"config error (the last good config is in use): {st['config_error']}")
+    if st.get("storage_error"):
+        out.append(f"index storage: {st['storage_error']}")
+    if not st["collections"]:
+        out.append("no collections yet: gnoctl collection add PATH")
+    fresh = {f["collection"]: f for f in st.get("freshness", [])}
+    width = max((len(c["name"]) for c in st["collections"]), default=0)
+    for c in st["collections"]:
+        state = _collection_state(c, st["job"], fresh.get(c["name"]))
+        errors = f", {c['errors']} errors" if c["errors"] else ""
+        out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
+    vec = st.get("vectors")
+    if vec:
+        out.append("vectors: " + _vectors_line(vec))
+    if st.get("models"):
+        out.append("models:")
+        for m in st["models"]:
+            err = f": {m['error']}" if m.get("error") and m["state"] == "error" else ""
+            fix = f" (fix: {m['fix']})" if m.get("fix") and m["state"] in ("missing", "error") else ""
+            held = f", {size(m['rss_bytes'])}" if m.get("rss_bytes") and m["state"] == "ready" else ""
+            latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
+            out.append(f"  {m['role']:<9} {m['state']}{held}{latency}{err}  {m['uri']}{fix}")
+    for e in st["recent_errors"][:5]:
+        out.append(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
+    return out
+
+
+class StatusWatch:
+    """`status --watch`: each status redrawn in place on a terminal (blank-line separated
+    elsewhere), or as one JSON line."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.tty = sys.stdout.isatty()
+        self.shown = 0  # lines of the last frame on the terminal
+
+    def __call__(self, st: dict) -> None:
+        if self.fmt == "json":
+            print(fastjson.dumps(st))  # one status per line (JSON Lines)
+        else:
+            lines = status_lines(st)
+            # On a terminal, redraw in place: up to the first line of the last frame, clear.
+            prefix = f"\033[{self.shown}F\033[J" if self.tty and self.shown else ""
+            sys.stdout.write(prefix + "\n".join(lines) + ("\n" if self.tty else "\n\n"))
+            self.shown = len(lines)
+        sys.stdout.flush()
+
+
+def _ago(ts: int | None) -> str:
+    if not ts:
+        return "never"
+    s = max(0, int(time.time() - ts))
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n:
+            return f"{s // n}{unit} ago"
+    return f"{s}s ago"
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def _collection_state(c: dict, job: dict, f: dict | None) -> str:
+    """One truthful state: the running index job first, then what the watcher holds."""
+    if job["running"] and job.get("collection") == c["name"]:
+        done, total = job["done"], job["total"]
+        text = f"indexing {done}/{total}"
+        elapsed = time.time() - job["started_at"] if job.get("started_at") else 0.0
+        if done and elapsed > 0:
+            rate = done / elapsed
+            text += f" ({rate:.0f} files/s, ETA {_duration(max(0, total - done) / rate)})"
+        return text
+    indexed = f"indexed {_ago(c['last_indexed_at'])}"
+    if f is None:
+        return indexed
+    if f.get("last_error"):
+        return f"watch error: {f['last_error']}"
+    if f["indexing"] or f["pending"]:
+        return f"{f['pending']} pending" + (", indexing" if f["indexing"] else "")
+    if not f["watching"]:
+        return f"not watched, {indexed}"
+    change = f"last change {_ago(f['last_change_at'])}" if f.get("last_change_at") else indexed
+    return f"up to date, watching, {change}"
+
+
+def _vectors_line(vec: dict) -> str:
+    if not vec["available"]:
+        reason = vec.get("reason") or "no embedding model yet"
+        fix = "" if "sqlite-vec" in reason or "gnoctl " in reason else " (fix: gnoctl models pull embed)"
+        return f"unavailable: {reason}{fix}"
+    text = f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec.get('serving') or vec.get('model')}"
+    if vec["pending"]:
+        rate = f", {vec['rate_per_s']:.0f} chunks/s" if vec.get("rate_per_s") else ""
+        text += f", {vec['pending']} pending" + (f" (embedding{rate})" if vec["embedding"] else "")
+    return text
