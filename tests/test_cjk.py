@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import migrated_db
+from conftest import lexical_paths, migrated_db
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
-from gnod.search import lexical
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.store.documents import language_counts
 from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
 
 
@@ -109,9 +106,7 @@ def index(tmp_path_factory):
 
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
-    result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            language_counts(conn))
-    return [h.path for h in result.hits]
+    return lexical_paths(conn, analyzers, query)
 
 
 def test_languages_of_the_pages(index):

@@ -12,13 +12,10 @@ from types import SimpleNamespace
 import pytest
 from test_cli import run_cli_tty
 
-from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod
+from conftest import _run_cli, cleanup_home, cli_json, lexical_paths, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
-from gnod.search import lexical
 from gnod.store.db import connect
-from gnod.store.documents import language_counts
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
 
@@ -193,8 +190,7 @@ def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
     assert migrate(conn) == ["0003_exact_forms"] == [MIGRATIONS[-1][0]]
     assert conn.execute("SELECT count(*) FROM documents_exact_vocab WHERE term = 'deploying'"
                         ).fetchone() == (1,)
-    res = lexical.search(conn, AnalyzerSet(), SearchParams(query="deploying"), language_counts(conn))
-    assert [h.path for h in res.hits] == ["deploying.md", "deployed.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()
 
 

@@ -1,4 +1,4 @@
-"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored hits.
+"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored rows.
 
 Two full-text indexes answer each query: `documents_fts` holds each document's stems
 (in its own language), `documents_exact` its unstemmed words. A query is stemmed in
@@ -15,18 +15,16 @@ than the two queries.
 
 from __future__ import annotations
 
-import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import apsw
 
-from gnod.protocol import SearchHit, SearchParams, SearchResult
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
 from gnod.search.grammar import compile_query, keep_informative, parse
-from gnod.search.snippet import best_snippets
-from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import query_language, query_language_candidates
 from gnod.text.stopwords import is_stopword
@@ -123,28 +121,47 @@ def doc_frequency(conn: apsw.Connection) -> Callable[[str], int]:
     return df
 
 
+class Row(NamedTuple):
+    doc_id: int
+    score: float  # relative to the best hit (relative_scores), rounded as shown
+    bm25: float  # the raw weighted bm25 (negative: lower is better)
+
+
+@dataclass(slots=True)
+class Result:
+    rows: list[Row]  # best first
+    total_candidates: int  # matches fetched before `min_score` and `limit`
+    terms: list[str]
+    dropped_stopwords: list[str]
+    languages: list[str | None]  # the query was stemmed in these
+    stems: frozenset[str]  # what a snippet or a highlight should mark
+    notes: list[str]
+
+
 def search(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
-    params: SearchParams,
+    query: str,
     counts: Mapping[str | None, int],
+    limit: int,
+    where: filters.Filter = filters.NO_FILTER,
+    min_score: float = 0.0,
     lexical: Lexical = PIPELINE.lexical,
-) -> SearchResult:
-    """Raises grammar.QuerySyntaxError for malformed queries.
+) -> Result:
+    """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
+    malformed queries.
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in.
     """
-    t0 = time.perf_counter()
-    languages = query_languages(params.query, counts, lexical)
+    languages = query_languages(query, counts, lexical)
     stem_langs = [lang for lang in languages if lang] or ["english"]
 
     def stop(t: str) -> bool:
         return is_stopword(t, stem_langs)
 
     notes: list[str] = []
-    clauses, left_out = keep_informative(parse(params.query), stop, lexical.max_terms,
-                                         doc_frequency(conn))
+    clauses, left_out = keep_informative(parse(query), stop, lexical.max_terms, doc_frequency(conn))
     if left_out:
         shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
@@ -152,46 +169,20 @@ def search(
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
 
-    pool = max(params.limit * POOL_FACTOR, MIN_POOL)
+    pool = max(limit * POOL_FACTOR, MIN_POOL)
     condition, args = None, list[object]()
-    if filters.active(params.filters, params.collections):
-        condition, args = filters.where(params.filters, params.collections)
-    rows = conn.execute(_sql(condition, lexical.exact_weight),
-                        (stemmed.match, exact.match, *args, pool)).fetchall()
+    if filters.active(where):
+        condition, args = filters.where(where)
+    found = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, pool)).fetchall()
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
-    scores = [round(s, 6) for s in relative_scores([r[1] for r in rows])]
-    ranked = [
-        (doc_id, raw, score)
-        for (doc_id, raw), score in zip(rows, scores)
-        if score >= params.min_score
-    ][: params.limit]
-    docs = store.docs_by_ids(conn, [r[0] for r in ranked])
-    stems = stemmed.positive_stems | exact.positive_stems
-    hits = []
-    for doc_id, raw, score in ranked:
-        d = docs.get(doc_id)
-        if d is None:  # deleted between the two statements
-            continue
-        found = []
-        if params.snippets:
-            content = store.content_of(conn, d.mirror_hash)
-            if content is not None:
-                found = best_snippets(content[0], content[1], analyzers.get(d.language), stems, params.per_doc)
-        hits.append(
-            SearchHit(
-                docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection,
-                path=d.rel_path, abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title,
-                score=score, bm25=raw, language=d.language, snippet=found[0] if found else None,
-                snippets=found if params.per_doc > 1 else [],
-            )
-        )
-    return SearchResult(
-        query=params.query,
-        hits=hits,
-        total_candidates=len(rows),
+    scores = [round(s, 6) for s in relative_scores([r[1] for r in found])]
+    rows = [Row(doc_id, score, raw) for (doc_id, raw), score in zip(found, scores) if score >= min_score]
+    return Result(
+        rows=rows[:limit],
+        total_candidates=len(found),
         terms=list(stemmed.terms),
         dropped_stopwords=list(stemmed.dropped_stopwords),
         languages=list(languages),
-        took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        stems=stemmed.positive_stems | exact.positive_stems,
         notes=notes,
     )
