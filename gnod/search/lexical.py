@@ -26,7 +26,7 @@ from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
 from gnod.search.grammar import compile_query, keep_informative, parse
 from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import query_language, query_language_candidates
+from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
 # bm25() column weights, in FTS column order (filepath, title, body): a title hit
@@ -82,17 +82,21 @@ def query_languages(
     query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
 ) -> list[str | None]:
     """The languages a query is stemmed in: its own when it is clearly written in one the
-    index holds; else, among the languages holding `min_language_share` of the index,
-    those whose function words it holds (Spanish, Catalan or Romanian for "es un alias
-    de"), or all of them (largest first) when it holds none. Weak evidence ("in vitro")
-    never stems a query in a language of a few stray documents. `counts` is documents
-    per language (store.language_counts).
+    index holds; none (None: matched as written) when it is written in a script without
+    a stemmer (CJK, Thai…) and the index holds unstemmed documents; else, among the
+    languages holding `min_language_share` of the index, those whose function words it
+    holds (Spanish, Catalan or Romanian for "es un alias de"), or all of them (largest
+    first) when it holds none. Weak evidence ("in vitro") never stems a query in a
+    language of a few stray documents. `counts` is documents per language
+    (store.language_counts).
 
     Stems of other languages would only add false matches to a clear query (an English
     word cut by a Basque stemmer); its exact forms still find every document."""
     own = query_language(query)
     if own is not None and counts.get(own):
         return [own]
+    if own is None and counts.get(None) and unstemmed_script(query):
+        return [None]
     total = sum(counts.values())
     major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
              if n >= lexical.min_language_share * total]
