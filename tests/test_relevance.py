@@ -45,6 +45,17 @@ DOCS = {
     "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
     "lagoon.md": "# The salt lagoon\n\nIn spring the flamingos feed in the salt lagoon; the herons and "
                  "the flamingos share the shallow water.\n",
+    # The same manual page in the collection's language and two others: the translations
+    # are shorter, so bm25 alone ranks them first.
+    "man/tar.md": "# tar\n\n> Archiving utility, often combined with a compression method such as gzip.\n\n"
+                  "- Create an archive and write it to a file:\n\n`tar cf target.tar file1 file2`\n\n"
+                  "- Extract an archive in the current directory, keeping the permissions:\n\n`tar xf source.tar`\n",
+    "man/tr/tar.md": "# tar\n\n> Arşivleme aracı ve bir sıkıştırma yöntemi ile birlikte kullanılır.\n\n"
+                     "- Bir arşiv oluştur ve bir dosyaya yaz:\n\n`tar cf target.tar file1 file2`\n\n"
+                     "- Bir arşivi çıkar:\n\n`tar xf source.tar`\n",
+    "man/de/tar.md": "# tar\n\n> Ein Werkzeug zum Archivieren, oft mit einer Komprimierung wie gzip.\n\n"
+                     "- Erstelle ein Archiv und schreibe es in eine Datei:\n\n`tar cf target.tar file1 file2`\n\n"
+                     "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -107,6 +118,16 @@ def test_an_unsure_short_page_takes_the_collections_language(idx):
     assert langs["eu/katua.md"] == "basque"  # a clear verdict stays
     # English stems meet it now: "kinases" → "kinas", "assay" → "assay".
     assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
+
+
+def test_a_near_tie_goes_to_the_page_in_the_collections_language(idx):
+    res = search(idx.env, "tar", "-c", "notes")
+    langs = {h["path"]: h["language"] for h in res["hits"]}
+    assert langs == {"man/tar.md": "english", "man/tr/tar.md": "turkish", "man/de/tar.md": "german"}
+    assert paths(res)[0] == "notes/man/tar.md"
+    # bm25 alone ranks the shorter translations first: the preference only breaks near-ties.
+    bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["man/tar.md"] > min(bm25["man/tr/tar.md"], bm25["man/de/tar.md"])
 
 
 # --- exact forms first ------------------------------------------------------------------------

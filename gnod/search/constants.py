@@ -130,6 +130,12 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # bm25 = (bm25 over stems + exact_weight · bm25 over exact forms) / (1 + exact_weight):
     # the query's own word forms count twice, an inflection that only stemming meets once.
     exact_weight: float = 1.0
+    # Among near-equal matches, a document in the query's language (or, for a query that
+    # does not say, in the main language of the index) ranks first: bm25 × (1 + prior ×
+    # its language's documents / the largest query language's). "tar" in a collection of
+    # manual pages in 40 languages matches every translation of tar.md almost equally;
+    # this orders them by the index's languages, never past a clearly better match.
+    language_prior: float = 0.05
     # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
     max_terms: int = 64
 

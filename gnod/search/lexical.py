@@ -142,6 +142,27 @@ class Result:
     notes: list[str]
 
 
+def _prefer_languages(
+    conn: apsw.Connection, found: list[tuple[int, float]], languages: Sequence[str | None],
+    counts: Mapping[str | None, int], prior: float,
+) -> list[tuple[int, float, float]]:
+    """(doc id, bm25, ranking bm25) best first: the pool's bm25 × (1 + prior × the share of
+    the document's language among the query's languages, relative to the largest). Only
+    the fetched pool is reordered; the prior is small, so it decides near-ties. None (no
+    stemmer: CJK, or not known) is many languages at once, so it earns no preference."""
+    weights = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
+    top = max(weights.values(), default=0)
+    if len(counts) < 2 or not prior or not found or not top:  # one language: the order stands
+        return [(doc_id, raw, raw) for doc_id, raw in found]
+    ids = [doc_id for doc_id, _ in found]
+    lang_of = dict(conn.execute(f"SELECT id, language FROM documents WHERE id IN ({','.join('?' * len(ids))})",
+                                ids))
+    ranked = [(doc_id, raw, raw * (1.0 + prior * weights.get(lang_of.get(doc_id), 0) / top))
+              for doc_id, raw in found]
+    ranked.sort(key=lambda r: (r[2], r[0]))
+    return ranked
+
+
 def search(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
@@ -177,10 +198,11 @@ def search(
     condition, args = None, list[object]()
     if filters.active(where):
         condition, args = filters.where(where)
-    found = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, pool)).fetchall()
+    fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, pool)).fetchall()
+    found = _prefer_languages(conn, fetched, languages, counts, lexical.language_prior)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
-    scores = [round(s, 6) for s in relative_scores([r[1] for r in found])]
-    rows = [Row(doc_id, score, raw) for (doc_id, raw), score in zip(found, scores) if score >= min_score]
+    scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
+    rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
     return Result(
         rows=rows[:limit],
         total_candidates=len(found),
