@@ -15,6 +15,7 @@ from test_cli import run_cli_tty
 from conftest import _run_cli, cleanup_home, cli_json, lexical_paths, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
+from gnod.search.constants import PIPELINE
 from gnod.store.db import connect
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -56,6 +57,8 @@ DOCS = {
     "man/de/tar.md": "# tar\n\n> Ein Werkzeug zum Archivieren, oft mit einer Komprimierung wie gzip.\n\n"
                      "- Erstelle ein Archiv und schreibe es in eine Datei:\n\n`tar cf target.tar file1 file2`\n\n"
                      "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
+    # Short and about tar archives: bm25 ranks it above tar.md, which is asked for by name.
+    "man/tar-split.md": "# tar-split\n\n> Split tar archives into tar files.\n\n`tar-split archive.tar`\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -120,13 +123,15 @@ def test_an_unsure_short_page_takes_the_collections_language(idx):
     assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
 
 
-def test_a_near_tie_goes_to_the_page_in_the_collections_language(idx):
+def test_the_page_asked_for_by_name_in_the_collections_language_comes_first(idx):
     res = search(idx.env, "tar", "-c", "notes")
     langs = {h["path"]: h["language"] for h in res["hits"]}
-    assert langs == {"man/tar.md": "english", "man/tr/tar.md": "turkish", "man/de/tar.md": "german"}
-    assert paths(res)[0] == "notes/man/tar.md"
-    # bm25 alone ranks the shorter translations first: the preference only breaks near-ties.
+    assert langs == {"man/tar.md": "english", "man/tr/tar.md": "turkish", "man/de/tar.md": "german",
+                     "man/tar-split.md": "english"}
+    assert paths(res)[:2] == ["notes/man/tar.md", "notes/man/tar-split.md"]
+    # bm25 alone ranks the shorter pages first: the preferences only break near-ties.
     bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["man/tar.md"] > bm25["man/tar-split.md"]
     assert bm25["man/tar.md"] > min(bm25["man/tr/tar.md"], bm25["man/de/tar.md"])
 
 
@@ -152,7 +157,11 @@ def test_scores_are_relative_to_the_best_hit_and_the_last_is_not_zero(idx):
     assert by_path["notes/deploying.md"] == by_path["copy/deploying.md"] == 1.0
     last = hits[-1]
     assert 0 < last["score"] < 1
-    assert last["score"] == pytest.approx(last["bm25"] / hits[0]["bm25"], abs=1e-6)
+    # As docs/protocol.md says: English pages in an English query's results are preferred,
+    # and deploying.md is named as the query.
+    lex = PIPELINE.lexical
+    best = hits[0]["bm25"] * (1 + lex.language_prior + lex.name_match)
+    assert last["score"] == pytest.approx(last["bm25"] * (1 + lex.language_prior) / best, abs=1e-6)
 
 
 def test_min_score_keeps_the_meaning_of_the_scores(idx):

@@ -15,6 +15,7 @@ than the two queries.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import apsw
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
 from gnod.search.grammar import compile_query, keep_informative, parse
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
@@ -142,25 +143,55 @@ class Result:
     notes: list[str]
 
 
-def _prefer_languages(
-    conn: apsw.Connection, found: list[tuple[int, float]], languages: Sequence[str | None],
-    counts: Mapping[str | None, int], prior: float,
-) -> list[tuple[int, float, float]]:
-    """(doc id, bm25, ranking bm25) best first: the pool's bm25 × (1 + prior × the share of
-    the document's language among the query's languages, relative to the largest). Only
-    the fetched pool is reordered; the prior is small, so it decides near-ties. None (no
-    stemmer: CJK, or not known) is many languages at once, so it earns no preference."""
-    weights = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
-    top = max(weights.values(), default=0)
-    if len(counts) < 2 or not prior or not found or not top:  # one language: the order stands
-        return [(doc_id, raw, raw) for doc_id, raw in found]
-    ids = [doc_id for doc_id, _ in found]
-    lang_of = dict(conn.execute(f"SELECT id, language FROM documents WHERE id IN ({','.join('?' * len(ids))})",
-                                ids))
-    ranked = [(doc_id, raw, raw * (1.0 + prior * weights.get(lang_of.get(doc_id), 0) / top))
-              for doc_id, raw in found]
-    ranked.sort(key=lambda r: (r[2], r[0]))
-    return ranked
+def _words(text: str) -> list[str]:
+    return [_fold(t) for t in tokenize(text)]
+
+
+class Preferences:
+    """Two small preferences that scale a match's bm25 and decide near-ties, never a
+    clearly better match; they reorder the best `preference_pool` matches (or the pool):
+    - by name, × (1 + name_match): the document's title or file name is the query, word
+      for word ("tar" → tar.md): it is the one asked for by name;
+    - by language, × (1 + language_prior × share): the share of the document's language
+      among the query's languages, relative to the largest. None (no stemmer: CJK, or
+      not known) is many languages at once, so it earns no preference."""
+
+    def __init__(self, query: str, languages: Sequence[str | None], counts: Mapping[str | None, int],
+                 lexical: Lexical) -> None:
+        self.lexical = lexical
+        self.weights: dict[str | None, int] = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
+        self.top = max(self.weights.values(), default=0)
+        self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
+        self.words = _words(query) if lexical.name_match > 0 else []
+        self.active = self.by_language or bool(self.words)
+
+    def rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
+        """(doc id, bm25, ranking bm25), best first."""
+        if not self.active or not found:
+            return [(doc_id, raw, raw) for doc_id, raw in found]
+        ids = [doc_id for doc_id, _ in found]
+        # Titles and paths only of the documents that may be named as the query (SQLite's
+        # lower() folds ASCII only: a query word that is not ASCII checks every title).
+        probe = self.words[0] if self.words and self.words[0].isascii() else ""
+        info = {r[0]: r[1:] for r in conn.execute(
+            "SELECT id, language, CASE WHEN instr(lower(title), ?1) OR instr(lower(rel_path), ?1) "
+            "THEN title || char(0) || rel_path END "
+            f"FROM documents WHERE id IN ({','.join('?' * len(ids))})", [probe, *ids])}
+        ranked = [(doc_id, raw, raw * self._factor(*info.get(doc_id, (None, None)))) for doc_id, raw in found]
+        ranked.sort(key=lambda r: (r[2], r[0]))
+        return ranked
+
+    def _factor(self, language: str | None, names: str | None) -> float:
+        """`names`: title NUL rel_path, or None when neither holds the query's first word."""
+        f = 1.0
+        if self.by_language:
+            f += self.lexical.language_prior * self.weights.get(language, 0) / self.top
+        if self.words and names is not None:
+            title, _, rel_path = names.partition("\0")
+            stem = os.path.splitext(os.path.basename(rel_path))[0]
+            if _words(title) == self.words or _words(stem) == self.words:
+                f += self.lexical.name_match
+        return f
 
 
 def search(
@@ -198,8 +229,10 @@ def search(
     condition, args = None, list[object]()
     if filters.active(where):
         condition, args = filters.where(where)
-    fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, pool)).fetchall()
-    found = _prefer_languages(conn, fetched, languages, counts, lexical.language_prior)
+    prefer = Preferences(query, languages, counts, lexical)
+    fetch = max(pool, lexical.preference_pool) if prefer.active else pool
+    fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, fetch)).fetchall()
+    found = prefer.rank(conn, fetched)[:pool]
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
