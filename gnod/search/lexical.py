@@ -4,7 +4,9 @@ Two full-text indexes answer each query: `documents_fts` holds each document's s
 (in its own language), `documents_exact` its unstemmed words. A query is stemmed in
 the languages that matter for it (`query_languages`), and matched as typed against
 the exact forms; a document's bm25 is the weighted mean of the two, so the query's
-own word forms rank first while an inflection still matches through its stem.
+own word forms rank first while an inflection still matches through its stem. Among
+near-equal matches, `Preferences` puts first the page named as the query, and the
+page in the query's language (or the index's main one).
 
 Filters (collections, tags, dates, path, language) are applied after a materialized
 FTS pass (FTS first, then filter), so the planner never walks documents before the
