@@ -59,6 +59,10 @@ DOCS = {
                      "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
     # Short and about tar archives: bm25 ranks it above tar.md, which is asked for by name.
     "man/tar-split.md": "# tar-split\n\n> Split tar archives into tar files.\n\n`tar-split archive.tar`\n",
+    # The query "move and rename files in bulk" is a line of the first; the second, a bit
+    # shorter, holds its words in another order.
+    "tools/batch.md": "# batch\n\n> Move and rename files in bulk.\n\n- Use a pattern:\n\n`batch '*.old' '#1.new'`\n",
+    "tools/mover.md": "# mover\n\n> Move or rename files in bulk.\n\n- Use a glob:\n\n`mover '*.a'`\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -133,6 +137,13 @@ def test_the_page_asked_for_by_name_in_the_collections_language_comes_first(idx)
     bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
     assert bm25["man/tar.md"] > bm25["man/tar-split.md"]
     assert bm25["man/tar.md"] > min(bm25["man/tr/tar.md"], bm25["man/de/tar.md"])
+
+
+def test_the_page_holding_the_query_as_a_phrase_comes_first(idx):
+    res = search(idx.env, "move and rename files in bulk", "-c", "notes")
+    assert paths(res)[:2] == ["notes/tools/batch.md", "notes/tools/mover.md"]
+    bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["tools/batch.md"] > bm25["tools/mover.md"]  # bm25 alone ranks the other first
 
 
 # --- exact forms first ------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import apsw
 
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
-from gnod.search.grammar import compile_query, keep_informative, parse
+from gnod.search.grammar import Clause, compile_query, keep_informative, parse
 from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
@@ -149,23 +149,37 @@ def _words(text: str) -> list[str]:
     return [_fold(t) for t in tokenize(text)]
 
 
+def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
+    """The query's words in order as one FTS5 phrase, for a query of plain words (no
+    negation) of 2 to max_terms tokens; None otherwise."""
+    if any(c.negated for c in clauses):
+        return None
+    tokens = [t for c in clauses for t in c.tokens]
+    if not 2 <= len(tokens) <= lexical.max_terms:
+        return None
+    return '"' + " ".join(tokens) + '"'
+
+
 class Preferences:
-    """Two small preferences that scale a match's bm25 and decide near-ties, never a
+    """Small preferences that scale a match's bm25 and decide near-ties, never a
     clearly better match; they reorder the best `preference_pool` matches (or the pool):
+    - by phrase, × (1 + phrase_match): the document holds the query's words in order,
+      as typed (a pasted line, a description, an error message);
     - by name, × (1 + name_match): the document's title or file name is the query, word
       for word ("tar" → tar.md): it is the one asked for by name;
     - by language, × (1 + language_prior × share): the share of the document's language
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
       not known) is many languages at once, so it earns no preference."""
 
-    def __init__(self, query: str, languages: Sequence[str | None], counts: Mapping[str | None, int],
-                 lexical: Lexical) -> None:
+    def __init__(self, query: str, clauses: Sequence[Clause], languages: Sequence[str | None],
+                 counts: Mapping[str | None, int], lexical: Lexical) -> None:
         self.lexical = lexical
         self.weights: dict[str | None, int] = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
         self.top = max(self.weights.values(), default=0)
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
         self.words = _words(query) if lexical.name_match > 0 else []
-        self.active = self.by_language or bool(self.words)
+        self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
+        self.active = self.by_language or bool(self.words) or self.phrase is not None
 
     def rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first."""
@@ -179,7 +193,13 @@ class Preferences:
             "SELECT id, language, CASE WHEN instr(lower(title), ?1) OR instr(lower(rel_path), ?1) "
             "THEN title || char(0) || rel_path END "
             f"FROM documents WHERE id IN ({','.join('?' * len(ids))})", [probe, *ids])}
-        ranked = [(doc_id, raw, raw * self._factor(*info.get(doc_id, (None, None)))) for doc_id, raw in found]
+        phrased: set[int] = set()
+        if self.phrase is not None:
+            phrased = {r[0] for r in conn.execute(
+                "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
+        ranked = [(doc_id, raw, raw * (self._factor(*info.get(doc_id, (None, None)))
+                                       + (self.lexical.phrase_match if doc_id in phrased else 0.0)))
+                  for doc_id, raw in found]
         ranked.sort(key=lambda r: (r[2], r[0]))
         return ranked
 
@@ -219,7 +239,8 @@ def search(
         return is_stopword(t, stem_langs)
 
     notes: list[str] = []
-    clauses, left_out = keep_informative(parse(query), stop, lexical.max_terms, doc_frequency(conn))
+    parsed = parse(query)
+    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(conn))
     if left_out:
         shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
@@ -231,7 +252,7 @@ def search(
     condition, args = None, list[object]()
     if filters.active(where):
         condition, args = filters.where(where)
-    prefer = Preferences(query, languages, counts, lexical)
+    prefer = Preferences(query, parsed, languages, counts, lexical)
     fetch = max(pool, lexical.preference_pool) if prefer.active else pool
     fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, fetch)).fetchall()
     found = prefer.rank(conn, fetched)[:pool]
