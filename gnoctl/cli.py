@@ -460,7 +460,7 @@ def models_pull(
 
 @models_app.command("use")
 def models_use(
-    choice: Annotated[str, typer.Argument(help="A preset (slim, balanced, quality) or ROLE=URI, e.g. "
+    choice: Annotated[str, typer.Argument(help="A preset (light, slim, balanced, quality) or ROLE=URI, e.g. "
                                                "embed=file:/models/e5.gguf.")],
     json_: JsonOpt = False,
     human: HumanOpt = False,
