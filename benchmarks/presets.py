@@ -16,7 +16,8 @@ Each model and thread count is measured in a fresh process:
 
 Models are loaded and run by gnod's model manager, as in the daemon: load_s and rss_mb are
 what `status` shows for a loaded model (rss_mb: resident memory the load added);
-rss_after_run_mb also counts what the run allocated. Lines are NAME_MODEL_tN=.
+rss_after_run_mb also counts what the run allocated. llama.cpp's library itself, loaded
+once per daemon, is apart: llama_cpp_import_mb. Lines are NAME_MODEL_tN=.
 --models takes twin file names (default: every preset's models); --list shows them.
 """
 
@@ -95,6 +96,9 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
     role = twin.role
     uri = f"file:{path}"
     fam = presets.family(uri)
+    before_import = rss()
+    import llama_cpp  # loaded once per daemon, whatever it loads: not a model's memory
+
     base = rss()
     models = Models(ModelsConfig(**{role: uri}, threads=threads, idle_unload_s=0), str(twin_cache()))
     try:
@@ -127,8 +131,6 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
             rate = (len(docs) - 2) / (time.perf_counter() - t0)
             figures = {"chunks_per_s": rate, "rerank_20_s": RERANK_CANDIDATES / rate}
         else:
-            import llama_cpp
-
             ctx = model._llm.ctx  # llama.cpp's own counters: prompt and generated tokens, apart
             await models.generate(presets.chat(fam, "", "Hello"), max_tokens=2)  # warm-up
             title, text = scifact(1)[0]
@@ -142,7 +144,8 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
     finally:
         models.close()
     key = f"{name}_t{threads}"
-    emit(**{f"file_mb_{name}": os.path.getsize(path) / 1e6, f"load_s_{key}": info.load_seconds,
+    emit(**{f"file_mb_{name}": os.path.getsize(path) / 1e6,
+            f"llama_cpp_import_mb_{key}": (base - before_import) / 2**20, f"load_s_{key}": info.load_seconds,
             f"rss_mb_{key}": (info.rss_bytes or 0) / 2**20, f"rss_after_run_mb_{key}": grown / 2**20},
          **{f"{k}_{key}": v for k, v in figures.items()})
 
