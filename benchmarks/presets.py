@@ -1,6 +1,6 @@
 """What each preset model costs on this machine, measured on its random-weight twin.
 
-    python benchmarks/presets.py [--models bge-m3-Q4_K_M,...] [--threads 1,2] [--chunks 32]
+    python benchmarks/presets.py [--models bge-m3-Q4_K_M,...] [--threads 2,1] [--chunks 32] [--build]
 
 A twin (testmodels/twins.py) has the preset GGUF's architecture, shape, quantization and
 vocabulary size with random weights, which llama.cpp's speed does not depend on; twins
@@ -8,11 +8,11 @@ are built once into ~/.cache/gno-presetbench (GNO_PRESETBENCH_DIR), never downlo
 Each model and thread count is measured in a fresh process:
 
 - embed: SciFact abstracts formatted as gnod embeds them, cut to ~250 tokens; gnod's
-  batch size; one warm-up batch. chunks_per_s, and embed_10k_chunks_min (10,000 chunks).
+  batch size, after 4 warm-up chunks. chunks_per_s, and embed_10k_chunks_min (10,000 chunks).
 - rerank: (query, ~250-token chunk) pairs as gnod scores them; chunks_per_s, and
   rerank_20_s: the 20 candidates a query reranks (shorter passages in practice: less).
-- generate: a chat prompt holding one ~250-token chunk, 32 tokens generated (greedy);
-  prompt_tokens_per_s and gen_tokens_per_s as llama.cpp counts them.
+- generate: a chat prompt holding one SciFact abstract (~500 tokens), 32 tokens generated
+  (greedy); prompt_tokens_per_s and gen_tokens_per_s as llama.cpp counts them.
 
 Models are loaded and run by gnod's model manager, as in the daemon: load_s and rss_mb are
 what `status` shows for a loaded model (rss_mb: resident memory the load added);
@@ -33,10 +33,10 @@ import time
 
 from common import REPO, SHARED, emit, twin_cache
 from gnod.models import presets
+from gnod.search.constants import PIPELINE
 
 CHUNK_TOKENS = 250
 GEN_TOKENS = 32
-RERANK_CANDIDATES = 20  # gnod.search.constants: rerank_top_k
 QUERY = "Does vitamin D supplementation lower the risk of respiratory infections in adults?"
 
 
@@ -129,7 +129,7 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
             t0 = time.perf_counter()
             await run(lambda m: m.score(QUERY, docs[2:]))
             rate = (len(docs) - 2) / (time.perf_counter() - t0)
-            figures = {"chunks_per_s": rate, "rerank_20_s": RERANK_CANDIDATES / rate}
+            figures = {"chunks_per_s": rate, "rerank_20_s": PIPELINE.limits.rerank_top_k / rate}
         else:
             ctx = model._llm.ctx  # llama.cpp's own counters: prompt and generated tokens, apart
             await models.generate(presets.chat(fam, "", "Hello"), max_tokens=2)  # warm-up
