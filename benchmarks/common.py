@@ -9,6 +9,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from pathlib import Path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
@@ -97,14 +98,23 @@ def tldr_pages(folder: str = "pages") -> str:
 
 
 def test_model(name: str) -> str:
-    """A model URI: minilm or e5 (the real test models testmodels/ builds), else as given."""
-    from testmodels import build
+    """A model URI: minilm or e5 (the real test models testmodels/ builds), a preset model's
+    random-weight twin by its file name (testmodels/twins.py; see benchmarks/presets.py),
+    else as given."""
+    from testmodels import build, twins
 
     builders = {"minilm": build.minilm_gguf, "e5": build.e5_gguf, "reranker": build.reranker_gguf,
                 "smollm2": build.smollm2_gguf}
     if name in builders:
         return f"file:{builders[name]()}"
+    if name in twins.TWINS:
+        return f"file:{build.twin_gguf(name, directory=twin_cache())}"
     return name
+
+
+def twin_cache() -> Path:
+    """Full-size twins: hundreds of MB each, kept out of the test models' cache."""
+    return Path(os.environ.get("GNO_PRESETBENCH_DIR") or Path.home() / ".cache" / "gno-presetbench")
 
 
 def models_config(embed_uri: str, threads: int = 1, rerank_uri: str | None = None,

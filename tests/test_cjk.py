@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import migrated_db
+from conftest import cli_json, lexical_paths, migrated_db
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
-from gnod.search import lexical
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.store.documents import language_counts
 from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
 
 
@@ -109,9 +106,7 @@ def index(tmp_path_factory):
 
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
-    result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            language_counts(conn))
-    return [h.path for h in result.hits]
+    return lexical_paths(conn, analyzers, query)
 
 
 def test_languages_of_the_pages(index):
@@ -160,3 +155,29 @@ def test_multi_word_and_mixed_queries(index):
     assert set(paths(index, "한국어 deploy")) == {"ko.md", "en.md"}
     assert paths(index, '"新鮮な豆"') == ["ja.md"]
     assert paths(index, "コーヒー -温度") == []
+
+
+# --------------------------------------------------------------------------- through gnod
+
+ALIAS_PAGES = {
+    "ja/soffice.md": "# libreoffice\n\n> このコマンドは `soffice` のエイリアスです。\n\n"
+                     "- 元のコマンドのドキュメントを表示する:\n\n`tldr soffice`\n",
+    "sv/soffice.md": "# libreoffice\n\n> Det här kommandot är ett alias för `soffice`.\n\n"
+                     "- Visa dokumentationen för det ursprungliga kommandot:\n\n`tldr soffice`\n",
+    "en/soffice.md": "# libreoffice\n\n> This command is an alias of `soffice`.\n\n"
+                     "- View documentation for the original command:\n\n`tldr soffice`\n",
+    "de/soffice.md": "# libreoffice\n\n> Dieser Befehl ist ein Alias von `soffice`.\n\n"
+                     "- Zeige die Dokumentation für den ursprünglichen Befehl an:\n\n`tldr soffice`\n",
+}
+
+
+def test_a_cjk_query_is_matched_as_written_not_stemmed_in_other_languages(daemon, env, tmp_path):
+    for rel, text in ALIAS_PAGES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    cli_json("collection", "add", str(tmp_path), "--name", "alias", "--json", env=env)
+    res = cli_json("search", "このコマンドは soffice のエイリアスです", "--json", env=env)
+    assert res["languages"] == [None]
+    assert res["hits"][0]["path"] == "ja/soffice.md"
+    # A query in a language with a stemmer keeps its own.
+    assert cli_json("search", "Dieser Befehl ist ein Alias von soffice", "--json", env=env)["languages"] == ["german"]

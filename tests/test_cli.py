@@ -577,3 +577,15 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
     st = daemon.result("status")
     assert st["job"]["running"] is False
     assert st["documents"] == n
+
+
+def test_status_vectors_line_shows_a_slow_rate_and_the_eta():
+    """A large model embeds < 1 chunk/s on a small CPU: status keeps the digits that show it,
+    and the time left is the backlog over that running rate (gnod: embedded / elapsed)."""
+    from gnoctl.output.status import _vectors_line
+
+    vec = {"available": True, "embedded": 100, "chunks": 10_100, "model": "hf:a/b/e5.gguf", "serving": None,
+           "pending": 10_000, "embedding": True, "rate_per_s": 0.52}
+    assert _vectors_line(vec).endswith("10000 pending (embedding, 0.52 chunks/s, ETA 5h20m)")
+    assert _vectors_line({**vec, "rate_per_s": 25.0}).endswith("(embedding, 25 chunks/s, ETA 6m40s)")
+    assert _vectors_line({**vec, "rate_per_s": None}).endswith("10000 pending (embedding)")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gnod.text import language
 from gnod.text.analyzer import LANGUAGES
-from gnod.text.language import ISO_TO_SNOWBALL, detect_language, normalize_language
+from gnod.text.language import ISO_TO_SNOWBALL, detect_language, normalize_language, unstemmed_script
 from gnod.text.stopwords import STOPWORDS, is_stopword
 
 SAMPLES = {
@@ -250,3 +250,17 @@ def test_is_stopword() -> None:
     assert not is_stopword("archive", ["english", "german", "french"])
     assert not is_stopword("the", [None, "klingon"])
     assert not is_stopword("the", [])
+
+
+@pytest.mark.parametrize("text, unstemmed", [
+    ("このコマンドは `soffice` のエイリアスです", True),
+    ("数据库备份", True),
+    ("docker コンテナ", True),  # CJK letters weigh more than Latin ones, as in detection
+    ("ภาษาไทย", True),
+    ("git commit", False),
+    ("café au lait", False),
+    ("Москва хорошая погода", False),  # Cyrillic has stemmers
+    ("see https://example.com/a-long-path 東", False),
+])
+def test_unstemmed_script(text, unstemmed):
+    assert unstemmed_script(text) is unstemmed

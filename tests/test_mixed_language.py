@@ -9,12 +9,12 @@ import pickle
 
 import pytest
 
+from conftest import lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.ingest.prepare import prepare
 from gnod.ingest.sections import language_sections, stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.store.db import connect
 from gnod.store.documents import index_languages, language_counts
@@ -82,9 +82,7 @@ def build(tmp_path, files: dict[str, str], language: str | None = None):
 
 
 def paths(conn, query: str) -> list[str]:
-    result = lexical.search(conn, AnalyzerSet(), SearchParams(query=query, limit=10),
-                            language_counts(conn))
-    return [h.path for h in result.hits]
+    return lexical_paths(conn, AnalyzerSet(), query)
 
 
 def prepared(text: str, hint: str | None = None, name: str = "page.md"):

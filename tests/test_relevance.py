@@ -12,13 +12,11 @@ from types import SimpleNamespace
 import pytest
 from test_cli import run_cli_tty
 
-from conftest import _run_cli, cleanup_home, cli_json, make_env, make_home, start_gnod
+from conftest import _run_cli, cleanup_home, cli_json, lexical_paths, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import SearchParams
-from gnod.search import lexical
+from gnod.search.constants import PIPELINE
 from gnod.store.db import connect
-from gnod.store.documents import language_counts
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
 
@@ -48,6 +46,23 @@ DOCS = {
     "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
     "lagoon.md": "# The salt lagoon\n\nIn spring the flamingos feed in the salt lagoon; the herons and "
                  "the flamingos share the shallow water.\n",
+    # The same manual page in the collection's language and two others: the translations
+    # are shorter, so bm25 alone ranks them first.
+    "man/tar.md": "# tar\n\n> Archiving utility, often combined with a compression method such as gzip.\n\n"
+                  "- Create an archive and write it to a file:\n\n`tar cf target.tar file1 file2`\n\n"
+                  "- Extract an archive in the current directory, keeping the permissions:\n\n`tar xf source.tar`\n",
+    "man/tr/tar.md": "# tar\n\n> Arşivleme aracı ve bir sıkıştırma yöntemi ile birlikte kullanılır.\n\n"
+                     "- Bir arşiv oluştur ve bir dosyaya yaz:\n\n`tar cf target.tar file1 file2`\n\n"
+                     "- Bir arşivi çıkar:\n\n`tar xf source.tar`\n",
+    "man/de/tar.md": "# tar\n\n> Ein Werkzeug zum Archivieren, oft mit einer Komprimierung wie gzip.\n\n"
+                     "- Erstelle ein Archiv und schreibe es in eine Datei:\n\n`tar cf target.tar file1 file2`\n\n"
+                     "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
+    # Short and about tar archives: bm25 ranks it above tar.md, which is asked for by name.
+    "man/tar-split.md": "# tar-split\n\n> Split tar archives into tar files.\n\n`tar-split archive.tar`\n",
+    # The query "move and rename files in bulk" is a line of the first; the second, a bit
+    # shorter, holds its words in another order.
+    "tools/batch.md": "# batch\n\n> Move and rename files in bulk.\n\n- Use a pattern:\n\n`batch '*.old' '#1.new'`\n",
+    "tools/mover.md": "# mover\n\n> Move or rename files in bulk.\n\n- Use a glob:\n\n`mover '*.a'`\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -112,6 +127,25 @@ def test_an_unsure_short_page_takes_the_collections_language(idx):
     assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
 
 
+def test_the_page_asked_for_by_name_in_the_collections_language_comes_first(idx):
+    res = search(idx.env, "tar", "-c", "notes")
+    langs = {h["path"]: h["language"] for h in res["hits"]}
+    assert langs == {"man/tar.md": "english", "man/tr/tar.md": "turkish", "man/de/tar.md": "german",
+                     "man/tar-split.md": "english"}
+    assert paths(res)[:2] == ["notes/man/tar.md", "notes/man/tar-split.md"]
+    # bm25 alone ranks the shorter pages first: the preferences only break near-ties.
+    bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["man/tar.md"] > bm25["man/tar-split.md"]
+    assert bm25["man/tar.md"] > min(bm25["man/tr/tar.md"], bm25["man/de/tar.md"])
+
+
+def test_the_page_holding_the_query_as_a_phrase_comes_first(idx):
+    res = search(idx.env, "move and rename files in bulk", "-c", "notes")
+    assert paths(res)[:2] == ["notes/tools/batch.md", "notes/tools/mover.md"]
+    bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["tools/batch.md"] > bm25["tools/mover.md"]  # bm25 alone ranks the other first
+
+
 # --- exact forms first ------------------------------------------------------------------------
 
 
@@ -134,7 +168,11 @@ def test_scores_are_relative_to_the_best_hit_and_the_last_is_not_zero(idx):
     assert by_path["notes/deploying.md"] == by_path["copy/deploying.md"] == 1.0
     last = hits[-1]
     assert 0 < last["score"] < 1
-    assert last["score"] == pytest.approx(last["bm25"] / hits[0]["bm25"], abs=1e-6)
+    # As docs/protocol.md says: English pages in an English query's results are preferred,
+    # and deploying.md is named as the query.
+    lex = PIPELINE.lexical
+    best = hits[0]["bm25"] * (1 + lex.language_prior + lex.name_match)
+    assert last["score"] == pytest.approx(last["bm25"] * (1 + lex.language_prior) / best, abs=1e-6)
 
 
 def test_min_score_keeps_the_meaning_of_the_scores(idx):
@@ -193,8 +231,7 @@ def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
     assert migrate(conn) == ["0003_exact_forms"] == [MIGRATIONS[-1][0]]
     assert conn.execute("SELECT count(*) FROM documents_exact_vocab WHERE term = 'deploying'"
                         ).fetchone() == (1,)
-    res = lexical.search(conn, AnalyzerSet(), SearchParams(query="deploying"), language_counts(conn))
-    assert [h.path for h in res.hits] == ["deploying.md", "deployed.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()
 
 

@@ -8,7 +8,6 @@ import pytest
 
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.protocol import Filters
 from gnod.search import filters
 from gnod.store import vectors as vs
 from gnod.text.analyzer import AnalyzerSet
@@ -124,7 +123,7 @@ def test_filters_and_shared_content(db, tmp_path):
         "JOIN collections c ON c.id = d.collection_id")}
     shared = chunk_of["d0.md@a"]
     assert chunk_of["d0.md@b"] == shared
-    in_b = filters.where(Filters(), ["b"])
+    in_b = filters.where(filters.Filter(collections=("b",)))
     assert sorted(vs.allowed_chunks(db, *in_b).tolist()) == sorted([shared, chunk_of["own.md@b"]])
     hits = vs.chunk_hits(db, [shared])
     assert sorted(h.collection for h in hits) == ["a", "b"]

@@ -116,6 +116,10 @@ def _vectors_line(vec: dict) -> str:
         return f"unavailable: {reason}{fix}"
     text = f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec.get('serving') or vec.get('model')}"
     if vec["pending"]:
-        rate = f", {vec['rate_per_s']:.0f} chunks/s" if vec.get("rate_per_s") else ""
-        text += f", {vec['pending']} pending" + (f" (embedding{rate})" if vec["embedding"] else "")
+        rate = vec.get("rate_per_s")
+        speed = ""
+        if rate:  # a large model embeds well under 1 chunk/s on a small CPU: keep the digits that show it
+            shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.2g}"
+            speed = f", {shown} chunks/s, ETA {_duration(vec['pending'] / rate)}"
+        text += f", {vec['pending']} pending" + (f" (embedding{speed})" if vec["embedding"] else "")
     return text

@@ -52,6 +52,10 @@ class Preset(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # File names and sizes checked against public references to these repos; sizes are rounded.
+# MIT, 118M parameters (12 layers, hidden 384, XLM-R's 250k vocabulary), ~100 languages;
+# retrieval scores published in its paper (arXiv 2402.05672) and on MTEB/MIRACL.
+E5_SMALL = ModelSpec(uri="hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf", family="e5",
+                     licence="MIT", size_bytes=130_000_000, dim=384)
 BGE_M3 = ModelSpec(uri="hf:gpustack/bge-m3-GGUF/bge-m3-Q4_K_M.gguf", family="bge",
                    licence="MIT", size_bytes=438_000_000, dim=1024)
 BGE_RERANKER_V2_M3 = ModelSpec(uri="hf:gpustack/bge-reranker-v2-m3-GGUF/bge-reranker-v2-m3-Q4_K_M.gguf",
@@ -70,8 +74,12 @@ QWEN3_4B_2507 = ModelSpec(uri="hf:unsloth/Qwen3-4B-Instruct-2507-GGUF/Qwen3-4B-I
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
+        # The default: the only embedder here whose first embedding of 10,000 chunks takes
+        # under an hour on 2 cores (README, "Models and what they cost"; benchmarks/presets.py).
+        Preset(name="light", summary="multilingual-e5-small + bge-reranker-v2-m3 + Qwen3-1.7B: "
+               "first embedding fastest, multilingual", embed=E5_SMALL, rerank=BGE_RERANKER_V2_M3, generate=QWEN3_17B),
         # Seed 001 §5's models: bge-m3 is multilingual and runs anywhere llama.cpp does.
-        Preset(name="slim", summary="bge-m3 + bge-reranker-v2-m3 + Qwen3-1.7B: smallest, multilingual",
+        Preset(name="slim", summary="bge-m3 + bge-reranker-v2-m3 + Qwen3-1.7B: multilingual",
                embed=BGE_M3, rerank=BGE_RERANKER_V2_M3, generate=QWEN3_17B),
         # Qwen3-Embedding/Reranker-0.6B score clearly above bge-m3/bge-reranker-v2-m3 on MMTEB
         # at about the same size and speed; switching embedder means re-embedding everything.
@@ -81,7 +89,7 @@ PRESETS: dict[str, Preset] = {
                embed=QWEN3_EMBEDDING_06B, rerank=QWEN3_RERANKER_06B, generate=QWEN3_4B_2507),
     )
 }
-DEFAULT_PRESET = "slim"
+DEFAULT_PRESET = "light"
 
 
 class UnknownPreset(ValueError):

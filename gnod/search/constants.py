@@ -130,6 +130,23 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # bm25 = (bm25 over stems + exact_weight · bm25 over exact forms) / (1 + exact_weight):
     # the query's own word forms count twice, an inflection that only stemming meets once.
     exact_weight: float = 1.0
+    # Among near-equal matches, a document in the query's language (or, for a query that
+    # does not say, in the main language of the index) ranks first: bm25 × (1 + prior ×
+    # its language's documents / the largest query language's). "tar" in a collection of
+    # manual pages in 40 languages matches every translation of tar.md within a few
+    # percent; this orders them by the index's languages, never past a match more than
+    # this much better.
+    language_prior: float = 0.1
+    # A document whose title or file name is the query, word for word ("tar" → tar.md,
+    # "docker compose" → docker-compose.md), is the one asked for by name: its bm25 counts
+    # this much more, enough to pass pages that only mention the name in theirs.
+    name_match: float = 0.1
+    # A document holding the query's words in order, as typed (a pasted line, an error
+    # message, a description), is preferred by this much over one holding them apart.
+    phrase_match: float = 0.1
+    # The preferences reorder at least this many of the best matches by bm25 (40
+    # translations of one page can fill a pool of 20 before the one in the user's language).
+    preference_pool: int = 100
     # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
     max_terms: int = 64
 

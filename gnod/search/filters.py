@@ -7,12 +7,8 @@ ids), so a filtered search still returns `limit` results when that many document
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from dataclasses import dataclass, replace
 
-import msgspec
-
-from gnod.protocol import Filters
 from gnod.text.language import normalize_language
 
 # A document's date: an ISO frontmatter `date` (its day), else the file's mtime (UTC day).
@@ -23,19 +19,26 @@ DOC_DATE = (
 )
 
 
-P = TypeVar("P")
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Which documents a search may return; empty fields filter nothing."""
+
+    collections: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # every one among the frontmatter tags (case-insensitive)
+    since: str | None = None  # ISO day: the document's date ≥
+    until: str | None = None  # ISO day: the document's date ≤
+    path: str | None = None  # glob over the path inside its collection
+    lang: str | None = None  # a Snowball name once resolved; an ISO code is accepted
+
+
+NO_FILTER = Filter()
 
 
 class FilterError(ValueError):
     """A filter value the index cannot use; the message is meant for a person."""
 
 
-def resolved(params: P) -> P:
-    """Search params (any with `filters`) with their filters resolved."""
-    return msgspec.structs.replace(params, filters=resolve(params.filters))  # type: ignore[attr-defined,type-var]
-
-
-def resolve(f: Filters) -> Filters:
+def resolve(f: Filter) -> Filter:
     """`f` with its language as the index stores it (a Snowball name); FilterError otherwise."""
     if f.since and f.until and f.since > f.until:
         raise FilterError(f"since {f.since} is after until {f.until}: no document can match")
@@ -45,20 +48,20 @@ def resolve(f: Filters) -> Filters:
         lang = normalize_language(f.lang)
     except ValueError as e:
         raise FilterError(f"lang: {e}") from None
-    return msgspec.structs.replace(f, lang=lang)
+    return replace(f, lang=lang)
 
 
-def active(f: Filters, collections: Sequence[str]) -> bool:
-    return bool(collections or f.tags or f.since or f.until or f.path or f.lang)
+def active(f: Filter) -> bool:
+    return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang)
 
 
-def where(f: Filters, collections: Sequence[str]) -> tuple[str, list]:
+def where(f: Filter) -> tuple[str, list]:
     """(SQL condition over `d` and `c`, its arguments); "1" when nothing is filtered."""
     parts: list[str] = []
     args: list = []
-    if collections:
-        parts.append(f"c.name IN ({','.join('?' * len(collections))})")
-        args += list(collections)
+    if f.collections:
+        parts.append(f"c.name IN ({','.join('?' * len(f.collections))})")
+        args += list(f.collections)
     for tag in f.tags:
         parts.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.tags') t "
                      "WHERE lower(trim(t.value, '# ')) = lower(trim(?, '# ')))")

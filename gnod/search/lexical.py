@@ -1,10 +1,12 @@
-"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored hits.
+"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored rows.
 
 Two full-text indexes answer each query: `documents_fts` holds each document's stems
 (in its own language), `documents_exact` its unstemmed words. A query is stemmed in
 the languages that matter for it (`query_languages`), and matched as typed against
 the exact forms; a document's bm25 is the weighted mean of the two, so the query's
-own word forms rank first while an inflection still matches through its stem.
+own word forms rank first while an inflection still matches through its stem. Among
+near-equal matches, `Preferences` puts first the page named as the query, and the
+page in the query's language (or the index's main one).
 
 Filters (collections, tags, dates, path, language) are applied after a materialized
 FTS pass (FTS first, then filter), so the planner never walks documents before the
@@ -15,20 +17,19 @@ than the two queries.
 
 from __future__ import annotations
 
-import time
+import os
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import apsw
 
-from gnod.protocol import SearchHit, SearchParams, SearchResult
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
-from gnod.search.grammar import compile_query, keep_informative, parse
-from gnod.search.snippet import best_snippets
-from gnod.store import documents as store
-from gnod.text.analyzer import AnalyzerSet
-from gnod.text.language import query_language, query_language_candidates
+from gnod.search.grammar import Clause, compile_query, keep_informative, parse
+from gnod.text.analyzer import AnalyzerSet, tokenize
+from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
 # bm25() column weights, in FTS column order (filepath, title, body): a title hit
@@ -84,17 +85,21 @@ def query_languages(
     query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
 ) -> list[str | None]:
     """The languages a query is stemmed in: its own when it is clearly written in one the
-    index holds; else, among the languages holding `min_language_share` of the index,
-    those whose function words it holds (Spanish, Catalan or Romanian for "es un alias
-    de"), or all of them (largest first) when it holds none. Weak evidence ("in vitro")
-    never stems a query in a language of a few stray documents. `counts` is documents
-    per language (store.language_counts).
+    index holds; none (None: matched as written) when it is written in a script without
+    a stemmer (CJK, Thai…) and the index holds unstemmed documents; else, among the
+    languages holding `min_language_share` of the index, those whose function words it
+    holds (Spanish, Catalan or Romanian for "es un alias de"), or all of them (largest
+    first) when it holds none. Weak evidence ("in vitro") never stems a query in a
+    language of a few stray documents. `counts` is documents per language
+    (store.language_counts).
 
     Stems of other languages would only add false matches to a clear query (an English
     word cut by a Basque stemmer); its exact forms still find every document."""
     own = query_language(query)
     if own is not None and counts.get(own):
         return [own]
+    if own is None and counts.get(None) and unstemmed_script(query):
+        return [None]
     total = sum(counts.values())
     major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
              if n >= lexical.min_language_share * total]
@@ -123,28 +128,119 @@ def doc_frequency(conn: apsw.Connection) -> Callable[[str], int]:
     return df
 
 
+class Row(NamedTuple):
+    doc_id: int
+    score: float  # relative to the best hit (relative_scores), rounded as shown
+    bm25: float  # the raw weighted bm25 (negative: lower is better)
+
+
+@dataclass(slots=True)
+class Result:
+    rows: list[Row]  # best first
+    total_candidates: int  # matches fetched before `min_score` and `limit`
+    terms: list[str]
+    dropped_stopwords: list[str]
+    languages: list[str | None]  # the query was stemmed in these
+    stems: frozenset[str]  # what a snippet or a highlight should mark
+    notes: list[str]
+
+
+def _words(text: str) -> list[str]:
+    return [_fold(t) for t in tokenize(text)]
+
+
+def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
+    """The query's words in order as one FTS5 phrase, for a query of plain words (no
+    negation) of 2 to max_terms tokens; None otherwise."""
+    if any(c.negated for c in clauses):
+        return None
+    tokens = [t for c in clauses for t in c.tokens]
+    if not 2 <= len(tokens) <= lexical.max_terms:
+        return None
+    return '"' + " ".join(tokens) + '"'
+
+
+class Preferences:
+    """Small preferences that scale a match's bm25 and decide near-ties, never a
+    clearly better match; they reorder the best `preference_pool` matches (or the pool):
+    - by phrase, × (1 + phrase_match): the document holds the query's words in order,
+      as typed (a pasted line, a description, an error message);
+    - by name, × (1 + name_match): the document's title or file name is the query, word
+      for word ("tar" → tar.md): it is the one asked for by name;
+    - by language, × (1 + language_prior × share): the share of the document's language
+      among the query's languages, relative to the largest. None (no stemmer: CJK, or
+      not known) is many languages at once, so it earns no preference."""
+
+    def __init__(self, query: str, clauses: Sequence[Clause], languages: Sequence[str | None],
+                 counts: Mapping[str | None, int], lexical: Lexical) -> None:
+        self.lexical = lexical
+        self.weights: dict[str | None, int] = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
+        self.top = max(self.weights.values(), default=0)
+        self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
+        self.words = _words(query) if lexical.name_match > 0 else []
+        self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
+        self.active = self.by_language or bool(self.words) or self.phrase is not None
+
+    def rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
+        """(doc id, bm25, ranking bm25), best first."""
+        if not self.active or not found:
+            return [(doc_id, raw, raw) for doc_id, raw in found]
+        ids = [doc_id for doc_id, _ in found]
+        # Titles and paths only of the documents that may be named as the query (SQLite's
+        # lower() folds ASCII only: a query word that is not ASCII checks every title).
+        probe = self.words[0] if self.words and self.words[0].isascii() else ""
+        info = {r[0]: r[1:] for r in conn.execute(
+            "SELECT id, language, CASE WHEN instr(lower(title), ?1) OR instr(lower(rel_path), ?1) "
+            "THEN title || char(0) || rel_path END "
+            f"FROM documents WHERE id IN ({','.join('?' * len(ids))})", [probe, *ids])}
+        phrased: set[int] = set()
+        if self.phrase is not None:
+            phrased = {r[0] for r in conn.execute(
+                "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
+        ranked = [(doc_id, raw, raw * (self._factor(*info.get(doc_id, (None, None)))
+                                       + (self.lexical.phrase_match if doc_id in phrased else 0.0)))
+                  for doc_id, raw in found]
+        ranked.sort(key=lambda r: (r[2], r[0]))
+        return ranked
+
+    def _factor(self, language: str | None, names: str | None) -> float:
+        """`names`: title NUL rel_path, or None when neither holds the query's first word."""
+        f = 1.0
+        if self.by_language:
+            f += self.lexical.language_prior * self.weights.get(language, 0) / self.top
+        if self.words and names is not None:
+            title, _, rel_path = names.partition("\0")
+            stem = os.path.splitext(os.path.basename(rel_path))[0]
+            if _words(title) == self.words or _words(stem) == self.words:
+                f += self.lexical.name_match
+        return f
+
+
 def search(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
-    params: SearchParams,
+    query: str,
     counts: Mapping[str | None, int],
+    limit: int,
+    where: filters.Filter = filters.NO_FILTER,
+    min_score: float = 0.0,
     lexical: Lexical = PIPELINE.lexical,
-) -> SearchResult:
-    """Raises grammar.QuerySyntaxError for malformed queries.
+) -> Result:
+    """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
+    malformed queries.
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in.
     """
-    t0 = time.perf_counter()
-    languages = query_languages(params.query, counts, lexical)
+    languages = query_languages(query, counts, lexical)
     stem_langs = [lang for lang in languages if lang] or ["english"]
 
     def stop(t: str) -> bool:
         return is_stopword(t, stem_langs)
 
     notes: list[str] = []
-    clauses, left_out = keep_informative(parse(params.query), stop, lexical.max_terms,
-                                         doc_frequency(conn))
+    parsed = parse(query)
+    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(conn))
     if left_out:
         shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
@@ -152,46 +248,23 @@ def search(
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
 
-    pool = max(params.limit * POOL_FACTOR, MIN_POOL)
+    pool = max(limit * POOL_FACTOR, MIN_POOL)
     condition, args = None, list[object]()
-    if filters.active(params.filters, params.collections):
-        condition, args = filters.where(params.filters, params.collections)
-    rows = conn.execute(_sql(condition, lexical.exact_weight),
-                        (stemmed.match, exact.match, *args, pool)).fetchall()
+    if filters.active(where):
+        condition, args = filters.where(where)
+    prefer = Preferences(query, parsed, languages, counts, lexical)
+    fetch = max(pool, lexical.preference_pool) if prefer.active else pool
+    fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, fetch)).fetchall()
+    found = prefer.rank(conn, fetched)[:pool]
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
-    scores = [round(s, 6) for s in relative_scores([r[1] for r in rows])]
-    ranked = [
-        (doc_id, raw, score)
-        for (doc_id, raw), score in zip(rows, scores)
-        if score >= params.min_score
-    ][: params.limit]
-    docs = store.docs_by_ids(conn, [r[0] for r in ranked])
-    stems = stemmed.positive_stems | exact.positive_stems
-    hits = []
-    for doc_id, raw, score in ranked:
-        d = docs.get(doc_id)
-        if d is None:  # deleted between the two statements
-            continue
-        found = []
-        if params.snippets:
-            content = store.content_of(conn, d.mirror_hash)
-            if content is not None:
-                found = best_snippets(content[0], content[1], analyzers.get(d.language), stems, params.per_doc)
-        hits.append(
-            SearchHit(
-                docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection,
-                path=d.rel_path, abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title,
-                score=score, bm25=raw, language=d.language, snippet=found[0] if found else None,
-                snippets=found if params.per_doc > 1 else [],
-            )
-        )
-    return SearchResult(
-        query=params.query,
-        hits=hits,
-        total_candidates=len(rows),
+    scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
+    rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
+    return Result(
+        rows=rows[:limit],
+        total_candidates=len(found),
         terms=list(stemmed.terms),
         dropped_stopwords=list(stemmed.dropped_stopwords),
         languages=list(languages),
-        took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        stems=stemmed.positive_stems | exact.positive_stems,
         notes=notes,
     )

@@ -9,11 +9,19 @@ snippets, which never overlap; in each, the matched words are given as offsets.
 
 from __future__ import annotations
 
-from gnod.protocol import Snippet
+from typing import NamedTuple
+
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
 
 MAX_LINES = 3
 MAX_CHARS = 320
+
+
+class Snippet(NamedTuple):
+    line: int  # 1-based line of the stored Markdown where `text` starts
+    text: str
+    matches: list[list[int]]  # [start, end) character offsets in `text` of the matched words
+
 
 def _line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
     tokens = tokenize(line)

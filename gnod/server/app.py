@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,7 +29,9 @@ from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.server.events import ChangeList, Events
 from gnod.server.jobs import Writer
-from gnod.server.lifecycle import Instance
+from gnod.server.lifecycle import Instance, gnod_version
+from gnod.server.methods import METHODS
+from gnod.server.rpc import Call, RpcError
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
@@ -43,30 +45,6 @@ log = logging.getLogger("gnod")
 _encoder = msgspec.json.Encoder()
 _request_decoder = msgspec.json.Decoder(Request)
 _param_decoders = {m: msgspec.json.Decoder(t) for m, t in METHOD_PARAMS.items()}
-
-
-class RpcError(Exception):
-    """An error for the client: a JSON-RPC code, a message for a person, details."""
-
-    def __init__(self, code: int, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
-
-
-class Call:
-    """One in-flight request: lets a handler stream notifications back to its caller."""
-
-    def __init__(self, conn: Connection, req_id: int | str | None) -> None:
-        self.conn = conn
-        self.id = req_id
-
-    def notify(self, method: str, params: Any) -> None:
-        self.conn.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def notify_threadsafe(self, method: str, params: Any) -> None:
-        self.conn.loop.call_soon_threadsafe(self.notify, method, params)
 
 
 class Connection:
@@ -166,9 +144,6 @@ class Connection:
             pass
 
 
-Handler = Callable[["Daemon", Any, Call], Awaitable[Any]]
-
-
 class Daemon:
     def __init__(self, paths: Paths, config: Config) -> None:
         self.paths = paths
@@ -189,14 +164,6 @@ class Daemon:
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
-        from gnod.server.ask import ask
-        from gnod.server.handlers import HANDLERS
-        from gnod.server.model_handlers import MODEL_HANDLERS
-        from gnod.server.query import query
-        from gnod.server.similar import similar
-
-        self.handlers: dict[str, Handler] = {**HANDLERS, **MODEL_HANDLERS, "query": query, "ask": ask,
-                                             "similar": similar}
 
     @property
     def llm_cache(self) -> LlmCache:
@@ -292,10 +259,10 @@ class Daemon:
                 "restart the daemon (gnoctl daemon restart)",
                 {"daemon": wire.PROTOCOL_VERSION, "client": req.gno},
             )
-        handler = self.handlers.get(req.method)
+        handler = METHODS.get(req.method)
         if handler is None:
             raise RpcError(wire.METHOD_NOT_FOUND, f"unknown method {req.method!r}",
-                           {"methods": sorted(self.handlers)})
+                           {"methods": sorted(METHODS)})
         if self.stopping.is_set() and req.method != "status":
             raise RpcError(wire.SHUTTING_DOWN, "gnod is shutting down")
         try:
@@ -410,12 +377,3 @@ def _digest(path: str) -> bytes | None:
             return hashlib.sha256(f.read()).digest()
     except OSError:
         return None
-
-
-def gnod_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gno")
-    except PackageNotFoundError:
-        return "0+unknown"

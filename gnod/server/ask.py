@@ -11,8 +11,8 @@ from gnod.models.base import ModelUnavailable
 from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
 from gnod.search import answer
 from gnod.search.passages import Passage
-from gnod.server.app import Call, Daemon, RpcError
 from gnod.server.query import run_query
+from gnod.server.rpc import Call, Daemon, RpcError
 
 log = logging.getLogger("gnod.ask")
 

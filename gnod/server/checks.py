@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from gnod import wire
 from gnod.config import CollectionConfig
+from gnod.protocol import Filters
 from gnod.search import filters
-from gnod.server.app import Daemon, RpcError
-
-P = TypeVar("P")
+from gnod.server.rpc import Daemon, RpcError
 
 
 def find_collection(d: Daemon, name: str) -> CollectionConfig:
@@ -26,9 +23,12 @@ def check_collections(d: Daemon, names: list[str]) -> None:
         find_collection(d, name)
 
 
-def resolve_filters(params: P) -> P:
-    """Params with their filters resolved; a filter the index cannot use is INVALID_PARAMS."""
+def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filter:
+    """The search's filter, resolved: an unknown collection is NOT_FOUND, a filter the
+    index cannot use INVALID_PARAMS."""
+    check_collections(d, collections)
     try:
-        return filters.resolved(params)
+        return filters.resolve(filters.Filter(collections=tuple(collections), tags=tuple(f.tags), since=f.since,
+                                              until=f.until, path=f.path, lang=f.lang))
     except filters.FilterError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gnod.protocol import Change, ChangeKind, Lagged
+from gnod.server.hits import doc_uri
 
 if TYPE_CHECKING:
-    from gnod.server.app import Call
+    from gnod.server.rpc import Call
 
 ChangeList = list[tuple[ChangeKind, str | None]]  # [(kind, rel_path or None for the whole collection)]
 
@@ -96,6 +97,6 @@ class Events:
         root = self._root_of(collection)
         for kind, rel in changes:
             abs_path = f"{root.rstrip('/')}/{rel}" if root and rel is not None else None
-            uri = f"gno://{collection}/{rel}" if rel is not None else None
+            uri = doc_uri(collection, rel) if rel is not None else None
             for sub in self._subs:
                 sub.offer(Change(id=None, collection=collection, kind=kind, path=rel, uri=uri, abs_path=abs_path))

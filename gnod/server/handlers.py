@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import time
-from typing import Any
 
 import msgspec
 import pathspec
@@ -14,6 +13,7 @@ import pathspec
 from gnod import wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest.pipeline import Cancelled
+from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
 from gnod.protocol import (
     CollectionAddParams,
@@ -22,6 +22,8 @@ from gnod.protocol import (
     CollectionNameParams,
     CollectionRemoveResult,
     Document,
+    EmbedParams,
+    EmbedResult,
     GetParams,
     IndexParams,
     IndexResult,
@@ -34,17 +36,16 @@ from gnod.protocol import (
     MultiGetResult,
     OkResult,
     Progress,
-    SearchParams,
     StatusResult,
     WatchParams,
     WatchResult,
 )
-from gnod.search import lexical
-from gnod.search.grammar import QuerySyntaxError
-from gnod.server.app import Call, Daemon, RpcError, gnod_version
-from gnod.server.checks import check_collections, find_collection, resolve_filters
+from gnod.server.checks import check_collections, find_collection
 from gnod.server.events import Subscription
+from gnod.server.hits import URI_PREFIX, identity
 from gnod.server.jobs import StorageError
+from gnod.server.lifecycle import gnod_version
+from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store.documents import DocRow
@@ -189,22 +190,36 @@ async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
     return await _run_index(d, cols, call)
 
 
-async def search(d: Daemon, p: SearchParams, call: Call):
-    check_collections(d, p.collections)
-    p = resolve_filters(p)
-    names = p.collections or [c.name for c in d.config.collections]
-    if p.wait_s and d.watcher is not None:
-        await d.watcher.wait_idle(names, p.wait_s)
-
-    def run(conn, analyzers):
-        return lexical.search(conn, analyzers, p, d.language_counts(conn))
-
+async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
+    if d.vectors.ext_error:
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"sqlite-vec is not available: {d.vectors.ext_error}",
+                       {"fix": "pip install sqlite-vec"})
+    t0 = time.monotonic()
     try:
-        result = await d.read(run)
-    except QuerySyntaxError as e:
-        raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
-    result.freshness = freshness_list(d.watcher, names)
-    return result
+        await d.models.get("embed")
+    except ModelUnavailable as e:
+        raise model_unavailable(e) from None
+    start = d.vectors.done
+    if p.force:
+        d.vectors.force_uri = d.models.uri("embed")
+    d.vectors.requested = True  # also when background embedding is off in the config
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if call.id is not None and now - last[0] >= 0.2:
+            last[0] = now
+            call.notify("progress", Progress(id=call.id, collection="", phase="embed", done=done, total=total))
+
+    if p.wait:
+        await d.vectors.wait_idle(on_progress=progress)
+    else:
+        d.vectors.wake.set()
+    info = d.vectors.info()
+    if p.wait and d.vectors.model_error:
+        raise RpcError(wire.MODEL_UNAVAILABLE, d.vectors.model_error)
+    return EmbedResult(model=info.model or "", embedded=max(0, info.embedded - (0 if p.force else start)),
+                       pending=info.pending, seconds=round(time.monotonic() - t0, 3))
 
 
 _MAX_DOCID = 2**63 - 1  # SQLite's rowid range: a larger number names no document
@@ -222,17 +237,13 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     docid = _number(ref[1:]) if ref.startswith("#") else None
     if docid is not None:
         return store.docs_by_ids(conn, [docid]).get(docid) if docid <= _MAX_DOCID else None
-    if ref.startswith("gno://"):
-        ref = ref[len("gno://"):]
+    if ref.startswith(URI_PREFIX):
+        ref = ref[len(URI_PREFIX):]
     elif os.path.isabs(ref) or ref.startswith("~"):
         return store.doc_by_abs_path(conn, os.path.realpath(os.path.expanduser(ref))) or \
             store.doc_by_abs_path(conn, os.path.abspath(os.path.expanduser(ref)))
     name, _, rel = ref.partition("/")
     return store.doc_by_path(conn, name, rel) if rel else None
-
-
-def _abs_path(doc: DocRow) -> str:
-    return f"{doc.root.rstrip('/')}/{doc.rel_path}"
 
 
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
@@ -249,9 +260,7 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         text = text.encode()[:max_bytes].decode("utf-8", "ignore")
         truncated = True
     return Document(
-        docid=doc.id, uri=f"gno://{doc.collection}/{doc.rel_path}", collection=doc.collection,
-        path=doc.rel_path, abs_path=_abs_path(doc), title=doc.title,
-        language=doc.language, metadata=json.loads(doc.metadata), mirror_hash=doc.mirror_hash,
+        **identity(doc), language=doc.language, metadata=json.loads(doc.metadata), mirror_hash=doc.mirror_hash,
         from_line=start + 1, to_line=max(end, start), total_lines=len(all_lines), content=text,
         truncated=truncated,
     )
@@ -291,7 +300,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             else:
                 docs.append(doc)
         if p.pattern:
-            pat = p.pattern[len("gno://"):] if p.pattern.startswith("gno://") else p.pattern
+            pat = p.pattern[len(URI_PREFIX):] if p.pattern.startswith(URI_PREFIX) else p.pattern
             name = pat.split("/", 1)[0]
             scope = None if any(ch in name for ch in "*?[") else name
             # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
@@ -324,9 +333,7 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     def run(conn, _a) -> LsResult:
         rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
         entries = [
-            LsEntry(docid=r.id, uri=f"gno://{r.collection}/{r.rel_path}", collection=r.collection,
-                    path=r.rel_path, title=r.title, size=r.size, mtime_ns=r.mtime_ns, language=r.language,
-                    abs_path=_abs_path(r))
+            LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language)
             for r in rows
         ]
         return LsResult(entries=entries, total=store.count_docs(conn, p.collection, p.prefix))
@@ -353,18 +360,3 @@ async def watch(d: Daemon, p: WatchParams, call: Call) -> WatchResult:
 async def shutdown(d: Daemon, params, call: Call) -> OkResult:
     asyncio.get_running_loop().call_soon(d.request_stop)
     return OkResult(message="gnod is stopping")
-
-
-HANDLERS: dict[str, Any] = {
-    "status": status,
-    "collection.add": collection_add,
-    "collection.list": collection_list,
-    "collection.remove": collection_remove,
-    "index": index,
-    "search": search,
-    "get": get,
-    "multi_get": multi_get,
-    "ls": ls,
-    "shutdown": shutdown,
-    "watch": watch,
-}

@@ -100,3 +100,12 @@ class Instance:
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
         self._lock_fd = None
+
+
+def gnod_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gno")
+    except PackageNotFoundError:
+        return "0+unknown"

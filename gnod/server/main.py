@@ -13,8 +13,8 @@ import sys
 from gnod import wire
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
-from gnod.server.app import Daemon, gnod_version
-from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, make_private
+from gnod.server.app import Daemon
+from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, gnod_version, make_private
 
 LOG_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3

@@ -1,23 +1,19 @@
-"""Handlers for models and vectors: vsearch, embed, models.list/pull/use/clear."""
+"""Handlers for models: models.list/pull/use/clear."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from typing import Any
 
 import msgspec
 
 from gnod import wire
 from gnod.config import ConfigError, save, validate
 from gnod.models import presets
-from gnod.models.base import ROLES, ModelUnavailable
+from gnod.models.base import ROLES
 from gnod.models.uri import REMOTE_PREFIX
-from gnod.models.worker import INTERACTIVE
 from gnod.protocol import (
-    EmbedParams,
-    EmbedResult,
     ModelClearParams,
     ModelEntry,
     ModelPullParams,
@@ -26,68 +22,8 @@ from gnod.protocol import (
     ModelUseParams,
     OkResult,
     Progress,
-    VSearchParams,
-    VSearchResult,
 )
-from gnod.search import vector
-from gnod.server.app import Call, Daemon, RpcError
-from gnod.server.checks import check_collections, resolve_filters
-
-
-def _unavailable(e: ModelUnavailable) -> RpcError:
-    msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
-    return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
-
-
-async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
-    t0 = time.perf_counter()
-    check_collections(d, p.collections)
-    p = resolve_filters(p)
-    served = d.vectors.index()
-    if served is None:
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",
-                       {"fix": "gnoctl embed; gnoctl doctor"})
-    model, index = served
-    try:
-        qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)
-    except ModelUnavailable as e:
-        raise _unavailable(e) from None
-    hits = await d.read(lambda conn, _a: vector.search(conn, index, qvec, p))
-    lag = d.vectors.lag_note()
-    return VSearchResult(query=p.query, model=model.uri, hits=hits,
-                         took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=[lag] if lag else [])
-
-
-async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
-    if d.vectors.ext_error:
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"sqlite-vec is not available: {d.vectors.ext_error}",
-                       {"fix": "pip install sqlite-vec"})
-    t0 = time.monotonic()
-    try:
-        await d.models.get("embed")
-    except ModelUnavailable as e:
-        raise _unavailable(e) from None
-    start = d.vectors.done
-    if p.force:
-        d.vectors.force_uri = d.models.uri("embed")
-    d.vectors.requested = True  # also when background embedding is off in the config
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if call.id is not None and now - last[0] >= 0.2:
-            last[0] = now
-            call.notify("progress", Progress(id=call.id, collection="", phase="embed", done=done, total=total))
-
-    if p.wait:
-        await d.vectors.wait_idle(on_progress=progress)
-    else:
-        d.vectors.wake.set()
-    info = d.vectors.info()
-    if p.wait and d.vectors.model_error:
-        raise RpcError(wire.MODEL_UNAVAILABLE, d.vectors.model_error)
-    return EmbedResult(model=info.model or "", embedded=max(0, info.embedded - (0 if p.force else start)),
-                       pending=info.pending, seconds=round(time.monotonic() - t0, 3))
+from gnod.server.rpc import Call, Daemon, RpcError
 
 
 def _entries(d: Daemon) -> list[ModelEntry]:
@@ -188,13 +124,3 @@ async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:
         raise RpcError(wire.INVALID_PARAMS, str(e), {"uri": p.uri}) from None
     await d.models.unload_idle()
     return OkResult(message=f"removed {len(removed)} file(s)")
-
-
-MODEL_HANDLERS: dict[str, Any] = {
-    "vsearch": vsearch,
-    "embed": embed,
-    "models.list": models_list,
-    "models.pull": models_pull,
-    "models.use": models_use,
-    "models.clear": models_clear,
-}

@@ -39,16 +39,15 @@ from gnod.protocol import (
     QueryParams,
     QueryResult,
     RerankInput,
-    SearchParams,
     Stage,
-    VSearchParams,
 )
-from gnod.search import expand, fusion, lexical, passages, vector
+from gnod.search import expand, filters, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import match_spans
-from gnod.server.app import Call, Daemon, RpcError
-from gnod.server.checks import check_collections, resolve_filters
+from gnod.server.checks import search_filter
+from gnod.server.hits import identity
+from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.llm_cache import key as cache_key
@@ -106,9 +105,10 @@ def _model_message(role: str, e: ModelUnavailable, consequence: str) -> str:
 class QueryRun:
     """One hybrid query; `run()` returns the QueryResult (and keeps its pieces for `ask`)."""
 
-    def __init__(self, d: Daemon, p: QueryParams) -> None:
+    def __init__(self, d: Daemon, p: QueryParams, where: filters.Filter) -> None:
         self.d = d
         self.p = p
+        self.where = where
         self.mode: Mode = PIPELINE.mode(p.mode)
         self.limit = min(p.limit, self.mode.max_results)
         self.clock = _Clock()
@@ -136,10 +136,9 @@ class QueryRun:
         self.models[role] = m.uri
         return m
 
-    async def _bm25(self, query: str) -> lexical.SearchResult:
-        params = SearchParams(query=query, limit=_fetch(self.limit, PIPELINE.limits.bm25_original, self.scope),
-                              collections=self.p.collections, filters=self.p.filters, snippets=False)
-        return await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
+    async def _bm25(self, query: str, factor: int) -> lexical.Result:
+        limit = _fetch(self.limit, factor, self.scope)
+        return await self.d.read(lambda conn, an: lexical.search(conn, an, query, self.counts, limit, self.where))
 
     # --- stages ----------------------------------------------------------------------
 
@@ -194,15 +193,13 @@ class QueryRun:
 
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
         async def one(q: str) -> fusion.RankedList | None:
-            params = SearchParams(query=q, limit=_fetch(self.limit, PIPELINE.limits.bm25_variant, self.scope),
-                                  collections=self.p.collections, filters=self.p.filters, snippets=False)
             try:
-                res = await self.d.read(lambda conn, an: lexical.search(conn, an, params, self.counts))
+                res = await self._bm25(q, PIPELINE.limits.bm25_variant)
             except QuerySyntaxError:
                 self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
                 return None
-            return fusion.RankedList(kind="variant", source="bm25", label=q, doc_ids=[h.docid for h in res.hits],
-                                     scores=[h.score for h in res.hits])
+            return fusion.RankedList(kind="variant", source="bm25", label=q, doc_ids=[r.doc_id for r in res.rows],
+                                     scores=[r.score for r in res.rows])
 
         out = await asyncio.gather(*(one(q) for q in exp.lexical))
         return [r for r in out if r is not None]
@@ -241,20 +238,19 @@ class QueryRun:
         def knn(conn, _an) -> list:
             out = []
             for (kind, q), v in zip(labelled, vecs):
-                params = VSearchParams(query=q, limit=_fetch(self.limit, factors[kind], self.scope),
-                                       collections=self.p.collections, filters=self.p.filters)
-                out.append((kind, q, vector.search(conn, index, v, params)))
+                out.append((kind, q, vector.search(conn, index, v, _fetch(self.limit, factors[kind], self.scope),
+                                                   self.where)))
             return out
 
         results = await self.clock.time("vector", self.d.read(knn))
         lists: list[fusion.RankedList] = []
         best: dict[int, tuple[int, float]] = {}
-        for kind, q, hits in results:
-            lists.append(fusion.RankedList(kind=kind, source="vector", label=q, doc_ids=[h.docid for h in hits],
-                                           scores=[h.score for h in hits]))
-            for h in hits:
-                if h.docid not in best or h.score > best[h.docid][1]:
-                    best[h.docid] = (h.chunk, h.score)
+        for kind, q, rows in results:
+            lists.append(fusion.RankedList(kind=kind, source="vector", label=q, doc_ids=[r.doc_id for r in rows],
+                                           scores=[r.score for r in rows]))
+            for r in rows:
+                if r.doc_id not in best or r.score > best[r.doc_id][1]:
+                    best[r.doc_id] = (r.chunk.seq, r.score)
         return lists, best
 
     async def _load_chunks(self, cands: list[_Candidate], stems_texts: list[str]) -> None:
@@ -310,7 +306,7 @@ class QueryRun:
         final, scored = await self._score(cands, keywords, stems_texts)
 
         min_score = max(p.min_score, PIPELINE.score_floor)
-        kept = [(c, s) for c, s in final if s >= min_score - 1e-9]
+        kept = fusion.apply_score_floor(final, min_score, key=lambda cs: cs[1])
         dropped = len(final) - len(kept)
         if dropped:
             self.notes.append(f"{dropped} candidates below the score floor {min_score:.2f} dropped")
@@ -330,13 +326,13 @@ class QueryRun:
 
     async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
         """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
-        bm25 = await self.clock.time("bm25", self._bm25(self.p.query))
+        bm25 = await self.clock.time("bm25", self._bm25(self.p.query, PIPELINE.limits.bm25_original))
         self.notes += bm25.notes
         self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
-                                            doc_ids=[h.docid for h in bm25.hits], scores=[h.score for h in bm25.hits]))
+                                            doc_ids=[r.doc_id for r in bm25.rows], scores=[r.score for r in bm25.rows]))
         # Strong signal needs an absolute confidence: search scores are relative to the best
         # hit, so #1 is always at 1.0 however weak the match.
-        exp = await self._expand([abs(h.bm25) / (1.0 + abs(h.bm25)) for h in bm25.hits])
+        exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows])
         if exp.lexical:
             variants, (vlists, vbest) = await asyncio.gather(
                 self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp))
@@ -434,7 +430,6 @@ class QueryRun:
         return hits
 
     def _hit(self, c: _Candidate, score: float, rank: int, content: tuple[str, int] | None) -> QueryHit:
-        d = c.doc
         blended = self.blended.get(c.fused.doc_id)
         synth = self.synthetic.get(c.fused.doc_id) if self.synthetic is not None else None
         rerank_final = max(c.rerank, c.floor) if c.rerank is not None else None
@@ -471,8 +466,7 @@ class QueryRun:
                               if c.rerank is not None and c.passage is not None else None),
             )
         return QueryHit(
-            docid=d.id, uri=f"gno://{d.collection}/{d.rel_path}", collection=d.collection, path=d.rel_path,
-            abs_path=f"{d.root.rstrip('/')}/{d.rel_path}", title=d.title, language=d.language,
+            **identity(c.doc), language=c.doc.language,
             score=round(score, 6), sources=sorted({x.source for x in c.fused.contributions}),
             preview=preview, explain=explain,
         )
@@ -516,12 +510,11 @@ def _distribution(cands: list[_Candidate]) -> Distribution:
 
 
 async def run_query(d: Daemon, p: QueryParams) -> tuple[QueryRun, QueryResult]:
-    check_collections(d, p.collections)
-    p = resolve_filters(p)
+    where = search_filter(d, p.collections, p.filters)
     if p.wait_s and d.watcher is not None:
         names = p.collections or [c.name for c in d.config.collections]
         await d.watcher.wait_idle(names, p.wait_s)
-    run = QueryRun(d, p)
+    run = QueryRun(d, p, where)
     try:
         return run, await run.run()
     except QuerySyntaxError as e:

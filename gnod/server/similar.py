@@ -14,12 +14,13 @@ from typing import Literal
 import numpy as np
 
 from gnod import wire
-from gnod.protocol import SearchParams, SimilarHit, SimilarParams, SimilarResult, VSearchParams
+from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
 from gnod.search.similar import informative_terms
-from gnod.server.app import Call, Daemon, RpcError
-from gnod.server.checks import check_collections, resolve_filters
+from gnod.server.checks import search_filter
 from gnod.server.handlers import resolve_ref
+from gnod.server.hits import doc_uri, identity
+from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.store import documents as docstore
 
 # Extra results fetched so that leaving out the document and its copies still leaves `limit`.
@@ -28,8 +29,7 @@ _SPARE = 8
 
 async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     t0 = time.perf_counter()
-    check_collections(d, p.collections)
-    p = resolve_filters(p)
+    where = search_filter(d, p.collections, p.filters)
     doc = await d.read(lambda conn, _a: resolve_ref(conn, d, p.ref))
     if doc is None:
         raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
@@ -45,10 +45,8 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             vecs = index.vectors(ids)
             if not len(vecs):
                 return None
-            params = VSearchParams(query=doc.title or doc.rel_path, limit=p.limit + _SPARE,
-                                   collections=p.collections, filters=p.filters)
-            found = vector.search(conn, index, vecs.mean(axis=0), params)
-            return _others(conn, doc, [(h.docid, h.score) for h in found], p.limit)
+            found = vector.search(conn, index, vecs.mean(axis=0), p.limit + _SPARE, where)
+            return _others(conn, doc, [(r.doc_id, r.score) for r in found], p.limit)
 
         hits = await d.read(by_vectors)
         if hits is None:
@@ -62,13 +60,12 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             words = informative_terms(conn, f"{doc.title}\n{content[0] if content else ''}", doc.language)
             if not words:
                 return [], []
-            params = SearchParams(query=" ".join(words), limit=p.limit + _SPARE, collections=p.collections,
-                                  filters=p.filters, snippets=False)
-            found = lexical.search(conn, analyzers, params, d.language_counts(conn))
-            return words, _others(conn, doc, [(h.docid, h.score) for h in found.hits], p.limit)
+            found = lexical.search(conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,
+                                   where)
+            return words, _others(conn, doc, [(r.doc_id, r.score) for r in found.rows], p.limit)
 
         terms, hits = await d.read(by_terms)
-    return SimilarResult(ref=p.ref, docid=doc.id, uri=f"gno://{doc.collection}/{doc.rel_path}", method=method,
+    return SimilarResult(ref=p.ref, docid=doc.id, uri=doc_uri(doc.collection, doc.rel_path), method=method,
                          terms=terms, hits=hits, took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=notes)
 
 
@@ -80,9 +77,7 @@ def _others(conn, doc: docstore.DocRow, found: list[tuple[int, float]], limit: i
         o = docs.get(doc_id)
         if o is None or o.mirror_hash == doc.mirror_hash:
             continue
-        out.append(SimilarHit(docid=o.id, uri=f"gno://{o.collection}/{o.rel_path}", collection=o.collection,
-                              path=o.rel_path, abs_path=f"{o.root.rstrip('/')}/{o.rel_path}", title=o.title,
-                              language=o.language, score=round(score, 6)))
+        out.append(SimilarHit(**identity(o), language=o.language, score=round(score, 6)))
         if len(out) >= limit:
             break
     return out

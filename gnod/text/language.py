@@ -895,21 +895,41 @@ def _detect(sample: str, lingua: bool) -> str | None:
             return None  # Vietnamese, Icelandic, Faroese: no stemmer
     if max(chars.distinct, default="") < _LATIN_END:  # accented Latin letters only
         return _latin(sample, False, _letter_score(chars), lingua)
-    script, letters = chars.script()
+    script = _winning_script(chars)
     if script:
-        if script == _CJK:
-            letters *= _CJK_WEIGHT
-        # Another script wins if its letters are at least ~half as many as the ASCII
-        # letters (roughly 3/4 of ASCII characters; URLs are left out when it matters).
-        prefix = chars.prefix
-        ascii_letters = (len(prefix) - chars.non_ascii) * 3 // 4
-        if letters * 6 >= ascii_letters > letters * 2 and "://" in prefix:
-            ascii_letters = (len(_NOISE_RE.sub("", prefix)) - chars.non_ascii) * 3 // 4
-        if letters * 2 >= ascii_letters:
-            if script < _CJK and len(sample.split(None, _MIN_TOKENS)) < _MIN_TOKENS:
-                return None
-            return _by_script(script, chars)
+        if script < _CJK and len(sample.split(None, _MIN_TOKENS)) < _MIN_TOKENS:
+            return None
+        return _by_script(script, chars)
     return _latin(sample, False, _letter_score(chars), lingua)
+
+
+def _winning_script(chars: _Chars) -> int:
+    """The script other than Latin a sample is written in, or 0 when Latin prevails."""
+    script, letters = chars.script()
+    if not script:
+        return 0
+    if script == _CJK:
+        letters *= _CJK_WEIGHT
+    # Another script wins if its letters are at least ~half as many as the ASCII
+    # letters (roughly 3/4 of ASCII characters; URLs are left out when it matters).
+    prefix = chars.prefix
+    ascii_letters = (len(prefix) - chars.non_ascii) * 3 // 4
+    if letters * 6 >= ascii_letters > letters * 2 and "://" in prefix:
+        ascii_letters = (len(_NOISE_RE.sub("", prefix)) - chars.non_ascii) * 3 // 4
+    return script if letters * 2 >= ascii_letters else 0
+
+
+def unstemmed_script(text: str) -> bool:
+    """Whether `text` is written in a script no stemmer serves (CJK, Thai, Georgian…),
+    as `detect_language` judges scripts: such a query is matched as written, never cut
+    by the stemmers of the other languages an index holds."""
+    sample = text.strip()[:_SAMPLE_CHARS]
+    if sample.isascii():
+        return False
+    chars = _Chars(sample)
+    if max(chars.distinct, default="") < _LATIN_END:
+        return False
+    return _winning_script(chars) >= _CJK
 
 
 def _latin(sample: str, ascii_only: bool, letters: int, lingua: bool = True) -> str | None:

@@ -1,0 +1,24 @@
+"""A document's identity as every result names it: docid, gno:// uri, collection, path,
+absolute path, title. Built here once, so all methods name a document alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gnod.store.documents import DocRow
+
+URI_PREFIX = "gno://"
+
+
+def doc_uri(collection: str, rel_path: str) -> str:
+    return f"{URI_PREFIX}{collection}/{rel_path}"
+
+
+def abs_path(doc: DocRow) -> str:
+    return f"{doc.root.rstrip('/')}/{doc.rel_path}"
+
+
+def identity(doc: DocRow) -> dict[str, Any]:
+    """Keyword arguments for a result Struct: `SearchHit(**identity(doc), score=…)`."""
+    return {"docid": doc.id, "uri": doc_uri(doc.collection, doc.rel_path), "collection": doc.collection,
+            "path": doc.rel_path, "abs_path": abs_path(doc), "title": doc.title}

@@ -1,0 +1,83 @@
+"""The one-list retrievals: `search` (BM25) and `vsearch` (vectors).
+
+The retrievers in `search/` return document ids and scores; here they become hits,
+with snippets for `search` and the best chunk for `vsearch`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from gnod import wire
+from gnod.models.base import ModelUnavailable
+from gnod.models.worker import INTERACTIVE
+from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet, VSearchHit, VSearchParams, VSearchResult
+from gnod.search import lexical, vector
+from gnod.search.grammar import QuerySyntaxError
+from gnod.search.snippet import best_snippets
+from gnod.server.checks import search_filter
+from gnod.server.hits import identity
+from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
+from gnod.server.watcher import freshness_list
+from gnod.store import documents as docstore
+
+
+async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
+    where = search_filter(d, p.collections, p.filters)
+    names = p.collections or [c.name for c in d.config.collections]
+    if p.wait_s and d.watcher is not None:
+        await d.watcher.wait_idle(names, p.wait_s)
+
+    def run(conn, analyzers) -> SearchResult:
+        t0 = time.perf_counter()
+        res = lexical.search(conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
+        docs = docstore.docs_by_ids(conn, [r.doc_id for r in res.rows])
+        hits = []
+        for r in res.rows:
+            doc = docs.get(r.doc_id)
+            if doc is None:  # deleted between the two statements
+                continue
+            found: list[Snippet] = []
+            if p.snippets:
+                content = docstore.content_of(conn, doc.mirror_hash)
+                if content is not None:
+                    found = [Snippet(line=s.line, text=s.text, matches=s.matches) for s in best_snippets(
+                        content[0], content[1], analyzers.get(doc.language), res.stems, p.per_doc)]
+            hits.append(SearchHit(**identity(doc), score=r.score, bm25=r.bm25, language=doc.language,
+                                  snippet=found[0] if found else None, snippets=found if p.per_doc > 1 else []))
+        return SearchResult(query=p.query, hits=hits, total_candidates=res.total_candidates, terms=res.terms,
+                            dropped_stopwords=res.dropped_stopwords, languages=res.languages,
+                            took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=res.notes)
+
+    try:
+        result = await d.read(run)
+    except QuerySyntaxError as e:
+        raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
+    result.freshness = freshness_list(d.watcher, names)
+    return result
+
+
+async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
+    t0 = time.perf_counter()
+    where = search_filter(d, p.collections, p.filters)
+    served = d.vectors.index()
+    if served is None:
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",
+                       {"fix": "gnoctl embed; gnoctl doctor"})
+    model, index = served
+    try:
+        qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)
+    except ModelUnavailable as e:
+        raise model_unavailable(e) from None
+
+    def run(conn, _a) -> list[VSearchHit]:
+        rows = vector.search(conn, index, qvec, p.limit, where, p.min_score)
+        docs = docstore.docs_by_ids(conn, [r.doc_id for r in rows])
+        return [VSearchHit(**identity(docs[r.doc_id]), score=r.score, cosine=r.cosine, chunk=r.chunk.seq,
+                           start_line=r.chunk.start_line, end_line=r.chunk.end_line, text=r.chunk.text)
+                for r in rows if r.doc_id in docs]
+
+    hits = await d.read(run)
+    lag = d.vectors.lag_note()
+    return VSearchResult(query=p.query, model=model.uri, hits=hits,
+                         took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=[lag] if lag else [])

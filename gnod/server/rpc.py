@@ -1,0 +1,104 @@
+"""What a method handler sees of the server: the daemon, its call, and how to fail.
+
+Handlers import this module, never `server/app.py`: the app imports the method table
+(`server/methods.py`), which imports the handlers, so dependencies flow one way.
+`Daemon` is the part of `app.Daemon` handlers may use; mypy checks that the class
+matches it where the app dispatches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gnod import wire
+from gnod.models.base import ModelUnavailable
+
+if TYPE_CHECKING:
+    import apsw
+
+    from gnod.config import CollectionConfig, Config
+    from gnod.models.manager import Models
+    from gnod.paths import Paths
+    from gnod.server.events import Events
+    from gnod.server.jobs import Writer
+    from gnod.server.vectors import Vectors
+    from gnod.server.watcher import Watcher
+    from gnod.store.llm_cache import LlmCache
+    from gnod.text.analyzer import AnalyzerSet
+
+
+class RpcError(Exception):
+    """An error for the client: a JSON-RPC code, a message for a person, details."""
+
+    def __init__(self, code: int, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+def model_unavailable(e: ModelUnavailable) -> RpcError:
+    """A missing or broken model, with its fix, as the client sees it."""
+    msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
+    return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
+
+
+class Peer(Protocol):
+    """The client connection a call came in on."""
+
+    loop: asyncio.AbstractEventLoop
+    writer: asyncio.StreamWriter
+    subscriptions: set[asyncio.Task]  # `watch` calls: they end with the client's input
+
+    def send(self, message: Any) -> None: ...
+
+
+class Call:
+    """One in-flight request: lets a handler stream notifications back to its caller."""
+
+    def __init__(self, conn: Peer, req_id: int | str | None) -> None:
+        self.conn = conn
+        self.id = req_id
+
+    def notify(self, method: str, params: Any) -> None:
+        self.conn.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def notify_threadsafe(self, method: str, params: Any) -> None:
+        self.conn.loop.call_soon_threadsafe(self.notify, method, params)
+
+
+class Daemon(Protocol):
+    """The daemon's state and services, as handlers use them."""
+
+    paths: Paths
+    config: Config
+    config_error: str | None  # a hand edit that failed to load (the old config is kept)
+    started: float
+    stopping: asyncio.Event
+    writer: Writer
+    models: Models
+    vectors: Vectors
+    events: Events
+    watcher: Watcher | None
+
+    @property
+    def llm_cache(self) -> LlmCache: ...
+
+    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any]) -> Any: ...
+
+    def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]: ...
+
+    def languages(self, conn: apsw.Connection) -> list[str | None]: ...
+
+    def collection(self, name: str) -> CollectionConfig | None: ...
+
+    async def reload_config(self) -> None: ...
+
+    async def apply_config(self, config: Config, rescan: bool) -> None: ...
+
+    def request_stop(self) -> None: ...
+
+
+Handler = Callable[[Daemon, Any, Call], Awaitable[Any]]
