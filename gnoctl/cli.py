@@ -194,7 +194,9 @@ def search(
     (`-l`) is an option, and an unknown option is an error; words after `--` are all
     query words (`gnoctl search deploy -- -x`).
 
-    Score: BM25 relative to the best hit (1.0), in (0, 1]. Matched words are bold on
+    Score: BM25 relative to the best hit (1.0), in (0, 1]; among near-equal matches the
+    page named as the query, holding its words in order, or in its language ranks first
+    (docs/protocol.md). Matched words are bold on
     a terminal, `**bold**` with --md, offsets (`matches`) in JSON. Output is human text
     on a terminal and JSON otherwise unless a format is given. Exit: 0 ok (something
     matched), 1 no match (the empty result is still printed) or bad input, 2 runtime
