@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -168,7 +169,7 @@ def test_a_closed_pipe_is_a_quiet_exit(live, argv):
 
 
 def test_grep_q_under_pipefail_never_fails(live):
-    # What scripts/quickstart.sh does: grep -q exits at the first match, gnoctl may still be writing.
+    # A script under pipefail: grep -q exits at the first match, gnoctl may still be writing.
     script = f'{sys.executable} -m gnoctl.main collection list --json | grep -q \'"name": "docs"\''
     for _ in range(15):
         p = subprocess.run(["bash", "-o", "pipefail", "-c", script], env=live.env, capture_output=True, timeout=60)
@@ -494,3 +495,24 @@ def test_quickstart_is_idempotent_and_shows_the_repository(gno_home):
         assert "gnod/" in out or "gnoctl/" in out
         assert "degraded:" in out  # the hybrid query ran without downloaded models, and said so
     assert ", 0 added," not in first and ", 0 added," in second  # the second run only re-checked
+
+
+@pytest.mark.timeout(300)
+def test_quickstart_from_another_clone_indexes_that_clone(gno_home, tmp_path):
+    env = {**make_env(gno_home), "GNOCTL": f"{sys.executable} -m gnoctl.main", "PYTHONPATH": ROOT}
+    clones = [tmp_path / "a" / "gno", tmp_path / "b" / "gno"]
+    for clone in clones:  # what the demo reads of a clone
+        for part in ("scripts", "docs", "gnod", "gnoctl"):
+            shutil.copytree(os.path.join(ROOT, part), clone / part,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(os.path.join(ROOT, "README.md"), clone / "README.md")
+    outs = []
+    for clone in clones:
+        p = subprocess.run(["bash", str(clone / "scripts" / "quickstart.sh")], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=240)
+        assert p.returncode == 0, p.stdout + p.stderr
+        outs.append(p.stdout)
+    assert f"collection gno indexed {clones[0].resolve()}; indexing {clones[1].resolve()} instead" in outs[1]
+    cols = cli_json("collection", "list", "--json", env=env)["collections"]
+    assert [(c["name"], c["path"]) for c in cols] == [("gno", str(clones[1].resolve()))]
+    assert cols[0]["documents"] > 20 and cols[0]["errors"] == 0
