@@ -22,6 +22,7 @@ from gnod.search.fusion import (
     deep_mode_check,
     keyword_floor,
     query_keywords,
+    rerank_quota,
     rrf,
     rrf_ceiling,
     should_skip_rerank,
@@ -432,3 +433,16 @@ def test_deep_mode_uses_the_query_languages_stopwords():
     with pytest.raises(DeepQueryError):
         deep_mode_check("die Wohnung", ["german"])
     assert deep_mode_check("die Wohnung", ["english"]) == ["die", "wohnung"]
+
+
+@pytest.mark.parametrize("done, seconds, waiting, quota", [
+    (1, 0.01, 19, 19),  # 100 passages/s: all the rest fit in the budget
+    (2, 1.0, 18, 6),  # 2 passages/s, 3 s left: 6 more
+    (1, 3.3, 19, 0),  # 0.3 passages/s, 0.7 s left: none
+    (1, 5.0, 19, 0),  # past the budget already
+    (1, 0.0, 19, 19),  # no time measured: nothing to hold back
+    (0, 0.0, 0, 0),
+])
+def test_rerank_quota_fits_the_rest_of_the_budget(done, seconds, waiting, quota):
+    assert PIPELINE.limits.rerank_budget_s == 4.0  # the cases above assume it
+    assert rerank_quota(done, seconds, waiting) == quota

@@ -56,6 +56,12 @@ class Limits(Struct, frozen=True, kw_only=True):
     vector_hyde: int = 1
     min_fetch: int = 20  # never fewer per list: small -n would starve the fusion
     rerank_top_k: int = 20  # fused candidates sent to the cross-encoder
+    # A query spends about this long on the reranker: the first rerank_min_k uncached
+    # candidates measure its speed here, and only as many more as fit in the rest of the
+    # budget follow (bge-reranker-v2-m3 on one CPU thread scores ~0.3 passages/s, a GPU
+    # hundreds: 20 candidates would take a minute on the one and 0.1 s on the other).
+    rerank_budget_s: float = 4.0
+    rerank_min_k: int = 1
 
 
 class BlendTier(Struct, frozen=True, kw_only=True):

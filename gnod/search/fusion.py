@@ -245,6 +245,15 @@ class Synthetic(Struct, frozen=True, kw_only=True):
         return self.fused.doc_id
 
 
+def rerank_quota(done: int, seconds: float, waiting: int, pipeline: Pipeline = PIPELINE) -> int:
+    """How many of `waiting` candidates to rerank after `done` took `seconds`: as many as
+    that speed fits into the rest of the query's rerank budget."""
+    if seconds <= 0:
+        return waiting
+    left = pipeline.limits.rerank_budget_s - seconds
+    return max(0, min(waiting, int(left * done / seconds)))
+
+
 def should_skip_rerank(mode: Mode, n_candidates: int, pipeline: Pipeline = PIPELINE) -> bool:
     """Tiny candidate sets in a skip-capable mode are returned without the reranker."""
     return mode.smart_skip and n_candidates < pipeline.smart_skip.min_candidates

@@ -271,22 +271,38 @@ class QueryRun:
         await self.d.read(load)
 
     async def _rerank(self, cands: list[_Candidate], reranker: Any) -> None:
-        """Rerank scores for `cands`: from the cache, the rest from the model in one call."""
+        """Rerank scores for `cands`: from the cache, the rest from the model within the
+        rerank budget (best candidates first); a candidate left out keeps `rerank` None."""
         bodies = [c.passage.text if c.passage else "" for c in cands]  # loaded for every candidate
         texts = [f"{c.doc.title}\n\n{body}" if c.doc.title else body for c, body in zip(cands, bodies)]
         query = passages.rerank_query(self.p.query, reranker.max_tokens)
         keys = [cache_key(query, t, reranker.uri) for t in texts]
         cached = self.d.llm_cache.get_scores(keys)
         miss = [i for i, k in enumerate(keys) if k not in cached]
-        if miss:
-            scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in miss]),
-                                             INTERACTIVE, uri=reranker.uri)
-            fresh = {keys[i]: float(s) for i, s in zip(miss, scores)}
-            self.d.llm_cache.put_scores(fresh)
-            cached.update(fresh)
+
+        async def score(idx: list[int]) -> None:
+            if idx:
+                scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in idx]),
+                                                 INTERACTIVE, uri=reranker.uri)
+                fresh = {keys[i]: float(s) for i, s in zip(idx, scores)}
+                self.d.llm_cache.put_scores(fresh)
+                cached.update(fresh)
+
+        first, rest = miss[: PIPELINE.limits.rerank_min_k], miss[PIPELINE.limits.rerank_min_k:]
+        t0 = time.perf_counter()
+        await score(first)
+        seconds = time.perf_counter() - t0
+        quota = fusion.rerank_quota(len(first), seconds, len(rest)) if rest else 0
+        await score(rest[:quota])
+        if len(rest) > quota:
+            self.notes.append(
+                f"reranked {len(cands) - len(rest) + quota} of {len(cands)} candidates: the reranker scored "
+                f"{len(first) / seconds:.1f} passages/s here, and a query spends about "
+                f"{PIPELINE.limits.rerank_budget_s:g} s on it; the rest keep their fusion order")
         for i, c in enumerate(cands):
-            c.rerank = cached[keys[i]]
-            c.rerank_cached = i not in miss
+            if keys[i] in cached:
+                c.rerank = cached[keys[i]]
+                c.rerank_cached = i not in miss
 
     # --- the pipeline ------------------------------------------------------------------
 
