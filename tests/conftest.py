@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
@@ -543,6 +544,36 @@ def lexical_paths(conn, analyzers, query: str, limit: int = 10) -> list[str]:
     return [docs[r.doc_id].rel_path for r in rows]
 
 
+def write_tree(root: str, files: dict[str, str]) -> str:
+    """`files` ({relative path: text}) written under `root`; returns `root`."""
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    return root
+
+
+@contextmanager
+def running_gnod(config: str | None = None):
+    """(env, handle) of a real gnod in a home of its own, with `config` as its config.toml;
+    stopped and the home removed on exit. For module-scoped fixtures."""
+    home = make_home()
+    try:
+        env = make_env(home)
+        if config is not None:
+            os.makedirs(os.path.join(home, "config"), exist_ok=True)
+            with open(os.path.join(home, "config", "config.toml"), "w") as f:
+                f.write(config)
+        handle = start_gnod(env)
+        try:
+            yield env, handle
+        finally:
+            handle.stop()
+    finally:
+        cleanup_home(home)
+
+
 @pytest.fixture
 def db(tmp_path):
     """A migrated index of its own for one test."""
@@ -591,12 +622,5 @@ def shared_daemon():
 
     Stopped (and its home removed) when the module's last test is done.
     """
-    home = make_home()
-    try:
-        handle = start_gnod(make_env(home))
-        try:
-            yield handle
-        finally:
-            handle.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod() as (_env, handle):
+        yield handle

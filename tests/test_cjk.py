@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import cli_json, lexical_paths, migrated_db
+from conftest import cli_json, lexical_paths, migrated_db, write_tree
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.search.grammar import Clause, compile_query, parse
@@ -172,10 +172,7 @@ ALIAS_PAGES = {
 
 
 def test_a_cjk_query_is_matched_as_written_not_stemmed_in_other_languages(daemon, env, tmp_path):
-    for rel, text in ALIAS_PAGES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-    cli_json("collection", "add", str(tmp_path), "--name", "alias", "--json", env=env)
+    cli_json("collection", "add", write_tree(str(tmp_path), ALIAS_PAGES), "--name", "alias", "--json", env=env)
     res = cli_json("search", "このコマンドは soffice のエイリアスです", "--json", env=env)
     assert res["languages"] == [None]
     assert res["hits"][0]["path"] == "ja/soffice.md"

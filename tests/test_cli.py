@@ -19,12 +19,10 @@ from conftest import (
     INDEXABLE,
     _run_cli,
     build_corpus,
-    cleanup_home,
     cli_json,
-    make_env,
-    make_home,
     run_cli_tty,
-    start_gnod,
+    running_gnod,
+    write_tree,
 )
 
 pytestmark = pytest.mark.timeout(120)
@@ -68,23 +66,12 @@ def cli_error(*args: str, env, expect: int = 1) -> dict:
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    home = make_home()
-    try:
-        env = make_env(home)
-        d = start_gnod(env)
-        try:
-            corpus = build_corpus(str(tmp_path_factory.mktemp("corpus")))
-            other = tmp_path_factory.mktemp("other")
-            for rel, text in OTHER_DOCS.items():
-                (other / rel).write_text(text)
-            add = cli_json("collection", "add", corpus.root, "--name", "docs", "--json", env=env)
-            add_other = cli_json("collection", "add", str(other), "--name", "other", "--json", env=env)
-            yield SimpleNamespace(daemon=d, env=env, corpus=corpus, other=str(other), add=add,
-                                  add_other=add_other)
-        finally:
-            d.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod() as (env, d):
+        corpus = build_corpus(str(tmp_path_factory.mktemp("corpus")))
+        other = write_tree(str(tmp_path_factory.mktemp("other")), OTHER_DOCS)
+        add = cli_json("collection", "add", corpus.root, "--name", "docs", "--json", env=env)
+        add_other = cli_json("collection", "add", other, "--name", "other", "--json", env=env)
+        yield SimpleNamespace(daemon=d, env=env, corpus=corpus, other=other, add=add, add_other=add_other)
 
 
 def test_collection_add_summary(indexed):

@@ -24,13 +24,12 @@ import pytest
 from conftest import (
     PtyCli,
     _run_cli,
-    cleanup_home,
     cli_json,
     make_env,
-    make_home,
     run_cli_tty,
+    running_gnod,
     socket_accepts,
-    start_gnod,
+    write_tree,
 )
 
 pytestmark = pytest.mark.timeout(180)
@@ -52,15 +51,6 @@ def cli(*args: str, env, expect: int = 0) -> subprocess.CompletedProcess:
     return r
 
 
-def write_tree(root: str, files: dict[str, str]) -> str:
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    return root
-
-
 def many_files(root: str, n: int, words: int = 40) -> str:
     os.makedirs(root, exist_ok=True)
     for i in range(n):
@@ -74,22 +64,11 @@ def live(tmp_path_factory):
     """One gnod with a small corpus (and the MiniLM test embedder, so vsearch answers)."""
     from testmodels.build import minilm_gguf
 
-    home = make_home()
-    try:
-        env = make_env(home)
-        os.makedirs(os.path.join(home, "config"))
-        with open(os.path.join(home, "config", "config.toml"), "w") as f:
-            f.write(f'[models]\nembed = "file:{minilm_gguf()}"\nthreads = 1\n')
-        d = start_gnod(env)
-        try:
-            root = write_tree(str(tmp_path_factory.mktemp("corpus")), DOCS)
-            cli_json("collection", "add", root, "--name", "docs", "--json", env=env)
-            assert d.result("embed", {}, timeout=180)["pending"] == 0
-            yield SimpleNamespace(daemon=d, env=env, root=root)
-        finally:
-            d.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod(f'[models]\nembed = "file:{minilm_gguf()}"\nthreads = 1\n') as (env, d):
+        root = write_tree(str(tmp_path_factory.mktemp("corpus")), DOCS)
+        cli_json("collection", "add", root, "--name", "docs", "--json", env=env)
+        assert d.result("embed", {}, timeout=180)["pending"] == 0
+        yield SimpleNamespace(daemon=d, env=env, root=root)
 
 
 # --- help, version, options ------------------------------------------------------------------

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from test_cli import run_cli_tty
 
-from conftest import _run_cli, cleanup_home, cli_json, lexical_paths, make_env, make_home, start_gnod
+from conftest import _run_cli, cli_json, lexical_paths, running_gnod, write_tree
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.search.constants import PIPELINE
@@ -72,24 +72,12 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def idx(tmp_path_factory):
-    home = make_home()
-    try:
-        env = make_env(home)
-        d = start_gnod(env)
-        try:
-            root = tmp_path_factory.mktemp("notes")
-            for rel, text in DOCS.items():
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).write_text(text, encoding="utf-8")
-            copy = tmp_path_factory.mktemp("copy")
-            (copy / "deploying.md").write_text(DOCS["deploying.md"], encoding="utf-8")
-            cli_json("collection", "add", str(root), "--name", "notes", "--json", env=env)
-            cli_json("collection", "add", str(copy), "--name", "copy", "--json", env=env)
-            yield SimpleNamespace(env=env, daemon=d)
-        finally:
-            d.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod() as (env, d):
+        root = write_tree(str(tmp_path_factory.mktemp("notes")), DOCS)
+        copy = write_tree(str(tmp_path_factory.mktemp("copy")), {"deploying.md": DOCS["deploying.md"]})
+        cli_json("collection", "add", root, "--name", "notes", "--json", env=env)
+        cli_json("collection", "add", copy, "--name", "copy", "--json", env=env)
+        yield SimpleNamespace(env=env, daemon=d)
 
 
 def search(env, *args: str) -> dict:
@@ -244,33 +232,22 @@ def _dated(tags: str, date: str, body: str) -> str:
 
 @pytest.fixture(scope="module")
 def filtered(tmp_path_factory):
-    home = make_home()
-    try:
-        env = make_env(home)
-        d = start_gnod(env)
-        try:
-            root = tmp_path_factory.mktemp("filtered")
-            files = {
-                "ops/new.md": _dated("ops, infra", "2024-03-01", "How we deploy the gateway, step by step, "
-                                     "with many more words around the one mention of the task at hand."),
-                "ops/old.md": _dated("ops", "2023-05-01", "The old way to deploy."),
-                "notes/undated.md": "# Notes\n\nWe deploy on Tuesdays.\n",
-                "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
-                                   "und danach wird die Datenbank geprüft: deploy.\n",
-            }
-            # Many short pages that match "deploy" better than ops/new.md does.
-            files.update({f"crowd/{i}.md": f"# Deploy {i}\n\ndeploy deploy\n" for i in range(30)})
-            for rel, text in files.items():
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).write_text(text, encoding="utf-8")
-            stamp = 1641038400  # 2022-01-01 12:00 UTC
-            os.utime(root / "notes" / "undated.md", (stamp, stamp))
-            cli_json("collection", "add", str(root), "--name", "f", "--json", env=env)
-            yield SimpleNamespace(env=env)
-        finally:
-            d.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod() as (env, _d):
+        files = {
+            "ops/new.md": _dated("ops, infra", "2024-03-01", "How we deploy the gateway, step by step, "
+                                 "with many more words around the one mention of the task at hand."),
+            "ops/old.md": _dated("ops", "2023-05-01", "The old way to deploy."),
+            "notes/undated.md": "# Notes\n\nWe deploy on Tuesdays.\n",
+            "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
+                               "und danach wird die Datenbank geprüft: deploy.\n",
+        }
+        # Many short pages that match "deploy" better than ops/new.md does.
+        files.update({f"crowd/{i}.md": f"# Deploy {i}\n\ndeploy deploy\n" for i in range(30)})
+        root = write_tree(str(tmp_path_factory.mktemp("filtered")), files)
+        stamp = 1641038400  # 2022-01-01 12:00 UTC
+        os.utime(os.path.join(root, "notes", "undated.md"), (stamp, stamp))
+        cli_json("collection", "add", root, "--name", "f", "--json", env=env)
+        yield SimpleNamespace(env=env)
 
 
 def test_tags_filter_inside_the_index_query(filtered):

