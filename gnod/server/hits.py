@@ -14,11 +14,7 @@ def doc_uri(collection: str, rel_path: str) -> str:
     return f"{URI_PREFIX}{collection}/{rel_path}"
 
 
-def abs_path(doc: DocRow) -> str:
-    return f"{doc.root.rstrip('/')}/{doc.rel_path}"
-
-
 def identity(doc: DocRow) -> dict[str, Any]:
     """Keyword arguments for a result Struct: `SearchHit(**identity(doc), score=…)`."""
     return {"docid": doc.id, "uri": doc_uri(doc.collection, doc.rel_path), "collection": doc.collection,
-            "path": doc.rel_path, "abs_path": abs_path(doc), "title": doc.title}
+            "path": doc.rel_path, "abs_path": f"{doc.root.rstrip('/')}/{doc.rel_path}", "title": doc.title}
