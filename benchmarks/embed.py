@@ -17,6 +17,7 @@ import time
 from common import SHARED, emit
 from gnod.models import presets
 from gnod.models.llama_embed import LlamaEmbedder
+from gnod.models.threads import Threads
 from gnod.server.vectors import BATCH
 
 
@@ -48,7 +49,7 @@ def main() -> None:
         texts = [presets.document_prompt(fam, t, x) for t, x in data]
         for threads in (int(t) for t in args.threads.split(",")):
             t0 = time.perf_counter()
-            emb = LlamaEmbedder(uri, path, threads, lambda q: presets.query_prompt(fam, q),
+            emb = LlamaEmbedder(uri, path, Threads(fixed=threads), lambda q: presets.query_prompt(fam, q),
                                 pooling=presets.prompts(fam).pooling)
             emit(**{f"load_seconds_{name}_t{threads}": time.perf_counter() - t0})
             emb.embed_documents(texts[:BATCH])  # warm-up

@@ -23,6 +23,7 @@ import time
 from common import SHARED, Daemon, emit, models_config, test_model
 from gnod.models import presets
 from gnod.models.llama_embed import LlamaEmbedder
+from gnod.models.threads import Threads
 from gnod.server.vectors import BATCH
 from gnod.store.db import connect
 
@@ -65,7 +66,7 @@ def main() -> None:
             daemon_s = time.perf_counter() - t0
             assert res["pending"] == 0, res
             status_rate = d.call("status")["vectors"]["rate_per_s"]  # what status's ETA divides by
-    embedder = LlamaEmbedder(uri, uri.removeprefix("file:"), args.threads, query_prompt=lambda t: t)
+    embedder = LlamaEmbedder(uri, uri.removeprefix("file:"), Threads(fixed=args.threads), query_prompt=lambda t: t)
     embedder.embed_documents(texts[:BATCH])  # warm-up, as the daemon's model was loaded by its first batch
     t0 = time.perf_counter()
     for i in range(0, len(texts), BATCH):

@@ -28,6 +28,7 @@ from common import emit
 from gnod.models import presets, uri
 from gnod.models.llama_embed import LlamaEmbedder
 from gnod.models.remote import RemoteEmbedder
+from gnod.models.threads import Threads
 from gnod.server.vectors import BATCH
 
 
@@ -72,7 +73,7 @@ def main() -> None:
     path = str(minilm_gguf())
     fam = presets.family(f"file:{path}")
     texts = [presets.document_prompt(fam, t, x) for t, x in chunks(args.chunks + BATCH)]
-    local = LlamaEmbedder("local", path, args.threads, query_prompt=lambda t: t)
+    local = LlamaEmbedder("local", path, Threads(fixed=args.threads), query_prompt=lambda t: t)
     local_rate = _rate(local.embed_documents, texts)
     local.close()
     with tempfile.TemporaryDirectory() as folder:

@@ -555,8 +555,10 @@ def status(
 
     Each collection's line says what is true now: `indexing done/total` with its rate
     and ETA while a run goes, `N pending` for changes the watcher saw, or `up to date`.
-    While chunks are embedded, the vectors line shows the rate and ETA too. Missing
-    models and vectors come with the command that fixes them.
+    While chunks are embedded, the vectors line shows the rate and ETA too. The threads
+    line says how many llama.cpp threads the local models use: set by [models] threads,
+    or measured (gnod tries 1, half and all the cores on the embedding backlog and keeps
+    the fastest). Missing models and vectors come with the command that fixes them.
     """
     _exit(commands.status(_fmt(json_, human=human), watch))
 

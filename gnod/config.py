@@ -73,7 +73,8 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     embed: str | None = None  # hf:org/repo/file.gguf or file:/path.gguf
     rerank: str | None = None
     generate: str | None = None
-    # llama.cpp threads per model; unset = half the cores (gnod.models.manager.default_threads).
+    # llama.cpp threads per model; unset = measured: 1, half and all the cores are tried on
+    # background embedding batches and the fastest is used (gnod.models.threads).
     threads: Annotated[int, msgspec.Meta(ge=1, le=256)] | None = None
     # Unload a model after this many idle seconds; 0 = keep it loaded.
     idle_unload_s: Annotated[float, msgspec.Meta(ge=0)] = 900.0

@@ -388,6 +388,17 @@ class GpuInfo(Struct):
     main_gpu: int = 0
 
 
+class ThreadRate(Struct):
+    threads: int
+    tokens_per_s: float  # embedding throughput measured with this many threads
+
+
+class ThreadsInfo(Struct):
+    count: int  # llama.cpp threads each local model uses now
+    fixed: bool  # [models] threads sets it; otherwise it is measured on background embedding
+    rates: list[ThreadRate] = []  # what each count tried so far achieved, fewest threads first
+
+
 class VectorInfo(Struct):
     available: bool  # sqlite-vec loaded and an embedding model usable
     reason: str | None = None  # why not, once, for every client
@@ -419,6 +430,7 @@ class StatusResult(Struct):
     models: list[ModelInfo] = []
     vectors: VectorInfo | None = None
     gpu: GpuInfo | None = None
+    threads: ThreadsInfo | None = None
     rss_bytes: int | None = None  # gnod's resident memory, models included
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.

@@ -4,6 +4,7 @@ crash-resume, degradation without a model, and the CLI."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -40,10 +41,10 @@ def minilm():
     return str(minilm_gguf())
 
 
-def configure(env: dict, model: str, **extra) -> None:
+def configure(env: dict, model: str, threads: int | None = 1, **extra) -> None:
     cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
     os.makedirs(os.path.dirname(cfg), exist_ok=True)
-    lines = ["[models]", f'embed = "file:{model}"', "threads = 1"]
+    lines = ["[models]", f'embed = "file:{model}"'] + ([f"threads = {threads}"] if threads else [])
     lines += [f"{k} = {v}" for k, v in extra.items()]
     with open(cfg, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -208,6 +209,35 @@ def test_status_answers_while_embedding(env, tmp_path, minilm):
         d.stop()
 
 
+def test_threads_are_measured_on_the_backlog_unless_the_config_sets_them(env, tmp_path, minilm, run_cli):
+    configure(env, minilm, threads=None)
+    notes = tmp_path / "many"
+    notes.mkdir()
+    for i in range(120):
+        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + "Some words about topic number %d. " % i * 10)
+    d = start_gnod(env)
+    try:
+        fresh = d.result("status")["threads"]
+        assert fresh["fixed"] is False and fresh["rates"] == []
+        d.result("collection.add", {"name": "many", "path": str(notes)})
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        th = d.result("status")["threads"]
+        cpus = os.cpu_count() or 1
+        tried = {r["threads"] for r in th["rates"]}
+        assert tried == {1, max(1, cpus // 2), cpus}, th
+        assert th["count"] in tried and all(r["tokens_per_s"] > 0 for r in th["rates"])
+        status = run_cli("status", "--human", env=d.env).stdout
+        assert re.search(rf"^threads: {th['count']} \(measured: 1 → [\d,]+ tokens/s", status, re.M), status
+        configure(env, minilm, threads=1)
+        d.result("collection.list")  # reloads the config
+        th = d.result("status")["threads"]
+        assert th == {"count": 1, "fixed": True, "rates": []}, th
+        by = {c["component"]: c for c in cli_json("doctor", "--json", env=d.env)["checks"]}
+        assert by["threads"]["detail"].endswith("1 (set by [models] threads)"), by["threads"]
+    finally:
+        d.stop()
+
+
 def test_embed_on_request_and_notes_on_what_vectors_miss(env, tmp_path, minilm, run_cli):
     configure(env, minilm, embed_in_background="false")
     notes = tmp_path / "notes"
@@ -344,7 +374,6 @@ def test_gpu_layers_are_configurable_and_doctor_says_what_the_build_can_do(env, 
 def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
     """Two real models that do not both fit the budget: loading the second unloads the
     idle first one; a model in use is never unloaded."""
-    import asyncio
 
     from gnod.config import ModelsConfig
     from gnod.models.manager import Models

@@ -10,9 +10,10 @@ MESSAGES = [{"role": "user", "content": "Write a short poem about the sea."}]
 @pytest.fixture(scope="module")
 def generator():
     from gnod.models.llama_generate import LlamaGenerator
+    from gnod.models.threads import Threads
     from testmodels.build import smollm2_gguf
 
-    gen = LlamaGenerator("test:smollm2", str(smollm2_gguf()), threads=1)
+    gen = LlamaGenerator("test:smollm2", str(smollm2_gguf()), threads=Threads(fixed=1))
     yield gen
     gen.close()
 

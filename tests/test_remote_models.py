@@ -108,11 +108,12 @@ def test_remote_uris_parse_and_say_what_is_wrong():
 def test_remote_embeddings_equal_the_local_backend(server):
     from gnod.models.llama_embed import LlamaEmbedder
     from gnod.models.remote import RemoteEmbedder
+    from gnod.models.threads import Threads
     from testmodels.build import minilm_gguf
 
     texts = [t for t in TOPICS.values()] + ["a short query about felines"]
     remote = RemoteEmbedder("r", uri.parse(f"openai+{server.url}#minilm"), None, lambda t: t)
-    local = LlamaEmbedder("l", str(minilm_gguf()), 1, query_prompt=lambda t: t)
+    local = LlamaEmbedder("l", str(minilm_gguf()), Threads(fixed=1), query_prompt=lambda t: t)
     try:
         assert remote.dim == local.dim == 384
         a, b = remote.embed_documents(texts), local.embed_documents(texts)

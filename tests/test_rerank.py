@@ -31,9 +31,10 @@ PAIRS = [
 def reranker():
     pytest.importorskip("llama_cpp")
     from gnod.models.rerank import LlamaReranker
+    from gnod.models.threads import Threads
     from testmodels.build import reranker_gguf
 
-    r = LlamaReranker("file:tiny-bert-reranker.gguf", str(reranker_gguf()), threads=1)
+    r = LlamaReranker("file:tiny-bert-reranker.gguf", str(reranker_gguf()), threads=Threads(fixed=1))
     yield r
     r.close()
 

@@ -29,10 +29,11 @@ def gguf_path() -> Path:
 
 def test_embeddings_match_sentence_transformers(gguf_path: Path) -> None:
     from gnod.models.llama_embed import LlamaEmbedder
+    from gnod.models.threads import Threads
 
     ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
     expected = np.asarray(ref["vectors"], dtype=np.float64)
-    emb = LlamaEmbedder("test:minilm", str(gguf_path), threads=1, query_prompt=lambda t: t, pooling="mean")
+    emb = LlamaEmbedder("test:minilm", str(gguf_path), threads=Threads(fixed=1), query_prompt=lambda t: t, pooling="mean")
     try:
         got = emb.embed_documents(ref["texts"]).astype(np.float64)
     finally:

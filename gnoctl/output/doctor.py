@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 
 from gnoctl.output.common import size
+from gnoctl.output.status import threads_line
 
 
 def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
-    """The checks, in order: daemon, config, index storage, collections, gpu, vectors,
-    models. Without a status (`daemon_error` says why) only the daemon is judged."""
+    """The checks, in order: daemon, config, index storage, collections, gpu, threads,
+    vectors, models. Without a status (`daemon_error` says why) only the daemon is judged."""
     out: list[dict] = []
 
     def check(name: str, status: str, detail: str, fix: str = "") -> None:
@@ -42,6 +43,8 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
         where = f"GPU {gpu['main_gpu']} ({layers} layers)" if layers else "the CPU"
         check("gpu", "ok", f"local models run on {where}; this llama.cpp build "
               f"{'can' if gpu.get('offload_supported') else 'cannot'} offload to a GPU")
+    if st.get("threads"):
+        check("threads", "ok", "llama.cpp threads per local model: " + threads_line(st["threads"]))
     vec = st.get("vectors") or {}
     if vec.get("available"):
         check("vectors", "ok", f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec['serving']}")

@@ -33,6 +33,8 @@ def status_lines(st: dict) -> list[str]:
     vec = st.get("vectors")
     if vec:
         out.append("vectors: " + _vectors_line(vec))
+    if st.get("threads"):
+        out.append("threads: " + threads_line(st["threads"]))
     if st.get("models"):
         out.append("models:")
         for m in st["models"]:
@@ -107,6 +109,17 @@ def _collection_state(c: dict, job: dict, f: dict | None) -> str:
         return f"not watched, {indexed}"
     change = f"last change {_ago(f['last_change_at'])}" if f.get("last_change_at") else indexed
     return f"up to date, watching, {change}"
+
+
+def threads_line(t: dict) -> str:
+    """How many llama.cpp threads the local models use, and why that many."""
+    if t["fixed"]:
+        why = "set by [models] threads"
+    elif t["rates"]:
+        why = "measured: " + ", ".join(f"{r['threads']} → {r['tokens_per_s']:,.0f} tokens/s" for r in t["rates"])
+    else:
+        why = "measured on the next background embedding"
+    return f"{t['count']} ({why})"
 
 
 def _vectors_line(vec: dict) -> str:

@@ -7,9 +7,12 @@ chunk still counts.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from gnod.models.threads import Threads
 
 # Longest context we allocate for an embedding model (tokens); a chunk is ~800.
 MAX_CONTEXT = 2048
@@ -19,7 +22,7 @@ POOLING = {"mean": 1, "cls": 2, "last": 3}
 
 
 class LlamaEmbedder:
-    def __init__(self, uri: str, path: str, threads: int, query_prompt: Callable[[str], str],
+    def __init__(self, uri: str, path: str, threads: Threads, query_prompt: Callable[[str], str],
                  pooling: str | None = None, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
                  main_gpu: int = 0) -> None:
         from llama_cpp import Llama  # daemon only
@@ -31,9 +34,12 @@ class LlamaEmbedder:
         probe.close()
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
-                          n_threads=threads, n_threads_batch=threads, pooling_type=POOLING.get(pooling or "", -1),
+                          n_threads=threads.count, n_threads_batch=threads.count,
+                          pooling_type=POOLING.get(pooling or "", -1),
                           n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
         self.uri = uri
+        self._threads = threads
+        threads.restart()
         self.dim = self._llm.n_embd()
         # Room for the special tokens the tokenizer adds around each piece.
         self.max_tokens = ctx - 4
@@ -42,11 +48,11 @@ class LlamaEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True))
 
-    def _pieces(self, text: str) -> list[str]:
-        """The text itself, or overlapping windows of it when it exceeds the context."""
+    def _pieces(self, text: str) -> tuple[list[str], int]:
+        """The text itself, or overlapping windows of it when it exceeds the context; its tokens."""
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False)
         if len(tokens) <= self.max_tokens:
-            return [text]
+            return [text], len(tokens)
         step = max(1, int(self.max_tokens * (1 - WINDOW_OVERLAP)))
         pieces = []
         for start in range(0, len(tokens), step):
@@ -54,20 +60,26 @@ class LlamaEmbedder:
             pieces.append(self._llm.detokenize(window).decode("utf-8", errors="ignore"))
             if start + self.max_tokens >= len(tokens):
                 break
-        return pieces
+        return pieces, len(tokens)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         owners: list[int] = []
         flat: list[str] = []
+        tokens = 0
         for i, text in enumerate(texts):
             # Stripped: a trailing space or newline becomes a lone "▁" token for SentencePiece
             # models (e5), which their reference tokenizers never produce.
-            for piece in self._pieces(text.strip()):
+            pieces, n = self._pieces(text.strip())
+            tokens += n
+            for piece in pieces:
                 owners.append(i)
                 flat.append(piece)
         if not flat:
             return np.zeros((0, self.dim), dtype=np.float32)
+        threads = self._threads.apply(self._llm)
+        t0 = time.perf_counter()
         vecs = np.asarray(self._llm.embed(flat, normalize=True, truncate=False), dtype=np.float32)
+        self._threads.record(threads, tokens, time.perf_counter() - t0)
         if len(flat) == len(texts):
             return vecs
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

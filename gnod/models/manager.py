@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 from gnod.config import ModelsConfig
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable, Role
+from gnod.models.threads import Threads
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE, ModelThread
-from gnod.protocol import GpuInfo, ModelInfo
+from gnod.protocol import GpuInfo, ModelInfo, ThreadRate, ThreadsInfo
 
 log = logging.getLogger("gnod.models")
 T = TypeVar("T")
@@ -29,15 +30,6 @@ T = TypeVar("T")
 # need not wait behind the backlog's batch, and a server is not flooded.
 REMOTE_CALLS = 4
 REMOTE_RETRY_S = 10.0  # a remote model that failed to load is tried again after this long
-
-
-def default_threads() -> int:
-    """Half the logical CPUs (about the physical cores), at least 1.
-
-    llama.cpp with as many threads as a small machine has cores collapsed here
-    (366 s vs 15 s for 1,000 chunks on 2 cores); see benchmarks/embed.py.
-    """
-    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def rss_bytes() -> int | None:
@@ -78,7 +70,7 @@ class Models:
     def __init__(self, config: ModelsConfig, cache_dir: str) -> None:
         self.config = config
         self.cache_dir = cache_dir
-        self.threads = config.threads or default_threads()
+        self.threads = Threads(fixed=config.threads)
         self.thread = ModelThread()
         self._remote_calls = ThreadPoolExecutor(max_workers=REMOTE_CALLS, thread_name_prefix="gnod-remote")
         self._slots: dict[tuple[Role, str], _Slot] = {}
@@ -90,7 +82,8 @@ class Models:
     def configure(self, config: ModelsConfig) -> None:
         """Adopt a new [models] config; models no longer configured unload when idle."""
         self.config = config
-        self.threads = config.threads or default_threads()
+        if config.threads != self.threads.fixed:
+            self.threads.configure(config.threads)
 
     def _slot(self, role: Role, uri: str) -> _Slot:
         slot = self._slots.get((role, uri))
@@ -171,6 +164,12 @@ class Models:
                 self._gpu_support = bool(llama_cpp.llama_supports_gpu_offload())
         return GpuInfo(offload_supported=self._gpu_support, gpu_layers=self.config.gpu_layers,
                        main_gpu=self.config.main_gpu)
+
+    def threads_info(self) -> ThreadsInfo:
+        t = self.threads
+        rates = sorted(dict(t.rates).items())  # a copy: the model thread may be measuring
+        return ThreadsInfo(count=t.count, fixed=t.fixed is not None,
+                           rates=[ThreadRate(threads=n, tokens_per_s=round(r, 1)) for n, r in rates])
 
     def _check_file(self, slot: _Slot) -> None:
         """An unloaded model whose file is not downloaded is `missing`, with the fix (a stat, no load)."""

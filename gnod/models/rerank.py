@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
+from gnod.models.threads import Threads
 
 # Longest pair we allocate for (tokens): query + a ~800-token chunk + the prompt around them.
 MAX_CONTEXT = 1024
@@ -35,7 +36,7 @@ def _sigmoid(x: float) -> float:
 
 
 class LlamaReranker:
-    def __init__(self, uri: str, path: str, threads: int, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
+    def __init__(self, uri: str, path: str, threads: Threads, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
                  main_gpu: int = 0) -> None:
         import llama_cpp  # daemon only
         from llama_cpp import Llama
@@ -48,9 +49,10 @@ class LlamaReranker:
         ctx = max(64, min(trained, max_context))
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
-                          n_threads=threads, n_threads_batch=threads, pooling_type=RANK_POOLING,
+                          n_threads=threads.count, n_threads_batch=threads.count, pooling_type=RANK_POOLING,
                           n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
         self.uri = uri
+        self._threads = threads
         self.max_tokens = ctx  # longest (query, document) input, special tokens included
         self._llama_cpp = llama_cpp
         model = self._llm.model
@@ -132,6 +134,7 @@ class LlamaReranker:
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
         if not documents:
             return []
+        self._threads.apply(self._llm)
         scores: list[float] = []
         group: list[list[int]] = []
         used = 0

@@ -89,6 +89,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             freshness=freshness, config_error=d.config_error, models=d.models.infos(),
             vectors=d.vectors.info(), storage_error=d.writer.storage_error,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
+            threads=d.models.threads_info(),
             rss_bytes=rss_bytes(),
         )
 
