@@ -406,6 +406,29 @@ def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
     assert second == {"embed": "ready", "generate": "ready"}
 
 
+def test_closing_the_manager_frees_each_loaded_model_after_the_call_in_progress(minilm, tmp_path):
+    """Shutdown frees llama.cpp's model and context on the model thread (and drops queued work)."""
+    from gnod.config import ModelsConfig
+    from gnod.models.manager import Models
+    from gnod.models.worker import BACKGROUND
+
+    async def scenario():
+        models = Models(ModelsConfig(embed=f"file:{minilm}", threads=1), str(tmp_path / "cache"))
+        embedder = await models.get("embed")
+        texts = ["a paragraph about cells and proteins " * 20] * 64
+        running = asyncio.ensure_future(models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND))
+        queued = asyncio.ensure_future(models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND))
+        await asyncio.sleep(0.05)
+        await asyncio.get_running_loop().run_in_executor(None, models.close)
+        done = await asyncio.gather(running, queued, return_exceptions=True)
+        return embedder, done
+
+    embedder, (running, queued) = asyncio.run(scenario())
+    assert embedder._llm._ctx.ctx is None and embedder._llm._model.model is None
+    assert len(running) == 64  # the call in progress finished
+    assert isinstance(queued, asyncio.CancelledError)
+
+
 def test_status_reports_gnods_resident_memory(daemon):
     st = daemon.result("status")
     assert st["rss_bytes"] > 10 * 1024 * 1024

@@ -333,9 +333,11 @@ class Models:
                 await self.unload_idle()
 
     def close(self) -> None:
+        """Free every loaded model on the model thread, after the call in progress."""
+        closes = []
         for slot in self._slots.values():
             if slot.model is not None and hasattr(slot.model, "close"):
-                self.thread.submit(slot.model.close, INTERACTIVE)
+                closes.append(slot.model.close)
                 slot.model = None
-        self.thread.close()
+        self.thread.close(closes)
         self._remote_calls.shutdown(wait=False, cancel_futures=True)

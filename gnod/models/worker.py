@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -51,8 +51,8 @@ class ModelThread:
     async def run(self, fn: Callable[[], T], priority: int = INTERACTIVE) -> T:
         return await asyncio.wrap_future(self.submit(fn, priority))
 
-    def close(self) -> None:
-        """Finish the call in progress, drop the rest, stop the thread."""
+    def close(self, cleanup: Sequence[Callable[[], Any]] = ()) -> None:
+        """Finish the call in progress, drop the rest, run `cleanup` (freeing models), stop."""
         while True:
             try:
                 _, _, _, fut = self._queue.get_nowait()
@@ -60,5 +60,7 @@ class ModelThread:
                 break
             if fut is not None:
                 fut.cancel()
-        self._queue.put((-1, -1, None, None))
+        for fn in cleanup:
+            self._queue.put((-1, next(self._seq), fn, Future()))
+        self._queue.put((-1, next(self._seq), None, None))
         self._thread.join(timeout=30)
