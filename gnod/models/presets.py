@@ -53,9 +53,12 @@ class Preset(msgspec.Struct, frozen=True, kw_only=True):
 
 # File names and sizes checked against public references to these repos; sizes are rounded.
 # MIT, 118M parameters (12 layers, hidden 384, XLM-R's 250k vocabulary), ~100 languages;
-# retrieval scores published in its paper (arXiv 2402.05672) and on MTEB/MIRACL.
-E5_SMALL = ModelSpec(uri="hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf", family="e5",
-                     licence="MIT", size_bytes=130_000_000, dim=384)
+# retrieval scores published in its paper (arXiv 2402.05672) and on MTEB/MIRACL. This
+# conversion is loaded by applications built on llama.cpp itself (other e5-small GGUFs are
+# written for other runtimes' tensor names and tokenizers); pinned to one commit, whose
+# file `models pull` checks against its sha256.
+E5_SMALL = ModelSpec(uri="hf:TwinSunsLLC/multilingual-e5-small-gguf@b6cac9615d4ecce28d7f22539b7322d695fc2886/"
+                         "multilingual-e5-small-q8_0.gguf", family="e5", licence="MIT", size_bytes=130_000_000, dim=384)
 BGE_M3 = ModelSpec(uri="hf:gpustack/bge-m3-GGUF/bge-m3-Q4_K_M.gguf", family="bge",
                    licence="MIT", size_bytes=438_000_000, dim=1024)
 BGE_RERANKER_V2_M3 = ModelSpec(uri="hf:gpustack/bge-reranker-v2-m3-GGUF/bge-reranker-v2-m3-Q4_K_M.gguf",
