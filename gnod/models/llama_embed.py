@@ -78,7 +78,10 @@ class LlamaEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         threads = self._threads.apply(self._llm)
         t0 = time.perf_counter()
-        vecs = np.asarray(self._llm.embed(flat, normalize=True, truncate=False), dtype=np.float32)
+        # One text per decode: llama.cpp attends over the whole batch and masks the other
+        # texts out, so packing costs more than it saves (benchmarks/presets.py measures it).
+        vecs = np.asarray([self._llm.embed([piece], normalize=True, truncate=False)[0] for piece in flat],
+                          dtype=np.float32)
         self._threads.record(threads, tokens, time.perf_counter() - t0)
         if len(flat) == len(texts):
             return vecs

@@ -79,7 +79,6 @@ class LlamaReranker:
         self._bos = [llama_cpp.llama_vocab_bos(vocab)] if llama_cpp.llama_vocab_get_add_bos(vocab) else []
         self._eos = [eos] if llama_cpp.llama_vocab_get_add_eos(vocab) else []
         self._sep = [sep] if llama_cpp.llama_vocab_get_add_sep(vocab) else []
-        self._max_seqs = max(1, self._llm.context_params.n_seq_max)
 
     def _tokenize(self, text: str, special: bool = False) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
@@ -116,36 +115,24 @@ class LlamaReranker:
         exps = [math.exp(v - top) for v in out]
         return exps[self._yes] / sum(exps)
 
-    def _run(self, seqs: list[list[int]]) -> list[float]:
+    def _run(self, tokens: list[int]) -> float:
         # llama-cpp-python's own batch buffer and context, as Llama.embed uses them.
         batch = self._llm._batch
         batch.reset()
-        for i, tokens in enumerate(seqs):
-            batch.add_sequence(tokens, i, True)
+        batch.add_sequence(tokens, 0, True)
         self._llm._ctx.kv_cache_clear()
         self._llm._ctx.decode(batch)
-        scores = []
-        for i in range(len(seqs)):
-            ptr = self._llama_cpp.llama_get_embeddings_seq(self._llm.ctx, i)
-            scores.append(self._relevance(ptr[: self._n_out]))
+        ptr = self._llama_cpp.llama_get_embeddings_seq(self._llm.ctx, 0)
+        score = self._relevance(ptr[: self._n_out])
         batch.reset()
-        return scores
+        return score
 
     def score(self, query: str, documents: Sequence[str]) -> list[float]:
         if not documents:
             return []
         self._threads.apply(self._llm)
-        scores: list[float] = []
-        group: list[list[int]] = []
-        used = 0
-        for tokens in self.pair_tokens(query, documents):
-            if group and (used + len(tokens) > self.max_tokens or len(group) >= self._max_seqs):
-                scores += self._run(group)
-                group, used = [], 0
-            group.append(tokens)
-            used += len(tokens)
-        scores += self._run(group)
-        return scores
+        # One pair per decode, as embeddings: packed pairs attend over the whole batch.
+        return [self._run(tokens) for tokens in self.pair_tokens(query, documents)]
 
     def close(self) -> None:
         self._llm.close()
