@@ -57,6 +57,14 @@ def write_topics(root) -> None:
         p.write_text(text)
 
 
+def write_notes(folder, n: int):
+    """`n` short notes of ~100 tokens each: a backlog of n chunks."""
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + "Some words about topic number %d. " % i * 10)
+    return folder
+
+
 def top_paths(daemon, query: str, n: int = 3, collections: list[str] | None = None) -> list[str]:
     res = daemon.result("vsearch", {"query": query, "limit": n, "collections": collections or []})
     return [h["path"] for h in res["hits"]]
@@ -186,10 +194,7 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
 
 def test_status_answers_while_embedding(env, tmp_path, minilm):
     configure(env, minilm)
-    notes = tmp_path / "many"
-    notes.mkdir()
-    for i in range(200):
-        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + "Some words about topic number %d. " % i * 10)
+    notes = write_notes(tmp_path / "many", 200)
     d = start_gnod(env)
     try:
         d.result("collection.add", {"name": "many", "path": str(notes)})
@@ -211,10 +216,7 @@ def test_status_answers_while_embedding(env, tmp_path, minilm):
 
 def test_threads_are_measured_on_the_backlog_unless_the_config_sets_them(env, tmp_path, minilm, run_cli):
     configure(env, minilm, threads=None)
-    notes = tmp_path / "many"
-    notes.mkdir()
-    for i in range(120):
-        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\n" + "Some words about topic number %d. " % i * 10)
+    notes = write_notes(tmp_path / "many", 120)
     d = start_gnod(env)
     try:
         fresh = d.result("status")["threads"]
