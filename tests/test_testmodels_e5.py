@@ -63,3 +63,15 @@ def test_query_prompt_and_retrieval(embedder):
     passages = [i for i, t in enumerate(texts) if t.startswith("passage: ")]
     scores = embedder.embed_documents([texts[i] for i in passages]) @ q
     assert passages[int(np.argmax(scores))] == 1  # the protein passage
+
+
+def test_loading_writes_nothing_to_stderr(gguf_path, capfd):
+    """gnod's log is its stderr: a model load adds no llama.cpp lines to it (a context made
+    from a vocabulary-only probe used to log "possible training context overflow")."""
+    from gnod.models.llama_embed import LlamaEmbedder
+    from gnod.models.threads import Threads
+
+    capfd.readouterr()
+    emb = LlamaEmbedder("test:e5", gguf_path, threads=Threads(fixed=1), query_prompt=lambda t: t, pooling="mean")
+    emb.close()
+    assert capfd.readouterr().err == ""

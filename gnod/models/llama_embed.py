@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from gnod.models.context import context_size
 from gnod.models.threads import Threads
 
 # Longest context we allocate for an embedding model (tokens); a chunk is ~800.
@@ -27,11 +28,7 @@ class LlamaEmbedder:
                  main_gpu: int = 0) -> None:
         from llama_cpp import Llama  # daemon only
 
-        probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
-        arch = probe.metadata.get("general.architecture", "")
-        trained = int(probe.metadata.get(f"{arch}.context_length", max_context))
-        ctx = max(64, min(trained, max_context))
-        probe.close()
+        ctx = context_size(path, max_context)
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
                           n_threads=threads.count, n_threads_batch=threads.count,

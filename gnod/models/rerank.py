@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
+from gnod.models.context import context_size
 from gnod.models.threads import Threads
 
 # Longest pair we allocate for (tokens): query + a ~800-token chunk + the prompt around them.
@@ -41,12 +42,7 @@ class LlamaReranker:
         import llama_cpp  # daemon only
         from llama_cpp import Llama
 
-        # A vocab-only load reads no hyperparameters (n_ctx_train is 0), but it has the metadata.
-        probe = Llama(model_path=path, embedding=True, vocab_only=True, verbose=False)
-        meta = probe.metadata
-        probe.close()
-        trained = int(meta.get(f"{meta.get('general.architecture', '')}.context_length", 0)) or max_context
-        ctx = max(64, min(trained, max_context))
+        ctx = context_size(path, max_context)
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
         self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
                           n_threads=threads.count, n_threads_batch=threads.count, pooling_type=RANK_POOLING,
