@@ -1,9 +1,9 @@
 """How many threads llama.cpp gets: measured on this machine, now, unless the config says.
 
 llama.cpp's threads meet at a barrier after every layer, so one that loses its core
-stalls the others. On 2 idle cores multilingual-e5-small embeds 3.1 chunks/s with 2
-threads and 1.6 with 1; beside one busy process, 2 threads fall to 1.25 while 1 thread
-keeps 1.6 (benchmarks/threads.py). No fixed count is right for both, so the background
+stalls the others. On 2 idle cores multilingual-e5-small embeds 4.9 chunks/s with 2
+threads and 3.0 with 1; beside one busy process, 2 threads fall to 2.0 while 1 thread
+keeps 3.0 (benchmarks/threads.py). No fixed count is right for both, so the background
 embedding batches try each candidate now and then (and at once when the rate drops) and
 every local model uses the fastest. Only the embedder measures (rates of two models are
 not comparable), and a newly loaded one starts over. Calls run on the one model thread:
@@ -21,7 +21,7 @@ MIN_SAMPLE_TOKENS = 1024
 # batch at a slower count: about 2% of a backlog on an idle machine).
 REPROBE_EVERY = 50
 # A measured call this much slower than the chosen count's usual rate starts a round at once
-# (another process took the cores, or gave them back).
+# (another process took a core; cores given back are found by the next regular round).
 SLOWDOWN = 0.6
 # Weight of the newest measurement in the chosen count's rate.
 EWMA = 0.5
