@@ -192,17 +192,21 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
         again.stop()
 
 
-def test_status_answers_while_embedding(env, tmp_path, minilm):
+def test_status_answers_while_embedding(env, tmp_path, minilm, run_cli):
     configure(env, minilm)
     notes = write_notes(tmp_path / "many", 200)
     d = start_gnod(env)
     try:
         d.result("collection.add", {"name": "many", "path": str(notes)})
         assert wait_until(lambda: d.result("status")["vectors"]["embedding"], 60, 0.02)
-        # Until the first embedding completes, vector search says how far it is.
+        # Until the first embedding completes, vector search and status say how far it is.
         err = d.rpc("vsearch", {"query": "topic"})["error"]
         assert err["code"] == wire.MODEL_UNAVAILABLE
-        assert re.search(r"the first embedding is under way \(\d+ of 200 chunks", err["message"]), err
+        under_way = r"the first embedding is under way \(\d+ of 200 chunks"
+        assert re.search(under_way, err["message"]), err
+        assert re.search(under_way, d.result("status")["vectors"]["reason"])
+        line = re.search(r"^vectors: .*", run_cli("status", "--human", env=d.env).stdout, re.M)
+        assert line and re.search(under_way, line[0]) and "pull" not in line[0], line
         worst = 0.0
         while d.result("status")["vectors"]["embedding"]:
             t0 = time.monotonic()

@@ -124,9 +124,7 @@ def threads_line(t: dict) -> str:
 
 def _vectors_line(vec: dict) -> str:
     if not vec["available"]:
-        reason = vec.get("reason") or "no embedding model yet"
-        fix = "" if "sqlite-vec" in reason or "gnoctl " in reason else " (fix: gnoctl models pull embed)"
-        return f"unavailable: {reason}{fix}"
+        return f"unavailable: {vec['reason']}"
     text = f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec.get('serving') or vec.get('model')}"
     if vec["pending"]:
         rate = vec.get("rate_per_s")

@@ -57,10 +57,10 @@ class Vectors:
     # --- state -----------------------------------------------------------------
 
     def info(self) -> VectorInfo:
-        reason = self.ext_error and f"sqlite-vec is not available ({self.ext_error})" or self.model_error
+        available = self.serving is not None and self.ext_error is None
         return VectorInfo(
-            available=self.serving is not None and self.ext_error is None,
-            reason=reason if self.serving is None or self.ext_error else None,
+            available=available,
+            reason=None if available else self.missing_reason(),
             model=self.target.uri if self.target else self.models.uri("embed"),
             serving=self.serving.uri if self.serving else None,
             chunks=self.chunks, embedded=self.done, pending=self.pending,
@@ -69,9 +69,10 @@ class Vectors:
 
     def missing_reason(self) -> str:
         """Why vector search cannot run, with the fix or how far the first embedding is."""
-        reason = self.info().reason
-        if reason:
-            return reason
+        if self.ext_error:
+            return f"sqlite-vec is not available ({self.ext_error})"
+        if self.model_error:
+            return self.model_error
         if self.embedding and self.chunks:
             eta = f", about {_duration(self.pending / self.rate)} left" if self.rate else ""
             return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})"
