@@ -478,9 +478,10 @@ class ListContribution(Struct):
     source: str  # bm25 | vector
     kind: str  # original | variant | hyde
     rank: int
-    score: float | None
+    score: float
     weight: float
-    rrf: float  # weight / (k + rank)
+    standard: float  # (score − the list's floor) / its deviation
+    contribution: float  # weight × standard / the lists' total weight
 
 
 class RerankInput(Struct):
@@ -494,9 +495,7 @@ class RerankInput(Struct):
 class HitExplain(Struct):
     fused_position: int
     contributions: list[ListContribution]
-    rrf: float
-    bonus: float
-    fusion: float  # rrf + bonus
+    fusion: float  # Σ contributions
     fusion_norm: float  # min-max over the pool (reranked); fusion / best possible (no reranker)
     rerank: float | None  # the reranker's score; None when not reranked
     keyword_floor: float  # 0.30 x fraction of query terms found literally
@@ -557,6 +556,8 @@ class ListInfo(Struct):
     query: str
     hits: int
     weight: float
+    floor: float  # the lowest score: what a document the list did not return counts as
+    deviation: float  # the spread its scores are divided by
 
 
 class QueryExplain(Struct):

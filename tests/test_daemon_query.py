@@ -71,7 +71,7 @@ def test_query_explain_runs_every_stage(hybrid):
     assert STAGES <= set(stages), stages
     assert stages["rerank"]["skipped"] is None and stages["vector"]["skipped"] is None
     assert ex["prompt_version"] == "expand-v1"
-    assert ex["constants"]["fusion"]["k"] == 60 and ex["constants"]["score_floor"] == 0.03
+    assert ex["constants"]["fusion"]["weights"]["original"] == 2.0 and ex["constants"]["score_floor"] == 0.03
     assert ex["models"]["rerank"].endswith(".gguf") and ex["models"]["embed"].endswith(".gguf")
     assert {(x["source"], x["kind"]) for x in ex["lists"]} >= {("bm25", "original"), ("vector", "original")}
     assert res["counts"]["reranked"] == res["counts"]["pool"] <= 20
@@ -83,8 +83,27 @@ def test_query_explain_runs_every_stage(hybrid):
         assert (e["fusion_weight"], e["rerank_weight"]) in {(0.75, 0.25), (0.6, 0.4), (0.4, 0.6)}
         assert h["score"] == pytest.approx(
             e["fusion_weight"] * e["fusion_norm"] + e["rerank_weight"] * max(e["rerank"], e["keyword_floor"]), abs=1e-5)
-        assert abs(e["rrf"] - sum(c["rrf"] for c in e["contributions"])) < 1e-5
+        assert abs(e["fusion"] - sum(c["contribution"] for c in e["contributions"])) < 1e-5
         assert h["preview"]["text"]
+
+
+def test_fusion_follows_the_documented_formula(hybrid):
+    # Without a reranker the final score is the fusion score over the best the lists allow.
+    res = query(hybrid, query="feline pets napping", collections=["notes"], explain=True, rerank=False)
+    lists = res["explain"]["lists"]
+    total = sum(li["weight"] for li in lists if li["hits"])
+    best = sum(li["weight"] * max(c["standard"] for h in res["hits"] for c in h["explain"]["contributions"]
+                                  if c["list"] == i) for i, li in enumerate(lists) if li["hits"]) / total
+    for h in res["hits"]:
+        e = h["explain"]
+        for c in e["contributions"]:
+            li = lists[c["list"]]
+            assert li["deviation"] > 0 and c["score"] >= li["floor"] - 1e-6
+            assert c["standard"] == pytest.approx((c["score"] - li["floor"]) / li["deviation"], abs=1e-4)
+            assert c["contribution"] == pytest.approx(c["weight"] * c["standard"] / total, abs=1e-4)
+        assert e["fusion"] == pytest.approx(sum(c["contribution"] for c in e["contributions"]), abs=1e-4)
+        assert h["score"] == pytest.approx(min(1.0, e["fusion"] / best), abs=1e-4)
+    assert res["hits"][0]["path"] == "pets/cats.md"
 
 
 def test_expansion_is_cached_and_said_so(hybrid):

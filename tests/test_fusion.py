@@ -1,4 +1,4 @@
-"""The model-free hybrid core: every expectation below is worked out by hand (k = 60)."""
+"""The model-free hybrid core: every expectation below is worked out by hand."""
 
 from __future__ import annotations
 
@@ -20,15 +20,15 @@ from gnod.search.fusion import (
     blend,
     dedup_by_content_hash,
     deep_mode_check,
+    fuse,
+    fusion_ceiling,
     keyword_floor,
     query_keywords,
     rerank_quota,
-    rrf,
-    rrf_ceiling,
+    scale,
     should_skip_rerank,
     smart_skip_scores,
     strong_signal,
-    top_rank_bonus,
 )
 from gnod.search.grammar import QuerySyntaxError
 
@@ -39,19 +39,24 @@ def sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def bm25(ids, kind="original", **kw) -> RankedList:
-    return RankedList(kind=kind, source="bm25", doc_ids=list(ids), **kw)
+def bm25(ids, scores=None, kind="original", **kw) -> RankedList:
+    """A BM25 list; without scores, its hits stand 1.0, 0.9, 0.8, … (evenly spread)."""
+    ids = list(ids)
+    return RankedList(kind=kind, source="bm25", doc_ids=ids, scores=scores or [1.0 - i / 10 for i in range(len(ids))],
+                      **kw)
 
 
-def vec(ids, kind="original", **kw) -> RankedList:
-    return RankedList(kind=kind, source="vector", doc_ids=list(ids), **kw)
+def vec(ids, scores=None, kind="original", **kw) -> RankedList:
+    ids = list(ids)
+    return RankedList(kind=kind, source="vector", doc_ids=ids, scores=scores or [0.9 - i / 10 for i in range(len(ids))],
+                      **kw)
 
 
 def fused(doc_id, score, source="bm25") -> Fused:
     """A hand-made fusion result (score chosen directly, one contribution for its source)."""
     c = Contribution(list_index=0, kind="original", source=source, label="", rank=1,
-                     score=None, weight=2.0, contribution=score)
-    return Fused(doc_id=doc_id, score=score, rrf=score, bonus=0.0, best_rank=1, contributions=[c])
+                     score=1.0, weight=2.0, standard=score, contribution=score)
+    return Fused(doc_id=doc_id, score=score, best_rank=1, contributions=[c])
 
 
 # --- constants -------------------------------------------------------------------------
@@ -60,9 +65,7 @@ def fused(doc_id, score, source="bm25") -> Fused:
 def test_constants_match_the_seeds():
     p = PIPELINE
     assert (p.strong_signal.min_top, p.strong_signal.min_gap, p.strong_signal.probe) == (0.84, 0.14, 5)
-    assert p.fusion.k == 60
     assert (p.fusion.weights.original, p.fusion.weights.variant, p.fusion.weights.hyde) == (2.0, 1.0, 1.4)
-    assert [(t.max_rank, t.bonus) for t in p.fusion.bonus] == [(1, 0.05), (3, 0.02)]
     assert (p.limits.bm25_original, p.limits.bm25_variant) == (2, 1)
     assert (p.limits.vector_original, p.limits.vector_variant, p.limits.vector_hyde) == (2, 1, 1)
     assert p.limits.rerank_top_k == 20
@@ -118,104 +121,111 @@ def test_strong_signal(scores, strong):
     assert strong_signal(scores) is strong
 
 
-# --- RRF -------------------------------------------------------------------------------
+# --- fusion ----------------------------------------------------------------------------
 
 
-def test_top_rank_bonus_tiers():
-    assert top_rank_bonus(1) == 0.05
-    assert top_rank_bonus(2) == top_rank_bonus(3) == 0.02
-    assert top_rank_bonus(4) == top_rank_bonus(100) == 0.0
+def test_scale_is_the_floor_and_the_population_deviation():
+    # scores 1.0, 0.6, 0.2: mean 0.6, deviation √((0.16 + 0 + 0.16) / 3) = √0.106667 = 0.326599
+    assert scale(bm25("abc", scores=[1.0, 0.6, 0.2])) == (0.2, pytest.approx(0.326599, abs=1e-6))
+    # All alike (one hit, or ties): each hit stands one unit above what the list did not return.
+    assert scale(bm25("a", scores=[0.8])) == (pytest.approx(-0.2), 1.0)
+    assert scale(vec("ab", scores=[0.7, 0.7])) == (pytest.approx(-0.3), 1.0)
+    assert scale(bm25([], scores=[])) == (0.0, 1.0)
 
 
-def test_rrf_single_original_list():
-    out = rrf([bm25("abcd")])
-    assert [f.doc_id for f in out] == list("abcd")
-    # weight 2.0 (original): rank r contributes 2 / (60 + r); bonus by rank tier.
-    assert out[0].rrf == pytest.approx(2 / 61)  # 0.032787
-    assert out[0].score == pytest.approx(2 / 61 + 0.05)  # 0.082787
-    assert out[1].score == pytest.approx(2 / 62 + 0.02)  # 0.052258
-    assert out[2].score == pytest.approx(2 / 63 + 0.02)  # 0.051746
-    assert (out[3].score, out[3].bonus) == (pytest.approx(2 / 64), 0.0)  # 0.03125, no bonus
+def test_fuse_single_list_is_its_standardized_scores():
+    out = fuse([bm25("abc", scores=[1.0, 0.6, 0.2])])
+    assert [f.doc_id for f in out] == list("abc")
+    # (score − 0.2) / 0.326599, weight 2 of a total weight 2
+    assert [f.score for f in out] == [pytest.approx(0.8 / 0.326599, abs=1e-5),  # 2.449490
+                                      pytest.approx(0.4 / 0.326599, abs=1e-5), 0.0]  # 1.224745, 0
 
 
-def test_rrf_weights_by_kind():
-    out = {f.doc_id: f for f in rrf([
-        bm25(["o"]), bm25(["x", "v"], kind="variant"), vec(["y", "z", "h"], kind="hyde")])}
-    assert out["o"].rrf == pytest.approx(2.0 / 61)  # original 2.0 at rank 1: 0.032787
-    assert out["v"].rrf == pytest.approx(1.0 / 62)  # variant 1.0 at rank 2: 0.016129
-    assert out["h"].rrf == pytest.approx(1.4 / 63)  # HyDE 1.4 at rank 3:   0.022222
-    assert out["h"].bonus == 0.02 and out["v"].bonus == 0.02
+def test_fuse_a_clear_match_outweighs_an_even_list():
+    # The vector list ranks y first among ten evenly spread hits; BM25 finds x far ahead of
+    # nine look-alikes. Each is #1 in one list, so RRF would tie them (and pick the first
+    # seen, y); standardized scores keep how far x stands out.
+    out = fuse([vec(["y", *"abcdefghi"], scores=[0.80 - i / 100 for i in range(10)]),
+                bm25(["x", *"jklmnopqr"], scores=[1.0] + [0.1] * 9)])
+    # bm25: mean 0.19, deviation √((0.81² + 9 × 0.09²) / 10) = 0.27, floor 0.1 → x 0.9 / 0.27 = 3.333333
+    # vector: deviation 0.01 × √((10² − 1) / 12) = 0.028723, floor 0.71 → y 0.09 / 0.028723 = 3.133398
+    # each list weighs 2 of 4
+    assert [f.doc_id for f in out][:2] == ["x", "y"]
+    assert out[0].score == pytest.approx(3.333333 / 2, abs=1e-6)
+    assert out[1].score == pytest.approx(3.133398 / 2, abs=1e-6)
 
 
-def test_rrf_seed_example_doc_in_both_lists_wins():
-    # Seed 000 with unit weights: x = 1/61 + 1/63 = 0.016393 + 0.015873 = 0.032266,
-    # y = 1/61 = 0.016393; both were #1 somewhere, so both carry +0.05.
-    out = rrf([bm25(["x"], weight=1.0), vec(["y", "z", "x"], weight=1.0)])
-    assert [f.doc_id for f in out] == ["x", "y", "z"]
-    assert out[0].score == pytest.approx(1 / 61 + 1 / 63 + 0.05)  # 0.082266
-    assert out[1].score == pytest.approx(1 / 61 + 0.05)  # 0.066393
-    assert out[2].score == pytest.approx(1 / 62 + 0.02)  # 0.036129
+def test_fuse_weights_by_kind():
+    lists = [bm25(["o", "a"], scores=[1.0, 0.0]), bm25(["v", "a"], kind="variant", scores=[1.0, 0.0]),
+             vec(["h", "a"], kind="hyde", scores=[1.0, 0.0])]
+    out = {f.doc_id: f for f in fuse(lists)}
+    # each list: deviation 0.5, floor 0 → its #1 stands at 2; total weight 2 + 1 + 1.4 = 4.4
+    assert out["o"].score == pytest.approx(2.0 * 2 / 4.4)  # 0.909091
+    assert out["v"].score == pytest.approx(1.0 * 2 / 4.4)  # 0.454545
+    assert out["h"].score == pytest.approx(1.4 * 2 / 4.4)  # 0.636364
+    assert out["a"].score == 0.0
+    assert [f.doc_id for f in fuse(lists)][:3] == ["o", "h", "v"]
 
 
-def test_rrf_multi_list_totals_and_contributions():
+def test_fuse_totals_and_contributions():
     lists = [
-        bm25(["a", "b", "c"], scores=[1.0, 0.6, 0.0], label="deploy app"),
-        vec(["b", "a", "d"], scores=[0.91, 0.90, 0.7]),
-        vec(["d"], kind="hyde", label="To deploy, run…"),
+        bm25(["a", "b", "c"], scores=[1.0, 0.6, 0.2], label="deploy app"),
+        vec(["b", "a", "d"], scores=[0.9, 0.8, 0.7]),
+        vec(["d"], kind="hyde", scores=[0.75], label="To deploy, run…"),
     ]
-    out = rrf(lists)
-    # a: 2/61 + 2/62 = 0.032787 + 0.032258 = 0.065045, best rank 1 → +0.05 = 0.115045
-    # b: 2/62 + 2/61 = the same sum, best rank 1 → 0.115045 (tie with a: a was seen first)
-    # d: 2/63 + 1.4/61 = 0.031746 + 0.022951 = 0.054697, #1 in the HyDE list → 0.104697
-    # c: 2/63 = 0.031746, best rank 3 → +0.02 = 0.051746
-    assert [f.doc_id for f in out] == ["a", "b", "d", "c"]
-    a, b, d, c = out
-    assert a.score == b.score == pytest.approx(2 / 61 + 2 / 62 + 0.05)
-    assert d.score == pytest.approx(2 / 63 + 1.4 / 61 + 0.05)
-    assert c.score == pytest.approx(2 / 63 + 0.02)
-    assert a.score == a.rrf + a.bonus
+    out = fuse(lists)
+    # bm25: floor 0.2, deviation 0.326599 → a 2.449490, b 1.224745, c 0
+    # vector: floor 0.7, deviation 0.081650 → b 2.449490, a 1.224745, d 0
+    # hyde: one hit → standard 1; total weight 2 + 2 + 1.4 = 5.4
+    # a, b: (2 × 2.449490 + 2 × 1.224745) / 5.4 = 1.360828; d: 1.4 / 5.4 = 0.259259; c: 0
+    assert {f.doc_id for f in out[:2]} == {"a", "b"} and [f.doc_id for f in out[2:]] == ["d", "c"]
+    a, b, d, c = sorted(out[:2], key=lambda f: f.doc_id) + out[2:]
+    assert a.score == pytest.approx(1.360828, abs=1e-6) and b.score == pytest.approx(1.360828, abs=1e-6)
+    assert d.score == pytest.approx(1.4 / 5.4) and c.score == 0.0
+    assert a.score == math.fsum(x.contribution for x in a.contributions)
     ca = a.contributions
     assert [(x.list_index, x.source, x.kind, x.rank, x.score, x.weight) for x in ca] == [
-        (0, "bm25", "original", 1, 1.0, 2.0), (1, "vector", "original", 2, 0.90, 2.0)]
-    assert ca[0].contribution == pytest.approx(2 / 61) and ca[0].label == "deploy app"
-    assert [(x.kind, x.rank, x.score) for x in d.contributions] == [("original", 3, 0.7), ("hyde", 1, None)]
+        (0, "bm25", "original", 1, 1.0, 2.0), (1, "vector", "original", 2, 0.8, 2.0)]
+    assert ca[0].standard == pytest.approx(2.449490, abs=1e-6) and ca[0].label == "deploy app"
+    assert ca[0].contribution == pytest.approx(2 * 2.449490 / 5.4, abs=1e-6)
+    assert [(x.kind, x.rank, x.standard) for x in d.contributions] == [("original", 3, 0.0), ("hyde", 1, 1.0)]
     assert d.best_rank == 1 and c.best_rank == 3
 
 
-def test_rrf_ties_are_exact_and_go_to_first_seen():
+def test_fuse_ties_are_exact_and_go_to_first_seen():
     # Same two contributions in the other list order: fsum makes the totals identical.
-    out = rrf([vec(["b", "a"]), bm25(["a", "b"])])
+    out = fuse([vec(["b", "a"], scores=[0.9, 0.5]), bm25(["a", "b"], scores=[1.0, 0.6])])
     assert out[0].score == out[1].score
     assert [f.doc_id for f in out] == ["b", "a"]
 
 
-def test_rrf_tie_goes_to_better_best_rank_before_first_seen():
-    # x: rank 5 in a list of weight 65/64 → (65/64)/65 = 1/64 = 0.015625, no bonus
-    # y: rank 4 in a list of weight 1.0  → 1/64 = 0.015625, no bonus
-    out = rrf([bm25(["q1", "q2", "q3", "q4", "x"], weight=65 / 64),
-               vec(["p1", "p2", "p3", "y"], weight=1.0)])
+def test_fuse_tie_goes_to_better_best_rank_before_first_seen():
+    # Both lists stand their hits at 2, 0, 0, 0 (one clear #1): x and y both score 0.
+    out = fuse([bm25(["p", "q", "r", "x"], scores=[1.0, 0.0, 0.0, 0.0]),
+                vec(["s", "t", "y"], scores=[1.0, 0.0, 0.0])])
     tail = [f for f in out if f.doc_id in ("x", "y")]
-    assert tail[0].score == tail[1].score == 1 / 64
-    assert [f.doc_id for f in tail] == ["y", "x"]  # y's best rank 4 beats x's 5
+    assert tail[0].score == tail[1].score == 0.0
+    assert [f.doc_id for f in tail] == ["y", "x"]  # y's best rank 3 beats x's 4
 
 
-def test_rrf_repeated_id_in_one_list_counts_once():
-    out = {f.doc_id: f for f in rrf([bm25(["a", "a", "b"])])}
-    assert out["a"].rrf == pytest.approx(2 / 61) and len(out["a"].contributions) == 1
+def test_fuse_repeated_id_in_one_list_counts_once():
+    out = {f.doc_id: f for f in fuse([bm25(["a", "a", "b"], scores=[1.0, 1.0, 0.4])])}
+    assert len(out["a"].contributions) == 1 and out["a"].contributions[0].rank == 1
     assert out["b"].contributions[0].rank == 3  # ranks are positions as given
 
 
-def test_rrf_empty():
-    assert rrf([]) == [] and rrf([bm25([])]) == []
+def test_fuse_empty():
+    assert fuse([]) == [] and fuse([bm25([], scores=[])]) == []
 
 
-def test_rrf_ceiling():
-    # (2 + 2 + 1 + 1.4) / 61 + 0.05 = 6.4/61 + 0.05 = 0.104918 + 0.05 = 0.154918; empty lists don't count
-    lists = [bm25("a"), vec("a"), bm25("a", kind="variant"), vec("a", kind="hyde"), vec([], kind="variant")]
-    assert rrf_ceiling(lists) == pytest.approx(6.4 / 61 + 0.05)
-    assert rrf_ceiling([]) == 0.0
+def test_fusion_ceiling():
+    # Each list's #1 standardized, weighted, over the total weight of the non-empty lists:
+    # bm25 (2.449490 × 2) + vector (1 × 2, all alike) over 4 = 1.724745.
+    lists = [bm25("abc", scores=[1.0, 0.6, 0.2]), vec("ab", scores=[0.5, 0.5]), vec([], kind="variant", scores=[])]
+    assert fusion_ceiling(lists) == pytest.approx((2 * 2.449490 + 2 * 1.0) / 4, abs=1e-6)
+    assert fusion_ceiling([]) == 0.0
     # Reached exactly by a document that is #1 everywhere.
-    assert rrf(lists)[0].score == pytest.approx(rrf_ceiling(lists))
+    assert fuse(lists)[0].score == pytest.approx(fusion_ceiling(lists))
 
 
 # --- blending --------------------------------------------------------------------------
@@ -253,14 +263,14 @@ def by_score_ok(out) -> bool:
     return all(a.score >= b.score for a, b in zip(out, out[1:])) and all(0.0 <= b.score <= 1.0 for b in out)
 
 
-def test_blend_normalizes_raw_rrf_scores():
-    # Raw RRF scores (min 0.03125, max 0.082787) are min-max normalized first:
-    # norm(b) = (0.052258 − 0.03125) / (0.082787 − 0.03125) = 0.021008 / 0.051537 = 0.407631
-    f = rrf([bm25("abcd")])
+def test_blend_normalizes_raw_fusion_scores():
+    # Fusion scores 2.449490, 1.224745, 0.408248, 0 (scores 1.0, 0.6, 0.3, 0.1: mean 0.5,
+    # deviation √((0.25 + 0.01 + 0.04 + 0.16) / 4) = 0.339116, floor 0.1) are min-max
+    # normalized first: norm(b) = 0.5 / 0.9 = 0.555556.
+    f = fuse([bm25("abcd", scores=[1.0, 0.6, 0.3, 0.1])])
     out = {b.doc_id: b for b in blend(f, {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0})}
-    lo, hi = 2 / 64, 2 / 61 + 0.05
     assert out["a"].fusion_norm == 1.0 and out["d"].fusion_norm == 0.0
-    assert out["b"].fusion_norm == pytest.approx((2 / 62 + 0.02 - lo) / (hi - lo))
+    assert out["b"].fusion_norm == pytest.approx(0.5 / 0.9)
     assert out["a"].score == pytest.approx(1.0)  # 0.75×1 + 0.25×1
     assert out["d"].score == pytest.approx(0.40)  # position 4: 0.60×0 + 0.40×1
 
@@ -332,7 +342,7 @@ def test_should_skip_rerank():
 
 def test_smart_skip_scores():
     lists = [bm25(["a"]), vec(["a"])]
-    ceil = 4 / 61 + 0.05  # rrf_ceiling: 2/61 + 2/61 + 0.05 = 0.115574
+    ceil = 1.0  # fusion_ceiling: one hit per list stands at 1, weights 2 and 2 over 4
     cands = [
         fused("top", ceil),  # x = 1 → 0.40 + 0.30·σ(10·0.6) = 0.40 + 0.30·0.997527 = 0.699258
         fused("mid", 0.4 * ceil),  # x = 0.4 → σ(0) = 0.5 → 0.40 + 0.15 = 0.55
@@ -391,7 +401,7 @@ def test_dedup_keeps_best_ranked_before_fusion():
     content = {1: "h", 2: "h", 3: "k"}
     kept = dedup_by_content_hash([1, 2, 3], content.get, pool=2)
     assert kept == [1, 3]
-    assert [f.doc_id for f in rrf([bm25(kept)])] == [1, 3]
+    assert [f.doc_id for f in fuse([bm25(kept)])] == [1, 3]
 
 
 @pytest.mark.parametrize(("mode", "position", "rerank", "chars", "expand"), [

@@ -38,12 +38,10 @@ ODD_TITLE = "Line one\nline two _x_ [l](u) \x1b[31mred"
 
 def _explain(position: int, rerank: float | None, *, floors: list[str], cached: bool) -> P.HitExplain:
     c1 = P.ListContribution(list=0, source="bm25", kind="original", rank=position, score=0.93, weight=2.0,
-                            rrf=2.0 / (60 + position))
-    c2 = P.ListContribution(list=2, source="vector", kind="hyde", rank=position + 1, score=None, weight=1.4,
-                            rrf=1.4 / (61 + position))
-    rrf = c1.rrf + c2.rrf
-    bonus = 0.05 if position == 1 else 0.0
-    return P.HitExplain(fused_position=position, contributions=[c1, c2], rrf=rrf, bonus=bonus, fusion=rrf + bonus,
+                            standard=2.5 / position, contribution=2.0 * 2.5 / position / 3.4)
+    c2 = P.ListContribution(list=2, source="vector", kind="hyde", rank=position + 1, score=0.61, weight=1.4,
+                            standard=1.5, contribution=1.4 * 1.5 / 3.4)
+    return P.HitExplain(fused_position=position, contributions=[c1, c2], fusion=c1.contribution + c2.contribution,
                         fusion_norm=1.0 if position == 1 else 0.25, rerank=rerank, keyword_floor=0.15,
                         synthetic=None if rerank is not None else 0.42, fusion_weight=0.75, rerank_weight=0.25,
                         floors=floors, rerank_input=P.RerankInput(chunks=[0, 2], chars=1840, cached=cached))
@@ -65,10 +63,10 @@ def make_query(*, explain: bool = True, hits: bool = True) -> dict:
                    explain=_explain(2, None, floors=["keyword"], cached=True) if explain else None),
     ] if hits else []
     query = 'deploy "billing" <prod> & more'
-    lists = [P.ListInfo(source="bm25", kind="original", query=query, hits=12, weight=2.0),
-             P.ListInfo(source="vector", kind="original", query=query, hits=20, weight=2.0),
+    lists = [P.ListInfo(source="bm25", kind="original", query=query, hits=12, weight=2.0, floor=0.08, deviation=0.31),
+             P.ListInfo(source="vector", kind="original", query=query, hits=20, weight=2.0, floor=0.52, deviation=0.04),
              P.ListInfo(source="vector", kind="hyde", query="To deploy billing, run the release pipeline.", hits=20,
-                        weight=1.4)]
+                        weight=1.4, floor=0.55, deviation=0.03)]
     result = P.QueryResult(
         query=query, mode="standard", hits=found,
         counts=P.QueryCounts(candidates=40, pool=32, reranked=20, returned=len(found)),
@@ -185,9 +183,10 @@ def test_query_human_explain():
     first = out.split(" 2. ")[0]
     # Per hit: every list's vote (with the list's query), fusion, reranker, blend, floors, reranker input.
     assert '      found by bm25, vector' in first
-    assert "      fused #1: rrf 0.0554 + bonus 0.05 = 0.1054, normalized 1" in first
-    assert '        bm25:original "deploy "billing" <prod> & more" #1/0.93 ×2 → 0.0328' in first
-    assert '        vector:hyde "To deploy billing, run the release pipeline." #2/- ×1.4 → 0.0226' in first
+    assert "      fused #1: 2.0882, normalized 1" in first
+    assert '        bm25:original "deploy "billing" <prod> & more" #1/0.93, standard 2.5 ×2 → 1.4706' in first
+    assert ('        vector:hyde "To deploy billing, run the release pipeline." #2/0.61, standard 1.5 ×1.4 → 0.6176'
+            in first)
     assert "      rerank 0.95, keyword floor 0.15, synthetic -, blend 0.75 fusion + 0.25 rerank" in first
     assert "      rerank input: chunks 0, 2, 1840 chars" in first
     second = out.split(" 2. ")[1].split("Reranked")[0]
@@ -205,14 +204,14 @@ def test_query_human_explain():
         "    strong_signal  0.4 ms",
         "    expand         skipped: cached",
         "    rerank         skipped: no rerank model",
-        '    [2] vector:hyde "To deploy billing, run the release pipeline." 20 hits ×1.4',
+        '    [2] vector:hyde "To deploy billing, run the release pipeline." 20 hits ×1.4, floor 0.55, deviation 0.03',
         "  models: embed hf:org/repo/embed.gguf, generate hf:org/repo/gen.gguf",
         "  prompt version: expand-v2",
         '    score_floor 0.03',
     ]:
         assert line in per_query.splitlines(), line
     fusion = next(ln for ln in per_query.splitlines() if ln.startswith("    fusion "))
-    assert json.loads(fusion.split(" ", 5)[-1])["k"] == PIPELINE.fusion.k  # compact JSON
+    assert json.loads(fusion.split(" ", 5)[-1])["weights"]["hyde"] == PIPELINE.fusion.weights.hyde  # compact JSON
 
 
 def test_query_files():
@@ -225,7 +224,7 @@ def test_query_csv_round_trips_awkward_text():
     result = make_query()
     rows = list(csv.reader(io.StringIO(query_text(result, "csv", False))))
     assert rows[0] == ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete",
-                       "preview", "abs_path", "rrf", "bonus", "fusion_norm", "rerank", "keyword_floor", "synthetic"]
+                       "preview", "abs_path", "fusion", "fusion_norm", "rerank", "keyword_floor", "synthetic"]
     assert len(rows) == 3 and all(len(r) == len(rows[0]) for r in rows)
     second = dict(zip(rows[0], rows[2]))
     assert second["path"] == ODD_PATH and second["title"] == ODD_TITLE  # commas, quotes, newlines intact
@@ -234,7 +233,7 @@ def test_query_csv_round_trips_awkward_text():
     assert (second["rank"], second["score"], second["line"], second["complete"]) == ("2", "0.4000", "12", "false")
     assert (second["rerank"], second["synthetic"]) == ("", "0.4200")
     plain = list(csv.reader(io.StringIO(query_text(make_query(explain=False), "csv", False))))
-    assert "rrf" not in plain[0] and len(plain[0]) == 11
+    assert "fusion" not in plain[0] and len(plain[0]) == 11
 
 
 def _md_cells(row: str) -> list[str]:
@@ -297,7 +296,7 @@ def test_query_xml_escapes_and_explains():
     contributions = ex.findall("contribution")
     assert [(c.get("list"), c.get("source"), c.get("kind"), c.get("rank")) for c in contributions] == [
         ("0", "bm25", "original", "2"), ("2", "vector", "hyde", "3")]
-    assert contributions[1].get("score") is None
+    assert (contributions[1].get("score"), contributions[1].get("standard")) == ("0.6100", "1.5000")
     assert [f.text for f in ex.findall("floor")] == ["keyword"]
     assert ex.find("rerank_input").attrib == {"chunks": "0 2", "chars": "1840", "cached": "true"}
     assert root.find("counts").attrib == {"candidates": "40", "pool": "32", "reranked": "20", "returned": "2",
@@ -347,7 +346,7 @@ def test_ask_human_no_answer_lists_considered_sources():
 def test_ask_human_explain_shows_the_retrieval():
     out = ask_text(make_ask(explain=True), "human", color=False)
     assert "\nRetrieval:\n 1. 0.91  docs/guides/deploy.md:1" in out
-    assert "fused #1: rrf" in out and "\nexplain\n" in out
+    assert "fused #1: " in out and "\nexplain\n" in out
     assert out.count("degraded: ") == 1
 
 

@@ -208,7 +208,7 @@ def query_human(result: dict, paint) -> list[str]:
     return lines
 
 
-_EXPLAIN_COLUMNS = ("rrf", "bonus", "fusion_norm", "rerank", "keyword_floor", "synthetic")
+_EXPLAIN_COLUMNS = ("fusion", "fusion_norm", "rerank", "keyword_floor", "synthetic")
 
 
 def _query_csv(result: dict) -> str:
@@ -311,11 +311,11 @@ def _list_label(result: dict, index: int) -> str:
 
 def hit_lines(result: dict, ex: dict) -> list[str]:
     """One hit's score, stage by stage: the lists that voted, fusion, reranker, blend, floors."""
-    lines = [f"fused #{ex['fused_position']}: rrf {num(ex['rrf'])} + bonus {num(ex['bonus'])} = "
-             f"{num(ex['fusion'])}, normalized {num(ex['fusion_norm'])}"]
+    lines = [f"fused #{ex['fused_position']}: {num(ex['fusion'])}, normalized {num(ex['fusion_norm'])}"]
     for c in ex["contributions"]:
         lines.append(f"  {c['source']}:{c['kind']}{_list_label(result, c['list'])} "
-                     f"#{c['rank']}/{num(c['score'])} ×{num(c['weight'])} → {num(c['rrf'])}")
+                     f"#{c['rank']}/{num(c['score'])}, standard {num(c['standard'])} ×{num(c['weight'])} "
+                     f"→ {num(c['contribution'])}")
     blend = (f", blend {num(ex['fusion_weight'])} fusion + {num(ex['rerank_weight'])} rerank"
              if ex["fusion_weight"] or ex["rerank_weight"] else "")
     lines.append(f"rerank {num(ex['rerank'])}, keyword floor {num(ex['keyword_floor'])}, "
@@ -359,7 +359,7 @@ def query_lines(result: dict) -> list[str]:
         lines.append("lists:")
         for i, li in enumerate(ex["lists"]):
             lines.append(f"  [{i}] {li['source']}:{li['kind']}{_list_label(result, i)} {li['hits']} hits "
-                         f"×{num(li['weight'])}")
+                         f"×{num(li['weight'])}, floor {num(li['floor'])}, deviation {num(li['deviation'])}")
     if ex["models"]:
         lines.append("models: " + ", ".join(f"{role} {uri}" for role, uri in ex["models"].items()))
     lines.append(f"prompt version: {ex['prompt_version']}")
@@ -369,14 +369,15 @@ def query_lines(result: dict) -> list[str]:
 
 
 def hit_xml(ex: dict, indent: str) -> list[str]:
-    out = [f"{indent}<explain " + xml_attrs(fused_position=ex["fused_position"], rrf=ex["rrf"], bonus=ex["bonus"],
-                                         fusion=ex["fusion"], fusion_norm=ex["fusion_norm"], rerank=ex["rerank"],
+    out = [f"{indent}<explain " + xml_attrs(fused_position=ex["fused_position"], fusion=ex["fusion"],
+                                         fusion_norm=ex["fusion_norm"], rerank=ex["rerank"],
                                          keyword_floor=ex["keyword_floor"], synthetic=ex["synthetic"],
                                          fusion_weight=ex["fusion_weight"], rerank_weight=ex["rerank_weight"]) + ">"]
     for c in ex["contributions"]:
         out.append(f"{indent}  <contribution " + xml_attrs(list_=c["list"], source=c["source"], kind=c["kind"],
                                                         rank=c["rank"], score=c["score"], weight=c["weight"],
-                                                        rrf=c["rrf"]) + "/>")
+                                                        standard=c["standard"],
+                                                        contribution=c["contribution"]) + "/>")
     out.extend(f"{indent}  <floor>{xml_escape(f)}</floor>" for f in ex["floors"])
     ri = ex.get("rerank_input")
     if ri:

@@ -1,6 +1,6 @@
 """Every constant of the hybrid pipeline, in one frozen tree that `--explain` can print.
 
-Values come from the seeds: "How Search Works" (GNO: strong signal, RRF, bonus, limits,
+Values come from the seeds: "How Search Works" (GNO: strong signal, list weights, limits,
 blending) and "Gnosis" (modes, keyword floor, smart skip, score floor, previews).
 Nothing else in gnod.search hard-codes a tuning number; change it here and the change
 shows up in every `--explain`.
@@ -27,23 +27,25 @@ class StrongSignal(Struct, frozen=True, kw_only=True):
 
 
 class ListWeights(Struct, frozen=True, kw_only=True):
-    """RRF weight by list kind (the same for BM25 and vector lists)."""
+    """Fusion weight by list kind (the same for BM25 and vector lists)."""
 
     original: float = 2.0  # the user's own query: never diluted by generated variants
     variant: float = 1.0  # LLM lexical / semantic variants
     hyde: float = 1.4  # hypothetical answer passage: strong but indirect
 
 
-class BonusTier(Struct, frozen=True, kw_only=True):
-    max_rank: int  # best rank in any list ≤ this (tiers are checked in order)
-    bonus: float
-
-
 class Fusion(Struct, frozen=True, kw_only=True):
-    k: int = 60  # RRF dampening: contribution = weight / (k + rank), rank 1-based
+    """Lists are fused by the weighted mean of their standardized scores (gnod.search.fusion).
+
+    Standardizing each list by its own spread, rather than fusing ranks (RRF k=60, the
+    seeds' choice), keeps how far apart a list's hits are: a clear BM25 match counts for
+    more than a vector list of look-alikes, and a weak retriever drags the fusion down
+    less. With the MiniLM test embedder, lists 200 deep, ndcg@10 on SciFact 0.7290 → 0.7395
+    and on 1,500 English tldr pages (held out: known items) 0.8242 → 0.8349; better at every
+    depth from 20 (benchmarks/fusion_sweep.py).
+    """
+
     weights: ListWeights = ListWeights()
-    # Added once per document, from its best rank across all lists.
-    bonus: tuple[BonusTier, ...] = (BonusTier(max_rank=1, bonus=0.05), BonusTier(max_rank=3, bonus=0.02))
 
 
 class Limits(Struct, frozen=True, kw_only=True):
@@ -68,7 +70,7 @@ class BlendTier(Struct, frozen=True, kw_only=True):
     """Weights at fused positions up to `max_position` (None: every later position)."""
 
     max_position: int | None
-    fusion: float  # the retrieval (normalized RRF) share
+    fusion: float  # the retrieval (normalized fusion) share
     rerank: float  # the cross-encoder share
 
 

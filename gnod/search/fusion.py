@@ -7,7 +7,7 @@ Constants come from `gnod.search.constants.PIPELINE`; every function takes a
 
 Order of use in a hybrid query::
 
-    strong_signal → (expansion) → per-list dedup_by_content_hash → rrf
+    strong_signal → (expansion) → fuse → dedup_by_content_hash
       → should_skip_rerank ? smart_skip_scores : (rerank, keyword_floor) → blend
       → apply_score_floor
 """
@@ -18,7 +18,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from msgspec import Struct
 
@@ -53,17 +53,17 @@ def strong_signal(bm25_normalized_scores: Sequence[float], pipeline: Pipeline = 
     return top[0] >= s.min_top - _EPS and top[0] - second >= s.min_gap - _EPS
 
 
-# --- stage 3: reciprocal rank fusion --------------------------------------------------
+# --- stage 3: score fusion -----------------------------------------------------------
 
 
 class RankedList(Struct, frozen=True, kw_only=True):
-    """One retrieval run: the ids it returned, best first, and what produced them."""
+    """One retrieval run: the ids it returned, best first, their scores, and what produced them."""
 
     kind: ListKind
     source: Source
     doc_ids: list[DocId]
+    scores: list[float]  # retrieval scores, parallel to doc_ids, higher is better
     weight: float | None = None  # None: the kind's weight from the pipeline
-    scores: list[float] | None = None  # retrieval scores, parallel to doc_ids (explain only)
     label: str = ""  # the query text behind the list (explain only)
 
     def effective_weight(self, pipeline: Pipeline = PIPELINE) -> float:
@@ -72,72 +72,88 @@ class RankedList(Struct, frozen=True, kw_only=True):
         return getattr(pipeline.fusion.weights, self.kind)
 
 
+class Scale(NamedTuple):
+    """How one list's scores are standardized: (score − floor) / deviation."""
+
+    floor: float  # the list's lowest score: a document it did not return counts as this
+    deviation: float  # the population standard deviation of its scores (1 when they are all equal)
+
+
+def scale(lst: RankedList) -> Scale:
+    """The list's floor and deviation; a list whose scores are all equal rates each hit one unit above its floor."""
+    if not lst.scores:
+        return Scale(0.0, 1.0)
+    mean = math.fsum(lst.scores) / len(lst.scores)
+    deviation = math.sqrt(math.fsum((s - mean) ** 2 for s in lst.scores) / len(lst.scores))
+    if deviation <= _EPS:
+        return Scale(min(lst.scores) - 1.0, 1.0)
+    return Scale(min(lst.scores), deviation)
+
+
 class Contribution(Struct, frozen=True, kw_only=True):
-    list_index: int  # position of the list in the rrf() input
+    list_index: int  # position of the list in the fuse() input
     kind: ListKind
     source: Source
     label: str
     rank: int  # 1-based rank in that list
-    score: float | None  # that list's retrieval score, if it gave one
+    score: float  # that list's retrieval score
     weight: float
-    contribution: float  # weight / (k + rank)
+    standard: float  # (score − the list's floor) / its deviation
+    contribution: float  # weight × standard / the lists' total weight
 
 
 class Fused(Struct, frozen=True, kw_only=True):
     doc_id: DocId
-    score: float  # rrf + bonus: the fusion score that orders candidates
-    rrf: float  # Σ contributions
-    bonus: float  # tiered top-rank bonus
+    score: float  # Σ contributions: the fusion score that orders candidates
     best_rank: int  # best rank in any list
     contributions: list[Contribution]
 
 
-def top_rank_bonus(best_rank: int, pipeline: Pipeline = PIPELINE) -> float:
-    """Bonus for a document's best rank in any list (#1: 0.05, #2-3: 0.02, else 0)."""
-    for tier in pipeline.fusion.bonus:
-        if best_rank <= tier.max_rank:
-            return tier.bonus
-    return 0.0
+def fuse(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> list[Fused]:
+    """Weighted mean of standardized scores over all lists, best first, every contribution kept.
 
-
-def rrf(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> list[Fused]:
-    """Weighted RRF over all lists, best first, with every contribution kept.
-
-    A document listed twice in one list counts once (its better rank). Sums use
-    `math.fsum`, so equal contributions give equal scores whatever the list order;
-    ties go to the better best rank, then to the document seen first.
+    Each list's scores are standardized over the list itself, so a retriever whose
+    scores are spread out (one clear match) weighs more than one whose hits are all
+    alike, whatever its score units (BM25, cosine). A document a list did not return
+    counts as that list's last hit (standard 0). A document listed twice in one list
+    counts once (its better rank). Sums use `math.fsum`, so equal contributions give
+    equal scores whatever the list order; ties go to the better best rank, then to the
+    document seen first.
     """
-    k = pipeline.fusion.k
+    total_weight = math.fsum(lst.effective_weight(pipeline) for lst in lists if lst.doc_ids)
     found: dict[DocId, list[Contribution]] = {}
     for i, lst in enumerate(lists):
         weight = lst.effective_weight(pipeline)
+        floor, deviation = scale(lst)
         seen: set[DocId] = set()
-        for rank, doc_id in enumerate(lst.doc_ids, 1):
+        for rank, (doc_id, score) in enumerate(zip(lst.doc_ids, lst.scores), 1):
             if doc_id in seen:
                 continue
             seen.add(doc_id)
-            score = lst.scores[rank - 1] if lst.scores is not None and rank <= len(lst.scores) else None
+            standard = (score - floor) / deviation
             found.setdefault(doc_id, []).append(Contribution(
-                list_index=i, kind=lst.kind, source=lst.source, label=lst.label, rank=rank,
-                score=score, weight=weight, contribution=weight / (k + rank),
+                list_index=i, kind=lst.kind, source=lst.source, label=lst.label, rank=rank, score=score,
+                weight=weight, standard=standard, contribution=weight * standard / total_weight,
             ))
-    fused = []
-    for doc_id, contribs in found.items():
-        best = min(c.rank for c in contribs)
-        total = math.fsum(c.contribution for c in contribs)
-        bonus = top_rank_bonus(best, pipeline)
-        fused.append(Fused(doc_id=doc_id, score=total + bonus, rrf=total, bonus=bonus,
-                           best_rank=best, contributions=contribs))
+    fused = [Fused(doc_id=doc_id, score=math.fsum(c.contribution for c in contribs),
+                   best_rank=min(c.rank for c in contribs), contributions=contribs)
+             for doc_id, contribs in found.items()]
     order = {doc_id: n for n, doc_id in enumerate(found)}
     fused.sort(key=lambda f: (-f.score, f.best_rank, order[f.doc_id]))
     return fused
 
 
-def rrf_ceiling(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> float:
-    """The best fused score these lists allow: rank 1 in every non-empty list, plus the #1 bonus."""
-    k = pipeline.fusion.k
-    total = math.fsum(lst.effective_weight(pipeline) / (k + 1) for lst in lists if lst.doc_ids)
-    return total + top_rank_bonus(1, pipeline) if total else 0.0
+def fusion_ceiling(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> float:
+    """The best fused score these lists allow: a document first in every non-empty list."""
+    used = [lst for lst in lists if lst.doc_ids]
+    total_weight = math.fsum(lst.effective_weight(pipeline) for lst in used)
+    if not total_weight:
+        return 0.0
+    best = []
+    for lst in used:
+        floor, deviation = scale(lst)
+        best.append(lst.effective_weight(pipeline) * (max(lst.scores) - floor) / deviation)
+    return math.fsum(best) / total_weight
 
 
 # --- stage 4: blending ----------------------------------------------------------------
@@ -267,12 +283,12 @@ def smart_skip_scores(
 ) -> list[Synthetic]:
     """Synthetic scores for when the reranker is skipped, capped to say "unverified".
 
-    x = fused score / `rrf_ceiling(lists)`; for a document that a vector list found
+    x = fused score / `fusion_ceiling(lists)`; for a document that a vector list found
     and whose similarity (1 − distance/2, in [0, 1]) is given, x is multiplied by it;
     BM25-only documents keep plain x. score = min(cap, low + (cap − low) · σ(s · (x − c))).
     """
     p = pipeline.smart_skip
-    ceiling = rrf_ceiling(lists, pipeline)
+    ceiling = fusion_ceiling(lists, pipeline)
     similarity = similarity or {}
     out = []
     for pos, f in enumerate(fused, 1):

@@ -1,7 +1,7 @@
 """The `query` method: the hybrid pipeline, stage by stage, with its explanation.
 
     BM25(original) → strong signal? → expansion (cached) → BM25 per lexical variant
-      ‖ vectors for original, semantic variants and HyDE → RRF → content-hash dedup
+      ‖ vectors for original, semantic variants and HyDE → fusion → content-hash dedup
       → rerank the best passages (cached) or smart skip → keyword floor → blend
       → score floor → previews
 
@@ -359,9 +359,9 @@ class QueryRun:
         return exp, vbest
 
     async def _pool(self, vbest: dict[int, tuple[int, float]]) -> tuple[list[fusion.Fused], list[_Candidate]]:
-        """RRF over every list, then one candidate per content hash, at most the mode's pool."""
+        """Fusion of every list, then one candidate per content hash, at most the mode's pool."""
         t0 = time.perf_counter()
-        fused = fusion.rrf(self.lists)
+        fused = fusion.fuse(self.lists)
         docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [int(f.doc_id) for f in fused]))
         fused = [f for f in fused if f.doc_id in docs]  # deleted since the lists were read
         pool = fusion.dedup_by_content_hash(fused, lambda f: docs[f.doc_id].mirror_hash, self.mode.pool)
@@ -422,7 +422,7 @@ class QueryRun:
             self.blended = {b.doc_id: b for b in blended}
             final = [(by_id[b.doc_id], b.score) for b in blended]
         else:
-            ceiling = fusion.rrf_ceiling(self.lists)
+            ceiling = fusion.fusion_ceiling(self.lists)
             final = [(c, min(1.0, c.fused.score / ceiling) if ceiling else 0.0) for c in cands]
         return final, len(scored)
 
@@ -468,9 +468,10 @@ class QueryRun:
             explain = HitExplain(
                 fused_position=c.position,
                 contributions=[ListContribution(list=x.list_index, source=x.source, kind=x.kind, rank=x.rank,
-                                                score=x.score, weight=x.weight, rrf=round(x.contribution, 6))
+                                                score=x.score, weight=x.weight, standard=round(x.standard, 6),
+                                                contribution=round(x.contribution, 6))
                                for x in fz.contributions],
-                rrf=round(fz.rrf, 6), bonus=fz.bonus, fusion=round(fz.score, 6),
+                fusion=round(fz.score, 6),
                 fusion_norm=round(blended.fusion_norm if blended else score if synth is None else synth.x, 6),
                 rerank=round(c.rerank, 6) if c.rerank is not None else None,
                 keyword_floor=round(c.floor, 6),
@@ -507,7 +508,8 @@ class QueryRun:
         return QueryExplain(
             constants=PIPELINE.explain(), prompt_version=expand.PROMPT_VERSION, stages=self.clock.stages,
             lists=[ListInfo(source=x.source, kind=x.kind, query=x.label, hits=len(x.doc_ids),
-                            weight=x.effective_weight()) for x in self.lists],
+                            weight=x.effective_weight(), floor=round(sc.floor, 6), deviation=round(sc.deviation, 6))
+                   for x, sc in ((x, fusion.scale(x)) for x in self.lists)],
             strong_signal=self.strong, models=self.models,
         )
 
