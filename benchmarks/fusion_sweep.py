@@ -95,10 +95,11 @@ def rrf_before(bm: list[str], vec: list[str]) -> list[str]:
     return sorted(score, key=lambda doc: (-score[doc], best[doc]))
 
 
-def standardized(bm: list[tuple[str, float]], vec: list[tuple[str, float]], pipeline) -> list[str]:
-    lists = [fusion.RankedList(kind="original", source="bm25", doc_ids=[d for d, _ in bm], scores=[s for _, s in bm]),
-             fusion.RankedList(kind="variant", source="vector", doc_ids=[d for d, _ in vec],
-                               scores=[s for _, s in vec])]
+def standardized(bm: list[tuple[str, float]], vec: list[tuple[str, float]], depth: int, pipeline) -> list[str]:
+    """gnod's fusion of the lists cut at `depth`, as a query that asked for that many would see them."""
+    lists = [fusion.RankedList(kind=kind, source=source, doc_ids=[d for d, _ in hits[:depth]],
+                               scores=[s for _, s in hits[:depth]], exhaustive=len(hits) < depth)
+             for kind, source, hits in (("original", "bm25", bm), ("variant", "vector", vec))]
     return [str(f.doc_id) for f in fusion.fuse(lists, pipeline)]
 
 
@@ -127,7 +128,7 @@ def main() -> None:
         p = PIPELINE.__class__(fusion=Fusion(weights=ListWeights(original=PIPELINE.fusion.weights.original,
                                                                  variant=wv)))
         report(f"standardized,depth={depth},vector_weight={wv}",
-               lambda bm, vec, depth=depth, p=p: standardized(bm[:depth], vec[:depth], p))
+               lambda bm, vec, depth=depth, p=p: standardized(bm, vec, depth, p))
 
 
 if __name__ == "__main__":

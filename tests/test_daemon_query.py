@@ -12,6 +12,7 @@ from test_daemon_vectors import TOPICS, write_topics
 
 from conftest import start_gnod, wait_until
 from gnod import wire
+from gnod.search.constants import PIPELINE
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -85,6 +86,17 @@ def test_query_explain_runs_every_stage(hybrid):
             e["fusion_weight"] * e["fusion_norm"] + e["rerank_weight"] * max(e["rerank"], e["keyword_floor"]), abs=1e-5)
         assert abs(e["fusion"] - sum(c["contribution"] for c in e["contributions"])) < 1e-5
         assert h["preview"]["text"]
+
+
+def test_without_vectors_or_reranker_the_last_hit_is_not_zero(daemon, corpus):
+    # The default config's models are not downloaded here: the query is BM25 alone, and its
+    # list holds every match, so its last hit still scores above what did not match.
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    res = query(daemon, query="deploy", rerank=False, expand=False)
+    scores = [h["score"] for h in res["hits"]]
+    assert len(scores) >= 2 and scores[0] == 1.0 and scores[-1] > PIPELINE.score_floor, scores
+    kept = query(daemon, query="deploy", rerank=False, expand=False, min_score=scores[-1])
+    assert [h["score"] for h in kept["hits"]] == scores
 
 
 def test_fusion_follows_the_documented_formula(hybrid):

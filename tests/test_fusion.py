@@ -133,6 +133,18 @@ def test_scale_is_the_floor_and_the_population_deviation():
     assert scale(bm25([], scores=[])) == (0.0, 1.0)
 
 
+def test_an_exhaustive_list_puts_what_it_left_out_one_deviation_below_its_last_hit():
+    # BM25 found only a, b, c (fewer than asked): c matched, a document it left out did not.
+    complete = bm25("abc", scores=[1.0, 0.6, 0.2], exhaustive=True)
+    assert scale(complete) == (pytest.approx(0.2 - 0.326599, abs=1e-6), pytest.approx(0.326599, abs=1e-6))
+    out = {f.doc_id: f.score for f in fuse([complete, vec(["d", "c"], scores=[0.9, 0.5])])}
+    # bm25: a 3.449490, b 2.224745, c 1; vector (not exhaustive): d 2, c 0; weights 2 and 2 of 4
+    assert out == {"a": pytest.approx(1.724745, abs=1e-6), "b": pytest.approx(1.112372, abs=1e-6),
+                   "d": pytest.approx(1.0), "c": pytest.approx(0.5)}
+    # Cut off at the depth asked for, the same list says nothing of what lies past c.
+    assert {f.doc_id: f.score for f in fuse([bm25("abc", scores=[1.0, 0.6, 0.2])])}["c"] == 0.0
+
+
 def test_fuse_single_list_is_its_standardized_scores():
     out = fuse([bm25("abc", scores=[1.0, 0.6, 0.2])])
     assert [f.doc_id for f in out] == list("abc")

@@ -63,6 +63,9 @@ class RankedList(Struct, frozen=True, kw_only=True):
     source: Source
     doc_ids: list[DocId]
     scores: list[float]  # retrieval scores, parallel to doc_ids, higher is better
+    # Fewer hits than asked for: the list holds every document its retriever found, so
+    # one it did not return is no match at all, not one just past its last hit.
+    exhaustive: bool = False
     weight: float | None = None  # None: the kind's weight from the pipeline
     label: str = ""  # the query text behind the list (explain only)
 
@@ -75,19 +78,24 @@ class RankedList(Struct, frozen=True, kw_only=True):
 class Scale(NamedTuple):
     """How one list's scores are standardized: (score − floor) / deviation."""
 
-    floor: float  # the list's lowest score: a document it did not return counts as this
+    floor: float  # what a document the list did not return counts as
     deviation: float  # the population standard deviation of its scores (1 when they are all equal)
 
 
 def scale(lst: RankedList) -> Scale:
-    """The list's floor and deviation; a list whose scores are all equal rates each hit one unit above its floor."""
+    """The list's floor and deviation.
+
+    The floor is the lowest score, or one deviation below it when the list is exhaustive
+    (its last hit matched, the documents it left out did not). A list whose scores are
+    all equal rates each hit one unit above its floor.
+    """
     if not lst.scores:
         return Scale(0.0, 1.0)
     mean = math.fsum(lst.scores) / len(lst.scores)
     deviation = math.sqrt(math.fsum((s - mean) ** 2 for s in lst.scores) / len(lst.scores))
     if deviation <= _EPS:
         return Scale(min(lst.scores) - 1.0, 1.0)
-    return Scale(min(lst.scores), deviation)
+    return Scale(min(lst.scores) - (deviation if lst.exhaustive else 0.0), deviation)
 
 
 class Contribution(Struct, frozen=True, kw_only=True):

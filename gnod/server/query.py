@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
@@ -97,6 +97,13 @@ def _fetch(limit: int, factor: int, collections: int) -> int:
     return n * PIPELINE.dedup_overfetch if collections > 1 else n
 
 
+def _ranked(kind: fusion.ListKind, source: fusion.Source, label: str,
+            rows: Sequence[lexical.Row] | Sequence[vector.Row], asked: int) -> fusion.RankedList:
+    """A retrieval list for fusion; fewer rows than asked means it holds every match."""
+    return fusion.RankedList(kind=kind, source=source, label=label, doc_ids=[r.doc_id for r in rows],
+                             scores=[r.score for r in rows], exhaustive=len(rows) < asked)
+
+
 def _model_message(role: str, e: ModelUnavailable, consequence: str) -> str:
     fix = f" (fix: {e.fix})" if e.fix else ""
     return f"no {role} model: {e.message}{fix}; {consequence}"
@@ -136,9 +143,10 @@ class QueryRun:
         self.models[role] = m.uri
         return m
 
-    async def _bm25(self, query: str, factor: int) -> lexical.Result:
+    async def _bm25(self, query: str, kind: fusion.ListKind, factor: int) -> tuple[fusion.RankedList, lexical.Result]:
         limit = _fetch(self.limit, factor, self.scope)
-        return await self.d.read(lambda conn, an: lexical.search(conn, an, query, self.counts, limit, self.where))
+        res = await self.d.read(lambda conn, an: lexical.search(conn, an, query, self.counts, limit, self.where))
+        return _ranked(kind, "bm25", query, res.rows, limit), res
 
     # --- stages ----------------------------------------------------------------------
 
@@ -194,12 +202,11 @@ class QueryRun:
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
         async def one(q: str) -> fusion.RankedList | None:
             try:
-                res = await self._bm25(q, PIPELINE.limits.bm25_variant)
+                ranked, _ = await self._bm25(q, "variant", PIPELINE.limits.bm25_variant)
             except QuerySyntaxError:
                 self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
                 return None
-            return fusion.RankedList(kind="variant", source="bm25", label=q, doc_ids=[r.doc_id for r in res.rows],
-                                     scores=[r.score for r in res.rows])
+            return ranked
 
         out = await asyncio.gather(*(one(q) for q in exp.lexical))
         return [r for r in out if r is not None]
@@ -238,16 +245,15 @@ class QueryRun:
         def knn(conn, _an) -> list:
             out = []
             for (kind, q), v in zip(labelled, vecs):
-                out.append((kind, q, vector.search(conn, index, v, _fetch(self.limit, factors[kind], self.scope),
-                                                   self.where)))
+                limit = _fetch(self.limit, factors[kind], self.scope)
+                out.append((kind, q, vector.search(conn, index, v, limit, self.where), limit))
             return out
 
         results = await self.clock.time("vector", self.d.read(knn))
         lists: list[fusion.RankedList] = []
         best: dict[int, tuple[int, float]] = {}
-        for kind, q, rows in results:
-            lists.append(fusion.RankedList(kind=kind, source="vector", label=q, doc_ids=[r.doc_id for r in rows],
-                                           scores=[r.score for r in rows]))
+        for kind, q, rows, limit in results:
+            lists.append(_ranked(kind, "vector", q, rows, limit))
             for r in rows:
                 if r.doc_id not in best or r.score > best[r.doc_id][1]:
                     best[r.doc_id] = (r.chunk.seq, r.score)
@@ -342,10 +348,10 @@ class QueryRun:
 
     async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
         """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
-        bm25 = await self.clock.time("bm25", self._bm25(self.p.query, PIPELINE.limits.bm25_original))
+        ranked, bm25 = await self.clock.time("bm25", self._bm25(self.p.query, "original",
+                                                                PIPELINE.limits.bm25_original))
         self.notes += bm25.notes
-        self.lists.append(fusion.RankedList(kind="original", source="bm25", label=self.p.query,
-                                            doc_ids=[r.doc_id for r in bm25.rows], scores=[r.score for r in bm25.rows]))
+        self.lists.append(ranked)
         # Strong signal needs an absolute confidence: search scores are relative to the best
         # hit, so #1 is always at 1.0 however weak the match.
         exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows])
