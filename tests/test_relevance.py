@@ -63,6 +63,15 @@ DOCS = {
     # shorter, holds its words in another order.
     "tools/batch.md": "# batch\n\n> Move and rename files in bulk.\n\n- Use a pattern:\n\n`batch '*.old' '#1.new'`\n",
     "tools/mover.md": "# mover\n\n> Move or rename files in bulk.\n\n- Use a glob:\n\n`mover '*.a'`\n",
+    # A pasted description, "This tool is a shortcut for `,`": its words beside the stopwords
+    # ("tool", "shortcut") are all over the page about shortcuts; the line itself, word for
+    # word, is in the comma page (and, with another command, in the bundle page).
+    "tools/shortcut.md": "# shortcut\n\n> Make shortcuts: short words that stand for longer tool commands.\n\n"
+                         "- List every shortcut:\n\n`shortcut`\n\n- Make a shortcut for a tool:\n\n"
+                         "`shortcut name=tool`\n\n- Remove a shortcut:\n\n`unshortcut name`\n",
+    "tools/comma.md": "# comma\n\n> This tool is a shortcut for `,`.\n\n- See the original tool's page:\n\n`help ,`\n",
+    "tools/bundle.md": "# bundle\n\n> This tool is a shortcut for `bundler`.\n\n"
+                       "- See the original tool's page:\n\n`help bundler`\n",
     # Three passages about herons, far apart.
     "herons.md": "# Field diary\n\n" + "\n\n".join(
         [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
@@ -132,6 +141,15 @@ def test_the_page_holding_the_query_as_a_phrase_comes_first(idx):
     assert paths(res)[:2] == ["notes/tools/batch.md", "notes/tools/mover.md"]
     bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
     assert bm25["tools/batch.md"] > bm25["tools/mover.md"]  # bm25 alone ranks the other first
+
+
+def test_a_longer_phrase_counts_for_more(idx):
+    # Six words in order, four of them stopwords the terms leave out: the two pages holding
+    # the line come first although bm25 over the terms prefers the page about shortcuts.
+    res = search(idx.env, "This tool is a shortcut for `,`", "-c", "notes")
+    assert paths(res)[:3] == ["notes/tools/comma.md", "notes/tools/bundle.md", "notes/tools/shortcut.md"]
+    bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+    assert bm25["tools/shortcut.md"] < bm25["tools/comma.md"]  # bm25 is negative: lower is better
 
 
 # --- exact forms first ------------------------------------------------------------------------

@@ -150,7 +150,9 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # this much more, enough to pass pages that only mention the name in theirs.
     name_match: float = 0.1
     # A document holding the query's words in order, as typed (a pasted line, an error
-    # message, a description), is preferred by this much over one holding them apart.
+    # message, a description), is preferred by this much per word after the first over
+    # one holding them apart: a longer line is less likely to be there by chance, and its
+    # stopwords, left out of the terms, count only here.
     phrase_match: float = 0.1
     # The preferences reorder at least this many of the best matches by bm25 (40
     # translations of one page can fill a pool of 20 before the one in the user's language).

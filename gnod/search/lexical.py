@@ -161,10 +161,11 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
 
 
 class Preferences:
-    """Small preferences that scale a match's bm25 and decide near-ties, never a
-    clearly better match; they reorder the best `preference_pool` matches (or the pool):
-    - by phrase, × (1 + phrase_match): the document holds the query's words in order,
-      as typed (a pasted line, a description, an error message);
+    """Preferences that scale a match's bm25; they reorder the best `preference_pool`
+    matches (or the pool). Name and language are small, deciding near-ties only; a
+    phrase grows with its length, as a long line found word for word is the known item:
+    - by phrase, × (1 + phrase_match × words after the first): the document holds the
+      query's words in order, as typed (a pasted line, a description, an error message);
     - by name, × (1 + name_match): the document's title or file name is the query, word
       for word ("tar" → tar.md): it is the one asked for by name;
     - by language, × (1 + language_prior × share): the share of the document's language
@@ -197,8 +198,9 @@ class Preferences:
         if self.phrase is not None:
             phrased = {r[0] for r in conn.execute(
                 "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
+        bonus = self.lexical.phrase_match * (self.phrase.count(" ") if self.phrase is not None else 0)
         ranked = [(doc_id, raw, raw * (self._factor(*info.get(doc_id, (None, None)))
-                                       + (self.lexical.phrase_match if doc_id in phrased else 0.0)))
+                                       + (bonus if doc_id in phrased else 0.0)))
                   for doc_id, raw in found]
         ranked.sort(key=lambda r: (r[2], r[0]))
         return ranked
