@@ -556,7 +556,7 @@ class ListInfo(Struct):
     query: str
     hits: int
     weight: float
-    floor: float  # the lowest score: what a document the list did not return counts as
+    floor: float  # what a document the list did not return counts as (docs/protocol.md)
     deviation: float  # the spread its scores are divided by
 
 

@@ -123,7 +123,7 @@ def fuse(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> list[Fus
     Each list's scores are standardized over the list itself, so a retriever whose
     scores are spread out (one clear match) weighs more than one whose hits are all
     alike, whatever its score units (BM25, cosine). A document a list did not return
-    counts as that list's last hit (standard 0). A document listed twice in one list
+    stands at its floor (standard 0; see `scale`). A document listed twice in one list
     counts once (its better rank). Sums use `math.fsum`, so equal contributions give
     equal scores whatever the list order; ties go to the better best rank, then to the
     document seen first.

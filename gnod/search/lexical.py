@@ -180,6 +180,8 @@ class Preferences:
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
         self.words = _words(query) if lexical.name_match > 0 else []
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
+        # Words after the first: the phrase's tokens are joined by single spaces.
+        self.phrase_bonus = lexical.phrase_match * self.phrase.count(" ") if self.phrase is not None else 0.0
         self.active = self.by_language or bool(self.words) or self.phrase is not None
 
     def rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
@@ -198,9 +200,8 @@ class Preferences:
         if self.phrase is not None:
             phrased = {r[0] for r in conn.execute(
                 "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
-        bonus = self.lexical.phrase_match * (self.phrase.count(" ") if self.phrase is not None else 0)
         ranked = [(doc_id, raw, raw * (self._factor(*info.get(doc_id, (None, None)))
-                                       + (bonus if doc_id in phrased else 0.0)))
+                                       + (self.phrase_bonus if doc_id in phrased else 0.0)))
                   for doc_id, raw in found]
         ranked.sort(key=lambda r: (r[2], r[0]))
         return ranked
