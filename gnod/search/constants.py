@@ -41,7 +41,7 @@ class Fusion(Struct, frozen=True, kw_only=True):
     seeds' choice), keeps how far apart a list's hits are: a clear BM25 match counts for
     more than a vector list of look-alikes, and a weak retriever drags the fusion down
     less. With the MiniLM test embedder, lists 200 deep, ndcg@10 on SciFact 0.7290 → 0.7408
-    and on 1,500 English tldr pages (held out: known items) 0.8242 → 0.8349; better at every
+    and on 1,500 English tldr pages (held out: known items) 0.8297 → 0.8495; better at every
     depth from 20 (benchmarks/fusion_sweep.py).
     """
 
