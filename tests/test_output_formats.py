@@ -171,6 +171,14 @@ def test_query_human_colours_only_on_a_terminal():
     assert f"{ESC}[31m" not in out  # the title's own escape sequence is gone
 
 
+def test_query_human_says_when_nothing_was_reranked():
+    result = make_query(explain=False)
+    result["counts"] = {**result["counts"], "reranked": 0}
+    out = query_text(result, "human", color=False).splitlines()
+    assert "Returned 2 of 32, none reranked (40 candidates, 123 ms)" in out
+    assert not any(line.startswith("Reranked") for line in out)
+
+
 def test_query_human_without_hits():
     out = query_text(make_query(hits=False, explain=False), "human", color=False).splitlines()
     assert out[0] == "No results."

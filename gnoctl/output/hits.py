@@ -175,6 +175,8 @@ def _query_location(hit: dict) -> str:
 def _counts_line(result: dict) -> str:
     c = result["counts"]
     extra = f"{c['candidates']} candidates, " if c["candidates"] != c["pool"] else ""
+    if not c["reranked"]:  # no reranker, --no-rerank, or smart skip on a tiny pool
+        return f"Returned {c['returned']} of {c['pool']}, none reranked ({extra}{result['took_ms']:.0f} ms)"
     return (f"Reranked {c['reranked']} of {c['pool']}, returned {c['returned']} "
             f"({extra}{result['took_ms']:.0f} ms)")
 
