@@ -162,7 +162,7 @@ def test_query_human():
         "degraded: rerank: the rerank model is not downloaded (gnoctl models pull rerank)",
         "note: limit capped at 32 in standard mode",
     ]
-    assert "explain" not in out and "rrf" not in out
+    assert "explain" not in out and "fused #" not in out
 
 
 def test_query_human_colours_only_on_a_terminal():
