@@ -20,12 +20,14 @@ mean milliseconds of each stage as stage_<name>_ms= and full_query_p50_ms=.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import time
 
 from common import CACHE, REPO, SHARED, Daemon, emit, models_config, test_model, tldr_pages
+from gnod.paths import Paths
 
 STDLIB_CLIENT = """
 import json, os, socket, struct, sys
@@ -60,6 +62,9 @@ def hybrid(runs: int, stage_queries: int) -> None:
     gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
     config = models_config(test_model("minilm"), 1, test_model("reranker"), test_model("smollm2"))
     home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-minilm")  # shared with quality.py
+    # The index is reused; the expansions and rerank scores of an earlier run are not.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(Paths(home).llm_cache_file)
     with Daemon(config, home) as d:
         if not any(c["name"] == "beir" for c in d.call("collection.list")["collections"]):
             d.call("collection.add", {"name": "beir", "path": folder, "index": True})
