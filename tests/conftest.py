@@ -33,6 +33,17 @@ START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the CLIs under test see the Ctrl-C the tests send them.
+
+    A suite started in the background without job control (`cmd &` in a script) inherits
+    SIGINT ignored, and an ignored signal stays ignored across exec; a handled one is reset
+    to the default there, so handling it here gives every child the default.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 # --- raw protocol helpers --------------------------------------------------------------
 
 
