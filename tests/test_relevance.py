@@ -152,6 +152,22 @@ def test_a_longer_phrase_counts_for_more(idx):
     assert bm25["tools/shortcut.md"] < bm25["tools/comma.md"]  # bm25 is negative: lower is better
 
 
+def test_the_results_do_not_depend_on_how_many_are_asked_for(tmp_path):
+    # 150 pages hold "lantern" in their file name and title; the one named "lantern" has a
+    # longer body, so bm25 alone ranks it last of 151, within reach of the name preference.
+    docs = {f"lantern-{i:03}.md": f"# lantern {i:03}\n\nA lantern note for the hall.\n" for i in range(150)}
+    docs |= {f"other-{i:03}.md": f"# other {i:03}\n\nA note about the garden.\n" for i in range(300)}
+    docs["lantern.md"] = "# lantern\n\nThe lantern we keep by the door, with the boots.\n"
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", write_tree(str(tmp_path), docs), "--name", "many", "--json", env=env)
+        every = search(env, "lantern", "-n", "300")
+        assert len(every["hits"]) == 151
+        assert max(every["hits"], key=lambda h: h["bm25"])["path"] == "lantern.md"  # negative: max is worst
+        assert paths(every)[0] == "many/lantern.md"
+        for n in (1, 5, 20):
+            assert paths(search(env, "lantern", "-n", str(n))) == paths(every)[:n]
+
+
 # --- exact forms first ------------------------------------------------------------------------
 
 

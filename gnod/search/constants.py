@@ -154,8 +154,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # one holding them apart: a longer line is less likely to be there by chance, and its
     # stopwords, left out of the terms, count only here.
     phrase_match: float = 0.1
-    # The preferences reorder at least this many of the best matches by bm25 (40
-    # translations of one page can fill a pool of 20 before the one in the user's language).
+    # The preferences first see this many of the best matches by bm25 (40 translations of
+    # one page can fill a pool of 20 before the one in the user's language); more are read
+    # while a match beyond them could still be lifted into the results. Speed only: the
+    # results are those of preferences applied to every match.
     preference_pool: int = 100
     # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
     max_terms: int = 64

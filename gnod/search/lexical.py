@@ -17,6 +17,8 @@ than the two queries.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -49,8 +51,8 @@ def _bm25(table: str) -> str:
 def _sql(condition: str | None, exact_weight: float) -> str:
     """Every match of the stems (first MATCH) and of the exact forms (second), each
     document's bm25 the weighted mean of its two (0 where one has no match); the best
-    LIMIT, passing `condition` (filters.where) when there is one. All in SQLite: Python
-    only sees the pool."""
+    LIMIT (-1: all) at or below a bm25 bound, passing `condition` (filters.where) when
+    there is one. All in SQLite: Python only sees the pool."""
     w = float(exact_weight)
     both = (
         f"SELECT id, sum(x) AS s FROM ("
@@ -60,11 +62,11 @@ def _sql(condition: str | None, exact_weight: float) -> str:
         "FROM documents_exact WHERE documents_exact MATCH ?) GROUP BY id"
     )
     if condition is None:
-        return f"{both} ORDER BY s, id LIMIT ?"
+        return f"{both} HAVING s <= ? ORDER BY s, id LIMIT ?"
     return (
         f"WITH hits AS MATERIALIZED ({both}) "
         "SELECT hits.id, hits.s FROM hits JOIN documents d ON d.id = hits.id "
-        f"JOIN collections c ON c.id = d.collection_id WHERE {condition} "
+        f"JOIN collections c ON c.id = d.collection_id WHERE ({condition}) AND hits.s <= ? "
         "ORDER BY hits.s, hits.id LIMIT ?"
     )
 
@@ -161,8 +163,9 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
 
 
 class Preferences:
-    """Preferences that scale a match's bm25; they reorder the best `preference_pool`
-    matches (or the pool). Name and language are small, deciding near-ties only; a
+    """Preferences that scale a match's bm25; `best` applies them to every match they
+    could lift into the results, so the results do not depend on how many are asked
+    for. Name and language are small, deciding near-ties only; a
     phrase grows with its length, as a long line found word for word is the known item:
     - by phrase, × (1 + phrase_match × words after the first): the document holds the
       query's words in order, as typed (a pasted line, a description, an error message);
@@ -183,40 +186,75 @@ class Preferences:
         # Words after the first: the phrase's tokens are joined by single spaces.
         self.phrase_bonus = lexical.phrase_match * self.phrase.count(" ") if self.phrase is not None else 0.0
         self.active = self.by_language or bool(self.words) or self.phrase is not None
+        self._phrased: set[int] | None = None  # _holders
+        self._names: set[int] | None = None  # _named
 
-    def rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
-        """(doc id, bm25, ranking bm25), best first."""
-        if not self.active or not found:
-            return [(doc_id, raw, raw) for doc_id, raw in found]
-        ids = [doc_id for doc_id, _ in found]
-        # Titles and paths only of the documents that may be named as the query (SQLite's
-        # lower() folds ASCII only: a query word that is not ASCII checks every title).
-        probe = self.words[0] if self.words and self.words[0].isascii() else ""
-        info = {r[0]: r[1:] for r in conn.execute(
-            "SELECT id, language, CASE WHEN instr(lower(title), ?1) OR instr(lower(rel_path), ?1) "
-            "THEN title || char(0) || rel_path END "
-            f"FROM documents WHERE id IN ({','.join('?' * len(ids))})", [probe, *ids])}
-        phrased: set[int] = set()
-        if self.phrase is not None:
-            phrased = {r[0] for r in conn.execute(
+    def best(self, conn: apsw.Connection, sql: str, args: Sequence[object],
+             pool: int) -> list[tuple[int, float, float]]:
+        """The best `pool` of all matches by ranking bm25: (doc id, bm25, ranking bm25).
+        `sql` (_sql) takes `args`, a bm25 bound and a limit. The first `preference_pool`
+        matches by bm25 give the pool's last ranking value; when a match beyond them could
+        still be lifted past it, every match that could is read and ranked as well."""
+        bound: object = math.inf
+        if not self.active:
+            return [(doc_id, raw, raw) for doc_id, raw in conn.execute(sql, (*args, bound, pool))]
+        fetch = max(pool, self.lexical.preference_pool)
+        fetched = conn.execute(sql, (*args, bound, fetch)).fetchall()
+        ranked = self._rank(conn, fetched)
+        if len(fetched) == fetch:
+            # bm25 is negative: a match lifted by f passes `last` only if its bm25 · f < last.
+            last = ranked[pool - 1][2]
+            lift = self._max_lift(conn, {doc_id for doc_id, _ in fetched})
+            if fetched[-1][1] * lift < last:
+                ranked = self._rank(conn, conn.execute(sql, (*args, last / lift, -1)).fetchall())
+        return ranked[:pool]
+
+    def _max_lift(self, conn: apsw.Connection, fetched: set[int]) -> float:
+        """The most a match not in `fetched` could be lifted by."""
+        f = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
+        f += self.lexical.name_match if not self._named(conn) <= fetched else 0.0
+        return f + (self.phrase_bonus if not self._holders(conn) <= fetched else 0.0)
+
+    def _holders(self, conn: apsw.Connection) -> set[int]:
+        """The documents holding the phrase (all of them: few, and found once)."""
+        if self._phrased is None:
+            self._phrased = set() if self.phrase is None else {r[0] for r in conn.execute(
                 "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
-        ranked = [(doc_id, raw, raw * (self._factor(*info.get(doc_id, (None, None)))
-                                       + (self.phrase_bonus if doc_id in phrased else 0.0)))
-                  for doc_id, raw in found]
+        return self._phrased
+
+    def _named(self, conn: apsw.Connection) -> set[int]:
+        """The documents whose title or file name is the query, word for word: among those
+        holding its words in order in either (the exact-form index), found once."""
+        if self._names is None:
+            self._names = set()
+            if self.words and len(self.words) <= self.lexical.max_terms:
+                match = '{filepath title} : "' + " ".join(self.words) + '"'
+                for doc_id, title, rel_path in conn.execute(
+                        "SELECT id, title, rel_path FROM documents WHERE id IN "
+                        "(SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?)", (match,)):
+                    stem = os.path.splitext(os.path.basename(rel_path))[0]
+                    if _words(title) == self.words or _words(stem) == self.words:
+                        self._names.add(doc_id)
+        return self._names
+
+    def _rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
+        """(doc id, bm25, ranking bm25), best first."""
+        languages: dict[int, str | None] = {}
+        if self.by_language and found:
+            # The ids go as one JSON array: there may be more than SQLite takes as parameters.
+            languages = dict(conn.execute(
+                "SELECT id, language FROM documents WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps([doc_id for doc_id, _ in found]),)))
+        named, phrased = self._named(conn), self._holders(conn)
+        ranked = []
+        for doc_id, raw in found:
+            f = 1.0 + (self.lexical.name_match if doc_id in named else 0.0)
+            f += self.phrase_bonus if doc_id in phrased else 0.0
+            if self.by_language:
+                f += self.lexical.language_prior * self.weights.get(languages.get(doc_id), 0) / self.top
+            ranked.append((doc_id, raw, raw * f))
         ranked.sort(key=lambda r: (r[2], r[0]))
         return ranked
-
-    def _factor(self, language: str | None, names: str | None) -> float:
-        """`names`: title NUL rel_path, or None when neither holds the query's first word."""
-        f = 1.0
-        if self.by_language:
-            f += self.lexical.language_prior * self.weights.get(language, 0) / self.top
-        if self.words and names is not None:
-            title, _, rel_path = names.partition("\0")
-            stem = os.path.splitext(os.path.basename(rel_path))[0]
-            if _words(title) == self.words or _words(stem) == self.words:
-                f += self.lexical.name_match
-        return f
 
 
 def search(
@@ -256,9 +294,7 @@ def search(
     if filters.active(where):
         condition, args = filters.where(where)
     prefer = Preferences(query, parsed, languages, counts, lexical)
-    fetch = max(pool, lexical.preference_pool) if prefer.active else pool
-    fetched = conn.execute(_sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args, fetch)).fetchall()
-    found = prefer.rank(conn, fetched)[:pool]
+    found = prefer.best(conn, _sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args), pool)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
