@@ -319,7 +319,12 @@ def test_path_and_language_filters(filtered):
 def test_bad_filters_are_clear_errors(filtered):
     for args, words in ((["--lang", "klingon"], "unknown language"),
                         (["--since", "last week"], "since"),
-                        (["--since", "2024-02-01", "--until", "2024-01-01"], "after")):
+                        (["--since", "2024-02-01", "--until", "2024-01-01"], "after"),
+                        # Each of these would silently match nothing.
+                        (["--since", "2024-13-01"], "not a day of the calendar"),
+                        (["--until", "2024-02-30"], "not a day of the calendar"),
+                        (["--path", "[abc"], "does not close"),
+                        (["--tag", ""], "tag: empty")):
         r = _run_cli("search", "deploy", *args, "--json", env=filtered.env)
         assert r.returncode == 1, r.stderr
         err = json.loads(r.stdout)["error"]

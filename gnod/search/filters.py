@@ -8,6 +8,7 @@ ids), so a filtered search still returns `limit` results when that many document
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 
 from gnod.text.language import normalize_language
 
@@ -39,7 +40,19 @@ class FilterError(ValueError):
 
 
 def resolve(f: Filter) -> Filter:
-    """`f` with its language as the index stores it (a Snowball name); FilterError otherwise."""
+    """`f` with its language as the index stores it (a Snowball name); FilterError for a
+    value that would silently match nothing (an impossible day, an unclosed `[` in the
+    glob, an empty tag)."""
+    for name, day in (("since", f.since), ("until", f.until)):
+        try:
+            if day is not None:
+                date.fromisoformat(day)
+        except ValueError:
+            raise FilterError(f"{name}: {day} is not a day of the calendar (YYYY-MM-DD)") from None
+    if f.path is not None and _unclosed_class(f.path):
+        raise FilterError(f"path: {f.path!r} opens a [character class] it does not close")
+    if any(not tag.strip("# ") for tag in f.tags):
+        raise FilterError("tag: empty")
     if f.since and f.until and f.since > f.until:
         raise FilterError(f"since {f.since} is after until {f.until}: no document can match")
     if f.lang is None:
@@ -49,6 +62,20 @@ def resolve(f: Filter) -> Filter:
     except ValueError as e:
         raise FilterError(f"lang: {e}") from None
     return replace(f, lang=lang)
+
+
+def _unclosed_class(glob: str) -> bool:
+    """Whether `glob` has a `[` with no `]` to close it (SQLite's GLOB: a `]` first in the
+    class, after an optional `^`, is one of its characters)."""
+    i = glob.find("[")
+    while i >= 0:
+        j = i + 1 + (glob[i + 1:i + 2] == "^")
+        j += glob[j:j + 1] == "]"
+        end = glob.find("]", j)
+        if end < 0:
+            return True
+        i = glob.find("[", end + 1)
+    return False
 
 
 def active(f: Filter) -> bool:
