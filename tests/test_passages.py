@@ -5,6 +5,7 @@ from __future__ import annotations
 from gnod.search import passages
 from gnod.search.passages import Chunk
 from gnod.text.analyzer import Analyzer
+from gnod.text.stopwords import is_stopword
 
 EN = Analyzer("english")
 
@@ -16,14 +17,23 @@ def chunks(*texts: str) -> list[Chunk]:
 def test_the_chunk_with_most_query_stems_wins_not_the_first():
     cs = chunks("Intro about the garden and its history.", "Watering tomatoes daily keeps tomato plants healthy.",
                 "Unrelated closing notes.")
-    stems = passages.query_stems(["watered tomato plant"], EN)
+    stems = passages.query_stems("watered tomato plant".split(), EN)
     p = passages.best_passage(cs, stems, EN, budget_chars=60)
     assert p.seqs == [1] and p.start_line == 11 and p.end_line == 19
 
 
+def test_query_words_leave_out_function_words_unless_nothing_else_is_left():
+    def stop(t: str) -> bool:
+        return is_stopword(t, ["english"])
+
+    assert passages.query_words(["how to extract a tar archive", "unpack tar"], stop) == [
+        "extract", "tar", "archive", "unpack", "tar"]
+    assert passages.query_words(["to be or not to be"], stop) == ["to", "be", "or", "not", "to", "be"]
+
+
 def test_budget_adds_next_best_chunks_in_document_order():
     cs = chunks("tomato " * 5, "nothing here", "tomato plant water " * 2)
-    stems = passages.query_stems(["tomato plant water"], EN)
+    stems = passages.query_stems("tomato plant water".split(), EN)
     p = passages.best_passage(cs, stems, EN, budget_chars=80)
     assert p.seqs == [0, 2]  # best (2) and second (0), shown in document order
     assert p.text.index("tomato plant") > 0
@@ -51,7 +61,7 @@ def test_focus_opens_just_before_the_best_line():
     body = "\n".join(f"filler line number {i} about nothing" for i in range(40))
     body += "\nintro to the key part\nthe socket frames are length prefixed\n" + "tail line\n" * 30
     p = passages.Passage(chunks=[Chunk(seq=0, text=body, start_line=5, end_line=5 + body.count("\n"))])
-    f = passages.focus(p, passages.query_stems(["socket frame"], EN), EN, limit=120)
+    f = passages.focus(p, passages.query_stems(["socket", "frame"], EN), EN, limit=120)
     assert f.text.startswith("intro to the key part\nthe socket frames")
     assert f.start_line == 5 + 40 and f.end_line >= f.start_line + 1 and f.truncated
     short = passages.Passage(chunks=[Chunk(seq=0, text="tiny", start_line=3, end_line=3)])

@@ -371,6 +371,12 @@ def test_query_previews_mark_the_matched_words(idx):
     assert top["path"] == "deploying.md"
     text = top["preview"]["text"]
     assert [text[a:b] for a, b in top["preview"]["matches"]] == ["deploying"]
+    # Function words are left out of the marks, as search leaves them out of the terms.
+    res = cli_json("query", "the team is deploying", "-c", "notes", "--no-expand", "--no-rerank", "--json",
+                   env=idx.env)
+    top = next(h for h in res["hits"] if h["path"] == "deploying.md")
+    text = top["preview"]["text"]
+    assert sorted({text[a:b].lower() for a, b in top["preview"]["matches"]}) == ["deploying", "team"]
 
 
 # --- similar ------------------------------------------------------------------------------------

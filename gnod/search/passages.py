@@ -8,7 +8,7 @@ the best chunks are taken up to a character budget, then put back in document or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from msgspec import Struct
 
@@ -45,9 +45,16 @@ class Passage(Struct, frozen=True):
         return self.chunks[-1].end_line if self.chunks else 1
 
 
-def query_stems(query_texts: Sequence[str], analyzer: Analyzer) -> frozenset[str]:
-    """Stems of every query text (original and lexical variants) in one language."""
-    return frozenset(analyzer.stems(t for q in query_texts for t in tokenize(q)))
+def query_words(query_texts: Sequence[str], stop: Callable[[str], bool]) -> list[str]:
+    """The words of every query text (original and lexical variants) but function words,
+    which search leaves out too; all of them when nothing else is left ("to be or not")."""
+    tokens = [t for q in query_texts for t in tokenize(q)]
+    return [t for t in tokens if not stop(t)] or tokens
+
+
+def query_stems(words: Iterable[str], analyzer: Analyzer) -> frozenset[str]:
+    """Stems of the query's words in one language."""
+    return frozenset(analyzer.stems(words))
 
 
 def best_passage(

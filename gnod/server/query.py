@@ -51,8 +51,8 @@ from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.llm_cache import key as cache_key
-from gnod.text.analyzer import tokenize
 from gnod.text.language import detect_language
+from gnod.text.stopwords import is_stopword
 
 log = logging.getLogger("gnod.query")
 T = TypeVar("T")
@@ -127,6 +127,7 @@ class QueryRun:
         self.strong: dict[str, Any] = {}
         self.counts: dict[str | None, int] = {}  # documents per language in the index
         self.kept: list[_Candidate] = []
+        self.words: list[str] = []  # what passages and previews look for (run)
         self.scope = len(p.collections) or len(d.config.collections)  # collections searched
         self._budget = PIPELINE.previews.passage_chars
         self.synthetic: dict[fusion.DocId, fusion.Synthetic] | None = None  # smart-skip scores
@@ -259,7 +260,7 @@ class QueryRun:
                     best[r.doc_id] = (r.chunk.seq, r.score)
         return lists, best
 
-    async def _load_chunks(self, cands: list[_Candidate], stems_texts: list[str]) -> None:
+    async def _load_chunks(self, cands: list[_Candidate], words: list[str]) -> None:
         """Chunks and best passages of candidates that lack them (one read)."""
         todo = [c for c in cands if c.chunks is None]
         if not todo:
@@ -270,7 +271,7 @@ class QueryRun:
                 c.chunks = [passages.Chunk(seq=s, text=t, start_line=a, end_line=b)
                             for _id, s, t, a, b in docstore.chunks_of(conn, c.doc.mirror_hash)]
                 an = analyzers.get(c.doc.language)
-                stems = passages.query_stems(stems_texts, an)
+                stems = passages.query_stems(words, an)
                 c.passage = passages.best_passage(c.chunks, stems, an, self._budget, c.vector_best)
                 c.focus = passages.focus(c.passage, stems, an, PIPELINE.previews.passage_chars)
 
@@ -323,9 +324,9 @@ class QueryRun:
         keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
                     else fusion.query_keywords(p.query, langs))
         exp, vbest = await self._retrieve()
-        stems_texts = [p.query, *exp.lexical]
+        self.words = passages.query_words([p.query, *exp.lexical], lambda t: is_stopword(t, langs))
         fused, cands = await self._pool(vbest)
-        final, scored = await self._score(cands, keywords, stems_texts)
+        final, scored = await self._score(cands, keywords, self.words)
 
         min_score = max(p.min_score, PIPELINE.score_floor)
         kept = fusion.apply_score_floor(final, min_score, key=lambda cs: cs[1])
@@ -334,7 +335,7 @@ class QueryRun:
             self.notes.append(f"{dropped} candidates below the score floor {min_score:.2f} dropped")
         kept = kept[: self.limit]
         self.kept = [c for c, _ in kept]
-        hits = await self.clock.time("previews", self._hits(kept, stems_texts))
+        hits = await self.clock.time("previews", self._hits(kept, self.words))
         names = p.collections or [c.name for c in self.d.config.collections]
         return QueryResult(
             query=p.query, mode=self.mode.name, hits=hits,
@@ -379,7 +380,7 @@ class QueryRun:
         return fused, cands
 
     async def _score(self, cands: list[_Candidate], keywords: list[str],
-                     stems_texts: list[str]) -> tuple[list[tuple[_Candidate, float]], int]:
+                     words: list[str]) -> tuple[list[tuple[_Candidate, float]], int]:
         """Final scores, best first: blended with the reranker, synthetic (smart skip) or fusion
         alone; and how many candidates have a rerank score."""
         p = self.p
@@ -401,7 +402,7 @@ class QueryRun:
             top = cands[: PIPELINE.limits.rerank_top_k]
             self._budget = passages.rerank_budget_chars(reranker.max_tokens,
                                                         passages.rerank_query(p.query, reranker.max_tokens))
-            await self._load_chunks(top, stems_texts)
+            await self._load_chunks(top, words)
             try:
                 await self.clock.time("rerank", self._rerank(top, reranker))
             except Exception as e:  # a failing reranker degrades to fusion scores
@@ -413,7 +414,7 @@ class QueryRun:
 
         # The keyword floor lifts whatever stands in for relevance: rerank or synthetic scores.
         floored = cands if self.synthetic is not None else scored
-        await self._load_chunks(floored, stems_texts)
+        await self._load_chunks(floored, words)
         for c in floored:
             text = c.doc.title + "\n" + "\n".join(ch.text for ch in c.chunks or [])
             c.floor = fusion.keyword_floor(keywords, text)
@@ -432,10 +433,10 @@ class QueryRun:
             final = [(c, min(1.0, c.fused.score / ceiling) if ceiling else 0.0) for c in cands]
         return final, len(scored)
 
-    async def _hits(self, kept: list[tuple[_Candidate, float]], stems_texts: list[str]) -> list[QueryHit]:
+    async def _hits(self, kept: list[tuple[_Candidate, float]], words: list[str]) -> list[QueryHit]:
         """Previews (best passage, or the whole of a short confident document) and explanations."""
         self._budget = PIPELINE.previews.passage_chars
-        await self._load_chunks([c for c, _ in kept], stems_texts)
+        await self._load_chunks([c for c, _ in kept], words)
         contents = await self.d.read(lambda conn, _a: {
             c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
             for c, _ in kept[: self.mode.preview_expand_top]})
@@ -443,10 +444,10 @@ class QueryRun:
 
         def mark(_conn, analyzers) -> None:
             """Offsets of the query's words (stems in each document's language, or as typed)."""
-            typed = frozenset(t for q in stems_texts for t in tokenize(q))
+            typed = frozenset(words)
             for (c, _), h in zip(kept, hits):
                 an = analyzers.get(c.doc.language)
-                h.preview.matches = match_spans(h.preview.text, an, typed | passages.query_stems(stems_texts, an))
+                h.preview.matches = match_spans(h.preview.text, an, typed | passages.query_stems(words, an))
 
         await self.d.read(mark)
         return hits
@@ -497,14 +498,13 @@ class QueryRun:
     async def passages_for(self, n: int, budget_chars: int) -> list[passages.Passage]:
         """Best passages of the first `n` results, `budget_chars` each (for `ask`)."""
         cands = self.kept[:n]
-        stems_texts = [self.p.query, *(self.expansion.lexical if self.expansion else [])]
-        await self._load_chunks(cands, stems_texts)
+        await self._load_chunks(cands, self.words)
 
         def pick(_conn, analyzers) -> list[passages.Passage]:
             out = []
             for c in cands:
                 an = analyzers.get(c.doc.language)
-                out.append(passages.best_passage(c.chunks or [], passages.query_stems(stems_texts, an), an,
+                out.append(passages.best_passage(c.chunks or [], passages.query_stems(self.words, an), an,
                                                  budget_chars, c.vector_best))
             return out
 
