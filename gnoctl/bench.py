@@ -8,9 +8,9 @@ A fixture (JSON, or YAML when the file ends in .yaml/.yml) is::
        {"query": "release checklist", "relevant": {"notes/release.md": 2, "notes/tags.md": 1}}]}
 
 `relevant` names documents as `collection/path` (or `gno://collection/path`, or a path
-inside its collection); a mapping gives graded relevance (nDCG gains 2^g − 1). Every
-query is sent once per mode; a mode the daemon cannot serve (no vectors) is reported
-as skipped, with the reason.
+inside its collection); a mapping gives graded relevance (nDCG gains 2^g − 1). Expected
+documents the index does not hold are listed in `missing`. Every query is sent once per
+mode; a mode the daemon cannot serve (no vectors) is reported as skipped, with the reason.
 """
 
 from __future__ import annotations
@@ -101,9 +101,27 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
+def missing(client: Client, fixture: dict) -> list[str]:
+    """The expected documents the index does not hold (a typo, a moved file): they can
+    only count as not found, and the figures should not say so without a word."""
+    names = {c["name"] for c in client.call("collection.list", {})["collections"]}
+    out = []
+    for ref in dict.fromkeys(r for q in fixture["queries"] for r in q["relevant"]):
+        col, _, path = ref.partition("/")
+        if not (_holds(client, {"prefix": ref}, ref)  # a path inside its collection
+                or col in names and _holds(client, {"collection": col, "prefix": path}, path)):
+            out.append(ref)
+    return out
+
+
+def _holds(client: Client, params: dict, path: str) -> bool:
+    return any(e["path"] == path for e in client.call("ls", params)["entries"])
+
+
 def run(fixture: dict, modes: list[str], k: int, autostart: bool | None = None) -> dict:
     """Every query in every mode; per mode the mean metrics and the latency percentiles."""
     client = Client(autostart=autostart)
+    absent = missing(client, fixture)
     out: list[dict[str, object]] = []
     limit = max(k, K)
     for mode in modes:
@@ -139,5 +157,5 @@ def run(fixture: dict, modes: list[str], k: int, autostart: bool | None = None) 
                     "p50_ms": round(_percentile(lat, 0.5), 2), "p95_ms": round(_percentile(lat, 0.95), 2)}
         out.append(scores)
     client.close()
-    return {"k": k, "modes": out}
+    return {"k": k, "modes": out, "missing": absent}
 

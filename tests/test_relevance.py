@@ -429,6 +429,19 @@ def test_bench_scores_the_users_fixture_per_mode(idx, tmp_path):
     yaml_path.write_text("collections: [notes]\nqueries:\n  - query: katuak\n    relevant: eu/katua.md\n")
     res = cli_json("bench", str(yaml_path), "--mode", "search", "-k", "1", "--json", env=idx.env)
     assert [(m["mode"], m["mrr@10"], m["recall@1"]) for m in res["modes"]] == [("search", 1.0, 1.0)]
+    assert res["missing"] == []
+
+
+def test_bench_names_expected_documents_the_index_does_not_hold(idx, tmp_path):
+    path = tmp_path / "typos.json"
+    path.write_text(json.dumps({"queries": [
+        {"query": "katuak", "relevant": ["notes/eu/katua.md", "notes/eu/KATUA.md", "nope/x.md", "eu/katua.md"]}]}))
+    res = cli_json("bench", str(path), "--mode", "search", "--json", env=idx.env)
+    assert res["missing"] == ["notes/eu/KATUA.md", "nope/x.md"]
+    code, out = run_cli_tty("bench", str(path), "--mode", "search", env=idx.env)
+    assert code == 0
+    assert "warning: 2 expected documents are not in the index and count as not found: " \
+           "notes/eu/KATUA.md, nope/x.md" in out
 
 
 def test_bench_rejects_a_broken_fixture(idx, tmp_path):

@@ -19,4 +19,8 @@ def table(result: dict) -> str:
         if m["failed"]:
             line += f"  ({m['failed']} queries failed)"
         lines.append(line)
+    if result["missing"]:
+        shown = ", ".join(result["missing"][:5]) + (", …" if len(result["missing"]) > 5 else "")
+        lines.append(f"warning: {len(result['missing'])} expected documents are not in the index "
+                     f"and count as not found: {shown}")
     return "\n".join(lines)
