@@ -275,6 +275,8 @@ def filtered(tmp_path_factory):
             "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
                                "und danach wird die Datenbank geprüft: deploy.\n",
         }
+        # Words that are also the frontmatter's keys, in the text of two pages.
+        files.update({f"misc/{i}.md": f"# Photos {i}\n\nThe date and the tags of each photo.\n" for i in range(2)})
         # Many short pages that match "deploy" better than ops/new.md does.
         files.update({f"crowd/{i}.md": f"# Deploy {i}\n\ndeploy deploy\n" for i in range(30)})
         root = write_tree(str(tmp_path_factory.mktemp("filtered")), files)
@@ -396,6 +398,14 @@ def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
     assert r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
     r = _run_cli("similar", "notes/birds.md", "--files", env=idx.env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("/lagoon.md")
+
+
+def test_similar_reads_the_indexed_text_not_the_frontmatter_keys(filtered):
+    res = cli_json("similar", "f/ops/old.md", "--json", env=filtered.env)
+    assert res["method"] == "terms"
+    assert "ops" in res["terms"]  # a tag: indexed as a word
+    assert not {"tags", "date"} & set(res["terms"]), res["terms"]
+    assert res["hits"][0]["path"] == "ops/new.md"
 
 
 def test_similar_leaves_out_identical_copies(idx):

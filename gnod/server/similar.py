@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from gnod import wire
+from gnod.ingest.markdown import split_frontmatter
 from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
 from gnod.search.similar import informative_terms
@@ -56,8 +57,11 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     method: Literal["vector", "terms"] = "vector" if hits is not None else "terms"
     if hits is None:
         def by_terms(conn, analyzers) -> tuple[list[str], list[SimilarHit]]:
+            # What the index holds of it: title, tags and body, not the frontmatter's keys.
             content = docstore.content_of(conn, doc.mirror_hash)
-            words = informative_terms(conn, f"{doc.title}\n{content[0] if content else ''}", doc.language)
+            meta, body, _ = split_frontmatter(content[0] if content else "")
+            heading = " ".join([doc.title, *docstore.tags_of(meta)])
+            words = informative_terms(conn, f"{heading}\n{body}", doc.language)
             if not words:
                 return [], []
             found = lexical.search(conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,
