@@ -172,7 +172,8 @@ def search(
     path: PathOpt = None,
     lang: LangOpt = None,
     per_doc: Annotated[int, typer.Option("--per-doc", min=1, max=10, metavar="N",
-                                         help="Up to N passages per document.")] = 1,
+                                         help="Up to N passages per document (--vimgrep and --csv: a line "
+                                              "each).")] = 1,
     wait: WaitOpt = 0.0,
     format: FormatOpt = None,
     human: HumanOpt = False,

@@ -4,6 +4,8 @@ documents taking their collection's language."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -365,6 +367,14 @@ def test_per_doc_gives_several_passages_best_first(idx):
     for snip in hit["snippets"]:
         assert snip["text"].startswith("Day ") and len(snip["matches"]) == 3
     assert len(search(idx.env, "herons", "--per-doc", "2")["hits"][0]["snippets"]) == 2
+    # Every format shows them: vimgrep and csv a line each (a place to jump to), md and xml all.
+    args = ("search", "herons reeds dawn", "-c", "notes", "-n", "1", "--per-doc", "3")
+    jumps = _run_cli(*args, "--vimgrep", env=idx.env).stdout.splitlines()
+    assert [int(j.split(":")[1]) for j in jumps] == lines and all(j.endswith("at dawn.") for j in jumps)
+    rows = list(csv.reader(io.StringIO(_run_cli(*args, "--csv", env=idx.env).stdout)))[1:]
+    assert [r[4] for r in rows] == [str(n) for n in lines]
+    assert _run_cli(*args, "--md", env=idx.env).stdout.count("**herons**") == 3
+    assert _run_cli(*args, "--xml", env=idx.env).stdout.count("<snippet ") == 3
 
 
 def test_query_previews_mark_the_matched_words(idx):

@@ -64,6 +64,11 @@ def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: 
     return out
 
 
+def _passages(hit: dict) -> list[dict]:
+    """A hit's passages, best first: `snippets` with --per-doc N > 1, else its snippet."""
+    return hit.get("snippets") or ([hit["snippet"]] if hit.get("snippet") else [])
+
+
 def _location(hit: dict) -> str:
     snip = hit.get("snippet")
     loc = f"{hit['collection']}/{hit['path']}"
@@ -96,36 +101,34 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         return json_lines(hits)
     if fmt == "files":
         return file_list([h["abs_path"] for h in hits], null)
-    if fmt == "vimgrep":
-        return "\n".join(vimgrep_line(h["abs_path"], (h.get("snippet") or {}).get("line", 1),
-                                      (h.get("snippet") or {}).get("text") or h["title"], result["query"])
-                         for h in hits)
-    if fmt == "csv":
+    if fmt == "vimgrep":  # a line per passage: each is a place to jump to
+        return "\n".join(vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"],
+                                      result["query"]) for h in hits for snip in _passages(h) or [{}])
+    if fmt == "csv":  # a row per passage, the document's rank and score repeated
         rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
         for i, h in enumerate(hits, 1):
-            snip = h.get("snippet") or {}
-            rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
-                         h["title"], snip.get("text", ""), h["abs_path"]])
+            for snip in _passages(h) or [{}]:
+                rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
+                             h["title"], snip.get("text", ""), h["abs_path"]])
         return csv_text(rows)
     if fmt == "md":
         table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
         for i, h in enumerate(hits, 1):
             title = h["title"].replace("|", "\\|")
-            snip = h.get("snippet")
-            match = marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip() if snip else ""
+            match = " ⋯ ".join(marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip()
+                               for snip in _passages(h))
             table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
         return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
     if fmt == "xml":
         out = [f'<results query="{xml_escape(result["query"])}" count="{len(hits)}">']
         for i, h in enumerate(hits, 1):
-            snip = h.get("snippet")
             out.append(
                 f'  <result rank="{i}" score="{h["score"]:.4f}" collection="{xml_escape(h["collection"])}" '
                 f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
             )
             out.append(f"    <title>{xml_escape(h['title'])}</title>")
-            if snip:
-                out.append(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>')
+            out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>'
+                       for snip in _passages(h))
             out.append("  </result>")
         out.extend(xml_footer(result))
         out.append("</results>")
@@ -140,8 +143,7 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _location(h))}  "
                      f"{paint('1', h['title'])}")
-        snips = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
-        for k, snip in enumerate(snips):
+        for k, snip in enumerate(_passages(h)):
             if k:
                 lines.append(paint("2", f"      ⋯ line {snip['line']}"))
             lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
