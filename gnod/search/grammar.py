@@ -164,7 +164,8 @@ def keep_informative(
     max_terms: int,
     doc_frequency: Callable[[str], int],
 ) -> tuple[list[Clause], list[str]]:
-    """At most `max_terms` positive and `max_terms` negative clauses, and what was left out.
+    """At most `max_terms` positive and `max_terms` negative clauses, and what was left out
+    (as words: no punctuation of the pasted text).
 
     A pasted paragraph holds more words than a ranking needs: stopwords go first, then
     the clauses found in the most documents (a clause is as rare as its rarest token);
@@ -185,7 +186,7 @@ def keep_informative(
         words = [c for i, c in enumerate(words) if i in keep]
     kept = set(map(id, words + negatives[:max_terms]))
     out = [c for c in clauses if id(c) in kept]
-    return out, [c.raw for c in clauses if id(c) not in kept]
+    return out, [("-" if c.negated else "") + " ".join(c.tokens) for c in clauses if id(c) not in kept]
 
 
 def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:

@@ -283,7 +283,8 @@ def search(
     parsed = parse(query)
     clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(conn))
     if left_out:
-        shown = ", ".join(left_out[:10]) + (", …" if len(left_out) > 10 else "")
+        first = sorted(left_out, key=stop)  # the words that would have counted, then function words
+        shown = ", ".join(first[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
                      f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})")
     stemmed = compile_query(clauses, analyzers, languages, stop)
