@@ -13,7 +13,7 @@ from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc, tags_of
+from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title
 from gnod.text.analyzer import AnalyzerSet, exact_text, tokenize
 from gnod.text.language import detect_language_sure
 
@@ -83,8 +83,7 @@ def prepare(
     ]
     deadline.check("chunking")
     analyzer = analyzers.get(language)
-    # Tags are searchable as words, with the weight of the title.
-    heading = " ".join([title, *tags_of(meta)])
+    heading = indexed_title(title, meta)
     return PreparedDoc(
         rel_path=entry.rel_path,
         size=entry.size,

@@ -195,11 +195,10 @@ class Preferences:
         `sql` (_sql) takes `args`, a bm25 bound and a limit. The first `preference_pool`
         matches by bm25 give the pool's last ranking value; when a match beyond them could
         still be lifted past it, every match that could is read and ranked as well."""
-        bound: object = math.inf
         if not self.active:
-            return [(doc_id, raw, raw) for doc_id, raw in conn.execute(sql, (*args, bound, pool))]
+            return [(doc_id, raw, raw) for doc_id, raw in conn.execute(sql, (*args, math.inf, pool))]
         fetch = max(pool, self.lexical.preference_pool)
-        fetched = conn.execute(sql, (*args, bound, fetch)).fetchall()
+        fetched = conn.execute(sql, (*args, math.inf, fetch)).fetchall()
         ranked = self._rank(conn, fetched)
         if len(fetched) == fetch:
             # bm25 is negative: a match lifted by f passes `last` only if its bm25 · f < last.

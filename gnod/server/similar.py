@@ -60,8 +60,7 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             # What the index holds of it: title, tags and body, not the frontmatter's keys.
             content = docstore.content_of(conn, doc.mirror_hash)
             meta, body, _ = split_frontmatter(content[0] if content else "")
-            heading = " ".join([doc.title, *docstore.tags_of(meta)])
-            words = informative_terms(conn, f"{heading}\n{body}", doc.language)
+            words = informative_terms(conn, f"{docstore.indexed_title(doc.title, meta)}\n{body}", doc.language)
             if not words:
                 return [], []
             found = lexical.search(conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,

@@ -87,6 +87,12 @@ def tags_of(meta: dict) -> list[str]:
     return list(dict.fromkeys(t for t in tags if t))
 
 
+def indexed_title(title: str, meta: dict) -> str:
+    """What a document's title column holds: its title, then its tags (searchable as
+    words, with the title's weight)."""
+    return " ".join([title, *tags_of(meta)])
+
+
 # --- collections -------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import apsw
 
-from gnod.store.documents import tags_of
+from gnod.store.documents import indexed_title
 from gnod.text.analyzer import exact_text
 
 
@@ -27,7 +27,7 @@ def _backfill_exact(conn: apsw.Connection) -> None:
         body = "\n".join(markdown.split("\n")[body_line - 1 :])
         conn.execute(
             "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (doc_id, exact_text(rel_path), exact_text(" ".join([title, *tags_of(json.loads(metadata))])),
+            (doc_id, exact_text(rel_path), exact_text(indexed_title(title, json.loads(metadata))),
              exact_text(body)),
         )
 
