@@ -25,10 +25,12 @@ from common import CACHE, Daemon, emit, tldr_pages
 from gnoctl.client import DaemonError
 from gnod import wire
 from gnod.config import CollectionConfig
+from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import index_collection
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.store.db import connect
+from gnod.store.lexical_index import LexicalIndex
 from gnod.store.documents import docs_by_ids, language_counts
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
@@ -134,12 +136,15 @@ def unstemmed(folder: str, queries: dict[str, dict[str, str]]) -> dict[str, floa
     try:
         migrate(conn)
         analyzers = NoStemAnalyzers()
-        index_collection(conn, analyzers, CollectionConfig(name="ml", path=folder))
+        index = LexicalIndex(tmp, deriver(analyzers))
+        index.open()
+        index_collection(conn, analyzers, CollectionConfig(name="ml", path=folder), lex=index)
+        index.reconcile(conn, False)
         langs = language_counts(conn)
 
         def search(query: str) -> list[str]:
             try:
-                rows = lexical.search(conn, analyzers, query, langs, K).rows
+                rows = lexical.search(index, conn, analyzers, query, langs, K).rows
             except QuerySyntaxError:
                 return []
             docs = docs_by_ids(conn, [r.doc_id for r in rows])

@@ -411,6 +411,15 @@ class VectorInfo(Struct):
     rate_per_s: float | None = None
 
 
+class LexicalInfo(Struct):
+    ready: bool  # False while it is being built from the stored documents (searches wait)
+    documents: int  # held by the index
+    bytes: int  # on disk
+    path: str
+    done: int = 0  # while building: documents added so far, of `total`
+    total: int = 0
+
+
 class StatusResult(Struct):
     version: str
     protocol: int
@@ -432,6 +441,7 @@ class StatusResult(Struct):
     gpu: GpuInfo | None = None
     threads: ThreadsInfo | None = None
     rss_bytes: int | None = None  # gnod's resident memory, models included
+    lexical: LexicalInfo | None = None  # the lexical (BM25) index beside db_path
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None

@@ -545,12 +545,41 @@ def migrated_db(path: str):
     return conn
 
 
+@contextmanager
+def lexical_index(conn, analyzers, rebuilt: bool = False):
+    """The lexical index beside `conn`'s database, brought up to date with it as gnod
+    does at start (what index_collection wrote without one is pending until then), and
+    closed afterwards (its writer's lock released). Unless `rebuilt` is expected, an
+    existing index must agree with the database once the pending documents are taken."""
+    from gnod.ingest.lexical_text import deriver
+    from gnod.store.lexical_index import LexicalIndex
+
+    index = LexicalIndex(os.path.dirname(conn.filename), deriver(analyzers))
+    new = index.open()
+    done = index.reconcile(conn, new)
+    assert new or rebuilt or "built" not in done, done
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def lexical_ids(index) -> set[int]:
+    """Every document id the lexical index holds."""
+    from tantivy import Query
+
+    searcher = index.searcher()
+    hits = searcher.search(Query.all_query(), max(1, searcher.num_docs)).hits
+    return set(searcher.fast_field_values("id", [addr for _, addr in hits]))
+
+
 def lexical_paths(conn, analyzers, query: str, limit: int = 10) -> list[str]:
     """The paths BM25 ranks for `query`, best first, as `search` would return them."""
     from gnod.search import lexical
     from gnod.store.documents import docs_by_ids, language_counts
 
-    rows = lexical.search(conn, analyzers, query, language_counts(conn), limit).rows
+    with lexical_index(conn, analyzers) as index:
+        rows = lexical.search(index, conn, analyzers, query, language_counts(conn), limit).rows
     docs = docs_by_ids(conn, [r.doc_id for r in rows])
     return [docs[r.doc_id].rel_path for r in rows]
 

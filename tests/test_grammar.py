@@ -1,11 +1,9 @@
-"""The lexical query grammar: parsing, compiling to FTS5 MATCH, and running it for real."""
+"""The lexical query grammar: parsing, compiling to term and phrase forms, and running them in the real index."""
 
 from __future__ import annotations
 
-import re
-
-import apsw
 import pytest
+import tantivy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +16,10 @@ from gnod.search.grammar import (
     keep_informative,
     parse,
 )
-from gnod.text.analyzer import TOKEN_RE, AnalyzerSet
+from gnod.search.lexical import match_query
+from gnod.store.documents import LexicalText
+from gnod.store.lexical_index import SCHEMA, document
+from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, exact_text, tokenize
 
 STOPWORDS = {"the", "a", "of"}
 
@@ -34,6 +35,17 @@ EN_DE = ["english", "german"]
 
 def compiled(query: str, languages=EN) -> CompiledQuery:
     return compile_query(parse(query), ANALYZERS, languages, is_stopword)
+
+
+def written(q: CompiledQuery) -> str:
+    """The compiled forms written out: ("a" OR "b c") per clause, OR-ed, then NOT (...)."""
+    def quote(form):
+        return '"' + " ".join(form) + '"'
+
+    out = " OR ".join("(" + " OR ".join(map(quote, forms)) + ")" for forms in q.positives)
+    if q.negatives:
+        out = f"{f'({out})' if len(q.positives) > 1 else out} NOT ({' OR '.join(map(quote, q.negatives))})"
+    return out
 
 
 def C(tokens, *, phrase=False, compound=False, negated=False, raw):
@@ -83,7 +95,7 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw):
         ("real--time", [C(["real", "time"], phrase=True, raw="real--time")]),
         # Quoted text keeps hyphens as separators but is a plain phrase.
         ('"real-time data"', [C(["real", "time", "data"], phrase=True, raw='"real-time data"')]),
-        # FTS5 syntax is just text.
+        # What other engines read as syntax is just text.
         (
             "deploy AND production OR NOT x",
             [
@@ -187,7 +199,7 @@ def test_keep_informative_keeps_the_rarest_terms_in_query_order():
     ],
 )
 def test_compile_english(query, match):
-    assert compiled(query, EN).match == match
+    assert written(compiled(query, EN)) == match
 
 
 @pytest.mark.parametrize(
@@ -205,12 +217,12 @@ def test_compile_english(query, match):
     ],
 )
 def test_compile_english_german(query, match):
-    assert compiled(query, EN_DE).match == match
+    assert written(compiled(query, EN_DE)) == match
 
 
 def test_compile_without_languages_does_not_stem():
-    assert compiled("running cats", [None]).match == '("running") OR ("cats")'
-    assert compiled("running cats", []).match == '("running") OR ("cats")'
+    assert written(compiled("running cats", [None])) == '("running") OR ("cats")'
+    assert written(compiled("running cats", [])) == '("running") OR ("cats")'
 
 
 def test_compiled_fields():
@@ -225,31 +237,31 @@ def test_compiled_fields():
 
 def test_stopwords_dropped_when_something_else_remains():
     q = compiled("the history of a city")
-    assert q.match == '("histori") OR ("citi")'
+    assert written(q) == '("histori") OR ("citi")'
     assert q.dropped_stopwords == ("the", "of", "a")
     assert q.terms == ("history", "city")
 
 
 def test_stopwords_kept_when_nothing_else_remains():
     q = compiled("the a of")
-    assert q.match == '("the") OR ("a") OR ("of")'
+    assert written(q) == '("the") OR ("a") OR ("of")'
     assert q.dropped_stopwords == ()
 
 
 def test_phrases_keep_their_stopwords():
     q = compiled('"the state of the art" of')
-    assert q.match == '("the state of the art")'
+    assert written(q) == '("the state of the art")'
     assert q.dropped_stopwords == ("of",)
     # A quoted single stopword is explicit, so it is kept and counts as a real clause.
     q = compiled('"the" a')
-    assert q.match == '("the")'
+    assert written(q) == '("the")'
     assert q.dropped_stopwords == ("a",)
     # A stopword-only compound is a phrase too.
-    assert compiled("of-the").match == '("of the" OR "ofth")'
+    assert written(compiled("of-the")) == '("of the" OR "ofth")'
 
 
 def test_negated_stopwords_are_kept():
-    assert compiled("deploy -the").match == '("deploy") NOT ("the")'
+    assert written(compiled("deploy -the")) == '("deploy") NOT ("the")'
 
 
 def test_compile_rejects_negation_only_clauses():
@@ -263,27 +275,26 @@ def test_compile_rejects_negation_only_clauses():
 def test_compile_deduplicates_clauses():
     clauses = [C(["deploy"], raw="deploy"), C(["deploy"], raw="Deploy")]
     q = compile_query(clauses, ANALYZERS, EN, is_stopword)
-    assert q.match == '("deploy")'
+    assert written(q) == '("deploy")'
     assert q.terms == ("deploy",)
 
 
-# --------------------------------------------------------------------------- FTS5
+# --------------------------------------------------------------------------- the index
 
 
-def make_db(docs: list[tuple[str, str | None]]) -> apsw.Connection:
-    """An FTS5 table like documents_fts holding `docs` (text, language) stemmed as gnod does."""
-    db = apsw.Connection(":memory:")
-    db.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(filepath, title, body, "
-        'tokenize="unicode61 remove_diacritics 2")'
-    )
+def make_db(docs: list[tuple[str, str | None]]) -> tantivy.Index:
+    """An in-memory lexical index holding `docs` (text, language) stemmed as gnod does."""
+    index = tantivy.Index(SCHEMA)
+    writer = index.writer(15_000_000, 1)
     for i, (text, lang) in enumerate(docs, start=1):
         a = ANALYZERS.get(lang)
-        db.execute(
-            "INSERT INTO t(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (i, a.index_text(f"/docs/doc_{i}.md"), a.index_text(text.split()[0]), a.index_text(text)),
-        )
-    return db
+        path, title, tokens = f"/docs/doc_{i}.md", text.split()[0], tokenize(text)
+        lexical = LexicalText(a.index_text(path), a.index_text(title), " ".join(a.stems(tokens)),
+                              exact_text(path), exact_text(title), " ".join(tokens))
+        writer.add_document(document(i, 1, path, title, lang, {}, 0, lexical))
+    writer.commit()
+    index.reload()
+    return index
 
 
 DOCS = [
@@ -298,40 +309,44 @@ DB = make_db(DOCS)
 
 
 def search(query: str, languages=EN_DE, db=DB) -> set[int]:
-    match = compiled(query, languages).match
-    return {rowid for (rowid,) in db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,))}
+    """The documents the stems of `query` find (the exact forms are searched beside them
+    by gnod.search.lexical; here the stems alone are tested)."""
+    searcher = db.searcher()
+    hits = searcher.search(tantivy.Query.boolean_query(match_query([("stems", compiled(query, languages), 1.0)])),
+                           100).hits
+    return set(searcher.fast_field_values("id", [addr for _, addr in hits]))
 
 
-def test_fts_compound_finds_both_spellings():
+def test_index_compound_finds_both_spellings():
     assert search("real-time") == {1, 2}
     assert search("realtime") == {2}  # the concatenation does not imply the compound
     assert search('"real time"') == {1}
 
 
-def test_fts_identifier_phrase():
+def test_index_identifier_phrase():
     assert search("snake_case") == {3}
     assert search('"case snake"') == set()  # order matters in a phrase
 
 
-def test_fts_stemming_and_negation():
+def test_index_stemming_and_negation():
     assert search("deploy") == {4, 6}
     assert search("-production deploy") == {6}
     assert search('deploy -"staging servers"') == {4}
 
 
-def test_fts_terms_are_ored_not_anded():
+def test_index_terms_are_ored_not_anded():
     # No document holds every word of a question; each word still finds its documents.
     assert search("how do I deploy realtime analytics") == {2, 4, 6}
 
 
-def test_fts_german_query_needs_german_stemming_in_the_language_set():
+def test_index_german_query_needs_german_stemming_in_the_language_set():
     assert search("Katze", EN_DE) == {5}
     assert search("laufen Katzen", EN_DE) == {5}
     # Under English only, the inflected German word misses the German stem.
     assert search("laufen", EN) == set()
 
 
-def test_fts_syntax_is_text():
+def test_index_syntax_is_text():
     for q in ('deploy AND', "NEAR(x deploy)", "deploy*", "title: deploy", "^deploy", "deploy:", "deploy OR", "NOT deploy"):
         assert 4 in search(q), q
     # Punctuation inside a word joins its parts into a phrase, exactly as the document
@@ -351,10 +366,7 @@ SYNTAX = st.sampled_from(
 GRAMMARISH = st.lists(SYNTAX, max_size=25).map("".join)
 ANY_TEXT = st.one_of(st.text(max_size=120), GRAMMARISH)
 
-_MATCH_SHAPE = re.compile(r'"[^"]*"|\(|\)|\bOR\b|\bNOT\b|\s+')
-
-
-def _check_query(db: apsw.Connection, text: str, languages) -> None:
+def _check_query(db: tantivy.Index, text: str, languages) -> None:
     try:
         clauses = parse(text)
     except QuerySyntaxError as e:
@@ -368,11 +380,12 @@ def _check_query(db: apsw.Connection, text: str, languages) -> None:
         assert c.phrase or len(c.tokens) == 1
         assert c.raw and c.raw in text
     q = compile_query(clauses, ANALYZERS, languages, is_stopword)
-    # Nothing but quoted strings, parentheses and our own OR / NOT reaches FTS5.
-    assert _MATCH_SHAPE.sub("", q.match) == ""
-    assert "\x00" not in q.match
+    exact = compile_query(clauses, ANALYZERS, [None], is_stopword)
+    # Only tokens reach the index: every form is a non-empty run of alphanumeric stems.
+    for form in [f for forms in q.positives for f in forms] + list(q.negatives):
+        assert form and all(t and not any(ch.isspace() for ch in t) for t in form)
     assert q.terms and q.positive_stems
-    db.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY rank", (q.match,)).fetchall()
+    db.searcher().search(tantivy.Query.boolean_query(match_query([("stems", q, 0.5), ("exact", exact, 0.5)])), 10)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

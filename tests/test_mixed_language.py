@@ -1,6 +1,6 @@
 """Documents that mix languages: each block is stemmed in its own language, so a query
 in either language meets its inflected words, while a single-language document is
-stemmed exactly as before.  Real SQLite/FTS indexes, no mocks."""
+stemmed exactly as before.  Real SQLite and lexical indexes, no mocks."""
 
 from __future__ import annotations
 
@@ -193,13 +193,13 @@ def test_single_language_page_is_stemmed_as_before(name):
     assert language is not None
     assert doc.language == language
     assert doc.other_languages == ()
-    assert doc.fts_body == AnalyzerSet().get(language).index_text(text)
+    assert doc.text.stem_body == AnalyzerSet().get(language).index_text(text)
 
 
 def test_collection_hint_is_authoritative():
     doc = prepared(EN_DE, hint="english")
     assert (doc.language, doc.other_languages) == ("english", ())
-    assert doc.fts_body == AnalyzerSet().get("english").index_text(EN_DE)
+    assert doc.text.stem_body == AnalyzerSet().get("english").index_text(EN_DE)
     doc = prepared(EN_DE, hint="german")
     assert (doc.language, doc.other_languages) == ("german", ())
 
@@ -207,7 +207,7 @@ def test_collection_hint_is_authoritative():
 def test_mixed_page_keeps_every_token_and_stems_each_block_in_its_language():
     doc = prepared(EN_DE)
     assert (doc.language, doc.other_languages) == ("english", ("german",))
-    stems = doc.fts_body.split()
+    stems = doc.text.stem_body.split()
     assert len(stems) == len(tokenize(EN_DE))
     assert {"sicher", "festplatt", "einstell"} <= set(stems)  # German stems
     assert {"snapshot", "delet", "configur"} <= set(stems)  # English stems
@@ -229,7 +229,7 @@ def test_a_short_foreign_paragraph_does_not_split_a_page():
     text = f"# Notes\n\n{ENGLISH}\nDas ist nicht so gut.\n\n{ENGLISH}\n{ENGLISH}"
     doc = prepared(text)
     assert (doc.language, doc.other_languages) == ("english", ())
-    assert doc.fts_body == AnalyzerSet().get("english").index_text(text)
+    assert doc.text.stem_body == AnalyzerSet().get("english").index_text(text)
 
 
 def test_foreign_text_in_code_blocks_is_not_prose():
@@ -238,7 +238,7 @@ def test_foreign_text_in_code_blocks_is_not_prose():
     text = f"# Fixtures\n\n{ENGLISH}\n```text\n{fenced}\n{GERMAN}```\n\n{ENGLISH}"
     doc = prepared(text)
     assert (doc.language, doc.other_languages) == ("english", ())
-    assert doc.fts_body == AnalyzerSet().get("english").index_text(text)
+    assert doc.text.stem_body == AnalyzerSet().get("english").index_text(text)
 
 
 def test_a_code_block_inside_a_german_section_is_part_of_it():
@@ -254,7 +254,7 @@ def test_cjk_block_inside_an_english_page(make):
     doc = prepared(text)
     # CJK has no stemmer, and its bigrams are the same under any: nothing to split.
     assert (doc.language, doc.other_languages) == ("english", ())
-    assert doc.fts_body == AnalyzerSet().get("english").index_text(text)
+    assert doc.text.stem_body == AnalyzerSet().get("english").index_text(text)
     conn = make({"trip.md": text, **OTHER_ENGLISH})
     assert paths(conn, "東京タワー")[:1] == ["trip.md"]
     assert paths(conn, "電波塔")[:1] == ["trip.md"]

@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 
+from conftest import lexical_ids, lexical_index, lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
 from gnod.store.db import connect
+from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
 
@@ -26,9 +28,10 @@ def count(db, table: str) -> int:
 
 
 def check_invariants(db) -> None:
-    """Every document has its content, chunks and exactly one FTS row; no orphans."""
-    docs = count(db, "documents")
-    assert count(db, "documents_fts") == docs
+    """Every document has its content and chunks, and the lexical index holds exactly
+    the documents SQLite does; no orphans."""
+    with lexical_index(db, AnalyzerSet()) as lex:
+        assert lexical_ids(lex) == {r[0] for r in db.execute("SELECT id FROM documents")}
     assert db.execute(
         "SELECT count(*) FROM documents d LEFT JOIN content c USING(mirror_hash) WHERE c.id IS NULL"
     ).fetchone()[0] == 0
@@ -133,44 +136,78 @@ def test_delete_collection_removes_everything(db, tmp_path):
     (tmp_path / "b.txt").write_bytes(b"\x00")
     run(db, tmp_path)
     assert store.delete_collection(db, "c") == 1
-    for table in ("documents", "documents_fts", "content", "content_chunks", "ingest_errors", "collections"):
+    for table in ("documents", "content", "content_chunks", "ingest_errors", "collections"):
         assert count(db, table) == 0, table
+    check_invariants(db)
 
 
 KILL_SCRIPT = """
-import sys
+import os, sys
 from gnod.config import CollectionConfig
+from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import index_collection
 from gnod.store.db import connect
 from gnod.store.migrations import migrate
+from gnod.store.lexical_index import LexicalIndex
+from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 conn = connect(sys.argv[1]); migrate(conn)
+analyzers = AnalyzerSet()
+lex = LexicalIndex(os.path.dirname(sys.argv[1]), deriver(analyzers))
+lex.reconcile(conn, lex.open())
 print("ready", flush=True)
-index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=sys.argv[2]))
+index_collection(conn, analyzers, CollectionConfig(name="c", path=sys.argv[2]), lex=lex)
 print("finished", flush=True)
 """
 
 
+def _index_and_kill(db_path: str, root, conn) -> None:
+    """Index `root` as gnod's writer does (SQLite, then the lexical index, batch by batch)
+    in another process, and SIGKILL it once it has committed a document."""
+    def state():
+        return conn.execute("SELECT count(*), total(size), max(id) FROM documents").fetchone()
+
+    before = state()
+    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, db_path, str(root)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    deadline = time.monotonic() + 30
+    while state() == before and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 def test_sigkill_mid_index_leaves_only_whole_documents(tmp_path):
+    """Killed between and inside batches, with rewrites, deletes and renames between the
+    kills: SQLite holds whole documents only, and the lexical index, reconciled at start,
+    holds exactly those, each with its current text."""
     root = tmp_path / "docs"
     root.mkdir()
     for i in range(3000):
         (root / f"f{i:04d}.md").write_text(f"# File {i}\n\n" + f"word{i} and more words here. " * 30 + "\n")
     db_path = str(tmp_path / "index.sqlite")
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, db_path, str(root)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
     conn = connect(db_path)
-    deadline = time.monotonic() + 30
-    while count(conn, "documents") == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    migrate(conn)
+    _index_and_kill(db_path, root, conn)
     committed = count(conn, "documents")
     assert 0 < committed < 3000  # killed mid-run, between or inside batches
     check_invariants(conn)
-    s = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
-    assert s.added + s.unchanged == 3000 and count(conn, "documents") == 3000
+    for i in range(0, 3000, 7):  # rewritten: a new word each
+        (root / f"f{i:04d}.md").write_text(f"# File {i}\n\nrewritten{i} " * 20 + "\n")
+    for i in range(1, 3000, 11):
+        (root / f"f{i:04d}.md").unlink()
+    for i in (i for i in range(2, 3000, 13) if i % 11 != 1):
+        (root / f"f{i:04d}.md").rename(root / f"moved{i:04d}.md")
+    _index_and_kill(db_path, root, conn)
     check_invariants(conn)
+    s = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    files = len(os.listdir(root))
+    assert s.added + s.updated + s.unchanged == files and count(conn, "documents") == files
+    check_invariants(conn)
+    assert lexical_paths(conn, AnalyzerSet(), "rewritten7") == ["f0007.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "word7") == []
+    assert lexical_paths(conn, AnalyzerSet(), "word1") == []  # deleted
+    assert lexical_paths(conn, AnalyzerSet(), "word2") == ["moved0002.md"]
 
 
 def paths_in(db) -> list[str]:

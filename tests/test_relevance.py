@@ -14,13 +14,8 @@ from types import SimpleNamespace
 import pytest
 from test_cli import run_cli_tty
 
-from conftest import _run_cli, cli_json, lexical_paths, running_gnod, write_tree
-from gnod.config import CollectionConfig
-from gnod.ingest.pipeline import index_collection
+from conftest import _run_cli, cli_json, running_gnod, write_tree
 from gnod.search.constants import PIPELINE
-from gnod.store.db import connect
-from gnod.store.migrations import MIGRATIONS, migrate
-from gnod.text.analyzer import AnalyzerSet
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -155,11 +150,12 @@ def test_a_longer_phrase_counts_for_more(idx):
 
 
 def test_the_results_do_not_depend_on_how_many_are_asked_for(tmp_path):
-    # 150 pages hold "lantern" in their file name and title; the one named "lantern" has a
-    # longer body, so bm25 alone ranks it last of 151, within reach of the name preference.
+    # 150 pages hold "lantern" in their file name, title and body; the one named "lantern"
+    # only in its name and title, and has a longer body, so bm25 alone ranks it last of 151,
+    # within reach of the name preference.
     docs = {f"lantern-{i:03}.md": f"# lantern {i:03}\n\nA lantern note for the hall.\n" for i in range(150)}
     docs |= {f"other-{i:03}.md": f"# other {i:03}\n\nA note about the garden.\n" for i in range(300)}
-    docs["lantern.md"] = "# lantern\n\nThe lantern we keep by the door, with the boots.\n"
+    docs["lantern.md"] = "# lantern\n\nThe lamp we keep by the door, with the boots.\n"
     with running_gnod() as (env, _):
         cli_json("collection", "add", write_tree(str(tmp_path), docs), "--name", "many", "--json", env=env)
         every = search(env, "lantern", "-n", "300")
@@ -235,30 +231,6 @@ def test_a_pasted_page_is_a_query(idx):
     assert r.returncode == 1
     err = json.loads(r.stdout)["error"]
     assert "32000" in err["message"].replace(",", "")
-
-
-# --- an index written before exact forms ---------------------------------------------------------
-
-
-def test_an_older_index_gains_exact_forms_when_migrated(tmp_path):
-    root = tmp_path / "docs"
-    root.mkdir()
-    for name in ("deploying.md", "deployed.md"):
-        (root / name).write_text(DOCS[name], encoding="utf-8")
-    db = str(tmp_path / "index.sqlite")
-    conn = connect(db)
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
-    # Back to the 0002 schema, as an older gno left it: no exact forms, no counts columns.
-    conn.execute("DROP TABLE documents_exact_vocab; DROP TABLE documents_exact; "
-                 "ALTER TABLE documents DROP COLUMN other_languages; "
-                 "ALTER TABLE documents DROP COLUMN language_confident; "
-                 "DELETE FROM migrations WHERE name = '0003_exact_forms'")
-    assert migrate(conn) == ["0003_exact_forms"] == [MIGRATIONS[-1][0]]
-    assert conn.execute("SELECT count(*) FROM documents_exact_vocab WHERE term = 'deploying'"
-                        ).fetchone() == (1,)
-    assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
-    conn.close()
 
 
 # --- filters ----------------------------------------------------------------------------------

@@ -16,6 +16,10 @@ def status_lines(st: dict) -> list[str]:
            f"protocol {st['protocol']}",
            f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
            f"config: {st['config_path']}"]
+    lex = st.get("lexical")
+    if lex:
+        out.append("lexical index: " + (f"{lex['documents']} documents, {size(lex['bytes'])}" if lex["ready"] else
+                   f"being built from the stored documents, {lex['done']} of {lex['total']} (searches wait)"))
     langs = [str(x) for x in st["languages"] if x]
     out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")
     if st.get("config_error"):

@@ -9,7 +9,6 @@ a store failure rolls back the open batch (those files are simply redone next ru
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -22,6 +21,7 @@ from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, show
 from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
+from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
@@ -49,8 +49,11 @@ def index_collection(
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
     changed: ChangeFn | None = None,
+    lex: LexicalIndex | None = None,
 ) -> IndexStats:
-    """Bring the whole collection up to date (a stat-only pass when nothing changed)."""
+    """Bring the whole collection up to date (a stat-only pass when nothing changed).
+    `lex`: the lexical index, brought up to date after each commit (without one, what
+    changed stays pending in SQLite for the next LexicalIndex.reconcile)."""
     t0 = time.perf_counter()
     cid = _collection_id(conn, col)
     if cid is None:
@@ -58,7 +61,7 @@ def index_collection(
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
     entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
-    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed)
+    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex)
 
 
 def index_paths(
@@ -69,6 +72,7 @@ def index_paths(
     stop: threading.Event | None = None,
     pool: PreparePool | None = None,
     changed: ChangeFn | None = None,
+    lex: LexicalIndex | None = None,
 ) -> IndexStats:
     """Bring just these paths (files or directories, relative to the root) up to date:
     what exists and belongs is indexed, what is gone (or now excluded) is removed."""
@@ -96,7 +100,7 @@ def index_paths(
             if admitted is not None:
                 entries[admitted.rel_path] = admitted
     return _apply(conn, analyzers, col, cid, list(entries.values()), sorted(scope), walk_errors, None, stop,
-                  pool, t0, changed)
+                  pool, t0, changed, lex)
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
@@ -124,6 +128,7 @@ def _apply(
     pool: PreparePool | None,
     t0: float,
     changed: ChangeFn | None = None,
+    lex: LexicalIndex | None = None,
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
@@ -155,6 +160,8 @@ def _apply(
 
     def commit() -> None:
         conn.execute("COMMIT")
+        if lex is not None:  # searchable before anyone is told of the change
+            lex.sync(conn)
         if changed is not None and committed:
             changed(col.name, committed[:])
         committed.clear()
@@ -174,7 +181,9 @@ def _apply(
                 stats.unchanged += 1
             else:
                 # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-                store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
+                doc_id = store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
+                if lex is not None:
+                    lex.stage(doc_id, outcome.language, outcome.text)
                 if task.old_hash is None:
                     stats.added += 1
                 else:
@@ -207,11 +216,13 @@ def _apply(
             store.record_error(conn, cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             stats.errors += 1
         if stats.added or stats.updated or stats.removed:
-            settle_languages(conn, analyzers, cid)
+            settle_languages(conn, cid)
         commit()
     except BaseException:
         if not conn.getautocommit():
             conn.execute("ROLLBACK")
+            if lex is not None:
+                lex.discard()
         raise
     stats.seconds = time.perf_counter() - t0
     if progress:
@@ -219,7 +230,7 @@ def _apply(
     return stats
 
 
-def settle_languages(conn: apsw.Connection, analyzers: AnalyzerSet, cid: int) -> int:
+def settle_languages(conn: apsw.Connection, cid: int) -> int:
     """Short documents whose language was only a guess take the collection's dominant
     language (when it holds DOMINANT_SHARE of the documents): a few abstracts that
     lingua took for French no longer make an English collection look multilingual, and
@@ -227,14 +238,10 @@ def settle_languages(conn: apsw.Connection, analyzers: AnalyzerSet, cid: int) ->
     dominant, share = store.dominant_language(conn, cid)
     if share < DOMINANT_SHARE:
         return 0
-    analyzer = analyzers.get(dominant)
-    rows = store.unsure_documents(conn, cid, dominant)
-    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
-        body = "\n".join(markdown.split("\n")[body_line - 1 :])
-        heading = " ".join([title, *store.tags_of(json.loads(metadata))])
-        store.restem_document(conn, doc_id, dominant, analyzer.index_text(rel_path),
-                              analyzer.index_text(heading), analyzer.index_text(body))
-    return len(rows)
+    ids = store.unsure_documents(conn, cid, dominant)
+    for doc_id in ids:
+        store.restem_document(conn, doc_id, dominant)
+    return len(ids)
 
 
 def _stat_or_zero(path: str) -> tuple[int, int, int]:

@@ -1,5 +1,5 @@
 """One file's bytes → a PreparedDoc: convert to Markdown, canonicalize, frontmatter, title,
-language, chunks and the stemmed FTS text. No database, so it can run anywhere."""
+language, chunks and the lexical text. No database, so it can run anywhere."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from gnod.config import CODE_EXTENSIONS
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import IngestFailure, convert
+from gnod.ingest.lexical_text import lexical_text
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title
-from gnod.text.analyzer import AnalyzerSet, exact_text, tokenize
+from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import detect_language_sure
 
 __all__ = ["Deadline", "IngestFailure", "prepare"]  # workers catch IngestFailure from here
@@ -82,7 +83,6 @@ def prepare(
         for c in chunk_text(body)
     ]
     deadline.check("chunking")
-    analyzer = analyzers.get(language)
     heading = indexed_title(title, meta)
     return PreparedDoc(
         rel_path=entry.rel_path,
@@ -97,12 +97,7 @@ def prepare(
         language=language,
         metadata=meta,
         chunks=chunks,
-        fts_path=analyzer.index_text(entry.rel_path),
-        fts_title=analyzer.index_text(heading),
-        fts_body=stemmed.text,
-        exact_path=exact_text(entry.rel_path),
-        exact_title=exact_text(heading),
-        exact_body=" ".join(tokens),
+        text=lexical_text(entry.rel_path, heading, tokens, stemmed.text, analyzers.get(language)),
         other_languages=stemmed.others,
         language_confident=sure,
     )

@@ -1,4 +1,4 @@
-"""The FTS body of a document, stemmed per block when the document mixes languages.
+"""The stemmed body of a document (its lexical text), stemmed per block when the document mixes languages.
 
 Most documents are in one language: their body is stemmed with that language's
 stemmer, after a cheap check (`may_mix_languages`: one set intersection over the
@@ -31,7 +31,7 @@ _MIN_BLOCK_CHARS = 40  # shorter blocks cannot have enough words for a verdict
 
 class StemmedBody(NamedTuple):
     language: str | None  # the document's language: the one most of its text is in
-    text: str  # space-separated stems, for the FTS body column
+    text: str  # space-separated stems, for the lexical index
     others: tuple[str, ...]  # other languages some of its blocks were stemmed in
 
 

@@ -1,8 +1,9 @@
-"""Search filters (collections, tags, dates, path, language) as one SQL condition.
+"""Search filters (collections, tags, dates, path, language): what they mean, checked once.
 
-The condition is over `documents d` joined with `collections c`, and every retriever
-puts it inside its own query (lexical: after the FTS pass; vectors: the KNN's allowed
-ids), so a filtered search still returns `limit` results when that many documents pass.
+Each retriever applies them inside its own query (lexical: the engine's query, built in
+gnod.search.lexical from these helpers; vectors: the SQL condition of `where`, over
+`documents d` joined with `collections c`, gives the KNN's allowed ids), so a filtered
+search still returns `limit` results when that many documents pass.
 """
 
 from __future__ import annotations
@@ -76,6 +77,50 @@ def _unclosed_class(glob: str) -> bool:
             return True
         i = glob.find("[", end + 1)
     return False
+
+
+def day_number(day: str) -> int:
+    """An ISO day as the lexical index stores dates (date.toordinal)."""
+    return date.fromisoformat(day).toordinal()
+
+
+# Characters with a meaning in a regex (tantivy's regex syntax) outside a class, and inside one.
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
+_CLASS_META = frozenset("\\[]&~-^")
+
+
+def glob_regex(glob: str) -> str:
+    """A GLOB (SQLite's: `*` and `?` match `/` too, `[...]` and `[^...]` are classes,
+    case-sensitive) as a regex matching the whole path."""
+    out: list[str] = []
+    i, n = 0, len(glob)
+    while i < n:
+        ch = glob[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            j = i + 1
+            negate = glob[j:j + 1] == "^"
+            j += negate
+            members: list[str] = []
+            if glob[j:j + 1] == "]":  # a `]` first is one of the class's characters
+                members.append("\\]")
+                j += 1
+            while glob[j] != "]":  # resolve() refused an unclosed class
+                c = glob[j]
+                if c == "-" and members and glob[j + 1] != "]":
+                    members.append("-")
+                else:
+                    members.append("\\" + c if c in _CLASS_META else c)
+                j += 1
+            out.append("[" + ("^" if negate else "") + "".join(members) + "]")
+            i = j
+        else:
+            out.append("\\" + ch if ch in _REGEX_META else ch)
+        i += 1
+    return "".join(out)
 
 
 def active(f: Filter) -> bool:

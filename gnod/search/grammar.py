@@ -1,4 +1,4 @@
-"""The user-facing lexical query grammar: query text → clauses → an FTS5 MATCH expression.
+"""The user-facing lexical query grammar: query text → clauses → the forms the index matches.
 
 The grammar is deliberately narrow; everything it does not name is plain text:
 
@@ -17,16 +17,15 @@ A clause is a run of non-whitespace characters, or a double-quoted phrase that s
 where a clause may start (optionally after ``-``). A double quote anywhere else, and
 every other punctuation (``* : ( ) ^ +``, ``NEAR``, ``AND``/``OR``/``NOT``, emoji,
 control characters) is ordinary text: it goes through :func:`tokenize` exactly like
-document text and never reaches FTS5 as syntax. Every token we emit to FTS5 is
-double-quoted, and tokens are alphanumeric, so FTS5 can only ever see our own
-``OR``/``NOT``/parentheses.
+document text and never reaches the index as syntax: the index receives term and
+phrase queries built from tokens (gnod.search.lexical), never a query string.
 
 Malformed input raises :class:`QuerySyntaxError` with a message meant for a person.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, tokenize
@@ -58,7 +57,10 @@ class Clause:
 
 @dataclass(frozen=True, slots=True)
 class CompiledQuery:
-    match: str  # FTS5 MATCH expression
+    # Per kept positive clause, its distinct forms: a form of one token is a term, of
+    # several a phrase. Clauses are OR-ed, and so are the forms of one clause.
+    positives: tuple[tuple[tuple[str, ...], ...], ...]
+    negatives: tuple[tuple[str, ...], ...]  # every form of every negated clause: none may match
     positive_stems: frozenset[str]  # every stem of every positive clause (snippets/highlighting)
     terms: tuple[str, ...]  # the positive clauses' raw text, for display/--explain
     dropped_stopwords: tuple[str, ...]
@@ -196,11 +198,6 @@ def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
 # --------------------------------------------------------------------------- compiling
 
 
-def _quote(seq: Iterable[str]) -> str:
-    # Stems are alphanumeric (TOKEN_RE); the replace is belt and braces.
-    return '"' + " ".join(seq).replace('"', '""') + '"'
-
-
 def _clause_forms(
     clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]
 ) -> list[tuple[str, ...]]:
@@ -219,14 +216,12 @@ def compile_query(
     languages: Sequence[str | None],
     is_stopword: Callable[[str], bool],
 ) -> CompiledQuery:
-    """Turn parsed clauses into an FTS5 MATCH expression.
+    """Turn parsed clauses into the forms the index matches.
 
-    Positive clauses are OR-ed; each clause is ``("form1" OR "form2")`` over its
-    distinct stemmed forms under every language in ``languages`` (an empty list means
-    no stemming). Single-word stopwords are dropped while another positive clause
-    remains. Negatives become ``(<positives>) NOT ("neg1" OR "neg2")`` — one group
-    of every stemmed form of every negated clause (the outer parentheses are left off
-    when there is a single positive clause, which is already parenthesized).
+    Positive clauses are OR-ed; each clause is the OR of its distinct stemmed forms
+    under every language in ``languages`` (an empty list means no stemming).
+    Single-word stopwords are dropped while another positive clause remains. A
+    document holding any form of any negated clause is excluded.
     """
     langs: list[str | None] = list(dict.fromkeys(languages)) or [None]
 
@@ -249,24 +244,20 @@ def compile_query(
         kept = positives
 
     stems: set[str] = set()
-    pos_exprs: dict[str, None] = {}
+    pos_forms: dict[tuple[tuple[str, ...], ...], None] = {}
     for c in kept:
-        forms = _clause_forms(c, analyzers, langs)
+        forms = tuple(_clause_forms(c, analyzers, langs))
         for form in forms:
             stems.update(form)
-        pos_exprs.setdefault("(" + " OR ".join(_quote(f) for f in forms) + ")", None)
-    neg_forms: dict[str, None] = {}
+        pos_forms.setdefault(forms, None)
+    neg_forms: dict[tuple[str, ...], None] = {}
     for c in negatives:
         for form in _clause_forms(c, analyzers, langs):
-            neg_forms.setdefault(_quote(form), None)
+            neg_forms.setdefault(form, None)
 
-    match = " OR ".join(pos_exprs)
-    if neg_forms:
-        if len(pos_exprs) > 1:
-            match = f"({match})"
-        match = f"{match} NOT ({' OR '.join(neg_forms)})"
     return CompiledQuery(
-        match=match,
+        positives=tuple(pos_forms),
+        negatives=tuple(neg_forms),
         positive_stems=frozenset(stems),
         terms=tuple(c.raw for c in kept),
         dropped_stopwords=dropped,

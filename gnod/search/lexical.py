@@ -1,74 +1,58 @@
-"""Document-level BM25 over FTS5: grammar → stemmed and exact MATCH → ranked, scored rows.
+"""Document-level BM25 over the lexical index: grammar → term and phrase queries → ranked rows.
 
-Two full-text indexes answer each query: `documents_fts` holds each document's stems
-(in its own language), `documents_exact` its unstemmed words. A query is stemmed in
-the languages that matter for it (`query_languages`), and matched as typed against
-the exact forms; a document's bm25 is the weighted mean of the two, so the query's
-own word forms rank first while an inflection still matches through its stem. Among
-near-equal matches, `Preferences` puts first the page named as the query, and the
-page in the query's language (or the index's main one).
+Each document is indexed twice in tantivy (gnod.store.lexical_index): its stems (in its
+own language) and its unstemmed words. A query is stemmed in the languages that matter
+for it (`query_languages`) and matched as typed against the exact forms; a document's
+bm25 is the weighted mean of the two, so the query's own word forms rank first while an
+inflection still matches through its stem. Among near-equal matches, `Preferences` puts
+first the page holding the query as a phrase, the page named as the query, and the page
+in the query's language (or the index's main one).
 
-Filters (collections, tags, dates, path, language) are applied after a materialized
-FTS pass (FTS first, then filter), so the planner never walks documents before the
-full-text index. Both MATCHes and their sum run in one statement; FTS5 computes bm25
-for every match to order them anyway, so summing over all matches costs little more
-than the two queries.
+The engine reads only the best blocks of each term's postings (block-max WAND), so the
+cost follows the hits asked for, not the matches. Filters (collections, tags, dates,
+path, language) are part of the engine's query, so a filtered search still fills `-n`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import apsw
+import tantivy
+from tantivy import Occur, Query
 
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
-from gnod.search.grammar import Clause, compile_query, keep_informative, parse
-from gnod.text.analyzer import AnalyzerSet, tokenize
+from gnod.search.grammar import Clause, CompiledQuery, compile_query, keep_informative, parse
+from gnod.store import documents as store
+from gnod.store.lexical_index import (
+    COLLECTION,
+    DAY,
+    EXACT,
+    ID,
+    LANGUAGE,
+    NAMES,
+    PATH,
+    SCHEMA,
+    STEMS,
+    TAG,
+    LexicalIndex,
+    fold,
+    tag_key,
+    words,
+)
+from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
-# bm25() column weights, in FTS column order (filepath, title, body): a title hit
-# beats a path hit, which beats a body-only mention.
-WEIGHT_FILEPATH = 1.5
-WEIGHT_TITLE = 3.0
-WEIGHT_BODY = 1.0
 # Candidates fetched per query (seed: BM25 limit × 2).
 POOL_FACTOR = 2
 MIN_POOL = 20
-
-
-def _bm25(table: str) -> str:
-    return f"bm25({table}, {WEIGHT_FILEPATH}, {WEIGHT_TITLE}, {WEIGHT_BODY})"
-
-
-def _sql(condition: str | None, exact_weight: float) -> str:
-    """Every match of the stems (first MATCH) and of the exact forms (second), each
-    document's bm25 the weighted mean of its two (0 where one has no match); the best
-    LIMIT (-1: all) at or below a bm25 bound, passing `condition` (filters.where) when
-    there is one. All in SQLite: Python only sees the pool."""
-    w = float(exact_weight)
-    both = (
-        f"SELECT id, sum(x) AS s FROM ("
-        f"SELECT rowid AS id, {_bm25('documents_fts')} * {1 / (1 + w)!r} AS x "
-        "FROM documents_fts WHERE documents_fts MATCH ? UNION ALL "
-        f"SELECT rowid AS id, {_bm25('documents_exact')} * {w / (1 + w)!r} AS x "
-        "FROM documents_exact WHERE documents_exact MATCH ?) GROUP BY id"
-    )
-    if condition is None:
-        return f"{both} HAVING s <= ? ORDER BY s, id LIMIT ?"
-    return (
-        f"WITH hits AS MATERIALIZED ({both}) "
-        "SELECT hits.id, hits.s FROM hits JOIN documents d ON d.id = hits.id "
-        f"JOIN collections c ON c.id = d.collection_id WHERE ({condition}) AND hits.s <= ? "
-        "ORDER BY hits.s, hits.id LIMIT ?"
-    )
+# A pool read again with this many times more hits while a match beyond it could still
+# be lifted into the results (Preferences.best).
+POOL_GROWTH = 4
 
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
@@ -109,22 +93,13 @@ def query_languages(
     return plausible or major or ["english"]
 
 
-def _fold(token: str) -> str:
-    """A token as FTS5's unicode61 (remove_diacritics 2) stores it in the vocabulary."""
-    if token.isascii():
-        return token
-    return "".join(ch for ch in unicodedata.normalize("NFD", token) if not unicodedata.combining(ch))
-
-
-def doc_frequency(conn: apsw.Connection) -> Callable[[str], int]:
-    """token → how many documents hold it as typed (from the exact-form index), memoized."""
+def doc_frequency(searcher: tantivy.Searcher) -> Callable[[str], int]:
+    """token → how many documents hold it as typed (the exact-form field), memoized."""
     cache: dict[str, int] = {}
 
     def df(token: str) -> int:
         if token not in cache:
-            row = conn.execute("SELECT doc FROM documents_exact_vocab WHERE term = ?",
-                               (_fold(token),)).fetchone()
-            cache[token] = row[0] if row else 0
+            cache[token] = searcher.doc_freq(EXACT, fold(token))
         return cache[token]
 
     return df
@@ -147,19 +122,61 @@ class Result:
     notes: list[str]
 
 
-def _words(text: str) -> list[str]:
-    return [_fold(t) for t in tokenize(text)]
+
+def _form_query(field: str, form: Sequence[str]) -> Query:
+    """One form: a term, or the phrase of its tokens (adjacent, in order)."""
+    folded: list[str | tuple[int, str]] = [fold(t) for t in form]
+    if len(folded) == 1:
+        return Query.term_query(SCHEMA, field, folded[0])
+    return Query.phrase_query(SCHEMA, field, folded)
 
 
-def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
-    """The query's words in order as one FTS5 phrase, for a query of plain words (no
+def match_query(sides: Sequence[tuple[str, CompiledQuery, float]]) -> list[tuple[Occur, Query]]:
+    """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
+    so the engine can skip blocks that cannot reach the top); a document holding a
+    negated form of any side is excluded."""
+    out: list[tuple[Occur, Query]] = []
+    for field, compiled, boost in sides:
+        forms = dict.fromkeys(form for clause in compiled.positives for form in clause)
+        out += [(Occur.Should, Query.boost_query(_form_query(field, form), boost)) for form in forms]
+        out += [(Occur.MustNot, _form_query(field, form)) for form in compiled.negatives]
+    return out
+
+
+def filter_query(conn: apsw.Connection, f: filters.Filter) -> Query | None:
+    """The filter as a query that adds no score; None when nothing is filtered."""
+    if not filters.active(f):
+        return None
+    parts: list[Query] = []
+    if f.collections:
+        ids = store.collection_ids(conn)
+        parts.append(Query.term_set_query(SCHEMA, COLLECTION, [ids[n] for n in f.collections if n in ids]))
+    parts += [Query.term_query(SCHEMA, TAG, tag_key(tag)) for tag in f.tags]
+    if f.since or f.until:
+        day = filters.day_number
+        parts.append(Query.range_query(SCHEMA, DAY, tantivy.FieldType.Integer,
+                                       day(f.since) if f.since else -(1 << 62), day(f.until) if f.until else 1 << 62))
+    if f.path:
+        parts.append(Query.regex_query(SCHEMA, PATH, filters.glob_regex(f.path)))
+    if f.lang:
+        parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
+    return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
+
+
+def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
+    """The query's words in order, as one phrase, for a query of plain words (no
     negation) of 2 to max_terms tokens; None otherwise."""
     if any(c.negated for c in clauses):
         return None
-    tokens = [t for c in clauses for t in c.tokens]
-    if not 2 <= len(tokens) <= lexical.max_terms:
-        return None
-    return '"' + " ".join(tokens) + '"'
+    tokens = tuple(t for c in clauses for t in c.tokens)
+    return tokens if 2 <= len(tokens) <= lexical.max_terms else None
+
+
+def _top(searcher: tantivy.Searcher, query: Query, n: int) -> list[tuple[int, float]]:
+    """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better)."""
+    hits = searcher.search(query, n, count=False).hits
+    ids = searcher.fast_field_values(ID, [addr for _, addr in hits])
+    return [(int(doc_id), float(score)) for (score, _), doc_id in zip(hits, ids) if doc_id is not None]
 
 
 class Preferences:
@@ -181,82 +198,70 @@ class Preferences:
         self.weights: dict[str | None, int] = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
         self.top = max(self.weights.values(), default=0)
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
-        self.words = _words(query) if lexical.name_match > 0 else []
+        name = words(query) if lexical.name_match > 0 else ""
+        self.name = name if name and name.count(" ") < lexical.max_terms else None
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
-        # Words after the first: the phrase's tokens are joined by single spaces.
-        self.phrase_bonus = lexical.phrase_match * self.phrase.count(" ") if self.phrase is not None else 0.0
-        self.active = self.by_language or bool(self.words) or self.phrase is not None
-        self._phrased: set[int] | None = None  # _holders
-        self._names: set[int] | None = None  # _named
+        self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
+        self.active = self.by_language or self.name is not None or self.phrase is not None
 
-    def best(self, conn: apsw.Connection, sql: str, args: Sequence[object],
+    def best(self, searcher: tantivy.Searcher, conn: apsw.Connection, query: Query,
              pool: int) -> list[tuple[int, float, float]]:
-        """The best `pool` of all matches by ranking bm25: (doc id, bm25, ranking bm25).
-        `sql` (_sql) takes `args`, a bm25 bound and a limit. The first `preference_pool`
-        matches by bm25 give the pool's last ranking value; when a match beyond them could
-        still be lifted past it, every match that could is read and ranked as well."""
+        """The best `pool` of all matches of `query` by ranking bm25: (doc id, bm25,
+        ranking bm25), bm25 negative (lower is better), as the protocol has always given it. The
+        first `preference_pool` matches give the pool's last ranking value; while a match
+        beyond them could still be lifted past it, more are read."""
         if not self.active:
-            return [(doc_id, raw, raw) for doc_id, raw in conn.execute(sql, (*args, math.inf, pool))]
+            return [(doc_id, -s, -s) for doc_id, s in _top(searcher, query, pool)]
         fetch = max(pool, self.lexical.preference_pool)
-        fetched = conn.execute(sql, (*args, math.inf, fetch)).fetchall()
-        ranked = self._rank(conn, fetched)
-        if len(fetched) == fetch:
-            # bm25 is negative: a match lifted by f passes `last` only if its bm25 · f < last.
-            last = ranked[pool - 1][2]
-            lift = self._max_lift(conn, {doc_id for doc_id, _ in fetched})
-            if fetched[-1][1] * lift < last:
-                ranked = self._rank(conn, conn.execute(sql, (*args, last / lift, -1)).fetchall())
-        return ranked[:pool]
+        while True:
+            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch)
+            named, all_named = self._subset(searcher, query, self._name_query(), fetch)
+            lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
+            lift += (0.0 if all_named else self.lexical.name_match) + (0.0 if all_phrased else self.phrase_bonus)
+            top = _top(searcher, query, fetch)
+            ranked = self._rank(conn, {**dict(top), **phrased, **named}, phrased, named)
+            # A match not read scores at most top[-1] and is lifted by at most `lift`.
+            if len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]:
+                break
+            fetch *= POOL_GROWTH
+        return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
-    def _max_lift(self, conn: apsw.Connection, fetched: set[int]) -> float:
-        """The most a match not in `fetched` could be lifted by."""
-        f = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
-        f += self.lexical.name_match if not self._named(conn) <= fetched else 0.0
-        return f + (self.phrase_bonus if not self._holders(conn) <= fetched else 0.0)
+    def _phrase_query(self) -> Query | None:
+        return None if self.phrase is None else _form_query(EXACT, self.phrase)
 
-    def _holders(self, conn: apsw.Connection) -> set[int]:
-        """The documents holding the phrase (all of them: few, and found once)."""
-        if self._phrased is None:
-            self._phrased = set() if self.phrase is None else {r[0] for r in conn.execute(
-                "SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?", (self.phrase,))}
-        return self._phrased
+    def _name_query(self) -> Query | None:
+        return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
 
-    def _named(self, conn: apsw.Connection) -> set[int]:
-        """The documents whose title or file name is the query, word for word: among those
-        holding its words in order in either (the exact-form index), found once."""
-        if self._names is None:
-            self._names = set()
-            if self.words and len(self.words) <= self.lexical.max_terms:
-                match = '{filepath title} : "' + " ".join(self.words) + '"'
-                for doc_id, title, rel_path in conn.execute(
-                        "SELECT id, title, rel_path FROM documents WHERE id IN "
-                        "(SELECT rowid FROM documents_exact WHERE documents_exact MATCH ?)", (match,)):
-                    stem = os.path.splitext(os.path.basename(rel_path))[0]
-                    if _words(title) == self.words or _words(stem) == self.words:
-                        self._names.add(doc_id)
-        return self._names
+    @staticmethod
+    def _subset(searcher: tantivy.Searcher, query: Query, condition: Query | None,
+                n: int) -> tuple[dict[int, float], bool]:
+        """The best `n` matches of `query` that meet `condition` (its bm25 unchanged),
+        and whether they are all of them."""
+        if condition is None:
+            return {}, True
+        both = Query.boolean_query([(Occur.Must, query), (Occur.Must, Query.const_score_query(condition, 0.0))])
+        found = _top(searcher, both, n + 1)
+        return dict(found[:n]), len(found) <= n
 
-    def _rank(self, conn: apsw.Connection, found: list[tuple[int, float]]) -> list[tuple[int, float, float]]:
-        """(doc id, bm25, ranking bm25), best first."""
+    def _rank(self, conn: apsw.Connection, found: dict[int, float], phrased: dict[int, float],
+              named: dict[int, float]) -> list[tuple[int, float, float]]:
+        """(doc id, bm25, ranking bm25), best first (higher is better here)."""
         languages: dict[int, str | None] = {}
         if self.by_language and found:
-            # The ids go as one JSON array: there may be more than SQLite takes as parameters.
-            languages = dict(conn.execute(
-                "SELECT id, language FROM documents WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps([doc_id for doc_id, _ in found]),)))
-        named, phrased = self._named(conn), self._holders(conn)
+            languages = {i: d.language for i, d in store.docs_by_ids(conn, list(found)).items()}
         ranked = []
-        for doc_id, raw in found:
+        for doc_id, score in found.items():
             f = 1.0 + (self.lexical.name_match if doc_id in named else 0.0)
             f += self.phrase_bonus if doc_id in phrased else 0.0
             if self.by_language:
                 f += self.lexical.language_prior * self.weights.get(languages.get(doc_id), 0) / self.top
-            ranked.append((doc_id, raw, raw * f))
-        ranked.sort(key=lambda r: (r[2], r[0]))
+            ranked.append((doc_id, score, score * f))
+        ranked.sort(key=lambda r: (-r[2], r[0]))
         return ranked
 
 
 def search(
+    index: LexicalIndex,
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
     query: str,
@@ -267,11 +272,12 @@ def search(
     lexical: Lexical = PIPELINE.lexical,
 ) -> Result:
     """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
-    malformed queries.
+    malformed queries, lexical_index.NotReady while the index is being built.
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in.
     """
+    searcher = index.searcher()
     languages = query_languages(query, counts, lexical)
     stem_langs = [lang for lang in languages if lang] or ["english"]
 
@@ -280,7 +286,7 @@ def search(
 
     notes: list[str] = []
     parsed = parse(query)
-    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(conn))
+    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(searcher))
     if left_out:
         first = sorted(left_out, key=stop)  # the words that would have counted, then function words
         shown = ", ".join(first[:10]) + (", …" if len(left_out) > 10 else "")
@@ -290,11 +296,15 @@ def search(
     exact = compile_query(clauses, analyzers, [None], stop)
 
     pool = max(limit * POOL_FACTOR, MIN_POOL)
-    condition, args = None, list[object]()
-    if filters.active(where):
-        condition, args = filters.where(where)
+    # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
+    w = float(lexical.exact_weight)
+    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))])
+    condition = filter_query(conn, where)
+    if condition is not None:
+        matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
+        parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     prefer = Preferences(query, parsed, languages, counts, lexical)
-    found = prefer.best(conn, _sql(condition, lexical.exact_weight), (stemmed.match, exact.match, *args), pool)
+    found = prefer.best(searcher, conn, Query.boolean_query(parts), pool)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-import apsw
+import tantivy
 
 from gnod.search.lexical import doc_frequency
 from gnod.text.analyzer import exact_text
@@ -20,10 +20,11 @@ from gnod.text.stopwords import is_stopword
 MAX_TERMS = 24
 
 
-def informative_terms(conn: apsw.Connection, text: str, language: str | None, n: int = MAX_TERMS) -> list[str]:
+def informative_terms(searcher: tantivy.Searcher, text: str, language: str | None,
+                      n: int = MAX_TERMS) -> list[str]:
     """Up to `n` words of `text`, the most informative first."""
-    total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-    df = doc_frequency(conn)
+    total = searcher.num_docs
+    df = doc_frequency(searcher)
     langs = [language] if language else ["english"]
     counts = Counter(t for t in exact_text(text).split()
                      if len(t) > 2 and not t.isdigit() and not is_stopword(t, langs))

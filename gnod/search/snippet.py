@@ -1,5 +1,5 @@
-"""Snippets with line numbers and match offsets, cut from the stored Markdown (FTS5
-holds only stems).
+"""Snippets with line numbers and match offsets, cut from the stored Markdown (the
+lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed); cheap substring probes skip lines

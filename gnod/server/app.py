@@ -37,10 +37,15 @@ from gnod.server.watcher import Watcher
 from gnod.store import documents as store
 from gnod.store import vectors as vecstore
 from gnod.store.db import connect
+from gnod.store.lexical_index import LexicalIndex, NotReady
 from gnod.store.llm_cache import LlmCache
 from gnod.text.analyzer import AnalyzerSet
 
 log = logging.getLogger("gnod")
+
+# At start, a search waits this long for the lexical index to be reconciled (milliseconds
+# when it is current) before it is answered BUSY with how far a rebuild is.
+LEXICAL_WAIT_S = 5.0
 
 _encoder = msgspec.json.Encoder()
 _request_decoder = msgspec.json.Decoder(Request)
@@ -164,6 +169,7 @@ class Daemon:
         self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
+        self.lexical_ready = asyncio.Event()
 
     @property
     def llm_cache(self) -> LlmCache:
@@ -195,6 +201,27 @@ class Daemon:
             counts = store.language_counts(conn)
             self._languages = (gen, counts)
         return counts
+
+    async def lexical(self) -> LexicalIndex:
+        """The lexical index once it agrees with the database: at start it may still be
+        reconciling or rebuilding (BUSY, with its progress, past LEXICAL_WAIT_S)."""
+        if not self.lexical_ready.is_set():
+            try:
+                async with asyncio.timeout(LEXICAL_WAIT_S):
+                    await self.lexical_ready.wait()
+            except TimeoutError:
+                done, total = self.writer.lexical.progress or (0, 0)
+                raise RpcError(wire.BUSY, f"{NotReady(done, total)}; searches work once it is done "
+                               "(gnoctl status shows how far it is)", {"done": done, "total": total}) from None
+        return self.writer.lexical
+
+    async def _reconcile_lexical(self) -> None:
+        try:
+            await self.writer.reconcile_lexical()
+        except Exception:
+            log.exception("the lexical index could not be reconciled with the database")
+            return
+        self.lexical_ready.set()
 
     def languages(self, conn: apsw.Connection) -> list[str | None]:
         """Languages present in the index, largest first."""
@@ -330,6 +357,8 @@ class Daemon:
                 os.umask(old_umask)
             os.chmod(self.paths.socket_path, 0o600)
             log.info("gnod %s listening on %s (pid %d)", gnod_version(), self.paths.socket_path, os.getpid())
+            # First on the writer: searches wait for it, new writes queue behind it.
+            reconcile_task = asyncio.create_task(self._reconcile_lexical(), name="lexical:reconcile")
             # Watch first, then reconcile (stat-only): nothing changed meanwhile is missed.
             p = self.paths
             own = [p.home] if p.home else [p.data_dir, p.state_dir, p.runtime_dir, p.cache_dir, p.config_dir]
@@ -351,6 +380,7 @@ class Daemon:
                 await self.stopping.wait()
                 server.close()
                 config_task.cancel()
+                reconcile_task.cancel()
                 for t in background:
                     t.cancel()
                 await self.watcher.close()

@@ -29,6 +29,7 @@ from gnod.protocol import (
     IndexResult,
     IndexStats,
     IngestErrorInfo,
+    LexicalInfo,
     LsEntry,
     LsParams,
     LsResult,
@@ -90,10 +91,17 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             vectors=d.vectors.info(), storage_error=d.writer.storage_error,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
             threads=d.models.threads_info(),
-            rss_bytes=rss_bytes(),
+            rss_bytes=rss_bytes(), lexical=_lexical_info(d),
         )
 
     return await d.read(read)
+
+
+def _lexical_info(d: Daemon) -> LexicalInfo:
+    lex = d.writer.lexical
+    held, size = lex.info()
+    done, total = lex.progress or (0, 0)
+    return LexicalInfo(ready=lex.progress is None, documents=held, bytes=size, path=lex.path, done=done, total=total)
 
 
 async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult:

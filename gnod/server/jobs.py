@@ -20,11 +20,13 @@ import apsw
 
 from gnod import wire
 from gnod.config import CollectionConfig
+from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import ChangeFn, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
 from gnod.store.db import connect, reclaim
+from gnod.store.lexical_index import LexicalIndex
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
 
@@ -66,6 +68,8 @@ class Writer:
         self.storage_error: str | None = None  # disk full / I/O failure, until a content write succeeds
         self._conn: apsw.Connection | None = None
         self.analyzers = AnalyzerSet()
+        self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers))
+        self._rebuild_lexical = False
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
         # Called on the event loop after a job that may have changed documents (the
         # embedding backlog listens); the embedder's own writes do not call it.
@@ -80,7 +84,15 @@ class Writer:
 
     def _open(self) -> list[str]:
         self._conn = connect(self.db_path)
-        return migrate(self._conn)
+        applied = migrate(self._conn)
+        self._rebuild_lexical = self.lexical.open()
+        return applied
+
+    async def reconcile_lexical(self) -> None:
+        """Make the lexical index agree with the database (the first job: searches wait
+        for it, and a crash's leftovers are redone before anything new is written)."""
+        done = await self.run(lambda conn: self.lexical.reconcile(conn, self._rebuild_lexical))
+        log.info("%s", done)
 
     async def run(self, fn: Callable[[apsw.Connection], T]) -> T:
         """Run `fn(conn)` on the writer thread, after whatever is queued before it."""
@@ -90,6 +102,7 @@ class Writer:
             assert self._conn is not None
             try:
                 result = fn(self._conn)
+                self.lexical.sync(self._conn)  # what `fn` committed, unless it did already
             except (apsw.FullError, apsw.IOError, OSError) as e:
                 err = storage_error(e, self.db_path)
                 if err is None:
@@ -129,7 +142,8 @@ class Writer:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes)
+                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes,
+                                        self.lexical)
             finally:
                 self.job = JobInfo(running=False)
 
@@ -164,6 +178,7 @@ class Writer:
         self.stop.set()
 
         def shut() -> None:
+            self.lexical.close()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None

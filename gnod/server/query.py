@@ -146,7 +146,9 @@ class QueryRun:
 
     async def _bm25(self, query: str, kind: fusion.ListKind, factor: int) -> tuple[fusion.RankedList, lexical.Result]:
         limit = _fetch(self.limit, factor, self.scope)
-        res = await self.d.read(lambda conn, an: lexical.search(conn, an, query, self.counts, limit, self.where))
+        index = await self.d.lexical()
+        res = await self.d.read(lambda conn, an: lexical.search(index, conn, an, query, self.counts, limit,
+                                                                self.where))
         return _ranked(kind, "bm25", query, res.rows, limit), res
 
     # --- stages ----------------------------------------------------------------------

@@ -27,10 +27,11 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     names = p.collections or [c.name for c in d.config.collections]
     if p.wait_s and d.watcher is not None:
         await d.watcher.wait_idle(names, p.wait_s)
+    index = await d.lexical()
 
     def run(conn, analyzers) -> SearchResult:
         t0 = time.perf_counter()
-        res = lexical.search(conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
+        res = lexical.search(index, conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
         docs = docstore.docs_by_ids(conn, [r.doc_id for r in res.rows])
         hits = []
         for r in res.rows:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gnod.server.jobs import Writer
     from gnod.server.vectors import Vectors
     from gnod.server.watcher import Watcher
+    from gnod.store.lexical_index import LexicalIndex
     from gnod.store.llm_cache import LlmCache
     from gnod.text.analyzer import AnalyzerSet
 
@@ -89,6 +90,8 @@ class Daemon(Protocol):
     async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any]) -> Any: ...
 
     def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]: ...
+
+    async def lexical(self) -> LexicalIndex: ...
 
     def languages(self, conn: apsw.Connection) -> list[str | None]: ...
 

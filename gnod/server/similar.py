@@ -56,14 +56,17 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
         notes.append(f"no vectors ({d.vectors.missing_reason()}): found by the document's most informative words")
     method: Literal["vector", "terms"] = "vector" if hits is not None else "terms"
     if hits is None:
+        lex = await d.lexical()
+
         def by_terms(conn, analyzers) -> tuple[list[str], list[SimilarHit]]:
             # What the index holds of it: title, tags and body, not the frontmatter's keys.
             content = docstore.content_of(conn, doc.mirror_hash)
             meta, body, _ = split_frontmatter(content[0] if content else "")
-            words = informative_terms(conn, f"{docstore.indexed_title(doc.title, meta)}\n{body}", doc.language)
+            searcher = lex.searcher()
+            words = informative_terms(searcher, f"{docstore.indexed_title(doc.title, meta)}\n{body}", doc.language)
             if not words:
                 return [], []
-            found = lexical.search(conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,
+            found = lexical.search(lex, conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,
                                    where)
             return words, _others(conn, doc, [(r.doc_id, r.score) for r in found.rows], p.limit)
 

@@ -197,7 +197,7 @@ class Watcher:
                         def job(conn: apsw.Connection, col: CollectionConfig = col,
                                 paths: set[str] = paths) -> IndexStats:
                             return index_paths(conn, self.writer.analyzers, col, paths, self.writer.stop,
-                                               self.writer.pool, self.writer.on_changes)
+                                               self.writer.pool, self.writer.on_changes, self.writer.lexical)
 
                         stats = await self.writer.run_content(job)
                     state.last_error = None

@@ -1,7 +1,7 @@
 """SQLite connections through APSW: WAL, busy timeout, foreign keys, extension loading.
 
-APSW (not the stdlib sqlite3) because it bundles a current SQLite with FTS5 and
-`contentless_delete`, and can load extensions such as sqlite-vec.
+APSW (not the stdlib sqlite3) because it bundles a current SQLite and can load
+extensions such as sqlite-vec.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""Documents, content, chunks and their FTS rows: the SQL that writes and reads them.
+"""Documents, content and chunks: the SQL that writes and reads them.
 
 Writers call these inside a transaction of whole documents (see ingest.pipeline),
 so a failure or crash part-way through a document never leaves half of it visible.
+Every write that changes what the lexical index holds of a document records its id
+in `lexical_pending` in the same transaction (gnod.store.lexical_index takes it from
+there once the transaction commits).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import apsw
 import msgspec
@@ -22,6 +26,18 @@ class ChunkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
     length: int
     start_line: int
     end_line: int
+
+
+class LexicalText(NamedTuple):
+    """What the analyzers make of one document for the lexical index: space-separated
+    tokens per part, stems (in the document's language) and exact forms."""
+
+    stem_path: str
+    stem_title: str
+    stem_body: str
+    exact_path: str
+    exact_title: str
+    exact_body: str
 
 
 class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
@@ -42,12 +58,7 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     language: str | None
     metadata: dict
     chunks: list[ChunkRow]
-    fts_path: str
-    fts_title: str
-    fts_body: str
-    exact_path: str  # unstemmed tokens (analyzer.exact_text) for documents_exact
-    exact_title: str
-    exact_body: str
+    text: LexicalText
     # Languages some blocks of the body were stemmed in besides `language` (a document
     # that mixes languages): queries weigh them by how much of the index they hold.
     other_languages: tuple[str, ...] = ()
@@ -165,9 +176,8 @@ def put_document(
 ) -> int:
     """Insert or replace one document; returns its id. `old` is its indexed state, if any.
 
-    Call inside the caller's transaction. No savepoint per document: FTS5 flushes its
-    pending terms at every savepoint release (~90 µs a document and one tiny segment
-    each), so atomicity is the batch's: a failure rolls the whole batch back.
+    Call inside the caller's transaction. No savepoint per document: atomicity is the
+    batch's, and a failure rolls the whole batch back.
     """
     now = int(time.time())
     conn.execute(
@@ -198,17 +208,7 @@ def put_document(
             "language=?, other_languages=?, language_confident=?, metadata=?, indexed_at=? WHERE id=?",
             (*fields, doc_id),
         )
-    if old is not None:
-        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-        conn.execute("DELETE FROM documents_exact WHERE rowid = ?", (doc_id,))
-    conn.execute(
-        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, doc.fts_path, doc.fts_title, doc.fts_body),
-    )
-    conn.execute(
-        "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, doc.exact_path, doc.exact_title, doc.exact_body),
-    )
+    _pending(conn, doc_id)
     if had_error:
         conn.execute(
             "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
@@ -237,10 +237,14 @@ def _delete_document(conn: apsw.Connection, doc_id: int) -> None:
     row = conn.execute("SELECT mirror_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
     if row is None:
         return
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    conn.execute("DELETE FROM documents_exact WHERE rowid = ?", (doc_id,))
     conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+    _pending(conn, doc_id)
     _gc_content(conn, row[0])
+
+
+def _pending(conn: apsw.Connection, doc_id: int) -> None:
+    """The lexical index must take this document again (or drop it)."""
+    conn.execute("INSERT OR IGNORE INTO lexical_pending(doc_id) VALUES (?)", (doc_id,))
 
 
 def _gc_content(conn: apsw.Connection, mirror_hash: str) -> None:
@@ -359,29 +363,26 @@ def index_languages(conn: apsw.Connection) -> list[str | None]:
     return [r[0] for r in conn.execute("SELECT DISTINCT language FROM documents")]
 
 
-def unsure_documents(
-    conn: apsw.Connection, collection_id: int, language: str | None
-) -> list[tuple[int, str, str, str, str, int]]:
-    """(id, rel_path, title, metadata, markdown, body_line) of the collection's documents
-    whose language was a guess and is not `language`."""
-    return conn.execute(
-        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line FROM documents d "
-        "JOIN content c ON c.mirror_hash = d.mirror_hash "
-        "WHERE d.collection_id = ? AND d.language_confident = 0 AND d.language IS NOT ?",
-        (collection_id, language),
-    ).fetchall()
+def unsure_documents(conn: apsw.Connection, collection_id: int, language: str | None) -> list[int]:
+    """The ids of the collection's documents whose language was a guess and is not `language`."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM documents WHERE collection_id = ? AND language_confident = 0 AND language IS NOT ?",
+        (collection_id, language))]
 
 
-def restem_document(
-    conn: apsw.Connection, doc_id: int, language: str | None, fts_path: str, fts_title: str, fts_body: str
-) -> None:
-    """Give a document another language: its stems are replaced, its exact forms stay."""
+def restem_document(conn: apsw.Connection, doc_id: int, language: str | None) -> None:
+    """Give a document another language: the lexical index re-stems it in that one."""
     conn.execute("UPDATE documents SET language = ?, other_languages = '' WHERE id = ?", (language, doc_id))
-    conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    conn.execute(
-        "INSERT INTO documents_fts(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-        (doc_id, fts_path, fts_title, fts_body),
-    )
+    _pending(conn, doc_id)
+
+
+def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple]:
+    """(id, rel_path, title, metadata, markdown, body_line, language, other_languages) of
+    these documents: what their lexical text is derived from."""
+    return conn.execute(
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line, d.language, d.other_languages "
+        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
+        "WHERE d.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)).fetchall()
 
 
 def language_counts(conn: apsw.Connection) -> dict[str | None, int]:

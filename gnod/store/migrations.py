@@ -147,6 +147,21 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         _backfill_exact,
     ),
+    (
+        "0004_lexical_index",
+        """
+        -- The lexical index moved to tantivy (gnod.store.lexical_index), derived from
+        -- these tables and rebuilt from them at the first start after this migration.
+        DROP TABLE documents_exact_vocab;
+        DROP TABLE documents_exact;
+        DROP TABLE documents_fts;
+        DELETE FROM schema_meta WHERE key = 'fts_tokenizer';
+        -- Documents written (or deleted) whose change the lexical index has not taken
+        -- yet: filled in the transaction that writes them, emptied once tantivy committed.
+        CREATE TABLE lexical_pending(doc_id INTEGER PRIMARY KEY);
+        """,
+        None,
+    ),
 ]
 
 

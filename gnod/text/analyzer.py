@@ -1,6 +1,6 @@
 """Text → index terms: the one place that decides what a "word" is and how it is stemmed.
 
-Documents are stemmed in their own language before they reach FTS5 (the FTS table
+Documents are stemmed in their own language before they reach the lexical index (it
 only sees space-separated stems), and queries are stemmed in the languages that
 matter for them (gnod.search.lexical.query_languages), so both sides meet through the
 same function; `exact_text` gives the unstemmed tokens the exact-form index holds.
@@ -102,7 +102,7 @@ class Analyzer:
         return list(map(self._cache.__getitem__, tokens))
 
     def index_text(self, text: str) -> str:
-        """The space-joined stems FTS5 stores for `text`."""
+        """The space-joined stems the lexical index stores for `text`."""
         return " ".join(map(self._cache.__getitem__, tokenize(text)))
 
 
@@ -132,7 +132,7 @@ def tokenize(text: str) -> list[str]:
 
 def exact_text(text: str) -> str:
     """The space-joined unstemmed tokens of `text`: what the exact-form index stores
-    (FTS5 folds case and accents of each)."""
+    (lexical_index.fold takes accents off)."""
     return " ".join(tokenize(text))
 
 

@@ -1,0 +1,202 @@
+"""A developer's whole source tree through a real gnod: Debian's Linux source (65k files).
+
+    python benchmarks/scale.py                       # fetches linux-source-6.1 with apt-get download
+    python benchmarks/scale.py --tree DIR            # any other tree
+    python benchmarks/scale.py --save top10.json     # keep each query's top 10 ...
+    python benchmarks/scale.py --compare top10.json  # ... and print overlap@10 against them
+
+The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.1`, the
+.deb unpacked, its tarball extracted, and the top-level .gitignore cut before its
+"# Debian packaging" lines (they ignore everything at the top). Not part of the tests.
+
+Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
+indexing time), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
+the lexical index), rss_idle_mb= (gnod after indexing, idle), save_to_searchable_p50_ms=
+(a new file in the tree → found by search), took_ms_p50= / took_ms_p99= (gnod's own
+timing, every query of QUERIES × --rounds) and per kind, gnoctl_search_p50_ms= beside
+python_startup_p50_ms= (`python -I -S -c pass`, the same loop), and with --compare,
+overlap_at_10= (mean share of each query's top 10 that the saved run also had).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from common import CACHE, Daemon, emit
+
+# (kind, query, filters): identifiers, two- and three-word terms, questions full of common
+# words, a stop word alone, phrases, negations, filters.
+QUERIES: list[tuple[str, str, dict]] = [
+    *(("identifier", q, {}) for q in (
+        "spinlock", "kmalloc", "copy_from_user", "GFP_KERNEL", "rcu_read_lock", "struct page", "mutex_lock",
+        "EXPORT_SYMBOL_GPL", "task_struct", "skb_put", "container_of", "pci_enable_device")),
+    *(("terms", q, {}) for q in (
+        "memory barrier", "page fault handler", "kmalloc GFP_KERNEL", "interrupt controller", "device tree binding",
+        "scheduler load balancing", "file system journal", "network driver reset", "power management suspend")),
+    *(("question", q, {}) for q in (
+        "how to submit a patch", "use after free in the network stack", "what is the difference between a mutex "
+        "and a spinlock", "how do I write a device tree binding for a new sensor", "why is the system slow when "
+        "swapping", "where are the documents about coding style", "how does the kernel handle out of memory")),
+    *(("stopword", q, {}) for q in ("the", "of", "a")),
+    *(("phrase", q, {}) for q in ('"memory barrier"', '"page fault"', '"reference count"', '"dead lock"')),
+    *(("negation", q, {}) for q in ("spinlock -raw", "interrupt -gpio", "scheduler -deadline", "usb -gadget")),
+    *(("filter", q, f) for q, f in (
+        ("spinlock", {"filters": {"path": "Documentation/*"}}),
+        ("interrupt controller", {"filters": {"path": "*.dts*"}}),
+        ("memory barrier", {"filters": {"path": "arch/x86/*"}}),
+        ("how to submit a patch", {"filters": {"path": "*.rst"}}),
+        ("page fault", {"filters": {"path": "mm/*"}}))),
+]
+PACKAGE = "linux-source-6.1"
+
+
+def kernel_tree() -> str:
+    """The unpacked kernel source (prepared once)."""
+    base = os.path.join(CACHE, "kernel")
+    found = glob.glob(os.path.join(base, "tree", "linux-source-*"))
+    if found:
+        return found[0]
+    os.makedirs(base, exist_ok=True)
+    debs = glob.glob(os.path.join(base, f"{PACKAGE}_*.deb"))
+    if not debs:
+        subprocess.run(["apt-get", "download", PACKAGE], cwd=base, check=True)
+        debs = glob.glob(os.path.join(base, f"{PACKAGE}_*.deb"))
+    unpacked = os.path.join(base, "deb")
+    subprocess.run(["dpkg-deb", "-x", debs[0], unpacked], check=True)
+    tarball = glob.glob(os.path.join(unpacked, "usr", "src", "linux-source-*.tar.*"))[0]
+    os.makedirs(os.path.join(base, "tree"), exist_ok=True)
+    subprocess.run(["tar", "xf", tarball, "-C", os.path.join(base, "tree")], check=True)
+    shutil.rmtree(unpacked)
+    tree = glob.glob(os.path.join(base, "tree", "linux-source-*"))[0]
+    ignore = os.path.join(tree, ".gitignore")
+    with open(ignore, encoding="utf-8") as f:
+        text = f.read()
+    cut = text.find("# Debian packaging")
+    if cut >= 0:
+        with open(ignore, "w", encoding="utf-8") as f:
+            f.write(text[:cut])
+    return tree
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def folder_bytes(path: str) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.path.getsize(os.path.join(root, name))
+            except OSError:
+                pass
+    return total
+
+
+def source_bytes(db_file: str) -> int:
+    import apsw
+
+    conn = apsw.Connection(db_file, flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return conn.execute("SELECT total(size) FROM documents").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tree", help="folder to index (default: the Debian kernel source, fetched once)")
+    ap.add_argument("--rounds", type=int, default=5, help="times each query is sent (took_ms over all)")
+    ap.add_argument("--cli-runs", type=int, default=20, help="gnoctl search processes timed")
+    ap.add_argument("--save", help="write each query's top 10 paths to this JSON file")
+    ap.add_argument("--compare", help="a --save file: print overlap@10 against it")
+    args = ap.parse_args()
+    tree = os.path.abspath(args.tree or kernel_tree())
+    with Daemon() as d:
+        t0 = time.perf_counter()
+        res = d.call("collection.add", {"name": "tree", "path": tree, "index": True})
+        wall = time.perf_counter() - t0
+        stats = res["collections"][0]
+        src = source_bytes(d.paths.db_file)
+        emit(documents=stats["added"], errors=stats["errors"], ingest_seconds=stats["seconds"],
+             ingest_wall_seconds=wall, source_mb=src / 1e6, ingest_mb_per_s=src / 1e6 / stats["seconds"])
+        noop = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            d.call("index", {"collection": "tree"})
+            noop.append(time.perf_counter() - t0)
+        emit(noop_update_seconds=statistics.median(noop))
+        time.sleep(3)
+        st = d.call("status")
+        index_bytes = folder_bytes(d.paths.data_dir)
+        emit(index_bytes=index_bytes, index_over_source=index_bytes / src, rss_idle_mb=st["rss_bytes"] / 1e6,
+             lexical_bytes=(st.get("lexical") or {}).get("bytes", 0))
+
+        top: dict[str, list[str]] = {}
+        took: dict[str, list[float]] = {}
+        for _ in range(args.rounds):
+            for kind, q, extra in QUERIES:
+                r = d.call("search", {"query": q, "limit": 10, **extra})
+                took.setdefault(kind, []).append(r["took_ms"])
+                top[f"{q} {json.dumps(extra)}"] = [h["path"] for h in r["hits"]]
+        every = [t for ts in took.values() for t in ts]
+        emit(queries=len(QUERIES), took_ms_p50=pct(every, 0.5), took_ms_p99=pct(every, 0.99),
+             **{f"took_ms_p50_{k}": pct(v, 0.5) for k, v in took.items()},
+             **{f"took_ms_max_{k}": max(v) for k, v in took.items()})
+
+        saved = []
+        sub = os.path.join(tree, "gno-scale-bench")
+        os.makedirs(sub, exist_ok=True)
+        try:
+            for i in range(20):
+                word = f"zqxfreshword{os.getpid()}x{i}"
+                t0 = time.perf_counter()
+                with open(os.path.join(sub, f"note{i}.md"), "w") as f:
+                    f.write(f"# Note {i}\n\n{word}\n")
+                deadline = t0 + 30
+                while not d.call("search", {"query": word, "limit": 1})["hits"]:
+                    if time.perf_counter() > deadline:
+                        raise SystemExit(f"{word} not searchable after 30 s")
+                    time.sleep(0.002)
+                saved.append((time.perf_counter() - t0) * 1000)
+        finally:
+            shutil.rmtree(sub, ignore_errors=True)
+        emit(save_to_searchable_p50_ms=pct(saved, 0.5), save_to_searchable_max_ms=max(saved))
+
+        gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
+        cli, py = [], []
+        for i in range(args.cli_runs):
+            t0 = time.perf_counter()
+            subprocess.run([gnoctl, "search", QUERIES[i % len(QUERIES)][1].strip('"'), "-n", "10"], env=d.env,
+                           stdout=subprocess.DEVNULL, check=True)
+            cli.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+            py.append((time.perf_counter() - t0) * 1000)
+        emit(gnoctl_search_p50_ms=pct(cli, 0.5), python_startup_p50_ms=pct(py, 0.5),
+             gnoctl_over_python=pct(cli, 0.5) / pct(py, 0.5))
+
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump(top, f, indent=1)
+    if args.compare:
+        with open(args.compare) as f:
+            before = json.load(f)
+        shared = [k for k in top if k in before]
+        overlaps = [len(set(top[k]) & set(before[k])) / max(1, min(10, len(before[k]))) for k in shared]
+        emit(overlap_at_10=statistics.mean(overlaps) if overlaps else 0.0, compared=len(shared))
+        for k in shared:
+            print(f"# {len(set(top[k]) & set(before[k]))}/10  {k}  now: {top[k][:3]}  before: {before[k][:3]}")
+
+
+if __name__ == "__main__":
+    main()

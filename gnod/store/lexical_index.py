@@ -1,0 +1,283 @@
+"""The lexical index: one tantivy document per document, derived from SQLite.
+
+SQLite is the source of truth. Every write that changes what a document's text or
+filters are (put, delete, re-stem) records the document's id in `lexical_pending` in
+the same transaction; after the transaction commits, `sync` brings those ids over
+(delete, then add what SQLite still holds) and commits tantivy, then clears them. A
+crash anywhere in between leaves the ids pending, so start-up (`reconcile`) redoes
+them; an index that is missing, of another layout or holding another number of
+documents than SQLite is rebuilt from what SQLite stores (nothing is re-read from
+disk). Readers search a snapshot: a commit in progress is never half seen.
+
+Fields: `stems` (the document's stems in its language) and `exact` (its unstemmed
+words), each holding the path, the title and the body, the path and title repeated
+(BM25F by repetition: one length and one IDF per field, as FTS5's weighted columns
+gave; a separate field per part would give each its own saturation and IDF, which
+over-rewards a short title). `names` holds the title and the file name as whole
+words, for the name preference; the rest are filters. Both text fields are folded
+(case and accents) by `fold`, which queries use too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import unicodedata
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, timezone
+
+import apsw
+import tantivy
+
+from gnod.search.constants import INDEXING
+from gnod.store.documents import LexicalText, tags_of
+from gnod.text.analyzer import tokenize
+
+log = logging.getLogger("gnod")
+
+ID = "id"
+STEMS = "stems"
+EXACT = "exact"
+NAMES = "names"
+COLLECTION = "collection"
+LANGUAGE = "language"
+TAG = "tag"
+DAY = "day"
+PATH = "path"
+TEXT_FIELDS = (STEMS, EXACT)
+# Between the parts of a text field: no phrase spans the path and the title. Never a
+# query token (tokens are alphanumeric).
+SEPARATOR = " | "
+# Bump when the fields or what goes into them change: the index is then rebuilt.
+LAYOUT = 1
+WRITER_HEAP_BYTES = 96_000_000
+READ_BATCH = 1000  # documents derived and added per step of a rebuild
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field(ID, indexed=True, fast=True)
+    for name in TEXT_FIELDS:
+        sb.add_text_field(name, tokenizer_name="whitespace", index_option="position")
+    for name in (NAMES, LANGUAGE, TAG, PATH):
+        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    sb.add_unsigned_field(COLLECTION, indexed=True, fast=True)
+    sb.add_integer_field(DAY, indexed=True, fast=True)
+    return sb.build()
+
+
+SCHEMA = _schema()
+
+
+def folder_name() -> str:
+    """The index folder's name: it changes with anything that changes what is indexed."""
+    key = json.dumps([LAYOUT, INDEXING.path_repeat, INDEXING.title_repeat]).encode()
+    return f"lexical-{LAYOUT}-{hashlib.sha256(key).hexdigest()[:8]}"
+
+
+def fold(text: str) -> str:
+    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u); Hangul and other
+    composed letters stay composed."""
+    if text.isascii():
+        return text
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def words(text: str) -> str:
+    """A title or file name as the `names` field holds it: folded words, one space apart."""
+    return fold(" ".join(tokenize(text)))
+
+
+# ids → their LexicalText, derived from what SQLite stores (gnod.ingest.lexical_text).
+Derive = Callable[[apsw.Connection, Sequence[int]], dict[int, LexicalText]]
+
+
+class NotReady(Exception):
+    """The index is being built from SQLite; `done` of `total` documents so far."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"the lexical index is being built from the stored documents ({done:,} of {total:,})")
+        self.done = done
+        self.total = total
+
+
+def document_day(metadata: dict, mtime_ns: int) -> int:
+    """A document's date as a day number (date.toordinal): an ISO frontmatter `date`,
+    else the file's mtime (UTC day)."""
+    raw = metadata.get("date")
+    if isinstance(raw, str):
+        try:
+            return date.fromisoformat(raw[:10]).toordinal()
+        except ValueError:
+            pass
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
+
+
+def tag_key(tag: str) -> str:
+    """A tag as the index holds it and filters compare it: no `#`, case-folded."""
+    return tag.strip("# ").casefold()
+
+
+def _joined(path: str, title: str, body: str) -> str:
+    parts = [path] * INDEXING.path_repeat + [title] * INDEXING.title_repeat + [body]
+    return fold(SEPARATOR.join(parts))
+
+
+def document(doc_id: int, collection_id: int, rel_path: str, title: str, language: str | None, metadata: dict,
+             mtime_ns: int, text: LexicalText) -> tantivy.Document:
+    """One document as the index holds it."""
+    doc = tantivy.Document()
+    doc.add_unsigned(ID, doc_id)
+    doc.add_text(STEMS, _joined(text.stem_path, text.stem_title, text.stem_body))
+    doc.add_text(EXACT, _joined(text.exact_path, text.exact_title, text.exact_body))
+    stem = os.path.splitext(os.path.basename(rel_path))[0]
+    for name in dict.fromkeys((words(title), words(stem))):
+        if name:
+            doc.add_text(NAMES, name)
+    doc.add_unsigned(COLLECTION, collection_id)
+    doc.add_text(LANGUAGE, language or "")
+    for tag in tags_of(metadata):
+        doc.add_text(TAG, tag_key(tag))
+    doc.add_integer(DAY, document_day(metadata, mtime_ns))
+    doc.add_text(PATH, rel_path)
+    return doc
+
+
+class LexicalIndex:
+    """The tantivy index in `folder` (beside index.sqlite). Writes happen on gnod's writer
+    thread only; any thread may search."""
+
+    def __init__(self, data_dir: str, derive: Derive) -> None:
+        self.path = os.path.join(data_dir, folder_name())
+        self.data_dir = data_dir
+        self.derive = derive
+        self._index: tantivy.Index | None = None
+        self._writer: tantivy.IndexWriter | None = None
+        self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
+        self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
+
+    # --- reading --------------------------------------------------------------------
+
+    def searcher(self) -> tantivy.Searcher:
+        """The latest committed snapshot; NotReady while the index is being (re)built."""
+        if self.progress is not None or self._index is None:
+            raise NotReady(*(self.progress or (0, 0)))
+        return self._index.searcher()
+
+    def info(self) -> tuple[int, int]:
+        """(documents held, bytes on disk); (0, 0) before the index is open."""
+        held = self._index.searcher().num_docs if self._index is not None else 0
+        size = 0
+        for entry in os.scandir(self.path) if os.path.isdir(self.path) else []:
+            try:
+                size += entry.stat().st_size
+            except OSError:  # a segment merged away meanwhile
+                pass
+        return held, size
+
+    # --- writing (the writer thread) -------------------------------------------------
+
+    def open(self) -> bool:
+        """Open the index, or create an empty one; True when it must be rebuilt (new, or
+        unreadable). Older layouts' folders are removed."""
+        for name in os.listdir(self.data_dir) if os.path.isdir(self.data_dir) else []:
+            if name.startswith("lexical-") and name != os.path.basename(self.path):
+                shutil.rmtree(os.path.join(self.data_dir, name), ignore_errors=True)
+        fresh = not os.path.isdir(self.path)
+        if not fresh:
+            try:
+                self._index = tantivy.Index(SCHEMA, path=self.path, reuse=True)
+                return False
+            except (ValueError, OSError) as e:
+                log.warning("lexical index %s unreadable (%s): rebuilding it", self.path, e)
+                shutil.rmtree(self.path, ignore_errors=True)
+        os.makedirs(self.path, exist_ok=True)
+        self._index = tantivy.Index(SCHEMA, path=self.path, reuse=False)
+        return True
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            assert self._index is not None
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        return self._writer
+
+    def stage(self, doc_id: int, language: str | None, text: LexicalText) -> None:
+        """Text already analyzed for a document put in the open transaction (saves
+        `sync` deriving it again), valid while the document keeps `language`."""
+        self._staged[doc_id] = (language, text)
+
+    def discard(self) -> None:
+        """The open transaction rolled back: what it staged is void."""
+        self._staged.clear()
+
+    def sync(self, conn: apsw.Connection) -> int:
+        """Bring the pending documents over and commit; returns how many. Call after the
+        SQLite transaction that recorded them committed."""
+        ids = [r[0] for r in conn.execute("SELECT doc_id FROM lexical_pending")]
+        if not ids:
+            self._staged.clear()
+            return 0
+        self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, ids))
+        self._add(conn, ids)
+        self._commit()
+        conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))",
+                     (json.dumps(ids),))
+        self._staged.clear()
+        return len(ids)
+
+    def _add(self, conn: apsw.Connection, ids: Sequence[int]) -> None:
+        """Add the documents SQLite holds among `ids` (a deleted one is simply absent)."""
+        rows = conn.execute(
+            "SELECT id, collection_id, rel_path, title, language, metadata, mtime_ns FROM documents "
+            "WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)).fetchall()
+        texts = {r[0]: staged[1] for r in rows if (staged := self._staged.get(r[0])) and staged[0] == r[4]}
+        missing = [r[0] for r in rows if r[0] not in texts]
+        if missing:
+            texts.update(self.derive(conn, missing))
+        w = self._w()
+        for doc_id, cid, rel_path, title, language, metadata, mtime_ns in rows:
+            if doc_id in texts:
+                w.add_document(document(doc_id, cid, rel_path, title, language, json.loads(metadata), mtime_ns,
+                                        texts[doc_id]))
+
+    def _commit(self) -> None:
+        assert self._index is not None
+        self._w().commit()
+        self._index.reload()
+
+    def reconcile(self, conn: apsw.Connection, rebuild: bool,
+                  progress: Callable[[int, int], None] | None = None) -> str:
+        """Make the index agree with SQLite before it serves: rebuild it when asked (new
+        or unreadable) or when it holds another number of documents than SQLite, else
+        redo what a crash left pending. Returns what was done, for the log."""
+        total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+        if not rebuild:
+            assert self._index is not None
+            self.progress = None
+            self.sync(conn)
+            held = self._index.searcher().num_docs
+            if held == total:
+                return f"lexical index up to date ({total:,} documents)"
+            log.warning("lexical index holds %d documents, the database %d: rebuilding it", held, total)
+        self.progress = (0, total)
+        w = self._w()
+        w.delete_all_documents()
+        ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
+        for start in range(0, len(ids), READ_BATCH):
+            self._add(conn, ids[start:start + READ_BATCH])
+            self.progress = (min(start + READ_BATCH, total), total)
+            if progress is not None:
+                progress(*self.progress)
+        self._commit()
+        conn.execute("DELETE FROM lexical_pending")
+        self.progress = None
+        return f"lexical index built from the database ({total:,} documents)"
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.wait_merging_threads()
+            self._writer = None

@@ -1,0 +1,156 @@
+"""The lexical index (tantivy) beside SQLite: derived from it, reconciled with it at start,
+converted from an older index without reading a file again, and filtered inside its query."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+
+import pytest
+import tantivy
+
+from conftest import cleanup_home, cli_json, lexical_ids, lexical_index, lexical_paths, make_env, make_home, start_gnod
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.paths import Paths
+from gnod.search.filters import glob_regex
+from gnod.store.db import connect
+from gnod.store.lexical_index import PATH, SCHEMA, folder_name
+from gnod.store.migrations import MIGRATIONS, migrate
+from gnod.text.analyzer import AnalyzerSet
+
+DOCS = {
+    "deploying.md": "# Deploying\n\nDeploying the service to production takes a few minutes.\n",
+    "deployed.md": "# Releases\n\nThe service was deployed yesterday evening by the pipeline.\n",
+    "billing.md": "# Billing\n\nInvoices are generated at the end of each month.\n",
+}
+
+
+def write(root, files: dict[str, str]) -> None:
+    root.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def old_index(db_path: str, root) -> None:
+    """An index as the previous gno left it: documents in SQLite, the lexical index in
+    two FTS5 tables, no tantivy folder."""
+    conn = connect(db_path)
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    conn.execute(
+        "DROP TABLE lexical_pending; "
+        "CREATE VIRTUAL TABLE documents_fts USING fts5(filepath, title, body, content='', contentless_delete=1); "
+        "CREATE VIRTUAL TABLE documents_exact USING fts5(filepath, title, body, content='', contentless_delete=1); "
+        "CREATE VIRTUAL TABLE documents_exact_vocab USING fts5vocab(documents_exact, row); "
+        "DELETE FROM migrations WHERE name = '0004_lexical_index'")
+    conn.close()
+
+
+def test_an_older_index_converts_from_what_is_stored(tmp_path):
+    root = tmp_path / "docs"
+    write(root, DOCS)
+    db = str(tmp_path / "index.sqlite")
+    old_index(db, root)
+    shutil.rmtree(root)  # nothing is read from disk again
+    conn = connect(db)
+    assert migrate(conn) == ["0004_lexical_index"] == [MIGRATIONS[-1][0]]
+    assert not conn.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'documents_[fe][tx]*'").fetchone()[0]
+    assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
+    conn.close()
+
+
+def test_gnod_converts_an_older_index_at_its_first_start(tmp_path):
+    home = make_home()
+    try:
+        env = make_env(home)
+        paths = Paths(home)
+        root = tmp_path / "docs"
+        write(root, DOCS)
+        os.makedirs(paths.config_dir)
+        with open(paths.config_file, "w") as f:
+            f.write(f'[[collections]]\nname = "c"\npath = "{root}"\n')
+        old_index(paths.db_file, root)
+        handle = start_gnod(env)
+        try:
+            hits = cli_json("search", "deploying", "--json", env=env)["hits"]
+            assert [h["path"] for h in hits] == ["deploying.md", "deployed.md"]
+            lexical = cli_json("status", "--json", env=env)["lexical"]
+            assert lexical["ready"] and lexical["documents"] == 3 and lexical["bytes"] > 0
+        finally:
+            handle.stop()
+    finally:
+        cleanup_home(home)
+
+
+def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
+    root = tmp_path / "docs"
+    write(root, DOCS)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    assert lexical_paths(conn, AnalyzerSet(), "invoices") == ["billing.md"]
+    # Written to SQLite, then a crash before the lexical index took it: it stays pending.
+    (root / "billing.md").write_text("# Billing\n\nReceipts are mailed every quarter.\n")
+    (root / "deployed.md").unlink()
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    assert conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0] == 2
+    assert lexical_paths(conn, AnalyzerSet(), "invoices") == []
+    assert lexical_paths(conn, AnalyzerSet(), "receipts") == ["billing.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md"]
+    assert conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0] == 0
+    conn.close()
+
+
+def test_an_index_that_disagrees_with_the_database_is_rebuilt(tmp_path):
+    root = tmp_path / "docs"
+    write(root, DOCS)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    ids = {r[0] for r in conn.execute("SELECT id FROM documents")}
+    with lexical_index(conn, AnalyzerSet()) as lex:
+        assert lexical_ids(lex) == ids
+    # Documents lost behind SQLite's back (a restored backup of one without the other).
+    folder = os.path.join(str(tmp_path), folder_name())
+    writer = tantivy.Index.open(folder).writer(15_000_000, 1)
+    writer.delete_all_documents()
+    writer.commit()
+    writer.wait_merging_threads()
+    assert tantivy.Index.open(folder).searcher().num_docs == 0
+    with lexical_index(conn, AnalyzerSet(), rebuilt=True) as lex:
+        assert lexical_ids(lex) == ids
+    # A folder that cannot be read as an index is replaced.
+    shutil.rmtree(folder)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "meta.json"), "w") as f:
+        f.write("not json")
+    with lexical_index(conn, AnalyzerSet()) as lex:
+        assert lexical_ids(lex) == ids
+    conn.close()
+
+
+PATHS = ["a.md", "b.txt", "docs/a.md", "docs/sub/c.md", "x[1].md", "ä/ü.md", "a-b.md", "a.b.md", "^a.md",
+         "notes/2024/jan.md", "Z.MD", "a]b.md", "a\\b.md", "(x).md"]
+
+
+@pytest.mark.parametrize("glob", ["*.md", "docs/*", "docs/*.md", "?.md", "[ab].*", "[^ab]*", "[a-c].md",
+                                  "x[[]1].md", "*[]]*", "ä/*", "a.b.md", "a-b.md", "^*", "*\\*", "(x)*",
+                                  "notes/202[0-4]/*", "*.MD", "[!a]*", "a.*.md", "*"])
+def test_path_globs_match_what_sqlite_glob_matches(glob):
+    index = tantivy.Index(SCHEMA)
+    writer = index.writer(15_000_000, 1)
+    for i, path in enumerate(PATHS):
+        doc = tantivy.Document()
+        doc.add_unsigned("id", i)
+        doc.add_text(PATH, path)
+        writer.add_document(doc)
+    writer.commit()
+    index.reload()
+    searcher = index.searcher()
+    hits = searcher.search(tantivy.Query.regex_query(SCHEMA, PATH, glob_regex(glob)), 100).hits
+    found = {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])}
+    db = sqlite3.connect(":memory:")
+    expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
+    assert found == expected, glob
