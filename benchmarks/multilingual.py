@@ -30,8 +30,8 @@ from gnod.ingest.pipeline import index_collection
 from gnod.search import lexical
 from gnod.search.grammar import QuerySyntaxError
 from gnod.store.db import connect
-from gnod.store.lexical_index import LexicalIndex
 from gnod.store.documents import docs_by_ids, language_counts
+from gnod.store.lexical_index import LexicalIndex
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
