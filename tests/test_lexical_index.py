@@ -84,12 +84,18 @@ def test_gnod_converts_an_older_index_at_its_first_start(tmp_path):
         cleanup_home(home)
 
 
-def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
+def indexed(tmp_path):
+    """(connection, folder): DOCS indexed in SQLite, their lexical text still pending."""
     root = tmp_path / "docs"
     write(root, DOCS)
     conn = connect(str(tmp_path / "index.sqlite"))
     migrate(conn)
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    return conn, root
+
+
+def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
+    conn, root = indexed(tmp_path)
     assert lexical_paths(conn, AnalyzerSet(), "invoices") == ["billing.md"]
     # Written to SQLite, then a crash before the lexical index took it: it stays pending.
     (root / "billing.md").write_text("# Billing\n\nReceipts are mailed every quarter.\n")
@@ -104,11 +110,7 @@ def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
 
 
 def test_an_index_that_disagrees_with_the_database_is_rebuilt(tmp_path):
-    root = tmp_path / "docs"
-    write(root, DOCS)
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    conn, _ = indexed(tmp_path)
     ids = {r[0] for r in conn.execute("SELECT id FROM documents")}
     with lexical_index(conn, AnalyzerSet()) as lex:
         assert lexical_ids(lex) == ids
