@@ -30,6 +30,10 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
+# Program source (code without config and markup): its keywords and identifiers, and
+# nearly always its comments, are English, so it is not run through language detection
+# (which only guesses at identifiers).
+SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
 # Formats converted to Markdown by gnod.ingest.convert.
 DOCUMENT_EXTENSIONS: tuple[str, ...] = (
     ".html", ".htm", ".xhtml", ".pdf", ".docx", ".xlsx", ".pptx", ".epub",

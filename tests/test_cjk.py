@@ -48,6 +48,9 @@ def test_tokenize_cjk(text, tokens):
         "Москва хорошая погода",
         "हिन्दी भाषा ภาษาไทย עִבְרִית العَرَبِيَّة",
         "emoji 🚀 and ＡＢＣ fullwidth — “quotes”",
+        # ASCII takes a byte-table fast path: every code point, then code.
+        "".join(map(chr, range(128))) * 2,
+        "static int __init kmalloc_GFP_KERNEL(void *p) { return x86_64 + 0x1F; } // Use-after-free",
     ],
 )
 def test_non_cjk_text_is_tokenized_as_before(text):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from gnod.config import CODE_EXTENSIONS
+from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import IngestFailure, convert
@@ -44,6 +44,9 @@ class Deadline:
 # collection's dominant language (pipeline.settle_languages).  Longer documents hold
 # enough text for their own verdict (and for per-block stemming).
 SHORT_DOCUMENT_CHARS = 3000
+# Program source is stemmed in English, marked unsure: in a collection that is mostly in
+# another language (German comments), pipeline.settle_languages gives it that language.
+SOURCE_LANGUAGE = "english"
 
 
 def prepare(
@@ -60,20 +63,24 @@ def prepare(
     meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
-    code = os.path.splitext(name)[1].lower() in CODE_EXTENSIONS
+    extension = os.path.splitext(name)[1].lower()
+    code = extension in CODE_EXTENSIONS
+    source = extension in SOURCE_EXTENSIONS
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True
     language: str | None
     if language_hint:
         language = language_hint
+    elif source:
+        language, sure = SOURCE_LANGUAGE, False
     else:
         language, sure = detect_language_sure(body)
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
     tokens = tokenize(body)  # once, for the stems and the exact forms
-    stemmed = stem_body(body, language, analyzers, per_block=not language_hint, tokens=tokens,
+    stemmed = stem_body(body, language, analyzers, per_block=not (language_hint or source), tokens=tokens,
                         deadline=deadline.check)
     language = stemmed.language
     deadline.check("stemming")

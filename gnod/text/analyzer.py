@@ -22,6 +22,9 @@ _MARKS = (
     "\u0900-\u0dff\u0e00-\u0e7f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 )
 TOKEN_RE = re.compile(rf"(?:[^\W_]|[{_MARKS}])+")
+# ASCII text (most code, much prose): every byte but a-z and 0-9 becomes a space, and
+# str.split gives the same tokens as TOKEN_RE, at a fifth to a ninth of its cost.
+_ASCII_SEPARATORS = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" else 32 for c in range(256))
 
 # Chinese, Japanese and Korean have no spaces between words, so a CJK run is indexed as
 # its overlapping character bigrams ("東京タワー" → 東京 京タ タワ ワー): a query word
@@ -113,6 +116,8 @@ def tokenize(text: str) -> list[str]:
     `findall` plus a cheap check.
     """
     lowered = text.lower()
+    if lowered.isascii():
+        return lowered.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
     if not _has_cjk(lowered):
         return TOKEN_RE.findall(lowered)
     out: list[str] = []
