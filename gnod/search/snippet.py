@@ -2,19 +2,25 @@
 lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
-document's language, or the exact words typed); cheap substring probes skip lines
-that cannot match, so a large document costs little. The best lines open the
-snippets, which never overlap; in each, the matched words are given as offsets.
+document's language, or the exact words typed); each term's first three letters,
+found in C passes over the whole text, bound what a line can score, so only the few
+lines that could be best are read. The best lines open the snippets, which never
+overlap; in each, the matched words are given as offsets.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import Counter
+from collections.abc import Sequence
+from typing import NamedTuple, overload
+
+import numpy as np
 
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
 
 MAX_LINES = 3
 MAX_CHARS = 320
+READ_BATCH = 16  # lines read between checks whether an unread line could still win
 
 
 class Snippet(NamedTuple):
@@ -52,54 +58,137 @@ def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[li
     return spans
 
 
+class _Lines(Sequence[str]):
+    """A text's lines, cut out only when asked for: a big document is not split whole."""
+
+    def __init__(self, text: str, starts: np.ndarray) -> None:
+        self.text = text
+        self.starts = starts  # offset of each line's first character
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        end = int(self.starts[i + 1]) - 1 if i + 1 < len(self.starts) else len(self.text)
+        return self.text[int(self.starts[i]) : end]
+
+
+def _codes(text: str) -> np.ndarray:
+    """The text's characters as numbers, one per character (so offsets are string offsets)."""
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), np.uint8)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+
+
+def _line_starts(codes: np.ndarray) -> np.ndarray:
+    return np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes == 10) + 1))
+
+
+def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
+    """Where `probe` starts in the text of `codes` (overlapping occurrences included)."""
+    wanted = [ord(c) for c in probe]
+    n = len(codes) - len(wanted) + 1
+    if n <= 0 or max(wanted) > np.iinfo(codes.dtype).max:
+        return np.zeros(0, np.int64)
+    hit = codes[:n] == wanted[0]
+    for k, c in enumerate(wanted[1:], 1):
+        hit &= codes[k : n + k] == c
+    return np.flatnonzero(hit)
+
+
 def best_snippets(
     markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int = 1
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier);
     a document without a matching line gets its first non-empty line."""
-    lines = markdown.split("\n")
+    lower = markdown.lower()  # may change lengths (İ → i̇), never the line breaks
+    low_codes = _codes(lower)
+    low_starts = _line_starts(low_codes)
+    starts = low_starts if len(lower) == len(markdown) else _line_starts(_codes(markdown))
+    lines = _Lines(markdown, starts)
     start = max(body_line - 1, 0)
-    probes = {t[:3] for t in terms if t}
-    scored: list[tuple[int, int, int]] = []  # (-distinct terms, line index, column)
-
-    def scan(use_probes: bool) -> None:
-        for i in range(start, len(lines)):
-            line = lines[i]
-            if not line:
-                continue
-            lower = line.lower()
-            if use_probes and not any(p in lower for p in probes):
-                continue
-            hit = _line_terms(line, analyzer, terms)
-            if hit:
-                col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)
-                scored.append((-len(hit), i, col))
-
-    if terms:
-        scan(True)
-        if not scored:
-            scan(False)
-    if not scored:
-        first = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
-        if first < 0:
-            return []
-        scored.append((0, first, 0))
     out: list[Snippet] = []
-    taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
-    for _, i, col in sorted(scored):
-        if any(a <= i <= b for a, b in taken):
-            continue
-        text, last = _window(lines, i, col)
-        if any(a <= last and i <= b for a, b in taken):
-            continue
-        taken.append((i, last))
-        out.append(Snippet(line=i + 1, text=text, matches=match_spans(text, analyzer, terms)))
-        if len(out) >= n:
-            break
+    if terms:
+        out = _by_bound(lines, low_codes, low_starts, start, analyzer, terms, n)
+        if not out:  # a stem that does not start as its word does ("dying" → "die")
+            every = markdown.split("\n")
+            scored: list[tuple[int, int, int]] = []  # (-distinct terms, line index, column)
+            for i in range(start, len(every)):
+                if every[i]:
+                    _score(every, i, analyzer, terms, scored)
+            out = _pick(every, scored, analyzer, terms, n)[0]
+    if not out:
+        first = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
+        if first >= 0:
+            out = _pick(lines, [(0, first, 0)], analyzer, terms, n)[0]
     return out
 
 
-def _window(lines: list[str], i: int, col: int) -> tuple[str, int]:
+def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, start: int, analyzer: Analyzer,
+              terms: frozenset[str], n: int) -> list[Snippet]:
+    """The snippets among lines holding a term's first three letters, reading lines best
+    bound first: a line holds at most as many terms as it holds such prefixes, so once
+    the snippets chosen beat every unread line's bound, no unread line can change them.
+    The prefixes are found by array compares over the whole text (`low_codes`, the
+    lowercased text's characters), so a big document costs little more than a small one."""
+    bound = np.zeros(len(lines), dtype=np.int32)
+    for probe, weight in Counter(t[:3] for t in terms if t).items():
+        at = _occurrences(low_codes, probe)
+        if len(at):
+            bound[np.unique(np.searchsorted(low_starts, at, side="right") - 1)] += weight
+    bound[:start] = 0
+    found = np.flatnonzero(bound)
+    order = found[np.lexsort((found, -bound[found]))].tolist()
+    scored: list[tuple[int, int, int]] = []
+    for read in range(0, len(order), READ_BATCH):
+        for i in order[read : read + READ_BATCH]:
+            _score(lines, i, analyzer, terms, scored)
+        out, last = _pick(lines, scored, analyzer, terms, n)
+        unread = order[read + READ_BATCH : read + READ_BATCH + 1]
+        if not unread or (len(out) == n and last < (-int(bound[unread[0]]), unread[0])):
+            return out
+    return []
+
+
+def _score(lines: Sequence[str], i: int, analyzer: Analyzer, terms: frozenset[str],
+           scored: list[tuple[int, int, int]]) -> None:
+    """Add line `i` to `scored` when it holds a term."""
+    hit = _line_terms(lines[i], analyzer, terms)
+    if hit:
+        lower = lines[i].lower()
+        col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)
+        scored.append((-len(hit), i, col))
+
+
+def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], analyzer: Analyzer, terms: frozenset[str],
+          n: int) -> tuple[list[Snippet], tuple[int, int]]:
+    """The best `n` scored lines' snippets, never overlapping, and the last one's
+    (-distinct terms, line index)."""
+    out: list[Snippet] = []
+    last = (0, -1)
+    taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
+    for score, i, col in sorted(scored):
+        if any(a <= i <= b for a, b in taken):
+            continue
+        text, end = _window(lines, i, col)
+        if any(a <= end and i <= b for a, b in taken):
+            continue
+        taken.append((i, end))
+        out.append(Snippet(line=i + 1, text=text, matches=match_spans(text, analyzer, terms)))
+        last = (score, i)
+        if len(out) >= n:
+            break
+    return out, last
+
+
+def _window(lines: Sequence[str], i: int, col: int) -> tuple[str, int]:
     """The snippet text starting at line `i`, and the index of its last line."""
     first = lines[i]
     if len(first) > MAX_CHARS:

@@ -1,0 +1,65 @@
+"""Snippets: the bounded line search picks what reading every line would pick."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gnod.search.snippet import _line_terms, _window, best_snippets
+from gnod.text.analyzer import Analyzer
+
+WORDS = ["network", "networks", "driver", "drivers", "reset", "resetting", "the", "memory", "memories",
+         "barrier", "İstanbul", "İSTANBUL", "東京タワー", "x", "ab", "kmalloc", "GFP_KERNEL", "—", "ß"]
+
+
+def every_line(markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int) -> list:
+    """The definition: score every line, take the best non-overlapping ones."""
+    lines = markdown.split("\n")
+    scored = []
+    for i in range(max(body_line - 1, 0), len(lines)):
+        hit = _line_terms(lines[i], analyzer, terms) if lines[i] else set()
+        if hit:
+            lower = lines[i].lower()
+            col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)
+            scored.append((-len(hit), i, col))
+    out, taken = [], []
+    for _, i, col in sorted(scored):
+        text, last = _window(lines, i, col)
+        if any(a <= last and i <= b for a, b in taken):
+            continue
+        taken.append((i, last))
+        out.append((i + 1, text))
+        if len(out) >= n:
+            break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_bounded_search_picks_what_reading_every_line_picks(seed):
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]
+    markdown = "\n".join(lines)
+    query = rng.sample(WORDS, rng.randint(1, 4))
+    terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
+    n = rng.randint(1, 3)
+    body_line = rng.randint(1, 3)
+    expected = every_line(markdown, body_line, analyzer, terms, n)
+    got = [(s.line, s.text) for s in best_snippets(markdown, body_line, analyzer, terms, n)]
+    if expected:
+        assert got == expected
+    else:  # no line holds a term: the first non-empty line of the body
+        first = next((i for i, line in enumerate(lines) if i >= body_line - 1 and line.strip()), None)
+        assert [s[0] for s in got] == ([first + 1] if first is not None else [])
+
+
+def test_a_big_document_gives_the_line_holding_most_terms():
+    filler = "\n".join(f"static int network_{i}(void) {{ return reset(driver); }}" for i in range(20000))
+    markdown = f"{filler}\n/* the network driver reset path */\n{filler}"
+    analyzer = Analyzer("english")
+    terms = frozenset({"network", "driver", "reset", "path"})
+    [snippet] = best_snippets(markdown, 1, analyzer, terms)
+    assert snippet.line == 20001
+    assert snippet.text.startswith("/* the network driver reset path */")
+    assert [snippet.text[a:b] for a, b in snippet.matches][:4] == ["network", "driver", "reset", "path"]
