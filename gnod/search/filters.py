@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import NamedTuple
 
 from gnod.text.language import normalize_language
 
@@ -89,17 +90,22 @@ _REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
 _CLASS_META = frozenset("\\[]&~-^")
 
 
-def glob_regex(glob: str) -> str:
+class GlobAtom(NamedTuple):
+    regex: str  # what it matches: one character, or any run of them for `*`
+    char: str | None  # the character itself when it is a literal one
+
+
+def glob_atoms(glob: str) -> list[GlobAtom]:
     """A GLOB (SQLite's: `*` and `?` match `/` too, `[...]` and `[^...]` are classes,
-    case-sensitive) as a regex matching the whole path."""
-    out: list[str] = []
+    case-sensitive) as regex pieces, in order: each matches one character, or a run."""
+    out: list[GlobAtom] = []
     i, n = 0, len(glob)
     while i < n:
         ch = glob[i]
         if ch == "*":
-            out.append(".*")
+            out.append(GlobAtom(".*", None))
         elif ch == "?":
-            out.append(".")
+            out.append(GlobAtom(".", None))
         elif ch == "[":
             j = i + 1
             negate = glob[j:j + 1] == "^"
@@ -115,12 +121,19 @@ def glob_regex(glob: str) -> str:
                 else:
                     members.append("\\" + c if c in _CLASS_META else c)
                 j += 1
-            out.append("[" + ("^" if negate else "") + "".join(members) + "]")
+            out.append(GlobAtom("[" + ("^" if negate else "") + "".join(members) + "]", None))
             i = j
         else:
-            out.append("\\" + ch if ch in _REGEX_META else ch)
+            out.append(GlobAtom("\\" + ch if ch in _REGEX_META else ch, ch))
         i += 1
-    return "".join(out)
+    return out
+
+
+def glob_regex(glob: str, reverse: bool = False) -> str:
+    """The glob as a regex matching the whole path; with `reverse`, the reversed path
+    (each piece matches one character or a run, so reversing them reverses the match)."""
+    atoms = glob_atoms(glob)
+    return "".join(a.regex for a in (reversed(atoms) if reverse else atoms))
 
 
 def active(f: Filter) -> bool:

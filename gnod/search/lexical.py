@@ -35,6 +35,8 @@ from gnod.store.lexical_index import (
     LANGUAGE,
     NAMES,
     PATH,
+    PATH_PARTS,
+    PATH_REVERSED,
     SCHEMA,
     STEMS,
     TAG,
@@ -157,10 +159,30 @@ def filter_query(conn: apsw.Connection, f: filters.Filter) -> Query | None:
         parts.append(Query.range_query(SCHEMA, DAY, tantivy.FieldType.Integer,
                                        day(f.since) if f.since else -(1 << 62), day(f.until) if f.until else 1 << 62))
     if f.path:
-        parts.append(Query.regex_query(SCHEMA, PATH, filters.glob_regex(f.path)))
+        parts.append(path_query(f.path))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
+
+
+def path_query(glob: str) -> Query:
+    """The documents whose path matches `glob`, by the cheapest query that means it: a
+    folder's "a/b/*" or an extension's "*.rst" is one term; else a regex over the path,
+    reversed when the glob's literal end is longer than its literal start, since the
+    term dictionary is narrowed by the literal characters a regex starts with."""
+    atoms = filters.glob_atoms(glob)
+    chars = [a.char for a in atoms]
+    lead = next((i for i, c in enumerate(chars) if c is None), len(chars))
+    tail = next((i for i, c in enumerate(reversed(chars)) if c is None), len(chars))
+    literal = "".join(c or "" for c in chars)
+    if lead == len(atoms) - 1 and atoms[-1].regex == ".*" and literal.endswith("/"):
+        return Query.term_query(SCHEMA, PATH_PARTS, literal)
+    if tail == len(atoms) - 1 and atoms[0].regex == ".*" and literal.startswith(".") and "/" not in literal \
+            and "." not in literal[1:]:
+        return Query.term_query(SCHEMA, PATH_PARTS, literal)
+    if tail > lead:
+        return Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
+    return Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
 
 
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:

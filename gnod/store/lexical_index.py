@@ -14,7 +14,8 @@ words), each holding the path, the title and the body, the path and title repeat
 (BM25F by repetition: one length and one IDF per field, as FTS5's weighted columns
 gave; a separate field per part would give each its own saturation and IDF, which
 over-rewards a short title). `names` holds the title and the file name as whole
-words, for the name preference; the rest are filters. Both text fields are folded
+words, for the name preference; the rest are filters (the path three ways, so that
+common globs are one term or a narrow regex). Both text fields are folded
 (case and accents) by `fold`, which queries use too.
 """
 
@@ -25,6 +26,7 @@ import json
 import logging
 import os
 import shutil
+import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
@@ -47,12 +49,14 @@ LANGUAGE = "language"
 TAG = "tag"
 DAY = "day"
 PATH = "path"
+PATH_REVERSED = "path_reversed"  # for a glob with a literal end ("*_test.c")
+PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst"): one term for "a/*", "*.rst"
 TEXT_FIELDS = (STEMS, EXACT)
 # Between the parts of a text field: no phrase spans the path and the title. Never a
 # query token (tokens are alphanumeric).
 SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
-LAYOUT = 1
+LAYOUT = 2
 WRITER_HEAP_BYTES = 96_000_000
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
 
@@ -62,7 +66,7 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field(ID, indexed=True, fast=True)
     for name in TEXT_FIELDS:
         sb.add_text_field(name, tokenizer_name="whitespace", index_option="position")
-    for name in (NAMES, LANGUAGE, TAG, PATH):
+    for name in (NAMES, LANGUAGE, TAG, PATH, PATH_REVERSED, PATH_PARTS):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_unsigned_field(COLLECTION, indexed=True, fast=True)
     sb.add_integer_field(DAY, indexed=True, fast=True)
@@ -143,8 +147,20 @@ def document(doc_id: int, collection_id: int, rel_path: str, title: str, languag
     for tag in tags_of(metadata):
         doc.add_text(TAG, tag_key(tag))
     doc.add_integer(DAY, document_day(metadata, mtime_ns))
-    doc.add_text(PATH, rel_path)
+    add_path(doc, rel_path)
     return doc
+
+
+def add_path(doc: tantivy.Document, rel_path: str) -> None:
+    """The path fields that path globs are matched against (search.lexical.path_query)."""
+    doc.add_text(PATH, rel_path)
+    doc.add_text(PATH_REVERSED, rel_path[::-1])
+    folder, _, name = rel_path.rpartition("/")
+    parts = folder.split("/") if folder else []
+    for i in range(len(parts)):
+        doc.add_text(PATH_PARTS, "/".join(parts[: i + 1]) + "/")
+    if "." in name:
+        doc.add_text(PATH_PARTS, name[name.rfind(".") :])
 
 
 class LexicalIndex:
@@ -264,6 +280,7 @@ class LexicalIndex:
                 return f"lexical index up to date ({total:,} documents)"
             log.warning("lexical index holds %d documents, the database %d: rebuilding it", held, total)
         self.progress = (0, total)
+        t0 = time.monotonic()
         w = self._w()
         w.delete_all_documents()
         ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
@@ -275,7 +292,7 @@ class LexicalIndex:
         self._commit()
         conn.execute("DELETE FROM lexical_pending")
         self.progress = None
-        return f"lexical index built from the database ({total:,} documents)"
+        return f"lexical index built from the database ({total:,} documents in {time.monotonic() - t0:.1f} s)"
 
     def close(self) -> None:
         if self._writer is not None:
