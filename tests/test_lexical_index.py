@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import unicodedata
 
 import pytest
 import tantivy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import cleanup_home, cli_json, lexical_ids, lexical_index, lexical_paths, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
@@ -16,7 +19,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.paths import Paths
 from gnod.search.lexical import path_query
 from gnod.store.db import connect
-from gnod.store.lexical_index import SCHEMA, add_path, folder_name
+from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
 
@@ -159,3 +162,9 @@ def test_path_globs_match_what_sqlite_glob_matches(glob):
     db = sqlite3.connect(":memory:")
     expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
     assert found == expected, glob
+
+
+@given(st.text(alphabet=st.sampled_from("aeiouAZ09 -_\u0301\u0308éüñÅḱ한국어東京\u1100\u1161\u11a8İıß\u0b47\u0b3e")))
+def test_fold_looks_only_at_non_ascii_runs_and_agrees_with_whole_text_folding(text):
+    whole = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+    assert fold(text) == unicodedata.normalize("NFC", whole)

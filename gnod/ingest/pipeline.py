@@ -3,7 +3,7 @@
 Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
 stat with the same bytes costs a hash; only new bytes are converted and indexed.
 Documents are written in short batch transactions of whole documents, so readers
-see whole documents only; a file that fails to convert is recorded and skipped, and
+see whole documents only (the lexical index takes them every LEXICAL_SECONDS); a file that fails to convert is recorded and skipped, and
 a store failure rolls back the open batch (those files are simply redone next run).
 """
 
@@ -25,6 +25,10 @@ from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
+# In a long run the lexical index takes the committed batches at most this often: each
+# of its commits writes a segment (~0.1 s on a big ingest), and until it commits, what
+# the batches changed is neither searchable nor announced. A short run commits once.
+LEXICAL_SECONDS = 2.0
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
 # A collection whose documents are at least this share in one language gives that
@@ -158,10 +162,17 @@ def _apply(
     in_batch = 0
     committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes, told after its commit
 
-    def commit() -> None:
+    lexical_at = time.monotonic()  # when the lexical index last took the batches
+
+    def commit(final: bool = False) -> None:
+        nonlocal lexical_at
         conn.execute("COMMIT")
-        if lex is not None:  # searchable before anyone is told of the change
-            lex.sync(conn)
+        now = time.monotonic()
+        if lex is not None:
+            if not final and now - lexical_at < LEXICAL_SECONDS:
+                return  # its documents stay pending (in SQLite) until the next sync
+            lex.sync(conn)  # searchable before anyone is told of the change
+            lexical_at = now
         if changed is not None and committed:
             changed(col.name, committed[:])
         committed.clear()
@@ -192,8 +203,9 @@ def _apply(
                 in_batch += 1
             now = time.monotonic()
             if in_batch >= BATCH_DOCS or (in_batch and now >= batch_end):
-                commit()
-                if stop is not None and stop.is_set():
+                cancelled = stop is not None and stop.is_set()
+                commit(final=cancelled)
+                if cancelled:
                     raise Cancelled()
                 conn.execute("BEGIN")
                 in_batch = 0
@@ -217,7 +229,7 @@ def _apply(
             stats.errors += 1
         if stats.added or stats.updated or stats.removed:
             settle_languages(conn, cid)
-        commit()
+        commit(final=True)
     except BaseException:
         if not conn.getautocommit():
             conn.execute("ROLLBACK")
