@@ -442,7 +442,7 @@ def test_models_list_shows_preset_sizes_before_download(daemon):
 
 def test_removing_a_collection_gives_the_space_back(daemon, tmp_path):
     env = daemon.env
-    cli_json("collection", "add", many_files(str(tmp_path / "big"), 1500, words=300), "--name", "big", "--json",
+    cli_json("collection", "add", many_files(str(tmp_path / "big"), 1500, words=900), "--name", "big", "--json",
              env=env)
     before = cli_json("status", "--json", env=env)["db_bytes"]
     assert before > 10 * 1048576

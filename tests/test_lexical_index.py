@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import time
 import unicodedata
 
 import pytest
@@ -19,6 +20,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.paths import Paths
 from gnod.search.lexical import path_query
 from gnod.store.db import connect
+from gnod.store.documents import unpack
 from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -37,11 +39,13 @@ def write(root, files: dict[str, str]) -> None:
 
 
 def old_index(db_path: str, root) -> None:
-    """An index as the previous gno left it: documents in SQLite, the lexical index in
-    two FTS5 tables, no tantivy folder."""
+    """An index as the previous gno left it: documents in SQLite, their content stored as
+    text, the lexical index in two FTS5 tables, no tantivy folder."""
     conn = connect(db_path)
     migrate(conn)
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    for rowid, packed in conn.execute("SELECT rowid, markdown FROM content").fetchall():  # stored as text
+        conn.execute("UPDATE content SET markdown = ? WHERE rowid = ?", (unpack(packed), rowid))
     conn.execute(
         "DROP TABLE lexical_pending; "
         "CREATE VIRTUAL TABLE documents_fts USING fts5(filepath, title, body, content='', contentless_delete=1); "
@@ -79,12 +83,28 @@ def test_gnod_converts_an_older_index_at_its_first_start(tmp_path):
         try:
             hits = cli_json("search", "deploying", "--json", env=env)["hits"]
             assert [h["path"] for h in hits] == ["deploying.md", "deployed.md"]
+            assert "Deploying the service to production" in hits[0]["snippet"]["text"]
             lexical = cli_json("status", "--json", env=env)["lexical"]
             assert lexical["ready"] and lexical["documents"] == 3 and lexical["bytes"] > 0
+            # The content stored as text is compressed in the background, and reads the same.
+            deadline = time.monotonic() + 20
+            while stored_kinds(paths.db_file) != {"blob"}:
+                assert time.monotonic() < deadline, stored_kinds(paths.db_file)
+                time.sleep(0.05)
+            assert cli_json("get", "c/billing.md", "--json", env=env)["content"] == DOCS["billing.md"]
         finally:
             handle.stop()
     finally:
         cleanup_home(home)
+
+
+def stored_kinds(db_path: str) -> set[str]:
+    """How content.markdown values are stored: "text" (before compression), "blob"."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return {r[0] for r in conn.execute("SELECT DISTINCT typeof(markdown) FROM content")}
+    finally:
+        conn.close()
 
 
 def indexed(tmp_path):

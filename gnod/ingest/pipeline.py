@@ -3,8 +3,9 @@
 Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
 stat with the same bytes costs a hash; only new bytes are converted and indexed.
 Documents are written in short batch transactions of whole documents, so readers
-see whole documents only (the lexical index takes them every LEXICAL_SECONDS); a file that fails to convert is recorded and skipped, and
-a store failure rolls back the open batch (those files are simply redone next run).
+see whole documents only (the lexical index takes them every LEXICAL_SECONDS); a
+file that fails to convert is recorded and skipped, and a store failure rolls back
+the open batch (those files are simply redone next run).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
-# In a long run the lexical index takes the committed batches at most this often: each
-# of its commits writes a segment (~0.1 s on a big ingest), and until it commits, what
-# the batches changed is neither searchable nor announced. A short run commits once.
+# In a long run the lexical index takes the committed batches at most this often (the
+# first one at once, so a search right after `collection add` finds something): each of
+# its commits writes a segment (~0.1 s on a big ingest), and until it commits, what the
+# batches changed is neither searchable nor announced. A short run commits once.
 LEXICAL_SECONDS = 2.0
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
@@ -162,14 +164,14 @@ def _apply(
     in_batch = 0
     committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes, told after its commit
 
-    lexical_at = time.monotonic()  # when the lexical index last took the batches
+    lexical_at: float | None = None  # when the lexical index last took the batches of this run
 
     def commit(final: bool = False) -> None:
         nonlocal lexical_at
         conn.execute("COMMIT")
         now = time.monotonic()
         if lex is not None:
-            if not final and now - lexical_at < LEXICAL_SECONDS:
+            if not final and lexical_at is not None and now - lexical_at < LEXICAL_SECONDS:
                 return  # its documents stay pending (in SQLite) until the next sync
             lex.sync(conn)  # searchable before anyone is told of the change
             lexical_at = now

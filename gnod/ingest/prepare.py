@@ -14,7 +14,7 @@ from gnod.ingest.lexical_text import lexical_text
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title
+from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title, pack
 from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import detect_language_sure
 
@@ -98,7 +98,7 @@ def prepare(
         inode=entry.inode,
         source_hash=source_hash,
         mirror_hash=mirror_hash(canonical),
-        markdown=canonical,
+        packed=pack(canonical),
         body_line=fm_lines + 1,
         title=title,
         language=language,

@@ -216,12 +216,18 @@ class Daemon:
         return self.writer.lexical
 
     async def _reconcile_lexical(self) -> None:
+        """The first writer jobs: the lexical index made to agree with the database, then
+        content from before compression compressed (searches need only the first)."""
         try:
             await self.writer.reconcile_lexical()
         except Exception:
             log.exception("the lexical index could not be reconciled with the database")
             return
         self.lexical_ready.set()
+        try:
+            await self.writer.pack_old_content()
+        except Exception:
+            log.exception("stored content could not be compressed (it stays readable as it is)")
 
     def languages(self, conn: apsw.Connection) -> list[str | None]:
         """Languages present in the index, largest first."""

@@ -57,6 +57,11 @@ def storage_error(exc: BaseException, db_path: str) -> StorageError | None:
     return None
 
 
+def _pack_batch(conn: apsw.Connection, after: int) -> int | None:
+    with conn:
+        return store.pack_old_content(conn, after)
+
+
 class Writer:
     def __init__(self, db_path: str, ingest_workers: int | None = None) -> None:
         self.db_path = db_path
@@ -93,6 +98,20 @@ class Writer:
         for it, and a crash's leftovers are redone before anything new is written)."""
         done = await self.run(lambda conn: self.lexical.reconcile(conn, self._rebuild_lexical))
         log.info("%s", done)
+
+    async def pack_old_content(self) -> None:
+        """Compress the content an older gno stored as text, a batch per job (so other
+        jobs run in between), then give the freed pages back to the file system. Until
+        then both forms read the same (store.documents.unpack)."""
+        last: int | None = 0
+        batches = 0
+        while last is not None:
+            start = last
+            last = await self.run(lambda conn: _pack_batch(conn, start))
+            batches += last is not None
+        if batches:
+            await self.run(reclaim)
+            log.info("content stored before compression: compressed (%d batches)", batches)
 
     async def run(self, fn: Callable[[apsw.Connection], T]) -> T:
         """Run `fn(conn)` on the writer thread, after whatever is queued before it."""

@@ -15,6 +15,8 @@ import apsw
 import msgspec
 import numpy as np
 
+from gnod.store.documents import Contents
+
 
 class VecModel(msgspec.Struct, frozen=True):
     uri: str
@@ -88,13 +90,14 @@ def pending(conn: apsw.Connection, model: VecModel, after_id: int, limit: int) -
     rows = conn.execute(
         f"""SELECT cc.id,
                    (SELECT d.title FROM documents d WHERE d.mirror_hash = cc.mirror_hash LIMIT 1),
-                   substr(c.markdown, cc.pos + 1, cc.length)
-            FROM content_chunks cc JOIN content c ON c.mirror_hash = cc.mirror_hash
+                   cc.mirror_hash, cc.pos, cc.length
+            FROM content_chunks cc
             WHERE cc.id > ? AND NOT EXISTS (SELECT 1 FROM {model.table} v WHERE v.rowid = cc.id)
             ORDER BY cc.id LIMIT ?""",
         (after_id, limit),
-    )
-    return [PendingChunk(i, t or "", x) for i, t, x in rows]
+    ).fetchall()
+    contents = Contents(conn)
+    return [PendingChunk(i, t or "", contents.span(h, pos, length)) for i, t, h, pos, length in rows]
 
 
 def counts(conn: apsw.Connection, model: VecModel) -> tuple[int, int]:
@@ -171,11 +174,12 @@ def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], condition: str =
     """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
-    sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line,
-                     substr(ct.markdown, cc.pos + 1, cc.length)
+    sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line, cc.mirror_hash, cc.pos, cc.length
               FROM content_chunks cc
-              JOIN content ct ON ct.mirror_hash = cc.mirror_hash
               JOIN documents d ON d.mirror_hash = cc.mirror_hash
               JOIN collections c ON c.id = d.collection_id
               WHERE cc.id IN ({','.join('?' * len(chunk_ids))})"""
-    return [ChunkHit(*r) for r in conn.execute(f"{sql} AND {condition}", [*chunk_ids, *args])]
+    contents = Contents(conn)
+    return [ChunkHit(cid, doc_id, name, seq, start, end, contents.span(h, pos, length))
+            for cid, doc_id, name, seq, start, end, h, pos, length
+            in conn.execute(f"{sql} AND {condition}", [*chunk_ids, *args]).fetchall()]
