@@ -55,6 +55,8 @@ MIN_POOL = 20
 # A pool read again with this many times more hits while a match beyond it could still
 # be lifted into the results (Preferences.best).
 POOL_GROWTH = 4
+# A path filter matching at most this many documents becomes the set of their ids.
+SETTLED_MAX = 5000
 
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
@@ -145,7 +147,7 @@ def match_query(sides: Sequence[tuple[str, CompiledQuery, float]]) -> list[tuple
     return out
 
 
-def filter_query(conn: apsw.Connection, f: filters.Filter) -> Query | None:
+def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Searcher) -> Query | None:
     """The filter as a query that adds no score; None when nothing is filtered."""
     if not filters.active(f):
         return None
@@ -159,17 +161,18 @@ def filter_query(conn: apsw.Connection, f: filters.Filter) -> Query | None:
         parts.append(Query.range_query(SCHEMA, DAY, tantivy.FieldType.Integer,
                                        day(f.since) if f.since else -(1 << 62), day(f.until) if f.until else 1 << 62))
     if f.path:
-        parts.append(path_query(f.path))
+        parts.append(path_query(f.path, searcher))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
 
 
-def path_query(glob: str) -> Query:
+def path_query(glob: str, searcher: tantivy.Searcher | None = None) -> Query:
     """The documents whose path matches `glob`, by the cheapest query that means it: a
     folder's "a/b/*" or an extension's "*.rst" is one term; else a regex over the path,
     reversed when the glob's literal end is longer than its literal start, since the
-    term dictionary is narrowed by the literal characters a regex starts with."""
+    term dictionary is narrowed by the literal characters a regex starts with. With a
+    `searcher`, a regex matching few documents is run once, as the set of their ids."""
     atoms = filters.glob_atoms(glob)
     chars = [a.char for a in atoms]
     lead = next((i for i, c in enumerate(chars) if c is None), len(chars))
@@ -181,14 +184,23 @@ def path_query(glob: str) -> Query:
             and "." not in literal[1:]:
         return Query.term_query(SCHEMA, PATH_PARTS, literal)
     if tail > lead:
-        return Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
-    return Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
+        regex = Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
+    else:
+        regex = Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
+    if searcher is None:
+        return regex
+    hits = searcher.search(regex, SETTLED_MAX + 1, count=False).hits
+    if len(hits) > SETTLED_MAX:
+        return regex
+    ids = searcher.fast_field_values(ID, [addr for _, addr in hits])
+    return Query.term_set_query(SCHEMA, ID, [int(i) for i in ids if i is not None])
 
 
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
     """The query's words in order, as one phrase, for a query of plain words (no
-    negation) of 2 to max_terms tokens; None otherwise."""
-    if any(c.negated for c in clauses):
+    negation) of 2 to max_terms tokens in two clauses or more; None otherwise (a single
+    clause, `snake_case` or a quoted phrase, is matched as a phrase already)."""
+    if len(clauses) < 2 or any(c.negated for c in clauses):
         return None
     tokens = tuple(t for c in clauses for t in c.tokens)
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
@@ -321,7 +333,7 @@ def search(
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
     parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))])
-    condition = filter_query(conn, where)
+    condition = filter_query(conn, where, searcher)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]

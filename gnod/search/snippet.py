@@ -20,7 +20,6 @@ from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
 
 MAX_LINES = 3
 MAX_CHARS = 320
-READ_BATCH = 16  # lines read between checks whether an unread line could still win
 
 
 class Snippet(NamedTuple):
@@ -147,12 +146,14 @@ def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, star
     found = np.flatnonzero(bound)
     order = found[np.lexsort((found, -bound[found]))].tolist()
     scored: list[tuple[int, int, int]] = []
-    for read in range(0, len(order), READ_BATCH):
-        for i in order[read : read + READ_BATCH]:
+    read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
+    while read < len(order):
+        for i in order[read : read + step]:
             _score(lines, i, analyzer, terms, scored)
+        read += step
+        step *= 2
         out, last = _pick(lines, scored, analyzer, terms, n)
-        unread = order[read + READ_BATCH : read + READ_BATCH + 1]
-        if not unread or (len(out) == n and last < (-int(bound[unread[0]]), unread[0])):
+        if read >= len(order) or (len(out) == n and last < (-int(bound[order[read]]), order[read])):
             return out
     return []
 
