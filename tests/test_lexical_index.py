@@ -51,7 +51,8 @@ def old_index(db_path: str, root) -> None:
         "CREATE VIRTUAL TABLE documents_fts USING fts5(filepath, title, body, content='', contentless_delete=1); "
         "CREATE VIRTUAL TABLE documents_exact USING fts5(filepath, title, body, content='', contentless_delete=1); "
         "CREATE VIRTUAL TABLE documents_exact_vocab USING fts5vocab(documents_exact, row); "
-        "DELETE FROM migrations WHERE name = '0004_lexical_index'")
+        "DROP INDEX documents_collection_language; DROP INDEX documents_unsure; "
+        "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes')")
     conn.close()
 
 
@@ -62,7 +63,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
     old_index(db, root)
     shutil.rmtree(root)  # nothing is read from disk again
     conn = connect(db)
-    assert migrate(conn) == ["0004_lexical_index"] == [MIGRATIONS[-1][0]]
+    assert migrate(conn) == ["0004_lexical_index", "0005_language_indexes"] == [m[0] for m in MIGRATIONS[3:]]
     assert not conn.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'documents_[fe][tx]*'").fetchone()[0]
     assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()

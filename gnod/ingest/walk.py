@@ -118,12 +118,30 @@ class Filter:
         return not (self.exclude and self.exclude.match_file(rel_path))
 
 
+# .gitignore path → (its stat, its compiled spec): each file is compiled once while it
+# stays the same, not on every walk or watcher event (a big repository's root .gitignore
+# costs ~4 ms to compile).
+_specs: dict[str, tuple[tuple[int, int, int], pathspec.GitIgnoreSpec]] = {}
+_MAX_SPECS = 4096
+
+
 def _load_gitignore(abs_dir: str) -> pathspec.GitIgnoreSpec | None:
+    path = os.path.join(abs_dir, ".gitignore")
     try:
-        with open(os.path.join(abs_dir, ".gitignore"), encoding="utf-8", errors="replace") as f:
-            return pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+        st = os.stat(path)
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        known = _specs.get(path)
+        if known is not None and known[0] == key:
+            return known[1]
+        with open(path, encoding="utf-8", errors="replace") as f:
+            spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
     except (FileNotFoundError, NotADirectoryError, PermissionError, IsADirectoryError):
+        _specs.pop(path, None)
         return None
+    if len(_specs) >= _MAX_SPECS:
+        _specs.clear()
+    _specs[path] = (key, spec)
+    return spec
 
 
 def _ignored(ignores: list[tuple[str, pathspec.GitIgnoreSpec]], rel: str) -> bool:
