@@ -7,6 +7,7 @@ their own connections (WAL), so `search` and `status` answer while a job runs.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import errno
 import logging
 import os
@@ -57,6 +58,15 @@ def storage_error(exc: BaseException, db_path: str) -> StorageError | None:
     return None
 
 
+def release_memory() -> None:
+    """Give the memory freed by a big job back to the system: glibc keeps freed heap
+    pages for reuse, so gnod's RSS after an ingest would stay at its peak."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _pack_batch(conn: apsw.Connection, after: int) -> int | None:
     with conn:
         return store.pack_old_content(conn, after)
@@ -98,6 +108,8 @@ class Writer:
         for it, and a crash's leftovers are redone before anything new is written)."""
         done = await self.run(lambda conn: self.lexical.reconcile(conn, self._rebuild_lexical))
         log.info("%s", done)
+        if await self.run(lambda _conn: self.lexical.rest()):
+            release_memory()
 
     async def pack_old_content(self) -> None:
         """Compress the content an older gno stored as text, a batch per job (so other
@@ -165,6 +177,8 @@ class Writer:
                                         self.lexical)
             finally:
                 self.job = JobInfo(running=False)
+                if self.lexical.rest():
+                    release_memory()
 
         return await self.run_content(job)
 

@@ -60,6 +60,7 @@ SEPARATOR = " | "
 LAYOUT = 2
 WRITER_HEAP_BYTES = 96_000_000
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
+REST_AFTER = 1000  # documents taken by a writer before `rest` closes it
 
 
 def _schema() -> tantivy.Schema:
@@ -182,6 +183,7 @@ class LexicalIndex:
         self._index: tantivy.Index | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
+        self._taken = 0  # documents the open writer took
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
 
     # --- reading --------------------------------------------------------------------
@@ -252,7 +254,19 @@ class LexicalIndex:
         conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))",
                      (json.dumps(ids),))
         self._staged.clear()
+        self._taken += len(ids)
         return len(ids)
+
+    def rest(self) -> bool:
+        """After a job: a writer that took REST_AFTER documents or more gives back the
+        memory it holds (its indexing heap, ~100 MB); the next sync opens another.
+        True when it did."""
+        if self._writer is None or self._taken < REST_AFTER:
+            return False
+        self._writer.wait_merging_threads()
+        self._writer = None
+        self._taken = 0
+        return True
 
     def _add(self, conn: apsw.Connection, ids: Sequence[int]) -> None:
         """Add the documents SQLite holds among `ids` (a deleted one is simply absent)."""
