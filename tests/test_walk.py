@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
-from gnod.ingest.walk import Filter, walk
+import pytest
+
+from gnod.ingest.walk import Filter, extension, walk
 
 
 def make(root, files: dict[str, str]) -> None:
@@ -58,3 +60,9 @@ def test_unreadable_dir_is_reported(tmp_path):
     finally:
         os.chmod(tmp_path / "locked", 0o755)
     assert errors and errors[0][0] == "locked"
+
+
+@pytest.mark.parametrize("name", ["a.MD", ".bashrc", "..x", "...a.b", "a", "a.", "a.b.c", ".a.b", "x..md", ".", "..",
+                                  "README", "archive.TAR.GZ", "ü.Rst"])
+def test_extension_is_what_splitext_gives(name):
+    assert extension(name) == os.path.splitext(name)[1].lower()

@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import NamedTuple
 
 import pathspec
 
 from gnod.config import DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS
 
+_NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
 # (st_dev, st_ino) of directories that are never content: gnod's own data, state and
 # runtime dirs, which may sit inside a collection (GNO_HOME under a notes folder).
@@ -113,9 +115,17 @@ class Filter:
         if self.include is not None:
             if not self.include.match_file(rel_path):
                 return False
-        elif os.path.splitext(name)[1].lower() not in DEFAULT_EXTENSIONS:
+        elif extension(name) not in DEFAULT_EXTENSIONS:
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
+
+
+def extension(name: str) -> str:
+    """A file name's extension, lowercase, as os.path.splitext gives it (leading dots
+    are not one: ".bashrc" has none), without its general path handling."""
+    stem = name.lstrip(".")
+    dot = stem.rfind(".")
+    return stem[dot:].lower() if dot > 0 else ""
 
 
 # .gitignore path → (its stat, its compiled spec): each file is compiled once while it
@@ -250,7 +260,7 @@ def walk(
                 ignores = [*ignores, (rel_dir + "/" if rel_dir else "", spec)]
         try:
             with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_NAME)
         except OSError as e:
             report(WalkIssue(shown(rel_dir) if rel_dir else ".", "NOT_ACCESSIBLE",
                              f"cannot list directory: {e.strerror or e}"))
