@@ -66,3 +66,10 @@ def test_unreadable_dir_is_reported(tmp_path):
                                   "README", "archive.TAR.GZ", "ü.Rst"])
 def test_extension_is_what_splitext_gives(name):
     assert extension(name) == os.path.splitext(name)[1].lower()
+
+
+def test_a_gitignore_that_is_not_a_file_is_no_gitignore(tmp_path):
+    make(tmp_path, {"a.md": "x", "sub/b.md": "y"})
+    os.mkfifo(tmp_path / ".gitignore")  # opening it would block until a writer came
+    os.mkdir(tmp_path / "sub" / ".gitignore")
+    assert sorted(e.rel_path for e in walk(str(tmp_path), Filter([], []))) == ["a.md", "sub/b.md"]

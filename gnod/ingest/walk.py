@@ -139,6 +139,8 @@ def _load_gitignore(abs_dir: str) -> pathspec.GitIgnoreSpec | None:
     path = os.path.join(abs_dir, ".gitignore")
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open, and the writer with it
+            raise FileNotFoundError(path)
         key = (st.st_mtime_ns, st.st_size, st.st_ino)
         known = _specs.get(path)
         if known is not None and known[0] == key:
