@@ -51,7 +51,7 @@ def old_index(db_path: str, root) -> None:
         "CREATE VIRTUAL TABLE documents_fts USING fts5(filepath, title, body, content='', contentless_delete=1); "
         "CREATE VIRTUAL TABLE documents_exact USING fts5(filepath, title, body, content='', contentless_delete=1); "
         "CREATE VIRTUAL TABLE documents_exact_vocab USING fts5vocab(documents_exact, row); "
-        "DROP INDEX documents_collection_language; DROP INDEX documents_unsure; "
+        "DROP INDEX documents_collection_language; DROP INDEX documents_unsure; DROP INDEX documents_other_languages; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes')")
     conn.close()
 

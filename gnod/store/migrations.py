@@ -165,10 +165,12 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
     (
         "0005_language_indexes",
         """
-        -- A collection's languages (pipeline.settle_languages after every edit): an index
-        -- range instead of a scan of every document (65k documents: 40 ms → 5 ms).
+        -- A collection's languages (pipeline.settle_languages after every edit) and the
+        -- index's (language_counts, read again by the first search after every write): an
+        -- index range instead of a scan of every document (65k documents: 48 ms → 8 ms).
         CREATE INDEX documents_collection_language ON documents(collection_id, language);
         CREATE INDEX documents_unsure ON documents(collection_id, language) WHERE language_confident = 0;
+        CREATE INDEX documents_other_languages ON documents(other_languages) WHERE other_languages != '';
         """,
         None,
     ),
