@@ -45,6 +45,8 @@ def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[li
         if word in terms or analyzer.stem(word) in terms:
             spans.append([m.start(), m.end()])
             continue
+        if word.isascii():  # no CJK run in it
+            continue
         for run in CJK_RUN_RE.finditer(m.group()):
             s = run.group()
             for k in range(len(s) - 1):
@@ -122,12 +124,12 @@ def best_snippets(
             for i in range(start, len(every)):
                 if every[i]:
                     _score(every, i, analyzer, terms, scored)
-            out = _pick(every, scored, analyzer, terms, n)[0]
+            out = _pick(every, scored, n)[0]
     if not out:
         first = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
         if first >= 0:
-            out = _pick(lines, [(0, first, 0)], analyzer, terms, n)[0]
-    return out
+            out = _pick(lines, [(0, first, 0)], n)[0]
+    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
 
 
 def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, start: int, analyzer: Analyzer,
@@ -152,7 +154,7 @@ def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, star
             _score(lines, i, analyzer, terms, scored)
         read += step
         step *= 2
-        out, last = _pick(lines, scored, analyzer, terms, n)
+        out, last = _pick(lines, scored, n)
         if read >= len(order) or (len(out) == n and last < (-int(bound[order[read]]), order[read])):
             return out
     return []
@@ -168,10 +170,9 @@ def _score(lines: Sequence[str], i: int, analyzer: Analyzer, terms: frozenset[st
         scored.append((-len(hit), i, col))
 
 
-def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], analyzer: Analyzer, terms: frozenset[str],
-          n: int) -> tuple[list[Snippet], tuple[int, int]]:
-    """The best `n` scored lines' snippets, never overlapping, and the last one's
-    (-distinct terms, line index)."""
+def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], n: int) -> tuple[list[Snippet], tuple[int, int]]:
+    """The best `n` scored lines' snippets (their matches not yet found), never
+    overlapping, and the last one's (-distinct terms, line index)."""
     out: list[Snippet] = []
     last = (0, -1)
     taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
@@ -182,7 +183,7 @@ def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], analyzer: An
         if any(a <= end and i <= b for a, b in taken):
             continue
         taken.append((i, end))
-        out.append(Snippet(line=i + 1, text=text, matches=match_spans(text, analyzer, terms)))
+        out.append(Snippet(line=i + 1, text=text, matches=[]))
         last = (score, i)
         if len(out) >= n:
             break
