@@ -266,3 +266,31 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
     assert titles == {"wire.py": "wire", "deploy.sh": "deploy", "notes.md": "Release notes",
                       "readme.txt": "Plain title"}
+
+
+def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch):
+    """Batches commit to SQLite every BATCH_DOCS; the lexical index takes them at most
+    every LEXICAL_SECONDS (the first at once), and each change is told only once the
+    lexical index holds it."""
+    from gnod.ingest import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_DOCS", 4)
+    monkeypatch.setattr(pipeline, "LEXICAL_SECONDS", 3600.0)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(30):
+        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\nThe kingfisher number {i} dives.\n")
+    with lexical_index(db, AnalyzerSet()) as lex:
+        told: list[list[str]] = []
+
+        def changed(_collection, changes):
+            held = {r[0] for r in db.execute("SELECT rel_path FROM documents WHERE id IN "
+                                             f"({','.join(map(str, lexical_ids(lex)))})")}
+            paths = [p for _, p in changes]
+            assert set(paths) <= held  # searchable before anyone is told
+            told.append(paths)
+
+        index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)), changed=changed, lex=lex)
+        assert [len(t) for t in told] == [4, 26]  # the first batch at once, the rest at the end
+        assert count(db, "lexical_pending") == 0
+        assert lexical_ids(lex) == {r[0] for r in db.execute("SELECT id FROM documents")}
