@@ -59,6 +59,9 @@ SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 LAYOUT = 2
 WRITER_HEAP_BYTES = 96_000_000
+# Indexing threads (the heap is shared among them): with two, a big ingest no longer
+# waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
+WRITER_THREADS = min(2, os.cpu_count() or 1)
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
 REST_AFTER = 1000  # documents taken by a writer before `rest` closes it
 
@@ -228,7 +231,7 @@ class LexicalIndex:
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
             assert self._index is not None
-            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
         return self._writer
 
     def stage(self, doc_id: int, language: str | None, text: LexicalText) -> None:
