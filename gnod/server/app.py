@@ -160,6 +160,8 @@ class Daemon:
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
         self._readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gnod-read")
+        # `status` has a reader of its own: it must not queue behind other clients' searches.
+        self._control = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-control")
         self._local = threading.local()
         self._languages: tuple[int, dict[str | None, int]] = (-1, {})
         self._connections: set[Connection] = set()
@@ -188,10 +190,12 @@ class Daemon:
             st = self._local.state = (conn, AnalyzerSet())
         return st
 
-    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any]) -> Any:
-        """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection."""
+    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], control: bool = False) -> Any:
+        """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection;
+        `control`: on the thread kept for `status`, which searches never occupy."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, lambda: fn(*self._reader_state()))
+        pool = self._control if control else self._readers
+        return await loop.run_in_executor(pool, lambda: fn(*self._reader_state()))
 
     def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]:
         """Documents per language in the index, cached until the writer commits again."""
@@ -402,6 +406,7 @@ class Daemon:
                 self._llm_cache.close()
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
             self._readers.shutdown(wait=False, cancel_futures=True)
+            self._control.shutdown(wait=False, cancel_futures=True)
             self.instance.release()
             log.info("stopped")
 

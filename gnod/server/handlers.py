@@ -94,7 +94,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             rss_bytes=rss_bytes(), lexical=_lexical_info(d),
         )
 
-    return await d.read(read)
+    return await d.read(read, control=True)
 
 
 def _lexical_info(d: Daemon) -> LexicalInfo:
