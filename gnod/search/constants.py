@@ -221,3 +221,10 @@ class Pipeline(Struct, frozen=True, kw_only=True):
 
 
 PIPELINE = Pipeline()
+
+
+# Reader threads are shared by start-time fair queuing (server/fair.py): a new client's
+# calls are taken to cost this much until its own have been measured, and this many
+# clients are remembered before those whose calls all ended are forgotten.
+FAIR_COST_S = 0.005
+FAIR_MEMORY = 4096

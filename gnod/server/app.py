@@ -7,13 +7,15 @@ delays `status` or `search` on it or any other. Replies carry the request id.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
+import itertools
 import logging
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,6 +30,7 @@ from gnod.models.manager import Models
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.server.events import ChangeList, Events
+from gnod.server.fair import FairExecutor
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, gnod_version
 from gnod.server.methods import METHODS
@@ -47,6 +50,10 @@ log = logging.getLogger("gnod")
 # when it is current) before it is answered BUSY with how far a rebuild is.
 LEXICAL_WAIT_S = 5.0
 
+# The connection a request's task serves (None: gnod's own work): whose reads these are.
+CLIENT: contextvars.ContextVar[Hashable] = contextvars.ContextVar("client", default=None)
+_connections = itertools.count(1)
+
 _encoder = msgspec.json.Encoder()
 _request_decoder = msgspec.json.Decoder(Request)
 _param_decoders = {m: msgspec.json.Decoder(t) for m, t in METHOD_PARAMS.items()}
@@ -60,6 +67,7 @@ class Connection:
         self.loop = asyncio.get_running_loop()
         self.tasks: set[asyncio.Task] = set()
         self.subscriptions: set[asyncio.Task] = set()  # `watch` calls: they end with the client's input
+        self.number = next(_connections)  # what its reads are ranked under (CLIENT)
 
     def send(self, message: Any) -> None:
         if self.writer.is_closing():
@@ -122,6 +130,7 @@ class Connection:
         except RecursionError:
             self.send_error(None, wire.PARSE_ERROR, "request is nested too deeply")
             return
+        CLIENT.set(self.number)  # this request's task only: its reads are ranked by this connection's use
         try:
             result = await self.daemon.dispatch(req, Call(self, req.id))
         except RpcError as e:
@@ -159,7 +168,7 @@ class Daemon:
         self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
-        self._readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gnod-read")
+        self._readers = FairExecutor(4, "gnod-read")
         # `status` has a reader of its own: it must not queue behind other clients' searches.
         self._control = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-control")
         self._local = threading.local()
@@ -193,9 +202,12 @@ class Daemon:
     async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], control: bool = False) -> Any:
         """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection;
         `control`: on the thread kept for `status`, which searches never occupy."""
-        loop = asyncio.get_running_loop()
-        pool = self._control if control else self._readers
-        return await loop.run_in_executor(pool, lambda: fn(*self._reader_state()))
+        def call() -> Any:
+            return fn(*self._reader_state())
+
+        if control:
+            return await asyncio.get_running_loop().run_in_executor(self._control, call)
+        return await asyncio.wrap_future(self._readers.submit(CLIENT.get(), call))
 
     def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]:
         """Documents per language in the index, cached until the writer commits again."""
@@ -405,7 +417,7 @@ class Daemon:
             if self._llm_cache is not None:
                 self._llm_cache.close()
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
-            self._readers.shutdown(wait=False, cancel_futures=True)
+            self._readers.shutdown()
             self._control.shutdown(wait=False, cancel_futures=True)
             self.instance.release()
             log.info("stopped")

@@ -1,0 +1,81 @@
+"""Reader threads shared fairly between clients (start-time fair queuing).
+
+With one queue in arrival order, a person's single search waits behind every search
+agents have queued. Here each call gets a virtual start time: the later of the queue's
+current virtual time and the end of its client's previous call, a call's length being
+what that client's calls have cost lately. Calls run in order of their start times, so
+a client that asks now and then starts at the current virtual time, ahead of clients
+with a backlog, and a busy client still waits for at most one call of each other client
+per call of its own (never starved). A call whose caller has gone is skipped, not run.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any
+
+from gnod.search.constants import FAIR_COST_S, FAIR_MEMORY
+
+
+class FairExecutor:
+    def __init__(self, workers: int, name: str) -> None:
+        self._heap: list[tuple[float, int, Future, Callable[[], Any], Hashable]] = []
+        self._seq = itertools.count()
+        self._cv = threading.Condition()
+        self._now = 0.0  # virtual time: the start time of the call dispatched last
+        self._end: dict[Hashable, float] = {}  # client → virtual end of its last call
+        self._cost: dict[Hashable, float] = {}  # client → what its calls cost lately (s)
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True) for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, client: Hashable, fn: Callable[[], Any]) -> Future:
+        """Run `fn` on a worker, in fair order among the clients."""
+        fut: Future = Future()
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the readers are shut down")
+            start = max(self._now, self._end.get(client, 0.0))
+            self._end[client] = start + self._cost.get(client, FAIR_COST_S)
+            if len(self._end) > FAIR_MEMORY:  # forget clients whose calls all ended
+                self._end = {c: e for c, e in self._end.items() if e > self._now}
+                self._cost = {c: self._cost[c] for c in self._end if c in self._cost}
+            heapq.heappush(self._heap, (start, next(self._seq), fut, fn, client))
+            self._cv.notify()
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._heap and not self._closed:
+                    self._cv.wait()
+                if not self._heap:
+                    return
+                start, _, fut, fn, client = heapq.heappop(self._heap)
+                self._now = max(self._now, start)
+            if not fut.set_running_or_notify_cancel():
+                continue  # the caller has gone
+            t0 = time.monotonic()
+            try:
+                fut.set_result(fn())
+            except BaseException as e:  # handed to the caller, as an executor does
+                fut.set_exception(e)
+            finally:
+                took = time.monotonic() - t0
+                with self._cv:
+                    self._cost[client] = 0.8 * self._cost.get(client, took) + 0.2 * took
+
+    def shutdown(self) -> None:
+        """Stop taking calls; what is queued is cancelled."""
+        with self._cv:
+            self._closed = True
+            for _, _, fut, _, _ in self._heap:
+                fut.cancel()
+            self._heap.clear()
+            self._cv.notify_all()

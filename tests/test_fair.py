@@ -1,0 +1,59 @@
+"""The readers' queue: a client without a backlog goes first, nobody is starved, a call whose caller left is skipped."""
+
+from __future__ import annotations
+
+import threading
+
+from gnod.server.fair import FairExecutor
+
+
+def test_a_light_client_is_served_before_a_busy_one_queued_earlier():
+    pool = FairExecutor(1, "test-fair")
+    try:
+        gate = threading.Event()
+        ran: list[str] = []
+        pool.submit("agent", gate.wait)  # holds the one worker
+        queued = [pool.submit("agent", lambda: ran.append("agent")) for _ in range(5)]
+        person = pool.submit("person", lambda: ran.append("person"))
+        gate.set()
+        person.result(timeout=5)
+        for f in queued:
+            f.result(timeout=5)
+        assert ran == ["person"] + ["agent"] * 5
+    finally:
+        pool.shutdown()
+
+
+def test_a_call_whose_caller_left_is_not_run_and_errors_reach_the_caller():
+    pool = FairExecutor(1, "test-fair")
+    try:
+        gate = threading.Event()
+        ran: list[int] = []
+        pool.submit("a", gate.wait)
+        gone = pool.submit("a", lambda: ran.append(1))
+        assert gone.cancel()
+        failing = pool.submit("b", lambda: 1 / 0)
+        gate.set()
+        try:
+            failing.result(timeout=5)
+            raise AssertionError("no error")
+        except ZeroDivisionError:
+            pass
+        assert pool.submit("a", lambda: 7).result(timeout=5) == 7 and ran == []
+    finally:
+        pool.shutdown()
+
+
+def test_busy_clients_take_turns():
+    pool = FairExecutor(1, "test-fair")
+    try:
+        gate = threading.Event()
+        ran: list[str] = []
+        pool.submit("x", gate.wait)
+        futures = [pool.submit(c, lambda c=c: ran.append(c)) for c in ["a"] * 4 + ["b"] * 4]
+        gate.set()
+        for f in futures:
+            f.result(timeout=5)
+        assert ran == ["a", "b"] * 4  # b's calls, queued last, are not left to the end
+    finally:
+        pool.shutdown()
