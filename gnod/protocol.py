@@ -420,6 +420,16 @@ class LexicalInfo(Struct):
     total: int = 0
 
 
+class LoadInfo(Struct):
+    """The reader threads that serve searches and reads, now and over the last minute."""
+
+    running: int  # calls being served
+    queued: int  # calls waiting for a reader
+    calls: int  # calls that ended in the last minute
+    p50_ms: float | None = None  # their time from arrival to answer
+    p99_ms: float | None = None
+
+
 class StatusResult(Struct):
     version: str
     protocol: int
@@ -442,6 +452,7 @@ class StatusResult(Struct):
     threads: ThreadsInfo | None = None
     rss_bytes: int | None = None  # gnod's resident memory, models included
     lexical: LexicalInfo | None = None  # the lexical (BM25) index beside db_path
+    load: LoadInfo | None = None  # the readers: calls running and waiting, their latency lately
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -576,3 +577,17 @@ def test_status_vectors_line_shows_a_slow_rate_and_the_eta():
     assert _vectors_line(vec).endswith("10000 pending (embedding, 0.52 chunks/s, ETA 5h20m)")
     assert _vectors_line({**vec, "rate_per_s": 25.0}).endswith("(embedding, 25 chunks/s, ETA 6m40s)")
     assert _vectors_line({**vec, "rate_per_s": None}).endswith("10000 pending (embedding)")
+
+
+def test_status_reports_the_readers_load(daemon, tmp_path):
+    env = daemon.env
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "heron.md").write_text("# Heron\n\nThe heron waits by the river.\n")
+    cli_json("collection", "add", str(folder), "--name", "notes", "--json", env=env)
+    cli_json("search", "heron", "--json", env=env)
+    load = cli_json("status", "--json", env=env)["load"]
+    assert load["running"] >= 0 and load["queued"] >= 0
+    assert load["calls"] >= 1 and 0 <= load["p50_ms"] <= load["p99_ms"]
+    assert re.search(r"^readers: \d+ running, \d+ waiting; last minute: \d+ calls, p50 \d+ ms, p99 \d+ ms$",
+                     cli("status", "--human", env=env).stdout, re.M)

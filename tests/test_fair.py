@@ -57,3 +57,23 @@ def test_busy_clients_take_turns():
         assert ran == ["a", "b"] * 4  # b's calls, queued last, are not left to the end
     finally:
         pool.shutdown()
+
+
+def test_load_counts_running_waiting_and_recent_calls():
+    pool = FairExecutor(1, "test-fair")
+    try:
+        assert pool.load() == (0, 0, [])
+        gate = threading.Event()
+        started = threading.Event()
+        pool.submit("a", lambda: (started.set(), gate.wait()))
+        started.wait(5)
+        waiting = [pool.submit("b", lambda: None) for _ in range(3)]
+        running, queued, _ = pool.load()
+        assert (running, queued) == (1, 3)
+        gate.set()
+        for f in waiting:
+            f.result(timeout=5)
+        running, queued, took = pool.load()
+        assert (running, queued) == (0, 0) and len(took) == 4 and all(t >= 0 for t in took)
+    finally:
+        pool.shutdown()

@@ -20,6 +20,11 @@ def status_lines(st: dict) -> list[str]:
     if lex:
         out.append("lexical index: " + (f"{lex['documents']} documents, {size(lex['bytes'])}" if lex["ready"] else
                    f"being built from the stored documents, {lex['done']} of {lex['total']} (searches wait)"))
+    load = st.get("load")
+    if load:
+        lately = (f"; last minute: {load['calls']} calls, p50 {load['p50_ms']:.0f} ms, p99 {load['p99_ms']:.0f} ms"
+                  if load["calls"] else "")
+        out.append(f"readers: {load['running']} running, {load['queued']} waiting{lately}")
     langs = [str(x) for x in st["languages"] if x]
     out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")
     if st.get("config_error"):

@@ -228,3 +228,5 @@ PIPELINE = Pipeline()
 # clients are remembered before those whose calls all ended are forgotten.
 FAIR_COST_S = 0.005
 FAIR_MEMORY = 4096
+# `status` reports the readers' latency over this many seconds.
+LOAD_WINDOW_S = 60.0

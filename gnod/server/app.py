@@ -209,6 +209,10 @@ class Daemon:
             return await asyncio.get_running_loop().run_in_executor(self._control, call)
         return await asyncio.wrap_future(self._readers.submit(CLIENT.get(), call))
 
+    def reader_load(self) -> tuple[int, int, list[float]]:
+        """(reads running, reads waiting, seconds each read of the last minute took)."""
+        return self._readers.load()
+
     def language_counts(self, conn: apsw.Connection) -> dict[str | None, int]:
         """Documents per language in the index, cached until the writer commits again."""
         gen = self.writer.generation

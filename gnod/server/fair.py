@@ -15,22 +15,25 @@ import heapq
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
 
-from gnod.search.constants import FAIR_COST_S, FAIR_MEMORY
+from gnod.search.constants import FAIR_COST_S, FAIR_MEMORY, LOAD_WINDOW_S
 
 
 class FairExecutor:
     def __init__(self, workers: int, name: str) -> None:
-        self._heap: list[tuple[float, int, Future, Callable[[], Any], Hashable]] = []
+        self._heap: list[tuple[float, int, Future, Callable[[], Any], Hashable, float]] = []
         self._seq = itertools.count()
         self._cv = threading.Condition()
         self._now = 0.0  # virtual time: the start time of the call dispatched last
         self._end: dict[Hashable, float] = {}  # client → virtual end of its last call
         self._cost: dict[Hashable, float] = {}  # client → what its calls cost lately (s)
         self._closed = False
+        self._running = 0
+        self._recent: deque[tuple[float, float]] = deque(maxlen=10_000)  # (ended at, seconds from submit)
         self._threads = [threading.Thread(target=self._work, name=f"{name}_{i}", daemon=True) for i in range(workers)]
         for t in self._threads:
             t.start()
@@ -46,7 +49,7 @@ class FairExecutor:
             if len(self._end) > FAIR_MEMORY:  # forget clients whose calls all ended
                 self._end = {c: e for c, e in self._end.items() if e > self._now}
                 self._cost = {c: self._cost[c] for c in self._end if c in self._cost}
-            heapq.heappush(self._heap, (start, next(self._seq), fut, fn, client))
+            heapq.heappush(self._heap, (start, next(self._seq), fut, fn, client, time.monotonic()))
             self._cv.notify()
         return fut
 
@@ -57,25 +60,35 @@ class FairExecutor:
                     self._cv.wait()
                 if not self._heap:
                     return
-                start, _, fut, fn, client = heapq.heappop(self._heap)
+                start, _, fut, fn, client, submitted = heapq.heappop(self._heap)
                 self._now = max(self._now, start)
-            if not fut.set_running_or_notify_cancel():
-                continue  # the caller has gone
+                if not fut.set_running_or_notify_cancel():
+                    continue  # the caller has gone
+                self._running += 1
             t0 = time.monotonic()
             try:
                 fut.set_result(fn())
             except BaseException as e:  # handed to the caller, as an executor does
                 fut.set_exception(e)
             finally:
-                took = time.monotonic() - t0
+                end = time.monotonic()
                 with self._cv:
-                    self._cost[client] = 0.8 * self._cost.get(client, took) + 0.2 * took
+                    self._running -= 1
+                    self._cost[client] = 0.8 * self._cost.get(client, end - t0) + 0.2 * (end - t0)
+                    self._recent.append((end, end - submitted))
+
+    def load(self) -> tuple[int, int, list[float]]:
+        """(calls running, calls waiting, seconds each call of the last LOAD_WINDOW_S took
+        from submission to its end)."""
+        with self._cv:
+            since = time.monotonic() - LOAD_WINDOW_S
+            return self._running, len(self._heap), [s for end, s in self._recent if end >= since]
 
     def shutdown(self) -> None:
         """Stop taking calls; what is queued is cancelled."""
         with self._cv:
             self._closed = True
-            for _, _, fut, _, _ in self._heap:
+            for _, _, fut, *_ in self._heap:
                 fut.cancel()
             self._heap.clear()
             self._cv.notify_all()

@@ -30,6 +30,7 @@ from gnod.protocol import (
     IndexStats,
     IngestErrorInfo,
     LexicalInfo,
+    LoadInfo,
     LsEntry,
     LsParams,
     LsResult,
@@ -91,10 +92,18 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             vectors=d.vectors.info(), storage_error=d.writer.storage_error,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
             threads=d.models.threads_info(),
-            rss_bytes=rss_bytes(), lexical=_lexical_info(d),
+            rss_bytes=rss_bytes(), lexical=_lexical_info(d), load=_load_info(d),
         )
 
     return await d.read(read, control=True)
+
+
+def _load_info(d: Daemon) -> LoadInfo:
+    running, queued, took = d.reader_load()
+    took.sort()
+    def ms(q: float) -> float | None:
+        return round(took[min(len(took) - 1, int(q * len(took)))] * 1000, 3) if took else None
+    return LoadInfo(running=running, queued=queued, calls=len(took), p50_ms=ms(0.5), p99_ms=ms(0.99))
 
 
 def _lexical_info(d: Daemon) -> LexicalInfo:
