@@ -39,6 +39,17 @@ DOCUMENT_EXTENSIONS: tuple[str, ...] = (
     ".html", ".htm", ".xhtml", ".pdf", ".docx", ".xlsx", ".pptx", ".epub",
     ".csv", ".tsv", ".json", ".ipynb",
 )
+
+
+def extension(path: str) -> str:
+    """A file's extension, lowercase, as the sets above hold it: what os.path.splitext
+    gives (".bashrc" has none), without its general path handling (a walk asks for
+    every file)."""
+    name = path.rpartition("/")[2].lstrip(".")
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
 # What a collection indexes when it has no include globs.
 DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
 # Directories nobody wants indexed; a user's exclude globs come on top.

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from gnod.ingest.walk import Filter, extension, walk
+from gnod.config import extension
+from gnod.ingest.walk import Filter, walk
 
 
 def make(root, files: dict[str, str]) -> None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 
-from gnod.config import TEXT_EXTENSIONS
+from gnod.config import TEXT_EXTENSIONS, extension
 from gnod.ingest.markdown import extract_title
 
 MiB = 1024 * 1024
@@ -117,10 +117,6 @@ def _sniff_zip(data: bytes) -> str:
             if any(n.startswith(prefix) for n in names):
                 return kind
     return "zip"
-
-
-def extension(path: str) -> str:
-    return os.path.splitext(path)[1].lower()
 
 
 @dataclass

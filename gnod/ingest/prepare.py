@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS
+from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, extension
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import IngestFailure, convert
@@ -63,9 +63,9 @@ def prepare(
     meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
-    extension = os.path.splitext(name)[1].lower()
-    code = extension in CODE_EXTENSIONS
-    source = extension in SOURCE_EXTENSIONS
+    ext = extension(name)
+    code = ext in CODE_EXTENSIONS
+    source = ext in SOURCE_EXTENSIONS
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pathspec
 
-from gnod.config import DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS
+from gnod.config import DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, extension
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -118,14 +118,6 @@ class Filter:
         elif extension(name) not in DEFAULT_EXTENSIONS:
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
-
-
-def extension(name: str) -> str:
-    """A file name's extension, lowercase, as os.path.splitext gives it (leading dots
-    are not one: ".bashrc" has none), without its general path handling."""
-    stem = name.lstrip(".")
-    dot = stem.rfind(".")
-    return stem[dot:].lower() if dot > 0 else ""
 
 
 # .gitignore path → (its stat, its compiled spec): each file is compiled once while it
