@@ -124,14 +124,16 @@ def main() -> None:
     args = ap.parse_args()
     tree = os.path.abspath(args.tree or kernel_tree())
     with Daemon(home=args.home and os.path.abspath(args.home)) as d:
+        stats: dict = {}
         if not any(c["name"] == "tree" for c in d.call("status")["collections"]):
             t0 = time.perf_counter()
             res = d.call("collection.add", {"name": "tree", "path": tree, "index": True})
             wall = time.perf_counter() - t0
             stats = res["collections"][0]
-            emit(documents=stats["added"], errors=stats["errors"], ingest_seconds=stats["seconds"],
-                 ingest_wall_seconds=wall, ingest_mb_per_s=source_bytes(d.paths.db_file) / 1e6 / stats["seconds"])
         src = source_bytes(d.paths.db_file)
+        if stats:
+            emit(documents=stats["added"], errors=stats["errors"], ingest_seconds=stats["seconds"],
+                 ingest_wall_seconds=wall, ingest_mb_per_s=src / 1e6 / stats["seconds"])
         emit(source_mb=src / 1e6)
         noop = []
         for _ in range(3):

@@ -11,8 +11,7 @@ overlap; in each, the matched words are given as offsets.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import NamedTuple, overload
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -59,7 +58,14 @@ def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[li
     return spans
 
 
-class _Lines(Sequence[str]):
+class _LineSource(Protocol):
+    """A text's lines by index: a list of them, or _Lines."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> str: ...
+
+
+class _Lines:
     """A text's lines, cut out only when asked for: a big document is not split whole."""
 
     def __init__(self, text: str, starts: np.ndarray) -> None:
@@ -69,14 +75,7 @@ class _Lines(Sequence[str]):
     def __len__(self) -> int:
         return len(self.starts)
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def __getitem__(self, i: int) -> str:
         end = int(self.starts[i + 1]) - 1 if i + 1 < len(self.starts) else len(self.text)
         return self.text[int(self.starts[i]) : end]
 
@@ -160,7 +159,7 @@ def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, star
     return []
 
 
-def _score(lines: Sequence[str], i: int, analyzer: Analyzer, terms: frozenset[str],
+def _score(lines: _LineSource, i: int, analyzer: Analyzer, terms: frozenset[str],
            scored: list[tuple[int, int, int]]) -> None:
     """Add line `i` to `scored` when it holds a term."""
     hit = _line_terms(lines[i], analyzer, terms)
@@ -170,7 +169,7 @@ def _score(lines: Sequence[str], i: int, analyzer: Analyzer, terms: frozenset[st
         scored.append((-len(hit), i, col))
 
 
-def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], n: int) -> tuple[list[Snippet], tuple[int, int]]:
+def _pick(lines: _LineSource, scored: list[tuple[int, int, int]], n: int) -> tuple[list[Snippet], tuple[int, int]]:
     """The best `n` scored lines' snippets (their matches not yet found), never
     overlapping, and the last one's (-distinct terms, line index)."""
     out: list[Snippet] = []
@@ -190,7 +189,7 @@ def _pick(lines: Sequence[str], scored: list[tuple[int, int, int]], n: int) -> t
     return out, last
 
 
-def _window(lines: Sequence[str], i: int, col: int) -> tuple[str, int]:
+def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int]:
     """The snippet text starting at line `i`, and the index of its last line."""
     first = lines[i]
     if len(first) > MAX_CHARS:

@@ -344,13 +344,10 @@ def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> in
 
 def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, str, int, int]]:
     """(id, seq, text, start_line, end_line) of a content's chunks, in order."""
-    content = content_of(conn, mirror_hash)
-    if content is None:
-        return []
-    text = content[0]
-    return [(i, seq, text[pos : pos + length], start, end) for i, seq, pos, length, start, end in conn.execute(
-        "SELECT id, seq, pos, length, start_line, end_line FROM content_chunks WHERE mirror_hash = ? ORDER BY seq",
-        (mirror_hash,))]
+    contents = Contents(conn)
+    return [(i, seq, contents.span(mirror_hash, pos, length), start, end) for i, seq, pos, length, start, end in
+            conn.execute("SELECT id, seq, pos, length, start_line, end_line FROM content_chunks "
+                         "WHERE mirror_hash = ? ORDER BY seq", (mirror_hash,)).fetchall()]
 
 
 def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | None:
