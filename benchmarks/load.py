@@ -83,8 +83,9 @@ def main() -> None:
     for i in range(args.generated):
         with open(os.path.join(generated, f"g{i:05d}.md"), "w") as f:
             f.write(f"# Generated {i}\n\n" + " ".join(rng.choice(words) for _ in range(120)) + "\n")
+    # Pages gno indexes by default (a name like "..md" is a hidden file, never indexed).
     edited = sorted(os.path.join(dp, n) for dp, _, ns in os.walk(os.path.join(tldr, "pages", "common"))
-                    for n in ns)[:500]
+                    for n in ns if n[0].isalnum())[:500]
 
     with Daemon(home=home) as d:
         collections = {c["name"] for c in d.call("status")["collections"]}
