@@ -56,10 +56,12 @@ def index_collection(
     pool: PreparePool | None = None,
     changed: ChangeFn | None = None,
     lex: LexicalIndex | None = None,
+    between: Callable[[], None] | None = None,
 ) -> IndexStats:
     """Bring the whole collection up to date (a stat-only pass when nothing changed).
     `lex`: the lexical index, brought up to date after each commit (without one, what
-    changed stays pending in SQLite for the next LexicalIndex.reconcile)."""
+    changed stays pending in SQLite for the next LexicalIndex.reconcile); `between`:
+    called between batches, outside any transaction (the writer runs short jobs there)."""
     t0 = time.perf_counter()
     cid = _collection_id(conn, col)
     if cid is None:
@@ -67,7 +69,8 @@ def index_collection(
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
     entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
-    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex)
+    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex,
+                  between)
 
 
 def index_paths(
@@ -135,6 +138,7 @@ def _apply(
     t0: float,
     changed: ChangeFn | None = None,
     lex: LexicalIndex | None = None,
+    between: Callable[[], None] | None = None,
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
@@ -209,6 +213,8 @@ def _apply(
                 commit(final=cancelled)
                 if cancelled:
                     raise Cancelled()
+                if between is not None:
+                    between()
                 conn.execute("BEGIN")
                 in_batch = 0
                 batch_end = now + BATCH_SECONDS

@@ -14,8 +14,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import apsw
 
@@ -72,6 +72,15 @@ def _pack_batch(conn: apsw.Connection, after: int) -> int | None:
         return store.pack_old_content(conn, after)
 
 
+class _Aside:
+    """A short job of one collection, queued to run in order or between batches."""
+
+    def __init__(self, collection: str, fn: Callable[[], Any]) -> None:
+        self.collection = collection
+        self.fn = fn
+        self.future: Future = Future()
+
+
 class Writer:
     def __init__(self, db_path: str, ingest_workers: int | None = None) -> None:
         self.db_path = db_path
@@ -86,6 +95,8 @@ class Writer:
         self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers))
         self._rebuild_lexical = False
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
+        self._aside: list[_Aside] = []  # short jobs that may run between a long run's batches
+        self._aside_lock = threading.Lock()
         # Called on the event loop after a job that may have changed documents (the
         # embedding backlog listens); the embedder's own writes do not call it.
         self.on_content_change: Callable[[], None] = lambda: None
@@ -125,34 +136,62 @@ class Writer:
             await self.run(reclaim)
             log.info("content stored before compression: compressed (%d batches)", batches)
 
-    async def run(self, fn: Callable[[apsw.Connection], T]) -> T:
-        """Run `fn(conn)` on the writer thread, after whatever is queued before it."""
-        loop = asyncio.get_running_loop()
+    def _call(self, fn: Callable[[apsw.Connection], T]) -> T:
+        """Run `fn` on the writer thread's connection and bring the lexical index along."""
+        assert self._conn is not None
+        try:
+            result = fn(self._conn)
+            self.lexical.sync(self._conn)  # what `fn` committed, unless it did already
+        except (apsw.FullError, apsw.IOError, OSError) as e:
+            err = storage_error(e, self.db_path)
+            if err is None:
+                raise
+            if self.storage_error != err.message:
+                log.error("%s", err.message)
+            self.storage_error = err.message
+            raise err from None
+        finally:
+            self.generation += 1
+        return result
 
-        def call() -> T:
-            assert self._conn is not None
-            try:
-                result = fn(self._conn)
-                self.lexical.sync(self._conn)  # what `fn` committed, unless it did already
-            except (apsw.FullError, apsw.IOError, OSError) as e:
-                err = storage_error(e, self.db_path)
-                if err is None:
-                    raise
-                if self.storage_error != err.message:
-                    log.error("%s", err.message)
-                self.storage_error = err.message
-                raise err from None
-            finally:
-                self.generation += 1
-            return result
+    async def run(self, fn: Callable[[apsw.Connection], T], aside: str | None = None) -> T:
+        """Run `fn(conn)` on the writer thread, after whatever is queued before it.
+        `aside`: the one collection a short job changes; while a long run of another
+        collection holds the writer, the job runs between that run's batches instead of
+        after the whole run (an edit is not kept waiting behind a big `collection add`)."""
+        if aside is None:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: self._call(fn))
+        job = _Aside(aside, lambda: self._call(fn))
+        with self._aside_lock:
+            self._aside.append(job)
+        self._pool.submit(self._run_aside, [job])
+        return await asyncio.wrap_future(job.future)
 
-        return await loop.run_in_executor(self._pool, call)
+    def _run_aside(self, jobs: list[_Aside]) -> None:
+        """Run those of `jobs` not run yet (each is queued twice: in order, and aside)."""
+        with self._aside_lock:
+            due = [j for j in jobs if j in self._aside]
+            for j in due:
+                self._aside.remove(j)
+        for j in due:
+            if j.future.set_running_or_notify_cancel():  # False: its caller has gone
+                try:
+                    j.future.set_result(j.fn())
+                except BaseException as e:  # handed to the caller, as an executor does
+                    j.future.set_exception(e)
 
-    async def run_content(self, fn: Callable[[apsw.Connection], T]) -> T:
+    def _between(self, running: str) -> None:
+        """A long run of `running` is between batches: run the short jobs of other collections."""
+        with self._aside_lock:
+            jobs = [j for j in self._aside if j.collection != running]
+        if jobs:
+            self._run_aside(jobs)
+
+    async def run_content(self, fn: Callable[[apsw.Connection], T], aside: str | None = None) -> T:
         """Like run, for jobs that change documents: listeners hear of it even on failure.
         One that succeeds clears a reported storage error: writing works again."""
         try:
-            result = await self.run(fn)
+            result = await self.run(fn, aside)
         finally:
             self.on_content_change()
         self.storage_error = None
@@ -174,7 +213,7 @@ class Writer:
 
             try:
                 return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes,
-                                        self.lexical)
+                                        self.lexical, lambda: self._between(col.name))
             finally:
                 self.job = JobInfo(running=False)
                 if self.lexical.rest():

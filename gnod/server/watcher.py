@@ -199,7 +199,7 @@ class Watcher:
                             return index_paths(conn, self.writer.analyzers, col, paths, self.writer.stop,
                                                self.writer.pool, self.writer.on_changes, self.writer.lexical)
 
-                        stats = await self.writer.run_content(job)
+                        stats = await self.writer.run_content(job, aside=name)
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     if stats.added or stats.updated or stats.removed:

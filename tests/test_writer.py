@@ -1,0 +1,77 @@
+"""The single writer: a short job of another collection runs between a long run's
+batches (an edit is not kept waiting behind a big `collection add`); one of the same
+collection waits for the run to end."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from conftest import lexical_ids
+from gnod.config import CollectionConfig
+from gnod.ingest import pipeline
+from gnod.ingest.pipeline import index_paths
+from gnod.server.jobs import Writer
+from gnod.store import documents as store
+
+
+def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "BATCH_SECONDS", 0.0)  # every document is a batch of its own
+    big, small = tmp_path / "big", tmp_path / "small"
+    big.mkdir()
+    small.mkdir()
+    for i in range(50):
+        (big / f"f{i:04d}.md").write_text(f"# File {i}\n\nplain words number {i} for the long run\n")
+    (small / "note.md").write_text("# Note\n\nquokka sightings\n")
+    cols = {c.name: c for c in (CollectionConfig(name="big", path=str(big)),
+                                CollectionConfig(name="small", path=str(small)))}
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+    started = threading.Event()
+    queued = threading.Event()
+
+    def progress(phase: str, done: int, total: int, path: str) -> None:
+        if phase == "scan":  # hold the long run (on the writer thread) until the short jobs are queued
+            started.set()
+            queued.wait(10)
+
+    def paths_job(name: str):
+        return lambda conn: index_paths(conn, writer.analyzers, cols[name], ["note.md"], lex=writer.lexical)
+
+    async def scenario() -> tuple[list[str], dict]:
+        await writer.reconcile_lexical()
+        await writer.sync_collections(list(cols.values()))
+        order: list[str] = []
+        seen: dict = {}
+        long_run = asyncio.create_task(writer.index(cols["big"], progress))
+        long_run.add_done_callback(lambda _t: order.append("big done"))
+        await asyncio.to_thread(started.wait, 10)
+        (big / "note.md").write_text("# Late\n\nwombat\n")
+
+        async def short(name: str) -> None:
+            await writer.run_content(paths_job(name), aside=name)
+            order.append(f"{name} edit")
+            if name == "small":
+                seen["big running"] = writer.job.running
+                assert writer._conn is not None
+                (note,) = writer._conn.execute("SELECT d.id FROM documents d JOIN collections c ON c.id = "
+                                               "d.collection_id WHERE c.name = 'small'").fetchall()
+                seen["searchable"] = note[0] in lexical_ids(writer.lexical)
+
+        edits = [asyncio.create_task(short("big")), asyncio.create_task(short("small"))]
+        await asyncio.sleep(0.1)  # both are queued on the writer
+        queued.set()
+        await asyncio.gather(long_run, *edits)
+        return order, seen
+
+    try:
+        order, seen = asyncio.run(scenario())
+        assert order == ["small edit", "big done", "big edit"]
+        assert seen == {"big running": True, "searchable": True}
+        conn = writer._conn
+        assert conn is not None
+        assert {r[0] for r in conn.execute("SELECT rel_path FROM documents")} >= {"note.md", "f0000.md", "f0049.md"}
+        assert len(store.collection_ids(conn)) == 2
+    finally:
+        writer.close()
+
