@@ -10,6 +10,7 @@ there once the transaction commits).
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -380,13 +381,24 @@ class Contents:
         return text[pos : pos + length]
 
 
+# A (de)compressor per thread: one is not safe to share, and making one per call costs
+# as much as decompressing a small document.
+_zstd = threading.local()
+
+
 def pack(markdown: str) -> bytes:
-    return zstandard.compress(markdown.encode("utf-8"), PACK_LEVEL)
+    if not hasattr(_zstd, "compressor"):
+        _zstd.compressor = zstandard.ZstdCompressor(level=PACK_LEVEL)
+    return _zstd.compressor.compress(markdown.encode("utf-8"))
 
 
 def unpack(stored: str | bytes) -> str:
     """content.markdown as written: zstd bytes (pack), or text from before compression."""
-    return stored if isinstance(stored, str) else zstandard.decompress(stored).decode("utf-8")
+    if isinstance(stored, str):
+        return stored
+    if not hasattr(_zstd, "decompressor"):
+        _zstd.decompressor = zstandard.ZstdDecompressor()
+    return _zstd.decompressor.decompress(stored).decode("utf-8")
 
 
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
