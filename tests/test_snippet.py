@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from gnod.search import snippet
 from gnod.search.snippet import _line_terms, _window, best_snippets
 from gnod.text.analyzer import Analyzer
 
@@ -35,8 +36,10 @@ def every_line(markdown: str, body_line: int, analyzer: Analyzer, terms: frozens
     return out
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 @pytest.mark.parametrize("seed", range(60))
-def test_bounded_search_picks_what_reading_every_line_picks(seed):
+def test_bounded_search_picks_what_reading_every_line_picks(seed, small, monkeypatch):
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)  # every text by one way
     rng = random.Random(seed)
     analyzer = Analyzer("english")
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]

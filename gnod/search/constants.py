@@ -230,3 +230,6 @@ FAIR_COST_S = 0.005
 FAIR_MEMORY = 4096
 # `status` reports the readers' latency over this many seconds.
 LOAD_WINDOW_S = 60.0
+# Snippets: up to this many characters a text's lines are tested one by one for the
+# query's prefixes; a longer text is searched by array compares over the whole of it.
+SNIPPET_SMALL_TEXT = 8192

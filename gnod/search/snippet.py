@@ -3,8 +3,8 @@ lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed); each term's first three letters,
-found in C passes over the whole text, bound what a line can score, so only the few
-lines that could be best are read. The best lines open the snippets, which never
+found by substring tests (a small text) or array compares over the whole text (a big
+one), bound what a line can score, so only the few lines that could be best are read. The best lines open the snippets, which never
 overlap; in each, the matched words are given as offsets.
 """
 
@@ -15,6 +15,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from gnod.search.constants import SNIPPET_SMALL_TEXT
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
 
 MAX_LINES = 3
@@ -95,7 +96,7 @@ def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
     """Where `probe` starts in the text of `codes` (overlapping occurrences included)."""
     wanted = [ord(c) for c in probe]
     n = len(codes) - len(wanted) + 1
-    if n <= 0 or max(wanted) > np.iinfo(codes.dtype).max:
+    if n <= 0 or (codes.dtype == np.uint8 and max(wanted) > 127):
         return np.zeros(0, np.int64)
     hit = codes[:n] == wanted[0]
     for k, c in enumerate(wanted[1:], 1):
@@ -109,14 +110,21 @@ def best_snippets(
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier);
     a document without a matching line gets its first non-empty line."""
     lower = markdown.lower()  # may change lengths (İ → i̇), never the line breaks
-    low_codes = _codes(lower)
-    low_starts = _line_starts(low_codes)
-    starts = low_starts if len(lower) == len(markdown) else _line_starts(_codes(markdown))
-    lines = _Lines(markdown, starts)
     start = max(body_line - 1, 0)
+    probes = Counter(t[:3] for t in terms if t)
+    lines: _LineSource
+    if len(markdown) <= SNIPPET_SMALL_TEXT:
+        lines = markdown.split("\n")
+        order, bounds = _small_bounds(lower.split("\n"), start, probes)
+    else:
+        low_codes = _codes(lower)
+        low_starts = _line_starts(low_codes)
+        starts = low_starts if len(lower) == len(markdown) else _line_starts(_codes(markdown))
+        lines = _Lines(markdown, starts)
+        order, bounds = _big_bounds(low_codes, low_starts, start, probes)
     out: list[Snippet] = []
     if terms:
-        out = _by_bound(lines, low_codes, low_starts, start, analyzer, terms, n)
+        out = _by_bound(lines, order, bounds, analyzer, terms, n)
         if not out:  # a stem that does not start as its word does ("dying" → "die")
             every = markdown.split("\n")
             scored: list[tuple[int, int, int]] = []  # (-distinct terms, line index, column)
@@ -131,21 +139,40 @@ def best_snippets(
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
 
 
-def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, start: int, analyzer: Analyzer,
-              terms: frozenset[str], n: int) -> list[Snippet]:
-    """The snippets among lines holding a term's first three letters, reading lines best
-    bound first: a line holds at most as many terms as it holds such prefixes, so once
-    the snippets chosen beat every unread line's bound, no unread line can change them.
-    The prefixes are found by array compares over the whole text (`low_codes`, the
+def _small_bounds(lower_lines: list[str], start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
+    """The lines from `start` on that hold a term's first three letters, best bound first
+    (then in order), and their bounds: by substring tests, cheaper than arrays for a
+    small text."""
+    found = []
+    for i in range(start, len(lower_lines)):
+        line = lower_lines[i]
+        bound = sum(weight for probe, weight in probes.items() if probe in line)
+        if bound:
+            found.append((-bound, i))
+    found.sort()
+    return [i for _, i in found], [-b for b, _ in found]
+
+
+def _big_bounds(low_codes: np.ndarray, low_starts: np.ndarray, start: int,
+                probes: Counter[str]) -> tuple[list[int], list[int]]:
+    """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
-    bound = np.zeros(len(lines), dtype=np.int32)
-    for probe, weight in Counter(t[:3] for t in terms if t).items():
+    bound = np.zeros(len(low_starts), dtype=np.int32)
+    for probe, weight in probes.items():
         at = _occurrences(low_codes, probe)
         if len(at):
             bound[np.unique(np.searchsorted(low_starts, at, side="right") - 1)] += weight
     bound[:start] = 0
     found = np.flatnonzero(bound)
-    order = found[np.lexsort((found, -bound[found]))].tolist()
+    order = found[np.lexsort((found, -bound[found]))]
+    return order.tolist(), bound[order].tolist()
+
+
+def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], analyzer: Analyzer,
+              terms: frozenset[str], n: int) -> list[Snippet]:
+    """The snippets among the lines of `order`, read best bound first: a line holds at
+    most as many terms as it holds their first three letters (its bound), so once the
+    snippets chosen beat every unread line's bound, no unread line can change them."""
     scored: list[tuple[int, int, int]] = []
     read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
     while read < len(order):
@@ -154,7 +181,7 @@ def _by_bound(lines: _Lines, low_codes: np.ndarray, low_starts: np.ndarray, star
         read += step
         step *= 2
         out, last = _pick(lines, scored, n)
-        if read >= len(order) or (len(out) == n and last < (-int(bound[order[read]]), order[read])):
+        if read >= len(order) or (len(out) == n and last < (-bounds[read], order[read])):
             return out
     return []
 
