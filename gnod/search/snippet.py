@@ -4,8 +4,9 @@ lexical index holds only stems).
 A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed); each term's first three letters,
 found by substring tests (a small text) or array compares over the whole text (a big
-one), bound what a line can score, so only the few lines that could be best are read. The best lines open the snippets, which never
-overlap; in each, the matched words are given as offsets.
+one), bound what a line can score, so only the few lines that could be best are read.
+The best lines open the snippets, which never overlap; in each, the matched words are
+given as offsets.
 """
 
 from __future__ import annotations
