@@ -29,12 +29,13 @@ from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
 from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
+from gnod.search.constants import READERS
 from gnod.server.events import ChangeList, Events
 from gnod.server.fair import FairExecutor
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, gnod_version
 from gnod.server.methods import METHODS
-from gnod.server.rpc import Call, RpcError
+from gnod.server.rpc import Call, Lane, RpcError
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
@@ -168,16 +169,18 @@ class Daemon:
         self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
-        self._readers = FairExecutor(4, "gnod-read")
-        # `status` has a reader of its own: it must not queue behind other clients' searches.
-        self._control = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-control")
+        self._readers = FairExecutor(READERS, "gnod-read")
+        # Reads that must not queue behind clients' searches, each on a thread of its own.
+        self._lanes = {lane: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gnod-{lane}")
+                       for lane in ("control", "background")}
         self._local = threading.local()
         self._languages: tuple[int, dict[str | None, int]] = (-1, {})
         self._connections: set[Connection] = set()
         self.watcher: Watcher | None = None
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
         self.models = Models(config.models, paths.model_cache_dir)
-        self.vectors = Vectors(self.writer, self.models, self.read, lambda: self.config.models.embed_in_background)
+        self.vectors = Vectors(self.writer, self.models, lambda fn: self.read(fn, "background"),
+                               lambda: self.config.models.embed_in_background)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         self.lexical_ready = asyncio.Event()
@@ -199,14 +202,16 @@ class Daemon:
             st = self._local.state = (conn, AnalyzerSet())
         return st
 
-    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], control: bool = False) -> Any:
-        """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection;
-        `control`: on the thread kept for `status`, which searches never occupy."""
+    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], lane: Lane = "clients") -> Any:
+        """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection.
+        `clients`: the readers shared fairly between connections; `control`: the thread
+        kept for `status`, which searches never occupy; `background`: the embedder's,
+        so loading a million vectors holds no search up."""
         def call() -> Any:
             return fn(*self._reader_state())
 
-        if control:
-            return await asyncio.get_running_loop().run_in_executor(self._control, call)
+        if lane != "clients":
+            return await asyncio.get_running_loop().run_in_executor(self._lanes[lane], call)
         return await asyncio.wrap_future(self._readers.submit(CLIENT.get(), call))
 
     def reader_load(self) -> tuple[int, int, list[float]]:
@@ -422,7 +427,8 @@ class Daemon:
                 self._llm_cache.close()
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
             self._readers.shutdown()
-            self._control.shutdown(wait=False, cancel_futures=True)
+            for lane in self._lanes.values():
+                lane.shutdown(wait=False, cancel_futures=True)
             self.instance.release()
             log.info("stopped")
 

@@ -95,7 +95,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             rss_bytes=rss_bytes(), lexical=_lexical_info(d), load=_load_info(d),
         )
 
-    return await d.read(read, control=True)
+    return await d.read(read, "control")
 
 
 def _load_info(d: Daemon) -> LoadInfo:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from gnod import wire
 from gnod.models.base import ModelUnavailable
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from gnod.store.lexical_index import LexicalIndex
     from gnod.store.llm_cache import LlmCache
     from gnod.text.analyzer import AnalyzerSet
+
+# Where a read runs (Daemon.read): the readers clients share, or a thread of its own.
+Lane = Literal["clients", "control", "background"]
 
 
 class RpcError(Exception):
@@ -87,7 +90,7 @@ class Daemon(Protocol):
     @property
     def llm_cache(self) -> LlmCache: ...
 
-    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], control: bool = False) -> Any: ...
+    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], lane: Lane = "clients") -> Any: ...
 
     def reader_load(self) -> tuple[int, int, list[float]]: ...
 
