@@ -1,10 +1,14 @@
-"""The readers' queue: a client without a backlog goes first, nobody is starved, a call whose caller left is skipped."""
+"""The readers' queue: a client without a backlog goes first, nobody is starved, a call whose caller left is
+skipped, a call that would wait too long is refused."""
 
 from __future__ import annotations
 
 import threading
 
-from gnod.server.fair import FairExecutor
+import pytest
+
+from gnod.search.constants import FAIR_COST_S, OVERLOAD_WAIT_S
+from gnod.server.fair import FairExecutor, Overloaded
 
 
 def test_a_light_client_is_served_before_a_busy_one_queued_earlier():
@@ -75,5 +79,24 @@ def test_load_counts_running_waiting_and_recent_calls():
             f.result(timeout=5)
         running, queued, took = pool.load()
         assert (running, queued) == (0, 0) and len(took) == 4 and all(t >= 0 for t in took)
+    finally:
+        pool.shutdown()
+
+
+def test_a_call_that_would_wait_too_long_is_refused_but_one_from_a_client_without_a_backlog_is_not():
+    pool = FairExecutor(1, "test-fair")
+    try:
+        gate = threading.Event()
+        pool.submit("agent", gate.wait)
+        queued = []
+        with pytest.raises(Overloaded) as refused:
+            while True:
+                queued.append(pool.submit("agent", lambda: None))
+        # Calls are taken to cost FAIR_COST_S until measured: the bound admits this many.
+        assert len(queued) == pytest.approx(OVERLOAD_WAIT_S / FAIR_COST_S, abs=2)
+        assert refused.value.wait_s > OVERLOAD_WAIT_S
+        person = pool.submit("person", lambda: "served")  # starts ahead of the agent's backlog
+        gate.set()
+        assert person.result(timeout=5) == "served"
     finally:
         pool.shutdown()

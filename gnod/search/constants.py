@@ -234,6 +234,9 @@ READERS = 1
 # clients are remembered before those whose calls all ended are forgotten.
 FAIR_COST_S = 0.005
 FAIR_MEMORY = 4096
+# A read that would wait longer than this behind the calls ahead of it is refused (BUSY,
+# with that wait as the retry hint) rather than queued.
+OVERLOAD_WAIT_S = 1.0
 # `status` reports the readers' latency over this many seconds.
 LOAD_WINDOW_S = 60.0
 # Snippets: up to this many characters a text's lines are tested one by one for the

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import logging
 import os
+import select
 import signal
 import threading
 import time
@@ -31,7 +32,7 @@ from gnod.paths import Paths
 from gnod.protocol import METHOD_PARAMS, ErrorData, Request
 from gnod.search.constants import READERS
 from gnod.server.events import ChangeList, Events
-from gnod.server.fair import FairExecutor
+from gnod.server.fair import FairExecutor, Overloaded
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, gnod_version
 from gnod.server.methods import METHODS
@@ -70,6 +71,16 @@ class Connection:
         self.subscriptions: set[asyncio.Task] = set()  # `watch` calls: they end with the client's input
         self.number = next(_connections)  # what its reads are ranked under (CLIENT)
 
+    def hung_up(self) -> bool:
+        """The client closed its socket (not only its sending side, after a last request):
+        nobody will read an answer."""
+        sock = self.writer.get_extra_info("socket")
+        if sock is None:
+            return True
+        poller = select.poll()
+        poller.register(sock.fileno(), 0)  # POLLHUP is reported whatever is asked for
+        return any(ev & select.POLLHUP for _, ev in poller.poll(0))
+
     def send(self, message: Any) -> None:
         if self.writer.is_closing():
             return
@@ -89,10 +100,10 @@ class Connection:
                     for t in self.subscriptions:
                         t.cancel()
                     others = self.tasks - self.subscriptions
-                    if others:
+                    if others and not self.hung_up():
                         # The client half-closed after its last request: still answer it.
                         await asyncio.wait(others)
-                    return
+                    return  # gone: what it had queued is cancelled, never run
                 try:
                     async with asyncio.timeout(wire.FRAME_TIMEOUT_S):
                         header = first + await self.reader.readexactly(wire.HEADER.size - 1)
@@ -212,7 +223,14 @@ class Daemon:
 
         if lane != "clients":
             return await asyncio.get_running_loop().run_in_executor(self._lanes[lane], call)
-        return await asyncio.wrap_future(self._readers.submit(CLIENT.get(), call))
+        try:
+            future = self._readers.submit(CLIENT.get(), call)
+        except Overloaded as e:
+            retry_ms = max(1, round(e.wait_s * 1000))
+            raise RpcError(wire.BUSY, f"gnod is overloaded: this call would wait {e.wait_s:.1f} s "
+                           f"behind those queued before it; retry in {retry_ms} ms, or send fewer at once",
+                           {"retry_after_ms": retry_ms}) from None
+        return await asyncio.wrap_future(future)
 
     def reader_load(self) -> tuple[int, int, list[float]]:
         """(reads running, reads waiting, seconds each read of the last minute took)."""
