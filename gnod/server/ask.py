@@ -64,11 +64,14 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
         sent += 1
         call.notify_threadsafe("token", Token(id=call.id, text=piece))
 
-    # A streaming client that hung up shows as a closed transport at the next token it misses.
-    reply = await d.models.generate(messages, max_tokens=p.max_tokens, on_token=on_token if stream else None,
-                                    gone=call.conn.writer.is_closing)
-    if call.conn.writer.is_closing():
-        log.info("ask: the client hung up; stopped generating after %d tokens", sent)
+    # A client that closed its socket cancels this call (its connection closes); one that
+    # only stopped reading shows as a closed transport at the next token it misses.
+    try:
+        reply = await d.models.generate(messages, max_tokens=p.max_tokens, on_token=on_token if stream else None,
+                                        gone=call.conn.writer.is_closing)
+    finally:
+        if call.conn.writer.is_closing():
+            log.info("ask: the client hung up; stopped generating after %d tokens", sent)
     checked = answer.check(presets.strip_thinking(reply), len(considered))
     sources = [_source(new, result.hits[picks[old - 1]], found[picks[old - 1]])
                for new, old in enumerate(checked.cited, 1)]
