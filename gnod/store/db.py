@@ -31,6 +31,8 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")
+    if readonly:
+        conn.execute("PRAGMA mmap_size=8589934592")
     return conn
 
 
