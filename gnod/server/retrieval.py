@@ -32,18 +32,18 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     def run(conn, analyzers) -> SearchResult:
         t0 = time.perf_counter()
         res = lexical.search(index, conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
-        docs = docstore.docs_by_ids(conn, [r.doc_id for r in res.rows])
+        ids = [r.doc_id for r in res.rows]
+        docs = docstore.docs_with_contents(conn, ids) if p.snippets else {
+            i: (doc, None, 0) for i, doc in docstore.docs_by_ids(conn, ids).items()}
         hits = []
         for r in res.rows:
-            doc = docs.get(r.doc_id)
-            if doc is None:  # deleted between the two statements
+            if r.doc_id not in docs:  # deleted between the two statements
                 continue
+            doc, markdown, body_line = docs[r.doc_id]
             found: list[Snippet] = []
-            if p.snippets:
-                content = docstore.content_of(conn, doc.mirror_hash)
-                if content is not None:
-                    found = [Snippet(line=s.line, text=s.text, matches=s.matches) for s in best_snippets(
-                        content[0], content[1], analyzers.get(doc.language), res.stems, p.per_doc)]
+            if markdown is not None:
+                found = [Snippet(line=s.line, text=s.text, matches=s.matches) for s in best_snippets(
+                    markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)]
             hits.append(SearchHit(**identity(doc), score=r.score, bm25=r.bm25, language=doc.language,
                                   snippet=found[0] if found else None, snippets=found if p.per_doc > 1 else []))
         return SearchResult(query=p.query, hits=hits, total_candidates=res.total_candidates, terms=res.terms,

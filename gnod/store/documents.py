@@ -281,10 +281,8 @@ def clear_errors(conn: apsw.Connection, collection_id: int, rel_paths: Iterable[
 
 # --- reads ---------------------------------------------------------------------------
 
-_DOC_COLUMNS = (
-    "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, "
-    "d.metadata FROM documents d JOIN collections c ON c.id = d.collection_id"
-)
+_DOC_FIELDS = "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, d.metadata"
+_DOC_COLUMNS = f"{_DOC_FIELDS} FROM documents d JOIN collections c ON c.id = d.collection_id"
 
 
 def _doc(row: Sequence) -> DocRow:
@@ -296,6 +294,19 @@ def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
         return {}
     marks = ",".join("?" * len(ids))
     return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks})", ids)}
+
+
+def docs_with_contents(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[DocRow, str | None, int]]:
+    """Documents by id, each with its canonical Markdown and the line its body starts
+    on (None, 0 if its content is missing): a search's hits in one statement, since
+    after every commit each statement reads its pages afresh."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(f"SELECT {_DOC_FIELDS}, ct.markdown, ct.body_line FROM documents d "
+                        "JOIN collections c ON c.id = d.collection_id "
+                        f"LEFT JOIN content ct ON ct.mirror_hash = d.mirror_hash WHERE d.id IN ({marks})", ids)
+    return {r[0]: (DocRow(*r[:10]), None if r[10] is None else unpack(r[10]), r[11] or 0) for r in rows}
 
 
 def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow | None:
