@@ -13,6 +13,9 @@ import apsw
 BUSY_TIMEOUT_MS = 5_000
 
 
+READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
+
+
 def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     """Open the index. Writers create it; readers get a read-only handle."""
     if readonly:
@@ -32,7 +35,8 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-65536")
     if readonly:
-        conn.execute("PRAGMA mmap_size=8589934592")
+        # Every commit empties a reader's page cache: mapped pages are read back without a copy.
+        conn.execute(f"PRAGMA mmap_size={READER_MMAP_BYTES}")
     return conn
 
 
