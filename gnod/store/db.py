@@ -11,8 +11,6 @@ import os
 import apsw
 
 BUSY_TIMEOUT_MS = 5_000
-
-
 READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
 
 
