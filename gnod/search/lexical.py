@@ -33,6 +33,7 @@ from gnod.store.lexical_index import (
     EXACT,
     ID,
     LANGUAGE,
+    LANGUAGE_CODE,
     NAMES,
     PATH,
     PATH_PARTS,
@@ -42,6 +43,7 @@ from gnod.store.lexical_index import (
     TAG,
     LexicalIndex,
     fold,
+    language_code,
     tag_key,
     words,
 )
@@ -206,10 +208,16 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
-def _top(searcher: tantivy.Searcher, query: Query, n: int) -> list[tuple[int, float]]:
-    """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better)."""
+def _top(searcher: tantivy.Searcher, query: Query, n: int,
+         languages: dict[int, int] | None = None) -> list[tuple[int, float]]:
+    """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better);
+    `languages`, when given, gets each one's language_code."""
     hits = searcher.search(query, n, count=False).hits
-    ids = searcher.fast_field_values(ID, [addr for _, addr in hits])
+    addrs = [addr for _, addr in hits]
+    ids = searcher.fast_field_values(ID, addrs)
+    if languages is not None:
+        codes = searcher.fast_field_values(LANGUAGE_CODE, addrs)
+        languages.update((int(i), int(c or 0)) for i, c in zip(ids, codes) if i is not None)
     return [(int(doc_id), float(score)) for (score, _), doc_id in zip(hits, ids) if doc_id is not None]
 
 
@@ -229,7 +237,8 @@ class Preferences:
     def __init__(self, query: str, clauses: Sequence[Clause], languages: Sequence[str | None],
                  counts: Mapping[str | None, int], lexical: Lexical) -> None:
         self.lexical = lexical
-        self.weights: dict[str | None, int] = {lang: counts.get(lang, 0) for lang in languages if lang is not None}
+        self.weights: dict[int, int] = {language_code(lang): counts.get(lang, 0)
+                                        for lang in languages if lang is not None}
         self.top = max(self.weights.values(), default=0)
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
         name = words(query) if lexical.name_match > 0 else ""
@@ -238,8 +247,7 @@ class Preferences:
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
         self.active = self.by_language or self.name is not None or self.phrase is not None
 
-    def best(self, searcher: tantivy.Searcher, conn: apsw.Connection, query: Query,
-             pool: int) -> list[tuple[int, float, float]]:
+    def best(self, searcher: tantivy.Searcher, query: Query, pool: int) -> list[tuple[int, float, float]]:
         """The best `pool` of all matches of `query` by ranking bm25: (doc id, bm25,
         ranking bm25), bm25 negative (lower is better), as the protocol has always given it. The
         first `preference_pool` matches give the pool's last ranking value; while a match
@@ -247,13 +255,14 @@ class Preferences:
         if not self.active:
             return [(doc_id, -s, -s) for doc_id, s in _top(searcher, query, pool)]
         fetch = max(pool, self.lexical.preference_pool)
+        languages: dict[int, int] = {}  # doc id → language_code, read with the matches
         while True:
-            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch)
-            named, all_named = self._subset(searcher, query, self._name_query(), fetch)
+            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, languages)
+            named, all_named = self._subset(searcher, query, self._name_query(), fetch, languages)
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
             lift += (0.0 if all_named else self.lexical.name_match) + (0.0 if all_phrased else self.phrase_bonus)
-            top = _top(searcher, query, fetch)
-            ranked = self._rank(conn, {**dict(top), **phrased, **named}, phrased, named)
+            top = _top(searcher, query, fetch, languages)
+            ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, languages)
             # A match not read scores at most top[-1] and is lifted by at most `lift`.
             if len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]:
                 break
@@ -268,27 +277,24 @@ class Preferences:
 
     @staticmethod
     def _subset(searcher: tantivy.Searcher, query: Query, condition: Query | None,
-                n: int) -> tuple[dict[int, float], bool]:
+                n: int, languages: dict[int, int]) -> tuple[dict[int, float], bool]:
         """The best `n` matches of `query` that meet `condition` (its bm25 unchanged),
         and whether they are all of them."""
         if condition is None:
             return {}, True
         both = Query.boolean_query([(Occur.Must, query), (Occur.Must, Query.const_score_query(condition, 0.0))])
-        found = _top(searcher, both, n + 1)
+        found = _top(searcher, both, n + 1, languages)
         return dict(found[:n]), len(found) <= n
 
-    def _rank(self, conn: apsw.Connection, found: dict[int, float], phrased: dict[int, float],
-              named: dict[int, float]) -> list[tuple[int, float, float]]:
+    def _rank(self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float],
+              languages: dict[int, int]) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first (higher is better here)."""
-        languages: dict[int, str | None] = {}
-        if self.by_language and found:
-            languages = {i: d.language for i, d in store.docs_by_ids(conn, list(found)).items()}
         ranked = []
         for doc_id, score in found.items():
             f = 1.0 + (self.lexical.name_match if doc_id in named else 0.0)
             f += self.phrase_bonus if doc_id in phrased else 0.0
             if self.by_language:
-                f += self.lexical.language_prior * self.weights.get(languages.get(doc_id), 0) / self.top
+                f += self.lexical.language_prior * self.weights.get(languages.get(doc_id, 0), 0) / self.top
             ranked.append((doc_id, score, score * f))
         ranked.sort(key=lambda r: (-r[2], r[0]))
         return ranked
@@ -338,7 +344,7 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     prefer = Preferences(query, parsed, languages, counts, lexical)
-    found = prefer.best(searcher, conn, Query.boolean_query(parts), pool)
+    found = prefer.best(searcher, Query.boolean_query(parts), pool)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
