@@ -8,6 +8,7 @@ dead process left behind is then removed by the next one.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import stat
 
@@ -102,7 +103,9 @@ class Instance:
         self._lock_fd = None
 
 
+@functools.cache
 def gnod_version() -> str:
+    """The installed version (read from the package metadata once: `status` is frequent)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

