@@ -8,8 +8,9 @@ a client that asks now and then starts at the current virtual time, ahead of cli
 with a backlog, and a busy client still waits for at most one call of each other client
 per call of its own (never starved). A call whose caller has gone is skipped, not run.
 A call that would wait longer than OVERLOAD_WAIT_S behind the calls ahead of it is
-refused at once (Overloaded, with that wait): a client with a deep backlog hears so
-instead of everybody's calls slowing down, and a client without one is still served.
+refused at once (Overloaded, with that wait) instead of everybody's calls slowing down;
+as a client without a backlog goes ahead of the backlogs, it is the deep backlogs that
+are refused.
 """
 
 from __future__ import annotations
