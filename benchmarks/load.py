@@ -17,7 +17,9 @@ small beside gnod's, but it shares the two cores.
 Prints searches_per_s=, search_p50_ms= / search_p90_ms= / search_p99_ms= (round trip),
 status_p50_ms= / status_p99_ms=, probe_p50_ms= / probe_p99_ms= (the one-a-second client),
 edit_to_searchable_p50_ms= and _max_ms= (with the wait of an edit still unseen at the
-end), edits=, edits_unfinished=, errors=, errors_<NAME>= per error, rss_mb= (gnod, at the end).
+end), edits=, edits_unfinished=, errors=, errors_<NAME>= per error, rss_mb= (gnod, at the
+end), gnod_cpu_ms_per_search= and switches_per_search= (gnod's CPU time and its threads'
+context switches over the run, per search). `--generated 0 --edits-per-s 0`: searches only.
 """
 
 from __future__ import annotations
@@ -55,6 +57,20 @@ def all_tldr_pages() -> str:
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return round(s[min(len(s) - 1, int(q * len(s)))], 2) if s else float("nan")
+
+
+def cpu_and_switches(pid: int) -> tuple[float, int]:
+    """(CPU seconds, context switches of all its threads so far) of process `pid` (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    switches = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                switches += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+        except OSError:  # the thread ended meanwhile
+            pass
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), switches
 
 
 def vocabulary(root: str) -> list[str]:
@@ -165,15 +181,21 @@ def main() -> None:
             c.close()
 
         background = [threading.Thread(target=sampler, args=("status", 0.1, {}, status_ms)),
-                      threading.Thread(target=sampler, args=("search", 1.0, {"query": "extract archive"}, probe_ms)),
-                      threading.Thread(target=editor), threading.Thread(target=adder)]
+                      threading.Thread(target=sampler, args=("search", 1.0, {"query": "extract archive"}, probe_ms))]
+        if args.edits_per_s > 0:
+            background.append(threading.Thread(target=editor))
+        if args.generated > 0:
+            background.append(threading.Thread(target=adder))
         clients = [threading.Thread(target=searcher, args=(i,)) for i in range(args.clients)]
+        pid = d.call("status")["pid"]
+        cpu0, switches0 = cpu_and_switches(pid)
         t0 = time.perf_counter()
         for t in background + clients:
             t.start()
         for t in clients:
             t.join()
         took = time.perf_counter() - t0
+        cpu1, switches1 = cpu_and_switches(pid)
         stop.set()
         for t in background:
             t.join()
@@ -185,7 +207,8 @@ def main() -> None:
              edit_to_searchable_p50_ms=round(statistics.median(edit_ms), 1) if edit_ms else float("nan"),
              edit_to_searchable_max_ms=round(max(edit_ms + unfinished, default=float("nan")), 1),
              edits=len(edit_ms), edits_unfinished=len(unfinished), errors=sum(errors.values()),
-             rss_mb=round(rss / 1e6),
+             rss_mb=round(rss / 1e6), gnod_cpu_ms_per_search=round((cpu1 - cpu0) * 1000 / max(1, len(search_ms)), 2),
+             switches_per_search=round((switches1 - switches0) / max(1, len(search_ms)), 1),
              **{f"errors_{name}": n for name, n in sorted(errors.items())})
 
 
