@@ -116,7 +116,7 @@ def best_snippets(
     lines: _LineSource
     if len(markdown) <= SNIPPET_SMALL_TEXT:
         lines = markdown.split("\n")
-        order, bounds = _small_bounds(lower.split("\n"), start, probes)
+        order, bounds = _small_bounds(lower, start, probes)
     else:
         low_codes = _codes(lower)
         low_starts = _line_starts(low_codes)
@@ -140,17 +140,25 @@ def best_snippets(
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
 
 
-def _small_bounds(lower_lines: list[str], start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
+def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
-    (then in order), and their bounds: by substring tests, cheaper than arrays for a
-    small text."""
-    found = []
-    for i in range(start, len(lower_lines)):
-        line = lower_lines[i]
-        bound = sum(weight for probe, weight in probes.items() if probe in line)
-        if bound:
-            found.append((-bound, i))
-    found.sort()
+    (then in order), and their bounds: found by `str.find` over the lowercased text, a
+    line's number by counting the line breaks before it (cheaper than arrays for a small
+    text)."""
+    bound: dict[int, int] = {}
+    for probe, weight in probes.items():
+        pos, line, counted = lower.find(probe), 0, 0  # line: the number of the line at `counted`
+        while pos >= 0:
+            line += lower.count("\n", counted, pos)
+            counted = pos
+            bound[line] = bound.get(line, 0) + weight
+            end = lower.find("\n", pos)  # the rest of this line is credited already
+            if end < 0:
+                break
+            line += 1
+            counted = end + 1
+            pos = lower.find(probe, counted)
+    found = sorted((-b, i) for i, b in bound.items() if i >= start)
     return [i for _, i in found], [-b for b, _ in found]
 
 
