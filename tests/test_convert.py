@@ -16,6 +16,7 @@ import zipfile
 import pytest
 
 from gnod.config import DEFAULT_EXTENSIONS, CollectionConfig
+from gnod.ingest import workers
 from gnod.ingest.convert import (
     DEFAULT_REGISTRY,
     MAX_TEXT_BYTES,
@@ -348,3 +349,25 @@ def test_worker_processes_convert_too(db, tmp_path):
     finally:
         pool.close()
     assert (stats.added, stats.errors) == (PARALLEL_MIN + 11, 4)
+
+
+def test_while_clients_read_the_writer_leaves_preparing_to_the_workers(db, tmp_path, monkeypatch):
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(2 * PARALLEL_MIN):
+        (root / f"n{i:03d}.md").write_text(f"# Note {i}\n\nfiller {i}\n")
+    here: list[str] = []  # what this process prepared (the workers import a module of their own)
+    real = workers.run_task
+
+    def run_here(task, analyzers=None):
+        here.append(task.entry.rel_path)
+        return real(task, analyzers)
+
+    monkeypatch.setattr(workers, "run_task", run_here)
+    pool = PreparePool(1)
+    pool.busy = lambda: True
+    try:
+        stats = index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)), pool=pool)
+    finally:
+        pool.close()
+    assert stats.added == 2 * PARALLEL_MIN and here == []

@@ -17,7 +17,7 @@ import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
 import msgspec
@@ -131,14 +131,17 @@ class PreparePool:
     """A lazily started process pool; `workers=0` keeps everything in-process.
 
     The calling (writer) thread is not idle while workers run: whenever no worker
-    result is ready it prepares a small batch itself, so on a 2-core machine both
-    cores convert while SQLite writes fill the gaps. Results come back in completion
+    result is ready (and no client is waiting on a read) it prepares a small batch
+    itself, so on a 2-core machine both cores convert while SQLite writes fill the gaps. Results come back in completion
     order, each with its task.
     """
 
     def __init__(self, workers: int | None) -> None:
         self.workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
+        # True while clients' reads are being served: the calling thread then leaves the
+        # preparing to the workers, as its Python would take the GIL from those reads.
+        self.busy: Callable[[], bool] = lambda: False
 
     def run(self, tasks: list[Task], analyzers: AnalyzerSet) -> Iterator[tuple[Task, Outcome]]:
         if self.workers < 1 or len(tasks) < PARALLEL_MIN:
@@ -158,7 +161,7 @@ class PreparePool:
                     batch = todo.popleft()
                     pending[self._pool.submit(_run_batch, batch)] = batch
                 ready = [f for f in pending if f.done()]
-                if not ready and todo:
+                if not ready and todo and not self.busy():
                     # Nothing back yet: prepare a few from the far end ourselves.
                     local = todo.pop()
                     for t in local[:LOCAL_BATCH]:

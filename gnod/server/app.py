@@ -181,6 +181,7 @@ class Daemon:
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
         self._readers = FairExecutor(READERS, "gnod-read")
+        self.writer.pool.busy = self._readers.busy  # ingest leaves the GIL to clients' reads
         # Reads that must not queue behind clients' searches, each on a thread of its own.
         self._lanes = {lane: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gnod-{lane}")
                        for lane in ("control", "background")}

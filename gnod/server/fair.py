@@ -96,6 +96,10 @@ class FairExecutor:
                     self._cost[client] = 0.8 * self._cost.get(client, end - t0) + 0.2 * (end - t0)
                     self._recent.append((end, end - submitted))
 
+    def busy(self) -> bool:
+        """Some call is running or waiting."""
+        return self._running > 0 or bool(self._heap)
+
     def load(self) -> tuple[int, int, list[float]]:
         """(calls running, calls waiting, seconds each call of the last LOAD_WINDOW_S took
         from submission to its end)."""
