@@ -132,8 +132,8 @@ class PreparePool:
 
     The calling (writer) thread is not idle while workers run: whenever no worker
     result is ready (and no client is waiting on a read) it prepares a small batch
-    itself, so on a 2-core machine both cores convert while SQLite writes fill the gaps. Results come back in completion
-    order, each with its task.
+    itself, so on a 2-core machine both cores convert while SQLite writes fill the
+    gaps. Results come back in completion order, each with its task.
     """
 
     def __init__(self, workers: int | None) -> None:

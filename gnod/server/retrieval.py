@@ -33,8 +33,7 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
         t0 = time.perf_counter()
         res = lexical.search(index, conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
         ids = [r.doc_id for r in res.rows]
-        docs = docstore.docs_with_contents(conn, ids) if p.snippets else {
-            i: (doc, None, 0) for i, doc in docstore.docs_by_ids(conn, ids).items()}
+        docs = docstore.docs_with_contents(conn, ids, read=p.snippets)
         hits = []
         for r in res.rows:
             if r.doc_id not in docs:  # deleted between the two statements

@@ -282,7 +282,8 @@ def clear_errors(conn: apsw.Connection, collection_id: int, rel_paths: Iterable[
 # --- reads ---------------------------------------------------------------------------
 
 _DOC_FIELDS = "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, d.metadata"
-_DOC_COLUMNS = f"{_DOC_FIELDS} FROM documents d JOIN collections c ON c.id = d.collection_id"
+_DOC_FROM = "documents d JOIN collections c ON c.id = d.collection_id"
+_DOC_COLUMNS = f"{_DOC_FIELDS} FROM {_DOC_FROM}"
 
 
 def _doc(row: Sequence) -> DocRow:
@@ -296,17 +297,21 @@ def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
     return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks})", ids)}
 
 
-def docs_with_contents(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, tuple[DocRow, str | None, int]]:
+def docs_with_contents(conn: apsw.Connection, ids: Sequence[int],
+                       read: bool = True) -> dict[int, tuple[DocRow, str | None, int]]:
     """Documents by id, each with its canonical Markdown and the line its body starts
-    on (None, 0 if its content is missing): a search's hits in one statement, since
-    after every commit each statement reads its pages afresh."""
+    on (None, 0 if its content is missing, or not `read`): a search's hits in one
+    statement, since after every commit each statement reads its pages afresh."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = conn.execute(f"SELECT {_DOC_FIELDS}, ct.markdown, ct.body_line FROM documents d "
-                        "JOIN collections c ON c.id = d.collection_id "
-                        f"LEFT JOIN content ct ON ct.mirror_hash = d.mirror_hash WHERE d.id IN ({marks})", ids)
-    return {r[0]: (DocRow(*r[:10]), None if r[10] is None else unpack(r[10]), r[11] or 0) for r in rows}
+    if read:
+        columns = "ct.markdown, ct.body_line"
+        tables = f"{_DOC_FROM} LEFT JOIN content ct ON ct.mirror_hash = d.mirror_hash"
+    else:
+        columns, tables = "NULL, 0", _DOC_FROM
+    rows = conn.execute(f"SELECT {_DOC_FIELDS}, {columns} FROM {tables} WHERE d.id IN ({marks})", ids)
+    return {r[0]: (_doc(r[:-2]), None if r[-2] is None else unpack(r[-2]), r[-1] or 0) for r in rows}
 
 
 def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow | None:
