@@ -190,6 +190,80 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
         assert st["embedded"] == st["chunks"] == 300
     finally:
         again.stop()
+    assert checkpoint_ids(env) == vec0_ids(env) and len(vec0_ids(env)) == 300
+    # Deleted, then killed (before or after the checkpoint that follows): the next start
+    # brings the checkpoint level with SQLite.
+    third = start_gnod(env)
+    try:
+        for i in range(50):
+            (notes / f"n{i:03d}.md").unlink()
+        assert wait_until(lambda: third.result("status")["vectors"]["chunks"] == 250, 60, 0.05)
+        os.kill(third.proc.pid, signal.SIGKILL)
+        third.proc.wait(10)
+    finally:
+        third.stop()
+    fourth = start_gnod(env)
+    try:
+        assert wait_until(lambda: fourth.result("status")["vectors"]["embedded"] == 250, 60, 0.05)
+        hits = fourth.result("vsearch", {"query": "a short sentence about things", "limit": 300})["hits"]
+        assert len(hits) == 250 and all(int(h["path"][1:4]) >= 50 for h in hits)
+    finally:
+        fourth.stop()
+    assert checkpoint_ids(env) == vec0_ids(env) and len(vec0_ids(env)) == 250
+    # A checkpoint ahead of SQLite (vectors it lacks): they leave the index and are embedded again.
+    data, _uri, table, _dim = _vec_model(env)
+    import apsw
+
+    from gnod.store.vectors import load_extension
+    conn = apsw.Connection(os.path.join(data, "index.sqlite"))
+    conn.enable_load_extension(True)
+    assert load_extension(conn) is None
+    gone = vec0_ids(env)[:10]
+    with conn:
+        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", ((i,) for i in gone))
+    conn.close()
+    assert set(gone) <= set(checkpoint_ids(env))
+    fifth = start_gnod(env)
+    try:
+        res = fifth.result("embed", {}, timeout=120)
+        assert res["pending"] == 0 and res["embedded"] == 250
+    finally:
+        fifth.stop()
+    assert checkpoint_ids(env) == vec0_ids(env) and len(vec0_ids(env)) == 250
+
+
+def _vec_model(env) -> tuple[str, str, str, int]:
+    import apsw
+
+    data = os.path.join(env["GNO_HOME"], "data")
+    conn = apsw.Connection(os.path.join(data, "index.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        (uri, table, dim), = conn.execute("SELECT uri, table_name, dim FROM vec_models").fetchall()
+    finally:
+        conn.close()
+    return data, uri, table, dim
+
+
+def vec0_ids(env) -> list[int]:
+    """The chunk ids with a vector in SQLite (the source of truth)."""
+    import apsw
+
+    data, _uri, table, _dim = _vec_model(env)
+    conn = apsw.Connection(os.path.join(data, "index.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return sorted(r[0] for r in conn.execute(f"SELECT rowid FROM {table}_rowids"))
+    finally:
+        conn.close()
+
+
+def checkpoint_ids(env) -> list[int]:
+    """The chunk ids the vectors' checkpoint beside the database holds."""
+    from gnod.store.vector_folder import VectorFolder, folder_for
+
+    data, uri, table, dim = _vec_model(env)
+    index, loaded = VectorFolder(folder_for(data, table), uri, dim).open()
+    assert loaded
+    return index.ids().tolist()
 
 
 def test_status_answers_while_embedding(env, tmp_path, minilm, run_cli):

@@ -15,7 +15,7 @@ import gnoctl.output
 from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, WORD_COMMANDS, Fallback, parse_fast
 
 HEAVY = [
-    "llama_cpp", "sqlite_vec", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
+    "llama_cpp", "sqlite_vec", "tantivy", "usearch", "zstandard", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
     "msgspec", "gnod.store", "gnod.ingest", "gnod.search", "gnod.server", "gnod.protocol",
     "gnod.config", "gnod.text", "mcp", "mcp_types", "gnoctl.mcp",
 ]

@@ -53,9 +53,16 @@ def test_backlog_is_what_has_no_vector(db, tmp_path):
     assert [c.chunk_id for c in vs.pending(db, model, 0, 100)] == [c.chunk_id for c in todo[3:]]
     # Paging by id: after the last id seen, nothing before it comes back.
     assert vs.pending(db, model, todo[3].chunk_id, 100)[0].chunk_id == todo[4].chunk_id
-    got_ids, got = vs.read_all(db, model)
-    assert sorted(got_ids.tolist()) == sorted(ids)
-    np.testing.assert_allclose(got[np.argsort(got_ids)], vecs_for(ids)[np.argsort(ids)], rtol=1e-6)
+    assert vs.stored_ids(db, model).tolist() == sorted(ids)
+    want = dict(zip(ids, vecs_for(ids)))
+    # The whole table in batches of 2, or chosen ids read one by one: the same vectors.
+    for chosen, batches in ((None, [2, 1]), (np.asarray(ids[1:]), [2])):
+        parts = list(vs.read_vectors(db, model, chosen, 2))
+        assert [len(p[0]) for p in parts] == batches
+        got_ids = np.concatenate([p[0] for p in parts])
+        assert sorted(got_ids.tolist()) == sorted(ids if chosen is None else ids[1:])
+        for cid, vec in zip(got_ids.tolist(), np.concatenate([p[1] for p in parts])):
+            np.testing.assert_allclose(vec, want[cid], rtol=1e-6)
 
 
 def test_put_skips_chunks_deleted_meanwhile_and_replaces_existing(db, tmp_path):

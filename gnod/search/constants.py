@@ -242,3 +242,29 @@ LOAD_WINDOW_S = 60.0
 # Snippets: up to this many characters a text's lines are tested one by one for the
 # query's prefixes; a longer text is searched by array compares over the whole of it.
 SNIPPET_SMALL_TEXT = 8192
+# Vectors: from this many in a model, KNN asks an int8 HNSW graph (usearch) for candidates
+# instead of scanning every row (an exact scan costs ~2.5 ms at 50k × 384 and ~75 ms at a
+# million; the graph's first build at 50k takes seconds, and below it nothing is approximate).
+VECTOR_ANN_MIN = 50_000
+# The graph: neighbours per node (memory ~ 4 bytes each, twice over at the bottom layer),
+# search depth while adding, and the least search depth of a query.
+ANN_CONNECTIVITY = 12
+ANN_EXPANSION_ADD = 96
+ANN_EXPANSION_SEARCH = 128
+ANN_BUILD_THREADS = 1  # a build shares the machine with searches and ingest
+# A query re-scores this many candidates with the float rows: the larger of k times the
+# factor and k plus the extra (int8 reorders near ties, and a document's chunks crowd k).
+ANN_RESCORE_FACTOR = 2
+ANN_RESCORE_EXTRA = 40
+# A filter allowing at most this many vectors is scanned exactly over those rows; a wider
+# one asks the graph for more candidates (about k over the filter's share), up to the cap,
+# and scans its rows when even that many do not hold k.
+ANN_EXACT_ALLOWED = 20_000
+ANN_MAX_CANDIDATES = 4_096
+# Removed vectors leave dead rows behind; at a checkpoint the matrix is rewritten without
+# them once there are this many and they are a quarter of all rows.
+VECTOR_COMPACT_DEAD = 10_000
+# A model's vectors are checkpointed beside the database at the end of an embedding run,
+# at shutdown, and at least this often while a long run goes on (start-up re-reads from
+# SQLite only what came after).
+VECTOR_CHECKPOINT_S = 300.0

@@ -192,7 +192,7 @@ class Daemon:
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
         self.models = Models(config.models, paths.model_cache_dir)
         self.vectors = Vectors(self.writer, self.models, lambda fn: self.read(fn, "background"),
-                               lambda: self.config.models.embed_in_background)
+                               lambda: self.config.models.embed_in_background, os.path.dirname(paths.db_file))
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         self.lexical_ready = asyncio.Event()
@@ -440,6 +440,7 @@ class Daemon:
                     await asyncio.wait(pending, timeout=10)
                 for c in list(self._connections):
                     c.writer.close()
+                await self.vectors.close()
         finally:
             await asyncio.get_running_loop().run_in_executor(None, self.models.close)
             if self._llm_cache is not None:

@@ -2,14 +2,18 @@
 
 A background task embeds chunks that have no vector for the configured model, in
 small batches at background priority (a query embeds between two batches), writes
-them through the single writer and adds them to the in-memory index. When the
+them through the single writer and adds them to the model's index. When the
 model changes, the old model's vectors keep serving until the new backlog is empty.
+Each index is checkpointed in a folder beside the database (gnod.store.vector_folder)
+and brought level with the vec0 table at start: what the checkpoint lacks is read
+from SQLite, never embedded again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import time
 from collections.abc import Callable
 
@@ -21,8 +25,10 @@ from gnod.models.manager import Models
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import BACKGROUND
 from gnod.protocol import VectorInfo
+from gnod.search.constants import VECTOR_CHECKPOINT_S
 from gnod.search.vector_index import VectorIndex
 from gnod.server.jobs import Writer
+from gnod.store import vector_folder
 from gnod.store import vectors as store
 
 log = logging.getLogger("gnod.vectors")
@@ -31,11 +37,14 @@ log = logging.getLogger("gnod.vectors")
 BATCH = 16
 IDLE_CHECK_S = 60.0  # with nothing changed, how often the backlog is looked at anyway
 MODEL_RETRY_S = 5.0  # after the embedding server failed, how soon it is tried again
+LOAD_BATCH = 10_000  # vectors read from SQLite per step while an index is brought level
 
 
 class Vectors:
-    def __init__(self, writer: Writer, models: Models, read: Callable, enabled: Callable[[], bool]) -> None:
+    def __init__(self, writer: Writer, models: Models, read: Callable, enabled: Callable[[], bool],
+                 data_dir: str) -> None:
         self.writer = writer
+        self.data_dir = data_dir
         self.models = models
         self._read = read  # Daemon.read: fn(conn, analyzers) on a reader thread
         self._enabled = enabled
@@ -44,6 +53,7 @@ class Vectors:
         self.target: store.VecModel | None = None
         self.serving: store.VecModel | None = None
         self.indexes: dict[str, VectorIndex] = {}
+        self.folders: dict[str, vector_folder.VectorFolder] = {}
         self.wake = asyncio.Event()
         self.changed = asyncio.Condition()
         self.embedding = False
@@ -101,11 +111,53 @@ class Vectors:
     # --- the loop ----------------------------------------------------------------
 
     async def _load_index(self, model: store.VecModel) -> VectorIndex:
-        ids, vecs = await self._read(lambda conn, _a: store.read_all(conn, model))
-        index = VectorIndex(model.dim)
-        if len(ids):
-            index.add(ids, vecs)
+        """The model's checkpoint, brought level with its vec0 table."""
+        folder = vector_folder.VectorFolder(vector_folder.folder_for(self.data_dir, model.table),
+                                            model.uri, model.dim)
+        index, _loaded = await asyncio.to_thread(folder.open)
+
+        def level(conn, _a) -> tuple[int, int]:
+            stored = store.stored_ids(conn, model)
+            held = index.ids()
+            gone = np.setdiff1d(held, stored, assume_unique=True)
+            index.remove(gone)
+            missing = np.setdiff1d(stored, held, assume_unique=True)
+            scan = len(missing) * 10 > len(stored)  # one pass over the table beats many point reads
+            for ids, vecs in store.read_vectors(conn, model, None if scan else missing, LOAD_BATCH):
+                if scan:
+                    keep = np.isin(ids, missing, assume_unique=True)
+                    ids, vecs = ids[keep], vecs[keep]
+                index.add(ids, vecs)
+            return len(missing), len(gone)
+
+        t0 = time.monotonic()
+        added, removed = await self._read(level)
+        if added or removed:
+            log.info("vectors of %s: %d read from the database, %d removed (%.1f s)",
+                     model.uri, added, removed, time.monotonic() - t0)
+        self.indexes[model.uri], self.folders[model.uri] = index, folder
+        await self._checkpoint(model.uri)
         return index
+
+    async def _checkpoint(self, uri: str) -> None:
+        index, folder = self.indexes.get(uri), self.folders.get(uri)
+        if index is None or folder is None:
+            return
+        try:
+            await asyncio.to_thread(folder.checkpoint, index)
+        except OSError as e:  # a full disk: the next start reads more from SQLite, nothing is lost
+            log.warning("could not checkpoint the vectors of %s: %s", uri, e)
+
+    async def close(self) -> None:
+        """Checkpoint every index (at shutdown: the next start maps them as they are)."""
+        for uri in list(self.indexes):
+            await self._checkpoint(uri)
+
+    def _forget(self, uri: str) -> None:
+        self.indexes.pop(uri, None)
+        folder = self.folders.pop(uri, None)
+        if folder is not None:
+            shutil.rmtree(folder.path, ignore_errors=True)
 
     async def start(self) -> None:
         """Load the vectors of models already in the index (the complete one serves)."""
@@ -114,10 +166,11 @@ class Vectors:
             log.warning("sqlite-vec unavailable, vector search is off: %s", self.ext_error)
             return
         known = await self._read(lambda conn, _a: store.models(conn))
+        vector_folder.remove_others(self.data_dir, {m.table for m in known})
         want = self.models.uri("embed")
         for m in known:
             if m.uri == want or m.complete_at:
-                self.indexes[m.uri] = await self._load_index(m)
+                await self._load_index(m)
         complete = [m for m in known if m.complete_at and m.uri in self.indexes]
         # The configured model if it is complete, else the latest complete one.
         self.serving = next((m for m in complete if m.uri == want), complete[-1] if complete else None)
@@ -152,6 +205,21 @@ class Vectors:
                 self.embedding = False
                 async with self.changed:
                     self.changed.notify_all()
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """Build the graph of an index that has grown to need one, then checkpoint what changed."""
+        for uri, index in list(self.indexes.items()):
+            if index.wants_ann():
+                t0 = time.monotonic()
+                try:
+                    await asyncio.to_thread(index.build_ann)
+                except Exception:  # searches go on scanning every vector
+                    log.exception("could not build the vector graph of %s", uri)
+                else:
+                    log.info("vector graph of %s built over %d vectors in %.1f s",
+                             uri, len(index), time.monotonic() - t0)
+            await self._checkpoint(uri)
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
         removed = await self.writer.run(store.apply_tombstones)
@@ -172,20 +240,21 @@ class Vectors:
         uri = embedder.uri
         if forced == uri:
             await self.writer.run(lambda conn: store.drop_model(conn, uri))
-            self.indexes.pop(uri, None)
+            self._forget(uri)
             if self.serving and self.serving.uri == uri:
                 self.serving = None
             self.force_uri = None
         model = await self.writer.run(lambda conn: store.ensure_model(conn, uri, embedder.dim))
         self.target = model
         if uri not in self.indexes:
-            self.indexes[uri] = await self._load_index(model)
+            await self._load_index(model)
         index = self.indexes[uri]
         family = presets.family(uri)
         self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
         self.pending = max(0, self.chunks - self.done)
         after = 0
         t0, n0 = time.monotonic(), 0
+        saved = t0
         while not stopping.is_set():
             batch = await self._read(lambda conn, _a: store.pending(conn, model, after, BATCH))
             if not batch:
@@ -198,7 +267,10 @@ class Vectors:
             vecs = await self.models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND, uri=uri)
             chunk_ids = [c.chunk_id for c in batch]
             await self.writer.run(lambda conn: store.put(conn, model, chunk_ids, vecs))
-            index.add(np.asarray(chunk_ids, dtype=np.int64), vecs)
+            await asyncio.to_thread(index.add, np.asarray(chunk_ids, dtype=np.int64), vecs)
+            if index.wants_ann() or time.monotonic() - saved > VECTOR_CHECKPOINT_S:
+                await self._settle()
+                saved = time.monotonic()
             after = chunk_ids[-1]
             n0 += len(chunk_ids)
             self.done += len(chunk_ids)
@@ -217,6 +289,7 @@ class Vectors:
                 self.serving = model
                 if old is not None:
                     self.indexes.pop(old.uri, None)
+                    self.folders.pop(old.uri, None)
                     log.info("vector search now uses %s (was %s)", uri, old.uri)
 
     async def wait_idle(self, timeout: float | None = None,

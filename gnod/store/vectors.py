@@ -8,8 +8,9 @@ trigger, see migration 0002) that the embedder applies to every model's table.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import apsw
 import msgspec
@@ -133,17 +134,24 @@ def apply_tombstones(conn: apsw.Connection) -> list[int]:
     return ids
 
 
-def read_all(conn: apsw.Connection, model: VecModel) -> tuple[np.ndarray, np.ndarray]:
-    """Every (chunk id, vector) of the model's table, for the in-memory index."""
-    ids: list[int] = []
-    blobs: list[bytes] = []
-    for cid, blob in conn.execute(f"SELECT rowid, embedding FROM {model.table}"):
-        ids.append(cid)
-        blobs.append(blob)
-    if not ids:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, model.dim), dtype=np.float32)
-    vecs = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), model.dim)
-    return np.asarray(ids, dtype=np.int64), vecs
+def stored_ids(conn: apsw.Connection, model: VecModel) -> np.ndarray:
+    """The chunk ids the model's table holds a vector for, ascending."""
+    return np.sort(np.fromiter((r[0] for r in conn.execute(f"SELECT rowid FROM {model.table}_rowids")),
+                               dtype=np.int64))
+
+
+def read_vectors(conn: apsw.Connection, model: VecModel, ids: np.ndarray | None,
+                 batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(chunk ids, vectors) in batches: of `ids` (each read by its rowid), or of every
+    vector the table holds (one scan) when `ids` is None."""
+    if ids is None:
+        rows: Iterable = conn.execute(f"SELECT rowid, embedding FROM {model.table}")
+    else:
+        sql = f"SELECT rowid, embedding FROM {model.table} WHERE rowid = ?"
+        rows = (r for i in ids.tolist() for r in conn.execute(sql, (i,)))
+    while part := list(itertools.islice(rows, batch)):
+        vecs = np.frombuffer(b"".join(blob for _, blob in part), dtype=np.float32).reshape(len(part), model.dim)
+        yield np.fromiter((cid for cid, _ in part), dtype=np.int64, count=len(part)), vecs
 
 
 def allowed_chunks(conn: apsw.Connection, condition: str, args: Sequence) -> np.ndarray:
