@@ -409,6 +409,9 @@ class VectorInfo(Struct):
     pending: int = 0
     embedding: bool = False
     rate_per_s: float | None = None
+    # How vsearch finds neighbours: "exact" (every vector scored) or "graph" (an HNSW
+    # graph's candidates re-scored, from 50,000 vectors); null without vectors.
+    knn: Literal["exact", "graph"] | None = None
 
 
 class LexicalInfo(Struct):

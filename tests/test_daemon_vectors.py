@@ -187,7 +187,7 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
         res = again.result("embed", {}, timeout=200)
         assert res["pending"] == 0
         st = again.result("status")["vectors"]
-        assert st["embedded"] == st["chunks"] == 300
+        assert st["embedded"] == st["chunks"] == 300 and st["knn"] == "exact"
     finally:
         again.stop()
     assert checkpoint_ids(env) == vec0_ids(env) and len(vec0_ids(env)) == 300

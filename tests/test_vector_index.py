@@ -175,3 +175,14 @@ def test_graph_follows_adds_replacements_and_removals(graph):
     assert int(ids[500]) not in index.search(x[500], 3)[0].tolist()
     assert len(index) == 2904 and index.dead() == 101
     assert index.ids().tolist() == sorted([*ids[100:].tolist(), 90001, 90002, 90003, 90004])
+
+
+def test_a_build_cut_short_leaves_the_exact_scan(make):
+    ids, x = _clustered(500, 16)
+    index = make(16)
+    index.ann_min = 100
+    index.add(ids, x)
+    index.stop_building()  # the daemon is stopping
+    assert index.build_ann() is False
+    assert not index.has_ann and index.wants_ann()
+    assert index.search(x[3], 1)[0].tolist() == [int(ids[3])]

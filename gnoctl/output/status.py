@@ -135,6 +135,8 @@ def _vectors_line(vec: dict) -> str:
     if not vec["available"]:
         return f"unavailable: {vec['reason']}"
     text = f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec.get('serving') or vec.get('model')}"
+    if vec.get("knn") == "graph":
+        text += " (searched through a graph)"
     if vec["pending"]:
         rate = vec.get("rate_per_s")
         speed = ""

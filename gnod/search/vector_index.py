@@ -35,7 +35,7 @@ from gnod.search.constants import (
 if TYPE_CHECKING:
     from gnod.search.ann import Ann
 
-BUILD_SLICE = 20_000  # rows handed to the graph per call while it is built
+BUILD_SLICE = 5_000  # rows per step of a graph build or compaction (a build stops between two)
 PREAD_ROWS = 1024  # up to this many rows of a file are read one by one, not mapped
 
 
@@ -132,6 +132,7 @@ class VectorIndex:
         self._lock = threading.Lock()  # the arrays, between searches and changes
         # Changes, graph builds and checkpoints, one at a time; searches do not take it.
         self.changing = threading.Lock()
+        self._stop_building = threading.Event()
 
     def __len__(self) -> int:
         return self._live
@@ -276,9 +277,10 @@ class VectorIndex:
 
     # --- the graph and checkpoints (gnod.store.vector_folder) -----------------------
 
-    def build_ann(self) -> None:
-        """Build the graph over the live rows (slow: call it off the event loop). Searches
-        scan exactly until it is in place; changes wait for it."""
+    def build_ann(self) -> bool:
+        """Build the graph over the live rows (slow: call it off the event loop); False
+        when stop_building() cut it short. Searches scan exactly until it is in place;
+        changes wait for it."""
         from gnod.search.ann import Ann
 
         with self.changing:
@@ -286,11 +288,18 @@ class VectorIndex:
                 n, ids = self._n, self._ids[: self._n].copy()
             ann = Ann(self.dim)
             for start in range(0, n, BUILD_SLICE):
+                if self._stop_building.is_set():
+                    return False
                 part = ids[start:start + BUILD_SLICE]
                 live = part >= 0
                 ann.build(part[live], self._rows.read(start, start + len(part))[live])
             with self._lock:
                 self._ann = ann
+            return True
+
+    def stop_building(self) -> None:
+        """Make a graph build under way (and any later one) give up: the daemon is stopping."""
+        self._stop_building.set()
 
     def snapshot(self) -> tuple[int, np.ndarray, Ann | None]:
         """What a checkpoint saves, taken while `changing` is held: rows in use, their

@@ -57,6 +57,7 @@ class Vectors:
         self.wake = asyncio.Event()
         self.changed = asyncio.Condition()
         self.embedding = False
+        self.loading = True  # until start() has mapped the checkpoints and read what they lack
         self.force_uri: str | None = None
         self.requested = False  # `embed` asked for a cycle even if background embedding is off
         self.done = 0
@@ -68,6 +69,7 @@ class Vectors:
 
     def info(self) -> VectorInfo:
         available = self.serving is not None and self.ext_error is None
+        served = self.index()
         return VectorInfo(
             available=available,
             reason=None if available else self.missing_reason(),
@@ -75,6 +77,7 @@ class Vectors:
             serving=self.serving.uri if self.serving else None,
             chunks=self.chunks, embedded=self.done, pending=self.pending,
             embedding=self.embedding, rate_per_s=self.rate,
+            knn=None if served is None else "graph" if served[1].has_ann else "exact",
         )
 
     def missing_reason(self) -> str:
@@ -83,6 +86,8 @@ class Vectors:
             return f"sqlite-vec is not available ({self.ext_error})"
         if self.model_error:
             return self.model_error
+        if self.loading:
+            return "the vectors are being loaded (vector search starts in a moment)"
         if self.embedding and self.chunks:
             eta = f", about {_duration(self.pending / self.rate)} left" if self.rate else ""
             return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})"
@@ -149,7 +154,10 @@ class Vectors:
             log.warning("could not checkpoint the vectors of %s: %s", uri, e)
 
     async def close(self) -> None:
-        """Checkpoint every index (at shutdown: the next start maps them as they are)."""
+        """Checkpoint every index (at shutdown: the next start maps them as they are; a
+        graph being built is given up and built again then)."""
+        for index in self.indexes.values():
+            index.stop_building()
         for uri in list(self.indexes):
             await self._checkpoint(uri)
 
@@ -164,17 +172,24 @@ class Vectors:
         self.ext_error = await self.writer.run(store.load_extension)
         if self.ext_error:
             log.warning("sqlite-vec unavailable, vector search is off: %s", self.ext_error)
+            self.loading = False
             return
         known = await self._read(lambda conn, _a: store.models(conn))
         vector_folder.remove_others(self.data_dir, {m.table for m in known})
         want = self.models.uri("embed")
-        for m in known:
-            if m.uri == want or m.complete_at:
-                await self._load_index(m)
-        complete = [m for m in known if m.complete_at and m.uri in self.indexes]
-        # The configured model if it is complete, else the latest complete one.
-        self.serving = next((m for m in complete if m.uri == want), complete[-1] if complete else None)
+        complete = [m for m in known if m.complete_at]
+        # The configured model if it is complete, else the latest complete one; it serves
+        # as soon as it is loaded, before the configured one still embedding.
+        serving = next((m for m in complete if m.uri == want), complete[-1] if complete else None)
         self.target = next((m for m in known if m.uri == want), None)
+        try:
+            if serving is not None:
+                await self._load_index(serving)
+                self.serving = serving
+            if self.target is not None and self.target.uri not in self.indexes:
+                await self._load_index(self.target)
+        finally:
+            self.loading = False
 
     async def run(self, stopping: asyncio.Event) -> None:
         self.wake.set()
@@ -213,12 +228,13 @@ class Vectors:
             if index.wants_ann():
                 t0 = time.monotonic()
                 try:
-                    await asyncio.to_thread(index.build_ann)
+                    built = await asyncio.to_thread(index.build_ann)
                 except Exception:  # searches go on scanning every vector
                     log.exception("could not build the vector graph of %s", uri)
                 else:
-                    log.info("vector graph of %s built over %d vectors in %.1f s",
-                             uri, len(index), time.monotonic() - t0)
+                    if built:
+                        log.info("vector graph of %s built over %d vectors in %.1f s",
+                                 uri, len(index), time.monotonic() - t0)
             await self._checkpoint(uri)
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
