@@ -53,8 +53,10 @@ def old_index(db_path: str, root) -> None:
         "CREATE VIRTUAL TABLE documents_exact_vocab USING fts5vocab(documents_exact, row); "
         "DROP INDEX documents_collection_language; DROP INDEX documents_unsure; DROP INDEX documents_other_languages; "
         "DROP INDEX documents_collection_indexed; "
+        "DROP TABLE language_counts; DROP TRIGGER language_counts_insert; DROP TRIGGER language_counts_delete; "
+        "DROP TRIGGER language_counts_update; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
-        "'0006_collection_indexed_at')")
+        "'0006_collection_indexed_at', '0007_language_counts')")
     conn.close()
 
 
@@ -65,8 +67,8 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
     old_index(db, root)
     shutil.rmtree(root)  # nothing is read from disk again
     conn = connect(db)
-    assert migrate(conn) == ["0004_lexical_index", "0005_language_indexes", "0006_collection_indexed_at"] == [
-        m[0] for m in MIGRATIONS[3:]]
+    assert migrate(conn) == ["0004_lexical_index", "0005_language_indexes", "0006_collection_indexed_at",
+                             "0007_language_counts"] == [m[0] for m in MIGRATIONS[3:]]
     assert not conn.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'documents_[fe][tx]*'").fetchone()[0]
     assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()

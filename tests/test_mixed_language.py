@@ -17,7 +17,13 @@ from gnod.ingest.sections import language_sections, stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.search import lexical
 from gnod.store.db import connect
-from gnod.store.documents import index_languages, language_counts
+from gnod.store.documents import (
+    delete_collection,
+    dominant_language,
+    index_languages,
+    language_counts,
+    restem_document,
+)
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet, tokenize
 from gnod.text.language import detect_language
@@ -278,6 +284,45 @@ def test_prepared_documents_cross_process_boundaries():
     doc = prepared(EN_DE)
     back = pickle.loads(pickle.dumps(doc))
     assert back == doc and back.other_languages == ("german",)
+
+
+def _counts_by_scan(conn) -> list[tuple]:
+    return conn.execute("SELECT collection_id, ifnull(language, ''), other_languages, count(*) FROM documents "
+                        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").fetchall()
+
+
+def _counts_kept(conn) -> list[tuple]:
+    return conn.execute("SELECT * FROM language_counts WHERE n > 0 ORDER BY 1, 2, 3").fetchall()
+
+
+def test_language_counts_follow_every_write_and_an_old_index_gains_them(make, tmp_path):
+    conn = make({"backup.md": EN_DE, "ru.md": EN_RU, **OTHER_ENGLISH})
+    root = tmp_path / "ix0" / "docs"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "ru.md").write_text(EN_RU, encoding="utf-8")
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="o", path=str(other)))
+    assert _counts_kept(conn) == _counts_by_scan(conn) and len(_counts_kept(conn)) >= 3
+    # Rewritten in another language, re-stemmed, deleted, a collection removed.
+    (root / "backup.md").write_text(f"# Backup tool\n\n{ENGLISH}", encoding="utf-8")
+    os.remove(root / "ru.md")
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    doc = conn.execute("SELECT id FROM documents ORDER BY id LIMIT 1").fetchone()[0]
+    with conn:
+        restem_document(conn, doc, "german")
+    assert _counts_kept(conn) == _counts_by_scan(conn)
+    with conn:
+        delete_collection(conn, "o")
+    assert _counts_kept(conn) == _counts_by_scan(conn)
+    assert dominant_language(conn, 1)[0] == "english"
+    # An index written before the counts existed gains them from its documents.
+    with conn:
+        conn.execute("DROP TABLE language_counts")
+        for name in ("insert", "delete", "update"):
+            conn.execute(f"DROP TRIGGER language_counts_{name}")
+        conn.execute("DELETE FROM migrations WHERE name = '0007_language_counts'")
+    assert migrate(conn) == ["0007_language_counts"]
+    assert _counts_kept(conn) == _counts_by_scan(conn)
 
 
 def test_section_languages_count_towards_the_query_languages(make, tmp_path):

@@ -434,9 +434,16 @@ def index_languages(conn: apsw.Connection) -> list[str | None]:
 
 
 def unsure_documents(conn: apsw.Connection, collection_id: int, language: str | None) -> list[int]:
-    """The ids of the collection's documents whose language was a guess and is not `language`."""
+    """The ids of the collection's documents whose language was a guess and is not `language`
+    (as ranges of the index of guesses on each side of it: none, after the first settling)."""
+    if language is None:
+        return [r[0] for r in conn.execute(
+            "SELECT id FROM documents WHERE collection_id = ? AND language_confident = 0 AND language IS NOT NULL",
+            (collection_id,))]
     return [r[0] for r in conn.execute(
-        "SELECT id FROM documents WHERE collection_id = ? AND language_confident = 0 AND language IS NOT ?",
+        "SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language < ?2 "
+        "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language > ?2 "
+        "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language IS NULL",
         (collection_id, language))]
 
 
@@ -459,14 +466,11 @@ def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple]:
 def language_counts(conn: apsw.Connection) -> dict[str | None, int]:
     """Documents per language, counting a document once more for each other language
     some of its blocks were stemmed in: how much of the index each language holds."""
-    counts: dict[str | None, int] = dict(
-        conn.execute("SELECT language, count(*) FROM documents GROUP BY language").fetchall()
-    )
-    for others, n in conn.execute(
-        "SELECT other_languages, count(*) FROM documents WHERE other_languages != '' "
-        "GROUP BY other_languages"
+    counts: dict[str | None, int] = {}
+    for language, others, n in conn.execute(
+        "SELECT language, other_languages, sum(n) FROM language_counts GROUP BY 1, 2 HAVING sum(n) > 0"
     ):
-        for lang in others.split():
+        for lang in [language or None, *others.split()]:
             counts[lang] = counts.get(lang, 0) + n
     return counts
 
@@ -474,11 +478,11 @@ def language_counts(conn: apsw.Connection) -> dict[str | None, int]:
 def dominant_language(conn: apsw.Connection, collection_id: int) -> tuple[str | None, float]:
     """The language most of a collection's documents are in, and its share of them."""
     rows = conn.execute(
-        "SELECT language, count(*) AS n FROM documents WHERE collection_id = ? "
-        "GROUP BY language ORDER BY n DESC", (collection_id,)
+        "SELECT language, sum(n) AS total FROM language_counts WHERE collection_id = ? "
+        "GROUP BY language HAVING total > 0 ORDER BY total DESC", (collection_id,)
     ).fetchall()
     total = sum(n for _, n in rows)
-    return (rows[0][0], rows[0][1] / total) if total else (None, 0.0)
+    return (rows[0][0] or None, rows[0][1] / total) if total else (None, 0.0)
 
 
 def collection_stats(conn: apsw.Connection) -> list[tuple]:

@@ -183,6 +183,42 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0007_language_counts",
+        """
+        -- Documents per collection, language ('' for none) and other languages, kept by
+        -- triggers: a collection's dominant language (after every edit) and the index's
+        -- languages (by the first search after every write) read a few rows instead of
+        -- an index range over every document (65k documents: ~3 ms each).
+        CREATE TABLE language_counts(
+            collection_id INTEGER NOT NULL,
+            language TEXT NOT NULL,
+            other_languages TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY(collection_id, language, other_languages)
+        ) WITHOUT ROWID;
+        INSERT INTO language_counts
+            SELECT collection_id, ifnull(language, ''), other_languages, count(*)
+            FROM documents GROUP BY 1, 2, 3;
+        CREATE TRIGGER language_counts_insert AFTER INSERT ON documents BEGIN
+            INSERT INTO language_counts VALUES (new.collection_id, ifnull(new.language, ''), new.other_languages, 1)
+            ON CONFLICT DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER language_counts_delete AFTER DELETE ON documents BEGIN
+            UPDATE language_counts SET n = n - 1 WHERE collection_id = old.collection_id
+                AND language = ifnull(old.language, '') AND other_languages = old.other_languages;
+        END;
+        CREATE TRIGGER language_counts_update AFTER UPDATE OF collection_id, language, other_languages ON documents
+        WHEN old.collection_id IS NOT new.collection_id OR old.language IS NOT new.language
+            OR old.other_languages IS NOT new.other_languages BEGIN
+            UPDATE language_counts SET n = n - 1 WHERE collection_id = old.collection_id
+                AND language = ifnull(old.language, '') AND other_languages = old.other_languages;
+            INSERT INTO language_counts VALUES (new.collection_id, ifnull(new.language, ''), new.other_languages, 1)
+            ON CONFLICT DO UPDATE SET n = n + 1;
+        END;
+        """,
+        None,
+    ),
 ]
 
 
