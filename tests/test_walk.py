@@ -74,3 +74,42 @@ def test_a_gitignore_that_is_not_a_file_is_no_gitignore(tmp_path):
     os.mkfifo(tmp_path / ".gitignore")  # opening it would block until a writer came
     os.mkdir(tmp_path / "sub" / ".gitignore")
     assert sorted(e.rel_path for e in walk(str(tmp_path), Filter([], []))) == ["a.md", "sub/b.md"]
+
+
+def _age(root) -> None:
+    """Date every directory back a minute: their listings may then be kept."""
+    for d, _dirs, _files in os.walk(root):
+        os.utime(d, ns=(os.stat(d).st_atime_ns, os.stat(d).st_mtime_ns - 60 * 10**9))
+
+
+def test_a_kept_listing_is_used_until_what_it_depends_on_changes(tmp_path, monkeypatch):
+    make(tmp_path, {".gitignore": "*.tmp.md\n", "a.md": "", "b.tmp.md": "", "sub/c.md": "", "sub/d.md": "",
+                    "deep/er/e.md": ""})
+    os.mkfifo(tmp_path / "sub" / "pipe.md")
+    _age(tmp_path)
+    want = ["a.md", "deep/er/e.md", "sub/c.md", "sub/d.md"]
+    assert paths(tmp_path, Filter([], [])) == want
+    listed = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda p: listed.append(str(p)) or real_scandir(p))
+    issues: list = []
+    entries = list(walk(str(tmp_path), Filter([], []), issues))
+    assert [e.rel_path for e in entries] == want and listed == []  # no directory listed again
+    assert [i.code for i in issues] == ["SPECIAL"]
+    # A file's content and stat change: the listing stays, the new stat is seen.
+    (tmp_path / "sub" / "c.md").write_text("longer now")
+    entry = next(e for e in walk(str(tmp_path), Filter([], [])) if e.rel_path == "sub/c.md")
+    assert entry.size == 10 and listed == []
+    # A new file changes its directory's mtime: that directory alone is listed again.
+    (tmp_path / "sub" / "new.md").write_text("")
+    assert paths(tmp_path, Filter([], [])) == [*want, "sub/new.md"] and listed == [str(tmp_path / "sub")]
+    # A .gitignore edited in place (same directory mtime) changes what is kept below it.
+    _age(tmp_path)
+    listed.clear()
+    (tmp_path / ".gitignore").write_text("*.tmp.md\nsub/d.md\n")
+    os.utime(tmp_path, ns=(0, os.stat(tmp_path).st_mtime_ns - 60 * 10**9))
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "deep/er/e.md", "sub/c.md", "sub/new.md"]
+    assert len(listed) == 4  # every directory below it
+    # Other filters are another listing.
+    listed.clear()
+    assert paths(tmp_path, Filter(["**/c.md"], [])) == ["sub/c.md"] and len(listed) == 4
