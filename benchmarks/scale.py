@@ -135,6 +135,11 @@ def main() -> None:
             emit(documents=stats["added"], errors=stats["errors"], ingest_seconds=stats["seconds"],
                  ingest_wall_seconds=wall, ingest_mb_per_s=src / 1e6 / stats["seconds"])
         emit(source_mb=src / 1e6)
+        # The watcher rescans every collection when gnod starts: time updates after it.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and any(
+                f["indexing"] or f["pending"] or not f["watching"] for f in d.call("status")["freshness"]):
+            time.sleep(0.1)
         noop = []
         for _ in range(3):
             t0 = time.perf_counter()
