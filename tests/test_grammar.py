@@ -13,6 +13,7 @@ from gnod.search.grammar import (
     CompiledQuery,
     QuerySyntaxError,
     compile_query,
+    expand_prefixes,
     keep_informative,
     parse,
 )
@@ -48,8 +49,8 @@ def written(q: CompiledQuery) -> str:
     return out
 
 
-def C(tokens, *, phrase=False, compound=False, negated=False, raw):
-    return Clause(tuple(tokens), phrase, compound, negated, raw)
+def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False):
+    return Clause(tuple(tokens), phrase, compound, negated, raw, prefix)
 
 
 # --------------------------------------------------------------------------- parse
@@ -107,7 +108,13 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw):
                 C(["x"], raw="x"),
             ],
         ),
-        ("deploy* ^prod +ci", [C(["deploy"], raw="deploy*"), C(["prod"], raw="^prod"), C(["ci"], raw="+ci")]),
+        ("deploy* ^prod +ci", [C(["deploy"], raw="deploy*", prefix=True), C(["prod"], raw="^prod"),
+                               C(["ci"], raw="+ci")]),
+        # A prefix is one token of two characters or more before a last `*`; else `*` is text.
+        ("Dock* -stag*", [C(["dock"], raw="Dock*", prefix=True), C(["stag"], negated=True, raw="-stag*", prefix=True)]),
+        ("d* os.pa* dock** a*b", [C(["d"], raw="d*"), C(["os", "pa"], phrase=True, raw="os.pa*"),
+                                  C(["dock"], raw="dock**"), C(["a", "b"], phrase=True, raw="a*b")]),
+        ("dock dock*", [C(["dock"], raw="dock"), C(["dock"], raw="dock*", prefix=True)]),
         ("title:foo", [C(["title", "foo"], phrase=True, raw="title:foo")]),
         ("(deploy)", [C(["deploy"], raw="(deploy)")]),
         ("NEAR(a b)", [C(["near", "a"], phrase=True, raw="NEAR(a"), C(["b"], raw="b)")]),
@@ -218,6 +225,16 @@ def test_compile_english(query, match):
 )
 def test_compile_english_german(query, match):
     assert written(compiled(query, EN_DE)) == match
+
+
+def test_a_prefix_stands_for_the_words_it_was_expanded_to():
+    words = {"runn": ["running", "runner"], "cat": []}
+    q = compile_query(expand_prefixes(parse("runn* cat* -dog"), words.__getitem__), ANALYZERS, EN, is_stopword)
+    # Each word as if typed; a prefix nothing starts with matches nothing.
+    assert written(q) == '(("run" OR "runner") OR ()) NOT ("dog")'
+    assert q.positive_stems == frozenset({"run", "runner"})
+    unexpanded = compiled("runn*")
+    assert unexpanded.positives == ((),)
 
 
 def test_compile_without_languages_does_not_stem():
@@ -347,7 +364,7 @@ def test_index_german_query_needs_german_stemming_in_the_language_set():
 
 
 def test_index_syntax_is_text():
-    for q in ('deploy AND', "NEAR(x deploy)", "deploy*", "title: deploy", "^deploy", "deploy:", "deploy OR", "NOT deploy"):
+    for q in ('deploy AND', "NEAR(x deploy)", "deploy**", "title: deploy", "^deploy", "deploy:", "deploy OR", "NOT deploy"):
         assert 4 in search(q), q
     # Punctuation inside a word joins its parts into a phrase, exactly as the document
     # text was indexed, so `NEAR(deploy` is the phrase "near deploy".

@@ -194,3 +194,19 @@ def test_path_globs_match_what_sqlite_glob_matches(glob):
 def test_fold_looks_only_at_non_ascii_runs_and_agrees_with_whole_text_folding(text):
     whole = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
     assert fold(text) == unicodedata.normalize("NFC", whole)
+
+
+def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
+    root = tmp_path / "docs"
+    write(root, {**DOCS, "café.md": "# Café\n\nThe café opens at eight.\n"})
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    assert sorted(lexical_paths(conn, AnalyzerSet(), "depl*")) == ["deployed.md", "deploying.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "invo*") == ["billing.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "Caf*") == lexical_paths(conn, AnalyzerSet(), "café") == ["café.md"]
+    assert lexical_paths(conn, AnalyzerSet(), "zzq*") == []
+    # Beside whole words, ranked by bm25 as if the word were typed; negated, it excludes.
+    assert lexical_paths(conn, AnalyzerSet(), "yesterday depl*")[0] == "deployed.md"
+    assert lexical_paths(conn, AnalyzerSet(), "service -yest*") == ["deploying.md"]
+    conn.close()

@@ -12,13 +12,17 @@ The grammar is deliberately narrow; everything it does not name is plain text:
                            several tokens: the adjacent phrase of the parts
 * ``東京タワー``, ``Python3を使う`` a word with CJK: the adjacent phrase of its tokens
                            (CJK runs are character bigrams, see :func:`tokenize`)
+* ``dock*``                a prefix: any word of the index starting with ``dock``
+                           (the word before ``*`` must be one token of at least
+                           ``prefix_min_chars`` characters; otherwise ``*`` is text)
 
 A clause is a run of non-whitespace characters, or a double-quoted phrase that starts
-where a clause may start (optionally after ``-``). A double quote anywhere else, and
-every other punctuation (``* : ( ) ^ +``, ``NEAR``, ``AND``/``OR``/``NOT``, emoji,
-control characters) is ordinary text: it goes through :func:`tokenize` exactly like
-document text and never reaches the index as syntax: the index receives term and
-phrase queries built from tokens (gnod.search.lexical), never a query string.
+where a clause may start (optionally after ``-``). A double quote anywhere else, a
+``*`` anywhere but at the end of a prefix, and every other punctuation (``: ( ) ^ +``,
+``NEAR``, ``AND``/``OR``/``NOT``, emoji, control characters) is ordinary text: it
+goes through :func:`tokenize` exactly like document text and never reaches the index
+as syntax: the index receives term and phrase queries built from tokens
+(gnod.search.lexical), never a query string.
 
 Malformed input raises :class:`QuerySyntaxError` with a message meant for a person.
 """
@@ -26,8 +30,9 @@ Malformed input raises :class:`QuerySyntaxError` with a message meant for a pers
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gnod.search.constants import PIPELINE
 from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, tokenize
 
 MAX_QUERY_CHARS = 32_000
@@ -48,11 +53,13 @@ class Clause:
     compound: bool  # True for hyphenated compounds (also try the concatenation)
     negated: bool
     raw: str  # the clause as the user typed it
+    prefix: bool = False  # `dock*`: tokens is the one prefix token
+    expansions: tuple[str, ...] = ()  # a prefix's words in the index (expand_prefixes)
 
     @property
-    def key(self) -> tuple[tuple[str, ...], bool, bool, bool]:
+    def key(self) -> tuple[tuple[str, ...], bool, bool, bool, bool]:
         """Identity for de-duplication: ``Deploy`` and ``deploy`` are the same clause."""
-        return (self.tokens, self.phrase, self.compound, self.negated)
+        return (self.tokens, self.phrase, self.compound, self.negated, self.prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +76,12 @@ class CompiledQuery:
 # --------------------------------------------------------------------------- parsing
 
 
-def _word_clause(word: str, negated: bool, raw: str) -> Clause | None:
-    """A bare (unquoted) word: a term, a hyphenated compound, or an identifier phrase."""
+def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause | None:
+    """A bare (unquoted) word: a term, a prefix, a hyphenated compound, or an identifier phrase."""
+    if word.endswith("*"):
+        stem = tuple(tokenize(word[:-1]))
+        if len(stem) == 1 and len(stem[0]) >= prefix_min and word[:-1].strip("*") == word[:-1]:
+            return Clause(stem, phrase=False, compound=False, negated=negated, raw=raw, prefix=True)
     tokens = tuple(tokenize(word))
     if not tokens:
         return None
@@ -92,7 +103,7 @@ def _excerpt(query: str, pos: int, width: int = 20) -> str:
     return f"{'…' if start else ''}{shown}{'…' if pos + width < len(query) else ''}"
 
 
-def parse(query: str) -> list[Clause]:
+def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[Clause]:
     """Split a query into clauses (see the module docstring for the grammar).
 
     Clauses with no searchable token (``!!!``, ``""``, a lone ``-``) are dropped and
@@ -142,7 +153,7 @@ def parse(query: str) -> list[Clause]:
             while end < n and not query[end].isspace():
                 end += 1
             raw = query[start:end]
-            clause = _word_clause(query[i:end], negated, raw)
+            clause = _word_clause(query[i:end], negated, raw, prefix_min)
             i = end
         if clause is not None:
             clauses.setdefault(clause.key, clause)
@@ -181,6 +192,8 @@ def keep_informative(
     words = [c for c in positives if not _droppable(c, is_stopword)] or positives
     if len(words) > max_terms:
         def rarity(c: Clause) -> int:
+            if c.prefix:  # the word being typed
+                return 0
             df = min(doc_frequency(t) for t in c.tokens)
             return df if df else 1 << 62
 
@@ -192,7 +205,13 @@ def keep_informative(
 
 
 def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
-    return not c.phrase and len(c.tokens) == 1 and is_stopword(c.tokens[0])
+    return not c.phrase and not c.prefix and len(c.tokens) == 1 and is_stopword(c.tokens[0])
+
+
+def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str], list[str]]) -> list[Clause]:
+    """The clauses with each prefix's words filled in: `complete` gives the words of the
+    index that start with a token, most frequent first."""
+    return [replace(c, expansions=tuple(complete(c.tokens[0]))) if c.prefix else c for c in clauses]
 
 
 # --------------------------------------------------------------------------- compiling
@@ -202,6 +221,9 @@ def _clause_forms(
     clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]
 ) -> list[tuple[str, ...]]:
     """Distinct stemmed token sequences the clause may match, first seen first."""
+    if clause.prefix:  # each word it stands for, as if typed (none before expand_prefixes)
+        return list(dict.fromkeys(form for word in clause.expansions
+                                  for form in analyzers.stem_sequences((word,), languages)))
     forms = dict.fromkeys(analyzers.stem_sequences(clause.tokens, languages))
     if clause.compound:
         # Re-tokenized rather than joined: the concatenation of CJK parts is bigrams again.

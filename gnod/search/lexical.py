@@ -25,7 +25,7 @@ from tantivy import Occur, Query
 
 from gnod.search import filters
 from gnod.search.constants import PIPELINE, Lexical
-from gnod.search.grammar import Clause, CompiledQuery, compile_query, keep_informative, parse
+from gnod.search.grammar import Clause, CompiledQuery, compile_query, expand_prefixes, keep_informative, parse
 from gnod.store import documents as store
 from gnod.store.lexical_index import (
     COLLECTION,
@@ -200,9 +200,9 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None) -> Query:
 
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
     """The query's words in order, as one phrase, for a query of plain words (no
-    negation) of 2 to max_terms tokens in two clauses or more; None otherwise (a single
-    clause, `snake_case` or a quoted phrase, is matched as a phrase already)."""
-    if len(clauses) < 2 or any(c.negated for c in clauses):
+    negation, no prefix) of 2 to max_terms tokens in two clauses or more; None otherwise (a
+    single clause, `snake_case` or a quoted phrase, is matched as a phrase already)."""
+    if len(clauses) < 2 or any(c.negated or c.prefix for c in clauses):
         return None
     tokens = tuple(t for c in clauses for t in c.tokens)
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
@@ -332,6 +332,8 @@ def search(
         shown = ", ".join(first[:10]) + (", …" if len(left_out) > 10 else "")
         notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
                      f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})")
+    clauses = expand_prefixes(clauses, lambda prefix: [
+        term for term, _ in searcher.terms_with_prefix(EXACT, fold(prefix), limit=lexical.prefix_expansions)])
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
 
