@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from conftest import wait_until
+
 pytestmark = pytest.mark.timeout(120)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -209,3 +211,59 @@ def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
     assert got["error"].startswith("gno: unbalanced double quote")
     pasta = expected(indexed, corpus, "search", "pasta")[0]
     assert (os.path.realpath(got["found"][0]), got["found"][1]) == pasta  # completing-read → visited at its line
+
+
+class _Remote:
+    """A Neovim kept running with the plugin, driven from outside as a person types:
+    keys go in through `--remote-send`, state comes out through `--remote-expr`."""
+
+    def __init__(self, env: dict, tmp_path, setup: str) -> None:
+        self.exe = need("nvim")
+        self.sock = str(tmp_path / "nvim.sock")
+        script = tmp_path / "setup.lua"
+        script.write_text(setup)
+        self.proc = subprocess.Popen(
+            [self.exe, "--headless", "--clean", "--listen", self.sock, "--cmd", f"set rtp^={NVIM_DIR}",
+             "-c", f"luafile {script}"],
+            env={**env, "PYTHONPATH": ROOT}, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        assert wait_until(lambda: os.path.exists(self.sock), 10, 0.02), "nvim did not listen"
+
+    def type(self, keys: str) -> None:
+        for key in ([keys] if keys.startswith("<") else list(keys)):
+            subprocess.run([self.exe, "--server", self.sock, "--remote-send", key], check=True, timeout=10)
+
+    def lua(self, expr: str):
+        out = subprocess.run([self.exe, "--server", self.sock, "--remote-expr",
+                              f"luaeval('vim.json.encode({expr})')"], capture_output=True, text=True, timeout=10)
+        return json.loads(out.stdout or out.stderr)  # Neovim 0.7–0.9 print the value on stderr
+
+    def shows(self, text: str) -> list[str]:
+        """The picker's list once the reply for `text` (as typed so far) is shown."""
+        assert wait_until(lambda: self.lua("require(\"gno.picker\").current.shown") == text, 10, 0.02), text
+        return self.lua("vim.api.nvim_buf_get_lines(require(\"gno.picker\").current.list_buf, 0, -1, false)")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_query(indexed, tmp_path):
+    vim = _Remote(indexed.env, tmp_path, "require('gno.picker').pick('')")
+    try:
+        assert wait_until(lambda: vim.lua("require(\"gno.picker\").current ~= nil"), 10, 0.05)
+        vim.type("sp")
+        assert "notes/pasta.txt" in vim.shows("sp")[0]  # spaghetti, from the second letter
+        vim.type("ag")
+        assert "notes/pasta.txt" in vim.shows("spag")[0]
+        vim.type("<C-u>")
+        vim.type("staging bra")
+        lines = vim.shows("staging bra")
+        assert "guides/staging.md" in lines[0]  # "branch", not yet typed in full
+        vim.type(' "ol')
+        kept = vim.shows('staging bra "ol')
+        assert kept[: len(lines)] == lines and "unbalanced double quote" in kept[-1]
+        vim.type('d"')
+        assert "unbalanced" not in vim.shows('staging bra "old"')[-1]
+    finally:
+        vim.close()

@@ -12,11 +12,22 @@ local function label(item)
   return vim.fn.fnamemodify(item.filename, ':~:.') .. ':' .. item.lnum .. '  ' .. item.text
 end
 
-local function search_now(text)
+--- The query sent for what is typed: the word still being typed (nothing after it yet)
+--- as a prefix, so `dock` already finds docker; a quoted or negated word, one letter,
+--- or a word already ending in `*` goes as it is.
+function M.as_typed(text)
+  local last = text:match('(%S+)$')
+  if not last or last:find('["*]') or #last:gsub('^%-', '') < 2 then
+    return text
+  end
+  return text .. '*'
+end
+
+local function search_now(text, typing)
   if vim.trim(text) == '' then
     return {}
   end
-  local result = gno.call('search', { query = text, limit = gno.config.limit })
+  local result = gno.call('search', { query = typing and M.as_typed(text) or text, limit = gno.config.limit })
   return result and gno.items('search', result) or {}
 end
 
@@ -29,7 +40,7 @@ function M.telescope(initial)
     prompt_title = 'gno',
     default_text = initial,
     finder = finders.new_dynamic({
-      fn = search_now,
+      fn = function(text) return search_now(text, true) end,
       entry_maker = function(item)
         return { value = item, display = label(item), ordinal = label(item), filename = item.filename,
           lnum = item.lnum }
@@ -60,8 +71,11 @@ local function render(state)
   for _, item in ipairs(state.items) do
     table.insert(lines, label(item))
   end
-  if #lines == 0 then
+  if #lines == 0 and not state.error then
     lines = { state.text == '' and 'type to search' or 'no matches' }
+  end
+  if state.error then -- below the results it keeps: a half-typed query often does not parse
+    table.insert(lines, state.error)
   end
   vim.api.nvim_buf_set_lines(state.list_buf, 0, -1, false, lines)
   vim.api.nvim_buf_clear_namespace(state.list_buf, state.ns, 0, -1)
@@ -70,14 +84,20 @@ local function render(state)
   end
 end
 
---- Ask gnod for `text`; a reply to an older keystroke is ignored.
+--- Ask gnod for `text`; a reply to an older keystroke is ignored. A query gnod rejects
+--- (an unclosed quote while it is being typed) keeps the last results, with the reason.
 function M.update(state, text)
   state.text = text
   state.seq = state.seq + 1
   local seq = state.seq
-  local function show(items)
+  local function show(items, err)
     if seq == state.seq then
-      state.items, state.selected, state.shown = items, 1, text
+      if err then
+        state.error = tostring(err.message or err.code)
+      else
+        state.items, state.selected, state.error = items, 1, nil
+      end
+      state.shown = text
       render(state)
     end
   end
@@ -85,13 +105,15 @@ function M.update(state, text)
     show({})
     return
   end
+  local params = { query = M.as_typed(text), limit = gno.config.limit }
   local c = gno.connection()
   if not c then
-    show(search_now(text))
+    local result, err = gno.call('search', params)
+    show(result and gno.items('search', result), not result and err or nil)
     return
   end
-  c:request('search', { query = text, limit = gno.config.limit }, function(err, result)
-    show(err and {} or gno.items('search', result))
+  c:request('search', params, function(err, result)
+    show(not err and gno.items('search', result), err)
   end)
 end
 
