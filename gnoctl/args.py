@@ -43,7 +43,7 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "get": {
         "--from-line": ("from_line", "int"), "-l": ("lines", "int"), "--lines": ("lines", "int"),
-        "--no-autostart": ("no_autostart", "flag"),
+        "--no-autostart": ("no_autostart", "flag"), "--no-pager": ("no_pager", "flag"),
         "--json": ("format", "flag"), "--human": ("format", "flag"),
     },
 }

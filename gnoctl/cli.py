@@ -500,9 +500,11 @@ def get(
     json_: JsonOpt = False,
     human: HumanOpt = False,
     no_autostart: NoAutostartOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Print one indexed document (its canonical Markdown), whole or a line range."""
-    _exit(commands.get(ref, from_line, lines, _fmt(json_, human=human), False if no_autostart else None))
+    fmt = _fmt(json_, human=human)
+    _exit(commands.get(ref, from_line, lines, fmt, False if no_autostart else None, _view(fmt, no_pager=no_pager)))
 
 
 @app.command("multi-get")
@@ -515,10 +517,11 @@ def multi_get(
     human: HumanOpt = False,
     files: FilesOpt = False,
     null: NullOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Print several documents at once (by reference and/or glob)."""
     fmt = _fmt(json_, files, human=human)
-    _exit(commands.multi_get(refs or [], pattern, max_bytes, fmt, _view(fmt, null=null)))
+    _exit(commands.multi_get(refs or [], pattern, max_bytes, fmt, _view(fmt, no_pager=no_pager, null=null)))
 
 
 @app.command()

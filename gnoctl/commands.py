@@ -74,11 +74,13 @@ def search(query: str, limit: int, min_score: float, collections: list[str], fmt
     return _retrieve("search", params, hits.search_text, fmt, autostart, wait_s, view)
 
 
-def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None) -> int:
+def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None,
+        view: View | None = None) -> int:
     from gnoctl.output.documents import write_document
 
     # The document itself is the useful default even in a pipe (`gnoctl get x > x.md`).
     fmt = fmt or "human"
+    view = view or View()
 
     def go(fmt: str) -> int:
         params: dict[str, object] = {"ref": ref}
@@ -86,7 +88,7 @@ def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, aut
             params["from_line"] = from_line
         if lines is not None:
             params["lines"] = lines
-        write_document(Client(autostart=autostart).call("get", params), fmt)
+        write_document(Client(autostart=autostart).call("get", params), fmt, view)
         return 0
 
     return _run(fmt, go)

@@ -25,7 +25,8 @@ def _fast(argv: list[str]) -> int | None:
     if argv[0] == "get":
         if len(words) != 1:
             return None
-        return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart)
+        return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart,
+                            View(pager=not opts.get("no_pager")))
     limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
     wait_s, mode, per_doc = opts.get("wait_s", 0.0), opts.get("mode", "standard"), opts.get("per_doc", 1)
     fmt = opts.get("format")

@@ -269,6 +269,21 @@ def test_long_human_output_pages_on_a_terminal(live, tmp_path):
     assert code == 0 and "PAGED:" not in out
     code, out = run_cli_tty("search", "kettle", "deploy", "staging", env=env, rows=3)
     assert code == 0 and "PAGED:" in out
+    # A document taller than the terminal, alone or several at once, as `git show` does.
+    for argv in (["get", "docs/deploy.md"], ["multi-get", "docs/deploy.md", "docs/staging.md"]):
+        code, out = run_cli_tty(*argv, env=env, rows=3)
+        assert code == 0 and "PAGED:How to deploy the billing service." in out, out
+        code, out = run_cli_tty(*argv, "--no-pager", env=env, rows=3)
+        assert code == 0 and "PAGED:" not in out and "How to deploy the billing service." in out, out
+
+
+def test_get_past_the_end_says_so(live):
+    r = cli("get", "docs/deploy.md:200", env=live.env, expect=1)
+    assert "line 200 is past the end of docs/deploy.md (4 lines)" in r.stderr and r.stdout == ""
+    r = cli("get", "docs/deploy.md", "--from-line", "5", "--json", env=live.env, expect=1)
+    err = json.loads(r.stdout)["error"]
+    assert "past the end" in err["message"] and err["details"]["total_lines"] == 4
+    assert cli("get", "docs/deploy.md:4", env=live.env).stdout == "Roll back when errors climb.\n"
 
 
 # --- collections -----------------------------------------------------------------------------------

@@ -27,13 +27,17 @@ class View:
             return False
         return sys.stdout.isatty()
 
+    def page(self, text: str) -> bool:
+        """Whether `text` went to the pager (human output taller than the terminal)."""
+        return self.pager and _page(text)
+
     def emit(self, text: str, fmt: str) -> None:
         """Print a rendered result; long human text on a terminal goes through $PAGER.
         A reader that stops early is not an error: the command's exit status stands."""
         try:
             if fmt == "files" and self.null:
                 sys.stdout.write(text)
-            elif fmt == "human" and self.pager and _page(text):
+            elif fmt == "human" and self.page(text):
                 return
             elif text:
                 print(text)

@@ -7,11 +7,12 @@ import sys
 from gnoctl.output.common import View, dump, file_list, json_lines
 
 
-def write_document(doc: dict, fmt: str) -> None:
-    """`get`: the document as JSON, else its text exactly as indexed."""
+def write_document(doc: dict, fmt: str, view: View) -> None:
+    """`get`: the document as JSON, else its text exactly as indexed (paged on a terminal
+    when taller than it)."""
     if fmt == "json":
         dump(doc)
-    else:
+    elif not view.page(doc["content"].removesuffix("\n")):
         sys.stdout.write(doc["content"])
 
 
@@ -23,9 +24,10 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
     elif fmt == "files":
         view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
     else:
-        for d in res["documents"]:
-            print(f"===== {d['collection']}/{d['path']} — {d['title']}")
-            sys.stdout.write(d["content"])
+        text = "".join(f"===== {d['collection']}/{d['path']} — {d['title']}\n{d['content']}"
+                       for d in res["documents"])
+        if not view.page(text.removesuffix("\n")):
+            sys.stdout.write(text)
         for m in res["missing"]:
             print(f"gnoctl: not found: {m}", file=sys.stderr)
         if res["truncated"]:

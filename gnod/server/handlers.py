@@ -271,6 +271,11 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     if all_lines and all_lines[-1] == "":
         all_lines.pop()
     start = (from_line or 1) - 1
+    if start and start >= len(all_lines):
+        raise RpcError(wire.INVALID_PARAMS,
+                       f"line {start + 1} is past the end of {doc.collection}/{doc.rel_path} "
+                       f"({len(all_lines)} line{'' if len(all_lines) == 1 else 's'})",
+                       {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": len(all_lines)})
     end = len(all_lines) if lines is None else min(len(all_lines), start + lines)
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
