@@ -81,6 +81,9 @@ def test_tools_list_schemas_are_valid_and_within_the_daemon_limits(hybrid):
     specs = tools(True)
     for t in with_write:
         jsonschema.Draft202012Validator.check_schema(t.input_schema)
+        # What structuredContent holds is declared: the protocol's result schema.
+        jsonschema.Draft202012Validator.check_schema(t.output_schema)
+        assert t.output_schema["type"] == "object" and t.output_schema["properties"], t.name
         assert t.input_schema["additionalProperties"] is False and len(t.description) > 50, t.name
         assert t.annotations.read_only_hint is (t.name in READ_TOOLS)
         daemon = _daemon_limits(specs[t.name].method)
@@ -111,7 +114,9 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         out = {}
         async with Client(bridge(hybrid.env), mode="legacy") as c:  # the handshake era agents use today
             for name, (args, _) in calls.items():
-                out[name] = await c.call_tool(name, args)
+                out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
+            out["ask by query"] = await c.call_tool("ask", {"query": "how do I bake bread", "answer": False,
+                                                            "sources": 2})
         return out
 
     results = run(go)
@@ -124,6 +129,7 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert "gno://notes/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
     assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
     assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
+    assert results["ask by query"].structured_content["sources"] == results["ask"].structured_content["sources"]
     assert results["get"].structured_content["from_line"] == 3 and "postman" in results["get"].content[0].text
     assert {d["path"] for d in results["multi_get"].structured_content["documents"]} == {"space/mars.md",
                                                                                         "space/moon.md"}
@@ -380,6 +386,11 @@ def test_http_needs_the_token_and_a_local_origin(http_bridge):
     assert _post(url, {**auth, "Origin": "http://evil.example"}) == 403
     assert _post(url, {**auth, "Host": "evil.example:80"}) == 421
     assert _post(url, {**auth, "Origin": url.rsplit("/", 1)[0]}) == 200
+    assert _post(url, {"Authorization": f"bearer {token}"}) == 200  # the scheme is case-insensitive
+    # A second bridge on the same port says the port is taken, and never that it serves.
+    other = {**os.environ, "GNO_HOME": str(token_file.parent.parent / "other-home")}
+    r = _run_cli("mcp", "--http", url.split("//")[1].split("/")[0], env=other)
+    assert r.returncode == 2 and "is taken" in r.stderr and "serving" not in r.stderr, r.stderr
 
     async def go():
         import httpx2

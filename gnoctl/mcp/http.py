@@ -8,10 +8,12 @@ rebinding. A non-loopback bind without a token is refused.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import os
 import secrets
+import socket
 import stat
 import sys
 from typing import Any
@@ -23,7 +25,12 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 class HttpError(Exception):
-    """A setting that makes serving unsafe or impossible; the message says which."""
+    """A setting that makes serving unsafe or impossible; the message says which, `status`
+    is gnoctl's exit status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def parse_bind(spec: str) -> tuple[str, int]:
@@ -72,12 +79,13 @@ class BearerAuth:
 
     def __init__(self, app, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, given = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
+            # The scheme is case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
                 from starlette.responses import PlainTextResponse
 
                 response = PlainTextResponse("missing or wrong bearer token", status_code=401,
@@ -85,6 +93,27 @@ class BearerAuth:
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The bound socket, before anything says it is served: a port in use is said plainly."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise HttpError(f"cannot serve on {host}: {e.strerror}") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise HttpError(f"port {port} on {host} is taken (another `gnoctl mcp --http`?): "
+                            f"choose another, e.g. --http {host}:{port + 1 if port < 65535 else port - 1}",
+                            status=2) from None
+        raise HttpError(f"cannot serve on {host}:{port}: {e.strerror}") from None
+    return sock
 
 
 def allowed(host: str, port: int) -> tuple[list[str], list[str]]:
@@ -101,6 +130,7 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
     if no_token and not is_loopback(host):
         raise HttpError(f"refusing to serve {host} without a token: anyone who can reach it could read your "
                         "documents (drop --no-token, or bind to 127.0.0.1)")
+    sock = listen(host, port)
     hosts, origins = allowed(host, port)
     server = bridge.server(version)
     app: Any = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
@@ -114,7 +144,7 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
         print(f"gnoctl mcp: serving {where} without a token (loopback only)", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         bridge.link.close()
     return 0

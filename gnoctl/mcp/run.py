@@ -41,6 +41,6 @@ def run(http: str | None, enable_write: bool, token_file: str | None, no_token: 
             return asyncio.run(serve(bridge, _version(), http, token_file, no_token))
         except HttpError as e:
             print(f"gnoctl mcp: {e}", file=sys.stderr)
-            return 1
+            return e.status
     except KeyboardInterrupt:
         return 130

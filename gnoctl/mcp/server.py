@@ -32,9 +32,22 @@ INSTRUCTIONS = (
 )
 
 
+def output_schema(method: str) -> dict:
+    """The method's result as the protocol's JSON Schema (docs/schemas/<method>.result.json),
+    with the result's own definition at the root, as MCP wants an object there."""
+    import msgspec
+
+    from gnod.protocol import METHOD_RESULTS
+
+    schema = msgspec.json.schema(METHOD_RESULTS[method])
+    root = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    return {**root, "$defs": schema["$defs"]}
+
+
 def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema(),
+        output_schema=output_schema(spec.method),
         annotations=types.ToolAnnotations(title=spec.title, read_only_hint=not spec.write,
                                           destructive_hint=spec.destructive, idempotent_hint=not spec.write,
                                           open_world_hint=False),

@@ -30,10 +30,14 @@ class ToolSpec:
     write: bool = False  # offered only with --enable-write
     destructive: bool = False
     streams: bool = False  # long: daemon progress (or ask's tokens) becomes MCP progress
+    one_of: tuple[str, ...] = ()  # at least one of these arguments (synonyms) is required
 
     def input_schema(self) -> dict:
-        return {"type": "object", "properties": self.properties, "required": list(self.required),
-                "additionalProperties": False}
+        schema = {"type": "object", "properties": self.properties, "required": list(self.required),
+                  "additionalProperties": False}
+        if self.one_of:
+            schema["anyOf"] = [{"required": [name]} for name in self.one_of]
+        return schema
 
 
 # --- argument schemas ---------------------------------------------------------------------------
@@ -161,9 +165,10 @@ def _index_text(r: dict) -> str:
 
 def _ask_params(a: dict) -> dict:
     # Always streamed: the tokens become progress, and a cancelled call shows to gnod as a
-    # closed socket at the next token, which stops the generation.
-    params = {k: v for k, v in a.items() if k != "question"}
-    return {**params, "query": a["question"], "stream": True}
+    # closed socket at the next token, which stops the generation. `query` is accepted
+    # for `question`, as every other tool names it.
+    params = {k: v for k, v in a.items() if k not in ("question", "query")}
+    return {**params, "query": a.get("question") or a["query"], "stream": True}
 
 
 def _add_params(a: dict) -> dict:
@@ -208,6 +213,7 @@ READ_ONLY_TOOLS = [
         "answer it). Runs hybrid search, then the local generate model: can take tens of seconds; progress "
         "carries the answer as it is written. Prefer `query` + `get` when you want to read the sources yourself.",
         {"question": _query(2000, "The question."),
+         "query": _query(2000, "The question (the same as `question`, named as the other tools name it)."),
          "sources": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5,
                      "description": "Most sources to give the generator."},
          "mode": _MODE, "collections": _COLLECTIONS,
@@ -215,7 +221,7 @@ READ_ONLY_TOOLS = [
                     "description": "false: only select the sources, generate nothing (fast)."},
          "max_tokens": {"type": "integer", "minimum": 16, "maximum": 4096, "default": 512,
                         "description": "Longest answer in tokens."}},
-        ("question",), _ask_text, params=_ask_params, streams=True,
+        (), _ask_text, params=_ask_params, streams=True, one_of=("question", "query"),
     ),
     ToolSpec(
         "get", "get", "Read a document",

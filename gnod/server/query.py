@@ -319,7 +319,7 @@ class QueryRun:
         t0 = time.perf_counter()
         p = self.p
         if p.limit > self.mode.max_results:
-            self.notes.append(f"-n {p.limit} is above {self.mode.name} mode's maximum: "
+            self.notes.append(f"a limit of {p.limit} is above {self.mode.name} mode's maximum: "
                               f"at most {self.mode.max_results} results")
         self.counts = await self.d.read(lambda conn, _a: self.d.language_counts(conn))
         langs = [lang for lang in lexical.query_languages(p.query, self.counts) if lang] or ["english"]
