@@ -369,15 +369,23 @@ def test_status_is_one_truthful_line_per_collection(daemon, tmp_path):
     assert "3000 docs" in line and "up to date" in line, line
 
 
-def test_status_watch_redraws_in_place_until_ctrl_c(daemon):
-    session = PtyCli("status", "--watch", env=daemon.env)
+def test_status_watch_redraws_in_place_until_ctrl_c(daemon, tmp_path):
+    # A collection path wider than the 80-column terminal: each line must still take one row.
+    root = write_tree(str(tmp_path / ("a-folder-with-a-long-name-" * 4)), {"a.md": "# A\n\nalpha\n"})
+    cli_json("collection", "add", root, "--name", "wide", "--json", env=daemon.env)
+    session = PtyCli("status", "--watch", env=daemon.env, cols=80)
     try:
-        assert session.read_until(lambda t: t.count("gnod ") >= 2, timeout=20), session.text
+        assert session.read_until(lambda t: t.count("gnod ") >= 3, timeout=20), session.text
     finally:
         session.interrupt()
         code, out = session.finish()
     assert code == 0, session.stderr
-    assert re.search(r"\x1b\[\d+F\x1b\[J", out)  # back up to the first line, clear, redraw
+    frames = re.split(r"\x1b\[(\d+)F\x1b\[J", out)  # back up to the first line, clear, redraw
+    assert len(frames) >= 5, out
+    for frame, up in zip(frames[0::2], frames[1::2]):
+        lines = frame.split("\n")[:-1]
+        assert int(up) == len(lines) and all(len(line) < 80 for line in lines), lines
+    assert any(line.endswith("…") for line in frames[0].split("\n"))
     assert "Traceback" not in session.stderr and "interrupted" not in session.stderr
 
 

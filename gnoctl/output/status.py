@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+import unicodedata
 
 from gnoctl import fastjson
 from gnoctl.output.common import size
@@ -71,11 +73,33 @@ class StatusWatch:
             print(fastjson.dumps(st))  # one status per line (JSON Lines)
         else:
             lines = status_lines(st)
+            if self.tty:
+                # Going back up to the first line only works if each line took one row and
+                # the frame fits: lines are cut to the terminal's width, the frame to its height.
+                cols, rows = os.get_terminal_size(sys.stdout.fileno())
+                lines = [fit(line, cols - 1) for line in lines[: max(1, rows - 1)]]
             # On a terminal, redraw in place: up to the first line of the last frame, clear.
             prefix = f"\033[{self.shown}F\033[J" if self.tty and self.shown else ""
             sys.stdout.write(prefix + "\n".join(lines) + ("\n" if self.tty else "\n\n"))
             self.shown = len(lines)
         sys.stdout.flush()
+
+
+def fit(line: str, width: int) -> str:
+    """`line` cut to `width` terminal columns (wide characters take two), ending in "…"."""
+    if sum(map(_columns, line)) <= width:
+        return line
+    kept, used = [], 0
+    for ch in line:
+        used += _columns(ch)
+        if used > width - 1:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
+
+
+def _columns(ch: str) -> int:
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def _ago(ts: int | None) -> str:
