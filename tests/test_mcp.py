@@ -16,6 +16,7 @@ import urllib.request
 
 import anyio
 import jsonschema
+import mcp_types as types
 import msgspec
 import pytest
 from mcp import Client, StdioServerParameters
@@ -459,3 +460,45 @@ def test_resource_listeners_hear_of_saved_files(hybrid, tmp_path):
     assert ResourceUpdated(uri="gno://notes/pets/cats.md") in events
     assert isinstance(events[-1], ResourcesListChanged)
     assert "knead blankets" in read.contents[0].text  # reading it again gives the saved text
+
+
+@pytest.mark.filterwarnings("ignore:resources/.*subscribe is removed as of 2026-07-28")  # what agents speak today
+def test_a_2025_11_25_client_subscribes_and_hears_of_saved_and_added_documents(hybrid):
+    notes = hybrid.result("collection.list")["collections"][0]["path"]
+    dogs = os.path.join(notes, "pets", "dogs.md")
+    original = open(dogs).read()
+    heard: list = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, (types.ResourceUpdatedNotification, types.ResourceListChangedNotification)):
+            heard.append(message)
+
+    async def go():
+        async with Client(bridge(hybrid.env), mode="legacy", message_handler=on_message) as c:
+            version, caps = c.protocol_version, c.server_capabilities.resources
+            await c.list_resources()
+            await c.subscribe_resource("gno://notes/pets/dogs.md")
+            with anyio.fail_after(60):
+                for i in range(200):  # the bridge's follower joins gnod's watch as the first subscriber comes
+                    if any(isinstance(m, types.ResourceUpdatedNotification) for m in heard):
+                        break
+                    with open(dogs, "w") as f:
+                        f.write(original + f"\nEdit {i}: dogs also dig holes.\n")
+                    await anyio.sleep(0.3)
+                with open(os.path.join(notes, "pets", "hamsters.md"), "w") as f:
+                    f.write("# Hamsters\n\nHamsters store food in their cheeks.\n")
+                while not any(isinstance(m, types.ResourceListChangedNotification) for m in heard):
+                    await anyio.sleep(0.1)
+            await c.unsubscribe_resource("gno://notes/pets/dogs.md")
+        return version, caps
+
+    try:
+        version, caps = run(go)
+    finally:
+        with open(dogs, "w") as f:
+            f.write(original)
+        if os.path.exists(os.path.join(notes, "pets", "hamsters.md")):
+            os.unlink(os.path.join(notes, "pets", "hamsters.md"))
+    assert version == "2025-11-25" and caps.subscribe and caps.list_changed
+    updated = [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
+    assert updated and str(updated[0].params.uri) == "gno://notes/pets/dogs.md"

@@ -1,22 +1,31 @@
-"""Live updates for MCP clients: gnod's `watch` stream becomes `subscriptions/listen` events.
+"""Live updates for MCP clients: gnod's `watch` stream becomes resource notifications.
 
 A saved file is a `ResourceUpdated` for its gno:// uri; an added or removed document
-(or a `lagged` notice: changes were missed) is `ResourcesListChanged`. One follower per
-bridge, started by the first listener; it never starts gnod itself (a daemon the user
-stopped stays stopped) and picks the stream up again when gnod is back.
+(or a `lagged` notice: changes were missed) is `ResourcesListChanged`. Clients of
+protocol 2026-07-28 get them as `subscriptions/listen` events; clients of the earlier
+versions (2025-11-25 and before: what most agents speak) subscribe to a uri with
+`resources/subscribe` and get `notifications/resources/updated` for it, and every
+session that subscribed or listed the resources gets `notifications/resources/list_changed`.
+One follower per bridge, started by the first listener or subscriber; it never starts
+gnod itself (a daemon the user stopped stays stopped) and picks the stream up again
+when gnod is back.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 
 RETRY_S = 1.0
+log = logging.getLogger("gnoctl.mcp")
 
 
 class Live:
@@ -25,11 +34,42 @@ class Live:
         self.bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self.bus)
         self._follower: asyncio.Task | None = None
+        # Earlier-protocol sessions → the uris each subscribed to (none: it listed resources).
+        self._sessions: dict[object, set[str]] = {}
 
-    async def listen(self, ctx, params):
+    def _start(self) -> None:
         if self._follower is None or self._follower.done():
             self._follower = asyncio.create_task(self._follow(), name="gno:watch")
+
+    async def listen(self, ctx, params):
+        self._start()
         return await self._listen(ctx, params)
+
+    def note(self, ctx) -> None:
+        """A session that listed the resources hears when the list changes."""
+        if ctx.protocol_version not in MODERN:
+            self._sessions.setdefault(ctx.session, set())
+            self._start()
+
+    async def subscribe(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._sessions.setdefault(ctx.session, set()).add(str(params.uri))
+        self._start()
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self._sessions.get(ctx.session, set()).discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def _notify(self, uri: str | None, listed: bool) -> None:
+        for session, uris in list(self._sessions.items()):
+            try:
+                if uri is not None and uri in uris:
+                    await session.send_resource_updated(uri)  # type: ignore[attr-defined]
+                if listed:
+                    await session.send_resource_list_changed()  # type: ignore[attr-defined]
+            except Exception as e:  # the client has gone: forget it
+                log.debug("dropping a closed MCP session: %s", e)
+                self._sessions.pop(session, None)
 
     async def _follow(self) -> None:
         while True:
@@ -41,9 +81,13 @@ class Live:
 
     async def _on_change(self, method: str, params: dict) -> None:
         if method == "change":
-            if params.get("uri"):
-                await self.bus.publish(ResourceUpdated(uri=params["uri"]))
-            if params.get("kind") != "changed":
-                await self.bus.publish(ResourcesListChanged())
+            uri, listed = params.get("uri"), params.get("kind") != "changed"
         elif method == "lagged":
+            uri, listed = None, True
+        else:
+            return
+        if uri:
+            await self.bus.publish(ResourceUpdated(uri=uri))
+        if listed:
             await self.bus.publish(ResourcesListChanged())
+        await self._notify(uri, listed)

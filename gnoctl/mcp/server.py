@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import jsonschema
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 
@@ -63,6 +63,15 @@ def _error_result(e: DaemonError) -> types.CallToolResult:
     )
 
 
+class _Server(Server):
+    """Declares that the resource list changes (the SDK declares it only when told, and
+    the HTTP transport never tells it): earlier-protocol clients then listen for it."""
+
+    def create_initialization_options(self, notification_options=None, *args, **kwargs):
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+
+
 class Bridge:
     """Tool, resource and progress handling over one DaemonLink."""
 
@@ -73,11 +82,12 @@ class Bridge:
         self._validators = {n: jsonschema.Draft202012Validator(s.input_schema()) for n, s in self.specs.items()}
 
     def server(self, version: str) -> Server:
-        return Server(
+        return _Server(
             "gno", version=version, title="gno: search your own documents", instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
             on_read_resource=self.read_resource, on_subscriptions_listen=self.live.listen,
+            on_subscribe_resource=self.live.subscribe, on_unsubscribe_resource=self.live.unsubscribe,
         )
 
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
@@ -128,6 +138,7 @@ class Bridge:
         )])
 
     async def list_resources(self, ctx, params) -> types.ListResourcesResult:
+        self.live.note(ctx)
         offset = int(params.cursor) if params is not None and params.cursor and params.cursor.isdigit() else 0
         try:
             page = await self.link.call("ls", {"limit": RESOURCES_PAGE, "offset": offset})
