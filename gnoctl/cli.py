@@ -568,6 +568,23 @@ def status(
 
 
 @app.command()
+def watch(
+    collections: Annotated[Optional[list[str]], typer.Argument(help="Collections to follow (default: all, and "
+                                                                     "any added later).",
+                                                                autocompletion=_collection_names)] = None,
+    json_: Annotated[bool, typer.Option("--json", "--jsonl", help="One JSON object per change (JSON Lines).")] = False,
+    human: HumanOpt = False,
+) -> None:
+    """Print each change of the index as it is committed, until Ctrl-C.
+
+    A line says the time, added / changed / removed and the document (collection/path);
+    a search made when it is printed already sees the change. `lagged` says changes were
+    missed (gnoctl read too slowly): refresh what you show. Exits 3 when gnod stops.
+    """
+    _exit(commands.watch(collections or [], "json" if json_ else "human" if human else None))
+
+
+@app.command()
 def update(
     collection: Annotated[Optional[str], typer.Argument(help="Collection to re-index (default: all).",
                                                         autocompletion=_collection_names)] = None,

@@ -142,6 +142,26 @@ def status(fmt: str | None, watch: bool = False) -> int:
     return _run(fmt, go)
 
 
+def watch(collections: list[str], fmt: str | None) -> int:
+    """Follow gnod's `watch` stream until Ctrl-C (exit 0) or gnod stops (exit 3)."""
+    from gnoctl.output.watch import watch_line
+
+    def go(fmt: str) -> int:
+        def show(method: str, params: dict) -> None:
+            line = watch_line(method, params, fmt)
+            if line is not None:
+                print(line, flush=True)
+
+        try:
+            Client().call("watch", {"collections": collections}, on_notify=show)
+        except KeyboardInterrupt:  # the way to stop watching: not an error
+            return 0
+        print("gnoctl: gnod stopped: nothing more to watch", file=sys.stderr)
+        return wire.EXIT_NOT_RUNNING
+
+    return _run(fmt, go)
+
+
 def _with_progress(fmt: str, method: str, params: dict) -> dict:
     bar = ProgressLine(fmt != "json" and sys.stderr.isatty())
     try:

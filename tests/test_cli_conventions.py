@@ -518,3 +518,28 @@ def test_quickstart_from_another_clone_indexes_that_clone(gno_home, tmp_path):
     cols = cli_json("collection", "list", "--json", env=env)["collections"]
     assert [(c["name"], c["path"]) for c in cols] == [("gno", str(clones[1].resolve()))]
     assert cols[0]["documents"] > 20 and cols[0]["errors"] == 0
+
+
+def test_watch_prints_each_change_as_it_is_committed(daemon, tmp_path):
+    root = write_tree(str(tmp_path / "notes"), {"a.md": "# A\n\nalpha\n"})
+    cli_json("collection", "add", root, "--name", "notes", "--json", env=daemon.env)
+    # In a pipe: JSON Lines, one notification each.
+    piped = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "watch", "notes"], env=daemon.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # On a terminal: a line for a person.
+    session = PtyCli("watch", env=daemon.env, cols=80)
+    try:
+        time.sleep(1.0)  # both subscribed
+        with open(os.path.join(root, "b.md"), "w") as f:
+            f.write("# B\n\nbeta\n")
+        event = json.loads(piped.stdout.readline())
+        assert (event["event"], event["kind"], event["collection"], event["path"]) == ("change", "added", "notes",
+                                                                                       "b.md")
+        assert cli("search", "beta", "--files", env=daemon.env).stdout.strip().endswith("b.md")  # already seen
+        assert session.read_until(lambda t: re.search(r"\d\d:\d\d:\d\d  added    notes/b\.md", t), 10), session.text
+    finally:
+        session.interrupt()
+        code, _ = session.finish()
+    assert code == 0 and "Traceback" not in session.stderr  # Ctrl-C ends it
+    daemon.stop()
+    assert piped.wait(20) == 3 and "gnod stopped" in piped.stderr.read()
