@@ -5,6 +5,8 @@
     python3 examples/client.py watch [COLLECTION…]       # print each change as it happens
 
 It does not start gnod: run `gnoctl daemon start` (or any gnoctl command) first.
+Exit status as gnoctl's (docs/protocol.md): 1 bad input, 2 gnod failed, 3 gnod not
+running or gone (a watch that ends because gnod stopped exits 3 too).
 """
 
 from __future__ import annotations
@@ -17,6 +19,16 @@ import sys
 
 HEADER = struct.Struct(">I")  # every frame: a 4-byte big-endian length, then UTF-8 JSON
 PROTOCOL = 1
+# Error codes that mean the request itself was wrong (docs/protocol.md, "gnoctl exit" 1).
+USER_ERRORS = {-32600, -32601, -32602, -32002, -32007, -32008, -32009}
+
+
+class GnodError(Exception):
+    """An error reply: its name and message are for the user, its code picks the exit status."""
+
+    def __init__(self, error: dict) -> None:
+        super().__init__(f"{error['data']['name']}: {error['message']}")
+        self.status = 3 if error["code"] == -32001 else 1 if error["code"] in USER_ERRORS else 2
 
 
 def socket_path() -> str:
@@ -65,15 +77,11 @@ class Connection:
                     on_notification(msg["method"], msg["params"])
             elif msg["id"] == req_id:
                 if "error" in msg:
-                    raise RuntimeError(f"{msg['error']['data']['name']}: {msg['error']['message']}")
+                    raise GnodError(msg["error"])
                 return msg["result"]
 
 
-def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("search", "watch"):
-        print(__doc__, file=sys.stderr)
-        return 2
-    conn = Connection(socket_path())
+def run(conn: Connection, argv: list[str]) -> int:
     if argv[0] == "search":
         print(json.dumps(conn.call("search", {"query": " ".join(argv[1:])}), indent=2))
         return 0
@@ -87,8 +95,23 @@ def main(argv: list[str]) -> int:
     try:
         conn.call("watch", {"collections": argv[1:]}, show)  # returns when gnod stops
     except KeyboardInterrupt:
-        pass
-    return 0
+        return 0
+    print("client.py: gnod stopped: nothing more to watch", file=sys.stderr)
+    return 3
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("search", "watch"):
+        print(__doc__, file=sys.stderr)
+        return 1
+    try:
+        return run(Connection(socket_path()), argv)
+    except GnodError as e:
+        print(f"client.py: {e}", file=sys.stderr)
+        return e.status
+    except (FileNotFoundError, ConnectionError) as e:  # no socket, or gnod went away mid-call
+        print(f"client.py: gnod is not running ({e}): start it with `gnoctl daemon start`", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ subscriber that does not keep up is told it lagged instead of being buffered for
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from conftest import wait_until
 from gnod import wire
 
 pytestmark = pytest.mark.timeout(180)
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "client.py")
 
 
 def subscribe(daemon, params: dict | None = None):
@@ -115,7 +117,7 @@ def test_watch_ends_with_a_result_when_the_daemon_stops(daemon):
 
 def test_example_client_calls_and_follows_changes(daemon, corpus):
     """examples/client.py (stdlib only) against the real daemon: one call, then `watch`."""
-    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "client.py")
+    example = EXAMPLE
     daemon.result("collection.add", {"name": "docs", "path": corpus.root})
     r = subprocess.run([sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True,
                        text=True, timeout=30)
@@ -133,9 +135,31 @@ def test_example_client_calls_and_follows_changes(daemon, corpus):
             if wait_until(lambda: lines, 0.5):
                 break
         assert lines and lines[0].startswith("added gno://docs/saved"), lines
+        # An error is a line and gnoctl's exit status, not a traceback.
+        bad = subprocess.run([sys.executable, example, "search", '"unclosed'], env=daemon.env,
+                             capture_output=True, text=True, timeout=30)
+        assert (bad.returncode, bad.stdout) == (1, "") and bad.stderr.startswith("client.py: INVALID_QUERY: ")
+        assert "Traceback" not in bad.stderr
+        # gnod stopping ends the watch with exit 3 and says so.
+        daemon.stop()
+        assert proc.wait(20) == 3
     finally:
-        proc.terminate()
-        proc.wait(10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    gone = subprocess.run([sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True,
+                          text=True, timeout=30)
+    assert gone.returncode == 3 and "gnod is not running" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_example_client_exit_statuses_are_gnoctls():
+    """The stdlib-only example restates which error codes are the user's: it must agree with gnod."""
+    spec = importlib.util.spec_from_file_location("example_client", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for code in wire.ERROR_NAMES:
+        error = {"code": code, "message": "m", "data": {"name": wire.ERROR_NAMES[code]}}
+        assert module.GnodError(error).status == wire.exit_code_for(code), wire.ERROR_NAMES[code]
 
 
 def test_a_subscriber_that_stopped_reading_does_not_hold_up_shutdown(daemon, tmp_path):
