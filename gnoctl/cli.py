@@ -31,7 +31,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=HELP,
 )
-collection_app = typer.Typer(help="Add, list and remove collections (folders that are indexed).",
+collection_app = typer.Typer(help="Add, list, describe and remove collections (folders that are indexed).",
                              no_args_is_help=True, context_settings=HELP)
 daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
                          no_args_is_help=True, context_settings=HELP)
@@ -614,6 +614,9 @@ def collection_add(
     allow_overlap: Annotated[bool, typer.Option("--allow-overlap", help="Add it even though another collection "
                                                                         "covers this folder, a parent or a "
                                                                         "sub-folder (results then repeat).")] = False,
+    description: Annotated[Optional[str], typer.Option("--description", "-d",
+                                                       help="What it holds, in a sentence (see `collection "
+                                                            "describe`).")] = None,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -626,13 +629,31 @@ def collection_add(
     (`gnoctl status` shows its progress; `gnoctl collection remove NAME` undoes the add).
     """
     _exit(commands.collection_add(path, name, include or [], exclude or [], language, not no_gitignore,
-                                  follow_symlinks, not no_index, _fmt(json_, human=human), allow_overlap))
+                                  follow_symlinks, not no_index, _fmt(json_, human=human), allow_overlap,
+                                  description))
 
 
 @collection_app.command("list")
 def collection_list(json_: JsonOpt = False, human: HumanOpt = False) -> None:
     """List collections with their document counts."""
     _exit(commands.collection_list(_fmt(json_, human=human)))
+
+
+@collection_app.command("describe")
+def collection_describe(
+    name: Annotated[str, typer.Argument(help="Collection name.", autocompletion=_collection_names)],
+    description: Annotated[Optional[str], typer.Argument(help="What it holds, in a sentence or two (at most "
+                                                              "500 characters); \"\" removes it.")] = None,
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
+    """Say what a collection holds, so people and agents know where to search.
+
+    The description is shown by `status` and `collection list`, and told to AI agents by
+    `gnoctl mcp` (its instructions and the search tools' `collections` argument). Without
+    DESCRIPTION, prints the one in force. It is kept in config.toml; no file is re-indexed.
+    """
+    _exit(commands.collection_describe(name, description, _fmt(json_, human=human)))
 
 
 @collection_app.command("remove")

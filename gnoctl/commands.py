@@ -195,7 +195,7 @@ def update(collection: str | None, fmt: str | None) -> int:
 
 def collection_add(path: str, name: str | None, include: list[str], exclude: list[str],
                    language: str | None, gitignore: bool, follow_symlinks: bool, index: bool, fmt: str | None,
-                   allow_overlap: bool = False) -> int:
+                   allow_overlap: bool = False, description: str | None = None) -> int:
     from gnoctl.output.collections import index_lines
 
     def go(fmt: str) -> int:
@@ -205,6 +205,8 @@ def collection_add(path: str, name: str | None, include: list[str], exclude: lis
                   "follow_symlinks": follow_symlinks, "index": index}
         if allow_overlap:
             params["allow_overlap"] = True
+        if description:
+            params["description"] = description
         show(_index_in_background(fmt, "collection.add", params), fmt, index_lines)
         return 0
 
@@ -221,6 +223,24 @@ def collection_list(fmt: str | None) -> int:
     from gnoctl.output.collections import list_lines
 
     return _run(fmt, lambda fmt: show(Client().call("collection.list"), fmt, list_lines))
+
+
+def collection_describe(name: str, description: str | None, fmt: str | None) -> int:
+    """Set the description (`""` removes it), or with none given show the one in force."""
+    from gnoctl.output.collections import described_lines
+
+    def go(fmt: str) -> int:
+        if description is not None:
+            info = Client().call("collection.describe", {"name": name, "description": description})
+        else:
+            known = {c["name"]: c for c in Client().call("collection.list")["collections"]}
+            if name not in known:
+                raise DaemonError(wire.NOT_FOUND, f"no collection named {name!r}", {"collections": sorted(known)})
+            info = known[name]
+        show(info, fmt, described_lines)
+        return 0
+
+    return _run(fmt, go)
 
 
 def collection_remove(name: str, fmt: str | None) -> int:

@@ -14,6 +14,7 @@ from typing import Annotated
 import msgspec
 
 from gnod.models.presets import DEFAULT_PRESET
+from gnod.protocol import DESCRIPTION_MAX
 from gnod.text.language import normalize_language
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -74,6 +75,14 @@ class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
     gitignore: bool = True
     # Follow symbolic links whose targets stay inside the collection (never outside it).
     follow_symlinks: bool = False
+    # What the collection holds, in a sentence: shown to people and agents choosing where to search.
+    description: str | None = None
+
+
+def same_files(a: CollectionConfig, b: CollectionConfig) -> bool:
+    """Whether two configs of a collection index the same files (a new description does not
+    change what is watched or indexed)."""
+    return msgspec.structs.replace(a, description=None) == msgspec.structs.replace(b, description=None)
 
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
@@ -131,8 +140,11 @@ def validate_collection(c: CollectionConfig, where: str = "collection") -> Colle
         for g in globs:
             if not g.strip():
                 raise ConfigError(f"{where}.{key}: empty glob")
+    description = " ".join((c.description or "").split()) or None  # one line, as every client shows it
+    if description and len(description) > DESCRIPTION_MAX:
+        raise ConfigError(f"{where}.description: longer than {DESCRIPTION_MAX} characters (say it in a sentence)")
     path = os.path.abspath(os.path.expanduser(c.path))
-    return msgspec.structs.replace(c, path=path, language=language)
+    return msgspec.structs.replace(c, path=path, language=language, description=description)
 
 
 def validate(config: Config) -> Config:

@@ -17,6 +17,9 @@ from gnod.wire import PROTOCOL_VERSION
 Limit = Annotated[int, Meta(ge=1, le=1000)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 Name = Annotated[str, Meta(min_length=1, max_length=64)]
+# A collection's description: a sentence or two for people and agents, not a document.
+DESCRIPTION_MAX = 500
+Description = Annotated[str, Meta(max_length=DESCRIPTION_MAX)]
 # A pasted paragraph or page is a query too: past the term cap, the rarest terms are kept.
 QueryText = Annotated[str, Meta(min_length=1, max_length=32_000)]
 
@@ -54,10 +57,16 @@ class CollectionAddParams(Params):
     index: bool = True  # index right away (progress is streamed)
     # Accept a folder another collection covers (same folder, parent or sub-folder).
     allow_overlap: bool = False
+    description: Description | None = None
 
 
 class CollectionNameParams(Params):
     name: Name
+
+
+class CollectionDescribeParams(Params):
+    name: Name
+    description: Description  # "" removes it
 
 
 class CollectionListParams(Params):
@@ -319,6 +328,7 @@ class CollectionInfo(Struct):
     errors: int = 0
     follow_symlinks: bool = False
     last_indexed_at: int | None = None
+    description: str | None = None
 
 
 class CollectionListResult(Struct):
@@ -716,6 +726,7 @@ METHOD_PARAMS: dict[str, type[Params]] = {
     "collection.add": CollectionAddParams,
     "collection.list": CollectionListParams,
     "collection.remove": CollectionNameParams,
+    "collection.describe": CollectionDescribeParams,
     "index": IndexParams,
     "search": SearchParams,
     "get": GetParams,
@@ -741,6 +752,7 @@ METHOD_RESULTS: dict[str, type[Struct]] = {
     "collection.add": IndexResult,
     "collection.list": CollectionListResult,
     "collection.remove": CollectionRemoveResult,
+    "collection.describe": CollectionInfo,
     "index": IndexResult,
     "search": SearchResult,
     "get": Document,

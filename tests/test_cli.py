@@ -488,6 +488,35 @@ def test_collection_remove(daemon, corpus):
     assert cli_error("collection", "remove", "docs", env=env)["code"] == "NOT_FOUND"
 
 
+def test_collection_description_is_kept_shown_and_changed_without_reindexing(daemon, corpus):
+    env = daemon.env
+    cli_json("collection", "add", corpus.root, "--name", "docs", "--description", "Deploy guides", "--json", env=env)
+    before = cli_json("collection", "list", "--json", env=env)["collections"][0]
+    assert before["description"] == "Deploy guides"
+    info = cli_json("collection", "describe", "docs", "Runbooks  and\n  guides for the team", "--json", env=env)
+    assert info["description"] == "Runbooks and guides for the team"  # one line, as clients show it
+    assert info["last_indexed_at"] == before["last_indexed_at"] and info["documents"] == before["documents"]
+    with open(os.path.join(env["GNO_HOME"], "config", "config.toml")) as f:
+        assert 'description = "Runbooks and guides for the team"' in f.read()  # kept across restarts
+    code, out = run_cli_tty("collection", "list", env=env)
+    assert code == 0 and "\n                 Runbooks and guides for the team" in out
+    code, out = run_cli_tty("status", env=env)
+    assert code == 0 and re.search(r"docs .*\n +Runbooks and guides for the team", out), out
+    assert cli("collection", "describe", "docs", "--human", env=env).stdout == "docs: Runbooks and guides for the team\n"
+    # The watch goes on: a file saved after the change is indexed.
+    with open(corpus.path("guides/rollback.md"), "w") as f:
+        f.write("# Rollback\n\nUndo a bad release with the previous image.\n")
+    assert search(env, "rollback", "--wait", "10")["hits"]
+    # "" removes it; bad input is a usage error that changes nothing.
+    assert cli_json("collection", "describe", "docs", "", "--json", env=env)["description"] is None
+    with open(os.path.join(env["GNO_HOME"], "config", "config.toml")) as f:
+        assert "description =" not in f.read()
+    assert "no description" in cli("collection", "describe", "docs", "--human", env=env).stdout
+    assert cli_error("collection", "describe", "nope", "x", env=env)["code"] == "NOT_FOUND"
+    assert cli_error("collection", "describe", "nope", env=env)["code"] == "NOT_FOUND"
+    assert cli_error("collection", "describe", "docs", "x" * 501, env=env)["code"] == "INVALID_PARAMS"
+
+
 def test_duplicate_collection_name_is_rejected(daemon, corpus):
     env = daemon.env
     add_docs(env, corpus)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from gnod.config import CollectionConfig, Config, ConfigError, load, save, validate_collection
+from gnod.config import CollectionConfig, Config, ConfigError, load, same_files, save, validate_collection
 from gnod.paths import Paths
 
 
@@ -89,6 +89,18 @@ def test_errors_name_the_key(tmp_path, text, needle):
 def test_validate_collection_rejects_empty_glob():
     with pytest.raises(ConfigError, match="exclude"):
         validate_collection(CollectionConfig(name="a", path="/tmp", exclude=[" "]))
+
+
+def test_a_description_is_one_line_bounded_and_not_a_change_of_files(tmp_path):
+    path = write(tmp_path, '[[collections]]\nname = "notes"\npath = "/n"\ndescription = """My notes,\n  on work"""\n')
+    c = load(path).collections[0]
+    assert c.description == "My notes, on work"
+    assert validate_collection(CollectionConfig(name="n", path="/n", description="  ")).description is None
+    with pytest.raises(ConfigError, match="description"):
+        validate_collection(CollectionConfig(name="n", path="/n", description="x" * 501))
+    # The watcher restarts a collection only when its files could differ.
+    assert same_files(c, CollectionConfig(name="notes", path="/n", description="other words"))
+    assert not same_files(c, CollectionConfig(name="notes", path="/n", include=["*.md"], description=c.description))
 
 
 def test_gno_home_roots_everything(tmp_path):

@@ -99,6 +99,27 @@ def test_tools_list_schemas_are_valid_and_within_the_daemon_limits(hybrid):
                 assert "maxLength" in prop or "maximum" in prop or "maxItems" in prop, (t.name, key)
 
 
+def test_agents_are_told_what_each_collection_holds(hybrid):
+    hybrid.result("collection.describe", {"name": "notes", "description": "Pet care and cooking notes"})
+
+    async def go():
+        async with Client(bridge(hybrid.env), mode="legacy") as c:
+            first = c.instructions, {t.name: t for t in (await c.list_tools()).tools}
+            hybrid.result("collection.describe", {"name": "notes", "description": "Pets only"})
+            return first, {t.name: t for t in (await c.list_tools()).tools}
+
+    try:
+        (told, listed), relisted = run(go)
+    finally:
+        hybrid.result("collection.describe", {"name": "notes", "description": ""})
+    assert "- notes: Pet care and cooking notes" in told
+    for name in ("search", "vsearch", "query", "ask"):
+        assert "notes (Pet care and cooking notes)" in listed[name].input_schema["properties"]["collections"][
+            "description"], name
+    # tools/list says what holds now.
+    assert "notes (Pets only)" in relisted["search"].input_schema["properties"]["collections"]["description"]
+
+
 def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     calls = {
         "search": ({"query": "spaghetti garlic"}, P.SearchResult),

@@ -132,7 +132,7 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
                         "documents (drop --no-token, or bind to 127.0.0.1)")
     sock = listen(host, port)
     hosts, origins = allowed(host, port)
-    server = bridge.server(version)
+    server = bridge.server(version, await bridge.collections())
     app: Any = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins))
     where = f"http://{hosts[0]}/mcp"

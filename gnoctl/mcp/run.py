@@ -21,7 +21,7 @@ def _version() -> str:
 async def _stdio(bridge: Bridge) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = bridge.server(_version())
+    server = bridge.server(_version(), await bridge.collections())
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

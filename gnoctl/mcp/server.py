@@ -44,9 +44,30 @@ def output_schema(method: str) -> dict:
     return {**root, "$defs": schema["$defs"]}
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def instructions(collections: list[dict]) -> str:
+    """What the server tells an agent at the start, with the collections it can ask and what
+    each holds (`collection describe`), so it knows where to search."""
+    if not collections:
+        return INSTRUCTIONS
+    return INSTRUCTIONS + "\nCollections (the `collections` argument of the search tools):\n" + "\n".join(
+        f"- {c['name']}: {c['description']}" if c.get("description") else f"- {c['name']}" for c in collections)
+
+
+def _schema(spec: ToolSpec, collections: list[dict]) -> dict:
+    """The tool's input schema, its `collections` argument naming today's collections."""
+    schema = spec.input_schema()
+    if collections and "collections" in schema["properties"]:
+        named = "; ".join(f"{c['name']} ({c['description']})" if c.get("description") else c["name"]
+                          for c in collections)
+        prop = {**schema["properties"]["collections"], "description": f"Only these collections (default: all): "
+                                                                      f"{named}."}
+        schema["properties"] = {**schema["properties"], "collections": prop}
+    return schema
+
+
+def _tool(spec: ToolSpec, collections: list[dict]) -> types.Tool:
     return types.Tool(
-        name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema(),
+        name=spec.name, title=spec.title, description=spec.description, input_schema=_schema(spec, collections),
         output_schema=output_schema(spec.method),
         annotations=types.ToolAnnotations(title=spec.title, read_only_hint=not spec.write,
                                           destructive_hint=spec.destructive, idempotent_hint=not spec.write,
@@ -81,9 +102,17 @@ class Bridge:
         self.specs = tools(enable_write)
         self._validators = {n: jsonschema.Draft202012Validator(s.input_schema()) for n, s in self.specs.items()}
 
-    def server(self, version: str) -> Server:
+    async def collections(self) -> list[dict]:
+        """The collections and their descriptions; none when gnod cannot be reached (the tools
+        then say so when called)."""
+        try:
+            return (await self.link.call("collection.list", {}))["collections"]
+        except DaemonError:
+            return []
+
+    def server(self, version: str, collections: list[dict]) -> Server:
         return _Server(
-            "gno", version=version, title="gno: search your own documents", instructions=INSTRUCTIONS,
+            "gno", version=version, title="gno: search your own documents", instructions=instructions(collections),
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
             on_read_resource=self.read_resource, on_subscriptions_listen=self.live.listen,
@@ -91,7 +120,8 @@ class Bridge:
         )
 
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(s) for s in self.specs.values()])
+        collections = await self.collections()
+        return types.ListToolsResult(tools=[_tool(s, collections) for s in self.specs.values()])
 
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = self.specs.get(params.name)

@@ -142,7 +142,8 @@ def _ls_text(r: dict) -> str:
 def _status_text(s: dict) -> str:
     out = [f"gnod {s['version']} (pid {s['pid']}): {s['documents']} documents"]
     for c in s["collections"]:
-        out.append(f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}")
+        out.append(f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}"
+                   + (f"\n    {c['description']}" if c.get("description") else ""))
     for m in s.get("models", []):
         out.append(f"  model {m['role']}: {m['state']}  {m['uri']}")
     vec = s.get("vectors") or {}
@@ -271,7 +272,10 @@ WRITE_TOOLS = [
          "include": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
                      "description": "Glob patterns to index (default: text, Markdown and code)."},
          "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
-                     "description": "Glob patterns to skip."}},
+                     "description": "Glob patterns to skip."},
+         "description": {"type": "string", "maxLength": 500,
+                         "description": "What the collection holds, in a sentence (shown to agents choosing "
+                                        "where to search)."}},
         ("name", "path"), _index_text, params=_add_params, write=True, streams=True,
     ),
     ToolSpec(

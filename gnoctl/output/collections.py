@@ -1,4 +1,4 @@
-"""`collection add|list|remove` and `update`: collections and what an index run did."""
+"""`collection add|list|remove|describe` and `update`: collections and what an index run did."""
 
 from __future__ import annotations
 
@@ -25,7 +25,16 @@ def list_lines(res: dict) -> list[str]:
     for c in res["collections"]:
         extra = f" language={c['language']}" if c.get("language") else ""
         lines.append(f"{c['name']:<16} {c['documents']:>7} docs  {c['path']}{extra}")
+        if c.get("description"):
+            lines.append(f"{'':<16} {c['description']}")
     return lines
+
+
+def described_lines(c: dict) -> list[str]:
+    """`collection describe`: the description now in force (or that there is none)."""
+    if c.get("description"):
+        return [f"{c['name']}: {c['description']}"]
+    return [f"{c['name']}: no description (gnoctl collection describe {c['name']} \"WHAT IT HOLDS\")"]
 
 
 def removed_lines(res: dict) -> list[str]:

@@ -41,6 +41,8 @@ def status_lines(st: dict) -> list[str]:
         state = _collection_state(c, st["job"], fresh.get(c["name"]))
         errors = f", {c['errors']} errors" if c["errors"] else ""
         out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
+        if c.get("description"):
+            out.append(f"  {'':<{width}}  {c['description']}")
     vec = st.get("vectors")
     if vec:
         out.append("vectors: " + _vectors_line(vec))

@@ -17,6 +17,7 @@ from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
 from gnod.protocol import (
     CollectionAddParams,
+    CollectionDescribeParams,
     CollectionInfo,
     CollectionListResult,
     CollectionNameParams,
@@ -65,7 +66,7 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
                 name=c.name, path=c.path, include=c.include, exclude=c.exclude, language=c.language,
                 gitignore=c.gitignore, follow_symlinks=c.follow_symlinks, documents=row[3] if row else 0,
                 errors=row[4] if row else 0,
-                last_indexed_at=row[5] if row else None,
+                last_indexed_at=row[5] if row else None, description=c.description,
             )
         )
     return out
@@ -123,7 +124,8 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     try:
         col = validate_collection(
             CollectionConfig(name=p.name, path=p.path, include=p.include, exclude=p.exclude,
-                             language=p.language, gitignore=p.gitignore, follow_symlinks=p.follow_symlinks)
+                             language=p.language, gitignore=p.gitignore, follow_symlinks=p.follow_symlinks,
+                             description=p.description)
         )
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
@@ -175,6 +177,18 @@ async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> C
     removed = await d.writer.remove_collection(p.name)
     await d.apply_config(config, rescan=False)
     return CollectionRemoveResult(name=p.name, documents_removed=removed)
+
+
+async def collection_describe(d: Daemon, p: CollectionDescribeParams, call: Call) -> CollectionInfo:
+    """Say (or, with "", stop saying) what a collection holds; its files are left alone."""
+    await d.reload_config()
+    described = validate_collection(msgspec.structs.replace(find_collection(d, p.name), description=p.description))
+    config = msgspec.structs.replace(
+        d.config, collections=[described if c.name == p.name else c for c in d.config.collections])
+    save(d.paths.config_file, config)
+    await d.apply_config(config, rescan=False)
+    infos = await d.read(lambda conn, _a: _collection_infos(d, conn))
+    return next(i for i in infos if i.name == p.name)
 
 
 async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> IndexResult:

@@ -18,6 +18,7 @@ METHODS: dict[str, Handler] = {
     "collection.add": handlers.collection_add,
     "collection.list": handlers.collection_list,
     "collection.remove": handlers.collection_remove,
+    "collection.describe": handlers.collection_describe,
     "index": handlers.index,
     "embed": handlers.embed,
     "get": handlers.get,

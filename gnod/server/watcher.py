@@ -18,7 +18,7 @@ from collections.abc import Callable
 import apsw
 import watchfiles
 
-from gnod.config import CollectionConfig
+from gnod.config import CollectionConfig, same_files
 from gnod.ingest.pipeline import Cancelled, index_paths
 from gnod.protocol import Freshness, IndexStats
 from gnod.server.jobs import StorageError, Writer
@@ -69,7 +69,7 @@ class Watcher:
         """Watch exactly these collections; (re)start changed ones and rescan them."""
         wanted = {c.name: c for c in cols}
         for name in list(self._watches):
-            if name not in wanted or self._watches[name][0] != wanted[name]:
+            if name not in wanted or not same_files(self._watches[name][0], wanted[name]):
                 self._stop(name)
         for name, col in wanted.items():
             if name not in self._watches:
