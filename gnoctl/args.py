@@ -40,6 +40,7 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         "--mode": ("mode", "str"),
         "--no-expand": ("no_expand", "flag"), "--no-rerank": ("no_rerank", "flag"),
         "--explain": ("explain", "flag"),
+        "--lex": ("lexical", "list"), "--vec": ("semantic", "list"), "--hyde": ("hyde", "str"),
     },
     "get": {
         "--from-line": ("from_line", "int"), "-l": ("lines", "int"), "--lines": ("lines", "int"),

@@ -337,6 +337,15 @@ def query(
     no_rerank: NoRerankOpt = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
                                                             "reranker, blend, floors; and each stage's time.")] = False,
+    lex: Annotated[Optional[list[str]], typer.Option("--lex", metavar="KEYWORDS",
+                                                     help="Your own keyword variant, searched with BM25 (repeatable; "
+                                                          "with --vec/--hyde instead of the LLM's).")] = None,
+    vec: Annotated[Optional[list[str]], typer.Option("--vec", metavar="TEXT",
+                                                     help="Your own rephrasing, searched by meaning "
+                                                          "(repeatable).")] = None,
+    hyde: Annotated[Optional[str], typer.Option("--hyde", metavar="TEXT",
+                                                help="A passage that would answer the query, searched by "
+                                                     "meaning.")] = None,
     wait: WaitOpt = 0.0,
     format: FormatOpt = None,
     human: HumanOpt = False,
@@ -358,8 +367,9 @@ def query(
     document when it is short and clearly relevant). A confident BM25 match skips
     the expansion; a missing model does not fail the query: that part is skipped
     and named in a "degraded" line (see `gnoctl doctor`). Scores are in [0, 1].
-    As in `search`, `-word` is a negated term, a one-letter `-x` an option; words
-    after `--` are all query words.
+    Variants you write (--lex, --vec, --hyde) replace the LLM's: the full pipeline
+    without a local generator. As in `search`, `-word` is a negated term, a one-letter
+    `-x` an option; words after `--` are all query words.
 
     Exit: 0 ok (something matched), 1 no match or bad input (including --mode deep
     with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
@@ -368,7 +378,8 @@ def query(
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
     _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
                          not no_rerank, explain, fmt, False if no_autostart else None, wait,
-                         _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang)))
+                         _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang),
+                         commands.variants(lex or [], vec or [], hyde)))
 
 
 @app.command()

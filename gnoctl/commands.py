@@ -337,14 +337,18 @@ def daemon_restart(fmt: str | None, timeout: float = 20.0) -> int:
 # gnoctl.service is imported here, not at the top: the hot commands never load it.
 
 
-def _guarded(fmt: str | None, fn) -> int:
-    """Like _run, and a ServiceError prints in the same error shape with its exit status."""
-    from gnoctl.service import ServiceError
+def _guarded(fmt: str | None, fn, error=None) -> int:
+    """Like _run, and a ServiceError (or `error`, shaped alike) prints in the same error
+    shape with its exit status."""
+    if error is None:
+        from gnoctl.service import ServiceError
+
+        error = ServiceError
 
     def go(fmt: str) -> int:
         try:
             return fn(fmt)
-        except ServiceError as e:
+        except error as e:
             print_error(e, fmt)
             return e.exit_code
 
@@ -386,6 +390,44 @@ def daemon_logs(follow: bool, lines: int) -> int:
     return _guarded("human", lambda fmt: service.tail_logs(follow, lines))
 
 
+# --- MCP clients' config files ---------------------------------------------------------
+
+
+def mcp_install(target: str, scope: str, name: str, enable_write: bool, force: bool, dry_run: bool,
+                fmt: str | None) -> int:
+    from gnoctl.mcp import install
+    from gnoctl.output.mcp import installed_lines
+
+    def go(fmt: str) -> int:
+        show(install.install(target, scope, name, enable_write, force, dry_run), fmt, installed_lines)
+        return 0
+
+    # The --dry-run diff is for a person (or `patch`) even in a pipe, as `daemon install --print`.
+    return _guarded((fmt or "human") if dry_run else fmt, go, install.InstallError)
+
+
+def mcp_uninstall(target: str, scope: str, name: str, dry_run: bool, fmt: str | None) -> int:
+    from gnoctl.mcp import install
+    from gnoctl.output.mcp import uninstalled_lines
+
+    def go(fmt: str) -> int:
+        show(install.uninstall(target, scope, name, dry_run), fmt, uninstalled_lines)
+        return 0
+
+    return _guarded((fmt or "human") if dry_run else fmt, go, install.InstallError)
+
+
+def mcp_status(name: str, fmt: str | None) -> int:
+    from gnoctl.mcp import install
+    from gnoctl.output.mcp import status_lines
+
+    def go(fmt: str) -> int:
+        show(install.status(name), fmt, status_lines)
+        return 0
+
+    return _guarded(fmt, go, install.InstallError)
+
+
 # --- vectors and models ------------------------------------------------------------------
 
 
@@ -396,11 +438,19 @@ def vsearch(query: str, limit: int, min_score: float, collections: list[str], fm
     return _retrieve("vsearch", params, hits.vsearch_text, fmt, autostart, 0.0, view)
 
 
+def variants(lexical: list[str], semantic: list[str], hyde: str | None) -> dict | None:
+    """`--lex`/`--vec`/`--hyde` as the protocol's `variants` (none given: the generator's)."""
+    if not (lexical or semantic or hyde):
+        return None
+    return {"lexical": lexical, "semantic": semantic, **({"hyde": hyde} if hyde else {})}
+
+
 def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
           explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0,
-          view: View | None = None, filters: dict | None = None) -> int:
+          view: View | None = None, filters: dict | None = None, variants: dict | None = None) -> int:
     params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
-              "expand": expand, "rerank": rerank, "explain": explain, **({"filters": filters} if filters else {})}
+              "expand": expand, "rerank": rerank, "explain": explain, **({"filters": filters} if filters else {}),
+              **({"variants": variants} if variants else {})}
     return _retrieve("query", params, hits.query_text, fmt, autostart, wait_s, view)
 
 

@@ -41,8 +41,9 @@ def _fast(argv: list[str]) -> int | None:
         return commands.search(query, limit, score, cols, fmt, autostart, wait_s, view, filters, per_doc)
     if argv[0] == "vsearch":
         return commands.vsearch(query, limit, score, cols, fmt, autostart, view, filters)
+    variants = commands.variants(opts.get("lexical", []), opts.get("semantic", []), opts.get("hyde"))
     return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
-                          bool(opts.get("explain")), fmt, autostart, wait_s, view, filters)
+                          bool(opts.get("explain")), fmt, autostart, wait_s, view, filters, variants)
 
 
 def main(argv: list[str] | None = None) -> int:

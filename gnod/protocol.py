@@ -111,6 +111,14 @@ class VSearchParams(Params):
     filters: Filters = msgspec.field(default_factory=Filters)
 
 
+class Variants(Struct, forbid_unknown_fields=True, kw_only=True):
+    """Query variants a client (an agent) wrote itself, used instead of the local generator's."""
+
+    lexical: Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=8)] = []
+    semantic: Annotated[list[Annotated[str, Meta(min_length=1, max_length=1000)]], Meta(max_length=8)] = []
+    hyde: Annotated[str, Meta(min_length=1, max_length=4000)] | None = None
+
+
 class QueryParams(Params):
     """Hybrid search (BM25 + vectors + expansion + reranking); see docs/protocol.md."""
 
@@ -124,6 +132,7 @@ class QueryParams(Params):
     rerank: bool = True  # cross-encoder reranking of the top candidates
     explain: bool = False  # per-hit and per-query breakdown (QueryExplain)
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
+    variants: Variants | None = None  # given: used as the expansion, no generator runs
 
 
 class AskParams(Params):
@@ -138,6 +147,7 @@ class AskParams(Params):
     expand: bool = True
     rerank: bool = True
     answer: bool = True  # False: return the selected sources only
+    variants: Variants | None = None  # as in `query`
     stream: bool = True  # send the answer as `token` notifications while it is generated
     max_tokens: Annotated[int, Meta(ge=16, le=4096)] = 512
     explain: bool = False
@@ -572,10 +582,11 @@ class ExpansionInfo(Struct):
     lexical: list[str]
     semantic: list[str]
     hyde: str | None
-    model: str
-    prompt: str  # prompt language: en | de | multi
+    model: str  # the generator's URI; "" when the client gave the variants
+    prompt: str  # prompt language: en | de | multi ("" when given)
     prompt_version: str
     cached: bool
+    source: Literal["generator", "client"] = "generator"
 
 
 class Stage(Struct):

@@ -256,6 +256,39 @@ def test_missing_models_degrade_with_one_message_each(env, tmp_path):
         d.stop()
 
 
+def test_variants_an_agent_wrote_run_the_pipeline_without_a_generator(env, tmp_path, run_cli):
+    write_topics(tmp_path / "notes")  # no [models] config: no generator to write variants
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
+        alone = d.result("query", {"query": "sourdough loaf"})
+        assert alone["hits"] == []  # neither word is in any document
+        given = {"lexical": ["bread dough", "Bread Dough", "sourdough loaf", "flour yeast", "knead", "oven"],
+                 "semantic": ["how to bake a loaf at home"], "hyde": "Knead the dough and bake it."}
+        res = d.result("query", {"query": "sourdough loaf", "variants": given, "explain": True})
+        assert res["hits"][0]["path"] == "cooking/bread.md"
+        exp = res["expansion"]
+        assert exp["source"] == "client" and exp["model"] == ""
+        # Held to a generator's rules: repeats and the query itself go, then the cap of 3.
+        assert exp["lexical"] == ["bread dough", "flour yeast", "knead"]
+        assert any(n.startswith("3 given variants left out") for n in res["notes"]), res["notes"]
+        stages = {s["name"]: s["skipped"] for s in res["explain"]["stages"]}
+        assert stages["expand"] == "variants given by the client"
+        assert sum(li["kind"] == "variant" and li["source"] == "bm25" for li in res["explain"]["lists"]) == 3
+        # ask takes them too (the sources only: there is no generator to answer).
+        a = d.result("ask", {"query": "sourdough loaf", "variants": given, "answer": False})
+        assert a["considered"][0]["path"] == "cooking/bread.md"
+        bad = d.rpc("query", {"query": "x", "variants": {"lexical": ["a"] * 9}})
+        assert bad["error"]["code"] == wire.INVALID_PARAMS
+        # gnoctl query --lex/--vec/--hyde, on the fast path and through typer (--help knows them).
+        r = run_cli("query", "sourdough", "loaf", "--lex", "bread dough", "--lex", "knead", "--vec", "bake a loaf",
+                    "--hyde", "Knead the dough.", "--files", env=env)
+        assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md"), r
+        assert "--lex" in run_cli("query", "--help", env=env).stdout
+    finally:
+        d.stop()
+
+
 def test_cli_query_explain_and_ask(hybrid, run_cli):
     from conftest import cli_json
 

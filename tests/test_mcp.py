@@ -139,6 +139,8 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
                 out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
             out["ask by query"] = await c.call_tool("ask", {"query": "how do I bake bread", "answer": False,
                                                             "sources": 2})
+            out["query with variants"] = await c.call_tool("query", {
+                "query": "sourdough loaf", "variants": {"lexical": ["bread dough"], "semantic": ["baking at home"]}})
         return out
 
     results = run(go)
@@ -152,6 +154,9 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
     assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
     assert results["ask by query"].structured_content["sources"] == results["ask"].structured_content["sources"]
+    given = results["query with variants"].structured_content
+    assert given["expansion"]["source"] == "client" and given["expansion"]["lexical"] == ["bread dough"]
+    assert given["hits"][0]["path"] == "cooking/bread.md"
     assert results["get"].structured_content["from_line"] == 3 and "postman" in results["get"].content[0].text
     assert {d["path"] for d in results["multi_get"].structured_content["documents"]} == {"space/mars.md",
                                                                                         "space/moon.md"}

@@ -592,7 +592,7 @@ def test_query_and_ask_options():
     filters = {"--tag", "--since", "--until", "--path", "--lang"}
     assert _options("query") == {"-n", "--limit", "--mode", "--min-score", "-c", "--collection", "--no-expand",
                                  "--no-rerank", "--explain", "--wait", "--no-autostart", "--vimgrep",
-                                 "--no-pager"} | fmt | filters
+                                 "--no-pager", "--lex", "--vec", "--hyde"} | fmt | filters
     assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
                                "--no-answer", "--max-tokens", "--explain", "--no-autostart", "--no-pager"} | fmt | filters
 

@@ -56,6 +56,18 @@ _MODE = {"type": "string", "enum": ["standard", "deep"], "default": "standard",
          "description": "`deep` searches a bigger pool (slower; needs at least 2 keywords)."}
 _WAIT = {"type": "number", "minimum": 0.0, "maximum": 60.0, "default": 0.0,
          "description": "First wait up to this many seconds for files saved just now to be indexed."}
+_VARIANTS = {
+    "type": "object", "additionalProperties": False,
+    "description": "Variants you write yourself, used instead of the local LLM's (faster, and the full pipeline "
+                   "on a machine without a generator). Repeats and past-the-cap items are left out (see notes).",
+    "properties": {
+        "lexical": {"type": "array", "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "description": "Keyword queries (BM25), e.g. exact names and synonyms; up to 3 are used."},
+        "semantic": {"type": "array", "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                     "description": "Rephrasings of the query, searched by meaning; up to 3 are used."},
+        "hyde": {"type": "string", "minLength": 1, "maxLength": 4000,
+                 "description": "A short passage that would answer the query, searched by meaning."}},
+}
 _REF = {"type": "string", "minLength": 1, "maxLength": 4096,
         "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
                        "(as search results give them), an absolute path or `#docid`."}
@@ -198,12 +210,14 @@ READ_ONLY_TOOLS = [
     ToolSpec(
         "query", "query", "Hybrid search",
         "Best-quality search for questions and topics in natural language: keyword and meaning search for "
-        "the question and LLM-written variants, fused and reranked. Slower than `search` (up to seconds). "
+        "the question and its variants (the local LLM's, or better, your own in `variants`), fused and "
+        "reranked. Slower than `search` (up to seconds). "
         "Returns uri:line, title, score and the best passage of each document.",
         {"query": _query(32_000, "A question or topic, or a pasted passage."), "limit": {**_LIMIT, "maximum": 100},
          "mode": _MODE, "min_score": _MIN_SCORE, "collections": _COLLECTIONS,
          "expand": {"type": "boolean", "default": True,
                     "description": "Let the LLM write query variants (off: faster)."},
+         "variants": _VARIANTS,
          "rerank": {"type": "boolean", "default": True, "description": "Rerank with the cross-encoder."},
          "wait_s": _WAIT},
         ("query",), _query_text,
@@ -217,7 +231,7 @@ READ_ONLY_TOOLS = [
          "query": _query(2000, "The question (the same as `question`, named as the other tools name it)."),
          "sources": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5,
                      "description": "Most sources to give the generator."},
-         "mode": _MODE, "collections": _COLLECTIONS,
+         "mode": _MODE, "collections": _COLLECTIONS, "variants": _VARIANTS,
          "answer": {"type": "boolean", "default": True,
                     "description": "false: only select the sources, generate nothing (fast)."},
          "max_tokens": {"type": "integer", "minimum": 16, "maximum": 4096, "default": 512,

@@ -342,8 +342,11 @@ def query_lines(result: dict) -> list[str]:
     lines = []
     exp = result.get("expansion")
     if exp:
-        lines.append(f"expansion: {exp['model']}, prompt {exp['prompt']} {exp['prompt_version']}"
-                     + (", cached" if exp["cached"] else ""))
+        if exp.get("source") == "client":
+            lines.append("expansion: given by the client")
+        else:
+            lines.append(f"expansion: {exp['model']}, prompt {exp['prompt']} {exp['prompt_version']}"
+                         + (", cached" if exp["cached"] else ""))
         for name, items in (("lex", exp["lexical"]), ("vec", exp["semantic"])):
             if items:
                 lines.append(f"  {name}: " + " | ".join(one_line(clean(x)) for x in items))
@@ -395,8 +398,9 @@ def query_xml(result: dict, indent: str) -> list[str]:
     out = []
     exp = result.get("expansion")
     if exp:
-        out.append(f"{indent}<expansion " + xml_attrs(model=exp["model"], prompt=exp["prompt"],
-                                                   prompt_version=exp["prompt_version"], cached=exp["cached"]) + ">")
+        out.append(f"{indent}<expansion " + xml_attrs(source=exp.get("source", "generator"), model=exp["model"],
+                                                   prompt=exp["prompt"], prompt_version=exp["prompt_version"],
+                                                   cached=exp["cached"]) + ">")
         out.extend(f"{indent}  <lexical>{xml_escape(x)}</lexical>" for x in exp["lexical"])
         out.extend(f"{indent}  <semantic>{xml_escape(x)}</semantic>" for x in exp["semantic"])
         if exp.get("hyde") is not None:

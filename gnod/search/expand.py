@@ -229,6 +229,17 @@ def _collect(pairs: list[tuple[_Field, str]], query: str | None, pipeline: Pipel
                      semantic=list(kept["semantic"].values()), hyde=hyde)
 
 
+def given(lexical: list[str], semantic: list[str], hyde: str | None, query: str,
+          pipeline: Pipeline = PIPELINE) -> tuple[Expansion, int]:
+    """Variants a client wrote, held to a generator's rules (no duplicates, not the query
+    itself, the same caps, so fusion weighs them alike); also how many were left out."""
+    pairs: list[tuple[_Field, str]] = [("lexical", q) for q in lexical] + [("semantic", q) for q in semantic]
+    if hyde:
+        pairs.append(("hyde", hyde))
+    exp = _collect(pairs, query, pipeline)
+    return exp, len(pairs) - len(exp.lexical) - len(exp.semantic) - (exp.hyde is not None)
+
+
 def parse_expansion(text: object, query: str | None = None, pipeline: Pipeline = PIPELINE) -> Expansion:
     """Validated variants from a generator reply; an empty Expansion if nothing is usable.
 

@@ -30,7 +30,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     t0 = time.perf_counter()
     qp = QueryParams(query=p.query, limit=max(p.sources * RETRIEVE_FACTOR, 10), mode=p.mode,
                      collections=p.collections, filters=p.filters, expand=p.expand, rerank=p.rerank,
-                     explain=p.explain)
+                     explain=p.explain, variants=p.variants)
     run, result = await run_query(d, qp)
 
     def done(**kw) -> AskResult:

@@ -40,6 +40,7 @@ from gnod.protocol import (
     QueryResult,
     RerankInput,
     Stage,
+    Variants,
 )
 from gnod.search import expand, filters, fusion, lexical, passages, vector
 from gnod.search.constants import PIPELINE, Mode
@@ -160,6 +161,8 @@ class QueryRun:
                        "min_top": PIPELINE.strong_signal.min_top, "min_gap": PIPELINE.strong_signal.min_gap}
         strong = fusion.strong_signal(bm25_scores)
         self.strong["skip_expansion"] = strong
+        if self.p.variants is not None:
+            return self._given(self.p.variants)
         if not self.p.expand:
             self.clock.skip("expand", "--no-expand")
             return expand.Expansion()
@@ -200,6 +203,19 @@ class QueryRun:
             self.notes.append("the generator gave no usable variants: searched without them")
         self.expansion = ExpansionInfo(lexical=exp.lexical, semantic=exp.semantic, hyde=exp.hyde, model=gen.uri,
                                        prompt=lang, prompt_version=expand.PROMPT_VERSION, cached=cached)
+        return exp
+
+    def _given(self, v: Variants) -> expand.Expansion:
+        """The client's own variants (an agent wrote them): searched whatever the BM25 signal."""
+        exp, dropped = expand.given(v.lexical, v.semantic, v.hyde, self.p.query)
+        self.clock.skip("expand", "variants given by the client")
+        if dropped:
+            lim = PIPELINE.expansion
+            self.notes.append(f"{dropped} given variants left out (repeats, the query itself, or past the caps: "
+                              f"{lim.max_lexical} lexical of ≤ {lim.max_lexical_chars} characters, "
+                              f"{lim.max_semantic} semantic of ≤ {lim.max_semantic_chars})")
+        self.expansion = ExpansionInfo(lexical=exp.lexical, semantic=exp.semantic, hyde=exp.hyde, model="", prompt="",
+                                       prompt_version="", cached=False, source="client")
         return exp
 
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
