@@ -60,7 +60,7 @@ def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: boo
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
         result = Client(autostart=autostart).call(method, {**params, "wait_s": wait_s} if wait_s else params)
-        view.emit(render(result, fmt, view.color(), view.null), fmt)
+        view.emit(render(result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
@@ -459,7 +459,9 @@ def similar(ref: str, limit: int, collections: list[str], fmt: str | None, autos
     """Documents like REF; rendered as search results (the query line names the document)."""
     def go(fmt: str) -> int:
         params = {"ref": ref, "limit": limit, "collections": collections, **({"filters": filters} if filters else {})}
-        out = hits.similar_text(Client(autostart=autostart).call("similar", params), fmt, View().color())
+        view = View()
+        out = hits.similar_text(Client(autostart=autostart).call("similar", params), fmt, view.color(),
+                                view.links() if fmt == "human" else None)
         if out:
             print(out)
         return 0

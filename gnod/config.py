@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
+from gnod import editor_url
 from gnod.models.presets import DEFAULT_PRESET
 from gnod.protocol import DESCRIPTION_MAX
 from gnod.text.language import normalize_language
@@ -115,10 +116,21 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     max_memory_mb: Annotated[int, msgspec.Meta(ge=1)] | None = None
 
 
+class ClientConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """What clients read (gnod only checks it): how a hit's path links to an editor."""
+
+    # A name from gnod.editor_url.ALIASES (vscode, cursor, idea…) or a template with {path},
+    # {line}, {host}; unset = file://{host}{path}#{line}.
+    editor_url: str | None = None
+    # Terminal hyperlinks (OSC 8) on a hit's path: auto = on terminals known to show them.
+    hyperlinks: Literal["auto", "always", "never"] = "auto"
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
     collections: list[CollectionConfig] = []
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
     models: ModelsConfig = msgspec.field(default_factory=ModelsConfig)
+    client: ClientConfig = msgspec.field(default_factory=ClientConfig)
 
 
 def validate_collection(c: CollectionConfig, where: str = "collection") -> CollectionConfig:
@@ -158,6 +170,11 @@ def validate(config: Config) -> Config:
         cols.append(c)
     if config.daemon.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError("daemon.log_level: must be one of debug, info, warning, error")
+    if config.client.editor_url is not None:
+        try:
+            editor_url.check(config.client.editor_url)
+        except ValueError as e:
+            raise ConfigError(f"client.editor_url: {e}") from None
     from gnod.models import presets, uri
 
     try:

@@ -517,6 +517,50 @@ def test_collection_description_is_kept_shown_and_changed_without_reindexing(dae
     assert cli_error("collection", "describe", "docs", "x" * 501, env=env)["code"] == "INVALID_PARAMS"
 
 
+OSC8 = re.compile(r"\x1b]8;;([^\x1b]*)\x1b\\(.*?)\x1b]8;;\x1b\\")
+TERMINAL_MARKERS = ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WT_SESSION", "KONSOLE_VERSION", "VTE_VERSION", "TMUX",
+                    "STY", "FORCE_HYPERLINK", "DOMTERM", "WEZTERM_PANE")
+
+
+def test_hit_paths_are_terminal_hyperlinks_where_the_terminal_shows_them(daemon, corpus):
+    plain = {k: v for k, v in daemon.env.items() if k not in TERMINAL_MARKERS} | {"TERM": "xterm-256color"}
+    add_docs(plain, corpus)
+    deploy = os.path.realpath(corpus.path("guides/deploy.md"))
+    host = os.uname().nodename
+    # A terminal known to show links: each hit's location opens the file at its line.
+    code, out = run_cli_tty("search", "deploy", env={**plain, "TERM_PROGRAM": "WezTerm"})
+    links = dict((text, target) for target, text in OSC8.findall(out))
+    location = next(t for t in links if "guides/deploy.md:" in t)
+    line = int(re.sub(r"\x1b\[[0-9;]*m", "", location).rsplit(":", 1)[1])
+    assert code == 0 and links[location] == f"file://{host}{deploy}#{line}"
+    code, out = run_cli_tty("query", "deploy", "--no-expand", env={**plain, "KITTY_WINDOW_ID": "1"})
+    assert code == 0 and f"file://{host}{deploy}#" in "".join(t for t, _ in OSC8.findall(out))
+    # An unknown terminal, tmux, a pipe, JSON: no escape a reader could see as text.
+    for env in (plain, {**plain, "TERM_PROGRAM": "WezTerm", "TMUX": "/tmp/tmux-0/default,1,0"}):
+        code, out = run_cli_tty("search", "deploy", env=env)
+        assert code == 0 and "deploy.md" in out and "\x1b]8" not in out
+    piped = _run_cli("search", "deploy", "--human", "--color", "always", env={**plain, "FORCE_HYPERLINK": "1"})
+    assert piped.returncode == 0 and "\x1b]8" not in piped.stdout
+    # FORCE_HYPERLINK=1 says yes on any terminal; the config names the editor.
+    cfg = os.path.join(plain["GNO_HOME"], "config", "config.toml")
+    with open(cfg, "a") as f:
+        f.write('\n[client]\neditor_url = "vscode"\n')
+    code, out = run_cli_tty("search", "deploy", env={**plain, "FORCE_HYPERLINK": "1"})
+    assert code == 0 and f"vscode://file{deploy}:" in "".join(t for t, _ in OSC8.findall(out))
+    with open(cfg, "a") as f:
+        f.write('hyperlinks = "never"\n')
+    assert "\x1b]8" not in run_cli_tty("search", "deploy", env={**plain, "FORCE_HYPERLINK": "1"})[1]
+    # A template gnod cannot use is a config error it reports; gnoctl keeps the default links.
+    with open(cfg) as f:
+        text = f.read().replace('editor_url = "vscode"', 'editor_url = "myeditor://{file}"')
+    with open(cfg, "w") as f:
+        f.write(text.replace('hyperlinks = "never"\n', ""))
+    err = cli_error("update", env=plain)
+    assert err["code"] == "CONFIG_ERROR" and "client.editor_url" in err["message"], err
+    code, out = run_cli_tty("search", "deploy", env={**plain, "FORCE_HYPERLINK": "1"})
+    assert f"file://{host}{deploy}#" in "".join(t for t, _ in OSC8.findall(out))
+
+
 def test_duplicate_collection_name_is_rejected(daemon, corpus):
     env = daemon.env
     add_docs(env, corpus)

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from gnod import editor_url
 from gnod.config import CollectionConfig, Config, ConfigError, load, same_files, save, validate_collection
 from gnod.paths import Paths
 
@@ -114,3 +115,15 @@ def test_platform_dirs_without_gno_home(monkeypatch):
     monkeypatch.delenv("GNO_HOME", raising=False)
     p = Paths.from_env()
     assert p.home is None and "gno" in p.config_dir and "gno" in p.data_dir
+
+
+def test_editor_url_names_templates_and_encodes_paths(tmp_path):
+    assert editor_url.url(editor_url.template(None), "/n/a b/ü.md", 7, "box") == "file://box/n/a%20b/%C3%BC.md#7"
+    assert editor_url.url(editor_url.template("vscode"), "/n/x.md", 0, "") == "vscode://file/n/x.md:1"
+    assert editor_url.url("myed://open?f={path}&l={line}", "/x", 3) == "myed://open?f=/x&l=3"
+    for bad in ("myed://{file}", "myed://{path}/{column}", "emacs"):
+        with pytest.raises(ValueError):
+            editor_url.check(bad)
+    path = write(tmp_path, '[client]\neditor_url = "nope"\n')
+    with pytest.raises(ConfigError, match="client.editor_url"):
+        load(path)

@@ -9,6 +9,10 @@ import sys
 
 from gnoctl import fastjson
 
+TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
+if TYPE_CHECKING:
+    from gnoctl.output.links import Link
+
 
 class View:
     """How a person's terminal gets the output: `--color`, `--no-pager`, `-0`."""
@@ -26,6 +30,12 @@ class View:
         if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
             return False
         return sys.stdout.isatty()
+
+    def links(self) -> Link | None:
+        """Terminal hyperlinks for hits' paths, or None (gnoctl.output.links says where)."""
+        from gnoctl.output.links import linker
+
+        return linker()
 
     def page(self, text: str) -> bool:
         """Whether `text` went to the pager (human output taller than the terminal)."""

@@ -20,6 +20,10 @@ from gnoctl.output.common import (
     xml_escape,
 )
 
+TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
+if TYPE_CHECKING:
+    from gnoctl.output.links import Link
+
 
 def _query_words(query: str) -> list[str]:
     """The positive words of a query, lower-cased (what a vimgrep column points at)."""
@@ -93,7 +97,12 @@ def xml_footer(result: dict) -> list[str]:
             + [f"  <note>{xml_escape(n)}</note>" for n in result.get("notes", [])])
 
 
-def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+def _linked(link: Link | None, hit: dict, line: int, text: str) -> str:
+    """The location as a terminal hyperlink to the hit's file and line, where links go."""
+    return link(hit["abs_path"], line, text) if link else text
+
+
+def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: Link | None = None) -> str:
     hits = result["hits"]
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
@@ -141,7 +150,8 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
     lines = []
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
-        lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _location(h))}  "
+        line = h["snippet"]["line"] if h.get("snippet") else 1
+        lines.append(f"{paint('2', rank)} {paint('33', score)}  {_linked(link, h, line, paint('36', _location(h)))}  "
                      f"{paint('1', h['title'])}")
         for k, snip in enumerate(_passages(h)):
             if k:
@@ -151,9 +161,9 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
 
 
 
-def vsearch_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+def vsearch_text(result: dict, fmt: str, color: bool, null: bool = False, link: Link | None = None) -> str:
     """A `vsearch` result: JSON as it came, else as search hits (the best chunk as the snippet)."""
-    return search_text(result if fmt in ("json", "jsonl") else _as_search_hits(result), fmt, color, null)
+    return search_text(result if fmt in ("json", "jsonl") else _as_search_hits(result), fmt, color, null, link)
 
 
 def _as_search_hits(result: dict) -> dict:
@@ -164,11 +174,11 @@ def _as_search_hits(result: dict) -> dict:
     return {**result, "hits": hits, "dropped_stopwords": []}
 
 
-def similar_text(result: dict, fmt: str, color: bool) -> str:
+def similar_text(result: dict, fmt: str, color: bool, link: Link | None = None) -> str:
     """A `similar` result: JSON as it came, else as search hits (the query line names the document)."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
-    return search_text({**result, "query": result["uri"], "dropped_stopwords": []}, fmt, color)
+    return search_text({**result, "query": result["uri"], "dropped_stopwords": []}, fmt, color, link=link)
 
 def _query_location(hit: dict) -> str:
     return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}"
@@ -187,13 +197,14 @@ def _tally(counts: dict) -> str:
     return ", ".join(f"{one_line(clean(k))} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def query_human(result: dict, paint) -> list[str]:
+def query_human(result: dict, paint, link: Link | None = None) -> list[str]:
     hits = result["hits"]
     lines = [] if hits else ["No results."]
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         mark = paint("2", "  [whole document]") if h["preview"]["complete"] else ""
-        lines.append(f"{paint('2', rank)} {paint('33', score)}  {paint('36', _query_location(h))}  "
+        where = _linked(link, h, h["preview"]["start_line"], paint("36", _query_location(h)))
+        lines.append(f"{paint('2', rank)} {paint('33', score)}  {where}  "
                      f"{paint('1', one_line(clean(h['title'])))}{mark}")
         lines.extend(f"      {ln}" for ln in _snippet_lines(h["preview"], paint, skip_blank=True))
         if h.get("explain"):
@@ -283,7 +294,7 @@ def _query_xml(result: dict) -> str:
     return "\n".join(out)
 
 
-def query_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
+def query_text(result: dict, fmt: str, color: bool, null: bool = False, link: Link | None = None) -> str:
     """A `query` result in one of gnoctl.args.FORMATS (hits are whole documents with a preview)."""
     if fmt == "json":
         return fastjson.dumps(result, indent=2)
@@ -300,7 +311,7 @@ def query_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         return _query_md(result)
     if fmt == "xml":
         return _query_xml(result)
-    return "\n".join(query_human(result, painter(color)))
+    return "\n".join(query_human(result, painter(color), link))
 
 
 # --- --explain: how each score was made, what each stage did ---------------------------------
