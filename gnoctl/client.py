@@ -2,6 +2,9 @@
 `socket` and `json` would cost more than the whole call.
 
 Starts the daemon when it is not running (unless autostart is off, GNO_NO_AUTOSTART=1).
+Also the supported Python API (docs/python.md): `Client.search`, `query`, `get`…
+return the protocol's own result types (gnod.protocol), imported on first use so
+that gnoctl's hot path, which uses `call`, never pays for them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,13 @@ import time
 from gnoctl import fastjson
 from gnod import wire
 from gnod.paths import Paths
+
+TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    from gnod import protocol as P
 
 START_TIMEOUT_S = 30.0
 
@@ -74,8 +84,23 @@ class Client:
             self._sock.close()
             self._sock = None
 
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def call(self, method: str, params: dict | None = None, on_notify=None) -> dict:
         """Send one request; feed notifications to `on_notify(method, params)`; return the result."""
+        for name, value in self._exchange(method, params):
+            if not name:
+                return value
+            if on_notify is not None:
+                on_notify(name, value)
+        raise AssertionError("unreachable: an exchange ends with its result")
+
+    def _exchange(self, method: str, params: dict | None) -> Iterator[tuple[str, Any]]:
+        """The request's notifications as (method, params) as they come, then ("", result)."""
         self.connect()
         assert self._sock is not None
         self._next_id += 1
@@ -91,16 +116,80 @@ class Client:
                 if "id" not in msg or msg.get("id") != req_id:
                     if msg.get("error"):  # connection-level error (id null)
                         raise _error(msg["error"])
-                    if on_notify is not None and "method" in msg:
-                        on_notify(msg["method"], msg.get("params"))
+                    if "method" in msg:
+                        yield msg["method"], msg.get("params")
                     continue
                 if "error" in msg:
                     raise _error(msg["error"])
-                return msg["result"]
+                yield "", msg["result"]
+                return
         except (BrokenPipeError, ConnectionResetError) as e:
             raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
         except TimeoutError:
             raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not answer {method} within {self.timeout:g} s") from None
+
+    # --- the typed API (docs/python.md): options are the method's params in docs/protocol.md
+
+    def _typed(self, method: str, params: dict, on_notify=None) -> Any:
+        import msgspec
+
+        from gnod.protocol import METHOD_RESULTS
+
+        return msgspec.convert(self.call(method, params, on_notify), METHOD_RESULTS[method])
+
+    def search(self, query: str, **options: Any) -> P.SearchResult:
+        """BM25 search (`limit`, `collections`, `filters`, `per_doc`…)."""
+        return self._typed("search", {"query": query, **options})
+
+    def vsearch(self, query: str, **options: Any) -> P.VSearchResult:
+        """Search by meaning (needs an embedding model)."""
+        return self._typed("vsearch", {"query": query, **options})
+
+    def query(self, query: str, **options: Any) -> P.QueryResult:
+        """Hybrid search: fused, reranked (`mode`, `variants`, `expand`, `rerank`…)."""
+        return self._typed("query", {"query": query, **options})
+
+    def ask(self, question: str, on_token: Callable[[str], None] | None = None, **options: Any) -> P.AskResult:
+        """An answer citing its sources; `on_token` hears the answer as it is written."""
+        def token(method: str, params: dict) -> None:
+            if method == "token" and on_token is not None:
+                on_token(params["text"])
+
+        return self._typed("ask", {"query": question, "stream": on_token is not None, **options}, token)
+
+    def get(self, ref: str, **options: Any) -> P.Document:
+        """A document by `collection/path[:line]`, `gno://…`, an absolute path or `#docid`."""
+        return self._typed("get", {"ref": ref, **options})
+
+    def multi_get(self, refs: list[str] | None = None, **options: Any) -> P.MultiGetResult:
+        """Several documents, by reference or by `pattern` (a glob over collection/path)."""
+        return self._typed("multi_get", {"refs": refs or [], **options})
+
+    def ls(self, collection: str | None = None, **options: Any) -> P.LsResult:
+        """The documents of one collection, or of all."""
+        return self._typed("ls", {"collection": collection, **options})
+
+    def status(self) -> P.StatusResult:
+        return self._typed("status", {})
+
+    def watch(self, *collections: str, queue: int = 1000) -> Iterator[P.Change | P.Lagged]:
+        """Each committed change (or a Lagged notice) as it comes, until gnod stops.
+
+        It runs on a connection of its own, closed when the loop ends, so this client
+        stays free for searches meanwhile."""
+        import msgspec
+
+        from gnod.protocol import Change, Lagged
+
+        follower = Client(self.paths, autostart=self.autostart)
+        try:
+            for name, value in follower._exchange("watch", {"collections": list(collections), "queue": queue}):
+                if name == "change":
+                    yield msgspec.convert(value, Change)
+                elif name == "lagged":
+                    yield msgspec.convert(value, Lagged)
+        finally:
+            follower.close()
 
 
 def _error(err: dict) -> DaemonError:
