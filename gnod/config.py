@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 import msgspec
 
 from gnod import editor_url
-from gnod.models.presets import DEFAULT_PRESET
+from gnod.models.base import Role
+from gnod.models.presets import DEFAULT_PRESET, preset
 from gnod.protocol import DESCRIPTION_MAX
 from gnod.text.language import normalize_language
 
@@ -114,6 +115,10 @@ class ModelsConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     main_gpu: Annotated[int, msgspec.Meta(ge=0)] = 0  # which GPU, when there are several
     # Memory for loaded local models (MiB); idle ones are unloaded first to stay within it.
     max_memory_mb: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+    def uri_for(self, role: Role) -> str:
+        """The model URI a role uses: this config's own URI for it, else its preset's."""
+        return getattr(self, role) or preset(self.preset).spec(role).uri
 
 
 class ClientConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):

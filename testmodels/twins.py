@@ -139,7 +139,7 @@ def _bpe_tokenizer(w, t: Twin) -> None:
     """SmolLM2's byte-level BPE (ChatML special tokens, chat template), padded to the real vocab."""
     import gguf
 
-    from testmodels.build import smollm2_gguf
+    from testmodels.shipped import smollm2_gguf
 
     src = gguf.GGUFReader(str(smollm2_gguf()))
 

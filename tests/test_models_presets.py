@@ -18,7 +18,6 @@ from gnod.models.presets import (
     rerank_prompt,
     spec_for,
     strip_thinking,
-    uri_for,
 )
 from gnod.models.uri import parse
 
@@ -42,13 +41,13 @@ def test_presets_are_complete_and_consistent():
 
 
 def test_uri_for_prefers_the_role_override():
-    assert uri_for(ModelsConfig(), "embed") == PRESETS["light"].embed.uri
-    assert uri_for(ModelsConfig(preset="quality"), "generate") == PRESETS["quality"].generate.uri
+    assert ModelsConfig().uri_for("embed") == PRESETS["light"].embed.uri
+    assert ModelsConfig(preset="quality").uri_for("generate") == PRESETS["quality"].generate.uri
     cfg = ModelsConfig(preset="balanced", rerank="file:/models/r.gguf")
-    assert uri_for(cfg, "rerank") == "file:/models/r.gguf"
-    assert uri_for(cfg, "embed") == PRESETS["balanced"].embed.uri
+    assert cfg.uri_for("rerank") == "file:/models/r.gguf"
+    assert cfg.uri_for("embed") == PRESETS["balanced"].embed.uri
     with pytest.raises(UnknownPreset, match="light, slim, balanced, quality") as e:
-        uri_for(ModelsConfig(preset="huge"), "embed")
+        ModelsConfig(preset="huge").uri_for("embed")
     assert isinstance(e.value, ValueError)
     assert preset(" Quality ").name == "quality"
 

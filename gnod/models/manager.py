@@ -77,7 +77,7 @@ class Models:
         self._gpu_support: bool | None = None
 
     def uri(self, role: Role) -> str:
-        return presets.uri_for(self.config, role)
+        return self.config.uri_for(role)
 
     def configure(self, config: ModelsConfig) -> None:
         """Adopt a new [models] config; models no longer configured unload when idle."""

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
-if TYPE_CHECKING:  # gnod.config imports this module for DEFAULT_PRESET
-    from gnod.config import ModelsConfig
+if TYPE_CHECKING:
     from gnod.models.base import Role
     from gnod.models.uri import ModelRef
 
@@ -104,11 +103,6 @@ def preset(name: str) -> Preset:
     if p is None:
         raise UnknownPreset(f"unknown model preset {name!r}; choose one of {', '.join(PRESETS)}")
     return p
-
-
-def uri_for(config: ModelsConfig, role: Role) -> str:
-    """The model URI a role uses: the config's own URI for it, else its preset's."""
-    return getattr(config, role) or preset(config.preset).spec(role).uri
 
 
 def spec_for(uri: str) -> ModelSpec | None:

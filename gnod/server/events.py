@@ -18,7 +18,7 @@ from gnod.protocol import Change, ChangeKind, Lagged
 from gnod.server.hits import doc_uri
 
 if TYPE_CHECKING:
-    from gnod.server.rpc import Call
+    from gnod.server.call import Call
 
 ChangeList = list[tuple[ChangeKind, str | None]]  # [(kind, rel_path or None for the whole collection)]
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from gnod import wire
 from gnod.models.base import ModelUnavailable
+from gnod.server.call import Call
 
 if TYPE_CHECKING:
     import apsw
@@ -47,30 +48,6 @@ def model_unavailable(e: ModelUnavailable) -> RpcError:
     """A missing or broken model, with its fix, as the client sees it."""
     msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
     return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
-
-
-class Peer(Protocol):
-    """The client connection a call came in on."""
-
-    loop: asyncio.AbstractEventLoop
-    writer: asyncio.StreamWriter
-    subscriptions: set[asyncio.Task]  # `watch` calls: they end with the client's input
-
-    def send(self, message: Any) -> None: ...
-
-
-class Call:
-    """One in-flight request: lets a handler stream notifications back to its caller."""
-
-    def __init__(self, conn: Peer, req_id: int | str | None) -> None:
-        self.conn = conn
-        self.id = req_id
-
-    def notify(self, method: str, params: Any) -> None:
-        self.conn.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def notify_threadsafe(self, method: str, params: Any) -> None:
-        self.conn.loop.call_soon_threadsafe(self.notify, method, params)
 
 
 class Daemon(Protocol):
