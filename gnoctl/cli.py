@@ -753,8 +753,14 @@ def daemon_logs(
     _exit(commands.daemon_logs(follow, lines))
 
 
-@app.command()
+# `gnoctl mcp` serves; its subcommands set up the MCP clients that will run it.
+mcp_app = typer.Typer(context_settings=HELP)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.callback(invoke_without_command=True)
 def mcp(
+    ctx: typer.Context,
     enable_write: Annotated[bool, typer.Option("--enable-write", help="Also offer collection_add, "
                                                "collection_remove, update and embed.")] = False,
     http: Annotated[Optional[str], typer.Option("--http", metavar="[HOST:]PORT", help="Serve streamable "
@@ -769,10 +775,88 @@ def mcp(
     --enable-write); documents are resources gno://collection/path. Every agent shares the one
     gnod (started when absent), its warm models and its fresh index. Over stdio (an MCP
     client's `command: gnoctl, args: [mcp]`) it exits when stdin closes.
+
+    `gnoctl mcp install --target CLIENT` writes that client's config to run it.
     """
+    if ctx.invoked_subcommand is not None:
+        if enable_write or http or token_file or no_token:
+            raise typer.BadParameter(f"serving options go with `gnoctl mcp` alone, not with "
+                                     f"`mcp {ctx.invoked_subcommand}`")
+        return
     from gnoctl.mcp.run import run as run_mcp
 
     _exit(run_mcp(http, enable_write, token_file, no_token))
+
+
+# The clients `mcp install` knows: gnoctl.mcp.install.TARGETS (kept in step by a test).
+class McpTarget(str, Enum):
+    claude_desktop = "claude-desktop"
+    claude_code = "claude-code"
+    cursor = "cursor"
+    vscode = "vscode"
+    zed = "zed"
+    windsurf = "windsurf"
+    codex = "codex"
+
+
+class McpScope(str, Enum):
+    user = "user"
+    project = "project"
+
+
+McpTargetOpt = Annotated[McpTarget, typer.Option("--target", "-t", help="The MCP client whose config file to "
+                                                                        "edit.")]
+McpScopeOpt = Annotated[McpScope, typer.Option("--scope", help="user: the client's own file in your home; "
+                                                               "project: the file in the current directory "
+                                                               "(claude-code .mcp.json, cursor .cursor/mcp.json, "
+                                                               "vscode .vscode/mcp.json).")]
+McpNameOpt = Annotated[str, typer.Option("--name", help="The server's name in the client's config.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change as a unified diff; write nothing.")]
+
+
+@mcp_app.command("install")
+def mcp_install(
+    target: McpTargetOpt,
+    scope: McpScopeOpt = McpScope.user,
+    name: McpNameOpt = "gno",
+    enable_write: Annotated[bool, typer.Option("--enable-write", help="The entry runs `gnoctl mcp "
+                                                                      "--enable-write`.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an entry of that name that runs something "
+                                                        "else.")] = False,
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
+    """Configure an MCP client to run this gnoctl's `gnoctl mcp` (by its absolute path).
+
+    Edits the client's own file (created when absent): the other servers, comments and
+    layout stay as they are. Run again: nothing changes ("already configured"). An entry
+    of that name that runs something else is kept unless --force. A file that is not
+    valid JSON/TOML is left untouched: exit 1. Restart the client afterwards.
+    """
+    _exit(commands.mcp_install(target.value, scope.value, name, enable_write, force, dry_run,
+                               _fmt(json_, human=human)))
+
+
+@mcp_app.command("uninstall")
+def mcp_uninstall(
+    target: McpTargetOpt,
+    scope: McpScopeOpt = McpScope.user,
+    name: McpNameOpt = "gno",
+    dry_run: DryRunOpt = False,
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
+    """Remove gno's entry from an MCP client's config file, and nothing else."""
+    _exit(commands.mcp_uninstall(target.value, scope.value, name, dry_run, _fmt(json_, human=human)))
+
+
+@mcp_app.command("status")
+def mcp_status(name: McpNameOpt = "gno", json_: JsonOpt = False, human: HumanOpt = False) -> None:
+    """Where gno is configured: every known client's config file (yours, and the current
+    directory's project files), whether it has the entry, what it runs and whether that is
+    on disk."""
+    _exit(commands.mcp_status(name, _fmt(json_, human=human)))
 
 
 def split_words(command, args: list[str], negated_words: bool = True) -> tuple[list[str], list[str]]:
