@@ -15,6 +15,7 @@ from __future__ import annotations
 FORMATS = ("human", "json", "jsonl", "files", "csv", "md", "xml", "vimgrep")
 FORMAT_FLAGS = {"--" + name: name for name in FORMATS}
 COLOR_WHEN = ("auto", "always", "never")
+BENCH_MODES = ("search", "vsearch", "query")  # what `gnoctl bench` measures
 
 # Options every search-like command takes.
 _RETRIEVAL: dict[str, tuple[str, str]] = {

@@ -20,7 +20,6 @@ import time
 
 from gnoctl.client import Client, DaemonError
 
-MODES = ("search", "vsearch", "query")
 K = 10  # nDCG and MRR cut-off
 
 

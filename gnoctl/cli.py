@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gnoctl import commands
-from gnoctl.args import FAST_OPTIONS, WORD_COMMANDS, split_args
+from gnoctl.args import BENCH_MODES, FAST_OPTIONS, WORD_COMMANDS, split_args
 
 # `-h` as well as `--help`, on every command (click passes this down to subcommands).
 HELP = {"help_option_names": ["-h", "--help"]}
@@ -277,10 +277,7 @@ def similar(
                            False if no_autostart else None, _filters(tag, since, until, path, lang)))
 
 
-class BenchMode(str, Enum):
-    search = "search"
-    vsearch = "vsearch"
-    query = "query"
+BenchMode = Enum("BenchMode", {m: m for m in BENCH_MODES}, type=str)  # type: ignore[misc]
 
 
 @app.command()
@@ -301,7 +298,7 @@ def bench(
     the daemon cannot serve (vsearch without vectors) is reported as skipped. Exit: 0
     ok, 1 bad fixture or input, 2 runtime error, 3 daemon not running.
     """
-    modes = [m.value for m in mode] if mode else ["search", "vsearch", "query"]
+    modes = [m.value for m in mode] if mode else list(BENCH_MODES)
     _exit(commands.bench(fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None,
                          False if no_autostart else None))
 

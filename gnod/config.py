@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from gnod import editor_url
-from gnod.models.base import Role
+from gnod.models.base import ROLES, Role
 from gnod.models.presets import DEFAULT_PRESET, preset
 from gnod.protocol import DESCRIPTION_MAX
 from gnod.text.language import normalize_language
@@ -186,7 +186,7 @@ def validate(config: Config) -> Config:
         presets.preset(config.models.preset)
     except ValueError as e:
         raise ConfigError(f"models.preset: {e}") from None
-    for role in ("embed", "rerank", "generate"):
+    for role in ROLES:
         value = getattr(config.models, role)
         if value is not None:
             try:

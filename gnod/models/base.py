@@ -21,3 +21,12 @@ class ModelUnavailable(Exception):
         self.role = role
         self.message = message
         self.fix = fix
+
+    def text(self) -> str:
+        """The message with its fix, as every client and log line says it."""
+        return with_fix(self.message, self.fix)
+
+
+def with_fix(message: str, fix: str | None) -> str:
+    """`message (fix: command)`: one spelling for a problem and the command that fixes it."""
+    return f"{message} (fix: {fix})" if fix else message

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from gnod.config import ModelsConfig
 from gnod.models import presets
-from gnod.models.base import ModelUnavailable, Role
+from gnod.models.base import ROLES, ModelUnavailable, Role
 from gnod.models.threads import Threads
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE, ModelThread
@@ -288,18 +288,18 @@ class Models:
 
     def infos(self) -> list[ModelInfo]:
         """Each configured role's model, plus any other model still loaded."""
-        for role in ("embed", "rerank", "generate"):
+        for role in ROLES:
             slot = self._slot(role, self.uri(role))
             if slot.model is None and slot.state in ("unloaded", "missing"):
                 self._check_file(slot)
-        wanted = {(r, self.uri(r)) for r in ("embed", "rerank", "generate")}
+        wanted = {(r, self.uri(r)) for r in ROLES}
         return [s.info() for k, s in self._slots.items() if k in wanted or s.model is not None]
 
     async def unload_idle(self, now: float | None = None) -> list[str]:
         """Unload models idle past the TTL, and models no longer configured."""
         now = time.time() if now is None else now
         ttl = self.config.idle_unload_s
-        wanted = {(r, self.uri(r)) for r in ("embed", "rerank", "generate")}
+        wanted = {(r, self.uri(r)) for r in ROLES}
         gone = []
         for key, slot in list(self._slots.items()):
             if slot.model is None or slot.busy or slot.lock.locked():
@@ -319,7 +319,7 @@ class Models:
         log.info("unloaded %s model %s", slot.role, slot.uri)
 
     async def load_eager(self) -> None:
-        for role in ("embed", "rerank", "generate"):
+        for role in ROLES:
             try:
                 await self.get(role)
             except ModelUnavailable as e:

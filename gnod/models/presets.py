@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
+from gnod.models.base import ROLES, Role
+
 if TYPE_CHECKING:
-    from gnod.models.base import Role
     from gnod.models.uri import ModelRef
 
 Pooling = Literal["cls", "mean", "last"]
@@ -108,7 +109,7 @@ def preset(name: str) -> Preset:
 def spec_for(uri: str) -> ModelSpec | None:
     """What the presets know about a model (licence, size, dim), or None for a user's own."""
     for p in PRESETS.values():
-        for role in ("embed", "rerank", "generate"):
+        for role in ROLES:
             s = p.spec(role)
             if s.uri == uri:
                 return s

@@ -48,9 +48,8 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     try:
         gen = await d.models.get("generate")
     except ModelUnavailable as e:
-        msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
         raise RpcError(wire.MODEL_UNAVAILABLE,
-                       f"cannot answer: {msg} (or ask for the sources only: answer false, gnoctl ask --no-answer)",
+                       f"cannot answer: {e.text()} (or ask for the sources only: answer false, gnoctl ask --no-answer)",
                        {"role": "generate", "fix": e.fix}) from None
     texts = [answer.SourceText(title=result.hits[i].title,
                                location=f"{result.hits[i].collection}/{result.hits[i].path}:{found[i].start_line}",

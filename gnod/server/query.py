@@ -106,8 +106,7 @@ def _ranked(kind: fusion.ListKind, source: fusion.Source, label: str,
 
 
 def _model_message(role: str, e: ModelUnavailable, consequence: str) -> str:
-    fix = f" (fix: {e.fix})" if e.fix else ""
-    return f"no {role} model: {e.message}{fix}; {consequence}"
+    return f"no {role} model: {e.text()}; {consequence}"
 
 
 class QueryRun:

@@ -46,8 +46,7 @@ class RpcError(Exception):
 
 def model_unavailable(e: ModelUnavailable) -> RpcError:
     """A missing or broken model, with its fix, as the client sees it."""
-    msg = f"{e.message}; fix: {e.fix}" if e.fix else e.message
-    return RpcError(wire.MODEL_UNAVAILABLE, msg, {"role": e.role, "fix": e.fix})
+    return RpcError(wire.MODEL_UNAVAILABLE, e.text(), {"role": e.role, "fix": e.fix})
 
 
 class Daemon(Protocol):

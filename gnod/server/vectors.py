@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gnod.models import presets
-from gnod.models.base import ModelUnavailable
+from gnod.models.base import ModelUnavailable, with_fix
 from gnod.models.manager import Models
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import BACKGROUND
@@ -95,7 +95,7 @@ class Vectors:
         uri = self.models.uri("embed")
         for m in self.models.infos():
             if m.role == "embed" and m.uri == uri and m.error:
-                return f"{m.error} (fix: {m.fix})" if m.fix else m.error
+                return with_fix(m.error, m.fix)
         return "no vectors yet (fix: gnoctl embed)"
 
     def lag_note(self) -> str | None:
@@ -211,7 +211,7 @@ class Vectors:
             try:
                 await self._cycle(stopping)
             except ModelUnavailable as e:
-                self.model_error = f"{e.message} (fix: {e.fix})" if e.fix else e.message
+                self.model_error = e.text()
             except asyncio.CancelledError:
                 raise
             except Exception:
