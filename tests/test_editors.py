@@ -173,6 +173,7 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
   (push (cons 'transport gno-last-transport) result)
   (with-current-buffer "*gno*"
     (push (cons 'mode major-mode) result)
+    (push (cons 'grep (derived-mode-p 'grep-mode)) result)
     (push (cons 'lines (split-string (buffer-string) "\\n" t)) result))
   (next-error)
   (push (cons 'opened (list (buffer-file-name (window-buffer)) (with-current-buffer (window-buffer)
@@ -181,7 +182,7 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
   (with-current-buffer "*gno*"
     (push (cons 'query (split-string (buffer-string) "\\n" t)) result))
 """)
-    assert got["transport"] == "socket" and got["mode"] == "grep-mode"
+    assert got["transport"] == "socket" and got["mode"] == "gno-results-mode" and got["grep"] == "grep-mode"
     rows = [line.split(":", 2) for line in got["lines"][1:]]
     assert [(os.path.realpath(f), int(n)) for f, n, _ in rows] == expected(indexed, corpus, "search",
                                                                            "deploy production")
@@ -211,6 +212,161 @@ def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
     assert got["error"].startswith("gno: unbalanced double quote")
     pasta = expected(indexed, corpus, "search", "pasta")[0]
     assert (os.path.realpath(got["found"][0]), got["found"][1]) == pasta  # completing-read → visited at its line
+
+
+DOCKER_DOCS = {
+    "act.md": "# act\n\nact runs your GitHub Actions locally, each job in a docker container.\n",
+    "docker-run.md": "# docker run\n\n`docker run` starts a container from an image.\n",
+}
+
+
+@pytest.fixture
+def docker(daemon, corpus):
+    """The corpus with two docker pages: act.md sorts first by name, docker-run.md by score."""
+    for rel, text in DOCKER_DOCS.items():
+        corpus.write(rel, text)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    return daemon
+
+
+# Keys drive the real minibuffer in batch Emacs (a keyboard macro makes it read them);
+# <f5> records what is typed, the candidates *Completions* lists (in its order) and the
+# messages since the last <f5>.
+SNAPSHOTS = """
+  (defun gno-test-listed ()
+    (let ((buffer (get-buffer "*Completions*")) (found nil))
+      (when buffer
+        (with-current-buffer buffer
+          (let ((pos (point-min)))
+            (while (setq pos (next-single-property-change pos 'mouse-face))
+              (when (get-text-property pos 'mouse-face)
+                (push (buffer-substring-no-properties
+                       pos (or (next-single-property-change pos 'mouse-face) (point-max)))
+                      found))))))
+      (nreverse found)))
+  (defvar gno-test-snapshots nil)
+  (setq minibuffer-message-timeout 0.1)  ; "No completions" (an empty input) holds batch Emacs that long
+  (global-set-key (kbd "<f5>")
+                  (lambda () (interactive)
+                    (push (vector (minibuffer-contents) (vconcat (gno-test-listed))
+                                (with-current-buffer "*Messages*" (prog1 (buffer-string)
+                                                                    (let ((inhibit-read-only t)) (erase-buffer)))))
+                          gno-test-snapshots)))
+"""
+
+
+def snapshots(got) -> list[dict]:
+    return [{"typed": t, "listed": listed, "messages": m} for t, listed, m in reversed(got["snapshots"])]
+
+
+def test_emacs_gno_find_lists_candidates_best_first(docker, corpus, tmp_path):
+    best = [f for f, _ in expected(docker, corpus, "search", "docker run")]
+    assert best[0].endswith("docker-run.md") and any(f.endswith("/act.md") for f in best)
+
+    def files(shown: dict) -> list[str]:
+        return [os.path.realpath(os.path.expanduser(c.split(":", 1)[0])) for c in shown["listed"]]
+
+    # A query's hits (gno-find from Lisp): `?` lists them, `M-v RET` takes the first listed.
+    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+  (global-set-key (kbd "<f6>") (lambda () (interactive) (gno-find "docker run")))
+  (execute-kbd-macro (kbd "<f6> ? <f5> M-v RET"))
+  (push (cons 'visited buffer-file-name) result)
+  (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
+""")
+    [shown] = snapshots(got)
+    assert files(shown) == best and "[1.00]" in shown["listed"][0]  # gnod's order, not act.md first
+    assert os.path.realpath(got["visited"]) == best[0]
+    # M-x gno-find: the hits of what is typed, in the same order; RET visits the best.
+    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+  (execute-kbd-macro (kbd "M-x gno-find RET docker SPC run ? <f5> RET"))
+  (push (cons 'visited buffer-file-name) result)
+  (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
+""")
+    [shown] = snapshots(got)
+    assert shown["typed"] == "docker run" and files(shown) == best
+    assert os.path.realpath(got["visited"]) == best[0]
+
+
+def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query(docker, corpus, tmp_path):
+    # `?` lists once; from then on the list follows each keystroke (`C-a C-k` clears the input).
+    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+  (execute-kbd-macro
+   (kbd "M-x gno-find RET stag ? <f5> C-a C-k dock <f5> C-a C-k staging SPC bra <f5> SPC <f5> \\"ol <f5> d\\" <f5> <f5>
+         RET"))
+  (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
+  (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
+""")
+    stag, dock, bra, space, bad, good, after = snapshots(got)
+    assert [s["typed"] for s in (stag, dock, bra, space, bad, good)] == [
+        "stag", "dock", "staging bra", "staging bra ", 'staging bra "ol', 'staging bra "old"']
+    assert "guides/staging.md:" in stag["listed"][0]  # "staging", from a prefix
+    assert {c.split(":", 1)[0].rsplit("/", 1)[-1] for c in dock["listed"]} == {"docker-run.md", "act.md"}
+    assert "guides/staging.md:" in bra["listed"][0]  # "branch", not typed in full
+    # A half-typed quote does not parse: the last good candidates stay, and the reason is shown.
+    assert bad["listed"] == space["listed"] and "gno: unbalanced double quote" in bad["messages"]
+    assert good["listed"] and "guides/staging.md:" in good["listed"][0]
+    assert "gno:" not in after["messages"]  # the query parses again: no error shown
+    staging = expected(docker, corpus, "search", 'staging bra "old"')[0]
+    assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == staging  # RET: the best hit, at its line
+
+
+def test_emacs_calls_share_one_connection_that_survives_a_gnod_restart(indexed, tmp_path):
+    got = emacs(indexed.env, tmp_path, f"""
+  (let ((hits (lambda () (length (alist-get 'hits (gno-call "search" '((query . "pasta") (limit . 5)))))))
+        (connections (lambda () (seq-filter (lambda (p) (eq (process-type p) 'network)) (process-list))))
+        (first nil))
+    (push (cons 'first (funcall hits)) result)
+    (setq first (funcall connections))
+    (push (cons 'second (funcall hits)) result)
+    (push (cons 'reused (and (= (length first) 1) (equal first (funcall connections)))) result)
+    (push (cons 'restart (call-process {json.dumps(GNOCTL[0])} nil nil nil
+                                       {" ".join(json.dumps(a) for a in GNOCTL[1:])} "daemon" "restart"))
+          result)
+    (push (cons 'after (funcall hits)) result)
+    (push (cons 'transport gno-last-transport) result)
+    (push (cons 'reconnected (let ((now (funcall connections)))
+                               (and (= (length now) 1) (not (eq (car now) (car first))))))
+          result))
+""")
+    assert got["restart"] == 0 and indexed.paths.read_pid() != indexed.proc.pid  # another gnod answers now
+    assert got["first"] == got["second"] == got["after"] == 1
+    assert got["reused"] is True  # the second call went over the first one's connection
+    assert got["transport"] == "socket" and got["reconnected"] is True  # not gnoctl: a new connection
+
+
+def test_emacs_results_buffer_follows_changes_until_killed(indexed, corpus, tmp_path):
+    saved = corpus.path("saved.md")
+    got = emacs(indexed.env, tmp_path, f"""
+  (let ((lines (lambda () (with-current-buffer "*gno*" (split-string (buffer-string) "\\n" t))))
+        (connections (lambda () (length (seq-filter (lambda (p) (eq (process-type p) 'network)) (process-list)))))
+        (wait (lambda (done)
+                (let ((deadline (+ (float-time) 15)))
+                  (while (and (not (funcall done)) (< (float-time) deadline))
+                    (accept-process-output nil 0.05))))))
+    (gno-search "staging branch")
+    (push (cons 'before (funcall lines)) result)
+    (write-region "# Staging branch notes\\n\\nA staging branch checklist.\\n" nil {json.dumps(saved)})
+    (funcall wait (lambda () (seq-some (lambda (l) (string-match-p "/saved\\\\.md:" l)) (funcall lines))))
+    (push (cons 'added (funcall lines)) result)
+    (delete-file {json.dumps(saved)})
+    (funcall wait (lambda () (not (seq-some (lambda (l) (string-match-p "/saved\\\\.md:" l)) (funcall lines)))))
+    (push (cons 'removed (funcall lines)) result)
+    (push (cons 'g (with-current-buffer "*gno*" (key-binding "g"))) result)
+    (push (cons 'connections (funcall connections)) result)
+    (kill-buffer "*gno*")
+    (push (cons 'killed (funcall connections)) result))
+""")
+    before, added, removed = got["before"], got["added"], got["removed"]
+
+    def files(lines: list[str]) -> list[str]:
+        return sorted(os.path.realpath(line.split(":", 1)[0]) for line in lines[1:])
+
+    assert before[0] == f"gno search: staging branch ({len(before) - 1} hits)" and "guides/staging.md:" in before[1]
+    assert added[0] == f"gno search: staging branch ({len(before)} hits)"  # re-run: the saved file joined the hits
+    assert files(added) == sorted([*files(before), os.path.realpath(saved)])
+    assert removed[0] == before[0] and files(removed) == files(before)  # and left them when it was deleted
+    assert got["g"] == "revert-buffer"  # runs the search again (grep-mode's g runs compile-command)
+    assert got["connections"] == 2 and got["killed"] == 1  # calls' connection, and the buffer's subscription
 
 
 class _Remote:

@@ -1,6 +1,6 @@
 ;;; gno.el --- Search your own documents through gnod  -*- lexical-binding: t; -*-
 
-;; Version: 0.1.0
+;; Version: 0.2.0
 ;; Package-Requires: ((emacs "27.1"))
 ;; Keywords: matching, tools
 
@@ -9,9 +9,12 @@
 ;; M-x gno-search (keywords) and M-x gno-query (hybrid: keywords and meaning,
 ;; reranked) ask the running gnod over its Unix socket (docs/protocol.md: frames of
 ;; a 4-byte big-endian length and UTF-8 JSON) and list the hits in a grep-mode
-;; buffer: RET or `next-error' jumps to the file and line.  M-x gno-find picks one
-;; hit with `completing-read'.  When the socket is absent, `gnoctl --json' is run
-;; instead (it starts gnod).  See docs/editors.md.
+;; buffer: RET or `next-error' jumps to the file and line.  The buffer follows the
+;; index through gnod's `watch': a document added, changed or removed re-runs its
+;; search.  M-x gno-find picks one hit with `completing-read', searching as you type
+;; (the word being typed matches as a prefix), best hit first.  Calls share one
+;; connection to gnod; when the socket is absent, `gnoctl --json' is run instead
+;; (it starts gnod).  See docs/editors.md.
 
 ;;; Code:
 
@@ -26,7 +29,7 @@
   :type '(repeat string))
 
 (defcustom gno-socket nil
-  "gnod's socket; nil means the path gnod uses (GNO_HOME, XDG_RUNTIME_DIR, TMPDIR)."
+  "Socket path; nil means the one gnod uses (GNO_HOME, XDG_RUNTIME_DIR, TMPDIR)."
   :type '(choice (const nil) file))
 
 (defcustom gno-limit 50 "Most hits per search." :type 'integer)
@@ -36,6 +39,11 @@
 (defvar gno-last-transport nil "How the last call reached gnod: `socket' or `cli'.")
 
 (defconst gno--protocol 1)
+
+(defvar gno--connection nil
+  "The connection calls share (a network process), opened on first use.")
+
+(defvar gno--last-id 0 "The id of the last request, on any connection.")
 
 (defun gno-socket-path ()
   "Where gnod listens."
@@ -48,6 +56,7 @@
                                (or (getenv "TMPDIR") "/tmp"))))))
 
 (defun gno--json-read (string)
+  "STRING's JSON as alists and lists."
   (json-parse-string string :object-type 'alist :array-type 'list :null-object nil :false-object nil))
 
 (defun gno--frame (object)
@@ -63,36 +72,106 @@
   (let ((b (string-to-list (buffer-substring 1 5))))
     (+ (ash (nth 0 b) 24) (ash (nth 1 b) 16) (ash (nth 2 b) 8) (nth 3 b))))
 
-(defun gno--socket-call (method params)
-  "Call METHOD with PARAMS over the socket.
-Return (RESULT . ERROR), or nil when there is no socket."
-  (let* ((buf (generate-new-buffer " *gno-socket*"))
-         (proc (condition-case nil
-                   (make-network-process :name "gno" :family 'local :service (gno-socket-path)
-                                         :buffer buf :coding 'binary :noquery t)
-                 (file-error nil))))
-    (if (not proc)
-        (progn (kill-buffer buf) nil)
-      (unwind-protect
-          (with-current-buffer buf
-            (set-buffer-multibyte nil)
-            (process-send-string proc (gno--frame `((jsonrpc . "2.0") (id . 1) (method . ,method)
+;;; Connections
+
+(defun gno--connect (&optional notify)
+  "Open a connection to gnod's socket; nil when nothing listens there.
+Replies are filed by id for `gno--request'; NOTIFY, when given, is called
+with the method and params of each notification."
+  (let ((buf (generate-new-buffer " *gno-connection*"))
+        (path (gno-socket-path)))
+    (with-current-buffer buf (set-buffer-multibyte nil))
+    (condition-case nil
+        (let ((proc (make-network-process :name "gno" :family 'local :service path :buffer buf
+                                          :coding 'binary :noquery t
+                                          :filter #'gno--filter :sentinel #'gno--sentinel)))
+          (process-put proc 'gno-socket path)
+          (process-put proc 'gno-replies (make-hash-table))
+          (process-put proc 'gno-notify notify)
+          proc)
+      (file-error (kill-buffer buf) nil))))
+
+(defun gno--filter (proc bytes)
+  "Add BYTES to PROC's buffer and dispatch each frame completed.
+Frames may arrive split or back to back."
+  (when (buffer-live-p (process-buffer proc))
+    (with-current-buffer (process-buffer proc)
+      (goto-char (point-max))
+      (insert bytes)
+      (while (and (>= (buffer-size) 4) (>= (buffer-size) (+ 4 (gno--size))))
+        (let* ((end (+ 5 (gno--size)))
+               (msg (gno--json-read (decode-coding-string (buffer-substring 5 end) 'utf-8))))
+          (delete-region 1 end)
+          (gno--dispatch proc msg))))))
+
+(defun gno--dispatch (proc msg)
+  "File MSG from PROC: a reply under its id if awaited, else a notification."
+  (let ((id (alist-get 'id msg))
+        (replies (process-get proc 'gno-replies))
+        (notify (process-get proc 'gno-notify)))
+    (cond (id (when (gethash id replies) (puthash id msg replies)))
+          (notify (funcall notify (alist-get 'method msg) (alist-get 'params msg))))))
+
+(defun gno--sentinel (proc _event)
+  "Drop PROC's buffer once gnod closed the connection."
+  (unless (process-live-p proc)
+    (gno--close proc)))
+
+(defun gno--close (proc)
+  "Close PROC and kill its buffer."
+  (delete-process proc)
+  (when (buffer-live-p (process-buffer proc))
+    (kill-buffer (process-buffer proc))))
+
+(defun gno--send (proc id method params)
+  "Send request ID, METHOD with PARAMS, on PROC; nil when the connection is gone."
+  (condition-case nil
+      (progn (process-send-string proc (gno--frame `((jsonrpc . "2.0") (id . ,id) (method . ,method)
                                                      (params . ,params) (gno . ,gno--protocol))))
-            (let ((deadline (+ (float-time) gno-timeout)) reply)
-              (while (and (not reply) (< (float-time) deadline))
-                (let ((n (and (>= (buffer-size) 4) (gno--size))))
-                  (if (or (null n) (< (buffer-size) (+ 4 n)))
-                      (unless (or (accept-process-output proc 0.05) (process-live-p proc))
-                        (setq deadline 0))
-                    (let ((msg (gno--json-read (decode-coding-string (buffer-substring 5 (+ 5 n)) 'utf-8))))
-                      (delete-region 1 (+ 5 n))
-                      (when (equal (alist-get 'id msg) 1) (setq reply msg))))))
-              (cond (reply (if (alist-get 'error reply)
-                               (cons nil (alist-get 'error reply))
-                             (cons (alist-get 'result reply) nil)))
-                    (t (cons nil `((message . ,(format "no reply to %s within %s s" method gno-timeout))))))))
-        (delete-process proc)
-        (kill-buffer buf)))))
+             t)
+    (error (gno--close proc) nil)))
+
+(defun gno--request (proc method params)
+  "Call METHOD with PARAMS on PROC and wait: (RESULT . ERROR).
+Nil when the connection dropped before the reply (gnod restarted)."
+  (let ((id (setq gno--last-id (1+ gno--last-id)))
+        (replies (process-get proc 'gno-replies))
+        (deadline (+ (float-time) gno-timeout)))
+    (puthash id 'waiting replies)
+    (unwind-protect
+        (when (gno--send proc id method params)
+          ;; Only this connection is read, and no timer runs: a refresh timer must not
+          ;; start a call inside this one.
+          (while (and (eq (gethash id replies) 'waiting) (process-live-p proc) (< (float-time) deadline))
+            (accept-process-output proc 0.05 nil 1))
+          (let ((reply (gethash id replies)))
+            (cond ((consp reply) (if (alist-get 'error reply)
+                                     (cons nil (alist-get 'error reply))
+                                   (cons (alist-get 'result reply) nil)))
+                  ((process-live-p proc)
+                   (cons nil `((message . ,(format "no reply to %s within %s s" method gno-timeout))))))))
+      (remhash id replies))))
+
+(defun gno--connection ()
+  "The shared connection to gnod, opened when there is none; nil without a socket.
+What gnod sent is read first, so a connection it closed is seen as such rather
+than written to (batch Emacs dies of the SIGPIPE)."
+  (when gno--connection
+    (accept-process-output gno--connection 0 nil 1))
+  (unless (and gno--connection (process-live-p gno--connection)
+               (equal (process-get gno--connection 'gno-socket) (gno-socket-path)))
+    (when gno--connection (gno--close gno--connection))
+    (setq gno--connection (gno--connect)))
+  gno--connection)
+
+(defun gno--socket-call (method params)
+  "Call METHOD with PARAMS over the shared connection: (RESULT . ERROR).
+Nil when there is no socket.  A connection gnod dropped (it restarted) is opened
+again, once."
+  (let ((proc (gno--connection)))
+    (when proc
+      (or (gno--request proc method params)
+          (and (setq proc (gno--connection)) (gno--request proc method params))))))
 
 (defun gno--cli-call (method params)
   "Run gnoctl METHOD --json for PARAMS; (result . error)."
@@ -106,19 +185,24 @@ Return (RESULT . ERROR), or nil when there is no socket."
               ((alist-get 'error out) (cons nil (alist-get 'error out)))
               (t (cons out nil)))))))
 
-(defun gno-call (method params)
-  "Call METHOD (search or query) with PARAMS: over the socket, else through gnoctl."
+(defun gno--call (method params)
+  "Call METHOD with PARAMS over the socket, else through gnoctl: (RESULT . ERROR)."
   (let ((reply (gno--socket-call method params)))
     (if reply
         (setq gno-last-transport 'socket)
       (setq gno-last-transport 'cli
             reply (gno--cli-call method params)))
+    reply))
+
+(defun gno-call (method params)
+  "Call METHOD (search or query) with PARAMS: over the socket, else through gnoctl."
+  (let ((reply (gno--call method params)))
     (when (cdr reply)
       (user-error "gno: %s" (alist-get 'message (cdr reply))))
     (car reply)))
 
 (defun gno--hits (method result)
-  "Each hit of RESULT as (FILE LINE TEXT)."
+  "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT)."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
@@ -127,43 +211,254 @@ Return (RESULT . ERROR), or nil when there is no socket."
                     (format "%s [%.2f] %s" (alist-get 'title h) (alist-get 'score h) text))))
           (alist-get 'hits result)))
 
+(defun gno--search-hits (method query)
+  "The hits of METHOD for QUERY, best first."
+  (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)))))
+
+(defun gno--goto-line (line)
+  "Move to the start of LINE."
+  (goto-char (point-min))
+  (forward-line (1- line)))
+
+;;; Results buffer
+
+(defvar-local gno--search nil "The (METHOD QUERY) whose hits this buffer lists.")
+
+(defvar-local gno--watch nil
+  "This buffer's subscription to changes of the index: a connection of its own.")
+
+(defvar-local gno--refresh-timer nil "The pending re-run of this buffer's search.")
+
+(defvar gno-results-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "g" #'revert-buffer)
+    map)
+  "Keys of `gno-results-mode': grep's, and g runs the search again.")
+
+(define-derived-mode gno-results-mode grep-mode "gno"
+  "Hits of a gno search; they follow the documents as gnod indexes changes.
+\\[revert-buffer] runs the search again (grep's g would run `compile-command')."
+  (setq-local revert-buffer-function #'gno--revert)
+  (add-hook 'kill-buffer-hook #'gno--unsubscribe nil t)
+  (add-hook 'change-major-mode-hook #'gno--unsubscribe nil t))
+
+(defun gno--render (hits)
+  "List HITS in the current buffer; point and each window keep their line."
+  (let ((line (line-number-at-pos))
+        (windows (mapcar (lambda (w) (cons w (line-number-at-pos (window-point w))))
+                         (get-buffer-window-list nil nil t)))
+        (inhibit-read-only t))
+    (erase-buffer)
+    (insert (format "gno %s: %s (%d hits)\n\n" (nth 0 gno--search) (nth 1 gno--search) (length hits)))
+    (dolist (h hits)
+      (insert (format "%s:%d:%s\n" (nth 0 h) (nth 1 h) (nth 2 h))))
+    (gno--goto-line line)
+    (dolist (w windows)
+      (set-window-point (car w) (save-excursion (gno--goto-line (cdr w)) (point))))))
+
+(defun gno--revert (&rest _)
+  "Run this buffer's search again; subscribe anew if gnod dropped it (restarted)."
+  (gno--render (apply #'gno--search-hits gno--search))
+  (gno--subscribe))
+
+(defun gno--subscribe ()
+  "Subscribe the current buffer to what gnod indexes, unless it is already.
+Each results buffer has a connection of its own for this: gnod ends a
+subscription only when its connection closes, which is how killing the buffer
+ends it.  The search covers every collection, and so does the subscription:
+any document added, changed or removed may change the hits."
+  (unless (and gno--watch (process-live-p gno--watch))
+    (let* ((buffer (current-buffer))
+           (proc (gno--connect (lambda (method _params)
+                                 (when (member method '("change" "lagged"))
+                                   (gno--refresh-soon buffer))))))
+      (when (and proc (gno--send proc (setq gno--last-id (1+ gno--last-id)) "watch" '((collections . []))))
+        (setq gno--watch proc)))))
+
+(defun gno--unsubscribe ()
+  "End the current buffer's subscription and cancel its pending re-run."
+  (when (timerp gno--refresh-timer)
+    (cancel-timer gno--refresh-timer))
+  (when gno--watch
+    (gno--close gno--watch)
+    (setq gno--watch nil)))
+
+(defun gno--refresh-soon (buffer)
+  "Re-run BUFFER's search after 0.2 s without a change (a checkout: one search)."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (when (timerp gno--refresh-timer)
+        (cancel-timer gno--refresh-timer))
+      (setq gno--refresh-timer (run-with-timer 0.2 nil #'gno--refresh buffer)))))
+
+(defun gno--refresh (buffer)
+  "Re-run BUFFER's search; from a timer, so a failure is shown, not signaled."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (condition-case err
+          (revert-buffer t t)
+        (error (message "%s" (error-message-string err)))))))
+
 (defun gno--show (method query)
-  (let* ((hits (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)))))
-         (buf (get-buffer-create "*gno*")))
+  "List the hits of METHOD for QUERY in the *gno* buffer, which then follows them."
+  (let ((hits (gno--search-hits method query))
+        (buf (get-buffer-create "*gno*")))
     (with-current-buffer buf
-      (let ((inhibit-read-only t))
-        (erase-buffer)
-        (insert (format "gno %s: %s (%d hits)\n\n" method query (length hits)))
-        (dolist (h hits)
-          (insert (format "%s:%d:%s\n" (nth 0 h) (nth 1 h) (nth 2 h)))))
-      (grep-mode)
-      (goto-char (point-min)))
+      (unless (derived-mode-p 'gno-results-mode)
+        (gno-results-mode))
+      (setq gno--search (list method query))
+      (gno--render hits)
+      (goto-char (point-min))
+      (dolist (w (get-buffer-window-list buf nil t))
+        (set-window-point w (point-min)))
+      (gno--subscribe))
     (display-buffer buf)
     buf))
 
 ;;;###autoload
 (defun gno-search (query)
-  "Keyword search for QUERY; hits in a grep-mode buffer."
+  "Keyword search for QUERY; hits in a `grep-mode' buffer."
   (interactive "sgno search: ")
   (gno--show "search" query))
 
 ;;;###autoload
 (defun gno-query (query)
-  "Hybrid search (keywords and meaning) for QUERY; hits in a grep-mode buffer."
+  "Hybrid search (keywords and meaning) for QUERY; hits in a `grep-mode' buffer."
   (interactive "sgno query: ")
   (gno--show "query" query))
 
+;;; Completion
+
+(defconst gno--in-gnod-order '((display-sort-function . identity) (cycle-sort-function . identity))
+  "Completion metadata keeping gnod's order, best hit first, instead of sorting.")
+
+(defun gno-as-typed (text)
+  "The query sent for TEXT while it is typed.
+The word still being typed (nothing after it yet) goes as a prefix, so \"dock\"
+already finds docker; a quoted word, one letter, or a word already ending in `*'
+goes as it is."
+  (if (and (string-match "[^[:space:]]+\\'" text)
+           (let ((word (match-string 0 text)))
+             (and (not (string-match-p "[\"*]" word))
+                  (>= (length (string-remove-prefix "-" word)) 2))))
+      (concat text "*")
+    text))
+
+(defun gno--candidates (query hits)
+  "Search QUERY: (ok . LABELS), best first and filed in HITS, or (error . MESSAGE)."
+  (let ((reply (gno--call "search" `((query . ,query) (limit . ,gno-limit)))))
+    (if (cdr reply)
+        (cons 'error (alist-get 'message (cdr reply)))
+      (cons 'ok (mapcar (lambda (h)
+                          (let ((label (format "%s:%d %s" (abbreviate-file-name (nth 0 h)) (nth 1 h) (nth 2 h))))
+                            (puthash label h hits)
+                            label))
+                        (gno--hits "search" (car reply)))))))
+
+(defun gno--fixed-table (query hits)
+  "A completion table of QUERY's hits, best first; HITS maps each label to its hit."
+  (let ((found (gno--candidates query hits)))
+    (when (eq (car found) 'error)
+      (user-error "gno: %s" (cdr found)))
+    (lambda (string pred action)
+      (if (eq action 'metadata)
+          `(metadata ,@gno--in-gnod-order)
+        (complete-with-action action (cdr found) string pred)))))
+
+(defun gno--live-table (hits replies)
+  "A completion table whose candidates are gnod's hits for the whole input.
+HITS maps each label to its hit; REPLIES caches gnod's reply per input, as
+completion asks several times for each.  An input gnod rejects (a half-typed
+quote) keeps the last good candidates.  The table answers the `gno' completion
+style, which `gno-find' sets for its category."
+  (let ((good nil))
+    (lambda (string pred action)
+      (let ((lookup
+             (lambda ()
+               (cond ((gethash string hits) (list string))
+                     ((string-blank-p string) (setq good nil))
+                     (t (let ((reply (or (gethash string replies)
+                                         (puthash string (gno--candidates (gno-as-typed string) hits) replies))))
+                          (if (eq (car reply) 'ok) (setq good (cdr reply)) good)))))))
+        (pcase action
+          ('metadata `(metadata (category . gno) ,@gno--in-gnod-order))
+          (`(boundaries . ,_) nil)
+          (`(gno--try . ,point) (cons 'gno--try (cond ((gethash string hits) t)
+                                                      ((funcall lookup) (cons string point)))))
+          (`(gno--all . ,_) (cons 'gno--all (let ((found (funcall lookup))) (and found (append found 0)))))
+          (_ (complete-with-action action (funcall lookup) string pred)))))))
+
+(defun gno--style (op string table pred point)
+  "Ask TABLE for OP on STRING (with PRED, POINT); nil unless it is a `gno' table."
+  (when (functionp table)
+    (let ((answer (funcall table string pred (cons op point))))
+      (when (eq (car-safe answer) op)
+        (cdr answer)))))
+
+(defun gno--try-completion (string table pred point)
+  "The `gno' style's `try-completion' of STRING in TABLE (PRED, POINT).
+A query is not completed as text: it stays as typed."
+  (gno--style 'gno--try string table pred point))
+
+(defun gno--all-completions (string table pred point)
+  "The `gno' style's completions of STRING in TABLE (PRED, POINT): gnod's hits."
+  (gno--style 'gno--all string table pred point))
+
+(add-to-list 'completion-styles-alist
+             '(gno gno--try-completion gno--all-completions
+                   "The hits gnod finds for the whole input, in its order."))
+
+(defun gno--live-setup (replies)
+  "Set up a live `gno-find' minibuffer; REPLIES is its table's cache.
+After each command: once *Completions* was shown, it follows the input (the
+default completion UI lists only when asked); an input gnod rejects says why."
+  (lambda ()
+    ;; A query is words: SPC inserts a space, it does not complete a word.
+    (use-local-map (let ((map (make-sparse-keymap)))
+                     (set-keymap-parent map (current-local-map))
+                     (define-key map " " #'self-insert-command)
+                     map))
+    (let ((seen (minibuffer-contents))
+          (listing nil))
+      (add-hook 'post-command-hook
+                (lambda ()
+                  (let ((typed (minibuffer-contents)))
+                    (setq listing (or listing (get-buffer-window "*Completions*" 0)))
+                    (when (and (not (equal typed seen)) (not (input-pending-p)))
+                      (setq seen typed)
+                      (when listing
+                        (minibuffer-completion-help)))
+                    (let ((reply (gethash typed replies)))
+                      (when (eq (car reply) 'error)
+                        (message "gno: %s" (cdr reply))))))
+                90 t))))
+
+(defun gno--visit (hit)
+  "Visit HIT's file at its line."
+  (find-file (nth 0 hit))
+  (gno--goto-line (nth 1 hit)))
+
 ;;;###autoload
-(defun gno-find (query)
-  "Pick one hit of QUERY with `completing-read' and visit it."
-  (interactive "sgno find: ")
-  (let* ((hits (gno--hits "search" (gno-call "search" `((query . ,query) (limit . ,gno-limit)))))
-         (choices (mapcar (lambda (h) (cons (format "%s:%d %s" (abbreviate-file-name (nth 0 h)) (nth 1 h) (nth 2 h)) h))
-                          hits))
-         (hit (cdr (assoc (completing-read "gno: " choices nil t) choices))))
-    (find-file (nth 0 hit))
-    (goto-char (point-min))
-    (forward-line (1- (nth 1 hit)))))
+(defun gno-find (&optional query)
+  "Visit a hit picked with `completing-read', best hit first.
+Interactively the hits follow what is typed; RET on the typed text visits its
+best hit.  From Lisp, QUERY's hits are offered instead."
+  (interactive)
+  (let* ((hits (make-hash-table :test #'equal))
+         (replies (make-hash-table :test #'equal))
+         ;; Its own style, whatever the user's (orderless, or fido's flex): they
+         ;; would match the labels against the query instead of asking gnod.
+         (completion-category-overrides (cons '(gno (styles gno)) completion-category-overrides))
+         (table (if query (gno--fixed-table query hits) (gno--live-table hits replies)))
+         (choice (minibuffer-with-setup-hook (if query #'ignore (gno--live-setup replies))
+                   (completing-read "gno: " table)))
+         (hit (gethash (if (gethash choice hits)
+                           choice
+                         (car (completion-all-completions choice table nil (length choice))))
+                       hits)))
+    (unless hit
+      (user-error "gno: No hit for %S" choice))
+    (gno--visit hit)))
 
 (provide 'gno)
 ;;; gno.el ends here
