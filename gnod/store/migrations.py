@@ -1,36 +1,16 @@
 """Named, ordered schema migrations; each runs once, in its own transaction.
 
-Append new migrations at the end; never edit or reorder one that has shipped.
+Append new migrations at the end; never edit or reorder one that has shipped. A Python
+step carries the code it runs (no call into today's modules, whose behaviour moves on):
+what a migration does is fixed when it ships.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
 import apsw
-
-from gnod.store.documents import indexed_title
-from gnod.text.analyzer import exact_text
-
-
-def _backfill_exact(conn: apsw.Connection) -> None:
-    """Exact forms of every document indexed before 0003: path, title (with the tags)
-    and body are re-read from the stored Markdown and metadata (no conversion, no
-    stemming), so an old index gains exact-form matching without being rebuilt."""
-    rows = conn.execute(
-        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
-        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash"
-    ).fetchall()
-    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
-        body = "\n".join(markdown.split("\n")[body_line - 1 :])
-        conn.execute(
-            "INSERT INTO documents_exact(rowid, filepath, title, body) VALUES (?, ?, ?, ?)",
-            (doc_id, exact_text(rel_path), exact_text(indexed_title(title, json.loads(metadata))),
-             exact_text(body)),
-        )
-
 
 # A migration is SQL, optionally followed by a Python step (run in the same transaction).
 MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
@@ -145,7 +125,10 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         -- such a short document its collection's dominant language instead.
         ALTER TABLE documents ADD COLUMN language_confident INTEGER NOT NULL DEFAULT 1;
         """,
-        _backfill_exact,
+        # It once filled documents_exact for older documents by calling the analyzer of
+        # the day; 0004 drops that table and rebuilds the lexical index from the
+        # documents, so the step did nothing lasting and is gone rather than frozen.
+        None,
     ),
     (
         "0004_lexical_index",
