@@ -37,11 +37,12 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
 SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
-# Formats converted to Markdown by gnod.ingest.convert.
-DOCUMENT_EXTENSIONS: tuple[str, ...] = (
-    ".html", ".htm", ".xhtml", ".pdf", ".docx", ".xlsx", ".pptx", ".epub",
-    ".csv", ".tsv", ".json", ".ipynb",
-)
+# Formats converted to Markdown, by the converter gnod.ingest.convert registers for each.
+CONVERTED: dict[str, tuple[str, ...]] = {
+    "html": (".html", ".htm", ".xhtml"), "pdf": (".pdf",), "docx": (".docx",), "xlsx": (".xlsx",),
+    "pptx": (".pptx",), "epub": (".epub",), "csv": (".csv", ".tsv"), "json": (".json",), "ipynb": (".ipynb",),
+}
+DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
 
 
 def extension(path: str) -> str:

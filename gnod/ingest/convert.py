@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 
-from gnod.config import TEXT_EXTENSIONS, extension
+from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
 from gnod.ingest.markdown import extract_title
 
 MiB = 1024 * 1024
@@ -280,8 +280,9 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     return markdown
 
 
-def _markitdown(name: str, converter_class: str, exts: tuple[str, ...], signature: str | None,
+def _markitdown(name: str, converter_class: str, signature: str | None,
                 max_bytes: int = MAX_DOCUMENT_BYTES) -> Converter:
+    exts = CONVERTED[name]
     return Converter(
         name=name,
         convert=partial(convert_markitdown, converter_class, exts[0]),
@@ -297,15 +298,15 @@ def builtin_converters() -> list[Converter]:
     """A fresh list of the built-in converters, in priority order."""
     return [
         Converter("text", convert_text, frozenset(TEXT_EXTENSIONS)),
-        _markitdown("html", "HtmlConverter", (".html", ".htm", ".xhtml"), "html", MAX_TEXT_BYTES),
-        _markitdown("pdf", "PdfConverter", (".pdf",), "pdf"),
-        _markitdown("docx", "DocxConverter", (".docx",), "docx"),
-        _markitdown("xlsx", "XlsxConverter", (".xlsx",), "xlsx"),
-        _markitdown("pptx", "PptxConverter", (".pptx",), "pptx"),
-        _markitdown("epub", "EpubConverter", (".epub",), "epub"),
-        Converter("csv", convert_csv, frozenset({".csv", ".tsv"})),
-        Converter("json", convert_json, frozenset({".json"})),
-        _markitdown("ipynb", "IpynbConverter", (".ipynb",), None, MAX_TEXT_BYTES),
+        _markitdown("html", "HtmlConverter", "html", MAX_TEXT_BYTES),
+        _markitdown("pdf", "PdfConverter", "pdf"),
+        _markitdown("docx", "DocxConverter", "docx"),
+        _markitdown("xlsx", "XlsxConverter", "xlsx"),
+        _markitdown("pptx", "PptxConverter", "pptx"),
+        _markitdown("epub", "EpubConverter", "epub"),
+        Converter("csv", convert_csv, frozenset(CONVERTED["csv"])),
+        Converter("json", convert_json, frozenset(CONVERTED["json"])),
+        _markitdown("ipynb", "IpynbConverter", None, MAX_TEXT_BYTES),
         # Last: names nobody claims (Makefile, .log under an include glob) are read as text.
         Converter("other", convert_text, frozenset({"*"})),
     ]
