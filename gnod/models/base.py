@@ -1,4 +1,5 @@
-"""The three model roles gnod keeps warm, and the error that says a role is unusable.
+"""The three model roles gnod keeps warm, the error that says a role is unusable, and
+what the generators share.
 
 Search code depends on these, never on llama.cpp: a backend that cannot load
 (missing file, no llama_cpp, a server down) leaves its role unavailable, with the fix,
@@ -7,7 +8,8 @@ and search degrades.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable, Generator
+from typing import Any, Literal
 
 Role = Literal["embed", "rerank", "generate"]
 ROLES: tuple[Role, ...] = ("embed", "rerank", "generate")
@@ -30,3 +32,24 @@ class ModelUnavailable(Exception):
 def with_fix(message: str, fix: str | None) -> str:
     """`message (fix: command)`: one spelling for a problem and the command that fixes it."""
     return f"{message} (fix: {fix})" if fix else message
+
+
+def read_chat_stream(events: Generator[Any, None, None], on_token: Callable[[str], None] | None,
+                     stop: Callable[[], bool] | None) -> str:
+    """The text of a streamed chat completion (OpenAI-shaped chunks, as llama.cpp and
+    the inference servers send them): each piece to `on_token` as it comes, `stop()`
+    ends it early; the stream is closed either way (which stops the generation)."""
+    parts: list[str] = []
+    try:
+        for event in events:
+            choices = event.get("choices") or [{}]
+            piece = (choices[0].get("delta") or {}).get("content") or ""
+            if piece:
+                parts.append(piece)
+                if on_token is not None:
+                    on_token(piece)
+            if stop is not None and stop():
+                break
+    finally:
+        events.close()
+    return "".join(parts)

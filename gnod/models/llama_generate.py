@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gnod.models.base import read_chat_stream
 from gnod.models.threads import Threads
 
 # Room for prompt + answer; generation models here are small, so this is cheap.
@@ -28,19 +29,7 @@ class LlamaGenerator:
         self._threads.apply(llm)
         stream = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
                                             temperature=temperature, stream=True)
-        parts: list[str] = []
-        try:
-            for event in stream:
-                piece = event["choices"][0]["delta"].get("content")
-                if piece:
-                    parts.append(piece)
-                    if on_token is not None:
-                        on_token(piece)
-                if stop is not None and stop():
-                    break
-        finally:
-            stream.close()
-        return "".join(parts)
+        return read_chat_stream(stream, on_token, stop)
 
     def close(self) -> None:
         self._llm.close()

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gnod.models.base import ModelUnavailable, Role
+from gnod.models.base import ModelUnavailable, Role, read_chat_stream
 from gnod.models.uri import ModelRef
 
 TIMEOUT_S = 60.0  # one HTTP request, connect to last byte
@@ -249,25 +249,11 @@ class RemoteGenerator:
                  on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
         body = {"model": self.client.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True}
-        pieces: list[str] = []
         try:
-            events = self.client.stream("/chat/completions", body)
-            try:
-                for event in events:
-                    choices = event.get("choices") or [{}]
-                    text = (choices[0].get("delta") or {}).get("content") or ""
-                    if text:
-                        pieces.append(text)
-                        if on_token is not None:
-                            on_token(text)
-                    if stop is not None and stop():
-                        break
-            finally:
-                events.close()
+            return read_chat_stream(self.client.stream("/chat/completions", body), on_token, stop)
         except RemoteError as e:
             raise ModelUnavailable("generate", f"generation server rejected the request: {e}",
                                    "check that the model named after '#' is a chat model") from None
-        return "".join(pieces)
 
 
 def construct(role: Role, uri: str, ref: ModelRef, api_key_env: str | None,
