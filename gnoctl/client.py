@@ -21,9 +21,11 @@ from gnod.paths import Paths
 TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
+    from typing import Any, TypeVar
 
     from gnod import protocol as P
+
+    R = TypeVar("R")
 
 START_TIMEOUT_S = 30.0
 
@@ -31,7 +33,7 @@ START_TIMEOUT_S = 30.0
 class DaemonError(Exception):
     """An error reply from gnod (or the lack of a daemon), with its stable name."""
 
-    def __init__(self, code: int, message: str, details: dict | None = None, name: str | None = None) -> None:
+    def __init__(self, code: int, message: str, details: dict[str, Any] | None = None, name: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -90,7 +92,8 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, method: str, params: dict | None = None, on_notify=None) -> dict:
+    def call(self, method: str, params: dict[str, Any] | None = None,
+             on_notify: Callable[[str, Any], None] | None = None) -> Any:
         """Send one request; feed notifications to `on_notify(method, params)`; return the result."""
         for name, value in self._exchange(method, params):
             if not name:
@@ -99,7 +102,7 @@ class Client:
                 on_notify(name, value)
         raise AssertionError("unreachable: an exchange ends with its result")
 
-    def _exchange(self, method: str, params: dict | None) -> Iterator[tuple[str, Any]]:
+    def _exchange(self, method: str, params: dict[str, Any] | None) -> Iterator[tuple[str, Any]]:
         """The request's notifications as (method, params) as they come, then ("", result)."""
         self.connect()
         assert self._sock is not None
@@ -130,47 +133,62 @@ class Client:
 
     # --- the typed API (docs/python.md): options are the method's params in docs/protocol.md
 
-    def _typed(self, method: str, params: dict, on_notify=None) -> Any:
+    def _typed(self, method: str, params: dict[str, Any], result: type[R],
+               on_notify: Callable[[str, Any], None] | None = None) -> R:
         import msgspec
 
-        from gnod.protocol import METHOD_RESULTS
-
-        return msgspec.convert(self.call(method, params, on_notify), METHOD_RESULTS[method])
+        return msgspec.convert(self.call(method, params, on_notify), result)
 
     def search(self, query: str, **options: Any) -> P.SearchResult:
         """BM25 search (`limit`, `collections`, `filters`, `per_doc`…)."""
-        return self._typed("search", {"query": query, **options})
+        from gnod.protocol import SearchResult
+
+        return self._typed("search", {"query": query, **options}, SearchResult)
 
     def vsearch(self, query: str, **options: Any) -> P.VSearchResult:
         """Search by meaning (needs an embedding model)."""
-        return self._typed("vsearch", {"query": query, **options})
+        from gnod.protocol import VSearchResult
+
+        return self._typed("vsearch", {"query": query, **options}, VSearchResult)
 
     def query(self, query: str, **options: Any) -> P.QueryResult:
         """Hybrid search: fused, reranked (`mode`, `variants`, `expand`, `rerank`…)."""
-        return self._typed("query", {"query": query, **options})
+        from gnod.protocol import QueryResult
+
+        return self._typed("query", {"query": query, **options}, QueryResult)
 
     def ask(self, question: str, on_token: Callable[[str], None] | None = None, **options: Any) -> P.AskResult:
         """An answer citing its sources; `on_token` hears the answer as it is written."""
-        def token(method: str, params: dict) -> None:
+        from gnod.protocol import AskResult
+
+        def token(method: str, params: Any) -> None:
             if method == "token" and on_token is not None:
                 on_token(params["text"])
 
-        return self._typed("ask", {"query": question, "stream": on_token is not None, **options}, token)
+        return self._typed("ask", {"query": question, "stream": on_token is not None, **options}, AskResult, token)
 
     def get(self, ref: str, **options: Any) -> P.Document:
         """A document by `collection/path[:line]`, `gno://…`, an absolute path or `#docid`."""
-        return self._typed("get", {"ref": ref, **options})
+        from gnod.protocol import Document
+
+        return self._typed("get", {"ref": ref, **options}, Document)
 
     def multi_get(self, refs: list[str] | None = None, **options: Any) -> P.MultiGetResult:
         """Several documents, by reference or by `pattern` (a glob over collection/path)."""
-        return self._typed("multi_get", {"refs": refs or [], **options})
+        from gnod.protocol import MultiGetResult
+
+        return self._typed("multi_get", {"refs": refs or [], **options}, MultiGetResult)
 
     def ls(self, collection: str | None = None, **options: Any) -> P.LsResult:
         """The documents of one collection, or of all."""
-        return self._typed("ls", {"collection": collection, **options})
+        from gnod.protocol import LsResult
+
+        return self._typed("ls", {"collection": collection, **options}, LsResult)
 
     def status(self) -> P.StatusResult:
-        return self._typed("status", {})
+        from gnod.protocol import StatusResult
+
+        return self._typed("status", {}, StatusResult)
 
     def watch(self, *collections: str, queue: int = 1000) -> Iterator[P.Change | P.Lagged]:
         """Each committed change (or a Lagged notice) as it comes, until gnod stops.
@@ -192,7 +210,7 @@ class Client:
             follower.close()
 
 
-def _error(err: dict) -> DaemonError:
+def _error(err: dict[str, Any]) -> DaemonError:
     data = err.get("data") or {}
     return DaemonError(err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"),
                        data.get("details"), data.get("name"))

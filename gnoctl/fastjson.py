@@ -8,7 +8,13 @@ or with `separators=(",", ":")` when compact, byte for byte (tests/test_fastjson
 checks it against the stdlib).
 """
 
+from __future__ import annotations
+
 import _json
+
+TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
+if TYPE_CHECKING:
+    from typing import Any
 
 _escape = _json.encode_basestring
 
@@ -23,7 +29,7 @@ class _Options:
     parse_int = int
 
     @staticmethod
-    def parse_constant(name):
+    def parse_constant(name: str) -> float:
         return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
@@ -31,7 +37,7 @@ _scan = _json.make_scanner(_Options())  # type: ignore[arg-type]  # duck-typed: 
 _SPACE = " \t\n\r"
 
 
-def loads(data):
+def loads(data: str | bytes | bytearray) -> Any:
     """Decode one JSON document (str or UTF-8 bytes); ValueError if it is not one."""
     if isinstance(data, (bytes, bytearray)):
         data = data.decode("utf-8")
@@ -45,7 +51,7 @@ def loads(data):
     return obj
 
 
-def _float(x):
+def _float(x: float) -> str:
     if x != x:
         return "NaN"
     if x in (float("inf"), float("-inf")):
@@ -53,7 +59,7 @@ def _float(x):
     return float.__repr__(x)
 
 
-def _encode(obj, indent, level, out):
+def _encode(obj: Any, indent: int | None, level: int, out: list[str]) -> None:
     if isinstance(obj, str):
         out.append(_escape(obj))
     elif obj is None:
@@ -92,7 +98,7 @@ def _encode(obj, indent, level, out):
         raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-def _key(k):
+def _key(k: object) -> str:
     if k is None or isinstance(k, bool):
         return {None: "null", True: "true", False: "false"}[k]
     if isinstance(k, (int, float)):
@@ -100,14 +106,14 @@ def _key(k):
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(k).__name__}")
 
 
-def _breaks(indent, level):
+def _breaks(indent: int | None, level: int) -> tuple[str, str]:
     if indent is None:
         return "", ""
     return "\n" + " " * (indent * (level + 1)), "\n" + " " * (indent * level)
 
 
-def dumps(obj, indent=None):
+def dumps(obj: Any, indent: int | None = None) -> str:
     """Encode like json.dumps(obj, ensure_ascii=False, indent=indent); compact when indent is None."""
-    out = []
+    out: list[str] = []
     _encode(obj, indent, 0, out)
     return "".join(out)

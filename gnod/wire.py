@@ -102,7 +102,8 @@ def peer_uid(sock: _socket.socket) -> int | None:
     serves only its own user, and gnoctl talks only to a gnod of its own user."""
     if hasattr(_socket, "SO_PEERCRED"):
         creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred: 3 ints
-        return struct.unpack("3i", creds)[1]
+        uid: int = struct.unpack("3i", creds)[1]
+        return uid
     if sys.platform == "darwin":  # struct xucred {u_int version; uid_t uid; ...}
         creds = sock.getsockopt(0, 0x001, 76)
         return struct.unpack_from("2I", creds)[1]

@@ -11,13 +11,15 @@ many vectors. Keys are chunk ids.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gnod.search.constants import ANN_BUILD_THREADS, ANN_CONNECTIVITY, ANN_EXPANSION_ADD, ANN_EXPANSION_SEARCH
 
 
 class Ann:
-    def __init__(self, dim: int, index=None) -> None:
+    def __init__(self, dim: int, index: Any = None) -> None:
         from usearch.index import Index
 
         self.dim = dim

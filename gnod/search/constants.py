@@ -223,7 +223,7 @@ class Pipeline(Struct, frozen=True, kw_only=True):
 
     def explain(self) -> dict[str, Any]:
         """Plain dict of every constant, for `--explain` and JSON output."""
-        return msgspec.json.decode(msgspec.json.encode(self))
+        return msgspec.json.decode(msgspec.json.encode(self), type=dict[str, Any])
 
 
 PIPELINE = Pipeline()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gnod.text.language import normalize_language
 
@@ -140,10 +140,10 @@ def active(f: Filter) -> bool:
     return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang)
 
 
-def where(f: Filter) -> tuple[str, list]:
+def where(f: Filter) -> tuple[str, list[Any]]:
     """(SQL condition over `d` and `c`, its arguments); "1" when nothing is filtered."""
     parts: list[str] = []
-    args: list = []
+    args: list[Any] = []
     if f.collections:
         parts.append(f"c.name IN ({','.join('?' * len(f.collections))})")
         args += list(f.collections)

@@ -72,7 +72,8 @@ class RankedList(Struct, frozen=True, kw_only=True):
     def effective_weight(self, pipeline: Pipeline = PIPELINE) -> float:
         if self.weight is not None:
             return self.weight
-        return getattr(pipeline.fusion.weights, self.kind)
+        weight: float = getattr(pipeline.fusion.weights, self.kind)
+        return weight
 
 
 class Scale(NamedTuple):
@@ -317,7 +318,8 @@ def smart_skip_scores(
 
 
 def _score(item: object) -> float:
-    return item.score  # type: ignore[attr-defined]
+    score: float = item.score  # type: ignore[attr-defined]
+    return score
 
 
 def apply_score_floor(

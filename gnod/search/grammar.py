@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gnod.search.constants import PIPELINE
 from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, tokenize
@@ -120,7 +121,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
     if not query.strip():
         raise QuerySyntaxError("empty query: type at least one word to search for")
 
-    clauses: dict[tuple, Clause] = {}
+    clauses: dict[tuple[Any, ...], Clause] = {}
     n = len(query)
     i = 0
     while i < n:
@@ -247,7 +248,7 @@ def compile_query(
     """
     langs: list[str | None] = list(dict.fromkeys(languages)) or [None]
 
-    unique: dict[tuple, Clause] = {}
+    unique: dict[tuple[Any, ...], Clause] = {}
     for c in clauses:
         if c.tokens:
             unique.setdefault(c.key, c)

@@ -215,7 +215,8 @@ class VectorIndex:
         ids = np.asarray(ids, dtype=np.int64)
         ids = ids[(ids >= 0) & (ids < len(self._row_of))]
         rows = self._row_of[ids]
-        return rows[rows >= 0]
+        kept: np.ndarray = rows[rows >= 0]
+        return kept
 
     def search(self, query: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The k nearest chunk ids (best first) and their cosine similarities."""

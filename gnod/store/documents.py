@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apsw
 import msgspec
@@ -58,7 +58,7 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     body_line: int
     title: str
     language: str | None
-    metadata: dict
+    metadata: dict[str, Any]
     chunks: list[ChunkRow]
     text: LexicalText
     # Languages some blocks of the body were stemmed in besides `language` (a document
@@ -89,7 +89,7 @@ class DocRow(msgspec.Struct, frozen=True):
     metadata: str
 
 
-def tags_of(meta: dict) -> list[str]:
+def tags_of(meta: dict[str, Any]) -> list[str]:
     """A document's frontmatter `tags` (from its metadata), `#` dropped, in order, once each."""
     raw = meta.get("tags")
     if isinstance(raw, str):
@@ -100,7 +100,7 @@ def tags_of(meta: dict) -> list[str]:
     return list(dict.fromkeys(t for t in tags if t))
 
 
-def indexed_title(title: str, meta: dict) -> str:
+def indexed_title(title: str, meta: dict[str, Any]) -> str:
     """What a document's title column holds: its title, then its tags (searchable as
     words, with the title's weight)."""
     return " ".join([title, *tags_of(meta)])
@@ -116,7 +116,7 @@ def upsert_collection(conn: apsw.Connection, name: str, path: str, language: str
         "RETURNING id",
         (name, path, language),
     ).fetchone()
-    return row[0]
+    return int(row[0])
 
 
 def collection_ids(conn: apsw.Connection) -> dict[str, int]:
@@ -143,9 +143,9 @@ def delete_collection(conn: apsw.Connection, name: str) -> int:
 # --- ingest state ------------------------------------------------------------------
 
 
-def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[str, list]:
+def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[str, list[Any]]:
     """Restrict a per-collection query to paths equal to or under any of `scope`."""
-    args: list = [collection_id]
+    args: list[Any] = [collection_id]
     if scope is None:
         return sql, args
     terms = []
@@ -218,7 +218,7 @@ def put_document(
         )
     if old is not None and old.mirror_hash != doc.mirror_hash:
         _gc_content(conn, old.mirror_hash)
-    return doc_id
+    return int(doc_id)
 
 
 def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int, inode: int) -> None:
@@ -286,7 +286,7 @@ _DOC_FROM = "documents d JOIN collections c ON c.id = d.collection_id"
 _DOC_COLUMNS = f"{_DOC_FIELDS} FROM {_DOC_FROM}"
 
 
-def _doc(row: Sequence) -> DocRow:
+def _doc(row: Sequence[Any]) -> DocRow:
     return DocRow(*row)
 
 
@@ -334,7 +334,7 @@ def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
     return None
 
 
-def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list]:
+def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list[Any]]:
     sql, args = " WHERE 1=1", list[object]()
     if collection is not None:
         sql += " AND c.name = ?"
@@ -356,7 +356,8 @@ def list_docs(
 def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> int:
     where, args = _doc_filter(collection, prefix)
     sql = f"SELECT count(*) FROM documents d JOIN collections c ON c.id = d.collection_id{where}"
-    return conn.execute(sql, args).fetchone()[0]
+    n: int = conn.execute(sql, args).fetchone()[0]
+    return n
 
 
 def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, str, int, int]]:
@@ -405,7 +406,8 @@ _zstd = threading.local()
 def pack(markdown: str) -> bytes:
     if not hasattr(_zstd, "compressor"):
         _zstd.compressor = zstandard.ZstdCompressor(level=PACK_LEVEL)
-    return _zstd.compressor.compress(markdown.encode("utf-8"))
+    packed: bytes = _zstd.compressor.compress(markdown.encode("utf-8"))
+    return packed
 
 
 def unpack(stored: str | bytes) -> str:
@@ -414,7 +416,8 @@ def unpack(stored: str | bytes) -> str:
         return stored
     if not hasattr(_zstd, "decompressor"):
         _zstd.decompressor = zstandard.ZstdDecompressor()
-    return _zstd.decompressor.decompress(stored).decode("utf-8")
+    raw: bytes = _zstd.decompressor.decompress(stored)
+    return raw.decode("utf-8")
 
 
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
@@ -453,7 +456,7 @@ def restem_document(conn: apsw.Connection, doc_id: int, language: str | None) ->
     _pending(conn, doc_id)
 
 
-def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple]:
+def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """(id, rel_path, title, metadata, markdown, body_line, language, other_languages) of
     these documents: what their lexical text is derived from."""
     rows = conn.execute(
@@ -485,7 +488,7 @@ def dominant_language(conn: apsw.Connection, collection_id: int) -> tuple[str | 
     return (rows[0][0] or None, rows[0][1] / total) if total else (None, 0.0)
 
 
-def collection_stats(conn: apsw.Connection) -> list[tuple]:
+def collection_stats(conn: apsw.Connection) -> list[tuple[Any, ...]]:
     """(name, path, language, documents, errors, last_indexed_at) per collection."""
     return list(
         conn.execute(
@@ -498,12 +501,12 @@ def collection_stats(conn: apsw.Connection) -> list[tuple]:
     )
 
 
-def recent_errors(conn: apsw.Connection, collection: str | None, limit: int) -> list[tuple]:
+def recent_errors(conn: apsw.Connection, collection: str | None, limit: int) -> list[tuple[Any, ...]]:
     sql = (
         "SELECT c.name, e.rel_path, e.code, e.reason, e.at FROM ingest_errors e "
         "JOIN collections c ON c.id = e.collection_id"
     )
-    args: list = []
+    args: list[Any] = []
     if collection is not None:
         sql += " WHERE c.name = ?"
         args.append(collection)

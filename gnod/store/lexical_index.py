@@ -31,6 +31,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
+from typing import Any
 
 import apsw
 import tantivy
@@ -123,7 +124,7 @@ class NotReady(Exception):
         self.total = total
 
 
-def document_day(metadata: dict, mtime_ns: int) -> int:
+def document_day(metadata: dict[str, Any], mtime_ns: int) -> int:
     """A document's date as a day number (date.toordinal): an ISO frontmatter `date`,
     else the file's mtime (UTC day)."""
     raw = metadata.get("date")
@@ -152,7 +153,7 @@ def _joined(path: str, title: str, body: str) -> str:
     return fold(SEPARATOR.join(parts))
 
 
-def document(doc_id: int, collection_id: int, rel_path: str, title: str, language: str | None, metadata: dict,
+def document(doc_id: int, collection_id: int, rel_path: str, title: str, language: str | None, metadata: dict[str, Any],
              mtime_ns: int, text: LexicalText) -> tantivy.Document:
     """One document as the index holds it."""
     doc = tantivy.Document()

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import apsw
 import msgspec
@@ -145,7 +146,7 @@ def read_vectors(conn: apsw.Connection, model: VecModel, ids: np.ndarray | None,
     """(chunk ids, vectors) in batches: of `ids` (each read by its rowid), or of every
     vector the table holds (one scan) when `ids` is None."""
     if ids is None:
-        rows: Iterable = conn.execute(f"SELECT rowid, embedding FROM {model.table}")
+        rows: Iterable[Any] = conn.execute(f"SELECT rowid, embedding FROM {model.table}")
     else:
         sql = f"SELECT rowid, embedding FROM {model.table} WHERE rowid = ?"
         rows = (r for i in ids.tolist() for r in conn.execute(sql, (i,)))
@@ -154,7 +155,7 @@ def read_vectors(conn: apsw.Connection, model: VecModel, ids: np.ndarray | None,
         yield np.fromiter((cid for cid, _ in part), dtype=np.int64, count=len(part)), vecs
 
 
-def allowed_chunks(conn: apsw.Connection, condition: str, args: Sequence) -> np.ndarray:
+def allowed_chunks(conn: apsw.Connection, condition: str, args: Sequence[Any]) -> np.ndarray:
     """Ids of the chunks of documents passing `condition` over `d` and `c` (the search
     filters, gnod.search.filters.where)."""
     rows = conn.execute(
@@ -178,7 +179,7 @@ class ChunkHit(msgspec.Struct, frozen=True, array_like=True):
 
 
 def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], condition: str = "1",
-               args: Sequence = ()) -> list[ChunkHit]:
+               args: Sequence[Any] = ()) -> list[ChunkHit]:
     """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
