@@ -113,36 +113,54 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
     if fmt == "vimgrep":  # a line per passage: each is a place to jump to
         return "\n".join(vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"],
                                       result["query"]) for h in hits for snip in _passages(h) or [{}])
-    if fmt == "csv":  # a row per passage, the document's rank and score repeated
-        rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
-        for i, h in enumerate(hits, 1):
-            for snip in _passages(h) or [{}]:
-                rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
-                             h["title"], snip.get("text", ""), h["abs_path"]])
-        return csv_text(rows)
+    if fmt == "csv":
+        return _search_csv(hits)
     if fmt == "md":
-        table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
-        for i, h in enumerate(hits, 1):
-            title = h["title"].replace("|", "\\|")
-            match = " ⋯ ".join(marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip()
-                               for snip in _passages(h))
-            table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
-        return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
+        return _search_md(result)
     if fmt == "xml":
-        out = [f'<results query="{xml_escape(result["query"])}" count="{len(hits)}">']
-        for i, h in enumerate(hits, 1):
-            out.append(
-                f'  <result rank="{i}" score="{h["score"]:.4f}" collection="{xml_escape(h["collection"])}" '
-                f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
-            )
-            out.append(f"    <title>{xml_escape(h['title'])}</title>")
-            out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>'
-                       for snip in _passages(h))
-            out.append("  </result>")
-        out.extend(xml_footer(result))
-        out.append("</results>")
-        return "\n".join(out)
-    paint = painter(color)
+        return _search_xml(result)
+    return _search_human(result, painter(color), link)
+
+
+def _search_csv(hits: list[dict]) -> str:
+    """A row per passage, the document's rank and score repeated."""
+    rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
+    for i, h in enumerate(hits, 1):
+        for snip in _passages(h) or [{}]:
+            rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
+                         h["title"], snip.get("text", ""), h["abs_path"]])
+    return csv_text(rows)
+
+
+def _search_md(result: dict) -> str:
+    table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
+    for i, h in enumerate(result["hits"], 1):
+        title = h["title"].replace("|", "\\|")
+        match = " ⋯ ".join(marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip()
+                           for snip in _passages(h))
+        table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
+    return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
+
+
+def _search_xml(result: dict) -> str:
+    hits = result["hits"]
+    out = [f'<results query="{xml_escape(result["query"])}" count="{len(hits)}">']
+    for i, h in enumerate(hits, 1):
+        out.append(
+            f'  <result rank="{i}" score="{h["score"]:.4f}" collection="{xml_escape(h["collection"])}" '
+            f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
+        )
+        out.append(f"    <title>{xml_escape(h['title'])}</title>")
+        out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>'
+                   for snip in _passages(h))
+        out.append("  </result>")
+    out.extend(xml_footer(result))
+    out.append("</results>")
+    return "\n".join(out)
+
+
+def _search_human(result: dict, paint, link: Link | None) -> str:
+    hits = result["hits"]
     footer = footer_lines(result, paint)
     if not hits:
         return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
@@ -158,7 +176,6 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
                 lines.append(paint("2", f"      ⋯ line {snip['line']}"))
             lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
     return "\n".join(lines + footer)
-
 
 
 def vsearch_text(result: dict, fmt: str, color: bool, null: bool = False, link: Link | None = None) -> str:

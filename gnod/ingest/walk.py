@@ -320,6 +320,17 @@ def _listing(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ig
             if kept is not None and kept.key == key:
                 return kept
             racy = st.st_mtime_ns > time.time_ns() - RACY_NS
+    listing = _scan(root, abs_dir, prefix, flt, ignores, visited, key)
+    if listing.key is not None and not racy:
+        if len(_listings) >= _MAX_LISTINGS:
+            _listings.clear()
+        _listings[abs_dir] = listing
+    return listing
+
+
+def _scan(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignore],
+          visited: set[tuple[int, int]] | None, key: tuple | None) -> _Listing:
+    """List the directory now: the files and sub-directories to walk, and what was refused."""
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=_NAME)
@@ -329,51 +340,60 @@ def _listing(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ig
     files: list[str] = []
     subdirs: list[str] = []
     issues: list[WalkIssue] = []
-    follow = visited is not None
     for entry in entries:
-        name = entry.name
-        rel = prefix + name
+        rel = prefix + entry.name
         try:
-            link = entry.is_symlink()
-            if entry.is_dir(follow_symlinks=link and follow):
-                if not flt.wants_dir(name, rel) or (ignores and _ignored(ignores, rel + "/")) or _is_own(entry):
-                    continue
-                if not valid_name(rel):
-                    issues.append(WalkIssue(shown(rel), "BAD_NAME",
-                                            "the directory name is not valid UTF-8: rename it to index it"))
-                    continue
-                if visited is not None:
-                    # Followed links must not lead back to a directory on the way down.
-                    st = entry.stat()
-                    issue = _link_issue(root, rel, entry.path, True) if link else None
-                    if issue is None and link and (st.st_dev, st.st_ino) in visited:
-                        issue = WalkIssue(shown(rel), "LOOP", "symbolic link to a directory already indexed")
-                    if issue is not None:
-                        issues.append(issue)
-                        continue
-                    visited.add((st.st_dev, st.st_ino))
-                subdirs.append(name)
-                continue
-            if link and not follow and entry.is_dir():
-                if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
-                    issues.append(WalkIssue(shown(rel), "SYMLINK", SYMLINK_REASON))
-                continue
-            if not flt.wants_file(name, rel) or (ignores and _ignored(ignores, rel)):
-                continue
-            if link:
-                issue = _link_issue(root, rel, entry.path, follow)
-                if issue is not None:
-                    issues.append(issue)
-                    continue
+            kind = _entry_kind(root, entry, rel, flt, ignores, visited, issues)
         except OSError:
             continue  # vanished
-        if not valid_name(rel):
-            issues.append(bad_name(rel))
-            continue
-        files.append(name)
-    listing = _Listing(key, tuple(files), tuple(subdirs), tuple(issues))
-    if key is not None and not racy:
-        if len(_listings) >= _MAX_LISTINGS:
-            _listings.clear()
-        _listings[abs_dir] = listing
-    return listing
+        if kind == "dir":
+            subdirs.append(entry.name)
+        elif kind == "file":
+            if valid_name(rel):
+                files.append(entry.name)
+            else:
+                issues.append(bad_name(rel))
+    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues))
+
+
+def _entry_kind(root: str, entry: os.DirEntry, rel: str, flt: Filter, ignores: list[Ignore],
+                visited: set[tuple[int, int]] | None, issues: list[WalkIssue]) -> str | None:
+    """"dir" or "file" for an entry to walk, None for one left out (with its issue, if any)."""
+    name = entry.name
+    link = entry.is_symlink()
+    follow = visited is not None
+    if entry.is_dir(follow_symlinks=link and follow):
+        return "dir" if _wanted_dir(root, entry, rel, link, flt, ignores, visited, issues) else None
+    if link and not follow and entry.is_dir():
+        if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
+            issues.append(WalkIssue(shown(rel), "SYMLINK", SYMLINK_REASON))
+        return None
+    if not flt.wants_file(name, rel) or (ignores and _ignored(ignores, rel)):
+        return None
+    if link:
+        issue = _link_issue(root, rel, entry.path, follow)
+        if issue is not None:
+            issues.append(issue)
+            return None
+    return "file"
+
+
+def _wanted_dir(root: str, entry: os.DirEntry, rel: str, link: bool, flt: Filter, ignores: list[Ignore],
+                visited: set[tuple[int, int]] | None, issues: list[WalkIssue]) -> bool:
+    """Whether to walk into a sub-directory (or a followed link to one)."""
+    if not flt.wants_dir(entry.name, rel) or (ignores and _ignored(ignores, rel + "/")) or _is_own(entry):
+        return False
+    if not valid_name(rel):
+        issues.append(WalkIssue(shown(rel), "BAD_NAME", "the directory name is not valid UTF-8: rename it to index it"))
+        return False
+    if visited is not None:
+        # Followed links must not lead back to a directory on the way down.
+        st = entry.stat()
+        issue = _link_issue(root, rel, entry.path, True) if link else None
+        if issue is None and link and (st.st_dev, st.st_ino) in visited:
+            issue = WalkIssue(shown(rel), "LOOP", "symbolic link to a directory already indexed")
+        if issue is not None:
+            issues.append(issue)
+            return False
+        visited.add((st.st_dev, st.st_ino))
+    return True
