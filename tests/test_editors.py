@@ -22,13 +22,17 @@ GNO_EL = os.path.join(ROOT, "editors", "emacs", "gno.el")
 GNOCTL = [sys.executable, "-m", "gnoctl.main"]
 
 
+def missing(message: str) -> None:
+    """Under CI=true what the tests need is installed (.ci/run): its absence fails them."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def need(editor: str) -> str:
     path = shutil.which(editor)
     if path is None:
-        message = f"{editor} is not installed (apt-get install -y neovim emacs-nox; .ci/run does it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"{editor} is not installed (apt-get install -y neovim emacs-nox; .ci/run does it)")
     return path
 
 
@@ -308,6 +312,96 @@ def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query
     assert "gno:" not in after["messages"]  # the query parses again: no error shown
     staging = expected(docker, corpus, "search", 'staging bra "old"')[0]
     assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == staging  # RET: the best hit, at its line
+
+
+# Consult as Debian installs it (elpa-consult; `emacs -Q` skips site-start, which would
+# activate it), or as package.el installed it.
+WITH_CONSULT = """
+  (require 'package)
+  (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
+  (package-initialize)
+"""
+
+# <f7> waits until gnod answered what is typed (consult searches from its timers), then
+# records consult's state: the minibuffer's completion style, the async indicator, and
+# what the window behind the minibuffer previews (buffer and line).
+CONSULT_SNAPSHOTS = """
+  (defvar gno-test-consult nil)
+  (global-set-key (kbd "<f7>")
+                  (lambda () (interactive)
+                    (let ((deadline (+ (float-time) 10)))
+                      (while (and (boundp 'gno--consult-answered)  ; unbound: no consult path to wait for
+                                  (not (equal gno--consult-answered (minibuffer-contents-no-properties)))
+                                  (< (float-time) deadline))
+                        (accept-process-output nil 0.02)))
+                    (let ((window (minibuffer-selected-window)))
+                      (push (vector (bound-and-true-p gno--consult-answered) (symbol-name (car completion-styles))
+                                    (or (seq-some (lambda (o) (overlay-get o 'display))
+                                                  (overlays-in (point-min) (point-max)))
+                                        "")
+                                    (buffer-name (window-buffer window))
+                                    (with-current-buffer (window-buffer window)
+                                      (line-number-at-pos (window-point window))))
+                            gno-test-consult))))
+"""
+
+
+def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, tmp_path):
+    got = emacs(docker.env, tmp_path, WITH_CONSULT + SNAPSHOTS + CONSULT_SNAPSHOTS + """
+  (if (not (require 'consult nil t))
+      (push '(consult) result)
+    (push (cons 'consult (or (ignore-errors (package-version-join
+                                               (package-desc-version (cadr (assq 'consult package-alist)))))
+                             "loaded"))
+          result)
+    (execute-kbd-macro
+     (kbd "M-x gno-find RET stag <f7> ? <f5> C-a C-k dock <f7> <f5> C-a C-k staging SPC bra <f7> <f5>
+           SPC \\"ol <f7> <f5> d\\" <f7> <f5> C-a C-k dock <f7> M-v TAB RET"))
+    (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
+    (push (cons 'buffers (vconcat (mapcar #'buffer-name (buffer-list)))) result)
+    (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
+    (push (cons 'consulted (vconcat (reverse gno-test-consult))) result))
+""")
+    if not got.get("consult"):
+        missing("consult is not installed (apt-get install -y elpa-consult; .ci/run does it)")
+    stag, dock, bra, bad, good = snapshots(got)
+    states = [dict(zip(("answered", "style", "indicator", "window", "line"), s)) for s in got["consulted"]]
+    assert [s["typed"] for s in (stag, dock, bra, bad, good)] == [
+        "stag", "dock", "staging bra", 'staging bra "ol', 'staging bra "old"']
+    assert [s["answered"] for s in states] == [s["typed"] for s in (stag, dock, bra, bad, good)] + ["dock"]
+    # Consult's async completion ran it: its splitting style, its indicator (`!` failed).
+    assert {s["style"] for s in states} == {"consult--split"}
+    assert [s["indicator"] for s in states] == [":", ":", ":", "!", ":", ":"]
+
+    def where(candidate: str) -> tuple[str, int]:
+        path, rest = candidate.split(":", 1)
+        return os.path.realpath(os.path.expanduser(path)), int(rest.split(" ", 1)[0])
+
+    # Half words are prefixes; the candidates are gnod's hits in its order, best first.
+    assert [where(c) for c in stag["listed"]] == expected(docker, corpus, "search", "stag*")
+    assert "guides/staging.md:" in stag["listed"][0]
+    assert [where(c) for c in dock["listed"]] == expected(docker, corpus, "search", "dock*")
+    assert {os.path.basename(f) for f, _ in map(where, dock["listed"])} == {"docker-run.md", "act.md"}
+    assert [where(c) for c in bra["listed"]] == expected(docker, corpus, "search", "staging bra*")
+    # A half-typed quote does not parse: the last good candidates stay, and the reason is shown.
+    assert bad["listed"] == bra["listed"] and "gno: unbalanced double quote" in bad["messages"]
+    assert [where(c) for c in good["listed"]] == expected(docker, corpus, "search", 'staging bra "old"')
+    assert "gno:" not in good["messages"]
+    # The window behind the minibuffer previews the first candidate at its line.
+    best = expected(docker, corpus, "search", "stag*")[0]
+    assert states[0]["window"].startswith(" Preview:staging.md") and states[0]["line"] == best[1]
+    # RET on the second listed candidate visits that hit at its line; previews are closed.
+    assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == where(dock["listed"][1])
+    assert not [b for b in got["buffers"] if b.startswith(" Preview:")]
+    # RET on the typed text visits its best hit, at its line.
+    got = emacs(docker.env, tmp_path, WITH_CONSULT + CONSULT_SNAPSHOTS + """
+  (execute-kbd-macro (kbd "M-x gno-find RET staging SPC bra <f7> RET"))
+  (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
+  (push (cons 'consulted (vconcat gno-test-consult)) result)
+""")
+    assert got["consulted"][0][:2] == ["staging bra", "consult--split"]
+    assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == expected(docker, corpus, "search",
+                                                                                "staging bra*")[0]
 
 
 def test_emacs_calls_share_one_connection_that_survives_a_gnod_restart(indexed, tmp_path):

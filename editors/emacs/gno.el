@@ -12,7 +12,9 @@
 ;; buffer: RET or `next-error' jumps to the file and line.  The buffer follows the
 ;; index through gnod's `watch': a document added, changed or removed re-runs its
 ;; search.  M-x gno-find picks one hit with `completing-read', searching as you type
-;; (the word being typed matches as a prefix), best hit first.  Calls share one
+;; (the word being typed matches as a prefix), best hit first; with consult
+;; installed it is M-x gno-consult, consult's asynchronous completion with a
+;; preview of each hit at its line.  Calls share one
 ;; connection to gnod; when the socket is absent, `gnoctl --json' is run instead
 ;; (it starts gnod).  See docs/editors.md.
 
@@ -20,6 +22,7 @@
 
 (require 'grep)
 (require 'json)
+(require 'seq)
 (require 'subr-x)
 
 (defgroup gno nil "Search your own documents through gnod." :group 'tools)
@@ -442,20 +445,141 @@ default completion UI lists only when asked); an input gnod rejects says why."
 (defun gno-find (&optional query)
   "Visit a hit picked with `completing-read', best hit first.
 Interactively the hits follow what is typed; RET on the typed text visits its
-best hit.  From Lisp, QUERY's hits are offered instead."
+best hit.  With consult installed (and `gno-find-use-consult'), that is
+`gno-consult'.  From Lisp, QUERY's hits are offered instead."
   (interactive)
+  (if (and (not query) (gno--consult-p))
+      (gno-consult)
+    (let* ((hits (make-hash-table :test #'equal))
+           (replies (make-hash-table :test #'equal))
+           ;; Its own style, whatever the user's (orderless, or fido's flex): they
+           ;; would match the labels against the query instead of asking gnod.
+           (completion-category-overrides (cons '(gno (styles gno)) completion-category-overrides))
+           (table (if query (gno--fixed-table query hits) (gno--live-table hits replies)))
+           (choice (minibuffer-with-setup-hook (if query #'ignore (gno--live-setup replies))
+                     (completing-read "gno: " table)))
+           (hit (gethash (if (gethash choice hits)
+                             choice
+                           (car (completion-all-completions choice table nil (length choice))))
+                         hits)))
+      (unless hit
+        (user-error "gno: No hit for %S" choice))
+      (gno--visit hit))))
+
+;;; Consult
+
+(defcustom gno-find-use-consult t
+  "Whether `gno-find' is `gno-consult' when consult is installed."
+  :type 'boolean)
+
+(defvar consult--completion-refresh-hook)
+(declare-function consult--read "ext:consult")
+(declare-function consult--async-sink "ext:consult")
+(declare-function consult--async-indicator "ext:consult")
+(declare-function consult--async-throttle "ext:consult")
+(declare-function consult--async-split "ext:consult")
+(declare-function consult--temporary-files "ext:consult")
+(declare-function consult--jump-preview "ext:consult")
+
+(defvar-local gno--consult-answered nil
+  "In a `gno-consult' minibuffer, the input gnod last answered (hits or error).")
+
+(defvar-local gno--consult-listing nil
+  "Non-nil once a `gno-consult' minibuffer showed *Completions*: it then follows.")
+
+(defun gno--consult-p ()
+  "Non-nil when consult is installed, in a version `gno-consult' works with.
+That is consult 0.32 to 1.x, whose async pipeline stages each take the next
+stage as their first argument.  With another, `gno-find' stays as it is."
+  (and gno-find-use-consult
+       (require 'consult nil t)
+       (seq-every-p #'fboundp '(consult--read consult--async-sink consult--async-indicator
+                                              consult--async-throttle consult--async-split
+                                              consult--temporary-files consult--jump-preview))
+       (= (car (func-arity 'consult--async-split)) 1)
+       (= (car (func-arity 'consult--async-throttle)) 1)))
+
+(defun gno--consult-search (async hits)
+  "The stage of `gno-consult' that asks gnod, passing the hits on to ASYNC.
+Each input is searched with the word being typed as a prefix (`gno-as-typed'),
+and its labels (filed in HITS) replace the candidates, in gnod's order.  An
+input gnod rejects (a half-typed quote) keeps the last candidates, says why,
+and turns the indicator to failed.  An empty input (consult's throttle sends
+one to cancel the previous search) changes nothing."
+  (let ((minibuffer nil))
+    (lambda (action &rest args)
+      (cond
+       ((eq action 'setup)
+        (setq minibuffer (current-buffer))
+        (add-hook 'consult--completion-refresh-hook #'gno--consult-refresh-list nil t)
+        (apply async action args))
+       ((not (stringp action)) (apply async action args))
+       ((string-empty-p action) nil)
+       (t (let ((found (gno--candidates (gno-as-typed action) hits)))
+            (if (eq (car found) 'ok)
+                (progn (funcall async 'flush)
+                       (when (cdr found) (funcall async (cdr found)))
+                       (funcall async 'indicator 'finished))
+              (funcall async 'indicator 'failed)
+              (message "gno: %s" (cdr found)))
+            (when (buffer-live-p minibuffer)
+              (with-current-buffer minibuffer
+                (setq gno--consult-answered action)))
+            (funcall async 'refresh)
+            nil))))))
+
+(defun gno--consult-refresh-list ()
+  "Once *Completions* was shown, list the new candidates there.
+The default completion UI lists only when asked; vertico, icomplete and mct
+refresh through consult's own hooks."
+  (when (or gno--consult-listing
+            (setq gno--consult-listing (and (get-buffer-window "*Completions*" 0) t)))
+    (minibuffer-completion-help)))
+
+(defun gno--consult-state ()
+  "A consult state function previewing each hit's file at its line."
+  (let ((open (consult--temporary-files))
+        (preview (consult--jump-preview)))
+    (lambda (action hit)
+      (unless hit
+        (funcall open))
+      (when (eq action 'preview)
+        (funcall preview action
+                 (when-let ((buffer (and (consp hit) (funcall open (nth 0 hit)))))
+                   (when (bufferp buffer)
+                     (with-current-buffer buffer
+                       (save-restriction
+                         (widen)
+                         (save-excursion (gno--goto-line (nth 1 hit)) (point-marker)))))))))))
+
+;;;###autoload
+(defun gno-consult ()
+  "Visit a hit picked through consult, searching gnod as you type.
+The candidates are gnod's hits for the whole input, best first (the word being
+typed matches as a prefix), refreshed by consult's asynchronous completion as
+the input changes; the highlighted hit is previewed at its line.  RET visits a
+hit at its line, or the typed text's best hit.  A half-typed query gnod rejects
+keeps the last candidates and shows why."
+  (interactive)
+  (unless (gno--consult-p)
+    (user-error "gno: Consult (0.32 to 1.x) is not installed"))
   (let* ((hits (make-hash-table :test #'equal))
-         (replies (make-hash-table :test #'equal))
-         ;; Its own style, whatever the user's (orderless, or fido's flex): they
-         ;; would match the labels against the query instead of asking gnod.
-         (completion-category-overrides (cons '(gno (styles gno)) completion-category-overrides))
-         (table (if query (gno--fixed-table query hits) (gno--live-table hits replies)))
-         (choice (minibuffer-with-setup-hook (if query #'ignore (gno--live-setup replies))
-                   (completing-read "gno: " table)))
-         (hit (gethash (if (gethash choice hits)
-                           choice
-                         (car (completion-all-completions choice table nil (length choice))))
-                       hits)))
+         (async (consult--async-split
+                 (consult--async-throttle
+                  (gno--consult-search (consult--async-indicator (consult--async-sink)) hits))
+                 ;; The whole input is the query: none of consult's separators.
+                 (lambda (input &rest _) (list input (length input)))))
+         (choice (consult--read async
+                                :prompt "gno: "
+                                :sort nil
+                                :require-match nil
+                                :state (gno--consult-state)
+                                :lookup (lambda (selected &rest _) (or (gethash selected hits) selected))))
+         (hit (if (consp choice)
+                  choice
+                (let ((found (and (stringp choice) (not (string-blank-p choice))
+                                  (gno--candidates (gno-as-typed choice) hits))))
+                  (and (eq (car found) 'ok) (gethash (cadr found) hits))))))
     (unless hit
       (user-error "gno: No hit for %S" choice))
     (gno--visit hit)))
