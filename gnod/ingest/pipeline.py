@@ -19,7 +19,7 @@ import apsw
 
 from gnod.config import CollectionConfig
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
-from gnod.ingest.workers import Failed, PreparePool, Task, Unchanged
+from gnod.ingest.workers import Failed, Outcome, PreparePool, Task, Unchanged
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
 from gnod.store.lexical_index import LexicalIndex
@@ -142,112 +142,139 @@ def _apply(
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
-    stats = IndexStats(collection=col.name, scanned=len(entries))
-    states = store.doc_states(conn, cid, scope)
-    failed = store.error_states(conn, cid, scope)
+    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), store.error_states(conn, cid, scope),
+               changed, lex)
     total = len(entries)
     if progress:
         progress("scan", 0, total, "")
-
-    seen: set[str] = set()
-    tasks: list[Task] = []
-    for e in entries:
-        seen.add(e.rel_path)
-        old = states.get(e.rel_path)
-        stat = (e.size, e.mtime_ns, e.inode)
-        if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
-            stats.unchanged += 1
-        elif old is None and failed.get(e.rel_path) == stat:
-            stats.errors += 1  # failed before and unchanged since: not retried
-        else:
-            tasks.append(Task(e, old.source_hash if old else None, col.language, col.follow_symlinks))
-
+    tasks = run.plan(entries)
     done = total - len(tasks)
     next_progress = time.monotonic() + PROGRESS_SECONDS
-    batch_end = time.monotonic() + BATCH_SECONDS
-    in_batch = 0
-    committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes, told after its commit
-
-    lexical_at: float | None = None  # when the lexical index last took the batches of this run
-
-    def commit(final: bool = False) -> None:
-        nonlocal lexical_at
-        conn.execute("COMMIT")
-        now = time.monotonic()
-        if lex is not None:
-            if not final and lexical_at is not None and now - lexical_at < LEXICAL_SECONDS:
-                return  # its documents stay pending (in SQLite) until the next sync
-            lex.sync(conn)  # searchable before anyone is told of the change
-            lexical_at = now
-        if changed is not None and committed:
-            changed(col.name, committed[:])
-        committed.clear()
-
     outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
     conn.execute("BEGIN")
     try:
         for task, outcome in outcomes:
-            e = task.entry
-            stat = (e.size, e.mtime_ns, e.inode)
             done += 1
-            if isinstance(outcome, Failed):
-                store.record_error(conn, cid, e.rel_path, outcome.code, outcome.reason, *stat)
-                stats.errors += 1
-            elif isinstance(outcome, Unchanged):
-                store.touch_document(conn, states[e.rel_path].id, *stat)
-                stats.unchanged += 1
-            else:
-                # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-                doc_id = store.put_document(conn, cid, outcome, states.get(e.rel_path), e.rel_path in failed)
-                if lex is not None:
-                    lex.stage(doc_id, outcome.language, outcome.text)
-                if task.old_hash is None:
-                    stats.added += 1
-                else:
-                    stats.updated += 1
-                committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
-                in_batch += 1
+            run.store(task, outcome)
             now = time.monotonic()
-            if in_batch >= BATCH_DOCS or (in_batch and now >= batch_end):
-                cancelled = stop is not None and stop.is_set()
-                commit(final=cancelled)
-                if cancelled:
-                    raise Cancelled()
-                if between is not None:
-                    between()
-                conn.execute("BEGIN")
-                in_batch = 0
-                batch_end = now + BATCH_SECONDS
+            run.end_batch_when_due(now, stop, between)
             if progress and now >= next_progress:
-                progress("index", done, total, e.rel_path)
+                progress("index", done, total, task.entry.rel_path)
                 next_progress = now + PROGRESS_SECONDS
-
-        # What an unreadable directory held stays indexed until it can be read again.
-        unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
-        gone = [
-            (rel, s.id) for rel, s in states.items()
-            if rel not in seen and not (unreadable and rel.startswith(unreadable))
-        ]
-        store.delete_documents(conn, [doc_id for _, doc_id in gone])
-        stats.removed = len(gone)
-        committed.extend(("removed", rel) for rel, _ in gone)
-        store.clear_errors(conn, cid, [p for p in failed if p not in seen])
-        for issue in walk_errors:
-            store.record_error(conn, cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
-            stats.errors += 1
-        if stats.added or stats.updated or stats.removed:
-            settle_languages(conn, cid)
-        commit(final=True)
+        run.finish(walk_errors)
     except BaseException:
-        if not conn.getautocommit():
-            conn.execute("ROLLBACK")
-            if lex is not None:
-                lex.discard()
+        run.roll_back()
         raise
-    stats.seconds = time.perf_counter() - t0
+    run.stats.seconds = time.perf_counter() - t0
     if progress:
         progress("done", total, total, "")
-    return stats
+    return run.stats
+
+
+class _Run:
+    """One index run's writes: short batch transactions of whole documents, each told
+    (`changed`) once committed and searchable (the lexical index takes the batches
+    every LEXICAL_SECONDS, and at the end)."""
+
+    def __init__(self, conn: apsw.Connection, col: CollectionConfig, cid: int, states: dict[str, store.DocState],
+                 failed: dict[str, tuple[int, int, int]], changed: ChangeFn | None, lex: LexicalIndex | None) -> None:
+        self.conn, self.col, self.cid = conn, col, cid
+        self.states, self.failed = states, failed
+        self.changed, self.lex = changed, lex
+        self.stats = IndexStats(collection=col.name)
+        self.seen: set[str] = set()
+        self.committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes
+        self.lexical_at: float | None = None  # when the lexical index last took this run's batches
+        self.in_batch = 0
+        self.batch_end = time.monotonic() + BATCH_SECONDS
+
+    def plan(self, entries: list[WalkEntry]) -> list[Task]:
+        """The files to prepare: new, or changed since indexed (or since they failed)."""
+        self.stats.scanned = len(entries)
+        tasks = []
+        for e in entries:
+            self.seen.add(e.rel_path)
+            old = self.states.get(e.rel_path)
+            stat = (e.size, e.mtime_ns, e.inode)
+            if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
+                self.stats.unchanged += 1
+            elif old is None and self.failed.get(e.rel_path) == stat:
+                self.stats.errors += 1  # failed before and unchanged since: not retried
+            else:
+                tasks.append(Task(e, old.source_hash if old else None, self.col.language, self.col.follow_symlinks))
+        return tasks
+
+    def store(self, task: Task, outcome: Outcome) -> None:
+        e = task.entry
+        stat = (e.size, e.mtime_ns, e.inode)
+        if isinstance(outcome, Failed):
+            store.record_error(self.conn, self.cid, e.rel_path, outcome.code, outcome.reason, *stat)
+            self.stats.errors += 1
+        elif isinstance(outcome, Unchanged):
+            store.touch_document(self.conn, self.states[e.rel_path].id, *stat)
+            self.stats.unchanged += 1
+        else:
+            # A store failure (disk full, I/O) propagates: the batch rolls back whole.
+            doc_id = store.put_document(self.conn, self.cid, outcome, self.states.get(e.rel_path),
+                                        e.rel_path in self.failed)
+            if self.lex is not None:
+                self.lex.stage(doc_id, outcome.language, outcome.text)
+            if task.old_hash is None:
+                self.stats.added += 1
+            else:
+                self.stats.updated += 1
+            self.committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
+            self.in_batch += 1
+
+    def end_batch_when_due(self, now: float, stop: threading.Event | None,
+                           between: Callable[[], None] | None) -> None:
+        """Commit the open batch once it is big or old enough; stop there when asked to."""
+        if not (self.in_batch >= BATCH_DOCS or (self.in_batch and now >= self.batch_end)):
+            return
+        cancelled = stop is not None and stop.is_set()
+        self.commit(final=cancelled)
+        if cancelled:
+            raise Cancelled()
+        if between is not None:
+            between()
+        self.conn.execute("BEGIN")
+        self.in_batch = 0
+        self.batch_end = now + BATCH_SECONDS
+
+    def finish(self, walk_errors: list[WalkIssue]) -> None:
+        """Remove what is gone, record what the walk refused, and commit the last batch."""
+        # What an unreadable directory held stays indexed until it can be read again.
+        unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
+        gone = [(rel, s.id) for rel, s in self.states.items()
+                if rel not in self.seen and not (unreadable and rel.startswith(unreadable))]
+        store.delete_documents(self.conn, [doc_id for _, doc_id in gone])
+        self.stats.removed = len(gone)
+        self.committed.extend(("removed", rel) for rel, _ in gone)
+        store.clear_errors(self.conn, self.cid, [p for p in self.failed if p not in self.seen])
+        for issue in walk_errors:
+            store.record_error(self.conn, self.cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
+            self.stats.errors += 1
+        if self.stats.added or self.stats.updated or self.stats.removed:
+            settle_languages(self.conn, self.cid)
+        self.commit(final=True)
+
+    def commit(self, final: bool = False) -> None:
+        self.conn.execute("COMMIT")
+        now = time.monotonic()
+        if self.lex is not None:
+            if not final and self.lexical_at is not None and now - self.lexical_at < LEXICAL_SECONDS:
+                return  # its documents stay pending (in SQLite) until the next sync
+            self.lex.sync(self.conn)  # searchable before anyone is told of the change
+            self.lexical_at = now
+        if self.changed is not None and self.committed:
+            self.changed(self.col.name, self.committed[:])
+        self.committed.clear()
+
+    def roll_back(self) -> None:
+        if not self.conn.getautocommit():
+            self.conn.execute("ROLLBACK")
+            if self.lex is not None:
+                self.lex.discard()
 
 
 def settle_languages(conn: apsw.Connection, cid: int) -> int:

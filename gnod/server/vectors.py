@@ -57,6 +57,10 @@ class Vectors:
         self.wake = asyncio.Event()
         self.changed = asyncio.Condition()
         self.embedding = False
+        # Cycles of the embedding loop begun and ended: `wait_idle` waits for one that began
+        # after it asked (the one running then may have read the backlog before the ask).
+        self.cycles_begun = 0
+        self.cycles_ended = 0
         self.loading = True  # until start() has mapped the checkpoints and read what they lack
         self.force_uri: str | None = None
         self.requested = False  # `embed` asked for a cycle even if background embedding is off
@@ -206,7 +210,9 @@ class Vectors:
             if stopping.is_set():
                 return
             self.wake.clear()
+            self.cycles_begun += 1
             if self.ext_error:
+                self.cycles_ended = self.cycles_begun
                 continue
             try:
                 await self._cycle(stopping)
@@ -218,6 +224,7 @@ class Vectors:
                 log.exception("embedding failed; retrying on the next change")
             finally:
                 self.embedding = False
+                self.cycles_ended = self.cycles_begun
                 async with self.changed:
                     self.changed.notify_all()
             await self._settle()
@@ -255,19 +262,32 @@ class Vectors:
         self.model_error = None
         uri = embedder.uri
         if forced == uri:
-            await self.writer.run(lambda conn: store.drop_model(conn, uri))
-            self._forget(uri)
-            if self.serving and self.serving.uri == uri:
-                self.serving = None
-            self.force_uri = None
+            await self._drop(uri)
         model = await self.writer.run(lambda conn: store.ensure_model(conn, uri, embedder.dim))
         self.target = model
         if uri not in self.indexes:
             await self._load_index(model)
-        index = self.indexes[uri]
-        family = presets.family(uri)
         self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
         self.pending = max(0, self.chunks - self.done)
+        await self._embed_backlog(model, stopping)
+        if stopping.is_set():
+            return
+        self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
+        self.pending = max(0, self.chunks - self.done)
+        if self.pending == 0:
+            await self._complete(model)
+
+    async def _drop(self, uri: str) -> None:
+        """`embed --force`: this model's vectors go, to be made again."""
+        await self.writer.run(lambda conn: store.drop_model(conn, uri))
+        self._forget(uri)
+        if self.serving and self.serving.uri == uri:
+            self.serving = None
+        self.force_uri = None
+
+    async def _embed_backlog(self, model: store.VecModel, stopping: asyncio.Event) -> None:
+        """Embed the chunks without vectors, a batch at a time, until none is left or gnod stops."""
+        uri, index, family = model.uri, self.indexes[model.uri], presets.family(model.uri)
         after = 0
         t0, n0 = time.monotonic(), 0
         saved = t0
@@ -294,34 +314,37 @@ class Vectors:
             self.rate = round(n0 / max(1e-6, time.monotonic() - t0), 2)
             async with self.changed:
                 self.changed.notify_all()
-        if stopping.is_set():
-            return
-        self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
-        self.pending = max(0, self.chunks - self.done)
-        if self.pending == 0:
-            await self.writer.run(lambda conn: store.set_complete(conn, uri, True))
-            if self.serving is None or self.serving.uri != uri:
-                old = self.serving
-                self.serving = model
-                if old is not None:
-                    self.indexes.pop(old.uri, None)
-                    self.folders.pop(old.uri, None)
-                    log.info("vector search now uses %s (was %s)", uri, old.uri)
+
+    async def _complete(self, model: store.VecModel) -> None:
+        """Every chunk has its vector: the model is marked complete and serves searches."""
+        uri = model.uri
+        await self.writer.run(lambda conn: store.set_complete(conn, uri, True))
+        if self.serving is None or self.serving.uri != uri:
+            old = self.serving
+            self.serving = model
+            if old is not None:
+                self.indexes.pop(old.uri, None)
+                self.folders.pop(old.uri, None)
+                log.info("vector search now uses %s (was %s)", uri, old.uri)
 
     async def wait_idle(self, timeout: float | None = None,
                         on_progress: Callable[[int, int], None] | None = None) -> bool:
-        """Wait until nothing is pending (or the model is unusable); False on timeout."""
+        """Wait until nothing is pending (or the model is unusable); False on timeout.
+
+        Settled means a cycle that began after this call has ended (one already running
+        may have counted the backlog before it grew) and no other is due."""
+        asked = self.cycles_begun
+
         async def settled() -> None:
             async with self.changed:
                 while True:
                     if on_progress:
                         on_progress(self.done, self.chunks)
-                    if not self.embedding and not self.wake.is_set():
+                    if self.cycles_ended > asked and not self.embedding and not self.wake.is_set():
                         return
                     await self.changed.wait()
 
         self.wake.set()
-        await asyncio.sleep(0)
         try:
             await asyncio.wait_for(settled(), timeout)
             return True
