@@ -856,6 +856,24 @@ def mcp_status(name: McpNameOpt = "gno", json_: JsonOpt = False, human: HumanOpt
     _exit(commands.mcp_status(name, _fmt(json_, human=human)))
 
 
+@app.command()
+def web(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to serve on (0: any free "
+                                                                      "one).")] = 8780,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
+    host: Annotated[str, typer.Option("--host", help="The address to serve on (loopback unless "
+                                                     "--allow-remote).")] = "127.0.0.1",
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a --host other machines can "
+                                                                      "reach (plain HTTP).")] = False,
+) -> None:
+    """A local web page over gnod: search as you type, documents, answers, collections and
+    status, live. Prints its address with a key (kept in `web-key` in the state dir); the
+    first visit trades the key for a cookie. Serves until Ctrl-C."""
+    from gnoctl.web.run import run as run_web
+
+    _exit(run_web(host, port, open_browser, allow_remote))
+
+
 def split_words(command, args: list[str], negated_words: bool = True) -> tuple[list[str], list[str]]:
     """Option tokens (with their values) and words of a click command's arguments, split
     by `split_args` from the command's own options (`-staging` stays a query word)."""

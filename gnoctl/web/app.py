@@ -1,0 +1,367 @@
+"""The page's routes: search, a document, answers, collections and status.
+
+Every route is a call (or a few) to gnod over DaemonLink, rendered by the Jinja2
+templates in templates/ (autoescaped). Live parts are server-sent events: the answer
+as it is written, gnod's `watch` changes for an open result list, and the status panel
+re-rendered when something changed (and, while gnod is busy indexing, once a second).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import mimetypes
+import os
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gnoctl.client import DaemonError
+from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.web import render, search
+from gnoctl.web.live import Hub, sse
+from gnod import editor_url, wire
+
+STATIC = os.path.join(os.path.dirname(__file__), "static")
+BUSY_POLL_S = 1.0
+SETTLE_S = 0.2  # a burst of changes (a checkout) becomes one refresh
+PING_S = 15.0
+SIMILAR = 8
+# An original file shown by the browser must not run script in the page's origin.
+SCRIPTED = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml", "application/xml",
+            "text/javascript", "application/javascript")
+FILE_URL = "file://{path}#{line}"  # no host: a browser opens file:// links of this machine only
+FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; object-src 'self'; sandbox"
+
+
+class Web:
+    def __init__(self, link: DaemonLink, editor_template: str) -> None:
+        self.link = link
+        self.hub = Hub(link)
+        self.editor_template = editor_template
+        self.host = os.uname().nodename if "{host}" in editor_template else ""
+        self.jinja = Environment(loader=PackageLoader("gnoctl.web", "templates"), autoescape=select_autoescape(),
+                                 trim_blocks=True, lstrip_blocks=True)
+        self.jinja.globals.update(doc_href=search.doc_href, ago=_ago, size=_size)
+        self.tasks: set[asyncio.Task] = set()
+
+    def page(self, request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        context.update(csrf=request.scope.get("state", {}).get("csrf", ""), path=request.url.path)
+        return HTMLResponse(self.jinja.get_template(name).render(context), status_code=status_code,
+                            headers={"cache-control": "no-store"})
+
+    def fragment(self, name: str, **context: Any) -> str:
+        return self.jinja.get_template(name).render(context)
+
+    async def collections(self) -> list[dict]:
+        try:
+            return (await self.link.call("collection.list", {}))["collections"]
+        except DaemonError:
+            return []
+
+    # --- search ------------------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        req = search.Request.from_query(request.query_params)
+        hits, result, error = await self._search(req)
+        return self.page(request, "search.html", req=req, hits=hits, result=result, error=error,
+                         collections=await self.collections())
+
+    async def api_search(self, request: Request) -> Response:
+        req = search.Request.from_query(request.query_params)
+        hits, result, error = await self._search(req)
+        body: dict[str, Any] = {"mode": req.mode, "sent": req.sent(), "error": error}
+        if error is None:
+            body.update(count=len(hits), took_ms=result.get("took_ms") if result else None,
+                        hits=[{"ref": h.ref, "line": h.line, "uri": h.uri, "title": h.title, "href": h.href,
+                               "score": h.score, "passages": [str(p) for p in h.passages]} for h in hits],
+                        html=self.fragment("_results.html", hits=hits, result=result, req=req))
+        status = 200 if error is None else 400 if error["exit"] == 1 else 503
+        return JSONResponse(body, status_code=status, headers={"cache-control": "no-store"})
+
+    async def _search(self, req: search.Request) -> tuple[list[search.Hit], dict | None, dict | None]:
+        if not req.text.strip():
+            return [], None, None
+        try:
+            hits, result = await search.run(self.link, req)
+        except DaemonError as e:
+            return [], None, _error(e)
+        return hits, result, None
+
+    # --- documents ---------------------------------------------------------------------
+
+    async def doc(self, request: Request) -> Response:
+        ref = request.query_params.get("ref", "")
+        line = _int(request.query_params.get("line"))
+        try:
+            doc = await self.link.call("get", {"ref": ref})
+        except DaemonError as e:
+            return self.page(request, "error.html", status_code=404 if e.name == "NOT_FOUND" else 502,
+                             error=_error(e), title="Document")
+        if line is not None and not 1 <= line <= doc["total_lines"]:
+            line = None
+        try:
+            similar = (await self.link.call("similar", {"ref": ref, "limit": SIMILAR}))["hits"]
+        except DaemonError:
+            similar = []
+        abs_path = doc["abs_path"]
+        return self.page(request, "doc.html", doc=doc, line=line, ref=f"{doc['collection']}/{doc['path']}",
+                         html=render.document(doc["content"], doc["path"], line), similar=similar,
+                         converted=render.converted(doc["path"]),
+                         file_url=editor_url.url(FILE_URL, abs_path, line or 1),
+                         editor_url=None if self.editor_template == editor_url.template("file") else
+                         editor_url.url(self.editor_template, abs_path, line or 1, self.host))
+
+    async def original(self, request: Request) -> Response:
+        """The document's own file (a PDF as the browser shows it), read where gnod indexed it."""
+        try:
+            doc = await self.link.call("get", {"ref": request.query_params.get("ref", ""), "lines": 1})
+        except DaemonError as e:
+            return JSONResponse({"error": _error(e)}, status_code=404)
+        kind = mimetypes.guess_type(doc["abs_path"])[0] or "application/octet-stream"
+        if kind in SCRIPTED or kind.startswith("text/"):
+            kind = "text/plain; charset=utf-8"
+        if not os.path.isfile(doc["abs_path"]):
+            return JSONResponse({"error": {"message": f"{doc['abs_path']} is gone"}}, status_code=404)
+        return FileResponse(doc["abs_path"], media_type=kind, content_disposition_type="inline",
+                            filename=os.path.basename(doc["abs_path"]),
+                            headers={"content-security-policy": FILE_CSP, "cache-control": "no-store"})
+
+    # --- answers -----------------------------------------------------------------------
+
+    async def ask(self, request: Request) -> Response:
+        req = search.Request.from_query(request.query_params)
+        return self.page(request, "ask.html", req=req, collections=await self.collections())
+
+    async def api_ask(self, request: Request) -> Response:
+        req = search.Request.from_query(request.query_params)
+        params = {"query": req.text.strip()[:2000], "collections": list(req.collections), "filters": req.filters()}
+        return _stream(self._answer(params))
+
+    async def _answer(self, params: dict) -> AsyncIterator[str]:
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        async def on_notify(method: str, p: dict) -> None:
+            if method == "token":
+                await queue.put(("token", p.get("text", "")))
+
+        async def run() -> None:
+            try:
+                await queue.put(("done", await self.link.call("ask", {**params, "stream": True}, on_notify)))
+            except DaemonError as e:
+                if e.name != "MODEL_UNAVAILABLE":
+                    await queue.put(("error", e))
+                    return
+                try:  # the sources it would have used, and what to install
+                    await queue.put(("unavailable", (e, await self.link.call("ask", {**params, "answer": False}))))
+                except DaemonError as e2:
+                    await queue.put(("error", e2))
+
+        task = asyncio.create_task(run())
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "token":
+                    yield sse("token", value)
+                    continue
+                if kind == "error":
+                    html = self.fragment("_answer.html", error=_error(value))
+                elif kind == "unavailable":
+                    html = self.fragment("_answer.html", unavailable=_error(value[0]), **self._answered(value[1]))
+                else:
+                    html = self.fragment("_answer.html", **self._answered(value))
+                yield sse("done", {"html": html})
+                return
+        finally:
+            task.cancel()  # the page went away: closing gnod's connection stops the generation
+
+    def _answered(self, result: dict) -> dict:
+        sources = result["sources"] or result["considered"]
+        by_n = {s["n"]: s for s in sources}
+
+        def link(n: int) -> str | None:
+            s = by_n.get(n)
+            return search.doc_href(f"{s['collection']}/{s['path']}", s["start_line"]) if s else None
+
+        for s in sources:
+            s["href"] = link(s["n"])
+        text = result.get("answer")
+        return {"result": result, "sources": sources, "answer": render.answer(text, link) if text else None}
+
+    # --- collections and status --------------------------------------------------------
+
+    async def status(self, request: Request) -> Response:
+        html, _ = await self._status_panel()
+        return self.page(request, "status.html", panel=html)
+
+    async def _status_panel(self) -> tuple[str, bool]:
+        """(the status panel's HTML, whether gnod is busy indexing or embedding)."""
+        try:
+            st = await self.link.call("status", {})
+        except DaemonError as e:
+            return self.fragment("_status.html", error=_error(e)), False
+        errors: dict[str, list[dict]] = {}
+        for err in st.get("recent_errors") or []:
+            errors.setdefault(err.get("collection") or "", []).append(err)
+        fresh = {f["collection"]: f for f in st.get("freshness") or []}
+        vectors = st.get("vectors") or {}
+        lexical = st.get("lexical") or {}
+        busy = (st["job"]["running"] or any(f["indexing"] or f["pending"] for f in fresh.values())
+                or bool(vectors.get("embedding")) or lexical.get("ready") is False)
+        return self.fragment("_status.html", st=st, fresh=fresh, errors=errors, now=time.time()), busy
+
+    async def status_events(self, request: Request) -> Response:
+        return _stream(self._status_stream())
+
+    async def _status_stream(self) -> AsyncIterator[str]:
+        with self.hub.listen() as changes:
+            shown = None
+            while True:
+                html, busy = await self._status_panel()
+                if html != shown:
+                    yield sse("status", {"html": html})
+                    shown = html
+                try:
+                    await asyncio.wait_for(changes.get(), BUSY_POLL_S if busy else PING_S)
+                except TimeoutError:
+                    if not busy:
+                        yield ": ping\n\n"
+                    continue
+                await asyncio.sleep(SETTLE_S)
+                while not changes.empty():
+                    changes.get_nowait()
+
+    async def change_events(self, request: Request) -> Response:
+        return _stream(self._change_stream())
+
+    async def _change_stream(self) -> AsyncIterator[str]:
+        with self.hub.listen() as changes:
+            yield "retry: 2000\n\n"
+            try:
+                await asyncio.wait_for(self.hub.live.wait(), 5.0)
+                yield sse("ready", {})
+            except TimeoutError:
+                pass  # gnod is not running: the changes come once it is back
+            while True:
+                try:
+                    yield sse("change", await asyncio.wait_for(changes.get(), PING_S))
+                except TimeoutError:
+                    yield ": ping\n\n"
+
+    async def add_collection(self, request: Request) -> Response:
+        form = await request.json()
+        params: dict[str, Any] = {"name": str(form.get("name", "")).strip(), "path": str(form.get("path", "")).strip(),
+                                  "index": False}
+        if form.get("description"):
+            params["description"] = str(form["description"])
+        if not params["path"]:
+            return JSONResponse({"error": {"message": "a folder is needed"}}, status_code=400)
+        params["path"] = os.path.abspath(os.path.expanduser(params["path"]))
+        if not params["name"]:
+            params["name"] = os.path.basename(params["path"].rstrip("/")) or "root"
+        try:
+            added = await self.link.call("collection.add", params)
+        except DaemonError as e:
+            return _error_response(e)
+        self._index(params["name"])
+        return JSONResponse({"ok": True, "message": f"added {params['name']}: indexing", "result": added})
+
+    async def remove_collection(self, request: Request) -> Response:
+        name = str((await request.json()).get("name", ""))
+        try:
+            removed = await self.link.call("collection.remove", {"name": name})
+        except DaemonError as e:
+            return _error_response(e)
+        self.hub.publish({"kind": "removed", "collection": name})
+        return JSONResponse({"ok": True, "message": f"removed {name} ({removed['documents_removed']} documents)"})
+
+    async def reindex(self, request: Request) -> Response:
+        name = str((await request.json()).get("name", "")) or None
+        self._index(name)
+        return JSONResponse({"ok": True, "message": f"re-indexing {name or 'every collection'}"})
+
+    def _index(self, collection: str | None) -> None:
+        """An index run in the background; its progress moves the status page."""
+        async def progress(method: str, params: dict) -> None:
+            if method == "progress":
+                self.hub.publish({"kind": "progress", "collection": params.get("collection")})
+
+        async def run() -> None:
+            try:
+                await self.link.call("index", {"collection": collection}, progress)
+            except DaemonError as e:
+                self.hub.publish({"kind": "error", "collection": collection, "message": e.message})
+            self.hub.publish({"kind": "indexed", "collection": collection})
+
+        task = asyncio.create_task(run())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def code_css(self, request: Request) -> Response:
+        return Response(render.code_css(), media_type="text/css", headers={"cache-control": "max-age=3600"})
+
+    def close(self) -> None:
+        self.hub.close()
+        for task in self.tasks:
+            task.cancel()
+        self.link.close()
+
+
+def _stream(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream",
+                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+
+
+def _error(e: DaemonError) -> dict:
+    return {"name": e.name, "message": e.message, "details": e.details, "exit": wire.exit_code_for(e.code)}
+
+
+def _error_response(e: DaemonError) -> JSONResponse:
+    return JSONResponse({"error": _error(e)}, status_code=400 if wire.exit_code_for(e.code) == 1 else 503)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+def _ago(ts: float | None, now: float) -> str:
+    if not ts:
+        return "never"
+    s = max(0, int(now - ts))
+    return f"{s} s ago" if s < 120 else f"{s // 60} min ago" if s < 7200 else f"{s // 3600} h ago"
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KB", "MB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def create(web: Web) -> Starlette:
+    return Starlette(routes=[
+        Route("/", web.home),
+        Route("/api/search", web.api_search),
+        Route("/doc", web.doc),
+        Route("/file", web.original),
+        Route("/ask", web.ask),
+        Route("/api/ask", web.api_ask),
+        Route("/status", web.status),
+        Route("/events/status", web.status_events),
+        Route("/events/changes", web.change_events),
+        Route("/api/collections", web.add_collection, methods=["POST"]),
+        Route("/api/collections/remove", web.remove_collection, methods=["POST"]),
+        Route("/api/index", web.reindex, methods=["POST"]),
+        Route("/code.css", web.code_css),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ])

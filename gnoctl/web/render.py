@@ -1,0 +1,179 @@
+"""Documents, passages and answers as HTML: everything from a document is escaped.
+
+Markdown goes through markdown-it with raw HTML off (a document cannot put markup or
+script in the page); code is highlighted by Pygments into CSS classes (`code_css`).
+A document's lines are those gnod stores (`get`), so the hit's line from a search is
+found in the rendered page: the block holding it gets `id="hit"`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+# Shown as lines of text, not as Markdown.
+PLAIN = frozenset({".txt", ".text", ".log", ".csv", ".tsv"})
+# Files gnod stores as Markdown (written so, or converted): rendered.
+MARKDOWN = frozenset({".md", ".markdown", ".mdx", ".mkd", ".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html",
+                      ".htm", ".json", ".ipynb", ".rst", ".org"})
+CONVERTED = frozenset({".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb"})
+CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
+_FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
+
+
+def passage(text: str, matches: list[list[int]]) -> Markup:
+    """`text` escaped, the `[start, end)` character ranges gnod matched in <mark>."""
+    out, at = [], 0
+    for start, end in sorted(matches):
+        if start < at or end > len(text):
+            continue
+        out += [escape(text[at:start]), Markup("<mark>"), escape(text[start:end]), Markup("</mark>")]
+        at = end
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+def kind_of(path: str) -> str:
+    """How a document is shown: `markdown`, `code` or `plain`."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in MARKDOWN:
+        return "markdown"
+    if ext in PLAIN or not ext:
+        return "plain"
+    try:
+        get_lexer_for_filename(path)
+    except ClassNotFound:
+        return "plain"
+    return "code"
+
+
+def converted(path: str) -> bool:
+    return os.path.splitext(path)[1].lower() in CONVERTED
+
+
+def document(content: str, path: str, line: int | None) -> Markup:
+    """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`."""
+    kind = kind_of(path)
+    if kind == "code":
+        return _code(content, _lexer_for(path), 1, line, numbers=True)
+    if kind == "plain":
+        return _plain(content, line)
+    return _markdown(content, line)
+
+
+def _lexer_for(path: str):
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return TextLexer()
+
+
+def _code(text: str, lexer, first: int, line: int | None, numbers: bool = False) -> Markup:
+    """Highlighted code whose first line is document line `first`; `line` marked."""
+    hl = [line - first + 1] if line is not None and first <= line < first + text.count("\n") + 1 else []
+    formatter = HtmlFormatter(cssclass="hl", hl_lines=hl, wrapcode=True, linenos="inline" if numbers else False,
+                              linenostart=first)
+    html = highlight(text, lexer, formatter)
+    if hl:
+        html = html.replace('<span class="hll">', '<span class="hll" id="hit">', 1)
+    return Markup(html)
+
+
+def _plain(text: str, line: int | None) -> Markup:
+    rows = []
+    for n, row in enumerate(text.split("\n"), 1):
+        mark = Markup(' class="hit" id="hit"') if n == line else Markup("")
+        rows.append(Markup('<span{}><span class="ln">{}</span>{}</span>').format(mark, n, row))
+    return Markup('<pre class="plain">') + Markup("\n").join(rows) + Markup("</pre>")
+
+
+def _frontmatter(text: str) -> tuple[str, int]:
+    """(the frontmatter block, its line count) when `text` opens with a closed one."""
+    lines = text.split("\n")
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if _FRONTMATTER_END.match(lines[i]):
+                return "\n".join(lines[: i + 1]), i + 1
+    return "", 0
+
+
+def _markdown(text: str, line: int | None) -> Markup:
+    front, skipped = _frontmatter(text)
+    out = []
+    if front:
+        marked = line is not None and line <= skipped
+        attrs = Markup(' class="front hit" id="hit"') if marked else Markup(' class="front"')
+        out.append(Markup("<pre{}>{}</pre>").format(attrs, front))
+    env = {"hit": None if line is None else line - 1 - skipped, "first": skipped}
+    md = _parser()
+    tokens = md.parse("\n".join(text.split("\n")[skipped:]), env)
+    _mark_hit(tokens, env["hit"])
+    out.append(Markup(md.renderer.render(tokens, md.options, env)))
+    return Markup("").join(out)
+
+
+def _mark_hit(tokens, hit: int | None) -> None:
+    """Give the innermost block holding line `hit` (0-based) the hit's id."""
+    if hit is None:
+        return
+    best = None
+    for token in tokens:  # an inner block comes after its container: `<=` keeps the inner one
+        block = token.nesting == 1 or token.type in ("fence", "code_block", "hr")
+        if block and token.map and token.map[0] <= hit < max(token.map[1], token.map[0] + 1):
+            if best is None or token.map[1] - token.map[0] <= best.map[1] - best.map[0]:
+                best = token
+    if best is not None and best.type not in ("fence", "code_block"):  # code marks its own line
+        best.attrJoin("class", "hit")
+        best.attrSet("id", "hit")
+
+
+def _fence(self, tokens, idx, options, env) -> str:
+    token = tokens[idx]
+    name = token.info.strip().split(" ")[0] if token.info else ""
+    try:
+        lexer = get_lexer_by_name(name, stripnl=False, ensurenl=False) if name else TextLexer()
+    except ClassNotFound:
+        lexer = TextLexer()
+    # A fence's code starts on the line after its opening ``` (an indented block on its first line).
+    start = token.map[0] + (2 if token.type == "fence" else 1) + env["first"] if token.map else 1
+    hit = None if env["hit"] is None else env["hit"] + 1 + env["first"]
+    return _code(token.content, lexer, start, hit)
+
+
+@cache
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.add_render_rule("fence", _fence)
+    md.add_render_rule("code_block", _fence)
+    return md
+
+
+def answer(text: str, link) -> Markup:
+    """The answer's Markdown, each `[n]` a link `link(n)` (None: left as text)."""
+    html = _parser().render(text)
+
+    def cite(m: re.Match) -> str:
+        parts = []
+        for n in (int(x) for x in m.group(1).split(",")):
+            href = link(n)
+            parts.append(f'<a class="cite" href="{escape(href)}">{n}</a>' if href else str(n))
+        return "[" + ", ".join(parts) + "]"
+
+    return Markup(CITATION.sub(cite, html))
+
+
+@cache
+def code_css() -> str:
+    """Pygments' classes for light pages, and for dark ones under prefers-color-scheme."""
+    light = HtmlFormatter(style="friendly").get_style_defs(".hl")
+    dark = HtmlFormatter(style="github-dark").get_style_defs(".hl")
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"

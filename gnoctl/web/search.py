@@ -1,0 +1,109 @@
+"""What the search box sends to gnod, and the hits as the page shows them.
+
+As you type: lexical `search`, the word being typed as a prefix (`dock` → `dock*`, as
+editors/nvim does), fast enough for every keystroke. On Enter: hybrid `query` (BM25,
+vectors, expansion, reranking: slower, better). Both come back as the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from markupsafe import Markup
+from starlette.datastructures import QueryParams
+
+from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.web import render
+
+LIMIT = 20
+MODES = ("lexical", "hybrid")
+
+
+def as_typed(text: str) -> str:
+    """`text` with its last word as a prefix, unless that word is done (a space after
+    it), quoted, negated, one letter or already a prefix."""
+    if not text or text[-1].isspace():
+        return text
+    last = text.split()[-1]
+    if '"' in last or "*" in last or last.startswith("-") or len(last) < 2:
+        return text
+    return text + "*"
+
+
+@dataclass
+class Request:
+    """A search as the page's form and address carry it."""
+
+    text: str = ""
+    mode: str = "lexical"
+    typing: bool = False
+    collections: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: str = ""
+    until: str = ""
+    lang: str = ""
+
+    @classmethod
+    def from_query(cls, q: QueryParams) -> Request:
+        mode = q.get("mode", "lexical")
+        return cls(text=q.get("q", ""), mode=mode if mode in MODES else "lexical", typing=bool(q.get("typing")),
+                   collections=tuple(c for c in q.getlist("c") if c),
+                   tags=tuple(t.strip() for t in q.get("tags", "").split(",") if t.strip()),
+                   since=q.get("since", ""), until=q.get("until", ""), lang=q.get("lang", "").strip())
+
+    def filters(self) -> dict:
+        found = {"tags": list(self.tags), "since": self.since, "until": self.until, "lang": self.lang}
+        return {k: v for k, v in found.items() if v}
+
+    def sent(self) -> str:
+        return as_typed(self.text) if self.typing and self.mode == "lexical" else self.text.strip()
+
+    def filtered(self) -> bool:
+        return bool(self.collections or self.filters())
+
+
+@dataclass
+class Hit:
+    ref: str  # collection/path, as `get` takes it
+    line: int
+    title: str
+    collection: str
+    path: str
+    uri: str
+    score: float
+    passages: list[Markup]
+
+    @property
+    def href(self) -> str:
+        return doc_href(self.ref, self.line)
+
+
+def doc_href(ref: str, line: int | None = None) -> str:
+    query = [("ref", ref)] + ([("line", str(line))] if line else [])
+    return "/doc?" + urlencode(query) + ("#hit" if line else "")
+
+
+def _search_hit(h: dict) -> Hit:
+    passages = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
+    return Hit(ref=f"{h['collection']}/{h['path']}", line=passages[0]["line"] if passages else 1,
+               title=h.get("title") or h["path"], collection=h["collection"], path=h["path"], uri=h["uri"],
+               score=h["score"], passages=[render.passage(p["text"], p.get("matches") or []) for p in passages])
+
+
+def _query_hit(h: dict) -> Hit:
+    preview = h.get("preview") or {}
+    text = preview.get("text") or ""
+    return Hit(ref=f"{h['collection']}/{h['path']}", line=preview.get("start_line") or 1,
+               title=h.get("title") or h["path"], collection=h["collection"], path=h["path"], uri=h["uri"],
+               score=h["score"], passages=[render.passage(text, preview.get("matches") or [])] if text else [])
+
+
+async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
+    """(hits, gnod's result) for a request with text; DaemonError as gnod answers."""
+    common = {"query": req.sent(), "limit": LIMIT, "collections": list(req.collections), "filters": req.filters()}
+    if req.mode == "hybrid":
+        result = await link.call("query", common)
+        return [_query_hit(h) for h in result["hits"]], result
+    result = await link.call("search", {**common, "per_doc": 2})
+    return [_search_hit(h) for h in result["hits"]], result

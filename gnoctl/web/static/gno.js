@@ -1,0 +1,264 @@
+// gno's page: search as you type, the answer as it is written, status as it changes.
+// The server renders (and escapes) every piece of HTML this script puts in the page.
+"use strict";
+
+const $ = (selector, root = document) => root.querySelector(selector);
+
+async function post(url, body) {
+  const token = $('meta[name="csrf-token"]').content;
+  const response = await fetch(url, {
+    method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+    headers: {"Content-Type": "application/json", "X-CSRF-Token": token},
+  });
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return {error: {message: text || `${response.status} ${response.statusText}`}};
+  }
+}
+
+// `/` anywhere but in a field goes to the search box.
+document.addEventListener("keydown", (event) => {
+  const field = event.target.closest("input, textarea, select, [contenteditable]");
+  if (event.key === "/" && !field && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    const box = $("#q");
+    if (box) {
+      event.preventDefault();
+      box.focus();
+      box.select();
+    } else {
+      location.href = "/";
+    }
+  }
+});
+
+function initSearch() {
+  const form = $("#search");
+  const box = $("#q");
+  const results = $("#results");
+  const info = $("#info");
+  const error = $("#error");
+  const mode = $("#mode");
+  let sent = 0;          // requests sent
+  let painted = 0;       // the latest request whose answer is on the page
+  let inFlight = false;
+  let queued = null;     // what to send once the request in flight is back
+  let selected = -1;
+  let shown = {mode: mode.dataset.mode, typing: false, uris: uris()};
+
+  function uris() {
+    return new Set([...results.querySelectorAll(".result")].map((li) => li.dataset.uri));
+  }
+
+  function params(searchMode, typing) {
+    const p = new URLSearchParams(new FormData(form));
+    p.set("mode", searchMode);
+    if (typing) p.set("typing", "1");
+    return p;
+  }
+
+  function address(searchMode) {
+    const p = params(searchMode, false);
+    for (const [k, v] of [...p]) if (!v) p.delete(k);
+    return box.value.trim() ? `/?${p}` : "/";
+  }
+
+  function setMode(searchMode) {
+    mode.dataset.mode = searchMode;
+    mode.textContent = searchMode === "hybrid" ? "hybrid" : "lexical, as you type";
+  }
+
+  function showError(message) {
+    error.textContent = message;
+    error.hidden = false;
+  }
+
+  // `typedAt`: the input event's time, for the keystroke-to-painted measure.
+  async function send(searchMode, typing, typedAt) {
+    if (typing && inFlight) {
+      queued = {typedAt};
+      return;
+    }
+    if (!typing) queued = null;  // this search covers what was typed
+    const id = ++sent;
+    if (!box.value.trim()) {
+      painted = id;
+      results.innerHTML = "";
+      info.textContent = "";
+      error.hidden = true;
+      shown = {mode: searchMode, typing, uris: new Set()};
+      history.replaceState(null, "", "/");
+      return;
+    }
+    if (searchMode === "hybrid") info.textContent = "searching words and meaning…";
+    inFlight = typing;
+    let data;
+    try {
+      const response = await fetch(`/api/search?${params(searchMode, typing)}`, {credentials: "same-origin"});
+      data = await response.json();
+    } catch {
+      data = {error: {message: "gno web is not answering (stopped?)"}};
+    } finally {
+      if (typing) inFlight = false;
+    }
+    if (id > painted) {
+      painted = id;
+      if (data.error) {
+        showError(data.error.message);  // the last results stay
+      } else {
+        paint(data, searchMode, typing, typedAt);
+      }
+    }
+    if (queued && !inFlight) {
+      const next = queued;
+      queued = null;
+      send("lexical", true, next.typedAt);
+    }
+  }
+
+  function paint(data, searchMode, typing, typedAt) {
+    error.hidden = true;
+    results.innerHTML = data.html;
+    selected = -1;
+    shown = {mode: searchMode, typing, uris: new Set(data.hits.map((h) => h.uri))};
+    setMode(searchMode);
+    const n = data.count;
+    info.textContent = `${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
+    history.replaceState(null, "", address(searchMode));
+    if (typedAt !== undefined) {
+      // After the frame that shows the results: the time from keystroke to pixels.
+      requestAnimationFrame(() => setTimeout(() => {
+        performance.measure("gno:typed", {start: typedAt, end: performance.now()});
+      }, 0));
+    }
+  }
+
+  function links() {
+    return [...results.querySelectorAll(".hit-link")];
+  }
+
+  function select(index) {
+    const all = links();
+    all.forEach((a) => a.parentElement.classList.remove("selected"));
+    selected = Math.max(-1, Math.min(index, all.length - 1));
+    if (selected >= 0) {
+      all[selected].parentElement.classList.add("selected");
+      all[selected].scrollIntoView({block: "nearest"});
+    }
+  }
+
+  box.addEventListener("input", (event) => {
+    select(-1);  // Enter now searches what is typed
+    send("lexical", true, event.timeStamp);
+  });
+  form.addEventListener("change", (event) => {
+    if (event.target !== box) send(shown.mode === "hybrid" ? "hybrid" : "lexical", shown.mode !== "hybrid");
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send("hybrid", false);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (!event.target.closest("#q, .hit-link")) return;
+    if (event.key === "ArrowDown") {
+      event.preventDefault();
+      select(selected + 1);
+    } else if (event.key === "ArrowUp") {
+      event.preventDefault();
+      select(selected - 1);
+    } else if (event.key === "Enter" && selected >= 0) {
+      event.preventDefault();
+      location.href = links()[selected].href;
+    } else if (event.key === "Escape") {
+      select(-1);
+      box.focus();
+    }
+  });
+
+  // Saved, added or deleted files: the open list is searched again.
+  let refresh = null;
+  const changes = new EventSource("/events/changes");
+  changes.addEventListener("ready", () => { document.body.dataset.live = "yes"; });
+  changes.addEventListener("change", (event) => {
+    const change = JSON.parse(event.data);
+    if (!box.value.trim()) return;
+    if (shown.mode === "hybrid" && change.kind === "changed" && !shown.uris.has(change.uri)) return;
+    clearTimeout(refresh);
+    refresh = setTimeout(() => send(shown.mode, shown.typing), 150);
+  });
+  setMode(shown.mode);
+}
+
+function initAsk() {
+  const form = $("#ask");
+  const question = $("#q").value.trim();
+  if (!question) return;
+  const section = $("#answer");
+  const thinking = $("#thinking");
+  const stream = $("#stream");
+  const final = $("#final");
+  const p = new URLSearchParams(new FormData(form));
+  const answer = new EventSource(`/api/ask?${p}`);
+  section.setAttribute("aria-busy", "true");
+  thinking.hidden = false;
+  answer.addEventListener("token", (event) => {
+    thinking.hidden = true;
+    stream.hidden = false;
+    stream.textContent += JSON.parse(event.data);
+  });
+  answer.addEventListener("done", (event) => {
+    answer.close();
+    thinking.hidden = true;
+    stream.hidden = true;  // the raw text is replaced by the final answer, citations renumbered
+    final.innerHTML = JSON.parse(event.data).html;
+    section.setAttribute("aria-busy", "false");
+  });
+  answer.onerror = () => {
+    answer.close();
+    thinking.hidden = true;
+    section.setAttribute("aria-busy", "false");
+    if (!final.innerHTML) final.textContent = "The answer stopped: gno web is not answering.";
+  };
+}
+
+function initStatus() {
+  const panel = $("#panel");
+  const message = $("#message");
+  const say = (reply) => {
+    message.textContent = reply.error ? reply.error.message : reply.message;
+    message.classList.toggle("error", Boolean(reply.error));
+  };
+  const updates = new EventSource("/events/status");
+  updates.addEventListener("status", (event) => {
+    const focused = document.activeElement.closest("#panel [data-action]");
+    const again = focused && `[data-action="${focused.dataset.action}"][data-name="${CSS.escape(focused.dataset.name)}"]`;
+    panel.innerHTML = JSON.parse(event.data).html;
+    if (again) $(again, panel)?.focus();
+  });
+  panel.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    const name = button.dataset.name;
+    if (button.dataset.action === "remove") {
+      if (!confirm(`Remove the collection ${name}? Its files stay where they are; gno forgets them.`)) return;
+      say(await post("/api/collections/remove", {name}));
+    } else {
+      say(await post("/api/index", {name}));
+    }
+  });
+  $("#add-collection").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const reply = await post("/api/collections", Object.fromEntries(new FormData(event.target)));
+    say(reply);
+    if (!reply.error) event.target.reset();
+  });
+}
+
+function initDoc() {
+  const hit = $("#hit");
+  if (hit) hit.scrollIntoView({block: "center"});
+}
+
+const pages = {search: initSearch, ask: initAsk, status: initStatus, doc: initDoc};
+pages[document.body.dataset.page]?.();

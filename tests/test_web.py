@@ -1,0 +1,391 @@
+"""`gnoctl web` as a person meets it: a real gnod, the real `gnoctl web` in a subprocess,
+HTTP from this process and a real headless Chromium (Debian's `chromium` and
+`chromium-driver`, driven by Selenium). Without Chromium the browser tests skip, except
+under CI=true, where they fail (`.ci/run` installs it)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from urllib.parse import quote, urlencode
+
+import pytest
+
+from conftest import _run_cli, build_corpus, running_gnod
+
+pytestmark = pytest.mark.timeout(180)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCREENSHOTS = os.path.join(ROOT, ".bench", "screenshots")
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+class Web:
+    """A running `gnoctl web`: its address, key and a session cookie."""
+
+    def __init__(self, proc: subprocess.Popen, address: str, env: dict, corpus) -> None:
+        self.proc = proc
+        self.address = address
+        self.env = env
+        self.corpus = corpus
+        self.port = int(address.split(":")[2].split("/")[0])
+        self.key = address.split("key=")[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
+        status, headers, _ = self.request("GET", f"/?key={self.key}")
+        assert status == 303, status
+        self.cookie = headers["set-cookie"].split(";")[0]
+        page = self.get("/status")[2]
+        self.csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
+
+    def request(self, method: str, path: str, headers: dict | None = None, body: bytes | None = None,
+                cookie: bool = False) -> tuple[int, dict, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            all_headers = {"Host": f"127.0.0.1:{self.port}", **({"Cookie": self.cookie} if cookie else {}),
+                           **(headers or {})}
+            conn.request(method, path, body=body, headers=all_headers)
+            r = conn.getresponse()
+            return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read().decode()
+        finally:
+            conn.close()
+
+    def get(self, path: str, **headers: str) -> tuple[int, dict, str]:
+        return self.request("GET", path, headers, cookie=True)
+
+    def post(self, path: str, body: dict, headers: dict | None = None) -> tuple[int, dict, str]:
+        sent = {"Origin": self.origin, "X-CSRF-Token": self.csrf, "Content-Type": "application/json",
+                **(headers or {})}
+        return self.request("POST", path, {k: v for k, v in sent.items() if v is not None},
+                            json.dumps(body).encode(), cookie=True)
+
+    def events(self, path: str):
+        """(event, data) pairs of a server-sent event stream, as they come."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("GET", path, headers={"Host": f"127.0.0.1:{self.port}", "Cookie": self.cookie})
+        r = conn.getresponse()
+        assert r.status == 200 and r.getheader("content-type").startswith("text/event-stream")
+        try:
+            event = None
+            while True:
+                line = r.readline().decode()
+                if not line:
+                    return
+                if line.startswith("event: "):
+                    event = line[7:].strip()
+                elif line.startswith("data: "):
+                    yield event, json.loads(line[6:])
+        finally:
+            conn.close()
+
+
+def start_web(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "web", "--port", "0", *args], env=env, cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if "open http" not in line:
+        proc.kill()
+        pytest.fail(f"gnoctl web did not start: {line}{proc.stderr.read()}")
+    return proc, line.split("open ", 1)[1].strip()
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory):
+    corpus = build_corpus(str(tmp_path_factory.mktemp("web") / "corpus"))
+    corpus.write("notes/markup.md", "# Markup test\n\nA <script>alert('kettle')</script> line about the kettle.\n")
+    with running_gnod() as (env, daemon):
+        daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+        proc, address = start_web(env)
+        try:
+            yield Web(proc, address, env, corpus)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+# --- security ----------------------------------------------------------------------------
+
+
+def test_the_key_becomes_a_strict_http_only_cookie(web):
+    status, _, body = web.request("GET", "/")
+    assert status == 401 and "printed" in body
+    assert web.request("GET", "/?key=not-the-key")[0] == 401
+    assert web.request("GET", "/api/search?q=kettle")[0] == 401
+    status, headers, _ = web.request("GET", f"/?key={web.key}&q=deploy")
+    assert status == 303 and headers["location"] == "/?q=deploy"
+    cookie = headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+    assert web.request("GET", "/", {"Cookie": headers["set-cookie"].split(";")[0]})[0] == 200
+    assert web.request("GET", "/", {"Cookie": web.cookie.rsplit(".", 1)[0] + ".forged"})[0] == 401
+    status, headers, _ = web.get("/")
+    assert "script-src 'self'" in headers["content-security-policy"] and headers["referrer-policy"] == "no-referrer"
+    key_file = os.path.join(web.env["GNO_HOME"], "state", "web-key")
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    with open(key_file) as f:
+        assert f.read().strip() == web.key
+
+
+def test_a_foreign_host_or_origin_is_refused(web):
+    assert web.get("/", Host="evil.example")[0] == 421  # DNS rebinding: the page is not ours
+    assert web.get("/", Host=f"evil.example:{web.port}")[0] == 421
+    assert web.get("/", Origin="http://evil.example")[0] == 403
+    assert web.get("/", Host=f"localhost:{web.port}")[0] == 200
+    body = {"name": "docs"}
+    assert web.post("/api/index", body, {"Origin": "http://evil.example"})[0] == 403
+    assert web.post("/api/index", body, {"Origin": None})[0] == 403
+    assert web.post("/api/index", body, {"X-CSRF-Token": None})[0] == 403
+    assert web.post("/api/index", body, {"X-CSRF-Token": "0" * 43})[0] == 403
+    status, _, reply = web.post("/api/index", body)
+    assert status == 200 and json.loads(reply)["ok"] is True
+
+
+def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
+    r = _run_cli("web", "--host", "0.0.0.0", "--port", "0", env=web.env, timeout=30)
+    assert r.returncode == 1 and "refusing to serve 0.0.0.0" in r.stderr and "--allow-remote" in r.stderr
+    r = _run_cli("web", "--port", str(web.port), env=web.env, timeout=30)
+    assert r.returncode == 2 and "is taken" in r.stderr and "open http" not in r.stdout, r.stderr
+
+
+def test_the_command_line_never_loads_the_web_stack():
+    probe = ("import sys, gnoctl.cli; print(sorted(m for m in sys.modules "
+             "if m.split('.')[0] in ('starlette', 'uvicorn', 'jinja2', 'markdown_it', 'pygments') "
+             "or m.startswith('gnoctl.web')))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+# --- search, documents, answers ----------------------------------------------------------
+
+
+def test_search_as_you_type_returns_highlighted_hits(web):
+    status, _, body = web.get("/api/search?" + urlencode({"q": "deplo", "typing": 1}))
+    found = json.loads(body)
+    assert status == 200 and found["mode"] == "lexical" and found["sent"] == "deplo*"
+    hit = next(h for h in found["hits"] if h["ref"] == "docs/guides/deploy.md")
+    assert "<mark>" in "".join(hit["passages"]) and hit["href"].startswith("/doc?ref=docs%2Fguides%2Fdeploy.md&line=")
+    assert 'class="result"' in found["html"] and "<mark>" in found["html"]
+    # A finished word is not a prefix; a document's markup is text.
+    assert json.loads(web.get("/api/search?" + urlencode({"q": "kettle ", "typing": 1}))[2])["sent"] == "kettle "
+    found = json.loads(web.get("/api/search?q=kettle")[2])
+    assert "&lt;script&gt;" in found["html"] and "<script>" not in found["html"]
+    # A half-typed query the grammar rejects: an error, for the page to show beside the last results.
+    status, _, body = web.get("/api/search?" + urlencode({"q": '"deploy', "typing": 1}))
+    assert status == 400 and json.loads(body)["error"]["name"] == "INVALID_QUERY"
+    # Enter: hybrid, which works (degraded) without models.
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy billing", "mode": "hybrid"}))[2])
+    assert found["mode"] == "hybrid" and found["hits"][0]["ref"] == "docs/guides/deploy.md"
+
+
+def test_filters_narrow_the_results(web):
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy Bereitstellung", "lang": "de"}))[2])
+    assert [h["ref"] for h in found["hits"]] == ["docs/german/anleitung.md"]
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy Bereitstellung", "lang": "en"}))[2])
+    assert found["count"] >= 1 and "docs/german/anleitung.md" not in [h["ref"] for h in found["hits"]]
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy", "c": "nope"}))[2])
+    assert found["error"]["name"] == "NOT_FOUND"
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy", "c": "docs", "since": "2000-01-01"}))[2])
+    assert found["count"] >= 2
+
+
+def test_the_search_page_renders_results_without_script(web):
+    status, _, page = web.get("/?" + urlencode({"q": "spaghetti", "mode": "lexical"}))
+    assert status == 200 and "notes/pasta.txt" in page and "<mark>spaghetti</mark>" in page
+    assert 'name="c" value="docs"' in page  # the collection filter lists the collections
+
+
+def test_the_document_view_marks_the_line(web):
+    status, _, page = web.get("/doc?" + urlencode({"ref": "docs/guides/deploy.md", "line": 5}))
+    assert status == 200
+    marked = re.search(r'<(\w+)[^>]*id="hit"[^>]*>(.*?)</\1>', page, re.S)
+    assert marked and "Run the release pipeline" in marked.group(2)
+    assert "file://" + quote(web.corpus.path("guides/deploy.md")) + "#5" in page
+    assert 'href="/file?ref=docs/guides/deploy.md"' in page
+    assert '<aside class="similar"' in page and "docs%2Fguides%2Fstaging.md" in page
+    page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3}))[2]
+    assert "&lt;script&gt;alert" in page and "<script>alert" not in page
+    assert web.get("/doc?ref=docs/nothing.md")[0] == 404
+    status, headers, body = web.get("/file?ref=docs/notes/markup.md")
+    assert status == 200 and headers["content-type"].startswith("text/plain") and "sandbox" in headers[
+        "content-security-policy"] and "<script>" in body  # the file as it is, shown as text
+
+
+def test_citations_link_to_their_lines_and_code_marks_the_hit_line():
+    from gnoctl.web import render
+
+    links = {1: "/doc?ref=docs/a.md&line=3#hit", 2: "/doc?ref=docs/b.md&line=9#hit"}
+    html = render.answer("Deploy on **Tuesdays** [1], never <b>Fridays</b> [2, 7].", links.get)
+    assert '<a class="cite" href="/doc?ref=docs/a.md&amp;line=3#hit">1</a>' in html
+    assert '[<a class="cite" href="/doc?ref=docs/b.md&amp;line=9#hit">2</a>, 7]' in html  # no source 7: text
+    assert "<strong>Tuesdays</strong>" in html and "&lt;b&gt;Fridays" in html
+    for text, path, line, want in (
+        ("# T\n\n```python\nx = 1\ny = 2\n```\n", "a.md", 5, ">y<"),  # inside a fence
+        ("import os\n\ndef y():\n    pass\n", "a.py", 3, ">y<"),  # a source file, numbered
+        ("first\nsecond\nthird\n", "a.txt", 2, "second"),  # plain text
+        ("---\ntags: [a]\n---\n# Title\n\nbody y\n", "a.md", 6, "body y"),  # after frontmatter
+    ):
+        marked = re.search(r'id="hit">(.*?)(\n|</p>)', str(render.document(text, path, line)))
+        assert marked and want in marked.group(1), (path, line)
+
+
+def test_ask_without_a_generator_shows_the_sources_and_the_fix(web):
+    events = web.events("/api/ask?" + urlencode({"q": "how do we deploy the billing service"}))
+    event, data = next(events)
+    assert event == "done"
+    assert "No answer written" in data["html"] and "gnoctl models pull generate" in data["html"]
+    assert 'href="/doc?ref=docs%2Fguides%2Fdeploy.md&amp;line=' in data["html"]
+
+
+# --- live updates ------------------------------------------------------------------------
+
+
+def test_the_change_stream_delivers_a_saved_file(web):
+    events = web.events("/events/changes")
+    assert next(events)[0] == "ready"
+    web.corpus.write("notes/saved.md", "# Saved\n\nA freshly saved note about the kettle.\n")
+    try:
+        event, change = next(events)
+        assert event == "change" and change["path"] == "notes/saved.md" and change["kind"] == "added"
+        assert change["uri"] == "gno://docs/notes/saved.md"
+    finally:
+        os.remove(web.corpus.path("notes/saved.md"))
+    assert next(events)[1]["kind"] == "removed"
+
+
+def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tmp_path):
+    events = web.events("/events/status")
+    event, data = next(events)
+    assert event == "status" and 'data-name="docs"' in data["html"] and "documents" in data["html"]
+    assert "BINARY" in data["html"]  # the corpus's binary file, with its reason
+    other = build_corpus(str(tmp_path / "other")).root
+    status, _, reply = web.post("/api/collections", {"path": other, "name": "other"})
+    assert status == 200 and json.loads(reply)["ok"], reply
+    assert any('data-name="other"' in d["html"] for _, d in events)  # pushed, not polled by the page
+    status, _, reply = web.post("/api/collections", {"path": other, "name": "again"})
+    assert status == 400 and json.loads(reply)["error"]["details"]["collection"] == "other"  # overlap
+    assert web.post("/api/collections/remove", {"name": "other"})[0] == 200
+    assert any('data-name="other"' not in d["html"] for _, d in events)
+
+
+# --- a real browser ----------------------------------------------------------------------
+
+
+def need_chromium() -> None:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (pip install -e '.[test]')")
+    if missing:
+        message = f"{', '.join(missing)} missing (apt-get install -y chromium chromium-driver; .ci/run does it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def browser(web):
+    need_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        driver.get(web.address)  # trades the key for the cookie
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _wait(driver, predicate, timeout: float = 10.0):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+
+
+def _titles(driver) -> list[str]:
+    return driver.execute_script("return [...document.querySelectorAll('.result .title')].map(e => e.textContent)")
+
+
+def test_browser_types_a_query_and_opens_a_hit_at_its_line(web, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    assert browser.current_url == web.origin + "/"  # the key is gone from the address
+    box = browser.find_element(By.ID, "q")
+    box.send_keys("release pipel")  # half a word: found as a prefix
+    _wait(browser, lambda d: "Deployment guide" in _titles(d))
+    assert browser.find_element(By.ID, "mode").text.startswith("lexical")
+    assert "pipel" in browser.execute_script("return location.search")
+    box.send_keys(Keys.ARROW_DOWN, Keys.ENTER)
+    _wait(browser, lambda d: "/doc?" in d.current_url)
+    assert "line=5" in browser.current_url
+    hit = browser.find_element(By.ID, "hit")
+    assert "Run the release pipeline" in hit.text and hit.is_displayed()
+    browser.back()
+    box = _wait(browser, lambda d: d.find_element(By.ID, "q"))
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys('"deploy')  # does not parse: the last results stay, the error shows
+    _wait(browser, lambda d: d.find_element(By.ID, "error").is_displayed())
+    box.send_keys('"', Keys.ENTER)
+    _wait(browser, lambda d: d.find_element(By.ID, "mode").text == "hybrid")
+    assert "Deployment guide" in _titles(browser)
+
+
+def test_browser_result_list_follows_a_saved_file(web, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "q").send_keys("zucchini")
+    _wait(browser, lambda d: "Nothing matched" in d.find_element(By.ID, "results").text)
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.live") == "yes")
+    browser.execute_script("window.sameDocument = true")
+    web.corpus.write("notes/zucchini.md", "# Zucchini bread\n\nGrate the zucchini, squeeze it dry.\n")
+    try:
+        _wait(browser, lambda d: "Zucchini bread" in _titles(d))
+        os.remove(web.corpus.path("notes/zucchini.md"))
+        _wait(browser, lambda d: "Nothing matched" in d.find_element(By.ID, "results").text)
+        assert browser.execute_script("return window.sameDocument") is True  # no reload
+    finally:
+        if os.path.exists(web.corpus.path("notes/zucchini.md")):
+            os.remove(web.corpus.path("notes/zucchini.md"))
+
+
+def test_browser_status_page_and_screenshots(web, browser):
+    from selenium.webdriver.common.by import By
+
+    os.makedirs(SCREENSHOTS, exist_ok=True)
+    browser.get(web.origin + "/status")
+    _wait(browser, lambda d: "docs" in d.find_element(By.ID, "panel").text)
+    assert "documents" in browser.find_element(By.CSS_SELECTOR, '.collection[data-name="docs"]').text
+    shots = {}
+    for scheme in ("light", "dark"):
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        for page, path in (("search", "/?q=deploy&mode=lexical"), ("doc", "/doc?ref=docs/guides/deploy.md&line=5#hit"),
+                           ("status", "/status")):
+            browser.get(web.origin + path)
+            _wait(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+            shots[f"{page}-{scheme}"] = browser.execute_script(
+                "return getComputedStyle(document.body).backgroundColor")
+            browser.save_screenshot(os.path.join(SCREENSHOTS, f"{page}-{scheme}.png"))
+    assert shots["search-light"] != shots["search-dark"]
+    browser.set_window_size(390, 844)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                            {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    browser.get(web.origin + "/?q=deploy&mode=lexical")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".result"))
+    # Usable at phone width: nothing wider than the screen.
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 390
+    browser.save_screenshot(os.path.join(SCREENSHOTS, "search-narrow.png"))
+    browser.get(web.origin + "/doc?ref=docs/guides/deploy.md&line=5#hit")
+    browser.save_screenshot(os.path.join(SCREENSHOTS, "doc-narrow.png"))
+
