@@ -59,15 +59,18 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
     if no_token and not is_loopback(host):
         raise HttpError(f"refusing to serve {host} without a token: anyone who can reach it could read your "
                         "documents (drop --no-token, or bind to 127.0.0.1)")
+    token = None
+    if not no_token:  # in its file before the port accepts anyone who could have read it there
+        token_file = token_file or os.path.join(Paths.from_env().state_dir, "mcp-token")
+        token = load_token(token_file)
     sock = listen(host, port, "`gnoctl mcp --http`", lambda p: f"--http {host}:{p}")
     hosts, origins = allowed(host, port)
     server = bridge.server(version, await bridge.collections())
     app: Any = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins))
     where = f"http://{hosts[0]}/mcp"
-    if not no_token:
-        token_file = token_file or os.path.join(Paths.from_env().state_dir, "mcp-token")
-        app = BearerAuth(app, load_token(token_file))
+    if token is not None:
+        app = BearerAuth(app, token)
         print(f"gnoctl mcp: serving {where} (bearer token in {token_file})", file=sys.stderr, flush=True)
     else:
         print(f"gnoctl mcp: serving {where} without a token (loopback only)", file=sys.stderr, flush=True)

@@ -55,10 +55,11 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
     if not is_loopback(host) and not allow_remote:
         raise HttpError(f"refusing to serve {host}: anyone who can reach it and learns the key could read your "
                         "documents, over plain HTTP (add --allow-remote to insist, or drop --host)")
+    key_file = os.path.join(Paths.from_env().state_dir, "web-key")
+    key = load_token(key_file)  # in its file before anyone can connect
     sock = listen(host, port, "`gnoctl web`", lambda p: f"--port {p} (or --port 0: any free port)")
     port = sock.getsockname()[1]
-    key_file = os.path.join(Paths.from_env().state_dir, "web-key")
-    sessions = Sessions(load_token(key_file), port)
+    sessions = Sessions(key, port)
     hosts, origins = _names(host, port)
     web = Web(DaemonLink(), _editor_template())
     app = Guard(create(web), sessions, hosts, origins)
