@@ -12,9 +12,12 @@ import re
 import stat
 import subprocess
 import sys
+from contextlib import contextmanager
 from urllib.parse import quote, urlencode
 
 import pytest
+from test_daemon_query import models  # noqa: F401  (a fixture: the small test models)
+from test_daemon_vectors import write_topics
 
 from conftest import _run_cli, build_corpus, running_gnod
 
@@ -29,8 +32,9 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 class Web:
     """A running `gnoctl web`: its address, key and a session cookie."""
 
-    def __init__(self, proc: subprocess.Popen, address: str, env: dict, corpus) -> None:
+    def __init__(self, proc: subprocess.Popen, address: str, env: dict, corpus, daemon=None) -> None:
         self.proc = proc
+        self.daemon = daemon
         self.address = address
         self.env = env
         self.corpus = corpus
@@ -102,7 +106,7 @@ def web(tmp_path_factory):
         daemon.result("collection.add", {"name": "docs", "path": corpus.root})
         proc, address = start_web(env)
         try:
-            yield Web(proc, address, env, corpus)
+            yield Web(proc, address, env, corpus, daemon)
         finally:
             proc.terminate()
             proc.wait(10)
@@ -287,8 +291,9 @@ def need_chromium() -> None:
         pytest.skip(message)
 
 
-@pytest.fixture
-def browser(web):
+@contextmanager
+def chromium(address: str):
+    """Headless Chromium, signed in to the page at `address` (the key traded for the cookie)."""
     need_chromium()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -300,16 +305,26 @@ def browser(web):
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     try:
-        driver.get(web.address)  # trades the key for the cookie
+        driver.get(address)
         yield driver
     finally:
         driver.quit()
 
 
+@pytest.fixture
+def browser(web):
+    with chromium(web.address) as driver:
+        yield driver
+
+
 def _wait(driver, predicate, timeout: float = 10.0):
+    """Until `predicate` holds; an element the page re-rendered while it was read is looked up again."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+    return WebDriverWait(driver, timeout, poll_frequency=0.05,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+                         ).until(lambda d: predicate(d))
 
 
 def _titles(driver) -> list[str]:
@@ -389,3 +404,169 @@ def test_browser_status_page_and_screenshots(web, browser):
     browser.get(web.origin + "/doc?ref=docs/guides/deploy.md&line=5#hit")
     browser.save_screenshot(os.path.join(SCREENSHOTS, "doc-narrow.png"))
 
+
+
+def _visible_results(driver) -> list[str]:
+    """The open result list's hits as `collection/path`."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('.result .where')].map(e => e.textContent.split(':')[0])")
+
+
+def test_browser_filters_the_open_results_by_collection(web, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    team = tmp_path / "team"
+    for rel, text in {"runbooks/deploy-api.md": "# API runbook\n\nDeploy the API gateway with the blue-green script.\n",
+                      "runbooks/rollback.md": "# Rollback\n\nWhen a deploy fails, roll back to the last tag.\n",
+                      "notes/friday.md": "# Fridays\n\nWe never deploy on a Friday afternoon.\n"}.items():
+        (team / rel).parent.mkdir(parents=True, exist_ok=True)
+        (team / rel).write_text(text)
+    web.daemon.result("collection.add", {"name": "team", "path": str(team)}, timeout=60)
+    try:
+        browser.get(web.origin + "/")  # the filter lists the collections the page was opened with
+        browser.find_element(By.ID, "q").send_keys("deploy")
+        _wait(browser, lambda d: {r.split("/")[0] for r in _visible_results(d)} == {"docs", "team"})
+        both = _visible_results(browser)
+        assert browser.find_element(By.ID, "info").text.startswith(f"{len(both)} results")
+        browser.execute_script("window.sameDocument = true")
+        browser.find_element(By.CSS_SELECTOR, "details.filters summary").click()
+        team_box = browser.find_element(By.CSS_SELECTOR, 'input[name="c"][value="team"]')
+        docs_box = browser.find_element(By.CSS_SELECTOR, 'input[name="c"][value="docs"]')
+        team_box.click()
+        _wait(browser, lambda d: {r.split("/")[0] for r in _visible_results(d)} == {"team"})
+        only_team = _visible_results(browser)
+        assert sorted(only_team) == sorted(r for r in both if r.startswith("team/")) and len(only_team) < len(both)
+        assert browser.find_element(By.ID, "info").text.startswith(f"{len(only_team)} result")
+        assert "c=team" in browser.execute_script("return location.search")
+        team_box.click()
+        docs_box.click()
+        _wait(browser, lambda d: {r.split("/")[0] for r in _visible_results(d)} == {"docs"})
+        assert sorted(_visible_results(browser)) == sorted(r for r in both if r.startswith("docs/"))
+        assert browser.execute_script("return window.sameDocument") is True  # filtered in place, no reload
+    finally:
+        web.daemon.result("collection.remove", {"name": "team"})
+
+
+# Records the status panel's rendering of one collection each time the server pushes it.
+WATCH_PANEL = """
+window.seen = [];
+const panel = document.getElementById("panel");
+new MutationObserver(() => {
+  const li = panel.querySelector(`.collection[data-name="${arguments[0]}"]`);
+  if (!li) return;
+  const bar = li.querySelector("progress");
+  window.seen.push({state: li.querySelector(".state").textContent.replace(/\\s+/g, " ").trim(),
+                    done: bar ? Number(bar.value) : null, total: bar ? Number(bar.max) : null});
+}).observe(panel, {childList: true});
+"""
+
+
+def test_browser_status_page_shows_the_indexing_as_it_goes(web, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    files = 15000
+    bulk = tmp_path / "bulk"
+    for i in range(files):
+        folder = bulk / f"d{i // 100:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{i:05d}.md").write_text(f"# Note {i}\n\nA short note about item number {i}.\n")
+    browser.get(web.origin + "/status")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '.collection[data-name="docs"]'))
+    browser.execute_script("window.sameDocument = true;" + WATCH_PANEL, "bulk")
+    form = browser.find_element(By.ID, "add-collection")
+    form.find_element(By.NAME, "path").send_keys(str(bulk))
+    form.find_element(By.NAME, "name").send_keys("bulk")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    try:
+        _wait(browser, lambda d: "added bulk" in d.find_element(By.ID, "message").text)
+        card = '.collection[data-name="bulk"]'
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"{card} .count").text == f"{files} documents"
+              and "up to date" in d.find_element(By.CSS_SELECTOR, f"{card} .state").text, timeout=30)
+        seen = browser.execute_script("return window.seen")
+        indexing = [s for s in seen if s["state"] and "indexing" in s["state"]]
+        assert indexing, seen  # the progress was shown while it ran…
+        assert any(s["total"] == files and 0 < s["done"] < files for s in indexing), indexing
+        counts = [int(s["state"].split()[0]) for s in seen]
+        assert counts == sorted(counts), seen  # …the count climbing to the end
+        assert browser.execute_script("return window.sameDocument") is True  # pushed, not reloaded
+    finally:
+        web.daemon.result("collection.remove", {"name": "bulk"}, timeout=60)
+
+
+# --- answers in a real browser, with the real test models ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory, models):  # noqa: F811
+    """A `gnoctl web` over a gnod with the small test models (SmolLM2 writes the answers)."""
+    root = tmp_path_factory.mktemp("asking")
+    write_topics(root / "notes")
+    # Mars far down a long page (in its second chunk): the cited lines are out of sight until the page
+    # scrolls to them.
+    os.remove(root / "notes" / "space" / "mars.md")
+    nights = "".join(f"Night {i}: clouds again, the telescope stayed under its cover.\n\n" for i in range(1, 61))
+    (root / "notes" / "space" / "logbook.md").write_text(
+        f"# Observatory logbook\n\n{nights}Night 61: clear skies at last. Mars rose in the east and Olympus Mons, "
+        "the tallest volcano on Mars, showed as a bright spot.\n")
+    with running_gnod(configuration(models)) as (env, daemon):
+        daemon.result("collection.add", {"name": "notes", "path": str(root / "notes")}, timeout=60)
+        assert daemon.result("embed", {}, timeout=120)["pending"] == 0
+        proc, address = start_web(env)
+        try:
+            yield Web(proc, address, env, None, daemon)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def configuration(roles: dict[str, str]) -> str:
+    """config.toml with the test models, as test_daemon_query's `configure` writes it."""
+    return "\n".join(["[models]", "threads = 1"] + [f'{role} = "file:{path}"' for role, path in roles.items()]) + "\n"
+
+
+# Records the length of the answer streamed into #stream, token by token, from the page's start.
+WATCH_STREAM = """
+window.streamed = [];
+new MutationObserver(() => {
+  const stream = document.getElementById("stream");
+  const n = stream ? stream.textContent.length : 0;
+  if (n && n !== window.streamed[window.streamed.length - 1]) window.streamed.push(n);
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
+
+
+def test_browser_asks_and_follows_a_citation_to_its_line(asking):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    with chromium(asking.address) as browser:
+        browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_STREAM})
+        browser.find_element(By.LINK_TEXT, "Ask").click()
+        box = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "form#ask #q"))
+        box.send_keys("What is on Mars?", Keys.ENTER)  # SmolLM2-135M answers it in a sentence
+        _wait(browser, lambda d: d.find_element(By.ID, "answer").get_attribute("aria-busy") == "false"
+              and d.find_element(By.ID, "final").text, timeout=60)
+        streamed = browser.execute_script("return window.streamed")
+        assert len(streamed) >= 2 and streamed == sorted(streamed), streamed  # written token by token
+        final = browser.find_element(By.ID, "final")
+        assert "Sources" in final.text and not browser.find_elements(By.CSS_SELECTOR, "#final .error")
+        assert not browser.find_element(By.ID, "stream").is_displayed()  # replaced by the rendered answer
+        # A citation [n] when the tiny model wrote one, else the source it would cite: both lead to the lines.
+        link = (browser.find_elements(By.CSS_SELECTOR, "#final .answer-text a.cite")
+                or browser.find_elements(By.CSS_SELECTOR, "#final ol.sources a"))[0]
+        href = link.get_attribute("href")
+        n = int(link.text) if "cite" in (link.get_attribute("class") or "") else 1
+        where = browser.find_element(By.CSS_SELECTOR, f"#source-{n} .where").text  # notes/path:start–end
+        ref, lines = where.rsplit(":", 1)
+        start = int(lines.split("–")[0])
+        assert f"line={start}" in href and href.endswith("#hit"), href
+        link.click()
+        _wait(browser, lambda d: "/doc?" in d.current_url)
+        assert f"line={start}" in browser.current_url
+        assert browser.find_element(By.CSS_SELECTOR, ".doc-head .where").text.startswith(f"{ref}:{start}")
+        hit = browser.find_element(By.ID, "hit")
+        assert hit.is_displayed() and hit.text.strip()
+        assert browser.execute_script(  # scrolled to: the marked line is in the window
+            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", hit)
+        if ref == "notes/space/logbook.md":  # its second chunk, far below the first screen
+            assert start > 40 and browser.execute_script("return scrollY") > 0

@@ -269,7 +269,8 @@ class Web:
             added = await self.link.call("collection.add", params)
         except DaemonError as e:
             return _error_response(e)
-        self._index(params["name"])
+        # gnod indexes it now in the background (a rescan, as after a hand edit of the config);
+        # its progress reaches the status page like any other run's.
         return JSONResponse({"ok": True, "message": f"added {params['name']}: indexing", "result": added})
 
     async def remove_collection(self, request: Request) -> Response:
