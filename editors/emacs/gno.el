@@ -473,6 +473,7 @@ best hit.  With consult installed (and `gno-find-use-consult'), that is
   :type 'boolean)
 
 (defvar consult--completion-refresh-hook)
+(defvar consult-async-min-input)
 (declare-function consult--read "ext:consult")
 (declare-function consult--async-sink "ext:consult")
 (declare-function consult--async-indicator "ext:consult")
@@ -564,6 +565,8 @@ keeps the last candidates and shows why."
   (unless (gno--consult-p)
     (user-error "gno: Consult (0.32 to 1.x) is not installed"))
   (let* ((hits (make-hash-table :test #'equal))
+         ;; From the second letter, as gnod matches a word being typed (its prefixes).
+         (consult-async-min-input (min consult-async-min-input 2))
          (async (consult--async-split
                  (consult--async-throttle
                   (gno--consult-search (consult--async-indicator (consult--async-sink)) hits))
