@@ -42,9 +42,22 @@ while len(d) < n:
 sys.stdout.write(json.dumps(json.loads(d)["result"], indent=2))
 """
 
-QUERIES = ["archive files", "list directory contents", "git commit", "compress", "network interface",
-           "docker container logs", "search text in files", "copy files remotely", "disk usage",
-           "process list", "kill process", "download file", "change permissions", "python package"]
+QUERIES = [
+    "archive files",
+    "list directory contents",
+    "git commit",
+    "compress",
+    "network interface",
+    "docker container logs",
+    "search text in files",
+    "copy files remotely",
+    "disk usage",
+    "process list",
+    "kill process",
+    "download file",
+    "change permissions",
+    "python package",
+]
 
 
 def p(values: list[float], q: float) -> float:
@@ -84,15 +97,18 @@ def hybrid(runs: int, stage_queries: int) -> None:
         stages: dict[str, list[float]] = {}
         total = []
         client = d.client()
-        for q in texts[runs: runs + stage_queries]:
+        for q in texts[runs : runs + stage_queries]:
             res = client.call("query", {"query": q, "explain": True})
             total.append(res["took_ms"])
             for st in res["explain"]["stages"]:
                 if st["skipped"] is None:
                     stages.setdefault(st["name"], []).append(st["ms"])
         client.close()
-        emit(full_queries=len(total), full_query_p50_ms=p(total, 0.5),
-             **{f"stage_{k}_ms": sum(v) / len(v) for k, v in stages.items()})
+        emit(
+            full_queries=len(total),
+            full_query_p50_ms=p(total, 0.5),
+            **{f"stage_{k}_ms": sum(v) / len(v) for k, v in stages.items()},
+        )
 
 
 def main() -> None:
@@ -126,11 +142,17 @@ def main() -> None:
             subprocess.run([sys.executable, "-c", "pass"], check=True)
             startup.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", STDLIB_CLIENT, d.paths.socket_path, query], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-c", STDLIB_CLIENT, d.paths.socket_path, query], check=True, capture_output=True
+            )
             floor.append((time.perf_counter() - t0) * 1000)
-    emit(runs=args.runs, gnoctl_search_p50_ms=p(wall, 0.5), gnoctl_search_p90_ms=p(wall, 0.9),
-         python_startup_p50_ms=p(startup, 0.5), stdlib_client_p50_ms=p(floor, 0.5))
+    emit(
+        runs=args.runs,
+        gnoctl_search_p50_ms=p(wall, 0.5),
+        gnoctl_search_p90_ms=p(wall, 0.9),
+        python_startup_p50_ms=p(startup, 0.5),
+        stdlib_client_p50_ms=p(floor, 0.5),
+    )
 
 
 if __name__ == "__main__":

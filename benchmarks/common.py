@@ -40,8 +40,12 @@ class Daemon:
                 f.write(config)
 
     def __enter__(self) -> Daemon:
-        self.proc = subprocess.Popen([sys.executable, "-m", "gnod.server.main", "--quiet"], env=self.env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gnod.server.main", "--quiet"],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 30
         while not is_running(self.paths):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -103,8 +107,12 @@ def test_model(name: str) -> str:
     else as given."""
     from testmodels import build, twins
 
-    builders = {"minilm": build.minilm_gguf, "e5": build.e5_gguf, "reranker": build.reranker_gguf,
-                "smollm2": build.smollm2_gguf}
+    builders = {
+        "minilm": build.minilm_gguf,
+        "e5": build.e5_gguf,
+        "reranker": build.reranker_gguf,
+        "smollm2": build.smollm2_gguf,
+    }
     if name in builders:
         return f"file:{builders[name]()}"
     if name in twins.TWINS:
@@ -117,8 +125,9 @@ def twin_cache() -> Path:
     return Path(os.environ.get("GNO_PRESETBENCH_DIR") or Path.home() / ".cache" / "gno-presetbench")
 
 
-def models_config(embed_uri: str, threads: int = 1, rerank_uri: str | None = None,
-                  generate_uri: str | None = None) -> str:
+def models_config(
+    embed_uri: str, threads: int = 1, rerank_uri: str | None = None, generate_uri: str | None = None
+) -> str:
     lines = ["[models]", f'embed = "{embed_uri}"', f"threads = {threads}"]
     lines += [f'rerank = "{rerank_uri}"'] if rerank_uri else []
     lines += [f'generate = "{generate_uri}"'] if generate_uri else []

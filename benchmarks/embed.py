@@ -49,8 +49,13 @@ def main() -> None:
         texts = [presets.document_prompt(fam, t, x) for t, x in data]
         for threads in (int(t) for t in args.threads.split(",")):
             t0 = time.perf_counter()
-            emb = LlamaEmbedder(uri, path, Threads(fixed=threads), lambda q: presets.query_prompt(fam, q),
-                                pooling=presets.prompts(fam).pooling)
+            emb = LlamaEmbedder(
+                uri,
+                path,
+                Threads(fixed=threads),
+                lambda q: presets.query_prompt(fam, q),
+                pooling=presets.prompts(fam).pooling,
+            )
             emit(**{f"load_seconds_{name}_t{threads}": time.perf_counter() - t0})
             emb.embed_documents(texts[:BATCH])  # warm-up
             body = texts[BATCH:]
@@ -59,8 +64,7 @@ def main() -> None:
             for i in range(0, len(body), BATCH):
                 emb.embed_documents(body[i : i + BATCH])
             dt = time.perf_counter() - t0
-            emit(**{f"chunks_per_s_{name}_t{threads}": len(body) / dt,
-                    f"tokens_per_s_{name}_t{threads}": tokens / dt})
+            emit(**{f"chunks_per_s_{name}_t{threads}": len(body) / dt, f"tokens_per_s_{name}_t{threads}": tokens / dt})
             emb.close()
 
 

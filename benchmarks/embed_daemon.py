@@ -43,7 +43,8 @@ def chunk_texts(db_path: str, family: str) -> list[str]:
     rows = conn.execute(
         """SELECT (SELECT d.title FROM documents d WHERE d.mirror_hash = cc.mirror_hash LIMIT 1),
                   substr(c.markdown, cc.pos + 1, cc.length)
-           FROM content_chunks cc JOIN content c ON c.mirror_hash = cc.mirror_hash ORDER BY cc.id""").fetchall()
+           FROM content_chunks cc JOIN content c ON c.mirror_hash = cc.mirror_hash ORDER BY cc.id"""
+    ).fetchall()
     conn.close()
     return [presets.document_prompt(family, t or "", x) for t, x in rows]
 
@@ -74,8 +75,15 @@ def main() -> None:
     raw_s = time.perf_counter() - t0
     embedder.close()
     raw, daemon = len(texts) / raw_s, res["embedded"] / daemon_s
-    emit(chunks=len(texts), threads=args.threads, raw_chunks_per_s=raw, daemon_chunks_per_s=daemon,
-         daemon_vs_raw=daemon / raw, status_rate_per_s=status_rate, status_rate_vs_daemon=status_rate / daemon)
+    emit(
+        chunks=len(texts),
+        threads=args.threads,
+        raw_chunks_per_s=raw,
+        daemon_chunks_per_s=daemon,
+        daemon_vs_raw=daemon / raw,
+        status_rate_per_s=status_rate,
+        status_rate_vs_daemon=status_rate / daemon,
+    )
 
 
 if __name__ == "__main__":

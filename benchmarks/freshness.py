@@ -89,9 +89,12 @@ def main() -> None:
                     os.unlink(path)
                     lat["delete"].append(visible(client, old, False))
             every = [x for k in kinds for x in lat[k]]
-            emit(edits=len(every), save_to_searchable_p50_ms=p(every, 0.5) * 1000,
-                 save_to_searchable_p95_ms=p(every, 0.95) * 1000,
-                 **{f"{k}_p50_ms": p(lat[k], 0.5) * 1000 for k in kinds if lat[k]})
+            emit(
+                edits=len(every),
+                save_to_searchable_p50_ms=p(every, 0.5) * 1000,
+                save_to_searchable_p95_ms=p(every, 0.95) * 1000,
+                **{f"{k}_p50_ms": p(lat[k], 0.5) * 1000 for k in kinds if lat[k]},
+            )
 
             burst = os.path.join(root, "burst")
             os.makedirs(burst)

@@ -63,8 +63,7 @@ def tldr() -> tuple[str, dict[str, dict[str, int]], dict[str, str]]:
     return folder, qrels, queries
 
 
-def fetch(folder: str, qrels: dict[str, dict[str, int]], queries: dict[str, str], model: str,
-          name: str) -> list[Run]:
+def fetch(folder: str, qrels: dict[str, dict[str, int]], queries: dict[str, str], model: str, name: str) -> list[Run]:
     """Each query's BM25 and vector lists, through a real gnod whose index is kept between runs."""
     home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-{model}")
     runs = []
@@ -97,9 +96,16 @@ def rrf_before(bm: list[str], vec: list[str]) -> list[str]:
 
 def standardized(bm: list[tuple[str, float]], vec: list[tuple[str, float]], depth: int, pipeline) -> list[str]:
     """gnod's fusion of the lists cut at `depth`, as a query that asked for that many would see them."""
-    lists = [fusion.RankedList(kind=kind, source=source, doc_ids=[d for d, _ in hits[:depth]],
-                               scores=[s for _, s in hits[:depth]], exhaustive=len(hits) < depth)
-             for kind, source, hits in (("original", "bm25", bm), ("variant", "vector", vec))]
+    lists = [
+        fusion.RankedList(
+            kind=kind,
+            source=source,
+            doc_ids=[d for d, _ in hits[:depth]],
+            scores=[s for _, s in hits[:depth]],
+            exhaustive=len(hits) < depth,
+        )
+        for kind, source, hits in (("original", "bm25", bm), ("variant", "vector", vec))
+    ]
     return [str(f.doc_id) for f in fusion.fuse(lists, pipeline)]
 
 
@@ -109,14 +115,21 @@ def main() -> None:
     ap.add_argument("--model", default="minilm")
     args = ap.parse_args()
     # The SciFact index is the one quality.py keeps (its collection is called "beir").
-    runs = fetch(*(scifact() if args.set == "scifact" else tldr()), args.model,
-                 "beir" if args.set == "scifact" else "tldr")
+    runs = fetch(
+        *(scifact() if args.set == "scifact" else tldr()), args.model, "beir" if args.set == "scifact" else "tldr"
+    )
     half = len(runs) // 2
 
     def report(setting: str, ranked) -> None:
         vals = [ndcg_at(ranked(bm, vec), rel, 10) for rel, bm, vec in runs]
-        emit(setting=setting, **{"ndcg@10_a": sum(vals[:half]) / half,
-                                 "ndcg@10_b": sum(vals[half:]) / (len(vals) - half), "ndcg@10": sum(vals) / len(vals)})
+        emit(
+            setting=setting,
+            **{
+                "ndcg@10_a": sum(vals[:half]) / half,
+                "ndcg@10_b": sum(vals[half:]) / (len(vals) - half),
+                "ndcg@10": sum(vals) / len(vals),
+            },
+        )
 
     emit(set=args.set, queries=len(runs))
     report("bm25", lambda bm, vec: [d for d, _ in bm])
@@ -125,10 +138,13 @@ def main() -> None:
     report("rrf_before,depth=20", lambda bm, vec: rrf_before([d for d, _ in bm[:20]], [d for d, _ in vec[:20]]))
     # BM25 keeps the "original" weight, the vector list is weighted through the "variant" slot.
     for depth, wv in itertools.product((20, 50, 100, FETCH), (1.5, PIPELINE.fusion.weights.original, 2.5)):
-        p = PIPELINE.__class__(fusion=Fusion(weights=ListWeights(original=PIPELINE.fusion.weights.original,
-                                                                 variant=wv)))
-        report(f"standardized,depth={depth},vector_weight={wv}",
-               lambda bm, vec, depth=depth, p=p: standardized(bm, vec, depth, p))
+        p = PIPELINE.__class__(
+            fusion=Fusion(weights=ListWeights(original=PIPELINE.fusion.weights.original, variant=wv))
+        )
+        report(
+            f"standardized,depth={depth},vector_weight={wv}",
+            lambda bm, vec, depth=depth, p=p: standardized(bm, vec, depth, p),
+        )
 
 
 if __name__ == "__main__":

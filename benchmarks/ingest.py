@@ -19,8 +19,12 @@ from common import Daemon, emit, tldr_pages
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", help="folder to index (default: tldr pages/, English)")
-    ap.add_argument("--runs", type=int, default=5,
-                    help="fresh index runs (a new collection each) and no-op passes; medians are printed")
+    ap.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="fresh index runs (a new collection each) and no-op passes; medians are printed",
+    )
     args = ap.parse_args()
     corpus = args.corpus or tldr_pages("pages")
     with Daemon() as d:
@@ -36,8 +40,15 @@ def main() -> None:
             if i < args.runs - 1:
                 d.call("collection.remove", {"name": name})
         med = sorted(fresh)[len(fresh) // 2]
-        emit(docs=docs, errors=errors, seconds=med, docs_per_s=docs / med, first_run_seconds=fresh[0],
-             min_seconds=min(fresh), wall_seconds=sorted(walls)[len(walls) // 2])
+        emit(
+            docs=docs,
+            errors=errors,
+            seconds=med,
+            docs_per_s=docs / med,
+            first_run_seconds=fresh[0],
+            min_seconds=min(fresh),
+            wall_seconds=sorted(walls)[len(walls) // 2],
+        )
         noop = []
         for _ in range(args.runs):
             r = d.call("index", {"collection": name})["collections"][0]
@@ -45,6 +56,7 @@ def main() -> None:
             noop.append(r["seconds"])
         noop.sort()
         emit(noop_seconds=noop[len(noop) // 2], noop_min_seconds=noop[0])
+
 
 if __name__ == "__main__":
     main()

@@ -89,8 +89,10 @@ def make_pptx(rng: random.Random, i: int) -> bytes:
 
 def make_html(rng: random.Random, i: int) -> bytes:
     body = "".join(f"<h2>Part {s}</h2>" + "".join(f"<p>{paragraph(rng)}</p>" for _ in range(3)) for s in range(5))
-    return (f"<!DOCTYPE html><html><head><title>Page {i}</title><style>p {{}}</style></head>"
-            f"<body><nav><a href='/'>home</a></nav><h1>Page {i}</h1>{body}</body></html>").encode()
+    return (
+        f"<!DOCTYPE html><html><head><title>Page {i}</title><style>p {{}}</style></head>"
+        f"<body><nav><a href='/'>home</a></nav><h1>Page {i}</h1>{body}</body></html>"
+    ).encode()
 
 
 MAKERS = {"pdf": make_pdf, "docx": make_docx, "xlsx": make_xlsx, "pptx": make_pptx, "html": make_html}

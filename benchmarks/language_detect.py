@@ -37,10 +37,7 @@ from gnod.text.language import ISO_TO_SNOWBALL, detect_language  # noqa: E402
 
 DEFAULT_TARBALL = ROOT.parent / "shared" / "data" / "tldr-pages.tar.gz"
 # Folders with a stemmer, plus a few without one (expected: None).
-DEFAULT_LANGS = (
-    "de,fr,es,pt_BR,pt_PT,it,nl,sv,no,nb,da,fi,pl,id,tr,ro,cs,ca,ru,el,ar,fa,hi,ne,ta,sr,"
-    "zh,ja,ko,uk,bg"
-)
+DEFAULT_LANGS = "de,fr,es,pt_BR,pt_PT,it,nl,sv,no,nb,da,fi,pl,id,tr,ro,cs,ca,ru,el,ar,fa,hi,ne,ta,sr,zh,ja,ko,uk,bg"
 
 
 def load_pages(tarball: Path, folders: set[str]) -> dict[str, list[str]]:
@@ -122,8 +119,10 @@ def main() -> None:
         if args.errors:
             wrong = Counter(got for got in out if got != expected)
             rate = fallbacks[folder] / len(out)
-            print(f"#   {iso}: expected {expected}, got {dict(wrong.most_common(6))}, "
-                  f"lingua fallback rate {rate:.3f}, {times[folder] / len(out) * 1e6:.1f} us/doc")
+            print(
+                f"#   {iso}: expected {expected}, got {dict(wrong.most_common(6))}, "
+                f"lingua fallback rate {rate:.3f}, {times[folder] / len(out) * 1e6:.1f} us/doc"
+            )
             shown = 0
             for text, got in zip(pages[folder], out):
                 if got != expected and shown < args.errors:

@@ -43,9 +43,12 @@ def build(data: str, percent: float, seed: int) -> tuple[str, int, int]:
         pools = {}
         for lang in FOREIGN:
             src = tldr_pages(lang)
-            pools[lang] = sorted(os.path.join(src, p, name) for p in os.listdir(src)
-                                 for name in os.listdir(os.path.join(src, p))
-                                 if name.endswith(".md") and not name.startswith("."))
+            pools[lang] = sorted(
+                os.path.join(src, p, name)
+                for p in os.listdir(src)
+                for name in os.listdir(os.path.join(src, p))
+                if name.endswith(".md") and not name.startswith(".")
+            )
             rng.shuffle(pools[lang])
         for i in range(n_foreign):
             lang = FOREIGN[i % len(FOREIGN)]
@@ -92,8 +95,7 @@ def main() -> None:
     detected, languages = run(folder, args.data, None)
     emit(languages=",".join(str(lang) for lang in languages))
     english, _ = run(folder, args.data, "english")
-    emit(**{"ndcg@10_detected": detected, "ndcg@10_english": english,
-            "ndcg@10_gap": english - detected})
+    emit(**{"ndcg@10_detected": detected, "ndcg@10_english": english, "ndcg@10_gap": english - detected})
 
 
 if __name__ == "__main__":

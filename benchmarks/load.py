@@ -37,9 +37,14 @@ from collections import Counter
 from common import CACHE, SHARED, Daemon, emit
 from gnoctl.client import DaemonError
 
-QUESTIONS = ["how do I list files sorted by size", "how to compress a folder into an archive",
-             "what is the command to show open ports", "how can I change the owner of a file",
-             "how do I find text inside files recursively", "how to download a file from a url"]
+QUESTIONS = [
+    "how do I list files sorted by size",
+    "how to compress a folder into an archive",
+    "what is the command to show open ports",
+    "how can I change the owner of a file",
+    "how do I find text inside files recursively",
+    "how to download a file from a url",
+]
 
 
 def all_tldr_pages() -> str:
@@ -48,8 +53,9 @@ def all_tldr_pages() -> str:
     if not os.path.isdir(dest):
         os.makedirs(dest + ".tmp", exist_ok=True)
         with tarfile.open(os.path.join(SHARED, "tldr-pages.tar.gz")) as tar:
-            tar.extractall(dest + ".tmp", members=[m for m in tar.getmembers() if m.name.startswith("tldr/pages")],
-                           filter="data")
+            tar.extractall(
+                dest + ".tmp", members=[m for m in tar.getmembers() if m.name.startswith("tldr/pages")], filter="data"
+            )
         os.rename(dest + ".tmp", dest)
     return os.path.join(dest, "tldr")
 
@@ -100,8 +106,12 @@ def main() -> None:
         with open(os.path.join(generated, f"g{i:05d}.md"), "w") as f:
             f.write(f"# Generated {i}\n\n" + " ".join(rng.choice(words) for _ in range(120)) + "\n")
     # Pages gno indexes by default (a name like "..md" is a hidden file, never indexed).
-    edited = sorted(os.path.join(dp, n) for dp, _, ns in os.walk(os.path.join(tldr, "pages", "common"))
-                    for n in ns if n[0].isalnum())[:500]
+    edited = sorted(
+        os.path.join(dp, n)
+        for dp, _, ns in os.walk(os.path.join(tldr, "pages", "common"))
+        for n in ns
+        if n[0].isalnum()
+    )[:500]
 
     with Daemon(home=home) as d:
         collections = {c["name"] for c in d.call("status")["collections"]}
@@ -180,8 +190,10 @@ def main() -> None:
                     errors[e.name] += 1
             c.close()
 
-        background = [threading.Thread(target=sampler, args=("status", 0.1, {}, status_ms)),
-                      threading.Thread(target=sampler, args=("search", 1.0, {"query": "extract archive"}, probe_ms))]
+        background = [
+            threading.Thread(target=sampler, args=("status", 0.1, {}, status_ms)),
+            threading.Thread(target=sampler, args=("search", 1.0, {"query": "extract archive"}, probe_ms)),
+        ]
         if args.edits_per_s > 0:
             background.append(threading.Thread(target=editor))
         if args.generated > 0:
@@ -200,16 +212,25 @@ def main() -> None:
         for t in background:
             t.join()
         rss = d.call("status").get("rss_bytes") or 0
-        emit(searches_per_s=round(len(search_ms) / took, 1), search_p50_ms=pct(search_ms, 0.5),
-             search_p90_ms=pct(search_ms, 0.9), search_p99_ms=pct(search_ms, 0.99),
-             status_p50_ms=pct(status_ms, 0.5), status_p99_ms=pct(status_ms, 0.99),
-             probe_p50_ms=pct(probe_ms, 0.5), probe_p99_ms=pct(probe_ms, 0.99),
-             edit_to_searchable_p50_ms=round(statistics.median(edit_ms), 1) if edit_ms else float("nan"),
-             edit_to_searchable_max_ms=round(max(edit_ms + unfinished, default=float("nan")), 1),
-             edits=len(edit_ms), edits_unfinished=len(unfinished), errors=sum(errors.values()),
-             rss_mb=round(rss / 1e6), gnod_cpu_ms_per_search=round((cpu1 - cpu0) * 1000 / max(1, len(search_ms)), 2),
-             switches_per_search=round((switches1 - switches0) / max(1, len(search_ms)), 1),
-             **{f"errors_{name}": n for name, n in sorted(errors.items())})
+        emit(
+            searches_per_s=round(len(search_ms) / took, 1),
+            search_p50_ms=pct(search_ms, 0.5),
+            search_p90_ms=pct(search_ms, 0.9),
+            search_p99_ms=pct(search_ms, 0.99),
+            status_p50_ms=pct(status_ms, 0.5),
+            status_p99_ms=pct(status_ms, 0.99),
+            probe_p50_ms=pct(probe_ms, 0.5),
+            probe_p99_ms=pct(probe_ms, 0.99),
+            edit_to_searchable_p50_ms=round(statistics.median(edit_ms), 1) if edit_ms else float("nan"),
+            edit_to_searchable_max_ms=round(max(edit_ms + unfinished, default=float("nan")), 1),
+            edits=len(edit_ms),
+            edits_unfinished=len(unfinished),
+            errors=sum(errors.values()),
+            rss_mb=round(rss / 1e6),
+            gnod_cpu_ms_per_search=round((cpu1 - cpu0) * 1000 / max(1, len(search_ms)), 2),
+            switches_per_search=round((switches1 - switches0) / max(1, len(search_ms)), 1),
+            **{f"errors_{name}": n for name, n in sorted(errors.items())},
+        )
 
 
 if __name__ == "__main__":

@@ -47,11 +47,22 @@ def family_bytes(rng: random.Random) -> tuple[bytes, bool]:
 
 def family_envelope(rng: random.Random) -> tuple[bytes, bool]:
     field = rng.choice(FIELDS)
-    raw = rng.choice([
-        _deep(rng.choice([100, 1000, 5000, 20000])),
-        b'"a\xff\xfeb"', b'"\xc3"', b"null", b"[]", b"{}", b"1e999", b'"1.0"', b'"2"', b'""', b"-1",
-        b'{"a":' * 3000 + b"1" + b"}" * 3000,
-    ])
+    raw = rng.choice(
+        [
+            _deep(rng.choice([100, 1000, 5000, 20000])),
+            b'"a\xff\xfeb"',
+            b'"\xc3"',
+            b"null",
+            b"[]",
+            b"{}",
+            b"1e999",
+            b'"1.0"',
+            b'"2"',
+            b'""',
+            b"-1",
+            b'{"a":' * 3000 + b"1" + b"}" * 3000,
+        ]
+    )
     if field == "id" and raw == b"null":
         raw = b"true"  # a null id makes a notification, which JSON-RPC never answers
     return _envelope(field, raw), True
@@ -64,8 +75,21 @@ def family_missing(rng: random.Random) -> tuple[bytes, bool]:
 
 
 def family_refs(rng: random.Random) -> tuple[bytes, bool]:
-    ref = rng.choice(["#²", "#³⁴", "#99999999999999999999", "#-1", "docs/a\x00.md", "/tmp/a\x00b",
-                      "docs/a.md:²", "docs/a.md:99999999999999999999", "gno://", "#", "~nobody/x"])
+    ref = rng.choice(
+        [
+            "#²",
+            "#³⁴",
+            "#99999999999999999999",
+            "#-1",
+            "docs/a\x00.md",
+            "/tmp/a\x00b",
+            "docs/a.md:²",
+            "docs/a.md:99999999999999999999",
+            "gno://",
+            "#",
+            "~nobody/x",
+        ]
+    )
     if rng.random() < 0.5:
         params = {"ref": ref}
         method = "get"
@@ -88,7 +112,10 @@ def family_half_frame(rng: random.Random) -> tuple[bytes, bool]:
 
 
 FAMILIES = {
-    "bytes": family_bytes, "envelope": family_envelope, "missing": family_missing, "refs": family_refs,
+    "bytes": family_bytes,
+    "envelope": family_envelope,
+    "missing": family_missing,
+    "refs": family_refs,
     "query_bytes": family_query_bytes,
 }
 
@@ -167,8 +194,15 @@ def main() -> None:
         finally:
             d.keep = False
             d.__exit__(None, None, None)
-    emit(inputs=args.n + args.half_frames, deaths=deaths, hangs=counts["hang"], internal=counts["internal"],
-         errors=counts["error"], closed=counts["closed"], results=counts["result"])
+    emit(
+        inputs=args.n + args.half_frames,
+        deaths=deaths,
+        hangs=counts["hang"],
+        internal=counts["internal"],
+        errors=counts["error"],
+        closed=counts["closed"],
+        results=counts["result"],
+    )
     emit(**{f"family_{k}_bad": v for k, v in bad.items()})
 
 

@@ -22,9 +22,22 @@ import time
 
 from common import CACHE, REPO, Daemon, emit, models_config, test_model, tldr_pages
 
-QUERIES = ["archive files", "list directory contents", "mount a filesystem", "compress", "network interface",
-           "systemd service logs", "search text in files", "copy files remotely", "disk usage",
-           "process list", "kill process", "download file", "change permissions", "package manager"]
+QUERIES = [
+    "archive files",
+    "list directory contents",
+    "mount a filesystem",
+    "compress",
+    "network interface",
+    "systemd service logs",
+    "search text in files",
+    "copy files remotely",
+    "disk usage",
+    "process list",
+    "kill process",
+    "download file",
+    "change permissions",
+    "package manager",
+]
 
 
 def p(values: list[float], q: float) -> float:

@@ -116,6 +116,7 @@ def stemmed(folder: str, queries: dict[str, dict[str, str]]) -> dict[str, float]
         emit(docs=r["added"], index_seconds=r["seconds"])
         client = d.client()
         try:
+
             def search(query: str) -> list[str]:
                 try:
                     res = client.call("search", {"query": query, "limit": K, "snippets": False})
@@ -157,8 +158,7 @@ def unstemmed(folder: str, queries: dict[str, dict[str, str]]) -> dict[str, floa
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--per-language", type=int, default=200, help="pages sampled per language")
     ap.add_argument("--seed", type=int, default=13)
     args = ap.parse_args()
@@ -168,8 +168,7 @@ def main() -> None:
     off = unstemmed(folder, queries)
     for lang in queries:
         emit(**{f"mrr@10_{lang}": on[lang], f"mrr@10_{lang}_nostem": off[lang]})
-    emit(**{"mrr@10_mean": sum(on.values()) / len(on),
-            "mrr@10_mean_nostem": sum(off.values()) / len(off)})
+    emit(**{"mrr@10_mean": sum(on.values()) / len(on), "mrr@10_mean_nostem": sum(off.values()) / len(off)})
 
 
 if __name__ == "__main__":

@@ -120,8 +120,11 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
                 batch = body[i : i + BATCH]
                 await run(lambda m: m.embed_documents(batch))
             rate = len(body) / (time.perf_counter() - t0)
-            figures = {"chunks_per_s": rate, "tokens_per_chunk": tokens / len(body),
-                       "embed_10k_chunks_min": 10_000 / rate / 60}
+            figures = {
+                "chunks_per_s": rate,
+                "tokens_per_chunk": tokens / len(body),
+                "embed_10k_chunks_min": 10_000 / rate / 60,
+            }
         elif role == "rerank":
             frame = len(model.pair_tokens(QUERY, [""])[0])
             docs = [cut(x, lambda s: len(model.pair_tokens(QUERY, [s])[0]) - frame) for _, x in scifact(n_chunks + 2)]
@@ -138,16 +141,26 @@ async def measure(name: str, path: str, threads: int, n_chunks: int) -> None:
             llama_cpp.llama_perf_context_reset(ctx)
             await models.generate(presets.chat(fam, "You answer from the sources given.", user), max_tokens=GEN_TOKENS)
             perf = llama_cpp.llama_perf_context(ctx)
-            figures = {"prompt_tokens": perf.n_p_eval, "prompt_tokens_per_s": perf.n_p_eval / perf.t_p_eval_ms * 1e3,
-                       "gen_tokens": perf.n_eval, "gen_tokens_per_s": perf.n_eval / perf.t_eval_ms * 1e3}
+            figures = {
+                "prompt_tokens": perf.n_p_eval,
+                "prompt_tokens_per_s": perf.n_p_eval / perf.t_p_eval_ms * 1e3,
+                "gen_tokens": perf.n_eval,
+                "gen_tokens_per_s": perf.n_eval / perf.t_eval_ms * 1e3,
+            }
         grown = rss() - base
     finally:
         models.close()
     key = f"{name}_t{threads}"
-    emit(**{f"file_mb_{name}": os.path.getsize(path) / 1e6,
-            f"llama_cpp_import_mb_{key}": (base - before_import) / 2**20, f"load_s_{key}": info.load_seconds,
-            f"rss_mb_{key}": (info.rss_bytes or 0) / 2**20, f"rss_after_run_mb_{key}": grown / 2**20},
-         **{f"{k}_{key}": v for k, v in figures.items()})
+    emit(
+        **{
+            f"file_mb_{name}": os.path.getsize(path) / 1e6,
+            f"llama_cpp_import_mb_{key}": (base - before_import) / 2**20,
+            f"load_s_{key}": info.load_seconds,
+            f"rss_mb_{key}": (info.rss_bytes or 0) / 2**20,
+            f"rss_after_run_mb_{key}": grown / 2**20,
+        },
+        **{f"{k}_{key}": v for k, v in figures.items()},
+    )
 
 
 def main() -> None:
@@ -176,8 +189,11 @@ def main() -> None:
         return
     for threads in args.threads.split(","):
         for name in names:
-            subprocess.run([sys.executable, __file__, "--measure", name, "--threads", threads,
-                            "--chunks", str(args.chunks)], check=True, cwd=REPO)
+            subprocess.run(
+                [sys.executable, __file__, "--measure", name, "--threads", threads, "--chunks", str(args.chunks)],
+                check=True,
+                cwd=REPO,
+            )
 
 
 if __name__ == "__main__":

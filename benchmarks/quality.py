@@ -76,7 +76,7 @@ def materialize(key: str, corpus: dict[str, dict]) -> str:
 def ndcg_at(ranked: list[str], rel: dict[str, int], k: int) -> float:
     dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
     ideal = sorted(rel.values(), reverse=True)[:k]
-    idcg = sum((2 ** r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
+    idcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 
@@ -89,17 +89,23 @@ def main() -> None:
     ap.add_argument("--expand", action="store_true", help="hybrid mode: LLM query expansion (SmolLM2)")
     ap.add_argument("--rerank", action="store_true", help="hybrid mode: rerank (random test reranker)")
     ap.add_argument("--queries", type=int, default=0, help="only the first N test queries (0: all)")
-    ap.add_argument("--fresh", action="store_true",
-                    help="vector/hybrid: embed again instead of reusing the vectors of an earlier run")
+    ap.add_argument(
+        "--fresh",
+        action="store_true",
+        help="vector/hybrid: embed again instead of reusing the vectors of an earlier run",
+    )
     ap.add_argument("--limit", type=int, default=100)
     args = ap.parse_args()
     corpus, queries, qrels = load_beir(args.data)
     folder = materialize(corpus_key(args.data), corpus)
     config = None
     if args.mode != "lexical":
-        config = models_config(test_model(args.model), args.threads,
-                               test_model("reranker") if args.rerank else None,
-                               test_model("smollm2") if args.expand else None)
+        config = models_config(
+            test_model(args.model),
+            args.threads,
+            test_model("reranker") if args.rerank else None,
+            test_model("smollm2") if args.expand else None,
+        )
     home = None
     if args.mode != "lexical":  # embedding a corpus takes minutes: keep the index per (data, model)
         home = os.path.join(CACHE, "homes", f"{os.path.basename(folder)}-{args.model.replace('/', '_')}")
@@ -143,9 +149,14 @@ def main() -> None:
     n = len(qrels)
     if args.mode == "hybrid":
         emit(expand=args.expand, rerank=args.rerank)
-    emit(mode=args.mode, queries=n, **{"ndcg@10": sum(ndcg) / n, "recall@100": sum(recall) / n,
-                                       "mrr@10": sum(mrr) / n},
-         p50_ms=lat[n // 2], p95_ms=lat[int(n * 0.95)], queries_with_no_results=empty)
+    emit(
+        mode=args.mode,
+        queries=n,
+        **{"ndcg@10": sum(ndcg) / n, "recall@100": sum(recall) / n, "mrr@10": sum(mrr) / n},
+        p50_ms=lat[n // 2],
+        p95_ms=lat[int(n * 0.95)],
+        queries_with_no_results=empty,
+    )
 
 
 if __name__ == "__main__":

@@ -38,11 +38,28 @@ def _server(model: str, threads: int, folder: str) -> tuple[subprocess.Popen, st
         port = s.getsockname()[1]
     config = os.path.join(folder, "server.json")
     with open(config, "w") as f:
-        json.dump({"host": "127.0.0.1", "port": port, "models": [
-            {"model": model, "model_alias": "minilm", "embedding": True, "n_threads": threads,
-             "n_threads_batch": threads, "verbose": False}]}, f)
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", config],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        json.dump(
+            {
+                "host": "127.0.0.1",
+                "port": port,
+                "models": [
+                    {
+                        "model": model,
+                        "model_alias": "minilm",
+                        "embedding": True,
+                        "n_threads": threads,
+                        "n_threads_batch": threads,
+                        "verbose": False,
+                    }
+                ],
+            },
+            f,
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--config_file", config],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -90,8 +107,14 @@ def main() -> None:
         finally:
             proc.kill()
             proc.wait()
-    emit(chunks=args.chunks, threads=args.threads, chunks_per_s_local=local_rate, chunks_per_s_remote=remote_rate,
-         remote_vs_local=remote_rate / local_rate, remote_batch_ms=sum(latencies[1:]) / max(1, len(latencies) - 1))
+    emit(
+        chunks=args.chunks,
+        threads=args.threads,
+        chunks_per_s_local=local_rate,
+        chunks_per_s_remote=remote_rate,
+        remote_vs_local=remote_rate / local_rate,
+        remote_batch_ms=sum(latencies[1:]) / max(1, len(latencies) - 1),
+    )
 
 
 if __name__ == "__main__":

@@ -36,25 +36,62 @@ from common import CACHE, Daemon, emit
 # (kind, query, filters): identifiers, two- and three-word terms, questions full of common
 # words, a stop word alone, phrases, negations, filters.
 QUERIES: list[tuple[str, str, dict]] = [
-    *(("identifier", q, {}) for q in (
-        "spinlock", "kmalloc", "copy_from_user", "GFP_KERNEL", "rcu_read_lock", "struct page", "mutex_lock",
-        "EXPORT_SYMBOL_GPL", "task_struct", "skb_put", "container_of", "pci_enable_device")),
-    *(("terms", q, {}) for q in (
-        "memory barrier", "page fault handler", "kmalloc GFP_KERNEL", "interrupt controller", "device tree binding",
-        "scheduler load balancing", "file system journal", "network driver reset", "power management suspend")),
-    *(("question", q, {}) for q in (
-        "how to submit a patch", "use after free in the network stack", "what is the difference between a mutex "
-        "and a spinlock", "how do I write a device tree binding for a new sensor", "why is the system slow when "
-        "swapping", "where are the documents about coding style", "how does the kernel handle out of memory")),
+    *(
+        ("identifier", q, {})
+        for q in (
+            "spinlock",
+            "kmalloc",
+            "copy_from_user",
+            "GFP_KERNEL",
+            "rcu_read_lock",
+            "struct page",
+            "mutex_lock",
+            "EXPORT_SYMBOL_GPL",
+            "task_struct",
+            "skb_put",
+            "container_of",
+            "pci_enable_device",
+        )
+    ),
+    *(
+        ("terms", q, {})
+        for q in (
+            "memory barrier",
+            "page fault handler",
+            "kmalloc GFP_KERNEL",
+            "interrupt controller",
+            "device tree binding",
+            "scheduler load balancing",
+            "file system journal",
+            "network driver reset",
+            "power management suspend",
+        )
+    ),
+    *(
+        ("question", q, {})
+        for q in (
+            "how to submit a patch",
+            "use after free in the network stack",
+            "what is the difference between a mutex and a spinlock",
+            "how do I write a device tree binding for a new sensor",
+            "why is the system slow when swapping",
+            "where are the documents about coding style",
+            "how does the kernel handle out of memory",
+        )
+    ),
     *(("stopword", q, {}) for q in ("the", "of", "a")),
     *(("phrase", q, {}) for q in ('"memory barrier"', '"page fault"', '"reference count"', '"dead lock"')),
     *(("negation", q, {}) for q in ("spinlock -raw", "interrupt -gpio", "scheduler -deadline", "usb -gadget")),
-    *(("filter", q, f) for q, f in (
-        ("spinlock", {"filters": {"path": "Documentation/*"}}),
-        ("interrupt controller", {"filters": {"path": "*.dts*"}}),
-        ("memory barrier", {"filters": {"path": "arch/x86/*"}}),
-        ("how to submit a patch", {"filters": {"path": "*.rst"}}),
-        ("page fault", {"filters": {"path": "mm/*"}}))),
+    *(
+        ("filter", q, f)
+        for q, f in (
+            ("spinlock", {"filters": {"path": "Documentation/*"}}),
+            ("interrupt controller", {"filters": {"path": "*.dts*"}}),
+            ("memory barrier", {"filters": {"path": "arch/x86/*"}}),
+            ("how to submit a patch", {"filters": {"path": "*.rst"}}),
+            ("page fault", {"filters": {"path": "mm/*"}}),
+        )
+    ),
 ]
 PACKAGE = "linux-source-6.1"
 
@@ -132,13 +169,19 @@ def main() -> None:
             stats = res["collections"][0]
         src = source_bytes(d.paths.db_file)
         if stats:
-            emit(documents=stats["added"], errors=stats["errors"], ingest_seconds=stats["seconds"],
-                 ingest_wall_seconds=wall, ingest_mb_per_s=src / 1e6 / stats["seconds"])
+            emit(
+                documents=stats["added"],
+                errors=stats["errors"],
+                ingest_seconds=stats["seconds"],
+                ingest_wall_seconds=wall,
+                ingest_mb_per_s=src / 1e6 / stats["seconds"],
+            )
         emit(source_mb=src / 1e6)
         # The watcher rescans every collection when gnod starts: time updates after it.
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and any(
-                f["indexing"] or f["pending"] or not f["watching"] for f in d.call("status")["freshness"]):
+            f["indexing"] or f["pending"] or not f["watching"] for f in d.call("status")["freshness"]
+        ):
             time.sleep(0.1)
         noop = []
         for _ in range(3):
@@ -149,8 +192,12 @@ def main() -> None:
         time.sleep(3)
         st = d.call("status")
         index_bytes = folder_bytes(d.paths.data_dir)
-        emit(index_bytes=index_bytes, index_over_source=index_bytes / src, rss_idle_mb=st["rss_bytes"] / 1e6,
-             lexical_bytes=(st.get("lexical") or {}).get("bytes", 0))
+        emit(
+            index_bytes=index_bytes,
+            index_over_source=index_bytes / src,
+            rss_idle_mb=st["rss_bytes"] / 1e6,
+            lexical_bytes=(st.get("lexical") or {}).get("bytes", 0),
+        )
 
         top: dict[str, list[str]] = {}
         took: dict[str, list[float]] = {}
@@ -160,9 +207,13 @@ def main() -> None:
                 took.setdefault(kind, []).append(r["took_ms"])
                 top[f"{q} {json.dumps(extra)}"] = [h["path"] for h in r["hits"]]
         every = [t for ts in took.values() for t in ts]
-        emit(queries=len(QUERIES), took_ms_p50=pct(every, 0.5), took_ms_p99=pct(every, 0.99),
-             **{f"took_ms_p50_{k}": pct(v, 0.5) for k, v in took.items()},
-             **{f"took_ms_max_{k}": max(v) for k, v in took.items()})
+        emit(
+            queries=len(QUERIES),
+            took_ms_p50=pct(every, 0.5),
+            took_ms_p99=pct(every, 0.99),
+            **{f"took_ms_p50_{k}": pct(v, 0.5) for k, v in took.items()},
+            **{f"took_ms_max_{k}": max(v) for k, v in took.items()},
+        )
 
         saved = []
         sub = os.path.join(tree, "gno-scale-bench")
@@ -187,14 +238,21 @@ def main() -> None:
         cli, py = [], []
         for i in range(args.cli_runs):
             t0 = time.perf_counter()
-            subprocess.run([gnoctl, "search", QUERIES[i % len(QUERIES)][1].strip('"'), "-n", "10"], env=d.env,
-                           stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                [gnoctl, "search", QUERIES[i % len(QUERIES)][1].strip('"'), "-n", "10"],
+                env=d.env,
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
             cli.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
             py.append((time.perf_counter() - t0) * 1000)
-        emit(gnoctl_search_p50_ms=pct(cli, 0.5), python_startup_p50_ms=pct(py, 0.5),
-             gnoctl_over_python=pct(cli, 0.5) / pct(py, 0.5))
+        emit(
+            gnoctl_search_p50_ms=pct(cli, 0.5),
+            python_startup_p50_ms=pct(py, 0.5),
+            gnoctl_over_python=pct(cli, 0.5) / pct(py, 0.5),
+        )
 
     if args.save:
         with open(args.save, "w") as f:

@@ -72,8 +72,10 @@ def main() -> None:
             for label, threads in settings.items():
                 rate, chosen = asyncio.run(run(path, threads, texts))
                 key = f"{label}_{load}"
-                emit(**{f"chunks_per_s_{key}": rate, f"embed_10k_chunks_min_{key}": 10_000 / rate / 60},
-                     **({f"threads_chosen_{key}": chosen} if threads is None else {}))
+                emit(
+                    **{f"chunks_per_s_{key}": rate, f"embed_10k_chunks_min_{key}": 10_000 / rate / 60},
+                    **({f"threads_chosen_{key}": chosen} if threads is None else {}),
+                )
         finally:
             for h in hogs:
                 h.kill()

@@ -44,7 +44,7 @@ def embeddings(n: int, rng: np.random.Generator) -> np.ndarray:
         m = min(100_000, n - lo)
         x = rng.standard_normal((m, LATENT)).astype(np.float32) @ mix
         x += 0.1 * np.sqrt(LATENT) * rng.standard_normal((m, DIM)).astype(np.float32)
-        out[lo:lo + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
+        out[lo : lo + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
 
 
@@ -78,8 +78,9 @@ def sqlite_vec_p50(x: np.ndarray, queries: np.ndarray) -> float:
         return float("nan")
     conn.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{DIM}] distance_metric=cosine)")
     with conn:
-        conn.executemany("INSERT INTO v(rowid, embedding) VALUES (?, ?)",
-                         ((i + 1, row.tobytes()) for i, row in enumerate(x)))
+        conn.executemany(
+            "INSERT INTO v(rowid, embedding) VALUES (?, ?)", ((i + 1, row.tobytes()) for i, row in enumerate(x))
+        )
     sql = "SELECT rowid, distance FROM v WHERE embedding MATCH ? AND k = ?"
     times, _ = timed(lambda q: conn.execute(sql, (q.tobytes(), K)).fetchall(), queries[:20])
     return pct(times, 50)
@@ -92,7 +93,7 @@ def measure(n: int, args: argparse.Namespace, rng: np.random.Generator, tmp: str
     index, _ = folder.open()
     t0 = time.perf_counter()
     for lo in range(0, n, STEP):
-        index.add(ids[lo:lo + STEP], x[lo:lo + STEP])
+        index.add(ids[lo : lo + STEP], x[lo : lo + STEP])
     add_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if index.wants_ann():
@@ -116,19 +117,29 @@ def measure(n: int, args: argparse.Namespace, rng: np.random.Generator, tmp: str
     filtered, fresults = timed(lambda q: index.search(q, K, allowed), queries)
     anon1, file1 = resident_mb()
     recall, full = [], []
-    for q, (got, _), (fgot, _) in zip(queries[:args.recall_queries], results, fresults):
+    for q, (got, _), (fgot, _) in zip(queries[: args.recall_queries], results, fresults):
         exact = ids[np.argsort(-(x @ q).astype(np.float64), kind="stable")[:10]]
         recall.append(len(set(got[:10].tolist()) & set(exact.tolist())) / 10)
         full.append(len(fgot) == K and bool(np.all((fgot - 1) % 3 == 0)))
     sv = float("nan") if args.no_sqlite_vec else sqlite_vec_p50(x, queries)
-    emit(**{f"add_s_{n}": round(add_s, 2), f"graph_build_s_{n}": round(graph_s, 2),
-            f"graph_{n}": index.has_ann, f"checkpoint_s_{n}": round(checkpoint_s, 2),
+    emit(
+        **{
+            f"add_s_{n}": round(add_s, 2),
+            f"graph_build_s_{n}": round(graph_s, 2),
+            f"graph_{n}": index.has_ann,
+            f"checkpoint_s_{n}": round(checkpoint_s, 2),
             f"reopen_s_{n}": round(reopen_s, 3),
-            f"knn_p50_ms_{n}": pct(plain, 50), f"knn_p99_ms_{n}": pct(plain, 99),
-            f"knn_filtered_p50_ms_{n}": pct(filtered, 50), f"knn_filtered_p99_ms_{n}": pct(filtered, 99),
-            f"filtered_full_k_{n}": all(full), f"recall@10_{n}": round(float(np.mean(recall)), 4),
-            f"resident_anon_mb_{n}": round(anon1 - anon0, 1), f"resident_file_mb_{n}": round(file1 - file0, 1),
-            f"sqlite_vec_p50_ms_{n}": sv})
+            f"knn_p50_ms_{n}": pct(plain, 50),
+            f"knn_p99_ms_{n}": pct(plain, 99),
+            f"knn_filtered_p50_ms_{n}": pct(filtered, 50),
+            f"knn_filtered_p99_ms_{n}": pct(filtered, 99),
+            f"filtered_full_k_{n}": all(full),
+            f"recall@10_{n}": round(float(np.mean(recall)), 4),
+            f"resident_anon_mb_{n}": round(anon1 - anon0, 1),
+            f"resident_file_mb_{n}": round(file1 - file0, 1),
+            f"sqlite_vec_p50_ms_{n}": sv,
+        }
+    )
 
 
 def main() -> None:

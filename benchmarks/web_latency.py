@@ -25,9 +25,18 @@ import time
 
 from common import REPO, Daemon, emit, tldr_pages
 
-QUERIES = ["extract tar archive", "list directory contents", "mount filesystem", "compress files",
-           "network interface", "systemd service logs", "search text in files", "copy files remotely",
-           "disk usage", "kill process"]
+QUERIES = [
+    "extract tar archive",
+    "list directory contents",
+    "mount filesystem",
+    "compress files",
+    "network interface",
+    "systemd service logs",
+    "search text in files",
+    "copy files remotely",
+    "disk usage",
+    "kill process",
+]
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -66,8 +75,9 @@ def typed(driver, base: str, runs: int) -> list[float]:
             for ch in query:
                 before = driver.execute_script("return performance.getEntriesByName('gno:typed').length")
                 box.send_keys(ch)
-                WebDriverWait(driver, 10, poll_frequency=0.005).until(lambda d: d.execute_script(
-                    "return performance.getEntriesByName('gno:typed').length") > before)
+                WebDriverWait(driver, 10, poll_frequency=0.005).until(
+                    lambda d: d.execute_script("return performance.getEntriesByName('gno:typed').length") > before
+                )
             durations += driver.execute_script("return performance.getEntriesByName('gno:typed').map(e => e.duration)")
     return durations
 
@@ -95,8 +105,14 @@ def main() -> None:
         d.call("collection.add", {"name": "bench", "path": corpus, "index": True})
         emit(documents=d.call("status")["documents"], index_s=time.perf_counter() - t0)
         env = {**d.env, "GNO_NO_AUTOSTART": "1", "PYTHONPATH": REPO}
-        web = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "web", "--port", "0"], env=env, cwd=REPO,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        web = subprocess.Popen(
+            [sys.executable, "-m", "gnoctl.main", "web", "--port", "0"],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             address = web.stdout.readline().split("open ", 1)[1].strip()
             base = address.split("/?", 1)[0]
@@ -124,8 +140,13 @@ def main() -> None:
             if r.returncode not in (0, 1):
                 raise SystemExit(f"gnoctl failed: {r.stderr.decode()}")
             daemon.append(json.loads(r.stdout)["took_ms"])
-        emit(gnoctl_searches=len(wall), gnoctl_search_p50_ms=p(wall, 0.5), gnoctl_search_p90_ms=p(wall, 0.9),
-             daemon_search_p50_ms=p(daemon, 0.5), daemon_search_p90_ms=p(daemon, 0.9))
+        emit(
+            gnoctl_searches=len(wall),
+            gnoctl_search_p50_ms=p(wall, 0.5),
+            gnoctl_search_p90_ms=p(wall, 0.9),
+            daemon_search_p50_ms=p(daemon, 0.5),
+            daemon_search_p90_ms=p(daemon, 0.9),
+        )
 
 
 if __name__ == "__main__":

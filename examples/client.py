@@ -49,8 +49,9 @@ class Connection:
 
     def send(self, method: str, params: dict) -> int:
         self.next_id += 1
-        body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
-                           "params": params, "gno": PROTOCOL}).encode()
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params, "gno": PROTOCOL}
+        ).encode()
         self.sock.sendall(HEADER.pack(len(body)) + body)
         return self.next_id
 

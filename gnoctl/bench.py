@@ -59,10 +59,15 @@ def load_fixture(path: str) -> dict:
             rel = [rel]
         if isinstance(rel, list) and rel and all(isinstance(r, str) for r in rel):
             rel = {r: 1 for r in rel}
-        if not (isinstance(rel, dict) and rel and all(isinstance(r, str) and isinstance(g, (int, float)) and g > 0
-                                                       for r, g in rel.items())):
-            raise FixtureError(f"{path}: query {i} ({q['query']!r}) needs `relevant`: a document, a list of "
-                               "documents, or a mapping of documents to positive grades")
+        if not (
+            isinstance(rel, dict)
+            and rel
+            and all(isinstance(r, str) and isinstance(g, (int, float)) and g > 0 for r, g in rel.items())
+        ):
+            raise FixtureError(
+                f"{path}: query {i} ({q['query']!r}) needs `relevant`: a document, a list of "
+                "documents, or a mapping of documents to positive grades"
+            )
         queries.append({"query": q["query"], "relevant": {_ref(r): g for r, g in rel.items()}})
     cols = data.get("collections") or []
     if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
@@ -71,7 +76,7 @@ def load_fixture(path: str) -> dict:
 
 
 def _ref(ref: str) -> str:
-    return ref[len("gno://"):] if ref.startswith("gno://") else ref.lstrip("/")
+    return ref[len("gno://") :] if ref.startswith("gno://") else ref.lstrip("/")
 
 
 def _grade(hit: dict, relevant: dict) -> float:
@@ -80,8 +85,9 @@ def _grade(hit: dict, relevant: dict) -> float:
 
 def ndcg(grades: list[float], ideal: list[float], k: int = K) -> float:
     """nDCG@k of a ranking's grades against the ideal grades (gain 2^g − 1)."""
+
     def dcg(gs: list[float]) -> float:
-        return sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(gs[:k]))
+        return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(gs[:k]))
 
     best = dcg(sorted(ideal, reverse=True))
     return dcg(grades) / best if best else 0.0
@@ -107,8 +113,11 @@ def missing(client: Client, fixture: dict) -> list[str]:
     out = []
     for ref in dict.fromkeys(r for q in fixture["queries"] for r in q["relevant"]):
         col, _, path = ref.partition("/")
-        if not (_holds(client, {"prefix": ref}, ref)  # a path inside its collection
-                or col in names and _holds(client, {"collection": col, "prefix": path}, path)):
+        if not (
+            _holds(client, {"prefix": ref}, ref)  # a path inside its collection
+            or col in names
+            and _holds(client, {"collection": col, "prefix": path}, path)
+        ):
             out.append(ref)
     return out
 
@@ -149,12 +158,16 @@ def run(fixture: dict, modes: list[str], k: int, autostart: bool | None = None) 
             out.append({"mode": mode, "skipped": skipped})
             continue
         n = len(rows)
-        scores: dict[str, object] = {"mode": mode, "queries": n, "failed": failed,
-                    f"ndcg@{K}": round(sum(r[0] for r in rows) / n, 4),
-                    f"mrr@{K}": round(sum(r[1] for r in rows) / n, 4),
-                    f"recall@{k}": round(sum(r[2] for r in rows) / n, 4),
-                    "p50_ms": round(_percentile(lat, 0.5), 2), "p95_ms": round(_percentile(lat, 0.95), 2)}
+        scores: dict[str, object] = {
+            "mode": mode,
+            "queries": n,
+            "failed": failed,
+            f"ndcg@{K}": round(sum(r[0] for r in rows) / n, 4),
+            f"mrr@{K}": round(sum(r[1] for r in rows) / n, 4),
+            f"recall@{k}": round(sum(r[2] for r in rows) / n, 4),
+            "p50_ms": round(_percentile(lat, 0.5), 2),
+            "p95_ms": round(_percentile(lat, 0.95), 2),
+        }
         out.append(scores)
     client.close()
     return {"k": k, "modes": out, "missing": absent}
-

@@ -31,12 +31,21 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings=HELP,
 )
-collection_app = typer.Typer(help="Add, list, describe and remove collections (folders that are indexed).",
-                             no_args_is_help=True, context_settings=HELP)
-daemon_app = typer.Typer(help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
-                         no_args_is_help=True, context_settings=HELP)
-models_app = typer.Typer(help="See, download and switch the models gnod uses (embed, rerank, generate).",
-                         no_args_is_help=True, context_settings=HELP)
+collection_app = typer.Typer(
+    help="Add, list, describe and remove collections (folders that are indexed).",
+    no_args_is_help=True,
+    context_settings=HELP,
+)
+daemon_app = typer.Typer(
+    help="Start, stop and inspect the gnod daemon; run it at login; read its log.",
+    no_args_is_help=True,
+    context_settings=HELP,
+)
+models_app = typer.Typer(
+    help="See, download and switch the models gnod uses (embed, rerank, generate).",
+    no_args_is_help=True,
+    context_settings=HELP,
+)
 app.add_typer(collection_app, name="collection")
 app.add_typer(daemon_app, name="daemon")
 app.add_typer(models_app, name="models")
@@ -68,8 +77,11 @@ def _collection_names(incomplete: str) -> list[str]:
 
 
 @app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
-                                                help="Print gnoctl's version and exit.")] = False) -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print gnoctl's version and exit.")
+    ] = False,
+) -> None:
     """Options that come before any command (the app's help text is the Typer's)."""
 
 
@@ -95,52 +107,108 @@ class Color(str, Enum):
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout.")]
 HumanOpt = Annotated[bool, typer.Option("--human", help="Human text even when stdout is not a terminal.")]
 # Options shared by the search commands (one definition: help and limits stay in step).
-FormatOpt = Annotated[Optional[Format], typer.Option("--format", help="Output format (the flags below are "
-                                                                      "shortcuts for it).")]
+FormatOpt = Annotated[
+    Optional[Format], typer.Option("--format", help="Output format (the flags below are shortcuts for it).")
+]
 JsonlOpt = Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one hit per line, for streaming tools.")]
 FilesOpt = Annotated[bool, typer.Option("--files", help="One absolute path per line.")]
-NullOpt = Annotated[bool, typer.Option("-0", "--null", help="With --files: end each path with NUL, "
-                                                             "not a newline (for xargs -0).")]
-CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV with a header row (the last column: the absolute "
-                                                    "path).")]
+NullOpt = Annotated[
+    bool, typer.Option("-0", "--null", help="With --files: end each path with NUL, not a newline (for xargs -0).")
+]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="CSV with a header row (the last column: the absolute path).")]
 MdOpt = Annotated[bool, typer.Option("--md", help="A Markdown table.")]
 XmlOpt = Annotated[bool, typer.Option("--xml", help="An XML document.")]
-VimgrepOpt = Annotated[bool, typer.Option("--vimgrep", help="abs_path:line:col:text, one line per hit, 1-based "
-                                                            "(vim quickfix, fzf, telescope).")]
-ColorOpt = Annotated[Color, typer.Option("--color", help="Colour the human text: auto (a terminal, unless "
-                                                         "NO_COLOR is set or TERM=dumb), always, never.")]
-NoPagerOpt = Annotated[bool, typer.Option("--no-pager", help="Do not page long human output on a terminal "
-                                                             "through $GNO_PAGER or $PAGER (default: less -FRX).")]
-CollectionOpt = Annotated[Optional[list[str]], typer.Option("-c", "--collection", autocompletion=_collection_names,
-                                                            help="Only this collection (repeatable).")]
-WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, max=600.0, metavar="SECONDS",
-                                        help="First wait up to SECONDS for changes the watcher has seen "
-                                             "to be indexed (read-your-writes after saving a file).")]
+VimgrepOpt = Annotated[
+    bool,
+    typer.Option("--vimgrep", help="abs_path:line:col:text, one line per hit, 1-based (vim quickfix, fzf, telescope)."),
+]
+ColorOpt = Annotated[
+    Color,
+    typer.Option(
+        "--color", help="Colour the human text: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."
+    ),
+]
+NoPagerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Do not page long human output on a terminal through $GNO_PAGER or $PAGER (default: less -FRX).",
+    ),
+]
+CollectionOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("-c", "--collection", autocompletion=_collection_names, help="Only this collection (repeatable)."),
+]
+WaitOpt = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        min=0.0,
+        max=600.0,
+        metavar="SECONDS",
+        help="First wait up to SECONDS for changes the watcher has seen "
+        "to be indexed (read-your-writes after saving a file).",
+    ),
+]
 NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
 # Filters, applied inside the index query (-n results still come back).
-TagOpt = Annotated[Optional[list[str]], typer.Option("--tag", help="Only documents with this frontmatter tag "
-                                                                 "(repeatable: all of them).")]
-SinceOpt = Annotated[Optional[str], typer.Option("--since", metavar="YYYY-MM-DD",
-                                                 help="Only documents dated on or after this day (frontmatter "
-                                                      "`date`, else the file's modification time).")]
-UntilOpt = Annotated[Optional[str], typer.Option("--until", metavar="YYYY-MM-DD",
-                                                 help="Only documents dated on or before this day.")]
-PathOpt = Annotated[Optional[str], typer.Option("--path", metavar="GLOB",
-                                                help="Only documents whose path inside its collection matches "
-                                                     "GLOB (`*` spans folders).")]
+TagOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--tag", help="Only documents with this frontmatter tag (repeatable: all of them)."),
+]
+SinceOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--since",
+        metavar="YYYY-MM-DD",
+        help="Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
+    ),
+]
+UntilOpt = Annotated[
+    Optional[str], typer.Option("--until", metavar="YYYY-MM-DD", help="Only documents dated on or before this day.")
+]
+PathOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--path",
+        metavar="GLOB",
+        help="Only documents whose path inside its collection matches GLOB (`*` spans folders).",
+    ),
+]
 LangOpt = Annotated[Optional[str], typer.Option("--lang", help="Only documents in this language (de, german, …).")]
 
 
-def _filters(tag: list[str] | None, since: str | None, until: str | None, path: str | None,
-             lang: str | None) -> dict:
+def _filters(tag: list[str] | None, since: str | None, until: str | None, path: str | None, lang: str | None) -> dict:
     found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang}
     return {k: v for k, v in found.items() if v}
 
 
-def _fmt(json_: bool = False, files: bool = False, csv: bool = False, md: bool = False, xml: bool = False, *,
-         human: bool = False, jsonl: bool = False, vimgrep: bool = False, format: Format | None = None) -> str | None:
-    chosen = [name for name, on in (("human", human), ("json", json_), ("jsonl", jsonl), ("files", files),
-                                    ("csv", csv), ("md", md), ("xml", xml), ("vimgrep", vimgrep)) if on]
+def _fmt(
+    json_: bool = False,
+    files: bool = False,
+    csv: bool = False,
+    md: bool = False,
+    xml: bool = False,
+    *,
+    human: bool = False,
+    jsonl: bool = False,
+    vimgrep: bool = False,
+    format: Format | None = None,
+) -> str | None:
+    chosen = [
+        name
+        for name, on in (
+            ("human", human),
+            ("json", json_),
+            ("jsonl", jsonl),
+            ("files", files),
+            ("csv", csv),
+            ("md", md),
+            ("xml", xml),
+            ("vimgrep", vimgrep),
+        )
+        if on
+    ]
     shown = ["--" + c for c in chosen] + ([f"--format {format.value}"] if format else [])
     if len(shown) > 1:
         raise typer.BadParameter(f"pick one output format, not {' and '.join(shown)}")
@@ -163,17 +231,25 @@ def _exit(code: int) -> None:
 def search(
     query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
-    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
-                                             help="Drop results scoring below this.")] = 0.0,
+    min_score: Annotated[
+        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results scoring below this.")
+    ] = 0.0,
     collection: CollectionOpt = None,
     tag: TagOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
-    per_doc: Annotated[int, typer.Option("--per-doc", min=1, max=10, metavar="N",
-                                         help="Up to N passages per document (--vimgrep and --csv: a line "
-                                              "each).")] = 1,
+    per_doc: Annotated[
+        int,
+        typer.Option(
+            "--per-doc",
+            min=1,
+            max=10,
+            metavar="N",
+            help="Up to N passages per document (--vimgrep and --csv: a line each).",
+        ),
+    ] = 1,
     wait: WaitOpt = 0.0,
     format: FormatOpt = None,
     human: HumanOpt = False,
@@ -204,17 +280,29 @@ def search(
     error, 3 daemon not running (with --no-autostart).
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(commands.search(" ".join(query), limit, min_score, collection or [], fmt,
-                          False if no_autostart else None, wait, _view(fmt, color, no_pager, null),
-                          _filters(tag, since, until, path, lang), per_doc))
+    _exit(
+        commands.search(
+            " ".join(query),
+            limit,
+            min_score,
+            collection or [],
+            fmt,
+            False if no_autostart else None,
+            wait,
+            _view(fmt, color, no_pager, null),
+            _filters(tag, since, until, path, lang),
+            per_doc,
+        )
+    )
 
 
 @app.command()
 def vsearch(
     query: Annotated[list[str], typer.Argument(help="What you are looking for, in your own words.")],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
-    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
-                                             help="Drop results below this similarity (0-1).")] = 0.0,
+    min_score: Annotated[
+        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results below this similarity (0-1).")
+    ] = 0.0,
     collection: CollectionOpt = None,
     format: FormatOpt = None,
     human: HumanOpt = False,
@@ -244,15 +332,25 @@ def vsearch(
     unavailable (see `gnoctl doctor`), 3 daemon not running.
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(commands.vsearch(" ".join(query), limit, min_score, collection or [], fmt,
-                           False if no_autostart else None, _view(fmt, color, no_pager, null),
-                           _filters(tag, since, until, path, lang)))
+    _exit(
+        commands.vsearch(
+            " ".join(query),
+            limit,
+            min_score,
+            collection or [],
+            fmt,
+            False if no_autostart else None,
+            _view(fmt, color, no_pager, null),
+            _filters(tag, since, until, path, lang),
+        )
+    )
 
 
 @app.command()
 def similar(
-    ref: Annotated[str, typer.Argument(help="A document: collection/path, gno://collection/path, an absolute "
-                                            "path or #docid.")],
+    ref: Annotated[
+        str, typer.Argument(help="A document: collection/path, gno://collection/path, an absolute path or #docid.")
+    ],
     limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
     collection: CollectionOpt = None,
     tag: TagOpt = None,
@@ -273,8 +371,16 @@ def similar(
     The document itself and identical copies are left out. Exit: 0 ok, 1 bad input
     (NOT_FOUND when REF is not indexed), 2 runtime error, 3 daemon not running.
     """
-    _exit(commands.similar(ref, limit, collection or [], _fmt(json_, files, csv, md, xml),
-                           False if no_autostart else None, _filters(tag, since, until, path, lang)))
+    _exit(
+        commands.similar(
+            ref,
+            limit,
+            collection or [],
+            _fmt(json_, files, csv, md, xml),
+            False if no_autostart else None,
+            _filters(tag, since, until, path, lang),
+        )
+    )
 
 
 BenchMode = Enum("BenchMode", {m: m for m in BENCH_MODES}, type=str)  # type: ignore[misc]
@@ -283,8 +389,9 @@ BenchMode = Enum("BenchMode", {m: m for m in BENCH_MODES}, type=str)  # type: ig
 @app.command()
 def bench(
     fixture: Annotated[str, typer.Argument(help="Queries with their expected documents: a JSON or YAML file.")],
-    mode: Annotated[Optional[list[BenchMode]], typer.Option("--mode", help="Only this mode (repeatable); "
-                                                                           "default: all three.")] = None,
+    mode: Annotated[
+        Optional[list[BenchMode]], typer.Option("--mode", help="Only this mode (repeatable); default: all three.")
+    ] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Recall is measured in the first K results.")] = 10,
     json_: JsonOpt = False,
     no_autostart: NoAutostartOpt = False,
@@ -299,8 +406,11 @@ def bench(
     ok, 1 bad fixture or input, 2 runtime error, 3 daemon not running.
     """
     modes = [m.value for m in mode] if mode else list(BENCH_MODES)
-    _exit(commands.bench(fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None,
-                         False if no_autostart else None))
+    _exit(
+        commands.bench(
+            fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None, False if no_autostart else None
+        )
+    )
 
 
 class Mode(str, Enum):
@@ -308,22 +418,36 @@ class Mode(str, Enum):
     deep = "deep"
 
 
-ModeOpt = Annotated[Mode, typer.Option("--mode", help="standard: fast, up to 32 results; deep: a bigger pool, up "
-                                                      "to 100 results, needs at least 2 keywords.")]
-NoExpandOpt = Annotated[bool, typer.Option("--no-expand", help="Do not generate query variants with the LLM "
-                                                               "(they are skipped anyway when BM25 is confident).")]
-NoRerankOpt = Annotated[bool, typer.Option("--no-rerank", help="Keep the fused order; do not run the "
-                                                               "cross-encoder.")]
+ModeOpt = Annotated[
+    Mode,
+    typer.Option(
+        "--mode",
+        help="standard: fast, up to 32 results; deep: a bigger pool, up to 100 results, needs at least 2 keywords.",
+    ),
+]
+NoExpandOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-expand",
+        help="Do not generate query variants with the LLM (they are skipped anyway when BM25 is confident).",
+    ),
+]
+NoRerankOpt = Annotated[bool, typer.Option("--no-rerank", help="Keep the fused order; do not run the cross-encoder.")]
 
 
 @app.command()
 def query(
     query: Annotated[list[str], typer.Argument(help="What you are looking for: keywords or a question.")],
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000,
-                                       help="Number of results (at most 32 in standard mode, 100 in deep).")] = 10,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "-n", "--limit", min=1, max=1000, help="Number of results (at most 32 in standard mode, 100 in deep)."
+        ),
+    ] = 10,
     mode: ModeOpt = Mode.standard,
-    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0,
-                                             help="Drop results below this final score.")] = 0.0,
+    min_score: Annotated[
+        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results below this final score.")
+    ] = 0.0,
     collection: CollectionOpt = None,
     tag: TagOpt = None,
     since: SinceOpt = None,
@@ -332,17 +456,29 @@ def query(
     lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show how each score was made: lists, fusion, "
-                                                            "reranker, blend, floors; and each stage's time.")] = False,
-    lex: Annotated[Optional[list[str]], typer.Option("--lex", metavar="KEYWORDS",
-                                                     help="Your own keyword variant, searched with BM25 (repeatable; "
-                                                          "with --vec/--hyde instead of the LLM's).")] = None,
-    vec: Annotated[Optional[list[str]], typer.Option("--vec", metavar="TEXT",
-                                                     help="Your own rephrasing, searched by meaning "
-                                                          "(repeatable).")] = None,
-    hyde: Annotated[Optional[str], typer.Option("--hyde", metavar="TEXT",
-                                                help="A passage that would answer the query, searched by "
-                                                     "meaning.")] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Show how each score was made: lists, fusion, reranker, blend, floors; and each stage's time.",
+        ),
+    ] = False,
+    lex: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--lex",
+            metavar="KEYWORDS",
+            help="Your own keyword variant, searched with BM25 (repeatable; with --vec/--hyde instead of the LLM's).",
+        ),
+    ] = None,
+    vec: Annotated[
+        Optional[list[str]],
+        typer.Option("--vec", metavar="TEXT", help="Your own rephrasing, searched by meaning (repeatable)."),
+    ] = None,
+    hyde: Annotated[
+        Optional[str],
+        typer.Option("--hyde", metavar="TEXT", help="A passage that would answer the query, searched by meaning."),
+    ] = None,
     wait: WaitOpt = 0.0,
     format: FormatOpt = None,
     human: HumanOpt = False,
@@ -373,17 +509,32 @@ def query(
     running (with --no-autostart).
     """
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(commands.query(" ".join(query), limit, mode.value, min_score, collection or [], not no_expand,
-                         not no_rerank, explain, fmt, False if no_autostart else None, wait,
-                         _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang),
-                         commands.variants(lex or [], vec or [], hyde)))
+    _exit(
+        commands.query(
+            " ".join(query),
+            limit,
+            mode.value,
+            min_score,
+            collection or [],
+            not no_expand,
+            not no_rerank,
+            explain,
+            fmt,
+            False if no_autostart else None,
+            wait,
+            _view(fmt, color, no_pager, null),
+            _filters(tag, since, until, path, lang),
+            commands.variants(lex or [], vec or [], hyde),
+        )
+    )
 
 
 @app.command()
 def ask(
     question: Annotated[list[str], typer.Argument(help="A question about your documents.")],
-    sources: Annotated[int, typer.Option("-n", "--sources", min=1, max=10,
-                                         help="Most sources given to the model.")] = 5,
+    sources: Annotated[
+        int, typer.Option("-n", "--sources", min=1, max=10, help="Most sources given to the model.")
+    ] = 5,
     mode: ModeOpt = Mode.standard,
     collection: CollectionOpt = None,
     tag: TagOpt = None,
@@ -393,12 +544,13 @@ def ask(
     lang: LangOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
-    no_answer: Annotated[bool, typer.Option("--no-answer", help="Only find the sources; generate "
-                                                                "nothing (no generate model needed).")] = False,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, max=4096,
-                                            help="Longest answer, in tokens.")] = 512,
-    explain: Annotated[bool, typer.Option("--explain", help="Also show how the sources were retrieved "
-                                                            "(as `query --explain`).")] = False,
+    no_answer: Annotated[
+        bool, typer.Option("--no-answer", help="Only find the sources; generate nothing (no generate model needed).")
+    ] = False,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, max=4096, help="Longest answer, in tokens.")] = 512,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Also show how the sources were retrieved (as `query --explain`).")
+    ] = False,
     format: FormatOpt = None,
     human: HumanOpt = False,
     json_: JsonOpt = False,
@@ -426,15 +578,30 @@ def ask(
     fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, format=format)
     if fmt == "vimgrep":
         raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
-    _exit(commands.ask(" ".join(question), sources, mode.value, collection or [], not no_expand, not no_rerank,
-                       not no_answer, max_tokens, explain, fmt, False if no_autostart else None,
-                       _view(fmt, color, no_pager, null), _filters(tag, since, until, path, lang)))
+    _exit(
+        commands.ask(
+            " ".join(question),
+            sources,
+            mode.value,
+            collection or [],
+            not no_expand,
+            not no_rerank,
+            not no_answer,
+            max_tokens,
+            explain,
+            fmt,
+            False if no_autostart else None,
+            _view(fmt, color, no_pager, null),
+            _filters(tag, since, until, path, lang),
+        )
+    )
 
 
 @app.command()
 def embed(
-    force: Annotated[bool, typer.Option("--force", help="Drop this model's vectors and embed everything "
-                                                        "again.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Drop this model's vectors and embed everything again.")
+    ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -463,8 +630,9 @@ def models_list(json_: JsonOpt = False, human: HumanOpt = False) -> None:
 
 @models_app.command("pull")
 def models_pull(
-    target: Annotated[str, typer.Argument(help="embed, rerank, generate, all, or a model URI "
-                                               "(hf:org/repo/file.gguf).")] = "all",
+    target: Annotated[
+        str, typer.Argument(help="embed, rerank, generate, all, or a model URI (hf:org/repo/file.gguf).")
+    ] = "all",
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -474,8 +642,10 @@ def models_pull(
 
 @models_app.command("use")
 def models_use(
-    choice: Annotated[str, typer.Argument(help="A preset (light, slim, balanced, quality) or ROLE=URI, e.g. "
-                                               "embed=file:/models/e5.gguf.")],
+    choice: Annotated[
+        str,
+        typer.Argument(help="A preset (light, slim, balanced, quality) or ROLE=URI, e.g. embed=file:/models/e5.gguf."),
+    ],
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -501,8 +671,9 @@ def models_clear(
 
 @app.command()
 def get(
-    ref: Annotated[str, typer.Argument(help="collection/path[:line], gno://collection/path, an absolute path "
-                                            "or #docid.")],
+    ref: Annotated[
+        str, typer.Argument(help="collection/path[:line], gno://collection/path, an absolute path or #docid.")
+    ],
     from_line: Annotated[Optional[int], typer.Option("--from-line", min=1, help="First line to print.")] = None,
     lines: Annotated[Optional[int], typer.Option("-l", "--lines", min=1, help="Number of lines.")] = None,
     json_: JsonOpt = False,
@@ -518,8 +689,9 @@ def get(
 @app.command("multi-get")
 def multi_get(
     refs: Annotated[Optional[list[str]], typer.Argument(help="Documents, as for `get`.")] = None,
-    pattern: Annotated[Optional[str], typer.Option("-p", "--pattern",
-                                                   help="Glob over collection/path, e.g. 'notes/2024/*.md'.")] = None,
+    pattern: Annotated[
+        Optional[str], typer.Option("-p", "--pattern", help="Glob over collection/path, e.g. 'notes/2024/*.md'.")
+    ] = None,
     max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
     json_: JsonOpt = False,
     human: HumanOpt = False,
@@ -534,11 +706,16 @@ def multi_get(
 
 @app.command()
 def ls(
-    collection: Annotated[Optional[str], typer.Argument(help="Collection to list (default: all).",
-                                                        autocompletion=_collection_names)] = None,
+    collection: Annotated[
+        Optional[str], typer.Argument(help="Collection to list (default: all).", autocompletion=_collection_names)
+    ] = None,
     prefix: Annotated[str, typer.Option("--prefix", help="Only paths starting with this.")] = "",
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=100_000,
-                                       help="List at most this many (more: a note on stderr says so).")] = 1000,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "-n", "--limit", min=1, max=100_000, help="List at most this many (more: a note on stderr says so)."
+        ),
+    ] = 1000,
     json_: JsonOpt = False,
     human: HumanOpt = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one document per line.")] = False,
@@ -558,8 +735,14 @@ def ls(
 
 @app.command()
 def status(
-    watch: Annotated[bool, typer.Option("-w", "--watch", help="Refresh every second, in place on a terminal "
-                                                             "(JSON: one status per line), until Ctrl-C.")] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "-w",
+            "--watch",
+            help="Refresh every second, in place on a terminal (JSON: one status per line), until Ctrl-C.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -577,9 +760,12 @@ def status(
 
 @app.command()
 def watch(
-    collections: Annotated[Optional[list[str]], typer.Argument(help="Collections to follow (default: all, and "
-                                                                     "any added later).",
-                                                                autocompletion=_collection_names)] = None,
+    collections: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            help="Collections to follow (default: all, and any added later).", autocompletion=_collection_names
+        ),
+    ] = None,
     json_: Annotated[bool, typer.Option("--json", "--jsonl", help="One JSON object per change (JSON Lines).")] = False,
     human: HumanOpt = False,
 ) -> None:
@@ -594,8 +780,9 @@ def watch(
 
 @app.command()
 def update(
-    collection: Annotated[Optional[str], typer.Argument(help="Collection to re-index (default: all).",
-                                                        autocompletion=_collection_names)] = None,
+    collection: Annotated[
+        Optional[str], typer.Argument(help="Collection to re-index (default: all).", autocompletion=_collection_names)
+    ] = None,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -607,24 +794,39 @@ def update(
 def collection_add(
     path: Annotated[str, typer.Argument(help="Folder to index.")],
     name: Annotated[Optional[str], typer.Option("--name", help="Collection name (default: folder name).")] = None,
-    include: Annotated[Optional[list[str]], typer.Option("--include",
-                                                         help="gitignore-style glob to index (repeatable); "
-                                                              "default: Markdown, text and source files.")] = None,
+    include: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--include", help="gitignore-style glob to index (repeatable); default: Markdown, text and source files."
+        ),
+    ] = None,
     exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob to skip (repeatable).")] = None,
-    language: Annotated[Optional[str], typer.Option("--language",
-                                                    help="Language of the documents (e.g. en, de); "
-                                                         "default: detected per document.")] = None,
+    language: Annotated[
+        Optional[str],
+        typer.Option("--language", help="Language of the documents (e.g. en, de); default: detected per document."),
+    ] = None,
     no_gitignore: Annotated[bool, typer.Option("--no-gitignore", help="Index files .gitignore excludes.")] = False,
-    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks",
-                                                  help="Follow symbolic links whose targets are inside the folder "
-                                                       "(links out of it are never followed).")] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symbolic links whose targets are inside the folder (links out of it are never followed).",
+        ),
+    ] = False,
     no_index: Annotated[bool, typer.Option("--no-index", help="Only register it; index later.")] = False,
-    allow_overlap: Annotated[bool, typer.Option("--allow-overlap", help="Add it even though another collection "
-                                                                        "covers this folder, a parent or a "
-                                                                        "sub-folder (results then repeat).")] = False,
-    description: Annotated[Optional[str], typer.Option("--description", "-d",
-                                                       help="What it holds, in a sentence (see `collection "
-                                                            "describe`).")] = None,
+    allow_overlap: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overlap",
+            help="Add it even though another collection "
+            "covers this folder, a parent or a "
+            "sub-folder (results then repeat).",
+        ),
+    ] = False,
+    description: Annotated[
+        Optional[str],
+        typer.Option("--description", "-d", help="What it holds, in a sentence (see `collection describe`)."),
+    ] = None,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -636,9 +838,21 @@ def collection_add(
     Ctrl-C stops waiting, not the indexing: gnod finishes the run in the background
     (`gnoctl status` shows its progress; `gnoctl collection remove NAME` undoes the add).
     """
-    _exit(commands.collection_add(path, name, include or [], exclude or [], language, not no_gitignore,
-                                  follow_symlinks, not no_index, _fmt(json_, human=human), allow_overlap,
-                                  description))
+    _exit(
+        commands.collection_add(
+            path,
+            name,
+            include or [],
+            exclude or [],
+            language,
+            not no_gitignore,
+            follow_symlinks,
+            not no_index,
+            _fmt(json_, human=human),
+            allow_overlap,
+            description,
+        )
+    )
 
 
 @collection_app.command("list")
@@ -650,8 +864,10 @@ def collection_list(json_: JsonOpt = False, human: HumanOpt = False) -> None:
 @collection_app.command("describe")
 def collection_describe(
     name: Annotated[str, typer.Argument(help="Collection name.", autocompletion=_collection_names)],
-    description: Annotated[Optional[str], typer.Argument(help="What it holds, in a sentence or two (at most "
-                                                              "500 characters); \"\" removes it.")] = None,
+    description: Annotated[
+        Optional[str],
+        typer.Argument(help='What it holds, in a sentence or two (at most 500 characters); "" removes it.'),
+    ] = None,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -682,8 +898,9 @@ def daemon_start(json_: JsonOpt = False, human: HumanOpt = False) -> None:
 
 @daemon_app.command("stop")
 def daemon_stop(
-    timeout: Annotated[float, typer.Option("--timeout", min=0.0,
-                                           help="Seconds to wait for a clean stop before killing gnod.")] = 20.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.0, help="Seconds to wait for a clean stop before killing gnod.")
+    ] = 20.0,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -705,8 +922,10 @@ def daemon_restart(json_: JsonOpt = False, human: HumanOpt = False) -> None:
 
 @daemon_app.command("install")
 def daemon_install(
-    print_: Annotated[bool, typer.Option("--print", help="Print the file that would be written (and where, "
-                                                         "with --json); change nothing.")] = False,
+    print_: Annotated[
+        bool,
+        typer.Option("--print", help="Print the file that would be written (and where, with --json); change nothing."),
+    ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
@@ -736,10 +955,10 @@ def daemon_uninstall(json_: JsonOpt = False, human: HumanOpt = False) -> None:
 
 @daemon_app.command("logs")
 def daemon_logs(
-    follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new lines, across log "
-                                                                "rotation, until Ctrl-C.")] = False,
-    lines: Annotated[int, typer.Option("-n", "--lines", min=0, help="Print this many of the last lines "
-                                                                    "first.")] = 50,
+    follow: Annotated[
+        bool, typer.Option("-f", "--follow", help="Keep printing new lines, across log rotation, until Ctrl-C.")
+    ] = False,
+    lines: Annotated[int, typer.Option("-n", "--lines", min=0, help="Print this many of the last lines first.")] = 50,
 ) -> None:
     """Print (or follow) the end of gnod's log.
 
@@ -758,12 +977,24 @@ app.add_typer(mcp_app, name="mcp")
 @mcp_app.callback(invoke_without_command=True)
 def mcp(
     ctx: typer.Context,
-    enable_write: Annotated[bool, typer.Option("--enable-write", help="Also offer collection_add, "
-                                               "collection_remove, update and embed.")] = False,
-    http: Annotated[Optional[str], typer.Option("--http", metavar="[HOST:]PORT", help="Serve streamable "
-                                                "HTTP on HOST:PORT (default host 127.0.0.1) instead of stdio.")] = None,
-    token_file: Annotated[Optional[str], typer.Option("--token-file", help="HTTP bearer token file (created "
-                                                      "0600 if missing; default: mcp-token in the state dir).")] = None,
+    enable_write: Annotated[
+        bool, typer.Option("--enable-write", help="Also offer collection_add, collection_remove, update and embed.")
+    ] = False,
+    http: Annotated[
+        Optional[str],
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve streamable HTTP on HOST:PORT (default host 127.0.0.1) instead of stdio.",
+        ),
+    ] = None,
+    token_file: Annotated[
+        Optional[str],
+        typer.Option(
+            "--token-file",
+            help="HTTP bearer token file (created 0600 if missing; default: mcp-token in the state dir).",
+        ),
+    ] = None,
     no_token: Annotated[bool, typer.Option("--no-token", help="HTTP without a token (loopback only).")] = False,
 ) -> None:
     """Serve gno to AI agents over MCP (Model Context Protocol), as a thin bridge to gnod.
@@ -777,8 +1008,9 @@ def mcp(
     """
     if ctx.invoked_subcommand is not None:
         if enable_write or http or token_file or no_token:
-            raise typer.BadParameter(f"serving options go with `gnoctl mcp` alone, not with "
-                                     f"`mcp {ctx.invoked_subcommand}`")
+            raise typer.BadParameter(
+                f"serving options go with `gnoctl mcp` alone, not with `mcp {ctx.invoked_subcommand}`"
+            )
         return
     from gnoctl.mcp.run import run as run_mcp
 
@@ -801,12 +1033,17 @@ class McpScope(str, Enum):
     project = "project"
 
 
-McpTargetOpt = Annotated[McpTarget, typer.Option("--target", "-t", help="The MCP client whose config file to "
-                                                                        "edit.")]
-McpScopeOpt = Annotated[McpScope, typer.Option("--scope", help="user: the client's own file in your home; "
-                                                               "project: the file in the current directory "
-                                                               "(claude-code .mcp.json, cursor .cursor/mcp.json, "
-                                                               "vscode .vscode/mcp.json).")]
+McpTargetOpt = Annotated[McpTarget, typer.Option("--target", "-t", help="The MCP client whose config file to edit.")]
+McpScopeOpt = Annotated[
+    McpScope,
+    typer.Option(
+        "--scope",
+        help="user: the client's own file in your home; "
+        "project: the file in the current directory "
+        "(claude-code .mcp.json, cursor .cursor/mcp.json, "
+        "vscode .vscode/mcp.json).",
+    ),
+]
 McpNameOpt = Annotated[str, typer.Option("--name", help="The server's name in the client's config.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change as a unified diff; write nothing.")]
 
@@ -816,10 +1053,12 @@ def mcp_install(
     target: McpTargetOpt,
     scope: McpScopeOpt = McpScope.user,
     name: McpNameOpt = "gno",
-    enable_write: Annotated[bool, typer.Option("--enable-write", help="The entry runs `gnoctl mcp "
-                                                                      "--enable-write`.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace an entry of that name that runs something "
-                                                        "else.")] = False,
+    enable_write: Annotated[
+        bool, typer.Option("--enable-write", help="The entry runs `gnoctl mcp --enable-write`.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an entry of that name that runs something else.")
+    ] = False,
     dry_run: DryRunOpt = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
@@ -831,8 +1070,7 @@ def mcp_install(
     of that name that runs something else is kept unless --force. A file that is not
     valid JSON/TOML is left untouched: exit 1. Restart the client afterwards.
     """
-    _exit(commands.mcp_install(target.value, scope.value, name, enable_write, force, dry_run,
-                               _fmt(json_, human=human)))
+    _exit(commands.mcp_install(target.value, scope.value, name, enable_write, force, dry_run, _fmt(json_, human=human)))
 
 
 @mcp_app.command("uninstall")
@@ -858,13 +1096,16 @@ def mcp_status(name: McpNameOpt = "gno", json_: JsonOpt = False, human: HumanOpt
 
 @app.command()
 def web(
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The port to serve on (0: any free "
-                                                                      "one).")] = 8780,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="The port to serve on (0: any free one).")
+    ] = 8780,
     open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
-    host: Annotated[str, typer.Option("--host", help="The address to serve on (loopback unless "
-                                                     "--allow-remote).")] = "127.0.0.1",
-    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a --host other machines can "
-                                                                      "reach (plain HTTP).")] = False,
+    host: Annotated[
+        str, typer.Option("--host", help="The address to serve on (loopback unless --allow-remote).")
+    ] = "127.0.0.1",
+    allow_remote: Annotated[
+        bool, typer.Option("--allow-remote", help="Allow a --host other machines can reach (plain HTTP).")
+    ] = False,
 ) -> None:
     """A local web page over gnod: search as you type, documents, answers, collections and
     status, live. Prints its address with a key (kept in `web-key` in the state dir); the
@@ -905,8 +1146,11 @@ def run(argv: list[str]) -> int:
             e.show()
             option = getattr(e, "option_name", "") or ""
             if argv and argv[0] in WORD_COMMANDS and len(option) == 2:
-                print(f"(to search without the word {option[1:]!r}, put {option} after `--`: "
-                      f"gnoctl {argv[0]} WORDS -- {option})", file=sys.stderr)
+                print(
+                    f"(to search without the word {option[1:]!r}, put {option} after `--`: "
+                    f"gnoctl {argv[0]} WORDS -- {option})",
+                    file=sys.stderr,
+                )
             return 1
         raise
     return result if isinstance(result, int) else 0

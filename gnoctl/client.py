@@ -56,8 +56,9 @@ def _recv_exact(sock: _socket.socket, n: int) -> bytes:
 
 
 class Client:
-    def __init__(self, paths: Paths | None = None, *, autostart: bool | None = None,
-                 timeout: float | None = None) -> None:
+    def __init__(
+        self, paths: Paths | None = None, *, autostart: bool | None = None, timeout: float | None = None
+    ) -> None:
         self.paths = paths or Paths.from_env()
         self.timeout = timeout  # seconds per socket operation; None waits as long as gnod works
         if autostart is None:
@@ -92,8 +93,9 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, method: str, params: dict[str, Any] | None = None,
-             on_notify: Callable[[str, Any], None] | None = None) -> Any:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, on_notify: Callable[[str, Any], None] | None = None
+    ) -> Any:
         """Send one request; feed notifications to `on_notify(method, params)`; return the result."""
         for name, value in self._exchange(method, params):
             if not name:
@@ -133,8 +135,9 @@ class Client:
 
     # --- the typed API (docs/python.md): options are the method's params in docs/protocol.md
 
-    def _typed(self, method: str, params: dict[str, Any], result: type[R],
-               on_notify: Callable[[str, Any], None] | None = None) -> R:
+    def _typed(
+        self, method: str, params: dict[str, Any], result: type[R], on_notify: Callable[[str, Any], None] | None = None
+    ) -> R:
         import msgspec
 
         return msgspec.convert(self.call(method, params, on_notify), result)
@@ -212,8 +215,9 @@ class Client:
 
 def _error(err: dict[str, Any]) -> DaemonError:
     data = err.get("data") or {}
-    return DaemonError(err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"),
-                       data.get("details"), data.get("name"))
+    return DaemonError(
+        err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"), data.get("details"), data.get("name")
+    )
 
 
 def connect_checked(paths: Paths) -> _socket.socket:
@@ -303,7 +307,11 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     with open(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gnod.server.main", "--quiet"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -50,8 +50,15 @@ def _run(fmt: str | None, fn) -> int:
         return 0
 
 
-def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: bool | None,
-              wait_s: float = 0.0, view: View | None = None) -> int:
+def _retrieve(
+    method: str,
+    params: dict,
+    render,
+    fmt: str | None,
+    autostart: bool | None,
+    wait_s: float = 0.0,
+    view: View | None = None,
+) -> int:
     """One search-like call (search, vsearch, query): refuse an empty query, call, render,
     print; exit 0 with hits and EXIT_NO_MATCH without (the empty result is still printed)."""
     view = view or View()
@@ -66,16 +73,37 @@ def _retrieve(method: str, params: dict, render, fmt: str | None, autostart: boo
     return _run(fmt, go)
 
 
-def search(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-           autostart: bool | None = None, wait_s: float = 0.0, view: View | None = None,
-           filters: dict | None = None, per_doc: int = 1) -> int:
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
-              **({"filters": filters} if filters else {}), **({"per_doc": per_doc} if per_doc > 1 else {})}
+def search(
+    query: str,
+    limit: int,
+    min_score: float,
+    collections: list[str],
+    fmt: str | None,
+    autostart: bool | None = None,
+    wait_s: float = 0.0,
+    view: View | None = None,
+    filters: dict | None = None,
+    per_doc: int = 1,
+) -> int:
+    params = {
+        "query": query,
+        "limit": limit,
+        "min_score": min_score,
+        "collections": collections,
+        **({"filters": filters} if filters else {}),
+        **({"per_doc": per_doc} if per_doc > 1 else {}),
+    }
     return _retrieve("search", params, hits.search_text, fmt, autostart, wait_s, view)
 
 
-def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, autostart: bool | None = None,
-        view: View | None = None) -> int:
+def get(
+    ref: str,
+    from_line: int | None,
+    lines: int | None,
+    fmt: str | None,
+    autostart: bool | None = None,
+    view: View | None = None,
+) -> int:
     from gnoctl.output.documents import write_document
 
     # The document itself is the useful default even in a pipe (`gnoctl get x > x.md`).
@@ -94,8 +122,7 @@ def get(ref: str, from_line: int | None, lines: int | None, fmt: str | None, aut
     return _run(fmt, go)
 
 
-def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None,
-              view: View | None = None) -> int:
+def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None, view: View | None = None) -> int:
     from gnoctl.output.documents import write_documents
 
     view = view or View()
@@ -193,16 +220,33 @@ def update(collection: str | None, fmt: str | None) -> int:
     return _run(fmt, go)
 
 
-def collection_add(path: str, name: str | None, include: list[str], exclude: list[str],
-                   language: str | None, gitignore: bool, follow_symlinks: bool, index: bool, fmt: str | None,
-                   allow_overlap: bool = False, description: str | None = None) -> int:
+def collection_add(
+    path: str,
+    name: str | None,
+    include: list[str],
+    exclude: list[str],
+    language: str | None,
+    gitignore: bool,
+    follow_symlinks: bool,
+    index: bool,
+    fmt: str | None,
+    allow_overlap: bool = False,
+    description: str | None = None,
+) -> int:
     from gnoctl.output.collections import index_lines
 
     def go(fmt: str) -> int:
         abs_path = os.path.abspath(os.path.expanduser(path))
-        params = {"name": name or _default_name(abs_path), "path": abs_path, "include": include,
-                  "exclude": exclude, "language": language, "gitignore": gitignore,
-                  "follow_symlinks": follow_symlinks, "index": index}
+        params = {
+            "name": name or _default_name(abs_path),
+            "path": abs_path,
+            "include": include,
+            "exclude": exclude,
+            "language": language,
+            "gitignore": gitignore,
+            "follow_symlinks": follow_symlinks,
+            "index": index,
+        }
         if allow_overlap:
             params["allow_overlap"] = True
         if description:
@@ -314,8 +358,17 @@ def daemon_status(fmt: str | None) -> int:
             show({"running": False, "socket": paths.socket_path}, fmt, running_lines)
             return wire.EXIT_NOT_RUNNING
         st = Client(paths, autostart=False).call("status")
-        show({"running": True, "pid": st["pid"], "uptime_s": st["uptime_s"], "socket": paths.socket_path,
-              "version": st["version"]}, fmt, running_lines)
+        show(
+            {
+                "running": True,
+                "pid": st["pid"],
+                "uptime_s": st["uptime_s"],
+                "socket": paths.socket_path,
+                "version": st["version"],
+            },
+            fmt,
+            running_lines,
+        )
         return 0
 
     return _run(fmt, go)
@@ -393,8 +446,9 @@ def daemon_logs(follow: bool, lines: int) -> int:
 # --- MCP clients' config files ---------------------------------------------------------
 
 
-def mcp_install(target: str, scope: str, name: str, enable_write: bool, force: bool, dry_run: bool,
-                fmt: str | None) -> int:
+def mcp_install(
+    target: str, scope: str, name: str, enable_write: bool, force: bool, dry_run: bool, fmt: str | None
+) -> int:
     from gnoctl.mcp import install
     from gnoctl.output.mcp import installed_lines
 
@@ -431,10 +485,23 @@ def mcp_status(name: str, fmt: str | None) -> int:
 # --- vectors and models ------------------------------------------------------------------
 
 
-def vsearch(query: str, limit: int, min_score: float, collections: list[str], fmt: str | None,
-            autostart: bool | None = None, view: View | None = None, filters: dict | None = None) -> int:
-    params = {"query": query, "limit": limit, "min_score": min_score, "collections": collections,
-              **({"filters": filters} if filters else {})}
+def vsearch(
+    query: str,
+    limit: int,
+    min_score: float,
+    collections: list[str],
+    fmt: str | None,
+    autostart: bool | None = None,
+    view: View | None = None,
+    filters: dict | None = None,
+) -> int:
+    params = {
+        "query": query,
+        "limit": limit,
+        "min_score": min_score,
+        "collections": collections,
+        **({"filters": filters} if filters else {}),
+    }
     return _retrieve("vsearch", params, hits.vsearch_text, fmt, autostart, 0.0, view)
 
 
@@ -445,23 +512,56 @@ def variants(lexical: list[str], semantic: list[str], hyde: str | None) -> dict 
     return {"lexical": lexical, "semantic": semantic, **({"hyde": hyde} if hyde else {})}
 
 
-def query(query: str, limit: int, mode: str, min_score: float, collections: list[str], expand: bool, rerank: bool,
-          explain: bool, fmt: str | None, autostart: bool | None = None, wait_s: float = 0.0,
-          view: View | None = None, filters: dict | None = None, variants: dict | None = None) -> int:
-    params = {"query": query, "limit": limit, "mode": mode, "min_score": min_score, "collections": collections,
-              "expand": expand, "rerank": rerank, "explain": explain, **({"filters": filters} if filters else {}),
-              **({"variants": variants} if variants else {})}
+def query(
+    query: str,
+    limit: int,
+    mode: str,
+    min_score: float,
+    collections: list[str],
+    expand: bool,
+    rerank: bool,
+    explain: bool,
+    fmt: str | None,
+    autostart: bool | None = None,
+    wait_s: float = 0.0,
+    view: View | None = None,
+    filters: dict | None = None,
+    variants: dict | None = None,
+) -> int:
+    params = {
+        "query": query,
+        "limit": limit,
+        "mode": mode,
+        "min_score": min_score,
+        "collections": collections,
+        "expand": expand,
+        "rerank": rerank,
+        "explain": explain,
+        **({"filters": filters} if filters else {}),
+        **({"variants": variants} if variants else {}),
+    }
     return _retrieve("query", params, hits.query_text, fmt, autostart, wait_s, view)
 
 
-def similar(ref: str, limit: int, collections: list[str], fmt: str | None, autostart: bool | None = None,
-            filters: dict | None = None) -> int:
+def similar(
+    ref: str,
+    limit: int,
+    collections: list[str],
+    fmt: str | None,
+    autostart: bool | None = None,
+    filters: dict | None = None,
+) -> int:
     """Documents like REF; rendered as search results (the query line names the document)."""
+
     def go(fmt: str) -> int:
         params = {"ref": ref, "limit": limit, "collections": collections, **({"filters": filters} if filters else {})}
         view = View()
-        out = hits.similar_text(Client(autostart=autostart).call("similar", params), fmt, view.color(),
-                                view.links() if fmt == "human" else None)
+        out = hits.similar_text(
+            Client(autostart=autostart).call("similar", params),
+            fmt,
+            view.color(),
+            view.links() if fmt == "human" else None,
+        )
         if out:
             print(out)
         return 0
@@ -486,9 +586,21 @@ def bench(fixture_path: str, modes: list[str], k: int, fmt: str | None, autostar
     return _run(fmt, go)
 
 
-def ask(question: str, sources: int, mode: str, collections: list[str], expand: bool, rerank: bool, answer: bool,
-        max_tokens: int, explain: bool, fmt: str | None, autostart: bool | None = None,
-        view: View | None = None, filters: dict | None = None) -> int:
+def ask(
+    question: str,
+    sources: int,
+    mode: str,
+    collections: list[str],
+    expand: bool,
+    rerank: bool,
+    answer: bool,
+    max_tokens: int,
+    explain: bool,
+    fmt: str | None,
+    autostart: bool | None = None,
+    view: View | None = None,
+    filters: dict | None = None,
+) -> int:
     from gnoctl.output.answer import AnswerStream, ask_text
 
     view = view or View()
@@ -498,9 +610,19 @@ def ask(question: str, sources: int, mode: str, collections: list[str], expand: 
             raise DaemonError(wire.INVALID_QUERY, "empty question: ask something")
         # Tokens are a preview for a person watching stderr; JSON and pipes get the final result only.
         stream = AnswerStream(answer and fmt != "json" and sys.stderr.isatty())
-        params = {"query": question, "sources": sources, "mode": mode, "collections": collections,
-                  "expand": expand, "rerank": rerank, "answer": answer, "stream": stream.enabled,
-                  "max_tokens": max_tokens, "explain": explain, **({"filters": filters} if filters else {})}
+        params = {
+            "query": question,
+            "sources": sources,
+            "mode": mode,
+            "collections": collections,
+            "expand": expand,
+            "rerank": rerank,
+            "answer": answer,
+            "stream": stream.enabled,
+            "max_tokens": max_tokens,
+            "explain": explain,
+            **({"filters": filters} if filters else {}),
+        }
         try:
             result = Client(autostart=autostart).call("ask", params, on_notify=stream)
         finally:

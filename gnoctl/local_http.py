@@ -49,8 +49,9 @@ def load_token(path: str) -> str:
         with open(path, encoding="utf-8") as f:
             token = f.read().strip()
         if len(token) < 16:
-            raise HttpError(f"the token in {path} is shorter than 16 characters; "
-                            "delete the file for a new one") from None
+            raise HttpError(
+                f"the token in {path} is shorter than 16 characters; delete the file for a new one"
+            ) from None
         return token
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         token = secrets.token_urlsafe(32)
@@ -73,9 +74,11 @@ def listen(host: str, port: int, who: str, retry: Callable[[int], str]) -> socke
     except OSError as e:
         sock.close()
         if e.errno == errno.EADDRINUSE:
-            raise HttpError(f"port {port} on {host} is taken (another {who}?): "
-                            f"choose another, e.g. {retry(port + 1 if port < 65535 else port - 1)}",
-                            status=2) from None
+            raise HttpError(
+                f"port {port} on {host} is taken (another {who}?): "
+                f"choose another, e.g. {retry(port + 1 if port < 65535 else port - 1)}",
+                status=2,
+            ) from None
         raise HttpError(f"cannot serve on {host}:{port}: {e.strerror}") from None
     sock.listen(socket.SOMAXCONN)  # a browser opened at once waits in the backlog, not refused
     return sock

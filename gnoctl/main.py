@@ -25,14 +25,27 @@ def _fast(argv: list[str]) -> int | None:
     if argv[0] == "get":
         if len(words) != 1:
             return None
-        return commands.get(words[0], opts.get("from_line"), opts.get("lines"), opts.get("format"), autostart,
-                            View(pager=not opts.get("no_pager")))
+        return commands.get(
+            words[0],
+            opts.get("from_line"),
+            opts.get("lines"),
+            opts.get("format"),
+            autostart,
+            View(pager=not opts.get("no_pager")),
+        )
     limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
     wait_s, mode, per_doc = opts.get("wait_s", 0.0), opts.get("mode", "standard"), opts.get("per_doc", 1)
     fmt = opts.get("format")
     # Out-of-range values go to typer, which says what the range is.
-    if (not words or not 1 <= limit <= 1000 or not 0.0 <= score <= 1.0 or not 0.0 <= wait_s <= 600.0
-            or mode not in ("standard", "deep") or not 1 <= per_doc <= 10 or (opts.get("null") and fmt != "files")):
+    if (
+        not words
+        or not 1 <= limit <= 1000
+        or not 0.0 <= score <= 1.0
+        or not 0.0 <= wait_s <= 600.0
+        or mode not in ("standard", "deep")
+        or not 1 <= per_doc <= 10
+        or (opts.get("null") and fmt != "files")
+    ):
         return None
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
     query, cols = " ".join(words), opts["collections"]
@@ -42,8 +55,22 @@ def _fast(argv: list[str]) -> int | None:
     if argv[0] == "vsearch":
         return commands.vsearch(query, limit, score, cols, fmt, autostart, view, filters)
     variants = commands.variants(opts.get("lexical", []), opts.get("semantic", []), opts.get("hyde"))
-    return commands.query(query, limit, mode, score, cols, not opts.get("no_expand"), not opts.get("no_rerank"),
-                          bool(opts.get("explain")), fmt, autostart, wait_s, view, filters, variants)
+    return commands.query(
+        query,
+        limit,
+        mode,
+        score,
+        cols,
+        not opts.get("no_expand"),
+        not opts.get("no_rerank"),
+        bool(opts.get("explain")),
+        fmt,
+        autostart,
+        wait_s,
+        view,
+        filters,
+        variants,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,8 +24,11 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # A wheel carries the templates in gnoctl/service_files/ (pyproject force-include); a
 # checkout has them at the repository root.
 _ROOT = next(
-    (d for d in (os.path.join(_HERE, "service_files"), os.path.dirname(_HERE))
-     if os.path.isdir(os.path.join(d, "systemd"))),
+    (
+        d
+        for d in (os.path.join(_HERE, "service_files"), os.path.dirname(_HERE))
+        if os.path.isdir(os.path.join(d, "systemd"))
+    ),
     os.path.dirname(_HERE),
 )
 UNIT_TEMPLATE = os.path.join(_ROOT, "systemd", UNIT_NAME)
@@ -54,8 +57,9 @@ def gnod_path() -> str:
     local = os.path.join(os.path.dirname(sys.executable), "gnod")
     found = local if os.access(local, os.X_OK) else shutil.which("gnod")
     if not found:
-        raise ServiceError("GNOD_NOT_FOUND", f"cannot find the gnod program: not next to {sys.executable} "
-                                             "and not on PATH")
+        raise ServiceError(
+            "GNOD_NOT_FOUND", f"cannot find the gnod program: not next to {sys.executable} and not on PATH"
+        )
     return os.path.abspath(found)
 
 
@@ -81,9 +85,12 @@ def render_unit(gnod: str, gno_home: str | None) -> str:
     # systemd refuses such an executable name outright ("contains special characters"), quoted
     # or not; a control character would end the unit's line.
     if _has_control(gnod) or any(c in "\"'\\" for c in gnod):
-        raise ServiceError("UNSUPPORTED_PATH", f"systemd cannot run a program whose path holds a quote, a "
-                                               f"backslash or a control character: {gnod!r}; install gno "
-                                               "at a plainer path")
+        raise ServiceError(
+            "UNSUPPORTED_PATH",
+            f"systemd cannot run a program whose path holds a quote, a "
+            f"backslash or a control character: {gnod!r}; install gno "
+            "at a plainer path",
+        )
     if gno_home and _has_control(gno_home):
         raise ServiceError("UNSUPPORTED_PATH", f"GNO_HOME holds a control character: {gno_home!r}")
     out = []
@@ -136,9 +143,12 @@ def _manager() -> str:
         return "systemd"
     if sys.platform == "darwin":
         return "launchd"
-    raise ServiceError("UNSUPPORTED_PLATFORM", f"gnoctl can install gnod as a service on Linux (systemd) and "
-                                               f"macOS (launchd), not on {sys.platform}; run gnod at login "
-                                               "with your system's own means")
+    raise ServiceError(
+        "UNSUPPORTED_PLATFORM",
+        f"gnoctl can install gnod as a service on Linux (systemd) and "
+        f"macOS (launchd), not on {sys.platform}; run gnod at login "
+        "with your system's own means",
+    )
 
 
 def render(paths: Paths | None = None) -> tuple[str, str]:
@@ -160,8 +170,7 @@ def _run(cmd: list[str]) -> str | None:
     if shutil.which(cmd[0]) is None:
         return f"{cmd[0]} not found"
     try:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=COMMAND_TIMEOUT_S)
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as e:
         return str(e)
     if r.returncode == 0:
@@ -186,8 +195,7 @@ def _fail(done: str, failed: list[dict], details: dict) -> ServiceError:
     why = "; ".join(f"`{f['command']}`: {f['error']}" for f in failed)
     hint = ""
     if any("connect to bus" in f["error"] for f in failed):
-        hint = (" (no systemd user manager is reachable here: a container, or a shell outside a "
-                "login session)")
+        hint = " (no systemd user manager is reachable here: a container, or a shell outside a login session)"
     run = "\n".join(f"  {f['run']}" for f in failed)
     return ServiceError(
         "SERVICE_MANAGER_FAILED",
@@ -229,8 +237,10 @@ def install(print_only: bool, paths: Paths | None = None) -> dict:
     if manager == "systemd":
         _write(path, content)
         status = f"systemctl --user status {UNIT_NAME}"
-        steps = [([cmd], cmd) for cmd in (["systemctl", "--user", "daemon-reload"],
-                                          ["systemctl", "--user", "enable", "--now", UNIT_NAME])]
+        steps = [
+            ([cmd], cmd)
+            for cmd in (["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", UNIT_NAME])
+        ]
     else:
         # launchd opens StandardOutPath itself and does not create its directory.
         os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
@@ -239,8 +249,13 @@ def install(print_only: bool, paths: Paths | None = None) -> dict:
         bootstrap = ["launchctl", "bootstrap", _gui_domain(), path]
         steps = [([bootstrap, ["launchctl", "load", "-w", path]], bootstrap)]
         if _launchd_loaded():  # a loaded agent keeps its old definition until booted out
-            steps.insert(0, ([["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"]],
-                             ["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"]))
+            steps.insert(
+                0,
+                (
+                    [["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"]],
+                    ["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"],
+                ),
+            )
     result = {"manager": manager, "path": path, "written": True, "status": status, "logs": log_paths(paths)}
     failed = _apply(steps)
     if failed:

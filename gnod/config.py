@@ -25,11 +25,54 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 PROSE_EXTENSIONS: tuple[str, ...] = (".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc")
 # Markdown, plain text and source code: indexed as written.
 TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
-    ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt",
-    ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".lua",
-    ".sh", ".bash", ".zsh", ".fish", ".sql", ".r", ".jl", ".pl", ".ex", ".exs", ".erl",
-    ".hs", ".ml", ".clj", ".dart", ".vue", ".svelte", ".css", ".scss",
-    ".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib",
+    ".py",
+    ".pyi",
+    ".js",
+    ".jsx",
+    ".ts",
+    ".tsx",
+    ".mjs",
+    ".go",
+    ".rs",
+    ".java",
+    ".kt",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".hpp",
+    ".cs",
+    ".rb",
+    ".php",
+    ".swift",
+    ".scala",
+    ".lua",
+    ".sh",
+    ".bash",
+    ".zsh",
+    ".fish",
+    ".sql",
+    ".r",
+    ".jl",
+    ".pl",
+    ".ex",
+    ".exs",
+    ".erl",
+    ".hs",
+    ".ml",
+    ".clj",
+    ".dart",
+    ".vue",
+    ".svelte",
+    ".css",
+    ".scss",
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".ini",
+    ".cfg",
+    ".tex",
+    ".bib",
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
@@ -39,8 +82,15 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
 # Formats converted to Markdown, by the converter gnod.ingest.convert registers for each.
 CONVERTED: dict[str, tuple[str, ...]] = {
-    "html": (".html", ".htm", ".xhtml"), "pdf": (".pdf",), "docx": (".docx",), "xlsx": (".xlsx",),
-    "pptx": (".pptx",), "epub": (".epub",), "csv": (".csv", ".tsv"), "json": (".json",), "ipynb": (".ipynb",),
+    "html": (".html", ".htm", ".xhtml"),
+    "pdf": (".pdf",),
+    "docx": (".docx",),
+    "xlsx": (".xlsx",),
+    "pptx": (".pptx",),
+    "epub": (".epub",),
+    "csv": (".csv", ".tsv"),
+    "json": (".json",),
+    "ipynb": (".ipynb",),
 }
 DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
 
@@ -58,8 +108,20 @@ def extension(path: str) -> str:
 DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
 # Directories nobody wants indexed; a user's exclude globs come on top.
 DEFAULT_EXCLUDE: tuple[str, ...] = (
-    ".git/", ".hg/", ".svn/", "node_modules/", ".venv/", "venv/", "__pycache__/",
-    ".mypy_cache/", ".pytest_cache/", ".tox/", ".cache/", "dist/", "build/", ".DS_Store",
+    ".git/",
+    ".hg/",
+    ".svn/",
+    "node_modules/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".tox/",
+    ".cache/",
+    "dist/",
+    "build/",
+    ".DS_Store",
 )
 
 

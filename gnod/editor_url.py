@@ -40,9 +40,10 @@ def check(value: str) -> None:
     fields = _FIELD.findall(value)
     unknown = sorted(set(fields) - set(PLACEHOLDERS))
     if unknown or "path" not in fields:
-        raise ValueError(f"{value!r} is neither a name ({', '.join(ALIASES)}) nor a template with {{path}} "
-                         f"(and optionally {{line}}, {{host}})" + (f"; unknown: {', '.join(unknown)}" if unknown
-                                                                  else ""))
+        raise ValueError(
+            f"{value!r} is neither a name ({', '.join(ALIASES)}) nor a template with {{path}} "
+            f"(and optionally {{line}}, {{host}})" + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+        )
 
 
 def url(template: str, path: str, line: int, host: str = "") -> str:

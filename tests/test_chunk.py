@@ -172,8 +172,27 @@ def test_whitespace_only_tail_is_dropped() -> None:
 
 
 PIECES = st.sampled_from(
-    ["word", "other", "x" * 37, " ", " ", " ", "\n", "\n\n", ". ", "! ", "?\n", "# ", "## ",
-     "\n# Head\n", "\n```\n", "\n~~~\n", "\t", "é", "日本"]
+    [
+        "word",
+        "other",
+        "x" * 37,
+        " ",
+        " ",
+        " ",
+        "\n",
+        "\n\n",
+        ". ",
+        "! ",
+        "?\n",
+        "# ",
+        "## ",
+        "\n# Head\n",
+        "\n```\n",
+        "\n~~~\n",
+        "\t",
+        "é",
+        "日本",
+    ]
 )
 
 

@@ -72,17 +72,13 @@ def test_query_words_become_bigram_phrases():
 
 PAGES = {
     "zh.md": (
-        "# 数据库备份\n\n本文介绍如何使用命令行工具备份数据库。"
-        "每天晚上自动运行备份脚本，并把压缩文件上传到服务器。\n"
+        "# 数据库备份\n\n本文介绍如何使用命令行工具备份数据库。每天晚上自动运行备份脚本，并把压缩文件上传到服务器。\n"
     ),
     "ja.md": (
         "# コーヒーの淹れ方\n\n美味しいコーヒーを淹れるには、新鮮な豆を使うことが大切です。"
         "お湯の温度は九十度くらいがいいでしょう。Python3を使うスクリプトで時間を計ります。\n"
     ),
-    "ko.md": (
-        "# 한국어 학습\n\n매일 한국어를 공부하면 실력이 빨리 늘어요. "
-        "드라마를 보면서 듣기 연습을 하세요.\n"
-    ),
+    "ko.md": ("# 한국어 학습\n\n매일 한국어를 공부하면 실력이 빨리 늘어요. 드라마를 보면서 듣기 연습을 하세요.\n"),
     "en.md": (
         "# Deployment guide\n\nHow to deploy the billing service to production. Run the "
         "release pipeline, watch the dashboards and roll back when the error rate climbs.\n"
@@ -115,8 +111,7 @@ def paths(index, query: str) -> list[str]:
 def test_languages_of_the_pages(index):
     conn, _ = index
     langs = dict(conn.execute("SELECT rel_path, language FROM documents"))
-    assert langs == {"zh.md": None, "ja.md": None, "ko.md": None, "en.md": "english",
-                     "fr.md": "french"}
+    assert langs == {"zh.md": None, "ja.md": None, "ko.md": None, "en.md": "english", "fr.md": "french"}
 
 
 def test_the_index_keeps_bigrams_whole(index):
@@ -165,13 +160,13 @@ def test_multi_word_and_mixed_queries(index):
 
 ALIAS_PAGES = {
     "ja/soffice.md": "# libreoffice\n\n> このコマンドは `soffice` のエイリアスです。\n\n"
-                     "- 元のコマンドのドキュメントを表示する:\n\n`tldr soffice`\n",
+    "- 元のコマンドのドキュメントを表示する:\n\n`tldr soffice`\n",
     "sv/soffice.md": "# libreoffice\n\n> Det här kommandot är ett alias för `soffice`.\n\n"
-                     "- Visa dokumentationen för det ursprungliga kommandot:\n\n`tldr soffice`\n",
+    "- Visa dokumentationen för det ursprungliga kommandot:\n\n`tldr soffice`\n",
     "en/soffice.md": "# libreoffice\n\n> This command is an alias of `soffice`.\n\n"
-                     "- View documentation for the original command:\n\n`tldr soffice`\n",
+    "- View documentation for the original command:\n\n`tldr soffice`\n",
     "de/soffice.md": "# libreoffice\n\n> Dieser Befehl ist ein Alias von `soffice`.\n\n"
-                     "- Zeige die Dokumentation für den ursprünglichen Befehl an:\n\n`tldr soffice`\n",
+    "- Zeige die Dokumentation für den ursprünglichen Befehl an:\n\n`tldr soffice`\n",
 }
 
 

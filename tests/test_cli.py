@@ -129,15 +129,35 @@ def test_collection_list(indexed):
 
 def test_search_json_schema(indexed):
     res = search(indexed.env, "deploy")
-    assert set(res) == {"query", "hits", "total_candidates", "terms", "dropped_stopwords", "languages", "took_ms",
-                        "freshness", "notes"}
+    assert set(res) == {
+        "query",
+        "hits",
+        "total_candidates",
+        "terms",
+        "dropped_stopwords",
+        "languages",
+        "took_ms",
+        "freshness",
+        "notes",
+    }
     assert "docs" in [f["collection"] for f in res["freshness"]]
     assert res["query"] == "deploy"
     assert res["terms"] == ["deploy"]
     assert res["hits"], res
     for h in res["hits"]:
-        assert set(h) == {"docid", "uri", "collection", "path", "abs_path", "title", "score", "bm25",
-                          "language", "snippet", "snippets"}
+        assert set(h) == {
+            "docid",
+            "uri",
+            "collection",
+            "path",
+            "abs_path",
+            "title",
+            "score",
+            "bm25",
+            "language",
+            "snippet",
+            "snippets",
+        }
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
         assert set(h["snippet"]) == {"line", "text", "matches"}
@@ -385,11 +405,18 @@ def test_multi_get_glob_star_stays_in_one_directory(indexed):
     # Regression: fnmatch's `*` used to cross '/', so 'docs/*.md' matched every depth.
     res = cli_json("multi-get", "--pattern", "*/*.md", "--json", env=indexed.env)
     assert {f"{d['collection']}/{d['path']}" for d in res["documents"]} == {
-        "docs/README.md", "other/checklist.md", "other/lunch.md"}
+        "docs/README.md",
+        "other/checklist.md",
+        "other/lunch.md",
+    }
     # `**` spans directories (zero or more).
     res = cli_json("multi-get", "--pattern", "docs/**/*.md", "--json", env=indexed.env)
     assert sorted(d["path"] for d in res["documents"]) == [
-        "README.md", "german/anleitung.md", "guides/deploy.md", "guides/staging.md"]
+        "README.md",
+        "german/anleitung.md",
+        "guides/deploy.md",
+        "guides/staging.md",
+    ]
 
 
 def test_multi_get_refs_and_missing(indexed):
@@ -502,7 +529,9 @@ def test_collection_description_is_kept_shown_and_changed_without_reindexing(dae
     assert code == 0 and "\n                 Runbooks and guides for the team" in out
     code, out = run_cli_tty("status", env=env)
     assert code == 0 and re.search(r"docs .*\n +Runbooks and guides for the team", out), out
-    assert cli("collection", "describe", "docs", "--human", env=env).stdout == "docs: Runbooks and guides for the team\n"
+    assert (
+        cli("collection", "describe", "docs", "--human", env=env).stdout == "docs: Runbooks and guides for the team\n"
+    )
     # The watch goes on: a file saved after the change is indexed.
     with open(corpus.path("guides/rollback.md"), "w") as f:
         f.write("# Rollback\n\nUndo a bad release with the previous image.\n")
@@ -518,8 +547,18 @@ def test_collection_description_is_kept_shown_and_changed_without_reindexing(dae
 
 
 OSC8 = re.compile(r"\x1b]8;;([^\x1b]*)\x1b\\(.*?)\x1b]8;;\x1b\\")
-TERMINAL_MARKERS = ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WT_SESSION", "KONSOLE_VERSION", "VTE_VERSION", "TMUX",
-                    "STY", "FORCE_HYPERLINK", "DOMTERM", "WEZTERM_PANE")
+TERMINAL_MARKERS = (
+    "TERM_PROGRAM",
+    "KITTY_WINDOW_ID",
+    "WT_SESSION",
+    "KONSOLE_VERSION",
+    "VTE_VERSION",
+    "TMUX",
+    "STY",
+    "FORCE_HYPERLINK",
+    "DOMTERM",
+    "WEZTERM_PANE",
+)
 
 
 def test_hit_paths_are_terminal_hyperlinks_where_the_terminal_shows_them(daemon, corpus):
@@ -584,7 +623,9 @@ def test_config_file_typo(daemon, corpus):
     # Fixing the file is picked up by the next call.
     with open(cfg, "w") as f:
         f.write(f'[[collections]]\nname = "x"\npath = "{corpus.root}"\n')
-    assert update(env)["x"]["scanned"] == 6  # 5 documents + the binary file (the config watcher may have indexed them first)
+    assert (
+        update(env)["x"]["scanned"] == 6
+    )  # 5 documents + the binary file (the config watcher may have indexed them first)
     assert search(env, "deploy")["hits"]
 
 
@@ -597,8 +638,13 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
         (folder / f"n{i:05d}.md").write_text(f"# Note {i}\n\nThe heron number {i} waits by the quiet river.\n")
     cli_json("collection", "add", str(folder), "--name", "big", "--no-index", "--json", env=env)
 
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "update", "--json"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "update", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         saw_running = cli_saw_running = False
         cli_polls = 0
@@ -645,8 +691,16 @@ def test_status_vectors_line_shows_a_slow_rate_and_the_eta():
     and the time left is the backlog over that running rate (gnod: embedded / elapsed)."""
     from gnoctl.output.status import _vectors_line
 
-    vec = {"available": True, "embedded": 100, "chunks": 10_100, "model": "hf:a/b/e5.gguf", "serving": None,
-           "pending": 10_000, "embedding": True, "rate_per_s": 0.52}
+    vec = {
+        "available": True,
+        "embedded": 100,
+        "chunks": 10_100,
+        "model": "hf:a/b/e5.gguf",
+        "serving": None,
+        "pending": 10_000,
+        "embedding": True,
+        "rate_per_s": 0.52,
+    }
     assert _vectors_line(vec).endswith("10000 pending (embedding, 0.52 chunks/s, ETA 5h20m)")
     assert _vectors_line({**vec, "rate_per_s": 25.0}).endswith("(embedding, 25 chunks/s, ETA 6m40s)")
     assert _vectors_line({**vec, "rate_per_s": None}).endswith("10000 pending (embedding)")
@@ -662,5 +716,8 @@ def test_status_reports_the_readers_load(daemon, tmp_path):
     load = cli_json("status", "--json", env=env)["load"]
     assert load["running"] >= 0 and load["queued"] >= 0
     assert load["calls"] >= 1 and 0 <= load["p50_ms"] <= load["p99_ms"]
-    assert re.search(r"^readers: \d+ running, \d+ waiting; last minute: \d+ calls, p50 \d+ ms, p99 \d+ ms$",
-                     cli("status", "--human", env=env).stdout, re.M)
+    assert re.search(
+        r"^readers: \d+ running, \d+ waiting; last minute: \d+ calls, p50 \d+ ms, p99 \d+ ms$",
+        cli("status", "--human", env=env).stdout,
+        re.M,
+    )

@@ -74,10 +74,24 @@ def live(tmp_path_factory):
 # --- help, version, options ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [["-h"], ["--help"], ["search", "-h"], ["search", "deploy", "-h"],
-                                  ["vsearch", "-h"], ["query", "x", "-h"], ["ask", "-h"], ["get", "-h"],
-                                  ["ls", "-h"], ["status", "-h"], ["collection", "add", "-h"], ["models", "-h"],
-                                  ["daemon", "logs", "-h"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-h"],
+        ["--help"],
+        ["search", "-h"],
+        ["search", "deploy", "-h"],
+        ["vsearch", "-h"],
+        ["query", "x", "-h"],
+        ["ask", "-h"],
+        ["get", "-h"],
+        ["ls", "-h"],
+        ["status", "-h"],
+        ["collection", "add", "-h"],
+        ["models", "-h"],
+        ["daemon", "logs", "-h"],
+    ],
+)
 def test_dash_h_is_help_everywhere_and_starts_nothing(argv, env):
     r = cli(*argv, env=env)
     assert r.stdout.startswith("Usage: gnoctl") and "-h, --help" in r.stdout
@@ -91,8 +105,13 @@ def test_version(flag, env):
 
 
 def test_unknown_options_are_errors_and_negated_words_still_work(live):
-    for argv in (["search", "deploy", "-l", "5"], ["search", "deploy", "--bogus"], ["query", "deploy", "-x"],
-                 ["ls", "--bogus"], ["status", "-q"]):
+    for argv in (
+        ["search", "deploy", "-l", "5"],
+        ["search", "deploy", "--bogus"],
+        ["query", "deploy", "-x"],
+        ["ls", "--bogus"],
+        ["status", "-q"],
+    ):
         r = _run_cli(*argv, env=live.env)
         assert r.returncode == 1, (argv, r)
         assert r.stdout == "" and "No such option" in r.stderr, (argv, r)
@@ -132,15 +151,24 @@ def test_exit_status_found_no_match_error_no_daemon(live, tmp_path):
 # --- pipes ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [["collection", "list", "--json"], ["search", "kettle", "--json"],
-                                  ["ls", "--files"], ["status", "--human"], ["search", "zzyzx", "--json"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["collection", "list", "--json"],
+        ["search", "kettle", "--json"],
+        ["ls", "--files"],
+        ["status", "--human"],
+        ["search", "zzyzx", "--json"],
+    ],
+)
 def test_a_closed_pipe_is_a_quiet_exit(live, argv):
     # The reader is gone before gnoctl writes a byte: every write fails with EPIPE.
     r, w = os.pipe()
     os.close(r)
     try:
-        p = subprocess.run([sys.executable, "-m", "gnoctl.main", *argv], env=live.env, stdout=w,
-                           stderr=subprocess.PIPE, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", *argv], env=live.env, stdout=w, stderr=subprocess.PIPE, timeout=60
+        )
     finally:
         os.close(w)
     assert p.stderr == b""  # no traceback, no "Broken pipe"
@@ -171,13 +199,16 @@ def test_human_text_in_a_pipe(live):
     assert "pick one output format" in r.stderr
 
 
-@pytest.mark.parametrize(("extra_env", "flags", "coloured"), [
-    ({}, [], True),
-    ({"NO_COLOR": "1"}, [], False),
-    ({"TERM": "dumb"}, [], False),
-    ({}, ["--color", "never"], False),
-    ({"NO_COLOR": "1"}, ["--color", "always"], True),
-])
+@pytest.mark.parametrize(
+    ("extra_env", "flags", "coloured"),
+    [
+        ({}, [], True),
+        ({"NO_COLOR": "1"}, [], False),
+        ({"TERM": "dumb"}, [], False),
+        ({}, ["--color", "never"], False),
+        ({"NO_COLOR": "1"}, ["--color", "always"], True),
+    ],
+)
 def test_colour_on_a_terminal(live, extra_env, flags, coloured):
     code, out = run_cli_tty("search", "kettle", *flags, env={**live.env, "TERM": "xterm", **extra_env})
     assert code == 0 and "kettle" in out
@@ -190,8 +221,12 @@ def test_files_are_absolute_paths_everywhere_and_nul_separated_with_0(live):
     assert sorted(ls_files) == sorted(os.path.join(live.root, rel) for rel in DOCS)
     search_files = cli("search", "kettle", "--files", env=live.env).stdout.splitlines()
     assert search_files == [odd]
-    for argv in (["ls", "--files", "-0"], ["search", "kettle", "deploy", "--files", "--null"],
-                 ["query", "kettle", "--files", "-0"], ["multi-get", "-p", "docs/**", "--files", "-0"]):
+    for argv in (
+        ["ls", "--files", "-0"],
+        ["search", "kettle", "deploy", "--files", "--null"],
+        ["query", "kettle", "--files", "-0"],
+        ["multi-get", "-p", "docs/**", "--files", "-0"],
+    ):
         out = cli(*argv, env=live.env).stdout
         assert out.endswith("\0") and "\n" not in out, argv
         paths = out[:-1].split("\0")
@@ -240,7 +275,7 @@ def test_vimgrep_lines_parse_with_spaces_and_colons_in_paths(live, command):
         file_line = f.read().split("\n")[lnum - 1]
     assert text == file_line  # the text is the line the number points at
     if command == "search":  # the column points at the first query word, 1-based, in bytes
-        assert file_line.encode()[col - 1:].lower().startswith(b"kettle")
+        assert file_line.encode()[col - 1 :].lower().startswith(b"kettle")
 
 
 def test_ls_is_aligned_and_says_when_it_stops(live, tmp_path):
@@ -293,9 +328,11 @@ def test_overlapping_collections_are_refused(daemon, tmp_path):
     env = daemon.env
     root = write_tree(str(tmp_path / "notes"), {"a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n"})
     cli_json("collection", "add", root, "--name", "notes", "--json", env=env)
-    for path, name, how in ((root, "again", "is already the collection"),
-                            (os.path.join(root, "sub"), "sub", "is inside the collection"),
-                            (str(tmp_path), "parent", "contains the collection")):
+    for path, name, how in (
+        (root, "again", "is already the collection"),
+        (os.path.join(root, "sub"), "sub", "is inside the collection"),
+        (str(tmp_path), "parent", "contains the collection"),
+    ):
         r = cli("collection", "add", path, "--name", name, "--json", env=env, expect=1)
         err = json.loads(r.stdout)["error"]
         assert err["code"] == "INVALID_PARAMS" and how in err["message"] and "'notes'" in err["message"], err
@@ -318,9 +355,13 @@ def test_completion_offers_collection_names(daemon, tmp_path):
 
     def complete(words: str) -> list[str]:
         cword = len(words.split(" ")) - 1
-        r = subprocess.run([sys.executable, "-m", "gnoctl.main"], capture_output=True, text=True, timeout=60,
-                           env={**env, "_GNOCTL_COMPLETE": "complete_bash", "COMP_WORDS": words,
-                                "COMP_CWORD": str(cword)})
+        r = subprocess.run(
+            [sys.executable, "-m", "gnoctl.main"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, "_GNOCTL_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)},
+        )
         assert r.returncode == 0, r
         return r.stdout.split()
 
@@ -342,8 +383,12 @@ def test_status_is_one_truthful_line_per_collection(daemon, tmp_path):
     small = write_tree(str(tmp_path / "small"), {"a.md": "# A\n\nalpha\n"})
     cli_json("collection", "add", small, "--name", "small", "--json", env=env)
     big = many_files(str(tmp_path / "big"), 3000)
-    add = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "collection", "add", big, "--name", "big", "--json"],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    add = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "collection", "add", big, "--name", "big", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -392,8 +437,13 @@ def test_status_watch_redraws_in_place_until_ctrl_c(daemon, tmp_path):
 def test_ctrl_c_during_collection_add_says_indexing_goes_on(daemon, tmp_path):
     env = daemon.env
     big = many_files(str(tmp_path / "big"), 3000)
-    add = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "collection", "add", big, "--name", "big"],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    add = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "collection", "add", big, "--name", "big"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not daemon.result("status")["job"]["running"]:
         time.sleep(0.01)
@@ -422,7 +472,7 @@ def test_config_edits_keep_comments_and_layout(daemon, tmp_path):
         f'name = "kept"   # the folder I care about\n'
         f'path = "{kept}/"\n'
         "\n[daemon]\n"
-        "log_level = \"info\"  # explicit default, kept as written\n"
+        'log_level = "info"  # explicit default, kept as written\n'
     )
     os.makedirs(os.path.dirname(config), exist_ok=True)
     with open(config, "w") as f:
@@ -437,7 +487,7 @@ def test_config_edits_keep_comments_and_layout(daemon, tmp_path):
         text = f.read()
     lines = iter(text.splitlines())
     assert all(line in lines for line in original.splitlines()), text  # every line, in order, as written
-    assert text.endswith("\n\n[models]\npreset = \"balanced\"\n") and "\n\n[daemon]" in text, text
+    assert text.endswith('\n\n[models]\npreset = "balanced"\n') and "\n\n[daemon]" in text, text
     assert 'name = "other"' in text and 'exclude = ["tmp/"]' in text and 'preset = "balanced"' in text
     assert "gone" not in text
     names = [c["name"] for c in cli_json("collection", "list", "--json", env=env)["collections"]]
@@ -465,8 +515,9 @@ def test_models_list_shows_preset_sizes_before_download(daemon):
 
 def test_removing_a_collection_gives_the_space_back(daemon, tmp_path):
     env = daemon.env
-    cli_json("collection", "add", many_files(str(tmp_path / "big"), 1500, words=900), "--name", "big", "--json",
-             env=env)
+    cli_json(
+        "collection", "add", many_files(str(tmp_path / "big"), 1500, words=900), "--name", "big", "--json", env=env
+    )
     before = cli_json("status", "--json", env=env)["db_bytes"]
     assert before > 4 * 1048576
     cli_json("collection", "remove", "big", "--json", env=env)
@@ -484,8 +535,14 @@ def test_quickstart_is_idempotent_and_shows_the_repository(gno_home):
     env = {**make_env(gno_home), "GNOCTL": f"{sys.executable} -m gnoctl.main", "PYTHONPATH": ROOT}
     runs = []
     for _ in range(2):
-        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "quickstart.sh")], env=env, cwd=ROOT,
-                           capture_output=True, text=True, timeout=240)
+        p = subprocess.run(
+            ["bash", os.path.join(ROOT, "scripts", "quickstart.sh")],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         runs.append(p.stdout)
     first, second = runs
@@ -505,13 +562,18 @@ def test_quickstart_from_another_clone_indexes_that_clone(gno_home, tmp_path):
     clones = [tmp_path / "a" / "gno", tmp_path / "b" / "gno"]
     for clone in clones:  # what the demo reads of a clone
         for part in ("scripts", "docs", "gnod", "gnoctl"):
-            shutil.copytree(os.path.join(ROOT, part), clone / part,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(os.path.join(ROOT, part), clone / part, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(os.path.join(ROOT, "README.md"), clone / "README.md")
     outs = []
     for clone in clones:
-        p = subprocess.run(["bash", str(clone / "scripts" / "quickstart.sh")], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=240)
+        p = subprocess.run(
+            ["bash", str(clone / "scripts" / "quickstart.sh")],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         outs.append(p.stdout)
     assert f"collection gno indexed {clones[0].resolve()}; indexing {clones[1].resolve()} instead" in outs[1]
@@ -524,8 +586,13 @@ def test_watch_prints_each_change_as_it_is_committed(daemon, tmp_path):
     root = write_tree(str(tmp_path / "notes"), {"a.md": "# A\n\nalpha\n"})
     cli_json("collection", "add", root, "--name", "notes", "--json", env=daemon.env)
     # In a pipe: JSON Lines, one notification each.
-    piped = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "watch", "notes"], env=daemon.env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    piped = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "watch", "notes"],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # On a terminal: a line for a person.
     session = PtyCli("watch", env=daemon.env, cols=80)
     try:
@@ -533,8 +600,12 @@ def test_watch_prints_each_change_as_it_is_committed(daemon, tmp_path):
         with open(os.path.join(root, "b.md"), "w") as f:
             f.write("# B\n\nbeta\n")
         event = json.loads(piped.stdout.readline())
-        assert (event["event"], event["kind"], event["collection"], event["path"]) == ("change", "added", "notes",
-                                                                                       "b.md")
+        assert (event["event"], event["kind"], event["collection"], event["path"]) == (
+            "change",
+            "added",
+            "notes",
+            "b.md",
+        )
         assert cli("search", "beta", "--files", env=daemon.env).stdout.strip().endswith("b.md")  # already seen
         assert session.read_until(lambda t: re.search(r"\d\d:\d\d:\d\d  added    notes/b\.md", t), 10), session.text
     finally:

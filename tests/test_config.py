@@ -74,11 +74,11 @@ def test_save_changes_only_what_changed(tmp_path):
         ('[[collections]]\nname = "x"\npaht = "/tmp"\n', "paht"),
         ('[[collections]]\nname = "x"\npath = 3\n', "path"),
         ('[daemon]\nloglevel = "info"\n', "loglevel"),
-        ('[bogus]\n', "bogus"),
+        ("[bogus]\n", "bogus"),
         ('[[collections]]\nname = "x"\npath = "/tmp"\nlanguage = "klingon"\n', "language"),
         ('[[collections]]\nname = "bad name!"\npath = "/tmp"\n', "name"),
         ('[[collections]]\nname = "a"\npath = "/tmp"\n[[collections]]\nname = "a"\npath = "/var"\n', "duplicate"),
-        ('not = toml = at all', "TOML"),
+        ("not = toml = at all", "TOML"),
     ],
 )
 def test_errors_name_the_key(tmp_path, text, needle):

@@ -101,39 +101,57 @@ def make_pptx() -> bytes:
     return out.getvalue()
 
 
-HTML = (b"<!DOCTYPE html><html><head><title>Kettle Manual</title><script>var hidden = 1;</script>"
-        b"</head><body><p>Descale the <b>kettle</b> every month.</p></body></html>")
+HTML = (
+    b"<!DOCTYPE html><html><head><title>Kettle Manual</title><script>var hidden = 1;</script>"
+    b"</head><body><p>Descale the <b>kettle</b> every month.</p></body></html>"
+)
 
 
 def make_epub() -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         z.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
-        z.writestr("META-INF/container.xml", (
-            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
-            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
-            "</rootfiles></container>"))
-        z.writestr("OEBPS/content.opf", (
-            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">'
-            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Stormy Tales</dc:title>'
-            '<dc:language>en</dc:language><dc:identifier id="id">tales</dc:identifier></metadata>'
-            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
-            '<spine><itemref idref="c1"/></spine></package>'))
-        z.writestr("OEBPS/c1.xhtml", (
-            '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>One</title></head>'
-            "<body><h2>Chapter One</h2><p>It was a dark and stormy night.</p></body></html>"))
+        z.writestr(
+            "META-INF/container.xml",
+            (
+                '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+                '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+                "</rootfiles></container>"
+            ),
+        )
+        z.writestr(
+            "OEBPS/content.opf",
+            (
+                '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">'
+                '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Stormy Tales</dc:title>'
+                '<dc:language>en</dc:language><dc:identifier id="id">tales</dc:identifier></metadata>'
+                '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+                '<spine><itemref idref="c1"/></spine></package>'
+            ),
+        )
+        z.writestr(
+            "OEBPS/c1.xhtml",
+            (
+                '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>One</title></head>'
+                "<body><h2>Chapter One</h2><p>It was a dark and stormy night.</p></body></html>"
+            ),
+        )
     return out.getvalue()
 
 
 CSV = b"name,city\nAda,London\nLinus,Helsinki\n"
 JSON = b'{"service": "billing", "replicas": 3, "tags": ["prod", "eu"]}'
-IPYNB = json.dumps({
-    "cells": [
-        {"cell_type": "markdown", "metadata": {}, "source": ["# Churn Analysis\n", "We model customer churn."]},
-        {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [], "source": ["print('churn')"]},
-    ],
-    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-}).encode()
+IPYNB = json.dumps(
+    {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Churn Analysis\n", "We model customer churn."]},
+            {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [], "source": ["print('churn')"]},
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+).encode()
 
 # name → (bytes, text that must appear in the Markdown)
 SAMPLES = {
@@ -178,7 +196,7 @@ def test_csv_and_json_shapes():
     assert convert(CSV, "p.csv") == "| name | city |\n| --- | --- |\n| Ada | London |\n| Linus | Helsinki |\n"
     assert convert(b"a\tb|c\n1\t2\n", "t.tsv") == "| a | b\\|c |\n| --- | --- |\n| 1 | 2 |\n"
     out = convert(JSON, "s.json")
-    assert out.startswith("```json\n{\n  \"service\"") and out.endswith("\n```\n")
+    assert out.startswith('```json\n{\n  "service"') and out.endswith("\n```\n")
     loose = convert(b'{"a": 1, // comment\n}', "tsconfig.json")  # fenced as written, not lost
     assert "// comment" in loose
     assert convert(b'{"md": "````"}', "x.json").startswith("`````json\n")
@@ -251,7 +269,17 @@ def crashing(data: bytes, path: str) -> str:
 
 def test_order_is_visible_and_first_match_wins():
     assert DEFAULT_REGISTRY.names == [
-        "text", "html", "pdf", "docx", "xlsx", "pptx", "epub", "csv", "json", "ipynb", "other",
+        "text",
+        "html",
+        "pdf",
+        "docx",
+        "xlsx",
+        "pptx",
+        "epub",
+        "csv",
+        "json",
+        "ipynb",
+        "other",
     ]
     reg = Registry(builtin_converters())
     reg.register(Converter("shout", shout, frozenset({".md"})), before="text")
@@ -273,8 +301,9 @@ def test_default_extensions_all_have_a_converter():
 
 
 def test_timeout_kills_the_helper_and_the_next_file_converts():
-    reg = Registry([Converter("sleepy", sleepy, frozenset({".slow"}), isolated=True), *builtin_converters()],
-                   timeout=1.0)
+    reg = Registry(
+        [Converter("sleepy", sleepy, frozenset({".slow"}), isolated=True), *builtin_converters()], timeout=1.0
+    )
     reg.convert(b"warm up", "x.html")  # start the helper outside the measured call
     t0 = time.monotonic()
     assert code_of(b"x", "a.slow", reg) == "TIMEOUT"

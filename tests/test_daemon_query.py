@@ -83,7 +83,8 @@ def test_query_explain_runs_every_stage(hybrid):
         assert e["contributions"] and e["rerank"] is not None and e["rerank_input"]["chunks"]
         assert (e["fusion_weight"], e["rerank_weight"]) in {(0.75, 0.25), (0.6, 0.4), (0.4, 0.6)}
         assert h["score"] == pytest.approx(
-            e["fusion_weight"] * e["fusion_norm"] + e["rerank_weight"] * max(e["rerank"], e["keyword_floor"]), abs=1e-5)
+            e["fusion_weight"] * e["fusion_norm"] + e["rerank_weight"] * max(e["rerank"], e["keyword_floor"]), abs=1e-5
+        )
         assert abs(e["fusion"] - sum(c["contribution"] for c in e["contributions"])) < 1e-5
         assert h["preview"]["text"]
 
@@ -104,8 +105,15 @@ def test_fusion_follows_the_documented_formula(hybrid):
     res = query(hybrid, query="feline pets napping", collections=["notes"], explain=True, rerank=False)
     lists = res["explain"]["lists"]
     total = sum(li["weight"] for li in lists if li["hits"])
-    best = sum(li["weight"] * max(c["standard"] for h in res["hits"] for c in h["explain"]["contributions"]
-                                  if c["list"] == i) for i, li in enumerate(lists) if li["hits"]) / total
+    best = (
+        sum(
+            li["weight"]
+            * max(c["standard"] for h in res["hits"] for c in h["explain"]["contributions"] if c["list"] == i)
+            for i, li in enumerate(lists)
+            if li["hits"]
+        )
+        / total
+    )
     for h in res["hits"]:
         e = h["explain"]
         for c in e["contributions"]:
@@ -224,8 +232,7 @@ def test_ask_stops_generating_when_the_client_hangs_up(hybrid):
 
 
 def test_ask_without_answer_returns_sources(hybrid):
-    res = hybrid.result("ask", {"query": "baking bread", "answer": False, "sources": 2, "expand": False},
-                        timeout=120)
+    res = hybrid.result("ask", {"query": "baking bread", "answer": False, "sources": 2, "expand": False}, timeout=120)
     assert res["answer"] is None and not res["abstained"] and res["model"] is None
     assert 1 <= len(res["considered"]) <= 2 and res["considered"][0]["n"] == 1
     assert "bread" in res["considered"][0]["text"].lower()  # the passage itself, for clients to show
@@ -263,8 +270,11 @@ def test_variants_an_agent_wrote_run_the_pipeline_without_a_generator(env, tmp_p
         d.result("collection.add", {"name": "notes", "path": str(tmp_path / "notes")})
         alone = d.result("query", {"query": "sourdough loaf"})
         assert alone["hits"] == []  # neither word is in any document
-        given = {"lexical": ["bread dough", "Bread Dough", "sourdough loaf", "flour yeast", "knead", "oven"],
-                 "semantic": ["how to bake a loaf at home"], "hyde": "Knead the dough and bake it."}
+        given = {
+            "lexical": ["bread dough", "Bread Dough", "sourdough loaf", "flour yeast", "knead", "oven"],
+            "semantic": ["how to bake a loaf at home"],
+            "hyde": "Knead the dough and bake it.",
+        }
         res = d.result("query", {"query": "sourdough loaf", "variants": given, "explain": True})
         assert res["hits"][0]["path"] == "cooking/bread.md"
         exp = res["expansion"]
@@ -281,8 +291,21 @@ def test_variants_an_agent_wrote_run_the_pipeline_without_a_generator(env, tmp_p
         bad = d.rpc("query", {"query": "x", "variants": {"lexical": ["a"] * 9}})
         assert bad["error"]["code"] == wire.INVALID_PARAMS
         # gnoctl query --lex/--vec/--hyde, on the fast path and through typer (--help knows them).
-        r = run_cli("query", "sourdough", "loaf", "--lex", "bread dough", "--lex", "knead", "--vec", "bake a loaf",
-                    "--hyde", "Knead the dough.", "--files", env=env)
+        r = run_cli(
+            "query",
+            "sourdough",
+            "loaf",
+            "--lex",
+            "bread dough",
+            "--lex",
+            "knead",
+            "--vec",
+            "bake a loaf",
+            "--hyde",
+            "Knead the dough.",
+            "--files",
+            env=env,
+        )
         assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md"), r
         assert "--lex" in run_cli("query", "--help", env=env).stdout
     finally:

@@ -20,17 +20,17 @@ pytestmark = pytest.mark.timeout(240)
 
 TOPICS = {
     "cooking/pasta.md": "# Pasta\n\nBoil salted water, cook the spaghetti for nine minutes and toss it with garlic "
-                        "and olive oil. Serve with grated parmesan cheese.\n",
+    "and olive oil. Serve with grated parmesan cheese.\n",
     "cooking/bread.md": "# Bread\n\nMix flour, water, yeast and salt, knead the dough, let it rise overnight and "
-                        "bake it in a hot oven until the crust is brown.\n",
+    "bake it in a hot oven until the crust is brown.\n",
     "pets/cats.md": "# Cats\n\nCats sleep most of the day, purr when they are content and like to chase small "
-                    "toys across the floor.\n",
+    "toys across the floor.\n",
     "pets/dogs.md": "# Dogs\n\nDogs need a walk every day; they fetch sticks, bark at the postman and wag their "
-                    "tails when their owners come home.\n",
+    "tails when their owners come home.\n",
     "space/mars.md": "# Mars\n\nThe red planet has the tallest volcano in the solar system and rovers explore its "
-                     "dusty surface for signs of ancient water.\n",
+    "dusty surface for signs of ancient water.\n",
     "space/moon.md": "# The Moon\n\nAstronauts landed on the Moon in 1969; its craters were made by meteorite "
-                     "impacts over billions of years.\n",
+    "impacts over billions of years.\n",
 }
 
 
@@ -133,7 +133,8 @@ def test_filter_returns_full_n(embedded, tmp_path):
 def test_changes_are_embedded_in_the_background_and_deletes_drop_vectors(embedded):
     d, notes = embedded
     (notes / "space" / "jupiter.md").write_text(
-        "# Jupiter\n\nThe largest planet is a gas giant with a great red storm and dozens of moons.\n")
+        "# Jupiter\n\nThe largest planet is a gas giant with a great red storm and dozens of moons.\n"
+    )
     assert wait_until(lambda: "space/jupiter.md" in top_paths(d, "gas giant planet storm", 1), 60, 0.2)
     (notes / "pets" / "cats.md").unlink()
     assert wait_until(lambda: "pets/cats.md" not in top_paths(d, "feline pets napping", 6), 60, 0.2)
@@ -215,6 +216,7 @@ def test_crash_mid_backlog_resumes_without_duplicates(env, tmp_path, minilm):
     import apsw
 
     from gnod.store.vectors import load_extension
+
     conn = apsw.Connection(os.path.join(data, "index.sqlite"))
     conn.enable_load_extension(True)
     assert load_extension(conn) is None
@@ -238,7 +240,7 @@ def _vec_model(env) -> tuple[str, str, str, int]:
     data = os.path.join(env["GNO_HOME"], "data")
     conn = apsw.Connection(os.path.join(data, "index.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        (uri, table, dim), = conn.execute("SELECT uri, table_name, dim FROM vec_models").fetchall()
+        ((uri, table, dim),) = conn.execute("SELECT uri, table_name, dim FROM vec_models").fetchall()
     finally:
         conn.close()
     return data, uri, table, dim
@@ -462,8 +464,7 @@ def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
 
     size = os.path.getsize(minilm) + os.path.getsize(smollm2_gguf())
     budget_mb = size // (1024 * 1024) - 10  # one fits, both do not
-    cfg = ModelsConfig(embed=f"file:{minilm}", generate=f"file:{smollm2_gguf()}", threads=1,
-                       max_memory_mb=budget_mb)
+    cfg = ModelsConfig(embed=f"file:{minilm}", generate=f"file:{smollm2_gguf()}", threads=1, max_memory_mb=budget_mb)
 
     async def scenario() -> tuple[dict, dict]:
         models = Models(cfg, str(tmp_path / "cache"))
@@ -472,8 +473,11 @@ def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
             await models.get("generate")
             first = {m.role: m.state for m in models.infos() if m.role != "rerank"}
             # The generator busy answering: loading the embedder again cannot unload it.
-            answering = asyncio.create_task(models.run("generate", lambda m: m.generate(
-                [{"role": "user", "content": "Count to ten."}], max_tokens=24)))
+            answering = asyncio.create_task(
+                models.run(
+                    "generate", lambda m: m.generate([{"role": "user", "content": "Count to ten."}], max_tokens=24)
+                )
+            )
             await asyncio.sleep(0.05)
             await models.get("embed")
             await answering

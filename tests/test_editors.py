@@ -58,10 +58,25 @@ f:write(vim.json.encode(ok and value or {{ error = tostring(value) }}))
 f:close()
 vim.cmd('qa!')
 """)
-    r = subprocess.run([exe, "--headless", "--clean", "--cmd", f"set rtp^={NVIM_DIR}", "-c", f"luafile {script}",
-                        "-c", "cquit 3"],  # reached only when the script itself failed to run
-                       env={**env, "PYTHONPATH": ROOT}, cwd=ROOT, capture_output=True, text=True, timeout=90,
-                       stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--clean",
+            "--cmd",
+            f"set rtp^={NVIM_DIR}",
+            "-c",
+            f"luafile {script}",
+            "-c",
+            "cquit 3",
+        ],  # reached only when the script itself failed to run
+        env={**env, "PYTHONPATH": ROOT},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.exists(), f"nvim did not finish the script: {r.returncode}\n{r.stdout}\n{r.stderr}"
     got = json.loads(out.read_text())
     assert "error" not in got, got["error"]
@@ -87,16 +102,24 @@ def located(entries: list[dict]) -> list[tuple[str, int]]:
 
 
 def test_nvim_gno_fills_the_quickfix_list_over_the_socket(indexed, corpus, tmp_path):
-    got = nvim(indexed.env, tmp_path, """
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        """
   vim.cmd('Gno deploy production')
-""" + QF + """
+"""
+        + QF
+        + """
   result.search = qf
   result.transport = require('gno').last_transport
   result.window = vim.bo.buftype
   vim.cmd('GnoQuery deploy production')
-""" + QF + """
+"""
+        + QF
+        + """
   result.query = qf
-""")
+""",
+    )
     assert got["transport"] == "socket" and got["window"] == "quickfix"
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
     assert got["search"][0]["file"].endswith("guides/deploy.md") and "Deployment guide" in got["search"][0]["text"]
@@ -104,19 +127,28 @@ def test_nvim_gno_fills_the_quickfix_list_over_the_socket(indexed, corpus, tmp_p
 
 
 def test_nvim_falls_back_to_gnoctl_json_without_the_socket(indexed, corpus, tmp_path):
-    got = nvim(indexed.env, tmp_path, f"""
-  require('gno').setup({{ socket = {json.dumps(str(tmp_path / 'absent.sock'))}, gnoctl = {{ {", ".join(json.dumps(a) for a in GNOCTL)} }} }})
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        f"""
+  require('gno').setup({{ socket = {json.dumps(str(tmp_path / "absent.sock"))}, gnoctl = {{ {", ".join(json.dumps(a) for a in GNOCTL)} }} }})
   vim.cmd('Gno deploy production')
-""" + QF + """
+"""
+        + QF
+        + """
   result.search = qf
   result.transport = require('gno').last_transport
-""")
+""",
+    )
     assert got["transport"] == "cli"
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
 
 
 def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit(indexed, corpus, tmp_path):
-    got = nvim(indexed.env, tmp_path, """
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        """
   local picker = require('gno.picker')
   picker.pick('')
   local state = picker.current
@@ -148,7 +180,9 @@ def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit
   result.want = { want.filename, want.lnum }
   result.opened = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1] }
   result.closed = picker.current == nil
-""" % json.dumps(corpus.path("saved.md")))
+"""
+        % json.dumps(corpus.path("saved.md")),
+    )
     assert "notes/pasta.txt" in got["first"][0]
     assert "guides/staging.md" in got["second"][0]
     assert len(got["refreshed"]) == len(got["second"]) + 1 and any("saved.md" in line for line in got["refreshed"])
@@ -165,14 +199,24 @@ def emacs(env: dict, tmp_path, body: str) -> dict:
   {body}
   (with-temp-file {json.dumps(str(out))} (insert (json-encode result))))
 """
-    r = subprocess.run([exe, "--batch", "-Q", "-l", GNO_EL, "--eval", program], env={**env, "PYTHONPATH": ROOT},
-                       cwd=ROOT, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [exe, "--batch", "-Q", "-l", GNO_EL, "--eval", program],
+        env={**env, "PYTHONPATH": ROOT},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == 0 and out.exists(), f"emacs failed: {r.returncode}\n{r.stdout}\n{r.stderr}"
     return json.loads(out.read_text())
 
 
 def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp_path):
-    got = emacs(indexed.env, tmp_path, """
+    got = emacs(
+        indexed.env,
+        tmp_path,
+        """
   (gno-search "deploy production")
   (push (cons 'transport gno-last-transport) result)
   (with-current-buffer "*gno*"
@@ -185,23 +229,29 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
   (gno-query "deploy production")
   (with-current-buffer "*gno*"
     (push (cons 'query (split-string (buffer-string) "\\n" t)) result))
-""")
+""",
+    )
     assert got["transport"] == "socket" and got["mode"] == "gno-results-mode" and got["grep"] == "grep-mode"
     rows = [line.split(":", 2) for line in got["lines"][1:]]
-    assert [(os.path.realpath(f), int(n)) for f, n, _ in rows] == expected(indexed, corpus, "search",
-                                                                           "deploy production")
+    assert [(os.path.realpath(f), int(n)) for f, n, _ in rows] == expected(
+        indexed, corpus, "search", "deploy production"
+    )
     assert got["lines"][0] == f"gno search: deploy production ({len(rows)} hits)" and rows
     first_file, first_line = expected(indexed, corpus, "search", "deploy production")[0]
     assert os.path.realpath(got["opened"][0]) == first_file and got["opened"][1] == first_line
     query_rows = [line.split(":", 2) for line in got["query"][1:]]
-    assert [(os.path.realpath(f), int(n)) for f, n, _ in query_rows] == expected(indexed, corpus, "query",
-                                                                                 "deploy production")
+    assert [(os.path.realpath(f), int(n)) for f, n, _ in query_rows] == expected(
+        indexed, corpus, "query", "deploy production"
+    )
 
 
 def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
-    got = emacs(indexed.env, tmp_path, f"""
-  (setq gno-socket {json.dumps(str(tmp_path / 'absent.sock'))}
-        gno-gnoctl '({' '.join(json.dumps(a) for a in GNOCTL)}))
+    got = emacs(
+        indexed.env,
+        tmp_path,
+        f"""
+  (setq gno-socket {json.dumps(str(tmp_path / "absent.sock"))}
+        gno-gnoctl '({" ".join(json.dumps(a) for a in GNOCTL)}))
   (gno-search "pasta")
   (push (cons 'transport gno-last-transport) result)
   (with-current-buffer "*gno*" (push (cons 'lines (split-string (buffer-string) "\\n" t)) result))
@@ -210,7 +260,8 @@ def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
     (gno-find "pasta"))
   (push (cons 'found (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'error (condition-case e (progn (gno-search "\\"unclosed") nil) (user-error (cadr e)))) result)
-""")
+""",
+    )
     assert got["transport"] == "cli"
     assert got["lines"][1].startswith(os.path.realpath(corpus.path("notes/pasta.txt")) + ":")
     assert got["error"].startswith("gno: unbalanced double quote")
@@ -271,21 +322,31 @@ def test_emacs_gno_find_lists_candidates_best_first(docker, corpus, tmp_path):
         return [os.path.realpath(os.path.expanduser(c.split(":", 1)[0])) for c in shown["listed"]]
 
     # A query's hits (gno-find from Lisp): `?` lists them, `M-v RET` takes the first listed.
-    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+    got = emacs(
+        docker.env,
+        tmp_path,
+        SNAPSHOTS
+        + """
   (global-set-key (kbd "<f6>") (lambda () (interactive) (gno-find "docker run")))
   (execute-kbd-macro (kbd "<f6> ? <f5> M-v RET"))
   (push (cons 'visited buffer-file-name) result)
   (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
-""")
+""",
+    )
     [shown] = snapshots(got)
     assert files(shown) == best and "[1.00]" in shown["listed"][0]  # gnod's order, not act.md first
     assert os.path.realpath(got["visited"]) == best[0]
     # M-x gno-find: the hits of what is typed, in the same order; RET visits the best.
-    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+    got = emacs(
+        docker.env,
+        tmp_path,
+        SNAPSHOTS
+        + """
   (execute-kbd-macro (kbd "M-x gno-find RET docker SPC run ? <f5> RET"))
   (push (cons 'visited buffer-file-name) result)
   (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
-""")
+""",
+    )
     [shown] = snapshots(got)
     assert shown["typed"] == "docker run" and files(shown) == best
     assert os.path.realpath(got["visited"]) == best[0]
@@ -293,16 +354,27 @@ def test_emacs_gno_find_lists_candidates_best_first(docker, corpus, tmp_path):
 
 def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query(docker, corpus, tmp_path):
     # `?` lists once; from then on the list follows each keystroke (`C-a C-k` clears the input).
-    got = emacs(docker.env, tmp_path, SNAPSHOTS + """
+    got = emacs(
+        docker.env,
+        tmp_path,
+        SNAPSHOTS
+        + """
   (execute-kbd-macro
    (kbd "M-x gno-find RET stag ? <f5> C-a C-k dock <f5> C-a C-k staging SPC bra <f5> SPC <f5> \\"ol <f5> d\\" <f5> <f5>
          RET"))
   (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
-""")
+""",
+    )
     stag, dock, bra, space, bad, good, after = snapshots(got)
     assert [s["typed"] for s in (stag, dock, bra, space, bad, good)] == [
-        "stag", "dock", "staging bra", "staging bra ", 'staging bra "ol', 'staging bra "old"']
+        "stag",
+        "dock",
+        "staging bra",
+        "staging bra ",
+        'staging bra "ol',
+        'staging bra "old"',
+    ]
     assert "guides/staging.md:" in stag["listed"][0]  # "staging", from a prefix
     assert {c.split(":", 1)[0].rsplit("/", 1)[-1] for c in dock["listed"]} == {"docker-run.md", "act.md"}
     assert "guides/staging.md:" in bra["listed"][0]  # "branch", not typed in full
@@ -347,7 +419,13 @@ CONSULT_SNAPSHOTS = """
 
 
 def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, tmp_path):
-    got = emacs(docker.env, tmp_path, WITH_CONSULT + SNAPSHOTS + CONSULT_SNAPSHOTS + """
+    got = emacs(
+        docker.env,
+        tmp_path,
+        WITH_CONSULT
+        + SNAPSHOTS
+        + CONSULT_SNAPSHOTS
+        + """
   (if (not (require 'consult nil t))
       (push '(consult) result)
     (push (cons 'consult (or (ignore-errors (package-version-join
@@ -361,13 +439,19 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     (push (cons 'buffers (vconcat (mapcar #'buffer-name (buffer-list)))) result)
     (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
     (push (cons 'consulted (vconcat (reverse gno-test-consult))) result))
-""")
+""",
+    )
     if not got.get("consult"):
         missing("consult is not installed (apt-get install -y elpa-consult; .ci/run does it)")
     stag, dock, bra, bad, good = snapshots(got)
     states = [dict(zip(("answered", "style", "indicator", "window", "line"), s)) for s in got["consulted"]]
     assert [s["typed"] for s in (stag, dock, bra, bad, good)] == [
-        "stag", "dock", "staging bra", 'staging bra "ol', 'staging bra "old"']
+        "stag",
+        "dock",
+        "staging bra",
+        'staging bra "ol',
+        'staging bra "old"',
+    ]
     assert [s["answered"] for s in states] == [s["typed"] for s in (stag, dock, bra, bad, good)] + ["dock"]
     # Consult's async completion ran it: its splitting style, its indicator (`!` failed).
     assert {s["style"] for s in states} == {"consult--split"}
@@ -394,18 +478,28 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == where(dock["listed"][1])
     assert not [b for b in got["buffers"] if b.startswith(" Preview:")]
     # RET on the typed text visits its best hit, at its line.
-    got = emacs(docker.env, tmp_path, WITH_CONSULT + CONSULT_SNAPSHOTS + """
+    got = emacs(
+        docker.env,
+        tmp_path,
+        WITH_CONSULT
+        + CONSULT_SNAPSHOTS
+        + """
   (execute-kbd-macro (kbd "M-x gno-find RET staging SPC bra <f7> RET"))
   (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'consulted (vconcat gno-test-consult)) result)
-""")
+""",
+    )
     assert got["consulted"][0][:2] == ["staging bra", "consult--split"]
-    assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == expected(docker, corpus, "search",
-                                                                                "staging bra*")[0]
+    assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == expected(
+        docker, corpus, "search", "staging bra*"
+    )[0]
 
 
 def test_emacs_calls_share_one_connection_that_survives_a_gnod_restart(indexed, tmp_path):
-    got = emacs(indexed.env, tmp_path, f"""
+    got = emacs(
+        indexed.env,
+        tmp_path,
+        f"""
   (let ((hits (lambda () (length (alist-get 'hits (gno-call "search" '((query . "pasta") (limit . 5)))))))
         (connections (lambda () (seq-filter (lambda (p) (eq (process-type p) 'network)) (process-list))))
         (first nil))
@@ -421,7 +515,8 @@ def test_emacs_calls_share_one_connection_that_survives_a_gnod_restart(indexed, 
     (push (cons 'reconnected (let ((now (funcall connections)))
                                (and (= (length now) 1) (not (eq (car now) (car first))))))
           result))
-""")
+""",
+    )
     assert got["restart"] == 0 and indexed.paths.read_pid() != indexed.proc.pid  # another gnod answers now
     assert got["first"] == got["second"] == got["after"] == 1
     assert got["reused"] is True  # the second call went over the first one's connection
@@ -430,7 +525,10 @@ def test_emacs_calls_share_one_connection_that_survives_a_gnod_restart(indexed, 
 
 def test_emacs_results_buffer_follows_changes_until_killed(indexed, corpus, tmp_path):
     saved = corpus.path("saved.md")
-    got = emacs(indexed.env, tmp_path, f"""
+    got = emacs(
+        indexed.env,
+        tmp_path,
+        f"""
   (let ((lines (lambda () (with-current-buffer "*gno*" (split-string (buffer-string) "\\n" t))))
         (connections (lambda () (length (seq-filter (lambda (p) (eq (process-type p) 'network)) (process-list)))))
         (wait (lambda (done)
@@ -449,7 +547,8 @@ def test_emacs_results_buffer_follows_changes_until_killed(indexed, corpus, tmp_
     (push (cons 'connections (funcall connections)) result)
     (kill-buffer "*gno*")
     (push (cons 'killed (funcall connections)) result))
-""")
+""",
+    )
     before, added, removed = got["before"], got["added"], got["removed"]
 
     def files(lines: list[str]) -> list[str]:
@@ -473,25 +572,42 @@ class _Remote:
         script = tmp_path / "setup.lua"
         script.write_text(setup)
         self.proc = subprocess.Popen(
-            [self.exe, "--headless", "--clean", "--listen", self.sock, "--cmd", f"set rtp^={NVIM_DIR}",
-             "-c", f"luafile {script}"],
-            env={**env, "PYTHONPATH": ROOT}, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            [
+                self.exe,
+                "--headless",
+                "--clean",
+                "--listen",
+                self.sock,
+                "--cmd",
+                f"set rtp^={NVIM_DIR}",
+                "-c",
+                f"luafile {script}",
+            ],
+            env={**env, "PYTHONPATH": ROOT},
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         assert wait_until(lambda: os.path.exists(self.sock), 10, 0.02), "nvim did not listen"
 
     def type(self, keys: str) -> None:
-        for key in ([keys] if keys.startswith("<") else list(keys)):
+        for key in [keys] if keys.startswith("<") else list(keys):
             subprocess.run([self.exe, "--server", self.sock, "--remote-send", key], check=True, timeout=10)
 
     def lua(self, expr: str):
-        out = subprocess.run([self.exe, "--server", self.sock, "--remote-expr",
-                              f"luaeval('vim.json.encode({expr})')"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            [self.exe, "--server", self.sock, "--remote-expr", f"luaeval('vim.json.encode({expr})')"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return json.loads(out.stdout or out.stderr)  # Neovim 0.7–0.9 print the value on stderr
 
     def shows(self, text: str) -> list[str]:
         """The picker's list once the reply for `text` (as typed so far) is shown."""
-        assert wait_until(lambda: self.lua("require(\"gno.picker\").current.shown") == text, 10, 0.02), text
-        return self.lua("vim.api.nvim_buf_get_lines(require(\"gno.picker\").current.list_buf, 0, -1, false)")
+        assert wait_until(lambda: self.lua('require("gno.picker").current.shown') == text, 10, 0.02), text
+        return self.lua('vim.api.nvim_buf_get_lines(require("gno.picker").current.list_buf, 0, -1, false)')
 
     def close(self) -> None:
         self.proc.kill()
@@ -501,7 +617,7 @@ class _Remote:
 def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_query(indexed, tmp_path):
     vim = _Remote(indexed.env, tmp_path, "require('gno.picker').pick('')")
     try:
-        assert wait_until(lambda: vim.lua("require(\"gno.picker\").current ~= nil"), 10, 0.05)
+        assert wait_until(lambda: vim.lua('require("gno.picker").current ~= nil'), 10, 0.05)
         vim.type("sp")
         assert "notes/pasta.txt" in vim.shows("sp")[0]  # spaghetti, from the second letter
         vim.type("ag")

@@ -23,11 +23,25 @@ Q = "deploy to production"
 # --- prompts ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("code", "lang"), [
-    ("en", "en"), ("en-US", "en"), ("EN_gb", "en"), ("english", "en"), ("eng", "en"),
-    ("de", "de"), ("de-CH", "de"), ("german", "de"), ("deu", "de"),
-    ("fr", "multi"), ("french", "multi"), ("zh-Hans", "multi"), ("", "multi"), (None, "multi"),
-])
+@pytest.mark.parametrize(
+    ("code", "lang"),
+    [
+        ("en", "en"),
+        ("en-US", "en"),
+        ("EN_gb", "en"),
+        ("english", "en"),
+        ("eng", "en"),
+        ("de", "de"),
+        ("de-CH", "de"),
+        ("german", "de"),
+        ("deu", "de"),
+        ("fr", "multi"),
+        ("french", "multi"),
+        ("zh-Hans", "multi"),
+        ("", "multi"),
+        (None, "multi"),
+    ],
+)
 def test_prompt_language(code, lang):
     assert prompt_language(code) == lang
 
@@ -69,8 +83,8 @@ def test_parse_line_format():
 def test_parse_json_object():
     text = '{"lex": ["deployment process", "ship app"], "vec": "how to release software", "hyde": "Run make deploy."}'
     assert parse_expansion(text, Q) == Expansion(
-        lexical=["deployment process", "ship app"], semantic=["how to release software"],
-        hyde="Run make deploy.")
+        lexical=["deployment process", "ship app"], semantic=["how to release software"], hyde="Run make deploy."
+    )
 
 
 def test_parse_json_with_long_key_names_in_a_fence():
@@ -85,23 +99,26 @@ def test_expansion_empty_property():
 # --- a dozen malformed generations -----------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
-    "",
-    "   \n\n  ",
-    None,
-    42,
-    b"lex: bytes are not text",
-    "Sure! I would be happy to help you search for deployment documents.",
-    "<think>lex: deployment steps\nvec: thinking out loud</think>",  # only thinking
-    "<think>The user wants lex: variants. Let me think about deploy",  # cut off while thinking
-    "lex:\nvec:   \nhyde: ",  # labels without values
-    "lex: ...\nvec: ---\nhyde: \"\"",  # values without a single word
-    '{"lex": [1, 2, null], "vec": {"a": "b"}, "hyde": false}',  # wrong JSON types
-    '{"lex": ["deploy steps", ',  # truncated JSON
-    "[\"deploy steps\", \"release\"]",  # JSON, but not an object
-    "\x00\x01lex\x02: \ud800\ufffe",  # control characters and a lone surrogate
-    "```\n```",  # an empty fence
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   \n\n  ",
+        None,
+        42,
+        b"lex: bytes are not text",
+        "Sure! I would be happy to help you search for deployment documents.",
+        "<think>lex: deployment steps\nvec: thinking out loud</think>",  # only thinking
+        "<think>The user wants lex: variants. Let me think about deploy",  # cut off while thinking
+        "lex:\nvec:   \nhyde: ",  # labels without values
+        'lex: ...\nvec: ---\nhyde: ""',  # values without a single word
+        '{"lex": [1, 2, null], "vec": {"a": "b"}, "hyde": false}',  # wrong JSON types
+        '{"lex": ["deploy steps", ',  # truncated JSON
+        '["deploy steps", "release"]',  # JSON, but not an object
+        "\x00\x01lex\x02: \ud800\ufffe",  # control characters and a lone surrogate
+        "```\n```",  # an empty fence
+    ],
+)
 def test_malformed_generation_gives_empty_expansion(text):
     assert parse_expansion(text, Q) == EMPTY
 
@@ -132,14 +149,16 @@ def test_chatter_bullets_numbers_and_emphasis_are_tolerated():
         "Here are the expansions for your query:\n\n"
         "1. lex: deploy steps\n"
         "- **vec:** release guide for servers\n"
-        "* Lexical queries: \"ship to prod\",\n"
+        '* Lexical queries: "ship to prod",\n'
         "> HyDE passage: Deployments go through CI.\n"
         "\n"
         "I hope this helps! Let me know if you need more.\n"
     )
     assert parse_expansion(text, Q) == Expansion(
-        lexical=["deploy steps", "ship to prod"], semantic=["release guide for servers"],
-        hyde="Deployments go through CI.")
+        lexical=["deploy steps", "ship to prod"],
+        semantic=["release guide for servers"],
+        hyde="Deployments go through CI.",
+    )
 
 
 def test_duplicates_are_dropped_case_and_punctuation_insensitive():
@@ -189,13 +208,15 @@ def test_counts_are_capped():
 def test_multiline_hyde_is_joined_until_a_blank_line():
     text = "hyde:\nTo deploy, run the build.\nThen promote the release.\n\nAnything else?\nlex: ship"
     assert parse_expansion(text, Q) == Expansion(
-        lexical=["ship"], hyde="To deploy, run the build. Then promote the release.")
+        lexical=["ship"], hyde="To deploy, run the build. Then promote the release."
+    )
 
 
 def test_labels_are_case_insensitive_and_accept_equals_and_fullwidth_colon():
     text = "LEX = deploy steps\nVec： release guide\nHyDE: Run deploy."
     assert parse_expansion(text, Q) == Expansion(
-        lexical=["deploy steps"], semantic=["release guide"], hyde="Run deploy.")
+        lexical=["deploy steps"], semantic=["release guide"], hyde="Run deploy."
+    )
 
 
 def test_lookalike_labels_are_not_variants():
@@ -205,7 +226,8 @@ def test_lookalike_labels_are_not_variants():
 def test_unicode_variants_survive():
     text = "lex: Mietwohnung Kündigung Frist\nvec: 東京タワーの高さ\nlex: «Straße» sperren"
     assert parse_expansion(text, "wohnung kündigen") == Expansion(
-        lexical=["Mietwohnung Kündigung Frist", "«Straße» sperren"], semantic=["東京タワーの高さ"])
+        lexical=["Mietwohnung Kündigung Frist", "«Straße» sperren"], semantic=["東京タワーの高さ"]
+    )
     assert parse_expansion("lex: «Straße sperren»\nvec: „Wohnung kündigen“,").lexical == ["Straße sperren"]
     assert parse_expansion("vec: „Wohnung kündigen“,").semantic == ["Wohnung kündigen"]
     # The German prompt's own example, echoed, is not a variant.

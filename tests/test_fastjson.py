@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from gnoctl import fastjson
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
-                      max_leaves=30)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5), max_leaves=30
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -78,8 +78,13 @@ def test_back_to_back_requests_in_one_send(daemon):
         blob = b"".join(
             c.frame(c.encode(m, p, req_id=i))
             for i, (m, p) in enumerate(
-                [("status", {}), ("collection.list", {}), ("ls", {}), ("search", {"query": "anything"}),
-                 ("status", {})],
+                [
+                    ("status", {}),
+                    ("collection.list", {}),
+                    ("ls", {}),
+                    ("search", {"query": "anything"}),
+                    ("status", {}),
+                ],
                 start=1,
             )
         )
@@ -131,7 +136,9 @@ def test_max_size_header_is_not_an_error_until_the_body_is_short(daemon):
 # --- envelope errors -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body", [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "status"', b"\xff\xfe\x00garbage", b""])
+@pytest.mark.parametrize(
+    "body", [b"{not json", b'{"jsonrpc": "2.0", "id": 1, "method": "status"', b"\xff\xfe\x00garbage", b""]
+)
 def test_invalid_json_is_parse_error(daemon, body):
     with daemon.connect() as c:
         c.send_body(body)
@@ -171,8 +178,18 @@ def test_unknown_method_lists_methods(daemon):
     assert err["code"] == wire.METHOD_NOT_FOUND == -32601
     assert "frobnicate" in err["message"]
     methods = err["data"]["details"]["methods"]
-    assert {"status", "search", "get", "multi_get", "ls", "index", "shutdown",
-            "collection.add", "collection.list", "collection.remove"} <= set(methods)
+    assert {
+        "status",
+        "search",
+        "get",
+        "multi_get",
+        "ls",
+        "index",
+        "shutdown",
+        "collection.add",
+        "collection.list",
+        "collection.remove",
+    } <= set(methods)
 
 
 @pytest.mark.parametrize(
@@ -199,8 +216,9 @@ def test_bad_search_params_name_the_field(daemon, params, field):
 def test_params_not_an_object(daemon):
     with daemon.connect() as c:
         for i, params in enumerate(([1, 2], "x", None), start=1):
-            c.send_body(json.dumps({"jsonrpc": "2.0", "id": i, "method": "status", "params": params,
-                                    "gno": 1}).encode())
+            c.send_body(
+                json.dumps({"jsonrpc": "2.0", "id": i, "method": "status", "params": params, "gno": 1}).encode()
+            )
             err = error_of(c.recv_reply(i))
             assert err["code"] == wire.INVALID_PARAMS
 
@@ -316,9 +334,12 @@ def test_no_query_crashes_the_daemon(daemon, query, limit):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(method=st.sampled_from(sorted(set(wire.ERROR_NAMES.values()) | {"search", "get", "ls", "multi_get",
-                                                                        "collection.add"})),
-       params=_json_values)
+@given(
+    method=st.sampled_from(
+        sorted(set(wire.ERROR_NAMES.values()) | {"search", "get", "ls", "multi_get", "collection.add"})
+    ),
+    params=_json_values,
+)
 def test_no_params_crash_the_daemon(daemon, method, params):
     """Arbitrary JSON as params of real (and unknown) methods: answered, never INTERNAL."""
     if method == "collection.add" and isinstance(params, dict) and "path" in params:
@@ -368,6 +389,11 @@ def test_any_bad_envelope_field_gets_an_error_reply(daemon, field, value):
         if (field, value) in _STILL_VALID:
             assert "result" in msg, msg
         else:
-            assert error_of(msg)["code"] in (wire.PARSE_ERROR, wire.INVALID_REQUEST, wire.INVALID_PARAMS,
-                                             wire.METHOD_NOT_FOUND, wire.VERSION_MISMATCH), msg
+            assert error_of(msg)["code"] in (
+                wire.PARSE_ERROR,
+                wire.INVALID_REQUEST,
+                wire.INVALID_PARAMS,
+                wire.METHOD_NOT_FOUND,
+                wire.VERSION_MISMATCH,
+            ), msg
         assert "result" in c.call("status", req_id=2)

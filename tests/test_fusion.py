@@ -42,20 +42,31 @@ def sigmoid(z: float) -> float:
 def bm25(ids, scores=None, kind="original", **kw) -> RankedList:
     """A BM25 list; without scores, its hits stand 1.0, 0.9, 0.8, … (evenly spread)."""
     ids = list(ids)
-    return RankedList(kind=kind, source="bm25", doc_ids=ids, scores=scores or [1.0 - i / 10 for i in range(len(ids))],
-                      **kw)
+    return RankedList(
+        kind=kind, source="bm25", doc_ids=ids, scores=scores or [1.0 - i / 10 for i in range(len(ids))], **kw
+    )
 
 
 def vec(ids, scores=None, kind="original", **kw) -> RankedList:
     ids = list(ids)
-    return RankedList(kind=kind, source="vector", doc_ids=ids, scores=scores or [0.9 - i / 10 for i in range(len(ids))],
-                      **kw)
+    return RankedList(
+        kind=kind, source="vector", doc_ids=ids, scores=scores or [0.9 - i / 10 for i in range(len(ids))], **kw
+    )
 
 
 def fused(doc_id, score, source="bm25") -> Fused:
     """A hand-made fusion result (score chosen directly, one contribution for its source)."""
-    c = Contribution(list_index=0, kind="original", source=source, label="", rank=1,
-                     score=1.0, weight=2.0, standard=score, contribution=score)
+    c = Contribution(
+        list_index=0,
+        kind="original",
+        source=source,
+        label="",
+        rank=1,
+        score=1.0,
+        weight=2.0,
+        standard=score,
+        contribution=score,
+    )
     return Fused(doc_id=doc_id, score=score, best_rank=1, contributions=[c])
 
 
@@ -71,7 +82,10 @@ def test_constants_match_the_seeds():
     assert p.limits.rerank_top_k == 20
     # Seed 000: the fusion (retrieval) weight is the big one at the top.
     assert [(t.max_position, t.fusion, t.rerank) for t in p.blend] == [
-        (3, 0.75, 0.25), (10, 0.60, 0.40), (None, 0.40, 0.60)]
+        (3, 0.75, 0.25),
+        (10, 0.60, 0.40),
+        (None, 0.40, 0.60),
+    ]
     assert (STANDARD.max_results, STANDARD.pool, STANDARD.min_keywords) == (32, 64, 0)
     assert (DEEP.max_results, DEEP.pool, DEEP.min_keywords) == (100, 256, 2)
     assert (STANDARD.smart_skip, DEEP.smart_skip) == (True, False)
@@ -89,10 +103,17 @@ def test_explain_is_a_plain_json_dict():
     assert d["deep"]["pool"] == 256 and d["score_floor"] == 0.03
 
 
-@pytest.mark.parametrize(("position", "weights"), [
-    (1, (0.75, 0.25)), (3, (0.75, 0.25)), (4, (0.60, 0.40)), (10, (0.60, 0.40)),
-    (11, (0.40, 0.60)), (1000, (0.40, 0.60)),
-])
+@pytest.mark.parametrize(
+    ("position", "weights"),
+    [
+        (1, (0.75, 0.25)),
+        (3, (0.75, 0.25)),
+        (4, (0.60, 0.40)),
+        (10, (0.60, 0.40)),
+        (11, (0.40, 0.60)),
+        (1000, (0.40, 0.60)),
+    ],
+)
 def test_blend_tier_by_position(position, weights):
     tier = PIPELINE.blend_tier(position)
     assert (tier.fusion, tier.rerank) == weights
@@ -107,16 +128,19 @@ def test_mode_lookup():
 # --- strong signal ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("scores", "strong"), [
-    ([1.0, 0.86, 0.5], True),  # top 1.0 ≥ 0.84, gap 0.14 ≥ 0.14 (boundary)
-    ([1.0, 0.87, 0.5], False),  # gap 0.13
-    ([0.84, 0.70], True),  # both on the boundary
-    ([0.83, 0.0], False),  # not confident enough
-    ([0.98, 0.84], True),  # gap 0.14 despite float rounding (0.98 − 0.84 = 0.1399…9)
-    ([0.9], True),  # a lone hit is compared against 0.0
-    ([0.5, 0.98, 0.84, 0.1], True),  # order does not matter
-    ([], False),
-])
+@pytest.mark.parametrize(
+    ("scores", "strong"),
+    [
+        ([1.0, 0.86, 0.5], True),  # top 1.0 ≥ 0.84, gap 0.14 ≥ 0.14 (boundary)
+        ([1.0, 0.87, 0.5], False),  # gap 0.13
+        ([0.84, 0.70], True),  # both on the boundary
+        ([0.83, 0.0], False),  # not confident enough
+        ([0.98, 0.84], True),  # gap 0.14 despite float rounding (0.98 − 0.84 = 0.1399…9)
+        ([0.9], True),  # a lone hit is compared against 0.0
+        ([0.5, 0.98, 0.84, 0.1], True),  # order does not matter
+        ([], False),
+    ],
+)
 def test_strong_signal(scores, strong):
     assert strong_signal(scores) is strong
 
@@ -139,8 +163,12 @@ def test_an_exhaustive_list_puts_what_it_left_out_one_deviation_below_its_last_h
     assert scale(complete) == (pytest.approx(0.2 - 0.326599, abs=1e-6), pytest.approx(0.326599, abs=1e-6))
     out = {f.doc_id: f.score for f in fuse([complete, vec(["d", "c"], scores=[0.9, 0.5])])}
     # bm25: a 3.449490, b 2.224745, c 1; vector (not exhaustive): d 2, c 0; weights 2 and 2 of 4
-    assert out == {"a": pytest.approx(1.724745, abs=1e-6), "b": pytest.approx(1.112372, abs=1e-6),
-                   "d": pytest.approx(1.0), "c": pytest.approx(0.5)}
+    assert out == {
+        "a": pytest.approx(1.724745, abs=1e-6),
+        "b": pytest.approx(1.112372, abs=1e-6),
+        "d": pytest.approx(1.0),
+        "c": pytest.approx(0.5),
+    }
     # Cut off at the depth asked for, the same list says nothing of what lies past c.
     assert {f.doc_id: f.score for f in fuse([bm25("abc", scores=[1.0, 0.6, 0.2])])}["c"] == 0.0
 
@@ -149,16 +177,23 @@ def test_fuse_single_list_is_its_standardized_scores():
     out = fuse([bm25("abc", scores=[1.0, 0.6, 0.2])])
     assert [f.doc_id for f in out] == list("abc")
     # (score − 0.2) / 0.326599, weight 2 of a total weight 2
-    assert [f.score for f in out] == [pytest.approx(0.8 / 0.326599, abs=1e-5),  # 2.449490
-                                      pytest.approx(0.4 / 0.326599, abs=1e-5), 0.0]  # 1.224745, 0
+    assert [f.score for f in out] == [
+        pytest.approx(0.8 / 0.326599, abs=1e-5),  # 2.449490
+        pytest.approx(0.4 / 0.326599, abs=1e-5),
+        0.0,
+    ]  # 1.224745, 0
 
 
 def test_fuse_a_clear_match_outweighs_an_even_list():
     # The vector list ranks y first among ten evenly spread hits; BM25 finds x far ahead of
     # nine look-alikes. Each is #1 in one list, so RRF would tie them (and pick the first
     # seen, y); standardized scores keep how far x stands out.
-    out = fuse([vec(["y", *"abcdefghi"], scores=[0.80 - i / 100 for i in range(10)]),
-                bm25(["x", *"jklmnopqr"], scores=[1.0] + [0.1] * 9)])
+    out = fuse(
+        [
+            vec(["y", *"abcdefghi"], scores=[0.80 - i / 100 for i in range(10)]),
+            bm25(["x", *"jklmnopqr"], scores=[1.0] + [0.1] * 9),
+        ]
+    )
     # bm25: mean 0.19, deviation √((0.81² + 9 × 0.09²) / 10) = 0.27, floor 0.1 → x 0.9 / 0.27 = 3.333333
     # vector: deviation 0.01 × √((10² − 1) / 12) = 0.028723, floor 0.71 → y 0.09 / 0.028723 = 3.133398
     # each list weighs 2 of 4
@@ -168,8 +203,11 @@ def test_fuse_a_clear_match_outweighs_an_even_list():
 
 
 def test_fuse_weights_by_kind():
-    lists = [bm25(["o", "a"], scores=[1.0, 0.0]), bm25(["v", "a"], kind="variant", scores=[1.0, 0.0]),
-             vec(["h", "a"], kind="hyde", scores=[1.0, 0.0])]
+    lists = [
+        bm25(["o", "a"], scores=[1.0, 0.0]),
+        bm25(["v", "a"], kind="variant", scores=[1.0, 0.0]),
+        vec(["h", "a"], kind="hyde", scores=[1.0, 0.0]),
+    ]
     out = {f.doc_id: f for f in fuse(lists)}
     # each list: deviation 0.5, floor 0 → its #1 stands at 2; total weight 2 + 1 + 1.4 = 4.4
     assert out["o"].score == pytest.approx(2.0 * 2 / 4.4)  # 0.909091
@@ -197,7 +235,9 @@ def test_fuse_totals_and_contributions():
     assert a.score == math.fsum(x.contribution for x in a.contributions)
     ca = a.contributions
     assert [(x.list_index, x.source, x.kind, x.rank, x.score, x.weight) for x in ca] == [
-        (0, "bm25", "original", 1, 1.0, 2.0), (1, "vector", "original", 2, 0.8, 2.0)]
+        (0, "bm25", "original", 1, 1.0, 2.0),
+        (1, "vector", "original", 2, 0.8, 2.0),
+    ]
     assert ca[0].standard == pytest.approx(2.449490, abs=1e-6) and ca[0].label == "deploy app"
     assert ca[0].contribution == pytest.approx(2 * 2.449490 / 5.4, abs=1e-6)
     assert [(x.kind, x.rank, x.standard) for x in d.contributions] == [("original", 3, 0.0), ("hyde", 1, 1.0)]
@@ -213,8 +253,7 @@ def test_fuse_ties_are_exact_and_go_to_first_seen():
 
 def test_fuse_tie_goes_to_better_best_rank_before_first_seen():
     # Both lists stand their hits at 2, 0, 0, 0 (one clear #1): x and y both score 0.
-    out = fuse([bm25(["p", "q", "r", "x"], scores=[1.0, 0.0, 0.0, 0.0]),
-                vec(["s", "t", "y"], scores=[1.0, 0.0, 0.0])])
+    out = fuse([bm25(["p", "q", "r", "x"], scores=[1.0, 0.0, 0.0, 0.0]), vec(["s", "t", "y"], scores=[1.0, 0.0, 0.0])])
     tail = [f for f in out if f.doc_id in ("x", "y")]
     assert tail[0].score == tail[1].score == 0.0
     assert [f.doc_id for f in tail] == ["y", "x"]  # y's best rank 3 beats x's 4
@@ -258,15 +297,19 @@ def test_blend_positions_1_3_4_10_11():
     assert by_id["p12"].score == pytest.approx(0.40 * 0.0 + 0.60 * 0.5)  # 0.00 + 0.30 = 0.30
     p4 = by_id["p4"]
     assert (p4.position, p4.fusion_norm, p4.rerank, p4.fusion_weight, p4.rerank_weight) == (
-        4, pytest.approx(0.7), 0.9, 0.60, 0.40)
+        4,
+        pytest.approx(0.7),
+        0.9,
+        0.60,
+        0.40,
+    )
 
 
 def test_blend_order_and_unreranked_candidates():
     out = blend(CANDIDATES, RERANK)
     # Not reranked: the rerank share is 0 → p2 0.75×0.9 = 0.675, p5 0.6×0.6 = 0.36,
     # p6 0.6×0.5 = 0.30 (ties p12's 0.30: the earlier position wins), p7 0.27, p8 0.24, p9 0.21.
-    assert [b.doc_id for b in out] == [
-        "p1", "p4", "p3", "p11", "p2", "p10", "p5", "p6", "p12", "p7", "p8", "p9"]
+    assert [b.doc_id for b in out] == ["p1", "p4", "p3", "p11", "p2", "p10", "p5", "p6", "p12", "p7", "p8", "p9"]
     assert by_score_ok(out)
     assert next(b for b in out if b.doc_id == "p2").rerank is None
 
@@ -322,23 +365,26 @@ def test_blend_final_scores_always_in_unit_interval(fusion, reranks):
 # --- keyword floor ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("terms", "text", "floor"), [
-    (["harper"], "Notes from Harper's visit", 0.30),  # case-insensitive, "'" is a boundary
-    (["how"], "show me the logs", 0.0),  # no match inside a word
-    (["postgres", "connection"], "postgres settings only", 0.15),  # 1 of 2: 0.30 × 1/2
-    (["postgres", "connection"], "POSTGRES Connection string", 0.30),
-    (["Harper", "harper", "zed"], "harper", 0.15),  # duplicates count once: 1 of 2
-    (["straße"], "Die STRASSE ist lang", 0.30),  # Unicode case folding: ß → ss
-    (["über"], "darüber hinaus", 0.0),  # ü is a word character: no boundary
-    (["café"], "cafe\u0301 au lait", 0.30),  # decomposed é in the text (NFC)
-    (["cafe"], "cafe\u0301 au lait", 0.0),  # the accent is part of the word
-    (["東京"], "東京タワーに行く", 0.30),  # no spaces in CJK: substring match
-    (["c++"], "I write c++ daily", 0.30),
-    (["a.b"], "axb", 0.0),  # terms are literal, not patterns
-    (["alpha", "beta", "gamma", "delta"], "beta and delta", 0.15),  # 0.30 × 2/4
-    ([], "anything", 0.0),
-    (["  "], "anything", 0.0),
-])
+@pytest.mark.parametrize(
+    ("terms", "text", "floor"),
+    [
+        (["harper"], "Notes from Harper's visit", 0.30),  # case-insensitive, "'" is a boundary
+        (["how"], "show me the logs", 0.0),  # no match inside a word
+        (["postgres", "connection"], "postgres settings only", 0.15),  # 1 of 2: 0.30 × 1/2
+        (["postgres", "connection"], "POSTGRES Connection string", 0.30),
+        (["Harper", "harper", "zed"], "harper", 0.15),  # duplicates count once: 1 of 2
+        (["straße"], "Die STRASSE ist lang", 0.30),  # Unicode case folding: ß → ss
+        (["über"], "darüber hinaus", 0.0),  # ü is a word character: no boundary
+        (["café"], "cafe\u0301 au lait", 0.30),  # decomposed é in the text (NFC)
+        (["cafe"], "cafe\u0301 au lait", 0.0),  # the accent is part of the word
+        (["東京"], "東京タワーに行く", 0.30),  # no spaces in CJK: substring match
+        (["c++"], "I write c++ daily", 0.30),
+        (["a.b"], "axb", 0.0),  # terms are literal, not patterns
+        (["alpha", "beta", "gamma", "delta"], "beta and delta", 0.15),  # 0.30 × 2/4
+        ([], "anything", 0.0),
+        (["  "], "anything", 0.0),
+    ],
+)
 def test_keyword_floor(terms, text, floor):
     assert keyword_floor(terms, text) == pytest.approx(floor)
 
@@ -416,15 +462,18 @@ def test_dedup_keeps_best_ranked_before_fusion():
     assert [f.doc_id for f in fuse([bm25(kept)])] == [1, 3]
 
 
-@pytest.mark.parametrize(("mode", "position", "rerank", "chars", "expand"), [
-    (STANDARD, 3, 0.81, 2047, True),
-    (STANDARD, 4, 0.99, 100, False),  # standard expands its top 3 only
-    (DEEP, 5, 0.81, 100, True),
-    (DEEP, 6, 0.99, 100, False),
-    (STANDARD, 1, 0.80, 100, False),  # strictly above 0.80
-    (STANDARD, 1, 0.95, 2048, False),  # strictly under 2,048 characters
-    (STANDARD, 1, None, 100, False),  # not reranked
-])
+@pytest.mark.parametrize(
+    ("mode", "position", "rerank", "chars", "expand"),
+    [
+        (STANDARD, 3, 0.81, 2047, True),
+        (STANDARD, 4, 0.99, 100, False),  # standard expands its top 3 only
+        (DEEP, 5, 0.81, 100, True),
+        (DEEP, 6, 0.99, 100, False),
+        (STANDARD, 1, 0.80, 100, False),  # strictly above 0.80
+        (STANDARD, 1, 0.95, 2048, False),  # strictly under 2,048 characters
+        (STANDARD, 1, None, 100, False),  # not reranked
+    ],
+)
 def test_auto_expand_preview(mode, position, rerank, chars, expand):
     assert auto_expand_preview(mode, position, rerank, chars) is expand
 
@@ -437,15 +486,23 @@ def test_deep_mode_accepts_two_keywords():
     assert deep_mode_check("東京タワー") == ["東京", "京タ", "タワ", "ワー"]  # CJK bigrams
 
 
-@pytest.mark.parametrize(("query", "found"), [
-    ("auth", 1), ("the auth", 1), ("Auth AUTH auth", 1), ("how to", 0), ("", 0), ("?!", 0),
-])
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("auth", 1),
+        ("the auth", 1),
+        ("Auth AUTH auth", 1),
+        ("how to", 0),
+        ("", 0),
+        ("?!", 0),
+    ],
+)
 def test_deep_mode_rejects_broad_queries(query, found):
     with pytest.raises(DeepQueryError) as e:
         deep_mode_check(query)
     assert str(e.value) == (
-        f"deep search needs at least 2 keywords, the query has {found}: "
-        "add more specific terms or use standard search")
+        f"deep search needs at least 2 keywords, the query has {found}: add more specific terms or use standard search"
+    )
     assert isinstance(e.value, ValueError) and isinstance(e.value, QuerySyntaxError)
     assert (e.value.needed, e.value.found, e.value.message) == (2, found, str(e.value))
 
@@ -457,14 +514,17 @@ def test_deep_mode_uses_the_query_languages_stopwords():
     assert deep_mode_check("die Wohnung", ["english"]) == ["die", "wohnung"]
 
 
-@pytest.mark.parametrize("done, seconds, waiting, quota", [
-    (1, 0.01, 19, 19),  # 100 passages/s: all the rest fit in the budget
-    (2, 1.0, 18, 6),  # 2 passages/s, 3 s left: 6 more
-    (1, 3.3, 19, 0),  # 0.3 passages/s, 0.7 s left: none
-    (1, 5.0, 19, 0),  # past the budget already
-    (1, 0.0, 19, 19),  # no time measured: nothing to hold back
-    (0, 0.0, 0, 0),
-])
+@pytest.mark.parametrize(
+    "done, seconds, waiting, quota",
+    [
+        (1, 0.01, 19, 19),  # 100 passages/s: all the rest fit in the budget
+        (2, 1.0, 18, 6),  # 2 passages/s, 3 s left: 6 more
+        (1, 3.3, 19, 0),  # 0.3 passages/s, 0.7 s left: none
+        (1, 5.0, 19, 0),  # past the budget already
+        (1, 0.0, 19, 19),  # no time measured: nothing to hold back
+        (0, 0.0, 0, 0),
+    ],
+)
 def test_rerank_quota_fits_the_rest_of_the_budget(done, seconds, waiting, quota):
     assert PIPELINE.limits.rerank_budget_s == 4.0  # the cases above assume it
     assert rerank_quota(done, seconds, waiting) == quota

@@ -40,6 +40,7 @@ def compiled(query: str, languages=EN) -> CompiledQuery:
 
 def written(q: CompiledQuery) -> str:
     """The compiled forms written out: ("a" OR "b c") per clause, OR-ed, then NOT (...)."""
+
     def quote(form):
         return '"' + " ".join(form) + '"'
 
@@ -108,12 +109,21 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
                 C(["x"], raw="x"),
             ],
         ),
-        ("deploy* ^prod +ci", [C(["deploy"], raw="deploy*", prefix=True), C(["prod"], raw="^prod"),
-                               C(["ci"], raw="+ci")]),
+        (
+            "deploy* ^prod +ci",
+            [C(["deploy"], raw="deploy*", prefix=True), C(["prod"], raw="^prod"), C(["ci"], raw="+ci")],
+        ),
         # A prefix is one token of two characters or more before a last `*`; else `*` is text.
         ("Dock* -stag*", [C(["dock"], raw="Dock*", prefix=True), C(["stag"], negated=True, raw="-stag*", prefix=True)]),
-        ("d* os.pa* dock** a*b", [C(["d"], raw="d*"), C(["os", "pa"], phrase=True, raw="os.pa*"),
-                                  C(["dock"], raw="dock**"), C(["a", "b"], phrase=True, raw="a*b")]),
+        (
+            "d* os.pa* dock** a*b",
+            [
+                C(["d"], raw="d*"),
+                C(["os", "pa"], phrase=True, raw="os.pa*"),
+                C(["dock"], raw="dock**"),
+                C(["a", "b"], phrase=True, raw="a*b"),
+            ],
+        ),
         ("dock dock*", [C(["dock"], raw="dock"), C(["dock"], raw="dock*", prefix=True)]),
         ("title:foo", [C(["title", "foo"], phrase=True, raw="title:foo")]),
         ("(deploy)", [C(["deploy"], raw="(deploy)")]),
@@ -127,7 +137,7 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
         ("a\x00b", [C(["a", "b"], phrase=True, raw="a\x00b")]),
         ("Café", [C(["café"], raw="Café")]),
         # Clauses without searchable words vanish; a lone dash is not a negation.
-        ("deploy !!! - \"\" -!!!", [C(["deploy"], raw="deploy")]),
+        ('deploy !!! - "" -!!!', [C(["deploy"], raw="deploy")]),
         # Duplicates (after lowercasing) are kept once, first spelling wins.
         ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
         (
@@ -202,7 +212,7 @@ def test_keep_informative_keeps_the_rarest_terms_in_query_order():
             '(("deploy") OR ("server")) NOT ("product" OR "dri run")',
         ),
         ("deploy AND NOT x", '("deploy") OR ("and") OR ("not") OR ("x")'),
-        ('title:foo NEAR(a', '("titl foo") OR ("near a")'),
+        ("title:foo NEAR(a", '("titl foo") OR ("near a")'),
     ],
 )
 def test_compile_english(query, match):
@@ -306,8 +316,14 @@ def make_db(docs: list[tuple[str, str | None]]) -> tantivy.Index:
     for i, (text, lang) in enumerate(docs, start=1):
         a = ANALYZERS.get(lang)
         path, title, tokens = f"/docs/doc_{i}.md", text.split()[0], tokenize(text)
-        lexical = LexicalText(a.index_text(path), a.index_text(title), " ".join(a.stems(tokens)),
-                              exact_text(path), exact_text(title), " ".join(tokens))
+        lexical = LexicalText(
+            a.index_text(path),
+            a.index_text(title),
+            " ".join(a.stems(tokens)),
+            exact_text(path),
+            exact_text(title),
+            " ".join(tokens),
+        )
         writer.add_document(document(i, 1, path, title, lang, {}, 0, lexical))
     writer.commit()
     index.reload()
@@ -329,8 +345,9 @@ def search(query: str, languages=EN_DE, db=DB) -> set[int]:
     """The documents the stems of `query` find (the exact forms are searched beside them
     by gnod.search.lexical; here the stems alone are tested)."""
     searcher = db.searcher()
-    hits = searcher.search(tantivy.Query.boolean_query(match_query([("stems", compiled(query, languages), 1.0)])),
-                           100).hits
+    hits = searcher.search(
+        tantivy.Query.boolean_query(match_query([("stems", compiled(query, languages), 1.0)])), 100
+    ).hits
     return set(searcher.fast_field_values("id", [addr for _, addr in hits]))
 
 
@@ -364,7 +381,16 @@ def test_index_german_query_needs_german_stemming_in_the_language_set():
 
 
 def test_index_syntax_is_text():
-    for q in ('deploy AND', "NEAR(x deploy)", "deploy**", "title: deploy", "^deploy", "deploy:", "deploy OR", "NOT deploy"):
+    for q in (
+        "deploy AND",
+        "NEAR(x deploy)",
+        "deploy**",
+        "title: deploy",
+        "^deploy",
+        "deploy:",
+        "deploy OR",
+        "NOT deploy",
+    ):
         assert 4 in search(q), q
     # Punctuation inside a word joins its parts into a phrase, exactly as the document
     # text was indexed, so `NEAR(deploy` is the phrase "near deploy".
@@ -376,12 +402,49 @@ def test_index_syntax_is_text():
 PROPERTY_LANGUAGES = [None, "english", "german", "russian", "turkish", "greek"]
 
 SYNTAX = st.sampled_from(
-    ['"', "-", "_", ".", " ", "  ", "*", ":", "(", ")", "^", "+", "NEAR", "AND", "OR", "NOT",
-     "'", "\\", "\x00", "\x1f", "\u200b", "İ", "ß", "é", "🚀", "\u0301", "ﬁ", "²", "٣",
-     "the", "a", "of", "deploy", "real", "time", "Katzen", "x"]
+    [
+        '"',
+        "-",
+        "_",
+        ".",
+        " ",
+        "  ",
+        "*",
+        ":",
+        "(",
+        ")",
+        "^",
+        "+",
+        "NEAR",
+        "AND",
+        "OR",
+        "NOT",
+        "'",
+        "\\",
+        "\x00",
+        "\x1f",
+        "\u200b",
+        "İ",
+        "ß",
+        "é",
+        "🚀",
+        "\u0301",
+        "ﬁ",
+        "²",
+        "٣",
+        "the",
+        "a",
+        "of",
+        "deploy",
+        "real",
+        "time",
+        "Katzen",
+        "x",
+    ]
 )
 GRAMMARISH = st.lists(SYNTAX, max_size=25).map("".join)
 ANY_TEXT = st.one_of(st.text(max_size=120), GRAMMARISH)
+
 
 def _check_query(db: tantivy.Index, text: str, languages) -> None:
     try:

@@ -165,8 +165,9 @@ def test_daemon_stop_kills_a_gnod_that_does_not_stop(gno_home, run_cli):
     env = make_env(gno_home)
     paths = paths_for(env)
     os.makedirs(paths.runtime_dir, mode=0o700)
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, paths.lock_file, paths.pid_file],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, paths.lock_file, paths.pid_file], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "locked"
         r = run_cli("daemon", "stop", "--timeout", "1", "--json", env=env)
@@ -217,9 +218,19 @@ def _fallback_env(tmp: str) -> dict[str, str]:
 
 def _listen_as_nobody(sock_path: str, record: str) -> subprocess.Popen:
     proc = subprocess.Popen(
-        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         sys.executable, "-c", LISTENER, sock_path, record],
-        stdout=subprocess.PIPE, text=True,
+        [
+            "setpriv",
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            LISTENER,
+            sock_path,
+            record,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout.readline().strip() == "listening"
     return proc
@@ -279,24 +290,43 @@ def _status_body(**fields) -> bytes:
 DEEP = b"[" * 5000 + b"]" * 5000
 
 
-@pytest.mark.parametrize("body", [
-    b'{"jsonrpc":"2.0","id":1,"method":"status","params":' + DEEP + b"}",
-    b'{"jsonrpc":"2.0","id":' + DEEP + b',"method":"status"}',
-    b'{"jsonrpc":"2.0","id":1,"method":' + DEEP + b"}",
-    b'{"jsonrpc":"2.0","id":1,"method":"status","extra":' + DEEP + b"}",
-    b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":' + DEEP + b"}}",
-    DEEP,
-    b'{"jsonrpc":"2.0","id":1,"method":"st\xffatus"}',
-    b'{"jsonrpc":"2.0","id":"a\xfe","method":"status"}',
-    b'{"jsonrpc":"2.\xff","id":1,"method":"status"}',
-    b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"caf\xff"}}',
-    _status_body(jsonrpc="1.0"),
-    _status_body(jsonrpc="2"),
-    _status_body(jsonrpc=""),
-    _status_body(jsonrpc=2.0),
-    json.dumps({"id": 1, "method": "status", "gno": 1}).encode(),
-], ids=["params", "id", "method", "extra", "query", "bare", "utf8-method", "utf8-id", "utf8-jsonrpc",
-        "utf8-query", "v1.0", "v2", "empty", "number", "missing"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"status","params":' + DEEP + b"}",
+        b'{"jsonrpc":"2.0","id":' + DEEP + b',"method":"status"}',
+        b'{"jsonrpc":"2.0","id":1,"method":' + DEEP + b"}",
+        b'{"jsonrpc":"2.0","id":1,"method":"status","extra":' + DEEP + b"}",
+        b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":' + DEEP + b"}}",
+        DEEP,
+        b'{"jsonrpc":"2.0","id":1,"method":"st\xffatus"}',
+        b'{"jsonrpc":"2.0","id":"a\xfe","method":"status"}',
+        b'{"jsonrpc":"2.\xff","id":1,"method":"status"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"caf\xff"}}',
+        _status_body(jsonrpc="1.0"),
+        _status_body(jsonrpc="2"),
+        _status_body(jsonrpc=""),
+        _status_body(jsonrpc=2.0),
+        json.dumps({"id": 1, "method": "status", "gno": 1}).encode(),
+    ],
+    ids=[
+        "params",
+        "id",
+        "method",
+        "extra",
+        "query",
+        "bare",
+        "utf8-method",
+        "utf8-id",
+        "utf8-jsonrpc",
+        "utf8-query",
+        "v1.0",
+        "v2",
+        "empty",
+        "number",
+        "missing",
+    ],
+)
 def test_malformed_envelopes_get_an_error_reply(daemon, body):
     with daemon.connect() as c:
         c.send_body(body)
@@ -327,15 +357,18 @@ def indexed(shared_daemon, tmp_path_factory):
     return shared_daemon
 
 
-@pytest.mark.parametrize("method,params,code", [
-    ("get", {"ref": "#²"}, wire.NOT_FOUND),
-    ("get", {"ref": "#99999999999999999999"}, wire.NOT_FOUND),
-    ("get", {"ref": "refs/a.md:²"}, wire.NOT_FOUND),
-    ("get", {"ref": "refs/a\x00.md"}, wire.INVALID_PARAMS),
-    ("get", {"ref": "/tmp/a\x00b"}, wire.INVALID_PARAMS),
-    ("multi_get", {"refs": ["#³", "refs/\x00"]}, wire.INVALID_PARAMS),
-    ("multi_get", {"pattern": "\\"}, wire.INVALID_PARAMS),
-])
+@pytest.mark.parametrize(
+    "method,params,code",
+    [
+        ("get", {"ref": "#²"}, wire.NOT_FOUND),
+        ("get", {"ref": "#99999999999999999999"}, wire.NOT_FOUND),
+        ("get", {"ref": "refs/a.md:²"}, wire.NOT_FOUND),
+        ("get", {"ref": "refs/a\x00.md"}, wire.INVALID_PARAMS),
+        ("get", {"ref": "/tmp/a\x00b"}, wire.INVALID_PARAMS),
+        ("multi_get", {"refs": ["#³", "refs/\x00"]}, wire.INVALID_PARAMS),
+        ("multi_get", {"pattern": "\\"}, wire.INVALID_PARAMS),
+    ],
+)
 def test_bad_refs_are_user_errors(indexed, method, params, code):
     reply = indexed.rpc(method, params)
     err = error_of(reply)
@@ -363,7 +396,7 @@ def test_a_huge_file_is_refused_without_reading_it(daemon, tmp_path):
     root.mkdir()
     (root / "small.md").write_text("# Small\n\nsmallword\n")
     with open(root / "huge.txt", "wb") as f:
-        f.truncate(1024 ** 3)  # sparse: 1 GiB of zeros that costs no disk
+        f.truncate(1024**3)  # sparse: 1 GiB of zeros that costs no disk
     before = _peak_rss_kib(daemon.proc.pid)
     stats = cli_json("collection", "add", str(root), "--name", "big", "--json", env=daemon.env)["collections"][0]
     assert stats["added"] == 1 and stats["errors"] == 1

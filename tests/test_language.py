@@ -19,8 +19,7 @@ from gnod.text.stopwords import STOPWORDS, is_stopword
 
 SAMPLES = {
     "english": [
-        "The index is rebuilt in the background whenever a file changes, so searches "
-        "always reflect what is on disk.",
+        "The index is rebuilt in the background whenever a file changes, so searches always reflect what is on disk.",
         "Archive files into a tarball.",
         "List the contents of a directory, including hidden files.",
         "# tar\n\n> Archiving utility.\n> More information: <https://www.gnu.org/software/tar>.\n\n"
@@ -54,8 +53,7 @@ SAMPLES = {
         "zodat zoekopdrachten altijd laten zien wat er op de schijf staat.",
     ],
     "swedish": [
-        "Indexet byggs om i bakgrunden så fort en fil ändras, så att sökningar alltid "
-        "visar det som finns på disken.",
+        "Indexet byggs om i bakgrunden så fort en fil ändras, så att sökningar alltid visar det som finns på disken.",
     ],
     "russian": [
         "Индекс перестраивается в фоновом режиме при каждом изменении файла, чтобы поиск "
@@ -70,8 +68,7 @@ SAMPLES = {
         "οι αναζητήσεις να δείχνουν πάντα τι υπάρχει στον δίσκο.",
     ],
     "arabic": [
-        "يتم إعادة بناء الفهرس في الخلفية كلما تغير ملف، بحيث تعكس عمليات البحث دائما "
-        "ما هو موجود على القرص.",
+        "يتم إعادة بناء الفهرس في الخلفية كلما تغير ملف، بحيث تعكس عمليات البحث دائما ما هو موجود على القرص.",
     ],
 }
 
@@ -128,7 +125,7 @@ def test_code_is_not_prose() -> None:
         "```sh\n"
         "# install the package and start the service for the current user\n"
         "pip install the-package && systemctl --user start the-service\n"
-        "for f in *.md; do echo \"is the file in the index? $f\"; done\n"
+        'for f in *.md; do echo "is the file in the index? $f"; done\n'
         "```\n\n"
         "    if the_file is not None and it is in the list: return the_value\n\n"
         "Danach ist die Suche sofort verfügbar.\n"
@@ -252,15 +249,18 @@ def test_is_stopword() -> None:
     assert not is_stopword("the", [])
 
 
-@pytest.mark.parametrize("text, unstemmed", [
-    ("このコマンドは `soffice` のエイリアスです", True),
-    ("数据库备份", True),
-    ("docker コンテナ", True),  # CJK letters weigh more than Latin ones, as in detection
-    ("ภาษาไทย", True),
-    ("git commit", False),
-    ("café au lait", False),
-    ("Москва хорошая погода", False),  # Cyrillic has stemmers
-    ("see https://example.com/a-long-path 東", False),
-])
+@pytest.mark.parametrize(
+    "text, unstemmed",
+    [
+        ("このコマンドは `soffice` のエイリアスです", True),
+        ("数据库备份", True),
+        ("docker コンテナ", True),  # CJK letters weigh more than Latin ones, as in detection
+        ("ภาษาไทย", True),
+        ("git commit", False),
+        ("café au lait", False),
+        ("Москва хорошая погода", False),  # Cyrillic has stemmers
+        ("see https://example.com/a-long-path 東", False),
+    ],
+)
 def test_unstemmed_script(text, unstemmed):
     assert unstemmed_script(text) is unstemmed

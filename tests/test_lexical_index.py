@@ -56,7 +56,8 @@ def old_index(db_path: str, root) -> None:
         "DROP TABLE language_counts; DROP TRIGGER language_counts_insert; DROP TRIGGER language_counts_delete; "
         "DROP TRIGGER language_counts_update; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
-        "'0006_collection_indexed_at', '0007_language_counts')")
+        "'0006_collection_indexed_at', '0007_language_counts')"
+    )
     conn.close()
 
 
@@ -67,8 +68,11 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
     old_index(db, root)
     shutil.rmtree(root)  # nothing is read from disk again
     conn = connect(db)
-    assert migrate(conn) == ["0004_lexical_index", "0005_language_indexes", "0006_collection_indexed_at",
-                             "0007_language_counts"] == [m[0] for m in MIGRATIONS[3:]]
+    assert (
+        migrate(conn)
+        == ["0004_lexical_index", "0005_language_indexes", "0006_collection_indexed_at", "0007_language_counts"]
+        == [m[0] for m in MIGRATIONS[3:]]
+    )
     assert not conn.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'documents_[fe][tx]*'").fetchone()[0]
     assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()
@@ -162,16 +166,67 @@ def test_an_index_that_disagrees_with_the_database_is_rebuilt(tmp_path):
     conn.close()
 
 
-PATHS = ["a.md", "b.txt", "docs/a.md", "docs/sub/c.md", "x[1].md", "ä/ü.md", "a-b.md", "a.b.md", "^a.md",
-         "notes/2024/jan.md", "Z.MD", "a]b.md", "a\\b.md", "(x).md", ".md", "docs.md/x", "src/x.tar.gz",
-         "src/mm/page_alloc_test.c", "a.", "docs/sub/.hidden"]
+PATHS = [
+    "a.md",
+    "b.txt",
+    "docs/a.md",
+    "docs/sub/c.md",
+    "x[1].md",
+    "ä/ü.md",
+    "a-b.md",
+    "a.b.md",
+    "^a.md",
+    "notes/2024/jan.md",
+    "Z.MD",
+    "a]b.md",
+    "a\\b.md",
+    "(x).md",
+    ".md",
+    "docs.md/x",
+    "src/x.tar.gz",
+    "src/mm/page_alloc_test.c",
+    "a.",
+    "docs/sub/.hidden",
+]
 
 
-@pytest.mark.parametrize("glob", ["*.md", "docs/*", "docs/*.md", "?.md", "[ab].*", "[^ab]*", "[a-c].md",
-                                  "x[[]1].md", "*[]]*", "ä/*", "a.b.md", "a-b.md", "^*", "*\\*", "(x)*",
-                                  "notes/202[0-4]/*", "*.MD", "[!a]*", "a.*.md", "*", "docs/sub/*", "*.gz",
-                                  "*.tar.gz", "*_test.c", "*/mm/*", "src/*.c", "*.", "/*", "*/", "docs*",
-                                  "*.md/x", "docs/sub/.*"])
+@pytest.mark.parametrize(
+    "glob",
+    [
+        "*.md",
+        "docs/*",
+        "docs/*.md",
+        "?.md",
+        "[ab].*",
+        "[^ab]*",
+        "[a-c].md",
+        "x[[]1].md",
+        "*[]]*",
+        "ä/*",
+        "a.b.md",
+        "a-b.md",
+        "^*",
+        "*\\*",
+        "(x)*",
+        "notes/202[0-4]/*",
+        "*.MD",
+        "[!a]*",
+        "a.*.md",
+        "*",
+        "docs/sub/*",
+        "*.gz",
+        "*.tar.gz",
+        "*_test.c",
+        "*/mm/*",
+        "src/*.c",
+        "*.",
+        "/*",
+        "*/",
+        "docs*",
+        "*.md/x",
+        "docs/sub/.*",
+    ],
+)
 def test_path_globs_match_what_sqlite_glob_matches(glob):
     index = tantivy.Index(SCHEMA)
     writer = index.writer(15_000_000, 1)

@@ -213,8 +213,10 @@ def _status_as(uid: int, socket_path: str) -> dict:
     return json.loads(b"".join(chunks))
 
 
-@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0,
-                    reason="needs root to run a client as another uid (fork + setuid 65534)")
+@pytest.mark.skipif(
+    not hasattr(os, "getuid") or os.getuid() != 0,
+    reason="needs root to run a client as another uid (fork + setuid 65534)",
+)
 def test_other_uid_is_refused(daemon):
     # Open the path (dirs + socket) to everyone, so only gnod's own peer check can refuse.
     os.chmod(daemon.env["GNO_HOME"], 0o711)
@@ -301,7 +303,8 @@ def test_daemon_status_when_not_running(env, run_cli):
 
 
 @pytest.mark.parametrize(
-    "how", ["env", "flag"],
+    "how",
+    ["env", "flag"],
 )
 def test_no_autostart(env, run_cli, how):
     args = ["search", "foo"]
@@ -361,8 +364,16 @@ def test_autostart_with_broken_config_is_a_config_error(env, run_cli):
 
 
 def test_concurrent_autostart(env):
-    procs = [subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     results = [(p.wait(60), *p.communicate()) for p in procs]
     for code, out, err in results:
         assert code == 1, (out, err)  # no match in an empty index
@@ -385,8 +396,13 @@ def test_autostart_waits_for_a_race_winner_that_is_not_listening_yet(env):
     fd = os.open(paths.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     log = os.path.join(paths.state_dir, "gnod.out")
-    cli = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lost = wait_until(lambda: os.path.exists(log) and "already running" in open(log).read(), 20)
         assert lost, "gnoctl's gnod did not run into the held lock"
@@ -423,8 +439,13 @@ def test_autostarted_gnod_does_not_outlive_a_lost_race(env, tmp_path):
     slow_env = {**env, "PYTHONPATH": str(slow), "GNO_TEST_SLOW_GNOD": "1.0"}
     paths = paths_for(env)
 
-    cli = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"], env=slow_env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "search", "foo", "--json"],
+        env=slow_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # gnoctl creates state/gnod.out right before spawning its gnod.
         assert wait_until(lambda: os.path.exists(os.path.join(paths.state_dir, "gnod.out")), 10)

@@ -13,8 +13,11 @@ import pytest
 
 from conftest import RawConn, wait_until
 
-WORDS = [f"{a}{b}" for a in ("kal", "mor", "ves", "tin", "dra", "pol", "fen", "sul") for b in
-         ("ax", "eb", "ic", "od", "um", "yr", "al", "en", "is", "ot")]
+WORDS = [
+    f"{a}{b}"
+    for a in ("kal", "mor", "ves", "tin", "dra", "pol", "fen", "sul")
+    for b in ("ax", "eb", "ic", "od", "um", "yr", "al", "en", "is", "ot")
+]
 IN_FLIGHT = 6  # requests each busy client keeps queued
 
 

@@ -54,16 +54,12 @@ def test_body_may_be_empty() -> None:
 
 
 def test_scalars_stay_strings_and_keys_are_lowercased() -> None:
-    meta, _, _ = split_frontmatter(
-        "---\nTitle: My Note\nDraft: true\ncount: 42\ndate: 2024-05-01\n---\n"
-    )
+    meta, _, _ = split_frontmatter("---\nTitle: My Note\nDraft: true\ncount: 42\ndate: 2024-05-01\n---\n")
     assert meta == {"title": "My Note", "draft": "true", "count": "42", "date": "2024-05-01"}
 
 
 def test_matching_quotes_are_stripped() -> None:
-    meta, _, _ = split_frontmatter(
-        "---\na: \"double: quoted\"\nb: 'single'\nc: \"unbalanced'\nd: \"\"\n---\n"
-    )
+    meta, _, _ = split_frontmatter('---\na: "double: quoted"\nb: \'single\'\nc: "unbalanced\'\nd: ""\n---\n')
     assert meta == {"a": "double: quoted", "b": "single", "c": "\"unbalanced'", "d": ""}
 
 
@@ -78,7 +74,7 @@ def test_inline_list() -> None:
 
 
 def test_block_list_indented_or_not() -> None:
-    text = "---\nauthors:\n  - ann\n  - \"bob smith\"\nsources:\n- one\n- two\nafter: x\n---\n"
+    text = '---\nauthors:\n  - ann\n  - "bob smith"\nsources:\n- one\n- two\nafter: x\n---\n'
     meta, _, _ = split_frontmatter(text)
     assert meta == {"authors": ["ann", "bob smith"], "sources": ["one", "two"], "after": "x"}
 

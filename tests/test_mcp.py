@@ -35,8 +35,7 @@ WRITE_TOOLS = {"collection_add", "collection_remove", "update", "embed"}
 
 
 def bridge(env: dict, *args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-m", "gnoctl.main", "mcp", *args], env=env,
-                                 cwd=ROOT)
+    return StdioServerParameters(command=sys.executable, args=["-m", "gnoctl.main", "mcp", *args], env=env, cwd=ROOT)
 
 
 def run(coro_fn, *args):
@@ -114,8 +113,10 @@ def test_agents_are_told_what_each_collection_holds(hybrid):
         hybrid.result("collection.describe", {"name": "notes", "description": ""})
     assert "- notes: Pet care and cooking notes" in told
     for name in ("search", "vsearch", "query", "ask"):
-        assert "notes (Pet care and cooking notes)" in listed[name].input_schema["properties"]["collections"][
-            "description"], name
+        assert (
+            "notes (Pet care and cooking notes)"
+            in listed[name].input_schema["properties"]["collections"]["description"]
+        ), name
     # tools/list says what holds now.
     assert "notes (Pets only)" in relisted["search"].input_schema["properties"]["collections"]["description"]
 
@@ -137,10 +138,13 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         async with Client(bridge(hybrid.env), mode="legacy") as c:  # the handshake era agents use today
             for name, (args, _) in calls.items():
                 out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
-            out["ask by query"] = await c.call_tool("ask", {"query": "how do I bake bread", "answer": False,
-                                                            "sources": 2})
-            out["query with variants"] = await c.call_tool("query", {
-                "query": "sourdough loaf", "variants": {"lexical": ["bread dough"], "semantic": ["baking at home"]}})
+            out["ask by query"] = await c.call_tool(
+                "ask", {"query": "how do I bake bread", "answer": False, "sources": 2}
+            )
+            out["query with variants"] = await c.call_tool(
+                "query",
+                {"query": "sourdough loaf", "variants": {"lexical": ["bread dough"], "semantic": ["baking at home"]}},
+            )
         return out
 
     results = run(go)
@@ -158,8 +162,10 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert given["expansion"]["source"] == "client" and given["expansion"]["lexical"] == ["bread dough"]
     assert given["hits"][0]["path"] == "cooking/bread.md"
     assert results["get"].structured_content["from_line"] == 3 and "postman" in results["get"].content[0].text
-    assert {d["path"] for d in results["multi_get"].structured_content["documents"]} == {"space/mars.md",
-                                                                                        "space/moon.md"}
+    assert {d["path"] for d in results["multi_get"].structured_content["documents"]} == {
+        "space/mars.md",
+        "space/moon.md",
+    }
     assert results["ls"].content[0].text.splitlines()[-1] == "(2 of 2 documents)"
     assert "notes: 6 documents" in results["status"].content[0].text
 
@@ -167,14 +173,17 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
 def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     async def go():
         async with Client(bridge(hybrid.env)) as c:
-            return [await c.call_tool(name, args) for name, args in (
-                ("search", {"query": '"unclosed'}),
-                ("query", {"query": "bread", "collections": ["nope"]}),
-                ("get", {"ref": "notes/missing.md"}),
-                ("search", {"query": "x", "limit": 5000}),
-                ("collection_add", {"name": "x", "path": "/tmp"}),
-                ("status", {}),  # the session is still fine after all that
-            )]
+            return [
+                await c.call_tool(name, args)
+                for name, args in (
+                    ("search", {"query": '"unclosed'}),
+                    ("query", {"query": "bread", "collections": ["nope"]}),
+                    ("get", {"ref": "notes/missing.md"}),
+                    ("search", {"query": "x", "limit": 5000}),
+                    ("collection_add", {"name": "x", "path": "/tmp"}),
+                    ("status", {}),  # the session is still fine after all that
+                )
+            ]
 
     bad_query, no_collection, no_doc, too_many, no_write, ok = run(go)
     assert bad_query.is_error and bad_query.content[0].text.startswith("INVALID_QUERY: ")
@@ -182,7 +191,10 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     assert no_collection.is_error and no_collection.content[0].text.startswith("NOT_FOUND: ")
     assert "collections: notes" in no_collection.content[0].text
     assert no_doc.is_error and "notes/missing.md" in no_doc.content[0].text
-    assert too_many.is_error and too_many.content[0].text == "INVALID_PARAMS: limit: 5000 is greater than the maximum of 100"
+    assert (
+        too_many.is_error
+        and too_many.content[0].text == "INVALID_PARAMS: limit: 5000 is greater than the maximum of 100"
+    )
     assert no_write.is_error and "unknown tool 'collection_add'" in no_write.content[0].text
     assert not ok.is_error
 
@@ -199,28 +211,63 @@ def test_documents_are_resources(hybrid):
 
     templates, listed, doc, missing = run(go)
     assert [t.uri_template for t in templates] == ["gno://{collection}/{+path}"]
-    assert {r.uri for r in listed} == {f"gno://notes/{rel}" for rel in
-                                       ("cooking/pasta.md", "cooking/bread.md", "pets/cats.md", "pets/dogs.md",
-                                        "space/mars.md", "space/moon.md")}
+    assert {r.uri for r in listed} == {
+        f"gno://notes/{rel}"
+        for rel in (
+            "cooking/pasta.md",
+            "cooking/bread.md",
+            "pets/cats.md",
+            "pets/dogs.md",
+            "space/mars.md",
+            "space/moon.md",
+        )
+    }
     assert doc.contents[0].text == hybrid.result("get", {"ref": "notes/pets/cats.md"})["content"]
     assert "NOT_FOUND" in missing.message
 
 
 def test_bridge_exits_when_stdin_closes_even_mid_call(hybrid):
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp"], env=hybrid.env, cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "mcp"],
+        env=hybrid.env,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
     def send(msg: dict) -> None:
         proc.stdin.write((json.dumps({"jsonrpc": "2.0", **msg}) + "\n").encode())
         proc.stdin.flush()
 
     try:
-        send({"id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            }
+        )
         assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "gno"
         send({"method": "notifications/initialized"})
-        send({"id": 2, "method": "tools/call", "params": {"name": "ask", "_meta": {"progressToken": "p"}, "arguments": {
-            "question": "Explain everything about baking bread, step by step, in detail.", "max_tokens": 1024}}})
+        send(
+            {
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "ask",
+                    "_meta": {"progressToken": "p"},
+                    "arguments": {
+                        "question": "Explain everything about baking bread, step by step, in detail.",
+                        "max_tokens": 1024,
+                    },
+                },
+            }
+        )
         first = json.loads(proc.stdout.readline())  # the answer is being written
         assert first["method"] == "notifications/progress" and first["params"]["progressToken"] == "p", first
         proc.stdin.close()
@@ -254,11 +301,14 @@ def test_cancelling_ask_stops_the_generation(hybrid):
                     three.set()
 
             async with anyio.create_task_group() as tg:
+
                 async def ask():
                     # A question the test model answers by repeating itself up to max_tokens: an answer
                     # that ends on its own before the cancel reaches gnod would prove nothing.
-                    await c.call_tool("ask", {"question": LONG_QUESTION, "max_tokens": 1024},
-                                      progress_callback=progress)
+                    await c.call_tool(
+                        "ask", {"question": LONG_QUESTION, "max_tokens": 1024}, progress_callback=progress
+                    )
+
                 tg.start_soon(ask)
                 with anyio.fail_after(120):
                     await three.wait()
@@ -301,8 +351,9 @@ def _holds_models_or_index(pid: int, db_file: str) -> list[str]:
 def test_two_bridges_and_gnoctl_share_one_gnod(hybrid):
     async def go():
         async with Client(bridge(hybrid.env)) as a, Client(bridge(hybrid.env)) as b:
-            ra, rb = await asyncio.gather(a.call_tool("vsearch", {"query": "red planet volcano"}),
-                                          b.call_tool("vsearch", {"query": "dog walks"}))
+            ra, rb = await asyncio.gather(
+                a.call_tool("vsearch", {"query": "red planet volcano"}), b.call_tool("vsearch", {"query": "dog walks"})
+            )
             cli = _run_cli("vsearch", "astronauts", "--json", env=hybrid.env)
             pids = _bridge_pids()
             holds = {pid: _holds_models_or_index(pid, hybrid.paths.db_file) for pid in pids}
@@ -332,8 +383,9 @@ def test_write_tools_report_progress(hybrid, tmp_path):
             seen.append((done, total, message))
 
         async with Client(bridge(hybrid.env, "--enable-write")) as c:
-            added = await c.call_tool("collection_add", {"name": "more", "path": str(tmp_path / "more")},
-                                      progress_callback=progress)
+            added = await c.call_tool(
+                "collection_add", {"name": "more", "path": str(tmp_path / "more")}, progress_callback=progress
+            )
             found = await c.call_tool("search", {"query": "quarterly budget", "collections": ["more"]})
             removed = await c.call_tool("collection_remove", {"name": "more"})
         return seen, added, found, removed
@@ -376,10 +428,16 @@ def _free_port() -> int:
 def http_bridge(hybrid, tmp_path):
     port = _free_port()
     token_file = tmp_path / "state" / "mcp-token"
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "mcp", "--http", f"127.0.0.1:{port}",
-                             "--token-file", str(token_file)], env=hybrid.env, cwd=ROOT,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "mcp", "--http", f"127.0.0.1:{port}", "--token-file", str(token_file)],
+        env=hybrid.env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
+
         def listening() -> bool:
             with socket.socket() as s:
                 return s.connect_ex(("127.0.0.1", port)) == 0
@@ -392,10 +450,23 @@ def http_bridge(hybrid, tmp_path):
 
 
 def _post(url: str, headers: dict) -> int:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
-    req = urllib.request.Request(url, body.encode(), {"Content-Type": "application/json",
-                                                      "Accept": "application/json, text/event-stream", **headers})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+    )
+    req = urllib.request.Request(
+        url,
+        body.encode(),
+        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status
@@ -448,8 +519,9 @@ def test_resource_listeners_hear_of_saved_files(hybrid, tmp_path):
     async def go():
         events = []
         async with Client(bridge(hybrid.env)) as c:
-            async with c.listen(resource_subscriptions=["gno://notes/pets/cats.md"],
-                                resources_list_changed=True) as sub:
+            async with c.listen(
+                resource_subscriptions=["gno://notes/pets/cats.md"], resources_list_changed=True
+            ) as sub:
                 heard = anyio.Event()
 
                 async def save_until_heard():

@@ -159,8 +159,7 @@ model = "o3"  # slower
 APP = "Library/Application Support" if MAC else ".config"
 # target → (file under HOME, fixture, the map of servers, syntax, the other server)
 TARGETS = {
-    "claude-desktop": (f"{APP}/Claude/claude_desktop_config.json", CLAUDE_DESKTOP, "mcpServers", "json",
-                       "filesystem"),
+    "claude-desktop": (f"{APP}/Claude/claude_desktop_config.json", CLAUDE_DESKTOP, "mcpServers", "json", "filesystem"),
     "claude-code": (".claude.json", CLAUDE_CODE, "mcpServers", "json", "context7"),
     "cursor": (".cursor/mcp.json", CURSOR, "mcpServers", "json", "server-name"),
     "vscode": (f"{APP}/Code/User/mcp.json", VSCODE, "servers", "jsonc", "Perplexity"),
@@ -168,8 +167,11 @@ TARGETS = {
     "windsurf": (".codeium/windsurf/mcp_config.json", WINDSURF, "mcpServers", "json", "github"),
     "codex": (".codex/config.toml", CODEX, "mcp_servers", "toml", "context7"),
 }
-PROJECT = {"claude-code": (".mcp.json", CLAUDE_CODE_PROJECT), "cursor": (".cursor/mcp.json", CURSOR),
-           "vscode": (".vscode/mcp.json", VSCODE)}
+PROJECT = {
+    "claude-code": (".mcp.json", CLAUDE_CODE_PROJECT),
+    "cursor": (".cursor/mcp.json", CURSOR),
+    "vscode": (".vscode/mcp.json", VSCODE),
+}
 
 
 def ours(target: str, *extra: str) -> dict:
@@ -195,8 +197,15 @@ def env(home) -> dict[str, str]:
 
 
 def gnoctl(*args: str, env: dict, cwd: str | None = None, expect: int = 0) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "gnoctl.main", *args], env=env, cwd=cwd or env["HOME"],
-                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [sys.executable, "-m", "gnoctl.main", *args],
+        env=env,
+        cwd=cwd or env["HOME"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert r.returncode == expect, f"gnoctl {' '.join(args)} → {r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}"
     assert "Traceback" not in r.stderr
     return r
@@ -243,8 +252,17 @@ def test_install_dry_run_reinstall_status_uninstall(target, home, env):
     assert status == {**status, "path": path, "exists": True, "configured": False, "entry": None, "error": None}
 
     res = gnoctl_json("mcp", "install", "--target", target, env=env)
-    assert res == {**res, "target": target, "scope": "user", "path": path, "name": "gno", "entry": ours(target),
-                   "previous": None, "changed": True, "written": True}
+    assert res == {
+        **res,
+        "target": target,
+        "scope": "user",
+        "path": path,
+        "name": "gno",
+        "entry": ours(target),
+        "previous": None,
+        "changed": True,
+        "written": True,
+    }
     text = read(path)
     config, before = parse(text, syntax), parse(original, syntax)
     assert config[key]["gno"] == ours(target)
@@ -261,12 +279,19 @@ def test_install_dry_run_reinstall_status_uninstall(target, home, env):
     res = gnoctl_json("mcp", "install", "--target", target, env=env)
     assert res["changed"] is False and res["written"] is False and res["previous"] == ours(target)
     assert read(path) == text and os.stat(path).st_mtime_ns == mtime
-    assert gnoctl("mcp", "install", "--target", target, "--human", env=env).stdout.startswith("gno is already "
-                                                                                            "configured in ")
+    assert gnoctl("mcp", "install", "--target", target, "--human", env=env).stdout.startswith(
+        "gno is already configured in "
+    )
 
     status = status_row(gnoctl_json("mcp", "status", env=env), target)
-    assert status == {**status, "exists": True, "configured": True, "entry": ours(target), "command_found": True,
-                      "this_gnoctl": True}
+    assert status == {
+        **status,
+        "exists": True,
+        "configured": True,
+        "entry": ours(target),
+        "command_found": True,
+        "this_gnoctl": True,
+    }
     assert GNOCTL in gnoctl("mcp", "status", "--human", env=env).stdout
 
     # Uninstall gives back the very same text; a second one has nothing to remove.
@@ -346,8 +371,9 @@ def test_a_different_entry_is_replaced_only_with_force(home, env):
 
     res = gnoctl_json("mcp", "install", "--target", "cursor", "--force", env=env)
     assert res["previous"] == theirs and res["changed"] is True
-    assert json.loads(read(path)) == {"mcpServers": {"gno": ours("cursor"),
-                                                     "server-name": {"command": "npx", "args": []}}}
+    assert json.loads(read(path)) == {
+        "mcpServers": {"gno": ours("cursor"), "server-name": {"command": "npx", "args": []}}
+    }
 
 
 def test_keys_the_user_added_to_our_entry_do_not_make_it_different(home, env):
@@ -426,8 +452,13 @@ def test_without_a_console_script_the_entry_runs_the_module(env, tmp_path):
     python = bare / "python"
     python.symlink_to(sys.executable)
     env = {**env, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    r = subprocess.run([str(python), "-m", "gnoctl.main", "mcp", "install", "--target", "zed", "--json"],
-                       env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(python), "-m", "gnoctl.main", "mcp", "install", "--target", "zed", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["entry"] == {"command": str(python), "args": ["-m", "gnoctl.main", "mcp"]}
 
@@ -461,38 +492,55 @@ def test_the_cli_knows_every_target():
 ENTRY = {"command": "/x/gnoctl", "args": ["mcp"]}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('{"mcpServers": {"a": {"command": "a"}}}',  # one line stays one line
-     '{"mcpServers": {"a": {"command": "a"}, "gno": {"command": "/x/gnoctl", "args": ["mcp"]}}}'),
-    ('{\r\n  "mcpServers": {}\r\n}\r\n',  # CRLF stays CRLF
-     '{\r\n  "mcpServers": {\r\n    "gno": {\r\n      "command": "/x/gnoctl",\r\n      "args": ["mcp"]\r\n'
-     '    }\r\n  }\r\n}\r\n'),
-    ('{\n  "a": "// not a comment", /* }, */\n  "b": 1 // last\n}\n',  # comment-like strings, comments after
-     '{\n  "a": "// not a comment", /* }, */\n  "b": 1, // last\n  "mcpServers": {\n    "gno": {\n'
-     '      "command": "/x/gnoctl",\n      "args": ["mcp"]\n    }\n  }\n}\n'),
-    ("", '{\n  "mcpServers": {\n    "gno": {\n      "command": "/x/gnoctl",\n      "args": ["mcp"]\n    }\n  }\n}\n'),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            '{"mcpServers": {"a": {"command": "a"}}}',  # one line stays one line
+            '{"mcpServers": {"a": {"command": "a"}, "gno": {"command": "/x/gnoctl", "args": ["mcp"]}}}',
+        ),
+        (
+            '{\r\n  "mcpServers": {}\r\n}\r\n',  # CRLF stays CRLF
+            '{\r\n  "mcpServers": {\r\n    "gno": {\r\n      "command": "/x/gnoctl",\r\n      "args": ["mcp"]\r\n'
+            "    }\r\n  }\r\n}\r\n",
+        ),
+        (
+            '{\n  "a": "// not a comment", /* }, */\n  "b": 1 // last\n}\n',  # comment-like strings, comments after
+            '{\n  "a": "// not a comment", /* }, */\n  "b": 1, // last\n  "mcpServers": {\n    "gno": {\n'
+            '      "command": "/x/gnoctl",\n      "args": ["mcp"]\n    }\n  }\n}\n',
+        ),
+        (
+            "",
+            '{\n  "mcpServers": {\n    "gno": {\n      "command": "/x/gnoctl",\n      "args": ["mcp"]\n    }\n  }\n}\n',
+        ),
+    ],
+)
 def test_jsonc_put(text, expected):
     assert jsonc.put(text, ["mcpServers", "gno"], ENTRY, True) == expected
 
 
 def test_jsonc_refuses_what_is_not_a_map():
-    for text in ('[1]', '{"mcpServers": [1]}', '{"a": 1,,}'):
+    for text in ("[1]", '{"mcpServers": [1]}', '{"a": 1,,}'):
         with pytest.raises(jsonc.JsoncError):
             jsonc.put(text, ["mcpServers", "gno"], ENTRY, True)
     with pytest.raises(jsonc.JsoncError, match="line 1"):
         jsonc.load('{"a": 1, // no\n}', False)  # comments are for JSONC files only
 
 
-servers = st.dictionaries(st.text(min_size=1).filter(lambda k: k != "gno"),
-                          st.dictionaries(st.text(), st.one_of(st.text(), st.integers(), st.lists(st.text()))),
-                          max_size=3)
+servers = st.dictionaries(
+    st.text(min_size=1).filter(lambda k: k != "gno"),
+    st.dictionaries(st.text(), st.one_of(st.text(), st.integers(), st.lists(st.text()))),
+    max_size=3,
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(servers=servers, others=st.dictionaries(st.text().filter(lambda k: k != "mcpServers"), st.integers(),
-                                               max_size=3),
-       indent=st.sampled_from([None, 2, 4, "\t"]), last=st.booleans())
+@given(
+    servers=servers,
+    others=st.dictionaries(st.text().filter(lambda k: k != "mcpServers"), st.integers(), max_size=3),
+    indent=st.sampled_from([None, 2, 4, "\t"]),
+    last=st.booleans(),
+)
 def test_jsonc_put_then_remove_gives_back_the_text(servers, others, indent, last):
     doc = {**others, "mcpServers": servers} if last else {"mcpServers": servers, **others}
     text = json.dumps(doc, indent=indent)

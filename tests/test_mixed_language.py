@@ -81,8 +81,7 @@ def build(tmp_path, files: dict[str, str], language: str | None = None):
         (root / name).write_text(text, encoding="utf-8")
     conn = connect(str(tmp_path / "index.sqlite"))
     migrate(conn)
-    stats = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root),
-                                                                   language=language))
+    stats = index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root), language=language))
     assert (stats.added, stats.errors) == (len(files), 0)
     return conn
 
@@ -93,8 +92,7 @@ def paths(conn, query: str) -> list[str]:
 
 def prepared(text: str, hint: str | None = None, name: str = "page.md"):
     data = text.encode()
-    return prepare(WalkEntry(name, "/nowhere/" + name, len(data), 0, 0), data, "h", hint,
-                   AnalyzerSet())
+    return prepare(WalkEntry(name, "/nowhere/" + name, len(data), 0, 0), data, "h", hint, AnalyzerSet())
 
 
 @pytest.fixture
@@ -119,8 +117,7 @@ def test_german_query_finds_the_german_section_of_an_english_page(make):
     conn = make({"backup.md": EN_DE, **OTHER_ENGLISH})
     # The page is English (most of it is), and no page is German: the query is stemmed
     # in German because the index recorded that a block was.
-    assert conn.execute("SELECT language FROM documents WHERE rel_path = 'backup.md'"
-                        ).fetchone()[0] == "english"
+    assert conn.execute("SELECT language FROM documents WHERE rel_path = 'backup.md'").fetchone()[0] == "english"
     assert index_languages(conn) == ["english"]
     # "Sicherung", "Einstellung", "Festplatte": only German stemming meets "Sicherungen",
     # "Einstellungen", "Festplatten".
@@ -143,7 +140,9 @@ def test_the_same_page_stemmed_as_one_language_misses_the_german_query(make):
 def test_english_query_finds_the_english_section_of_a_german_page(make):
     conn = make({"sicherung.md": DE_EN, **OTHER_GERMAN})
     assert dict(conn.execute("SELECT rel_path, language FROM documents")) == {
-        "sicherung.md": "german", "katze.md": "german"}
+        "sicherung.md": "german",
+        "katze.md": "german",
+    }
     # "deleting" meets "deletes" only through English stemming.
     assert paths(conn, "deleting")[:1] == ["sicherung.md"]
     assert paths(conn, "Sicherung Festplatte")[:1] == ["sicherung.md"]
@@ -228,7 +227,7 @@ def test_a_heading_belongs_to_the_section_it_opens():
     assert end == len(EN_DE)
     # The title heading opens the English part; the code block follows the prose before it.
     assert sections[0][0] == 0
-    assert "backup --keep 7" in EN_DE[sections[0][0]:sections[0][1]]
+    assert "backup --keep 7" in EN_DE[sections[0][0] : sections[0][1]]
 
 
 def test_a_short_foreign_paragraph_does_not_split_a_page():
@@ -251,7 +250,7 @@ def test_a_code_block_inside_a_german_section_is_part_of_it():
     text = EN_DE + "\n```sh\nbackup --restore\n```\n\n" + GERMAN
     sections = language_sections(text, "english")
     assert [lang for _, _, lang in sections] == ["english", "german"]
-    assert "backup --restore" in text[sections[1][0]:sections[1][1]]
+    assert "backup --restore" in text[sections[1][0] : sections[1][1]]
 
 
 def test_cjk_block_inside_an_english_page(make):
@@ -287,8 +286,10 @@ def test_prepared_documents_cross_process_boundaries():
 
 
 def _counts_by_scan(conn) -> list[tuple]:
-    return conn.execute("SELECT collection_id, ifnull(language, ''), other_languages, count(*) FROM documents "
-                        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3").fetchall()
+    return conn.execute(
+        "SELECT collection_id, ifnull(language, ''), other_languages, count(*) FROM documents "
+        "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    ).fetchall()
 
 
 def _counts_kept(conn) -> list[tuple]:
@@ -326,8 +327,7 @@ def test_language_counts_follow_every_write_and_an_old_index_gains_them(make, tm
 
 
 def test_section_languages_count_towards_the_query_languages(make, tmp_path):
-    conn = make({"backup.md": EN_DE, "again.md": EN_DE + "\n" + ENGLISH, "ru.md": EN_RU,
-                 **OTHER_ENGLISH})
+    conn = make({"backup.md": EN_DE, "again.md": EN_DE + "\n" + ENGLISH, "ru.md": EN_RU, **OTHER_ENGLISH})
     counts = language_counts(conn)
     english = counts["english"]
     assert counts == {"english": english, "german": 2, "russian": 1}

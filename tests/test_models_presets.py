@@ -101,10 +101,11 @@ def test_rerank_and_chat_prompts():
     assert r is not None and "<Query>: how to deploy\n<Document>: Run make deploy.<|im_end|>" in r
     assert r.startswith("<|im_start|>system\n") and r.endswith("<think>\n\n</think>\n\n")
 
-    assert chat("qwen3", "Be brief.", "hi") == [{"role": "system", "content": "Be brief."},
-                                                {"role": "user", "content": "hi /no_think"}]
+    assert chat("qwen3", "Be brief.", "hi") == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi /no_think"},
+    ]
     assert chat("smollm3", "", "hi")[0] == {"role": "system", "content": "/no_think"}
     assert chat("qwen3-instruct", "", "hi") == [{"role": "user", "content": "hi"}]
     assert strip_thinking("<think>\n\n</think>\n\nquery one") == "query one"
     assert strip_thinking("plain answer") == "plain answer"
-

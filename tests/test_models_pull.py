@@ -210,8 +210,12 @@ def cache(tmp_path) -> Path:
         ("hf:org/repo@main/model.gguf", "org/repo", "model.gguf", "main"),
         (f"hf:org/repo@{COMMIT}/model.gguf", "org/repo", "model.gguf", COMMIT),
         ("hf:org/repo@refs%2Fpr%2F1/model.gguf", "org/repo", "model.gguf", "refs/pr/1"),
-        ("  hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf ", "Qwen/Qwen3-Embedding-0.6B-GGUF",
-         "Qwen3-Embedding-0.6B-Q8_0.gguf", None),
+        (
+            "  hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf ",
+            "Qwen/Qwen3-Embedding-0.6B-GGUF",
+            "Qwen3-Embedding-0.6B-Q8_0.gguf",
+            None,
+        ),
     ],
 )
 def test_parse_hf(uri, repo, filename, revision):
@@ -385,8 +389,9 @@ def test_hf_endpoint_env_and_revision(hub, cache, monkeypatch):
 def test_concurrent_pulls_download_once(hub, cache):
     data = hub.add(blob(3 * CHUNK))
     results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(pull(URI, cache, endpoint=hub.endpoint)))
-               for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(pull(URI, cache, endpoint=hub.endpoint))) for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -482,8 +487,9 @@ def test_clear(hub, cache):
     pull(other, cache, endpoint=hub.endpoint)
     pull(f"hf:acme/second/{FILE}", cache, endpoint=hub.endpoint)
     with pytest.raises(Stop):  # leaves a partial download of URI
-        pull(URI, cache, progress=lambda d, t: (_ for _ in ()).throw(Stop) if d >= CHUNK else None,
-             endpoint=hub.endpoint)
+        pull(
+            URI, cache, progress=lambda d, t: (_ for _ in ()).throw(Stop) if d >= CHUNK else None, endpoint=hub.endpoint
+        )
     assert list(cache.rglob(".*.part"))
     assert clear(cache, other) == [other]
     assert clear(cache, other) == []

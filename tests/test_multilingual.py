@@ -109,8 +109,7 @@ def test_inflected_query_finds_its_page_through_stemming(stemmed, unstemmed, que
 
 @pytest.mark.parametrize(
     "query, page",
-    [("billing service production", "en.md"), ("children running", "en.md"),
-     ("Katze Garten", "de.md")],
+    [("billing service production", "en.md"), ("children running", "en.md"), ("Katze Garten", "de.md")],
 )
 def test_exact_words_find_their_page(stemmed, unstemmed, query, page):
     assert paths(stemmed, query)[:1] == [page]
@@ -130,5 +129,6 @@ def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed
     assert lexical.query_languages("los mercados de la ciudad", counts) == ["spanish"]
     # Weak evidence never picks a language of a few stray documents: 2% German here.
     assert lexical.query_languages("die Katzen im Garten", {"english": 98, "german": 2}) == ["english"]
-    assert lexical.query_languages("Die Katzen schlafen im Garten, wenn die Sonne scheint",
-                                   {"english": 98, "german": 2}) == ["german"]
+    assert lexical.query_languages(
+        "Die Katzen schlafen im Garten, wenn die Sonne scheint", {"english": 98, "german": 2}
+    ) == ["german"]

@@ -37,79 +37,200 @@ ODD_TITLE = "Line one\nline two _x_ [l](u) \x1b[31mred"
 
 
 def _explain(position: int, rerank: float | None, *, floors: list[str], cached: bool) -> P.HitExplain:
-    c1 = P.ListContribution(list=0, source="bm25", kind="original", rank=position, score=0.93, weight=2.0,
-                            standard=2.5 / position, contribution=2.0 * 2.5 / position / 3.4)
-    c2 = P.ListContribution(list=2, source="vector", kind="hyde", rank=position + 1, score=0.61, weight=1.4,
-                            standard=1.5, contribution=1.4 * 1.5 / 3.4)
-    return P.HitExplain(fused_position=position, contributions=[c1, c2], fusion=c1.contribution + c2.contribution,
-                        fusion_norm=1.0 if position == 1 else 0.25, rerank=rerank, keyword_floor=0.15,
-                        synthetic=None if rerank is not None else 0.42, fusion_weight=0.75, rerank_weight=0.25,
-                        floors=floors, rerank_input=P.RerankInput(chunks=[0, 2], chars=1840, cached=cached))
+    c1 = P.ListContribution(
+        list=0,
+        source="bm25",
+        kind="original",
+        rank=position,
+        score=0.93,
+        weight=2.0,
+        standard=2.5 / position,
+        contribution=2.0 * 2.5 / position / 3.4,
+    )
+    c2 = P.ListContribution(
+        list=2,
+        source="vector",
+        kind="hyde",
+        rank=position + 1,
+        score=0.61,
+        weight=1.4,
+        standard=1.5,
+        contribution=1.4 * 1.5 / 3.4,
+    )
+    return P.HitExplain(
+        fused_position=position,
+        contributions=[c1, c2],
+        fusion=c1.contribution + c2.contribution,
+        fusion_norm=1.0 if position == 1 else 0.25,
+        rerank=rerank,
+        keyword_floor=0.15,
+        synthetic=None if rerank is not None else 0.42,
+        fusion_weight=0.75,
+        rerank_weight=0.25,
+        floors=floors,
+        rerank_input=P.RerankInput(chunks=[0, 2], chars=1840, cached=cached),
+    )
 
 
 def make_query(*, explain: bool = True, hits: bool = True) -> dict:
     """A realistic QueryResult (as the daemon encodes it), with escaping hazards."""
-    found = [
-        P.QueryHit(docid=1, uri="gno://docs/guides/deploy.md", collection="docs", path="guides/deploy.md",
-                   abs_path="/srv/docs/guides/deploy.md", title=TITLE, language="english", score=0.912,
-                   sources=["bm25", "vector"],
-                   preview=P.Preview(text="# Deployment\n\nRun the release pipeline.\n\nWatch the dashboards.\nRoll back.\n",
-                                     start_line=1, end_line=7, complete=True),
-                   explain=_explain(1, 0.95, floors=[], cached=False) if explain else None),
-        P.QueryHit(docid=2, uri=f"gno://notes/{ODD_PATH}", collection="notes", path=ODD_PATH,
-                   abs_path=f"/srv/notes/{ODD_PATH}", title=ODD_TITLE, language=None, score=0.4, sources=["vector"],
-                   preview=P.Preview(text='a, "quoted", cell\nsecond\x07 line', start_line=12, end_line=13,
-                                     complete=False, truncated=True),
-                   explain=_explain(2, None, floors=["keyword"], cached=True) if explain else None),
-    ] if hits else []
+    found = (
+        [
+            P.QueryHit(
+                docid=1,
+                uri="gno://docs/guides/deploy.md",
+                collection="docs",
+                path="guides/deploy.md",
+                abs_path="/srv/docs/guides/deploy.md",
+                title=TITLE,
+                language="english",
+                score=0.912,
+                sources=["bm25", "vector"],
+                preview=P.Preview(
+                    text="# Deployment\n\nRun the release pipeline.\n\nWatch the dashboards.\nRoll back.\n",
+                    start_line=1,
+                    end_line=7,
+                    complete=True,
+                ),
+                explain=_explain(1, 0.95, floors=[], cached=False) if explain else None,
+            ),
+            P.QueryHit(
+                docid=2,
+                uri=f"gno://notes/{ODD_PATH}",
+                collection="notes",
+                path=ODD_PATH,
+                abs_path=f"/srv/notes/{ODD_PATH}",
+                title=ODD_TITLE,
+                language=None,
+                score=0.4,
+                sources=["vector"],
+                preview=P.Preview(
+                    text='a, "quoted", cell\nsecond\x07 line',
+                    start_line=12,
+                    end_line=13,
+                    complete=False,
+                    truncated=True,
+                ),
+                explain=_explain(2, None, floors=["keyword"], cached=True) if explain else None,
+            ),
+        ]
+        if hits
+        else []
+    )
     query = 'deploy "billing" <prod> & more'
-    lists = [P.ListInfo(source="bm25", kind="original", query=query, hits=12, weight=2.0, floor=0.08, deviation=0.31),
-             P.ListInfo(source="vector", kind="original", query=query, hits=20, weight=2.0, floor=0.52, deviation=0.04),
-             P.ListInfo(source="vector", kind="hyde", query="To deploy billing, run the release pipeline.", hits=20,
-                        weight=1.4, floor=0.55, deviation=0.03)]
+    lists = [
+        P.ListInfo(source="bm25", kind="original", query=query, hits=12, weight=2.0, floor=0.08, deviation=0.31),
+        P.ListInfo(source="vector", kind="original", query=query, hits=20, weight=2.0, floor=0.52, deviation=0.04),
+        P.ListInfo(
+            source="vector",
+            kind="hyde",
+            query="To deploy billing, run the release pipeline.",
+            hits=20,
+            weight=1.4,
+            floor=0.55,
+            deviation=0.03,
+        ),
+    ]
     result = P.QueryResult(
-        query=query, mode="standard", hits=found,
+        query=query,
+        mode="standard",
+        hits=found,
         counts=P.QueryCounts(candidates=40, pool=32, reranked=20, returned=len(found)),
-        distribution=P.Distribution(collections={"docs": 1, "notes": 1} if hits else {},
-                                    tags={"ops": 2, "release": 1} if hits else {}),
-        expansion=P.ExpansionInfo(lexical=["billing deploy", "release pipeline"], semantic=["ship the billing app"],
-                                  hyde="To deploy billing, run the release pipeline.", model="hf:org/repo/gen.gguf",
-                                  prompt="en", prompt_version="expand-v2", cached=True),
+        distribution=P.Distribution(
+            collections={"docs": 1, "notes": 1} if hits else {}, tags={"ops": 2, "release": 1} if hits else {}
+        ),
+        expansion=P.ExpansionInfo(
+            lexical=["billing deploy", "release pipeline"],
+            semantic=["ship the billing app"],
+            hyde="To deploy billing, run the release pipeline.",
+            model="hf:org/repo/gen.gguf",
+            prompt="en",
+            prompt_version="expand-v2",
+            cached=True,
+        ),
         degraded=["rerank: the rerank model is not downloaded (gnoctl models pull rerank)"],
-        notes=["limit capped at 32 in standard mode"], took_ms=123.4,
+        notes=["limit capped at 32 in standard mode"],
+        took_ms=123.4,
         explain=P.QueryExplain(
-            constants=PIPELINE.explain(), prompt_version="expand-v2",
-            stages=[P.Stage(name="strong_signal", ms=0.4), P.Stage(name="expand", ms=0.0, skipped="cached"),
-                    P.Stage(name="rerank", ms=0.0, skipped="no rerank model")],
-            lists=lists, strong_signal={"top": 0.71, "gap": 0.05, "strong": False},
-            models={"embed": "hf:org/repo/embed.gguf", "generate": "hf:org/repo/gen.gguf"}) if explain else None,
+            constants=PIPELINE.explain(),
+            prompt_version="expand-v2",
+            stages=[
+                P.Stage(name="strong_signal", ms=0.4),
+                P.Stage(name="expand", ms=0.0, skipped="cached"),
+                P.Stage(name="rerank", ms=0.0, skipped="no rerank model"),
+            ],
+            lists=lists,
+            strong_signal={"top": 0.71, "gap": 0.05, "strong": False},
+            models={"embed": "hf:org/repo/embed.gguf", "generate": "hf:org/repo/gen.gguf"},
+        )
+        if explain
+        else None,
     )
     return msgspec.to_builtins(result)
 
 
 SOURCES = [
-    P.Source(n=1, docid=1, uri="gno://docs/guides/deploy.md", title=TITLE, path="guides/deploy.md",
-             abs_path="/srv/docs/guides/deploy.md", collection="docs", start_line=3, end_line=5, score=0.91),
-    P.Source(n=2, docid=2, uri=f"gno://notes/{ODD_PATH}", title=ODD_TITLE, path=ODD_PATH,
-             abs_path=f"/srv/notes/{ODD_PATH}", collection="notes", start_line=12, end_line=13, score=0.4),
-    P.Source(n=3, docid=1, uri="gno://docs/guides/deploy.md", title=TITLE, path="guides/deploy.md",
-             abs_path="/srv/docs/guides/deploy.md", collection="docs", start_line=6, end_line=7, score=0.3),
+    P.Source(
+        n=1,
+        docid=1,
+        uri="gno://docs/guides/deploy.md",
+        title=TITLE,
+        path="guides/deploy.md",
+        abs_path="/srv/docs/guides/deploy.md",
+        collection="docs",
+        start_line=3,
+        end_line=5,
+        score=0.91,
+    ),
+    P.Source(
+        n=2,
+        docid=2,
+        uri=f"gno://notes/{ODD_PATH}",
+        title=ODD_TITLE,
+        path=ODD_PATH,
+        abs_path=f"/srv/notes/{ODD_PATH}",
+        collection="notes",
+        start_line=12,
+        end_line=13,
+        score=0.4,
+    ),
+    P.Source(
+        n=3,
+        docid=1,
+        uri="gno://docs/guides/deploy.md",
+        title=TITLE,
+        path="guides/deploy.md",
+        abs_path="/srv/docs/guides/deploy.md",
+        collection="docs",
+        start_line=6,
+        end_line=7,
+        score=0.3,
+    ),
 ]
 ANSWER = "Run the release pipeline [1], then watch the <dashboards> & roll back [2][3]."
 
 
 def make_ask(*, explain: bool = False, **overrides) -> dict:
     considered = [msgspec.structs.replace(s, n=n) for n, s in zip((2, 1, 3), SOURCES)]
-    fields = dict(query='How do I "deploy" <billing>?', answer=ANSWER, abstained=False, abstain_reason=None,
-                  sources=SOURCES, considered=considered, model="hf:org/repo/gen.gguf",
-                  retrieval=msgspec.convert(make_query(explain=explain), P.QueryResult), took_ms=2345.0)
+    fields = dict(
+        query='How do I "deploy" <billing>?',
+        answer=ANSWER,
+        abstained=False,
+        abstain_reason=None,
+        sources=SOURCES,
+        considered=considered,
+        model="hf:org/repo/gen.gguf",
+        retrieval=msgspec.convert(make_query(explain=explain), P.QueryResult),
+        took_ms=2345.0,
+    )
     fields.update(overrides)
     return msgspec.to_builtins(P.AskResult(**fields))
 
 
 def abstained() -> dict:
-    return make_ask(answer=None, abstained=True, abstain_reason="The sources do not say how to deploy billing.",
-                    sources=[])
+    return make_ask(
+        answer=None, abstained=True, abstain_reason="The sources do not say how to deploy billing.", sources=[]
+    )
 
 
 def no_answer() -> dict:
@@ -121,7 +242,8 @@ def no_answer() -> dict:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(
-    "result", [make_query(), make_query(explain=False), make_query(hits=False)], ids=["explain", "plain", "empty"])
+    "result", [make_query(), make_query(explain=False), make_query(hits=False)], ids=["explain", "plain", "empty"]
+)
 def test_query_renders_in_every_format(fmt, result):
     out = query_text(result, fmt, color=False)
     assert isinstance(out, str)
@@ -132,8 +254,11 @@ def test_query_renders_in_every_format(fmt, result):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("make", [make_ask, abstained, no_answer, lambda: make_ask(explain=True)],
-                         ids=["answer", "abstained", "no-answer", "explain"])
+@pytest.mark.parametrize(
+    "make",
+    [make_ask, abstained, no_answer, lambda: make_ask(explain=True)],
+    ids=["answer", "abstained", "no-answer", "explain"],
+)
 def test_ask_renders_in_every_format(fmt, make):
     out = ask_text(make(), fmt, color=False)
     assert isinstance(out, str) and (ESC not in out or fmt == "csv")
@@ -190,11 +315,13 @@ def test_query_human_explain():
     out = query_text(make_query(), "human", color=False)
     first = out.split(" 2. ")[0]
     # Per hit: every list's vote (with the list's query), fusion, reranker, blend, floors, reranker input.
-    assert '      found by bm25, vector' in first
+    assert "      found by bm25, vector" in first
     assert "      fused #1: 2.0882, normalized 1" in first
     assert '        bm25:original "deploy "billing" <prod> & more" #1/0.93, standard 2.5 ×2 → 1.4706' in first
-    assert ('        vector:hyde "To deploy billing, run the release pipeline." #2/0.61, standard 1.5 ×1.4 → 0.6176'
-            in first)
+    assert (
+        '        vector:hyde "To deploy billing, run the release pipeline." #2/0.61, standard 1.5 ×1.4 → 0.6176'
+        in first
+    )
     assert "      rerank 0.95, keyword floor 0.15, synthetic -, blend 0.75 fusion + 0.25 rerank" in first
     assert "      rerank input: chunks 0, 2, 1840 chars" in first
     second = out.split(" 2. ")[1].split("Reranked")[0]
@@ -215,7 +342,7 @@ def test_query_human_explain():
         '    [2] vector:hyde "To deploy billing, run the release pipeline." 20 hits ×1.4, floor 0.55, deviation 0.03',
         "  models: embed hf:org/repo/embed.gguf, generate hf:org/repo/gen.gguf",
         "  prompt version: expand-v2",
-        '    score_floor 0.03',
+        "    score_floor 0.03",
     ]:
         assert line in per_query.splitlines(), line
     fusion = next(ln for ln in per_query.splitlines() if ln.startswith("    fusion "))
@@ -224,15 +351,33 @@ def test_query_human_explain():
 
 def test_query_files():
     assert query_text(make_query(), "files", False).splitlines() == [
-        "/srv/docs/guides/deploy.md", f"/srv/notes/{ODD_PATH}"]
+        "/srv/docs/guides/deploy.md",
+        f"/srv/notes/{ODD_PATH}",
+    ]
     assert query_text(make_query(hits=False), "files", False) == ""
 
 
 def test_query_csv_round_trips_awkward_text():
     result = make_query()
     rows = list(csv.reader(io.StringIO(query_text(result, "csv", False))))
-    assert rows[0] == ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete",
-                       "preview", "abs_path", "fusion", "fusion_norm", "rerank", "keyword_floor", "synthetic"]
+    assert rows[0] == [
+        "rank",
+        "score",
+        "collection",
+        "path",
+        "line",
+        "end_line",
+        "title",
+        "sources",
+        "complete",
+        "preview",
+        "abs_path",
+        "fusion",
+        "fusion_norm",
+        "rerank",
+        "keyword_floor",
+        "synthetic",
+    ]
     assert len(rows) == 3 and all(len(r) == len(rows[0]) for r in rows)
     second = dict(zip(rows[0], rows[2]))
     assert second["path"] == ODD_PATH and second["title"] == ODD_TITLE  # commas, quotes, newlines intact
@@ -249,7 +394,7 @@ def _md_cells(row: str) -> list[str]:
     cells, cur, i = [], "", 1
     while i < len(row) - 1:
         if row[i] == "\\":
-            cur += row[i:i + 2]
+            cur += row[i : i + 2]
             i += 2
             continue
         if row[i] == "|":
@@ -303,20 +448,32 @@ def test_query_xml_escapes_and_explains():
     assert ex.get("rerank") is None and ex.get("synthetic") == "0.4200" and ex.get("fused_position") == "2"
     contributions = ex.findall("contribution")
     assert [(c.get("list"), c.get("source"), c.get("kind"), c.get("rank")) for c in contributions] == [
-        ("0", "bm25", "original", "2"), ("2", "vector", "hyde", "3")]
+        ("0", "bm25", "original", "2"),
+        ("2", "vector", "hyde", "3"),
+    ]
     assert (contributions[1].get("score"), contributions[1].get("standard")) == ("0.6100", "1.5000")
     assert [f.text for f in ex.findall("floor")] == ["keyword"]
     assert ex.find("rerank_input").attrib == {"chunks": "0 2", "chars": "1840", "cached": "true"}
-    assert root.find("counts").attrib == {"candidates": "40", "pool": "32", "reranked": "20", "returned": "2",
-                                          "took_ms": "123.4000"}
+    assert root.find("counts").attrib == {
+        "candidates": "40",
+        "pool": "32",
+        "reranked": "20",
+        "returned": "2",
+        "took_ms": "123.4000",
+    }
     assert {t.get("name"): t.get("count") for t in root.find("distribution").findall("tag")} == {
-        "ops": "2", "release": "1"}
+        "ops": "2",
+        "release": "1",
+    }
     assert [d.text for d in root.findall("degraded")] == result["degraded"]
     assert [n.text for n in root.findall("note")] == result["notes"]
     assert [x.text for x in root.find("expansion").findall("lexical")] == ["billing deploy", "release pipeline"]
     qx = root.find("explain")
     assert [(s.get("name"), s.get("skipped")) for s in qx.findall("stage")] == [
-        ("strong_signal", None), ("expand", "cached"), ("rerank", "no rerank model")]
+        ("strong_signal", None),
+        ("expand", "cached"),
+        ("rerank", "no rerank model"),
+    ]
     assert qx.findall("list")[0].text == result["query"]
     assert json.loads(qx.find("constants").text) == result["explain"]["constants"]
     assert json.loads(qx.find("strong_signal").text) == result["explain"]["strong_signal"]
@@ -360,12 +517,16 @@ def test_ask_human_explain_shows_the_retrieval():
 
 def test_ask_files_are_the_cited_documents():
     assert ask_text(make_ask(), "files", False).splitlines() == [
-        "/srv/docs/guides/deploy.md", f"/srv/notes/{ODD_PATH}"]  # each document once
+        "/srv/docs/guides/deploy.md",
+        f"/srv/notes/{ODD_PATH}",
+    ]  # each document once
     assert ask_text(abstained(), "files", False) == ""  # nothing is cited
     no = no_answer()
     no["considered"] = no["considered"][1:]
     assert ask_text(no, "files", False).splitlines() == [
-        f"/srv/notes/{ODD_PATH}", "/srv/docs/guides/deploy.md"]  # --no-answer: the selection
+        f"/srv/notes/{ODD_PATH}",
+        "/srv/docs/guides/deploy.md",
+    ]  # --no-answer: the selection
 
 
 def test_ask_csv():
@@ -426,7 +587,7 @@ def test_answer_stream_is_erased_when_done(monkeypatch):
     assert "Run the [2] pipeline\nnow[2J" in shown and "\x1b[2J" not in shown  # control characters dropped
     # "Run the [2" (10) | "] pipeline" (10) | "now[2J日本" | "語です" (6 cells): the cursor is 3 rows down.
     stream.clear()
-    assert term.getvalue()[len(shown):] == "\x1b[0m\r\x1b[3A\x1b[J"
+    assert term.getvalue()[len(shown) :] == "\x1b[0m\r\x1b[3A\x1b[J"
     stream.clear()  # once only
     assert term.getvalue().endswith("\x1b[J")
 
@@ -492,8 +653,9 @@ class FakeDaemon:
                         req = json.loads(self._recv(conn, size))
                         self.requests.append(req)
                         for text in self.tokens if req["params"].get("stream") else ():
-                            self._send(conn, {"jsonrpc": "2.0", "method": "token",
-                                              "params": {"id": req["id"], "text": text}})
+                            self._send(
+                                conn, {"jsonrpc": "2.0", "method": "token", "params": {"id": req["id"], "text": text}}
+                            )
                         self._send(conn, {"jsonrpc": "2.0", "id": req["id"], "result": self.result})
                 except (EOFError, OSError):
                     continue
@@ -539,9 +701,17 @@ def test_query_command_sends_every_option(fake, capsys):
     assert json.loads(capsys.readouterr().out) == make_query()
     req = d.requests[0]
     assert req["method"] == "query"
-    assert req["params"] == {"query": "deploy -staging", "limit": 7, "mode": "deep", "min_score": 0.25,
-                             "collections": ["docs"], "expand": False, "rerank": False, "explain": True,
-                             "wait_s": 2.0}
+    assert req["params"] == {
+        "query": "deploy -staging",
+        "limit": 7,
+        "mode": "deep",
+        "min_score": 0.25,
+        "collections": ["docs"],
+        "expand": False,
+        "rerank": False,
+        "explain": True,
+        "wait_s": 2.0,
+    }
     msgspec.convert(req["params"], P.QueryParams)  # the daemon accepts it
 
 
@@ -590,11 +760,48 @@ def _options(name: str) -> set[str]:
 def test_query_and_ask_options():
     fmt = {"--format", "--human", "--json", "--jsonl", "--files", "-0", "--null", "--csv", "--md", "--xml", "--color"}
     filters = {"--tag", "--since", "--until", "--path", "--lang"}
-    assert _options("query") == {"-n", "--limit", "--mode", "--min-score", "-c", "--collection", "--no-expand",
-                                 "--no-rerank", "--explain", "--wait", "--no-autostart", "--vimgrep",
-                                 "--no-pager", "--lex", "--vec", "--hyde"} | fmt | filters
-    assert _options("ask") == {"-n", "--sources", "--mode", "-c", "--collection", "--no-expand", "--no-rerank",
-                               "--no-answer", "--max-tokens", "--explain", "--no-autostart", "--no-pager"} | fmt | filters
+    assert (
+        _options("query")
+        == {
+            "-n",
+            "--limit",
+            "--mode",
+            "--min-score",
+            "-c",
+            "--collection",
+            "--no-expand",
+            "--no-rerank",
+            "--explain",
+            "--wait",
+            "--no-autostart",
+            "--vimgrep",
+            "--no-pager",
+            "--lex",
+            "--vec",
+            "--hyde",
+        }
+        | fmt
+        | filters
+    )
+    assert (
+        _options("ask")
+        == {
+            "-n",
+            "--sources",
+            "--mode",
+            "-c",
+            "--collection",
+            "--no-expand",
+            "--no-rerank",
+            "--no-answer",
+            "--max-tokens",
+            "--explain",
+            "--no-autostart",
+            "--no-pager",
+        }
+        | fmt
+        | filters
+    )
 
 
 @pytest.mark.parametrize(
@@ -628,8 +835,15 @@ def test_help_explains_exit_codes(command, capsys):
 
 
 @pytest.mark.parametrize(
-    "argv", [["query", "x", "--mode", "wide"], ["ask", "x", "-n", "11"], ["query", "x", "--json", "--md"],
-             ["ask", "x", "--max-tokens", "8"], ["query"]])
+    "argv",
+    [
+        ["query", "x", "--mode", "wide"],
+        ["ask", "x", "-n", "11"],
+        ["query", "x", "--json", "--md"],
+        ["ask", "x", "--max-tokens", "8"],
+        ["query"],
+    ],
+)
 def test_usage_errors_exit_1(argv, capsys):
     assert cli.run(argv) == 1
 
@@ -638,8 +852,10 @@ def test_vimgrep_line_points_at_the_first_query_word():
     from gnoctl.output.hits import vimgrep_line
 
     # A passage that starts with a blank line: the line number moves with the text shown.
-    assert vimgrep_line("/n/a b:c.md", 4, "\n  the Kéttle\r is hot\nmore", "kéttle -hot") == \
-        "/n/a b:c.md:5:7:  the Kéttle is hot"
+    assert (
+        vimgrep_line("/n/a b:c.md", 4, "\n  the Kéttle\r is hot\nmore", "kéttle -hot")
+        == "/n/a b:c.md:5:7:  the Kéttle is hot"
+    )
     # Columns count bytes, as vim does; a negated word is not pointed at.
     assert vimgrep_line("/a", 1, "é hot kettle", "-hot kettle") == "/a:1:8:é hot kettle"
     # A window cut out of a long line: its offsets are not the file's.

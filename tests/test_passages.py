@@ -15,8 +15,11 @@ def chunks(*texts: str) -> list[Chunk]:
 
 
 def test_the_chunk_with_most_query_stems_wins_not_the_first():
-    cs = chunks("Intro about the garden and its history.", "Watering tomatoes daily keeps tomato plants healthy.",
-                "Unrelated closing notes.")
+    cs = chunks(
+        "Intro about the garden and its history.",
+        "Watering tomatoes daily keeps tomato plants healthy.",
+        "Unrelated closing notes.",
+    )
     stems = passages.query_stems("watered tomato plant".split(), EN)
     p = passages.best_passage(cs, stems, EN, budget_chars=60)
     assert p.seqs == [1] and p.start_line == 11 and p.end_line == 19
@@ -27,7 +30,12 @@ def test_query_words_leave_out_function_words_unless_nothing_else_is_left():
         return is_stopword(t, ["english"])
 
     assert passages.query_words(["how to extract a tar archive", "unpack tar"], stop) == [
-        "extract", "tar", "archive", "unpack", "tar"]
+        "extract",
+        "tar",
+        "archive",
+        "unpack",
+        "tar",
+    ]
     assert passages.query_words(["to be or not to be"], stop) == ["to", "be", "or", "not", "to", "be"]
 
 
@@ -65,5 +73,6 @@ def test_focus_opens_just_before_the_best_line():
     assert f.text.startswith("intro to the key part\nthe socket frames")
     assert f.start_line == 5 + 40 and f.end_line >= f.start_line + 1 and f.truncated
     short = passages.Passage(chunks=[Chunk(seq=0, text="tiny", start_line=3, end_line=3)])
-    assert passages.focus(short, frozenset(), EN, 120) == passages.Focus(text="tiny", start_line=3, end_line=3,
-                                                                         truncated=False)
+    assert passages.focus(short, frozenset(), EN, 120) == passages.Focus(
+        text="tiny", start_line=3, end_line=3, truncated=False
+    )

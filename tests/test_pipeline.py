@@ -32,15 +32,22 @@ def check_invariants(db) -> None:
     the documents SQLite does; no orphans."""
     with lexical_index(db, AnalyzerSet()) as lex:
         assert lexical_ids(lex) == {r[0] for r in db.execute("SELECT id FROM documents")}
-    assert db.execute(
-        "SELECT count(*) FROM documents d LEFT JOIN content c USING(mirror_hash) WHERE c.id IS NULL"
-    ).fetchone()[0] == 0
-    assert db.execute(
-        "SELECT count(*) FROM content c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.mirror_hash = c.mirror_hash)"
-    ).fetchone()[0] == 0
+    assert (
+        db.execute(
+            "SELECT count(*) FROM documents d LEFT JOIN content c USING(mirror_hash) WHERE c.id IS NULL"
+        ).fetchone()[0]
+        == 0
+    )
+    assert (
+        db.execute(
+            "SELECT count(*) FROM content c WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.mirror_hash = c.mirror_hash)"
+        ).fetchone()[0]
+        == 0
+    )
     unchunked = db.execute(
         "SELECT c.markdown FROM content c WHERE NOT EXISTS "
-        "(SELECT 1 FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash)").fetchall()
+        "(SELECT 1 FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash)"
+    ).fetchall()
     assert not [m for (m,) in unchunked if store.unpack(m).strip()]
 
 
@@ -87,7 +94,7 @@ def test_failures_are_recorded_and_the_run_goes_on(db, tmp_path):
     (tmp_path / "latin.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
     s = run(db, tmp_path)
     assert (s.added, s.errors) == (2, 1)
-    (code, reason), = db.execute("SELECT code, reason FROM ingest_errors").fetchall()
+    ((code, reason),) = db.execute("SELECT code, reason FROM ingest_errors").fetchall()
     assert code == "BINARY" and "NUL" in reason
     # An unchanged failing file is not retried; fixing it clears the error.
     assert run(db, tmp_path).errors == 1
@@ -101,7 +108,9 @@ def test_frontmatter_title_language_and_chunks(db, tmp_path):
     (tmp_path / "long.md").write_text(f"---\ntitle: Long One\ntags: [a, b]\n---\n{body}\n")
     (tmp_path / "de.md").write_text("Die Katzen laufen schnell über die Straße und die Hunde bleiben zu Hause.\n")
     run(db, tmp_path)
-    title, meta, lang = db.execute("SELECT title, metadata, language FROM documents WHERE rel_path='long.md'").fetchone()
+    title, meta, lang = db.execute(
+        "SELECT title, metadata, language FROM documents WHERE rel_path='long.md'"
+    ).fetchone()
     assert title == "Long One" and '"tags": ["a", "b"]' in meta
     assert db.execute("SELECT language FROM documents WHERE rel_path='de.md'").fetchone()[0] == "german"
     mirror = db.execute("SELECT mirror_hash FROM documents WHERE rel_path='long.md'").fetchone()[0]
@@ -164,6 +173,7 @@ print("finished", flush=True)
 def _index_and_kill(db_path: str, root, conn) -> None:
     """Index `root` as gnod's writer does (SQLite, then the lexical index, batch by batch)
     in another process, and SIGKILL it once it has committed a document."""
+
     def state():
         return conn.execute("SELECT count(*), total(size), max(id) FROM documents").fetchone()
 
@@ -264,8 +274,12 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     (tmp_path / "readme.txt").write_text("# Plain title\n\ntext\n")
     run(db, tmp_path)
     titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
-    assert titles == {"wire.py": "wire", "deploy.sh": "deploy", "notes.md": "Release notes",
-                      "readme.txt": "Plain title"}
+    assert titles == {
+        "wire.py": "wire",
+        "deploy.sh": "deploy",
+        "notes.md": "Release notes",
+        "readme.txt": "Plain title",
+    }
 
 
 def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch):
@@ -284,8 +298,12 @@ def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, mo
         told: list[list[str]] = []
 
         def changed(_collection, changes):
-            held = {r[0] for r in db.execute("SELECT rel_path FROM documents WHERE id IN "
-                                             f"({','.join(map(str, lexical_ids(lex)))})")}
+            held = {
+                r[0]
+                for r in db.execute(
+                    f"SELECT rel_path FROM documents WHERE id IN ({','.join(map(str, lexical_ids(lex)))})"
+                )
+            }
             paths = [p for _, p in changes]
             assert set(paths) <= held  # searchable before anyone is told
             told.append(paths)

@@ -24,9 +24,11 @@ from testmodels.build import twin_gguf
 
 PRESET_MODELS = sorted({(role, p.spec(role).uri) for p in presets.PRESETS.values() for role in ROLES})
 QUERY = "how do vaccines train the immune system"
-DOCS = ["Vaccines expose the immune system to a harmless antigen so that memory cells form.",
-        "The recipe needs two cups of flour, one egg and a pinch of salt.",
-        "Ein Impfstoff trainiert das Immunsystem, ohne die Krankheit auszulösen."]
+DOCS = [
+    "Vaccines expose the immune system to a harmless antigen so that memory cells form.",
+    "The recipe needs two cups of flour, one egg and a pinch of salt.",
+    "Ein Impfstoff trainiert das Immunsystem, ohne die Krankheit auszulösen.",
+]
 
 
 def _twin_uri(uri: str) -> str:
@@ -43,9 +45,15 @@ def test_every_preset_model_has_a_twin_of_its_role_and_family():
 
 # Parameter counts the model cards publish (tied embeddings counted once).
 PUBLISHED_PARAMS = {
-    "bge-m3-Q4_K_M": 568e6, "bge-reranker-v2-m3-Q4_K_M": 568e6, "multilingual-e5-small-q8_0": 118e6,
-    "multilingual-e5-base-q8_0": 278e6, "Qwen3-Embedding-0.6B-Q8_0": 0.6e9, "qwen3-reranker-0.6b-q8_0": 0.6e9,
-    "Qwen3-1.7B-Q4_K_M": 1.7e9, "SmolLM3-Q4_K_M": 3.08e9, "Qwen3-4B-Instruct-2507-Q4_K_M": 4.02e9,
+    "bge-m3-Q4_K_M": 568e6,
+    "bge-reranker-v2-m3-Q4_K_M": 568e6,
+    "multilingual-e5-small-q8_0": 118e6,
+    "multilingual-e5-base-q8_0": 278e6,
+    "Qwen3-Embedding-0.6B-Q8_0": 0.6e9,
+    "qwen3-reranker-0.6b-q8_0": 0.6e9,
+    "Qwen3-1.7B-Q4_K_M": 1.7e9,
+    "SmolLM3-Q4_K_M": 3.08e9,
+    "Qwen3-4B-Instruct-2507-Q4_K_M": 4.02e9,
 }
 
 
@@ -64,8 +72,12 @@ def test_preset_architecture_runs_in_gnod(role, uri, tmp_path):
 
     async def go():
         if role == "embed":
-            vecs = await models.run("embed", lambda m: m.embed_documents(
-                [presets.document_prompt(presets.family(twin_uri), "Immunology", d) for d in DOCS]))
+            vecs = await models.run(
+                "embed",
+                lambda m: m.embed_documents(
+                    [presets.document_prompt(presets.family(twin_uri), "Immunology", d) for d in DOCS]
+                ),
+            )
             query = await models.run("embed", lambda m: m.embed_query(QUERY))
             return vecs, query
         if role == "rerank":

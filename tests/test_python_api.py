@@ -40,8 +40,10 @@ def test_calls_return_the_protocols_types(notes):
         assert found.hits[0].path == "guides/deploy.md" and found.hits[0].snippet.line >= 1
         doc = gno.get(f"notes/guides/deploy.md:{found.hits[0].snippet.line}", lines=2)
         assert isinstance(doc, P.Document) and doc.to_line - doc.from_line == 1
-        assert [d.path for d in gno.multi_get(pattern="notes/guides/*.md").documents] == ["guides/deploy.md",
-                                                                                          "guides/staging.md"]
+        assert [d.path for d in gno.multi_get(pattern="notes/guides/*.md").documents] == [
+            "guides/deploy.md",
+            "guides/staging.md",
+        ]
         given = gno.query("roll back a release", variants={"lexical": ["error rate dashboards"]}, rerank=False)
         assert given.expansion.source == "client" and given.hits[0].path == "guides/deploy.md"
         assert gno.ask("how do I deploy to staging", answer=False).considered
@@ -63,6 +65,7 @@ def test_calls_return_the_protocols_types(notes):
 def test_watch_yields_changes_while_the_client_searches(notes, corpus):
     events: list = []
     with Client(paths_for(notes.env), autostart=False) as gno:
+
         def follow() -> None:
             for event in gno.watch("notes"):
                 # The same client answers a search inside the loop: watch has its own connection.
@@ -88,8 +91,9 @@ def test_every_example_in_the_doc_runs(notes, corpus):
     for code in blocks:
         code = "from gnoctl.client import Client, DaemonError\n" + code  # as the doc's first example imports
         if "watch(" in code:
-            proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
             for i in range(40):
                 corpus.write(f"example{i}.md", f"# Example {i}\n")
                 try:

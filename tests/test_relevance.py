@@ -19,41 +19,64 @@ from gnod.search.constants import PIPELINE
 
 pytestmark = pytest.mark.timeout(120)
 
-TOPICS = ["kettle", "garden", "bicycle", "printer", "library", "bakery", "harbour", "museum", "tennis",
-          "violin", "orchard", "glacier", "pottery", "lantern", "meadow", "compass", "festival",
-          "telescope", "vineyard", "chimney", "carpet", "tunnel", "pharmacy", "canoe"]
+TOPICS = [
+    "kettle",
+    "garden",
+    "bicycle",
+    "printer",
+    "library",
+    "bakery",
+    "harbour",
+    "museum",
+    "tennis",
+    "violin",
+    "orchard",
+    "glacier",
+    "pottery",
+    "lantern",
+    "meadow",
+    "compass",
+    "festival",
+    "telescope",
+    "vineyard",
+    "chimney",
+    "carpet",
+    "tunnel",
+    "pharmacy",
+    "canoe",
+]
 NOTES = {
     f"notes/{t}.md": f"# About the {t}\n\nThis is a short note about the {t} and what we learned "
-                     f"from it during the week, with a few thoughts for the next one.\n"
+    f"from it during the week, with a few thoughts for the next one.\n"
     for t in TOPICS
 }
 DOCS = {
     **NOTES,
     "tools/flash.md": "# flash\n\nRun the fla.sh script to write the firmware onto the board.\n",
     "birds.md": "# Birds of the lagoon\n\nThe flamingos stand in the shallow water of the lagoon all "
-                "day long, and the herons wait beside them.\n",
+    "day long, and the herons wait beside them.\n",
     # Basque, one page in thirty: its stemmer cuts "flamingo" to "fla".
     "eu/katua.md": "# Katua\n\nEtxeko katuak goizean lo egiten du eta gero lorategira joaten da, "
-                   "eguraldia ona denean txakurrarekin jolasten baitu.\n",
+    "eguraldia ona denean txakurrarekin jolasten baitu.\n",
     # The same stem, "deploy": the shorter page wins on stems alone.
     "deploying.md": "# Rollout\n\nThe team is deploying the new billing service to the big cluster "
-                    "this week, after the review.\n",
+    "this week, after the review.\n",
     "deployed.md": "# Rollout done\n\nThe team deployed the service.\n",
     # No function words: the detector's verdict (French) is only a guess.
     "unsure.md": "Ribosomal protein kinase phosphorylation assays in vitro.\n",
     "lagoon.md": "# The salt lagoon\n\nIn spring the flamingos feed in the salt lagoon; the herons and "
-                 "the flamingos share the shallow water.\n",
+    "the flamingos share the shallow water.\n",
     # The same manual page in the collection's language and two others: the translations
     # are shorter, so bm25 alone ranks them first.
     "man/tar.md": "# tar\n\n> Archiving utility, often combined with a compression method such as gzip.\n\n"
-                  "- Create an archive and write it to a file:\n\n`tar cf target.tar file1 file2`\n\n"
-                  "- Extract an archive in the current directory, keeping the permissions:\n\n`tar xf source.tar`\n",
+    "- Create an archive and write it to a file:\n\n`tar cf target.tar file1 file2`\n\n"
+    "- Extract an archive in the current directory, keeping the permissions:\n\n`tar xf source.tar`\n",
     "man/tr/tar.md": "# tar\n\n> Arşivleme aracı ve bir sıkıştırma yöntemi ile birlikte kullanılır.\n\n"
-                     "- Bir arşiv oluştur ve bir dosyaya yaz:\n\n`tar cf target.tar file1 file2`\n\n"
-                     "- Bir arşivi çıkar:\n\n`tar xf source.tar`\n",
+    "- Bir arşiv oluştur ve bir dosyaya yaz:\n\n`tar cf target.tar file1 file2`\n\n"
+    "- Bir arşivi çıkar:\n\n`tar xf source.tar`\n",
     "man/de/tar.md": "# tar\n\n> Ein Werkzeug zum Archivieren, oft mit einer Komprimierung wie gzip.\n\n"
-                     "- Erstelle ein Archiv und schreibe es in eine Datei:\n\n`tar cf target.tar file1 file2`\n\n"
-                     "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
+    "- Erstelle ein Archiv und schreibe es in eine Datei:\n\n`tar cf target.tar file1 file2`\n\n"
+    "- Entpacke ein Archiv:\n\n`tar xf source.tar`\n",
     # Short and about tar archives: bm25 ranks it above tar.md, which is asked for by name.
     "man/tar-split.md": "# tar-split\n\n> Split tar archives into tar files.\n\n`tar-split archive.tar`\n",
     # The query "move and rename files in bulk" is a line of the first; the second, a bit
@@ -64,15 +87,20 @@ DOCS = {
     # ("tool", "shortcut") are all over the page about shortcuts; the line itself, word for
     # word, is in the comma page (and, with another command, in the bundle page).
     "tools/shortcut.md": "# shortcut\n\n> Make shortcuts: short words that stand for longer tool commands.\n\n"
-                         "- List every shortcut:\n\n`shortcut`\n\n- Make a shortcut for a tool:\n\n"
-                         "`shortcut name=tool`\n\n- Remove a shortcut:\n\n`unshortcut name`\n",
+    "- List every shortcut:\n\n`shortcut`\n\n- Make a shortcut for a tool:\n\n"
+    "`shortcut name=tool`\n\n- Remove a shortcut:\n\n`unshortcut name`\n",
     "tools/comma.md": "# comma\n\n> This tool is a shortcut for `,`.\n\n- See the original tool's page:\n\n`help ,`\n",
     "tools/bundle.md": "# bundle\n\n> This tool is a shortcut for `bundler`.\n\n"
-                       "- See the original tool's page:\n\n`help bundler`\n",
+    "- See the original tool's page:\n\n`help bundler`\n",
     # Three passages about herons, far apart.
-    "herons.md": "# Field diary\n\n" + "\n\n".join(
-        [f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
-         for d in (1, 2, 3)]) + "\n",
+    "herons.md": "# Field diary\n\n"
+    + "\n\n".join(
+        [
+            f"Day {d}: the herons came back to the reeds at dawn." + "\n\nNothing else to note today." * 6
+            for d in (1, 2, 3)
+        ]
+    )
+    + "\n",
 }
 
 
@@ -124,8 +152,12 @@ def test_an_unsure_short_page_takes_the_collections_language(idx):
 def test_the_page_asked_for_by_name_in_the_collections_language_comes_first(idx):
     res = search(idx.env, "tar", "-c", "notes")
     langs = {h["path"]: h["language"] for h in res["hits"]}
-    assert langs == {"man/tar.md": "english", "man/tr/tar.md": "turkish", "man/de/tar.md": "german",
-                     "man/tar-split.md": "english"}
+    assert langs == {
+        "man/tar.md": "english",
+        "man/tr/tar.md": "turkish",
+        "man/de/tar.md": "german",
+        "man/tar-split.md": "english",
+    }
     assert paths(res)[:2] == ["notes/man/tar.md", "notes/man/tar-split.md"]
     # bm25 alone ranks the shorter pages first: the preferences only break near-ties.
     bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
@@ -220,8 +252,10 @@ def test_a_query_past_the_term_cap_keeps_its_rarest_terms_and_says_so(idx):
 
 
 def test_a_pasted_page_is_a_query(idx):
-    paragraph = ("Why do the flamingos stand in the lagoon, and what do the herons wait for? "
-                 "I read about it in a note last week. ") * 180
+    paragraph = (
+        "Why do the flamingos stand in the lagoon, and what do the herons wait for? "
+        "I read about it in a note last week. "
+    ) * 180
     assert 16_000 < len(paragraph) < 32_000
     res = search(idx.env, paragraph)
     assert paths(res)[:1] == ["notes/birds.md"]
@@ -244,12 +278,16 @@ def _dated(tags: str, date: str, body: str) -> str:
 def filtered(tmp_path_factory):
     with running_gnod() as (env, _d):
         files = {
-            "ops/new.md": _dated("ops, infra", "2024-03-01", "How we deploy the gateway, step by step, "
-                                 "with many more words around the one mention of the task at hand."),
+            "ops/new.md": _dated(
+                "ops, infra",
+                "2024-03-01",
+                "How we deploy the gateway, step by step, "
+                "with many more words around the one mention of the task at hand.",
+            ),
             "ops/old.md": _dated("ops", "2023-05-01", "The old way to deploy."),
             "notes/undated.md": "# Notes\n\nWe deploy on Tuesdays.\n",
             "de/anleitung.md": "# Anleitung\n\nSo wird der Dienst auf unseren Servern bereitgestellt, "
-                               "und danach wird die Datenbank geprüft: deploy.\n",
+            "und danach wird die Datenbank geprüft: deploy.\n",
         }
         # Words that are also the frontmatter's keys, in the text of two pages.
         files.update({f"misc/{i}.md": f"# Photos {i}\n\nThe date and the tags of each photo.\n" for i in range(2)})
@@ -265,12 +303,12 @@ def filtered(tmp_path_factory):
 def test_tags_filter_inside_the_index_query(filtered):
     # Unfiltered, ops/new.md is far below the first 20; -n 1 --tag still returns it.
     assert "ops/new.md" not in [h["path"] for h in search(filtered.env, "deploy", "-n", "20")["hits"]]
-    assert [h["path"] for h in search(filtered.env, "deploy", "-n", "1", "--tag", "infra")["hits"]] == [
-        "ops/new.md"]
+    assert [h["path"] for h in search(filtered.env, "deploy", "-n", "1", "--tag", "infra")["hits"]] == ["ops/new.md"]
     both = search(filtered.env, "deploy", "--tag", "ops")
     assert sorted(h["path"] for h in both["hits"]) == ["ops/new.md", "ops/old.md"]
     assert [h["path"] for h in search(filtered.env, "deploy", "--tag", "OPS", "--tag", "infra")["hits"]] == [
-        "ops/new.md"]
+        "ops/new.md"
+    ]
 
 
 def test_tags_are_searchable_as_words(filtered):
@@ -289,20 +327,24 @@ def test_date_filters_use_frontmatter_then_mtime(filtered):
 
 def test_path_and_language_filters(filtered):
     assert {h["path"] for h in search(filtered.env, "deploy", "--path", "ops/*")["hits"]} == {
-        "ops/new.md", "ops/old.md"}
+        "ops/new.md",
+        "ops/old.md",
+    }
     assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "de")["hits"]] == ["de/anleitung.md"]
     assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "german")["hits"]] == ["de/anleitung.md"]
 
 
 def test_bad_filters_are_clear_errors(filtered):
-    for args, words in ((["--lang", "klingon"], "unknown language"),
-                        (["--since", "last week"], "since"),
-                        (["--since", "2024-02-01", "--until", "2024-01-01"], "after"),
-                        # Each of these would silently match nothing.
-                        (["--since", "2024-13-01"], "not a day of the calendar"),
-                        (["--until", "2024-02-30"], "not a day of the calendar"),
-                        (["--path", "[abc"], "does not close"),
-                        (["--tag", ""], "tag: empty")):
+    for args, words in (
+        (["--lang", "klingon"], "unknown language"),
+        (["--since", "last week"], "since"),
+        (["--since", "2024-02-01", "--until", "2024-01-01"], "after"),
+        # Each of these would silently match nothing.
+        (["--since", "2024-13-01"], "not a day of the calendar"),
+        (["--until", "2024-02-30"], "not a day of the calendar"),
+        (["--path", "[abc"], "does not close"),
+        (["--tag", ""], "tag: empty"),
+    ):
         r = _run_cli("search", "deploy", *args, "--json", env=filtered.env)
         assert r.returncode == 1, r.stderr
         err = json.loads(r.stdout)["error"]
@@ -358,8 +400,7 @@ def test_query_previews_mark_the_matched_words(idx):
     text = top["preview"]["text"]
     assert [text[a:b] for a, b in top["preview"]["matches"]] == ["deploying"]
     # Function words are left out of the marks, as search leaves them out of the terms.
-    res = cli_json("query", "the team is deploying", "-c", "notes", "--no-expand", "--no-rerank", "--json",
-                   env=idx.env)
+    res = cli_json("query", "the team is deploying", "-c", "notes", "--no-expand", "--no-rerank", "--json", env=idx.env)
     top = next(h for h in res["hits"] if h["path"] == "deploying.md")
     text = top["preview"]["text"]
     assert sorted({text[a:b].lower() for a, b in top["preview"]["matches"]}) == ["deploying", "team"]
@@ -402,10 +443,13 @@ def test_similar_leaves_out_identical_copies(idx):
 
 
 def test_bench_scores_the_users_fixture_per_mode(idx, tmp_path):
-    fixture = {"collections": ["notes"], "queries": [
-        {"query": "deployed", "relevant": ["notes/deploying.md"]},  # second: MRR 0.5
-        {"query": "katuak", "relevant": {"gno://notes/eu/katua.md": 2}},  # first
-    ]}
+    fixture = {
+        "collections": ["notes"],
+        "queries": [
+            {"query": "deployed", "relevant": ["notes/deploying.md"]},  # second: MRR 0.5
+            {"query": "katuak", "relevant": {"gno://notes/eu/katua.md": 2}},  # first
+        ],
+    }
     path = tmp_path / "fixture.json"
     path.write_text(json.dumps(fixture))
     res = cli_json("bench", str(path), "--json", env=idx.env)
@@ -428,14 +472,25 @@ def test_bench_scores_the_users_fixture_per_mode(idx, tmp_path):
 
 def test_bench_names_expected_documents_the_index_does_not_hold(idx, tmp_path):
     path = tmp_path / "typos.json"
-    path.write_text(json.dumps({"queries": [
-        {"query": "katuak", "relevant": ["notes/eu/katua.md", "notes/eu/KATUA.md", "nope/x.md", "eu/katua.md"]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "queries": [
+                    {
+                        "query": "katuak",
+                        "relevant": ["notes/eu/katua.md", "notes/eu/KATUA.md", "nope/x.md", "eu/katua.md"],
+                    }
+                ]
+            }
+        )
+    )
     res = cli_json("bench", str(path), "--mode", "search", "--json", env=idx.env)
     assert res["missing"] == ["notes/eu/KATUA.md", "nope/x.md"]
     code, out = run_cli_tty("bench", str(path), "--mode", "search", env=idx.env)
     assert code == 0
-    assert "warning: 2 expected documents are not in the index and count as not found: " \
-           "notes/eu/KATUA.md, nope/x.md" in out
+    assert (
+        "warning: 2 expected documents are not in the index and count as not found: notes/eu/KATUA.md, nope/x.md" in out
+    )
 
 
 def test_bench_rejects_a_broken_fixture(idx, tmp_path):

@@ -43,19 +43,31 @@ class LlamaServer:
 
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.config = {"host": "127.0.0.1", "port": self.port, "models": [
-            {"model": str(minilm_gguf()), "model_alias": "minilm", "embedding": True, "n_threads": 1,
-             "verbose": False},
-            {"model": str(smollm2_gguf()), "model_alias": "smollm2", "n_threads": 1, "verbose": False},
-        ]}
+        self.config = {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "models": [
+                {
+                    "model": str(minilm_gguf()),
+                    "model_alias": "minilm",
+                    "embedding": True,
+                    "n_threads": 1,
+                    "verbose": False,
+                },
+                {"model": str(smollm2_gguf()), "model_alias": "smollm2", "n_threads": 1, "verbose": False},
+            ],
+        }
         self.proc: subprocess.Popen | None = None
 
     def start(self, config_dir: str) -> LlamaServer:
         path = os.path.join(config_dir, f"llama-server-{self.port}.json")
         with open(path, "w") as f:
             json.dump(self.config, f)
-        self.proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", path],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--config_file", path],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
         def up() -> bool:
             try:
@@ -95,12 +107,20 @@ def _configure(env: dict, **roles: str) -> None:
 
 def test_remote_uris_parse_and_say_what_is_wrong():
     ref = uri.parse("openai+http://127.0.0.1:8080/v1/#Qwen3-Embedding-0.6B")
-    assert (ref.scheme, ref.url, ref.filename, ref.remote) == ("openai", "http://127.0.0.1:8080/v1",
-                                                               "Qwen3-Embedding-0.6B", True)
+    assert (ref.scheme, ref.url, ref.filename, ref.remote) == (
+        "openai",
+        "http://127.0.0.1:8080/v1",
+        "Qwen3-Embedding-0.6B",
+        True,
+    )
     assert uri.parse(ref.uri) == ref
     assert presets.family(ref.uri) == "qwen3-embedding"
-    for bad, says in [("openai+http://h/v1", "after '#'"), ("http://h/v1#m", r"openai\+http://h/v1#"),
-                      ("openai+ftp://h#m", "http://"), ("openai+http://u:p@h/v1#m", "api_key_env")]:
+    for bad, says in [
+        ("openai+http://h/v1", "after '#'"),
+        ("http://h/v1#m", r"openai\+http://h/v1#"),
+        ("openai+ftp://h#m", "http://"),
+        ("openai+http://u:p@h/v1#m", "api_key_env"),
+    ]:
         with pytest.raises(uri.ModelURIError, match=says):
             uri.parse(bad)
 
@@ -130,12 +150,17 @@ def test_remote_generation_streams_and_stops_early(server):
 
     gen = RemoteGenerator("g", uri.parse(f"openai+{server.url}#smollm2"), None)
     pieces: list[str] = []
-    text = gen.generate([{"role": "user", "content": "Count from one to twenty."}], max_tokens=40,
-                        on_token=pieces.append)
+    text = gen.generate(
+        [{"role": "user", "content": "Count from one to twenty."}], max_tokens=40, on_token=pieces.append
+    )
     assert text and "".join(pieces) == text and len(pieces) > 3
     short: list[str] = []
-    gen.generate([{"role": "user", "content": "Count from one to twenty."}], max_tokens=40,
-                 on_token=short.append, stop=lambda: len(short) >= 3)
+    gen.generate(
+        [{"role": "user", "content": "Count from one to twenty."}],
+        max_tokens=40,
+        on_token=short.append,
+        stop=lambda: len(short) >= 3,
+    )
     assert len(short) == 3
 
 
@@ -170,8 +195,10 @@ class _RerankHandler(http.server.BaseHTTPRequestHandler):
         words = set(body["query"].lower().split())
         raw = [sum(w in doc.lower() for w in words) * 2.0 - 1.0 for doc in body["documents"]]
         scores = [1 / (1 + np.exp(-r)) for r in raw] if self.probabilities else raw
-        results = sorted(({"index": i, "relevance_score": float(s)} for i, s in enumerate(scores)),
-                         key=lambda r: -r["relevance_score"])
+        results = sorted(
+            ({"index": i, "relevance_score": float(s)} for i, s in enumerate(scores)),
+            key=lambda r: -r["relevance_score"],
+        )
         data = json.dumps({"model": body["model"], "results": results}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -263,8 +290,9 @@ def test_killing_the_server_mid_embedding_keeps_the_backlog(env, tmp_path):
         st = d.result("status")
         done = st["vectors"]["embedded"]
         if done < st["vectors"]["chunks"]:  # the kill landed mid-backlog (nearly always)
-            assert wait_until(lambda: any(m["role"] == "embed" and m["state"] == "error"
-                                          for m in d.result("status")["models"]), 30)
+            assert wait_until(
+                lambda: any(m["role"] == "embed" and m["state"] == "error" for m in d.result("status")["models"]), 30
+            )
             embed = next(m for m in d.result("status")["models"] if m["role"] == "embed")
             assert "unavailable" in embed["error"] and embed["fix"]
         # Lexical search never needs the server.

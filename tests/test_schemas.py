@@ -45,7 +45,8 @@ def test_committed_schemas_match_the_protocol():
 
 def test_every_method_has_a_result_schema():
     assert set(P.METHOD_RESULTS) == set(P.METHOD_PARAMS), (
-        "gnod.protocol METHOD_RESULTS and METHOD_PARAMS name different methods")
+        "gnod.protocol METHOD_RESULTS and METHOD_PARAMS name different methods"
+    )
 
 
 def test_check_mode_reports_a_stale_file(tmp_path):

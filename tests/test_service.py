@@ -42,8 +42,12 @@ def svc_env(env, tmp_path) -> dict[str, str]:
     real user service manager (no session bus): the tests never touch a real user's services."""
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
-    env = {**env, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_RUNTIME_DIR": str(runtime)}
+    env = {
+        **env,
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     return env
 
@@ -102,10 +106,15 @@ def test_systemd_analyze_verifies_the_unit(tmp_path, odd):
     unit.write_text(service.render_unit(gnod, home))
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_RUNTIME_DIR": str(runtime)}
-    r = subprocess.run([tool, "--man=no", "verify", "--user", str(unit)], env=env, capture_output=True,
-                       text=True, timeout=60)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_RUNTIME_DIR": str(runtime),
+    }
+    r = subprocess.run(
+        [tool, "--man=no", "verify", "--user", str(unit)], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     # Unknown keys and bad escapes are only warnings: none may mention our unit.
     assert service.UNIT_NAME not in r.stderr, r.stderr
@@ -203,8 +212,13 @@ def test_install_print_without_gnod_is_a_clear_error(svc_env, tmp_path):
     python = bare / "python"
     python.symlink_to(sys.executable)
     env = {**svc_env, "PATH": str(bare), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    r = subprocess.run([str(python), "-m", "gnoctl.main", "daemon", "install", "--print"], env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(python), "-m", "gnoctl.main", "daemon", "install", "--print"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2
     assert "cannot find the gnod program" in r.stderr and "Traceback" not in r.stderr
 
@@ -252,8 +266,12 @@ class Follower:
 
     def __init__(self, env: dict[str, str], *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gnoctl.main", "daemon", "logs", "-f", *args], env=env, text=True,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [sys.executable, "-m", "gnoctl.main", "daemon", "logs", "-f", *args],
+            env=env,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             # A shell without job control starts background jobs with SIGINT ignored: undo that,
             # so Ctrl-C (SIGINT) reaches gnoctl as it would from a terminal.
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -342,8 +360,12 @@ def test_logs_follow_waits_for_the_log_to_appear(env):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet="ab\r\t é", max_size=12), max_size=30), st.booleans(),
-       st.integers(min_value=0, max_value=35), st.integers(min_value=1, max_value=9))
+@given(
+    st.lists(st.text(alphabet="ab\r\t é", max_size=12), max_size=30),
+    st.booleans(),
+    st.integers(min_value=0, max_value=35),
+    st.integers(min_value=1, max_value=9),
+)
 def test_tail_start_matches_a_plain_split(lines, trailing_newline, n, block):
     text = "\n".join(lines) + ("\n" if trailing_newline and lines else "")
     data = text.encode()

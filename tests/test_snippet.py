@@ -10,8 +10,27 @@ from gnod.search import snippet
 from gnod.search.snippet import _line_terms, _window, best_snippets
 from gnod.text.analyzer import Analyzer
 
-WORDS = ["network", "networks", "driver", "drivers", "reset", "resetting", "the", "memory", "memories",
-         "barrier", "İstanbul", "İSTANBUL", "東京タワー", "x", "ab", "kmalloc", "GFP_KERNEL", "—", "ß"]
+WORDS = [
+    "network",
+    "networks",
+    "driver",
+    "drivers",
+    "reset",
+    "resetting",
+    "the",
+    "memory",
+    "memories",
+    "barrier",
+    "İstanbul",
+    "İSTANBUL",
+    "東京タワー",
+    "x",
+    "ab",
+    "kmalloc",
+    "GFP_KERNEL",
+    "—",
+    "ß",
+]
 
 
 def every_line(markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int) -> list:

@@ -30,7 +30,9 @@ def embedder(gguf_path):
     from gnod.models.llama_embed import LlamaEmbedder
     from gnod.models.threads import Threads
 
-    emb = LlamaEmbedder("test:e5", gguf_path, threads=Threads(fixed=1), query_prompt=lambda t: "query: " + t, pooling="mean")
+    emb = LlamaEmbedder(
+        "test:e5", gguf_path, threads=Threads(fixed=1), query_prompt=lambda t: "query: " + t, pooling="mean"
+    )
     yield emb
     emb.close()
 

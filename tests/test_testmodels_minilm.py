@@ -33,7 +33,9 @@ def test_embeddings_match_sentence_transformers(gguf_path: Path) -> None:
 
     ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
     expected = np.asarray(ref["vectors"], dtype=np.float64)
-    emb = LlamaEmbedder("test:minilm", str(gguf_path), threads=Threads(fixed=1), query_prompt=lambda t: t, pooling="mean")
+    emb = LlamaEmbedder(
+        "test:minilm", str(gguf_path), threads=Threads(fixed=1), query_prompt=lambda t: t, pooling="mean"
+    )
     try:
         got = emb.embed_documents(ref["texts"]).astype(np.float64)
     finally:

@@ -15,9 +15,28 @@ import gnoctl.output
 from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, WORD_COMMANDS, Fallback, parse_fast
 
 HEAVY = [
-    "llama_cpp", "sqlite_vec", "tantivy", "usearch", "zstandard", "watchfiles", "markitdown", "numpy", "lingua", "Stemmer", "apsw",
-    "msgspec", "gnod.store", "gnod.ingest", "gnod.search", "gnod.server", "gnod.protocol",
-    "gnod.config", "gnod.text", "mcp", "mcp_types", "gnoctl.mcp",
+    "llama_cpp",
+    "sqlite_vec",
+    "tantivy",
+    "usearch",
+    "zstandard",
+    "watchfiles",
+    "markitdown",
+    "numpy",
+    "lingua",
+    "Stemmer",
+    "apsw",
+    "msgspec",
+    "gnod.store",
+    "gnod.ingest",
+    "gnod.search",
+    "gnod.server",
+    "gnod.protocol",
+    "gnod.config",
+    "gnod.text",
+    "mcp",
+    "mcp_types",
+    "gnoctl.mcp",
 ]
 NOT_ON_FAST_PATH = ["typer", "click", "pydantic", "rich"]
 
@@ -52,8 +71,14 @@ def heavy_loaded(modules: set[str], names: list[str]) -> list[str]:
     return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
 
 
-FAST_MODULES = ["gnoctl.main", "gnoctl.args", "gnoctl.client", "gnoctl.commands", "gnoctl.output.common",
-                "gnoctl.output.hits"]
+FAST_MODULES = [
+    "gnoctl.main",
+    "gnoctl.args",
+    "gnoctl.client",
+    "gnoctl.commands",
+    "gnoctl.output.common",
+    "gnoctl.output.hits",
+]
 # Every renderer; the commands import those of the slow commands where they are used.
 RENDERERS = [f"gnoctl.output.{m.name}" for m in pkgutil.iter_modules(gnoctl.output.__path__)]
 
@@ -78,8 +103,12 @@ def test_cli_module_imports_nothing_heavy():
 
 @pytest.mark.parametrize(
     "argv",
-    [["search", "foo", "--json"], ["search", "deploy", "-staging", "-n", "3", "-c", "notes", "--csv"],
-     ["get", "notes/a.md:3", "--json"], ["get", "notes/a.md", "--from-line", "2", "-l", "1"]],
+    [
+        ["search", "foo", "--json"],
+        ["search", "deploy", "-staging", "-n", "3", "-c", "notes", "--csv"],
+        ["get", "notes/a.md:3", "--json"],
+        ["get", "notes/a.md", "--from-line", "2", "-l", "1"],
+    ],
 )
 def test_fast_commands_run_without_typer(argv, tmp_path):
     # No daemon and no autostart: the command runs all the way to its "not running" error.
@@ -136,7 +165,11 @@ def test_fast_options_match_typer_options(command):
     hints = typing.get_type_hints(getattr(gnoctl.cli, command))
     for opt, (_dest, kind) in FAST_OPTIONS[command].items():
         hint = hints[typer_opts[opt].name]
-        base = [a for a in typing.get_args(hint) if a is not type(None)][0] if typing.get_origin(hint) is typing.Union else hint
+        base = (
+            [a for a in typing.get_args(hint) if a is not type(None)][0]
+            if typing.get_origin(hint) is typing.Union
+            else hint
+        )
         base = typing.get_origin(base) or base
         expected = {"flag": bool, "int": int, "float": float, "str": str, "list": list}[kind]
         assert base is expected or (kind == "str" and issubclass(base, str)), (opt, kind, hint)
@@ -168,22 +201,54 @@ def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
     except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
         return f"error: {type(e).__name__}"
     p = ctx.params
-    fmt = p["format"].value if p.get("format") else next(
-        (f for f in FORMATS if p.get(f + "_" if f == "json" else f)), None)
+    fmt = (
+        p["format"].value
+        if p.get("format")
+        else next((f for f in FORMATS if p.get(f + "_" if f == "json" else f)), None)
+    )
     # Terminal options, as the fast parser records them: only when given.
-    view = {k: v for k, v in (("null", p.get("null")), ("no_pager", p.get("no_pager")),
-                              ("color", p["color"].value if p.get("color") else None)) if v and v != "auto"}
-    given = {"tags": p.get("tag"), "since": p.get("since"), "until": p.get("until"), "path": p.get("path"),
-             "lang": p.get("lang")}
+    view = {
+        k: v
+        for k, v in (
+            ("null", p.get("null")),
+            ("no_pager", p.get("no_pager")),
+            ("color", p["color"].value if p.get("color") else None),
+        )
+        if v and v != "auto"
+    }
+    given = {
+        "tags": p.get("tag"),
+        "since": p.get("since"),
+        "until": p.get("until"),
+        "path": p.get("path"),
+        "lang": p.get("lang"),
+    }
     filters = {k: (list(v) if k == "tags" else v) for k, v in given.items() if v}
     if command == "search":
-        opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "format": fmt, "per_doc": p["per_doc"], **view, **filters}
+        opts = {
+            "collections": list(p["collection"] or []),
+            "limit": p["limit"],
+            "min_score": p["min_score"],
+            "format": fmt,
+            "per_doc": p["per_doc"],
+            **view,
+            **filters,
+        }
         return opts, list(p["query"])
     if command == "query":
-        opts = {"collections": list(p["collection"] or []), "limit": p["limit"], "min_score": p["min_score"],
-                "mode": p["mode"].value, "no_expand": p["no_expand"], "no_rerank": p["no_rerank"],
-                "explain": p["explain"], "wait_s": p["wait"], "format": fmt, **view, **filters}
+        opts = {
+            "collections": list(p["collection"] or []),
+            "limit": p["limit"],
+            "min_score": p["min_score"],
+            "mode": p["mode"].value,
+            "no_expand": p["no_expand"],
+            "no_rerank": p["no_rerank"],
+            "explain": p["explain"],
+            "wait_s": p["wait"],
+            "format": fmt,
+            **view,
+            **filters,
+        }
         return opts, list(p["query"])
     opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"], "format": fmt}
     return opts, [p["ref"]]
@@ -201,8 +266,13 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         opts.setdefault("limit", 10)
         opts.setdefault("min_score", 0.0)
         if command == "query":
-            for k, v in (("mode", "standard"), ("no_expand", False), ("no_rerank", False), ("explain", False),
-                         ("wait_s", 0.0)):
+            for k, v in (
+                ("mode", "standard"),
+                ("no_expand", False),
+                ("no_rerank", False),
+                ("explain", False),
+                ("wait_s", 0.0),
+            ):
                 opts.setdefault(k, v)
     else:
         opts.setdefault("from_line", None)
@@ -294,10 +364,14 @@ def test_parse_fast_examples():
     assert parse_fast("search", ["x", "--", "-n", "5", "--json"]) == ({"collections": []}, ["x", "-n", "5", "--json"])
     # `-word` is a negated query word, not an option (a one-letter `-x` is an option: see above).
     assert parse_fast("search", ["deploy", "-production", '-"big bang"', "-xy"]) == (
-        {"collections": []}, ["deploy", "-production", '-"big bang"', "-xy"])
+        {"collections": []},
+        ["deploy", "-production", '-"big bang"', "-xy"],
+    )
     assert parse_fast("search", ["deploy", "-n5"]) == ({"collections": [], "limit": 5}, ["deploy"])
     assert parse_fast("get", ["a/b.md", "--from-line", "3", "-l", "2", "--json"]) == (
-        {"collections": [], "from_line": 3, "lines": 2, "format": "json"}, ["a/b.md"])
+        {"collections": [], "from_line": 3, "lines": 2, "format": "json"},
+        ["a/b.md"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -338,8 +412,13 @@ def test_fast_search_imports_neither_json_nor_socket(tmp_path):
     """`json` and `socket` (with re, enum…) cost more than a whole search here: fastjson
     and _socket replace them on the hot path, down to the error output."""
     env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
-    r = subprocess.run([sys.executable, "-c", _BARE_PROBE, "search", "deploy", "--json"], capture_output=True,
-                       text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", _BARE_PROBE, "search", "deploy", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     body, _, tail = r.stdout.rpartition("\n@@MODULES@@")
     modules, _, code = tail.partition("@@")
     assert code == "3"

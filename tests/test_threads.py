@@ -95,8 +95,7 @@ def test_a_real_embedder_runs_and_measures_each_count():
     emb = LlamaEmbedder("test:minilm", str(minilm_gguf()), th, query_prompt=lambda q: q, pooling="mean")
     try:
         ctx = emb._llm._ctx.ctx
-        batch = [f"Paragraph {i} says something about cells, proteins and their many uses. " * 6
-                 for i in range(16)]
+        batch = [f"Paragraph {i} says something about cells, proteins and their many uses. " * 6 for i in range(16)]
         seen = []
         for _ in range(3):
             emb.embed_documents(batch)

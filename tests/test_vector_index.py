@@ -11,9 +11,11 @@ from gnod.search.vector_index import Rows, VectorIndex
 @pytest.fixture(params=["memory", "file"])
 def make(request, tmp_path):
     """An empty index whose rows live in memory or in a mapped file."""
+
     def make(dim):
         path = str(tmp_path / f"rows-{dim}.f32") if request.param == "file" else None
         return VectorIndex(dim, Rows(dim, path))
+
     return make
 
 

@@ -125,9 +125,13 @@ def test_filters_and_shared_content(db, tmp_path):
     (tmp_path / "b" / "own.md").write_text("# Own\n\nonly in b\n")
     index(db, tmp_path / "a", "a")
     index(db, tmp_path / "b", "b")
-    chunk_of = {r[1]: r[0] for r in db.execute(
-        "SELECT cc.id, d.rel_path || '@' || c.name FROM content_chunks cc JOIN documents d USING(mirror_hash) "
-        "JOIN collections c ON c.id = d.collection_id")}
+    chunk_of = {
+        r[1]: r[0]
+        for r in db.execute(
+            "SELECT cc.id, d.rel_path || '@' || c.name FROM content_chunks cc JOIN documents d USING(mirror_hash) "
+            "JOIN collections c ON c.id = d.collection_id"
+        )
+    }
     shared = chunk_of["d0.md@a"]
     assert chunk_of["d0.md@b"] == shared
     in_b = filters.where(filters.Filter(collections=("b",)))

@@ -22,8 +22,18 @@ def paths(root, flt: Filter) -> list[str]:
 
 
 def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
-    make(tmp_path, {"a.md": "a", "b.txt": "b", "c.py": "c", "d.bin": "d", "node_modules/x.md": "x",
-                    ".git/HEAD.md": "h", "sub/e.MD": "e"})
+    make(
+        tmp_path,
+        {
+            "a.md": "a",
+            "b.txt": "b",
+            "c.py": "c",
+            "d.bin": "d",
+            "node_modules/x.md": "x",
+            ".git/HEAD.md": "h",
+            "sub/e.MD": "e",
+        },
+    )
     assert paths(tmp_path, Filter([], [])) == ["a.md", "b.txt", "c.py", "sub/e.MD"]
 
 
@@ -34,8 +44,18 @@ def test_include_and_exclude_globs(tmp_path):
 
 
 def test_nested_gitignore_with_negation(tmp_path):
-    make(tmp_path, {".gitignore": "secret/\n*.tmp.md\n", "a.md": "", "secret/s.md": "", "b.tmp.md": "",
-                    "sub/.gitignore": "*.md\n!keep.md\n", "sub/drop.md": "", "sub/keep.md": ""})
+    make(
+        tmp_path,
+        {
+            ".gitignore": "secret/\n*.tmp.md\n",
+            "a.md": "",
+            "secret/s.md": "",
+            "b.tmp.md": "",
+            "sub/.gitignore": "*.md\n!keep.md\n",
+            "sub/drop.md": "",
+            "sub/keep.md": "",
+        },
+    )
     assert paths(tmp_path, Filter([], [])) == ["a.md", "sub/keep.md"]
     assert "secret/s.md" in paths(tmp_path, Filter([], [], gitignore=False))
 
@@ -63,8 +83,25 @@ def test_unreadable_dir_is_reported(tmp_path):
     assert errors and errors[0][0] == "locked"
 
 
-@pytest.mark.parametrize("name", ["a.MD", ".bashrc", "..x", "...a.b", "a", "a.", "a.b.c", ".a.b", "x..md", ".", "..",
-                                  "README", "archive.TAR.GZ", "ü.Rst"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a.MD",
+        ".bashrc",
+        "..x",
+        "...a.b",
+        "a",
+        "a.",
+        "a.b.c",
+        ".a.b",
+        "x..md",
+        ".",
+        "..",
+        "README",
+        "archive.TAR.GZ",
+        "ü.Rst",
+    ],
+)
 def test_extension_is_what_splitext_gives(name):
     assert extension(name) == os.path.splitext(name)[1].lower()
 
@@ -83,8 +120,10 @@ def _age(root) -> None:
 
 
 def test_a_kept_listing_is_used_until_what_it_depends_on_changes(tmp_path, monkeypatch):
-    make(tmp_path, {".gitignore": "*.tmp.md\n", "a.md": "", "b.tmp.md": "", "sub/c.md": "", "sub/d.md": "",
-                    "deep/er/e.md": ""})
+    make(
+        tmp_path,
+        {".gitignore": "*.tmp.md\n", "a.md": "", "b.tmp.md": "", "sub/c.md": "", "sub/d.md": "", "deep/er/e.md": ""},
+    )
     os.mkfifo(tmp_path / "sub" / "pipe.md")
     _age(tmp_path)
     want = ["a.md", "deep/er/e.md", "sub/c.md", "sub/d.md"]

@@ -46,7 +46,12 @@ def test_watch_streams_added_changed_removed(daemon, corpus):
         new = corpus.write("notes/new.md", "# New\n\nA freshly saved note about kettles.\n")
         e = changes_until(c, 1)[0]
         assert (e["id"], e["collection"], e["kind"], e["path"], e["uri"]) == (
-            "w", "docs", "added", "notes/new.md", "gno://docs/notes/new.md")
+            "w",
+            "docs",
+            "added",
+            "notes/new.md",
+            "gno://docs/notes/new.md",
+        )
         assert os.path.realpath(e["abs_path"]) == os.path.realpath(new)
         # The change is committed before it is announced: a search right away finds it.
         hits = daemon.result("search", {"query": "freshly kettles"})["hits"]
@@ -119,12 +124,14 @@ def test_example_client_calls_and_follows_changes(daemon, corpus):
     """examples/client.py (stdlib only) against the real daemon: one call, then `watch`."""
     example = EXAMPLE
     daemon.result("collection.add", {"name": "docs", "path": corpus.root})
-    r = subprocess.run([sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True,
-                       text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True, text=True, timeout=30
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["hits"][0]["path"] == "guides/deploy.md"
-    proc = subprocess.Popen([sys.executable, example, "watch", "docs"], env=daemon.env, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, example, "watch", "docs"], env=daemon.env, stdout=subprocess.PIPE, text=True
+    )
     try:
         # Subscribed once the daemon counts it: save until the example reports the file.
         lines: list[str] = []
@@ -136,8 +143,9 @@ def test_example_client_calls_and_follows_changes(daemon, corpus):
                 break
         assert lines and lines[0].startswith("added gno://docs/saved"), lines
         # An error is a line and gnoctl's exit status, not a traceback.
-        bad = subprocess.run([sys.executable, example, "search", '"unclosed'], env=daemon.env,
-                             capture_output=True, text=True, timeout=30)
+        bad = subprocess.run(
+            [sys.executable, example, "search", '"unclosed'], env=daemon.env, capture_output=True, text=True, timeout=30
+        )
         assert (bad.returncode, bad.stdout) == (1, "") and bad.stderr.startswith("client.py: INVALID_QUERY: ")
         assert "Traceback" not in bad.stderr
         # gnod stopping ends the watch with exit 3 and says so.
@@ -147,8 +155,9 @@ def test_example_client_calls_and_follows_changes(daemon, corpus):
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    gone = subprocess.run([sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True,
-                          text=True, timeout=30)
+    gone = subprocess.run(
+        [sys.executable, example, "search", "deploy"], env=daemon.env, capture_output=True, text=True, timeout=30
+    )
     assert gone.returncode == 3 and "gnod is not running" in gone.stderr and "Traceback" not in gone.stderr
 
 

@@ -47,12 +47,16 @@ class Web:
         page = self.get("/status")[2]
         self.csrf = re.search(r'name="csrf-token" content="([^"]+)"', page).group(1)
 
-    def request(self, method: str, path: str, headers: dict | None = None, body: bytes | None = None,
-                cookie: bool = False) -> tuple[int, dict, str]:
+    def request(
+        self, method: str, path: str, headers: dict | None = None, body: bytes | None = None, cookie: bool = False
+    ) -> tuple[int, dict, str]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            all_headers = {"Host": f"127.0.0.1:{self.port}", **({"Cookie": self.cookie} if cookie else {}),
-                           **(headers or {})}
+            all_headers = {
+                "Host": f"127.0.0.1:{self.port}",
+                **({"Cookie": self.cookie} if cookie else {}),
+                **(headers or {}),
+            }
             conn.request(method, path, body=body, headers=all_headers)
             r = conn.getresponse()
             return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read().decode()
@@ -63,10 +67,10 @@ class Web:
         return self.request("GET", path, headers, cookie=True)
 
     def post(self, path: str, body: dict, headers: dict | None = None) -> tuple[int, dict, str]:
-        sent = {"Origin": self.origin, "X-CSRF-Token": self.csrf, "Content-Type": "application/json",
-                **(headers or {})}
-        return self.request("POST", path, {k: v for k, v in sent.items() if v is not None},
-                            json.dumps(body).encode(), cookie=True)
+        sent = {"Origin": self.origin, "X-CSRF-Token": self.csrf, "Content-Type": "application/json", **(headers or {})}
+        return self.request(
+            "POST", path, {k: v for k, v in sent.items() if v is not None}, json.dumps(body).encode(), cookie=True
+        )
 
     def events(self, path: str):
         """(event, data) pairs of a server-sent event stream, as they come."""
@@ -89,8 +93,15 @@ class Web:
 
 
 def start_web(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "gnoctl.main", "web", "--port", "0", *args], env=env, cwd=ROOT,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "web", "--port", "0", *args],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = proc.stdout.readline()
     if "open http" not in line:
         proc.kill()
@@ -156,9 +167,11 @@ def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
 
 
 def test_the_command_line_never_loads_the_web_stack():
-    probe = ("import sys, gnoctl.cli; print(sorted(m for m in sys.modules "
-             "if m.split('.')[0] in ('starlette', 'uvicorn', 'jinja2', 'markdown_it', 'pygments') "
-             "or m.startswith('gnoctl.web')))")
+    probe = (
+        "import sys, gnoctl.cli; print(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('starlette', 'uvicorn', 'jinja2', 'markdown_it', 'pygments') "
+        "or m.startswith('gnoctl.web')))"
+    )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
 
@@ -214,8 +227,12 @@ def test_the_document_view_marks_the_line(web):
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404
     status, headers, body = web.get("/file?ref=docs/notes/markup.md")
-    assert status == 200 and headers["content-type"].startswith("text/plain") and "sandbox" in headers[
-        "content-security-policy"] and "<script>" in body  # the file as it is, shown as text
+    assert (
+        status == 200
+        and headers["content-type"].startswith("text/plain")
+        and "sandbox" in headers["content-security-policy"]
+        and "<script>" in body
+    )  # the file as it is, shown as text
 
 
 def test_citations_link_to_their_lines_and_code_marks_the_hit_line():
@@ -322,9 +339,12 @@ def _wait(driver, predicate, timeout: float = 10.0):
     from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05,
-                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-                         ).until(lambda d: predicate(d))
+    return WebDriverWait(
+        driver,
+        timeout,
+        poll_frequency=0.05,
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(lambda d: predicate(d))
 
 
 def _titles(driver) -> list[str]:
@@ -383,19 +403,23 @@ def test_browser_status_page_and_screenshots(web, browser):
     assert "documents" in browser.find_element(By.CSS_SELECTOR, '.collection[data-name="docs"]').text
     shots = {}
     for scheme in ("light", "dark"):
-        browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                                {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-        for page, path in (("search", "/?q=deploy&mode=lexical"), ("doc", "/doc?ref=docs/guides/deploy.md&line=5#hit"),
-                           ("status", "/status")):
+        browser.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]}
+        )
+        for page, path in (
+            ("search", "/?q=deploy&mode=lexical"),
+            ("doc", "/doc?ref=docs/guides/deploy.md&line=5#hit"),
+            ("status", "/status"),
+        ):
             browser.get(web.origin + path)
             _wait(browser, lambda d: d.execute_script("return document.readyState") == "complete")
-            shots[f"{page}-{scheme}"] = browser.execute_script(
-                "return getComputedStyle(document.body).backgroundColor")
+            shots[f"{page}-{scheme}"] = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
             browser.save_screenshot(os.path.join(SCREENSHOTS, f"{page}-{scheme}.png"))
     assert shots["search-light"] != shots["search-dark"]
     browser.set_window_size(390, 844)
-    browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
-                            {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
+    )
     browser.get(web.origin + "/?q=deploy&mode=lexical")
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".result"))
     # Usable at phone width: nothing wider than the screen.
@@ -405,20 +429,22 @@ def test_browser_status_page_and_screenshots(web, browser):
     browser.save_screenshot(os.path.join(SCREENSHOTS, "doc-narrow.png"))
 
 
-
 def _visible_results(driver) -> list[str]:
     """The open result list's hits as `collection/path`."""
     return driver.execute_script(
-        "return [...document.querySelectorAll('.result .where')].map(e => e.textContent.split(':')[0])")
+        "return [...document.querySelectorAll('.result .where')].map(e => e.textContent.split(':')[0])"
+    )
 
 
 def test_browser_filters_the_open_results_by_collection(web, browser, tmp_path):
     from selenium.webdriver.common.by import By
 
     team = tmp_path / "team"
-    for rel, text in {"runbooks/deploy-api.md": "# API runbook\n\nDeploy the API gateway with the blue-green script.\n",
-                      "runbooks/rollback.md": "# Rollback\n\nWhen a deploy fails, roll back to the last tag.\n",
-                      "notes/friday.md": "# Fridays\n\nWe never deploy on a Friday afternoon.\n"}.items():
+    for rel, text in {
+        "runbooks/deploy-api.md": "# API runbook\n\nDeploy the API gateway with the blue-green script.\n",
+        "runbooks/rollback.md": "# Rollback\n\nWhen a deploy fails, roll back to the last tag.\n",
+        "notes/friday.md": "# Fridays\n\nWe never deploy on a Friday afternoon.\n",
+    }.items():
         (team / rel).parent.mkdir(parents=True, exist_ok=True)
         (team / rel).write_text(text)
     web.daemon.result("collection.add", {"name": "team", "path": str(team)}, timeout=60)
@@ -480,8 +506,14 @@ def test_browser_status_page_shows_the_indexing_as_it_goes(web, browser, tmp_pat
     try:
         _wait(browser, lambda d: "added bulk" in d.find_element(By.ID, "message").text)
         card = '.collection[data-name="bulk"]'
-        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"{card} .count").text == f"{files} documents"
-              and "up to date" in d.find_element(By.CSS_SELECTOR, f"{card} .state").text, timeout=30)
+        _wait(
+            browser,
+            lambda d: (
+                d.find_element(By.CSS_SELECTOR, f"{card} .count").text == f"{files} documents"
+                and "up to date" in d.find_element(By.CSS_SELECTOR, f"{card} .state").text
+            ),
+            timeout=30,
+        )
         seen = browser.execute_script("return window.seen")
         indexing = [s for s in seen if s["state"] and "indexing" in s["state"]]
         assert indexing, seen  # the progress was shown while it ran…
@@ -507,7 +539,8 @@ def asking(tmp_path_factory, models):  # noqa: F811
     nights = "".join(f"Night {i}: clouds again, the telescope stayed under its cover.\n\n" for i in range(1, 61))
     (root / "notes" / "space" / "logbook.md").write_text(
         f"# Observatory logbook\n\n{nights}Night 61: clear skies at last. Mars rose in the east and Olympus Mons, "
-        "the tallest volcano on Mars, showed as a bright spot.\n")
+        "the tallest volcano on Mars, showed as a bright spot.\n"
+    )
     with running_gnod(configuration(models)) as (env, daemon):
         daemon.result("collection.add", {"name": "notes", "path": str(root / "notes")}, timeout=60)
         assert daemon.result("embed", {}, timeout=120)["pending"] == 0
@@ -544,16 +577,24 @@ def test_browser_asks_and_follows_a_citation_to_its_line(asking):
         browser.find_element(By.LINK_TEXT, "Ask").click()
         box = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "form#ask #q"))
         box.send_keys("What is on Mars?", Keys.ENTER)  # SmolLM2-135M answers it in a sentence
-        _wait(browser, lambda d: d.find_element(By.ID, "answer").get_attribute("aria-busy") == "false"
-              and d.find_element(By.ID, "final").text, timeout=60)
+        _wait(
+            browser,
+            lambda d: (
+                d.find_element(By.ID, "answer").get_attribute("aria-busy") == "false"
+                and d.find_element(By.ID, "final").text
+            ),
+            timeout=60,
+        )
         streamed = browser.execute_script("return window.streamed")
         assert len(streamed) >= 2 and streamed == sorted(streamed), streamed  # written token by token
         final = browser.find_element(By.ID, "final")
         assert "Sources" in final.text and not browser.find_elements(By.CSS_SELECTOR, "#final .error")
         assert not browser.find_element(By.ID, "stream").is_displayed()  # replaced by the rendered answer
         # A citation [n] when the tiny model wrote one, else the source it would cite: both lead to the lines.
-        link = (browser.find_elements(By.CSS_SELECTOR, "#final .answer-text a.cite")
-                or browser.find_elements(By.CSS_SELECTOR, "#final ol.sources a"))[0]
+        link = (
+            browser.find_elements(By.CSS_SELECTOR, "#final .answer-text a.cite")
+            or browser.find_elements(By.CSS_SELECTOR, "#final ol.sources a")
+        )[0]
         href = link.get_attribute("href")
         n = int(link.text) if "cite" in (link.get_attribute("class") or "") else 1
         where = browser.find_element(By.CSS_SELECTOR, f"#source-{n} .where").text  # notes/path:start–end
@@ -567,6 +608,7 @@ def test_browser_asks_and_follows_a_citation_to_its_line(asking):
         hit = browser.find_element(By.ID, "hit")
         assert hit.is_displayed() and hit.text.strip()
         assert browser.execute_script(  # scrolled to: the marked line is in the window
-            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", hit)
+            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", hit
+        )
         if ref == "notes/space/logbook.md":  # its second chunk, far below the first screen
             assert start > 40 and browser.execute_script("return scrollY") > 0

@@ -23,8 +23,10 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
     for i in range(50):
         (big / f"f{i:04d}.md").write_text(f"# File {i}\n\nplain words number {i} for the long run\n")
     (small / "note.md").write_text("# Note\n\nquokka sightings\n")
-    cols = {c.name: c for c in (CollectionConfig(name="big", path=str(big)),
-                                CollectionConfig(name="small", path=str(small)))}
+    cols = {
+        c.name: c
+        for c in (CollectionConfig(name="big", path=str(big)), CollectionConfig(name="small", path=str(small)))
+    }
     writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
     writer.open()
     started = threading.Event()
@@ -54,8 +56,9 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
             if name == "small":
                 seen["big running"] = writer.job.running
                 assert writer._conn is not None
-                (note,) = writer._conn.execute("SELECT d.id FROM documents d JOIN collections c ON c.id = "
-                                               "d.collection_id WHERE c.name = 'small'").fetchall()
+                (note,) = writer._conn.execute(
+                    "SELECT d.id FROM documents d JOIN collections c ON c.id = d.collection_id WHERE c.name = 'small'"
+                ).fetchall()
                 seen["searchable"] = note[0] in lexical_ids(writer.lexical)
 
         edits = [asyncio.create_task(short("big")), asyncio.create_task(short("small"))]
@@ -74,4 +77,3 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
         assert len(store.collection_ids(conn)) == 2
     finally:
         writer.close()
-

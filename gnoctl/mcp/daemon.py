@@ -20,8 +20,9 @@ from gnod.paths import Paths
 Notify = Callable[[str, dict], Awaitable[None]]
 
 # Methods that change nothing: safe to send again after the daemon went away mid-call.
-READ_ONLY = frozenset({"status", "search", "vsearch", "query", "ask", "get", "multi_get", "ls",
-                       "collection.list", "models.list"})
+READ_ONLY = frozenset(
+    {"status", "search", "vsearch", "query", "ask", "get", "multi_get", "ls", "collection.list", "models.list"}
+)
 IDLE_MAX = 4
 
 
@@ -48,8 +49,10 @@ class DaemonLink:
             return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
         except (FileNotFoundError, ConnectionRefusedError):
             if not (self.autostart and start):
-                raise DaemonError(wire.NOT_RUNNING, "gnod is not running (start it with `gnoctl daemon start`, "
-                                                    "or unset GNO_NO_AUTOSTART)") from None
+                raise DaemonError(
+                    wire.NOT_RUNNING,
+                    "gnod is not running (start it with `gnoctl daemon start`, or unset GNO_NO_AUTOSTART)",
+                ) from None
         await asyncio.to_thread(start_daemon, self.paths)
         return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
 
@@ -62,8 +65,10 @@ class DaemonLink:
             # An idle socket whose daemon has since exited refuses the write: nothing was
             # sent. A read can always be sent again; a write that went out may have been applied.
             if gone.delivered and method not in READ_ONLY:
-                raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod during {method}; "
-                                                       "check `status` before trying again") from None
+                raise DaemonError(
+                    wire.INTERNAL_ERROR,
+                    f"lost the connection to gnod during {method}; check `status` before trying again",
+                ) from None
         conn = await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
@@ -74,8 +79,9 @@ class DaemonLink:
         reader, writer = conn
         self._next_id += 1
         req_id = self._next_id
-        body = json.dumps({"jsonrpc": "2.0", "id": req_id, "method": method, "params": params,
-                           "gno": wire.PROTOCOL_VERSION}).encode()
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": req_id, "method": method, "params": params, "gno": wire.PROTOCOL_VERSION}
+        ).encode()
         done = delivered = False
         try:
             writer.write(wire.frame(body))
@@ -111,5 +117,6 @@ class DaemonLink:
 
 def _error(err: dict) -> DaemonError:
     data = err.get("data") or {}
-    return DaemonError(err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"),
-                       data.get("details"), data.get("name"))
+    return DaemonError(
+        err.get("code", wire.INTERNAL_ERROR), err.get("message", "unknown error"), data.get("details"), data.get("name")
+    )

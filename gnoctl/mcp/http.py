@@ -44,8 +44,9 @@ class BearerAuth:
             if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
                 from starlette.responses import PlainTextResponse
 
-                response = PlainTextResponse("missing or wrong bearer token", status_code=401,
-                                             headers={"WWW-Authenticate": 'Bearer realm="gno"'})
+                response = PlainTextResponse(
+                    "missing or wrong bearer token", status_code=401, headers={"WWW-Authenticate": 'Bearer realm="gno"'}
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -57,8 +58,10 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
 
     host, port = parse_bind(bind)
     if no_token and not is_loopback(host):
-        raise HttpError(f"refusing to serve {host} without a token: anyone who can reach it could read your "
-                        "documents (drop --no-token, or bind to 127.0.0.1)")
+        raise HttpError(
+            f"refusing to serve {host} without a token: anyone who can reach it could read your "
+            "documents (drop --no-token, or bind to 127.0.0.1)"
+        )
     token = None
     if not no_token:  # in its file before the port accepts anyone who could have read it there
         token_file = token_file or os.path.join(Paths.from_env().state_dir, "mcp-token")
@@ -66,8 +69,12 @@ async def serve(bridge: Bridge, version: str, bind: str, token_file: str | None,
     sock = listen(host, port, "`gnoctl mcp --http`", lambda p: f"--http {host}:{p}")
     hosts, origins = allowed(host, port)
     server = bridge.server(version, await bridge.collections())
-    app: Any = server.streamable_http_app(host=host, transport_security=TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins))
+    app: Any = server.streamable_http_app(
+        host=host,
+        transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        ),
+    )
     where = f"http://{hosts[0]}/mcp"
     if token is not None:
         app = BearerAuth(app, token)

@@ -68,22 +68,58 @@ class Target:
     stdio_type: bool = False  # the entry says "type": "stdio" (VS Code requires it)
 
 
-TARGETS = {t.name: t for t in (
-    Target("claude-desktop", "Claude Desktop", "mcpServers", "json",
-           lambda: os.path.join(_app_config("Claude"), "claude_desktop_config.json")),
-    Target("claude-code", "Claude Code", "mcpServers", "json",
-           lambda: os.path.join(os.environ.get("CLAUDE_CONFIG_DIR") or _home(), ".claude.json"), ".mcp.json"),
-    Target("cursor", "Cursor", "mcpServers", "json",
-           lambda: os.path.join(_home(), ".cursor", "mcp.json"), os.path.join(".cursor", "mcp.json")),
-    Target("vscode", "VS Code", "servers", "jsonc",
-           lambda: os.path.join(_app_config("Code"), "User", "mcp.json"), os.path.join(".vscode", "mcp.json"),
-           stdio_type=True),
-    Target("zed", "Zed", "context_servers", "jsonc", _zed_settings),
-    Target("windsurf", "Windsurf", "mcpServers", "json",
-           lambda: os.path.join(_home(), ".codeium", "windsurf", "mcp_config.json")),
-    Target("codex", "Codex", "mcp_servers", "toml",
-           lambda: os.path.join(os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex"), "config.toml")),
-)}
+TARGETS = {
+    t.name: t
+    for t in (
+        Target(
+            "claude-desktop",
+            "Claude Desktop",
+            "mcpServers",
+            "json",
+            lambda: os.path.join(_app_config("Claude"), "claude_desktop_config.json"),
+        ),
+        Target(
+            "claude-code",
+            "Claude Code",
+            "mcpServers",
+            "json",
+            lambda: os.path.join(os.environ.get("CLAUDE_CONFIG_DIR") or _home(), ".claude.json"),
+            ".mcp.json",
+        ),
+        Target(
+            "cursor",
+            "Cursor",
+            "mcpServers",
+            "json",
+            lambda: os.path.join(_home(), ".cursor", "mcp.json"),
+            os.path.join(".cursor", "mcp.json"),
+        ),
+        Target(
+            "vscode",
+            "VS Code",
+            "servers",
+            "jsonc",
+            lambda: os.path.join(_app_config("Code"), "User", "mcp.json"),
+            os.path.join(".vscode", "mcp.json"),
+            stdio_type=True,
+        ),
+        Target("zed", "Zed", "context_servers", "jsonc", _zed_settings),
+        Target(
+            "windsurf",
+            "Windsurf",
+            "mcpServers",
+            "json",
+            lambda: os.path.join(_home(), ".codeium", "windsurf", "mcp_config.json"),
+        ),
+        Target(
+            "codex",
+            "Codex",
+            "mcp_servers",
+            "toml",
+            lambda: os.path.join(os.environ.get("CODEX_HOME") or os.path.join(_home(), ".codex"), "config.toml"),
+        ),
+    )
+}
 SCOPES = ("user", "project")
 
 
@@ -111,8 +147,9 @@ def _config_path(target: Target, scope: str) -> str:
     if scope == "user":
         return target.user_file()
     if target.project_file is None:
-        raise InstallError("NO_PROJECT_SCOPE", f"{target.label} has no project config file; use --scope user",
-                           {"target": target.name})
+        raise InstallError(
+            "NO_PROJECT_SCOPE", f"{target.label} has no project config file; use --scope user", {"target": target.name}
+        )
     return os.path.join(os.getcwd(), target.project_file)
 
 
@@ -124,17 +161,20 @@ def _read(path: str) -> str | None:
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
-        raise InstallError("MALFORMED_CONFIG", f"{path} is not UTF-8 text; fix it (or move it away) and run "
-                                               "again", {"path": path}) from None
+        raise InstallError(
+            "MALFORMED_CONFIG", f"{path} is not UTF-8 text; fix it (or move it away) and run again", {"path": path}
+        ) from None
     except OSError as e:
-        raise InstallError("IO_ERROR", f"cannot read {path}: {e.strerror}", {"path": path},
-                           wire.EXIT_RUNTIME) from None
+        raise InstallError("IO_ERROR", f"cannot read {path}: {e.strerror}", {"path": path}, wire.EXIT_RUNTIME) from None
 
 
 def _malformed(target: Target, path: str, why: str) -> InstallError:
     kind = {"json": "JSON", "jsonc": "JSON", "toml": "TOML"}[target.syntax]
-    return InstallError("MALFORMED_CONFIG", f"{path} is not valid {kind}: {why}; fix it (or move it away) and "
-                                            "run again; nothing was changed", {"path": path})
+    return InstallError(
+        "MALFORMED_CONFIG",
+        f"{path} is not valid {kind}: {why}; fix it (or move it away) and run again; nothing was changed",
+        {"path": path},
+    )
 
 
 def _servers(target: Target, path: str, text: str) -> dict:
@@ -187,8 +227,9 @@ def _toml_edited(text: str, key: str, name: str, value: dict | None) -> str:
 
 
 def _diff(path: str, old: str | None, new: str) -> str:
-    lines = difflib.unified_diff((old or "").splitlines(), new.splitlines(),
-                                 "/dev/null" if old is None else path, path, lineterm="")
+    lines = difflib.unified_diff(
+        (old or "").splitlines(), new.splitlines(), "/dev/null" if old is None else path, path, lineterm=""
+    )
     return "\n".join(lines)
 
 
@@ -209,8 +250,9 @@ def _write(path: str, old: str | None, new: str) -> None:
         mode = stat.S_IMODE(os.stat(real).st_mode) if old is not None else _umask_mode()
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".tmp")
     except OSError as e:
-        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path},
-                           wire.EXIT_RUNTIME) from None
+        raise InstallError(
+            "IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}, wire.EXIT_RUNTIME
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(new)
@@ -218,13 +260,18 @@ def _write(path: str, old: str | None, new: str) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         if _read(real) != old:
-            raise InstallError("CONFIG_CHANGED", f"{path} changed while gnoctl was editing it; run the command "
-                                                 "again", {"path": path}, wire.EXIT_RUNTIME)
+            raise InstallError(
+                "CONFIG_CHANGED",
+                f"{path} changed while gnoctl was editing it; run the command again",
+                {"path": path},
+                wire.EXIT_RUNTIME,
+            )
         os.replace(tmp, real)
     except OSError as e:
         os.unlink(tmp)
-        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path},
-                           wire.EXIT_RUNTIME) from None
+        raise InstallError(
+            "IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}, wire.EXIT_RUNTIME
+        ) from None
     except BaseException:
         os.unlink(tmp)
         raise
@@ -236,8 +283,13 @@ def _change(result: dict, old: str | None, new: str | None, dry_run: bool) -> di
         return {**result, "changed": False, "written": False, "dry_run": dry_run, "diff": ""}
     if not dry_run:
         _write(result["path"], old, new)
-    return {**result, "changed": True, "written": not dry_run, "dry_run": dry_run,
-            "diff": _diff(result["path"], old, new)}
+    return {
+        **result,
+        "changed": True,
+        "written": not dry_run,
+        "dry_run": dry_run,
+        "diff": _diff(result["path"], old, new),
+    }
 
 
 def _located(target_name: str, scope: str, name: str) -> tuple[Target, dict]:
@@ -263,7 +315,9 @@ def install(target_name: str, scope: str, name: str, enable_write: bool, force: 
             "ENTRY_CONFLICT",
             f"{path} already has a different {name!r} server:\n  there: {json.dumps(previous)}\n"
             f"  ours:  {json.dumps(ours)}\n"
-            "run again with --force to replace it, or --name to add ours under another name", result)
+            "run again with --force to replace it, or --name to add ours under another name",
+            result,
+        )
     return _change(result, old, _edited(target, old or "", name, ours), dry_run)
 
 
@@ -289,9 +343,18 @@ def _found(command: Any) -> bool:
 def _where(target: Target, scope: str, name: str, ours: str) -> dict:
     """One config file: does it exist, is `name` there, what does it run, is that on disk."""
     path = _config_path(target, scope)
-    row: dict[str, Any] = {"target": target.name, "label": target.label, "scope": scope, "path": path,
-                           "exists": False, "configured": False, "entry": None, "command_found": None,
-                           "this_gnoctl": None, "error": None}
+    row: dict[str, Any] = {
+        "target": target.name,
+        "label": target.label,
+        "scope": scope,
+        "path": path,
+        "exists": False,
+        "configured": False,
+        "entry": None,
+        "command_found": None,
+        "this_gnoctl": None,
+        "error": None,
+    }
     try:
         text = _read(path)
         found = _servers(target, path, text).get(name) if text is not None else None

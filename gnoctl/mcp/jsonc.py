@@ -82,7 +82,7 @@ class _Text:
         if not root.members or not _starts_line(self.text, root.members[0].key_start):
             return _DEFAULT_UNIT
         outer, inner = _indent(self.text, root.open), _indent(self.text, root.members[0].key_start)
-        return inner[len(outer):] if inner.startswith(outer) and len(inner) > len(outer) else _DEFAULT_UNIT
+        return inner[len(outer) :] if inner.startswith(outer) and len(inner) > len(outer) else _DEFAULT_UNIT
 
 
 def _skip(s: str, i: int) -> int:
@@ -105,13 +105,13 @@ def _line_start(text: str, pos: int) -> int:
 
 
 def _starts_line(text: str, pos: int) -> bool:
-    return not text[_line_start(text, pos):pos].strip(" \t")
+    return not text[_line_start(text, pos) : pos].strip(" \t")
 
 
 def _indent(text: str, pos: int) -> str:
     start = _line_start(text, pos)
     line = text[start:pos]
-    return line[:len(line) - len(line.lstrip(" \t"))]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _dumps(value: Any) -> str:
@@ -165,7 +165,7 @@ def _parent(t: _Text, root: _Object, path: list[str]) -> tuple[_Object, int]:
         if member is None:
             return obj, depth
         if not isinstance(member.value, dict):
-            raise JsoncError(f"{'.'.join(path[:depth + 1])} is not an object")
+            raise JsoncError(f"{'.'.join(path[: depth + 1])} is not an object")
         obj = t.object(member.value_start)
     return obj, len(path) - 1
 
@@ -181,8 +181,8 @@ def put(text: str, path: list[str], value: Any, comments: bool) -> str:
     unit = t.unit(root)
     member = obj.get(path[depth])
     if member is None:
-        return _apply(text, _insert(t, obj, path[depth], _nest(path[depth + 1:], value), unit))
-    one_line = "\n" not in text[obj.open:obj.close]
+        return _apply(text, _insert(t, obj, path[depth], _nest(path[depth + 1 :], value), unit))
+    one_line = "\n" not in text[obj.open : obj.close]
     new = _dumps(value) if one_line else _render(value, _indent(text, member.key_start), unit, t.nl)
     return _apply(text, [(member.value_start, member.value_end, new)])
 
@@ -191,7 +191,7 @@ def _insert(t: _Text, obj: _Object, key: str, value: Any, unit: str) -> list[tup
     """Add a member after the last one, in the object's own layout (one line, or one member
     per line at its members' indentation, keeping a trailing comma's style)."""
     text, last = t.text, (obj.members[-1] if obj.members else None)
-    if last is not None and "\n" not in text[obj.open:obj.close]:
+    if last is not None and "\n" not in text[obj.open : obj.close]:
         return [(last.value_end, last.value_end, f", {_dumps(key)}: {_dumps(value)}")]
     first = obj.members[0].key_start if obj.members else None
     base = _indent(text, obj.open)
@@ -201,7 +201,7 @@ def _insert(t: _Text, obj: _Object, key: str, value: Any, unit: str) -> list[tup
         at -= 1
     trailing = last is not None and last.comma is not None
     new = t.nl + indent + f"{_dumps(key)}: {_render(value, indent, unit, t.nl)}" + ("," if trailing else "")
-    if "\n" not in text[at:obj.close]:
+    if "\n" not in text[at : obj.close]:
         new += t.nl + base
     edits = []
     if last is not None and not trailing:
@@ -245,6 +245,6 @@ def _cut(t: _Text, obj: _Object, member: _Member) -> list[tuple[int, int, str]]:
         comma = obj.members[i - 1].comma
         assert comma is not None  # a member follows it
         return [(comma, comma + 1, ""), (start, member.value_end, "")]
-    if start == obj.open + 1 and not text[member.value_end:obj.close].strip():
+    if start == obj.open + 1 and not text[member.value_end : obj.close].strip():
         return [(obj.open + 1, obj.close, "")]  # the object is empty again: `{}`
     return [(start, member.value_end, "")]

@@ -49,29 +49,44 @@ def instructions(collections: list[dict]) -> str:
     each holds (`collection describe`), so it knows where to search."""
     if not collections:
         return INSTRUCTIONS
-    return INSTRUCTIONS + "\nCollections (the `collections` argument of the search tools):\n" + "\n".join(
-        f"- {c['name']}: {c['description']}" if c.get("description") else f"- {c['name']}" for c in collections)
+    return (
+        INSTRUCTIONS
+        + "\nCollections (the `collections` argument of the search tools):\n"
+        + "\n".join(
+            f"- {c['name']}: {c['description']}" if c.get("description") else f"- {c['name']}" for c in collections
+        )
+    )
 
 
 def _schema(spec: ToolSpec, collections: list[dict]) -> dict:
     """The tool's input schema, its `collections` argument naming today's collections."""
     schema = spec.input_schema()
     if collections and "collections" in schema["properties"]:
-        named = "; ".join(f"{c['name']} ({c['description']})" if c.get("description") else c["name"]
-                          for c in collections)
-        prop = {**schema["properties"]["collections"], "description": f"Only these collections (default: all): "
-                                                                      f"{named}."}
+        named = "; ".join(
+            f"{c['name']} ({c['description']})" if c.get("description") else c["name"] for c in collections
+        )
+        prop = {
+            **schema["properties"]["collections"],
+            "description": f"Only these collections (default: all): {named}.",
+        }
         schema["properties"] = {**schema["properties"], "collections": prop}
     return schema
 
 
 def _tool(spec: ToolSpec, collections: list[dict]) -> types.Tool:
     return types.Tool(
-        name=spec.name, title=spec.title, description=spec.description, input_schema=_schema(spec, collections),
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=_schema(spec, collections),
         output_schema=output_schema(spec.method),
-        annotations=types.ToolAnnotations(title=spec.title, read_only_hint=not spec.write,
-                                          destructive_hint=spec.destructive, idempotent_hint=not spec.write,
-                                          open_world_hint=False),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=not spec.write,
+            destructive_hint=spec.destructive,
+            idempotent_hint=not spec.write,
+            open_world_hint=False,
+        ),
     )
 
 
@@ -79,7 +94,8 @@ def _error_result(e: DaemonError) -> types.CallToolResult:
     fix = e.details.get("fix")
     text = f"{e.name}: {e.message}" + (f"\nfix: {fix}" if fix else "")
     return types.CallToolResult(
-        content=[types.TextContent(text=text)], is_error=True,
+        content=[types.TextContent(text=text)],
+        is_error=True,
         structured_content={"error": {"code": e.name, "message": e.message, "details": e.details}},
     )
 
@@ -90,7 +106,8 @@ class _Server(Server):
 
     def create_initialization_options(self, notification_options=None, *args, **kwargs):
         return super().create_initialization_options(
-            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs)
+            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs
+        )
 
 
 class Bridge:
@@ -112,11 +129,18 @@ class Bridge:
 
     def server(self, version: str, collections: list[dict]) -> Server:
         return _Server(
-            "gno", version=version, title="gno: search your own documents", instructions=instructions(collections),
-            on_list_tools=self.list_tools, on_call_tool=self.call_tool,
-            on_list_resources=self.list_resources, on_list_resource_templates=self.list_templates,
-            on_read_resource=self.read_resource, on_subscriptions_listen=self.live.listen,
-            on_subscribe_resource=self.live.subscribe, on_unsubscribe_resource=self.live.unsubscribe,
+            "gno",
+            version=version,
+            title="gno: search your own documents",
+            instructions=instructions(collections),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_templates,
+            on_read_resource=self.read_resource,
+            on_subscriptions_listen=self.live.listen,
+            on_subscribe_resource=self.live.subscribe,
+            on_unsubscribe_resource=self.live.unsubscribe,
         )
 
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
@@ -126,8 +150,9 @@ class Bridge:
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = self.specs.get(params.name)
         if spec is None:
-            return _error_result(DaemonError(wire.METHOD_NOT_FOUND, f"unknown tool {params.name!r}",
-                                             {"tools": sorted(self.specs)}))
+            return _error_result(
+                DaemonError(wire.METHOD_NOT_FOUND, f"unknown tool {params.name!r}", {"tools": sorted(self.specs)})
+            )
         args = dict(params.arguments or {})
         problem = next(iter(self._validators[spec.name].iter_errors(args)), None)
         if problem is not None:
@@ -140,8 +165,7 @@ class Bridge:
             result = await self.link.call(spec.method, spec.params(args), self._progress(ctx, spec))
         except DaemonError as e:
             return _error_result(e)
-        return types.CallToolResult(content=[types.TextContent(text=spec.render(result))],
-                                    structured_content=result)
+        return types.CallToolResult(content=[types.TextContent(text=spec.render(result))], structured_content=result)
 
     @staticmethod
     def _progress(ctx, spec: ToolSpec):
@@ -162,10 +186,17 @@ class Bridge:
         return forward
 
     async def list_templates(self, ctx, params) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
-            name="document", title="An indexed document", uri_template=URI_TEMPLATE, mime_type="text/markdown",
-            description="A document of a collection, as indexed Markdown (the uri of every search hit).",
-        )])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name="document",
+                    title="An indexed document",
+                    uri_template=URI_TEMPLATE,
+                    mime_type="text/markdown",
+                    description="A document of a collection, as indexed Markdown (the uri of every search hit).",
+                )
+            ]
+        )
 
     async def list_resources(self, ctx, params) -> types.ListResourcesResult:
         self.live.note(ctx)
@@ -174,8 +205,10 @@ class Bridge:
             page = await self.link.call("ls", {"limit": RESOURCES_PAGE, "offset": offset})
         except DaemonError as e:
             raise _mcp_error(e) from None
-        resources = [types.Resource(name=e["path"], title=e["title"], uri=e["uri"], mime_type="text/markdown",
-                                    size=e["size"]) for e in page["entries"]]
+        resources = [
+            types.Resource(name=e["path"], title=e["title"], uri=e["uri"], mime_type="text/markdown", size=e["size"])
+            for e in page["entries"]
+        ]
         more = offset + len(resources) < page["total"] and resources
         cursor = str(offset + len(resources)) if more else None
         return types.ListResourcesResult(resources=resources, next_cursor=cursor)
@@ -186,8 +219,9 @@ class Bridge:
             doc = await self.link.call("get", {"ref": uri})
         except DaemonError as e:
             raise _mcp_error(e) from None
-        return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=uri, mime_type="text/markdown", text=doc["content"])])
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=doc["content"])]
+        )
 
 
 def _mcp_error(e: DaemonError) -> MCPError:

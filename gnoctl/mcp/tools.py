@@ -33,8 +33,12 @@ class ToolSpec:
     one_of: tuple[str, ...] = ()  # at least one of these arguments (synonyms) is required
 
     def input_schema(self) -> dict:
-        schema = {"type": "object", "properties": self.properties, "required": list(self.required),
-                  "additionalProperties": False}
+        schema = {
+            "type": "object",
+            "properties": self.properties,
+            "required": list(self.required),
+            "additionalProperties": False,
+        }
         if self.one_of:
             schema["anyOf"] = [{"required": [name]} for name in self.one_of]
         return schema
@@ -42,38 +46,82 @@ class ToolSpec:
 
 # --- argument schemas ---------------------------------------------------------------------------
 
+
 def _query(max_length: int, what: str) -> dict:
     return {"type": "string", "minLength": 1, "maxLength": max_length, "description": what}
 
 
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "default": 10,
-          "description": "Most results to return."}
-_MIN_SCORE = {"type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.0,
-              "description": "Drop results scoring below this (scores are in [0, 1])."}
-_COLLECTIONS = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "maxItems": 32,
-                "default": [], "description": "Only these collections (default: all). `ls` or `status` lists them."}
-_MODE = {"type": "string", "enum": ["standard", "deep"], "default": "standard",
-         "description": "`deep` searches a bigger pool (slower; needs at least 2 keywords)."}
-_WAIT = {"type": "number", "minimum": 0.0, "maximum": 60.0, "default": 0.0,
-         "description": "First wait up to this many seconds for files saved just now to be indexed."}
-_VARIANTS = {
-    "type": "object", "additionalProperties": False,
-    "description": "Variants you write yourself, used instead of the local LLM's (faster, and the full pipeline "
-                   "on a machine without a generator). Repeats and past-the-cap items are left out (see notes).",
-    "properties": {
-        "lexical": {"type": "array", "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "description": "Keyword queries (BM25), e.g. exact names and synonyms; up to 3 are used."},
-        "semantic": {"type": "array", "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 1000},
-                     "description": "Rephrasings of the query, searched by meaning; up to 3 are used."},
-        "hyde": {"type": "string", "minLength": 1, "maxLength": 4000,
-                 "description": "A short passage that would answer the query, searched by meaning."}},
+_LIMIT = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": MAX_RESULTS,
+    "default": 10,
+    "description": "Most results to return.",
 }
-_REF = {"type": "string", "minLength": 1, "maxLength": 4096,
-        "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
-                       "(as search results give them), an absolute path or `#docid`."}
+_MIN_SCORE = {
+    "type": "number",
+    "minimum": 0.0,
+    "maximum": 1.0,
+    "default": 0.0,
+    "description": "Drop results scoring below this (scores are in [0, 1]).",
+}
+_COLLECTIONS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 64},
+    "maxItems": 32,
+    "default": [],
+    "description": "Only these collections (default: all). `ls` or `status` lists them.",
+}
+_MODE = {
+    "type": "string",
+    "enum": ["standard", "deep"],
+    "default": "standard",
+    "description": "`deep` searches a bigger pool (slower; needs at least 2 keywords).",
+}
+_WAIT = {
+    "type": "number",
+    "minimum": 0.0,
+    "maximum": 60.0,
+    "default": 0.0,
+    "description": "First wait up to this many seconds for files saved just now to be indexed.",
+}
+_VARIANTS = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Variants you write yourself, used instead of the local LLM's (faster, and the full pipeline "
+    "on a machine without a generator). Repeats and past-the-cap items are left out (see notes).",
+    "properties": {
+        "lexical": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "description": "Keyword queries (BM25), e.g. exact names and synonyms; up to 3 are used.",
+        },
+        "semantic": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "description": "Rephrasings of the query, searched by meaning; up to 3 are used.",
+        },
+        "hyde": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 4000,
+            "description": "A short passage that would answer the query, searched by meaning.",
+        },
+    },
+}
+_REF = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 4096,
+    "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
+    "(as search results give them), an absolute path or `#docid`.",
+}
 
 
 # --- compact text -------------------------------------------------------------------------------
+
 
 def _line(text: str) -> str:
     flat = " ".join(text.split())
@@ -154,14 +202,18 @@ def _ls_text(r: dict) -> str:
 def _status_text(s: dict) -> str:
     out = [f"gnod {s['version']} (pid {s['pid']}): {s['documents']} documents"]
     for c in s["collections"]:
-        out.append(f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}"
-                   + (f"\n    {c['description']}" if c.get("description") else ""))
+        out.append(
+            f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}"
+            + (f"\n    {c['description']}" if c.get("description") else "")
+        )
     for m in s.get("models", []):
         out.append(f"  model {m['role']}: {m['state']}  {m['uri']}")
     vec = s.get("vectors") or {}
     if vec:
-        out.append(f"  vectors: {vec.get('embedded', 0)} of {vec.get('chunks', 0)} chunks embedded"
-                   + (f" ({vec['reason']})" if vec.get("reason") else ""))
+        out.append(
+            f"  vectors: {vec.get('embedded', 0)} of {vec.get('chunks', 0)} chunks embedded"
+            + (f" ({vec['reason']})" if vec.get("reason") else "")
+        )
     if s.get("config_error"):
         out.append(f"  config error: {s['config_error']}")
     return "\n".join(out)
@@ -170,11 +222,15 @@ def _status_text(s: dict) -> str:
 def _index_text(r: dict) -> str:
     if not r["collections"]:
         return "No collections to index: add one with collection_add."
-    return "\n".join(f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
-                     f"{c['unchanged']} unchanged, {c['errors']} errors" for c in r["collections"])
+    return "\n".join(
+        f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
+        f"{c['unchanged']} unchanged, {c['errors']} errors"
+        for c in r["collections"]
+    )
 
 
 # --- argument → params ---------------------------------------------------------------------------
+
 
 def _ask_params(a: dict) -> dict:
     # Always streamed: the tokens become progress, and a cancelled call shows to gnod as a
@@ -190,127 +246,242 @@ def _add_params(a: dict) -> dict:
 
 READ_ONLY_TOOLS = [
     ToolSpec(
-        "search", "search", "Keyword search",
+        "search",
+        "search",
+        "Keyword search",
         "Find documents containing exact words, names, code identifiers (snake_case, os.path.join), error "
-        "messages or \"quoted phrases\" (BM25, fast, no models). Use this first for anything literal. "
+        'messages or "quoted phrases" (BM25, fast, no models). Use this first for anything literal. '
         "Supports -negated words. Returns uri:line, title, score and the matching line for each hit.",
-        {"query": _query(32_000, 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
-         "limit": _LIMIT,
-         "min_score": _MIN_SCORE, "collections": _COLLECTIONS, "wait_s": _WAIT},
-        ("query",), _search_text,
+        {
+            "query": _query(32_000, 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
+            "limit": _LIMIT,
+            "min_score": _MIN_SCORE,
+            "collections": _COLLECTIONS,
+            "wait_s": _WAIT,
+        },
+        ("query",),
+        _search_text,
     ),
     ToolSpec(
-        "vsearch", "vsearch", "Search by meaning",
+        "vsearch",
+        "vsearch",
+        "Search by meaning",
         "Find passages by meaning when the words may differ from the documents' (synonyms, paraphrases, "
         "another language). Needs the embedding model; returns each document's best passage.",
-        {"query": _query(32_000, "A description of what you are looking for."), "limit": _LIMIT,
-         "min_score": _MIN_SCORE, "collections": _COLLECTIONS},
-        ("query",), _vsearch_text,
+        {
+            "query": _query(32_000, "A description of what you are looking for."),
+            "limit": _LIMIT,
+            "min_score": _MIN_SCORE,
+            "collections": _COLLECTIONS,
+        },
+        ("query",),
+        _vsearch_text,
     ),
     ToolSpec(
-        "query", "query", "Hybrid search",
+        "query",
+        "query",
+        "Hybrid search",
         "Best-quality search for questions and topics in natural language: keyword and meaning search for "
         "the question and its variants (the local LLM's, or better, your own in `variants`), fused and "
         "reranked. Slower than `search` (up to seconds). "
         "Returns uri:line, title, score and the best passage of each document.",
-        {"query": _query(32_000, "A question or topic, or a pasted passage."), "limit": {**_LIMIT, "maximum": 100},
-         "mode": _MODE, "min_score": _MIN_SCORE, "collections": _COLLECTIONS,
-         "expand": {"type": "boolean", "default": True,
-                    "description": "Let the LLM write query variants (off: faster)."},
-         "variants": _VARIANTS,
-         "rerank": {"type": "boolean", "default": True, "description": "Rerank with the cross-encoder."},
-         "wait_s": _WAIT},
-        ("query",), _query_text,
+        {
+            "query": _query(32_000, "A question or topic, or a pasted passage."),
+            "limit": {**_LIMIT, "maximum": 100},
+            "mode": _MODE,
+            "min_score": _MIN_SCORE,
+            "collections": _COLLECTIONS,
+            "expand": {
+                "type": "boolean",
+                "default": True,
+                "description": "Let the LLM write query variants (off: faster).",
+            },
+            "variants": _VARIANTS,
+            "rerank": {"type": "boolean", "default": True, "description": "Rerank with the cross-encoder."},
+            "wait_s": _WAIT,
+        },
+        ("query",),
+        _query_text,
     ),
     ToolSpec(
-        "ask", "ask", "Answer from the documents",
+        "ask",
+        "ask",
+        "Answer from the documents",
         "Answer a question from the user's documents, citing them as [1], [2] (or say that they do not "
         "answer it). Runs hybrid search, then the local generate model: can take tens of seconds; progress "
         "carries the answer as it is written. Prefer `query` + `get` when you want to read the sources yourself.",
-        {"question": _query(2000, "The question."),
-         "query": _query(2000, "The question (the same as `question`, named as the other tools name it)."),
-         "sources": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5,
-                     "description": "Most sources to give the generator."},
-         "mode": _MODE, "collections": _COLLECTIONS, "variants": _VARIANTS,
-         "answer": {"type": "boolean", "default": True,
-                    "description": "false: only select the sources, generate nothing (fast)."},
-         "max_tokens": {"type": "integer", "minimum": 16, "maximum": 4096, "default": 512,
-                        "description": "Longest answer in tokens."}},
-        (), _ask_text, params=_ask_params, streams=True, one_of=("question", "query"),
+        {
+            "question": _query(2000, "The question."),
+            "query": _query(2000, "The question (the same as `question`, named as the other tools name it)."),
+            "sources": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10,
+                "default": 5,
+                "description": "Most sources to give the generator.",
+            },
+            "mode": _MODE,
+            "collections": _COLLECTIONS,
+            "variants": _VARIANTS,
+            "answer": {
+                "type": "boolean",
+                "default": True,
+                "description": "false: only select the sources, generate nothing (fast).",
+            },
+            "max_tokens": {
+                "type": "integer",
+                "minimum": 16,
+                "maximum": 4096,
+                "default": 512,
+                "description": "Longest answer in tokens.",
+            },
+        },
+        (),
+        _ask_text,
+        params=_ask_params,
+        streams=True,
+        one_of=("question", "query"),
     ),
     ToolSpec(
-        "get", "get", "Read a document",
+        "get",
+        "get",
+        "Read a document",
         "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `uri:line`. "
         "Use from_line/lines to read around a hit instead of the whole file.",
-        {"ref": _REF, "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
-         "lines": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "Number of lines."}},
-        ("ref",), _document_text,
+        {
+            "ref": _REF,
+            "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+            "lines": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "Number of lines."},
+        },
+        ("ref",),
+        _document_text,
     ),
     ToolSpec(
-        "multi_get", "multi_get", "Read several documents",
+        "multi_get",
+        "multi_get",
+        "Read several documents",
         "Read several documents at once, by reference and/or a glob over `collection/path` "
         "(e.g. `notes/meetings/2024-*.md`), up to max_bytes in total.",
-        {"refs": {"type": "array", "items": _REF, "maxItems": 100, "default": [],
-                  "description": "Documents to read."},
-         "pattern": {"type": "string", "minLength": 1, "maxLength": 1024,
-                     "description": "A glob over collection/path (`*` within a folder, `**` across)."},
-         "max_bytes": {"type": "integer", "minimum": 1, "maximum": 4_194_304, "default": 262_144,
-                       "description": "Stop after this much text."}},
-        (), _multi_get_text,
+        {
+            "refs": {
+                "type": "array",
+                "items": _REF,
+                "maxItems": 100,
+                "default": [],
+                "description": "Documents to read.",
+            },
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024,
+                "description": "A glob over collection/path (`*` within a folder, `**` across).",
+            },
+            "max_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 4_194_304,
+                "default": 262_144,
+                "description": "Stop after this much text.",
+            },
+        },
+        (),
+        _multi_get_text,
     ),
     ToolSpec(
-        "ls", "ls", "List documents",
+        "ls",
+        "ls",
+        "List documents",
         "List indexed documents (uri and title), optionally of one collection and under a path prefix. "
         "Use to browse, or to learn the collections' layout.",
-        {"collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."},
-         "prefix": {"type": "string", "maxLength": 1024, "default": "", "description": "Path prefix."},
-         "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
-         "offset": {"type": "integer", "minimum": 0, "default": 0}},
-        (), _ls_text,
+        {
+            "collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."},
+            "prefix": {"type": "string", "maxLength": 1024, "default": "", "description": "Path prefix."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+            "offset": {"type": "integer", "minimum": 0, "default": 0},
+        },
+        (),
+        _ls_text,
     ),
     ToolSpec(
-        "status", "status", "Index status",
+        "status",
+        "status",
+        "Index status",
         "The state of the index: collections and their document counts, what is still being indexed, "
         "the models (loaded or missing) and errors. Use when results look stale or a tool fails.",
-        {}, (), _status_text,
+        {},
+        (),
+        _status_text,
     ),
 ]
 
 WRITE_TOOLS = [
     ToolSpec(
-        "collection_add", "collection.add", "Add a folder",
+        "collection_add",
+        "collection.add",
+        "Add a folder",
         "Add a folder to the index as a named collection and index it now (progress is reported); it is "
         "then kept up to date as files change.",
-        {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."},
-         "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute folder path."},
-         "include": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
-                     "description": "Glob patterns to index (default: text, Markdown and code)."},
-         "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": 64, "default": [],
-                     "description": "Glob patterns to skip."},
-         "description": {"type": "string", "maxLength": 500,
-                         "description": "What the collection holds, in a sentence (shown to agents choosing "
-                                        "where to search)."}},
-        ("name", "path"), _index_text, params=_add_params, write=True, streams=True,
+        {
+            "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."},
+            "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute folder path."},
+            "include": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 64,
+                "default": [],
+                "description": "Glob patterns to index (default: text, Markdown and code).",
+            },
+            "exclude": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 64,
+                "default": [],
+                "description": "Glob patterns to skip.",
+            },
+            "description": {
+                "type": "string",
+                "maxLength": 500,
+                "description": "What the collection holds, in a sentence (shown to agents choosing where to search).",
+            },
+        },
+        ("name", "path"),
+        _index_text,
+        params=_add_params,
+        write=True,
+        streams=True,
     ),
     ToolSpec(
-        "collection_remove", "collection.remove", "Remove a collection",
+        "collection_remove",
+        "collection.remove",
+        "Remove a collection",
         "Remove a collection: its documents leave the index (the files stay on disk). Ask the user first.",
         {"name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."}},
-        ("name",), lambda r: f"removed {r['name']} ({r['documents_removed']} documents)",
-        write=True, destructive=True,
+        ("name",),
+        lambda r: f"removed {r['name']} ({r['documents_removed']} documents)",
+        write=True,
+        destructive=True,
     ),
     ToolSpec(
-        "update", "index", "Re-index",
+        "update",
+        "index",
+        "Re-index",
         "Re-index now (all collections, or one): normally unnecessary, gnod watches the folders.",
         {"collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."}},
-        (), _index_text, write=True, streams=True,
+        (),
+        _index_text,
+        write=True,
+        streams=True,
     ),
     ToolSpec(
-        "embed", "embed", "Embed the backlog",
+        "embed",
+        "embed",
+        "Embed the backlog",
         "Embed every chunk not embedded yet and wait (progress is reported); `force` embeds all again.",
         {"force": {"type": "boolean", "default": False}},
-        (), lambda r: f"embedded {r['embedded']} chunks with {r['model']}; {r['pending']} pending",
-        write=True, streams=True,
+        (),
+        lambda r: f"embedded {r['embedded']} chunks with {r['model']}; {r['pending']} pending",
+        write=True,
+        streams=True,
     ),
 ]
 

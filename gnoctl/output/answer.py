@@ -44,8 +44,11 @@ def _ask_human(result: dict, paint) -> list[str]:
     if result["answer"] is not None:
         lines.append("")
     if shown:
-        heading = "Sources:" if kind == "cited" else ("Sources considered:" if result["abstained"]
-                                                      else "Sources (no answer requested):")
+        heading = (
+            "Sources:"
+            if kind == "cited"
+            else ("Sources considered:" if result["abstained"] else "Sources (no answer requested):")
+        )
         lines.append(paint("1", heading))
         for s in shown:
             lines.append(f"  [{s['n']}] {one_line(clean(s['title']))} — {paint('36', _source_location(s))}")
@@ -62,8 +65,20 @@ def _ask_human(result: dict, paint) -> list[str]:
 def _ask_csv(result: dict) -> str:
     kind, shown = _ask_shown(result)
     rows = [["n", "score", "collection", "path", "line", "end_line", "title", "abs_path", "kind"]]
-    rows += [[s["n"], f"{s['score']:.4f}", s["collection"], s["path"], s["start_line"], s["end_line"], s["title"],
-              s["abs_path"], kind] for s in shown]
+    rows += [
+        [
+            s["n"],
+            f"{s['score']:.4f}",
+            s["collection"],
+            s["path"],
+            s["start_line"],
+            s["end_line"],
+            s["title"],
+            s["abs_path"],
+            kind,
+        ]
+        for s in shown
+    ]
     return csv_text(rows)
 
 
@@ -83,9 +98,20 @@ def _ask_md(result: dict) -> str:
 def _sources_xml(tag: str, sources: list[dict]) -> list[str]:
     out = [f"  <{tag}>"]
     for s in sources:
-        out.append("    <source " + xml_attrs(n=s["n"], docid=s["docid"], collection=s["collection"], path=s["path"],
-                                           line=s["start_line"], end_line=s["end_line"], score=s["score"],
-                                           uri=s["uri"]) + f">{xml_escape(s['title'])}</source>")
+        out.append(
+            "    <source "
+            + xml_attrs(
+                n=s["n"],
+                docid=s["docid"],
+                collection=s["collection"],
+                path=s["path"],
+                line=s["start_line"],
+                end_line=s["end_line"],
+                score=s["score"],
+                uri=s["uri"],
+            )
+            + f">{xml_escape(s['title'])}</source>"
+        )
     out.append(f"  </{tag}>")
     return out
 
@@ -113,8 +139,7 @@ def ask_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         cited = result["answer"] is not None or result["abstained"]
         return file_list(dict.fromkeys(s["abs_path"] for s in result["sources" if cited else "considered"]), null)
     if fmt == "vimgrep":
-        return "\n".join(vimgrep_line(s["abs_path"], s["start_line"], s["title"], "")
-                         for s in _ask_shown(result)[1])
+        return "\n".join(vimgrep_line(s["abs_path"], s["start_line"], s["title"], "") for s in _ask_shown(result)[1])
     if fmt == "csv":
         return _ask_csv(result)
     if fmt == "md":

@@ -21,6 +21,7 @@ def table(result: dict) -> str:
         lines.append(line)
     if result["missing"]:
         shown = ", ".join(result["missing"][:5]) + (", …" if len(result["missing"]) > 5 else "")
-        lines.append(f"warning: {len(result['missing'])} expected documents are not in the index "
-                     f"and count as not found: {shown}")
+        lines.append(
+            f"warning: {len(result['missing'])} expected documents are not in the index and count as not found: {shown}"
+        )
     return "\n".join(lines)

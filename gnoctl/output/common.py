@@ -75,8 +75,9 @@ def _page(text: str) -> bool:
         return False
     sys.stdout.flush()
     try:
-        proc = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE,
-                                env={**os.environ, "LESS": os.environ.get("LESS", "FRX")})
+        proc = subprocess.Popen(
+            shlex.split(cmd), stdin=subprocess.PIPE, env={**os.environ, "LESS": os.environ.get("LESS", "FRX")}
+        )
     except (OSError, ValueError):
         return False
     try:
@@ -97,8 +98,7 @@ def quiet_stdout() -> None:
 def print_error(err, fmt: str) -> None:
     """`--json` keeps the error shape {"error": {code, message, details}} on stdout."""
     if fmt == "json":
-        print(fastjson.dumps({"error": {"code": err.name, "message": err.message, "details": err.details}},
-                             indent=2))
+        print(fastjson.dumps({"error": {"code": err.name, "message": err.message, "details": err.details}}, indent=2))
     else:
         print(f"gnoctl: {err.message}", file=sys.stderr)
 

@@ -30,19 +30,30 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
         check("index storage", "ok", f"{st['db_path']} ({size(st['db_bytes'])})")
     for c in st["collections"]:
         ok = os.path.isdir(c["path"])
-        check(f"collection {c['name']}", "ok" if ok else "fail",
-              f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
-              "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it")
+        check(
+            f"collection {c['name']}",
+            "ok" if ok else "fail",
+            f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
+            "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it",
+        )
     gpu = st.get("gpu") or {}
     if gpu.get("gpu_layers") and not gpu.get("offload_supported"):
-        check("gpu", "warn", f"gpu_layers = {gpu['gpu_layers']}, but this llama.cpp build has no GPU "
-              "support: models run on the CPU", 'CMAKE_ARGS="-DGGML_CUDA=on" (or -DGGML_METAL=on) '
-              "pip install --force-reinstall --no-cache-dir llama-cpp-python")
+        check(
+            "gpu",
+            "warn",
+            f"gpu_layers = {gpu['gpu_layers']}, but this llama.cpp build has no GPU support: models run on the CPU",
+            'CMAKE_ARGS="-DGGML_CUDA=on" (or -DGGML_METAL=on) '
+            "pip install --force-reinstall --no-cache-dir llama-cpp-python",
+        )
     elif gpu:
         layers = "all" if gpu.get("gpu_layers") == -1 else gpu.get("gpu_layers")
         where = f"GPU {gpu['main_gpu']} ({layers} layers)" if layers else "the CPU"
-        check("gpu", "ok", f"local models run on {where}; this llama.cpp build "
-              f"{'can' if gpu.get('offload_supported') else 'cannot'} offload to a GPU")
+        check(
+            "gpu",
+            "ok",
+            f"local models run on {where}; this llama.cpp build "
+            f"{'can' if gpu.get('offload_supported') else 'cannot'} offload to a GPU",
+        )
     if st.get("threads"):
         check("threads", "ok", "llama.cpp threads per local model: " + threads_line(st["threads"]))
     vec = st.get("vectors") or {}
@@ -53,9 +64,12 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
     for m in st.get("models", []):
         status = {"ready": "ok", "unloaded": "ok", "loading": "ok", "missing": "warn"}.get(m["state"], "fail")
         latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
-        check(f"model {m['role']}", status,
-              f"{m['uri']} ({m['state']}{latency})" + (f": {m['error']}" if m.get("error") else ""),
-              m.get("fix") or "")
+        check(
+            f"model {m['role']}",
+            status,
+            f"{m['uri']} ({m['state']}{latency})" + (f": {m['error']}" if m.get("error") else ""),
+            m.get("fix") or "",
+        )
     return out
 
 

@@ -24,8 +24,7 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
     elif fmt == "files":
         view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
     else:
-        text = "".join(f"===== {d['collection']}/{d['path']} — {d['title']}\n{d['content']}"
-                       for d in res["documents"])
+        text = "".join(f"===== {d['collection']}/{d['path']} — {d['title']}\n{d['content']}" for d in res["documents"])
         if not view.page(text.removesuffix("\n")):
             sys.stdout.write(text)
         for m in res["missing"]:
@@ -45,8 +44,8 @@ def write_listing(res: dict, fmt: str, view: View) -> None:
         view.emit(file_list([e["abs_path"] for e in entries], view.null), fmt)
     else:
         width = max((len(e["collection"]) + 1 + len(e["path"]) for e in entries), default=0)
-        view.emit("\n".join(f"{e['collection'] + '/' + e['path']:<{width}}  {e['title']}".rstrip()
-                            for e in entries), fmt)
+        view.emit(
+            "\n".join(f"{e['collection'] + '/' + e['path']:<{width}}  {e['title']}".rstrip() for e in entries), fmt
+        )
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
-        print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)",
-              file=sys.stderr)
+        print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)", file=sys.stderr)

@@ -61,8 +61,15 @@ def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: 
         end = offset + len(line)
         if len(out) < n and (line.strip() or not skip_blank):
             shown = line[:width]
-            spans = [[a - offset, min(b, offset + len(shown)) - offset] for a, b in snip.get("matches", [])
-                     if offset <= a < offset + len(shown)] if bold else []
+            spans = (
+                [
+                    [a - offset, min(b, offset + len(shown)) - offset]
+                    for a, b in snip.get("matches", [])
+                    if offset <= a < offset + len(shown)
+                ]
+                if bold
+                else []
+            )
             out.append(marked(shown, spans, "\033[1m", "\033[22m", clean))
         offset = end + 1
     return out
@@ -81,20 +88,23 @@ def _location(hit: dict) -> str:
 
 def footer_lines(result: dict, paint) -> list[str]:
     """What was missing and what was skipped, said once after the results."""
-    return ([paint("2", f"degraded: {clean(d)}") for d in result.get("degraded", [])]
-            + [paint("2", f"note: {clean(n)}") for n in result.get("notes", [])])
+    return [paint("2", f"degraded: {clean(d)}") for d in result.get("degraded", [])] + [
+        paint("2", f"note: {clean(n)}") for n in result.get("notes", [])
+    ]
 
 
 def md_footer(result: dict) -> list[str]:
     """The footer as Markdown bullets, after a blank line (nothing when there is nothing to say)."""
-    items = ([f"- degraded: {md(d)}" for d in result.get("degraded", [])]
-             + [f"- note: {md(n)}" for n in result.get("notes", [])])
+    items = [f"- degraded: {md(d)}" for d in result.get("degraded", [])] + [
+        f"- note: {md(n)}" for n in result.get("notes", [])
+    ]
     return ["", *items] if items else []
 
 
 def xml_footer(result: dict) -> list[str]:
-    return ([f"  <degraded>{xml_escape(d)}</degraded>" for d in result.get("degraded", [])]
-            + [f"  <note>{xml_escape(n)}</note>" for n in result.get("notes", [])])
+    return [f"  <degraded>{xml_escape(d)}</degraded>" for d in result.get("degraded", [])] + [
+        f"  <note>{xml_escape(n)}</note>" for n in result.get("notes", [])
+    ]
 
 
 def _linked(link: Link | None, hit: dict, line: int, text: str) -> str:
@@ -111,8 +121,11 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
     if fmt == "files":
         return file_list([h["abs_path"] for h in hits], null)
     if fmt == "vimgrep":  # a line per passage: each is a place to jump to
-        return "\n".join(vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"],
-                                      result["query"]) for h in hits for snip in _passages(h) or [{}])
+        return "\n".join(
+            vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"])
+            for h in hits
+            for snip in _passages(h) or [{}]
+        )
     if fmt == "csv":
         return _search_csv(hits)
     if fmt == "md":
@@ -127,8 +140,18 @@ def _search_csv(hits: list[dict]) -> str:
     rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
     for i, h in enumerate(hits, 1):
         for snip in _passages(h) or [{}]:
-            rows.append([i, f"{h['score']:.4f}", h["collection"], h["path"], snip.get("line", ""),
-                         h["title"], snip.get("text", ""), h["abs_path"]])
+            rows.append(
+                [
+                    i,
+                    f"{h['score']:.4f}",
+                    h["collection"],
+                    h["path"],
+                    snip.get("line", ""),
+                    h["title"],
+                    snip.get("text", ""),
+                    h["abs_path"],
+                ]
+            )
     return csv_text(rows)
 
 
@@ -136,8 +159,9 @@ def _search_md(result: dict) -> str:
     table = ["| # | score | document | title | match |", "|---|---|---|---|---|"]
     for i, h in enumerate(result["hits"], 1):
         title = h["title"].replace("|", "\\|")
-        match = " ⋯ ".join(marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip()
-                           for snip in _passages(h))
+        match = " ⋯ ".join(
+            marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip() for snip in _passages(h)
+        )
         table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
     return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
 
@@ -151,8 +175,7 @@ def _search_xml(result: dict) -> str:
             f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
         )
         out.append(f"    <title>{xml_escape(h['title'])}</title>")
-        out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>'
-                   for snip in _passages(h))
+        out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>' for snip in _passages(h))
         out.append("  </result>")
     out.extend(xml_footer(result))
     out.append("</results>")
@@ -163,14 +186,25 @@ def _search_human(result: dict, paint, link: Link | None) -> str:
     hits = result["hits"]
     footer = footer_lines(result, paint)
     if not hits:
-        return "\n".join(["No results." + (f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
-                                           if result.get("dropped_stopwords") else ""), *footer])
+        return "\n".join(
+            [
+                "No results."
+                + (
+                    f" (ignored common words: {', '.join(result['dropped_stopwords'])})"
+                    if result.get("dropped_stopwords")
+                    else ""
+                ),
+                *footer,
+            ]
+        )
     lines = []
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         line = h["snippet"]["line"] if h.get("snippet") else 1
-        lines.append(f"{paint('2', rank)} {paint('33', score)}  {_linked(link, h, line, paint('36', _location(h)))}  "
-                     f"{paint('1', h['title'])}")
+        lines.append(
+            f"{paint('2', rank)} {paint('33', score)}  {_linked(link, h, line, paint('36', _location(h)))}  "
+            f"{paint('1', h['title'])}"
+        )
         for k, snip in enumerate(_passages(h)):
             if k:
                 lines.append(paint("2", f"      ⋯ line {snip['line']}"))
@@ -197,6 +231,7 @@ def similar_text(result: dict, fmt: str, color: bool, link: Link | None = None) 
         return fastjson.dumps(result, indent=2)
     return search_text({**result, "query": result["uri"], "dropped_stopwords": []}, fmt, color, link=link)
 
+
 def _query_location(hit: dict) -> str:
     return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}"
 
@@ -206,8 +241,7 @@ def _counts_line(result: dict) -> str:
     extra = f"{c['candidates']} candidates, " if c["candidates"] != c["pool"] else ""
     if not c["reranked"]:  # no reranker, --no-rerank, or smart skip on a tiny pool
         return f"Returned {c['returned']} of {c['pool']}, none reranked ({extra}{result['took_ms']:.0f} ms)"
-    return (f"Reranked {c['reranked']} of {c['pool']}, returned {c['returned']} "
-            f"({extra}{result['took_ms']:.0f} ms)")
+    return f"Reranked {c['reranked']} of {c['pool']}, returned {c['returned']} ({extra}{result['took_ms']:.0f} ms)"
 
 
 def _tally(counts: dict) -> str:
@@ -221,8 +255,9 @@ def query_human(result: dict, paint, link: Link | None = None) -> list[str]:
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         mark = paint("2", "  [whole document]") if h["preview"]["complete"] else ""
         where = _linked(link, h, h["preview"]["start_line"], paint("36", _query_location(h)))
-        lines.append(f"{paint('2', rank)} {paint('33', score)}  {where}  "
-                     f"{paint('1', one_line(clean(h['title'])))}{mark}")
+        lines.append(
+            f"{paint('2', rank)} {paint('33', score)}  {where}  {paint('1', one_line(clean(h['title'])))}{mark}"
+        )
         lines.extend(f"      {ln}" for ln in _snippet_lines(h["preview"], paint, skip_blank=True))
         if h.get("explain"):
             lines.append(paint("2", f"      found by {', '.join(h['sources']) or '-'}"))
@@ -246,13 +281,35 @@ _EXPLAIN_COLUMNS = ("fusion", "fusion_norm", "rerank", "keyword_floor", "synthet
 def _query_csv(result: dict) -> str:
     hits = result["hits"]
     explain = any(h.get("explain") for h in hits)
-    head = ["rank", "score", "collection", "path", "line", "end_line", "title", "sources", "complete", "preview",
-            "abs_path"]
+    head = [
+        "rank",
+        "score",
+        "collection",
+        "path",
+        "line",
+        "end_line",
+        "title",
+        "sources",
+        "complete",
+        "preview",
+        "abs_path",
+    ]
     rows = [head + list(_EXPLAIN_COLUMNS if explain else ())]
     for i, h in enumerate(hits, 1):
         p = h["preview"]
-        row = [i, f"{h['score']:.4f}", h["collection"], h["path"], p["start_line"], p["end_line"], h["title"],
-               " ".join(h["sources"]), "true" if p["complete"] else "false", p["text"], h["abs_path"]]
+        row = [
+            i,
+            f"{h['score']:.4f}",
+            h["collection"],
+            h["path"],
+            p["start_line"],
+            p["end_line"],
+            h["title"],
+            " ".join(h["sources"]),
+            "true" if p["complete"] else "false",
+            p["text"],
+            h["abs_path"],
+        ]
         if explain:
             ex = h.get("explain") or {}
             row += ["" if ex.get(k) is None else f"{ex[k]:.4f}" for k in _EXPLAIN_COLUMNS]
@@ -265,8 +322,7 @@ def _query_md(result: dict) -> str:
     rows = ["| # | score | document | title | found by |", "|---|---|---|---|---|"]
     for i, h in enumerate(hits, 1):
         title = md(h["title"]) + (" *(whole document)*" if h["preview"]["complete"] else "")
-        rows.append(f"| {i} | {h['score']:.3f} | {md_code(_query_location(h))} | {title} | "
-                    f"{', '.join(h['sources'])} |")
+        rows.append(f"| {i} | {h['score']:.3f} | {md_code(_query_location(h))} | {title} | {', '.join(h['sources'])} |")
     rows += ["", md(_counts_line(result))]
     dist = result["distribution"]
     for name, counts in (("collection", dist["collections"]), ("tag", dist["tags"])):
@@ -287,19 +343,45 @@ def _query_xml(result: dict) -> str:
     hits = result["hits"]
     out = [f"<results {xml_attrs(query=result['query'], mode=result['mode'], count=len(hits))}>"]
     for i, h in enumerate(hits, 1):
-        out.append("  <result " + xml_attrs(rank=i, score=h["score"], collection=h["collection"], path=h["path"],
-                                         docid=h["docid"], sources=" ".join(h["sources"])) + ">")
+        out.append(
+            "  <result "
+            + xml_attrs(
+                rank=i,
+                score=h["score"],
+                collection=h["collection"],
+                path=h["path"],
+                docid=h["docid"],
+                sources=" ".join(h["sources"]),
+            )
+            + ">"
+        )
         out.append(f"    <title>{xml_escape(h['title'])}</title>")
         p = h["preview"]
-        out.append("    <preview " + xml_attrs(line=p["start_line"], end_line=p["end_line"], complete=p["complete"],
-                                            truncated=p.get("truncated", False))
-                   + f">{xml_escape(p['text'])}</preview>")
+        out.append(
+            "    <preview "
+            + xml_attrs(
+                line=p["start_line"],
+                end_line=p["end_line"],
+                complete=p["complete"],
+                truncated=p.get("truncated", False),
+            )
+            + f">{xml_escape(p['text'])}</preview>"
+        )
         if h.get("explain"):
             out.extend(hit_xml(h["explain"], "    "))
         out.append("  </result>")
     c = result["counts"]
-    out.append("  <counts " + xml_attrs(candidates=c["candidates"], pool=c["pool"], reranked=c["reranked"],
-                                     returned=c["returned"], took_ms=float(result["took_ms"])) + "/>")
+    out.append(
+        "  <counts "
+        + xml_attrs(
+            candidates=c["candidates"],
+            pool=c["pool"],
+            reranked=c["reranked"],
+            returned=c["returned"],
+            took_ms=float(result["took_ms"]),
+        )
+        + "/>"
+    )
     dist = result["distribution"]
     out.append("  <distribution>")
     out.extend(f"    <collection {xml_attrs(name=k, count=v)}/>" for k, v in dist["collections"].items())
@@ -320,8 +402,10 @@ def query_text(result: dict, fmt: str, color: bool, null: bool = False, link: Li
     if fmt == "files":
         return file_list([h["abs_path"] for h in result["hits"]], null)
     if fmt == "vimgrep":
-        return "\n".join(vimgrep_line(h["abs_path"], h["preview"]["start_line"], h["preview"]["text"],
-                                      result["query"]) for h in result["hits"])
+        return "\n".join(
+            vimgrep_line(h["abs_path"], h["preview"]["start_line"], h["preview"]["text"], result["query"])
+            for h in result["hits"]
+        )
     if fmt == "csv":
         return _query_csv(result)
     if fmt == "md":
@@ -332,6 +416,7 @@ def query_text(result: dict, fmt: str, color: bool, null: bool = False, link: Li
 
 
 # --- --explain: how each score was made, what each stage did ---------------------------------
+
 
 def _list_label(result: dict, index: int) -> str:
     lists = (result.get("explain") or {}).get("lists") or []
@@ -345,13 +430,19 @@ def hit_lines(result: dict, ex: dict) -> list[str]:
     """One hit's score, stage by stage: the lists that voted, fusion, reranker, blend, floors."""
     lines = [f"fused #{ex['fused_position']}: {num(ex['fusion'])}, normalized {num(ex['fusion_norm'])}"]
     for c in ex["contributions"]:
-        lines.append(f"  {c['source']}:{c['kind']}{_list_label(result, c['list'])} "
-                     f"#{c['rank']}/{num(c['score'])}, standard {num(c['standard'])} ×{num(c['weight'])} "
-                     f"→ {num(c['contribution'])}")
-    blend = (f", blend {num(ex['fusion_weight'])} fusion + {num(ex['rerank_weight'])} rerank"
-             if ex["fusion_weight"] or ex["rerank_weight"] else "")
-    lines.append(f"rerank {num(ex['rerank'])}, keyword floor {num(ex['keyword_floor'])}, "
-                 f"synthetic {num(ex['synthetic'])}{blend}")
+        lines.append(
+            f"  {c['source']}:{c['kind']}{_list_label(result, c['list'])} "
+            f"#{c['rank']}/{num(c['score'])}, standard {num(c['standard'])} ×{num(c['weight'])} "
+            f"→ {num(c['contribution'])}"
+        )
+    blend = (
+        f", blend {num(ex['fusion_weight'])} fusion + {num(ex['rerank_weight'])} rerank"
+        if ex["fusion_weight"] or ex["rerank_weight"]
+        else ""
+    )
+    lines.append(
+        f"rerank {num(ex['rerank'])}, keyword floor {num(ex['keyword_floor'])}, synthetic {num(ex['synthetic'])}{blend}"
+    )
     if ex["floors"]:
         lines.append(f"floors applied: {', '.join(ex['floors'])}")
     ri = ex.get("rerank_input")
@@ -373,8 +464,10 @@ def query_lines(result: dict) -> list[str]:
         if exp.get("source") == "client":
             lines.append("expansion: given by the client")
         else:
-            lines.append(f"expansion: {exp['model']}, prompt {exp['prompt']} {exp['prompt_version']}"
-                         + (", cached" if exp["cached"] else ""))
+            lines.append(
+                f"expansion: {exp['model']}, prompt {exp['prompt']} {exp['prompt_version']}"
+                + (", cached" if exp["cached"] else "")
+            )
         for name, items in (("lex", exp["lexical"]), ("vec", exp["semantic"])):
             if items:
                 lines.append(f"  {name}: " + " | ".join(one_line(clean(x)) for x in items))
@@ -393,8 +486,10 @@ def query_lines(result: dict) -> list[str]:
     if ex["lists"]:
         lines.append("lists:")
         for i, li in enumerate(ex["lists"]):
-            lines.append(f"  [{i}] {li['source']}:{li['kind']}{_list_label(result, i)} {li['hits']} hits "
-                         f"×{num(li['weight'])}, floor {num(li['floor'])}, deviation {num(li['deviation'])}")
+            lines.append(
+                f"  [{i}] {li['source']}:{li['kind']}{_list_label(result, i)} {li['hits']} hits "
+                f"×{num(li['weight'])}, floor {num(li['floor'])}, deviation {num(li['deviation'])}"
+            )
     if ex["models"]:
         lines.append("models: " + ", ".join(f"{role} {uri}" for role, uri in ex["models"].items()))
     lines.append(f"prompt version: {ex['prompt_version']}")
@@ -404,20 +499,43 @@ def query_lines(result: dict) -> list[str]:
 
 
 def hit_xml(ex: dict, indent: str) -> list[str]:
-    out = [f"{indent}<explain " + xml_attrs(fused_position=ex["fused_position"], fusion=ex["fusion"],
-                                         fusion_norm=ex["fusion_norm"], rerank=ex["rerank"],
-                                         keyword_floor=ex["keyword_floor"], synthetic=ex["synthetic"],
-                                         fusion_weight=ex["fusion_weight"], rerank_weight=ex["rerank_weight"]) + ">"]
+    out = [
+        f"{indent}<explain "
+        + xml_attrs(
+            fused_position=ex["fused_position"],
+            fusion=ex["fusion"],
+            fusion_norm=ex["fusion_norm"],
+            rerank=ex["rerank"],
+            keyword_floor=ex["keyword_floor"],
+            synthetic=ex["synthetic"],
+            fusion_weight=ex["fusion_weight"],
+            rerank_weight=ex["rerank_weight"],
+        )
+        + ">"
+    ]
     for c in ex["contributions"]:
-        out.append(f"{indent}  <contribution " + xml_attrs(list_=c["list"], source=c["source"], kind=c["kind"],
-                                                        rank=c["rank"], score=c["score"], weight=c["weight"],
-                                                        standard=c["standard"],
-                                                        contribution=c["contribution"]) + "/>")
+        out.append(
+            f"{indent}  <contribution "
+            + xml_attrs(
+                list_=c["list"],
+                source=c["source"],
+                kind=c["kind"],
+                rank=c["rank"],
+                score=c["score"],
+                weight=c["weight"],
+                standard=c["standard"],
+                contribution=c["contribution"],
+            )
+            + "/>"
+        )
     out.extend(f"{indent}  <floor>{xml_escape(f)}</floor>" for f in ex["floors"])
     ri = ex.get("rerank_input")
     if ri:
-        out.append(f"{indent}  <rerank_input " + xml_attrs(chunks=" ".join(str(n) for n in ri["chunks"]),
-                                                         chars=ri["chars"], cached=ri["cached"]) + "/>")
+        out.append(
+            f"{indent}  <rerank_input "
+            + xml_attrs(chunks=" ".join(str(n) for n in ri["chunks"]), chars=ri["chars"], cached=ri["cached"])
+            + "/>"
+        )
     out.append(f"{indent}</explain>")
     return out
 
@@ -426,9 +544,17 @@ def query_xml(result: dict, indent: str) -> list[str]:
     out = []
     exp = result.get("expansion")
     if exp:
-        out.append(f"{indent}<expansion " + xml_attrs(source=exp.get("source", "generator"), model=exp["model"],
-                                                   prompt=exp["prompt"], prompt_version=exp["prompt_version"],
-                                                   cached=exp["cached"]) + ">")
+        out.append(
+            f"{indent}<expansion "
+            + xml_attrs(
+                source=exp.get("source", "generator"),
+                model=exp["model"],
+                prompt=exp["prompt"],
+                prompt_version=exp["prompt_version"],
+                cached=exp["cached"],
+            )
+            + ">"
+        )
         out.extend(f"{indent}  <lexical>{xml_escape(x)}</lexical>" for x in exp["lexical"])
         out.extend(f"{indent}  <semantic>{xml_escape(x)}</semantic>" for x in exp["semantic"])
         if exp.get("hyde") is not None:
@@ -440,8 +566,11 @@ def query_xml(result: dict, indent: str) -> list[str]:
         for st in ex["stages"]:
             out.append(f"{indent}  <stage " + xml_attrs(name=st["name"], ms=st["ms"], skipped=st.get("skipped")) + "/>")
         for i, li in enumerate(ex["lists"]):
-            out.append(f"{indent}  <list " + xml_attrs(index=i, source=li["source"], kind=li["kind"], hits=li["hits"],
-                                                    weight=li["weight"]) + f">{xml_escape(li['query'])}</list>")
+            out.append(
+                f"{indent}  <list "
+                + xml_attrs(index=i, source=li["source"], kind=li["kind"], hits=li["hits"], weight=li["weight"])
+                + f">{xml_escape(li['query'])}</list>"
+            )
         for role, uri in ex["models"].items():
             out.append(f"{indent}  <model {xml_attrs(role=role, uri=uri)}/>")
         out.append(f"{indent}  <strong_signal>{xml_escape(fastjson.dumps(ex['strong_signal']))}</strong_signal>")

@@ -24,8 +24,10 @@ def installed_lines(res: dict) -> list[str]:
     if res["dry_run"]:
         return res["diff"].splitlines()
     verb = "replaced" if res["previous"] is not None else "added"
-    return [f"{verb} {res['name']} in {where}: runs {command_line(res['entry'])}",
-            f"restart {res['label']} (or reload its MCP servers) to use it"]
+    return [
+        f"{verb} {res['name']} in {where}: runs {command_line(res['entry'])}",
+        f"restart {res['label']} (or reload its MCP servers) to use it",
+    ]
 
 
 def uninstalled_lines(res: dict) -> list[str]:
@@ -54,7 +56,8 @@ def status_lines(res: dict) -> list[str]:
         if row["error"]:
             lines.append(f"{'':<40} {row['error']}")
         elif row["configured"]:
-            flags = ("" if row["command_found"] else "  (not found)") + ("" if row["this_gnoctl"] else
-                                                                        "  (not this gnoctl)")
+            flags = ("" if row["command_found"] else "  (not found)") + (
+                "" if row["this_gnoctl"] else "  (not this gnoctl)"
+            )
             lines.append(f"{'':<40} runs {command_line(row['entry'])}{flags}")
     return lines

@@ -13,8 +13,10 @@ def list_lines(res: dict) -> list[str]:
         state = loaded.get((m["role"], m["uri"]), {}).get("state", "unloaded")
         shown = size(m["size_bytes"]) if m["cached"] or m["size_bytes"] is None else f"~{size(m['size_bytes'])}"
         cached = "downloaded" if m["cached"] else "not downloaded"
-        lines.append(f"  {m['role']:<9} {m['uri']}\n  {'':<9} {cached}, {shown}, {state}"
-                     + (f", licence {m['licence']}" if m.get("licence") else ""))
+        lines.append(
+            f"  {m['role']:<9} {m['uri']}\n  {'':<9} {cached}, {shown}, {state}"
+            + (f", licence {m['licence']}" if m.get("licence") else "")
+        )
     lines.append(f"cache: {res['cache_dir']}")
     return lines
 
@@ -25,8 +27,10 @@ def pulled_lines(res: dict) -> list[str]:
 
 def used_lines(res: dict) -> list[str]:
     """`models use`: the daemon's message one change a line, and what happens to the vectors."""
-    return [res["message"].replace(", ", "\n"),
-            "new vectors are made in the background; the old ones serve until then (gnoctl embed waits for it)"]
+    return [
+        res["message"].replace(", ", "\n"),
+        "new vectors are made in the background; the old ones serve until then (gnoctl embed waits for it)",
+    ]
 
 
 def write_paths(res: dict, fmt: str) -> None:

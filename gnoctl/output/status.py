@@ -14,18 +14,28 @@ from gnoctl.output.common import size
 def status_lines(st: dict) -> list[str]:
     """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
     memory = f", {size(st['rss_bytes'])} resident" if st.get("rss_bytes") else ""
-    out = [f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}{memory}), "
-           f"protocol {st['protocol']}",
-           f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
-           f"config: {st['config_path']}"]
+    out = [
+        f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}{memory}), protocol {st['protocol']}",
+        f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
+        f"config: {st['config_path']}",
+    ]
     lex = st.get("lexical")
     if lex:
-        out.append("lexical index: " + (f"{lex['documents']} documents, {size(lex['bytes'])}" if lex["ready"] else
-                   f"being built from the stored documents, {lex['done']} of {lex['total']} (searches wait)"))
+        out.append(
+            "lexical index: "
+            + (
+                f"{lex['documents']} documents, {size(lex['bytes'])}"
+                if lex["ready"]
+                else f"being built from the stored documents, {lex['done']} of {lex['total']} (searches wait)"
+            )
+        )
     load = st.get("load")
     if load:
-        lately = (f"; last minute: {load['calls']} calls, p50 {load['p50_ms']:.0f} ms, p99 {load['p99_ms']:.0f} ms"
-                  if load["calls"] else "")
+        lately = (
+            f"; last minute: {load['calls']} calls, p50 {load['p50_ms']:.0f} ms, p99 {load['p99_ms']:.0f} ms"
+            if load["calls"]
+            else ""
+        )
         out.append(f"readers: {load['running']} running, {load['queued']} waiting{lately}")
     langs = [str(x) for x in st["languages"] if x]
     out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")

@@ -34,8 +34,15 @@ SETTLE_S = 0.2  # a burst of changes (a checkout) becomes one refresh
 PING_S = 15.0
 SIMILAR = 8
 # An original file shown by the browser must not run script in the page's origin.
-SCRIPTED = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml", "application/xml",
-            "text/javascript", "application/javascript")
+SCRIPTED = (
+    "text/html",
+    "image/svg+xml",
+    "application/xhtml+xml",
+    "text/xml",
+    "application/xml",
+    "text/javascript",
+    "application/javascript",
+)
 FILE_URL = "file://{path}#{line}"  # no host: a browser opens file:// links of this machine only
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; object-src 'self'; sandbox"
 
@@ -46,15 +53,22 @@ class Web:
         self.hub = Hub(link)
         self.editor_template = editor_template
         self.host = os.uname().nodename if "{host}" in editor_template else ""
-        self.jinja = Environment(loader=PackageLoader("gnoctl.web", "templates"), autoescape=select_autoescape(),
-                                 trim_blocks=True, lstrip_blocks=True)
+        self.jinja = Environment(
+            loader=PackageLoader("gnoctl.web", "templates"),
+            autoescape=select_autoescape(),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
         self.jinja.globals.update(doc_href=search.doc_href, ago=_ago, size=_size)
         self.tasks: set[asyncio.Task] = set()
 
     def page(self, request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         context.update(csrf=request.scope.get("state", {}).get("csrf", ""), path=request.url.path)
-        return HTMLResponse(self.jinja.get_template(name).render(context), status_code=status_code,
-                            headers={"cache-control": "no-store"})
+        return HTMLResponse(
+            self.jinja.get_template(name).render(context),
+            status_code=status_code,
+            headers={"cache-control": "no-store"},
+        )
 
     def fragment(self, name: str, **context: Any) -> str:
         return self.jinja.get_template(name).render(context)
@@ -70,18 +84,32 @@ class Web:
     async def home(self, request: Request) -> Response:
         req = search.Request.from_query(request.query_params)
         hits, result, error = await self._search(req)
-        return self.page(request, "search.html", req=req, hits=hits, result=result, error=error,
-                         collections=await self.collections())
+        return self.page(
+            request, "search.html", req=req, hits=hits, result=result, error=error, collections=await self.collections()
+        )
 
     async def api_search(self, request: Request) -> Response:
         req = search.Request.from_query(request.query_params)
         hits, result, error = await self._search(req)
         body: dict[str, Any] = {"mode": req.mode, "sent": req.sent(), "error": error}
         if error is None:
-            body.update(count=len(hits), took_ms=result.get("took_ms") if result else None,
-                        hits=[{"ref": h.ref, "line": h.line, "uri": h.uri, "title": h.title, "href": h.href,
-                               "score": h.score, "passages": [str(p) for p in h.passages]} for h in hits],
-                        html=self.fragment("_results.html", hits=hits, result=result, req=req))
+            body.update(
+                count=len(hits),
+                took_ms=result.get("took_ms") if result else None,
+                hits=[
+                    {
+                        "ref": h.ref,
+                        "line": h.line,
+                        "uri": h.uri,
+                        "title": h.title,
+                        "href": h.href,
+                        "score": h.score,
+                        "passages": [str(p) for p in h.passages],
+                    }
+                    for h in hits
+                ],
+                html=self.fragment("_results.html", hits=hits, result=result, req=req),
+            )
         status = 200 if error is None else 400 if error["exit"] == 1 else 503
         return JSONResponse(body, status_code=status, headers={"cache-control": "no-store"})
 
@@ -102,8 +130,13 @@ class Web:
         try:
             doc = await self.link.call("get", {"ref": ref})
         except DaemonError as e:
-            return self.page(request, "error.html", status_code=404 if e.name == "NOT_FOUND" else 502,
-                             error=_error(e), title="Document")
+            return self.page(
+                request,
+                "error.html",
+                status_code=404 if e.name == "NOT_FOUND" else 502,
+                error=_error(e),
+                title="Document",
+            )
         if line is not None and not 1 <= line <= doc["total_lines"]:
             line = None
         try:
@@ -111,12 +144,20 @@ class Web:
         except DaemonError:
             similar = []
         abs_path = doc["abs_path"]
-        return self.page(request, "doc.html", doc=doc, line=line, ref=f"{doc['collection']}/{doc['path']}",
-                         html=render.document(doc["content"], doc["path"], line), similar=similar,
-                         converted=render.converted(doc["path"]),
-                         file_url=editor_url.url(FILE_URL, abs_path, line or 1),
-                         editor_url=None if self.editor_template == editor_url.template("file") else
-                         editor_url.url(self.editor_template, abs_path, line or 1, self.host))
+        return self.page(
+            request,
+            "doc.html",
+            doc=doc,
+            line=line,
+            ref=f"{doc['collection']}/{doc['path']}",
+            html=render.document(doc["content"], doc["path"], line),
+            similar=similar,
+            converted=render.converted(doc["path"]),
+            file_url=editor_url.url(FILE_URL, abs_path, line or 1),
+            editor_url=None
+            if self.editor_template == editor_url.template("file")
+            else editor_url.url(self.editor_template, abs_path, line or 1, self.host),
+        )
 
     async def original(self, request: Request) -> Response:
         """The document's own file (a PDF as the browser shows it), read where gnod indexed it."""
@@ -129,9 +170,13 @@ class Web:
             kind = "text/plain; charset=utf-8"
         if not os.path.isfile(doc["abs_path"]):
             return JSONResponse({"error": {"message": f"{doc['abs_path']} is gone"}}, status_code=404)
-        return FileResponse(doc["abs_path"], media_type=kind, content_disposition_type="inline",
-                            filename=os.path.basename(doc["abs_path"]),
-                            headers={"content-security-policy": FILE_CSP, "cache-control": "no-store"})
+        return FileResponse(
+            doc["abs_path"],
+            media_type=kind,
+            content_disposition_type="inline",
+            filename=os.path.basename(doc["abs_path"]),
+            headers={"content-security-policy": FILE_CSP, "cache-control": "no-store"},
+        )
 
     # --- answers -----------------------------------------------------------------------
 
@@ -212,8 +257,12 @@ class Web:
         fresh = {f["collection"]: f for f in st.get("freshness") or []}
         vectors = st.get("vectors") or {}
         lexical = st.get("lexical") or {}
-        busy = (st["job"]["running"] or any(f["indexing"] or f["pending"] for f in fresh.values())
-                or bool(vectors.get("embedding")) or lexical.get("ready") is False)
+        busy = (
+            st["job"]["running"]
+            or any(f["indexing"] or f["pending"] for f in fresh.values())
+            or bool(vectors.get("embedding"))
+            or lexical.get("ready") is False
+        )
         return self.fragment("_status.html", st=st, fresh=fresh, errors=errors, now=time.time()), busy
 
     async def status_events(self, request: Request) -> Response:
@@ -256,8 +305,11 @@ class Web:
 
     async def add_collection(self, request: Request) -> Response:
         form = await request.json()
-        params: dict[str, Any] = {"name": str(form.get("name", "")).strip(), "path": str(form.get("path", "")).strip(),
-                                  "index": False}
+        params: dict[str, Any] = {
+            "name": str(form.get("name", "")).strip(),
+            "path": str(form.get("path", "")).strip(),
+            "index": False,
+        }
         if form.get("description"):
             params["description"] = str(form["description"])
         if not params["path"]:
@@ -289,6 +341,7 @@ class Web:
 
     def _index(self, collection: str | None) -> None:
         """An index run in the background; its progress moves the status page."""
+
         async def progress(method: str, params: dict) -> None:
             if method == "progress":
                 self.hub.publish({"kind": "progress", "collection": params.get("collection")})
@@ -315,8 +368,9 @@ class Web:
 
 
 def _stream(events: AsyncIterator[str]) -> StreamingResponse:
-    return StreamingResponse(events, media_type="text/event-stream",
-                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+    return StreamingResponse(
+        events, media_type="text/event-stream", headers={"cache-control": "no-store", "x-accel-buffering": "no"}
+    )
 
 
 def _error(e: DaemonError) -> dict:
@@ -350,19 +404,21 @@ def _size(n: int | None) -> str:
 
 
 def create(web: Web) -> Starlette:
-    return Starlette(routes=[
-        Route("/", web.home),
-        Route("/api/search", web.api_search),
-        Route("/doc", web.doc),
-        Route("/file", web.original),
-        Route("/ask", web.ask),
-        Route("/api/ask", web.api_ask),
-        Route("/status", web.status),
-        Route("/events/status", web.status_events),
-        Route("/events/changes", web.change_events),
-        Route("/api/collections", web.add_collection, methods=["POST"]),
-        Route("/api/collections/remove", web.remove_collection, methods=["POST"]),
-        Route("/api/index", web.reindex, methods=["POST"]),
-        Route("/code.css", web.code_css),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ])
+    return Starlette(
+        routes=[
+            Route("/", web.home),
+            Route("/api/search", web.api_search),
+            Route("/doc", web.doc),
+            Route("/file", web.original),
+            Route("/ask", web.ask),
+            Route("/api/ask", web.api_ask),
+            Route("/status", web.status),
+            Route("/events/status", web.status_events),
+            Route("/events/changes", web.change_events),
+            Route("/api/collections", web.add_collection, methods=["POST"]),
+            Route("/api/collections/remove", web.remove_collection, methods=["POST"]),
+            Route("/api/index", web.reindex, methods=["POST"]),
+            Route("/code.css", web.code_css),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ]
+    )

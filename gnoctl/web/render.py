@@ -22,8 +22,25 @@ from pygments.util import ClassNotFound
 # Shown as lines of text, not as Markdown.
 PLAIN = frozenset({".txt", ".text", ".log", ".csv", ".tsv"})
 # Files gnod stores as Markdown (written so, or converted): rendered.
-MARKDOWN = frozenset({".md", ".markdown", ".mdx", ".mkd", ".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html",
-                      ".htm", ".json", ".ipynb", ".rst", ".org"})
+MARKDOWN = frozenset(
+    {
+        ".md",
+        ".markdown",
+        ".mdx",
+        ".mkd",
+        ".pdf",
+        ".docx",
+        ".xlsx",
+        ".pptx",
+        ".epub",
+        ".html",
+        ".htm",
+        ".json",
+        ".ipynb",
+        ".rst",
+        ".org",
+    }
+)
 CONVERTED = frozenset({".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb"})
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
@@ -79,8 +96,9 @@ def _lexer_for(path: str):
 def _code(text: str, lexer, first: int, line: int | None, numbers: bool = False) -> Markup:
     """Highlighted code whose first line is document line `first`; `line` marked."""
     hl = [line - first + 1] if line is not None and first <= line < first + text.count("\n") + 1 else []
-    formatter = HtmlFormatter(cssclass="hl", hl_lines=hl, wrapcode=True, linenos="inline" if numbers else False,
-                              linenostart=first)
+    formatter = HtmlFormatter(
+        cssclass="hl", hl_lines=hl, wrapcode=True, linenos="inline" if numbers else False, linenostart=first
+    )
     html = highlight(text, lexer, formatter)
     if hl:
         html = html.replace('<span class="hll">', '<span class="hll" id="hit">', 1)

@@ -53,8 +53,10 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
     import uvicorn
 
     if not is_loopback(host) and not allow_remote:
-        raise HttpError(f"refusing to serve {host}: anyone who can reach it and learns the key could read your "
-                        "documents, over plain HTTP (add --allow-remote to insist, or drop --host)")
+        raise HttpError(
+            f"refusing to serve {host}: anyone who can reach it and learns the key could read your "
+            "documents, over plain HTTP (add --allow-remote to insist, or drop --host)"
+        )
     key_file = os.path.join(Paths.from_env().state_dir, "web-key")
     key = load_token(key_file)  # in its file before anyone can connect
     sock = listen(host, port, "`gnoctl web`", lambda p: f"--port {p} (or --port 0: any free port)")
@@ -67,8 +69,12 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
     print(f"gnoctl web: open {address}", flush=True)
     print(f"(the key is kept in {key_file}; Ctrl-C stops)", file=sys.stderr, flush=True)
     if not is_loopback(host):
-        print("gnoctl web: serving beyond this machine over plain HTTP: the key and your documents cross "
-              "the network unencrypted", file=sys.stderr, flush=True)
+        print(
+            "gnoctl web: serving beyond this machine over plain HTTP: the key and your documents cross "
+            "the network unencrypted",
+            file=sys.stderr,
+            flush=True,
+        )
     if open_browser:
         webbrowser.open(address)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=GRACE_S)

@@ -47,10 +47,16 @@ class Request:
     @classmethod
     def from_query(cls, q: QueryParams) -> Request:
         mode = q.get("mode", "lexical")
-        return cls(text=q.get("q", ""), mode=mode if mode in MODES else "lexical", typing=bool(q.get("typing")),
-                   collections=tuple(c for c in q.getlist("c") if c),
-                   tags=tuple(t.strip() for t in q.get("tags", "").split(",") if t.strip()),
-                   since=q.get("since", ""), until=q.get("until", ""), lang=q.get("lang", "").strip())
+        return cls(
+            text=q.get("q", ""),
+            mode=mode if mode in MODES else "lexical",
+            typing=bool(q.get("typing")),
+            collections=tuple(c for c in q.getlist("c") if c),
+            tags=tuple(t.strip() for t in q.get("tags", "").split(",") if t.strip()),
+            since=q.get("since", ""),
+            until=q.get("until", ""),
+            lang=q.get("lang", "").strip(),
+        )
 
     def filters(self) -> dict:
         found = {"tags": list(self.tags), "since": self.since, "until": self.until, "lang": self.lang}
@@ -86,17 +92,31 @@ def doc_href(ref: str, line: int | None = None) -> str:
 
 def _search_hit(h: dict) -> Hit:
     passages = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
-    return Hit(ref=f"{h['collection']}/{h['path']}", line=passages[0]["line"] if passages else 1,
-               title=h.get("title") or h["path"], collection=h["collection"], path=h["path"], uri=h["uri"],
-               score=h["score"], passages=[render.passage(p["text"], p.get("matches") or []) for p in passages])
+    return Hit(
+        ref=f"{h['collection']}/{h['path']}",
+        line=passages[0]["line"] if passages else 1,
+        title=h.get("title") or h["path"],
+        collection=h["collection"],
+        path=h["path"],
+        uri=h["uri"],
+        score=h["score"],
+        passages=[render.passage(p["text"], p.get("matches") or []) for p in passages],
+    )
 
 
 def _query_hit(h: dict) -> Hit:
     preview = h.get("preview") or {}
     text = preview.get("text") or ""
-    return Hit(ref=f"{h['collection']}/{h['path']}", line=preview.get("start_line") or 1,
-               title=h.get("title") or h["path"], collection=h["collection"], path=h["path"], uri=h["uri"],
-               score=h["score"], passages=[render.passage(text, preview.get("matches") or [])] if text else [])
+    return Hit(
+        ref=f"{h['collection']}/{h['path']}",
+        line=preview.get("start_line") or 1,
+        title=h.get("title") or h["path"],
+        collection=h["collection"],
+        path=h["path"],
+        uri=h["uri"],
+        score=h["score"],
+        passages=[render.passage(text, preview.get("matches") or [])] if text else [],
+    )
 
 
 async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:

@@ -28,8 +28,8 @@ PUBLIC_PREFIXES = ("/static/",)
 # The page runs only its own files; nothing it shows may frame it, run script or post elsewhere.
 HEADERS = {
     "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-                               "frame-ancestors 'none'",
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
@@ -116,8 +116,9 @@ class Guard:
         """The response that refuses the request, or None (then `scope['state']` has the CSRF token)."""
         headers = Headers(scope=scope)
         if headers.get("host", "").lower() not in self.hosts:
-            return PlainTextResponse(f"this server answers only as {min(self.hosts)} (a wrong Host: "
-                                     "DNS rebinding?)", status_code=421)
+            return PlainTextResponse(
+                f"this server answers only as {min(self.hosts)} (a wrong Host: DNS rebinding?)", status_code=421
+            )
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
             return PlainTextResponse("requests from other sites are refused", status_code=403)
@@ -130,8 +131,14 @@ class Guard:
                 return HTMLResponse(DENIED, status_code=401)
             rest = urlencode([(k, v) for k, v in query.multi_items() if k != "key"])
             redirect = RedirectResponse(path + (f"?{rest}" if rest else ""), status_code=303)
-            redirect.set_cookie(self.sessions.cookie, self.sessions.new_cookie(), max_age=COOKIE_DAYS * 86400,
-                                httponly=True, samesite="strict", path="/")
+            redirect.set_cookie(
+                self.sessions.cookie,
+                self.sessions.new_cookie(),
+                max_age=COOKIE_DAYS * 86400,
+                httponly=True,
+                samesite="strict",
+                path="/",
+            )
             return redirect
         sid = self.sessions.session(_cookies(headers).get(self.sessions.cookie))
         if sid is None:

@@ -106,8 +106,10 @@ def _sniff_zip(data: bytes) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             names = z.namelist()
-            if "mimetype" in names and z.getinfo("mimetype").file_size < 64 and (
-                z.read("mimetype").strip() == b"application/epub+zip"
+            if (
+                "mimetype" in names
+                and z.getinfo("mimetype").file_size < 64
+                and (z.read("mimetype").strip() == b"application/epub+zip")
             ):
                 return "epub"
     except (zipfile.BadZipFile, OSError, ValueError, RuntimeError):
@@ -280,8 +282,9 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     return markdown
 
 
-def _markitdown(name: str, converter_class: str, signature: str | None,
-                max_bytes: int = MAX_DOCUMENT_BYTES) -> Converter:
+def _markitdown(
+    name: str, converter_class: str, signature: str | None, max_bytes: int = MAX_DOCUMENT_BYTES
+) -> Converter:
     exts = CONVERTED[name]
     return Converter(
         name=name,
@@ -360,9 +363,15 @@ class _Isolator:
         up_r, up_w = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", f"import sys; sys.path.insert(0, {_SOURCE_ROOT!r}); "
-                 f"from gnod.ingest.convert import serve; serve({down_r}, {up_w})"],
-                pass_fds=(down_r, up_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-c",
+                    f"import sys; sys.path.insert(0, {_SOURCE_ROOT!r}); "
+                    f"from gnod.ingest.convert import serve; serve({down_r}, {up_w})",
+                ],
+                pass_fds=(down_r, up_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
             )
         except BaseException:
             for fd in (down_w, up_r):

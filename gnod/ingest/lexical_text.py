@@ -18,8 +18,14 @@ from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, tokenize
 def lexical_text(rel_path: str, heading: str, tokens: list[str], stems: str, analyzer: Analyzer) -> LexicalText:
     """`heading` is the indexed title (documents.indexed_title), `tokens` the body's and
     `stems` its stemmed text (sections.stem_body), `analyzer` the document's language's."""
-    return LexicalText(analyzer.index_text(rel_path), analyzer.index_text(heading), stems,
-                       exact_text(rel_path), exact_text(heading), " ".join(tokens))
+    return LexicalText(
+        analyzer.index_text(rel_path),
+        analyzer.index_text(heading),
+        stems,
+        exact_text(rel_path),
+        exact_text(heading),
+        " ".join(tokens),
+    )
 
 
 def deriver(analyzers: AnalyzerSet) -> Callable[[apsw.Connection, Sequence[int]], dict[int, LexicalText]]:
@@ -28,9 +34,10 @@ def deriver(analyzers: AnalyzerSet) -> Callable[[apsw.Connection, Sequence[int]]
 
     def derive(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, LexicalText]:
         out = {}
-        for doc_id, rel_path, title, metadata, markdown, body_line, language, others in \
-                store.lexical_sources(conn, ids):
-            body = "\n".join(markdown.split("\n")[body_line - 1:])
+        for doc_id, rel_path, title, metadata, markdown, body_line, language, others in store.lexical_sources(
+            conn, ids
+        ):
+            body = "\n".join(markdown.split("\n")[body_line - 1 :])
             tokens = tokenize(body)
             stems = stem_body(body, language, analyzers, per_block=bool(others), tokens=tokens).text
             heading = store.indexed_title(title, json.loads(metadata))

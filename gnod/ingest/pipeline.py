@@ -69,8 +69,9 @@ def index_collection(
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
     entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
-    return _apply(conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex,
-                  between)
+    return _apply(
+        conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex, between
+    )
 
 
 def index_paths(
@@ -108,8 +109,21 @@ def index_paths(
             admitted = admit(col.path, flt, rel, walk_errors, col.follow_symlinks)
             if admitted is not None:
                 entries[admitted.rel_path] = admitted
-    return _apply(conn, analyzers, col, cid, list(entries.values()), sorted(scope), walk_errors, None, stop,
-                  pool, t0, changed, lex)
+    return _apply(
+        conn,
+        analyzers,
+        col,
+        cid,
+        list(entries.values()),
+        sorted(scope),
+        walk_errors,
+        None,
+        stop,
+        pool,
+        t0,
+        changed,
+        lex,
+    )
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
@@ -119,8 +133,14 @@ def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:
         if os.path.isdir(col.path):
             store.clear_errors(conn, cid, ["."])
             return cid
-        store.record_error(conn, cid, ".", "NOT_ACCESSIBLE",
-                           f"collection path {col.path} is not an accessible directory", *_stat_or_zero(col.path))
+        store.record_error(
+            conn,
+            cid,
+            ".",
+            "NOT_ACCESSIBLE",
+            f"collection path {col.path} is not an accessible directory",
+            *_stat_or_zero(col.path),
+        )
     return None
 
 
@@ -142,8 +162,7 @@ def _apply(
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
-    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), store.error_states(conn, cid, scope),
-               changed, lex)
+    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), store.error_states(conn, cid, scope), changed, lex)
     total = len(entries)
     if progress:
         progress("scan", 0, total, "")
@@ -176,8 +195,16 @@ class _Run:
     (`changed`) once committed and searchable (the lexical index takes the batches
     every LEXICAL_SECONDS, and at the end)."""
 
-    def __init__(self, conn: apsw.Connection, col: CollectionConfig, cid: int, states: dict[str, store.DocState],
-                 failed: dict[str, tuple[int, int, int]], changed: ChangeFn | None, lex: LexicalIndex | None) -> None:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        col: CollectionConfig,
+        cid: int,
+        states: dict[str, store.DocState],
+        failed: dict[str, tuple[int, int, int]],
+        changed: ChangeFn | None,
+        lex: LexicalIndex | None,
+    ) -> None:
         self.conn, self.col, self.cid = conn, col, cid
         self.states, self.failed = states, failed
         self.changed, self.lex = changed, lex
@@ -215,8 +242,9 @@ class _Run:
             self.stats.unchanged += 1
         else:
             # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-            doc_id = store.put_document(self.conn, self.cid, outcome, self.states.get(e.rel_path),
-                                        e.rel_path in self.failed)
+            doc_id = store.put_document(
+                self.conn, self.cid, outcome, self.states.get(e.rel_path), e.rel_path in self.failed
+            )
             if self.lex is not None:
                 self.lex.stage(doc_id, outcome.language, outcome.text)
             if task.old_hash is None:
@@ -226,8 +254,7 @@ class _Run:
             self.committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
             self.in_batch += 1
 
-    def end_batch_when_due(self, now: float, stop: threading.Event | None,
-                           between: Callable[[], None] | None) -> None:
+    def end_batch_when_due(self, now: float, stop: threading.Event | None, between: Callable[[], None] | None) -> None:
         """Commit the open batch once it is big or old enough; stop there when asked to."""
         if not (self.in_batch >= BATCH_DOCS or (self.in_batch and now >= self.batch_end)):
             return
@@ -245,8 +272,11 @@ class _Run:
         """Remove what is gone, record what the walk refused, and commit the last batch."""
         # What an unreadable directory held stays indexed until it can be read again.
         unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
-        gone = [(rel, s.id) for rel, s in self.states.items()
-                if rel not in self.seen and not (unreadable and rel.startswith(unreadable))]
+        gone = [
+            (rel, s.id)
+            for rel, s in self.states.items()
+            if rel not in self.seen and not (unreadable and rel.startswith(unreadable))
+        ]
         store.delete_documents(self.conn, [doc_id for _, doc_id in gone])
         self.stats.removed = len(gone)
         self.committed.extend(("removed", rel) for rel, _ in gone)

@@ -80,8 +80,9 @@ def prepare(
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
     tokens = tokenize(body)  # once, for the stems and the exact forms
-    stemmed = stem_body(body, language, analyzers, per_block=not (language_hint or source), tokens=tokens,
-                        deadline=deadline.check)
+    stemmed = stem_body(
+        body, language, analyzers, per_block=not (language_hint or source), tokens=tokens, deadline=deadline.check
+    )
     language = stemmed.language
     deadline.check("stemming")
     offset = len(canonical) - len(body)

@@ -36,7 +36,10 @@ class StemmedBody(NamedTuple):
 
 
 def stem_body(
-    body: str, language: str | None, analyzers: AnalyzerSet, per_block: bool = True,
+    body: str,
+    language: str | None,
+    analyzers: AnalyzerSet,
+    per_block: bool = True,
     tokens: list[str] | None = None,
     deadline: Callable[[str], None] | None = None,
 ) -> StemmedBody:
@@ -57,10 +60,7 @@ def stem_body(
     for start, end, lang in sections:
         sizes[lang] = sizes.get(lang, 0) + end - start
     main = max(sizes, key=lambda lang: (sizes[lang], lang == language))
-    text = " ".join(
-        stems for stems in (analyzers.get(lang).index_text(body[s:e]) for s, e, lang in sections)
-        if stems
-    )
+    text = " ".join(stems for stems in (analyzers.get(lang).index_text(body[s:e]) for s, e, lang in sections) if stems)
     others = tuple(sorted({lang for _, _, lang in sections if lang and lang != main}))
     return StemmedBody(main, text, others)
 

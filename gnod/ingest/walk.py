@@ -41,6 +41,8 @@ def _is_own(entry: os.DirEntry) -> bool:
         return False
     st = entry.stat(follow_symlinks=False)
     return (st.st_dev, st.st_ino) in _own_dirs
+
+
 _DEFAULT_EXCLUDED_FILES = frozenset(p for p in DEFAULT_EXCLUDE if not p.endswith("/"))
 
 
@@ -83,13 +85,19 @@ def shown(rel_path: str) -> str:
 
 
 def bad_name(rel_path: str) -> WalkIssue:
-    return WalkIssue(shown(rel_path), "BAD_NAME",
-                     "the file name is not valid UTF-8: rename it to index it")
+    return WalkIssue(shown(rel_path), "BAD_NAME", "the file name is not valid UTF-8: rename it to index it")
 
 
 def special_reason(mode: int) -> str:
-    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
     return f"{kind}: only regular files are indexed"
 
 
@@ -162,7 +170,7 @@ def _load_gitignore(abs_dir: str, base: str) -> Ignore | None:
 
 def _ignored(ignores: list[Ignore], rel: str) -> bool:
     for base, spec, _ in ignores:
-        if spec.match_file(rel[len(base):] if base else rel):
+        if spec.match_file(rel[len(base) :] if base else rel):
             return True
     return False
 
@@ -184,8 +192,9 @@ def _chain(root: str, flt: Filter, rel_dir: str) -> list[Ignore] | None:
     return ignores
 
 
-def admit(root: str, flt: Filter, rel_path: str, issues: list[WalkIssue] | None = None,
-          follow_symlinks: bool = False) -> WalkEntry | None:
+def admit(
+    root: str, flt: Filter, rel_path: str, issues: list[WalkIssue] | None = None, follow_symlinks: bool = False
+) -> WalkEntry | None:
     """The entry for one file if it exists and belongs to the collection (watcher events).
     A file that belongs but cannot be indexed (bad name, link, special file) goes to `issues`."""
     rel_dir, _, name = rel_path.rpartition("/")
@@ -228,8 +237,9 @@ def _link_issue(root: str, rel_path: str, abs_path: str, follow: bool) -> WalkIs
         return WalkIssue(shown(rel_path), "SYMLINK", SYMLINK_REASON)
     real = os.path.realpath(abs_path)
     if not _inside(real, os.path.realpath(root)):
-        return WalkIssue(shown(rel_path), "OUTSIDE_ROOT",
-                         "symbolic link to a place outside the collection: not followed")
+        return WalkIssue(
+            shown(rel_path), "OUTSIDE_ROOT", "symbolic link to a place outside the collection: not followed"
+        )
     return None
 
 
@@ -254,7 +264,10 @@ RACY_NS = 2_000_000_000
 
 
 def walk(
-    root: str, flt: Filter, issues: list[WalkIssue] | None = None, start: str = "",
+    root: str,
+    flt: Filter,
+    issues: list[WalkIssue] | None = None,
+    start: str = "",
     follow_symlinks: bool = False,
 ) -> Iterator[WalkEntry]:
     """Yield every file under `root` (or under its subdirectory `start`) that the filter
@@ -303,8 +316,9 @@ def walk(
         stack.extend((here + name, prefix + name, ignores) for name in reversed(listing.subdirs))
 
 
-def _listing(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignore],
-             visited: set[tuple[int, int]] | None) -> _Listing:
+def _listing(
+    root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignore], visited: set[tuple[int, int]] | None
+) -> _Listing:
     """The directory's listing, kept from the last walk when nothing it depends on changed
     (never when links are followed: which directories were seen decides what a link is)."""
     key = None
@@ -328,15 +342,30 @@ def _listing(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ig
     return listing
 
 
-def _scan(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignore],
-          visited: set[tuple[int, int]] | None, key: tuple | None) -> _Listing:
+def _scan(
+    root: str,
+    abs_dir: str,
+    prefix: str,
+    flt: Filter,
+    ignores: list[Ignore],
+    visited: set[tuple[int, int]] | None,
+    key: tuple | None,
+) -> _Listing:
     """List the directory now: the files and sub-directories to walk, and what was refused."""
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=_NAME)
     except OSError as e:
-        return _Listing(None, (), (), (WalkIssue(shown(prefix[:-1]) if prefix else ".", "NOT_ACCESSIBLE",
-                                                 f"cannot list directory: {e.strerror or e}"),))
+        return _Listing(
+            None,
+            (),
+            (),
+            (
+                WalkIssue(
+                    shown(prefix[:-1]) if prefix else ".", "NOT_ACCESSIBLE", f"cannot list directory: {e.strerror or e}"
+                ),
+            ),
+        )
     files: list[str] = []
     subdirs: list[str] = []
     issues: list[WalkIssue] = []
@@ -356,9 +385,16 @@ def _scan(root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignor
     return _Listing(key, tuple(files), tuple(subdirs), tuple(issues))
 
 
-def _entry_kind(root: str, entry: os.DirEntry, rel: str, flt: Filter, ignores: list[Ignore],
-                visited: set[tuple[int, int]] | None, issues: list[WalkIssue]) -> str | None:
-    """"dir" or "file" for an entry to walk, None for one left out (with its issue, if any)."""
+def _entry_kind(
+    root: str,
+    entry: os.DirEntry,
+    rel: str,
+    flt: Filter,
+    ignores: list[Ignore],
+    visited: set[tuple[int, int]] | None,
+    issues: list[WalkIssue],
+) -> str | None:
+    """ "dir" or "file" for an entry to walk, None for one left out (with its issue, if any)."""
     name = entry.name
     link = entry.is_symlink()
     follow = visited is not None
@@ -378,8 +414,16 @@ def _entry_kind(root: str, entry: os.DirEntry, rel: str, flt: Filter, ignores: l
     return "file"
 
 
-def _wanted_dir(root: str, entry: os.DirEntry, rel: str, link: bool, flt: Filter, ignores: list[Ignore],
-                visited: set[tuple[int, int]] | None, issues: list[WalkIssue]) -> bool:
+def _wanted_dir(
+    root: str,
+    entry: os.DirEntry,
+    rel: str,
+    link: bool,
+    flt: Filter,
+    ignores: list[Ignore],
+    visited: set[tuple[int, int]] | None,
+    issues: list[WalkIssue],
+) -> bool:
     """Whether to walk into a sub-directory (or a followed link to one)."""
     if not flt.wants_dir(entry.name, rel) or (ignores and _ignored(ignores, rel + "/")) or _is_own(entry):
         return False

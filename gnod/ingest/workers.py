@@ -96,8 +96,9 @@ def read_regular(path: str, follow_symlinks: bool) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise IngestFailure("SPECIAL", special_reason(st.st_mode))
         if st.st_size > MAX_DOCUMENT_BYTES:
-            raise IngestFailure("TOO_LARGE",
-                                f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB")
+            raise IngestFailure(
+                "TOO_LARGE", f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB"
+            )
         try:
             data = f.read(st.st_size + 1)
             if len(data) > st.st_size:  # it grew since the stat: read on, but never past the limit
@@ -151,8 +152,9 @@ class PreparePool:
         if self._pool is None:
             # spawn, not fork: the daemon has threads, and fork would copy their locks.
             ctx = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
-                                             initializer=_worker_init, initargs=(os.getpid(),))
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            )
         todo = deque(tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE))
         pending: dict[Future, list[Task]] = {}
         try:

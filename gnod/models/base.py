@@ -34,8 +34,9 @@ def with_fix(message: str, fix: str | None) -> str:
     return f"{message} (fix: {fix})" if fix else message
 
 
-def read_chat_stream(events: Generator[Any, None, None], on_token: Callable[[str], None] | None,
-                     stop: Callable[[], bool] | None) -> str:
+def read_chat_stream(
+    events: Generator[Any, None, None], on_token: Callable[[str], None] | None, stop: Callable[[], bool] | None
+) -> str:
     """The text of a streamed chat completion (OpenAI-shaped chunks, as llama.cpp and
     the inference servers send them): each piece to `on_token` as it comes, `stop()`
     ends it early; the stream is closed either way (which stops the generation)."""

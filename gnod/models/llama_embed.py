@@ -23,17 +23,34 @@ POOLING = {"mean": 1, "cls": 2, "last": 3}
 
 
 class LlamaEmbedder:
-    def __init__(self, uri: str, path: str, threads: Threads, query_prompt: Callable[[str], str],
-                 pooling: str | None = None, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
-                 main_gpu: int = 0) -> None:
+    def __init__(
+        self,
+        uri: str,
+        path: str,
+        threads: Threads,
+        query_prompt: Callable[[str], str],
+        pooling: str | None = None,
+        max_context: int = MAX_CONTEXT,
+        gpu_layers: int = 0,
+        main_gpu: int = 0,
+    ) -> None:
         from llama_cpp import Llama  # daemon only
 
         ctx = context_size(path, max_context)
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
-        self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
-                          n_threads=threads.count, n_threads_batch=threads.count,
-                          pooling_type=POOLING.get(pooling or "", -1),
-                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
+        self._llm = Llama(
+            model_path=path,
+            embedding=True,
+            n_ctx=ctx,
+            n_batch=ctx,
+            n_ubatch=ctx,
+            n_threads=threads.count,
+            n_threads_batch=threads.count,
+            pooling_type=POOLING.get(pooling or "", -1),
+            n_gpu_layers=gpu_layers,
+            main_gpu=main_gpu,
+            verbose=False,
+        )
         self.uri = uri
         self._threads = threads
         threads.restart()
@@ -77,8 +94,9 @@ class LlamaEmbedder:
         t0 = time.perf_counter()
         # One text per decode: llama.cpp attends over the whole batch and masks the other
         # texts out, so packing costs more than it saves (benchmarks/presets.py measures it).
-        vecs = np.asarray([self._llm.embed([piece], normalize=True, truncate=False)[0] for piece in flat],
-                          dtype=np.float32)
+        vecs = np.asarray(
+            [self._llm.embed([piece], normalize=True, truncate=False)[0] for piece in flat], dtype=np.float32
+        )
         self._threads.record(threads, tokens, time.perf_counter() - t0)
         if len(flat) == len(texts):
             return vecs

@@ -13,22 +13,38 @@ CONTEXT = 4096
 
 
 class LlamaGenerator:
-    def __init__(self, uri: str, path: str, threads: Threads, context: int = CONTEXT, gpu_layers: int = 0,
-                 main_gpu: int = 0) -> None:
+    def __init__(
+        self, uri: str, path: str, threads: Threads, context: int = CONTEXT, gpu_layers: int = 0, main_gpu: int = 0
+    ) -> None:
         from llama_cpp import Llama  # daemon only
 
-        self._llm = Llama(model_path=path, n_ctx=context, n_threads=threads.count, n_threads_batch=threads.count,
-                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
+        self._llm = Llama(
+            model_path=path,
+            n_ctx=context,
+            n_threads=threads.count,
+            n_threads_batch=threads.count,
+            n_gpu_layers=gpu_layers,
+            main_gpu=main_gpu,
+            verbose=False,
+        )
         self.uri = uri
         self._threads = threads
 
-    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
-                 on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        on_token: Callable[[str], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> str:
         # llama_cpp types messages and events as TypedDicts per role; ours are plain chat dicts.
         llm: Any = self._llm
         self._threads.apply(llm)
-        stream = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
-                                            temperature=temperature, stream=True)
+        stream = llm.create_chat_completion(
+            messages=messages, max_tokens=max_tokens, temperature=temperature, stream=True
+        )
         return read_chat_stream(stream, on_token, stop)
 
     def close(self) -> None:

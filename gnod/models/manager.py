@@ -60,10 +60,19 @@ class _Slot:
         self.lock = asyncio.Lock()
 
     def info(self) -> ModelInfo:
-        return ModelInfo(role=self.role, uri=self.uri, state=self.state, path=self.path,
-                         size_bytes=self.size_bytes, rss_bytes=self.rss_bytes, load_seconds=self.load_seconds,
-                         last_used_at=self.last_used or None, error=self.error, fix=self.fix,
-                         latency_ms=self.latency_ms)
+        return ModelInfo(
+            role=self.role,
+            uri=self.uri,
+            state=self.state,
+            path=self.path,
+            size_bytes=self.size_bytes,
+            rss_bytes=self.rss_bytes,
+            load_seconds=self.load_seconds,
+            last_used_at=self.last_used or None,
+            error=self.error,
+            fix=self.fix,
+            latency_ms=self.latency_ms,
+        )
 
 
 class Models:
@@ -105,8 +114,9 @@ class Models:
             slot.path = ref.url
             family = presets.family(slot.uri)
             t0 = time.monotonic()
-            model = remote.construct(slot.role, slot.uri, ref, self.config.api_key_env,
-                                     lambda text: presets.query_prompt(family, text))
+            model = remote.construct(
+                slot.role, slot.uri, ref, self.config.api_key_env, lambda text: presets.query_prompt(family, text)
+            )
             slot.load_seconds = round(time.monotonic() - t0, 3)
             return model
 
@@ -115,22 +125,27 @@ class Models:
         except Exception as e:
             raise ModelUnavailable(slot.role, str(e), "check the URI in config.toml [models]") from None
         if path is None:
-            raise ModelUnavailable(slot.role, f"{slot.role} model {slot.uri} is not downloaded",
-                                   f"gnoctl models pull {slot.role}")
+            raise ModelUnavailable(
+                slot.role, f"{slot.role} model {slot.uri} is not downloaded", f"gnoctl models pull {slot.role}"
+            )
         slot.path = str(path)
         slot.size_bytes = os.path.getsize(path)
         try:
             import llama_cpp  # noqa: F401
         except ImportError as e:
-            raise ModelUnavailable(slot.role, f"llama-cpp-python is not installed ({e})",
-                                   "pip install llama-cpp-python") from None
+            raise ModelUnavailable(
+                slot.role, f"llama-cpp-python is not installed ({e})", "pip install llama-cpp-python"
+            ) from None
         before = rss_bytes()
         t0 = time.monotonic()
         try:
             model = self._construct(slot, str(path))
         except Exception as e:
-            raise ModelUnavailable(slot.role, f"cannot load {slot.uri}: {type(e).__name__}: {e}",
-                                   "check that the file is a GGUF model for this role") from None
+            raise ModelUnavailable(
+                slot.role,
+                f"cannot load {slot.uri}: {type(e).__name__}: {e}",
+                "check that the file is a GGUF model for this role",
+            ) from None
         slot.load_seconds = round(time.monotonic() - t0, 3)
         after = rss_bytes()
         slot.rss_bytes = after - before if after is not None and before is not None else None
@@ -142,9 +157,14 @@ class Models:
         if slot.role == "embed":
             from gnod.models.llama_embed import LlamaEmbedder
 
-            return LlamaEmbedder(slot.uri, path, self.threads,
-                                 query_prompt=lambda text: presets.query_prompt(family, text),
-                                 pooling=presets.prompts(family).pooling, **gpu)
+            return LlamaEmbedder(
+                slot.uri,
+                path,
+                self.threads,
+                query_prompt=lambda text: presets.query_prompt(family, text),
+                pooling=presets.prompts(family).pooling,
+                **gpu,
+            )
         if slot.role == "rerank":
             from gnod.models.rerank import LlamaReranker
 
@@ -162,14 +182,18 @@ class Models:
                 self._gpu_support = False
             else:
                 self._gpu_support = bool(llama_cpp.llama_supports_gpu_offload())
-        return GpuInfo(offload_supported=self._gpu_support, gpu_layers=self.config.gpu_layers,
-                       main_gpu=self.config.main_gpu)
+        return GpuInfo(
+            offload_supported=self._gpu_support, gpu_layers=self.config.gpu_layers, main_gpu=self.config.main_gpu
+        )
 
     def threads_info(self) -> ThreadsInfo:
         t = self.threads
         rates = sorted(dict(t.rates).items())  # a copy: the model thread may be measuring
-        return ThreadsInfo(count=t.count, fixed=t.fixed is not None,
-                           rates=[ThreadRate(threads=n, tokens_per_s=round(r, 1)) for n, r in rates])
+        return ThreadsInfo(
+            count=t.count,
+            fixed=t.fixed is not None,
+            rates=[ThreadRate(threads=n, tokens_per_s=round(r, 1)) for n, r in rates],
+        )
 
     def _check_file(self, slot: _Slot) -> None:
         """An unloaded model whose file is not downloaded is `missing`, with the fix (a stat, no load)."""
@@ -192,8 +216,12 @@ class Models:
         """The loaded model (loading it if needed); ModelUnavailable says why not and how to fix."""
         slot = self._slot(role, uri or self.uri(role))
         async with slot.lock:
-            if slot.model is None and slot.uri.startswith(REMOTE_PREFIX) and slot.error \
-                    and time.time() - slot.failed_at < REMOTE_RETRY_S:
+            if (
+                slot.model is None
+                and slot.uri.startswith(REMOTE_PREFIX)
+                and slot.error
+                and time.time() - slot.failed_at < REMOTE_RETRY_S
+            ):
                 # The server was down a moment ago: fail at once rather than wait out retries.
                 raise ModelUnavailable(role, slot.error, slot.fix or "")
             if slot.model is None:
@@ -243,11 +271,14 @@ class Models:
             log.info("unloading %s model %s to keep within max_memory_mb = %d", other.role, other.uri, budget)
             await self._unload(other)
         if used + need > limit:
-            log.warning("loading %s model %s exceeds max_memory_mb = %d (the other models are in use)",
-                        slot.role, slot.uri, budget)
+            log.warning(
+                "loading %s model %s exceeds max_memory_mb = %d (the other models are in use)",
+                slot.role,
+                slot.uri,
+                budget,
+            )
 
-    async def run(self, role: Role, fn: Callable[[Any], T], priority: int = INTERACTIVE,
-                  uri: str | None = None) -> T:
+    async def run(self, role: Role, fn: Callable[[Any], T], priority: int = INTERACTIVE, uri: str | None = None) -> T:
         """Run fn(model) on the model thread; the model stays loaded while in use."""
         slot = self._slot(role, uri or self.uri(role))
         model = await self.get(role, slot.uri)
@@ -269,9 +300,14 @@ class Models:
             slot.state, slot.error, slot.fix = "ready", None, None
         return result
 
-    async def generate(self, messages: list[dict[str, str]], *, max_tokens: int,
-                       on_token: Callable[[str], None] | None = None,
-                       gone: Callable[[], bool] | None = None) -> str:
+    async def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int,
+        on_token: Callable[[str], None] | None = None,
+        gone: Callable[[], bool] | None = None,
+    ) -> str:
         """Greedy chat generation that stops early when its caller is cancelled or `gone()`
         says the client hung up: an abandoned answer must not hold the model thread."""
         cancelled = threading.Event()
@@ -280,8 +316,11 @@ class Models:
             return cancelled.is_set() or (gone is not None and gone())
 
         try:
-            return await self.run("generate", lambda m: m.generate(
-                messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token, stop=stop), INTERACTIVE)
+            return await self.run(
+                "generate",
+                lambda m: m.generate(messages, max_tokens=max_tokens, temperature=0.0, on_token=on_token, stop=stop),
+                INTERACTIVE,
+            )
         except asyncio.CancelledError:
             cancelled.set()
             raise

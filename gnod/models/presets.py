@@ -57,39 +57,91 @@ class Preset(msgspec.Struct, frozen=True, kw_only=True):
 # conversion is loaded by applications built on llama.cpp itself (other e5-small GGUFs are
 # written for other runtimes' tensor names and tokenizers); pinned to one commit, whose
 # file `models pull` checks against its sha256.
-E5_SMALL = ModelSpec(uri="hf:TwinSunsLLC/multilingual-e5-small-gguf@b6cac9615d4ecce28d7f22539b7322d695fc2886/"
-                         "multilingual-e5-small-q8_0.gguf", family="e5", licence="MIT", size_bytes=130_000_000, dim=384)
-BGE_M3 = ModelSpec(uri="hf:gpustack/bge-m3-GGUF/bge-m3-Q4_K_M.gguf", family="bge",
-                   licence="MIT", size_bytes=438_000_000, dim=1024)
-BGE_RERANKER_V2_M3 = ModelSpec(uri="hf:gpustack/bge-reranker-v2-m3-GGUF/bge-reranker-v2-m3-Q4_K_M.gguf",
-                               family="bge", licence="Apache-2.0", size_bytes=438_376_864)
-QWEN3_EMBEDDING_06B = ModelSpec(uri="hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf",
-                                family="qwen3-embedding", licence="Apache-2.0", size_bytes=639_150_592, dim=1024)
-QWEN3_RERANKER_06B = ModelSpec(uri="hf:ggml-org/Qwen3-Reranker-0.6B-Q8_0-GGUF/qwen3-reranker-0.6b-q8_0.gguf",
-                               family="qwen3-reranker", licence="Apache-2.0", size_bytes=639_153_184)
-QWEN3_17B = ModelSpec(uri="hf:unsloth/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q4_K_M.gguf", family="qwen3",
-                      licence="Apache-2.0", size_bytes=1_107_409_472)
-SMOLLM3_3B = ModelSpec(uri="hf:ggml-org/SmolLM3-3B-GGUF/SmolLM3-Q4_K_M.gguf", family="smollm3",
-                       licence="Apache-2.0", size_bytes=1_915_305_312)
-QWEN3_4B_2507 = ModelSpec(uri="hf:unsloth/Qwen3-4B-Instruct-2507-GGUF/Qwen3-4B-Instruct-2507-Q4_K_M.gguf",
-                          family="qwen3-instruct", licence="Apache-2.0", size_bytes=2_497_281_120)
+E5_SMALL = ModelSpec(
+    uri="hf:TwinSunsLLC/multilingual-e5-small-gguf@b6cac9615d4ecce28d7f22539b7322d695fc2886/"
+    "multilingual-e5-small-q8_0.gguf",
+    family="e5",
+    licence="MIT",
+    size_bytes=130_000_000,
+    dim=384,
+)
+BGE_M3 = ModelSpec(
+    uri="hf:gpustack/bge-m3-GGUF/bge-m3-Q4_K_M.gguf", family="bge", licence="MIT", size_bytes=438_000_000, dim=1024
+)
+BGE_RERANKER_V2_M3 = ModelSpec(
+    uri="hf:gpustack/bge-reranker-v2-m3-GGUF/bge-reranker-v2-m3-Q4_K_M.gguf",
+    family="bge",
+    licence="Apache-2.0",
+    size_bytes=438_376_864,
+)
+QWEN3_EMBEDDING_06B = ModelSpec(
+    uri="hf:Qwen/Qwen3-Embedding-0.6B-GGUF/Qwen3-Embedding-0.6B-Q8_0.gguf",
+    family="qwen3-embedding",
+    licence="Apache-2.0",
+    size_bytes=639_150_592,
+    dim=1024,
+)
+QWEN3_RERANKER_06B = ModelSpec(
+    uri="hf:ggml-org/Qwen3-Reranker-0.6B-Q8_0-GGUF/qwen3-reranker-0.6b-q8_0.gguf",
+    family="qwen3-reranker",
+    licence="Apache-2.0",
+    size_bytes=639_153_184,
+)
+QWEN3_17B = ModelSpec(
+    uri="hf:unsloth/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q4_K_M.gguf",
+    family="qwen3",
+    licence="Apache-2.0",
+    size_bytes=1_107_409_472,
+)
+SMOLLM3_3B = ModelSpec(
+    uri="hf:ggml-org/SmolLM3-3B-GGUF/SmolLM3-Q4_K_M.gguf",
+    family="smollm3",
+    licence="Apache-2.0",
+    size_bytes=1_915_305_312,
+)
+QWEN3_4B_2507 = ModelSpec(
+    uri="hf:unsloth/Qwen3-4B-Instruct-2507-GGUF/Qwen3-4B-Instruct-2507-Q4_K_M.gguf",
+    family="qwen3-instruct",
+    licence="Apache-2.0",
+    size_bytes=2_497_281_120,
+)
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
         # The default: the only embedder here whose first embedding of 10,000 chunks takes
         # under an hour on 2 cores (README, "Models and what they cost"; benchmarks/presets.py).
-        Preset(name="light", summary="multilingual-e5-small + bge-reranker-v2-m3 + Qwen3-1.7B: "
-               "first embedding fastest, multilingual", embed=E5_SMALL, rerank=BGE_RERANKER_V2_M3, generate=QWEN3_17B),
+        Preset(
+            name="light",
+            summary="multilingual-e5-small + bge-reranker-v2-m3 + Qwen3-1.7B: first embedding fastest, multilingual",
+            embed=E5_SMALL,
+            rerank=BGE_RERANKER_V2_M3,
+            generate=QWEN3_17B,
+        ),
         # Seed 001 §5's models: bge-m3 is multilingual and runs anywhere llama.cpp does.
-        Preset(name="slim", summary="bge-m3 + bge-reranker-v2-m3 + Qwen3-1.7B: multilingual",
-               embed=BGE_M3, rerank=BGE_RERANKER_V2_M3, generate=QWEN3_17B),
+        Preset(
+            name="slim",
+            summary="bge-m3 + bge-reranker-v2-m3 + Qwen3-1.7B: multilingual",
+            embed=BGE_M3,
+            rerank=BGE_RERANKER_V2_M3,
+            generate=QWEN3_17B,
+        ),
         # Qwen3-Embedding/Reranker-0.6B score clearly above bge-m3/bge-reranker-v2-m3 on MMTEB
         # at about the same size and speed; switching embedder means re-embedding everything.
-        Preset(name="balanced", summary="Qwen3-Embedding-0.6B + Qwen3-Reranker-0.6B + SmolLM3-3B",
-               embed=QWEN3_EMBEDDING_06B, rerank=QWEN3_RERANKER_06B, generate=SMOLLM3_3B),
-        Preset(name="quality", summary="Qwen3-Embedding-0.6B + Qwen3-Reranker-0.6B + Qwen3-4B-Instruct-2507",
-               embed=QWEN3_EMBEDDING_06B, rerank=QWEN3_RERANKER_06B, generate=QWEN3_4B_2507),
+        Preset(
+            name="balanced",
+            summary="Qwen3-Embedding-0.6B + Qwen3-Reranker-0.6B + SmolLM3-3B",
+            embed=QWEN3_EMBEDDING_06B,
+            rerank=QWEN3_RERANKER_06B,
+            generate=SMOLLM3_3B,
+        ),
+        Preset(
+            name="quality",
+            summary="Qwen3-Embedding-0.6B + Qwen3-Reranker-0.6B + Qwen3-4B-Instruct-2507",
+            embed=QWEN3_EMBEDDING_06B,
+            rerank=QWEN3_RERANKER_06B,
+            generate=QWEN3_4B_2507,
+        ),
     )
 }
 DEFAULT_PRESET = "light"

@@ -83,8 +83,15 @@ def resolve(ref: ModelRef | str, cache_dir: str | os.PathLike[str]) -> Path | No
     return path if path.is_file() else None
 
 
-def pull(ref: ModelRef | str, cache_dir: str | os.PathLike[str], progress: Progress | None = None,
-         endpoint: str | None = None, *, token: str | None = None, force: bool = False) -> Path:
+def pull(
+    ref: ModelRef | str,
+    cache_dir: str | os.PathLike[str],
+    progress: Progress | None = None,
+    endpoint: str | None = None,
+    *,
+    token: str | None = None,
+    force: bool = False,
+) -> Path:
     """Download an hf: model into the cache (resuming a partial download) and return its path.
 
     A model already in the cache is returned at once, without asking the hub (force=True
@@ -95,13 +102,17 @@ def pull(ref: ModelRef | str, cache_dir: str | os.PathLike[str], progress: Progr
     """
     ref = as_ref(ref)
     if ref.remote:
-        raise PullError(f"{ref.uri} runs on an inference server: there is nothing to download",
-                        "start the server; gnod sends it requests")
+        raise PullError(
+            f"{ref.uri} runs on an inference server: there is nothing to download",
+            "start the server; gnod sends it requests",
+        )
     if ref.scheme == "file":
         assert ref.path is not None
         if not os.path.isfile(ref.path):
-            raise PullError(f"model file {ref.path} does not exist",
-                            "check the path in the URI, or use an hf:org/repo/file.gguf model")
+            raise PullError(
+                f"model file {ref.path} does not exist",
+                "check the path in the URI, or use an hf:org/repo/file.gguf model",
+            )
         return Path(ref.path)
     dest = cached_path(ref, cache_dir)
     if dest.is_file() and not force:
@@ -185,8 +196,10 @@ def _download(ref: ModelRef, dest: Path, endpoint: str, token: str | None, progr
     url = hf_hub_url(ref.repo, ref.filename, revision=ref.revision or DEFAULT_REVISION, endpoint=endpoint)
     meta = get_hf_file_metadata(url, token=token, endpoint=endpoint)
     if meta.commit_hash is None or not meta.etag:
-        raise PullError(f"{endpoint} did not answer like a Hugging Face hub (no X-Repo-Commit or ETag header)",
-                        "check HF_ENDPOINT, the proxy settings, or download the file and use file:/path.gguf")
+        raise PullError(
+            f"{endpoint} did not answer like a Hugging Face hub (no X-Repo-Commit or ETag header)",
+            "check HF_ENDPOINT, the proxy settings, or download the file and use file:/path.gguf",
+        )
     size = meta.size
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.{_ETAG_SAFE.sub('', meta.etag)[:64]}.part")
@@ -200,8 +213,10 @@ def _download(ref: ModelRef, dest: Path, endpoint: str, token: str | None, progr
     if size is not None:
         free = shutil.disk_usage(dest.parent).free
         if free < size - have:
-            raise PullError(f"not enough disk space for {ref.uri}: needs {_mb(size - have)}, {_mb(free)} free "
-                            f"in {dest.parent}", "free some space, or remove unused models (gnoctl models clear)")
+            raise PullError(
+                f"not enough disk space for {ref.uri}: needs {_mb(size - have)}, {_mb(free)} free in {dest.parent}",
+                "free some space, or remove unused models (gnoctl models clear)",
+            )
     headers = build_hf_headers(token=token)
     if _origin(meta.location) != _origin(url):  # a CDN's signed URL: the token stays with the hub
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
@@ -214,16 +229,26 @@ def _download(ref: ModelRef, dest: Path, endpoint: str, token: str | None, progr
         if progress:
             progress(have, total)
         if size is None or have < size:  # else: complete, stopped before the rename
-            http_get(meta.location, cast(BinaryIO, sink), resume_size=have, headers=headers, expected_size=size,
-                     displayed_filename=ref.filename)
+            http_get(
+                meta.location,
+                cast(BinaryIO, sink),
+                resume_size=have,
+                headers=headers,
+                expected_size=size,
+                displayed_filename=ref.filename,
+            )
     got = part.stat().st_size
     if size is not None and got != size:
-        raise PullError(f"download of {ref.uri} stopped at {_mb(got)} of {_mb(size)}",
-                        "run the pull again: it resumes where it stopped")
+        raise PullError(
+            f"download of {ref.uri} stopped at {_mb(got)} of {_mb(size)}",
+            "run the pull again: it resumes where it stopped",
+        )
     if not _matches_etag(part, meta.etag):
         part.unlink(missing_ok=True)
-        raise PullError(f"the downloaded {ref.filename} does not match its checksum ({meta.etag}); it was deleted",
-                        "run the pull again; if it fails again, the server (HF_ENDPOINT) serves a different file")
+        raise PullError(
+            f"the downloaded {ref.filename} does not match its checksum ({meta.etag}); it was deleted",
+            "run the pull again; if it fails again, the server (HF_ENDPOINT) serves a different file",
+        )
     os.replace(part, dest)
     if progress:
         progress(got, got)
@@ -304,8 +329,19 @@ def _mb(n: int) -> str:
 # --- errors --------------------------------------------------------------------------------
 
 _NETWORK_ERRORS = {
-    "ConnectError", "ConnectTimeout", "TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout",
-    "NetworkError", "ReadError", "WriteError", "RemoteProtocolError", "ProxyError", "ConnectionError", "Timeout",
+    "ConnectError",
+    "ConnectTimeout",
+    "TimeoutException",
+    "ReadTimeout",
+    "WriteTimeout",
+    "PoolTimeout",
+    "NetworkError",
+    "ReadError",
+    "WriteError",
+    "RemoteProtocolError",
+    "ProxyError",
+    "ConnectionError",
+    "Timeout",
 }
 
 
@@ -320,34 +356,48 @@ def _explain(e: Exception, ref: ModelRef, endpoint: str, dest: Path) -> PullErro
     if isinstance(e, hf.OfflineModeIsEnabled):
         return PullError(f"cannot download {ref.uri}: HF_HUB_OFFLINE is set", f"unset HF_HUB_OFFLINE; or {offline}")
     if isinstance(e, hf.GatedRepoError):
-        return PullError(f"{ref.repo} is gated: its licence must be accepted before downloading",
-                         f"accept it at {repo_url} while logged in, then set HF_TOKEN to a token of that account")
+        return PullError(
+            f"{ref.repo} is gated: its licence must be accepted before downloading",
+            f"accept it at {repo_url} while logged in, then set HF_TOKEN to a token of that account",
+        )
     if isinstance(e, hf.RepositoryNotFoundError):
-        return PullError(f"repository {ref.repo} not found on {host} (or it is private)",
-                         "check the URI; for a private repo set HF_TOKEN")
+        return PullError(
+            f"repository {ref.repo} not found on {host} (or it is private)",
+            "check the URI; for a private repo set HF_TOKEN",
+        )
     if isinstance(e, hf.FileMetadataError):
-        return PullError(f"{host} did not answer like a Hugging Face hub: {e}",
-                         f"check HF_ENDPOINT and the proxy settings; or {offline}")
+        return PullError(
+            f"{host} did not answer like a Hugging Face hub: {e}",
+            f"check HF_ENDPOINT and the proxy settings; or {offline}",
+        )
     if isinstance(e, hf.RevisionNotFoundError):
         return PullError(f"revision {rev!r} not found in {ref.repo}", f"check the @revision; see {repo_url}")
     status = getattr(getattr(e, "response", None), "status_code", None)
     if isinstance(e, hf.EntryNotFoundError) or status == 404:
-        return PullError(f"file {ref.filename!r} not found in {ref.repo} at {rev}",
-                         f"check the file name: {repo_url}/tree/{quote(rev, safe='')} lists the files")
+        return PullError(
+            f"file {ref.filename!r} not found in {ref.repo} at {rev}",
+            f"check the file name: {repo_url}/tree/{quote(rev, safe='')} lists the files",
+        )
     if status in (401, 403):
-        return PullError(f"{host} refused access to {ref.repo} (HTTP {status})",
-                         "set HF_TOKEN to a token that can read it")
+        return PullError(
+            f"{host} refused access to {ref.repo} (HTTP {status})", "set HF_TOKEN to a token that can read it"
+        )
     if isinstance(e, hf.HfHubHTTPError) and status is not None:
-        return PullError(f"{host} answered HTTP {status} for {ref.uri}",
-                         f"try again later (the pull resumes where it stopped); or {offline}")
+        return PullError(
+            f"{host} answered HTTP {status} for {ref.uri}",
+            f"try again later (the pull resumes where it stopped); or {offline}",
+        )
     names = {c.__name__ for c in type(e).__mro__}
     if names & _NETWORK_ERRORS:
         partial = sum(p.stat().st_size for p in _partials(dest) if p.exists())
         if partial:
-            return PullError(f"download of {ref.uri} interrupted after {_mb(partial)}: {e}",
-                             "run the pull again: it resumes where it stopped")
+            return PullError(
+                f"download of {ref.uri} interrupted after {_mb(partial)}: {e}",
+                "run the pull again: it resumes where it stopped",
+            )
         return PullError(f"cannot reach {host}: {e}", f"check the network; or {offline}")
     if isinstance(e, OSError):
-        return PullError(f"cannot write {ref.uri} into {dest.parent}: {e}",
-                         "check free space and permissions of the cache directory")
+        return PullError(
+            f"cannot write {ref.uri} into {dest.parent}: {e}", "check free space and permissions of the cache directory"
+        )
     return PullError(f"cannot download {ref.uri}: {type(e).__name__}: {e}")

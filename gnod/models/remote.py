@@ -73,7 +73,8 @@ class Client:
 
     def _unavailable(self, why: str) -> ModelUnavailable:
         return ModelUnavailable(
-            self.role, f"{self.role} server {self.ref.url} ({self.model}) is unavailable: {why}",
+            self.role,
+            f"{self.role} server {self.ref.url} ({self.model}) is unavailable: {why}",
             f"start the server or fix the address in config.toml [models] {self.role}",
         )
 
@@ -98,8 +99,11 @@ class Client:
                 conn.close()
                 why = f"HTTP {resp.status} {resp.reason}: {detail}"
                 if resp.status in (401, 403):
-                    raise ModelUnavailable(self.role, f"{self.role} server {self.ref.url} refused the request: {why}",
-                                           "set the API key in the environment variable [models] api_key_env names")
+                    raise ModelUnavailable(
+                        self.role,
+                        f"{self.role} server {self.ref.url} refused the request: {why}",
+                        "set the API key in the environment variable [models] api_key_env names",
+                    )
                 if resp.status not in _RETRY_STATUS:
                     raise RemoteError(f"{self.ref.url}{path}: {why}")
             if attempt < RETRIES:
@@ -177,14 +181,23 @@ class RemoteEmbedder:
                 data = sorted(reply["data"], key=lambda d: d.get("index", 0))
                 got = [d["embedding"] for d in data]
             except RemoteError as e:
-                raise ModelUnavailable("embed", f"embedding server rejected the request: {e}",
-                                       "check that the model named after '#' is an embedding model") from None
+                raise ModelUnavailable(
+                    "embed",
+                    f"embedding server rejected the request: {e}",
+                    "check that the model named after '#' is an embedding model",
+                ) from None
             except (KeyError, TypeError) as e:
-                raise ModelUnavailable("embed", f"the embedding server's reply has no {e}",
-                                       "check that the server speaks the OpenAI embeddings API") from None
+                raise ModelUnavailable(
+                    "embed",
+                    f"the embedding server's reply has no {e}",
+                    "check that the server speaks the OpenAI embeddings API",
+                ) from None
             if len(got) != len(batch) or any(not isinstance(v, list) or not v or isinstance(v[0], list) for v in got):
-                raise ModelUnavailable("embed", "the embedding server returned no pooled vector per input",
-                                       "start the server with pooling on (llama.cpp: --pooling mean)")
+                raise ModelUnavailable(
+                    "embed",
+                    "the embedding server returned no pooled vector per input",
+                    "start the server with pooling on (llama.cpp: --pooling mean)",
+                )
             rows.extend(got)
         return _normalized(rows)
 
@@ -217,18 +230,26 @@ class RemoteReranker:
         if not documents:
             return []
         try:
-            reply = self.client.post("/rerank", {"model": self.client.model, "query": query,
-                                                 "documents": list(documents), "top_n": len(documents)})
+            reply = self.client.post(
+                "/rerank",
+                {"model": self.client.model, "query": query, "documents": list(documents), "top_n": len(documents)},
+            )
             results = reply["results"] if isinstance(reply, dict) else reply
             scores = [0.0] * len(documents)
             for r in results:
                 scores[int(r["index"])] = float(r.get("relevance_score", r.get("score")))
         except RemoteError as e:
-            raise ModelUnavailable("rerank", f"rerank server rejected the request: {e}",
-                                   "check that the server implements /v1/rerank for this model") from None
+            raise ModelUnavailable(
+                "rerank",
+                f"rerank server rejected the request: {e}",
+                "check that the server implements /v1/rerank for this model",
+            ) from None
         except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise ModelUnavailable("rerank", f"the rerank server's reply is not the /v1/rerank shape ({e})",
-                                   "use llama.cpp's server (--reranking) or TEI") from None
+            raise ModelUnavailable(
+                "rerank",
+                f"the rerank server's reply is not the /v1/rerank shape ({e})",
+                "use llama.cpp's server (--reranking) or TEI",
+            ) from None
         if any(s < 0.0 or s > 1.0 for s in scores):
             scores = [_unit(s) for s in scores]
         return scores
@@ -245,19 +266,35 @@ class RemoteGenerator:
     def latency_ms(self) -> float | None:
         return self.client.latency_ms
 
-    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 512, temperature: float = 0.0,
-                 on_token: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None) -> str:
-        body = {"model": self.client.model, "messages": messages, "max_tokens": max_tokens,
-                "temperature": temperature, "stream": True}
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        on_token: Callable[[str], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> str:
+        body = {
+            "model": self.client.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": True,
+        }
         try:
             return read_chat_stream(self.client.stream("/chat/completions", body), on_token, stop)
         except RemoteError as e:
-            raise ModelUnavailable("generate", f"generation server rejected the request: {e}",
-                                   "check that the model named after '#' is a chat model") from None
+            raise ModelUnavailable(
+                "generate",
+                f"generation server rejected the request: {e}",
+                "check that the model named after '#' is a chat model",
+            ) from None
 
 
-def construct(role: Role, uri: str, ref: ModelRef, api_key_env: str | None,
-              query_prompt: Callable[[str], str]) -> RemoteEmbedder | RemoteReranker | RemoteGenerator:
+def construct(
+    role: Role, uri: str, ref: ModelRef, api_key_env: str | None, query_prompt: Callable[[str], str]
+) -> RemoteEmbedder | RemoteReranker | RemoteGenerator:
     if role == "embed":
         return RemoteEmbedder(uri, ref, api_key_env, query_prompt)
     if role == "rerank":

@@ -37,16 +37,33 @@ def _sigmoid(x: float) -> float:
 
 
 class LlamaReranker:
-    def __init__(self, uri: str, path: str, threads: Threads, max_context: int = MAX_CONTEXT, gpu_layers: int = 0,
-                 main_gpu: int = 0) -> None:
+    def __init__(
+        self,
+        uri: str,
+        path: str,
+        threads: Threads,
+        max_context: int = MAX_CONTEXT,
+        gpu_layers: int = 0,
+        main_gpu: int = 0,
+    ) -> None:
         import llama_cpp  # daemon only
         from llama_cpp import Llama
 
         ctx = context_size(path, max_context)
         # Non-causal models need a whole sequence in one micro-batch: all three equal.
-        self._llm = Llama(model_path=path, embedding=True, n_ctx=ctx, n_batch=ctx, n_ubatch=ctx,
-                          n_threads=threads.count, n_threads_batch=threads.count, pooling_type=RANK_POOLING,
-                          n_gpu_layers=gpu_layers, main_gpu=main_gpu, verbose=False)
+        self._llm = Llama(
+            model_path=path,
+            embedding=True,
+            n_ctx=ctx,
+            n_batch=ctx,
+            n_ubatch=ctx,
+            n_threads=threads.count,
+            n_threads_batch=threads.count,
+            pooling_type=RANK_POOLING,
+            n_gpu_layers=gpu_layers,
+            main_gpu=main_gpu,
+            verbose=False,
+        )
         self.uri = uri
         self._threads = threads
         self.max_tokens = ctx  # longest (query, document) input, special tokens included
@@ -59,9 +76,11 @@ class LlamaReranker:
         self._softmaxed = arch in SOFTMAXED
         if self._softmaxed and self._n_out < 2:
             self._llm.close()
-            raise ModelUnavailable("rerank", f"{uri} has no yes/no classifier head (cls.output), so it cannot "
-                                   "rerank with llama.cpp", fix="use a reranker GGUF converted by llama.cpp, "
-                                   f"e.g. {presets.QWEN3_RERANKER_06B.uri}")
+            raise ModelUnavailable(
+                "rerank",
+                f"{uri} has no yes/no classifier head (cls.output), so it cannot rerank with llama.cpp",
+                fix=f"use a reranker GGUF converted by llama.cpp, e.g. {presets.QWEN3_RERANKER_06B.uri}",
+            )
 
         template = presets.rerank_prompt(presets.family(uri), "{query}", "{document}")
         if template is None:
@@ -90,16 +109,20 @@ class LlamaReranker:
             # document and the pieces tokenize as the whole prompt would. Tokenized apart, the
             # document's text cannot turn into special tokens, and it can be cut token-exact.
             head, lead = head[:-1], " "
-        return (self._tokenize(head.replace("{query}", query), special=True),
-                self._tokenize(tail.replace("{query}", query), special=True), lead)
+        return (
+            self._tokenize(head.replace("{query}", query), special=True),
+            self._tokenize(tail.replace("{query}", query), special=True),
+            lead,
+        )
 
     def pair_tokens(self, query: str, documents: Sequence[str]) -> list[list[int]]:
         """The exact token sequences score() evaluates, one per document."""
         head, tail, lead = self._frame(query)
         room = self.max_tokens - len(head) - len(tail)
         if room <= 0:
-            raise ValueError(f"query is too long to rerank: it leaves no room in the reranker's "
-                             f"{self.max_tokens}-token context")
+            raise ValueError(
+                f"query is too long to rerank: it leaves no room in the reranker's {self.max_tokens}-token context"
+            )
         return [head + self._tokenize(lead + doc)[:room] + tail for doc in documents]
 
     def _relevance(self, out: list[float]) -> float:

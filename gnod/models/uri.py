@@ -27,8 +27,10 @@ import msgspec
 
 Scheme = Literal["hf", "file", "openai"]
 DEFAULT_REVISION = "main"
-EXAMPLES = ("hf:org/repo/model-Q4_K_M.gguf, hf:org/repo@main/model-Q4_K_M.gguf, file:/path/to/model.gguf "
-            "or openai+http://127.0.0.1:8080/v1#model-name")
+EXAMPLES = (
+    "hf:org/repo/model-Q4_K_M.gguf, hf:org/repo@main/model-Q4_K_M.gguf, file:/path/to/model.gguf "
+    "or openai+http://127.0.0.1:8080/v1#model-name"
+)
 REMOTE_PREFIX = "openai+"
 
 # Hugging Face's own rule for a repo name part: letters, digits, '-', '_', '.', no '--' or '..',
@@ -81,7 +83,7 @@ def parse(uri: str) -> ModelRef:
             raise _bad(uri, f"write hf: without '//' (hf:{uri[5:]})")
         return _parse_hf(uri, uri[3:])
     if uri.startswith(REMOTE_PREFIX):
-        return _parse_remote(uri, uri[len(REMOTE_PREFIX):])
+        return _parse_remote(uri, uri[len(REMOTE_PREFIX) :])
     if uri.startswith("file:"):
         rest = uri[5:]
         if rest.startswith("//"):  # file:///abs/path (a standard file URL; the host must be empty)
@@ -138,8 +140,9 @@ def _parse_remote(uri: str, rest: str) -> ModelRef:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise _bad(uri, f"after {REMOTE_PREFIX!r} comes the server's http:// or https:// API address")
     if parts.query or parts.fragment or parts.username or parts.password:
-        raise _bad(uri, "the server address takes no query or credentials (the API key comes from "
-                        "[models] api_key_env)")
+        raise _bad(
+            uri, "the server address takes no query or credentials (the API key comes from [models] api_key_env)"
+        )
     try:
         parts.port  # noqa: B018 (validates it)
     except ValueError:

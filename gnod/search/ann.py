@@ -23,8 +23,13 @@ class Ann:
         from usearch.index import Index
 
         self.dim = dim
-        self._index = index if index is not None else Index(
-            ndim=dim, metric="cos", dtype="i8", connectivity=ANN_CONNECTIVITY, expansion_add=ANN_EXPANSION_ADD)
+        self._index = (
+            index
+            if index is not None
+            else Index(
+                ndim=dim, metric="cos", dtype="i8", connectivity=ANN_CONNECTIVITY, expansion_add=ANN_EXPANSION_ADD
+            )
+        )
         # Not saved with the graph. A search for more keys than this explores that many.
         self._index.expansion_search = ANN_EXPANSION_SEARCH  # type: ignore[misc]  # (a setter mypy misses)
 

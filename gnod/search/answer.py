@@ -76,8 +76,9 @@ def check(reply: str, n_sources: int) -> Checked:
     """Validate and renumber the citations of a reply to `n_sources` numbered sources."""
     text = reply.strip()
     if not text or text.upper().startswith(ABSTAIN) or (ABSTAIN in text and len(text) < 40):
-        return Checked(answer=None, cited=[], abstained=True,
-                       reason="the sources do not contain an answer to this question")
+        return Checked(
+            answer=None, cited=[], abstained=True, reason="the sources do not contain an answer to this question"
+        )
     order: list[int] = []
     for m in _CITE.finditer(text):
         for part in re.split(r"[,;]", m.group(1)):
@@ -85,8 +86,12 @@ def check(reply: str, n_sources: int) -> Checked:
             if 1 <= n <= n_sources and n not in order:
                 order.append(n)
     if not order:
-        return Checked(answer=None, cited=[], abstained=True,
-                       reason="the generated answer cited none of the sources, so it is not shown")
+        return Checked(
+            answer=None,
+            cited=[],
+            abstained=True,
+            reason="the generated answer cited none of the sources, so it is not shown",
+        )
     new = {old: i for i, old in enumerate(order, 1)}
 
     def renumber(m: re.Match[str]) -> str:

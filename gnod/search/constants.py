@@ -194,10 +194,10 @@ class Pipeline(Struct, frozen=True, kw_only=True):
         BlendTier(max_position=10, fusion=0.60, rerank=0.40),
         BlendTier(max_position=None, fusion=0.40, rerank=0.60),
     )
-    standard: Mode = Mode(name="standard", max_results=32, pool=64, min_keywords=0,
-                          smart_skip=True, preview_expand_top=3)
-    deep: Mode = Mode(name="deep", max_results=100, pool=256, min_keywords=2,
-                      smart_skip=False, preview_expand_top=5)
+    standard: Mode = Mode(
+        name="standard", max_results=32, pool=64, min_keywords=0, smart_skip=True, preview_expand_top=3
+    )
+    deep: Mode = Mode(name="deep", max_results=100, pool=256, min_keywords=2, smart_skip=False, preview_expand_top=5)
     # Over-fetch factor when shared collections may hold identical content (dedup eats slots).
     dedup_overfetch: int = 2
     keyword_floor: KeywordFloor = KeywordFloor()

@@ -107,9 +107,15 @@ class Expansion(Struct, frozen=True, kw_only=True):
 _Field = Literal["lexical", "semantic", "hyde"]
 
 _LABELS: dict[str, _Field] = {
-    "lex": "lexical", "lexical": "lexical", "keyword": "lexical", "keywords": "lexical",
-    "vec": "semantic", "vector": "semantic", "semantic": "semantic",
-    "hyde": "hyde", "passage": "hyde",
+    "lex": "lexical",
+    "lexical": "lexical",
+    "keyword": "lexical",
+    "keywords": "lexical",
+    "vec": "semantic",
+    "vector": "semantic",
+    "semantic": "semantic",
+    "hyde": "hyde",
+    "passage": "hyde",
 }
 # `lex: …`, optionally after bullets, numbering, quotes markers or markdown emphasis,
 # and with a trailing word ("Lexical queries:", "HyDE passage:").
@@ -119,8 +125,12 @@ _LINE = re.compile(
     re.IGNORECASE,
 )
 _JSON_KEYS: dict[str, _Field] = {
-    **_LABELS, "lexicalqueries": "lexical", "lexical_queries": "lexical",
-    "vectorqueries": "semantic", "vector_queries": "semantic", "semanticqueries": "semantic",
+    **_LABELS,
+    "lexicalqueries": "lexical",
+    "lexical_queries": "lexical",
+    "vectorqueries": "semantic",
+    "vector_queries": "semantic",
+    "semanticqueries": "semantic",
     "semantic_queries": "semantic",
 }
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -148,7 +158,7 @@ def _strip_thinking(text: str) -> str:
     text = _THINK_BLOCK.sub("\n", text)
     closers = list(_THINK_CLOSE.finditer(text))
     if closers:  # the opener was in the prompt (chat templates): keep what follows
-        text = text[closers[-1].end():]
+        text = text[closers[-1].end() :]
     opener = _THINK_OPEN.search(text)
     if opener:  # never closed: the reply was cut off while thinking
         text = text[: opener.start()]
@@ -202,8 +212,7 @@ _PROMPT_KEYS = frozenset(
 
 def _collect(pairs: list[tuple[_Field, str]], query: str | None, pipeline: Pipeline) -> Expansion:
     lim = pipeline.expansion
-    caps = {"lexical": (lim.max_lexical, lim.max_lexical_chars),
-            "semantic": (lim.max_semantic, lim.max_semantic_chars)}
+    caps = {"lexical": (lim.max_lexical, lim.max_lexical_chars), "semantic": (lim.max_semantic, lim.max_semantic_chars)}
     banned = set(_PROMPT_KEYS)
     if query:
         banned.add(_key(query))
@@ -225,12 +234,12 @@ def _collect(pairs: list[tuple[_Field, str]], query: str | None, pipeline: Pipel
                 continue
         kept[field][key] = value
     hyde = next(iter(kept["hyde"].values()), None)
-    return Expansion(lexical=list(kept["lexical"].values()),
-                     semantic=list(kept["semantic"].values()), hyde=hyde)
+    return Expansion(lexical=list(kept["lexical"].values()), semantic=list(kept["semantic"].values()), hyde=hyde)
 
 
-def given(lexical: list[str], semantic: list[str], hyde: str | None, query: str,
-          pipeline: Pipeline = PIPELINE) -> tuple[Expansion, int]:
+def given(
+    lexical: list[str], semantic: list[str], hyde: str | None, query: str, pipeline: Pipeline = PIPELINE
+) -> tuple[Expansion, int]:
     """Variants a client wrote, held to a generator's rules (no duplicates, not the query
     itself, the same caps, so fusion weighs them alike); also how many were left out."""
     pairs: list[tuple[_Field, str]] = [("lexical", q) for q in lexical] + [("semantic", q) for q in semantic]

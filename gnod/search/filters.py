@@ -71,8 +71,8 @@ def _unclosed_class(glob: str) -> bool:
     class, after an optional `^`, is one of its characters)."""
     i = glob.find("[")
     while i >= 0:
-        j = i + 1 + (glob[i + 1:i + 2] == "^")
-        j += glob[j:j + 1] == "]"
+        j = i + 1 + (glob[i + 1 : i + 2] == "^")
+        j += glob[j : j + 1] == "]"
         end = glob.find("]", j)
         if end < 0:
             return True
@@ -108,10 +108,10 @@ def glob_atoms(glob: str) -> list[GlobAtom]:
             out.append(GlobAtom(".", None))
         elif ch == "[":
             j = i + 1
-            negate = glob[j:j + 1] == "^"
+            negate = glob[j : j + 1] == "^"
             j += negate
             members: list[str] = []
-            if glob[j:j + 1] == "]":  # a `]` first is one of the class's characters
+            if glob[j : j + 1] == "]":  # a `]` first is one of the class's characters
                 members.append("\\]")
                 j += 1
             while glob[j] != "]":  # resolve() refused an unclosed class
@@ -148,8 +148,10 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         parts.append(f"c.name IN ({','.join('?' * len(f.collections))})")
         args += list(f.collections)
     for tag in f.tags:
-        parts.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.tags') t "
-                     "WHERE lower(trim(t.value, '# ')) = lower(trim(?, '# ')))")
+        parts.append(
+            "EXISTS (SELECT 1 FROM json_each(d.metadata, '$.tags') t "
+            "WHERE lower(trim(t.value, '# ')) = lower(trim(?, '# ')))"
+        )
         args.append(tag)
     if f.since:
         parts.append(f"{DOC_DATE} >= ?")

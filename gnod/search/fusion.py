@@ -140,13 +140,28 @@ def fuse(lists: Sequence[RankedList], pipeline: Pipeline = PIPELINE) -> list[Fus
                 continue
             seen.add(doc_id)
             standard = (score - floor) / deviation
-            found.setdefault(doc_id, []).append(Contribution(
-                list_index=i, kind=lst.kind, source=lst.source, label=lst.label, rank=rank, score=score,
-                weight=weight, standard=standard, contribution=weight * standard / total_weight,
-            ))
-    fused = [Fused(doc_id=doc_id, score=math.fsum(c.contribution for c in contribs),
-                   best_rank=min(c.rank for c in contribs), contributions=contribs)
-             for doc_id, contribs in found.items()]
+            found.setdefault(doc_id, []).append(
+                Contribution(
+                    list_index=i,
+                    kind=lst.kind,
+                    source=lst.source,
+                    label=lst.label,
+                    rank=rank,
+                    score=score,
+                    weight=weight,
+                    standard=standard,
+                    contribution=weight * standard / total_weight,
+                )
+            )
+    fused = [
+        Fused(
+            doc_id=doc_id,
+            score=math.fsum(c.contribution for c in contribs),
+            best_rank=min(c.rank for c in contribs),
+            contributions=contribs,
+        )
+        for doc_id, contribs in found.items()
+    ]
     order = {doc_id: n for n, doc_id in enumerate(found)}
     fused.sort(key=lambda f: (-f.score, f.best_rank, order[f.doc_id]))
     return fused
@@ -216,8 +231,11 @@ def blend(
             tier = pipeline.blend_tier(pos)
             w_f, w_r, r = tier.fusion, tier.rerank, _unit(rerank_scores.get(f.doc_id))
         score = min(1.0, max(0.0, w_f * norm + w_r * (r or 0.0)))
-        out.append(Blended(fused=f, position=pos, fusion_norm=norm, rerank=r,
-                           fusion_weight=w_f, rerank_weight=w_r, score=score))
+        out.append(
+            Blended(
+                fused=f, position=pos, fusion_norm=norm, rerank=r, fusion_weight=w_f, rerank_weight=w_r, score=score
+            )
+        )
     out.sort(key=lambda b: (-b.score, b.position))
     return out
 
@@ -323,7 +341,9 @@ def _score(item: object) -> float:
 
 
 def apply_score_floor(
-    items: Iterable[T], floor: float | None = None, key: Callable[[T], float] = _score,
+    items: Iterable[T],
+    floor: float | None = None,
+    key: Callable[[T], float] = _score,
     pipeline: Pipeline = PIPELINE,
 ) -> list[T]:
     """Drop items scoring below the floor (default 0.03): near-zero confidence is noise."""
@@ -331,9 +351,7 @@ def apply_score_floor(
     return [it for it in items if key(it) >= limit - _EPS]
 
 
-def dedup_by_content_hash(
-    candidates: Iterable[T], content_hash: Callable[[T], str | None], pool: int
-) -> list[T]:
+def dedup_by_content_hash(candidates: Iterable[T], content_hash: Callable[[T], str | None], pool: int) -> list[T]:
     """First (best-ranked) candidate per content hash, then at most `pool` of them.
 
     Identical content shared by several collections would otherwise fill result
@@ -354,13 +372,20 @@ def dedup_by_content_hash(
 
 
 def auto_expand_preview(
-    mode: Mode, position: int, rerank: float | None, content_chars: int,
+    mode: Mode,
+    position: int,
+    rerank: float | None,
+    content_chars: int,
     pipeline: Pipeline = PIPELINE,
 ) -> bool:
     """Inline the full text of a confident, short hit among the mode's top N."""
     p = pipeline.previews
-    return (position <= mode.preview_expand_top and rerank is not None
-            and rerank > p.min_rerank and content_chars < p.max_chars)
+    return (
+        position <= mode.preview_expand_top
+        and rerank is not None
+        and rerank > p.min_rerank
+        and content_chars < p.max_chars
+    )
 
 
 # --- deep mode ------------------------------------------------------------------------

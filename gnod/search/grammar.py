@@ -115,9 +115,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
     if not isinstance(query, str):
         raise QuerySyntaxError("the query must be text")
     if len(query) > MAX_QUERY_CHARS:
-        raise QuerySyntaxError(
-            f"query is too long ({len(query):,} characters; the limit is {MAX_QUERY_CHARS:,})"
-        )
+        raise QuerySyntaxError(f"query is too long ({len(query):,} characters; the limit is {MAX_QUERY_CHARS:,})")
     if not query.strip():
         raise QuerySyntaxError("empty query: type at least one word to search for")
 
@@ -144,11 +142,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             raw = query[start : close + 1]
             tokens = tuple(tokenize(query[i + 1 : close]))
             i = close + 1
-            clause = (
-                Clause(tokens, phrase=True, compound=False, negated=negated, raw=raw)
-                if tokens
-                else None
-            )
+            clause = Clause(tokens, phrase=True, compound=False, negated=negated, raw=raw) if tokens else None
         else:
             end = i
             while end < n and not query[end].isspace():
@@ -161,13 +155,10 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
 
     result = list(clauses.values())
     if not result:
-        raise QuerySyntaxError(
-            "no searchable words in the query: it contains only punctuation or symbols"
-        )
+        raise QuerySyntaxError("no searchable words in the query: it contains only punctuation or symbols")
     if all(c.negated for c in result):
         raise QuerySyntaxError(
-            "negation needs at least one positive term: add a word to search for, "
-            "e.g. `deploy -staging`"
+            "negation needs at least one positive term: add a word to search for, e.g. `deploy -staging`"
         )
     return result
 
@@ -192,6 +183,7 @@ def keep_informative(
         return list(clauses), []
     words = [c for c in positives if not _droppable(c, is_stopword)] or positives
     if len(words) > max_terms:
+
         def rarity(c: Clause) -> int:
             if c.prefix:  # the word being typed
                 return 0
@@ -218,13 +210,12 @@ def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str], list[st
 # --------------------------------------------------------------------------- compiling
 
 
-def _clause_forms(
-    clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]
-) -> list[tuple[str, ...]]:
+def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
     """Distinct stemmed token sequences the clause may match, first seen first."""
     if clause.prefix:  # each word it stands for, as if typed (none before expand_prefixes)
-        return list(dict.fromkeys(form for word in clause.expansions
-                                  for form in analyzers.stem_sequences((word,), languages)))
+        return list(
+            dict.fromkeys(form for word in clause.expansions for form in analyzers.stem_sequences((word,), languages))
+        )
     forms = dict.fromkeys(analyzers.stem_sequences(clause.tokens, languages))
     if clause.compound:
         # Re-tokenized rather than joined: the concatenation of CJK parts is bigrams again.

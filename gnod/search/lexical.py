@@ -93,8 +93,11 @@ def query_languages(
     if own is None and counts.get(None) and unstemmed_script(query):
         return [None]
     total = sum(counts.values())
-    major = [lang for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
-             if n >= lexical.min_language_share * total]
+    major = [
+        lang
+        for lang, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] or ""))
+        if n >= lexical.min_language_share * total
+    ]
     plausible: list[str | None] = [lang for lang in query_language_candidates(query) if lang in major]
     return plausible or major or ["english"]
 
@@ -128,7 +131,6 @@ class Result:
     notes: list[str]
 
 
-
 def _form_query(field: str, form: Sequence[str]) -> Query:
     """One form: a term, or the phrase of its tokens (adjacent, in order)."""
     folded: list[str | tuple[int, str]] = [fold(t) for t in form]
@@ -160,8 +162,15 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
     parts += [Query.term_query(SCHEMA, TAG, tag_key(tag)) for tag in f.tags]
     if f.since or f.until:
         day = filters.day_number
-        parts.append(Query.range_query(SCHEMA, DAY, tantivy.FieldType.Integer,
-                                       day(f.since) if f.since else -(1 << 62), day(f.until) if f.until else 1 << 62))
+        parts.append(
+            Query.range_query(
+                SCHEMA,
+                DAY,
+                tantivy.FieldType.Integer,
+                day(f.since) if f.since else -(1 << 62),
+                day(f.until) if f.until else 1 << 62,
+            )
+        )
     if f.path:
         parts.append(path_query(f.path, searcher))
     if f.lang:
@@ -182,8 +191,13 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None) -> Query:
     literal = "".join(c or "" for c in chars)
     if lead == len(atoms) - 1 and atoms[-1].regex == ".*" and literal.endswith("/"):
         return Query.term_query(SCHEMA, PATH_PARTS, literal)
-    if tail == len(atoms) - 1 and atoms[0].regex == ".*" and literal.startswith(".") and "/" not in literal \
-            and "." not in literal[1:]:
+    if (
+        tail == len(atoms) - 1
+        and atoms[0].regex == ".*"
+        and literal.startswith(".")
+        and "/" not in literal
+        and "." not in literal[1:]
+    ):
         return Query.term_query(SCHEMA, PATH_PARTS, literal)
     if tail > lead:
         regex = Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
@@ -208,8 +222,9 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
-def _top(searcher: tantivy.Searcher, query: Query, n: int,
-         languages: dict[int, int] | None = None) -> list[tuple[int, float]]:
+def _top(
+    searcher: tantivy.Searcher, query: Query, n: int, languages: dict[int, int] | None = None
+) -> list[tuple[int, float]]:
     """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better);
     `languages`, when given, gets each one's language_code."""
     hits = searcher.search(query, n, count=False).hits
@@ -234,11 +249,18 @@ class Preferences:
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
       not known) is many languages at once, so it earns no preference."""
 
-    def __init__(self, query: str, clauses: Sequence[Clause], languages: Sequence[str | None],
-                 counts: Mapping[str | None, int], lexical: Lexical) -> None:
+    def __init__(
+        self,
+        query: str,
+        clauses: Sequence[Clause],
+        languages: Sequence[str | None],
+        counts: Mapping[str | None, int],
+        lexical: Lexical,
+    ) -> None:
         self.lexical = lexical
-        self.weights: dict[int, int] = {language_code(lang): counts.get(lang, 0)
-                                        for lang in languages if lang is not None}
+        self.weights: dict[int, int] = {
+            language_code(lang): counts.get(lang, 0) for lang in languages if lang is not None
+        }
         self.top = max(self.weights.values(), default=0)
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
         name = words(query) if lexical.name_match > 0 else ""
@@ -276,8 +298,9 @@ class Preferences:
         return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
 
     @staticmethod
-    def _subset(searcher: tantivy.Searcher, query: Query, condition: Query | None,
-                n: int, languages: dict[int, int]) -> tuple[dict[int, float], bool]:
+    def _subset(
+        searcher: tantivy.Searcher, query: Query, condition: Query | None, n: int, languages: dict[int, int]
+    ) -> tuple[dict[int, float], bool]:
         """The best `n` matches of `query` that meet `condition` (its bm25 unchanged),
         and whether they are all of them."""
         if condition is None:
@@ -286,8 +309,9 @@ class Preferences:
         found = _top(searcher, both, n + 1, languages)
         return dict(found[:n]), len(found) <= n
 
-    def _rank(self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float],
-              languages: dict[int, int]) -> list[tuple[int, float, float]]:
+    def _rank(
+        self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float], languages: dict[int, int]
+    ) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first (higher is better here)."""
         ranked = []
         for doc_id, score in found.items():
@@ -330,10 +354,16 @@ def search(
     if left_out:
         first = sorted(left_out, key=stop)  # the words that would have counted, then function words
         shown = ", ".join(first[:10]) + (", …" if len(left_out) > 10 else "")
-        notes.append(f"the query has more than {lexical.max_terms} terms: searched the "
-                     f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})")
-    clauses = expand_prefixes(clauses, lambda prefix: [
-        term for term, _ in searcher.terms_with_prefix(EXACT, fold(prefix), limit=lexical.prefix_expansions)])
+        notes.append(
+            f"the query has more than {lexical.max_terms} terms: searched the "
+            f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})"
+        )
+    clauses = expand_prefixes(
+        clauses,
+        lambda prefix: [
+            term for term, _ in searcher.terms_with_prefix(EXACT, fold(prefix), limit=lexical.prefix_expansions)
+        ],
+    )
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
 

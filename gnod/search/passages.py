@@ -58,8 +58,11 @@ def query_stems(words: Iterable[str], analyzer: Analyzer) -> frozenset[str]:
 
 
 def best_passage(
-    chunks: Sequence[Chunk], stems: frozenset[str], analyzer: Analyzer,
-    budget_chars: int, vector_best: int | None = None,
+    chunks: Sequence[Chunk],
+    stems: frozenset[str],
+    analyzer: Analyzer,
+    budget_chars: int,
+    vector_best: int | None = None,
 ) -> Passage:
     """The highest-scoring chunks that fit `budget_chars` (at least one), in document order.
 

@@ -20,14 +20,14 @@ from gnod.text.stopwords import is_stopword
 MAX_TERMS = 24
 
 
-def informative_terms(searcher: tantivy.Searcher, text: str, language: str | None,
-                      n: int = MAX_TERMS) -> list[str]:
+def informative_terms(searcher: tantivy.Searcher, text: str, language: str | None, n: int = MAX_TERMS) -> list[str]:
     """Up to `n` words of `text`, the most informative first."""
     total = searcher.num_docs
     df = doc_frequency(searcher)
     langs = [language] if language else ["english"]
-    counts = Counter(t for t in exact_text(text).split()
-                     if len(t) > 2 and not t.isdigit() and not is_stopword(t, langs))
+    counts = Counter(
+        t for t in exact_text(text).split() if len(t) > 2 and not t.isdigit() and not is_stopword(t, langs)
+    )
     weighted = []
     for term, tf in counts.items():
         d = df(term)

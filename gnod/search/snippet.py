@@ -162,8 +162,9 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
     return [i for _, i in found], [-b for b, _ in found]
 
 
-def _big_bounds(low_codes: np.ndarray, low_starts: np.ndarray, start: int,
-                probes: Counter[str]) -> tuple[list[int], list[int]]:
+def _big_bounds(
+    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str]
+) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
     bound = np.zeros(len(low_starts), dtype=np.int32)
@@ -177,8 +178,9 @@ def _big_bounds(low_codes: np.ndarray, low_starts: np.ndarray, start: int,
     return order.tolist(), bound[order].tolist()
 
 
-def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], analyzer: Analyzer,
-              terms: frozenset[str], n: int) -> list[Snippet]:
+def _by_bound(
+    lines: _LineSource, order: list[int], bounds: list[int], analyzer: Analyzer, terms: frozenset[str], n: int
+) -> list[Snippet]:
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
     snippets chosen beat every unread line's bound, no unread line can change them."""
@@ -195,8 +197,9 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], analyzer:
     return []
 
 
-def _score(lines: _LineSource, i: int, analyzer: Analyzer, terms: frozenset[str],
-           scored: list[tuple[int, int, int]]) -> None:
+def _score(
+    lines: _LineSource, i: int, analyzer: Analyzer, terms: frozenset[str], scored: list[tuple[int, int, int]]
+) -> None:
     """Add line `i` to `scored` when it holds a term."""
     hit = _line_terms(lines[i], analyzer, terms)
     if hit:

@@ -26,8 +26,14 @@ class Row(NamedTuple):
     chunk: vecstore.ChunkHit  # the document's best chunk
 
 
-def search(conn: apsw.Connection, index: VectorIndex, query: np.ndarray, limit: int,
-           where: filters.Filter = filters.NO_FILTER, min_score: float = 0.0) -> list[Row]:
+def search(
+    conn: apsw.Connection,
+    index: VectorIndex,
+    query: np.ndarray,
+    limit: int,
+    where: filters.Filter = filters.NO_FILTER,
+    min_score: float = 0.0,
+) -> list[Row]:
     """The documents whose chunks are nearest `query`, best first, each by its best chunk."""
     condition, args = filters.where(where)
     allowed = vecstore.allowed_chunks(conn, condition, args) if condition != "1" else None

@@ -81,7 +81,7 @@ class Rows:
 
     def write(self, start: int, vecs: np.ndarray) -> None:
         if self._fd < 0:
-            self._array[start:start + len(vecs)] = vecs
+            self._array[start : start + len(vecs)] = vecs
         else:
             os.pwrite(self._fd, np.ascontiguousarray(vecs, dtype=np.float32).tobytes(), start * 4 * self.dim)
 
@@ -114,8 +114,14 @@ class Rows:
 
 
 class VectorIndex:
-    def __init__(self, dim: int, rows: Rows | None = None, ids: np.ndarray | None = None,
-                 ann: Ann | None = None, ann_min: int = VECTOR_ANN_MIN) -> None:
+    def __init__(
+        self,
+        dim: int,
+        rows: Rows | None = None,
+        ids: np.ndarray | None = None,
+        ann: Ann | None = None,
+        ann_min: int = VECTOR_ANN_MIN,
+    ) -> None:
         """An empty index, or the state a checkpoint left: the first len(ids) of `rows`
         with their chunk ids (-1 for a dead row) and the graph over the live ones."""
         self.dim = dim
@@ -291,7 +297,7 @@ class VectorIndex:
             for start in range(0, n, BUILD_SLICE):
                 if self._stop_building.is_set():
                     return False
-                part = ids[start:start + BUILD_SLICE]
+                part = ids[start : start + BUILD_SLICE]
                 live = part >= 0
                 ann.build(part[live], self._rows.read(start, start + len(part))[live])
             with self._lock:
@@ -320,7 +326,7 @@ class VectorIndex:
             n, ids = self._n, self._ids[: self._n].copy()
         kept = 0
         for start in range(0, n, BUILD_SLICE):
-            live = ids[start:start + BUILD_SLICE] >= 0
+            live = ids[start : start + BUILD_SLICE] >= 0
             block = self._rows.read(start, start + len(live))[live]
             rows.reserve(kept + len(block))
             rows.write(kept, block)

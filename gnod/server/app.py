@@ -110,14 +110,20 @@ class Connection:
                         (size,) = wire.HEADER.unpack(header)
                         if size > wire.MAX_FRAME:
                             # The stream can't be resynchronized without reading the body: say why, hang up.
-                            self.send_error(None, wire.FRAME_TOO_LARGE,
-                                            f"frame of {size} bytes exceeds the {wire.MAX_FRAME}-byte limit")
+                            self.send_error(
+                                None,
+                                wire.FRAME_TOO_LARGE,
+                                f"frame of {size} bytes exceeds the {wire.MAX_FRAME}-byte limit",
+                            )
                             await self.writer.drain()
                             return
                         body = await self.reader.readexactly(size)
                 except TimeoutError:
-                    self.send_error(None, wire.INVALID_REQUEST,
-                                    f"incomplete frame: nothing more arrived within {wire.FRAME_TIMEOUT_S:g} s")
+                    self.send_error(
+                        None,
+                        wire.INVALID_REQUEST,
+                        f"incomplete frame: nothing more arrived within {wire.FRAME_TIMEOUT_S:g} s",
+                    )
                     await self.writer.drain()
                     return
                 task = asyncio.create_task(self.handle(body))
@@ -183,16 +189,23 @@ class Daemon:
         self._readers = FairExecutor(READERS, "gnod-read")
         self.writer.pool.busy = self._readers.busy  # ingest leaves the GIL to clients' reads
         # Reads that must not queue behind clients' searches, each on a thread of its own.
-        self._lanes = {lane: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gnod-{lane}")
-                       for lane in ("control", "background")}
+        self._lanes = {
+            lane: ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"gnod-{lane}")
+            for lane in ("control", "background")
+        }
         self._local = threading.local()
         self._languages: tuple[int, dict[str | None, int]] = (-1, {})
         self._connections: set[Connection] = set()
         self.watcher: Watcher | None = None
         self.config_error: str | None = None  # a hand edit that failed to load (old config kept)
         self.models = Models(config.models, paths.model_cache_dir)
-        self.vectors = Vectors(self.writer, self.models, lambda fn: self.read(fn, "background"),
-                               lambda: self.config.models.embed_in_background, os.path.dirname(paths.db_file))
+        self.vectors = Vectors(
+            self.writer,
+            self.models,
+            lambda fn: self.read(fn, "background"),
+            lambda: self.config.models.embed_in_background,
+            os.path.dirname(paths.db_file),
+        )
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         self.lexical_ready = asyncio.Event()
@@ -219,6 +232,7 @@ class Daemon:
         `clients`: the readers shared fairly between connections; `control`: the thread
         kept for `status`, which searches never occupy; `background`: the embedder's,
         so loading a million vectors holds no search up."""
+
         def call() -> Any:
             return fn(*self._reader_state())
 
@@ -228,9 +242,12 @@ class Daemon:
             future = self._readers.submit(CLIENT.get(), call)
         except Overloaded as e:
             retry_ms = max(1, round(e.wait_s * 1000))
-            raise RpcError(wire.BUSY, f"gnod is overloaded: this call would wait {e.wait_s:.1f} s "
-                           f"behind those queued before it; retry in {retry_ms} ms, or send fewer at once",
-                           {"retry_after_ms": retry_ms}) from None
+            raise RpcError(
+                wire.BUSY,
+                f"gnod is overloaded: this call would wait {e.wait_s:.1f} s "
+                f"behind those queued before it; retry in {retry_ms} ms, or send fewer at once",
+                {"retry_after_ms": retry_ms},
+            ) from None
         return await asyncio.wrap_future(future)
 
     def reader_load(self) -> tuple[int, int, list[float]]:
@@ -255,8 +272,11 @@ class Daemon:
                     await self.lexical_ready.wait()
             except TimeoutError:
                 done, total = self.writer.lexical.progress or (0, 0)
-                raise RpcError(wire.BUSY, f"{NotReady(done, total)}; searches work once it is done "
-                               "(gnoctl status shows how far it is)", {"done": done, "total": total}) from None
+                raise RpcError(
+                    wire.BUSY,
+                    f"{NotReady(done, total)}; searches work once it is done (gnoctl status shows how far it is)",
+                    {"done": done, "total": total},
+                ) from None
         return self.writer.lexical
 
     async def _reconcile_lexical(self) -> None:
@@ -316,9 +336,15 @@ class Daemon:
         folder = self.paths.config_dir
         os.makedirs(folder, exist_ok=True)
         target = os.path.realpath(self.paths.config_file)
-        async for _ in watchfiles.awatch(folder, stop_event=self.stopping, step=50, debounce=500,
-                                         rust_timeout=2000, yield_on_timeout=True,
-                                         watch_filter=lambda _c, p: os.path.realpath(p) == target):
+        async for _ in watchfiles.awatch(
+            folder,
+            stop_event=self.stopping,
+            step=50,
+            debounce=500,
+            rust_timeout=2000,
+            yield_on_timeout=True,
+            watch_filter=lambda _c, p: os.path.realpath(p) == target,
+        ):
             if self.config_error and _digest(self.paths.config_file) == self.rejected_digest:
                 continue  # the same broken file, already reported
             try:
@@ -338,8 +364,7 @@ class Daemon:
             )
         handler = METHODS.get(req.method)
         if handler is None:
-            raise RpcError(wire.METHOD_NOT_FOUND, f"unknown method {req.method!r}",
-                           {"methods": sorted(METHODS)})
+            raise RpcError(wire.METHOD_NOT_FOUND, f"unknown method {req.method!r}", {"methods": sorted(METHODS)})
         if self.stopping.is_set() and req.method != "status":
             raise RpcError(wire.SHUTTING_DOWN, "gnod is shutting down")
         try:
@@ -367,8 +392,11 @@ class Daemon:
         conn = Connection(self, reader, writer)
         if len(self._connections) >= wire.MAX_CONNECTIONS:
             log.warning("refused a connection: %d are open", len(self._connections))
-            conn.send_error(None, wire.BUSY, f"gnod serves at most {wire.MAX_CONNECTIONS} connections at once; "
-                                             "close idle clients and retry")
+            conn.send_error(
+                None,
+                wire.BUSY,
+                f"gnod serves at most {wire.MAX_CONNECTIONS} connections at once; close idle clients and retry",
+            )
             await writer.drain()
             writer.close()
             return

@@ -21,39 +21,69 @@ RETRIEVE_FACTOR = 2
 
 
 def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
-    return Source(n=n, docid=hit.docid, uri=hit.uri, title=hit.title, path=hit.path, abs_path=hit.abs_path,
-                  collection=hit.collection, start_line=passage.start_line, end_line=passage.end_line,
-                  score=hit.score, text=passage.text)
+    return Source(
+        n=n,
+        docid=hit.docid,
+        uri=hit.uri,
+        title=hit.title,
+        path=hit.path,
+        abs_path=hit.abs_path,
+        collection=hit.collection,
+        start_line=passage.start_line,
+        end_line=passage.end_line,
+        score=hit.score,
+        text=passage.text,
+    )
 
 
 async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     t0 = time.perf_counter()
-    qp = QueryParams(query=p.query, limit=max(p.sources * RETRIEVE_FACTOR, 10), mode=p.mode,
-                     collections=p.collections, filters=p.filters, expand=p.expand, rerank=p.rerank,
-                     explain=p.explain, variants=p.variants)
+    qp = QueryParams(
+        query=p.query,
+        limit=max(p.sources * RETRIEVE_FACTOR, 10),
+        mode=p.mode,
+        collections=p.collections,
+        filters=p.filters,
+        expand=p.expand,
+        rerank=p.rerank,
+        explain=p.explain,
+        variants=p.variants,
+    )
     run, result = await run_query(d, qp)
 
     def done(**kw) -> AskResult:
         return AskResult(query=p.query, retrieval=result, took_ms=round((time.perf_counter() - t0) * 1000, 3), **kw)
 
     if not result.hits:
-        return done(answer=None, abstained=True, abstain_reason="nothing in your collections matches this question",
-                    sources=[], considered=[], model=None)
+        return done(
+            answer=None,
+            abstained=True,
+            abstain_reason="nothing in your collections matches this question",
+            sources=[],
+            considered=[],
+            model=None,
+        )
     found = await run.passages_for(len(result.hits), answer.SOURCE_CHARS)
     picks = answer.select([f.text for f in found], [h.score for h in result.hits], p.sources)
     considered = [_source(n, result.hits[i], found[i]) for n, i in enumerate(picks, 1)]
     if not p.answer:
-        return done(answer=None, abstained=False, abstain_reason=None, sources=[], considered=considered,
-                    model=None)
+        return done(answer=None, abstained=False, abstain_reason=None, sources=[], considered=considered, model=None)
     try:
         gen = await d.models.get("generate")
     except ModelUnavailable as e:
-        raise RpcError(wire.MODEL_UNAVAILABLE,
-                       f"cannot answer: {e.text()} (or ask for the sources only: answer false, gnoctl ask --no-answer)",
-                       {"role": "generate", "fix": e.fix}) from None
-    texts = [answer.SourceText(title=result.hits[i].title,
-                               location=f"{result.hits[i].collection}/{result.hits[i].path}:{found[i].start_line}",
-                               text=found[i].text) for i in picks]
+        raise RpcError(
+            wire.MODEL_UNAVAILABLE,
+            f"cannot answer: {e.text()} (or ask for the sources only: answer false, gnoctl ask --no-answer)",
+            {"role": "generate", "fix": e.fix},
+        ) from None
+    texts = [
+        answer.SourceText(
+            title=result.hits[i].title,
+            location=f"{result.hits[i].collection}/{result.hits[i].path}:{found[i].start_line}",
+            text=found[i].text,
+        )
+        for i in picks
+    ]
     messages = presets.chat(presets.family(gen.uri), answer.SYSTEM, answer.prompt(p.query, texts))
     stream = p.stream and call.id is not None
 
@@ -67,13 +97,21 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     # A client that closed its socket cancels this call (its connection closes); one that
     # only stopped reading shows as a closed transport at the next token it misses.
     try:
-        reply = await d.models.generate(messages, max_tokens=p.max_tokens, on_token=on_token if stream else None,
-                                        gone=call.conn.writer.is_closing)
+        reply = await d.models.generate(
+            messages, max_tokens=p.max_tokens, on_token=on_token if stream else None, gone=call.conn.writer.is_closing
+        )
     finally:
         if call.conn.writer.is_closing():
             log.info("ask: the client hung up; stopped generating after %d tokens", sent)
     checked = answer.check(presets.strip_thinking(reply), len(considered))
-    sources = [_source(new, result.hits[picks[old - 1]], found[picks[old - 1]])
-               for new, old in enumerate(checked.cited, 1)]
-    return done(answer=checked.answer, abstained=checked.abstained, abstain_reason=checked.reason,
-                sources=sources, considered=considered, model=gen.uri)
+    sources = [
+        _source(new, result.hits[picks[old - 1]], found[picks[old - 1]]) for new, old in enumerate(checked.cited, 1)
+    ]
+    return done(
+        answer=checked.answer,
+        abstained=checked.abstained,
+        abstain_reason=checked.reason,
+        sources=sources,
+        considered=considered,
+        model=gen.uri,
+    )

@@ -28,7 +28,15 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
     index cannot use INVALID_PARAMS."""
     check_collections(d, collections)
     try:
-        return filters.resolve(filters.Filter(collections=tuple(collections), tags=tuple(f.tags), since=f.since,
-                                              until=f.until, path=f.path, lang=f.lang))
+        return filters.resolve(
+            filters.Filter(
+                collections=tuple(collections),
+                tags=tuple(f.tags),
+                since=f.since,
+                until=f.until,
+                path=f.path,
+                lang=f.lang,
+            )
+        )
     except filters.FilterError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None

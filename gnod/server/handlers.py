@@ -63,10 +63,17 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
         row = stats.get(c.name)
         out.append(
             CollectionInfo(
-                name=c.name, path=c.path, include=c.include, exclude=c.exclude, language=c.language,
-                gitignore=c.gitignore, follow_symlinks=c.follow_symlinks, documents=row[3] if row else 0,
+                name=c.name,
+                path=c.path,
+                include=c.include,
+                exclude=c.exclude,
+                language=c.language,
+                gitignore=c.gitignore,
+                follow_symlinks=c.follow_symlinks,
+                documents=row[3] if row else 0,
                 errors=row[4] if row else 0,
-                last_indexed_at=row[5] if row else None, description=c.description,
+                last_indexed_at=row[5] if row else None,
+                description=c.description,
             )
         )
     return out
@@ -79,21 +86,35 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
         cols = _collection_infos(d, conn)
         errors = [IngestErrorInfo(*r) for r in store.recent_errors(conn, None, RECENT_ERRORS)]
         try:
-            db_bytes = sum(os.path.getsize(d.paths.db_file + s) for s in ("", "-wal") if
-                           os.path.exists(d.paths.db_file + s))
+            db_bytes = sum(
+                os.path.getsize(d.paths.db_file + s) for s in ("", "-wal") if os.path.exists(d.paths.db_file + s)
+            )
         except OSError:
             db_bytes = 0
         return StatusResult(
-            version=gnod_version(), protocol=wire.PROTOCOL_VERSION, pid=os.getpid(),
-            uptime_s=round(time.time() - d.started, 3), db_path=d.paths.db_file, db_bytes=db_bytes,
-            config_path=d.paths.config_file, socket_path=d.paths.socket_path,
-            documents=sum(c.documents for c in cols), collections=cols,
-            languages=d.languages(conn), job=d.writer.job, recent_errors=errors,
-            freshness=freshness, config_error=d.config_error, models=d.models.infos(),
-            vectors=d.vectors.info(), storage_error=d.writer.storage_error,
+            version=gnod_version(),
+            protocol=wire.PROTOCOL_VERSION,
+            pid=os.getpid(),
+            uptime_s=round(time.time() - d.started, 3),
+            db_path=d.paths.db_file,
+            db_bytes=db_bytes,
+            config_path=d.paths.config_file,
+            socket_path=d.paths.socket_path,
+            documents=sum(c.documents for c in cols),
+            collections=cols,
+            languages=d.languages(conn),
+            job=d.writer.job,
+            recent_errors=errors,
+            freshness=freshness,
+            config_error=d.config_error,
+            models=d.models.infos(),
+            vectors=d.vectors.info(),
+            storage_error=d.writer.storage_error,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
             threads=d.models.threads_info(),
-            rss_bytes=rss_bytes(), lexical=_lexical_info(d), load=_load_info(d),
+            rss_bytes=rss_bytes(),
+            lexical=_lexical_info(d),
+            load=_load_info(d),
         )
 
     return await d.read(read, "control")
@@ -102,8 +123,10 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
 def _load_info(d: Daemon) -> LoadInfo:
     running, queued, took = d.reader_load()
     took.sort()
+
     def ms(q: float) -> float | None:
         return round(took[min(len(took) - 1, int(q * len(took)))] * 1000, 3) if took else None
+
     return LoadInfo(running=running, queued=queued, calls=len(took), p50_ms=ms(0.5), p99_ms=ms(0.99))
 
 
@@ -123,9 +146,16 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     await d.reload_config()
     try:
         col = validate_collection(
-            CollectionConfig(name=p.name, path=p.path, include=p.include, exclude=p.exclude,
-                             language=p.language, gitignore=p.gitignore, follow_symlinks=p.follow_symlinks,
-                             description=p.description)
+            CollectionConfig(
+                name=p.name,
+                path=p.path,
+                include=p.include,
+                exclude=p.exclude,
+                language=p.language,
+                gitignore=p.gitignore,
+                follow_symlinks=p.follow_symlinks,
+                description=p.description,
+            )
         )
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
@@ -133,9 +163,11 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
         raise RpcError(wire.INVALID_PARAMS, f"{col.path} is not a directory", {"path": col.path})
     for other in d.config.collections:
         if other.name == col.name:
-            raise RpcError(wire.INVALID_PARAMS,
-                           f"a collection named {col.name!r} already exists ({other.path}); "
-                           "remove it first or pick another name", {"name": col.name})
+            raise RpcError(
+                wire.INVALID_PARAMS,
+                f"a collection named {col.name!r} already exists ({other.path}); remove it first or pick another name",
+                {"name": col.name},
+            )
     if not p.allow_overlap:
         _refuse_overlap(d, col)
     config = msgspec.structs.replace(d.config, collections=[*d.config.collections, col])
@@ -161,18 +193,18 @@ def _refuse_overlap(d: Daemon, col: CollectionConfig) -> None:
             how = "contains the collection"
         else:
             continue
-        raise RpcError(wire.INVALID_PARAMS,
-                       f"{col.path} {how} {other.name!r} ({other.path}): its documents would be indexed "
-                       "twice and every result would repeat (gnoctl collection add --allow-overlap adds it anyway)",
-                       {"path": col.path, "collection": other.name, "collection_path": other.path})
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"{col.path} {how} {other.name!r} ({other.path}): its documents would be indexed "
+            "twice and every result would repeat (gnoctl collection add --allow-overlap adds it anyway)",
+            {"path": col.path, "collection": other.name, "collection_path": other.path},
+        )
 
 
 async def collection_remove(d: Daemon, p: CollectionNameParams, call: Call) -> CollectionRemoveResult:
     await d.reload_config()
     find_collection(d, p.name)
-    config = msgspec.structs.replace(
-        d.config, collections=[c for c in d.config.collections if c.name != p.name]
-    )
+    config = msgspec.structs.replace(d.config, collections=[c for c in d.config.collections if c.name != p.name])
     save(d.paths.config_file, config)
     removed = await d.writer.remove_collection(p.name)
     await d.apply_config(config, rescan=False)
@@ -184,7 +216,8 @@ async def collection_describe(d: Daemon, p: CollectionDescribeParams, call: Call
     await d.reload_config()
     described = validate_collection(msgspec.structs.replace(find_collection(d, p.name), description=p.description))
     config = msgspec.structs.replace(
-        d.config, collections=[described if c.name == p.name else c for c in d.config.collections])
+        d.config, collections=[described if c.name == p.name else c for c in d.config.collections]
+    )
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=False)
     infos = await d.read(lambda conn, _a: _collection_infos(d, conn))
@@ -195,6 +228,7 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
     t0 = time.perf_counter()
     results = []
     for col in cols:
+
         def progress(phase: str, done: int, total: int, path: str, _name: str = col.name) -> None:
             call.notify_threadsafe(
                 "progress", Progress(id=call.id, collection=_name, phase=phase, done=done, total=total, path=path)
@@ -224,8 +258,11 @@ async def index(d: Daemon, p: IndexParams, call: Call) -> IndexResult:
 
 async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
     if d.vectors.ext_error:
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"sqlite-vec is not available: {d.vectors.ext_error}",
-                       {"fix": "pip install sqlite-vec"})
+        raise RpcError(
+            wire.MODEL_UNAVAILABLE,
+            f"sqlite-vec is not available: {d.vectors.ext_error}",
+            {"fix": "pip install sqlite-vec"},
+        )
     t0 = time.monotonic()
     try:
         await d.models.get("embed")
@@ -250,8 +287,12 @@ async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
     info = d.vectors.info()
     if p.wait and d.vectors.model_error:
         raise RpcError(wire.MODEL_UNAVAILABLE, d.vectors.model_error)
-    return EmbedResult(model=info.model or "", embedded=max(0, info.embedded - (0 if p.force else start)),
-                       pending=info.pending, seconds=round(time.monotonic() - t0, 3))
+    return EmbedResult(
+        model=info.model or "",
+        embedded=max(0, info.embedded - (0 if p.force else start)),
+        pending=info.pending,
+        seconds=round(time.monotonic() - t0, 3),
+    )
 
 
 _MAX_DOCID = 2**63 - 1  # SQLite's rowid range: a larger number names no document
@@ -270,10 +311,11 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     if docid is not None:
         return store.docs_by_ids(conn, [docid]).get(docid) if docid <= _MAX_DOCID else None
     if ref.startswith(URI_PREFIX):
-        ref = ref[len(URI_PREFIX):]
+        ref = ref[len(URI_PREFIX) :]
     elif os.path.isabs(ref) or ref.startswith("~"):
-        return store.doc_by_abs_path(conn, os.path.realpath(os.path.expanduser(ref))) or \
-            store.doc_by_abs_path(conn, os.path.abspath(os.path.expanduser(ref)))
+        return store.doc_by_abs_path(conn, os.path.realpath(os.path.expanduser(ref))) or store.doc_by_abs_path(
+            conn, os.path.abspath(os.path.expanduser(ref))
+        )
     name, _, rel = ref.partition("/")
     return store.doc_by_path(conn, name, rel) if rel else None
 
@@ -286,10 +328,12 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         all_lines.pop()
     start = (from_line or 1) - 1
     if start and start >= len(all_lines):
-        raise RpcError(wire.INVALID_PARAMS,
-                       f"line {start + 1} is past the end of {doc.collection}/{doc.rel_path} "
-                       f"({len(all_lines)} line{'' if len(all_lines) == 1 else 's'})",
-                       {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": len(all_lines)})
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"line {start + 1} is past the end of {doc.collection}/{doc.rel_path} "
+            f"({len(all_lines)} line{'' if len(all_lines) == 1 else 's'})",
+            {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": len(all_lines)},
+        )
     end = len(all_lines) if lines is None else min(len(all_lines), start + lines)
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
@@ -297,8 +341,14 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         text = text.encode()[:max_bytes].decode("utf-8", "ignore")
         truncated = True
     return Document(
-        **identity(doc), language=doc.language, metadata=json.loads(doc.metadata), mirror_hash=doc.mirror_hash,
-        from_line=start + 1, to_line=max(end, start), total_lines=len(all_lines), content=text,
+        **identity(doc),
+        language=doc.language,
+        metadata=json.loads(doc.metadata),
+        mirror_hash=doc.mirror_hash,
+        from_line=start + 1,
+        to_line=max(end, start),
+        total_lines=len(all_lines),
+        content=text,
         truncated=truncated,
     )
 
@@ -337,15 +387,16 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             else:
                 docs.append(doc)
         if p.pattern:
-            pat = p.pattern[len(URI_PREFIX):] if p.pattern.startswith(URI_PREFIX) else p.pattern
+            pat = p.pattern[len(URI_PREFIX) :] if p.pattern.startswith(URI_PREFIX) else p.pattern
             name = pat.split("/", 1)[0]
             scope = None if any(ch in name for ch in "*?[") else name
             # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
             try:
                 spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
             except ValueError as e:  # pathspec's pattern errors are ValueErrors
-                raise RpcError(wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}",
-                               {"pattern": p.pattern}) from None
+                raise RpcError(
+                    wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}", {"pattern": p.pattern}
+                ) from None
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
                 if spec.match_file(f"{doc.collection}/{doc.rel_path}"):
                     docs.append(doc)
@@ -369,10 +420,7 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
 
     def run(conn, _a) -> LsResult:
         rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
-        entries = [
-            LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language)
-            for r in rows
-        ]
+        entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
         return LsResult(entries=entries, total=store.count_docs(conn, p.collection, p.prefix))
 
     return await d.read(run)

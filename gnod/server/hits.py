@@ -16,5 +16,11 @@ def doc_uri(collection: str, rel_path: str) -> str:
 
 def identity(doc: DocRow) -> dict[str, Any]:
     """Keyword arguments for a result Struct: `SearchHit(**identity(doc), score=…)`."""
-    return {"docid": doc.id, "uri": doc_uri(doc.collection, doc.rel_path), "collection": doc.collection,
-            "path": doc.rel_path, "abs_path": f"{doc.root.rstrip('/')}/{doc.rel_path}", "title": doc.title}
+    return {
+        "docid": doc.id,
+        "uri": doc_uri(doc.collection, doc.rel_path),
+        "collection": doc.collection,
+        "path": doc.rel_path,
+        "abs_path": f"{doc.root.rstrip('/')}/{doc.rel_path}",
+        "title": doc.title,
+    }

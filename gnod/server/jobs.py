@@ -50,11 +50,19 @@ def storage_error(exc: BaseException, db_path: str) -> StorageError | None:
     """The StorageError that `exc` stands for, or None when it is something else."""
     folder = os.path.dirname(db_path)
     if isinstance(exc, apsw.FullError) or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
-        return StorageError(wire.DISK_FULL, f"the disk holding {folder} is full: free some space there; "
-                            "indexing resumes by itself (searches keep working meanwhile)", folder)
+        return StorageError(
+            wire.DISK_FULL,
+            f"the disk holding {folder} is full: free some space there; "
+            "indexing resumes by itself (searches keep working meanwhile)",
+            folder,
+        )
     if isinstance(exc, apsw.IOError) or (isinstance(exc, OSError) and exc.errno == errno.EIO):
-        return StorageError(wire.IO_ERROR, f"I/O error writing the index in {folder} ({exc}): check the disk; "
-                            "indexing is retried by itself (searches keep working meanwhile)", folder)
+        return StorageError(
+            wire.IO_ERROR,
+            f"I/O error writing the index in {folder} ({exc}): check the disk; "
+            "indexing is retried by itself (searches keep working meanwhile)",
+            folder,
+        )
     return None
 
 
@@ -206,14 +214,24 @@ class Writer:
                 nonlocal started
                 if phase == "scan":  # the walk is over: the files/s a client derives count from here
                     started = time.time()
-                self.job = JobInfo(running=phase != "done", collection=col.name, done=done, total=total,
-                                   started_at=started)
+                self.job = JobInfo(
+                    running=phase != "done", collection=col.name, done=done, total=total, started_at=started
+                )
                 if progress:
                     progress(phase, done, total, path)
 
             try:
-                return index_collection(conn, self.analyzers, col, report, self.stop, self.pool, self.on_changes,
-                                        self.lexical, lambda: self._between(col.name))
+                return index_collection(
+                    conn,
+                    self.analyzers,
+                    col,
+                    report,
+                    self.stop,
+                    self.pool,
+                    self.on_changes,
+                    self.lexical,
+                    lambda: self._between(col.name),
+                )
             finally:
                 self.job = JobInfo(running=False)
                 if self.lexical.rest():

@@ -39,17 +39,29 @@ def _entries(d: Daemon) -> list[ModelEntry]:
             path = None
         spec = presets.spec_for(uri)
         own = getattr(d.config.models, role) is not None
-        out.append(ModelEntry(role=role, uri=uri, preset=None if own else d.config.models.preset,
-                              cached=remote or path is not None, path=str(path) if path else None,
-                              size_bytes=path.stat().st_size if path else spec.size_bytes if spec else None,
-                              licence=spec.licence if spec else None))
+        out.append(
+            ModelEntry(
+                role=role,
+                uri=uri,
+                preset=None if own else d.config.models.preset,
+                cached=remote or path is not None,
+                path=str(path) if path else None,
+                size_bytes=path.stat().st_size if path else spec.size_bytes if spec else None,
+                licence=spec.licence if spec else None,
+            )
+        )
     return out
 
 
 async def models_list(d: Daemon, params, call: Call) -> ModelsResult:
     entries = await asyncio.to_thread(_entries, d)
-    return ModelsResult(preset=d.config.models.preset, presets=list(presets.PRESETS), models=entries,
-                        cache_dir=d.models.cache_dir, loaded=d.models.infos())
+    return ModelsResult(
+        preset=d.config.models.preset,
+        presets=list(presets.PRESETS),
+        models=entries,
+        cache_dir=d.models.cache_dir,
+        loaded=d.models.infos(),
+    )
 
 
 async def models_pull(d: Daemon, p: ModelPullParams, call: Call) -> ModelPullResult:
@@ -69,9 +81,11 @@ async def models_pull(d: Daemon, p: ModelPullParams, call: Call) -> ModelPullRes
             now = time.monotonic()
             if call.id is not None and (now - last[0] >= 0.2 or done == total):
                 last[0] = now
-                loop.call_soon_threadsafe(call.notify, "progress",
-                                          Progress(id=call.id, collection="", phase="pull", done=done,
-                                                   total=total or 0, path=uri))
+                loop.call_soon_threadsafe(
+                    call.notify,
+                    "progress",
+                    Progress(id=call.id, collection="", phase="pull", done=done, total=total or 0, path=uri),
+                )
 
         try:
             await asyncio.to_thread(pull.pull, uri, d.models.cache_dir, progress)
@@ -81,8 +95,10 @@ async def models_pull(d: Daemon, p: ModelPullParams, call: Call) -> ModelPullRes
             raise RpcError(wire.MODEL_UNAVAILABLE, str(e), {"uri": uri}) from None
     d.vectors.wake.set()
     entries = await asyncio.to_thread(_entries, d)
-    return ModelPullResult(pulled=[e for e in entries if e.uri in uris]
-                           or [ModelEntry(role="", uri=u, preset=None, cached=True) for u in uris])
+    return ModelPullResult(
+        pulled=[e for e in entries if e.uri in uris]
+        or [ModelEntry(role="", uri=u, preset=None, cached=True) for u in uris]
+    )
 
 
 async def models_use(d: Daemon, p: ModelUseParams, call: Call) -> OkResult:
@@ -111,8 +127,11 @@ def _refuse_missing_file(role: str, model_uri: str) -> None:
 
     ref = uri.parse(model_uri)
     if ref.scheme == "file" and not os.path.isfile(ref.path or ""):
-        raise RpcError(wire.INVALID_PARAMS, f"{role}: no model file at {ref.path} (give the path of a .gguf file)",
-                       {"role": role, "uri": model_uri})
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"{role}: no model file at {ref.path} (give the path of a .gguf file)",
+            {"role": role, "uri": model_uri},
+        )
 
 
 async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:

@@ -98,11 +98,22 @@ def _fetch(limit: int, factor: int, collections: int) -> int:
     return n * PIPELINE.dedup_overfetch if collections > 1 else n
 
 
-def _ranked(kind: fusion.ListKind, source: fusion.Source, label: str,
-            rows: Sequence[lexical.Row] | Sequence[vector.Row], asked: int) -> fusion.RankedList:
+def _ranked(
+    kind: fusion.ListKind,
+    source: fusion.Source,
+    label: str,
+    rows: Sequence[lexical.Row] | Sequence[vector.Row],
+    asked: int,
+) -> fusion.RankedList:
     """A retrieval list for fusion; fewer rows than asked means it holds every match."""
-    return fusion.RankedList(kind=kind, source=source, label=label, doc_ids=[r.doc_id for r in rows],
-                             scores=[r.score for r in rows], exhaustive=len(rows) < asked)
+    return fusion.RankedList(
+        kind=kind,
+        source=source,
+        label=label,
+        doc_ids=[r.doc_id for r in rows],
+        scores=[r.score for r in rows],
+        exhaustive=len(rows) < asked,
+    )
 
 
 def _model_message(role: str, e: ModelUnavailable, consequence: str) -> str:
@@ -147,17 +158,20 @@ class QueryRun:
     async def _bm25(self, query: str, kind: fusion.ListKind, factor: int) -> tuple[fusion.RankedList, lexical.Result]:
         limit = _fetch(self.limit, factor, self.scope)
         index = await self.d.lexical()
-        res = await self.d.read(lambda conn, an: lexical.search(index, conn, an, query, self.counts, limit,
-                                                                self.where))
+        res = await self.d.read(lambda conn, an: lexical.search(index, conn, an, query, self.counts, limit, self.where))
         return _ranked(kind, "bm25", query, res.rows, limit), res
 
     # --- stages ----------------------------------------------------------------------
 
     async def _expand(self, bm25_scores: list[float]) -> expand.Expansion:
         top = sorted(bm25_scores, reverse=True)[:2]
-        self.strong = {"normalization": "|bm25| / (1 + |bm25|)",
-                       "top": top[0] if top else None, "second": top[1] if len(top) > 1 else None,
-                       "min_top": PIPELINE.strong_signal.min_top, "min_gap": PIPELINE.strong_signal.min_gap}
+        self.strong = {
+            "normalization": "|bm25| / (1 + |bm25|)",
+            "top": top[0] if top else None,
+            "second": top[1] if len(top) > 1 else None,
+            "min_top": PIPELINE.strong_signal.min_top,
+            "min_gap": PIPELINE.strong_signal.min_gap,
+        }
         strong = fusion.strong_signal(bm25_scores)
         self.strong["skip_expansion"] = strong
         if self.p.variants is not None:
@@ -190,8 +204,9 @@ class QueryRun:
             prompt = expand.expansion_prompt(self.p.query, lang)
             messages = presets.chat(presets.family(gen.uri), "", prompt)
             try:
-                reply = await self.clock.time("expand", self.d.models.generate(
-                    messages, max_tokens=PIPELINE.expansion.max_tokens))
+                reply = await self.clock.time(
+                    "expand", self.d.models.generate(messages, max_tokens=PIPELINE.expansion.max_tokens)
+                )
             except Exception as e:  # a broken generation degrades to no expansion
                 log.warning("query expansion failed: %s: %s", type(e).__name__, e)
                 self.notes.append(f"expansion failed ({type(e).__name__}): searched without variants")
@@ -200,8 +215,15 @@ class QueryRun:
             self.d.llm_cache.put_expansion(k, msgspec.json.encode(exp))
         if exp.empty:
             self.notes.append("the generator gave no usable variants: searched without them")
-        self.expansion = ExpansionInfo(lexical=exp.lexical, semantic=exp.semantic, hyde=exp.hyde, model=gen.uri,
-                                       prompt=lang, prompt_version=expand.PROMPT_VERSION, cached=cached)
+        self.expansion = ExpansionInfo(
+            lexical=exp.lexical,
+            semantic=exp.semantic,
+            hyde=exp.hyde,
+            model=gen.uri,
+            prompt=lang,
+            prompt_version=expand.PROMPT_VERSION,
+            cached=cached,
+        )
         return exp
 
     def _given(self, v: Variants) -> expand.Expansion:
@@ -210,11 +232,21 @@ class QueryRun:
         self.clock.skip("expand", "variants given by the client")
         if dropped:
             lim = PIPELINE.expansion
-            self.notes.append(f"{dropped} given variants left out (repeats, the query itself, or past the caps: "
-                              f"{lim.max_lexical} lexical of ≤ {lim.max_lexical_chars} characters, "
-                              f"{lim.max_semantic} semantic of ≤ {lim.max_semantic_chars})")
-        self.expansion = ExpansionInfo(lexical=exp.lexical, semantic=exp.semantic, hyde=exp.hyde, model="", prompt="",
-                                       prompt_version="", cached=False, source="client")
+            self.notes.append(
+                f"{dropped} given variants left out (repeats, the query itself, or past the caps: "
+                f"{lim.max_lexical} lexical of ≤ {lim.max_lexical_chars} characters, "
+                f"{lim.max_semantic} semantic of ≤ {lim.max_semantic_chars})"
+            )
+        self.expansion = ExpansionInfo(
+            lexical=exp.lexical,
+            semantic=exp.semantic,
+            hyde=exp.hyde,
+            model="",
+            prompt="",
+            prompt_version="",
+            cached=False,
+            source="client",
+        )
         return exp
 
     async def _lexical_variants(self, exp: expand.Expansion) -> list[fusion.RankedList]:
@@ -257,8 +289,11 @@ class QueryRun:
         if lag:
             self.notes.append(lag)
         labelled = queries + ([("hyde", exp.hyde)] if exp.hyde else [])
-        factors = {"original": PIPELINE.limits.vector_original, "variant": PIPELINE.limits.vector_variant,
-                   "hyde": PIPELINE.limits.vector_hyde}
+        factors = {
+            "original": PIPELINE.limits.vector_original,
+            "variant": PIPELINE.limits.vector_variant,
+            "hyde": PIPELINE.limits.vector_hyde,
+        }
 
         def knn(conn, _an) -> list:
             out = []
@@ -285,8 +320,10 @@ class QueryRun:
 
         def load(conn, analyzers) -> None:
             for c in todo:
-                c.chunks = [passages.Chunk(seq=s, text=t, start_line=a, end_line=b)
-                            for _id, s, t, a, b in docstore.chunks_of(conn, c.doc.mirror_hash)]
+                c.chunks = [
+                    passages.Chunk(seq=s, text=t, start_line=a, end_line=b)
+                    for _id, s, t, a, b in docstore.chunks_of(conn, c.doc.mirror_hash)
+                ]
                 an = analyzers.get(c.doc.language)
                 stems = passages.query_stems(words, an)
                 c.passage = passages.best_passage(c.chunks, stems, an, self._budget, c.vector_best)
@@ -306,13 +343,14 @@ class QueryRun:
 
         async def score(idx: list[int]) -> None:
             if idx:
-                scores = await self.d.models.run("rerank", lambda m: m.score(query, [texts[i] for i in idx]),
-                                                 INTERACTIVE, uri=reranker.uri)
+                scores = await self.d.models.run(
+                    "rerank", lambda m: m.score(query, [texts[i] for i in idx]), INTERACTIVE, uri=reranker.uri
+                )
                 fresh = {keys[i]: float(s) for i, s in zip(idx, scores)}
                 self.d.llm_cache.put_scores(fresh)
                 cached.update(fresh)
 
-        first, rest = miss[: PIPELINE.limits.rerank_min_k], miss[PIPELINE.limits.rerank_min_k:]
+        first, rest = miss[: PIPELINE.limits.rerank_min_k], miss[PIPELINE.limits.rerank_min_k :]
         t0 = time.perf_counter()
         await score(first)
         seconds = time.perf_counter() - t0
@@ -322,7 +360,8 @@ class QueryRun:
             self.notes.append(
                 f"reranked {len(cands) - len(rest) + quota} of {len(cands)} candidates: the reranker scored "
                 f"{len(first) / seconds:.1f} passages/s here, and a query spends about "
-                f"{PIPELINE.limits.rerank_budget_s:g} s on it; the rest keep their fusion order")
+                f"{PIPELINE.limits.rerank_budget_s:g} s on it; the rest keep their fusion order"
+            )
         for i, c in enumerate(cands):
             if keys[i] in cached:
                 c.rerank = cached[keys[i]]
@@ -334,12 +373,15 @@ class QueryRun:
         t0 = time.perf_counter()
         p = self.p
         if p.limit > self.mode.max_results:
-            self.notes.append(f"a limit of {p.limit} is above {self.mode.name} mode's maximum: "
-                              f"at most {self.mode.max_results} results")
+            self.notes.append(
+                f"a limit of {p.limit} is above {self.mode.name} mode's maximum: "
+                f"at most {self.mode.max_results} results"
+            )
         self.counts = await self.d.read(lambda conn, _a: self.d.language_counts(conn))
         langs = [lang for lang in lexical.query_languages(p.query, self.counts) if lang] or ["english"]
-        keywords = (fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords
-                    else fusion.query_keywords(p.query, langs))
+        keywords = (
+            fusion.deep_mode_check(p.query, langs) if self.mode.min_keywords else fusion.query_keywords(p.query, langs)
+        )
         exp, vbest = await self._retrieve()
         self.words = passages.query_words([p.query, *exp.lexical], lambda t: is_stopword(t, langs))
         fused, cands = await self._pool(vbest)
@@ -355,10 +397,14 @@ class QueryRun:
         hits = await self.clock.time("previews", self._hits(kept, self.words))
         names = p.collections or [c.name for c in self.d.config.collections]
         return QueryResult(
-            query=p.query, mode=self.mode.name, hits=hits,
+            query=p.query,
+            mode=self.mode.name,
+            hits=hits,
             counts=QueryCounts(candidates=len(fused), pool=len(cands), reranked=scored, returned=len(hits)),
             distribution=_distribution(self.kept),
-            expansion=self.expansion, degraded=self.degraded, notes=self.notes,
+            expansion=self.expansion,
+            degraded=self.degraded,
+            notes=self.notes,
             took_ms=round((time.perf_counter() - t0) * 1000, 3),
             explain=self._explain() if p.explain else None,
             freshness=freshness_list(self.d.watcher, names),
@@ -366,8 +412,9 @@ class QueryRun:
 
     async def _retrieve(self) -> tuple[expand.Expansion, dict[int, tuple[int, float]]]:
         """BM25 for the query, expansion, then BM25 and vector lists for everything at once."""
-        ranked, bm25 = await self.clock.time("bm25", self._bm25(self.p.query, "original",
-                                                                PIPELINE.limits.bm25_original))
+        ranked, bm25 = await self.clock.time(
+            "bm25", self._bm25(self.p.query, "original", PIPELINE.limits.bm25_original)
+        )
         self.notes += bm25.notes
         self.lists.append(ranked)
         # Strong signal needs an absolute confidence: search scores are relative to the best
@@ -375,7 +422,8 @@ class QueryRun:
         exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows])
         if exp.lexical:
             variants, (vlists, vbest) = await asyncio.gather(
-                self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp))
+                self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp)
+            )
         else:
             self.clock.skip("bm25_variants", "no lexical variants")
             variants, (vlists, vbest) = [], await self._vectors(exp)
@@ -396,8 +444,9 @@ class QueryRun:
         self.clock.stages.append(Stage(name="fusion", ms=round((time.perf_counter() - t0) * 1000, 3)))
         return fused, cands
 
-    async def _score(self, cands: list[_Candidate], keywords: list[str],
-                     words: list[str]) -> tuple[list[tuple[_Candidate, float]], int]:
+    async def _score(
+        self, cands: list[_Candidate], keywords: list[str], words: list[str]
+    ) -> tuple[list[tuple[_Candidate, float]], int]:
         """Final scores, best first: blended with the reranker, synthetic (smart skip) or fusion
         alone; and how many candidates have a rerank score."""
         p = self.p
@@ -409,16 +458,16 @@ class QueryRun:
             self.clock.skip("rerank", why)
             self.notes.append(f"{why}; synthetic scores capped at {PIPELINE.smart_skip.cap:.2f}")
             sims = {c.fused.doc_id: c.similarity for c in cands if c.similarity is not None}
-            self.synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists,
-                                                                            sims)}
+            self.synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists, sims)}
         else:
             reranker = await self._model("rerank", "fusion scores are used")
             if reranker is None:
                 self.clock.skip("rerank", "no reranker")
         if reranker is not None and cands:
             top = cands[: PIPELINE.limits.rerank_top_k]
-            self._budget = passages.rerank_budget_chars(reranker.max_tokens,
-                                                        passages.rerank_query(p.query, reranker.max_tokens))
+            self._budget = passages.rerank_budget_chars(
+                reranker.max_tokens, passages.rerank_query(p.query, reranker.max_tokens)
+            )
             await self._load_chunks(top, words)
             try:
                 await self.clock.time("rerank", self._rerank(top, reranker))
@@ -441,8 +490,9 @@ class QueryRun:
             final.sort(key=lambda cs: (-cs[1], cs[0].position))
         elif scored:
             by_id = {c.fused.doc_id: c for c in cands}
-            blended = fusion.blend([c.fused for c in cands],
-                                   {c.fused.doc_id: max(c.rerank or 0.0, c.floor) for c in scored})
+            blended = fusion.blend(
+                [c.fused for c in cands], {c.fused.doc_id: max(c.rerank or 0.0, c.floor) for c in scored}
+            )
             self.blended = {b.doc_id: b for b in blended}
             final = [(by_id[b.doc_id], b.score) for b in blended]
         else:
@@ -454,9 +504,12 @@ class QueryRun:
         """Previews (best passage, or the whole of a short confident document) and explanations."""
         self._budget = PIPELINE.previews.passage_chars
         await self._load_chunks([c for c, _ in kept], words)
-        contents = await self.d.read(lambda conn, _a: {
-            c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
-            for c, _ in kept[: self.mode.preview_expand_top]})
+        contents = await self.d.read(
+            lambda conn, _a: {
+                c.doc.mirror_hash: docstore.content_of(conn, c.doc.mirror_hash)
+                for c, _ in kept[: self.mode.preview_expand_top]
+            }
+        )
         hits = [self._hit(c, score, rank, contents.get(c.doc.mirror_hash)) for rank, (c, score) in enumerate(kept, 1)]
 
         def mark(_conn, analyzers) -> None:
@@ -479,8 +532,9 @@ class QueryRun:
             preview = Preview(text=text, start_line=1, end_line=lines, complete=True)
         else:
             f = c.focus or passages.Focus(text="", start_line=1, end_line=1, truncated=False)
-            preview = Preview(text=f.text, start_line=f.start_line, end_line=f.end_line, complete=False,
-                              truncated=f.truncated)
+            preview = Preview(
+                text=f.text, start_line=f.start_line, end_line=f.end_line, complete=False, truncated=f.truncated
+            )
         explain = None
         if self.p.explain:
             fz = c.fused
@@ -491,10 +545,19 @@ class QueryRun:
                 floors.append(f"keyword floor raised synthetic {synth.score:.3f} → {c.floor:.3f}")
             explain = HitExplain(
                 fused_position=c.position,
-                contributions=[ListContribution(list=x.list_index, source=x.source, kind=x.kind, rank=x.rank,
-                                                score=x.score, weight=x.weight, standard=round(x.standard, 6),
-                                                contribution=round(x.contribution, 6))
-                               for x in fz.contributions],
+                contributions=[
+                    ListContribution(
+                        list=x.list_index,
+                        source=x.source,
+                        kind=x.kind,
+                        rank=x.rank,
+                        score=x.score,
+                        weight=x.weight,
+                        standard=round(x.standard, 6),
+                        contribution=round(x.contribution, 6),
+                    )
+                    for x in fz.contributions
+                ],
                 fusion=round(fz.score, 6),
                 fusion_norm=round(blended.fusion_norm if blended else score if synth is None else synth.x, 6),
                 rerank=round(c.rerank, 6) if c.rerank is not None else None,
@@ -503,13 +566,19 @@ class QueryRun:
                 fusion_weight=blended.fusion_weight if blended else (0.0 if synth else 1.0),
                 rerank_weight=blended.rerank_weight if blended else 0.0,
                 floors=floors,
-                rerank_input=(RerankInput(chunks=c.passage.seqs, chars=len(c.passage.text), cached=c.rerank_cached)
-                              if c.rerank is not None and c.passage is not None else None),
+                rerank_input=(
+                    RerankInput(chunks=c.passage.seqs, chars=len(c.passage.text), cached=c.rerank_cached)
+                    if c.rerank is not None and c.passage is not None
+                    else None
+                ),
             )
         return QueryHit(
-            **identity(c.doc), language=c.doc.language,
-            score=round(score, 6), sources=sorted({x.source for x in c.fused.contributions}),
-            preview=preview, explain=explain,
+            **identity(c.doc),
+            language=c.doc.language,
+            score=round(score, 6),
+            sources=sorted({x.source for x in c.fused.contributions}),
+            preview=preview,
+            explain=explain,
         )
 
     async def passages_for(self, n: int, budget_chars: int) -> list[passages.Passage]:
@@ -521,19 +590,34 @@ class QueryRun:
             out = []
             for c in cands:
                 an = analyzers.get(c.doc.language)
-                out.append(passages.best_passage(c.chunks or [], passages.query_stems(self.words, an), an,
-                                                 budget_chars, c.vector_best))
+                out.append(
+                    passages.best_passage(
+                        c.chunks or [], passages.query_stems(self.words, an), an, budget_chars, c.vector_best
+                    )
+                )
             return out
 
         return await self.d.read(pick)
 
     def _explain(self) -> QueryExplain:
         return QueryExplain(
-            constants=PIPELINE.explain(), prompt_version=expand.PROMPT_VERSION, stages=self.clock.stages,
-            lists=[ListInfo(source=x.source, kind=x.kind, query=x.label, hits=len(x.doc_ids),
-                            weight=x.effective_weight(), floor=round(sc.floor, 6), deviation=round(sc.deviation, 6))
-                   for x, sc in ((x, fusion.scale(x)) for x in self.lists)],
-            strong_signal=self.strong, models=self.models,
+            constants=PIPELINE.explain(),
+            prompt_version=expand.PROMPT_VERSION,
+            stages=self.clock.stages,
+            lists=[
+                ListInfo(
+                    source=x.source,
+                    kind=x.kind,
+                    query=x.label,
+                    hits=len(x.doc_ids),
+                    weight=x.effective_weight(),
+                    floor=round(sc.floor, 6),
+                    deviation=round(sc.deviation, 6),
+                )
+                for x, sc in ((x, fusion.scale(x)) for x in self.lists)
+            ],
+            strong_signal=self.strong,
+            models=self.models,
         )
 
 

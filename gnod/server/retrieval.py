@@ -41,13 +41,30 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
             doc, markdown, body_line = docs[r.doc_id]
             found: list[Snippet] = []
             if markdown is not None:
-                found = [Snippet(line=s.line, text=s.text, matches=s.matches) for s in best_snippets(
-                    markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)]
-            hits.append(SearchHit(**identity(doc), score=r.score, bm25=r.bm25, language=doc.language,
-                                  snippet=found[0] if found else None, snippets=found if p.per_doc > 1 else []))
-        return SearchResult(query=p.query, hits=hits, total_candidates=res.total_candidates, terms=res.terms,
-                            dropped_stopwords=res.dropped_stopwords, languages=res.languages,
-                            took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=res.notes)
+                found = [
+                    Snippet(line=s.line, text=s.text, matches=s.matches)
+                    for s in best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+                ]
+            hits.append(
+                SearchHit(
+                    **identity(doc),
+                    score=r.score,
+                    bm25=r.bm25,
+                    language=doc.language,
+                    snippet=found[0] if found else None,
+                    snippets=found if p.per_doc > 1 else [],
+                )
+            )
+        return SearchResult(
+            query=p.query,
+            hits=hits,
+            total_candidates=res.total_candidates,
+            terms=res.terms,
+            dropped_stopwords=res.dropped_stopwords,
+            languages=res.languages,
+            took_ms=round((time.perf_counter() - t0) * 1000, 3),
+            notes=res.notes,
+        )
 
     try:
         result = await d.read(run)
@@ -62,8 +79,11 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     where = search_filter(d, p.collections, p.filters)
     served = d.vectors.index()
     if served is None:
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}",
-                       {"fix": "gnoctl embed; gnoctl doctor"})
+        raise RpcError(
+            wire.MODEL_UNAVAILABLE,
+            f"vector search is unavailable: {d.vectors.missing_reason()}",
+            {"fix": "gnoctl embed; gnoctl doctor"},
+        )
     model, index = served
     try:
         qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)
@@ -73,11 +93,26 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     def run(conn, _a) -> list[VSearchHit]:
         rows = vector.search(conn, index, qvec, p.limit, where, p.min_score)
         docs = docstore.docs_by_ids(conn, [r.doc_id for r in rows])
-        return [VSearchHit(**identity(docs[r.doc_id]), score=r.score, cosine=r.cosine, chunk=r.chunk.seq,
-                           start_line=r.chunk.start_line, end_line=r.chunk.end_line, text=r.chunk.text)
-                for r in rows if r.doc_id in docs]
+        return [
+            VSearchHit(
+                **identity(docs[r.doc_id]),
+                score=r.score,
+                cosine=r.cosine,
+                chunk=r.chunk.seq,
+                start_line=r.chunk.start_line,
+                end_line=r.chunk.end_line,
+                text=r.chunk.text,
+            )
+            for r in rows
+            if r.doc_id in docs
+        ]
 
     hits = await d.read(run)
     lag = d.vectors.lag_note()
-    return VSearchResult(query=p.query, model=model.uri, hits=hits,
-                         took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=[lag] if lag else [])
+    return VSearchResult(
+        query=p.query,
+        model=model.uri,
+        hits=hits,
+        took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        notes=[lag] if lag else [],
+    )

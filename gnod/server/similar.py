@@ -66,13 +66,22 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             words = informative_terms(searcher, f"{docstore.indexed_title(doc.title, meta)}\n{body}", doc.language)
             if not words:
                 return [], []
-            found = lexical.search(lex, conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE,
-                                   where)
+            found = lexical.search(
+                lex, conn, analyzers, " ".join(words), d.language_counts(conn), p.limit + _SPARE, where
+            )
             return words, _others(conn, doc, [(r.doc_id, r.score) for r in found.rows], p.limit)
 
         terms, hits = await d.read(by_terms)
-    return SimilarResult(ref=p.ref, docid=doc.id, uri=doc_uri(doc.collection, doc.rel_path), method=method,
-                         terms=terms, hits=hits, took_ms=round((time.perf_counter() - t0) * 1000, 3), notes=notes)
+    return SimilarResult(
+        ref=p.ref,
+        docid=doc.id,
+        uri=doc_uri(doc.collection, doc.rel_path),
+        method=method,
+        terms=terms,
+        hits=hits,
+        took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        notes=notes,
+    )
 
 
 def _others(conn, doc: docstore.DocRow, found: list[tuple[int, float]], limit: int) -> list[SimilarHit]:

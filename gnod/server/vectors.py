@@ -41,8 +41,9 @@ LOAD_BATCH = 10_000  # vectors read from SQLite per step while an index is broug
 
 
 class Vectors:
-    def __init__(self, writer: Writer, models: Models, read: Callable, enabled: Callable[[], bool],
-                 data_dir: str) -> None:
+    def __init__(
+        self, writer: Writer, models: Models, read: Callable, enabled: Callable[[], bool], data_dir: str
+    ) -> None:
         self.writer = writer
         self.data_dir = data_dir
         self.models = models
@@ -79,8 +80,11 @@ class Vectors:
             reason=None if available else self.missing_reason(),
             model=self.target.uri if self.target else self.models.uri("embed"),
             serving=self.serving.uri if self.serving else None,
-            chunks=self.chunks, embedded=self.done, pending=self.pending,
-            embedding=self.embedding, rate_per_s=self.rate,
+            chunks=self.chunks,
+            embedded=self.done,
+            pending=self.pending,
+            embedding=self.embedding,
+            rate_per_s=self.rate,
             knn=None if served is None else "graph" if served[1].has_ann else "exact",
         )
 
@@ -107,8 +111,10 @@ class Vectors:
         if self.serving is None or self.target is None or not self.pending:
             return None
         if self.serving.uri != self.target.uri:
-            return (f"vector search uses {self.serving.uri} while {self.target.uri} embeds "
-                    f"({self.done:,} of {self.chunks:,} chunks)")
+            return (
+                f"vector search uses {self.serving.uri} while {self.target.uri} embeds "
+                f"({self.done:,} of {self.chunks:,} chunks)"
+            )
         waiting = "1 chunk is" if self.pending == 1 else f"{self.pending:,} chunks are"
         return f"{waiting} not embedded yet: vector search may miss the newest documents"
 
@@ -121,8 +127,7 @@ class Vectors:
 
     async def _load_index(self, model: store.VecModel) -> VectorIndex:
         """The model's checkpoint, brought level with its vec0 table."""
-        folder = vector_folder.VectorFolder(vector_folder.folder_for(self.data_dir, model.table),
-                                            model.uri, model.dim)
+        folder = vector_folder.VectorFolder(vector_folder.folder_for(self.data_dir, model.table), model.uri, model.dim)
         index, _loaded = await asyncio.to_thread(folder.open)
 
         def level(conn, _a) -> tuple[int, int]:
@@ -142,8 +147,13 @@ class Vectors:
         t0 = time.monotonic()
         added, removed = await self._read(level)
         if added or removed:
-            log.info("vectors of %s: %d read from the database, %d removed (%.1f s)",
-                     model.uri, added, removed, time.monotonic() - t0)
+            log.info(
+                "vectors of %s: %d read from the database, %d removed (%.1f s)",
+                model.uri,
+                added,
+                removed,
+                time.monotonic() - t0,
+            )
         self.indexes[model.uri], self.folders[model.uri] = index, folder
         await self._checkpoint(model.uri)
         return index
@@ -240,8 +250,9 @@ class Vectors:
                     log.exception("could not build the vector graph of %s", uri)
                 else:
                     if built:
-                        log.info("vector graph of %s built over %d vectors in %.1f s",
-                                 uri, len(index), time.monotonic() - t0)
+                        log.info(
+                            "vector graph of %s built over %d vectors in %.1f s", uri, len(index), time.monotonic() - t0
+                        )
             await self._checkpoint(uri)
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
@@ -327,8 +338,9 @@ class Vectors:
                 self.folders.pop(old.uri, None)
                 log.info("vector search now uses %s (was %s)", uri, old.uri)
 
-    async def wait_idle(self, timeout: float | None = None,
-                        on_progress: Callable[[int, int], None] | None = None) -> bool:
+    async def wait_idle(
+        self, timeout: float | None = None, on_progress: Callable[[int, int], None] | None = None
+    ) -> bool:
         """Wait until nothing is pending (or the model is unusable); False on timeout.
 
         Settled means a cycle that began after this call has ended (one already running

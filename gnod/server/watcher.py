@@ -53,8 +53,9 @@ class _State:
 
 
 class Watcher:
-    def __init__(self, writer: Writer, ignored_dirs: list[str],
-                 current: Callable[[str], CollectionConfig | None]) -> None:
+    def __init__(
+        self, writer: Writer, ignored_dirs: list[str], current: Callable[[str], CollectionConfig | None]
+    ) -> None:
         self.writer = writer
         self._ignored = tuple(os.path.join(os.path.realpath(d), "") for d in ignored_dirs)
         self._current = current  # the collection's config now (None once removed)
@@ -113,8 +114,15 @@ class Watcher:
                 if not os.path.isdir(root):
                     raise FileNotFoundError(root)
                 changes_iter = watchfiles.awatch(
-                    root, stop_event=stop, debounce=DEBOUNCE_MS, step=STEP_MS, recursive=True,
-                    watch_filter=None, ignore_permission_denied=True, rust_timeout=1000, yield_on_timeout=False,
+                    root,
+                    stop_event=stop,
+                    debounce=DEBOUNCE_MS,
+                    step=STEP_MS,
+                    recursive=True,
+                    watch_filter=None,
+                    ignore_permission_denied=True,
+                    rust_timeout=1000,
+                    yield_on_timeout=False,
                 ).__aiter__()
                 # The generator's first step creates the OS watches; once it has run,
                 # every later change is buffered. Only then is the collection "watched".
@@ -197,17 +205,33 @@ class Watcher:
                         stats = await self.writer.index(col, None)
                         state.files = stats.scanned
                     else:
-                        def job(conn: apsw.Connection, col: CollectionConfig = col,
-                                paths: set[str] = paths) -> IndexStats:
-                            return index_paths(conn, self.writer.analyzers, col, paths, self.writer.stop,
-                                               self.writer.pool, self.writer.on_changes, self.writer.lexical)
+
+                        def job(
+                            conn: apsw.Connection, col: CollectionConfig = col, paths: set[str] = paths
+                        ) -> IndexStats:
+                            return index_paths(
+                                conn,
+                                self.writer.analyzers,
+                                col,
+                                paths,
+                                self.writer.stop,
+                                self.writer.pool,
+                                self.writer.on_changes,
+                                self.writer.lexical,
+                            )
 
                         stats = await self.writer.run_content(job, aside=name)
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     if stats.added or stats.updated or stats.removed:
-                        log.info("%s: %d added, %d updated, %d removed (%s)", name, stats.added,
-                                 stats.updated, stats.removed, "rescan" if full else f"{len(paths)} paths")
+                        log.info(
+                            "%s: %d added, %d updated, %d removed (%s)",
+                            name,
+                            stats.added,
+                            stats.updated,
+                            stats.removed,
+                            "rescan" if full else f"{len(paths)} paths",
+                        )
                 except Cancelled:
                     return
                 except StorageError as e:
@@ -241,8 +265,13 @@ class Watcher:
     def freshness(self, name: str) -> Freshness:
         s = self._states.get(name) or _State()
         return Freshness(
-            collection=name, watching=s.watching, files=s.files, pending=len(s.pending) + (1 if s.full else 0),
-            indexing=s.running, last_change_at=s.last_change_at, last_indexed_at=s.last_indexed_at,
+            collection=name,
+            watching=s.watching,
+            files=s.files,
+            pending=len(s.pending) + (1 if s.full else 0),
+            indexing=s.running,
+            last_change_at=s.last_change_at,
+            last_indexed_at=s.last_indexed_at,
             last_error=s.last_error,
         )
 
@@ -263,8 +292,9 @@ class Watcher:
         await asyncio.sleep(min(timeout, (DEBOUNCE_MS + 2 * STEP_MS) / 1000))
         try:
             async with self._changed:
-                await asyncio.wait_for(self._changed.wait_for(lambda: not self._busy(names)),
-                                       max(0.0, deadline - time.monotonic()))
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: not self._busy(names)), max(0.0, deadline - time.monotonic())
+                )
             return True
         except asyncio.TimeoutError:
             return False
@@ -279,4 +309,3 @@ def _undecodable_path(e: BaseException) -> bool:
 
 def freshness_list(watcher: Watcher | None, names: list[str]) -> list[Freshness]:
     return [watcher.freshness(n) if watcher else Freshness(collection=n) for n in names]
-

@@ -158,8 +158,9 @@ def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[
 
 def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None) -> dict[str, DocState]:
     sql, args = _scoped(
-        "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents "
-        "WHERE collection_id = ?", collection_id, scope,
+        "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents WHERE collection_id = ?",
+        collection_id,
+        scope,
     )
     return {r[0]: DocState(*r[1:]) for r in conn.execute(sql, args)}
 
@@ -188,13 +189,23 @@ def put_document(
     )
     if conn.changes():  # new content (not shared with another document): add its chunks
         conn.executemany(
-            "INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
             [(doc.mirror_hash, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
         )
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
-    fields = (doc.size, doc.mtime_ns, doc.inode, doc.source_hash, doc.mirror_hash, doc.title,
-              doc.language, " ".join(doc.other_languages), int(doc.language_confident), meta, now)
+    fields = (
+        doc.size,
+        doc.mtime_ns,
+        doc.inode,
+        doc.source_hash,
+        doc.mirror_hash,
+        doc.title,
+        doc.language,
+        " ".join(doc.other_languages),
+        int(doc.language_confident),
+        meta,
+        now,
+    )
     if old is None:
         conn.execute(
             "INSERT INTO documents(size, mtime_ns, inode, source_hash, mirror_hash, title, language, "
@@ -252,15 +263,20 @@ def _pending(conn: apsw.Connection, doc_id: int) -> None:
 def _gc_content(conn: apsw.Connection, mirror_hash: str) -> None:
     """Drop content (and, by cascade, its chunks) once no document points at it."""
     conn.execute(
-        "DELETE FROM content WHERE mirror_hash = ? AND NOT EXISTS "
-        "(SELECT 1 FROM documents WHERE mirror_hash = ?)",
+        "DELETE FROM content WHERE mirror_hash = ? AND NOT EXISTS (SELECT 1 FROM documents WHERE mirror_hash = ?)",
         (mirror_hash, mirror_hash),
     )
 
 
 def record_error(
-    conn: apsw.Connection, collection_id: int, rel_path: str, code: str, reason: str,
-    size: int, mtime_ns: int, inode: int,
+    conn: apsw.Connection,
+    collection_id: int,
+    rel_path: str,
+    code: str,
+    reason: str,
+    size: int,
+    mtime_ns: int,
+    inode: int,
 ) -> None:
     """Remember why a file failed (and its stat, so an unchanged failure is not retried)."""
     conn.execute(
@@ -297,8 +313,9 @@ def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
     return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks})", ids)}
 
 
-def docs_with_contents(conn: apsw.Connection, ids: Sequence[int],
-                       read: bool = True) -> dict[int, tuple[DocRow, str | None, int]]:
+def docs_with_contents(
+    conn: apsw.Connection, ids: Sequence[int], read: bool = True
+) -> dict[int, tuple[DocRow, str | None, int]]:
     """Documents by id, each with its canonical Markdown and the line its body starts
     on (None, 0 if its content is missing, or not `read`): a search's hits in one
     statement, since after every commit each statement reads its pages afresh."""
@@ -315,9 +332,7 @@ def docs_with_contents(conn: apsw.Connection, ids: Sequence[int],
 
 
 def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow | None:
-    row = conn.execute(
-        f"SELECT {_DOC_COLUMNS} WHERE c.name = ? AND d.rel_path = ?", (collection, rel_path)
-    ).fetchone()
+    row = conn.execute(f"SELECT {_DOC_COLUMNS} WHERE c.name = ? AND d.rel_path = ?", (collection, rel_path)).fetchone()
     return _doc(row) if row else None
 
 
@@ -327,7 +342,7 @@ def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
         if abs_path.startswith(prefix):
             row = conn.execute(
                 f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?",
-                (cid, abs_path[len(prefix):]),
+                (cid, abs_path[len(prefix) :]),
             ).fetchone()
             if row:
                 return _doc(row)
@@ -345,9 +360,7 @@ def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list[Any]]:
     return sql, args
 
 
-def list_docs(
-    conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int
-) -> list[DocRow]:
+def list_docs(conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int) -> list[DocRow]:
     where, args = _doc_filter(collection, prefix)
     sql = f"SELECT {_DOC_COLUMNS}{where} ORDER BY c.name, d.rel_path LIMIT ? OFFSET ?"
     return [_doc(r) for r in conn.execute(sql, [*args, limit, offset])]
@@ -363,16 +376,18 @@ def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> in
 def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, str, int, int]]:
     """(id, seq, text, start_line, end_line) of a content's chunks, in order."""
     contents = Contents(conn)
-    return [(i, seq, contents.span(mirror_hash, pos, length), start, end) for i, seq, pos, length, start, end in
-            conn.execute("SELECT id, seq, pos, length, start_line, end_line FROM content_chunks "
-                         "WHERE mirror_hash = ? ORDER BY seq", (mirror_hash,)).fetchall()]
+    return [
+        (i, seq, contents.span(mirror_hash, pos, length), start, end)
+        for i, seq, pos, length, start, end in conn.execute(
+            "SELECT id, seq, pos, length, start_line, end_line FROM content_chunks WHERE mirror_hash = ? ORDER BY seq",
+            (mirror_hash,),
+        ).fetchall()
+    ]
 
 
 def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | None:
     """(canonical Markdown, line where its body starts)."""
-    row = conn.execute(
-        "SELECT markdown, body_line FROM content WHERE mirror_hash = ?", (mirror_hash,)
-    ).fetchone()
+    row = conn.execute("SELECT markdown, body_line FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()
     return (unpack(row[0]), row[1]) if row else None
 
 
@@ -426,7 +441,8 @@ def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
     was left. Call inside a transaction."""
     rows = conn.execute(
         "SELECT rowid, markdown FROM content WHERE rowid > ? AND typeof(markdown) = 'text' ORDER BY rowid LIMIT ?",
-        (after, PACK_BATCH)).fetchall()
+        (after, PACK_BATCH),
+    ).fetchall()
     for rowid, markdown in rows:
         conn.execute("UPDATE content SET markdown = ? WHERE rowid = ?", (pack(markdown), rowid))
     return rows[-1][0] if rows else None
@@ -440,14 +456,24 @@ def unsure_documents(conn: apsw.Connection, collection_id: int, language: str | 
     """The ids of the collection's documents whose language was a guess and is not `language`
     (as ranges of the index of guesses on each side of it: none, after the first settling)."""
     if language is None:
-        return [r[0] for r in conn.execute(
-            "SELECT id FROM documents WHERE collection_id = ? AND language_confident = 0 AND language IS NOT NULL",
-            (collection_id,))]
-    return [r[0] for r in conn.execute(
-        "SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language < ?2 "
-        "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language > ?2 "
-        "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language IS NULL",
-        (collection_id, language))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM documents WHERE collection_id = ? AND language_confident = 0 AND language IS NOT NULL",
+                (collection_id,),
+            )
+        ]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 AND language < ?2 "
+            "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 "
+            "AND language > ?2 "
+            "UNION ALL SELECT id FROM documents WHERE collection_id = ?1 AND language_confident = 0 "
+            "AND language IS NULL",
+            (collection_id, language),
+        )
+    ]
 
 
 def restem_document(conn: apsw.Connection, doc_id: int, language: str | None) -> None:
@@ -462,7 +488,9 @@ def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[Any
     rows = conn.execute(
         "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line, d.language, d.other_languages "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
-        "WHERE d.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)).fetchall()
+        "WHERE d.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    ).fetchall()
     return [(*r[:4], unpack(r[4]), *r[5:]) for r in rows]
 
 
@@ -482,7 +510,8 @@ def dominant_language(conn: apsw.Connection, collection_id: int) -> tuple[str | 
     """The language most of a collection's documents are in, and its share of them."""
     rows = conn.execute(
         "SELECT language, sum(n) AS total FROM language_counts WHERE collection_id = ? "
-        "GROUP BY language HAVING total > 0 ORDER BY total DESC", (collection_id,)
+        "GROUP BY language HAVING total > 0 ORDER BY total DESC",
+        (collection_id,),
     ).fetchall()
     total = sum(n for _, n in rows)
     return (rows[0][0] or None, rows[0][1] / total) if total else (None, 0.0)

@@ -153,8 +153,16 @@ def _joined(path: str, title: str, body: str) -> str:
     return fold(SEPARATOR.join(parts))
 
 
-def document(doc_id: int, collection_id: int, rel_path: str, title: str, language: str | None, metadata: dict[str, Any],
-             mtime_ns: int, text: LexicalText) -> tantivy.Document:
+def document(
+    doc_id: int,
+    collection_id: int,
+    rel_path: str,
+    title: str,
+    language: str | None,
+    metadata: dict[str, Any],
+    mtime_ns: int,
+    text: LexicalText,
+) -> tantivy.Document:
     """One document as the index holds it."""
     doc = tantivy.Document()
     doc.add_unsigned(ID, doc_id)
@@ -265,8 +273,7 @@ class LexicalIndex:
         self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, ids))
         self._add(conn, ids)
         self._commit()
-        conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))",
-                     (json.dumps(ids),))
+        conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
         self._staged.clear()
         self._taken += len(ids)
         return len(ids)
@@ -286,7 +293,9 @@ class LexicalIndex:
         """Add the documents SQLite holds among `ids` (a deleted one is simply absent)."""
         rows = conn.execute(
             "SELECT id, collection_id, rel_path, title, language, metadata, mtime_ns FROM documents "
-            "WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)).fetchall()
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
         texts = {r[0]: staged[1] for r in rows if (staged := self._staged.get(r[0])) and staged[0] == r[4]}
         missing = [r[0] for r in rows if r[0] not in texts]
         if missing:
@@ -294,16 +303,18 @@ class LexicalIndex:
         w = self._w()
         for doc_id, cid, rel_path, title, language, metadata, mtime_ns in rows:
             if doc_id in texts:
-                w.add_document(document(doc_id, cid, rel_path, title, language, json.loads(metadata), mtime_ns,
-                                        texts[doc_id]))
+                w.add_document(
+                    document(doc_id, cid, rel_path, title, language, json.loads(metadata), mtime_ns, texts[doc_id])
+                )
 
     def _commit(self) -> None:
         assert self._index is not None
         self._w().commit()
         self._index.reload()
 
-    def reconcile(self, conn: apsw.Connection, rebuild: bool,
-                  progress: Callable[[int, int], None] | None = None) -> str:
+    def reconcile(
+        self, conn: apsw.Connection, rebuild: bool, progress: Callable[[int, int], None] | None = None
+    ) -> str:
         """Make the index agree with SQLite before it serves: rebuild it when asked (new
         or unreadable) or when it holds another number of documents than SQLite, else
         redo what a crash left pending. Returns what was done, for the log."""
@@ -322,7 +333,7 @@ class LexicalIndex:
         w.delete_all_documents()
         ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
         for start in range(0, len(ids), READ_BATCH):
-            self._add(conn, ids[start:start + READ_BATCH])
+            self._add(conn, ids[start : start + READ_BATCH])
             self.progress = (min(start + READ_BATCH, total), total)
             if progress is not None:
                 progress(*self.progress)

@@ -68,7 +68,7 @@ class LlmCache:
         out: dict[str, float] = {}
         with self._lock:
             for i in range(0, len(ks), 500):
-                part = ks[i:i + 500]
+                part = ks[i : i + 500]
                 marks = ",".join("?" * len(part))
                 for k, score in self._conn.execute(f"SELECT key, score FROM rerank WHERE key IN ({marks})", part):
                     out[k] = score
@@ -80,8 +80,9 @@ class LlmCache:
         now = int(time.time())
         with self._lock:
             with self._conn:
-                self._conn.executemany("INSERT OR REPLACE INTO rerank VALUES (?, ?, ?)",
-                                       [(k, s, now) for k, s in scores.items()])
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO rerank VALUES (?, ?, ?)", [(k, s, now) for k, s in scores.items()]
+                )
 
     def clear(self) -> None:
         with self._lock:

@@ -207,19 +207,13 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
 
 def migrate(conn: apsw.Connection) -> list[str]:
     """Apply pending migrations in order; returns the names applied."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-    )
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
     known = {name for name, _, _ in MIGRATIONS}
     unknown = done - known
     if unknown:
-        raise RuntimeError(
-            f"index was written by a newer gno (unknown migrations: {', '.join(sorted(unknown))})"
-        )
+        raise RuntimeError(f"index was written by a newer gno (unknown migrations: {', '.join(sorted(unknown))})")
     applied = []
     for name, sql, step in MIGRATIONS:
         if name in done:
@@ -228,8 +222,6 @@ def migrate(conn: apsw.Connection) -> list[str]:
             conn.execute(sql)
             if step is not None:
                 step(conn)
-            conn.execute(
-                "INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, int(time.time()))
-            )
+            conn.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, int(time.time())))
         applied.append(name)
     return applied

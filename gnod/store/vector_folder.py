@@ -33,7 +33,7 @@ def folder_for(data_dir: str, table: str) -> str:
 def remove_others(data_dir: str, tables: set[str]) -> None:
     """Delete the folders of models the database no longer holds."""
     for name in os.listdir(data_dir) if os.path.isdir(data_dir) else []:
-        if name.startswith(PREFIX) and name[len(PREFIX):] not in tables:
+        if name.startswith(PREFIX) and name[len(PREFIX) :] not in tables:
             shutil.rmtree(os.path.join(data_dir, name), ignore_errors=True)
 
 
@@ -104,8 +104,15 @@ class VectorFolder:
             if ann is not None:
                 ann.save(self._file(f"ann-{generation}.usearch"))
             _fsync_all(self.path)
-            meta = {"layout": LAYOUT, "uri": self.uri, "dim": self.dim, "generation": generation,
-                    "rows_file": rows_file, "rows": used, "ann": ann is not None}
+            meta = {
+                "layout": LAYOUT,
+                "uri": self.uri,
+                "dim": self.dim,
+                "generation": generation,
+                "rows_file": rows_file,
+                "rows": used,
+                "ann": ann is not None,
+            }
             tmp = self._file(META + ".tmp")
             with open(tmp, "w") as f:
                 json.dump(meta, f)

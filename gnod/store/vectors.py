@@ -43,14 +43,15 @@ def table_for(uri: str) -> str:
 
 
 def models(conn: apsw.Connection) -> list[VecModel]:
-    return [VecModel(*r) for r in conn.execute(
-        "SELECT uri, table_name, dim, complete_at FROM vec_models ORDER BY created_at")]
+    return [
+        VecModel(*r)
+        for r in conn.execute("SELECT uri, table_name, dim, complete_at FROM vec_models ORDER BY created_at")
+    ]
 
 
 def ensure_model(conn: apsw.Connection, uri: str, dim: int) -> VecModel:
     """The model's table, created on first use; a model whose dimension changed starts over."""
-    row = conn.execute("SELECT uri, table_name, dim, complete_at FROM vec_models WHERE uri = ?",
-                       (uri,)).fetchone()
+    row = conn.execute("SELECT uri, table_name, dim, complete_at FROM vec_models WHERE uri = ?", (uri,)).fetchone()
     if row is not None and row[2] == dim:
         return VecModel(*row)
     table = table_for(uri)
@@ -59,8 +60,10 @@ def ensure_model(conn: apsw.Connection, uri: str, dim: int) -> VecModel:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
             conn.execute("DELETE FROM vec_models WHERE uri = ?", (uri,))
         conn.execute(f"CREATE VIRTUAL TABLE {table} USING vec0(embedding float[{dim}] distance_metric=cosine)")
-        conn.execute("INSERT INTO vec_models(uri, table_name, dim, created_at) VALUES (?, ?, ?, ?)",
-                     (uri, table, dim, int(time.time())))
+        conn.execute(
+            "INSERT INTO vec_models(uri, table_name, dim, created_at) VALUES (?, ?, ?, ?)",
+            (uri, table, dim, int(time.time())),
+        )
     return VecModel(uri, table, dim, None)
 
 
@@ -77,8 +80,7 @@ def drop_model(conn: apsw.Connection, uri: str) -> bool:
 
 
 def set_complete(conn: apsw.Connection, uri: str, complete: bool) -> None:
-    conn.execute("UPDATE vec_models SET complete_at = ? WHERE uri = ?",
-                 (int(time.time()) if complete else None, uri))
+    conn.execute("UPDATE vec_models SET complete_at = ? WHERE uri = ?", (int(time.time()) if complete else None, uri))
 
 
 class PendingChunk(msgspec.Struct, frozen=True, array_like=True):
@@ -117,8 +119,10 @@ def put(conn: apsw.Connection, model: VecModel, ids: Sequence[int], vecs: np.nda
             if conn.execute("SELECT 1 FROM content_chunks WHERE id = ?", (cid,)).fetchone() is None:
                 continue
             conn.execute(f"DELETE FROM {model.table} WHERE rowid = ?", (cid,))
-            conn.execute(f"INSERT INTO {model.table}(rowid, embedding) VALUES (?, ?)",
-                         (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()))
+            conn.execute(
+                f"INSERT INTO {model.table}(rowid, embedding) VALUES (?, ?)",
+                (cid, np.ascontiguousarray(vec, dtype=np.float32).tobytes()),
+            )
             n += 1
     return n
 
@@ -137,12 +141,12 @@ def apply_tombstones(conn: apsw.Connection) -> list[int]:
 
 def stored_ids(conn: apsw.Connection, model: VecModel) -> np.ndarray:
     """The chunk ids the model's table holds a vector for, ascending."""
-    return np.sort(np.fromiter((r[0] for r in conn.execute(f"SELECT rowid FROM {model.table}_rowids")),
-                               dtype=np.int64))
+    return np.sort(np.fromiter((r[0] for r in conn.execute(f"SELECT rowid FROM {model.table}_rowids")), dtype=np.int64))
 
 
-def read_vectors(conn: apsw.Connection, model: VecModel, ids: np.ndarray | None,
-                 batch: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def read_vectors(
+    conn: apsw.Connection, model: VecModel, ids: np.ndarray | None, batch: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(chunk ids, vectors) in batches: of `ids` (each read by its rowid), or of every
     vector the table holds (one scan) when `ids` is None."""
     if ids is None:
@@ -178,8 +182,9 @@ class ChunkHit(msgspec.Struct, frozen=True, array_like=True):
     text: str
 
 
-def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], condition: str = "1",
-               args: Sequence[Any] = ()) -> list[ChunkHit]:
+def chunk_hits(
+    conn: apsw.Connection, chunk_ids: Sequence[int], condition: str = "1", args: Sequence[Any] = ()
+) -> list[ChunkHit]:
     """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
@@ -187,8 +192,11 @@ def chunk_hits(conn: apsw.Connection, chunk_ids: Sequence[int], condition: str =
               FROM content_chunks cc
               JOIN documents d ON d.mirror_hash = cc.mirror_hash
               JOIN collections c ON c.id = d.collection_id
-              WHERE cc.id IN ({','.join('?' * len(chunk_ids))})"""
+              WHERE cc.id IN ({",".join("?" * len(chunk_ids))})"""
     contents = Contents(conn)
-    return [ChunkHit(cid, doc_id, name, seq, start, end, contents.span(h, pos, length))
-            for cid, doc_id, name, seq, start, end, h, pos, length
-            in conn.execute(f"{sql} AND {condition}", [*chunk_ids, *args]).fetchall()]
+    return [
+        ChunkHit(cid, doc_id, name, seq, start, end, contents.span(h, pos, length))
+        for cid, doc_id, name, seq, start, end, h, pos, length in conn.execute(
+            f"{sql} AND {condition}", [*chunk_ids, *args]
+        ).fetchall()
+    ]

@@ -54,9 +54,7 @@ def _has_cjk(text: str) -> bool:
 
 
 # Snowball algorithms that PyStemmer ships, by the names we store in the index.
-LANGUAGES: frozenset[str] = frozenset(
-    a for a in Stemmer.algorithms() if a not in ("porter", "dutch_porter")
-)
+LANGUAGES: frozenset[str] = frozenset(a for a in Stemmer.algorithms() if a not in ("porter", "dutch_porter"))
 
 # Longer tokens are hashes, base64 or minified junk: indexed verbatim, never stemmed.
 _MAX_STEM_LEN = 40
@@ -156,9 +154,7 @@ class AnalyzerSet:
             a = self._by_lang[language] = Analyzer(language)
         return a
 
-    def stem_sequences(
-        self, tokens: Sequence[str], languages: Iterable[str | None]
-    ) -> list[tuple[str, ...]]:
+    def stem_sequences(self, tokens: Sequence[str], languages: Iterable[str | None]) -> list[tuple[str, ...]]:
         """Distinct stemmed forms of a token sequence, one per language, first seen first.
 
         A query meets a document's stems only through that document's language, so a

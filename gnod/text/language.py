@@ -99,9 +99,7 @@ _ISO_CANDIDATES: dict[str, str] = {
 }
 
 # ISO 639-1 code → Snowball algorithm name, for the stemmers PyStemmer actually ships.
-ISO_TO_SNOWBALL: dict[str, str] = {
-    iso: name for iso, name in sorted(_ISO_CANDIDATES.items()) if name in LANGUAGES
-}
+ISO_TO_SNOWBALL: dict[str, str] = {iso: name for iso, name in sorted(_ISO_CANDIDATES.items()) if name in LANGUAGES}
 
 # Other English names people write for the same languages.
 _ALIASES: dict[str, str] = {
@@ -293,9 +291,7 @@ _ASCII = frozenset(map(chr, range(128)))
 _LATIN_END = "\u0250"  # below: ASCII, Latin-1 and Latin Extended-A/B only
 # Letters of Latin-script languages we cannot stem: Vietnamese (ơ ư and the vowels with
 # a dot below or hook above), Icelandic and Faroese (þ ð).
-_NO_STEMMER_LATIN = frozenset(
-    "ơưƠƯþÞðÐ" + "".join(map(chr, range(0x1EA0, 0x1EFA)))
-)
+_NO_STEMMER_LATIN = frozenset("ơưƠƯþÞðÐ" + "".join(map(chr, range(0x1EA0, 0x1EFA))))
 
 
 def _script_of(ch: str) -> int:
@@ -365,9 +361,7 @@ _BULGARIAN = frozenset(
     "е са ще тази този това тези които който която което към със във съм сме сте "
     "бъде беше няма нещо защото когато където".split()
 )
-_RUSSIAN_AND_BULGARIAN = frozenset(
-    "и в на за да не от до по без при или но а с к о у из над под през".split()
-)
+_RUSSIAN_AND_BULGARIAN = frozenset("и в на за да не от до по без при или но а с к о у из над под през".split())
 
 
 def _is_bulgarian(sample: str) -> bool:
@@ -422,10 +416,30 @@ def _known(name: str) -> str | None:
 _PROFILE_LANGS: list[str] = [
     lang
     for lang in (
-        "english", "german", "french", "spanish", "portuguese", "italian", "dutch",
-        "swedish", "norwegian", "danish", "finnish", "turkish", "polish", "indonesian",
-        "hungarian", "romanian", "czech", "catalan", "basque", "estonian", "lithuanian",
-        "esperanto", "irish", "serbian",
+        "english",
+        "german",
+        "french",
+        "spanish",
+        "portuguese",
+        "italian",
+        "dutch",
+        "swedish",
+        "norwegian",
+        "danish",
+        "finnish",
+        "turkish",
+        "polish",
+        "indonesian",
+        "hungarian",
+        "romanian",
+        "czech",
+        "catalan",
+        "basque",
+        "estonian",
+        "lithuanian",
+        "esperanto",
+        "irish",
+        "serbian",
     )  # fmt: skip
     if lang in LANGUAGES and lang in STOPWORDS
 ]
@@ -502,8 +516,7 @@ _WORD_SET = frozenset(_WORD_TABLE)
 _LETTER_SIGNALS_SRC: dict[str, tuple[tuple[str, float], ...]] = {
     "ß": (("german", 1.0),),
     "ä": (("german", 0.3), ("swedish", 0.3), ("finnish", 0.3), ("estonian", 0.2)),
-    "ö": (("german", 0.3), ("swedish", 0.3), ("finnish", 0.3), ("turkish", 0.2),
-          ("hungarian", 0.2), ("estonian", 0.2)),
+    "ö": (("german", 0.3), ("swedish", 0.3), ("finnish", 0.3), ("turkish", 0.2), ("hungarian", 0.2), ("estonian", 0.2)),
     "ü": (("german", 0.4), ("turkish", 0.3), ("hungarian", 0.2), ("estonian", 0.2)),
     "ñ": (("spanish", 1.0),),
     "¿": (("spanish", 1.0),),
@@ -556,13 +569,7 @@ _LETTER_SIGNALS_SRC: dict[str, tuple[tuple[str, float], ...]] = {
 }
 _LETTER_SIGNALS: dict[str, int] = {}
 for _ch, _pairs in _LETTER_SIGNALS_SRC.items():
-    _sig = _pack(
-        [
-            (_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT)
-            for lang, w in _pairs
-            if lang in _LANG_INDEX
-        ]
-    )
+    _sig = _pack([(_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT) for lang, w in _pairs if lang in _LANG_INDEX])
     if _sig:
         _LETTER_SIGNALS[_ch] = _sig
         _LETTER_SIGNALS.setdefault(_ch.upper(), _sig)
@@ -626,13 +633,7 @@ _NGRAM_SIGNALS_SRC: dict[str, tuple[tuple[str, float], ...]] = {
 }
 _NGRAM_SIGNALS: list[tuple[bytes, int]] = []
 for _ng, _pairs in _NGRAM_SIGNALS_SRC.items():
-    _sig = _pack(
-        [
-            (_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT)
-            for lang, w in _pairs
-            if lang in _LANG_INDEX
-        ]
-    )
+    _sig = _pack([(_LANG_INDEX[lang], round(w * _SCALE) << _SCORE_SHIFT) for lang, w in _pairs if lang in _LANG_INDEX])
     if _sig:
         _NGRAM_SIGNALS.append((_ng.encode(), _sig))
 
@@ -682,9 +683,7 @@ def _clear(best: int, top: int, runner_up: int) -> bool:
     if score >= _WEAK_RATIO * second:
         return True
     hits = top & _HITS_MASK
-    return hits >= _MIN_HITS and (
-        score >= _MIN_RATIO * second or hits >= _HITS_RATIO * (runner_up & _HITS_MASK)
-    )
+    return hits >= _MIN_HITS and (score >= _MIN_RATIO * second or hits >= _HITS_RATIO * (runner_up & _HITS_MASK))
 
 
 def _letter_score(chars: _Chars) -> int:
@@ -778,20 +777,14 @@ def _lingua(names: frozenset[str] | None = None) -> Any:
                 from lingua import Language, LanguageDetectorBuilder
 
                 langs = [getattr(Language, n) for n in sorted(names) if hasattr(Language, n)]
-                detector = (
-                    LanguageDetectorBuilder.from_languages(*langs)
-                    .with_low_accuracy_mode()
-                    .build()
-                )
+                detector = LanguageDetectorBuilder.from_languages(*langs).with_low_accuracy_mode().build()
                 if len(_lingua_detectors) < 64 or names == _ALL_LINGUA:
                     _lingua_detectors[names] = detector
     return detector
 
 
 _ALL_LINGUA = frozenset(
-    name
-    for name, snowball in _LINGUA_TO_SNOWBALL.items()
-    if snowball is None or snowball in LANGUAGES
+    name for name, snowball in _LINGUA_TO_SNOWBALL.items() if snowball is None or snowball in LANGUAGES
 )
 
 
@@ -1026,9 +1019,7 @@ _WORD_TEXTS = frozenset(_WORDS_BY_TEXT)
 # Words too weak to count as signs of a second language anywhere in a document: single
 # letters (command-line options, list markers) and the command-like verbs of
 # _EXTRA_WORDS ("show", "remove") that code in any language is full of.
-_WEAK_WORDS = frozenset(
-    w for w in _WORD_TEXTS if len(w) == 1
-).union(*(ws.split() for ws in _EXTRA_WORDS.values()))
+_WEAK_WORDS = frozenset(w for w in _WORD_TEXTS if len(w) == 1).union(*(ws.split() for ws in _EXTRA_WORDS.values()))
 _foreign_words: dict[str | None, frozenset[str]] = {}  # language → the others' words
 
 
@@ -1069,8 +1060,7 @@ def _delete_all_but(leads: bytes) -> bytes:
 
 _FOREIGN_LETTERS_LATIN = _delete_all_but(_ALL_LEADS)  # bytes.translate deletion tables
 _FOREIGN_LETTERS: dict[str, bytes] = {
-    lang: _delete_all_but(bytes(set(_ALL_LEADS) - set(_SCRIPT_LEADS[script])))
-    for lang, script in _OWN_SCRIPT.items()
+    lang: _delete_all_but(bytes(set(_ALL_LEADS) - set(_SCRIPT_LEADS[script]))) for lang, script in _OWN_SCRIPT.items()
 }
 
 
