@@ -46,9 +46,13 @@ def check(value: str) -> None:
         )
 
 
-def url(template: str, path: str, line: int, host: str = "") -> str:
-    """The template filled in: the path percent-encoded (slashes kept), the line 1-based."""
+def url(template: str, path: str, line: int, host: str | None = None) -> str:
+    """The template filled in: the path percent-encoded (slashes kept), the line 1-based,
+    the host this machine's name unless given."""
+    import os
     from urllib.parse import quote
 
+    if host is None:
+        host = os.uname().nodename if "{host}" in template else ""
     fill = {"path": quote(path, safe="/"), "line": str(max(1, line)), "host": host}
     return _FIELD.sub(lambda m: fill[m.group(1)], template)

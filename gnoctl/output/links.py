@@ -12,8 +12,6 @@ import os
 import sys
 from collections.abc import Callable
 
-from gnod import editor_url
-
 Link = Callable[[str, int, str], str]  # (absolute path, line, shown text) -> text
 
 # Terminals that show OSC 8 links, by what they put in the environment.
@@ -38,17 +36,39 @@ def known_terminal(env: os._Environ | dict) -> bool:
 
 def _client_config() -> dict:
     """`[client]` of config.toml, read directly (gnod validates it; a broken file here
-    just means the defaults)."""
-    import tomllib
-
+    just means the defaults). Parsed only when the file names it: importing tomllib
+    (and `re`) costs ~10 ms, more than half of a search on a terminal."""
     from gnod.paths import Paths
 
     try:
         with open(Paths.from_env().config_file, "rb") as f:
-            section = tomllib.load(f).get("client", {})
-    except (OSError, ValueError):
+            data = f.read()
+    except OSError:
+        return {}
+    if b"client" not in data:
+        return {}
+    import tomllib
+
+    try:
+        section = tomllib.loads(data.decode("utf-8")).get("client", {})
+    except ValueError:  # not TOML, not UTF-8
         return {}
     return section if isinstance(section, dict) else {}
+
+
+def editor_template() -> str:
+    """The URL template `[client] editor_url` names; the default when it is unset or
+    unusable (gnod reports a bad setting; links still open the file)."""
+    from gnod import editor_url
+
+    setting = _client_config().get("editor_url")
+    if isinstance(setting, str):
+        try:
+            editor_url.check(setting)
+            return editor_url.template(setting)
+        except ValueError:
+            pass
+    return editor_url.template(None)
 
 
 def linker(stdout_tty: bool | None = None) -> Link | None:
@@ -58,21 +78,15 @@ def linker(stdout_tty: bool | None = None) -> Link | None:
     forced = os.environ.get("FORCE_HYPERLINK")
     if forced is not None and forced.strip() in ("0", "false", "no"):
         return None
-    config = _client_config()
-    when = config.get("hyperlinks", "auto")
+    when = _client_config().get("hyperlinks", "auto")
     if when == "never" or (when != "always" and not forced and not known_terminal(os.environ)):
         return None
-    setting = config.get("editor_url")
-    try:
-        if isinstance(setting, str):
-            editor_url.check(setting)
-        template = editor_url.template(setting if isinstance(setting, str) else None)
-    except ValueError:
-        template = editor_url.template(None)  # gnod reports the bad setting; links still work
-    host = os.uname().nodename if "{host}" in template else ""
+    from gnod import editor_url
+
+    template = editor_template()
 
     def link(path: str, line: int, text: str) -> str:
-        target = editor_url.url(template, path, line, host)
+        target = editor_url.url(template, path, line)
         return f"\033]8;;{target}\033\\{text}\033]8;;\033\\"
 
     return link

@@ -52,7 +52,6 @@ class Web:
         self.link = link
         self.hub = Hub(link)
         self.editor_template = editor_template
-        self.host = os.uname().nodename if "{host}" in editor_template else ""
         self.jinja = Environment(
             loader=PackageLoader("gnoctl.web", "templates"),
             autoescape=select_autoescape(),
@@ -156,7 +155,7 @@ class Web:
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),
             editor_url=None
             if self.editor_template == editor_url.template("file")
-            else editor_url.url(self.editor_template, abs_path, line or 1, self.host),
+            else editor_url.url(self.editor_template, abs_path, line or 1),
         )
 
     async def original(self, request: Request) -> Response:

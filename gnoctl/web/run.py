@@ -18,21 +18,9 @@ from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output import links
 from gnoctl.web.app import Web, create
 from gnoctl.web.security import Guard, Sessions
-from gnod import editor_url
 from gnod.paths import Paths
 
 GRACE_S = 1  # open event streams are closed after this on Ctrl-C, not waited for
-
-
-def _editor_template() -> str:
-    setting = links._client_config().get("editor_url")
-    try:
-        if isinstance(setting, str):
-            editor_url.check(setting)
-            return editor_url.template(setting)
-    except ValueError:
-        pass  # gnod reports the bad setting; the default still opens the file
-    return editor_url.template(None)
 
 
 def _names(host: str, port: int) -> tuple[list[str], list[str]]:
@@ -63,7 +51,7 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
     port = sock.getsockname()[1]
     sessions = Sessions(key, port)
     hosts, origins = _names(host, port)
-    web = Web(DaemonLink(), _editor_template())
+    web = Web(DaemonLink(), links.editor_template())
     app = Guard(create(web), sessions, hosts, origins)
     address = f"http://{hosts[0]}/?key={sessions.secret}"
     print(f"gnoctl web: open {address}", flush=True)
