@@ -75,7 +75,7 @@ def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: 
     return out
 
 
-def _passages(hit: dict) -> list[dict]:
+def passages(hit: dict) -> list[dict]:
     """A hit's passages, best first: `snippets` with --per-doc N > 1, else its snippet."""
     return hit.get("snippets") or ([hit["snippet"]] if hit.get("snippet") else [])
 
@@ -124,7 +124,7 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
         return "\n".join(
             vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"])
             for h in hits
-            for snip in _passages(h) or [{}]
+            for snip in passages(h) or [{}]
         )
     if fmt == "csv":
         return _search_csv(hits)
@@ -139,7 +139,7 @@ def _search_csv(hits: list[dict]) -> str:
     """A row per passage, the document's rank and score repeated."""
     rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
     for i, h in enumerate(hits, 1):
-        for snip in _passages(h) or [{}]:
+        for snip in passages(h) or [{}]:
             rows.append(
                 [
                     i,
@@ -160,7 +160,7 @@ def _search_md(result: dict) -> str:
     for i, h in enumerate(result["hits"], 1):
         title = h["title"].replace("|", "\\|")
         match = " ⋯ ".join(
-            marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip() for snip in _passages(h)
+            marked(snip["text"], snip.get("matches", []), "**", "**", md_inline).strip() for snip in passages(h)
         )
         table.append(f"| {i} | {h['score']:.3f} | `{_location(h)}` | {title} | {match} |")
     return "\n".join(table + md_footer(result))  # vsearch notes: what the vectors cannot see yet
@@ -175,7 +175,7 @@ def _search_xml(result: dict) -> str:
             f'path="{xml_escape(h["path"])}" docid="{h["docid"]}">'
         )
         out.append(f"    <title>{xml_escape(h['title'])}</title>")
-        out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>' for snip in _passages(h))
+        out.extend(f'    <snippet line="{snip["line"]}">{xml_escape(snip["text"])}</snippet>' for snip in passages(h))
         out.append("  </result>")
     out.extend(xml_footer(result))
     out.append("</results>")
@@ -205,7 +205,7 @@ def _search_human(result: dict, paint, link: Link | None) -> str:
             f"{paint('2', rank)} {paint('33', score)}  {_linked(link, h, line, paint('36', _location(h)))}  "
             f"{paint('1', h['title'])}"
         )
-        for k, snip in enumerate(_passages(h)):
+        for k, snip in enumerate(passages(h)):
             if k:
                 lines.append(paint("2", f"      ⋯ line {snip['line']}"))
             lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from starlette.datastructures import QueryParams
 
 from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.output.hits import passages
 from gnoctl.web import render
 
 LIMIT = 20
@@ -91,16 +92,16 @@ def doc_href(ref: str, line: int | None = None) -> str:
 
 
 def _search_hit(h: dict) -> Hit:
-    passages = h.get("snippets") or ([h["snippet"]] if h.get("snippet") else [])
+    found = passages(h)
     return Hit(
         ref=f"{h['collection']}/{h['path']}",
-        line=passages[0]["line"] if passages else 1,
+        line=found[0]["line"] if found else 1,
         title=h.get("title") or h["path"],
         collection=h["collection"],
         path=h["path"],
         uri=h["uri"],
         score=h["score"],
-        passages=[render.passage(p["text"], p.get("matches") or []) for p in passages],
+        passages=[render.passage(p["text"], p.get("matches") or []) for p in found],
     )
 
 

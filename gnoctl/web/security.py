@@ -17,6 +17,7 @@ import secrets
 from urllib.parse import urlencode
 
 from starlette.datastructures import Headers, QueryParams
+from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -66,15 +67,6 @@ class Sessions:
 
     def csrf(self, sid: str) -> str:
         return _sign(self.secret, "csrf", sid)
-
-
-def _cookies(headers: Headers) -> dict[str, str]:
-    out = {}
-    for part in headers.get("cookie", "").split(";"):
-        name, _, value = part.strip().partition("=")
-        if name:
-            out[name] = value
-    return out
 
 
 DENIED = """<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport"
@@ -140,7 +132,7 @@ class Guard:
                 path="/",
             )
             return redirect
-        sid = self.sessions.session(_cookies(headers).get(self.sessions.cookie))
+        sid = self.sessions.session(cookie_parser(headers.get("cookie", "")).get(self.sessions.cookie))
         if sid is None:
             return HTMLResponse(DENIED, status_code=401)
         csrf = self.sessions.csrf(sid)
