@@ -27,6 +27,7 @@ import sys
 import time
 
 from common import CACHE, REPO, SHARED, Daemon, emit, models_config, test_model, tldr_pages
+from common import percentile as p
 from gnod.paths import Paths
 
 STDLIB_CLIENT = """
@@ -58,11 +59,6 @@ QUERIES = [
     "change permissions",
     "python package",
 ]
-
-
-def p(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))]
 
 
 def hybrid(runs: int, stage_queries: int) -> None:

@@ -134,6 +134,12 @@ def models_config(
     return "\n".join(lines) + "\n"
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The value at quantile `q` of `values` (nearest rank, no interpolation)."""
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * q))]
+
+
 def emit(**figures) -> None:
     for k, v in figures.items():
         print(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}", flush=True)

@@ -18,14 +18,10 @@ import tempfile
 import time
 
 from common import Daemon, emit, tldr_pages
+from common import percentile as p
 
 POLL_S = 0.005
 TIMEOUT_S = 30.0
-
-
-def p(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))]
 
 
 def visible(client, word: str, present: bool) -> float:

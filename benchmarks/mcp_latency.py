@@ -21,6 +21,7 @@ import sys
 import time
 
 from common import CACHE, REPO, Daemon, emit, models_config, test_model, tldr_pages
+from common import percentile as p
 
 QUERIES = [
     "archive files",
@@ -38,11 +39,6 @@ QUERIES = [
     "change permissions",
     "package manager",
 ]
-
-
-def p(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))]
 
 
 def bridge_rss_mb() -> float:

@@ -32,6 +32,7 @@ import sys
 import time
 
 from common import CACHE, Daemon, emit
+from common import percentile as pct
 
 # (kind, query, filters): identifiers, two- and three-word terms, questions full of common
 # words, a stop word alone, phrases, negations, filters.
@@ -122,11 +123,6 @@ def kernel_tree() -> str:
         with open(ignore, "w", encoding="utf-8") as f:
             f.write(text[:cut])
     return tree
-
-
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
 
 
 def folder_bytes(path: str) -> int:

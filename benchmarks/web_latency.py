@@ -24,6 +24,8 @@ import sys
 import time
 
 from common import REPO, Daemon, emit, tldr_pages
+from common import percentile as p
+from gnoctl.web.search import as_typed
 
 QUERIES = [
     "extract tar archive",
@@ -39,17 +41,6 @@ QUERIES = [
 ]
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-def p(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(len(values) * q))]
-
-
-def as_typed(text: str) -> str:
-    from gnoctl.web.search import as_typed as shape
-
-    return shape(text)
 
 
 def browser():
