@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from common import CACHE, REPO, SHARED, Daemon, emit, models_config, test_model, tldr_pages
+from common import CACHE, SHARED, Daemon, compile_sources, emit, models_config, test_model, tldr_pages
 from common import percentile as p
 from gnod.paths import Paths
 
@@ -115,12 +115,12 @@ def main() -> None:
     ap.add_argument("--stage-queries", type=int, default=20)
     args = ap.parse_args()
     if args.hybrid:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", "gnod", "gnoctl"], cwd=REPO, check=True)
+        compile_sources()
         hybrid(args.runs, args.stage_queries)
         return
     corpus = args.corpus or tldr_pages("pages")
     gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "gnod", "gnoctl"], cwd=REPO, check=True)
+    compile_sources()
     with Daemon() as d:
         d.call("collection.add", {"name": "bench", "path": corpus, "index": True})
         env = {**d.env, "GNO_NO_AUTOSTART": "1"}
