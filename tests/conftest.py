@@ -567,9 +567,10 @@ def lexical_index(conn, analyzers, rebuilt: bool = False):
     from gnod.store.lexical_index import LexicalIndex
 
     index = LexicalIndex(os.path.dirname(conn.filename), deriver(analyzers))
-    new = index.open()
-    done = index.reconcile(conn, new)
-    assert new or rebuilt or "built" not in done, done
+    new = not os.path.isdir(index.path)
+    index.open()
+    done = index.reconcile(conn)
+    assert new or rebuilt or "added" not in done, done
     try:
         yield index
     finally:

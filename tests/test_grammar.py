@@ -362,6 +362,32 @@ def test_index_identifier_phrase():
     assert search('"case snake"') == set()  # order matters in a phrase
 
 
+def test_index_exact_phrase_needs_the_words_together():
+    """The exact field keeps no positions: an exact phrase is its words, exact, where
+    their stems stand together; the words apart do not make it, in either order."""
+    db = make_db(
+        [
+            ("memory barriers order the writes", "english"),  # 1: the phrase, inflected
+            ("a memory barrier orders writes", "english"),  # 2: the phrase, exact
+            ("the barrier keeps memory safe", "english"),  # 3: both words, apart
+        ]
+    )
+
+    def exact(query: str) -> set[int]:
+        q = compiled(query, [None])
+        sides = match_query([("exact", q, 1.0)], lambda f: ANALYZERS.stem_sequences(f, EN))
+        searcher = db.searcher()
+        hits = searcher.search(tantivy.Query.boolean_query(sides), 10).hits
+        return set(searcher.fast_field_values("id", [addr for _, addr in hits]))
+
+    assert exact('"memory barrier"') == {2}
+    assert exact('"memory barriers"') == {1}
+    assert exact('"barrier memory"') == set()
+    assert exact("memory_barrier") == {2}
+    assert exact('barrier -"memory barrier"') == {3}
+    assert search('"memory barrier"', EN, db) == {1, 2}  # the stems find both spellings
+
+
 def test_index_stemming_and_negation():
     assert search("deploy") == {4, 6}
     assert search("-production deploy") == {6}
@@ -467,7 +493,8 @@ def _check_query(db: tantivy.Index, text: str, languages) -> None:
     # A prefix stands for the index's words that start with it (none here: expand_prefixes
     # is not run), so a query of prefixes alone may have no stems; it must still search.
     assert q.terms and (q.positive_stems or any(c.prefix for c in clauses))
-    db.searcher().search(tantivy.Query.boolean_query(match_query([("stems", q, 0.5), ("exact", exact, 0.5)])), 10)
+    sides = match_query([("stems", q, 0.5), ("exact", exact, 0.5)], lambda f: ANALYZERS.stem_sequences(f, languages))
+    db.searcher().search(tantivy.Query.boolean_query(sides), 10)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 
 from conftest import cleanup_home, cli_json, lexical_ids, lexical_index, lexical_paths, make_env, make_home, start_gnod
 from gnod.config import CollectionConfig
+from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import index_collection
 from gnod.paths import Paths
+from gnod.search import lexical
 from gnod.search.lexical import path_query
+from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
 from gnod.store.documents import unpack
 from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
@@ -55,8 +58,18 @@ def old_index(db_path: str, root) -> None:
         "DROP INDEX documents_collection_indexed; "
         "DROP TABLE language_counts; DROP TRIGGER language_counts_insert; DROP TRIGGER language_counts_delete; "
         "DROP TRIGGER language_counts_update; "
+        # Chunks named their content by its hash.
+        "CREATE TABLE chunks_by_hash(id INTEGER PRIMARY KEY, mirror_hash TEXT NOT NULL "
+        "REFERENCES content(mirror_hash) ON DELETE CASCADE, seq INTEGER NOT NULL, pos INTEGER NOT NULL, "
+        "length INTEGER NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, UNIQUE(mirror_hash, seq)); "
+        "INSERT INTO chunks_by_hash SELECT cc.id, ct.mirror_hash, cc.seq, cc.pos, cc.length, cc.start_line, "
+        "cc.end_line FROM content_chunks cc JOIN content ct ON ct.id = cc.content_id; "
+        "DROP TABLE content_chunks; ALTER TABLE chunks_by_hash RENAME TO content_chunks; "
+        "CREATE TRIGGER content_chunks_tombstone AFTER DELETE ON content_chunks "
+        "WHEN EXISTS (SELECT 1 FROM vec_models) "
+        "BEGIN INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id); END; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
-        "'0006_collection_indexed_at', '0007_language_counts')"
+        "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id')"
     )
     conn.close()
 
@@ -68,12 +81,28 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
     old_index(db, root)
     shutil.rmtree(root)  # nothing is read from disk again
     conn = connect(db)
+    chunks = conn.execute("SELECT id, mirror_hash, seq, pos, length FROM content_chunks ORDER BY id").fetchall()
+    assert chunks
     assert (
         migrate(conn)
-        == ["0004_lexical_index", "0005_language_indexes", "0006_collection_indexed_at", "0007_language_counts"]
+        == [
+            "0004_lexical_index",
+            "0005_language_indexes",
+            "0006_collection_indexed_at",
+            "0007_language_counts",
+            "0008_chunks_by_content_id",
+        ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
     assert not conn.execute("SELECT count(*) FROM sqlite_master WHERE name GLOB 'documents_[fe][tx]*'").fetchone()[0]
+    # The chunks keep their ids (vectors key on them), now naming their content by rowid.
+    assert (
+        conn.execute(
+            "SELECT cc.id, ct.mirror_hash, cc.seq, cc.pos, cc.length FROM content_chunks cc "
+            "JOIN content ct ON ct.id = cc.content_id ORDER BY cc.id"
+        ).fetchall()
+        == chunks
+    )
     assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md", "deployed.md"]
     conn.close()
 
@@ -142,7 +171,7 @@ def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
     conn.close()
 
 
-def test_an_index_that_disagrees_with_the_database_is_rebuilt(tmp_path):
+def test_an_index_that_disagrees_with_the_database_is_mended(tmp_path):
     conn, _ = indexed(tmp_path)
     ids = {r[0] for r in conn.execute("SELECT id FROM documents")}
     with lexical_index(conn, AnalyzerSet()) as lex:
@@ -156,13 +185,56 @@ def test_an_index_that_disagrees_with_the_database_is_rebuilt(tmp_path):
     assert tantivy.Index.open(folder).searcher().num_docs == 0
     with lexical_index(conn, AnalyzerSet(), rebuilt=True) as lex:
         assert lexical_ids(lex) == ids
+    # One lost, and one the database no longer holds (its row deleted behind the index's back).
+    lost, gone = sorted(ids)[:2]
+    writer = tantivy.Index.open(folder).writer(15_000_000, 1)
+    writer.delete_documents_by_query(tantivy.Query.term_query(SCHEMA, "id", lost))
+    writer.commit()
+    writer.wait_merging_threads()
+    with conn:
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute("DELETE FROM documents WHERE id = ?", (gone,))
+    with lexical_index(conn, AnalyzerSet(), rebuilt=True) as lex:
+        assert lexical_ids(lex) == ids - {gone}
     # A folder that cannot be read as an index is replaced.
     shutil.rmtree(folder)
     os.makedirs(folder)
     with open(os.path.join(folder, "meta.json"), "w") as f:
         f.write("not json")
-    with lexical_index(conn, AnalyzerSet()) as lex:
-        assert lexical_ids(lex) == ids
+    with lexical_index(conn, AnalyzerSet(), rebuilt=True) as lex:
+        assert lexical_ids(lex) == ids - {gone}
+    conn.close()
+
+
+def test_an_index_being_built_serves_what_it_holds_so_far(tmp_path, monkeypatch):
+    """A new index (another layout) is filled from the database newest first, committing
+    as it goes; searches are let in after its first commit and find what is in so far."""
+    conn, _ = indexed(tmp_path)
+    conn.execute("DELETE FROM lexical_pending")  # all of them were in an older layout's index
+    monkeypatch.setattr(lexical_index_module, "READ_BATCH", 1)
+    monkeypatch.setattr(lexical_index_module, "BUILD_COMMIT_S", 0.0)
+    newest = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY mtime_ns DESC, id")]
+    lex = lexical_index_module.LexicalIndex(str(tmp_path), deriver(AnalyzerSet()))
+    lex.open()
+    seen: list[tuple[set[int], tuple[int, int] | None]] = []
+    served: list[set[int]] = []
+    lex.reconcile(
+        conn,
+        progress=lambda done, total: seen.append((lexical_ids(lex), lex.progress)),
+        serving=lambda: served.append(lexical_ids(lex)),
+    )
+    try:
+        assert served == [set(newest[:1])]
+        assert seen == [
+            (set(newest[:n]), (n, len(newest)) if n < len(newest) else None) for n in range(1, len(newest) + 1)
+        ]
+        assert lex.progress is None
+        # While it is being built, a search says so.
+        lex.progress = (1, 3)
+        found = lexical.search(lex, conn, AnalyzerSet(), "deploying", {"english": 3}, 10)
+        assert any("still being built" in n and "1 of 3" in n for n in found.notes), found.notes
+    finally:
+        lex.close()
     conn.close()
 
 

@@ -45,8 +45,7 @@ def check_invariants(db) -> None:
         == 0
     )
     unchunked = db.execute(
-        "SELECT c.markdown FROM content c WHERE NOT EXISTS "
-        "(SELECT 1 FROM content_chunks k WHERE k.mirror_hash = c.mirror_hash)"
+        "SELECT c.markdown FROM content c WHERE NOT EXISTS (SELECT 1 FROM content_chunks k WHERE k.content_id = c.id)"
     ).fetchall()
     assert not [m for (m,) in unchunked if store.unpack(m).strip()]
 
@@ -163,7 +162,7 @@ from gnod.text.analyzer import AnalyzerSet
 conn = connect(sys.argv[1]); migrate(conn)
 analyzers = AnalyzerSet()
 lex = LexicalIndex(os.path.dirname(sys.argv[1]), deriver(analyzers))
-lex.reconcile(conn, lex.open())
+lex.open(); lex.reconcile(conn)
 print("ready", flush=True)
 index_collection(conn, analyzers, CollectionConfig(name="c", path=sys.argv[2]), lex=lex)
 print("finished", flush=True)

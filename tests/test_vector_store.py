@@ -128,7 +128,8 @@ def test_filters_and_shared_content(db, tmp_path):
     chunk_of = {
         r[1]: r[0]
         for r in db.execute(
-            "SELECT cc.id, d.rel_path || '@' || c.name FROM content_chunks cc JOIN documents d USING(mirror_hash) "
+            "SELECT cc.id, d.rel_path || '@' || c.name FROM content_chunks cc "
+            "JOIN content ct ON ct.id = cc.content_id JOIN documents d USING(mirror_hash) "
             "JOIN collections c ON c.id = d.collection_id"
         )
     }

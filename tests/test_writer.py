@@ -41,7 +41,7 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
         return lambda conn: index_paths(conn, writer.analyzers, cols[name], ["note.md"], lex=writer.lexical)
 
     async def scenario() -> tuple[list[str], dict]:
-        await writer.reconcile_lexical()
+        await writer.reconcile_lexical(lambda: None)
         await writer.sync_collections(list(cols.values()))
         order: list[str] = []
         seen: dict = {}

@@ -131,23 +131,38 @@ class Result:
     notes: list[str]
 
 
-def _form_query(field: str, form: Sequence[str]) -> Query:
-    """One form: a term, or the phrase of its tokens (adjacent, in order)."""
+# The stemmed forms (one per language the query is stemmed in) of a run of exact words.
+Stem = Callable[[Sequence[str]], list[tuple[str, ...]]]
+
+
+def _form_query(field: str, form: Sequence[str], stem: Stem | None = None) -> Query:
+    """One form: a term, or the phrase of its tokens (adjacent, in order). The exact
+    field keeps no positions (they were half the index), so there a form of several
+    words is each of them, exact, in a document that holds the form's `stem`med words
+    as a phrase: the exact phrase, bar a document with the words exact elsewhere and the
+    phrase only inflected."""
     folded: list[str | tuple[int, str]] = [fold(t) for t in form]
     if len(folded) == 1:
         return Query.term_query(SCHEMA, field, folded[0])
-    return Query.phrase_query(SCHEMA, field, folded)
+    if field != EXACT:
+        return Query.phrase_query(SCHEMA, field, folded)
+    assert stem is not None, "a phrase of exact words needs its stemmed forms"
+    held = Query.boolean_query([(Occur.Should, _form_query(STEMS, s)) for s in stem(form)])
+    words_ = [(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in dict.fromkeys(folded)]
+    return Query.boolean_query([*words_, (Occur.Must, Query.const_score_query(held, 0.0))])
 
 
-def match_query(sides: Sequence[tuple[str, CompiledQuery, float]]) -> list[tuple[Occur, Query]]:
+def match_query(
+    sides: Sequence[tuple[str, CompiledQuery, float]], stem: Stem | None = None
+) -> list[tuple[Occur, Query]]:
     """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
     so the engine can skip blocks that cannot reach the top); a document holding a
-    negated form of any side is excluded."""
+    negated form of any side is excluded. `stem` gives an exact phrase its stemmed forms."""
     out: list[tuple[Occur, Query]] = []
     for field, compiled, boost in sides:
         forms = dict.fromkeys(form for clause in compiled.positives for form in clause)
-        out += [(Occur.Should, Query.boost_query(_form_query(field, form), boost)) for form in forms]
-        out += [(Occur.MustNot, _form_query(field, form)) for form in compiled.negatives]
+        out += [(Occur.Should, Query.boost_query(_form_query(field, form, stem), boost)) for form in forms]
+        out += [(Occur.MustNot, _form_query(field, form, stem)) for form in compiled.negatives]
     return out
 
 
@@ -222,17 +237,26 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
-def _top(
-    searcher: tantivy.Searcher, query: Query, n: int, languages: dict[int, int] | None = None
-) -> list[tuple[int, float]]:
-    """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better);
-    `languages`, when given, gets each one's language_code."""
+class _Seen(NamedTuple):
+    """What was read beside the matches: each one's language_code, and its place in the
+    engine's order of equal scores (its address: the engine keeps the first of a tie)."""
+
+    languages: dict[int, int]
+    places: dict[int, tuple[int, int]]
+
+
+def _top(searcher: tantivy.Searcher, query: Query, n: int, seen: _Seen | None = None) -> list[tuple[int, float]]:
+    """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better),
+    ties in the engine's order; `seen`, when given, gets each one's language and place."""
     hits = searcher.search(query, n, count=False).hits
     addrs = [addr for _, addr in hits]
     ids = searcher.fast_field_values(ID, addrs)
-    if languages is not None:
+    if seen is not None:
         codes = searcher.fast_field_values(LANGUAGE_CODE, addrs)
-        languages.update((int(i), int(c or 0)) for i, c in zip(ids, codes) if i is not None)
+        for i, c, a in zip(ids, codes, addrs):
+            if i is not None:
+                seen.languages[int(i)] = int(c or 0)
+                seen.places[int(i)] = (a.segment_ord, a.doc)
     return [(int(doc_id), float(score)) for (score, _), doc_id in zip(hits, ids) if doc_id is not None]
 
 
@@ -256,8 +280,10 @@ class Preferences:
         languages: Sequence[str | None],
         counts: Mapping[str | None, int],
         lexical: Lexical,
+        stem: Stem,
     ) -> None:
         self.lexical = lexical
+        self.stem = stem
         self.weights: dict[int, int] = {
             language_code(lang): counts.get(lang, 0) for lang in languages if lang is not None
         }
@@ -277,14 +303,14 @@ class Preferences:
         if not self.active:
             return [(doc_id, -s, -s) for doc_id, s in _top(searcher, query, pool)]
         fetch = max(pool, self.lexical.preference_pool)
-        languages: dict[int, int] = {}  # doc id → language_code, read with the matches
+        seen = _Seen({}, {})
         while True:
-            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, languages)
-            named, all_named = self._subset(searcher, query, self._name_query(), fetch, languages)
+            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, seen)
+            named, all_named = self._subset(searcher, query, self._name_query(), fetch, seen)
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
             lift += (0.0 if all_named else self.lexical.name_match) + (0.0 if all_phrased else self.phrase_bonus)
-            top = _top(searcher, query, fetch, languages)
-            ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, languages)
+            top = _top(searcher, query, fetch, seen)
+            ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
             # A match not read scores at most top[-1] and is lifted by at most `lift`.
             if len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]:
                 break
@@ -292,35 +318,37 @@ class Preferences:
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
     def _phrase_query(self) -> Query | None:
-        return None if self.phrase is None else _form_query(EXACT, self.phrase)
+        return None if self.phrase is None else _form_query(EXACT, self.phrase, self.stem)
 
     def _name_query(self) -> Query | None:
         return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
 
     @staticmethod
     def _subset(
-        searcher: tantivy.Searcher, query: Query, condition: Query | None, n: int, languages: dict[int, int]
+        searcher: tantivy.Searcher, query: Query, condition: Query | None, n: int, seen: _Seen
     ) -> tuple[dict[int, float], bool]:
         """The best `n` matches of `query` that meet `condition` (its bm25 unchanged),
         and whether they are all of them."""
         if condition is None:
             return {}, True
         both = Query.boolean_query([(Occur.Must, query), (Occur.Must, Query.const_score_query(condition, 0.0))])
-        found = _top(searcher, both, n + 1, languages)
+        found = _top(searcher, both, n + 1, seen)
         return dict(found[:n]), len(found) <= n
 
     def _rank(
-        self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float], languages: dict[int, int]
+        self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float], seen: _Seen
     ) -> list[tuple[int, float, float]]:
-        """(doc id, bm25, ranking bm25), best first (higher is better here)."""
+        """(doc id, bm25, ranking bm25), best first (higher is better here), a tie in the
+        engine's order: then a match not read, which comes after those read in that
+        order, never ties its way in, so the results do not depend on how many are read."""
         ranked = []
         for doc_id, score in found.items():
             f = 1.0 + (self.lexical.name_match if doc_id in named else 0.0)
             f += self.phrase_bonus if doc_id in phrased else 0.0
             if self.by_language:
-                f += self.lexical.language_prior * self.weights.get(languages.get(doc_id, 0), 0) / self.top
+                f += self.lexical.language_prior * self.weights.get(seen.languages.get(doc_id, 0), 0) / self.top
             ranked.append((doc_id, score, score * f))
-        ranked.sort(key=lambda r: (-r[2], r[0]))
+        ranked.sort(key=lambda r: (-r[2], seen.places[r[0]]))
         return ranked
 
 
@@ -336,12 +364,13 @@ def search(
     lexical: Lexical = PIPELINE.lexical,
 ) -> Result:
     """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
-    malformed queries, lexical_index.NotReady while the index is being built.
+    malformed queries, lexical_index.NotReady before the index is open.
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in.
     """
     searcher = index.searcher()
+    building = index.progress
     languages = query_languages(query, counts, lexical)
     stem_langs = [lang for lang in languages if lang] or ["english"]
 
@@ -349,6 +378,11 @@ def search(
         return is_stopword(t, stem_langs)
 
     notes: list[str] = []
+    if building is not None:
+        notes.append(
+            f"the lexical index is still being built from the stored documents ({building[0]:,} of "
+            f"{building[1]:,} added): documents not added yet are not found"
+        )
     parsed = parse(query)
     clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(searcher))
     if left_out:
@@ -370,12 +404,16 @@ def search(
     pool = max(limit * POOL_FACTOR, MIN_POOL)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
-    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))])
+
+    def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
+        return analyzers.stem_sequences(form, languages)
+
+    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem)
     condition = filter_query(conn, where, searcher)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    prefer = Preferences(query, parsed, languages, counts, lexical)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem)
     found = prefer.best(searcher, Query.boolean_query(parts), pool)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]

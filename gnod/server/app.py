@@ -264,8 +264,9 @@ class Daemon:
         return counts
 
     async def lexical(self) -> LexicalIndex:
-        """The lexical index once it agrees with the database: at start it may still be
-        reconciling or rebuilding (BUSY, with its progress, past LEXICAL_WAIT_S)."""
+        """The lexical index once it may serve: at start it may still be redoing what a
+        crash left (BUSY past LEXICAL_WAIT_S); while it is filled from the database it
+        answers with what it holds so far (lexical.search says so in its notes)."""
         if not self.lexical_ready.is_set():
             try:
                 async with asyncio.timeout(LEXICAL_WAIT_S):
@@ -282,12 +283,16 @@ class Daemon:
     async def _reconcile_lexical(self) -> None:
         """The first writer jobs: the lexical index made to agree with the database, then
         content from before compression compressed (searches need only the first)."""
+        loop = asyncio.get_running_loop()
+
+        def serving() -> None:
+            loop.call_soon_threadsafe(self.lexical_ready.set)
+
         try:
-            await self.writer.reconcile_lexical()
+            await self.writer.reconcile_lexical(serving)
         except Exception:
             log.exception("the lexical index could not be reconciled with the database")
             return
-        self.lexical_ready.set()
         try:
             await self.writer.pack_old_content()
         except Exception:

@@ -188,9 +188,10 @@ def put_document(
         (doc.mirror_hash, doc.packed, doc.body_line, now),
     )
     if conn.changes():  # new content (not shared with another document): add its chunks
+        content_id = conn.last_insert_rowid()
         conn.executemany(
-            "INSERT INTO content_chunks(mirror_hash, seq, pos, length, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
-            [(doc.mirror_hash, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
+            "INSERT INTO content_chunks(content_id, seq, pos, length, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
+            [(content_id, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
         )
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
     fields = (
@@ -379,7 +380,8 @@ def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, s
     return [
         (i, seq, contents.span(mirror_hash, pos, length), start, end)
         for i, seq, pos, length, start, end in conn.execute(
-            "SELECT id, seq, pos, length, start_line, end_line FROM content_chunks WHERE mirror_hash = ? ORDER BY seq",
+            "SELECT cc.id, cc.seq, cc.pos, cc.length, cc.start_line, cc.end_line FROM content_chunks cc "
+            "JOIN content ct ON ct.id = cc.content_id WHERE ct.mirror_hash = ? ORDER BY cc.seq",
             (mirror_hash,),
         ).fetchall()
     ]

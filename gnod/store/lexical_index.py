@@ -5,15 +5,19 @@ filters are (put, delete, re-stem) records the document's id in `lexical_pending
 the same transaction; after the transaction commits, `sync` brings those ids over
 (delete, then add what SQLite still holds) and commits tantivy, then clears them. A
 crash anywhere in between leaves the ids pending, so start-up (`reconcile`) redoes
-them; an index that is missing, of another layout or holding another number of
-documents than SQLite is rebuilt from what SQLite stores (nothing is re-read from
-disk). Readers search a snapshot: a commit in progress is never half seen.
+them, then compares the ids the index holds with SQLite's: what SQLite lacks goes, what
+the index lacks (everything, for an index that is missing or of another layout) is
+derived from what SQLite stores (nothing is re-read from disk) and added, newest first,
+with searches served from the first commit on. Readers search a snapshot: a commit in
+progress is never half seen.
 
 Fields: `stems` (the document's stems in its language) and `exact` (its unstemmed
 words), each holding the path, the title and the body, the path and title repeated
 (BM25F by repetition: one length and one IDF per field, as FTS5's weighted columns
 gave; a separate field per part would give each its own saturation and IDF, which
-over-rewards a short title). `names` holds the title and the file name as whole
+over-rewards a short title). Only `stems` keeps positions: they were half the index
+per field, and a phrase of exact words is its words exact where their stems make the
+phrase (gnod.search.lexical). `names` holds the title and the file name as whole
 words, for the name preference; the rest are filters (the path three ways, so that
 common globs are one term or a narrow regex). Both text fields are folded
 (case and accents) by `fold`, which queries use too.
@@ -29,6 +33,7 @@ import re
 import shutil
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
 from typing import Any
@@ -54,25 +59,26 @@ DAY = "day"
 PATH = "path"
 PATH_REVERSED = "path_reversed"  # for a glob with a literal end ("*_test.c")
 PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst"): one term for "a/*", "*.rst"
-TEXT_FIELDS = (STEMS, EXACT)
 # Between the parts of a text field: no phrase spans the path and the title. Never a
 # query token (tokens are alphanumeric).
 SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
-LAYOUT = 3
+LAYOUT = 4
 WRITER_HEAP_BYTES = 96_000_000
 # Indexing threads (the heap is shared among them): with two, a big ingest no longer
 # waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
 WRITER_THREADS = min(2, os.cpu_count() or 1)
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
+# A rebuild commits this often, so searches find what it has added so far.
+BUILD_COMMIT_S = 2.0
 REST_AFTER = 1000  # documents taken by a writer before `rest` closes it
 
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field(ID, indexed=True, fast=True)
-    for name in TEXT_FIELDS:
-        sb.add_text_field(name, tokenizer_name="whitespace", index_option="position")
+    sb.add_text_field(STEMS, tokenizer_name="whitespace", index_option="position")
+    sb.add_text_field(EXACT, tokenizer_name="whitespace", index_option="freq")
     for name in (NAMES, LANGUAGE, TAG, PATH, PATH_REVERSED, PATH_PARTS):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_unsigned_field(COLLECTION, indexed=True, fast=True)
@@ -211,8 +217,9 @@ class LexicalIndex:
     # --- reading --------------------------------------------------------------------
 
     def searcher(self) -> tantivy.Searcher:
-        """The latest committed snapshot; NotReady while the index is being (re)built."""
-        if self.progress is not None or self._index is None:
+        """The latest committed snapshot (while `progress` is set, of an index still
+        being filled from SQLite); NotReady before the index is open."""
+        if self._index is None:
             raise NotReady(*(self.progress or (0, 0)))
         return self._index.searcher()
 
@@ -229,9 +236,9 @@ class LexicalIndex:
 
     # --- writing (the writer thread) -------------------------------------------------
 
-    def open(self) -> bool:
-        """Open the index, or create an empty one; True when it must be rebuilt (new, or
-        unreadable). Older layouts' folders are removed."""
+    def open(self) -> None:
+        """Open the index, or create an empty one (new, or unreadable: `reconcile` fills
+        it). Older layouts' folders are removed."""
         for name in os.listdir(self.data_dir) if os.path.isdir(self.data_dir) else []:
             if name.startswith("lexical-") and name != os.path.basename(self.path):
                 shutil.rmtree(os.path.join(self.data_dir, name), ignore_errors=True)
@@ -239,13 +246,12 @@ class LexicalIndex:
         if not fresh:
             try:
                 self._index = tantivy.Index(SCHEMA, path=self.path, reuse=True)
-                return False
+                return
             except (ValueError, OSError) as e:
                 log.warning("lexical index %s unreadable (%s): rebuilding it", self.path, e)
                 shutil.rmtree(self.path, ignore_errors=True)
         os.makedirs(self.path, exist_ok=True)
         self._index = tantivy.Index(SCHEMA, path=self.path, reuse=False)
-        return True
 
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
@@ -313,34 +319,53 @@ class LexicalIndex:
         self._index.reload()
 
     def reconcile(
-        self, conn: apsw.Connection, rebuild: bool, progress: Callable[[int, int], None] | None = None
+        self,
+        conn: apsw.Connection,
+        progress: Callable[[int, int], None] | None = None,
+        serving: Callable[[], None] | None = None,
     ) -> str:
-        """Make the index agree with SQLite before it serves: rebuild it when asked (new
-        or unreadable) or when it holds another number of documents than SQLite, else
-        redo what a crash left pending. Returns what was done, for the log."""
-        total = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-        if not rebuild:
-            assert self._index is not None
-            self.progress = None
-            self.sync(conn)
-            held = self._index.searcher().num_docs
-            if held == total:
-                return f"lexical index up to date ({total:,} documents)"
-            log.warning("lexical index holds %d documents, the database %d: rebuilding it", held, total)
-        self.progress = (0, total)
-        t0 = time.monotonic()
-        w = self._w()
-        w.delete_all_documents()
-        ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
-        for start in range(0, len(ids), READ_BATCH):
-            self._add(conn, ids[start : start + READ_BATCH])
-            self.progress = (min(start + READ_BATCH, total), total)
-            if progress is not None:
-                progress(*self.progress)
-        self._commit()
-        conn.execute("DELETE FROM lexical_pending")
+        """Make the index agree with SQLite: redo what a crash left pending, remove what
+        SQLite no longer holds, then add what the index lacks (all of it when the index
+        is new: another layout, or unreadable), newest first, committing as it goes.
+        `serving` is called once the index may be searched: after the first commit of
+        the adding (a small index is whole by then), so searches of a big one find what
+        is in already (`progress` says how much) instead of waiting for the whole.
+        Returns what was done, for the log."""
+        assert self._index is not None
         self.progress = None
-        return f"lexical index built from the database ({total:,} documents in {time.monotonic() - t0:.1f} s)"
+        self.sync(conn)
+        searcher = self._index.searcher()
+        hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1), count=False).hits
+        held = Counter(int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None)
+        stored = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY mtime_ns DESC, id")]
+        # An id held twice (never written so; a damaged index) is added again once.
+        stale = [i for i, n in held.items() if n > 1] + list(held.keys() - set(stored))
+        if stale:
+            self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, stale))
+            self._commit()
+        missing = [i for i in stored if held.get(i) != 1]
+        if not missing:
+            if serving is not None:
+                serving()
+            return f"lexical index up to date ({len(stored):,} documents{f', {len(stale):,} removed' if stale else ''})"
+        if held:
+            log.warning("lexical index lacks %d of the database's %d documents: adding them", len(missing), len(stored))
+        t0 = committed = time.monotonic()
+        self.progress = (0, len(missing))
+        for start in range(0, len(missing), READ_BATCH):
+            self._add(conn, missing[start : start + READ_BATCH])
+            done = min(start + READ_BATCH, len(missing))
+            if time.monotonic() - committed >= BUILD_COMMIT_S or done == len(missing):
+                self._commit()
+                committed = time.monotonic()
+                self.progress = (done, len(missing)) if done < len(missing) else None
+                if progress is not None:
+                    progress(done, len(missing))
+                if serving is not None:  # after the first commit: a small index is whole by then
+                    serving()
+                    serving = None
+        self.progress = None
+        return f"lexical index: {len(missing):,} documents added from the database in {time.monotonic() - t0:.1f} s"
 
     def close(self) -> None:
         if self._writer is not None:

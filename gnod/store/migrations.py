@@ -202,6 +202,35 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0008_chunks_by_content_id",
+        """
+        -- A chunk names its content by rowid, not by its 64-character hash: the hash was
+        -- stored twice per chunk (row and unique index), ~180 of a chunk's bytes (the
+        -- kernel tree's 500k chunks: 89 → ~20 MB). Chunk ids stay (vectors key on them).
+        CREATE TABLE content_chunks_by_id(
+            id INTEGER PRIMARY KEY,
+            content_id INTEGER NOT NULL REFERENCES content(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            pos INTEGER NOT NULL,
+            length INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            UNIQUE(content_id, seq)
+        );
+        INSERT INTO content_chunks_by_id
+            SELECT cc.id, ct.id, cc.seq, cc.pos, cc.length, cc.start_line, cc.end_line
+            FROM content_chunks cc JOIN content ct ON ct.mirror_hash = cc.mirror_hash;
+        DROP TABLE content_chunks;
+        ALTER TABLE content_chunks_by_id RENAME TO content_chunks;
+        CREATE TRIGGER content_chunks_tombstone AFTER DELETE ON content_chunks
+        WHEN EXISTS (SELECT 1 FROM vec_models)
+        BEGIN
+            INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id);
+        END;
+        """,
+        None,
+    ),
 ]
 
 

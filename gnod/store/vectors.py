@@ -93,9 +93,9 @@ def pending(conn: apsw.Connection, model: VecModel, after_id: int, limit: int) -
     """Chunks without a vector in this model's table, in id order from after_id."""
     rows = conn.execute(
         f"""SELECT cc.id,
-                   (SELECT d.title FROM documents d WHERE d.mirror_hash = cc.mirror_hash LIMIT 1),
-                   cc.mirror_hash, cc.pos, cc.length
-            FROM content_chunks cc
+                   (SELECT d.title FROM documents d WHERE d.mirror_hash = ct.mirror_hash LIMIT 1),
+                   ct.mirror_hash, cc.pos, cc.length
+            FROM content_chunks cc JOIN content ct ON ct.id = cc.content_id
             WHERE cc.id > ? AND NOT EXISTS (SELECT 1 FROM {model.table} v WHERE v.rowid = cc.id)
             ORDER BY cc.id LIMIT ?""",
         (after_id, limit),
@@ -164,7 +164,8 @@ def allowed_chunks(conn: apsw.Connection, condition: str, args: Sequence[Any]) -
     filters, gnod.search.filters.where)."""
     rows = conn.execute(
         f"""SELECT DISTINCT cc.id FROM content_chunks cc
-            JOIN documents d ON d.mirror_hash = cc.mirror_hash
+            JOIN content ct ON ct.id = cc.content_id
+            JOIN documents d ON d.mirror_hash = ct.mirror_hash
             JOIN collections c ON c.id = d.collection_id
             WHERE {condition}""",
         list(args),
@@ -188,9 +189,10 @@ def chunk_hits(
     """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
-    sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line, cc.mirror_hash, cc.pos, cc.length
+    sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line, ct.mirror_hash, cc.pos, cc.length
               FROM content_chunks cc
-              JOIN documents d ON d.mirror_hash = cc.mirror_hash
+              JOIN content ct ON ct.id = cc.content_id
+              JOIN documents d ON d.mirror_hash = ct.mirror_hash
               JOIN collections c ON c.id = d.collection_id
               WHERE cc.id IN ({",".join("?" * len(chunk_ids))})"""
     contents = Contents(conn)
