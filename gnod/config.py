@@ -91,6 +91,14 @@ CONVERTED: dict[str, tuple[str, ...]] = {
     "csv": (".csv", ".tsv"),
     "json": (".json",),
     "ipynb": (".ipynb",),
+    # Transcripts (subtitles, captions) and calendars: gnod.ingest.media.
+    "srt": (".srt",),
+    "vtt": (".vtt",),
+    "ics": (".ics",),
+    # One e-mail message.
+    "eml": (".eml",),
+    # Pictures: their text read by OCR (gnod.ingest.ocr, Tesseract).
+    "image": (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"),
 }
 DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
 

@@ -453,6 +453,16 @@ class LoadInfo(Struct):
     p99_ms: float | None = None
 
 
+class OcrInfo(Struct):
+    """Tesseract, which reads images and scanned PDFs (in gnod's converter helper)."""
+
+    available: bool  # a `tesseract` on gnod's PATH, with language data
+    version: str | None = None
+    languages: list[str] = []  # Tesseract's codes (eng, deu…): a collection's language is read when listed
+    reason: str | None = None  # why not: such files are listed with code NEEDS_OCR
+    fix: str | None = None
+
+
 class StatusResult(Struct):
     version: str
     protocol: int
@@ -479,6 +489,7 @@ class StatusResult(Struct):
     # The last index write failed for lack of space or an I/O error: what, where, the fix.
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None
+    ocr: OcrInfo | None = None
 
 
 class VSearchHit(Struct):

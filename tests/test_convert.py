@@ -279,6 +279,11 @@ def test_order_is_visible_and_first_match_wins():
         "csv",
         "json",
         "ipynb",
+        "srt",
+        "vtt",
+        "ics",
+        "eml",
+        "image",
         "other",
     ]
     reg = Registry(builtin_converters())

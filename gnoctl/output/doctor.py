@@ -9,7 +9,7 @@ from gnoctl.output.status import threads_line
 
 
 def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
-    """The checks, in order: daemon, config, index storage, collections, gpu, threads,
+    """The checks, in order: daemon, config, index storage, collections, ocr, gpu, threads,
     vectors, models. Without a status (`daemon_error` says why) only the daemon is judged."""
     out: list[dict] = []
 
@@ -36,6 +36,11 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
             f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
             "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it",
         )
+    ocr = st.get("ocr")
+    if ocr and ocr["available"]:
+        check("ocr", "ok", f"{ocr['version']}, languages: {', '.join(ocr['languages'])}")
+    elif ocr:
+        check("ocr", "warn", f"{ocr['reason']}: images and scanned PDFs are listed as NEEDS_OCR", ocr.get("fix") or "")
     gpu = st.get("gpu") or {}
     if gpu.get("gpu_layers") and not gpu.get("offload_supported"):
         check(

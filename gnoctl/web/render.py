@@ -37,11 +37,18 @@ MARKDOWN = frozenset(
         ".htm",
         ".json",
         ".ipynb",
+        ".srt",
+        ".vtt",
+        ".ics",
         ".rst",
         ".org",
     }
 )
-CONVERTED = frozenset({".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb"})
+IMAGES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"})  # their OCR text
+CONVERTED = (
+    frozenset({".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb", ".srt", ".vtt", ".ics"})
+    | IMAGES
+)
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 
@@ -61,7 +68,7 @@ def passage(text: str, matches: list[list[int]]) -> Markup:
 def kind_of(path: str) -> str:
     """How a document is shown: `markdown`, `code` or `plain`."""
     ext = os.path.splitext(path)[1].lower()
-    if ext in MARKDOWN:
+    if ext in MARKDOWN or ext in IMAGES:
         return "markdown"
     if ext in PLAIN or not ext:
         return "plain"

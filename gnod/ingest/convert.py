@@ -11,9 +11,12 @@ decides for names no earlier converter claims, so `index.php` stays source code.
 Rich formats are converted by markitdown in a helper process under a deadline (see
 `_Isolator`); markitdown is imported there and nowhere else. Every problem becomes an
 `IngestFailure` with a stable code: UNSUPPORTED, ENCRYPTED, CORRUPT, EMPTY, TOO_LARGE,
-TIMEOUT, plus BINARY and DECODE for text. An empty or blank text file is indexed as an
-empty document (its path and name stay findable); a rich document that yields no text
-is EMPTY, since that means its text could not be extracted.
+TIMEOUT, NEEDS_OCR (an image or scanned PDF, and no Tesseract), plus BINARY and DECODE
+for text. An empty or blank text file is indexed as an empty document (its path and
+name stay findable); a rich document that yields no text is EMPTY, since that means its
+text could not be extracted. Pictures are the exception: most hold no text (photos,
+diagrams), so one without is an empty document, findable by its name like a blank text
+file; a scanned PDF whose OCR finds nothing is still EMPTY.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ import time
 import warnings
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from multiprocessing.connection import Connection
+from typing import cast
 
 from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
+from gnod.ingest import mail, media, ocr
+from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
 
 MiB = 1024 * 1024
@@ -60,15 +66,6 @@ _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
 _SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class IngestFailure(Exception):
-    """A file that cannot be indexed; recorded in ingest_errors, never fatal to a run."""
-
-    def __init__(self, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.code = code
-        self.reason = reason
-
-
 @dataclass(frozen=True)
 class Converter:
     """One format. `convert` must be a module-level function (or a partial of one)
@@ -81,6 +78,7 @@ class Converter:
     max_bytes: int = MAX_TEXT_BYTES
     isolated: bool = False  # run in the helper process, under the registry's deadline
     allow_empty: bool = True  # False: producing no text is an EMPTY failure
+    takes_language: bool = False  # `convert` also takes language= (the collection's hint, or None)
 
     def claims(self, ext: str, kind: str | None) -> bool:
         if kind in BINARY_KINDS:
@@ -157,18 +155,19 @@ class Registry:
             raise IngestFailure("CORRUPT", f"not a valid {named.name.upper()} file (it is {what})")
         raise IngestFailure("UNSUPPORTED", f"{what}: no converter handles this format")
 
-    def convert(self, data: bytes, path: str) -> str:
-        """Markdown for one file, or IngestFailure."""
+    def convert(self, data: bytes, path: str, language: str | None = None) -> str:
+        """Markdown for one file, or IngestFailure. `language`: the collection's hint."""
         c = self.resolve(data, path)
+        fn = partial(cast(Callable[..., str], c.convert), language=language) if c.takes_language else c.convert
         if len(data) > c.max_bytes:
             raise IngestFailure(
                 "TOO_LARGE", f"file is {len(data) // MiB} MiB; the {c.name} limit is {c.max_bytes // MiB} MiB"
             )
         if c.isolated:
-            text = _ISOLATOR.run(c.convert, data, path, self.timeout)
+            text = _ISOLATOR.run(fn, data, path, self.timeout)
         else:
             try:
-                text = c.convert(data, path)
+                text = fn(data, path)
             except IngestFailure:
                 raise
             except Exception as e:
@@ -297,12 +296,59 @@ def _markitdown(
     )
 
 
+# --- transcripts and calendars (gnod.ingest.media) ----------------------------------------
+
+
+def convert_media(render: Callable[[str], str], what: str, data: bytes, path: str) -> str:
+    """A transcript or calendar: a file its parser refuses is CORRUPT, one without `what` EMPTY."""
+    try:
+        markdown = render(decode_text(data))
+    except ValueError as e:
+        raise IngestFailure("CORRUPT", str(e)[:300]) from None
+    if not markdown.strip():
+        raise IngestFailure("EMPTY", f"no {what} in this file")
+    return markdown
+
+
+def _media(name: str, render: Callable[[str], str], what: str, isolated: bool) -> Converter:
+    return Converter(name, partial(convert_media, render, what), frozenset(CONVERTED[name]), isolated=isolated)
+
+
+# --- e-mail (gnod.ingest.mail) ------------------------------------------------------------------
+
+
+def convert_mail(data: bytes, path: str, language: str | None = None) -> str:
+    """One message: its HTML body and attachments through this registry, in process (the
+    ones that need the helper get it from here)."""
+    return mail.to_markdown(data, partial(convert, language=language))
+
+
+# --- scans and images: OCR (gnod.ingest.ocr), in the helper process ---------------------------
+
+
+def convert_pdf(data: bytes, path: str, language: str | None = None) -> str:
+    """markitdown's text layer; a PDF without one (a scan) is OCRed instead."""
+    text = convert_markitdown("PdfConverter", ".pdf", data, path)
+    return text if text.strip() else _ocr(ocr.ocr_pdf, data, language)
+
+
+def convert_image(data: bytes, path: str, language: str | None = None) -> str:
+    return _ocr(ocr.ocr_image, data, language)
+
+
+def _ocr(read: Callable[[bytes, str | None], str], data: bytes, language: str | None) -> str:
+    try:
+        return read(data, language)
+    except ocr.OcrFailure as f:
+        raise IngestFailure(f.code, f.reason) from None
+
+
 def builtin_converters() -> list[Converter]:
     """A fresh list of the built-in converters, in priority order."""
     return [
         Converter("text", convert_text, frozenset(TEXT_EXTENSIONS)),
         _markitdown("html", "HtmlConverter", "html", MAX_TEXT_BYTES),
-        _markitdown("pdf", "PdfConverter", "pdf"),
+        replace(_markitdown("pdf", "PdfConverter", "pdf"), convert=convert_pdf, takes_language=True),
         _markitdown("docx", "DocxConverter", "docx"),
         _markitdown("xlsx", "XlsxConverter", "xlsx"),
         _markitdown("pptx", "PptxConverter", "pptx"),
@@ -310,6 +356,22 @@ def builtin_converters() -> list[Converter]:
         Converter("csv", convert_csv, frozenset(CONVERTED["csv"])),
         Converter("json", convert_json, frozenset(CONVERTED["json"])),
         _markitdown("ipynb", "IpynbConverter", None, MAX_TEXT_BYTES),
+        # Isolated: srt's regex backtracks for minutes on a long run of digits or blanks.
+        _media("srt", media.srt_markdown, "subtitles", isolated=True),
+        # In-process: webvtt-py reads line by line in linear time (about 3 MB/s).
+        _media("vtt", media.vtt_markdown, "cues", isolated=False),
+        # Isolated: icalendar is linear but slow (under 1 MB/s): the deadline bounds it, off the daemon's GIL.
+        _media("ics", media.calendar_markdown, "events or to-dos", isolated=True),
+        # In-process: the stdlib parser with each header cut short stays linear.
+        Converter("eml", convert_mail, frozenset(CONVERTED["eml"]), takes_language=True),
+        Converter(
+            "image",
+            convert_image,
+            frozenset(CONVERTED["image"]),
+            max_bytes=MAX_DOCUMENT_BYTES,
+            isolated=True,
+            takes_language=True,
+        ),
         # Last: names nobody claims (Makefile, .log under an include glob) are read as text.
         Converter("other", convert_text, frozenset({"*"})),
     ]
@@ -436,6 +498,6 @@ _ISOLATOR = _Isolator()
 DEFAULT_REGISTRY = Registry(builtin_converters())
 
 
-def convert(data: bytes, path: str) -> str:
+def convert(data: bytes, path: str, language: str | None = None) -> str:
     """Markdown for one file through the default registry, or IngestFailure."""
-    return DEFAULT_REGISTRY.convert(data, path)
+    return DEFAULT_REGISTRY.convert(data, path, language)

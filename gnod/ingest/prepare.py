@@ -9,7 +9,8 @@ import time
 from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, extension
 from gnod.ingest.canonical import canonicalize, mirror_hash
 from gnod.ingest.chunk import chunk_text
-from gnod.ingest.convert import IngestFailure, convert
+from gnod.ingest.convert import convert
+from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import lexical_text
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
@@ -58,7 +59,7 @@ def prepare(
     deadline: Deadline | None = None,
 ) -> PreparedDoc:
     deadline = deadline or Deadline()
-    canonical = canonicalize(convert(data, entry.rel_path))
+    canonical = canonicalize(convert(data, entry.rel_path, language_hint))  # OCR reads in that language
     deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)

@@ -12,6 +12,7 @@ import pathspec
 
 from gnod import wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
+from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
@@ -37,6 +38,7 @@ from gnod.protocol import (
     LsResult,
     MultiGetParams,
     MultiGetResult,
+    OcrInfo,
     OkResult,
     Progress,
     StatusResult,
@@ -115,9 +117,19 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             rss_bytes=rss_bytes(),
             lexical=_lexical_info(d),
             load=_load_info(d),
+            ocr=_ocr_info(),
         )
 
     return await d.read(read, "control")
+
+
+def _ocr_info() -> OcrInfo:
+    """Whether the converter helpers, which inherit gnod's PATH, can OCR (checked at most once a minute)."""
+    try:
+        _, version, languages = ocr.installed()
+    except ocr.OcrFailure as f:
+        return OcrInfo(available=False, reason=f.what, fix=f.fix)
+    return OcrInfo(available=True, version=version, languages=list(languages))
 
 
 def _load_info(d: Daemon) -> LoadInfo:

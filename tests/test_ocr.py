@@ -1,0 +1,231 @@
+"""Images and scanned PDFs read by the real Tesseract: pictures of text drawn here with
+Pillow, a scanned PDF made of such pictures (Pillow writes no text layer), through the
+converter and through a real gnod. Without Tesseract these tests skip, except under
+CI=true, where they fail (`.ci/run` installs tesseract-ocr); the NEEDS_OCR tests hide it
+from PATH and run anywhere."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import cli_json, running_gnod, start_gnod
+from gnod.ingest import ocr
+from gnod.ingest.convert import IngestFailure, convert
+
+pytestmark = pytest.mark.timeout(180)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+SCAN_PAGES = (["Quarterly invoice from Zeppelin Freight", "Payment due in thirty days"], ["Lighthouse keeper logbook"])
+
+
+def need_tesseract() -> tuple[str, ...]:
+    """The installed language codes; under CI=true a missing Tesseract fails the test."""
+    try:
+        return ocr.installed()[2]
+    except ocr.OcrFailure as f:
+        message = f"{f.reason} (.ci/run installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def picture(lines: list[str], size: tuple[int, int] = (1400, 400), mode: str = "RGB"):
+    """Black text in a large clear font on white (or on transparency, for mode RGBA)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(DEJAVU, 44) if os.path.exists(DEJAVU) else ImageFont.load_default(size=44)
+    im = Image.new(mode, size, (255, 255, 255, 0) if mode == "RGBA" else "white")
+    draw = ImageDraw.Draw(im)
+    for i, line in enumerate(lines):
+        draw.text((50, 50 + 90 * i), line, fill="black", font=font)
+    return im
+
+
+def encode(im, fmt: str, **kw) -> bytes:
+    out = io.BytesIO()
+    im.save(out, fmt, **kw)
+    return out.getvalue()
+
+
+def scanned_pdf() -> bytes:
+    """Two pages that are only pictures, as a scanner writes them: no text layer."""
+    first, *rest = [picture(lines, size=(1275, 800)).convert("L") for lines in SCAN_PAGES]
+    return encode(first, "PDF", resolution=150, save_all=True, append_images=rest)
+
+
+def failure(data: bytes, path: str) -> IngestFailure:
+    with pytest.raises(IngestFailure) as e:
+        convert(data, path)
+    return e.value
+
+
+FORMATS = {
+    ".png": ("PNG", "RGB"),
+    ".jpg": ("JPEG", "RGB"),
+    ".tiff": ("TIFF", "L"),
+    ".webp": ("WEBP", "RGB"),
+    ".gif": ("GIF", "P"),
+    ".bmp": ("BMP", "RGB"),
+}
+
+
+@pytest.mark.parametrize("ext", sorted(FORMATS))
+def test_the_text_of_an_image_comes_back(ext):
+    need_tesseract()
+    fmt, mode = FORMATS[ext]
+    data = encode(picture(["Invoice for the zeppelin hangar"]).convert(mode), fmt)
+    text = convert(data, f"scans/receipt{ext}")
+    assert "zeppelin hangar" in text.lower()
+
+
+def test_a_transparent_picture_is_read_on_white():
+    """Black text on transparency: decoded naively the background is black too."""
+    need_tesseract()
+    text = convert(encode(picture(["Transparent lighthouse badge"], mode="RGBA"), "PNG"), "badge.png")
+    assert "lighthouse" in text.lower()
+
+
+def test_pictures_without_text_are_empty_documents():
+    """A photo or icon is no failure: indexed empty, so still found by its name."""
+    from PIL import Image
+
+    need_tesseract()
+    assert convert(encode(Image.new("RGB", (32, 32), "red"), "PNG"), "icon.png") == ""  # not even OCRed
+    assert convert(encode(Image.new("RGB", (800, 600), "white"), "JPEG"), "blank.jpg").strip() == ""
+
+
+def test_a_multi_page_tiff_has_a_section_per_page():
+    need_tesseract()
+    pages = [picture(lines).convert("L") for lines in SCAN_PAGES]
+    text = convert(encode(pages[0], "TIFF", save_all=True, append_images=pages[1:]), "fax.tiff")
+    assert "## Page 1" in text and "## Page 2" in text
+    assert text.index("Zeppelin") < text.index("## Page 2") < text.index("Lighthouse")
+
+
+def test_a_scanned_pdf_is_read_page_by_page():
+    need_tesseract()
+    text = convert(scanned_pdf(), "letters/scan.pdf")
+    first, second = text.split("## Page 2")
+    assert first.startswith("## Page 1")
+    assert "Zeppelin Freight" in first and "thirty days" in first
+    assert "Lighthouse keeper" in second
+
+
+def test_the_collection_language_picks_the_traineddata():
+    langs = need_tesseract()
+    assert ocr.tesseract_language("german", ("deu", "eng")) == "deu"
+    assert ocr.tesseract_language("italian", ("deu", "eng")) == "eng"  # not installed: English
+    assert ocr.tesseract_language(None, ("deu", "eng")) == "eng"
+    if "deu" not in langs:
+        pytest.skip("tesseract-ocr-deu is not installed")
+    data = encode(picture(["Die Größe der Straße", "Müller schließt früh"]), "PNG")
+    assert "Straße" in convert(data, "brief.png", "german")
+    assert "Straße" not in convert(data, "brief.png")  # English data reads ß as something else
+
+
+def convert_in_subprocess(files: dict[str, bytes], tmp_path, env: dict | None = None) -> dict[str, str]:
+    """{name: Markdown, or "CODE: reason"} from convert() in a fresh Python process, which
+    then checks that Pillow and pypdfium2 stayed out of it (they belong to the helper)."""
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    code = (
+        "import json, os, sys\n"
+        "from gnod.ingest.convert import IngestFailure, convert\n"
+        "out = {}\n"
+        f"for name in {sorted(files)!r}:\n"
+        f"    data = open(os.path.join({str(tmp_path)!r}, name), 'rb').read()\n"
+        "    try:\n"
+        "        out[name] = convert(data, name)\n"
+        "    except IngestFailure as f:\n"
+        "        out[name] = f'{f.code}: {f.reason}'\n"
+        "assert not any(m.split('.')[0] in ('PIL', 'pypdfium2') for m in sys.modules), sorted(sys.modules)\n"
+        "print(json.dumps(out))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_ocr_libraries_stay_in_the_helper(tmp_path):
+    need_tesseract()
+    got = convert_in_subprocess({"scan.pdf": scanned_pdf()}, tmp_path)
+    assert "Zeppelin" in got["scan.pdf"]
+
+
+def test_without_tesseract_images_and_scans_need_ocr(tmp_path):
+    """Tesseract hidden from PATH (the helper inherits it): NEEDS_OCR with the command that
+    fixes it; icons and blank PDFs need no OCR and are what they were."""
+    from PIL import Image
+    from test_convert import make_pdf
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    files = {
+        "a.png": encode(picture(["Hidden zeppelin"]), "PNG"),
+        "scan.pdf": scanned_pdf(),
+        "icon.png": encode(Image.new("RGB", (16, 16)), "PNG"),
+        "blank.pdf": make_pdf(),
+    }
+    got = convert_in_subprocess(files, tmp_path, dict(os.environ, PATH=str(empty)))
+    for name in ("a.png", "scan.pdf"):
+        assert got[name].startswith("NEEDS_OCR: Tesseract (OCR) is not installed"), got[name]
+        assert "apt-get install tesseract-ocr" in got[name]
+    assert got["icon.png"] == ""
+    assert got["blank.pdf"].startswith("EMPTY: ")
+
+
+def test_gnod_without_tesseract_lists_need_ocr_and_doctor_says_how_to_fix_it(env, tmp_path):
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "letter.png").write_bytes(encode(picture(["Hidden zeppelin"]), "PNG"))
+    (folder / "note.md").write_text("# Note\n\nA plain note.\n")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = dict(env, PATH=str(empty))  # gnod's converter helpers inherit it
+    d = start_gnod(env)
+    try:
+        cli_json("collection", "add", str(folder), "--name", "scans", "--json", env=env)
+        st = cli_json("status", "--json", env=env)
+        errors = {e["path"]: e for e in st["recent_errors"]}
+        assert errors["letter.png"]["code"] == "NEEDS_OCR"
+        assert "apt-get install tesseract-ocr" in errors["letter.png"]["reason"]
+        assert st["ocr"]["available"] is False
+        checks = {c["component"]: c for c in cli_json("doctor", "--json", env=env)["checks"]}
+        assert checks["ocr"]["status"] == "warn" and "NEEDS_OCR" in checks["ocr"]["detail"]
+        assert "apt-get install tesseract-ocr" in checks["ocr"]["fix"] and "brew" in checks["ocr"]["fix"]
+    finally:
+        d.stop()
+
+
+def test_gnod_finds_a_word_of_a_scan_and_of_an_image(tmp_path):
+    need_tesseract()
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    (folder / "scan.pdf").write_bytes(scanned_pdf())
+    (folder / "whiteboard.jpg").write_bytes(encode(picture(["Retrospective about marmalade"]), "JPEG"))
+    with running_gnod() as (env, _d):
+        add = cli_json("collection", "add", str(folder), "--name", "archive", "--json", env=env)
+        assert add["collections"][0]["added"] == 2, cli_json("status", "--json", env=env)["recent_errors"]
+        for word, path in (("zeppelin", "scan.pdf"), ("lighthouse", "scan.pdf"), ("marmalade", "whiteboard.jpg")):
+            hits = cli_json("search", word, "--json", env=env)["hits"]
+            assert [h["path"] for h in hits] == [path], word
+        got = cli_json("get", "archive/scan.pdf", "--json", env=env)
+        assert "## Page 2" in got["content"] and got["title"] == "scan"
+        checks = {c["component"]: c for c in cli_json("doctor", "--json", env=env)["checks"]}
+        assert checks["ocr"]["status"] == "ok" and "eng" in checks["ocr"]["detail"]
+
+
+def test_a_scan_past_the_page_limit_keeps_its_first_pages_and_says_so(monkeypatch):
+    """In this process (the helper's code, called directly) with a limit of one page."""
+    need_tesseract()
+    monkeypatch.setattr(ocr, "MAX_PAGES", 1)
+    text = ocr.ocr_pdf(scanned_pdf())
+    assert "Zeppelin" in text and "Lighthouse" not in text
+    assert text.rstrip().endswith("_Page 2 was not read: OCR stopped at the 1-page limit._")
