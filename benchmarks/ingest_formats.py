@@ -1,11 +1,15 @@
 """Ingest throughput per document format through a real gnod.
 
-    python benchmarks/ingest_formats.py [--n 50] [--runs 3] [--formats pdf,docx,xlsx,pptx,html]
+    python benchmarks/ingest_formats.py [--n 50] [--runs 3] [--formats pdf,docx,xlsx,pptx,html,png]
 
 Generates N documents per format (cached under .bench/formats/<format>-<N>/), then indexes
 each format's folder into a fresh collection, --runs times. Prints docs_per_s_<format>=
 (the daemon's own timing, median run; the first run of the first format also starts the
-converter helper) and errors_<format>= (must be 0).
+converter helper) and errors_<format>= (must be 0); png is pages of text read by OCR
+(Tesseract), so docs_per_s_png is pages/s. Then containers: mbox_messages_per_s= for one
+mailbox of --mbox-messages messages, mbox_append_seconds= (one message appended, the
+mailbox indexed again: only that message is converted), archive_mb_per_s= and
+archive_members_per_s= for a zip and a tar.gz of --archive-pages Markdown pages each.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import argparse
 import io
 import os
 import random
+import tarfile
+import zipfile
 
 from common import CACHE, Daemon, emit
 
@@ -95,7 +101,98 @@ def make_html(rng: random.Random, i: int) -> bytes:
     ).encode()
 
 
-MAKERS = {"pdf": make_pdf, "docx": make_docx, "xlsx": make_xlsx, "pptx": make_pptx, "html": make_html}
+def make_png(rng: random.Random, i: int) -> bytes:
+    """A page of typed text as a picture (a scan): read by OCR."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", (1700, 2200), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=34)
+    for line in range(30):
+        draw.text((120, 120 + 64 * line), sentence(rng)[:70], fill=0, font=font)
+    buf = io.BytesIO()
+    page.save(buf, "PNG")
+    return buf.getvalue()
+
+
+MAKERS = {
+    "pdf": make_pdf,
+    "docx": make_docx,
+    "xlsx": make_xlsx,
+    "pptx": make_pptx,
+    "html": make_html,
+    "png": make_png,
+}
+
+
+def message(rng: random.Random, i: int) -> bytes:
+    day = 1 + i % 28
+    return (
+        f"From ann@example.org Mon Jan {day:2d} 09:00:00 2024\nFrom: Ann <ann@example.org>\n"
+        f"To: bob@example.org\nSubject: {sentence(rng)[:60]}\nDate: Mon, {day:02d} Jan 2024 09:00:00 +0000\n"
+        f"Message-ID: <m{i}@example.org>\n\n{paragraph(rng)}\n\n{paragraph(rng)}\n\n"
+    ).encode()
+
+
+def mailbox(n: int) -> str:
+    """A folder holding one mbox of n messages, generated once."""
+    folder = os.path.join(CACHE, "formats", f"mbox-{n}")
+    path = os.path.join(folder, "inbox.mbox")
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        rng = random.Random("mbox")
+        with open(path + ".tmp", "wb") as f:
+            for i in range(n):
+                f.write(message(rng, i))
+        os.replace(path + ".tmp", path)
+    return folder
+
+
+def archives(n: int) -> tuple[str, int]:
+    """A folder holding a zip and a tar.gz of n Markdown pages each, generated once, and
+    the bytes their members hold."""
+    folder = os.path.join(CACHE, "formats", f"archives-{n}")
+    rng = random.Random("archives")
+    pages = {f"notes/{i // 100:02d}/page{i:05d}.md": f"# Page {i}\n\n{paragraph(rng)}\n".encode() for i in range(n)}
+    if not os.path.isdir(folder):
+        os.makedirs(folder + ".tmp", exist_ok=True)
+        with zipfile.ZipFile(os.path.join(folder + ".tmp", "notes.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in pages.items():
+                z.writestr(name, data)
+        with tarfile.open(os.path.join(folder + ".tmp", "notes.tar.gz"), "w:gz") as t:
+            for name, data in pages.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        os.replace(folder + ".tmp", folder)
+    return folder, 2 * sum(len(d) for d in pages.values())
+
+
+def containers(d: Daemon, messages: int, pages: int) -> None:
+    """Messages/s for one mbox, the cost of indexing a message appended to it, and MB/s
+    of archive members (a zip and a tar.gz)."""
+    folder = mailbox(messages)
+    res = d.call("collection.add", {"name": "mbox", "path": folder, "index": True})["collections"][0]
+    emit(mbox_messages=res["added"], mbox_messages_per_s=res["added"] / res["seconds"], errors_mbox=res["errors"])
+    path = os.path.join(folder, "inbox.mbox")
+    size = os.path.getsize(path)
+    try:
+        with open(path, "ab") as f:
+            f.write(message(random.Random("late"), messages))
+        s = d.call("index", {"collection": "mbox"})["collections"][0]
+        emit(mbox_append_seconds=s["seconds"], mbox_append_added=s["added"], mbox_append_updated=s["updated"])
+    finally:
+        os.truncate(path, size)
+    d.call("collection.remove", {"name": "mbox"})
+    folder, expanded = archives(pages)
+    res = d.call("collection.add", {"name": "archives", "path": folder, "index": True})["collections"][0]
+    emit(
+        archive_members=res["added"],
+        archive_mb_per_s=expanded / 1e6 / res["seconds"],
+        archive_members_per_s=res["added"] / res["seconds"],
+        errors_archives=res["errors"],
+    )
+    d.call("collection.remove", {"name": "archives"})
 
 
 def corpus(fmt: str, n: int) -> str:
@@ -117,10 +214,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50, help="documents per format")
     ap.add_argument("--runs", type=int, default=3, help="fresh index runs per format; the median is printed")
     ap.add_argument("--formats", default=",".join(MAKERS), help="comma-separated subset of " + ",".join(MAKERS))
+    ap.add_argument("--mbox-messages", type=int, default=10_000, help="messages in the mailbox (0: skip containers)")
+    ap.add_argument("--archive-pages", type=int, default=5_000, help="Markdown pages in each archive")
     args = ap.parse_args()
-    formats = args.formats.split(",")
+    formats = [f for f in args.formats.split(",") if f]
     folders = {fmt: corpus(fmt, args.n) for fmt in formats}
     with Daemon() as d:
+        if args.mbox_messages:
+            containers(d, args.mbox_messages, args.archive_pages)
         for fmt in formats:
             seconds = []
             for run in range(args.runs):

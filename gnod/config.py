@@ -95,12 +95,16 @@ CONVERTED: dict[str, tuple[str, ...]] = {
     "srt": (".srt",),
     "vtt": (".vtt",),
     "ics": (".ics",),
-    # One e-mail message.
+    # One e-mail message; a mailbox of them is a container (MAILBOX_SUFFIXES, below).
     "eml": (".eml",),
     # Pictures: their text read by OCR (gnod.ingest.ocr, Tesseract).
     "image": (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"),
 }
 DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
+# Files that hold documents, each member one (gnod.ingest.containers), by how their
+# names end: archives and mailboxes (mbox: each message an .eml).
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+MAILBOX_SUFFIXES = (".mbox",)
 
 
 def extension(path: str) -> str:

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable
 import apsw
 
 from gnod.config import CollectionConfig
+from gnod.ingest import containers
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
-from gnod.ingest.workers import Failed, Outcome, PreparePool, Task, Unchanged
+from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
+from gnod.store.documents import PreparedDoc
 from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import AnalyzerSet
 
@@ -214,6 +216,12 @@ class _Run:
         self.lexical_at: float | None = None  # when the lexical index last took this run's batches
         self.in_batch = 0
         self.batch_end = time.monotonic() + BATCH_SECONDS
+        # Each container's stat and member paths (documents and failures) as indexed.
+        self.containers: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+        held = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items()] + list(failed.items())
+        for rel, stat in held:
+            if containers.SEP in rel:
+                self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
 
     def plan(self, entries: list[WalkEntry]) -> list[Task]:
         """The files to prepare: new, or changed since indexed (or since they failed)."""
@@ -223,7 +231,11 @@ class _Run:
             self.seen.add(e.rel_path)
             old = self.states.get(e.rel_path)
             stat = (e.size, e.mtime_ns, e.inode)
-            if old is not None and (old.size, old.mtime_ns, old.inode) == stat:
+            if containers.kind(e.rel_path) is not None:
+                task = self._plan_container(e, stat)
+                if task is not None:
+                    tasks.append(task)
+            elif old is not None and (old.size, old.mtime_ns, old.inode) == stat:
                 self.stats.unchanged += 1
             elif old is None and self.failed.get(e.rel_path) == stat:
                 self.stats.errors += 1  # failed before and unchanged since: not retried
@@ -231,27 +243,51 @@ class _Run:
                 tasks.append(Task(e, old.source_hash if old else None, self.col.language, self.col.follow_symlinks))
         return tasks
 
+    def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> Task | None:
+        """None when the container is as indexed (its members count as seen), else its task."""
+        held = self.containers.get(e.rel_path)
+        if held is not None and held[0] == stat:
+            self.seen.update(held[1])
+            self.stats.unchanged += 1
+            return None
+        if held is None and self.failed.get(e.rel_path) == stat:
+            self.stats.errors += 1
+            return None
+        old = {rel: self.states[rel].source_hash for rel in held[1] if rel in self.states} if held else {}
+        rules = (tuple(self.col.include), tuple(self.col.exclude))
+        return Task(e, None, self.col.language, self.col.follow_symlinks, old, rules)
+
     def store(self, task: Task, outcome: Outcome) -> None:
         e = task.entry
         stat = (e.size, e.mtime_ns, e.inode)
+        if not isinstance(outcome, Expanded):
+            self._store(e.rel_path, stat, outcome)
+            return
+        if e.rel_path in self.failed:  # it failed before; its members are what is indexed now
+            store.clear_errors(self.conn, self.cid, [e.rel_path])
+        for rel, member in outcome.members:
+            self.seen.add(rel)
+            self._store(rel, stat, member)
+
+    def _store(self, rel_path: str, stat: tuple[int, int, int], outcome: PreparedDoc | Unchanged | Failed) -> None:
+        old = self.states.get(rel_path)
         if isinstance(outcome, Failed):
-            store.record_error(self.conn, self.cid, e.rel_path, outcome.code, outcome.reason, *stat)
+            store.record_error(self.conn, self.cid, rel_path, outcome.code, outcome.reason, *stat)
             self.stats.errors += 1
         elif isinstance(outcome, Unchanged):
-            store.touch_document(self.conn, self.states[e.rel_path].id, *stat)
+            assert old is not None
+            store.touch_document(self.conn, old.id, *stat)
             self.stats.unchanged += 1
         else:
             # A store failure (disk full, I/O) propagates: the batch rolls back whole.
-            doc_id = store.put_document(
-                self.conn, self.cid, outcome, self.states.get(e.rel_path), e.rel_path in self.failed
-            )
+            doc_id = store.put_document(self.conn, self.cid, outcome, old, rel_path in self.failed)
             if self.lex is not None:
                 self.lex.stage(doc_id, outcome.language, outcome.text)
-            if task.old_hash is None:
+            if old is None:
                 self.stats.added += 1
             else:
                 self.stats.updated += 1
-            self.committed.append(("added" if task.old_hash is None else "changed", e.rel_path))
+            self.committed.append(("added" if old is None else "changed", rel_path))
             self.in_batch += 1
 
     def end_batch_when_due(self, now: float, stop: threading.Event | None, between: Callable[[], None] | None) -> None:

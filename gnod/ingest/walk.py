@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pathspec
 
-from gnod.config import DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, extension
+from gnod.config import ARCHIVE_SUFFIXES, DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, MAILBOX_SUFFIXES, extension
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -105,6 +105,9 @@ def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip("/") + "/")
 
 
+CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
+
+
 class Filter:
     """Decides what belongs to a collection: include globs (or default extensions),
     exclude globs, default junk directories and, optionally, .gitignore files."""
@@ -126,7 +129,7 @@ class Filter:
         if self.include is not None:
             if not self.include.match_file(rel_path):
                 return False
-        elif extension(name) not in DEFAULT_EXTENSIONS:
+        elif extension(name) not in DEFAULT_EXTENSIONS and not name.lower().endswith(CONTAINER_SUFFIXES):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
 

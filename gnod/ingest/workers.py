@@ -22,9 +22,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 
 import msgspec
 
+from gnod.ingest import containers
 from gnod.ingest.convert import MAX_DOCUMENT_BYTES, MiB
-from gnod.ingest.prepare import Deadline, IngestFailure, prepare
-from gnod.ingest.walk import SYMLINK_REASON, WalkEntry, special_reason
+from gnod.ingest.failure import IngestFailure
+from gnod.ingest.prepare import Deadline, prepare
+from gnod.ingest.walk import SYMLINK_REASON, Filter, WalkEntry, special_reason
 from gnod.store.documents import PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 
@@ -43,6 +45,10 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     old_hash: str | None  # the indexed source hash, if any: same bytes → no work
     language: str | None  # the collection's language hint
     follow_symlinks: bool = False  # the collection's setting: a link swapped in later is refused
+    # A container (gnod.ingest.containers): its members' indexed source hashes, and the
+    # collection's include and exclude globs, which its archives' members pass too.
+    old_members: dict[str, str] = {}
+    rules: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -54,7 +60,13 @@ class Failed(msgspec.Struct, array_like=True, frozen=True, gc=False):
     reason: str
 
 
-Outcome = PreparedDoc | Unchanged | Failed
+class Expanded(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A container's members, each with its own outcome (none of them Expanded)."""
+
+    members: list[tuple[str, PreparedDoc | Unchanged | Failed]]
+
+
+Outcome = PreparedDoc | Unchanged | Failed | Expanded
 
 _analyzers: AnalyzerSet | None = None
 
@@ -69,15 +81,44 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
         data = read_regular(e.abs_path, task.follow_symlinks)
     except IngestFailure as f:
         return Failed(f.code, f.reason)
+    if containers.kind(e.rel_path) is not None:
+        return _expand(task, data, analyzers)
+    return _prepare(e, data, task.old_hash, task.language, analyzers)
+
+
+def _prepare(
+    e: WalkEntry, data: bytes, old_hash: str | None, language: str | None, analyzers: AnalyzerSet
+) -> PreparedDoc | Unchanged | Failed:
     digest = hashlib.sha256(data).hexdigest()
-    if digest == task.old_hash:
+    if digest == old_hash:
         return Unchanged()
     try:
-        return prepare(e, data, digest, task.language, analyzers, Deadline())
+        return prepare(e, data, digest, language, analyzers, Deadline())
     except IngestFailure as f:
         return Failed(f.code, f.reason)
     except Exception as ex:  # a converter bug must not stop the run
         return Failed("INTERNAL", f"{type(ex).__name__}: {ex}")
+
+
+def _expand(task: Task, data: bytes, analyzers: AnalyzerSet) -> Expanded | Failed:
+    """Each member prepared as a file of its name would be, carrying the container's stat."""
+    e = task.entry
+    archive = containers.kind(e.rel_path) == "archive"
+    wanted = Filter(list(task.rules[0]), list(task.rules[1]), gitignore=False)
+    out: list[tuple[str, PreparedDoc | Unchanged | Failed]] = []
+    try:
+        for inner, body in containers.members(e.rel_path, data):
+            rel = f"{e.rel_path}{containers.SEP}{inner}"
+            if archive and not wanted.wants_file(inner.rpartition("/")[2], rel.replace(containers.SEP, "/")):
+                continue
+            if isinstance(body, IngestFailure):
+                out.append((rel, Failed(body.code, body.reason)))
+                continue
+            member = WalkEntry(rel, e.abs_path, e.size, e.mtime_ns, e.inode)
+            out.append((rel, _prepare(member, body, task.old_members.get(rel), task.language, analyzers)))
+    except IngestFailure as f:
+        return Failed(f.code, f.reason)
+    return Expanded(out)
 
 
 def read_regular(path: str, follow_symlinks: bool) -> bytes:

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gnod.ingest.containers import file_of
 from gnod.protocol import Change, ChangeKind, Lagged
 from gnod.server.hits import doc_uri
 
@@ -96,7 +97,7 @@ class Events:
             return
         root = self._root_of(collection)
         for kind, rel in changes:
-            abs_path = f"{root.rstrip('/')}/{rel}" if root and rel is not None else None
+            abs_path = f"{root.rstrip('/')}/{file_of(rel)}" if root and rel is not None else None
             uri = doc_uri(collection, rel) if rel is not None else None
             for sub in self._subs:
                 sub.offer(Change(id=None, collection=collection, kind=kind, path=rel, uri=uri, abs_path=abs_path))

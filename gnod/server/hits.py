@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gnod.ingest.containers import file_of
 from gnod.store.documents import DocRow
 
 URI_PREFIX = "gno://"
@@ -21,6 +22,6 @@ def identity(doc: DocRow) -> dict[str, Any]:
         "uri": doc_uri(doc.collection, doc.rel_path),
         "collection": doc.collection,
         "path": doc.rel_path,
-        "abs_path": f"{doc.root.rstrip('/')}/{doc.rel_path}",
+        "abs_path": f"{doc.root.rstrip('/')}/{file_of(doc.rel_path)}",  # a member's: its container's
         "title": doc.title,
     }

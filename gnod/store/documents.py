@@ -144,15 +144,16 @@ def delete_collection(conn: apsw.Connection, name: str) -> int:
 
 
 def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[str, list[Any]]:
-    """Restrict a per-collection query to paths equal to or under any of `scope`."""
+    """Restrict a per-collection query to paths equal to or under any of `scope`, and
+    to the members of a container among them (rel!/…, gnod.ingest.containers)."""
     args: list[Any] = [collection_id]
     if scope is None:
         return sql, args
     terms = []
     for rel in scope:
-        # rel itself, or rel/… ('0' is the character after '/').
-        terms.append("rel_path = ? OR (rel_path > ? AND rel_path < ?)")
-        args += [rel, rel + "/", rel + "0"]
+        # rel itself, rel/… or rel!/… ('0' is the character after '/').
+        terms.append("rel_path = ? OR (rel_path > ? AND rel_path < ?) OR (rel_path > ? AND rel_path < ?)")
+        args += [rel, rel + "/", rel + "0", rel + "!/", rel + "!0"]
     return sql + " AND (" + " OR ".join(terms or ["0"]) + ")", args
 
 

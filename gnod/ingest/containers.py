@@ -1,0 +1,168 @@
+"""Files that hold documents: archives (zip, tar) and mailboxes (mbox).
+
+Each member is a document of its own, named `<file>!/<path inside>` (a message of a
+mailbox: `<file>!/<n>.eml`, n counted from 1, so appending a message names none of the
+others anew). A member is converted like a file of that name on disk and carries its
+container's stat, which is what tells a changed container from an unchanged one; a
+changed container is read again, and of its members only those whose bytes changed are
+converted again. The stdlib reads them (zipfile, tarfile); an archive inside an archive
+is opened too, down to MAX_DEPTH, and the members share one budget against bombs:
+MAX_MEMBERS members, MAX_EXPANDED_BYTES in all, and no member expanding more than
+MAX_RATIO times its compressed size.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import tarfile
+import zipfile
+from collections.abc import Iterator
+
+from gnod.config import ARCHIVE_SUFFIXES, MAILBOX_SUFFIXES
+from gnod.ingest.convert import MiB
+from gnod.ingest.failure import IngestFailure
+
+SEP = "!/"
+MAX_MEMBERS = 10_000
+MAX_EXPANDED_BYTES = 256 * MiB  # what one container's documents may hold in memory at once
+MAX_RATIO = 200  # deflate reaches ~1000× only on data made to; real documents stay far below
+MAX_DEPTH = 2  # a zip of zips is opened; a zip inside those is not
+# A message starts at a "From " line at the start of the file or after a blank line.
+_FROM_RE = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\n]*\n")
+_QUOTED_FROM_RE = re.compile(rb"(?m)^>(>*From )")
+
+
+def kind(rel_path: str) -> str | None:
+    """ "archive" or "mailbox" when the name says the file holds documents, else None."""
+    name = rel_path.rpartition("/")[2].lower()
+    if name.endswith(ARCHIVE_SUFFIXES):
+        return "archive"
+    if name.endswith(MAILBOX_SUFFIXES):
+        return "mailbox"
+    return None
+
+
+def file_of(rel_path: str) -> str:
+    """The file on disk that holds `rel_path` (itself, unless it is a member)."""
+    return rel_path.split(SEP, 1)[0]
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.members = 0
+        self.expanded = 0
+
+    def take(self, container: str, size: int) -> int:
+        """Count one member of `size` bytes; returns the bytes still allowed."""
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise IngestFailure("TOO_LARGE", f"{container} holds more than {MAX_MEMBERS:,} members")
+        self.expanded += size
+        if self.expanded > MAX_EXPANDED_BYTES:
+            raise IngestFailure(
+                "TOO_LARGE", f"{container} expands past {MAX_EXPANDED_BYTES // MiB} MiB (an archive bomb?)"
+            )
+        return MAX_EXPANDED_BYTES - self.expanded
+
+
+def members(rel_path: str, data: bytes) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    """(path inside, its bytes or why it cannot be read) for each member, in order;
+    IngestFailure when the container itself is unreadable or breaks the budget."""
+    if kind(rel_path) == "mailbox":
+        yield from _messages(data)
+    else:
+        yield from _archive(rel_path, data, _Budget(), 1)
+
+
+def _archive(name: str, data: bytes, budget: _Budget, depth: int) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    reader = _zip if name.lower().endswith(".zip") else _tar
+    for inner, body in reader(name, data, budget):
+        if depth < MAX_DEPTH and not isinstance(body, IngestFailure) and kind(inner) == "archive":
+            try:
+                nested = list(_archive(inner, body, budget, depth + 1))
+            except IngestFailure as f:
+                yield inner, f
+                continue
+            yield from ((f"{inner}{SEP}{sub}", b) for sub, b in nested)
+        else:
+            yield inner, body
+
+
+def _clean(name: str) -> str | None:
+    """A member's name as a relative POSIX path, or None for one that cannot be a file
+    of its own (a directory, empty, or climbing out with `..`)."""
+    name = name.replace("\\", "/").lstrip("/")
+    if not name or name.endswith("/"):
+        return None
+    parts = [p for p in posixpath.normpath(name).split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    return "/".join(parts)
+
+
+def _zip(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise IngestFailure("CORRUPT", f"not a readable zip archive: {e}") from None
+    with archive:
+        for info in infos:
+            name = _clean(info.filename)
+            if name is None or info.is_dir():
+                continue
+            allowed = budget.take(container, info.file_size)
+            if info.file_size > MAX_RATIO * max(info.compress_size, 1) + MiB:
+                raise IngestFailure(
+                    "TOO_LARGE",
+                    f"{container}: {name} expands {info.file_size // max(info.compress_size, 1)}× (a bomb?)",
+                )
+            if info.flag_bits & 0x1:
+                yield name, IngestFailure("ENCRYPTED", "password-protected archive member")
+                continue
+            try:
+                with archive.open(info) as f:
+                    body = f.read(min(info.file_size, allowed) + 1)  # never past what it declared
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
+                yield name, IngestFailure("CORRUPT", f"unreadable archive member: {e}")
+                continue
+            if len(body) > info.file_size:
+                yield name, IngestFailure("CORRUPT", "archive member longer than its header says")
+                continue
+            yield name, body
+
+
+def _tar(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    try:
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+    except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+        raise IngestFailure("CORRUPT", f"not a readable tar archive: {e}") from None
+    with archive:
+        try:
+            for info in archive:
+                name = _clean(info.name)
+                if name is None or not info.isfile():
+                    continue
+                allowed = budget.take(container, info.size)
+                if info.size > MAX_RATIO * max(len(data), 1) + MiB:
+                    raise IngestFailure("TOO_LARGE", f"{container}: {name} expands past {MAX_RATIO}× the archive")
+                f = archive.extractfile(info)
+                yield name, f.read(min(info.size, allowed)) if f is not None else b""
+        except (tarfile.TarError, OSError, EOFError, ValueError) as e:
+            raise IngestFailure("CORRUPT", f"the tar archive is cut short or damaged: {e}") from None
+
+
+def _messages(data: bytes) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    starts = [m.end() for m in _FROM_RE.finditer(data)]
+    if not starts:
+        if data.strip():
+            raise IngestFailure("CORRUPT", "not an mbox mailbox (no message starts with a From line)")
+        return
+    budget = _Budget()
+    ends = [m.start() for m in _FROM_RE.finditer(data)][1:] + [len(data)]
+    for n, (start, end) in enumerate(zip(starts, ends), start=1):
+        body = _QUOTED_FROM_RE.sub(rb"\1", data[start:end])  # mboxrd: ">From " was "From "
+        budget.take("the mailbox", len(body))
+        yield f"{n}.eml", body

@@ -1,0 +1,218 @@
+"""Archives and mailboxes: each member a document named `<file>!/<inside>`, read with the
+stdlib, bounded against bombs, indexed incrementally, found and read through a real gnod."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from conftest import cli_json, running_gnod, wait_until
+from gnod.config import CollectionConfig
+from gnod.ingest import containers
+from gnod.ingest.convert import IngestFailure
+from gnod.ingest.pipeline import index_collection
+from gnod.text.analyzer import AnalyzerSet
+
+
+def zipped(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def tarred(files: dict[str, bytes], mode: str = "w:gz") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as t:  # type: ignore[call-overload]
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def message(subject: str, body: str, date: str = "Mon, 01 Jan 2024 09:00:00 +0000") -> bytes:
+    return f"From: ann@example.org\nTo: bob@example.org\nSubject: {subject}\nDate: {date}\n\n{body}\n".encode()
+
+
+def mbox(*messages: bytes) -> bytes:
+    return b"".join(b"From ann@example.org Mon Jan  1 00:00:00 2024\n" + m + b"\n" for m in messages)
+
+
+def listed(rel_path: str, data: bytes) -> dict[str, bytes | str]:
+    return {name: (b.code if isinstance(b, IngestFailure) else b) for name, b in containers.members(rel_path, data)}
+
+
+def test_a_zip_lists_its_files_and_opens_a_zip_inside_it():
+    inner = zipped({"deep.md": b"# Deep\n"})
+    data = zipped({"a.md": b"# A\n", "sub/b.txt": b"bee", "dir/": b"", "inner.zip": inner})
+    assert listed("x/papers.zip", data) == {
+        "a.md": b"# A\n",
+        "sub/b.txt": b"bee",
+        "inner.zip!/deep.md": b"# Deep\n",
+    }
+
+
+def test_an_archive_three_deep_is_not_opened_past_the_second():
+    third = zipped({"c.md": b"c"})
+    second = zipped({"third.zip": third})
+    assert listed("first.zip", zipped({"second.zip": second})) == {"second.zip!/third.zip": third}
+
+
+def test_a_tar_in_every_compression():
+    files = {"notes/one.md": b"# One\n", "two.txt": b"two"}
+    for name, mode in (
+        ("a.tar", "w"),
+        ("a.tar.gz", "w:gz"),
+        ("a.tgz", "w:gz"),
+        ("a.tar.bz2", "w:bz2"),
+        ("a.tar.xz", "w:xz"),
+    ):
+        assert listed(name, tarred(files, mode)) == files, name
+
+
+def test_member_names_never_climb_out():
+    data = zipped({"../evil.md": b"e", "/abs.md": b"a", "ok/../fine.md": b"f", "a\\b.md": b"w"})
+    assert listed("t.zip", data) == {"abs.md": b"a", "fine.md": b"f", "a/b.md": b"w"}
+
+
+def test_bombs_fail_the_archive_with_a_clear_reason():
+    boom = zipped({"zeros.txt": b"\0" * (8 * 1024 * 1024)})  # deflate: ~1000× smaller
+    with pytest.raises(IngestFailure) as e:
+        listed("boom.zip", boom)
+    assert e.value.code == "TOO_LARGE" and "bomb" in e.value.reason
+    many = zipped({f"{i}.txt": b"x" for i in range(containers.MAX_MEMBERS + 1)}, zipfile.ZIP_STORED)
+    with pytest.raises(IngestFailure) as e:
+        listed("many.zip", many)
+    assert e.value.code == "TOO_LARGE" and "members" in e.value.reason
+
+
+def test_a_damaged_archive_is_corrupt():
+    for name, data in (("bad.zip", b"PK\x03\x04 not really"), ("bad.tar.gz", b"\x1f\x8b junk")):
+        with pytest.raises(IngestFailure) as e:
+            listed(name, data)
+        assert e.value.code == "CORRUPT", name
+
+
+def test_an_mbox_splits_into_messages_numbered_from_one():
+    body = b"From: a@x\nSubject: s\n\n>From the start, quoted.\nFrom inside a line is text\n"
+    data = mbox(message("first", "one"), body, message("third", "three"))
+    got = listed("inbox.mbox", data)
+    assert list(got) == ["1.eml", "2.eml", "3.eml"]
+    assert b"Subject: first" in got["1.eml"]  # type: ignore[operator]
+    assert b"\nFrom the start, quoted." in got["2.eml"]  # type: ignore[operator]
+    assert listed("empty.mbox", b"") == {}
+    with pytest.raises(IngestFailure):
+        listed("not.mbox", b"just some text\n")
+
+
+def test_kind_and_file_of():
+    assert containers.kind("a/b.ZIP") == "archive" and containers.kind("x.tar.gz") == "archive"
+    assert containers.kind("log.gz") is None and containers.kind("a.docx") is None
+    assert containers.kind("mail/inbox.mbox") == "mailbox"
+    assert containers.file_of("a/b.zip!/c/d.md") == "a/b.zip" and containers.file_of("a/b.md") == "a/b.md"
+
+
+def run(db, root):
+    return index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+
+
+def paths(db) -> dict[str, str]:
+    return dict(db.execute("SELECT rel_path, source_hash FROM documents ORDER BY rel_path").fetchall())
+
+
+def test_members_are_indexed_incrementally(db, tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    archive = root / "papers.zip"
+    archive.write_bytes(zipped({"a.md": b"# Alpha\n\nabout lanterns\n", "b.md": b"# Beta\n", "x.bin": b"\0\1"}))
+    (root / "boom.zip").write_bytes(zipped({"zeros.txt": b"\0" * (8 * 1024 * 1024)}))
+    s = run(db, root)
+    assert (s.added, s.errors) == (2, 1)  # x.bin is not a document kind the collection takes
+    first = paths(db)
+    assert list(first) == ["papers.zip!/a.md", "papers.zip!/b.md"]
+    errors = dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall())
+    assert errors == {"boom.zip": "TOO_LARGE"}
+    # Unchanged: one stat, nothing read.
+    s = run(db, root)
+    assert (s.added, s.updated, s.unchanged, s.removed) == (0, 0, 1, 0)
+    # One member changed, one added, one gone: only those are written.
+    archive.write_bytes(zipped({"a.md": b"# Alpha\n\nabout lamps\n", "c.md": b"# Gamma\n"}))
+    s = run(db, root)
+    assert (s.added, s.updated, s.removed) == (1, 1, 1)
+    assert list(paths(db)) == ["papers.zip!/a.md", "papers.zip!/c.md"]
+    # The bomb mended: its error goes, its member comes.
+    (root / "boom.zip").write_bytes(zipped({"fine.md": b"# Fine\n"}))
+    run(db, root)
+    assert not db.execute("SELECT count(*) FROM ingest_errors").fetchone()[0]
+    assert "boom.zip!/fine.md" in paths(db)
+    archive.unlink()
+    s = run(db, root)
+    assert s.removed == 2 and list(paths(db)) == ["boom.zip!/fine.md"]
+
+
+def test_gnod_finds_reads_and_follows_a_member(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    archive = root / "papers.tar.gz"
+    archive.write_bytes(tarred({"field/notes.md": b"# Field notes\n\nThe heron nests by the weir.\n"}))
+    with running_gnod() as (env, gnod):
+        cli_json("collection", "add", str(root), "--name", "c", "--json", env=env)
+        hits = cli_json("search", "heron", "--json", env=env)["hits"]
+        assert [h["path"] for h in hits] == ["papers.tar.gz!/field/notes.md"]
+        assert hits[0]["abs_path"] == str(archive)  # what an editor can open
+        got = cli_json("get", "c/papers.tar.gz!/field/notes.md", "--json", env=env)
+        assert "The heron nests by the weir." in got["content"]
+        archive.write_bytes(tarred({"field/notes.md": b"# Field notes\n\nThe otter swims by the weir.\n"}))
+
+        def found(word: str) -> list[str]:
+            return [h["path"] for h in gnod.result("search", {"query": word, "snippets": False})["hits"]]
+
+        assert wait_until(lambda: found("otter") == ["papers.tar.gz!/field/notes.md"], 20)
+        assert found("heron") == []
+
+
+def test_a_mailbox_is_indexed_a_message_at_a_time(db, tmp_path):
+    root = tmp_path / "mail"
+    root.mkdir()
+    box = root / "inbox.mbox"
+    box.write_bytes(mbox(message("Boiler", "The boiler needs a service."), message("Roof", "Tiles slipped.")))
+    s = run(db, root)
+    assert s.added == 2
+    titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
+    assert titles == {"inbox.mbox!/1.eml": "Boiler", "inbox.mbox!/2.eml": "Roof"}
+    # A message appended: that message is indexed, the others are not read again.
+    with open(box, "ab") as f:
+        f.write(mbox(message("Gutter", "The gutter overflows.")))
+    s = run(db, root)
+    assert (s.added, s.updated, s.unchanged) == (1, 0, 2)
+
+
+def test_gnod_searches_a_mailbox_by_words_and_dates(tmp_path):
+    root = tmp_path / "mail"
+    root.mkdir()
+    box = root / "inbox.mbox"
+    box.write_bytes(
+        mbox(
+            message("Boiler service", "The boiler needs a service before winter.", "Tue, 02 Jan 2024 10:00:00 +0000"),
+            message("Boiler quote", "A quote for the boiler arrived.", "Sat, 01 Jun 2024 10:00:00 +0000"),
+        )
+    )
+    with running_gnod() as (env, gnod):
+        cli_json("collection", "add", str(root), "--name", "m", "--json", env=env)
+        hits = cli_json("search", "boiler", "--since", "2024-03-01", "--json", env=env)["hits"]
+        assert [(h["path"], h["title"]) for h in hits] == [("inbox.mbox!/2.eml", "Boiler quote")]
+        assert hits[0]["abs_path"] == str(box)
+        got = cli_json("get", "m/inbox.mbox!/1.eml", "--json", env=env)["content"]
+        assert "The boiler needs a service before winter." in got and "ann@example.org" in got
+        with open(box, "ab") as f:
+            f.write(mbox(message("Gutter", "The gutter overflows in the storm.")))
+
+        def found() -> list[str]:
+            return [h["path"] for h in gnod.result("search", {"query": "gutter storm", "snippets": False})["hits"]]
+
+        assert wait_until(lambda: found() == ["inbox.mbox!/3.eml"], 20)
