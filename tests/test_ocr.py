@@ -204,6 +204,30 @@ def test_gnod_without_tesseract_lists_need_ocr_and_doctor_says_how_to_fix_it(env
         d.stop()
 
 
+def test_a_picture_that_needed_ocr_is_read_once_tesseract_is_there(env, tmp_path):
+    """Unchanged files that failed are not tried again, but for NEEDS_OCR: its cause goes
+    when Tesseract is installed (here: gnod started again with it on PATH)."""
+    need_tesseract()
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "letter.png").write_bytes(encode(picture(["Hidden zeppelin"]), "PNG"))
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    d = start_gnod(dict(env, PATH=str(empty)))
+    try:
+        cli_json("collection", "add", str(folder), "--name", "scans", "--json", env=env)
+        assert [e["code"] for e in cli_json("status", "--json", env=env)["recent_errors"]] == ["NEEDS_OCR"]
+    finally:
+        d.stop()
+    d = start_gnod(env)
+    try:
+        cli_json("update", "scans", "--json", env=env)
+        assert [h["path"] for h in cli_json("search", "zeppelin", "--json", env=env)["hits"]] == ["letter.png"]
+        assert cli_json("status", "--json", env=env)["recent_errors"] == []
+    finally:
+        d.stop()
+
+
 def test_gnod_finds_a_word_of_a_scan_and_of_an_image(tmp_path):
     need_tesseract()
     folder = tmp_path / "archive"

@@ -78,9 +78,14 @@ class OcrFailure(Exception):
         super().__init__(self.reason)
 
 
+def tesseract() -> str | None:
+    """The `tesseract` command on PATH, if any."""
+    return shutil.which("tesseract")
+
+
 def installed() -> tuple[str, str, tuple[str, ...]]:
     """(path, version, language codes) of the `tesseract` on PATH, or OcrFailure NEEDS_OCR."""
-    exe = shutil.which("tesseract")
+    exe = tesseract()
     if exe is None:
         raise OcrFailure("NEEDS_OCR", "Tesseract (OCR) is not installed", FIX)
     seen = _installed.get(exe)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import apsw
 
 from gnod.config import CollectionConfig
-from gnod.ingest import containers
+from gnod.ingest import containers, ocr
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged
 from gnod.protocol import ChangeKind, IndexStats
@@ -164,7 +164,8 @@ def _apply(
 ) -> IndexStats:
     """Index `entries` and remove what the index holds within `scope` (None: the whole
     collection) that is not among them."""
-    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), store.error_states(conn, cid, scope), changed, lex)
+    failed = store.error_states(conn, cid, scope, _retried())
+    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), failed, changed, lex)
     total = len(entries)
     if progress:
         progress("scan", 0, total, "")
@@ -341,6 +342,12 @@ class _Run:
             self.conn.execute("ROLLBACK")
             if self.lex is not None:
                 self.lex.discard()
+
+
+def _retried() -> tuple[str, ...]:
+    """Failure codes whose cause may be gone now: a file that needed OCR is read again
+    once Tesseract is installed, though it did not change."""
+    return ("NEEDS_OCR",) if ocr.tesseract() is not None else ()
 
 
 def settle_languages(conn: apsw.Connection, cid: int) -> int:

@@ -167,12 +167,15 @@ def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] |
 
 
 def error_states(
-    conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None
+    conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None, retry: Iterable[str] = ()
 ) -> dict[str, tuple[int, int, int]]:
+    """Each failed path's stat when it failed (unchanged since: not tried again), but
+    for failures with a code in `retry` (their cause may have gone: tried again)."""
     sql, args = _scoped(
-        "SELECT rel_path, size, mtime_ns, inode FROM ingest_errors WHERE collection_id = ?", collection_id, scope
+        "SELECT rel_path, size, mtime_ns, inode, code FROM ingest_errors WHERE collection_id = ?", collection_id, scope
     )
-    return {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, args)}
+    again = set(retry)
+    return {r[0]: (r[1], r[2], r[3]) if r[4] not in again else (-1, -1, -1) for r in conn.execute(sql, args)}
 
 
 def put_document(
