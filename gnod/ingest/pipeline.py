@@ -219,10 +219,10 @@ class _Run:
         self.batch_end = time.monotonic() + BATCH_SECONDS
         # Each container's stat and member paths (documents and failures) as indexed.
         self.containers: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-        held = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items()] + list(failed.items())
-        for rel, stat in held:
-            if containers.SEP in rel:
-                self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
+        sep = containers.SEP
+        members = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items() if sep in rel]
+        for rel, stat in members + [(rel, stat) for rel, stat in failed.items() if sep in rel]:
+            self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
 
     def plan(self, entries: list[WalkEntry]) -> list[Task]:
         """The files to prepare: new, or changed since indexed (or since they failed)."""

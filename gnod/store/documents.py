@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import apsw
@@ -143,27 +143,24 @@ def delete_collection(conn: apsw.Connection, name: str) -> int:
 # --- ingest state ------------------------------------------------------------------
 
 
-def _scoped(sql: str, collection_id: int, scope: Iterable[str] | None) -> tuple[str, list[Any]]:
-    """Restrict a per-collection query to paths equal to or under any of `scope`, and
-    to the members of a container among them (rel!/…, gnod.ingest.containers)."""
-    args: list[Any] = [collection_id]
+def _scoped(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterable[str] | None) -> Iterator[Any]:
+    """Rows of a per-collection query (`sql` ends in its WHERE clause), only for paths
+    equal to or under any of `scope`, and members of a container among them (rel!/…,
+    gnod.ingest.containers): one index range each (an OR of them made SQLite read the
+    whole collection: 65k documents, ~10 ms per watcher event)."""
     if scope is None:
-        return sql, args
-    terms = []
-    for rel in scope:
-        # rel itself, rel/… or rel!/… ('0' is the character after '/').
-        terms.append("rel_path = ? OR (rel_path > ? AND rel_path < ?) OR (rel_path > ? AND rel_path < ?)")
-        args += [rel, rel + "/", rel + "0", rel + "!/", rel + "!0"]
-    return sql + " AND (" + " OR ".join(terms or ["0"]) + ")", args
+        yield from conn.execute(sql, (collection_id,))
+        return
+    for rel in dict.fromkeys(scope):
+        yield from conn.execute(sql + " AND rel_path = ?", (collection_id, rel))
+        # rel/… and rel!/… ('0' is the character after '/').
+        for lo, hi in ((rel + "/", rel + "0"), (rel + "!/", rel + "!0")):
+            yield from conn.execute(sql + " AND rel_path > ? AND rel_path < ?", (collection_id, lo, hi))
 
 
 def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None) -> dict[str, DocState]:
-    sql, args = _scoped(
-        "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents WHERE collection_id = ?",
-        collection_id,
-        scope,
-    )
-    return {r[0]: DocState(*r[1:]) for r in conn.execute(sql, args)}
+    sql = "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents WHERE collection_id = ?"
+    return {r[0]: DocState(*r[1:]) for r in _scoped(conn, sql, collection_id, scope)}
 
 
 def error_states(
@@ -171,11 +168,12 @@ def error_states(
 ) -> dict[str, tuple[int, int, int]]:
     """Each failed path's stat when it failed (unchanged since: not tried again), but
     for failures with a code in `retry` (their cause may have gone: tried again)."""
-    sql, args = _scoped(
-        "SELECT rel_path, size, mtime_ns, inode, code FROM ingest_errors WHERE collection_id = ?", collection_id, scope
-    )
+    sql = "SELECT rel_path, size, mtime_ns, inode, code FROM ingest_errors WHERE collection_id = ?"
     again = set(retry)
-    return {r[0]: (r[1], r[2], r[3]) if r[4] not in again else (-1, -1, -1) for r in conn.execute(sql, args)}
+    return {
+        r[0]: (r[1], r[2], r[3]) if r[4] not in again else (-1, -1, -1)
+        for r in _scoped(conn, sql, collection_id, scope)
+    }
 
 
 def put_document(
