@@ -150,6 +150,16 @@ def test_members_are_indexed_incrementally(db, tmp_path):
     run(db, root)
     assert not db.execute("SELECT count(*) FROM ingest_errors").fetchone()[0]
     assert "boom.zip!/fine.md" in paths(db)
+    # Damaged: what it held stays indexed, beside the archive's error; mended, the error goes.
+    good = archive.read_bytes()
+    archive.write_bytes(b"PK\x03\x04 damaged")
+    s = run(db, root)
+    assert (s.removed, s.errors) == (0, 1)
+    assert list(paths(db)) == ["boom.zip!/fine.md", "papers.zip!/a.md", "papers.zip!/c.md"]
+    assert dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall()) == {"papers.zip": "CORRUPT"}
+    archive.write_bytes(good)
+    run(db, root)
+    assert not db.execute("SELECT count(*) FROM ingest_errors").fetchone()[0]
     archive.unlink()
     s = run(db, root)
     assert s.removed == 2 and list(paths(db)) == ["boom.zip!/fine.md"]

@@ -8,7 +8,7 @@ changed container is read again, and of its members only those whose bytes chang
 converted again. The stdlib reads them (zipfile, tarfile); an archive inside an archive
 is opened too, down to MAX_DEPTH, and the members share one budget against bombs:
 MAX_MEMBERS members, MAX_EXPANDED_BYTES in all, and no member expanding more than
-MAX_RATIO times its compressed size.
+MAX_RATIO times its compressed size. A mailbox holds at most MAX_MESSAGES messages.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from gnod.ingest.convert import MiB
 from gnod.ingest.failure import IngestFailure
 
 SEP = "!/"
-MAX_MEMBERS = 10_000
+MAX_MEMBERS = 10_000  # of an archive
+MAX_MESSAGES = 1_000_000  # of a mailbox (bounded by the size a file may have: read whole)
 MAX_EXPANDED_BYTES = 256 * MiB  # what one container's documents may hold in memory at once
 MAX_RATIO = 200  # deflate reaches ~1000× only on data made to; real documents stay far below
 MAX_DEPTH = 2  # a zip of zips is opened; a zip inside those is not
@@ -108,6 +109,8 @@ def _zip(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, by
         infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
         raise IngestFailure("CORRUPT", f"not a readable zip archive: {e}") from None
+    if len(infos) > MAX_MEMBERS:  # before any member is read
+        raise IngestFailure("TOO_LARGE", f"{container} holds more than {MAX_MEMBERS:,} members")
     with archive:
         for info in infos:
             name = _clean(info.filename)
@@ -155,14 +158,13 @@ def _tar(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, by
 
 
 def _messages(data: bytes) -> Iterator[tuple[str, bytes | IngestFailure]]:
-    starts = [m.end() for m in _FROM_RE.finditer(data)]
-    if not starts:
+    lines = list(_FROM_RE.finditer(data))
+    if not lines:
         if data.strip():
             raise IngestFailure("CORRUPT", "not an mbox mailbox (no message starts with a From line)")
         return
-    budget = _Budget()
-    ends = [m.start() for m in _FROM_RE.finditer(data)][1:] + [len(data)]
-    for n, (start, end) in enumerate(zip(starts, ends), start=1):
-        body = _QUOTED_FROM_RE.sub(rb"\1", data[start:end])  # mboxrd: ">From " was "From "
-        budget.take("the mailbox", len(body))
-        yield f"{n}.eml", body
+    if len(lines) > MAX_MESSAGES:  # before any message is converted
+        raise IngestFailure("TOO_LARGE", f"the mailbox holds more than {MAX_MESSAGES:,} messages")
+    ends = [m.start() for m in lines[1:]] + [len(data)]
+    for n, (line, end) in enumerate(zip(lines, ends), start=1):
+        yield f"{n}.eml", _QUOTED_FROM_RE.sub(rb"\1", data[line.end() : end])  # mboxrd: ">From " was "From "

@@ -262,6 +262,10 @@ class _Run:
         e = task.entry
         stat = (e.size, e.mtime_ns, e.inode)
         if not isinstance(outcome, Expanded):
+            if isinstance(outcome, Failed) and e.rel_path in self.containers:
+                # A container that cannot be read now (damaged, grown past a limit) keeps
+                # what it held indexed, as an unreadable directory does.
+                self.seen.update(self.containers[e.rel_path][1])
             self._store(e.rel_path, stat, outcome)
             return
         if e.rel_path in self.failed:  # it failed before; its members are what is indexed now
