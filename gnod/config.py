@@ -278,6 +278,11 @@ def load(path: str) -> Config:
             raw = f.read()
     except FileNotFoundError:
         return Config()
+    return parse(raw, path)
+
+
+def parse(raw: bytes, path: str) -> Config:
+    """Validate the config file's bytes (`path` names it in errors)."""
     try:
         config = msgspec.toml.decode(raw, type=Config)
     except msgspec.ValidationError as e:

@@ -25,7 +25,7 @@ import msgspec
 import watchfiles
 
 from gnod import wire
-from gnod.config import CollectionConfig, Config, ConfigError, load
+from gnod.config import CollectionConfig, Config, ConfigError, parse
 from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
 from gnod.paths import Paths
@@ -306,12 +306,18 @@ class Daemon:
     # --- config ----------------------------------------------------------------------
 
     async def reload_config(self) -> None:
-        """Pick up edits made to the config file by hand since we last read it."""
-        digest = _digest(self.paths.config_file)
+        """Pick up edits made to the config file by hand since we last read it. The
+        digest kept is that of the bytes loaded: an edit landing meanwhile (a file
+        written in two steps) is read by the next call, not taken as seen."""
+        try:
+            raw = _read(self.paths.config_file)
+        except OSError as e:
+            raise RpcError(wire.CONFIG_ERROR, f"cannot read {self.paths.config_file}: {e.strerror or e}") from None
+        digest = None if raw is None else hashlib.sha256(raw).digest()
         if digest == self.config_digest:
             return
         try:
-            config = load(self.paths.config_file)
+            config = Config() if raw is None else parse(raw, self.paths.config_file)
         except ConfigError as e:
             self.config_error = str(e)
             self.rejected_digest = digest
@@ -319,6 +325,7 @@ class Daemon:
         self.config_error = None
         log.info("config changed: %d collections", len(config.collections))
         await self.apply_config(config, rescan=True)
+        self.config_digest = digest
 
     async def apply_config(self, config: Config, rescan: bool) -> None:
         """Adopt a config: rows of removed collections go, watches follow the collections."""
@@ -486,10 +493,19 @@ class Daemon:
             log.info("stopped")
 
 
+def _read(path: str) -> bytes | None:
+    """The config file's bytes; None when there is none (an empty config)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def _digest(path: str) -> bytes | None:
     """The config's content hash: edits are noticed even within one mtime tick."""
     try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).digest()
+        raw = _read(path)
     except OSError:
         return None
+    return None if raw is None else hashlib.sha256(raw).digest()
