@@ -210,3 +210,10 @@ def test_malformed_and_empty_messages():
     _, body, _ = render(broken)
     assert body.startswith("\n# broken\n\nok\n\nfbzr grkg\n")  # rot13 is no text codec: read as UTF-8
     assert "## Attachment: x.pdf\n\nNot converted" in body and "no boundary here" in body
+
+
+def test_the_web_view_shows_a_message_as_converted_markdown():
+    from gnoctl.web import render
+
+    for path in ("note.eml", "inbox.mbox!/42.eml"):
+        assert render.kind_of(path) == "markdown" and render.converted(path)

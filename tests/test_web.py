@@ -400,7 +400,8 @@ def test_browser_status_page_and_screenshots(web, browser):
     os.makedirs(SCREENSHOTS, exist_ok=True)
     browser.get(web.origin + "/status")
     _wait(browser, lambda d: "docs" in d.find_element(By.ID, "panel").text)
-    assert "documents" in browser.find_element(By.CSS_SELECTOR, '.collection[data-name="docs"]').text
+    # The panel is re-rendered as it follows the daemon: read it through _wait, which looks again.
+    _wait(browser, lambda d: "documents" in d.find_element(By.CSS_SELECTOR, '.collection[data-name="docs"]').text)
     shots = {}
     for scheme in ("light", "dark"):
         browser.execute_cdp_cmd(

@@ -40,13 +40,16 @@ MARKDOWN = frozenset(
         ".srt",
         ".vtt",
         ".ics",
+        ".eml",
         ".rst",
         ".org",
     }
 )
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"})  # their OCR text
 CONVERTED = (
-    frozenset({".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb", ".srt", ".vtt", ".ics"})
+    frozenset(
+        {".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb", ".srt", ".vtt", ".ics", ".eml"}
+    )
     | IMAGES
 )
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
