@@ -157,6 +157,8 @@ def test_members_are_indexed_incrementally(db, tmp_path):
     assert (s.removed, s.errors) == (0, 1)
     assert list(paths(db)) == ["boom.zip!/fine.md", "papers.zip!/a.md", "papers.zip!/c.md"]
     assert dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall()) == {"papers.zip": "CORRUPT"}
+    s = run(db, root)  # unchanged since it failed: its members stay
+    assert (s.removed, s.errors) == (0, 1) and len(paths(db)) == 3
     archive.write_bytes(good)
     run(db, root)
     assert not db.execute("SELECT count(*) FROM ingest_errors").fetchone()[0]

@@ -251,7 +251,8 @@ class _Run:
             self.seen.update(held[1])
             self.stats.unchanged += 1
             return None
-        if held is None and self.failed.get(e.rel_path) == stat:
+        if self.failed.get(e.rel_path) == stat:  # failed, unchanged since: what it held stays
+            self.seen.update(held[1] if held is not None else ())
             self.stats.errors += 1
             return None
         old = {rel: self.states[rel].source_hash for rel in held[1] if rel in self.states} if held else {}
