@@ -103,7 +103,7 @@ CONVERTED: dict[str, tuple[str, ...]] = {
 DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
 # Files that hold documents, each member one (gnod.ingest.containers), by how their
 # names end: archives and mailboxes (mbox: each message an .eml).
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
+ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAILBOX_SUFFIXES = (".mbox",)
 
 

@@ -75,6 +75,29 @@ def test_a_tar_in_every_compression():
         assert listed(name, tarred(files, mode)) == files, name
 
 
+def sevenzipped(files: dict[str, bytes]) -> bytes:
+    import py7zr
+
+    buf = io.BytesIO()
+    with py7zr.SevenZipFile(buf, "w") as z:
+        for name, data in files.items():
+            z.writestr(data, name)
+    return buf.getvalue()
+
+
+def test_a_7z_archive_is_read_and_bounded():
+    files = {"notes/one.md": b"# One\n", "two.txt": b"two"}
+    assert listed("a.7z", sevenzipped(files)) == files
+    inner = zipped({"deep.md": b"# Deep\n"})
+    assert listed("b.7z", sevenzipped({"inner.zip": inner})) == {"inner.zip!/deep.md": b"# Deep\n"}
+    with pytest.raises(IngestFailure) as e:
+        listed("boom.7z", sevenzipped({"zeros.txt": b"\0" * (8 * 1024 * 1024)}))
+    assert e.value.code == "TOO_LARGE" and "bomb" in e.value.reason
+    with pytest.raises(IngestFailure) as e:
+        listed("bad.7z", b"7z\xbc\xaf\x27\x1c damaged")
+    assert e.value.code == "CORRUPT"
+
+
 def test_member_names_never_climb_out():
     data = zipped({"../evil.md": b"e", "/abs.md": b"a", "ok/../fine.md": b"f", "a\\b.md": b"w"})
     assert listed("t.zip", data) == {"abs.md": b"a", "fine.md": b"f", "a/b.md": b"w"}
@@ -112,6 +135,7 @@ def test_an_mbox_splits_into_messages_numbered_from_one():
 
 def test_kind_and_file_of():
     assert containers.kind("a/b.ZIP") == "archive" and containers.kind("x.tar.gz") == "archive"
+    assert containers.kind("x.7z") == "archive"
     assert containers.kind("log.gz") is None and containers.kind("a.docx") is None
     assert containers.kind("mail/inbox.mbox") == "mailbox"
     assert containers.file_of("a/b.zip!/c/d.md") == "a/b.zip" and containers.file_of("a/b.md") == "a/b.md"

@@ -5,7 +5,7 @@ mailbox: `<file>!/<n>.eml`, n counted from 1, so appending a message names none 
 others anew). A member is converted like a file of that name on disk and carries its
 container's stat, which is what tells a changed container from an unchanged one; a
 changed container is read again, and of its members only those whose bytes changed are
-converted again. The stdlib reads them (zipfile, tarfile); an archive inside an archive
+converted again. The stdlib reads them (zipfile, tarfile; 7z: PyPI py7zr); an archive inside an archive
 is opened too, down to MAX_DEPTH, and the members share one budget against bombs:
 MAX_MEMBERS members, MAX_EXPANDED_BYTES in all, and no member expanding more than
 MAX_RATIO times its compressed size. A mailbox holds at most MAX_MESSAGES messages.
@@ -78,7 +78,8 @@ def members(rel_path: str, data: bytes) -> Iterator[tuple[str, bytes | IngestFai
 
 
 def _archive(name: str, data: bytes, budget: _Budget, depth: int) -> Iterator[tuple[str, bytes | IngestFailure]]:
-    reader = _zip if name.lower().endswith(".zip") else _tar
+    lower = name.lower()
+    reader = _zip if lower.endswith(".zip") else _sevenzip if lower.endswith(".7z") else _tar
     for inner, body in reader(name, data, budget):
         if depth < MAX_DEPTH and not isinstance(body, IngestFailure) and kind(inner) == "archive":
             try:
@@ -155,6 +156,42 @@ def _tar(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, by
                 yield name, f.read(min(info.size, allowed)) if f is not None else b""
         except (tarfile.TarError, OSError, EOFError, ValueError) as e:
             raise IngestFailure("CORRUPT", f"the tar archive is cut short or damaged: {e}") from None
+
+
+def _sevenzip(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    """A 7z archive (PyPI py7zr): its members' declared sizes pass the budget before any
+    is expanded, as a solid archive is expanded whole."""
+    import py7zr
+    from py7zr.io import BytesIOFactory
+
+    try:
+        with py7zr.SevenZipFile(io.BytesIO(data), "r") as archive:
+            if archive.needs_password():
+                raise IngestFailure("ENCRYPTED", "password-protected 7z archive")
+            infos = [i for i in archive.list() if not i.is_directory]
+            if len(infos) > MAX_MEMBERS:
+                raise IngestFailure("TOO_LARGE", f"{container} holds more than {MAX_MEMBERS:,} members")
+            declared = sum(i.uncompressed for i in infos)
+            if declared > MAX_RATIO * len(data) + MiB:
+                raise IngestFailure("TOO_LARGE", f"{container} expands {declared // len(data)}× (a bomb?)")
+            for info in infos:
+                budget.take(container, info.uncompressed)
+            factory = BytesIOFactory(MAX_EXPANDED_BYTES)
+            archive.extractall(factory=factory)
+    except IngestFailure:
+        raise
+    except Exception as e:  # the decompressors raise their own kinds on damaged data
+        raise IngestFailure("CORRUPT", f"not a readable 7z archive: {type(e).__name__}: {e}"[:300]) from None
+    for info in infos:
+        name = _clean(info.filename)
+        if name is None:
+            continue
+        product = factory.products.get(info.filename)
+        body = product.read() if product is not None else b""
+        if len(body) > info.uncompressed:
+            yield name, IngestFailure("CORRUPT", "archive member longer than its header says")
+        else:
+            yield name, body
 
 
 def _messages(data: bytes) -> Iterator[tuple[str, bytes | IngestFailure]]:

@@ -118,6 +118,8 @@ def _expand(task: Task, data: bytes, analyzers: AnalyzerSet) -> Expanded | Faile
             out.append((rel, _prepare(member, body, task.old_members.get(rel), task.language, analyzers)))
     except IngestFailure as f:
         return Failed(f.code, f.reason)
+    except Exception as ex:  # a reader's bug on odd bytes must not stop the run
+        return Failed("CORRUPT", f"{type(ex).__name__}: {ex}"[:300])
     return Expanded(out)
 
 
