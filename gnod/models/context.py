@@ -1,4 +1,5 @@
-"""How big a context to allocate for a GGUF: its trained length, read from the file.
+"""How big a context to allocate for a GGUF: its trained length, read from the file;
+and an embedding-mode model (embedder, reranker) opened with it.
 
 Read with a vocabulary-only model load and no llama.cpp context: a context made from
 such a load (whose trained length reads as 0) logs "possible training context
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import ctypes
 import logging
+from typing import Any
+
+from gnod.models.threads import Threads
 
 
 def context_size(path: str, limit: int) -> int:
@@ -41,3 +45,27 @@ def _meta(llama_cpp, model, key: str) -> str:
     buf = ctypes.create_string_buffer(128)
     n = llama_cpp.llama_model_meta_val_str(model, key.encode(), buf, len(buf))
     return buf.value.decode("utf-8", errors="replace") if n >= 0 else ""
+
+
+def embedding_model(
+    path: str, max_context: int, threads: Threads, pooling_type: int, gpu_layers: int, main_gpu: int
+) -> tuple[Any, int]:
+    """(llama_cpp.Llama in embedding mode, its context length). Non-causal models need a
+    whole sequence in one micro-batch: context, batch and micro-batch are all equal."""
+    from llama_cpp import Llama  # daemon only
+
+    ctx = context_size(path, max_context)
+    llm = Llama(
+        model_path=path,
+        embedding=True,
+        n_ctx=ctx,
+        n_batch=ctx,
+        n_ubatch=ctx,
+        n_threads=threads.count,
+        n_threads_batch=threads.count,
+        pooling_type=pooling_type,
+        n_gpu_layers=gpu_layers,
+        main_gpu=main_gpu,
+        verbose=False,
+    )
+    return llm, ctx

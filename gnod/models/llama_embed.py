@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gnod.models.context import context_size
+from gnod.models.context import embedding_model
 from gnod.models.threads import Threads
 
 # Longest context we allocate for an embedding model (tokens); a chunk is ~800.
@@ -34,22 +34,8 @@ class LlamaEmbedder:
         gpu_layers: int = 0,
         main_gpu: int = 0,
     ) -> None:
-        from llama_cpp import Llama  # daemon only
-
-        ctx = context_size(path, max_context)
-        # Non-causal models need a whole sequence in one micro-batch: all three equal.
-        self._llm = Llama(
-            model_path=path,
-            embedding=True,
-            n_ctx=ctx,
-            n_batch=ctx,
-            n_ubatch=ctx,
-            n_threads=threads.count,
-            n_threads_batch=threads.count,
-            pooling_type=POOLING.get(pooling or "", -1),
-            n_gpu_layers=gpu_layers,
-            main_gpu=main_gpu,
-            verbose=False,
+        self._llm, ctx = embedding_model(
+            path, max_context, threads, POOLING.get(pooling or "", -1), gpu_layers, main_gpu
         )
         self.uri = uri
         self._threads = threads

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
-from gnod.models.context import context_size
+from gnod.models.context import embedding_model
 from gnod.models.threads import Threads
 
 # Longest pair we allocate for (tokens): query + a ~800-token chunk + the prompt around them.
@@ -47,23 +47,8 @@ class LlamaReranker:
         main_gpu: int = 0,
     ) -> None:
         import llama_cpp  # daemon only
-        from llama_cpp import Llama
 
-        ctx = context_size(path, max_context)
-        # Non-causal models need a whole sequence in one micro-batch: all three equal.
-        self._llm = Llama(
-            model_path=path,
-            embedding=True,
-            n_ctx=ctx,
-            n_batch=ctx,
-            n_ubatch=ctx,
-            n_threads=threads.count,
-            n_threads_batch=threads.count,
-            pooling_type=RANK_POOLING,
-            n_gpu_layers=gpu_layers,
-            main_gpu=main_gpu,
-            verbose=False,
-        )
+        self._llm, ctx = embedding_model(path, max_context, threads, RANK_POOLING, gpu_layers, main_gpu)
         self.uri = uri
         self._threads = threads
         self.max_tokens = ctx  # longest (query, document) input, special tokens included
