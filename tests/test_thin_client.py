@@ -425,3 +425,42 @@ def test_fast_search_imports_neither_json_nor_socket(tmp_path):
     assert json.loads(body)["error"]["code"] == "DAEMON_NOT_RUNNING"
     loaded = set(modules.split(","))
     assert {"json", "socket", "re", "enum", "subprocess"} & loaded == set()
+
+
+def _launch(script: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GNO_HOME": str(tmp_path / "home"), "GNO_NO_AUTOSTART": "1"}
+    return subprocess.run([script, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_launcher_runs_gnoctl_without_site(tmp_path):
+    """The script scripts/setup.sh installs as gnoctl: a working gnoctl whose interpreter
+    never runs `site` (nor the .pth hooks it would import)."""
+    target = tmp_path / "gnoctl"
+    subprocess.run([sys.executable, "-I", "-m", "gnoctl.launcher", str(target)], check=True, timeout=60)
+    assert target.read_text().startswith(f"#!{sys.executable} -IS\n")
+    r = _launch(str(target), tmp_path, "search", "deploy", "--json")
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["code"] == "DAEMON_NOT_RUNNING"
+    timed = subprocess.run(
+        [sys.executable, "-IS", "-X", "importtime", str(target), "search", "deploy", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GNO_HOME": str(tmp_path / "home"), "GNO_NO_AUTOSTART": "1"},
+        timeout=60,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines() if "|" in line}
+    assert "gnoctl.client" in imported
+    assert {"site", "_distutils_hack", "sitecustomize"} & imported == set()
+
+
+def test_launcher_starts_through_sh_when_the_interpreter_path_has_a_space(tmp_path):
+    from gnoctl.launcher import script, site_paths
+
+    spaced = tmp_path / "a b"
+    spaced.mkdir()
+    (spaced / "python").symlink_to(os.path.realpath(sys.executable))
+    target = tmp_path / "gnoctl"
+    target.write_text(script(str(spaced / "python"), site_paths()))
+    target.chmod(0o755)
+    assert target.read_text().startswith("#!/bin/sh\n")
+    r = _launch(str(target), tmp_path, "search", "deploy", "--json")
+    assert r.returncode == 3 and json.loads(r.stdout)["error"]["code"] == "DAEMON_NOT_RUNNING"
