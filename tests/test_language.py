@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gnod.text import language
-from gnod.text.analyzer import LANGUAGES
+from gnod.text import analyzer, language
+from gnod.text.analyzer import LANGUAGES, Analyzer
 from gnod.text.language import ISO_TO_SNOWBALL, detect_language, normalize_language, unstemmed_script
 from gnod.text.stopwords import STOPWORDS, is_stopword
 
@@ -264,3 +264,15 @@ def test_is_stopword() -> None:
 )
 def test_unstemmed_script(text, unstemmed):
     assert unstemmed_script(text) is unstemmed
+
+
+def test_a_full_stem_cache_starts_again_with_the_words_at_hand(monkeypatch) -> None:
+    """A source tree's vocabulary outgrows the cache; past the bound it holds the recent
+    words (each stemmed once), never more than the bound, and stems stay right."""
+    monkeypatch.setattr(analyzer, "_MAX_CACHE", 50)
+    a = Analyzer("english")
+    words = [f"running{i}x" for i in range(120)]
+    assert a.stems(words) == words  # Snowball leaves these as they are
+    assert len(a._cache) <= 50
+    assert a.stems(["running", "connections"]) == ["run", "connect"]
+    assert {"running", "connections"} <= a._cache.keys()
