@@ -66,18 +66,23 @@ def storage_error(exc: BaseException, db_path: str) -> StorageError | None:
     return None
 
 
-# glibc's mallopt(M_ARENA_MAX): how many heaps threads allocate from.
-_M_ARENA_MAX = -8
-MALLOC_ARENAS = 2
+# glibc's mallopt(M_MMAP_THRESHOLD): blocks at least this big get pages of their own.
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 1 << 20
 
 
-def limit_arenas() -> None:
-    """Let gnod's threads share MALLOC_ARENAS heaps (call before any thread starts).
-    glibc gives threads up to 8 per core, and the lexical writer's threads, started
-    again at every commit, scatter a big ingest's allocations over them: freed, they
-    stayed resident (the kernel tree: 600 → 290 MB after indexing)."""
+def tune_malloc() -> None:
+    """Keep big blocks (a document's text, a batch's buffers) in pages of their own,
+    returned to the system when freed (call before any thread starts).
+
+    glibc raises its threshold to the size of each such block freed, so after a few
+    documents of a big ingest they came from the threads' heaps instead, and stayed
+    resident there once freed (the kernel tree: 600 MB after indexing). Capping the
+    heaps at two instead kept RSS down but made the writer's, the lexical index's and
+    the loop's threads wait on each other's malloc: 62 s for that ingest, 56–58 s so.
+    """
     try:
-        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
     except (OSError, AttributeError):  # not glibc
         pass
 

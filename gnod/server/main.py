@@ -14,7 +14,7 @@ from gnod import wire
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
 from gnod.server.app import Daemon
-from gnod.server.jobs import limit_arenas
+from gnod.server.jobs import tune_malloc
 from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, gnod_version, make_private
 
 LOG_BYTES = 5 * 1024 * 1024
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"gnod {gnod_version()}")
     args = parser.parse_args(argv)
 
-    limit_arenas()
+    tune_malloc()
     # Everything gnod creates (index, WAL, log, caches) is for this user only.
     os.umask(0o077)
     paths = Paths.from_env()
