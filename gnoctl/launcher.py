@@ -44,8 +44,8 @@ def script(executable: str, paths: list[str]) -> str:
         head + "# Written by `python -m gnoctl.launcher`: gnoctl without `site`'s start-up work.\n"
         "import sys\n"
         f"sys.path += {paths!r}\n"
-        "from gnoctl.main import main\n"
-        "sys.exit(main())\n"
+        "from gnoctl.main import run\n"
+        "run()\n"
     )
 
 

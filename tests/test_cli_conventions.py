@@ -175,6 +175,16 @@ def test_a_closed_pipe_is_a_quiet_exit(live, argv):
     assert p.returncode == (1 if "zzyzx" in argv else 0)  # the status the command decided stands
 
 
+@pytest.mark.parametrize("argv", [["search", "kettle", "--json"], ["status", "--human"]])
+def test_output_to_a_full_disk_is_a_clear_error(live, argv):
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", *argv], env=live.env, stdout=full, stderr=subprocess.PIPE, timeout=60
+        )
+    assert p.stderr.decode() == "gnoctl: No space left on device\n"  # one line, no traceback
+    assert p.returncode == 2
+
+
 def test_grep_q_under_pipefail_never_fails(live):
     # A script under pipefail: grep -q exits at the first match, gnoctl may still be writing.
     script = f'{sys.executable} -m gnoctl.main collection list --json | grep -q \'"name": "docs"\''
