@@ -8,7 +8,8 @@ gnod first indexes all tldr pages (every language, ~38k files; kept between runs
   connection: two to four words from tldr's own vocabulary or a question, limit 5, 10 or
   20, one in five filtered by collection;
 - a second collection of 5,000 generated files is added;
-- files of the tldr copy are edited at --edits-per-s, each with a unique word, and the
+- files of the tldr copy are edited at --edits-per-s (a fixed rate, whether or not the
+  earlier edits are searchable yet), each with a unique word, and the
   time until a search finds that word is measured;
 - `status` is sampled every 100 ms, and one more client sends one search a second.
 The clients are threads of this process, each with its own socket; their own work is
@@ -32,7 +33,7 @@ import statistics
 import tarfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 
 from common import CACHE, SHARED, Daemon, emit
 from gnoctl.client import DaemonError
@@ -156,29 +157,45 @@ def main() -> None:
                 timed(c, method, params, into)
             c.close()
 
+        written: deque[tuple[str, float]] = deque()  # edits not yet found, oldest first
+
         def editor() -> None:
-            c = d.client()
+            """Edits at a fixed rate, whether or not the earlier ones are searchable yet."""
             i = 0
             while not stop.is_set():
-                path = edited[i % len(edited)]
-                word = f"zqloadedit{os.getpid()}x{i}"
                 t0 = time.perf_counter()
-                with open(path, "a") as f:
+                word = f"zqloadedit{os.getpid()}x{i}"
+                with open(edited[i % len(edited)], "a") as f:
                     f.write(f"\n{word}\n")
-                while not stop.is_set():
-                    try:
-                        if c.call("search", {"query": word, "limit": 1, "snippets": False})["hits"]:
-                            with lock:
-                                edit_ms.append((time.perf_counter() - t0) * 1000)
-                            break
-                    except DaemonError as e:
-                        with lock:
-                            errors[e.name] += 1
-                    time.sleep(0.01)
-                else:  # the run ended first: how long this one had waited
-                    unfinished.append((time.perf_counter() - t0) * 1000)
+                with lock:
+                    written.append((word, t0))
                 i += 1
-                time.sleep(max(0.0, 1 / args.edits_per_s - (time.perf_counter() - t0)))
+                stop.wait(max(0.0, 1 / args.edits_per_s - (time.perf_counter() - t0)))
+
+        def checker() -> None:
+            """Times each edit until a search finds its word, oldest first (every 10 ms)."""
+            c = d.client()
+            while not stop.is_set():
+                with lock:
+                    oldest = written[0] if written else None
+                if oldest is None:
+                    stop.wait(0.01)
+                    continue
+                word, t0 = oldest
+                try:
+                    found = bool(c.call("search", {"query": word, "limit": 1, "snippets": False})["hits"])
+                except DaemonError as e:
+                    found = False
+                    with lock:
+                        errors[e.name] += 1
+                if found:
+                    with lock:
+                        written.popleft()
+                        edit_ms.append((time.perf_counter() - t0) * 1000)
+                else:
+                    stop.wait(0.01)
+            now = time.perf_counter()
+            unfinished.extend((now - t0) * 1000 for _, t0 in written)  # the run ended first
             c.close()
 
         def adder() -> None:
@@ -195,7 +212,7 @@ def main() -> None:
             threading.Thread(target=sampler, args=("search", 1.0, {"query": "extract archive"}, probe_ms)),
         ]
         if args.edits_per_s > 0:
-            background.append(threading.Thread(target=editor))
+            background += [threading.Thread(target=editor), threading.Thread(target=checker)]
         if args.generated > 0:
             background.append(threading.Thread(target=adder))
         clients = [threading.Thread(target=searcher, args=(i,)) for i in range(args.clients)]
