@@ -38,6 +38,9 @@ CHUNKSIZE = 32
 QUEUED_PER_WORKER = 8
 LOCAL_BATCH = 4  # tasks the writer prepares itself between looks at the pool
 PARENT_POLL_S = 1.0  # how often a worker checks that the daemon that started it still runs
+# Workers' scheduling priority (nice): clients' searches run in the daemon's process, and
+# when both want the cores, the kernel hands them to the searches first.
+WORKER_NICE = 10
 
 
 class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -157,6 +160,7 @@ def read_regular(path: str, follow_symlinks: bool) -> bytes:
 
 
 def _worker_init(parent: int) -> None:
+    os.nice(WORKER_NICE)
     # Imported modules live forever: keep them out of the cyclic GC's scans.
     gc.freeze()
     threading.Thread(target=_exit_with_parent, args=(parent,), name="parent-watch", daemon=True).start()
