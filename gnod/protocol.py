@@ -451,6 +451,11 @@ class LoadInfo(Struct):
     calls: int  # calls that ended in the last minute
     p50_ms: float | None = None  # their time from arrival to answer
     p99_ms: float | None = None
+    # The process that answers searches beside the reader threads (not on one core):
+    # its pid (None before the first search, or while it is being started again),
+    # and the searches it answered.
+    search_process_pid: int | None = None
+    search_process_searches: int = 0
 
 
 class OcrInfo(Struct):

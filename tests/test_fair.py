@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from gnod.search.constants import FAIR_COST_S, OVERLOAD_WAIT_S
-from gnod.server.fair import FairExecutor, Overloaded
+from gnod.server.fair import FairExecutor, Overloaded, Unanswered
 
 
 @pytest.fixture
@@ -88,3 +88,49 @@ def test_a_call_that_would_wait_too_long_is_refused_but_one_from_a_client_withou
     person = pool.submit("person", lambda: "served")  # starts ahead of the agent's backlog
     gate.set()
     assert person.result(timeout=5) == "served"
+
+
+def _where(ran: list[str], name: str):
+    return lambda: ran.append(f"{name}@{threading.current_thread().name.rsplit('_', 1)[1]}")
+
+
+def test_a_call_with_a_remote_form_goes_to_a_free_remote_worker_and_others_stay_local():
+    readers = FairExecutor(1, "test-remote", remote=1)
+    try:
+        ran: list[str] = []
+        for i in range(5):
+            readers.submit("a", lambda: ran.append("local form"), _where(ran, f"search{i}")).result(timeout=5)
+            readers.submit("a", _where(ran, f"other{i}")).result(timeout=5)
+        assert ran == [x for i in range(5) for x in (f"search{i}@remote0", f"other{i}@0")]
+    finally:
+        readers.shutdown()
+
+
+def test_a_local_worker_takes_remote_calls_while_the_remote_worker_is_busy():
+    readers = FairExecutor(1, "test-remote", remote=1)
+    try:
+        gate = threading.Event()
+        ran: list[str] = []
+        held = readers.submit("a", gate.wait, gate.wait)  # the remote worker takes it and waits
+        while readers.load()[0] == 0:
+            pass
+        second = readers.submit("b", _where(ran, "local"), _where(ran, "remote"))
+        second.result(timeout=5)
+        assert ran == ["local@0"] and not held.done()
+        gate.set()
+        held.result(timeout=5)
+    finally:
+        readers.shutdown()
+
+
+def test_a_remote_form_that_cannot_answer_hands_the_call_to_its_local_form():
+    readers = FairExecutor(1, "test-remote", remote=1)
+    try:
+
+        def unanswered():
+            raise Unanswered("down")
+
+        assert readers.submit("a", lambda: "local", unanswered).result(timeout=5) == "local"
+        assert readers.submit("a", lambda: "local", lambda: 1 / 0).exception(timeout=5).__class__ is ZeroDivisionError
+    finally:
+        readers.shutdown()

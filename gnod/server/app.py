@@ -29,14 +29,17 @@ from gnod.config import CollectionConfig, Config, ConfigError, parse
 from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
 from gnod.paths import Paths
-from gnod.protocol import METHOD_PARAMS, ErrorData, Request
+from gnod.protocol import METHOD_PARAMS, ErrorData, Request, SearchParams, SearchResult
 from gnod.search.constants import READERS
+from gnod.search.filters import Filter
 from gnod.server.events import ChangeList, Events
 from gnod.server.fair import FairExecutor, Overloaded
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, gnod_version
 from gnod.server.methods import METHODS
 from gnod.server.rpc import Call, Lane, RpcError
+from gnod.server.search_process import Request as SearchRequest
+from gnod.server.search_process import SearchProcess
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
@@ -186,7 +189,9 @@ class Daemon:
         self.writer = Writer(paths.db_file, config.daemon.ingest_workers)
         self.instance = Instance(paths)
         self.stopping = asyncio.Event()
-        self._readers = FairExecutor(READERS, "gnod-read")
+        # Searches are answered by a process of their own as well, on another core.
+        self.search_process = SearchProcess(paths.db_file, paths.data_dir) if (os.cpu_count() or 1) > 1 else None
+        self._readers = FairExecutor(READERS, "gnod-read", remote=1 if self.search_process else 0)
         self.writer.pool.busy = self._readers.busy  # ingest leaves the GIL to clients' reads
         # Reads that must not queue behind clients' searches, each on a thread of its own.
         self._lanes = {
@@ -227,11 +232,17 @@ class Daemon:
             st = self._local.state = (conn, AnalyzerSet())
         return st
 
-    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], lane: Lane = "clients") -> Any:
+    async def read(
+        self,
+        fn: Callable[[apsw.Connection, AnalyzerSet], Any],
+        lane: Lane = "clients",
+        remote: Callable[[], Any] | None = None,
+    ) -> Any:
         """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection.
         `clients`: the readers shared fairly between connections; `control`: the thread
         kept for `status`, which searches never occupy; `background`: the embedder's,
-        so loading a million vectors holds no search up."""
+        so loading a million vectors holds no search up. `remote`: the same call as the
+        search process answers it (see `search_remote`), for the readers' remote worker."""
 
         def call() -> Any:
             return fn(*self._reader_state())
@@ -239,7 +250,7 @@ class Daemon:
         if lane != "clients":
             return await asyncio.get_running_loop().run_in_executor(self._lanes[lane], call)
         try:
-            future = self._readers.submit(CLIENT.get(), call)
+            future = self._readers.submit(CLIENT.get(), call, remote)
         except Overloaded as e:
             retry_ms = max(1, round(e.wait_s * 1000))
             raise RpcError(
@@ -249,6 +260,13 @@ class Daemon:
                 {"retry_after_ms": retry_ms},
             ) from None
         return await asyncio.wrap_future(future)
+
+    def search_remote(self, p: SearchParams, where: Filter) -> Callable[[], SearchResult] | None:
+        """`search` as the search process answers it; None without one."""
+        proc, lexical = self.search_process, self.writer.lexical
+        if proc is None:
+            return None
+        return lambda: proc.ask(SearchRequest(p, where, lexical.commits, lexical.progress))
 
     def reader_load(self) -> tuple[int, int, list[float]]:
         """(reads running, reads waiting, seconds each read of the last minute took)."""
@@ -487,6 +505,8 @@ class Daemon:
                 self._llm_cache.close()
             await asyncio.get_running_loop().run_in_executor(None, self.writer.close)
             self._readers.shutdown()
+            if self.search_process is not None:
+                self.search_process.close()
             for lane in self._lanes.values():
                 lane.shutdown(wait=False, cancel_futures=True)
             self.instance.release()

@@ -139,7 +139,16 @@ def _load_info(d: Daemon) -> LoadInfo:
     def ms(q: float) -> float | None:
         return round(took[min(len(took) - 1, int(q * len(took)))] * 1000, 3) if took else None
 
-    return LoadInfo(running=running, queued=queued, calls=len(took), p50_ms=ms(0.5), p99_ms=ms(0.99))
+    proc = d.search_process
+    return LoadInfo(
+        running=running,
+        queued=queued,
+        calls=len(took),
+        p50_ms=ms(0.5),
+        p99_ms=ms(0.99),
+        search_process_pid=proc.pid if proc else None,
+        search_process_searches=proc.served if proc else 0,
+    )
 
 
 def _lexical_info(d: Daemon) -> LexicalInfo:

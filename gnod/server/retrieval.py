@@ -1,7 +1,8 @@
 """The one-list retrievals: `search` (BM25) and `vsearch` (vectors).
 
 The retrievers in `search/` return document ids and scores; here they become hits,
-with snippets for `search` and the best chunk for `vsearch`.
+with snippets for `search` (gnod.server.searching, on a reader thread or in the search
+process) and the best chunk for `vsearch`.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import time
 from gnod import wire
 from gnod.models.base import ModelUnavailable
 from gnod.models.worker import INTERACTIVE
-from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet, VSearchHit, VSearchParams, VSearchResult
-from gnod.search import lexical, vector
+from gnod.protocol import SearchParams, SearchResult, VSearchHit, VSearchParams, VSearchResult
+from gnod.search import vector
 from gnod.search.grammar import QuerySyntaxError
-from gnod.search.snippet import best_snippets
 from gnod.server.checks import search_filter
 from gnod.server.hits import identity
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
+from gnod.server.searching import answer
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 
@@ -30,44 +31,10 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     index = await d.lexical()
 
     def run(conn, analyzers) -> SearchResult:
-        t0 = time.perf_counter()
-        res = lexical.search(index, conn, analyzers, p.query, d.language_counts(conn), p.limit, where, p.min_score)
-        ids = [r.doc_id for r in res.rows]
-        docs = docstore.docs_with_contents(conn, ids, read=p.snippets)
-        hits = []
-        for r in res.rows:
-            if r.doc_id not in docs:  # deleted between the two statements
-                continue
-            doc, markdown, body_line = docs[r.doc_id]
-            found: list[Snippet] = []
-            if markdown is not None:
-                found = [
-                    Snippet(line=s.line, text=s.text, matches=s.matches)
-                    for s in best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
-                ]
-            hits.append(
-                SearchHit(
-                    **identity(doc),
-                    score=r.score,
-                    bm25=r.bm25,
-                    language=doc.language,
-                    snippet=found[0] if found else None,
-                    snippets=found if p.per_doc > 1 else [],
-                )
-            )
-        return SearchResult(
-            query=p.query,
-            hits=hits,
-            total_candidates=res.total_candidates,
-            terms=res.terms,
-            dropped_stopwords=res.dropped_stopwords,
-            languages=res.languages,
-            took_ms=round((time.perf_counter() - t0) * 1000, 3),
-            notes=res.notes,
-        )
+        return answer(index, conn, analyzers, p, d.language_counts(conn), where)
 
     try:
-        result = await d.read(run)
+        result = await d.read(run, remote=d.search_remote(p, where))
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
     result.freshness = freshness_list(d.watcher, names)

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from gnod.config import CollectionConfig, Config
     from gnod.models.manager import Models
     from gnod.paths import Paths
+    from gnod.protocol import SearchParams, SearchResult
+    from gnod.search.filters import Filter
     from gnod.server.events import Events
     from gnod.server.jobs import Writer
+    from gnod.server.search_process import SearchProcess
     from gnod.server.vectors import Vectors
     from gnod.server.watcher import Watcher
     from gnod.store.lexical_index import LexicalIndex
@@ -58,6 +61,7 @@ class Daemon(Protocol):
     started: float
     stopping: asyncio.Event
     writer: Writer
+    search_process: SearchProcess | None  # answers searches beside the readers (None on one core)
     models: Models
     vectors: Vectors
     events: Events
@@ -66,7 +70,14 @@ class Daemon(Protocol):
     @property
     def llm_cache(self) -> LlmCache: ...
 
-    async def read(self, fn: Callable[[apsw.Connection, AnalyzerSet], Any], lane: Lane = "clients") -> Any: ...
+    async def read(
+        self,
+        fn: Callable[[apsw.Connection, AnalyzerSet], Any],
+        lane: Lane = "clients",
+        remote: Callable[[], Any] | None = None,
+    ) -> Any: ...
+
+    def search_remote(self, p: SearchParams, where: Filter) -> Callable[[], SearchResult] | None: ...
 
     def reader_load(self) -> tuple[int, int, list[float]]: ...
 

@@ -200,6 +200,10 @@ def add_path(doc: tantivy.Document, rel_path: str) -> None:
         doc.add_text(PATH_PARTS, name[name.rfind(".") :])
 
 
+def _no_derive(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, LexicalText]:
+    raise RuntimeError("a lexical index opened for searching derives nothing")
+
+
 class LexicalIndex:
     """The tantivy index in `folder` (beside index.sqlite). Writes happen on gnod's writer
     thread only; any thread may search."""
@@ -213,8 +217,21 @@ class LexicalIndex:
         self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
         self._taken = 0  # documents the open writer took
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
+        self.commits = 0  # commits so far: a searcher in another process reloads when it moves
 
     # --- reading --------------------------------------------------------------------
+
+    @classmethod
+    def for_search(cls, data_dir: str) -> LexicalIndex:
+        """The index of `data_dir` as a process other than the writer's searches it:
+        opened by `refresh`, never written."""
+        return cls(data_dir, _no_derive)
+
+    def refresh(self) -> None:
+        """Search what the writer has committed since (open the index the first time)."""
+        if self._index is None:
+            self._index = tantivy.Index.open(self.path)
+        self._index.reload()
 
     def searcher(self) -> tantivy.Searcher:
         """The latest committed snapshot (while `progress` is set, of an index still
@@ -317,6 +334,7 @@ class LexicalIndex:
         assert self._index is not None
         self._w().commit()
         self._index.reload()
+        self.commits += 1
 
     def reconcile(
         self,
