@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gnod.search import snippet
-from gnod.search.snippet import _line_terms, _window, best_snippets
-from gnod.text.analyzer import Analyzer
+from gnod.search.snippet import _line_terms, _window, best_snippets, match_spans
+from gnod.text.analyzer import Analyzer, AnalyzerSet
 
 WORDS = [
     "network",
@@ -85,3 +87,24 @@ def test_a_big_document_gives_the_line_holding_most_terms():
     assert snippet.line == 20001
     assert snippet.text.startswith("/* the network driver reset path */")
     assert [snippet.text[a:b] for a, b in snippet.matches][:4] == ["network", "driver", "reset", "path"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="abcDEF xyz_-.0129\n", max_size=200),
+    st.frozensets(st.text(alphabet="abcdefxyz019", min_size=1, max_size=4), max_size=6),
+)
+def test_ascii_match_spans_are_those_of_the_word_by_word_reading(text, terms):
+    analyzer = AnalyzerSet().get("english")
+    assert match_spans(text, analyzer, terms) == snippet._spans_any_script(text, analyzer, terms)
+
+
+def test_match_spans_find_stems_and_exact_forms_in_any_case():
+    analyzer = AnalyzerSet().get("english")
+    text = "Running runners RUN; run_time x-run rerun"
+    assert [text[a:b] for a, b in match_spans(text, analyzer, frozenset({"run"}))] == [
+        "Running",
+        "RUN",
+        "run",
+        "run",
+    ]

@@ -11,7 +11,9 @@ given as offsets.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from functools import lru_cache
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -38,9 +40,28 @@ def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[li
     """[start, end) character offsets in `text` of the words a query matched: a word
     whose stem (in `analyzer`'s language) or whose own lowercase form is among `terms`;
     in CJK runs, each matching character bigram (adjacent ones merged)."""
-    spans: list[list[int]] = []
     if not terms:
-        return spans
+        return []
+    if not text.isascii():
+        return _spans_any_script(text, analyzer, terms)
+    # Each distinct word is judged once; one regex then finds where the matching ones are.
+    words = set(tokenize(text))
+    other = list(words - terms)
+    hit = (words & terms).union(w for w, s in zip(other, analyzer.stems(other)) if s in terms)
+    if not hit:
+        return []
+    return [[m.start(), m.end()] for m in _words_re(frozenset(hit)).finditer(text)]
+
+
+@lru_cache(maxsize=256)
+def _words_re(words: frozenset[str]) -> re.Pattern[str]:
+    """Any of `words` (lowercase ASCII tokens) as a whole token, in any case."""
+    alternatives = "|".join(sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])", re.ASCII | re.IGNORECASE)
+
+
+def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
+    spans: list[list[int]] = []
     for m in TOKEN_RE.finditer(text):
         word = m.group().lower()
         if word in terms or analyzer.stem(word) in terms:
