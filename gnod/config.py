@@ -107,13 +107,23 @@ ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2
 MAILBOX_SUFFIXES = (".mbox",)
 
 
+# A Maildir message (maildir(5)): a file in the cur/ or new/ folder of a Maildir, named
+# <seconds>.<unique part>.<host name>[:2,<flags>]. It has no extension of its own (what
+# looks like one ends the host name: .org, .net); it is an .eml. A note named by its
+# time (new/1700000000.md) has one dot, no flags: it stays what its extension says.
+_MAILDIR_MESSAGE_RE = re.compile(r"(?:^|/)(?:cur|new)/\d{9,}\.(?:[^/.]+\.[^/]+|[^/]*:2,[^/]*)$")
+
+
 def extension(path: str) -> str:
     """A file's extension, lowercase, as the sets above hold it: what os.path.splitext
     gives (".bashrc" has none), without its general path handling (a walk asks for
-    every file)."""
+    every file); ".eml" for a Maildir message (given with its folder, as in `cur/1700…`)."""
     name = path.rpartition("/")[2].lstrip(".")
     dot = name.rfind(".")
-    return name[dot:].lower() if dot > 0 else ""
+    ext = name[dot:].lower() if dot > 0 else ""
+    if name[:1].isdigit() and _MAILDIR_MESSAGE_RE.search(path):
+        return ".eml"
+    return ext
 
 
 # What a collection indexes when it has no include globs.

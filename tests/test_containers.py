@@ -4,6 +4,7 @@ stdlib, bounded against bombs, indexed incrementally, found and read through a r
 from __future__ import annotations
 
 import io
+import mailbox
 import tarfile
 import zipfile
 
@@ -252,3 +253,40 @@ def test_gnod_searches_a_mailbox_by_words_and_dates(tmp_path):
             return [h["path"] for h in gnod.result("search", {"query": "gutter storm", "snippets": False})["hits"]]
 
         assert wait_until(lambda: found() == ["inbox.mbox!/3.eml"], 20)
+
+
+def test_gnod_reads_a_maildir_message_by_message(tmp_path):
+    """A Maildir (maildir(5), written by the stdlib's mailbox): each message in new/ and
+    cur/ is one document, tmp/ (delivery in progress) is never read, a new message is
+    found once delivered and a message marked read is moved, not duplicated."""
+    root = tmp_path / "mail"
+    root.mkdir()
+    box = mailbox.Maildir(str(root / "Inbox"))
+    box.add(mailbox.MaildirMessage(message("Boiler service", "The boiler needs a service before winter.")))
+    read = mailbox.MaildirMessage(message("Roof tiles", "Two tiles slipped in the storm."))
+    read.set_subdir("cur")
+    read.add_flag("S")
+    box.add(read)
+    (root / "Inbox" / "tmp" / "1700000000.M9P9.host").write_bytes(message("Half", "zzpartial delivery"))
+    (root / "notes" / "new").mkdir(parents=True)
+    (root / "notes" / "new" / "1700000000.md").write_text("# Plan\n\nA plain note about the boiler.\n")
+    with running_gnod() as (env, gnod):
+        cli_json("collection", "add", str(root), "--name", "m", "--json", env=env)
+
+        def found(query: str) -> list[tuple[str, str]]:
+            hits = gnod.result("search", {"query": query, "snippets": False})["hits"]
+            return [(h["path"].split("/")[1], h["title"]) for h in hits]
+
+        assert sorted(found("boiler")) == [("new", "Boiler service"), ("new", "Plan")]
+        assert found("tiles storm") == [("cur", "Roof tiles")]
+        assert found("zzpartial") == []
+        key = box.add(mailbox.MaildirMessage(message("Gutter", "The gutter overflows.")))
+        assert wait_until(lambda: found("gutter") == [("new", "Gutter")], 20)
+        seen = box[key]
+        seen.set_subdir("cur")
+        seen.add_flag("S")
+        box[key] = seen  # what a mail client does when the message is read: new/ → cur/
+        assert wait_until(lambda: found("gutter") == [("cur", "Gutter")], 20)
+        path = gnod.result("search", {"query": "gutter"})["hits"][0]["path"]
+        got = cli_json("get", f"m/{path}", "--json", env=env)["content"]
+        assert "The gutter overflows." in got and "ann@example.org" in got

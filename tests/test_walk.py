@@ -152,3 +152,19 @@ def test_a_kept_listing_is_used_until_what_it_depends_on_changes(tmp_path, monke
     # Other filters are another listing.
     listed.clear()
     assert paths(tmp_path, Filter(["**/c.md"], [])) == ["sub/c.md"] and len(listed) == 4
+
+
+@pytest.mark.parametrize(
+    "path, ext",
+    [
+        ("Mail/Inbox/cur/1700000000.M1P2Q3.host:2,S", ".eml"),
+        ("new/1700000000.M1P2.mail.example.org", ".eml"),
+        ("Inbox/tmp/1700000000.M1P2.host", ".host"),  # still being delivered
+        ("Inbox/cur/1700000000.M1:2,RS", ".eml"),
+        ("journal/new/1700000000.md", ".md"),  # a note named by its time
+        ("cur/12345.txt", ".txt"),
+        ("archive/1700000000.M1P2.host", ".host"),  # not in cur/ or new/
+    ],
+)
+def test_a_maildir_message_reads_as_an_eml(path, ext):
+    assert extension(path) == ext

@@ -129,7 +129,7 @@ class Filter:
         if self.include is not None:
             if not self.include.match_file(rel_path):
                 return False
-        elif extension(name) not in DEFAULT_EXTENSIONS and not name.lower().endswith(CONTAINER_SUFFIXES):
+        elif extension(rel_path) not in DEFAULT_EXTENSIONS and not name.lower().endswith(CONTAINER_SUFFIXES):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
 
