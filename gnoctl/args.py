@@ -30,6 +30,7 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "--until": ("until", "str"),
     "--path": ("path", "str"),
     "--lang": ("lang", "str"),
+    "--from": ("from", "str"),
     **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     "--format": ("format", "str"),
     "-0": ("null", "flag"),
@@ -37,7 +38,7 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "--color": ("color", "str"),
     "--no-pager": ("no_pager", "flag"),
 }
-FILTERS = ("tags", "since", "until", "path", "lang")
+FILTERS = ("tags", "since", "until", "path", "lang", "from")
 # command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
 FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "search": {**_RETRIEVAL, "--wait": ("wait_s", "float"), "--per-doc": ("per_doc", "int")},

@@ -176,10 +176,20 @@ PathOpt = Annotated[
     ),
 ]
 LangOpt = Annotated[Optional[str], typer.Option("--lang", help="Only documents in this language (de, german, …).")]
+FromOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--from",
+        metavar="SENDER",
+        help="Only messages whose sender holds SENDER, in any case (an address, a domain, a name).",
+    ),
+]
 
 
-def _filters(tag: list[str] | None, since: str | None, until: str | None, path: str | None, lang: str | None) -> dict:
-    found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang}
+def _filters(
+    tag: list[str] | None, since: str | None, until: str | None, path: str | None, lang: str | None, sender: str | None
+) -> dict:
+    found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang, "from": sender}
     return {k: v for k, v in found.items() if v}
 
 
@@ -240,6 +250,7 @@ def search(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    sender: FromOpt = None,
     per_doc: Annotated[
         int,
         typer.Option(
@@ -290,7 +301,7 @@ def search(
             False if no_autostart else None,
             wait,
             _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang),
+            _filters(tag, since, until, path, lang, sender),
             per_doc,
         )
     )
@@ -311,6 +322,7 @@ def vsearch(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    sender: FromOpt = None,
     json_: JsonOpt = False,
     jsonl: JsonlOpt = False,
     files: FilesOpt = False,
@@ -341,7 +353,7 @@ def vsearch(
             fmt,
             False if no_autostart else None,
             _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang),
+            _filters(tag, since, until, path, lang, sender),
         )
     )
 
@@ -358,6 +370,7 @@ def similar(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    sender: FromOpt = None,
     json_: JsonOpt = False,
     files: FilesOpt = False,
     csv: CsvOpt = False,
@@ -378,7 +391,7 @@ def similar(
             collection or [],
             _fmt(json_, files, csv, md, xml),
             False if no_autostart else None,
-            _filters(tag, since, until, path, lang),
+            _filters(tag, since, until, path, lang, sender),
         )
     )
 
@@ -454,6 +467,7 @@ def query(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    sender: FromOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     explain: Annotated[
@@ -523,7 +537,7 @@ def query(
             False if no_autostart else None,
             wait,
             _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang),
+            _filters(tag, since, until, path, lang, sender),
             commands.variants(lex or [], vec or [], hyde),
         )
     )
@@ -542,6 +556,7 @@ def ask(
     until: UntilOpt = None,
     path: PathOpt = None,
     lang: LangOpt = None,
+    sender: FromOpt = None,
     no_expand: NoExpandOpt = False,
     no_rerank: NoRerankOpt = False,
     no_answer: Annotated[
@@ -592,7 +607,7 @@ def ask(
             fmt,
             False if no_autostart else None,
             _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang),
+            _filters(tag, since, until, path, lang, sender),
         )
     )
 

@@ -89,6 +89,8 @@ class Filters(Params):
     until: IsoDate | None = None  # the document's date ≤
     path: str | None = None  # glob over the path inside its collection (`*` spans `/`)
     lang: str | None = None  # the document's language: a Snowball name or an ISO code
+    # Part of the frontmatter `from` (a message's sender, "Name <address>"), in any case.
+    sender: str | None = msgspec.field(default=None, name="from")
 
 
 class SearchParams(Params):

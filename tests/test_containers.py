@@ -15,6 +15,7 @@ from gnod.config import CollectionConfig
 from gnod.ingest import containers
 from gnod.ingest.convert import IngestFailure
 from gnod.ingest.pipeline import index_collection
+from gnod.search import filters
 from gnod.text.analyzer import AnalyzerSet
 
 
@@ -290,3 +291,44 @@ def test_gnod_reads_a_maildir_message_by_message(tmp_path):
         path = gnod.result("search", {"query": "gutter"})["hits"][0]["path"]
         got = cli_json("get", f"m/{path}", "--json", env=env)["content"]
         assert "The gutter overflows." in got and "ann@example.org" in got
+
+
+def sent(sender: str, subject: str, body: str) -> bytes:
+    return message(subject, body).replace(b"From: ann@example.org", f"From: {sender}".encode())
+
+
+def test_messages_are_found_by_their_sender(db, tmp_path):
+    """--from: part of a message's sender, in any case, in the engine's query (search)
+    and in SQL (the vectors' filter) alike."""
+    root = tmp_path / "mail"
+    root.mkdir()
+    (root / "inbox.mbox").write_bytes(
+        mbox(
+            sent("Ann Lee <Ann.Lee@Example.org>", "Boiler service", "The boiler needs a service."),
+            sent("bob@builders.example.com", "Boiler quote", "A quote for the boiler."),
+        )
+    )
+    (root / "note.md").write_text("# Boiler\n\nThe boiler is in the cellar.\n")
+    run(db, root)
+    for sender, want in (
+        ("ann.lee@example.org", ["inbox.mbox!/1.eml"]),
+        ("ANN LEE", ["inbox.mbox!/1.eml"]),
+        ("builders.example", ["inbox.mbox!/2.eml"]),
+        ("example", ["inbox.mbox!/1.eml", "inbox.mbox!/2.eml"]),
+        ("carol", []),
+    ):
+        cond, args = filters.where(filters.resolve(filters.Filter(sender=sender)))
+        rows = db.execute(f"SELECT d.rel_path FROM documents d WHERE {cond} ORDER BY 1", args).fetchall()
+        assert [r[0] for r in rows] == want, sender
+    with running_gnod() as (env, _gnod):
+        cli_json("collection", "add", str(root), "--name", "m", "--json", env=env)
+        for args, want in (
+            (["--from", "ann.lee@example.org"], ["inbox.mbox!/1.eml"]),
+            (["--from", "Builders.Example.com", "-n", "5"], ["inbox.mbox!/2.eml"]),
+            (["--from", "example", "--since", "2023-12-31"], ["inbox.mbox!/1.eml", "inbox.mbox!/2.eml"]),
+        ):
+            hits = cli_json("search", "boiler", *args, "--json", env=env)["hits"]
+            assert sorted(h["path"] for h in hits) == want, args
+        assert cli_json("search", "boiler", "--from", "carol", "--json", env=env, expect=1)["hits"] == []
+        err = cli_json("search", "boiler", "--from", " ", "--json", env=env, expect=1)["error"]
+        assert err["code"] == "INVALID_PARAMS" and "from: empty" in err["message"]

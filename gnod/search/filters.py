@@ -1,4 +1,4 @@
-"""Search filters (collections, tags, dates, path, language): what they mean, checked once.
+"""Search filters (collections, tags, dates, path, language, sender): what they mean, checked once.
 
 Each retriever applies them inside its own query (lexical: the engine's query, built in
 gnod.search.lexical from these helpers; vectors: the SQL condition of `where`, over
@@ -32,6 +32,7 @@ class Filter:
     until: str | None = None  # ISO day: the document's date ≤
     path: str | None = None  # glob over the path inside its collection
     lang: str | None = None  # a Snowball name once resolved; an ISO code is accepted
+    sender: str | None = None  # part of the frontmatter `from` (a message's "Name <address>"), any case
 
 
 NO_FILTER = Filter()
@@ -55,6 +56,8 @@ def resolve(f: Filter) -> Filter:
         raise FilterError(f"path: {f.path!r} opens a [character class] it does not close")
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
+    if f.sender is not None and not f.sender.strip():
+        raise FilterError("from: empty")
     if f.since and f.until and f.since > f.until:
         raise FilterError(f"since {f.since} is after until {f.until}: no document can match")
     if f.lang is None:
@@ -78,6 +81,16 @@ def _unclosed_class(glob: str) -> bool:
             return True
         i = glob.find("[", end + 1)
     return False
+
+
+def sender_key(sender: str) -> str:
+    """What a `--from` value is looked for as, in the senders that documents.senders_of gives."""
+    return sender.strip().lower()
+
+
+def regex_literal(text: str) -> str:
+    """`text` as a regex (tantivy's syntax) that matches exactly it."""
+    return "".join("\\" + c if c in _REGEX_META else c for c in text)
 
 
 def day_number(day: str) -> int:
@@ -137,7 +150,7 @@ def glob_regex(glob: str, reverse: bool = False) -> str:
 
 
 def active(f: Filter) -> bool:
-    return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang)
+    return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang or f.sender)
 
 
 def where(f: Filter) -> tuple[str, list[Any]]:
@@ -165,4 +178,7 @@ def where(f: Filter) -> tuple[str, list[Any]]:
     if f.lang:
         parts.append("d.language = ?")
         args.append(f.lang)
+    if f.sender:  # `from` is a list of senders, or one (json_each reads a lone string as one)
+        parts.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.from') s WHERE instr(lower(s.value), ?) > 0)")
+        args.append(sender_key(f.sender))
     return (" AND ".join(parts) or "1"), args

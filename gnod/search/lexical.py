@@ -39,6 +39,7 @@ from gnod.store.lexical_index import (
     PATH_PARTS,
     PATH_REVERSED,
     SCHEMA,
+    SENDER,
     STEMS,
     TAG,
     LexicalIndex,
@@ -190,6 +191,8 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
         parts.append(path_query(f.path, searcher))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
+    if f.sender:
+        parts.append(Query.regex_query(SCHEMA, SENDER, f".*{filters.regex_literal(filters.sender_key(f.sender))}.*"))
     return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
 
 

@@ -36,6 +36,7 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
                 until=f.until,
                 path=f.path,
                 lang=f.lang,
+                sender=f.sender,
             )
         )
     except filters.FilterError as e:

@@ -100,6 +100,14 @@ def tags_of(meta: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(t for t in tags if t))
 
 
+def senders_of(meta: dict[str, Any]) -> list[str]:
+    """A document's frontmatter `from` (a message's sender: "Name <address>"), each as
+    the `--from` filter compares it: lowercase, in order, once each."""
+    raw = meta.get("from")
+    values = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return list(dict.fromkeys(v.strip().lower() for v in values if isinstance(v, str) and v.strip()))
+
+
 def indexed_title(title: str, meta: dict[str, Any]) -> str:
     """What a document's title column holds: its title, then its tags (searchable as
     words, with the title's weight)."""
