@@ -8,11 +8,55 @@ and search degrades.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any, Literal
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Role = Literal["embed", "rerank", "generate"]
 ROLES: tuple[Role, ...] = ("embed", "rerank", "generate")
+
+
+class Backend(Protocol):
+    """What every model backend is: local (llama.cpp, on the model thread) or remote (an
+    inference server: HTTP waits, run beside the model thread)."""
+
+    remote: bool
+    uri: str
+
+    @property
+    def latency_ms(self) -> float | None:
+        """A remote backend's last round trip; None for a local one."""
+
+
+class Embedder(Backend, Protocol):
+    dim: int  # the length of its vectors
+
+    def count_tokens(self, text: str) -> int: ...
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+class Reranker(Backend, Protocol):
+    max_tokens: int  # the longest (query, document) pair it reads
+
+    def score(self, query: str, documents: Sequence[str]) -> list[float]: ...
+
+
+class TextGenerator(Backend, Protocol):
+    def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        on_token: Callable[[str], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> str: ...
+
+
+Model = Embedder | Reranker | TextGenerator
 
 
 class ModelUnavailable(Exception):

@@ -23,6 +23,9 @@ POOLING = {"mean": 1, "cls": 2, "last": 3}
 
 
 class LlamaEmbedder:
+    remote = False  # llama.cpp in gnod's process, on the model thread
+    latency_ms = None
+
     def __init__(
         self,
         uri: str,

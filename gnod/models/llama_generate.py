@@ -13,6 +13,9 @@ CONTEXT = 4096
 
 
 class LlamaGenerator:
+    remote = False  # llama.cpp in gnod's process, on the model thread
+    latency_ms = None
+
     def __init__(
         self, uri: str, path: str, threads: Threads, context: int = CONTEXT, gpu_layers: int = 0, main_gpu: int = 0
     ) -> None:

@@ -14,11 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from gnod.config import ModelsConfig
 from gnod.models import presets
-from gnod.models.base import ROLES, ModelUnavailable, Role
+from gnod.models.base import ROLES, Embedder, Model, ModelUnavailable, Reranker, Role, TextGenerator
 from gnod.models.threads import Threads
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import INTERACTIVE, ModelThread
@@ -45,7 +45,7 @@ class _Slot:
     def __init__(self, role: Role, uri: str) -> None:
         self.role = role
         self.uri = uri
-        self.model: Any = None
+        self.model: Model | None = None
         self.state = "unloaded"
         self.path: str | None = None
         self.error: str | None = None
@@ -100,7 +100,7 @@ class Models:
             slot = self._slots[(role, uri)] = _Slot(role, uri)
         return slot
 
-    def _load(self, slot: _Slot) -> Any:
+    def _load(self, slot: _Slot) -> Model:
         """On the model thread: find the file, construct the backend."""
         from gnod.models import pull, uri
 
@@ -114,7 +114,7 @@ class Models:
             slot.path = ref.url
             family = presets.family(slot.uri)
             t0 = time.monotonic()
-            model = remote.construct(
+            model: Model = remote.construct(
                 slot.role, slot.uri, ref, self.config.api_key_env, lambda text: presets.query_prompt(family, text)
             )
             slot.load_seconds = round(time.monotonic() - t0, 3)
@@ -151,7 +151,7 @@ class Models:
         slot.rss_bytes = after - before if after is not None and before is not None else None
         return model
 
-    def _construct(self, slot: _Slot, path: str) -> Any:
+    def _construct(self, slot: _Slot, path: str) -> Model:
         family = presets.family(slot.uri)
         gpu = {"gpu_layers": self.config.gpu_layers, "main_gpu": self.config.main_gpu}
         if slot.role == "embed":
@@ -212,7 +212,15 @@ class Models:
         elif slot.state == "missing":
             slot.state, slot.error, slot.fix = "unloaded", None, None
 
-    async def get(self, role: Role, uri: str | None = None) -> Any:
+    @overload
+    async def get(self, role: Literal["embed"], uri: str | None = None) -> Embedder: ...
+    @overload
+    async def get(self, role: Literal["rerank"], uri: str | None = None) -> Reranker: ...
+    @overload
+    async def get(self, role: Literal["generate"], uri: str | None = None) -> TextGenerator: ...
+    @overload
+    async def get(self, role: Role, uri: str | None = None) -> Model: ...
+    async def get(self, role: Role, uri: str | None = None) -> Model:
         """The loaded model (loading it if needed); ModelUnavailable says why not and how to fix."""
         slot = self._slot(role, uri or self.uri(role))
         async with slot.lock:
@@ -265,7 +273,7 @@ class Models:
         for other in sorted(loaded, key=lambda s: s.last_used):
             if used + need <= limit:
                 break
-            if other.busy or other.lock.locked() or getattr(other.model, "remote", False):
+            if other.busy or other.lock.locked() or (other.model is not None and other.model.remote):
                 continue
             used -= self._footprint(other)
             log.info("unloading %s model %s to keep within max_memory_mb = %d", other.role, other.uri, budget)
@@ -278,13 +286,25 @@ class Models:
                 budget,
             )
 
+    @overload
+    async def run(
+        self, role: Literal["embed"], fn: Callable[[Embedder], T], priority: int = ..., uri: str | None = None
+    ) -> T: ...
+    @overload
+    async def run(
+        self, role: Literal["rerank"], fn: Callable[[Reranker], T], priority: int = ..., uri: str | None = None
+    ) -> T: ...
+    @overload
+    async def run(
+        self, role: Literal["generate"], fn: Callable[[TextGenerator], T], priority: int = ..., uri: str | None = None
+    ) -> T: ...
     async def run(self, role: Role, fn: Callable[[Any], T], priority: int = INTERACTIVE, uri: str | None = None) -> T:
         """Run fn(model) on the model thread; the model stays loaded while in use."""
         slot = self._slot(role, uri or self.uri(role))
         model = await self.get(role, slot.uri)
         slot.busy += 1
         try:
-            if getattr(model, "remote", False):
+            if model.remote:
                 # HTTP waits, not CPU: off the model thread, at most REMOTE_CALLS at once.
                 result = await asyncio.get_running_loop().run_in_executor(self._remote_calls, lambda: fn(model))
             else:
@@ -295,7 +315,7 @@ class Models:
         finally:
             slot.busy -= 1
             slot.last_used = time.time()
-            slot.latency_ms = getattr(model, "latency_ms", None)
+            slot.latency_ms = model.latency_ms
         if slot.state == "error":
             slot.state, slot.error, slot.fix = "ready", None, None
         return result

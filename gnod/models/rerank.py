@@ -37,6 +37,9 @@ def _sigmoid(x: float) -> float:
 
 
 class LlamaReranker:
+    remote = False  # llama.cpp in gnod's process, on the model thread
+    latency_ms = None
+
     def __init__(
         self,
         uri: str,

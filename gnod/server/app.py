@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 import msgspec
@@ -50,6 +50,7 @@ from gnod.store.llm_cache import LlmCache
 from gnod.text.analyzer import AnalyzerSet
 
 log = logging.getLogger("gnod")
+T = TypeVar("T")
 
 # At start, a search waits this long for the lexical index to be reconciled (milliseconds
 # when it is current) before it is answered BUSY with how far a rebuild is.
@@ -234,17 +235,17 @@ class Daemon:
 
     async def read(
         self,
-        fn: Callable[[apsw.Connection, AnalyzerSet], Any],
+        fn: Callable[[apsw.Connection, AnalyzerSet], T],
         lane: Lane = "clients",
-        remote: Callable[[], Any] | None = None,
-    ) -> Any:
+        remote: Callable[[], T] | None = None,
+    ) -> T:
         """Run `fn(conn, analyzers)` on a reader thread with its own read-only connection.
         `clients`: the readers shared fairly between connections; `control`: the thread
         kept for `status`, which searches never occupy; `background`: the embedder's,
         so loading a million vectors holds no search up. `remote`: the same call as the
         search process answers it (see `search_remote`), for the readers' remote worker."""
 
-        def call() -> Any:
+        def call() -> T:
             return fn(*self._reader_state())
 
         if lane != "clients":
@@ -259,7 +260,8 @@ class Daemon:
                 f"behind those queued before it; retry in {retry_ms} ms, or send fewer at once",
                 {"retry_after_ms": retry_ms},
             ) from None
-        return await asyncio.wrap_future(future)
+        result: T = await asyncio.wrap_future(future)
+        return result
 
     def search_remote(self, p: SearchParams, where: Filter) -> Callable[[], SearchResult] | None:
         """`search` as the search process answers it; None without one."""

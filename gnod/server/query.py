@@ -18,13 +18,13 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import msgspec
 
 from gnod import wire
 from gnod.models import presets
-from gnod.models.base import ModelUnavailable
+from gnod.models.base import Model, ModelUnavailable, Reranker, Role, TextGenerator
 from gnod.models.worker import INTERACTIVE
 from gnod.protocol import (
     Distribution,
@@ -146,9 +146,13 @@ class QueryRun:
 
     # --- helpers ---------------------------------------------------------------------
 
-    async def _model(self, role: str, consequence: str) -> Any | None:
+    @overload
+    async def _model(self, role: Literal["rerank"], consequence: str) -> Reranker | None: ...
+    @overload
+    async def _model(self, role: Literal["generate"], consequence: str) -> TextGenerator | None: ...
+    async def _model(self, role: Role, consequence: str) -> Model | None:
         try:
-            m = await self.d.models.get(role)  # type: ignore[arg-type]
+            m = await self.d.models.get(role)
         except ModelUnavailable as e:
             self.degraded.append(_model_message(role, e, consequence))
             return None
@@ -434,7 +438,8 @@ class QueryRun:
         """Fusion of every list, then one candidate per content hash, at most the mode's pool."""
         t0 = time.perf_counter()
         fused = fusion.fuse(self.lists)
-        docs = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [int(f.doc_id) for f in fused]))
+        found = await self.d.read(lambda conn, _a: docstore.docs_by_ids(conn, [int(f.doc_id) for f in fused]))
+        docs: dict[fusion.DocId, docstore.DocRow] = {doc_id: doc for doc_id, doc in found.items()}
         fused = [f for f in fused if f.doc_id in docs]  # deleted since the lists were read
         pool = fusion.dedup_by_content_hash(fused, lambda f: docs[f.doc_id].mirror_hash, self.mode.pool)
         cands = [_Candidate(fused=f, doc=docs[f.doc_id], position=i) for i, f in enumerate(pool, 1)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from gnod import wire
 from gnod.models.base import ModelUnavailable
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 # Where a read runs (Daemon.read): the readers clients share, or a thread of its own.
 Lane = Literal["clients", "control", "background"]
+T = TypeVar("T")
 
 
 class RpcError(Exception):
@@ -72,10 +73,10 @@ class Daemon(Protocol):
 
     async def read(
         self,
-        fn: Callable[[apsw.Connection, AnalyzerSet], Any],
+        fn: Callable[[apsw.Connection, AnalyzerSet], T],
         lane: Lane = "clients",
-        remote: Callable[[], Any] | None = None,
-    ) -> Any: ...
+        remote: Callable[[], T] | None = None,
+    ) -> T: ...
 
     def search_remote(self, p: SearchParams, where: Filter) -> Callable[[], SearchResult] | None: ...
 

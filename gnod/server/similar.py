@@ -71,7 +71,8 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             )
             return words, _others(conn, doc, [(r.doc_id, r.score) for r in found.rows], p.limit)
 
-        terms, hits = await d.read(by_terms)
+        terms, found_by_terms = await d.read(by_terms)
+        hits = found_by_terms
     return SimilarResult(
         ref=p.ref,
         docid=doc.id,
