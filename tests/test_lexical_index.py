@@ -18,6 +18,7 @@ from conftest import cleanup_home, cli_json, lexical_ids, lexical_index, lexical
 from gnod.config import CollectionConfig
 from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import index_collection
+from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.lexical import path_query
@@ -336,4 +337,25 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
     # Beside whole words, ranked by bm25 as if the word were typed; negated, it excludes.
     assert lexical_paths(conn, AnalyzerSet(), "yesterday depl*")[0] == "deployed.md"
     assert lexical_paths(conn, AnalyzerSet(), "service -yest*") == ["deploying.md"]
+    conn.close()
+
+
+def test_a_rebuild_derives_in_the_ingest_pool_what_one_thread_would(tmp_path):
+    """More than a batch of documents is derived across the pool's processes and the
+    calling thread, from the markdown as stored: the same lexical text, in any order."""
+    root = tmp_path / "docs"
+    many = {f"note{i:03d}.md": f"# Note {i}\n\nDeploying service {i} took {i % 7} minutes.\n" for i in range(130)}
+    many["de.md"] = "# Anleitung\n\nDie Dienste werden nachts bereitgestellt und morgens geprüft.\n" * 20
+    write(root, many)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    ids = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id DESC")]
+    pool = PreparePool(1)
+    try:
+        spread = deriver(AnalyzerSet(), pool.spread)(conn, ids)
+        assert pool._pool is not None  # the worker process took part
+    finally:
+        pool.close()
+    assert spread == deriver(AnalyzerSet())(conn, ids) and len(spread) == len(many)
     conn.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import apsw
 
@@ -28,20 +29,50 @@ def lexical_text(rel_path: str, heading: str, tokens: list[str], stems: str, ana
     )
 
 
-def deriver(analyzers: AnalyzerSet) -> Callable[[apsw.Connection, Sequence[int]], dict[int, LexicalText]]:
+# A rebuild's documents are derived in batches of this many, spread over the ingest
+# pool's processes and the writer thread (stemming is most of a rebuild's time).
+DERIVE_BATCH = 50
+
+Rows = list[tuple[Any, ...]]  # of store.lexical_sources
+Derived = list[tuple[int, LexicalText]]
+# Runs `fn` over each batch, on other processes too; the results in the batches' order
+# (gnod.ingest.workers.PreparePool.spread).
+Spread = Callable[[Callable[[Rows], Derived], list[Rows]], list[Derived]]
+
+_analyzers: AnalyzerSet | None = None  # a worker process's
+
+
+def deriver(
+    analyzers: AnalyzerSet, spread: Spread | None = None
+) -> Callable[[apsw.Connection, Sequence[int]], dict[int, LexicalText]]:
     """ids → their lexical text, from the stored Markdown and the stored language: a body
-    that was stemmed per block (it had other languages) is stemmed per block again."""
+    that was stemmed per block (it had other languages) is stemmed per block again. With
+    `spread`, more than a batch of documents is derived in parallel."""
 
     def derive(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, LexicalText]:
-        out = {}
-        for doc_id, rel_path, title, metadata, markdown, body_line, language, others in store.lexical_sources(
-            conn, ids
-        ):
-            body = "\n".join(markdown.split("\n")[body_line - 1 :])
-            tokens = tokenize(body)
-            stems = stem_body(body, language, analyzers, per_block=bool(others), tokens=tokens).text
-            heading = store.indexed_title(title, json.loads(metadata))
-            out[doc_id] = lexical_text(rel_path, heading, tokens, stems, analyzers.get(language))
-        return out
+        if spread is None or len(ids) <= DERIVE_BATCH:
+            return dict(derive_rows(store.lexical_sources(conn, ids), analyzers))
+        rows = store.lexical_sources(conn, ids, packed=True)
+        batches = [rows[i : i + DERIVE_BATCH] for i in range(0, len(rows), DERIVE_BATCH)]
+        return {doc_id: text for part in spread(derive_packed, batches) for doc_id, text in part}
 
     return derive
+
+
+def derive_packed(rows: Rows) -> Derived:
+    """derive_rows for rows whose markdown is as stored, in whichever process runs it."""
+    global _analyzers
+    _analyzers = _analyzers or AnalyzerSet()
+    return derive_rows([(*r[:4], store.unpack(r[4]), *r[5:]) for r in rows], _analyzers)
+
+
+def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
+    """Each row of store.lexical_sources → (its id, its lexical text)."""
+    out = []
+    for doc_id, rel_path, title, metadata, markdown, body_line, language, others in rows:
+        body = "\n".join(markdown.split("\n")[body_line - 1 :])
+        tokens = tokenize(body)
+        stems = stem_body(body, language, analyzers, per_block=bool(others), tokens=tokens).text
+        heading = store.indexed_title(title, json.loads(metadata))
+        out.append((doc_id, lexical_text(rel_path, heading, tokens, stems, analyzers.get(language))))
+    return out

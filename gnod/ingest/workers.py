@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import TypeVar
 
 import msgspec
 
@@ -31,6 +32,9 @@ from gnod.store.documents import PreparedDoc
 from gnod.text.analyzer import AnalyzerSet
 
 # Below this many changed files a pool round trip costs more than it saves.
+X = TypeVar("X")
+Y = TypeVar("Y")
+
 PARALLEL_MIN = 256
 CHUNKSIZE = 32
 # Batches queued per worker: enough to keep it busy while the writer thread waits on a
@@ -199,19 +203,14 @@ class PreparePool:
             for t in tasks:
                 yield t, run_task(t, analyzers)
             return
-        if self._pool is None:
-            # spawn, not fork: the daemon has threads, and fork would copy their locks.
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
-            )
+        pool = self._executor()
         todo = deque(tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE))
         pending: dict[Future, list[Task]] = {}
         try:
             while todo or pending:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
                     batch = todo.popleft()
-                    pending[self._pool.submit(_run_batch, batch)] = batch
+                    pending[pool.submit(_run_batch, batch)] = batch
                 ready = [f for f in pending if f.done()]
                 if not ready and todo and not self.busy():
                     # Nothing back yet: prepare a few from the far end ourselves.
@@ -228,6 +227,42 @@ class PreparePool:
         finally:
             for f in pending:
                 f.cancel()
+
+    def spread(self, fn: Callable[[list[X]], Y], batches: list[list[X]]) -> list[Y]:
+        """`fn` over each batch (fn importable, its batches picklable), in the workers and
+        on this thread as in `run`; the results in the batches' order."""
+        if self.workers < 1 or len(batches) < 2:
+            return [fn(b) for b in batches]
+        pool = self._executor()
+        todo = deque(enumerate(batches))
+        results: dict[int, Y] = {}
+        pending: dict[Future, int] = {}
+        try:
+            while todo or pending:
+                while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
+                    i, batch = todo.popleft()
+                    pending[pool.submit(fn, batch)] = i
+                for f in [f for f in pending if f.done()]:
+                    results[pending.pop(f)] = f.result()
+                if todo and not self.busy():
+                    i, batch = todo.pop()  # from the far end, as the workers go from the near one
+                    results[i] = fn(batch)
+                elif pending:
+                    for f in wait(pending, return_when=FIRST_COMPLETED).done:
+                        results[pending.pop(f)] = f.result()
+        finally:
+            for f in pending:
+                f.cancel()
+        return [results[i] for i in range(len(batches))]
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn, not fork: the daemon has threads, and fork would copy their locks.
+            ctx = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            )
+        return self._pool
 
     def close(self) -> None:
         if self._pool is not None:

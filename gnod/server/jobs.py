@@ -125,7 +125,7 @@ class Writer:
         self.storage_error: str | None = None  # disk full / I/O failure, until a content write succeeds
         self._conn: apsw.Connection | None = None
         self.analyzers = AnalyzerSet()
-        self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers))
+        self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers, self.pool.spread))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
         self._aside: list[_Aside] = []  # short jobs that may run between a long run's batches
         self._aside_lock = threading.Lock()

@@ -494,16 +494,17 @@ def restem_document(conn: apsw.Connection, doc_id: int, language: str | None) ->
     _pending(conn, doc_id)
 
 
-def lexical_sources(conn: apsw.Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+def lexical_sources(conn: apsw.Connection, ids: Sequence[int], packed: bool = False) -> list[tuple[Any, ...]]:
     """(id, rel_path, title, metadata, markdown, body_line, language, other_languages) of
-    these documents: what their lexical text is derived from."""
+    these documents: what their lexical text is derived from. `packed`: the markdown as
+    stored (`unpack` gives the text), a quarter of its size to send to another process."""
     rows = conn.execute(
         "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line, d.language, d.other_languages "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
         "WHERE d.id IN (SELECT value FROM json_each(?))",
         (json.dumps(list(ids)),),
     ).fetchall()
-    return [(*r[:4], unpack(r[4]), *r[5:]) for r in rows]
+    return [tuple(r) for r in rows] if packed else [(*r[:4], unpack(r[4]), *r[5:]) for r in rows]
 
 
 def language_counts(conn: apsw.Connection) -> dict[str | None, int]:
