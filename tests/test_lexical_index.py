@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import threading
 import time
 import unicodedata
 
@@ -358,4 +359,42 @@ def test_a_rebuild_derives_in_the_ingest_pool_what_one_thread_would(tmp_path):
     finally:
         pool.close()
     assert spread == deriver(AnalyzerSet())(conn, ids) and len(spread) == len(many)
+    conn.close()
+
+
+def test_the_index_is_not_ready_until_reconcile_knows_it_is_whole(tmp_path):
+    """status reads `progress`: while reconcile redoes what is pending and compares ids,
+    the index must not say it is ready (a client waiting for that would stop waiting)."""
+    conn, _ = indexed(tmp_path)  # its lexical text is still pending
+    derive = deriver(AnalyzerSet())
+    during: list[tuple[int, int] | None] = []
+
+    def watched(c, ids):
+        during.append(lex.progress)
+        return derive(c, ids)
+
+    lex = lexical_index_module.LexicalIndex(str(tmp_path), watched)
+    lex.open()
+    lex.reconcile(conn)
+    assert during and None not in during
+    assert lex.progress is None
+    conn.close()
+
+
+def test_a_rebuild_stops_between_batches_when_gnod_stops_and_the_next_start_adds_the_rest(tmp_path, monkeypatch):
+    conn, _ = indexed(tmp_path)
+    conn.execute("DELETE FROM lexical_pending")  # all of them were in an older layout's index
+    monkeypatch.setattr(lexical_index_module, "READ_BATCH", 1)
+    stop = threading.Event()
+    stop.set()
+    lex = lexical_index_module.LexicalIndex(str(tmp_path), deriver(AnalyzerSet()))
+    lex.open()
+    assert "stopped at 1 of 3" in lex.reconcile(conn, stop=stop)
+    assert len(lexical_ids(lex)) == 1 and lex.progress == (1, 3)
+    lex.close()
+    lex = lexical_index_module.LexicalIndex(str(tmp_path), deriver(AnalyzerSet()))
+    lex.open()
+    assert "2 documents added" in lex.reconcile(conn)
+    assert len(lexical_ids(lex)) == 3 and lex.progress is None
+    lex.close()
     conn.close()

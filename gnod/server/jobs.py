@@ -153,7 +153,7 @@ class Writer:
         leftovers are redone before anything new is written). `serving` is called on
         the writer thread once searches may use the index, which may be before the end
         (an index built from the database answers with what it holds so far)."""
-        done = await self.run(lambda conn: self.lexical.reconcile(conn, serving=serving))
+        done = await self.run(lambda conn: self.lexical.reconcile(conn, serving=serving, stop=self.stop))
         log.info("%s", done)
         if await self.run(lambda _conn: self.lexical.rest()):
             release_memory()

@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 import unicodedata
 from collections import Counter
@@ -344,16 +345,17 @@ class LexicalIndex:
         conn: apsw.Connection,
         progress: Callable[[int, int], None] | None = None,
         serving: Callable[[], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> str:
         """Make the index agree with SQLite: redo what a crash left pending, remove what
         SQLite no longer holds, then add what the index lacks (all of it when the index
         is new: another layout, or unreadable), newest first, committing as it goes.
         `serving` is called once the index may be searched: after the first commit of
         the adding (a small index is whole by then), so searches of a big one find what
-        is in already (`progress` says how much) instead of waiting for the whole.
-        Returns what was done, for the log."""
+        is in already (`progress` says how much) instead of waiting for the whole. `stop`
+        set (gnod stopping) ends it after the batch at hand: the next start adds the rest.
+        Returns what was done, for the log. Until it knows, the index is not ready."""
         assert self._index is not None
-        self.progress = None
         self.sync(conn)
         searcher = self._index.searcher()
         hits = searcher.search(tantivy.Query.all_query(), max(searcher.num_docs, 1), count=False).hits
@@ -366,6 +368,7 @@ class LexicalIndex:
             self._commit()
         missing = [i for i in stored if held.get(i) != 1]
         if not missing:
+            self.progress = None
             if serving is not None:
                 serving()
             return f"lexical index up to date ({len(stored):,} documents{f', {len(stale):,} removed' if stale else ''})"
@@ -376,6 +379,10 @@ class LexicalIndex:
         for start in range(0, len(missing), READ_BATCH):
             self._add(conn, missing[start : start + READ_BATCH])
             done = min(start + READ_BATCH, len(missing))
+            if stop is not None and stop.is_set() and done < len(missing):
+                self._commit()
+                self.progress = (done, len(missing))
+                return f"lexical index: stopped at {done:,} of {len(missing):,} added (the rest at the next start)"
             if time.monotonic() - committed >= BUILD_COMMIT_S or done == len(missing):
                 self._commit()
                 committed = time.monotonic()
