@@ -127,3 +127,16 @@ def test_editor_url_names_templates_and_encodes_paths(tmp_path):
     path = write(tmp_path, '[client]\neditor_url = "nope"\n')
     with pytest.raises(ConfigError, match="client.editor_url"):
         load(path)
+
+
+def test_collection_add_takes_every_setting_of_a_collection():
+    """collection.add builds the CollectionConfig from its params field by field name: a
+    setting added to one must be added to the other, with the same default."""
+    import msgspec
+
+    from gnod.protocol import CollectionAddParams
+
+    config = {f.name: f.default for f in msgspec.structs.fields(CollectionConfig)}
+    params = {f.name: f.default for f in msgspec.structs.fields(CollectionAddParams)}
+    assert config.items() <= params.items()
+    assert set(params) - set(config) == {"index", "allow_overlap"}  # how to add it, not what it is

@@ -166,18 +166,8 @@ async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult
 async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> IndexResult:
     await d.reload_config()
     try:
-        col = validate_collection(
-            CollectionConfig(
-                name=p.name,
-                path=p.path,
-                include=p.include,
-                exclude=p.exclude,
-                language=p.language,
-                gitignore=p.gitignore,
-                follow_symlinks=p.follow_symlinks,
-                description=p.description,
-            )
-        )
+        # The params are the config's fields (tests/test_config.py keeps them so) plus how to add.
+        col = validate_collection(CollectionConfig(**{f: getattr(p, f) for f in CollectionConfig.__struct_fields__}))
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     if not os.path.isdir(col.path):
