@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 
 import apsw
+import msgspec
 
 from gnod.config import CollectionConfig
 from gnod.ingest import containers, ocr
@@ -228,6 +229,7 @@ class _Run:
         """The files to prepare: new, or changed since indexed (or since they failed)."""
         self.stats.scanned = len(entries)
         tasks = []
+        changed: list[tuple[int, int]] = []  # (index in tasks, indexed id): its hash read after
         for e in entries:
             self.seen.add(e.rel_path)
             old = self.states.get(e.rel_path)
@@ -241,7 +243,12 @@ class _Run:
             elif old is None and self.failed.get(e.rel_path) == stat:
                 self.stats.errors += 1  # failed before and unchanged since: not retried
             else:
-                tasks.append(Task(e, old.source_hash if old else None, self.col.language, self.col.follow_symlinks))
+                if old is not None:
+                    changed.append((len(tasks), old.id))
+                tasks.append(Task(e, None, self.col.language, self.col.follow_symlinks))
+        hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in changed])
+        for i, doc_id in changed:
+            tasks[i] = msgspec.structs.replace(tasks[i], old_hash=hashes.get(doc_id))
         return tasks
 
     def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> Task | None:
@@ -255,7 +262,8 @@ class _Run:
             self.seen.update(held[1] if held is not None else ())
             self.stats.errors += 1
             return None
-        old = {rel: self.states[rel].source_hash for rel in held[1] if rel in self.states} if held else {}
+        ids = {self.states[rel].id: rel for rel in held[1] if rel in self.states} if held else {}
+        old = {ids[doc_id]: h for doc_id, h in store.source_hashes(self.conn, list(ids)).items()}
         rules = (tuple(self.col.include), tuple(self.col.exclude))
         return Task(e, None, self.col.language, self.col.follow_symlinks, old, rules)
 

@@ -68,12 +68,13 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
 
 
 class DocState(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """An indexed file's stat as indexed: what a walk compares (its hashes are read only
+    for the files whose stat changed, `source_hashes`)."""
+
     id: int
     size: int
     mtime_ns: int
     inode: int
-    source_hash: str
-    mirror_hash: str
 
 
 class DocRow(msgspec.Struct, frozen=True):
@@ -167,8 +168,16 @@ def _scoped(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterable
 
 
 def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None) -> dict[str, DocState]:
-    sql = "SELECT rel_path, id, size, mtime_ns, inode, source_hash, mirror_hash FROM documents WHERE collection_id = ?"
+    sql = "SELECT rel_path, id, size, mtime_ns, inode FROM documents WHERE collection_id = ?"
     return {r[0]: DocState(*r[1:]) for r in _scoped(conn, sql, collection_id, scope)}
+
+
+def source_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """Each of these documents' source hash: same bytes as indexed means no work."""
+    if not ids:
+        return {}
+    sql = "SELECT id, source_hash FROM documents WHERE id IN (SELECT value FROM json_each(?))"
+    return dict(conn.execute(sql, (json.dumps(list(ids)),)).fetchall())
 
 
 def error_states(
@@ -227,6 +236,7 @@ def put_document(
         doc_id = conn.last_insert_rowid()
     else:
         doc_id = old.id
+        (old_mirror,) = conn.execute("SELECT mirror_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
         conn.execute(
             "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, "
             "language=?, other_languages=?, language_confident=?, metadata=?, indexed_at=? WHERE id=?",
@@ -238,8 +248,8 @@ def put_document(
             "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",
             (collection_id, doc.rel_path),
         )
-    if old is not None and old.mirror_hash != doc.mirror_hash:
-        _gc_content(conn, old.mirror_hash)
+    if old is not None and old_mirror != doc.mirror_hash:
+        _gc_content(conn, old_mirror)
     return int(doc_id)
 
 
