@@ -5,6 +5,7 @@ the daemon, then with a new process) when that process is killed."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -80,6 +81,15 @@ def test_the_search_process_answers_as_the_daemon_would(served):
     assert shown(result) == in_this_process(daemon, "kettle water")
     bad = daemon.rpc("search", {"query": 'kettle "unclosed'})
     assert bad["error"]["code"] == wire.INVALID_QUERY
+
+
+def test_status_shows_the_search_process(served, run_cli):
+    daemon, _ = served
+    until_the_process_answers(daemon)
+    load = process_load(daemon)
+    human = run_cli("status", "--human", env=daemon.env).stdout
+    line = next(x for x in human.splitlines() if x.startswith("readers: "))
+    assert re.search(rf"; search process: \d+ searches \(pid {load['search_process_pid']}\)$", line), line
 
 
 def test_the_search_process_finds_what_was_just_saved(served):

@@ -36,7 +36,9 @@ def status_lines(st: dict) -> list[str]:
             if load["calls"]
             else ""
         )
-        out.append(f"readers: {load['running']} running, {load['queued']} waiting{lately}")
+        pid = load.get("search_process_pid")
+        apart = f"; search process: {load['search_process_searches']} searches (pid {pid})" if pid else ""
+        out.append(f"readers: {load['running']} running, {load['queued']} waiting{lately}{apart}")
     langs = [str(x) for x in st["languages"] if x]
     out.append(f"languages: {', '.join(langs) if langs else 'none detected yet'}")
     if st.get("config_error"):
