@@ -13,7 +13,7 @@ import apsw
 from gnod.ingest.sections import stem_body
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
-from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, tokenize
+from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, ingest_analyzers, tokenize
 
 
 def lexical_text(rel_path: str, heading: str, tokens: list[str], stems: str, analyzer: Analyzer) -> LexicalText:
@@ -39,8 +39,6 @@ Derived = list[tuple[int, LexicalText]]
 # (gnod.ingest.workers.PreparePool.spread).
 Spread = Callable[[Callable[[Rows], Derived], list[Rows]], list[Derived]]
 
-_analyzers: AnalyzerSet | None = None  # a worker process's
-
 
 def deriver(
     analyzers: AnalyzerSet, spread: Spread | None = None
@@ -61,9 +59,7 @@ def deriver(
 
 def derive_packed(rows: Rows) -> Derived:
     """derive_rows for rows whose markdown is as stored, in whichever process runs it."""
-    global _analyzers
-    _analyzers = _analyzers or AnalyzerSet()
-    return derive_rows([(*r[:4], store.unpack(r[4]), *r[5:]) for r in rows], _analyzers)
+    return derive_rows([(*r[:4], store.unpack(r[4]), *r[5:]) for r in rows], ingest_analyzers())
 
 
 def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:

@@ -29,7 +29,7 @@ from gnod.ingest.failure import IngestFailure
 from gnod.ingest.prepare import Deadline, prepare
 from gnod.ingest.walk import SYMLINK_REASON, Filter, WalkEntry, special_reason
 from gnod.store.documents import PreparedDoc
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import AnalyzerSet, ingest_analyzers
 
 # Below this many changed files a pool round trip costs more than it saves.
 X = TypeVar("X")
@@ -75,14 +75,10 @@ class Expanded(msgspec.Struct, array_like=True, frozen=True, gc=False):
 
 Outcome = PreparedDoc | Unchanged | Failed | Expanded
 
-_analyzers: AnalyzerSet | None = None
-
 
 def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
     """Never raises: every problem with one file becomes a Failed outcome."""
-    global _analyzers
-    if analyzers is None:
-        analyzers = _analyzers = _analyzers or AnalyzerSet()
+    analyzers = analyzers or ingest_analyzers()
     e = task.entry
     try:
         data = read_regular(e.abs_path, task.follow_symlinks)

@@ -29,7 +29,7 @@ from gnod.store import documents as store
 from gnod.store.db import connect, reclaim
 from gnod.store.lexical_index import LexicalIndex
 from gnod.store.migrations import migrate
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import ingest_analyzers
 
 T = TypeVar("T")
 log = logging.getLogger("gnod")
@@ -124,7 +124,7 @@ class Writer:
         self.generation = 0
         self.storage_error: str | None = None  # disk full / I/O failure, until a content write succeeds
         self._conn: apsw.Connection | None = None
-        self.analyzers = AnalyzerSet()
+        self.analyzers = ingest_analyzers()
         self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers, self.pool.spread))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gnod-writer")
         self._aside: list[_Aside] = []  # short jobs that may run between a long run's batches

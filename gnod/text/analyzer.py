@@ -167,3 +167,16 @@ class AnalyzerSet:
         for lang in languages:
             seen.setdefault(tuple(self.get(lang).stems(tokens)), None)
         return list(seen)
+
+
+_for_ingest: AnalyzerSet | None = None
+
+
+def ingest_analyzers() -> AnalyzerSet:
+    """The AnalyzerSet of this process's ingest work, however it reaches the process (the
+    writer thread, a pool worker preparing files or deriving a rebuild's text): one set
+    of stem caches each. Readers keep their own per thread."""
+    global _for_ingest
+    if _for_ingest is None:
+        _for_ingest = AnalyzerSet()
+    return _for_ingest
