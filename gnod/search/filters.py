@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
+from gnod.store.documents import sender_key
 from gnod.text.language import normalize_language
 
 # A document's date: an ISO frontmatter `date` (its day), else the file's mtime (UTC day).
@@ -81,11 +82,6 @@ def _unclosed_class(glob: str) -> bool:
             return True
         i = glob.find("[", end + 1)
     return False
-
-
-def sender_key(sender: str) -> str:
-    """What a `--from` value is looked for as, in the senders that documents.senders_of gives."""
-    return sender.strip().lower()
 
 
 def regex_literal(text: str) -> str:
@@ -180,5 +176,5 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         args.append(f.lang)
     if f.sender:  # `from` is a list of senders, or one (json_each reads a lone string as one)
         parts.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.from') s WHERE instr(lower(s.value), ?) > 0)")
-        args.append(sender_key(f.sender))
+        args.append(sender_key(f.sender))  # as documents.senders_of gives them
     return (" AND ".join(parts) or "1"), args

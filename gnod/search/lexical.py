@@ -192,7 +192,7 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     if f.sender:
-        parts.append(Query.regex_query(SCHEMA, SENDER, f".*{filters.regex_literal(filters.sender_key(f.sender))}.*"))
+        parts.append(Query.regex_query(SCHEMA, SENDER, f".*{filters.regex_literal(store.sender_key(f.sender))}.*"))
     return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
 
 

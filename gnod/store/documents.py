@@ -101,12 +101,17 @@ def tags_of(meta: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(t for t in tags if t))
 
 
+def sender_key(sender: str) -> str:
+    """A sender as `--from` compares it, in a document's `from` and in the filter's value."""
+    return sender.strip().lower()
+
+
 def senders_of(meta: dict[str, Any]) -> list[str]:
     """A document's frontmatter `from` (a message's sender: "Name <address>"), each as
-    the `--from` filter compares it: lowercase, in order, once each."""
+    `sender_key` gives it, in order, once each."""
     raw = meta.get("from")
     values = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    return list(dict.fromkeys(v.strip().lower() for v in values if isinstance(v, str) and v.strip()))
+    return list(dict.fromkeys(sender_key(v) for v in values if isinstance(v, str) and v.strip()))
 
 
 def indexed_title(title: str, meta: dict[str, Any]) -> str:
