@@ -51,7 +51,6 @@ class SearchProcess:
     def __init__(self, db_file: str, data_dir: str) -> None:
         self.db_file = db_file
         self.data_dir = data_dir
-        self.started = 0  # processes started so far
         self.served = 0  # searches this process answered
         self._proc: multiprocessing.process.BaseProcess | None = None
         self._pipe: Connection | None = None
@@ -110,7 +109,6 @@ class SearchProcess:
         proc.start()
         theirs.close()
         self._proc, self._pipe, self._up = proc, ours, False
-        self.started += 1
 
     def _stop(self) -> None:
         if self._pipe is not None:
