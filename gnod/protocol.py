@@ -7,7 +7,7 @@ before any handler runs. Clients may send plain JSON; see docs/protocol.md.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta, Struct
@@ -750,55 +750,49 @@ class ErrorData(Struct):
     details: dict[str, Any] = {}
 
 
-METHOD_PARAMS: dict[str, type[Params]] = {
-    "status": StatusParams,
-    "collection.add": CollectionAddParams,
-    "collection.list": CollectionListParams,
-    "collection.remove": CollectionNameParams,
-    "collection.describe": CollectionDescribeParams,
-    "index": IndexParams,
-    "search": SearchParams,
-    "get": GetParams,
-    "multi_get": MultiGetParams,
-    "ls": LsParams,
-    "shutdown": ShutdownParams,
-    "vsearch": VSearchParams,
-    "query": QueryParams,
-    "ask": AskParams,
-    "similar": SimilarParams,
-    "embed": EmbedParams,
-    "models.list": ModelsParams,
-    "models.pull": ModelPullParams,
-    "models.use": ModelUseParams,
-    "models.clear": ModelClearParams,
-    "watch": WatchParams,
-}
+PT = TypeVar("PT", bound=Params)
+RT = TypeVar("RT", bound=Struct)
+METHODS: dict[str, Method[Any, Any]] = {}  # every method by name, in order (each Method adds itself)
 
 
-# What each method answers; tests/test_schemas.py checks both maps name the same methods.
-METHOD_RESULTS: dict[str, type[Struct]] = {
-    "status": StatusResult,
-    "collection.add": IndexResult,
-    "collection.list": CollectionListResult,
-    "collection.remove": CollectionRemoveResult,
-    "collection.describe": CollectionInfo,
-    "index": IndexResult,
-    "search": SearchResult,
-    "get": Document,
-    "multi_get": MultiGetResult,
-    "ls": LsResult,
-    "shutdown": OkResult,
-    "vsearch": VSearchResult,
-    "query": QueryResult,
-    "ask": AskResult,
-    "similar": SimilarResult,
-    "embed": EmbedResult,
-    "models.list": ModelsResult,
-    "models.pull": ModelPullResult,
-    "models.use": OkResult,
-    "models.clear": OkResult,
-    "watch": WatchResult,
-}
+class Method(Generic[PT, RT]):
+    """A JSON-RPC method: its name, the Struct its params decode into and the one it
+    answers. gnod's dispatch table (server/methods.py) pairs each with its handler, typed
+    by the two, and the schemas and gnoctl's options come from the Structs."""
+
+    __slots__ = ("name", "params", "result")
+
+    def __init__(self, name: str, params: type[PT], result: type[RT]) -> None:
+        self.name = name
+        self.params = params
+        self.result = result
+        METHODS[name] = self
+
+
+STATUS = Method("status", StatusParams, StatusResult)
+COLLECTION_ADD = Method("collection.add", CollectionAddParams, IndexResult)
+COLLECTION_LIST = Method("collection.list", CollectionListParams, CollectionListResult)
+COLLECTION_REMOVE = Method("collection.remove", CollectionNameParams, CollectionRemoveResult)
+COLLECTION_DESCRIBE = Method("collection.describe", CollectionDescribeParams, CollectionInfo)
+INDEX = Method("index", IndexParams, IndexResult)
+SEARCH = Method("search", SearchParams, SearchResult)
+GET = Method("get", GetParams, Document)
+MULTI_GET = Method("multi_get", MultiGetParams, MultiGetResult)
+LS = Method("ls", LsParams, LsResult)
+SHUTDOWN = Method("shutdown", ShutdownParams, OkResult)
+VSEARCH = Method("vsearch", VSearchParams, VSearchResult)
+QUERY = Method("query", QueryParams, QueryResult)
+ASK = Method("ask", AskParams, AskResult)
+SIMILAR = Method("similar", SimilarParams, SimilarResult)
+EMBED = Method("embed", EmbedParams, EmbedResult)
+MODELS_LIST = Method("models.list", ModelsParams, ModelsResult)
+MODELS_PULL = Method("models.pull", ModelPullParams, ModelPullResult)
+MODELS_USE = Method("models.use", ModelUseParams, OkResult)
+MODELS_CLEAR = Method("models.clear", ModelClearParams, OkResult)
+WATCH = Method("watch", WatchParams, WatchResult)
+
+METHOD_PARAMS: dict[str, type[Params]] = {name: m.params for name, m in METHODS.items()}
+METHOD_RESULTS: dict[str, type[Struct]] = {name: m.result for name, m in METHODS.items()}
 
 # Server → client notifications during a call, by method name.
 NOTIFICATIONS: dict[str, type[Struct]] = {"progress": Progress, "token": Token, "change": Change, "lagged": Lagged}
