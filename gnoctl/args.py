@@ -1,14 +1,18 @@
-"""The hot commands' options, and the word/option split every search command uses.
+"""The hot commands' options, the word/option split every search command uses, and
+the params a command's parsed values make.
 
 `gnoctl search`, `vsearch`, `query` and `get` are what editors and agents call in a
 loop, so gnoctl.main parses them here by hand (stdlib only: no typer import) from
-`FAST_OPTIONS`; anything this parser does not understand (`--help`, a typo, an option
-missing from the table) falls back to typer in gnoctl.cli, which owns help, completion
-and error messages and splits words from options with the same `split_args`.
-tests/test_thin_client.py checks that the table and the typer definitions agree.
+`FAST_OPTIONS`; anything this parser does not understand (`--help`, a typo, a value out
+of range) falls back to typer in gnoctl.cli, which owns help, completion and error
+messages. Both read a command's params options from gnoctl.spec (generated from
+gnod/protocol.py) and the client's own options (output, daemon start) from `OUTPUT`,
+and both turn the values into params with `params`.
 """
 
 from __future__ import annotations
+
+from gnoctl.spec import COMMANDS
 
 # The output formats every search command renders (`--format NAME`); each also has its
 # own flag (`--json`, `--md`, …).
@@ -17,20 +21,10 @@ FORMAT_FLAGS = {"--" + name: name for name in FORMATS}
 COLOR_WHEN = ("auto", "always", "never")
 BENCH_MODES = ("search", "vsearch", "query")  # what `gnoctl bench` measures
 
-# Options every search-like command takes.
-_RETRIEVAL: dict[str, tuple[str, str]] = {
-    "-n": ("limit", "int"),
-    "--limit": ("limit", "int"),
-    "--min-score": ("min_score", "float"),
-    "-c": ("collections", "list"),
-    "--collection": ("collections", "list"),
+# The client's own options of the search commands: how to show the result, whether to
+# start gnod. {option: (destination, kind)}; kind is "str" or "flag".
+OUTPUT: dict[str, tuple[str, str]] = {
     "--no-autostart": ("no_autostart", "flag"),
-    "--tag": ("tags", "list"),
-    "--since": ("since", "str"),
-    "--until": ("until", "str"),
-    "--path": ("path", "str"),
-    "--lang": ("lang", "str"),
-    "--from": ("from", "str"),
     **{flag: ("format", "flag") for flag in FORMAT_FLAGS},
     "--format": ("format", "str"),
     "-0": ("null", "flag"),
@@ -38,32 +32,67 @@ _RETRIEVAL: dict[str, tuple[str, str]] = {
     "--color": ("color", "str"),
     "--no-pager": ("no_pager", "flag"),
 }
-FILTERS = ("tags", "since", "until", "path", "lang", "from")
-# command → {option: (destination, kind)}; kind is "int", "float", "str", "list" or "flag".
-FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
-    "search": {**_RETRIEVAL, "--wait": ("wait_s", "float"), "--per-doc": ("per_doc", "int")},
-    "vsearch": dict(_RETRIEVAL),
-    "query": {
-        **_RETRIEVAL,
-        "--wait": ("wait_s", "float"),
-        "--mode": ("mode", "str"),
-        "--no-expand": ("no_expand", "flag"),
-        "--no-rerank": ("no_rerank", "flag"),
-        "--explain": ("explain", "flag"),
-        "--lex": ("lexical", "list"),
-        "--vec": ("semantic", "list"),
-        "--hyde": ("hyde", "str"),
-    },
-    "get": {
-        "--from-line": ("from_line", "int"),
-        "-l": ("lines", "int"),
-        "--lines": ("lines", "int"),
-        "--no-autostart": ("no_autostart", "flag"),
-        "--no-pager": ("no_pager", "flag"),
-        "--json": ("format", "flag"),
-        "--human": ("format", "flag"),
-    },
+GET_OUTPUT: dict[str, tuple[str, str]] = {
+    "--no-autostart": ("no_autostart", "flag"),
+    "--no-pager": ("no_pager", "flag"),
+    "--json": ("format", "flag"),
+    "--human": ("format", "flag"),
 }
+
+
+def options(command: str) -> dict[str, tuple[str, str]]:
+    """A command's params options: {flag: (params field, kind)} (gnoctl.spec's kinds)."""
+    return {flag: (o["dest"], o["kind"]) for o in COMMANDS[command] for flag in o["flags"]}
+
+
+# command → {option: (destination, kind)}: the params options, then the client's own.
+FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
+    "search": {**options("search"), **OUTPUT},
+    "vsearch": {**options("vsearch"), **OUTPUT},
+    "query": {**options("query"), **OUTPUT},
+    "get": {**options("get"), **GET_OUTPUT},
+}
+
+
+def params(command: str, values: dict, words: list[str]) -> dict:
+    """The params of `command` for parsed option values ({params field: value}; a flag's
+    value is whether it was given) and its words; fields left at their defaults are
+    not sent, and a dotted field goes inside its Struct."""
+    out: dict = {}
+    for o in COMMANDS[command]:
+        kind, value = o["kind"], values.get(o["dest"])
+        if kind == "words":
+            value = " ".join(words)
+        elif kind == "arg":
+            value = words[0]
+        elif kind == "flag":
+            value = (not o["default"]) if value else None
+        if value is None or value == [] or (value == o["default"] and kind not in ("words", "arg")):
+            continue
+        *inside, name = o["dest"].split(".")
+        place = out
+        for part in inside:
+            place = place.setdefault(part, {})
+        place[name] = value
+    return out
+
+
+def out_of_range(command: str, values: dict, words: list[str]) -> str | None:
+    """What is wrong with a command's words or values (its ranges, its choices), or None."""
+    for o in COMMANDS[command]:
+        kind, value = o["kind"], values.get(o["dest"])
+        if kind == "words" and not words:
+            return "no words"
+        if kind == "arg" and len(words) != 1:
+            return f"{len(words)} arguments where one is wanted"
+        if value is None or kind not in ("int", "float", "choice"):
+            continue
+        if ("lo" in o and value < o["lo"]) or ("hi" in o and value > o["hi"]):
+            return f"{o['flags'][-1]} {value} is out of range"
+        if kind == "choice" and value not in o["choices"]:
+            return f"{o['flags'][-1]} {value} is not one of {', '.join(o['choices'])}"
+    return None
+
 
 # Commands whose single-dash words are negated query terms (`-staging`), not options.
 WORD_COMMANDS = ("search", "vsearch", "query", "ask")

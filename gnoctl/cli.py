@@ -1,22 +1,27 @@
 """The gnoctl command tree (typer): help, completion and every command's options.
 
-The options of the fast-path commands (`search`, `vsearch`, `query`, `get`) are also in
-`gnoctl.args.FAST_OPTIONS`; tests/test_thin_client.py fails when the two drift apart.
+The options that set a method's params come from gnoctl.spec (generated from
+gnod/protocol.py), for the typer commands here as for the fast path (gnoctl.args), so
+the two parse alike by construction.
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
 
 from gnoctl import commands
-from gnoctl.args import BENCH_MODES, FAST_OPTIONS, WORD_COMMANDS, split_args
+from gnoctl.args import BENCH_MODES, FAST_OPTIONS, WORD_COMMANDS, params, split_args
+from gnoctl.spec import COMMANDS as SPEC
 
 # `-h` as well as `--help`, on every command (click passes this down to subcommands).
 HELP = {"help_option_names": ["-h", "--help"]}
+POSITIONAL, KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
 
 app = typer.Typer(
     name="gnoctl",
@@ -135,62 +140,7 @@ NoPagerOpt = Annotated[
         help="Do not page long human output on a terminal through $GNO_PAGER or $PAGER (default: less -FRX).",
     ),
 ]
-CollectionOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("-c", "--collection", autocompletion=_collection_names, help="Only this collection (repeatable)."),
-]
-WaitOpt = Annotated[
-    float,
-    typer.Option(
-        "--wait",
-        min=0.0,
-        max=600.0,
-        metavar="SECONDS",
-        help="First wait up to SECONDS for changes the watcher has seen "
-        "to be indexed (read-your-writes after saving a file).",
-    ),
-]
 NoAutostartOpt = Annotated[bool, typer.Option("--no-autostart", help="Fail (exit 3) instead of starting gnod.")]
-# Filters, applied inside the index query (-n results still come back).
-TagOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--tag", help="Only documents with this frontmatter tag (repeatable: all of them)."),
-]
-SinceOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--since",
-        metavar="YYYY-MM-DD",
-        help="Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-    ),
-]
-UntilOpt = Annotated[
-    Optional[str], typer.Option("--until", metavar="YYYY-MM-DD", help="Only documents dated on or before this day.")
-]
-PathOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--path",
-        metavar="GLOB",
-        help="Only documents whose path inside its collection matches GLOB (`*` spans folders).",
-    ),
-]
-LangOpt = Annotated[Optional[str], typer.Option("--lang", help="Only documents in this language (de, german, …).")]
-FromOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--from",
-        metavar="SENDER",
-        help="Only messages whose sender holds SENDER, in any case (an address, a domain, a name).",
-    ),
-]
-
-
-def _filters(
-    tag: list[str] | None, since: str | None, until: str | None, path: str | None, lang: str | None, sender: str | None
-) -> dict:
-    found = {"tags": tag, "since": since, "until": until, "path": path, "lang": lang, "from": sender}
-    return {k: v for k, v in found.items() if v}
 
 
 def _fmt(
@@ -237,46 +187,112 @@ def _exit(code: int) -> None:
     raise typer.Exit(code)
 
 
-@app.command()
-def search(
-    query: Annotated[list[str], typer.Argument(help='Words, "quoted phrases", -negated terms.')],
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
-    min_score: Annotated[
-        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results scoring below this.")
-    ] = 0.0,
-    collection: CollectionOpt = None,
-    tag: TagOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    path: PathOpt = None,
-    lang: LangOpt = None,
-    sender: FromOpt = None,
-    per_doc: Annotated[
-        int,
-        typer.Option(
-            "--per-doc",
-            min=1,
-            max=10,
-            metavar="N",
-            help="Up to N passages per document (--vimgrep and --csv: a line each).",
-        ),
-    ] = 1,
-    wait: WaitOpt = 0.0,
-    format: FormatOpt = None,
-    human: HumanOpt = False,
-    json_: JsonOpt = False,
-    jsonl: JsonlOpt = False,
-    files: FilesOpt = False,
-    null: NullOpt = False,
-    csv: CsvOpt = False,
-    md: MdOpt = False,
-    xml: XmlOpt = False,
-    vimgrep: VimgrepOpt = False,
-    color: ColorOpt = Color.auto,
-    no_pager: NoPagerOpt = False,
-    no_autostart: NoAutostartOpt = False,
-) -> None:
-    """Lexical (BM25) search: exact words first, then their stems in the query's languages.
+# --- the commands whose options come from gnoctl.spec --------------------------------
+#
+# search, vsearch, similar, query, ask and get take their params options from gnoctl.spec
+# (generated from gnod/protocol.py): `_spec_command` builds each typer command from them,
+# beside the client's own options listed here, and turns what was given into params with
+# gnoctl.args.params, as the fast path does.
+
+_KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "list": list[str]}
+_COMPLETIONS = {"collections": _collection_names}
+
+
+def _spec_parameters(command: str) -> list[inspect.Parameter]:
+    """The typer parameters of a command's params options, in gnoctl.spec's order."""
+    out = []
+    for o in SPEC[command]:
+        name, kind, default = o["dest"].replace(".", "_"), o["kind"], o["default"]
+        if kind in ("words", "arg"):
+            tp: Any = list[str] if kind == "words" else str
+            out.append(inspect.Parameter(name, POSITIONAL, annotation=Annotated[tp, typer.Argument(help=o["help"])]))
+            continue
+        if kind == "flag":
+            tp, default = bool, False  # given or not; gnoctl.args.params sends the opposite of the field's default
+        elif kind == "choice":
+            choices = Enum(name.title(), {c: c for c in o["choices"]}, type=str)  # type: ignore[misc]
+            tp, default = choices, choices(default)
+        else:
+            tp = _KINDS[kind] if default is not None else Optional[_KINDS[kind]]
+        option = typer.Option(
+            *o["flags"],
+            min=o.get("lo"),
+            max=o.get("hi"),
+            metavar=o.get("metavar"),
+            help=o["help"],
+            autocompletion=_COMPLETIONS.get(o.get("complete", "")),
+        )
+        out.append(inspect.Parameter(name, KEYWORD, default=default, annotation=Annotated[tp, option]))
+    return out
+
+
+def _spec_command(command: str, client: list[inspect.Parameter], doc: str, run: Callable[[dict, dict], int]) -> None:
+    """Add `command` to the app: its params options (gnoctl.spec), then `client`, its
+    own; `run(params, client values)` gives the exit status."""
+    spec = SPEC[command]
+
+    def call(**given: Any) -> None:
+        values: dict[str, Any] = {}
+        words: list[str] = []
+        for o in spec:
+            value = given.pop(o["dest"].replace(".", "_"))
+            if o["kind"] in ("words", "arg"):
+                words = value if o["kind"] == "words" else [value]
+            else:
+                values[o["dest"]] = value.value if isinstance(value, Enum) else value
+        _exit(run(params(command, values, words), given))
+
+    call.__signature__ = inspect.Signature([*_spec_parameters(command), *client])  # type: ignore[attr-defined]
+    call.__doc__ = doc
+    app.command(command)(call)
+
+
+def _client(*options: tuple[str, Any, Any]) -> list[inspect.Parameter]:
+    return [inspect.Parameter(name, KEYWORD, default=default, annotation=tp) for name, tp, default in options]
+
+
+# The output options every search command takes, by the name `_fmt` and `_view` know them.
+_FORMATS = (
+    ("format", FormatOpt, None),
+    ("human", HumanOpt, False),
+    ("json_", JsonOpt, False),
+    ("jsonl", JsonlOpt, False),
+    ("files", FilesOpt, False),
+    ("null", NullOpt, False),
+    ("csv", CsvOpt, False),
+    ("md", MdOpt, False),
+    ("xml", XmlOpt, False),
+)
+_TERMINAL = (("color", ColorOpt, Color.auto), ("no_pager", NoPagerOpt, False))
+_AUTOSTART = ("no_autostart", NoAutostartOpt, False)
+_RESULTS = _client(*_FORMATS, ("vimgrep", VimgrepOpt, False), *_TERMINAL, _AUTOSTART)
+
+
+def _autostart(c: dict) -> bool | None:
+    return False if c["no_autostart"] else None
+
+
+def _results(method: str) -> Callable[[dict, dict], int]:
+    """Run a search-like command with the output options of _RESULTS."""
+
+    def run(p: dict, c: dict) -> int:
+        fmt = _fmt(
+            c["json_"],
+            c["files"],
+            c["csv"],
+            c["md"],
+            c["xml"],
+            human=c["human"],
+            jsonl=c["jsonl"],
+            vimgrep=c["vimgrep"],
+            format=c["format"],
+        )
+        return commands.retrieve(method, p, fmt, _autostart(c), _view(fmt, c["color"], c["no_pager"], c["null"]))
+
+    return run
+
+
+SEARCH_HELP = """Lexical (BM25) search: exact words first, then their stems in the query's languages.
 
     A word starting with a single dash is a negated term (`-staging`), but one letter
     (`-l`) is an option, and an unknown option is an error; words after `--` are all
@@ -290,52 +306,7 @@ def search(
     matched), 1 no match (the empty result is still printed) or bad input, 2 runtime
     error, 3 daemon not running (with --no-autostart).
     """
-    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(
-        commands.search(
-            " ".join(query),
-            limit,
-            min_score,
-            collection or [],
-            fmt,
-            False if no_autostart else None,
-            wait,
-            _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang, sender),
-            per_doc,
-        )
-    )
-
-
-@app.command()
-def vsearch(
-    query: Annotated[list[str], typer.Argument(help="What you are looking for, in your own words.")],
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
-    min_score: Annotated[
-        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results below this similarity (0-1).")
-    ] = 0.0,
-    collection: CollectionOpt = None,
-    format: FormatOpt = None,
-    human: HumanOpt = False,
-    tag: TagOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    path: PathOpt = None,
-    lang: LangOpt = None,
-    sender: FromOpt = None,
-    json_: JsonOpt = False,
-    jsonl: JsonlOpt = False,
-    files: FilesOpt = False,
-    null: NullOpt = False,
-    csv: CsvOpt = False,
-    md: MdOpt = False,
-    xml: XmlOpt = False,
-    vimgrep: VimgrepOpt = False,
-    color: ColorOpt = Color.auto,
-    no_pager: NoPagerOpt = False,
-    no_autostart: NoAutostartOpt = False,
-) -> None:
-    """Vector (semantic) search: documents whose meaning is nearest to the query.
+VSEARCH_HELP = """Vector (semantic) search: documents whose meaning is nearest to the query.
 
     Uses the embedding model's vectors of every chunk (see `gnoctl embed`, `gnoctl
     models`); each document is scored by its best chunk, shown as the snippet. Score is
@@ -343,57 +314,27 @@ def vsearch(
     Exit: 0 ok (something matched), 1 no match or bad input, 2 no vectors or model
     unavailable (see `gnoctl doctor`), 3 daemon not running.
     """
-    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(
-        commands.vsearch(
-            " ".join(query),
-            limit,
-            min_score,
-            collection or [],
-            fmt,
-            False if no_autostart else None,
-            _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang, sender),
-        )
-    )
-
-
-@app.command()
-def similar(
-    ref: Annotated[
-        str, typer.Argument(help="A document: collection/path, gno://collection/path, an absolute path or #docid.")
-    ],
-    limit: Annotated[int, typer.Option("-n", "--limit", min=1, max=1000, help="Number of results.")] = 10,
-    collection: CollectionOpt = None,
-    tag: TagOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    path: PathOpt = None,
-    lang: LangOpt = None,
-    sender: FromOpt = None,
-    json_: JsonOpt = False,
-    files: FilesOpt = False,
-    csv: CsvOpt = False,
-    md: MdOpt = False,
-    xml: XmlOpt = False,
-    no_autostart: NoAutostartOpt = False,
-) -> None:
-    """Documents like REF: nearest by meaning when it has vectors, else found by its
+SIMILAR_HELP = """Documents like REF: nearest by meaning when it has vectors, else found by its
     most informative words (rare in the index, frequent in it); `method` says which.
 
     The document itself and identical copies are left out. Exit: 0 ok, 1 bad input
     (NOT_FOUND when REF is not indexed), 2 runtime error, 3 daemon not running.
     """
-    _exit(
-        commands.similar(
-            ref,
-            limit,
-            collection or [],
-            _fmt(json_, files, csv, md, xml),
-            False if no_autostart else None,
-            _filters(tag, since, until, path, lang, sender),
-        )
-    )
+_spec_command("search", _RESULTS, SEARCH_HELP, _results("search"))
+_spec_command("vsearch", _RESULTS, VSEARCH_HELP, _results("vsearch"))
+_spec_command(
+    "similar",
+    _client(
+        ("json_", JsonOpt, False),
+        ("files", FilesOpt, False),
+        ("csv", CsvOpt, False),
+        ("md", MdOpt, False),
+        ("xml", XmlOpt, False),
+        _AUTOSTART,
+    ),
+    SIMILAR_HELP,
+    lambda p, c: commands.similar(p, _fmt(c["json_"], c["files"], c["csv"], c["md"], c["xml"]), _autostart(c)),
+)
 
 
 BenchMode = Enum("BenchMode", {m: m for m in BENCH_MODES}, type=str)  # type: ignore[misc]
@@ -426,89 +367,7 @@ def bench(
     )
 
 
-class Mode(str, Enum):
-    standard = "standard"
-    deep = "deep"
-
-
-ModeOpt = Annotated[
-    Mode,
-    typer.Option(
-        "--mode",
-        help="standard: fast, up to 32 results; deep: a bigger pool, up to 100 results, needs at least 2 keywords.",
-    ),
-]
-NoExpandOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-expand",
-        help="Do not generate query variants with the LLM (they are skipped anyway when BM25 is confident).",
-    ),
-]
-NoRerankOpt = Annotated[bool, typer.Option("--no-rerank", help="Keep the fused order; do not run the cross-encoder.")]
-
-
-@app.command()
-def query(
-    query: Annotated[list[str], typer.Argument(help="What you are looking for: keywords or a question.")],
-    limit: Annotated[
-        int,
-        typer.Option(
-            "-n", "--limit", min=1, max=1000, help="Number of results (at most 32 in standard mode, 100 in deep)."
-        ),
-    ] = 10,
-    mode: ModeOpt = Mode.standard,
-    min_score: Annotated[
-        float, typer.Option("--min-score", min=0.0, max=1.0, help="Drop results below this final score.")
-    ] = 0.0,
-    collection: CollectionOpt = None,
-    tag: TagOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    path: PathOpt = None,
-    lang: LangOpt = None,
-    sender: FromOpt = None,
-    no_expand: NoExpandOpt = False,
-    no_rerank: NoRerankOpt = False,
-    explain: Annotated[
-        bool,
-        typer.Option(
-            "--explain",
-            help="Show how each score was made: lists, fusion, reranker, blend, floors; and each stage's time.",
-        ),
-    ] = False,
-    lex: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--lex",
-            metavar="KEYWORDS",
-            help="Your own keyword variant, searched with BM25 (repeatable; with --vec/--hyde instead of the LLM's).",
-        ),
-    ] = None,
-    vec: Annotated[
-        Optional[list[str]],
-        typer.Option("--vec", metavar="TEXT", help="Your own rephrasing, searched by meaning (repeatable)."),
-    ] = None,
-    hyde: Annotated[
-        Optional[str],
-        typer.Option("--hyde", metavar="TEXT", help="A passage that would answer the query, searched by meaning."),
-    ] = None,
-    wait: WaitOpt = 0.0,
-    format: FormatOpt = None,
-    human: HumanOpt = False,
-    json_: JsonOpt = False,
-    jsonl: JsonlOpt = False,
-    files: FilesOpt = False,
-    null: NullOpt = False,
-    csv: CsvOpt = False,
-    md: MdOpt = False,
-    xml: XmlOpt = False,
-    vimgrep: VimgrepOpt = False,
-    color: ColorOpt = Color.auto,
-    no_pager: NoPagerOpt = False,
-    no_autostart: NoAutostartOpt = False,
-) -> None:
-    """Hybrid search: BM25 and vectors, LLM query variants, fused and reranked.
+QUERY_HELP = """Hybrid search: BM25 and vectors, LLM query variants, fused and reranked.
 
     The best documents for the query, each with its best passage (or the whole
     document when it is short and clearly relevant). A confident BM25 match skips
@@ -522,64 +381,7 @@ def query(
     with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
     running (with --no-autostart).
     """
-    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, vimgrep=vimgrep, format=format)
-    _exit(
-        commands.query(
-            " ".join(query),
-            limit,
-            mode.value,
-            min_score,
-            collection or [],
-            not no_expand,
-            not no_rerank,
-            explain,
-            fmt,
-            False if no_autostart else None,
-            wait,
-            _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang, sender),
-            commands.variants(lex or [], vec or [], hyde),
-        )
-    )
-
-
-@app.command()
-def ask(
-    question: Annotated[list[str], typer.Argument(help="A question about your documents.")],
-    sources: Annotated[
-        int, typer.Option("-n", "--sources", min=1, max=10, help="Most sources given to the model.")
-    ] = 5,
-    mode: ModeOpt = Mode.standard,
-    collection: CollectionOpt = None,
-    tag: TagOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    path: PathOpt = None,
-    lang: LangOpt = None,
-    sender: FromOpt = None,
-    no_expand: NoExpandOpt = False,
-    no_rerank: NoRerankOpt = False,
-    no_answer: Annotated[
-        bool, typer.Option("--no-answer", help="Only find the sources; generate nothing (no generate model needed).")
-    ] = False,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=16, max=4096, help="Longest answer, in tokens.")] = 512,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Also show how the sources were retrieved (as `query --explain`).")
-    ] = False,
-    format: FormatOpt = None,
-    human: HumanOpt = False,
-    json_: JsonOpt = False,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one source per line.")] = False,
-    files: Annotated[bool, typer.Option("--files", help="The cited sources' absolute paths.")] = False,
-    null: NullOpt = False,
-    csv: Annotated[bool, typer.Option("--csv", help="The sources as CSV with a header row.")] = False,
-    md: Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")] = False,
-    xml: XmlOpt = False,
-    color: ColorOpt = Color.auto,
-    no_pager: NoPagerOpt = False,
-    no_autostart: NoAutostartOpt = False,
-) -> None:
-    """Answer a question from your documents, citing them as [1], [2]…
+ASK_HELP = """Answer a question from your documents, citing them as [1], [2]…
 
     Retrieves as `gnoctl query` does, then the generate model answers from the best
     sources only. On a terminal the answer streams as it is written; the final text,
@@ -590,26 +392,36 @@ def ask(
     `gnoctl doctor`; --no-answer needs none) or another runtime error, 3 daemon not
     running (with --no-autostart).
     """
-    fmt = _fmt(json_, files, csv, md, xml, human=human, jsonl=jsonl, format=format)
+_spec_command("query", _RESULTS, QUERY_HELP, _results("query"))
+
+
+def _ask(p: dict, c: dict) -> int:
+    fmt = _fmt(
+        c["json_"], c["files"], c["csv"], c["md"], c["xml"], human=c["human"], jsonl=c["jsonl"], format=c["format"]
+    )
     if fmt == "vimgrep":
         raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
-    _exit(
-        commands.ask(
-            " ".join(question),
-            sources,
-            mode.value,
-            collection or [],
-            not no_expand,
-            not no_rerank,
-            not no_answer,
-            max_tokens,
-            explain,
-            fmt,
-            False if no_autostart else None,
-            _view(fmt, color, no_pager, null),
-            _filters(tag, since, until, path, lang, sender),
-        )
-    )
+    return commands.ask(p, fmt, _autostart(c), _view(fmt, c["color"], c["no_pager"], c["null"]))
+
+
+_spec_command(
+    "ask",
+    _client(
+        ("format", FormatOpt, None),
+        ("human", HumanOpt, False),
+        ("json_", JsonOpt, False),
+        ("jsonl", Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one source per line.")], False),
+        ("files", Annotated[bool, typer.Option("--files", help="The cited sources' absolute paths.")], False),
+        ("null", NullOpt, False),
+        ("csv", Annotated[bool, typer.Option("--csv", help="The sources as CSV with a header row.")], False),
+        ("md", Annotated[bool, typer.Option("--md", help="The answer and a Markdown table of its sources.")], False),
+        ("xml", XmlOpt, False),
+        *_TERMINAL,
+        _AUTOSTART,
+    ),
+    ASK_HELP,
+    _ask,
+)
 
 
 @app.command()
@@ -684,21 +496,15 @@ def models_clear(
     _exit(commands.models_clear(uri, _fmt(json_, human=human)))
 
 
-@app.command()
-def get(
-    ref: Annotated[
-        str, typer.Argument(help="collection/path[:line], gno://collection/path, an absolute path or #docid.")
-    ],
-    from_line: Annotated[Optional[int], typer.Option("--from-line", min=1, help="First line to print.")] = None,
-    lines: Annotated[Optional[int], typer.Option("-l", "--lines", min=1, help="Number of lines.")] = None,
-    json_: JsonOpt = False,
-    human: HumanOpt = False,
-    no_autostart: NoAutostartOpt = False,
-    no_pager: NoPagerOpt = False,
-) -> None:
-    """Print one indexed document (its canonical Markdown), whole or a line range."""
-    fmt = _fmt(json_, human=human)
-    _exit(commands.get(ref, from_line, lines, fmt, False if no_autostart else None, _view(fmt, no_pager=no_pager)))
+GET_HELP = """Print one indexed document (its canonical Markdown), whole or a line range."""
+_spec_command(
+    "get",
+    _client(("json_", JsonOpt, False), ("human", HumanOpt, False), _AUTOSTART, ("no_pager", NoPagerOpt, False)),
+    GET_HELP,
+    lambda p, c: commands.get(
+        p, _fmt(c["json_"], human=c["human"]), _autostart(c), _view(None, no_pager=c["no_pager"])
+    ),
+)
 
 
 @app.command("multi-get")

@@ -50,60 +50,29 @@ def _run(fmt: str | None, fn) -> int:
         return 0
 
 
-def _retrieve(
-    method: str,
-    params: dict,
-    render,
-    fmt: str | None,
-    autostart: bool | None,
-    wait_s: float = 0.0,
-    view: View | None = None,
+# The search-like commands' renderers, by method.
+RENDER = {"search": hits.search_text, "vsearch": hits.vsearch_text, "query": hits.query_text}
+
+
+def retrieve(
+    method: str, params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None
 ) -> int:
-    """One search-like call (search, vsearch, query): refuse an empty query, call, render,
-    print; exit 0 with hits and EXIT_NO_MATCH without (the empty result is still printed)."""
+    """One search-like call (search, vsearch, query) with its params (gnoctl.args.params):
+    refuse an empty query, call, render, print; exit 0 with hits and EXIT_NO_MATCH
+    without (the empty result is still printed)."""
     view = view or View()
 
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = Client(autostart=autostart).call(method, {**params, "wait_s": wait_s} if wait_s else params)
-        view.emit(render(result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
+        result = Client(autostart=autostart).call(method, params)
+        view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
 
 
-def search(
-    query: str,
-    limit: int,
-    min_score: float,
-    collections: list[str],
-    fmt: str | None,
-    autostart: bool | None = None,
-    wait_s: float = 0.0,
-    view: View | None = None,
-    filters: dict | None = None,
-    per_doc: int = 1,
-) -> int:
-    params = {
-        "query": query,
-        "limit": limit,
-        "min_score": min_score,
-        "collections": collections,
-        **({"filters": filters} if filters else {}),
-        **({"per_doc": per_doc} if per_doc > 1 else {}),
-    }
-    return _retrieve("search", params, hits.search_text, fmt, autostart, wait_s, view)
-
-
-def get(
-    ref: str,
-    from_line: int | None,
-    lines: int | None,
-    fmt: str | None,
-    autostart: bool | None = None,
-    view: View | None = None,
-) -> int:
+def get(params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None) -> int:
     from gnoctl.output.documents import write_document
 
     # The document itself is the useful default even in a pipe (`gnoctl get x > x.md`).
@@ -111,11 +80,6 @@ def get(
     view = view or View()
 
     def go(fmt: str) -> int:
-        params: dict[str, object] = {"ref": ref}
-        if from_line is not None:
-            params["from_line"] = from_line
-        if lines is not None:
-            params["lines"] = lines
         write_document(Client(autostart=autostart).call("get", params), fmt, view)
         return 0
 
@@ -485,76 +449,10 @@ def mcp_status(name: str, fmt: str | None) -> int:
 # --- vectors and models ------------------------------------------------------------------
 
 
-def vsearch(
-    query: str,
-    limit: int,
-    min_score: float,
-    collections: list[str],
-    fmt: str | None,
-    autostart: bool | None = None,
-    view: View | None = None,
-    filters: dict | None = None,
-) -> int:
-    params = {
-        "query": query,
-        "limit": limit,
-        "min_score": min_score,
-        "collections": collections,
-        **({"filters": filters} if filters else {}),
-    }
-    return _retrieve("vsearch", params, hits.vsearch_text, fmt, autostart, 0.0, view)
-
-
-def variants(lexical: list[str], semantic: list[str], hyde: str | None) -> dict | None:
-    """`--lex`/`--vec`/`--hyde` as the protocol's `variants` (none given: the generator's)."""
-    if not (lexical or semantic or hyde):
-        return None
-    return {"lexical": lexical, "semantic": semantic, **({"hyde": hyde} if hyde else {})}
-
-
-def query(
-    query: str,
-    limit: int,
-    mode: str,
-    min_score: float,
-    collections: list[str],
-    expand: bool,
-    rerank: bool,
-    explain: bool,
-    fmt: str | None,
-    autostart: bool | None = None,
-    wait_s: float = 0.0,
-    view: View | None = None,
-    filters: dict | None = None,
-    variants: dict | None = None,
-) -> int:
-    params = {
-        "query": query,
-        "limit": limit,
-        "mode": mode,
-        "min_score": min_score,
-        "collections": collections,
-        "expand": expand,
-        "rerank": rerank,
-        "explain": explain,
-        **({"filters": filters} if filters else {}),
-        **({"variants": variants} if variants else {}),
-    }
-    return _retrieve("query", params, hits.query_text, fmt, autostart, wait_s, view)
-
-
-def similar(
-    ref: str,
-    limit: int,
-    collections: list[str],
-    fmt: str | None,
-    autostart: bool | None = None,
-    filters: dict | None = None,
-) -> int:
+def similar(params: dict, fmt: str | None, autostart: bool | None = None) -> int:
     """Documents like REF; rendered as search results (the query line names the document)."""
 
     def go(fmt: str) -> int:
-        params = {"ref": ref, "limit": limit, "collections": collections, **({"filters": filters} if filters else {})}
         view = View()
         out = hits.similar_text(
             Client(autostart=autostart).call("similar", params),
@@ -586,45 +484,18 @@ def bench(fixture_path: str, modes: list[str], k: int, fmt: str | None, autostar
     return _run(fmt, go)
 
 
-def ask(
-    question: str,
-    sources: int,
-    mode: str,
-    collections: list[str],
-    expand: bool,
-    rerank: bool,
-    answer: bool,
-    max_tokens: int,
-    explain: bool,
-    fmt: str | None,
-    autostart: bool | None = None,
-    view: View | None = None,
-    filters: dict | None = None,
-) -> int:
+def ask(params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None) -> int:
     from gnoctl.output.answer import AnswerStream, ask_text
 
     view = view or View()
 
     def go(fmt: str) -> int:
-        if not question.strip():
+        if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty question: ask something")
         # Tokens are a preview for a person watching stderr; JSON and pipes get the final result only.
-        stream = AnswerStream(answer and fmt != "json" and sys.stderr.isatty())
-        params = {
-            "query": question,
-            "sources": sources,
-            "mode": mode,
-            "collections": collections,
-            "expand": expand,
-            "rerank": rerank,
-            "answer": answer,
-            "stream": stream.enabled,
-            "max_tokens": max_tokens,
-            "explain": explain,
-            **({"filters": filters} if filters else {}),
-        }
+        stream = AnswerStream(params.get("answer", True) and fmt != "json" and sys.stderr.isatty())
         try:
-            result = Client(autostart=autostart).call("ask", params, on_notify=stream)
+            result = Client(autostart=autostart).call("ask", {**params, "stream": stream.enabled}, on_notify=stream)
         finally:
             stream.clear()
         view.emit(ask_text(result, fmt, view.color(), view.null), fmt)

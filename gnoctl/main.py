@@ -10,67 +10,27 @@ from __future__ import annotations
 
 import sys
 
-from gnoctl.args import FAST_OPTIONS, FILTERS, Fallback, parse_fast
+from gnoctl.args import FAST_OPTIONS, Fallback, out_of_range, params, parse_fast
 
 
 def _fast(argv: list[str]) -> int | None:
+    command = argv[0]
     try:
-        opts, words = parse_fast(argv[0], argv[1:])
+        opts, words = parse_fast(command, argv[1:])
     except Fallback:
+        return None
+    # Values out of range, or the wrong number of words, go to typer, which says what is wrong.
+    if out_of_range(command, opts, words) or (opts.get("null") and opts.get("format") != "files"):
         return None
     from gnoctl import commands
     from gnoctl.output.common import View
 
     autostart = False if opts.get("no_autostart") else None
-    if argv[0] == "get":
-        if len(words) != 1:
-            return None
-        return commands.get(
-            words[0],
-            opts.get("from_line"),
-            opts.get("lines"),
-            opts.get("format"),
-            autostart,
-            View(pager=not opts.get("no_pager")),
-        )
-    limit, score = opts.get("limit", 10), opts.get("min_score", 0.0)
-    wait_s, mode, per_doc = opts.get("wait_s", 0.0), opts.get("mode", "standard"), opts.get("per_doc", 1)
-    fmt = opts.get("format")
-    # Out-of-range values go to typer, which says what the range is.
-    if (
-        not words
-        or not 1 <= limit <= 1000
-        or not 0.0 <= score <= 1.0
-        or not 0.0 <= wait_s <= 600.0
-        or mode not in ("standard", "deep")
-        or not 1 <= per_doc <= 10
-        or (opts.get("null") and fmt != "files")
-    ):
-        return None
+    p = params(command, opts, words)
+    if command == "get":
+        return commands.get(p, opts.get("format"), autostart, View(pager=not opts.get("no_pager")))
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
-    query, cols = " ".join(words), opts["collections"]
-    filters = {k: opts[k] for k in FILTERS if opts.get(k)}
-    if argv[0] == "search":
-        return commands.search(query, limit, score, cols, fmt, autostart, wait_s, view, filters, per_doc)
-    if argv[0] == "vsearch":
-        return commands.vsearch(query, limit, score, cols, fmt, autostart, view, filters)
-    variants = commands.variants(opts.get("lexical", []), opts.get("semantic", []), opts.get("hyde"))
-    return commands.query(
-        query,
-        limit,
-        mode,
-        score,
-        cols,
-        not opts.get("no_expand"),
-        not opts.get("no_rerank"),
-        bool(opts.get("explain")),
-        fmt,
-        autostart,
-        wait_s,
-        view,
-        filters,
-        variants,
-    )
+    return commands.retrieve(command, p, opts.get("format"), autostart, view)
 
 
 def main(argv: list[str] | None = None, leave: bool = False) -> int:

@@ -39,6 +39,35 @@ class Params(Struct, forbid_unknown_fields=True, kw_only=True):
     """Base for all params: unknown fields are a client bug worth reporting."""
 
 
+def cli(*flags: str, help: str, metavar: str | None = None, complete: str | None = None, words: bool = False) -> Meta:
+    """A params field as gnoctl's command of the method's name spells it: its flags (none:
+    the command's argument; `words`: all its words, joined by spaces), help and metavar;
+    `complete` names a shell completion. The JSON Schemas do not show it:
+    scripts/gen_schemas.py writes gnoctl/spec.py from it, and gnoctl's fast parser, typer
+    options and range checks all come from that."""
+    extra = {"cli": flags, "help": help, "metavar": metavar, "complete": complete, "words": words}
+    return Meta(extra=extra)
+
+
+# A params field holding a Struct whose fields are options of the command too.
+NESTED = Meta(extra={"cli_nested": True})
+COLLECTION = cli("-c", "--collection", help="Only this collection (repeatable).", complete="collections")
+WAIT = cli(
+    "--wait",
+    metavar="SECONDS",
+    help="First wait up to SECONDS for changes the watcher has seen "
+    "to be indexed (read-your-writes after saving a file).",
+)
+MODE = cli(
+    "--mode",
+    help="standard: fast, up to 32 results; deep: a bigger pool, up to 100 results, needs at least 2 keywords.",
+)
+NO_EXPAND = cli(
+    "--no-expand", help="Do not generate query variants with the LLM (they are skipped anyway when BM25 is confident)."
+)
+NO_RERANK = cli("--no-rerank", help="Keep the fused order; do not run the cross-encoder.")
+
+
 # --- params --------------------------------------------------------------------------
 
 
@@ -84,75 +113,157 @@ class Filters(Params):
     """Which documents a search may return; applied inside the index query, so `limit`
     results still come back when that many documents pass (see docs/protocol.md)."""
 
-    tags: list[str] = []  # every one among the document's frontmatter tags (case-insensitive)
-    since: IsoDate | None = None  # the document's date (frontmatter `date`, else mtime, UTC) ≥
-    until: IsoDate | None = None  # the document's date ≤
-    path: str | None = None  # glob over the path inside its collection (`*` spans `/`)
-    lang: str | None = None  # the document's language: a Snowball name or an ISO code
+    # Every one among the document's frontmatter tags (case-insensitive).
+    tags: Annotated[
+        list[str], cli("--tag", help="Only documents with this frontmatter tag (repeatable: all of them).")
+    ] = []
+    # The document's date (frontmatter `date`, else mtime, UTC) ≥
+    since: (
+        Annotated[
+            IsoDate,
+            cli(
+                "--since",
+                metavar="YYYY-MM-DD",
+                help="Only documents dated on or after this day "
+                "(frontmatter `date`, else the file's modification time).",
+            ),
+        ]
+        | None
+    ) = None
+    # The document's date ≤
+    until: (
+        Annotated[IsoDate, cli("--until", metavar="YYYY-MM-DD", help="Only documents dated on or before this day.")]
+        | None
+    ) = None
+    # Glob over the path inside its collection (`*` spans `/`).
+    path: (
+        Annotated[
+            str,
+            cli(
+                "--path",
+                metavar="GLOB",
+                help="Only documents whose path inside its collection matches GLOB (`*` spans folders).",
+            ),
+        ]
+        | None
+    ) = None
+    # The document's language: a Snowball name or an ISO code.
+    lang: Annotated[str, cli("--lang", help="Only documents in this language (de, german, …).")] | None = None
     # Part of the frontmatter `from` (a message's sender, "Name <address>"), in any case.
-    sender: str | None = msgspec.field(default=None, name="from")
+    sender: (
+        Annotated[
+            str,
+            cli(
+                "--from",
+                metavar="SENDER",
+                help="Only messages whose sender holds SENDER, in any case (an address, a domain, a name).",
+            ),
+        ]
+        | None
+    ) = msgspec.field(default=None, name="from")
 
 
 class SearchParams(Params):
-    query: Annotated[str, Meta(max_length=32_000)]
-    limit: Limit = 10
-    min_score: Score = 0.0
-    collections: list[str] = []
-    filters: Filters = msgspec.field(default_factory=Filters)
+    query: Annotated[str, Meta(max_length=32_000), cli(help='Words, "quoted phrases", -negated terms.', words=True)]
+    limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10
+    min_score: Annotated[Score, cli("--min-score", help="Drop results scoring below this.")] = 0.0
+    collections: Annotated[list[str], COLLECTION] = []
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
     snippets: bool = True
-    per_doc: Annotated[int, Meta(ge=1, le=10)] = 1  # passages (snippets) per document
+    # Passages (snippets) per document.
+    per_doc: Annotated[
+        int,
+        Meta(ge=1, le=10),
+        cli("--per-doc", metavar="N", help="Up to N passages per document (--vimgrep and --csv: a line each)."),
+    ] = 1
     # Wait up to this long for pending changes (watcher) to be indexed before searching.
-    wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
+    wait_s: Annotated[float, Meta(ge=0.0, le=600.0), WAIT] = 0.0
 
 
 class VSearchParams(Params):
-    query: QueryText
-    limit: Limit = 10
-    min_score: Score = 0.0
-    collections: list[str] = []
-    filters: Filters = msgspec.field(default_factory=Filters)
+    query: Annotated[QueryText, cli(help="What you are looking for, in your own words.", words=True)]
+    limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10
+    min_score: Annotated[Score, cli("--min-score", help="Drop results below this similarity (0-1).")] = 0.0
+    collections: Annotated[list[str], COLLECTION] = []
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
 
 
 class Variants(Struct, forbid_unknown_fields=True, kw_only=True):
     """Query variants a client (an agent) wrote itself, used instead of the local generator's."""
 
-    lexical: Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=8)] = []
-    semantic: Annotated[list[Annotated[str, Meta(min_length=1, max_length=1000)]], Meta(max_length=8)] = []
-    hyde: Annotated[str, Meta(min_length=1, max_length=4000)] | None = None
+    lexical: Annotated[
+        list[Annotated[str, Meta(min_length=1, max_length=200)]],
+        Meta(max_length=8),
+        cli(
+            "--lex",
+            metavar="KEYWORDS",
+            help="Your own keyword variant, searched with BM25 (repeatable; with --vec/--hyde instead of the LLM's).",
+        ),
+    ] = []
+    semantic: Annotated[
+        list[Annotated[str, Meta(min_length=1, max_length=1000)]],
+        Meta(max_length=8),
+        cli("--vec", metavar="TEXT", help="Your own rephrasing, searched by meaning (repeatable)."),
+    ] = []
+    hyde: (
+        Annotated[
+            str,
+            Meta(min_length=1, max_length=4000),
+            cli("--hyde", metavar="TEXT", help="A passage that would answer the query, searched by meaning."),
+        ]
+        | None
+    ) = None
 
 
 class QueryParams(Params):
     """Hybrid search (BM25 + vectors + expansion + reranking); see docs/protocol.md."""
 
-    query: QueryText
-    limit: Limit = 10  # capped at the mode's maximum (standard 32, deep 100)
-    mode: Literal["standard", "deep"] = "standard"
-    min_score: Score = 0.0
-    collections: list[str] = []
-    filters: Filters = msgspec.field(default_factory=Filters)
-    expand: bool = True  # LLM query expansion (skipped anyway on a strong BM25 signal)
-    rerank: bool = True  # cross-encoder reranking of the top candidates
-    explain: bool = False  # per-hit and per-query breakdown (QueryExplain)
-    wait_s: Annotated[float, Meta(ge=0.0, le=600.0)] = 0.0
-    variants: Variants | None = None  # given: used as the expansion, no generator runs
+    query: Annotated[QueryText, cli(help="What you are looking for: keywords or a question.", words=True)]
+    # Capped at the mode's maximum (standard 32, deep 100).
+    limit: Annotated[
+        Limit, cli("-n", "--limit", help="Number of results (at most 32 in standard mode, 100 in deep).")
+    ] = 10
+    mode: Annotated[Literal["standard", "deep"], MODE] = "standard"
+    min_score: Annotated[Score, cli("--min-score", help="Drop results below this final score.")] = 0.0
+    collections: Annotated[list[str], COLLECTION] = []
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
+    # LLM query expansion (skipped anyway on a strong BM25 signal).
+    expand: Annotated[bool, NO_EXPAND] = True
+    rerank: Annotated[bool, NO_RERANK] = True  # cross-encoder reranking of the top candidates
+    # Per-hit and per-query breakdown (QueryExplain).
+    explain: Annotated[
+        bool,
+        cli(
+            "--explain",
+            help="Show how each score was made: lists, fusion, reranker, blend, floors; and each stage's time.",
+        ),
+    ] = False
+    wait_s: Annotated[float, Meta(ge=0.0, le=600.0), WAIT] = 0.0
+    variants: Annotated[Variants, NESTED] | None = None  # given: used as the expansion, no generator runs
 
 
 class AskParams(Params):
     """Retrieve, then answer from the sources with citations [1], [2]…"""
 
     # The question goes into the generator's prompt beside the sources: a question, not a page.
-    query: Annotated[str, Meta(min_length=1, max_length=2000)]
-    sources: Annotated[int, Meta(ge=1, le=10)] = 5  # most sources given to the generator
-    mode: Literal["standard", "deep"] = "standard"
-    collections: list[str] = []
-    filters: Filters = msgspec.field(default_factory=Filters)
-    expand: bool = True
-    rerank: bool = True
-    answer: bool = True  # False: return the selected sources only
+    query: Annotated[str, Meta(min_length=1, max_length=2000), cli(help="A question about your documents.", words=True)]
+    # Most sources given to the generator.
+    sources: Annotated[int, Meta(ge=1, le=10), cli("-n", "--sources", help="Most sources given to the model.")] = 5
+    mode: Annotated[Literal["standard", "deep"], MODE] = "standard"
+    collections: Annotated[list[str], COLLECTION] = []
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
+    expand: Annotated[bool, NO_EXPAND] = True
+    rerank: Annotated[bool, NO_RERANK] = True
+    # False: return the selected sources only.
+    answer: Annotated[
+        bool, cli("--no-answer", help="Only find the sources; generate nothing (no generate model needed).")
+    ] = True
     variants: Variants | None = None  # as in `query`
     stream: bool = True  # send the answer as `token` notifications while it is generated
-    max_tokens: Annotated[int, Meta(ge=16, le=4096)] = 512
-    explain: bool = False
+    max_tokens: Annotated[int, Meta(ge=16, le=4096), cli("--max-tokens", help="Longest answer, in tokens.")] = 512
+    explain: Annotated[
+        bool, cli("--explain", help="Also show how the sources were retrieved (as `query --explain`).")
+    ] = False
 
 
 class EmbedParams(Params):
@@ -181,9 +292,13 @@ class ModelClearParams(Params):
 
 
 class GetParams(Params):
-    ref: Annotated[str, Meta(min_length=1)]
-    from_line: Annotated[int, Meta(ge=1)] | None = None
-    lines: Annotated[int, Meta(ge=1)] | None = None
+    ref: Annotated[
+        str,
+        Meta(min_length=1),
+        cli(help="collection/path[:line], gno://collection/path, an absolute path or #docid."),
+    ]
+    from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None
+    lines: Annotated[int, Meta(ge=1), cli("-l", "--lines", help="Number of lines.")] | None = None
 
 
 class MultiGetParams(Params):
@@ -202,10 +317,15 @@ class LsParams(Params):
 class SimilarParams(Params):
     """Documents like a given one: by its vectors when it has them, else by its rarest words."""
 
-    ref: Annotated[str, Meta(min_length=1)]  # as `get`: collection/path, gno://…, an absolute path, #docid
-    limit: Limit = 10
-    collections: list[str] = []
-    filters: Filters = msgspec.field(default_factory=Filters)
+    # As `get`: collection/path, gno://…, an absolute path, #docid.
+    ref: Annotated[
+        str,
+        Meta(min_length=1),
+        cli(help="A document: collection/path, gno://collection/path, an absolute path or #docid."),
+    ]
+    limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10
+    collections: Annotated[list[str], COLLECTION] = []
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
 
 
 class ShutdownParams(Params):

@@ -25,6 +25,7 @@ import typer.main
 
 from gnoctl import cli, commands
 from gnoctl.args import FORMATS
+from gnoctl.main import main
 from gnoctl.output.answer import AnswerStream, ask_text
 from gnoctl.output.hits import query_text
 from gnod import protocol as P
@@ -696,7 +697,8 @@ def fake(monkeypatch, tmp_path_factory):
 
 def test_query_command_sends_every_option(fake, capsys):
     d = fake(make_query())
-    code = commands.query("deploy -staging", 7, "deep", 0.25, ["docs"], False, False, True, "json", wait_s=2.0)
+    argv = ["query", "deploy", "-staging", "-n", "7", "--mode", "deep", "--min-score", "0.25", "-c", "docs"]
+    code = main([*argv, "--no-expand", "--no-rerank", "--explain", "--json", "--wait", "2"])
     assert code == 0
     assert json.loads(capsys.readouterr().out) == make_query()
     req = d.requests[0]
@@ -718,7 +720,7 @@ def test_query_command_sends_every_option(fake, capsys):
 def test_ask_command_streams_tokens_then_prints_the_final_answer(fake, capsys, monkeypatch):
     d = fake(make_ask(), tokens=["Run the release pipeline ", "[2] …"])
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    code = commands.ask("how do I deploy?", 3, "standard", [], True, True, True, 128, False, "human")
+    code = commands.ask({"query": "how do I deploy?", "sources": 3, "max_tokens": 128}, "human")
     assert code == 0
     out, err = capsys.readouterr()
     assert "Run the release pipeline [2] …" in err and err.endswith("\x1b[J")  # streamed, then erased
@@ -731,8 +733,8 @@ def test_ask_command_streams_tokens_then_prints_the_final_answer(fake, capsys, m
 def test_ask_command_does_not_stream_json_or_no_answer(fake, capsys, monkeypatch):
     d = fake(no_answer(), tokens=["never"])
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    assert commands.ask("q", 5, "standard", ["docs"], True, True, False, 512, False, "json") == 0
-    assert commands.ask("q", 5, "standard", ["docs"], True, True, False, 512, False, "files") == 0
+    assert commands.ask({"query": "q", "collections": ["docs"], "answer": False}, "json") == 0
+    assert commands.ask({"query": "q", "collections": ["docs"], "answer": False}, "files") == 0
     out, err = capsys.readouterr()
     assert err == "" and "never" not in out
     assert [r["params"]["stream"] for r in d.requests] == [False, False]
@@ -740,9 +742,9 @@ def test_ask_command_does_not_stream_json_or_no_answer(fake, capsys, monkeypatch
 
 
 def test_empty_query_is_bad_input_without_a_daemon(capsys):
-    assert commands.query("  ", 10, "standard", 0.0, [], True, True, False, "json") == 1
+    assert commands.retrieve("query", {"query": "  "}, "json") == 1
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "INVALID_QUERY"
-    assert commands.ask("", 5, "standard", [], True, True, True, 512, False, "csv") == 1
+    assert commands.ask({"query": ""}, "csv") == 1
     assert "empty question" in capsys.readouterr().err
 
 

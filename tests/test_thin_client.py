@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import gnoctl.output
-from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, WORD_COMMANDS, Fallback, parse_fast
+from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, Fallback, parse_fast
 
 HEAVY = [
     "llama_cpp",
@@ -156,23 +156,12 @@ def test_fast_options_match_typer_options(command):
     fast_names = set(FAST_OPTIONS[command])
     assert fast_names - typer_names == set(), "the fast parser knows options typer does not"
     assert typer_names - fast_names == set(), "typer has options the fast parser does not know"
-    # Kinds agree too (judged from the command function's own annotations, which are stable
-    # across typer versions): flags are bools, lists are lists, numbers are numbers.
-    import typing
-
-    import gnoctl.cli
-
-    hints = typing.get_type_hints(getattr(gnoctl.cli, command))
+    # Kinds agree too: flags are flags, lists repeat, numbers are numbers.
     for opt, (_dest, kind) in FAST_OPTIONS[command].items():
-        hint = hints[typer_opts[opt].name]
-        base = (
-            [a for a in typing.get_args(hint) if a is not type(None)][0]
-            if typing.get_origin(hint) is typing.Union
-            else hint
-        )
-        base = typing.get_origin(base) or base
-        expected = {"flag": bool, "int": int, "float": float, "str": str, "list": list}[kind]
-        assert base is expected or (kind == "str" and issubclass(base, str)), (opt, kind, hint)
+        p = typer_opts[opt]
+        assert p.is_flag == (kind == "flag") and p.multiple == (kind == "list"), (opt, kind)
+        if kind in ("int", "float"):
+            assert p.bare_type() == kind, (opt, kind)
 
 
 def test_fast_format_flags_are_typer_search_flags():
@@ -186,99 +175,34 @@ def test_typer_choices_are_the_fast_parsers():
     assert tuple(c.value for c in gnoctl.cli.Color) == COLOR_WHEN
 
 
-def _typer_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
-    """What the typer path makes of `args` (no command is run), in the fast parser's shape.
+def _handed(monkeypatch, path: str, argv: list[str]):
+    """What one path (`fast`: gnoctl.main's parser; `typer`: gnoctl.cli) hands the command
+    for `argv`: (method, params, format, autostart, color, pager, null), or "fallback"
+    (the fast parser leaves it to typer), or "error" (typer refuses it: exit 1)."""
+    from gnoctl import cli, commands, main
 
-    As gnoctl.cli.run does, typer is handed the command line split by the command's own
-    options (options, then `--`, then the query words).
-    """
-    from gnoctl.cli import split_words
+    seen = []
 
-    cmd = _typer_command(command)
-    options, words = split_words(cmd, list(args), command in WORD_COMMANDS)
-    try:
-        ctx = cmd.make_context(command, [*options, "--", *words])
-    except Exception as e:  # click's usage errors (typer vendors click: no isinstance)
-        return f"error: {type(e).__name__}"
-    p = ctx.params
-    fmt = (
-        p["format"].value
-        if p.get("format")
-        else next((f for f in FORMATS if p.get(f + "_" if f == "json" else f)), None)
-    )
-    # Terminal options, as the fast parser records them: only when given.
-    view = {
-        k: v
-        for k, v in (
-            ("null", p.get("null")),
-            ("no_pager", p.get("no_pager")),
-            ("color", p["color"].value if p.get("color") else None),
-        )
-        if v and v != "auto"
-    }
-    given = {
-        "tags": p.get("tag"),
-        "since": p.get("since"),
-        "until": p.get("until"),
-        "path": p.get("path"),
-        "lang": p.get("lang"),
-    }
-    filters = {k: (list(v) if k == "tags" else v) for k, v in given.items() if v}
-    if command == "search":
-        opts = {
-            "collections": list(p["collection"] or []),
-            "limit": p["limit"],
-            "min_score": p["min_score"],
-            "format": fmt,
-            "per_doc": p["per_doc"],
-            **view,
-            **filters,
-        }
-        return opts, list(p["query"])
-    if command == "query":
-        opts = {
-            "collections": list(p["collection"] or []),
-            "limit": p["limit"],
-            "min_score": p["min_score"],
-            "mode": p["mode"].value,
-            "no_expand": p["no_expand"],
-            "no_rerank": p["no_rerank"],
-            "explain": p["explain"],
-            "wait_s": p["wait"],
-            "format": fmt,
-            **view,
-            **filters,
-        }
-        return opts, list(p["query"])
-    opts = {"collections": [], "from_line": p["from_line"], "lines": p["lines"], "format": fmt}
-    return opts, [p["ref"]]
+    def record(method: str):
+        def command(*args, **kw):
+            if method == "get":
+                p, fmt, autostart, view = args
+            else:
+                _, p, fmt, autostart, view = args
+            seen.append((method, p, fmt, autostart, view.color_when, view.pager, view.null))
+            return 0
 
+        return command
 
-def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
-    try:
-        opts, words = parse_fast(command, args)
-    except Fallback:
-        return "fallback"
-    opts.pop("no_autostart", None)
-    if command == "search":
-        opts.setdefault("per_doc", 1)
-    if command in ("search", "query"):
-        opts.setdefault("limit", 10)
-        opts.setdefault("min_score", 0.0)
-        if command == "query":
-            for k, v in (
-                ("mode", "standard"),
-                ("no_expand", False),
-                ("no_rerank", False),
-                ("explain", False),
-                ("wait_s", 0.0),
-            ):
-                opts.setdefault(k, v)
-    else:
-        opts.setdefault("from_line", None)
-        opts.setdefault("lines", None)
-    opts.setdefault("format", None)
-    return opts, words
+    monkeypatch.setattr(commands, "retrieve", lambda *a, **kw: record(a[0])(*a, **kw))
+    monkeypatch.setattr(commands, "get", record("get"))
+    if path == "fast":
+        if main._fast(list(argv)) is None:
+            return "fallback"
+    elif cli.run(list(argv)) != 0:
+        return "error"
+    assert len(seen) == 1
+    return seen[0]
 
 
 @pytest.mark.parametrize(
@@ -315,41 +239,88 @@ def _fast_parse(command: str, args: list[str]) -> tuple[dict, list[str]] | str:
         ("get", ["notes/a.md", "--from-line=3", "--lines=2"]),
     ],
 )
-def test_fast_parser_agrees_with_typer(command, args):
-    assert _fast_parse(command, args) == _typer_parse(command, args)
+def test_fast_parser_agrees_with_typer(monkeypatch, command, args):
+    fast = _handed(monkeypatch, "fast", [command, *args])
+    assert fast != "fallback"
+    assert fast == _handed(monkeypatch, "typer", [command, *args])
 
 
 @pytest.mark.parametrize(
-    ("args", "limit", "collections", "words"),
+    ("args", "limit", "query"),
     [
         # Regression: `-n5` used to be the negated word "n5" on the fast path, --limit 5 on typer's.
-        (["deploy", "-n5"], 5, [], ["deploy"]),
+        (["deploy", "-n5"], 5, "deploy"),
         # Only numeric short options take an attached value; `-cnotes` is a negated word.
-        (["deploy", "-cnotes"], 10, [], ["deploy", "-cnotes"]),
+        (["deploy", "-cnotes"], None, "deploy -cnotes"),
     ],
 )
-def test_attached_short_values(args, limit, collections, words):
-    fast = _fast_parse("search", args)
-    assert fast == _typer_parse("search", args)
-    opts, got_words = fast
-    assert (opts["limit"], opts["collections"], got_words) == (limit, collections, words)
+def test_attached_short_values(monkeypatch, args, limit, query):
+    fast = _handed(monkeypatch, "fast", ["search", *args])
+    assert fast == _handed(monkeypatch, "typer", ["search", *args])
+    sent = fast[1]
+    assert (sent.get("limit"), "collections" in sent, sent["query"]) == (limit, False, query)
 
 
 @pytest.mark.parametrize("args", [["deploy", "-production"], ["deploy", "-staging"], ["deploy", "-xy"]])
-def test_typer_keeps_negated_words(args):
+def test_typer_keeps_negated_words(monkeypatch, args):
     # Regression: click used to split `-production` into short options (`-c` took 'tion').
-    typer_side = _typer_parse("search", args)
-    assert typer_side == _fast_parse("search", args)
-    assert typer_side[1] == args
+    typer_side = _handed(monkeypatch, "typer", ["search", *args])
+    assert typer_side == _handed(monkeypatch, "fast", ["search", *args])
+    assert typer_side[1]["query"] == " ".join(args)
 
 
 @pytest.mark.parametrize("args", [["deploy", "-l", "5"], ["deploy", "-x"], ["deploy", "-q3"]])
-def test_one_letter_options_are_options_not_words(args):
+def test_one_letter_options_are_options_not_words(monkeypatch, capsys, args):
     # `gnoctl search deploy -l 5` used to search for "deploy -l 5": an unknown short option
     # is an error on both paths (after `--` it is a word again).
-    assert _fast_parse("search", args) == "fallback"
-    assert _typer_parse("search", args) == "error: NoSuchOption"
-    assert _fast_parse("search", ["deploy", "--", *args[1:]])[1] == args
+    assert _handed(monkeypatch, "fast", ["search", *args]) == "fallback"
+    assert _handed(monkeypatch, "typer", ["search", *args]) == "error"
+    assert "No such option" in capsys.readouterr().err
+    assert _handed(monkeypatch, "fast", ["search", "deploy", "--", *args[1:]])[1]["query"] == " ".join(args)
+
+
+def test_both_paths_send_the_params_the_daemon_takes(monkeypatch):
+    import msgspec
+
+    from gnod.protocol import GetParams, QueryParams
+
+    argv = ["query", "deploy", "-staging", "-n", "5", "--no-expand", "--mode", "deep", "--tag", "ops"]
+    argv += ["--from", "ann@example.org", "--lex", "ship it", "--wait=2", "--json", "--no-autostart"]
+    sent = {
+        "query": "deploy -staging",
+        "limit": 5,
+        "mode": "deep",
+        "filters": {"tags": ["ops"], "from": "ann@example.org"},
+        "expand": False,
+        "wait_s": 2.0,
+        "variants": {"lexical": ["ship it"]},
+    }
+    handed = _handed(monkeypatch, "fast", argv)
+    assert handed == ("query", sent, "json", False, "auto", True, False)
+    assert handed == _handed(monkeypatch, "typer", argv)
+    msgspec.convert(sent, QueryParams)
+    get = _handed(monkeypatch, "fast", ["get", "notes/a.md:3", "-l", "2", "--no-pager"])
+    assert get == ("get", {"ref": "notes/a.md:3", "lines": 2}, None, None, "auto", False, False)
+    msgspec.convert(get[1], GetParams)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "x", "-n", "0"],
+        ["search", "x", "--per-doc", "11"],
+        ["query", "x", "--min-score", "1.5"],
+        ["query", "x", "--mode", "wide"],
+        ["query", "x", "--wait", "601"],
+        ["get", "a.md", "--lines", "0"],
+        ["get", "a.md", "b.md"],
+        ["search"],
+    ],
+)
+def test_out_of_range_values_are_left_to_typer_which_refuses_them(monkeypatch, capsys, argv):
+    assert _handed(monkeypatch, "fast", argv) == "fallback"
+    assert _handed(monkeypatch, "typer", argv) == "error"
+    assert capsys.readouterr().err
 
 
 def test_parse_fast_examples():

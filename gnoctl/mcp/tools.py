@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import msgspec
+
+from gnod.protocol import METHOD_PARAMS
+
 # Longest line of text shown per hit; the full passage is in structuredContent.
 SNIPPET_CHARS = 240
 # Results an agent may ask for in one call (the daemon allows more; a context window does not).
@@ -47,68 +51,60 @@ class ToolSpec:
 # --- argument schemas ---------------------------------------------------------------------------
 
 
-def _query(max_length: int, what: str) -> dict:
-    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": what}
+def _param(method: str, field: str, description: str, **tighter: object) -> dict:
+    """A params field's JSON Schema as gnod/protocol.py declares it (type, range, lengths,
+    default; Optional and nested Structs resolved), with the agent's description and
+    `tighter` bounds overlaid (a context window is a limit too)."""
+    schema = msgspec.json.schema(METHOD_PARAMS[method])
+    defs = schema["$defs"]
+    prop = _resolved(defs[schema["$ref"].rsplit("/", 1)[1]]["properties"][field], defs)
+    return {**prop, **tighter, "description": description}
 
 
-_LIMIT = {
-    "type": "integer",
-    "minimum": 1,
-    "maximum": MAX_RESULTS,
-    "default": 10,
-    "description": "Most results to return.",
-}
-_MIN_SCORE = {
-    "type": "number",
-    "minimum": 0.0,
-    "maximum": 1.0,
-    "default": 0.0,
-    "description": "Drop results scoring below this (scores are in [0, 1]).",
-}
-_COLLECTIONS = {
-    "type": "array",
-    "items": {"type": "string", "minLength": 1, "maxLength": 64},
-    "maxItems": 32,
-    "default": [],
-    "description": "Only these collections (default: all). `ls` or `status` lists them.",
-}
-_MODE = {
-    "type": "string",
-    "enum": ["standard", "deep"],
-    "default": "standard",
-    "description": "`deep` searches a bigger pool (slower; needs at least 2 keywords).",
-}
-_WAIT = {
-    "type": "number",
-    "minimum": 0.0,
-    "maximum": 60.0,
-    "default": 0.0,
-    "description": "First wait up to this many seconds for files saved just now to be indexed.",
-}
-_VARIANTS = {
-    "type": "object",
-    "additionalProperties": False,
-    "description": "Variants you write yourself, used instead of the local LLM's (faster, and the full pipeline "
+def _resolved(prop: dict, defs: dict) -> dict:
+    """`prop` without references, a null alternative or a Struct's title."""
+    if "anyOf" in prop:
+        (prop,) = [p for p in prop["anyOf"] if p.get("type") != "null"]
+    if "$ref" in prop:
+        prop = dict(defs[prop["$ref"].rsplit("/", 1)[1]])
+        prop["properties"] = {k: _resolved(v, defs) for k, v in prop["properties"].items()}
+        for key in ("title", "description", "required"):
+            prop.pop(key, None)
+    return prop
+
+
+def _query(method: str, what: str) -> dict:
+    return _param(method, "query", what, minLength=1)
+
+
+_LIMIT = _param("search", "limit", "Most results to return.", maximum=MAX_RESULTS)
+_MIN_SCORE = _param("search", "min_score", "Drop results scoring below this (scores are in [0, 1]).")
+_COLLECTIONS = _param(
+    "search",
+    "collections",
+    "Only these collections (default: all). `ls` or `status` lists them.",
+    items={"type": "string", "minLength": 1, "maxLength": 64},
+    maxItems=32,
+)
+_MODE = _param("query", "mode", "`deep` searches a bigger pool (slower; needs at least 2 keywords).", type="string")
+_WAIT = _param(
+    "search", "wait_s", "First wait up to this many seconds for files saved just now to be indexed.", maximum=60.0
+)
+_variants = _param(
+    "query",
+    "variants",
+    "Variants you write yourself, used instead of the local LLM's (faster, and the full pipeline "
     "on a machine without a generator). Repeats and past-the-cap items are left out (see notes).",
+)
+_VARIANTS = {
+    **_variants,
     "properties": {
-        "lexical": {
-            "type": "array",
-            "maxItems": 8,
-            "items": {"type": "string", "minLength": 1, "maxLength": 200},
-            "description": "Keyword queries (BM25), e.g. exact names and synonyms; up to 3 are used.",
-        },
-        "semantic": {
-            "type": "array",
-            "maxItems": 8,
-            "items": {"type": "string", "minLength": 1, "maxLength": 1000},
-            "description": "Rephrasings of the query, searched by meaning; up to 3 are used.",
-        },
-        "hyde": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 4000,
-            "description": "A short passage that would answer the query, searched by meaning.",
-        },
+        name: {**_variants["properties"][name], "description": description}
+        for name, description in (
+            ("lexical", "Keyword queries (BM25), e.g. exact names and synonyms; up to 3 are used."),
+            ("semantic", "Rephrasings of the query, searched by meaning; up to 3 are used."),
+            ("hyde", "A short passage that would answer the query, searched by meaning."),
+        )
     },
 }
 _REF = {
@@ -253,7 +249,7 @@ READ_ONLY_TOOLS = [
         'messages or "quoted phrases" (BM25, fast, no models). Use this first for anything literal. '
         "Supports -negated words. Returns uri:line, title, score and the matching line for each hit.",
         {
-            "query": _query(32_000, 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
+            "query": _query("search", 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
             "limit": _LIMIT,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
@@ -269,7 +265,7 @@ READ_ONLY_TOOLS = [
         "Find passages by meaning when the words may differ from the documents' (synonyms, paraphrases, "
         "another language). Needs the embedding model; returns each document's best passage.",
         {
-            "query": _query(32_000, "A description of what you are looking for."),
+            "query": _query("vsearch", "A description of what you are looking for."),
             "limit": _LIMIT,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
@@ -286,7 +282,7 @@ READ_ONLY_TOOLS = [
         "reranked. Slower than `search` (up to seconds). "
         "Returns uri:line, title, score and the best passage of each document.",
         {
-            "query": _query(32_000, "A question or topic, or a pasted passage."),
+            "query": _query("query", "A question or topic, or a pasted passage."),
             "limit": {**_LIMIT, "maximum": 100},
             "mode": _MODE,
             "min_score": _MIN_SCORE,
@@ -311,15 +307,9 @@ READ_ONLY_TOOLS = [
         "answer it). Runs hybrid search, then the local generate model: can take tens of seconds; progress "
         "carries the answer as it is written. Prefer `query` + `get` when you want to read the sources yourself.",
         {
-            "question": _query(2000, "The question."),
-            "query": _query(2000, "The question (the same as `question`, named as the other tools name it)."),
-            "sources": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 10,
-                "default": 5,
-                "description": "Most sources to give the generator.",
-            },
+            "question": _query("ask", "The question."),
+            "query": _query("ask", "The question (the same as `question`, named as the other tools name it)."),
+            "sources": _param("ask", "sources", "Most sources to give the generator."),
             "mode": _MODE,
             "collections": _COLLECTIONS,
             "variants": _VARIANTS,
@@ -328,13 +318,7 @@ READ_ONLY_TOOLS = [
                 "default": True,
                 "description": "false: only select the sources, generate nothing (fast).",
             },
-            "max_tokens": {
-                "type": "integer",
-                "minimum": 16,
-                "maximum": 4096,
-                "default": 512,
-                "description": "Longest answer in tokens.",
-            },
+            "max_tokens": _param("ask", "max_tokens", "Longest answer in tokens."),
         },
         (),
         _ask_text,
