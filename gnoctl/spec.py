@@ -96,6 +96,13 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "metavar": "SENDER",
         },
         {
+            "dest": "snippets",
+            "flags": ("--no-snippets",),
+            "kind": "flag",
+            "default": True,
+            "help": "Leave out the matching lines: faster on big documents (with --files, say).",
+        },
+        {
             "dest": "per_doc",
             "flags": ("--per-doc",),
             "kind": "int",

@@ -169,7 +169,9 @@ class SearchParams(Params):
     min_score: Annotated[Score, cli("--min-score", help="Drop results scoring below this.")] = 0.0
     collections: Annotated[list[str], COLLECTION] = []
     filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
-    snippets: bool = True
+    snippets: Annotated[
+        bool, cli("--no-snippets", help="Leave out the matching lines: faster on big documents (with --files, say).")
+    ] = True
     # Passages (snippets) per document.
     per_doc: Annotated[
         int,

@@ -181,6 +181,17 @@ def test_search_files(indexed):
     assert indexed.corpus.path("guides/deploy.md") in lines
 
 
+def test_search_without_snippets(indexed):
+    with_lines = search(indexed.env, "deploy")
+    bare = search(indexed.env, "deploy", "--no-snippets")
+    assert hit_paths(bare) == hit_paths(with_lines) and with_lines["hits"][0]["snippet"]
+    assert all(h["snippet"] is None and h["snippets"] == [] for h in bare["hits"])
+    files = cli("search", "deploy", "--no-snippets", "--files", env=indexed.env).stdout.splitlines()
+    assert indexed.corpus.path("guides/deploy.md") in files
+    human = cli("search", "deploy", "--no-snippets", "--human", "--no-pager", env=indexed.env).stdout
+    assert "guides/deploy.md" in human
+
+
 def test_search_csv(indexed):
     r = cli("search", "deploy", "--csv", env=indexed.env)
     rows = list(csv.reader(io.StringIO(r.stdout)))
