@@ -350,13 +350,19 @@ class Snippet(Struct):
     matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
 
 
-class SearchHit(Struct):
+class DocumentIdentity(Struct):
+    """Which document a hit or a read is: the fields every client shows and links from
+    (built in one place, server/hits.py `identity`)."""
+
     docid: int
     uri: str  # gno://collection/rel_path
     collection: str
     path: str  # relative to the collection root
     abs_path: str
     title: str
+
+
+class SearchHit(DocumentIdentity):
     score: float  # ranking bm25 / the best hit's, in (0, 1] (docs/protocol.md); not comparable across queries
     bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
@@ -364,13 +370,7 @@ class SearchHit(Struct):
     snippets: list[Snippet] = []  # with per_doc > 1: up to per_doc passages, best first
 
 
-class SimilarHit(Struct):
-    docid: int
-    uri: str
-    collection: str
-    path: str
-    abs_path: str
-    title: str
+class SimilarHit(DocumentIdentity):
     language: str | None
     score: float  # vector: (1 + cos) / 2 of the best chunk; terms: bm25 relative to the best hit
 
@@ -411,13 +411,7 @@ class SearchResult(Struct):
     notes: list[str] = []  # what the search changed about the query (e.g. terms left out)
 
 
-class Document(Struct):
-    docid: int
-    uri: str
-    collection: str
-    path: str
-    abs_path: str
-    title: str
+class Document(DocumentIdentity):
     language: str | None
     metadata: dict[str, Any]
     mirror_hash: str
@@ -621,13 +615,7 @@ class StatusResult(Struct):
     ocr: OcrInfo | None = None
 
 
-class VSearchHit(Struct):
-    docid: int
-    uri: str
-    collection: str
-    path: str
-    abs_path: str
-    title: str
+class VSearchHit(DocumentIdentity):
     score: float  # 1 - cosine distance / 2 = (1 + cos) / 2, in [0, 1]
     cosine: float
     chunk: int  # sequence number of the best-matching chunk
@@ -690,13 +678,7 @@ class HitExplain(Struct):
     rerank_input: RerankInput | None = None
 
 
-class QueryHit(Struct):
-    docid: int
-    uri: str
-    collection: str
-    path: str
-    abs_path: str
-    title: str
+class QueryHit(DocumentIdentity):
     language: str | None
     score: float  # final blended score in [0, 1]
     sources: list[str]  # retrievers that found it: bm25, vector
