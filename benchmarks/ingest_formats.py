@@ -6,8 +6,9 @@ Generates N documents per format (cached under .bench/formats/<format>-<N>/), th
 each format's folder into a fresh collection, --runs times. Prints docs_per_s_<format>=
 (the daemon's own timing, median run; the first run of the first format also starts the
 converter helper) and errors_<format>= (must be 0); png is pages of text read by OCR
-(Tesseract), so docs_per_s_png is pages/s. Then containers: mbox_messages_per_s= for one
-mailbox of --mbox-messages messages, mbox_append_to_searchable_seconds= (a message appended
+(Tesseract), so docs_per_s_png is pages/s. Then containers: mbox_messages_per_s= and
+mbox_mb_per_s= for one mailbox of --mbox-messages messages (mbox_mb= big; past 16 MiB it is
+read in shards), mbox_append_to_searchable_seconds= (a message appended
 until search finds it: the watcher reads the mailbox again and converts that message
 only), archive_mb_per_s= and
 archive_members_per_s= for a zip and a tar.gz of --archive-pages Markdown pages each.
@@ -178,7 +179,13 @@ def containers(d: Daemon, messages: int, pages: int) -> None:
     with tempfile.TemporaryDirectory(dir=CACHE) as folder:  # a copy: the run appends to it
         path = shutil.copy(os.path.join(mailbox(messages), "inbox.mbox"), folder)
         res = d.call("collection.add", {"name": "mbox", "path": folder, "index": True})["collections"][0]
-        emit(mbox_messages=res["added"], mbox_messages_per_s=res["added"] / res["seconds"], errors_mbox=res["errors"])
+        emit(
+            mbox_mb=os.path.getsize(path) / 1e6,
+            mbox_messages=res["added"],
+            mbox_messages_per_s=res["added"] / res["seconds"],
+            mbox_mb_per_s=os.path.getsize(path) / 1e6 / res["seconds"],
+            errors_mbox=res["errors"],
+        )
         late = message(random.Random("late"), messages).replace(b"\n\n", b"\n\nA zanzibar postscript.\n\n", 1)
         t0 = time.perf_counter()
         with open(path, "ab") as f:

@@ -135,6 +135,71 @@ def test_an_mbox_splits_into_messages_numbered_from_one():
         listed("not.mbox", b"just some text\n")
 
 
+def test_a_mailbox_read_a_block_at_a_time_splits_as_one_in_memory(monkeypatch):
+    """message_spans reads SCAN_BLOCK bytes at a time: the messages it finds do not depend
+    on the block size, whatever a block boundary cuts (a From line, a blank line)."""
+    messages = [message(f"m{i}", "line\n" * (i % 7) + ">From quoted\n") for i in range(60)]
+    data = mbox(*messages) + b"From trailing line without its newline"
+    whole = containers.message_spans(memoryview(data).__getitem__, len(data))
+    assert len(whole) == 60
+    for block in (60, 97, 128, 1000):
+        monkeypatch.setattr(containers, "SCAN_BLOCK", block)
+        monkeypatch.setattr(containers, "MAX_FROM_LINE", 50)
+        assert containers.message_spans(memoryview(data).__getitem__, len(data)) == whole, block
+
+
+def test_a_mailbox_bigger_than_a_file_may_be_is_indexed_in_shards(db, tmp_path, monkeypatch):
+    """Past MAILBOX_SHARD_BYTES a mailbox is never read whole: read in shards, each a task,
+    so the size limit of a file (here made small) does not apply to it; the messages are
+    numbered as if it were read whole, and an appended message is the only one prepared."""
+    from gnod.ingest import workers
+
+    monkeypatch.setattr(workers, "MAX_DOCUMENT_BYTES", 4096)
+    monkeypatch.setattr(containers, "MAILBOX_SHARD_BYTES", 1024)
+    monkeypatch.setattr(containers, "SCAN_BLOCK", 700)
+    monkeypatch.setattr(containers, "MAX_FROM_LINE", 100)
+    root = tmp_path / "mail"
+    root.mkdir()
+    box = root / "archive.mbox"
+    box.write_bytes(mbox(*(message(f"Report {i}", f"Quarter {i}: the kiln{i} ran hot.") for i in range(1, 121))))
+    assert box.stat().st_size > 4 * 4096
+    prepared = []
+    real = workers._prepare
+    monkeypatch.setattr(workers, "_prepare", lambda e, *a: prepared.append(e.rel_path) or real(e, *a))
+    s = run(db, root)
+    assert (s.added, s.errors) == (120, 0) and len(prepared) == 120
+    got = paths(db)
+    assert list(got) == sorted(f"archive.mbox!/{i}.eml" for i in range(1, 121))
+    title = db.execute("SELECT title FROM documents WHERE rel_path = 'archive.mbox!/77.eml'").fetchone()[0]
+    assert title == "Report 77"
+    # Appended: only the new message is prepared anew, the others are found unchanged.
+    prepared.clear()
+    with box.open("ab") as f:
+        f.write(mbox(message("Report 121", "The kiln121 is mended.")))
+    s = run(db, root)
+    assert (s.added, s.updated, s.removed) == (1, 0, 0)
+    assert [p for p in prepared if "121" in p] == ["archive.mbox!/121.eml"]
+    # Cut back to its first shard's worth: the rest are removed; emptied of messages, an error.
+    box.write_bytes(mbox(*(message(f"Report {i}", "x") for i in range(1, 11))))
+    s = run(db, root)
+    assert s.removed == 111 and len(paths(db)) == 10
+    box.write_bytes(b"not a mailbox at all\n" * 300)
+    s = run(db, root)
+    assert s.errors == 1 and len(paths(db)) == 10  # what it held stays, beside the error
+    assert dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall()) == {"archive.mbox": "CORRUPT"}
+
+
+def test_the_shards_of_a_mailbox_run_in_the_pool_one_per_batch(monkeypatch):
+    from gnod.ingest.walk import WalkEntry
+    from gnod.ingest.workers import Task, _batches
+
+    e = WalkEntry("a.md", "/x/a.md", 1, 1, 1)
+    plain = [Task(e, None, None) for _ in range(70)]
+    shard = Task(e, None, None, shard=(1, ((0, 10),)))
+    sizes = [len(b) for b in _batches([*plain[:40], shard, shard, *plain[40:]])]
+    assert sizes == [32, 1, 1, 32, 6]
+
+
 def test_kind_and_file_of():
     assert containers.kind("a/b.ZIP") == "archive" and containers.kind("x.tar.gz") == "archive"
     assert containers.kind("x.7z") == "archive"

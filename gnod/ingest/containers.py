@@ -8,7 +8,10 @@ changed container is read again, and of its members only those whose bytes chang
 converted again. The stdlib reads them (zipfile, tarfile; 7z: PyPI py7zr); an archive inside an archive
 is opened too, down to MAX_DEPTH, and the members share one budget against bombs:
 MAX_MEMBERS members, MAX_EXPANDED_BYTES in all, and no member expanding more than
-MAX_RATIO times its compressed size. A mailbox holds at most MAX_MESSAGES messages.
+MAX_RATIO times its compressed size. A mailbox holds at most MAX_MESSAGES messages; one
+bigger than MAILBOX_SHARD_BYTES is never read whole: its messages are found by reading it
+a block at a time, and they are read and prepared in shards of about that size, each a
+task of its own (so a mailbox has no size limit but its number of messages).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import posixpath
 import re
 import tarfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from gnod.config import ARCHIVE_SUFFIXES, MAILBOX_SUFFIXES
 from gnod.ingest.convert import MiB
@@ -30,6 +33,9 @@ MAX_MESSAGES = 1_000_000  # of a mailbox (bounded by the size a file may have: r
 MAX_EXPANDED_BYTES = 256 * MiB  # what one container's documents may hold in memory at once
 MAX_RATIO = 200  # deflate reaches ~1000× only on data made to; real documents stay far below
 MAX_DEPTH = 2  # a zip of zips is opened; a zip inside those is not
+MAILBOX_SHARD_BYTES = 16 * MiB  # a bigger mailbox is read and prepared in shards of about this size
+SCAN_BLOCK = 8 * MiB  # bytes of a mailbox searched for From lines at a time
+MAX_FROM_LINE = 64 * 1024  # a From line this long or longer is not one (a block overlaps the next by this)
 # A message starts at a "From " line at the start of the file or after a blank line.
 _FROM_RE = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\n]*\n")
 _QUOTED_FROM_RE = re.compile(rb"(?m)^>(>*From )")
@@ -72,9 +78,65 @@ def members(rel_path: str, data: bytes) -> Iterator[tuple[str, bytes | IngestFai
     """(path inside, its bytes or why it cannot be read) for each member, in order;
     IngestFailure when the container itself is unreadable or breaks the budget."""
     if kind(rel_path) == "mailbox":
-        yield from _messages(data)
+        spans = message_spans(memoryview(data).__getitem__, len(data))
+        yield from shard_messages(data, 0, (1, tuple(spans)))
     else:
         yield from _archive(rel_path, data, _Budget(), 1)
+
+
+# One shard of a mailbox: the number of its first message, and each message's (body
+# start, end) in the file.
+Shard = tuple[int, tuple[tuple[int, int], ...]]
+
+
+def message_spans(read: Callable[[slice], bytes | memoryview], size: int) -> list[tuple[int, int]]:
+    """(body start, end) of each message of an mbox of `size` bytes, in order: a message
+    starts at a From line at the start of the file or after a blank line, and its body
+    after that line. `read(slice(start, stop))` gives bytes of the mailbox; SCAN_BLOCK
+    of them are read at a time, so a mailbox of any size and one in memory are split
+    alike. IngestFailure when it holds no message, or more than MAX_MESSAGES."""
+    starts: list[tuple[int, int]] = []  # (From line start, body start)
+    lo = 0
+    while lo < size:
+        hi = min(size, lo + SCAN_BLOCK)
+        ctx = min(lo, 4)  # what the blank-line lookbehind reads before the block
+        data = read(slice(lo - ctx, hi))
+        last = len(data) if hi == size else len(data) - MAX_FROM_LINE  # later ones: the next block's
+        for m in _FROM_RE.finditer(data, ctx):
+            if m.start() >= last:
+                break
+            starts.append((lo - ctx + m.start(), lo - ctx + m.end()))
+            if len(starts) > MAX_MESSAGES:  # before any message is converted
+                raise IngestFailure("TOO_LARGE", f"the mailbox holds more than {MAX_MESSAGES:,} messages")
+        lo = size if hi == size else lo - ctx + last
+    if not starts:
+        if bytes(read(slice(0, min(size, SCAN_BLOCK)))).strip():
+            raise IngestFailure("CORRUPT", "not an mbox mailbox (no message starts with a From line)")
+        return []
+    ends = [line for line, _ in starts[1:]] + [size]
+    return [(body, end) for (_, body), end in zip(starts, ends)]
+
+
+def shards(spans: Sequence[tuple[int, int]]) -> list[Shard]:
+    """A big mailbox's messages in shards of about MAILBOX_SHARD_BYTES, numbered from 1."""
+    out: list[Shard] = []
+    first, group = 1, []
+    for span in spans:
+        group.append(span)
+        if span[1] - group[0][0] >= MAILBOX_SHARD_BYTES:
+            out.append((first, tuple(group)))
+            first, group = first + len(group), []
+    if group:
+        out.append((first, tuple(group)))
+    return out
+
+
+def shard_messages(data: bytes, lo: int, shard: Shard) -> Iterator[tuple[str, bytes | IngestFailure]]:
+    """The messages of `shard` as members (`<n>.eml`), `data` being the mailbox's bytes
+    from offset `lo` on."""
+    first, spans = shard
+    for n, (body, end) in enumerate(spans, start=first):
+        yield f"{n}.eml", _QUOTED_FROM_RE.sub(rb"\1", data[body - lo : end - lo])  # mboxrd: ">From " was "From "
 
 
 def _archive(name: str, data: bytes, budget: _Budget, depth: int) -> Iterator[tuple[str, bytes | IngestFailure]]:
@@ -192,16 +254,3 @@ def _sevenzip(container: str, data: bytes, budget: _Budget) -> Iterator[tuple[st
             yield name, IngestFailure("CORRUPT", "archive member longer than its header says")
         else:
             yield name, body
-
-
-def _messages(data: bytes) -> Iterator[tuple[str, bytes | IngestFailure]]:
-    lines = list(_FROM_RE.finditer(data))
-    if not lines:
-        if data.strip():
-            raise IngestFailure("CORRUPT", "not an mbox mailbox (no message starts with a From line)")
-        return
-    if len(lines) > MAX_MESSAGES:  # before any message is converted
-        raise IngestFailure("TOO_LARGE", f"the mailbox holds more than {MAX_MESSAGES:,} messages")
-    ends = [m.start() for m in lines[1:]] + [len(data)]
-    for n, (line, end) in enumerate(zip(lines, ends), start=1):
-        yield f"{n}.eml", _QUOTED_FROM_RE.sub(rb"\1", data[line.end() : end])  # mboxrd: ">From " was "From "

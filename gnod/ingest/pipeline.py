@@ -20,8 +20,9 @@ import msgspec
 
 from gnod.config import CollectionConfig
 from gnod.ingest import containers, ocr
+from gnod.ingest.failure import IngestFailure
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
-from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged
+from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
 from gnod.store.documents import PreparedDoc
@@ -235,9 +236,7 @@ class _Run:
             old = self.states.get(e.rel_path)
             stat = (e.size, e.mtime_ns, e.inode)
             if containers.kind(e.rel_path) is not None:
-                task = self._plan_container(e, stat)
-                if task is not None:
-                    tasks.append(task)
+                tasks += self._plan_container(e, stat)
             elif old is not None and (old.size, old.mtime_ns, old.inode) == stat:
                 self.stats.unchanged += 1
             elif old is None and self.failed.get(e.rel_path) == stat:
@@ -251,21 +250,34 @@ class _Run:
             tasks[i] = msgspec.structs.replace(tasks[i], old_hash=hashes.get(doc_id))
         return tasks
 
-    def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> Task | None:
-        """None when the container is as indexed (its members count as seen), else its task."""
+    def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> list[Task]:
+        """No task when the container is as indexed (its members count as seen), else its
+        task; for a mailbox bigger than a shard, a task per shard of its messages."""
         held = self.containers.get(e.rel_path)
         if held is not None and held[0] == stat:
             self.seen.update(held[1])
             self.stats.unchanged += 1
-            return None
+            return []
         if self.failed.get(e.rel_path) == stat:  # failed, unchanged since: what it held stays
             self.seen.update(held[1] if held is not None else ())
             self.stats.errors += 1
-            return None
+            return []
         ids = {self.states[rel].id: rel for rel in held[1] if rel in self.states} if held else {}
         old = {ids[doc_id]: h for doc_id, h in store.source_hashes(self.conn, list(ids)).items()}
         rules = (tuple(self.col.include), tuple(self.col.exclude))
-        return Task(e, None, self.col.language, self.col.follow_symlinks, old, rules)
+        task = Task(e, None, self.col.language, self.col.follow_symlinks, old, rules)
+        if containers.kind(e.rel_path) != "mailbox" or e.size <= containers.MAILBOX_SHARD_BYTES:
+            return [task]
+        try:
+            spans = mailbox_spans(e.abs_path, self.col.follow_symlinks)
+        except IngestFailure as f:
+            return [msgspec.structs.replace(task, old_members={}, failed=(f.code, f.reason))]
+        out = []
+        for shard in containers.shards(spans):
+            names = [f"{e.rel_path}{containers.SEP}{n}.eml" for n in range(shard[0], shard[0] + len(shard[1]))]
+            mine = {rel: old[rel] for rel in names if rel in old}
+            out.append(msgspec.structs.replace(task, old_members=mine, shard=shard))
+        return out
 
     def store(self, task: Task, outcome: Outcome) -> None:
         e = task.entry

@@ -56,6 +56,8 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     # collection's include and exclude globs, which its archives' members pass too.
     old_members: dict[str, str] = {}
     rules: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    shard: containers.Shard | None = None  # of a big mailbox: the messages this task reads
+    failed: tuple[str, str] | None = None  # (code, reason) known when it was planned
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -80,12 +82,18 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
     """Never raises: every problem with one file becomes a Failed outcome."""
     analyzers = analyzers or ingest_analyzers()
     e = task.entry
+    if task.failed is not None:
+        return Failed(*task.failed)
     try:
+        if task.shard is not None:
+            lo, hi = task.shard[1][0][0], task.shard[1][-1][1]
+            data = read_span(e.abs_path, task.follow_symlinks, lo, hi)
+            return _expand(task, containers.shard_messages(data, lo, task.shard), analyzers)
         data = read_regular(e.abs_path, task.follow_symlinks)
     except IngestFailure as f:
         return Failed(f.code, f.reason)
     if containers.kind(e.rel_path) is not None:
-        return _expand(task, data, analyzers)
+        return _expand(task, containers.members(e.rel_path, data), analyzers)
     return _prepare(e, data, task.old_hash, task.language, analyzers)
 
 
@@ -103,14 +111,16 @@ def _prepare(
         return Failed("INTERNAL", f"{type(ex).__name__}: {ex}")
 
 
-def _expand(task: Task, data: bytes, analyzers: AnalyzerSet) -> Expanded | Failed:
+def _expand(
+    task: Task, members: Iterator[tuple[str, bytes | IngestFailure]], analyzers: AnalyzerSet
+) -> Expanded | Failed:
     """Each member prepared as a file of its name would be, carrying the container's stat."""
     e = task.entry
     archive = containers.kind(e.rel_path) == "archive"
     wanted = Filter(list(task.rules[0]), list(task.rules[1]), gitignore=False)
     out: list[tuple[str, PreparedDoc | Unchanged | Failed]] = []
     try:
-        for inner, body in containers.members(e.rel_path, data):
+        for inner, body in members:
             rel = f"{e.rel_path}{containers.SEP}{inner}"
             if archive and not wanted.wants_file(inner.rpartition("/")[2], rel.replace(containers.SEP, "/")):
                 continue
@@ -126,13 +136,29 @@ def _expand(task: Task, data: bytes, analyzers: AnalyzerSet) -> Expanded | Faile
     return Expanded(out)
 
 
-def read_regular(path: str, follow_symlinks: bool) -> bytes:
-    """The bytes of the regular file at `path`, read without ever blocking or over-reading.
+def _batches(tasks: list[Task]) -> Iterator[list[Task]]:
+    """The tasks in batches of CHUNKSIZE, but a mailbox's shard alone: its messages are
+    up to a shard's worth of prepared documents, to be stored before more come."""
+    batch: list[Task] = []
+    for t in tasks:
+        if t.shard is not None:
+            yield [t]
+            continue
+        batch.append(t)
+        if len(batch) == CHUNKSIZE:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def open_regular(path: str, follow_symlinks: bool) -> tuple[int, os.stat_result]:
+    """A descriptor of the regular file at `path` and its stat, opened without ever blocking.
 
     The walk saw a regular file, but the name may have been replaced since: a FIFO
-    would block a plain open() forever (wedging the writer), and a 1 GiB file would be
-    read whole before any size limit. So: open non-blocking (without following a link
-    unless the collection allows it), check what was opened, then read at most the limit."""
+    would block a plain open() forever (wedging the writer). So: open non-blocking
+    (without following a link unless the collection allows it), then check what was
+    opened."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -140,10 +166,18 @@ def read_regular(path: str, follow_symlinks: bool) -> bytes:
         if err.errno == errno.ELOOP and not follow_symlinks:
             raise IngestFailure("SYMLINK", SYMLINK_REASON) from None
         raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise IngestFailure("SPECIAL", special_reason(st.st_mode))
+    return fd, st
+
+
+def read_regular(path: str, follow_symlinks: bool) -> bytes:
+    """The bytes of the regular file at `path` (open_regular), never more than the limit:
+    a 1 GiB file is refused before it is read."""
+    fd, st = open_regular(path, follow_symlinks)
     with open(fd, "rb", buffering=0, closefd=True) as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IngestFailure("SPECIAL", special_reason(st.st_mode))
         if st.st_size > MAX_DOCUMENT_BYTES:
             raise IngestFailure(
                 "TOO_LARGE", f"file is {st.st_size // MiB} MiB; the limit is {MAX_DOCUMENT_BYTES // MiB} MiB"
@@ -157,6 +191,31 @@ def read_regular(path: str, follow_symlinks: bool) -> bytes:
     if len(data) > MAX_DOCUMENT_BYTES:
         raise IngestFailure("TOO_LARGE", f"file is over the {MAX_DOCUMENT_BYTES // MiB} MiB limit")
     return data
+
+
+def read_span(path: str, follow_symlinks: bool, lo: int, hi: int) -> bytes:
+    """Bytes [lo, hi) of the regular file at `path` (open_regular): a shard of a big mailbox."""
+    fd, _ = open_regular(path, follow_symlinks)
+    try:
+        data = os.pread(fd, hi - lo, lo)
+    except OSError as err:
+        raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(data) < hi - lo:  # cut short since it was planned: planned again at the next change
+        raise IngestFailure("READ", "the mailbox got shorter while it was read")
+    return data
+
+
+def mailbox_spans(path: str, follow_symlinks: bool) -> list[tuple[int, int]]:
+    """containers.message_spans of the mailbox at `path`, read a block at a time."""
+    fd, st = open_regular(path, follow_symlinks)
+    try:
+        return containers.message_spans(lambda part: os.pread(fd, part.stop - part.start, part.start), st.st_size)
+    except OSError as err:
+        raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
 
 
 def _worker_init(parent: int) -> None:
@@ -200,7 +259,7 @@ class PreparePool:
                 yield t, run_task(t, analyzers)
             return
         pool = self._executor()
-        todo = deque(tasks[i : i + CHUNKSIZE] for i in range(0, len(tasks), CHUNKSIZE))
+        todo = deque(_batches(tasks))
         pending: dict[Future, list[Task]] = {}
         try:
             while todo or pending:
