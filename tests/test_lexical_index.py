@@ -3,7 +3,9 @@ converted from an older index without reading a file again, and filtered inside 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import sqlite3
 import threading
@@ -170,6 +172,44 @@ def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
     assert lexical_paths(conn, AnalyzerSet(), "receipts") == ["billing.md"]
     assert lexical_paths(conn, AnalyzerSet(), "deploying") == ["deploying.md"]
     assert conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0] == 0
+    conn.close()
+
+
+def test_segment_files_no_commit_names_are_deleted(tmp_path):
+    """Segment files no commit names (after the kernel's ingest and a few edits, a
+    merge's output no commit adopted: 94 MB beside a 332 MB index) are deleted when the
+    index is opened, as when its writer closes, not only at a later commit."""
+    conn, root = indexed(tmp_path)
+    analyzers = AnalyzerSet()
+
+    def files(path: str) -> tuple[set[str], set[str]]:
+        with open(os.path.join(path, "meta.json")) as f:
+            live = {seg["segment_id"].replace("-", "") for seg in json.load(f)["segments"]}
+        return live, {n.split(".")[0] for n in os.listdir(path) if re.fullmatch(r"[0-9a-f]{32}\.\w+", n)}
+
+    def orphan(path: str, live: set[str]) -> None:
+        """A dead segment, as a merge leaves it: a live one's files under a new id,
+        which tantivy's list of the files it wrote names (no meta.json does)."""
+        source = sorted(live)[0]
+        made = []
+        for name in os.listdir(path):
+            if name.startswith(source):
+                made.append("f" * 32 + name[32:])
+                shutil.copy(os.path.join(path, name), os.path.join(path, made[-1]))
+        with open(os.path.join(path, ".managed.json")) as f:
+            managed = json.load(f)
+        with open(os.path.join(path, ".managed.json"), "w") as f:
+            json.dump(managed + made, f)
+
+    with lexical_index(conn, analyzers) as index:
+        path = index.path
+    live, on_disk = files(path)
+    assert live and on_disk == live
+    orphan(path, live)
+    assert "f" * 32 in files(path)[1]
+    with lexical_index(conn, analyzers):  # opened (nothing to commit): the dead files go
+        assert files(path)[1] == files(path)[0]
+    assert lexical_paths(conn, analyzers, "invoices") == ["billing.md"]
     conn.close()
 
 
