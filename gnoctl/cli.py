@@ -272,21 +272,17 @@ def _autostart(c: dict) -> bool | None:
     return False if c["no_autostart"] else None
 
 
+def _chosen(c: dict) -> str | None:
+    """The output format the client options `c` pick (those of the flags a command has)."""
+    flags = {k: c.get(k, False) for k in ("human", "jsonl", "vimgrep")}
+    return _fmt(*(c.get(k, False) for k in ("json_", "files", "csv", "md", "xml")), **flags, format=c.get("format"))
+
+
 def _results(method: str) -> Callable[[dict, dict], int]:
     """Run a search-like command with the output options of _RESULTS."""
 
     def run(p: dict, c: dict) -> int:
-        fmt = _fmt(
-            c["json_"],
-            c["files"],
-            c["csv"],
-            c["md"],
-            c["xml"],
-            human=c["human"],
-            jsonl=c["jsonl"],
-            vimgrep=c["vimgrep"],
-            format=c["format"],
-        )
+        fmt = _chosen(c)
         return commands.retrieve(method, p, fmt, _autostart(c), _view(fmt, c["color"], c["no_pager"], c["null"]))
 
     return run
@@ -333,7 +329,7 @@ _spec_command(
         _AUTOSTART,
     ),
     SIMILAR_HELP,
-    lambda p, c: commands.similar(p, _fmt(c["json_"], c["files"], c["csv"], c["md"], c["xml"]), _autostart(c)),
+    lambda p, c: commands.similar(p, _chosen(c), _autostart(c)),
 )
 
 
@@ -396,9 +392,7 @@ _spec_command("query", _RESULTS, QUERY_HELP, _results("query"))
 
 
 def _ask(p: dict, c: dict) -> int:
-    fmt = _fmt(
-        c["json_"], c["files"], c["csv"], c["md"], c["xml"], human=c["human"], jsonl=c["jsonl"], format=c["format"]
-    )
+    fmt = _chosen(c)
     if fmt == "vimgrep":
         raise typer.BadParameter("ask lists sources: use --files, --jsonl, --csv, --md or --xml")
     return commands.ask(p, fmt, _autostart(c), _view(fmt, c["color"], c["no_pager"], c["null"]))
@@ -501,9 +495,7 @@ _spec_command(
     "get",
     _client(("json_", JsonOpt, False), ("human", HumanOpt, False), _AUTOSTART, ("no_pager", NoPagerOpt, False)),
     GET_HELP,
-    lambda p, c: commands.get(
-        p, _fmt(c["json_"], human=c["human"]), _autostart(c), _view(None, no_pager=c["no_pager"])
-    ),
+    lambda p, c: commands.get(p, _chosen(c), _autostart(c), _view(None, no_pager=c["no_pager"])),
 )
 
 
