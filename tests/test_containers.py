@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import mailbox
+import re
 import tarfile
 import zipfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import cli_json, running_gnod, wait_until
 from gnod.config import CollectionConfig
@@ -146,6 +149,26 @@ def test_a_mailbox_read_a_block_at_a_time_splits_as_one_in_memory(monkeypatch):
         monkeypatch.setattr(containers, "SCAN_BLOCK", block)
         monkeypatch.setattr(containers, "MAX_FROM_LINE", 50)
         assert containers.message_spans(memoryview(data).__getitem__, len(data)) == whole, block
+
+
+# The rule, as one regex: a From line at the start of the file or after a blank line.
+FROM_RULE = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\n]*\n")
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.sampled_from([b"From a\n", b"From ", b"\n", b"\r\n", b"x", b">From b\n", b" From c\n"]), max_size=40)
+)
+def test_the_messages_found_are_those_the_rule_finds(parts):
+    data = b"".join(parts)
+    lines = list(FROM_RULE.finditer(data))
+    want = [(m.end(), nxt.start() if nxt else len(data)) for m, nxt in zip(lines, [*lines[1:], None])]
+    try:
+        got = containers.message_spans(memoryview(data).__getitem__, len(data))
+    except IngestFailure:
+        assert not lines and data.strip()
+        return
+    assert got == want
 
 
 def test_a_mailbox_bigger_than_a_file_may_be_is_indexed_in_shards(db, tmp_path, monkeypatch):

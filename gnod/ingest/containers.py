@@ -36,8 +36,10 @@ MAX_DEPTH = 2  # a zip of zips is opened; a zip inside those is not
 MAILBOX_SHARD_BYTES = 16 * MiB  # a bigger mailbox is read and prepared in shards of about this size
 SCAN_BLOCK = 8 * MiB  # bytes of a mailbox searched for From lines at a time
 MAX_FROM_LINE = 64 * 1024  # a From line this long or longer is not one (a block overlaps the next by this)
-# A message starts at a "From " line at the start of the file or after a blank line.
-_FROM_RE = re.compile(rb"(?:\A|(?<=\n\n)|(?<=\r\n\r\n))From [^\n]*\n")
+# A message starts at a "From " line at the start of the file or after a blank line. The
+# pattern is the line alone (a literal start: searched at memchr speed, where the blank
+# line's lookbehind made it ~30 MB/s); `_opens` checks what comes before.
+_FROM_LINE_RE = re.compile(rb"From [^\n]*\n")
 _QUOTED_FROM_RE = re.compile(rb"(?m)^>(>*From )")
 
 
@@ -99,13 +101,16 @@ def message_spans(read: Callable[[slice], bytes | memoryview], size: int) -> lis
     lo = 0
     while lo < size:
         hi = min(size, lo + SCAN_BLOCK)
-        ctx = min(lo, 4)  # what the blank-line lookbehind reads before the block
+        ctx = min(lo, 4)  # what `_opens` reads before the block
         data = read(slice(lo - ctx, hi))
         last = len(data) if hi == size else len(data) - MAX_FROM_LINE  # later ones: the next block's
-        for m in _FROM_RE.finditer(data, ctx):
-            if m.start() >= last:
+        for m in _FROM_LINE_RE.finditer(data, ctx):
+            at = m.start()
+            if at >= last:
                 break
-            starts.append((lo - ctx + m.start(), lo - ctx + m.end()))
+            if not _opens(data, at, lo - ctx + at):
+                continue
+            starts.append((lo - ctx + at, lo - ctx + m.end()))
             if len(starts) > MAX_MESSAGES:  # before any message is converted
                 raise IngestFailure("TOO_LARGE", f"the mailbox holds more than {MAX_MESSAGES:,} messages")
         lo = size if hi == size else lo - ctx + last
@@ -115,6 +120,12 @@ def message_spans(read: Callable[[slice], bytes | memoryview], size: int) -> lis
         return []
     ends = [line for line, _ in starts[1:]] + [size]
     return [(body, end) for (_, body), end in zip(starts, ends)]
+
+
+def _opens(data: bytes | memoryview, at: int, offset: int) -> bool:
+    """Whether the From line at `at` in `data` (`offset` in the file) opens a message: it
+    is the file's first line, or a blank line comes before it."""
+    return offset == 0 or (at >= 2 and data[at - 2 : at] == b"\n\n") or (at >= 4 and data[at - 4 : at] == b"\r\n\r\n")
 
 
 def shards(spans: Sequence[tuple[int, int]]) -> list[Shard]:
@@ -136,7 +147,10 @@ def shard_messages(data: bytes, lo: int, shard: Shard) -> Iterator[tuple[str, by
     from offset `lo` on."""
     first, spans = shard
     for n, (body, end) in enumerate(spans, start=first):
-        yield f"{n}.eml", _QUOTED_FROM_RE.sub(rb"\1", data[body - lo : end - lo])  # mboxrd: ">From " was "From "
+        text = data[body - lo : end - lo]
+        if b">From " in text:  # mboxrd: ">From " was "From " (the search alone is cheaper than the regex)
+            text = _QUOTED_FROM_RE.sub(rb"\1", text)
+        yield f"{n}.eml", text
 
 
 def _archive(name: str, data: bytes, budget: _Budget, depth: int) -> Iterator[tuple[str, bytes | IngestFailure]]:
