@@ -8,6 +8,7 @@ bad argument is refused before it costs a round trip; the daemon still validates
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,10 +56,16 @@ def _param(method: str, field: str, description: str, **tighter: object) -> dict
     """A params field's JSON Schema as gnod/protocol.py declares it (type, range, lengths,
     default; Optional and nested Structs resolved), with the agent's description and
     `tighter` bounds overlaid (a context window is a limit too)."""
-    schema = msgspec.json.schema(METHOD_PARAMS[method])
+    schema = _schema(method)
     defs = schema["$defs"]
     prop = _resolved(defs[schema["$ref"].rsplit("/", 1)[1]]["properties"][field], defs)
     return {**prop, **tighter, "description": description}
+
+
+@functools.cache
+def _schema(method: str) -> dict:
+    """A method's params schema, made once (the tools ask it for one field at a time)."""
+    return msgspec.json.schema(METHOD_PARAMS[method])
 
 
 def _resolved(prop: dict, defs: dict) -> dict:
