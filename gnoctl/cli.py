@@ -198,11 +198,16 @@ _KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "list": list[s
 _COMPLETIONS = {"collections": _collection_names}
 
 
+def _param_name(o: dict) -> str:
+    """The typer parameter of a gnoctl.spec option (a Python name: a dotted field's dots as _)."""
+    return o["dest"].replace(".", "_")
+
+
 def _spec_parameters(command: str) -> list[inspect.Parameter]:
     """The typer parameters of a command's params options, in gnoctl.spec's order."""
     out = []
     for o in SPEC[command]:
-        name, kind, default = o["dest"].replace(".", "_"), o["kind"], o["default"]
+        name, kind, default = _param_name(o), o["kind"], o["default"]
         if kind in ("words", "arg"):
             tp: Any = list[str] if kind == "words" else str
             out.append(inspect.Parameter(name, POSITIONAL, annotation=Annotated[tp, typer.Argument(help=o["help"])]))
@@ -235,7 +240,7 @@ def _spec_command(command: str, client: list[inspect.Parameter], doc: str, run: 
         values: dict[str, Any] = {}
         words: list[str] = []
         for o in spec:
-            value = given.pop(o["dest"].replace(".", "_"))
+            value = given.pop(_param_name(o))
             if o["kind"] in ("words", "arg"):
                 words = value if o["kind"] == "words" else [value]
             else:
