@@ -103,6 +103,13 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "help": "Leave out the matching lines: faster on big documents (with --files, say).",
         },
         {
+            "dest": "symbol",
+            "flags": ("--symbol",),
+            "kind": "flag",
+            "default": False,
+            "help": "Find where QUERY is defined in source code (a function, method, class, type or macro; any case; NAME* for names starting so), not where it is mentioned.",
+        },
+        {
             "dest": "per_doc",
             "flags": ("--per-doc",),
             "kind": "int",

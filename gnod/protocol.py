@@ -172,6 +172,14 @@ class SearchParams(Params):
     snippets: Annotated[
         bool, cli("--no-snippets", help="Leave out the matching lines: faster on big documents (with --files, say).")
     ] = True
+    symbol: Annotated[
+        bool,
+        cli(
+            "--symbol",
+            help="Find where QUERY is defined in source code (a function, method, class, type or macro; "
+            "any case; NAME* for names starting so), not where it is mentioned.",
+        ),
+    ] = False
     # Passages (snippets) per document.
     per_doc: Annotated[
         int,
@@ -348,6 +356,8 @@ class Snippet(Struct):
     line: int  # 1-based line of the stored Markdown where `text` starts
     text: str
     matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
+    # In source code: the definition the passage is in, `foo_probe()`, `Parser.parse()`, `struct foo`.
+    symbol: str | None = None
 
 
 class DocumentIdentity(Struct):
@@ -586,6 +596,15 @@ class OcrInfo(Struct):
     fix: str | None = None
 
 
+class SymbolInfo(Struct):
+    """The definitions in source code (tree-sitter), read in the background after indexing."""
+
+    parsed: int = 0  # contents of source files parsed
+    pending: int = 0  # still to parse: `search --symbol` does not find their definitions yet
+    parsing: bool = False
+    error: str | None = None  # the last cycle failed: why (retried at the next change)
+
+
 class StatusResult(Struct):
     version: str
     protocol: int
@@ -613,6 +632,7 @@ class StatusResult(Struct):
     # Searches still work; writes are retried until one succeeds, which clears this.
     storage_error: str | None = None
     ocr: OcrInfo | None = None
+    symbols: SymbolInfo | None = None
 
 
 class VSearchHit(DocumentIdentity):
@@ -622,6 +642,7 @@ class VSearchHit(DocumentIdentity):
     start_line: int
     end_line: int
     text: str  # that chunk's text
+    symbol: str | None = None  # in source code: the definition the chunk starts in (as Snippet.symbol)
 
 
 class VSearchResult(Struct):
@@ -641,6 +662,7 @@ class Preview(Struct):
     complete: bool  # text is the whole document (short, confident hits are auto-expanded)
     truncated: bool = False  # text was cut to the preview length
     matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
+    symbol: str | None = None  # in source code: the definition the passage starts in (as Snippet.symbol)
 
 
 class ListContribution(Struct):

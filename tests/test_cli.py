@@ -160,7 +160,8 @@ def test_search_json_schema(indexed):
         }
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
-        assert set(h["snippet"]) == {"line", "text", "matches"}
+        assert set(h["snippet"]) == {"line", "text", "matches", "symbol"}
+        assert h["snippet"]["symbol"] is None  # Markdown: no definitions
     assert res["hits"][0]["score"] == 1.0
     scores = [h["score"] for h in res["hits"]]
     assert scores == sorted(scores, reverse=True)

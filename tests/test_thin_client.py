@@ -19,6 +19,7 @@ HEAVY = [
     "sqlite_vec",
     "tantivy",
     "usearch",
+    "tree_sitter",
     "zstandard",
     "watchfiles",
     "markitdown",

@@ -142,7 +142,8 @@ def _search_text(r: dict) -> str:
     out = []
     for h in r["hits"]:
         snip = h.get("snippet") or {}
-        out.append(f"{h['uri']}:{snip.get('line', 1)}  {h['title']}  ({h['score']:.2f})")
+        where = f"  in {snip['symbol']}" if snip.get("symbol") else ""
+        out.append(f"{h['uri']}:{snip.get('line', 1)}{where}  {h['title']}  ({h['score']:.2f})")
         if snip.get("text"):
             out.append(f"  {_line(snip['text'])}")
     return "\n".join(out) + _fresh(r)
@@ -254,13 +255,20 @@ READ_ONLY_TOOLS = [
         "Keyword search",
         "Find documents containing exact words, names, code identifiers (snake_case, os.path.join), error "
         'messages or "quoted phrases" (BM25, fast, no models). Use this first for anything literal. '
-        "Supports -negated words. Returns uri:line, title, score and the matching line for each hit.",
+        "Supports -negated words. Returns uri:line, title, score and the matching line for each hit "
+        "(in source code, the function or class it is in). With `symbol`, finds where a name is defined.",
         {
             "query": _query("search", 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
             "limit": _LIMIT,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
             "wait_s": _WAIT,
+            "symbol": _param(
+                "search",
+                "symbol",
+                "Find where `query`, one name (foo_probe, Parser.parse, or a prefix such as kmalloc*), is "
+                "defined in source code (C, Python, Go, Rust, TypeScript, JavaScript), not where it is mentioned.",
+            ),
         },
         ("query",),
         _search_text,

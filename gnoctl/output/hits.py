@@ -36,9 +36,10 @@ def _query_words(query: str) -> list[str]:
     return words
 
 
-def vimgrep_line(abs_path: str, line: int, text: str, query: str) -> str:
+def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list | None = None) -> str:
     """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
-    fzf and telescope parse. The column is the first query word's (bytes, as in vim)."""
+    fzf and telescope parse. The column is the first match's on that line (`matches`,
+    a definition's name with --symbol), else the first query word's (bytes, as in vim)."""
     # The first line with something on it (a passage may start with a blank line).
     skip, first = next(((i, ln) for i, ln in enumerate(clean(text).split("\n")) if ln.strip()), (0, ""))
     line += skip
@@ -46,6 +47,8 @@ def vimgrep_line(abs_path: str, line: int, text: str, query: str) -> str:
     if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
         lower = first.lower()
         found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
+        if not skip and matches and matches[0][0] < len(first):
+            found = [matches[0][0]]
         if found:
             col = len(first[: min(found)].encode()) + 1
     return f"{abs_path}:{max(1, line)}:{col}:{first}"  # clean left no \r or other control characters
@@ -83,7 +86,13 @@ def passages(hit: dict) -> list[dict]:
 def _location(hit: dict) -> str:
     snip = hit.get("snippet")
     loc = f"{hit['collection']}/{hit['path']}"
-    return f"{loc}:{snip['line']}" if snip else loc
+    return f"{loc}:{snip['line']}{_in_symbol(snip)}" if snip else loc
+
+
+def _in_symbol(passage: dict) -> str:
+    """`: foo_probe()` after a location in source code: the definition the passage is in."""
+    symbol = passage.get("symbol")
+    return f": {one_line(clean(symbol))}" if symbol else ""
 
 
 def footer_lines(result: dict, paint) -> list[str]:
@@ -122,7 +131,9 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
         return file_list([h["abs_path"] for h in hits], null)
     if fmt == "vimgrep":  # a line per passage: each is a place to jump to
         return "\n".join(
-            vimgrep_line(h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"])
+            vimgrep_line(
+                h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"], snip.get("matches")
+            )
             for h in hits
             for snip in passages(h) or [{}]
         )
@@ -207,7 +218,7 @@ def _search_human(result: dict, paint, link: Link | None) -> str:
         )
         for k, snip in enumerate(passages(h)):
             if k:
-                lines.append(paint("2", f"      ⋯ line {snip['line']}"))
+                lines.append(paint("2", f"      ⋯ line {snip['line']}{_in_symbol(snip)}"))
             lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
     return "\n".join(lines + footer)
 
@@ -221,7 +232,7 @@ def _as_search_hits(result: dict) -> dict:
     hits = []
     for h in result["hits"]:
         text = "\n".join(ln for ln in h["text"].splitlines() if ln.strip())
-        hits.append({**h, "snippet": {"line": h["start_line"], "text": text}})
+        hits.append({**h, "snippet": {"line": h["start_line"], "text": text, "symbol": h.get("symbol")}})
     return {**result, "hits": hits, "dropped_stopwords": []}
 
 
@@ -233,7 +244,7 @@ def similar_text(result: dict, fmt: str, color: bool, link: Link | None = None) 
 
 
 def _query_location(hit: dict) -> str:
-    return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}"
+    return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}{_in_symbol(hit['preview'])}"
 
 
 def _counts_line(result: dict) -> str:

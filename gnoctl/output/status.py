@@ -58,6 +58,9 @@ def status_lines(st: dict) -> list[str]:
     vec = st.get("vectors")
     if vec:
         out.append("vectors: " + _vectors_line(vec))
+    sym = st.get("symbols")
+    if sym and (sym["parsed"] or sym["pending"] or sym.get("error")):
+        out.append("symbols: " + _symbols_line(sym))
     if st.get("threads"):
         out.append("threads: " + threads_line(st["threads"]))
     if st.get("models"):
@@ -183,3 +186,11 @@ def _vectors_line(vec: dict) -> str:
             speed = f", {shown} chunks/s, ETA {_duration(vec['pending'] / rate)}"
         text += f", {vec['pending']} pending" + (f" (embedding{speed})" if vec["embedding"] else "")
     return text
+
+
+def _symbols_line(sym: dict) -> str:
+    """The definitions read from source files: done, or how many files are left."""
+    if sym.get("error"):
+        return sym["error"]
+    left = f", {sym['pending']:,} to parse (search --symbol does not see them yet)" if sym["pending"] else ""
+    return f"definitions of {sym['parsed']:,} source files{left}"

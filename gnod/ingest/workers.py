@@ -310,6 +310,10 @@ class PreparePool:
                 f.cancel()
         return [results[i] for i in range(len(batches))]
 
+    def submit(self, fn: Callable[[], Y]) -> Future:
+        """`fn()` (picklable, importable) in a worker: background work between the runs."""
+        return self._executor().submit(fn)
+
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             # spawn, not fork: the daemon has threads, and fork would copy their locks.

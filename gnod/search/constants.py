@@ -277,3 +277,7 @@ VECTOR_COMPACT_DEAD = 10_000
 # at shutdown, and at least this often while a long run goes on (start-up re-reads from
 # SQLite only what came after).
 VECTOR_CHECKPOINT_S = 300.0
+# `search --symbol`: at most this many contents defining the name (or a prefix's names)
+# are read; a definition's passage shows up to this many of its first lines.
+SYMBOL_CONTENTS = 2_000
+SYMBOL_LINES = 3

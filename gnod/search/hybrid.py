@@ -30,6 +30,7 @@ from gnod.search.constants import PIPELINE, Mode
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import match_spans
 from gnod.store import documents as docstore
+from gnod.store import symbols as symstore
 from gnod.store.llm_cache import key as cache_key
 from gnod.text.language import detect_language
 from gnod.text.stopwords import is_stopword
@@ -138,6 +139,7 @@ class Preview:
     complete: bool  # the whole document
     truncated: bool = False
     matches: list[list[int]] = field(default_factory=list)
+    symbol: str | None = None  # in source code: the definition the passage starts in
 
 
 @dataclass(frozen=True)
@@ -622,14 +624,16 @@ class Hybrid:
             for rank, (c, score) in enumerate(kept, 1)
         ]
 
-        def mark(_conn: apsw.Connection, analyzers: AnalyzerSet) -> list[Ranked]:
+        def mark(conn: apsw.Connection, analyzers: AnalyzerSet) -> list[Ranked]:
             """Offsets of the query's words (stems in each document's language, or as typed)."""
             typed = frozenset(self.words)
             out = []
             for c, score, (text, start, end, complete, truncated) in shown:
                 an = analyzers.get(c.doc.language)
                 matches = match_spans(text, an, typed | passages.query_stems(self.words, an))
-                out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches)))
+                defined = symstore.of_document(conn, c.doc.rel_path, c.doc.mirror_hash)
+                symbol = None if complete else symstore.label(defined, start, end)
+                out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches, symbol)))
             return out
 
         return await self.ports.read(mark)

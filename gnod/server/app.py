@@ -40,6 +40,7 @@ from gnod.server.methods import METHODS
 from gnod.server.rpc import Call, Lane, RpcError
 from gnod.server.search_process import Request as SearchRequest
 from gnod.server.search_process import SearchProcess
+from gnod.server.symbols import Symbols
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
@@ -212,6 +213,7 @@ class Daemon:
             lambda: self.config.models.embed_in_background,
             os.path.dirname(paths.db_file),
         )
+        self.symbols = Symbols(self.writer, lambda fn: self.read(fn, "background"))
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         self.lexical_ready = asyncio.Event()
@@ -479,9 +481,15 @@ class Daemon:
             self.watcher.sync(self.config.collections, rescan=True)
             config_task = asyncio.create_task(self._watch_config(), name="watch:config")
             await self.vectors.start()
-            self.writer.on_content_change = self.vectors.wake.set
+
+            def on_content_change() -> None:
+                self.vectors.wake.set()
+                self.symbols.wake.set()
+
+            self.writer.on_content_change = on_content_change
             background = [
                 asyncio.create_task(self.vectors.run(self.stopping), name="vectors"),
+                asyncio.create_task(self.symbols.run(self.stopping), name="symbols"),
                 asyncio.create_task(self.models.idle_loop(self.stopping), name="models:idle"),
             ]
             if self.config.models.eager:

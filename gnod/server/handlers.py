@@ -118,6 +118,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             lexical=_lexical_info(d),
             load=_load_info(d),
             ocr=_ocr_info(),
+            symbols=d.symbols.info(),
         )
 
     return await d.read(read, "control")

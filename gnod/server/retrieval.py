@@ -21,6 +21,7 @@ from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.searching import answer
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
+from gnod.store import symbols as symstore
 
 
 async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
@@ -38,6 +39,9 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
     result.freshness = freshness_list(d.watcher, names)
+    lag = d.symbols.lag_note() if p.symbol else None
+    if lag:
+        result.notes.append(lag)
     return result
 
 
@@ -62,16 +66,19 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
         docs = docstore.docs_by_ids(conn, [r.doc_id for r in rows])
         return [
             VSearchHit(
-                **identity(docs[r.doc_id]),
+                **identity(doc),
                 score=r.score,
                 cosine=r.cosine,
                 chunk=r.chunk.seq,
                 start_line=r.chunk.start_line,
                 end_line=r.chunk.end_line,
                 text=r.chunk.text,
+                symbol=symstore.label(
+                    symstore.of_document(conn, doc.rel_path, doc.mirror_hash), r.chunk.start_line, r.chunk.end_line
+                ),
             )
             for r in rows
-            if r.doc_id in docs
+            if (doc := docs.get(r.doc_id)) is not None
         ]
 
     hits = await d.read(run)

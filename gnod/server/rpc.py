@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gnod.server.events import Events
     from gnod.server.jobs import Writer
     from gnod.server.search_process import SearchProcess
+    from gnod.server.symbols import Symbols
     from gnod.server.vectors import Vectors
     from gnod.server.watcher import Watcher
     from gnod.store.lexical_index import LexicalIndex
@@ -65,6 +66,7 @@ class Daemon(Protocol):
     search_process: SearchProcess | None  # answers searches beside the readers (None on one core)
     models: Models
     vectors: Vectors
+    symbols: Symbols
     events: Events
     watcher: Watcher | None
 

@@ -4,16 +4,21 @@ snippets, as the wire gives them. The daemon's reader thread and the search proc
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 
 import apsw
 
+from gnod.ingest.symbols import Symbol, display
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical
+from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_LINES
+from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import best_snippets
 from gnod.server.hits import identity
 from gnod.store import documents as docstore
+from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import AnalyzerSet
 
@@ -29,6 +34,8 @@ def answer(
     """The result of `p` (without freshness, which the daemon adds); raises
     grammar.QuerySyntaxError for a malformed query."""
     t0 = time.perf_counter()
+    if p.symbol:
+        return definitions(conn, p, where, t0)
     res = lexical.search(index, conn, analyzers, p.query, counts, p.limit, where, p.min_score)
     docs = docstore.docs_with_contents(conn, [r.doc_id for r in res.rows], read=p.snippets)
     hits = []
@@ -38,9 +45,16 @@ def answer(
         doc, markdown, body_line = docs[r.doc_id]
         found: list[Snippet] = []
         if markdown is not None:
+            passages = best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+            defined = symstore.of_document(conn, doc.rel_path, doc.mirror_hash) if passages else []
             found = [
-                Snippet(line=s.line, text=s.text, matches=s.matches)
-                for s in best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+                Snippet(
+                    line=s.line,
+                    text=s.text,
+                    matches=s.matches,
+                    symbol=symstore.label(defined, s.line, s.line + s.text.count("\n")),
+                )
+                for s in passages
             ]
         hits.append(
             SearchHit(
@@ -62,3 +76,75 @@ def answer(
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=res.notes,
     )
+
+
+def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t0: float) -> SearchResult:
+    """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
+    passage per definition (its first lines). `Parser.parse` names a method of a class;
+    `name*` every name starting so. A definition whose name has the query's case ranks first."""
+    query = p.query.strip()
+    if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
+        raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
+    prefix = query.endswith("*")
+    container, _, name = query.rstrip("*").rpartition(".")
+    sql, args = filters.where(filters.resolve(where))
+    found = [
+        f
+        for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
+        if not container or (f.symbol.container or "").casefold() == container.casefold()
+    ]
+    # Exact case first, then the name's length (a prefix's closest), then a definition
+    # before a macro of the same name (often a stand-in: `#define kmalloc(s, f) malloc(s)`),
+    # then the file nearest the top of its collection (a vendored or test copy lies
+    # deeper), then the path.
+    found.sort(
+        key=lambda f: (
+            f.symbol.name != name,
+            len(f.symbol.name),
+            f.symbol.kind == "macro",
+            f.rel_path.count("/"),
+            f.rel_path,
+            f.symbol.start_line,
+        )
+    )
+    by_doc: dict[int, list[symstore.Defined]] = {}
+    for f in found:
+        by_doc.setdefault(f.doc_id, []).append(f)
+    ids = list(by_doc)[: p.limit]
+    docs = docstore.docs_with_contents(conn, ids, read=p.snippets)
+    hits = []
+    for doc_id in ids:
+        if doc_id not in docs:
+            continue
+        doc, markdown, _body = docs[doc_id]
+        lines = markdown.split("\n") if markdown is not None else []
+        snippets = [_definition(lines, f.symbol) for f in by_doc[doc_id][: p.per_doc]] if lines else []
+        score = 1.0 if by_doc[doc_id][0].symbol.name == name else 0.5
+        hits.append(
+            SearchHit(
+                **identity(doc),
+                score=score,
+                bm25=0.0,
+                language=doc.language,
+                snippet=snippets[0] if snippets else None,
+                snippets=snippets if p.per_doc > 1 else [],
+            )
+        )
+    return SearchResult(
+        query=p.query,
+        hits=[h for h in hits if h.score >= p.min_score],
+        total_candidates=len(by_doc),
+        terms=[name],
+        dropped_stopwords=[],
+        languages=[],
+        took_ms=round((time.perf_counter() - t0) * 1000, 3),
+    )
+
+
+def _definition(lines: list[str], s: Symbol) -> Snippet:
+    """A definition's first lines (to its opening line's end for a one-liner), the name marked."""
+    last = min(s.end_line, s.start_line + SYMBOL_LINES - 1)
+    text = "\n".join(lines[s.start_line - 1 : last])
+    at = re.search(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])", text)
+    matches = [[at.start(), at.end()]] if at else []
+    return Snippet(line=s.start_line, text=text, matches=matches, symbol=display(s.name, s.kind, s.container))

@@ -231,6 +231,29 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0009_symbols",
+        """
+        -- The definitions tree-sitter finds in a content (gnod.store.symbols packs them),
+        -- parsed in the background after the text is indexed. A row marks its content
+        -- parsed, even one that defines nothing.
+        CREATE TABLE content_symbols(
+            content_id INTEGER PRIMARY KEY REFERENCES content(id) ON DELETE CASCADE,
+            grammar TEXT NOT NULL,              -- and the extraction: c/1 (gnod.ingest.symbols.stamp)
+            symbols BLOB NOT NULL
+        );
+        -- The names each content defines (rowid = content id), for `search --symbol`:
+        -- `_` and `$` are part of a name.
+        CREATE VIRTUAL TABLE symbol_names USING fts5(
+            names, content='', contentless_delete=1,
+            tokenize="unicode61 remove_diacritics 0 tokenchars '_$'"
+        );
+        CREATE TRIGGER content_symbols_delete AFTER DELETE ON content_symbols BEGIN
+            DELETE FROM symbol_names WHERE rowid = old.content_id;
+        END;
+        """,
+        None,
+    ),
 ]
 
 

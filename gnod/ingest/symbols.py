@@ -1,0 +1,276 @@
+"""Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter.
+
+Each grammar comes from the tree-sitter project's own PyPI wheel (tree-sitter-c,
+-python, -go, -rust, -typescript, -javascript), which bundles its parser: nothing is
+downloaded when a file is first parsed. A query per language picks the definition
+nodes; their names, nesting (a method's class) and lines are read here.
+
+Parsing costs about as much CPU as the rest of a file's ingest (tree-sitter-c reads ~9
+MB/s) and holds the GIL, so it is not done while files are indexed: gnod.server.symbols
+parses what is new in the background, in the prepare pool's worker processes, once the
+text is searchable. tree_sitter is imported by the functions here that parse, never at
+import time.
+
+C's object-like macros (`#define NAME value`) are left out: a kernel tree holds 4.9
+million, mostly generated register maps, which would double its index; a macro that
+takes arguments is kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from gnod.config import extension
+from gnod.store.documents import unpack
+
+# File extension → grammar. The extensions are among config.TEXT_EXTENSIONS.
+GRAMMARS: dict[str, str] = {
+    ".c": "c",
+    ".h": "c",
+    ".py": "python",
+    ".pyi": "python",
+    ".go": "go",
+    ".rs": "rust",
+    ".ts": "typescript",
+    ".tsx": "tsx",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+}
+
+# What is extracted: bump it when the queries or the reading of names change, and every
+# stored content is parsed again in the background (content_symbols.grammar is `c/1`).
+EXTRACTION = 1
+
+
+def stamp(grammar: str) -> str:
+    """How a content parsed today is marked: its grammar and EXTRACTION."""
+    return f"{grammar}/{EXTRACTION}"
+
+
+# Grammar → (module, function returning the language pointer).
+_MODULES: dict[str, tuple[str, str]] = {
+    "c": ("tree_sitter_c", "language"),
+    "python": ("tree_sitter_python", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "javascript": ("tree_sitter_javascript", "language"),
+}
+
+# Each capture's name is the kind of definition it finds.
+_JS_QUERY = """
+(function_declaration) @function
+(generator_function_declaration) @function
+(class_declaration) @class
+(method_definition) @method
+(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @function
+"""
+_TS_QUERY = (
+    _JS_QUERY
+    + """
+(abstract_class_declaration) @class
+(interface_declaration) @interface
+(type_alias_declaration) @type
+(enum_declaration) @enum
+(internal_module) @module
+"""
+)
+_QUERIES: dict[str, str] = {
+    "c": """
+(function_definition) @function
+(struct_specifier name: (_) body: (_)) @struct
+(union_specifier name: (_) body: (_)) @union
+(enum_specifier name: (_) body: (_)) @enum
+(type_definition) @type
+(preproc_function_def) @macro
+""",
+    "python": """
+(function_definition) @function
+(class_definition) @class
+""",
+    "go": """
+(function_declaration) @function
+(method_declaration) @method
+(type_spec) @type
+""",
+    "rust": """
+(function_item) @function
+(function_signature_item) @function
+(struct_item) @struct
+(enum_item) @enum
+(union_item) @union
+(trait_item) @trait
+(impl_item) @impl
+(mod_item) @module
+(type_item) @type
+(const_item) @constant
+(static_item) @constant
+(macro_definition) @macro
+""",
+    "typescript": _TS_QUERY,
+    "tsx": _TS_QUERY,
+    "javascript": _JS_QUERY,
+}
+
+# Kinds whose members are methods (a function inside one is a method).
+_CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct"})
+# Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.
+_C_WRAPPERS = frozenset(
+    {
+        "function_declarator",
+        "pointer_declarator",
+        "array_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+    }
+)
+_GO_TYPES = {"struct_type": "struct", "interface_type": "interface"}
+# `__name(` at a word start, and what follows an attribute macro's `)` when more of the
+# declaration comes (a type, a name, a pointer's star), not a body, `;` or `,`.
+_C_ATTRIBUTE = re.compile(r"(?<![\w$])__\w+\s*\(")
+_C_DECLARATION_GOES_ON = re.compile(r"[ \t]*(?:\n[ \t]*)?[A-Za-z_*]")
+MAX_ATTRIBUTE = 400  # characters inside an attribute macro's parentheses, at most
+MAX_NAME = 200  # longer "names" are not identifiers (a parse gone wrong)
+
+
+class Symbol(NamedTuple):
+    """A definition: lines are 1-based and inclusive; container is the class, impl or
+    type it belongs to (a method's), or None at the top level."""
+
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    container: str | None
+
+
+def grammar_for(rel_path: str) -> str | None:
+    """The grammar that parses a file (by its extension), or None when none is installed for it."""
+    return GRAMMARS.get(extension(rel_path))
+
+
+def display(name: str, kind: str, container: str | None) -> str:
+    """How a hit names the definition it is in: `foo_probe()`, `Parser.parse()`, `struct foo`."""
+    if kind in ("function", "method", "macro"):
+        return f"{container}.{name}()" if container else f"{name}()"
+    return f"{kind} {name}"
+
+
+@functools.cache
+def _parser(grammar: str) -> tuple[Any, Any]:
+    import tree_sitter
+
+    module, attr = _MODULES[grammar]
+    language = tree_sitter.Language(getattr(importlib.import_module(module), attr)())
+    return tree_sitter.Parser(language), tree_sitter.Query(language, _QUERIES[grammar])
+
+
+def parse(text: str, grammar: str) -> list[Symbol]:
+    """The definitions in `text`, in the order they start (an outer one before its members)."""
+    import tree_sitter
+
+    parser, query = _parser(grammar)
+    if grammar == "c":
+        text = _blank_attributes(text)
+    source = text.encode("utf-8", "surrogatepass")
+    tree = parser.parse(source)
+    captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
+    found: list[tuple[Any, str]] = [(node, kind) for kind, nodes in captures.items() for node in nodes]
+    found.sort(key=lambda f: (f[0].start_byte, -f[0].end_byte))
+    symbols: list[Symbol] = []
+    open_: list[tuple[int, str, str]] = []  # enclosing definitions: (end byte, name, kind)
+    for node, kind in found:
+        while open_ and open_[-1][0] <= node.start_byte:
+            open_.pop()
+        name = _name(node, kind, grammar, source)
+        if name is None:
+            continue
+        outer = open_[-1] if open_ else None
+        container = None
+        if kind == "method" and grammar == "go":
+            container = _go_receiver(node, source)
+        elif outer is not None and outer[2] in _CONTAINERS:
+            container = outer[1]
+            if kind == "function":
+                kind = "method"
+        if grammar == "go" and kind == "type":
+            kind = _GO_TYPES.get(getattr(node.child_by_field_name("type"), "type", ""), kind)
+        start, (end, column) = node.start_point[0] + 1, node.end_point
+        end += column > 0  # a node ending with its line's newline ends on that line
+        symbols.append(Symbol(name, kind, start, max(start, end), container))
+        open_.append((node.end_byte, name, kind))
+    return symbols
+
+
+def _blank_attributes(text: str) -> str:
+    """C with each `__name(args)` that stands before more of a declaration (an attribute
+    macro: `__alloc_size(1) void *kmalloc(…)`, `__printf(2, 3)`, `__attribute__((…))`)
+    turned into spaces. Without a preprocessor tree-sitter reads such a macro as the
+    function's declarator and loses the definition; spaces keep every offset and line."""
+    spans = []
+    for m in _C_ATTRIBUTE.finditer(text):
+        depth, i = 1, m.end()
+        while depth and i < len(text) and i - m.end() < MAX_ATTRIBUTE:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0 and _C_DECLARATION_GOES_ON.match(text, i):
+            spans.append((m.start(), i))
+    if not spans:
+        return text
+    parts, at = [], 0
+    for start, end in spans:
+        if start >= at:
+            parts += [text[at:start], re.sub(r"[^\n]", " ", text[start:end])]
+            at = end
+    return "".join(parts) + text[at:]
+
+
+def _text(node: Any, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _name(node: Any, kind: str, grammar: str, source: bytes) -> str | None:
+    if grammar == "c" and kind in ("function", "type"):
+        target = node.child_by_field_name("declarator")
+        while target is not None and target.type in _C_WRAPPERS:
+            inner = target.child_by_field_name("declarator")
+            target = inner if inner is not None else (target.named_children or [None])[0]
+    elif kind == "impl":
+        target = node.child_by_field_name("type")
+    else:
+        target = node.child_by_field_name("name")
+    if target is None:
+        return None
+    name = _text(target, source)
+    return name if 0 < len(name) <= MAX_NAME and "\n" not in name else None
+
+
+def _go_receiver(node: Any, source: bytes) -> str | None:
+    """The type a Go method is declared on: `func (s *Server) Serve()` → Server."""
+    receiver = node.child_by_field_name("receiver")
+    for param in receiver.named_children if receiver is not None else ():
+        t = param.child_by_field_name("type")
+        while t is not None and t.type in ("pointer_type", "generic_type"):
+            t = t.named_children[0] if t.named_children else None
+        if t is not None:
+            return _text(t, source)
+    return None
+
+
+def parse_batch(items: Iterable[tuple[int, str, bytes | str]]) -> list[tuple[int, list[Symbol]]]:
+    """(content id, grammar, stored content) → (content id, its definitions): what the
+    pool workers run. A content that does not parse yields no definitions."""
+    out = []
+    for content_id, grammar, stored in items:
+        try:
+            symbols = parse(unpack(stored), grammar)
+        except (ValueError, RuntimeError):
+            symbols = []
+        out.append((content_id, symbols))
+    return out

@@ -1,0 +1,117 @@
+"""The parsing backlog: definitions found in source code after its text is searchable.
+
+A background task finds the contents of source files not parsed yet, parses them a batch
+at a time in the prepare pool's worker processes (tree-sitter holds the GIL while it
+parses: on gnod's threads it would hold searches up) and stores what it found through
+the single writer. It waits while a collection is being indexed, so a big ingest keeps
+both cores, and it wakes when documents change. Until a file is parsed, `search
+--symbol` does not find its definitions and says how many files are left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from functools import partial
+
+from gnod.ingest.symbols import Symbol, parse_batch
+from gnod.protocol import SymbolInfo
+from gnod.server.jobs import Writer
+from gnod.store import symbols as store
+
+log = logging.getLogger("gnod.symbols")
+
+BATCH_CONTENTS = 64  # contents per worker call
+BATCH_BYTES = 8 << 20  # stored (compressed) bytes per worker call, whichever comes first
+INGEST_POLL_S = 0.5  # while a collection is being indexed, how often to look again
+IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at anyway
+
+
+class Symbols:
+    def __init__(self, writer: Writer, read: Callable) -> None:
+        self.writer = writer
+        self._read = read  # Daemon.read on the background lane: fn(conn, analyzers)
+        self.wake = asyncio.Event()
+        self.parsing = False
+        self.parsed = 0
+        self.pending = 0
+        self.failed: str | None = None
+        # When the last whole look at the backlog began (unix seconds); None: look at every
+        # document next time (at start, and after a cycle that failed).
+        self._since: int | None = None
+
+    def info(self) -> SymbolInfo:
+        return SymbolInfo(parsed=self.parsed, pending=self.pending, parsing=self.parsing, error=self.failed)
+
+    def lag_note(self) -> str | None:
+        """What `search --symbol` cannot see yet."""
+        if not self.pending:
+            return None
+        if self.pending == 1:
+            return "1 source file is still being parsed: its definitions are not found yet"
+        return f"{self.pending:,} source files are still being parsed: their definitions are not found yet"
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        self.wake.set()
+        while not stopping.is_set():
+            waiter = asyncio.create_task(self.wake.wait())
+            stopper = asyncio.create_task(stopping.wait())
+            await asyncio.wait({waiter, stopper}, timeout=IDLE_CHECK_S, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            stopper.cancel()
+            if stopping.is_set():
+                return
+            self.wake.clear()
+            try:
+                await self._cycle(stopping)
+                self.failed = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self._since = None
+                self.failed = f"parsing source files failed ({e}); retried at the next change"
+                log.exception("parsing source files failed; retrying on the next change")
+            finally:
+                self.parsing = False
+
+    async def _cycle(self, stopping: asyncio.Event) -> None:
+        # Documents indexed during the last look may have been missed by it: a second of overlap.
+        since, started = self._since, int(time.time()) - 1
+        backlog = await self._read(lambda conn, _a: store.backlog(conn, since))
+        if since is None:
+            self.parsed = await self._read(lambda conn, _a: store.counts(conn))
+        self.pending = len(backlog)
+        t0, done = time.monotonic(), 0
+        while backlog and not stopping.is_set():
+            while self.writer.job.running and not stopping.is_set():
+                await asyncio.sleep(INGEST_POLL_S)
+            self.parsing = True
+            head, backlog = backlog[:BATCH_CONTENTS], backlog[BATCH_CONTENTS:]
+            batch = await self._read(lambda conn, _a: store.sources(conn, head))
+            while batch:
+                part: list[tuple[int, str, bytes | str]] = []
+                size = 0
+                while batch and (not part or size + len(batch[0][2]) <= BATCH_BYTES):
+                    size += len(batch[0][2])
+                    part.append(batch.pop(0))
+                found = await self._parse(part)
+                grammar = {content_id: g for content_id, g, _ in part}
+                stored = await self.writer.run(
+                    lambda conn: store.put(conn, [(i, grammar[i], symbols) for i, symbols in found])
+                )
+                done += stored
+                self.parsed += stored
+            self.pending = len(backlog)
+        if not stopping.is_set():
+            self._since = started
+        if done:
+            self.parsed = await self._read(lambda conn, _a: store.counts(conn))
+            log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
+
+    async def _parse(self, part: list[tuple[int, str, bytes | str]]) -> list[tuple[int, list[Symbol]]]:
+        pool = self.writer.pool
+        if pool.workers < 1:
+            return await asyncio.to_thread(parse_batch, part)
+        return await asyncio.wrap_future(pool.submit(partial(parse_batch, part)))

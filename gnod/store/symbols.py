@@ -1,0 +1,164 @@
+"""The definitions found in source code, per content, and which contents define a name.
+
+A parsed content has one row of `content_symbols` (its definitions, packed) even when
+it defines nothing, which marks it parsed; `symbol_names` (FTS5, rowid = content id)
+maps each defined name to the contents that define it. That layout costs the kernel
+tree ~25 MB where a row per definition with its two indexes cost ~100 MB. Both go with
+their content (a foreign-key cascade and a trigger).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import apsw
+import msgspec
+import zstandard
+
+from gnod.config import extension
+from gnod.ingest.symbols import GRAMMARS, Symbol, display, stamp
+
+_zstd = threading.local()
+PACK_LEVEL = 3
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(list[tuple[str, str, int, int, str | None]])
+
+
+class Defined(NamedTuple):
+    """A definition of a looked-up name, with the document it is in."""
+
+    doc_id: int
+    rel_path: str
+    symbol: Symbol
+
+
+def _pack(symbols: Sequence[Symbol]) -> bytes:
+    if not hasattr(_zstd, "c"):
+        _zstd.c, _zstd.d = zstandard.ZstdCompressor(level=PACK_LEVEL), zstandard.ZstdDecompressor()
+    packed: bytes = _zstd.c.compress(_encoder.encode([tuple(s) for s in symbols]))
+    return packed
+
+
+def _unpack(blob: bytes) -> list[Symbol]:
+    if not hasattr(_zstd, "c"):
+        _zstd.c, _zstd.d = zstandard.ZstdCompressor(level=PACK_LEVEL), zstandard.ZstdDecompressor()
+    return [Symbol(*s) for s in _decoder.decode(_zstd.d.decompress(blob))]
+
+
+def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, str]]:
+    """(content id, grammar) of each content a document in a parsed language points at
+    and that was not parsed yet, or by an older extraction, oldest first. `since`: only
+    documents indexed from then on (unix seconds; per collection, through its index).
+    The scan is SQLite's (no GIL held): only the rows due come back to Python."""
+    stamps = sorted({stamp(g) for g in GRAMMARS.values()})
+    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(GRAMMARS))
+    sql = (
+        "SELECT ct.id, d.rel_path FROM documents d JOIN content ct ON ct.mirror_hash = d.mirror_hash "
+        "LEFT JOIN content_symbols s ON s.content_id = ct.id "
+        f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(stamps))})) AND ({names})"
+    )
+    args: list[Any] = [*stamps, *(f"*{ext}" for ext in GRAMMARS)]
+    if since is None:
+        rows = list(conn.execute(sql, args))
+    else:
+        sql += " AND d.collection_id = ? AND d.indexed_at >= ?"
+        ids = [r[0] for r in conn.execute("SELECT id FROM collections")]
+        rows = [row for cid in ids for row in conn.execute(sql, [*args, cid, since])]
+    pending: dict[int, str] = {}
+    for content_id, rel_path in rows:
+        grammar = GRAMMARS.get(extension(rel_path))
+        if grammar is not None:
+            pending.setdefault(content_id, grammar)
+    return sorted(pending.items())
+
+
+def sources(conn: apsw.Connection, items: Sequence[tuple[int, str]]) -> list[tuple[int, str, bytes | str]]:
+    """(content id, grammar, stored markdown) for the parser; contents gone meanwhile are left out."""
+    grammar = dict(items)
+    marks = ",".join("?" * len(items))
+    rows = conn.execute(f"SELECT id, markdown FROM content WHERE id IN ({marks})", [i for i, _ in items])
+    return [(content_id, grammar[content_id], stored) for content_id, stored in rows]
+
+
+def put(conn: apsw.Connection, parsed: Iterable[tuple[int, str, list[Symbol]]]) -> int:
+    """Store each content's definitions (a content deleted since it was read is skipped);
+    returns how many contents were stored."""
+    stored = 0
+    with conn:
+        for content_id, grammar, symbols in parsed:
+            if conn.execute("SELECT 1 FROM content WHERE id = ?", (content_id,)).fetchone() is None:
+                continue
+            conn.execute("DELETE FROM content_symbols WHERE content_id = ?", (content_id,))
+            conn.execute(
+                "INSERT INTO content_symbols(content_id, grammar, symbols) VALUES (?, ?, ?)",
+                (content_id, stamp(grammar), _pack(symbols)),
+            )
+            names = " ".join(dict.fromkeys(s.name for s in symbols))
+            if names:
+                conn.execute("INSERT INTO symbol_names(rowid, names) VALUES (?, ?)", (content_id, names))
+            stored += 1
+    return stored
+
+
+def counts(conn: apsw.Connection) -> int:
+    """Contents parsed so far by today's extraction."""
+    stamps = sorted({stamp(g) for g in GRAMMARS.values()})
+    sql = f"SELECT count(*) FROM content_symbols WHERE grammar IN ({','.join('?' * len(stamps))})"
+    n: int = conn.execute(sql, stamps).fetchone()[0]
+    return n
+
+
+def of_document(conn: apsw.Connection, rel_path: str, mirror_hash: str) -> list[Symbol]:
+    """A document's definitions, in the order they start (none for a file in no parsed
+    language, or not parsed yet)."""
+    if extension(rel_path) not in GRAMMARS:
+        return []
+    row = conn.execute(
+        "SELECT s.symbols FROM content_symbols s JOIN content ct ON ct.id = s.content_id WHERE ct.mirror_hash = ?",
+        (mirror_hash,),
+    ).fetchone()
+    return [] if row is None else _unpack(row[0])
+
+
+def label(symbols: Sequence[Symbol], start: int, end: int) -> str | None:
+    """How to name where lines start..end are: the innermost definition around `start`,
+    else the first one that begins among them (a passage from a file's top)."""
+    around = None
+    for s in symbols:
+        if s.start_line > start:
+            if around is None and s.start_line <= end:
+                around = s
+            break
+        if s.end_line >= start:
+            around = s
+    return None if around is None else display(around.name, around.kind, around.container)
+
+
+def _fts_phrase(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def lookup(conn: apsw.Connection, name: str, prefix: bool, where: str, args: list[Any], cap: int) -> list[Defined]:
+    """Definitions named `name` (any case; `prefix`: names starting with it), in documents
+    passing the SQL condition `where` over `documents d` and `collections c`; at most
+    `cap` contents are read."""
+    match = _fts_phrase(name) + ("*" if prefix else "")
+    rows = conn.execute(
+        "SELECT d.id, d.rel_path, s.symbols FROM symbol_names n "
+        "JOIN content_symbols s ON s.content_id = n.rowid "
+        "JOIN content ct ON ct.id = s.content_id "
+        "JOIN documents d ON d.mirror_hash = ct.mirror_hash "
+        "JOIN collections c ON c.id = d.collection_id "
+        f"WHERE symbol_names MATCH ? AND {where} LIMIT ?",
+        [match, *args, cap],
+    )
+    wanted = name.casefold()
+    found: list[Defined] = []
+    for doc_id, rel_path, blob in rows:
+        for s in _unpack(blob):
+            folded = s.name.casefold()
+            if folded == wanted or (prefix and folded.startswith(wanted)):
+                found.append(Defined(doc_id, rel_path, s))
+    return found

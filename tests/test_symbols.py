@@ -1,0 +1,352 @@
+"""Definitions in source code: tree-sitter's real grammars, the stored definitions, and
+`search --symbol` and the definition named beside each hit, through a real gnod."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import _run_cli, cli_json, wait_until, write_tree
+from gnod.ingest.canonical import canonicalize
+from gnod.ingest.symbols import GRAMMARS, display, grammar_for, parse, parse_batch
+from gnod.server.symbols import Symbols
+from gnod.store import documents as docstore
+from gnod.store import symbols as symstore
+
+C_SOURCE = """\
+#include <linux/slab.h>
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GFP_KERNEL 0x10
+
+struct foo_dev {
+\tint irq;
+};
+typedef struct foo_dev foo_dev_t;
+int foo_declared_only(int x);
+
+static __always_inline __alloc_size(1) void *foo_alloc(size_t size)
+{
+\treturn kmalloc(size, GFP_KERNEL);
+}
+
+static int foo_probe(struct device *dev)
+{
+\tstruct foo_dev *fd = foo_alloc(sizeof(*fd));
+\tfd->irq = platform_get_irq(dev, 0);
+\treturn 0;
+}
+"""
+
+PY_SOURCE = '''\
+import os
+
+
+def load_settings(path):
+    """Read the settings file."""
+    return open(path).read()
+
+
+class Parser:
+    @staticmethod
+    def parse(text):
+        return text.split()
+
+    class Token:
+        def render(self):
+            return "token"
+'''
+
+TS_SOURCE = """\
+export interface Shape { area(): number }
+export type ShapeId = string;
+export class Circle implements Shape {
+  constructor(private r: number) {}
+  area(): number { return 3.14159 * this.r * this.r; }
+}
+export const makeCircle = (r: number): Circle => new Circle(r);
+"""
+
+GO_SOURCE = """\
+package server
+
+type Server struct { addr string }
+
+func NewServer(addr string) *Server { return &Server{addr: addr} }
+
+func (s *Server) ListenAndServe() error {
+\treturn nil
+}
+"""
+
+RUST_SOURCE = """\
+pub struct Point { x: i32, y: i32 }
+
+pub trait Area { fn area(&self) -> f64; }
+
+impl Point {
+    pub fn manhattan(&self) -> i32 { self.x.abs() + self.y.abs() }
+}
+
+macro_rules! square { ($x:expr) => { $x * $x }; }
+"""
+
+
+def _defs(text: str, grammar: str) -> list[tuple[str, str, int, int, str | None]]:
+    return [tuple(s) for s in parse(text, grammar)]  # type: ignore[misc]
+
+
+# --- the parser, in process --------------------------------------------------------------
+
+
+def test_c_definitions_with_their_lines_and_no_prototypes_or_constants():
+    defs = _defs(C_SOURCE, "c")
+    assert defs == [
+        ("MAX", "macro", 2, 2, None),
+        ("foo_dev", "struct", 5, 7, None),
+        ("foo_dev_t", "type", 8, 8, None),
+        # The attribute macro before the return type does not hide the name (nor become one).
+        ("foo_alloc", "function", 11, 14, None),
+        ("foo_probe", "function", 16, 21, None),
+    ]
+
+
+def test_python_methods_belong_to_their_class_and_nested_functions_stay_local():
+    defs = _defs(PY_SOURCE, "python")
+    assert defs == [
+        ("load_settings", "function", 4, 6, None),
+        ("Parser", "class", 9, 16, None),
+        ("parse", "method", 11, 12, "Parser"),
+        ("Token", "class", 14, 16, "Parser"),
+        ("render", "method", 15, 16, "Token"),
+    ]
+
+
+def test_typescript_go_and_rust_definitions():
+    assert _defs(TS_SOURCE, "typescript") == [
+        ("Shape", "interface", 1, 1, None),
+        ("ShapeId", "type", 2, 2, None),
+        ("Circle", "class", 3, 6, None),
+        ("constructor", "method", 4, 4, "Circle"),
+        ("area", "method", 5, 5, "Circle"),
+        ("makeCircle", "function", 7, 7, None),
+    ]
+    assert _defs(GO_SOURCE, "go") == [
+        ("Server", "struct", 3, 3, None),
+        ("NewServer", "function", 5, 5, None),
+        ("ListenAndServe", "method", 7, 9, "Server"),  # the receiver's type, pointer or not
+    ]
+    assert _defs(RUST_SOURCE, "rust") == [
+        ("Point", "struct", 1, 1, None),
+        ("Area", "trait", 3, 3, None),
+        ("area", "method", 3, 3, "Area"),
+        ("Point", "impl", 5, 7, None),
+        ("manhattan", "method", 6, 6, "Point"),
+        ("square", "macro", 9, 9, None),
+    ]
+
+
+def test_tsx_javascript_and_the_extensions_each_grammar_reads():
+    tsx = "export function Badge(props: {n: number}) { return <b>{props.n}</b>; }\n"
+    assert _defs(tsx, "tsx") == [("Badge", "function", 1, 1, None)]
+    js = "class Store {\n  get(k) { return this.m[k]; }\n}\nfunction* ids() { yield 1; }\n"
+    assert _defs(js, "javascript") == [
+        ("Store", "class", 1, 3, None),
+        ("get", "method", 2, 2, "Store"),
+        ("ids", "function", 4, 4, None),
+    ]
+    assert {grammar_for(p) for p in ("a.c", "a.H", "x/y.py", "m.go", "lib.rs", "a.ts", "b.tsx", "c.mjs")} == {
+        "c",
+        "python",
+        "go",
+        "rust",
+        "typescript",
+        "tsx",
+        "javascript",
+    }
+    assert grammar_for("notes.md") is None and grammar_for("Makefile") is None
+    assert set(GRAMMARS.values()) == {"c", "python", "go", "rust", "typescript", "tsx", "javascript"}
+
+
+def test_broken_and_odd_sources_give_what_they_can_and_never_raise():
+    assert parse("", "c") == []
+    assert parse("def broken(:\n    pass\n\ndef fine():\n    return 1\n", "python")[-1].name == "fine"
+    text = "int café_count(void) { return 1; }\n// ünïcode\nint after(void) { return 2; }\n"
+    assert [(s.name, s.start_line) for s in parse(text, "c")] == [("café_count", 1), ("after", 3)]
+    # What the workers run: stored (compressed) content in, definitions out.
+    packed = docstore.pack(PY_SOURCE)
+    assert parse_batch([(7, "python", packed)]) == [(7, parse(PY_SOURCE, "python"))]
+
+
+def test_how_a_hit_names_its_definition():
+    assert display("foo_probe", "function", None) == "foo_probe()"
+    assert display("parse", "method", "Parser") == "Parser.parse()"
+    assert display("foo_dev", "struct", None) == "struct foo_dev"
+    defs = parse(C_SOURCE, "c")
+    assert symstore.label(defs, 18, 19) == "foo_probe()"  # inside a function
+    assert symstore.label(defs, 1, 3) == "MAX()"  # a file's top: the first definition it reaches
+    assert symstore.label(defs, 9, 9) is None  # between definitions, none begins there
+    assert symstore.label(parse(PY_SOURCE, "python"), 16, 16) == "Token.render()"  # the innermost
+
+
+# --- through a real gnod -------------------------------------------------------------------
+
+FILES = {
+    "drivers/foo/foo.c": C_SOURCE,
+    "tools/copy/foo.c": C_SOURCE,  # a vendored copy, deeper in the tree
+    "lib/shim.h": "#define foo_probe(dev) 0\n",  # a stand-in, nearer the top
+    "app/settings.py": PY_SOURCE,
+    "web/shapes.ts": TS_SOURCE,
+    "cmd/server.go": GO_SOURCE,
+    "geo/src/point.rs": RUST_SOURCE,
+    "README.md": "# Foo\n\nThe foo_probe function sets up a device. Parser reads settings.\n",
+}
+
+
+def _status(env) -> dict:
+    return cli_json("status", "--json", env=env)["symbols"]
+
+
+def _parsed(env, timeout: float = 30.0) -> dict:
+    assert wait_until(lambda: (s := _status(env))["pending"] == 0 and not s["parsing"] and s["parsed"] > 0, timeout)
+    return _status(env)
+
+
+def _symbol(env, name: str, *args: str, expect: int | None = 0) -> dict:
+    """`search --symbol NAME`'s result; expect None: found or not (exit 0 or 1)."""
+    r = _run_cli("search", "--symbol", name, "--json", *args, env=env)
+    assert r.returncode in ((0, 1) if expect is None else (expect,)), r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
+    env = daemon.env
+    root = write_tree(str(tmp_path / "src"), FILES)
+    cli_json("collection", "add", root, "--name", "src", "--json", env=env)
+    status = _parsed(env)
+    assert status["parsed"] == 6  # the two copies of foo.c share their content; README is not code
+
+    # A function by its name: the file nearer the top first, a macro of that name after it,
+    # the definition's lines shown.
+    res = _symbol(env, "foo_probe")
+    assert [h["path"] for h in res["hits"]] == ["drivers/foo/foo.c", "tools/copy/foo.c", "lib/shim.h"]
+    snip = res["hits"][0]["snippet"]
+    assert (snip["line"], snip["symbol"]) == (16, "foo_probe()")
+    assert snip["text"].splitlines()[0] == "static int foo_probe(struct device *dev)"
+    start, end = snip["matches"][0]
+    assert snip["text"][start:end] == "foo_probe"
+    got = cli_json("get", f"src/drivers/foo/foo.c:{snip['line']}", "-l", "1", "--json", env=env)
+    assert got["content"] == "static int foo_probe(struct device *dev)\n"
+
+    # Any case; a method by its class; a prefix; each language's kinds.
+    assert _symbol(env, "FOO_PROBE")["hits"][0]["snippet"]["symbol"] == "foo_probe()"
+    (hit,) = _symbol(env, "Parser.parse")["hits"]
+    assert (hit["path"], hit["snippet"]["symbol"]) == ("app/settings.py", "Parser.parse()")
+    # Lines are the stored text's, as every hit's (blank runs are one line there): `get` agrees.
+    assert hit["snippet"]["line"] == canonicalize(PY_SOURCE).splitlines().index("    def parse(text):") + 1
+    got = cli_json("get", f"src/app/settings.py:{hit['snippet']['line']}", "-l", "1", "--json", env=env)
+    assert got["content"] == "    def parse(text):\n"
+    assert _symbol(env, "Token.parse", expect=1)["hits"] == []
+    found = {s["symbol"] for s in _symbol(env, "foo_*", "-n", "1", "--per-doc", "5")["hits"][0]["snippets"]}
+    assert found == {"struct foo_dev", "type foo_dev_t", "foo_alloc()", "foo_probe()"}
+    for name, path, symbol in [
+        ("Circle", "web/shapes.ts", "class Circle"),
+        ("makeCircle", "web/shapes.ts", "makeCircle()"),
+        ("ListenAndServe", "cmd/server.go", "Server.ListenAndServe()"),
+        ("manhattan", "geo/src/point.rs", "Point.manhattan()"),
+        ("square", "geo/src/point.rs", "square()"),
+    ]:
+        (hit,) = _symbol(env, name)["hits"]
+        assert (hit["path"], hit["snippet"]["symbol"]) == (path, symbol), name
+
+    # Declarations, object-like macros, mentions and filters are not definitions.
+    assert _symbol(env, "foo_declared_only", expect=1)["hits"] == []
+    assert _symbol(env, "GFP_KERNEL", expect=1)["hits"] == []
+    assert [h["path"] for h in _symbol(env, "foo_probe", "--path", "tools/**")["hits"]] == ["tools/copy/foo.c"]
+    assert [h["path"] for h in _symbol(env, "foo_probe", "-n", "1")["hits"]] == ["drivers/foo/foo.c"]
+    bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=1)
+    assert bad["error"]["code"] == "INVALID_QUERY" and "one name" in bad["error"]["message"]
+
+    # An ordinary search names the definition its passage is in; prose has none.
+    hits = cli_json("search", "platform_get_irq", "--json", env=env)["hits"]
+    assert {h["path"]: h["snippet"]["symbol"] for h in hits} == {
+        "drivers/foo/foo.c": "foo_probe()",
+        "tools/copy/foo.c": "foo_probe()",
+    }
+    hits = cli_json("search", "foo_probe", "--json", env=env)["hits"]
+    readme = next(h for h in hits if h["path"] == "README.md")
+    assert "symbol" not in readme["snippet"] or readme["snippet"]["symbol"] is None
+    human = daemon_human(env, "platform_get_irq")
+    assert "src/drivers/foo/foo.c:19: foo_probe()" in human
+
+    # The watcher: a renamed function is found by its new name once parsed, not by the old.
+    path = os.path.join(root, "app", "settings.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(PY_SOURCE.replace("def load_settings(", "def read_config("))
+    assert wait_until(lambda: _symbol(env, "read_config", expect=None)["hits"], 30)
+    assert _symbol(env, "load_settings", expect=1)["hits"] == []
+
+
+def daemon_human(env, query: str) -> str:
+    r = _run_cli("search", query, "--human", "--color", "never", env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_a_big_batch_is_found_once_parsed_and_until_then_the_note_says_so(daemon, tmp_path):
+    """Until the background parse has read a file, `--symbol` says that some are left."""
+    env = daemon.env
+    many = {f"gen/mod{i}.py": f"def handler_{i}(event):\n    return {i}\n" * 50 for i in range(400)}
+    root = write_tree(str(tmp_path / "gen"), many)
+    cli_json("collection", "add", root, "--name", "gen", "--json", env=env)
+    notes_seen = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        res = _symbol(env, "handler_399", expect=None)
+        notes_seen += res["notes"]
+        if res["hits"] and not res["notes"]:
+            break
+    assert res["hits"] and res["hits"][0]["path"] == "gen/mod399.py"
+    assert all("still being parsed" in n for n in notes_seen)
+
+
+def test_agents_find_definitions_through_the_mcp_search_tool(daemon, tmp_path):
+    """The MCP SDK's own client: `search` with `symbol`, and a hit's text naming its function."""
+    env = daemon.env
+    root = write_tree(str(tmp_path / "src"), {"drivers/foo/foo.c": C_SOURCE})
+    cli_json("collection", "add", root, "--name", "src", "--json", env=env)
+    _parsed(env)
+    server = StdioServerParameters(command=sys.executable, args=["-m", "gnoctl.main", "mcp"], env=env)
+
+    async def go():
+        async with Client(server, mode="legacy") as c:
+            return (
+                await c.call_tool("search", {"query": "foo_probe", "symbol": True}),
+                await c.call_tool("search", {"query": "platform_get_irq"}),
+            )
+
+    defined, mentioned = asyncio.run(go())
+    assert not defined.is_error and not mentioned.is_error
+    assert defined.content[0].text.startswith("gno://src/drivers/foo/foo.c:16  in foo_probe()")
+    assert mentioned.content[0].text.startswith("gno://src/drivers/foo/foo.c:19  in foo_probe()")
+    assert defined.structured_content["hits"][0]["snippet"]["symbol"] == "foo_probe()"
+
+
+def test_the_lag_note_counts_the_files_left():
+    symbols = Symbols(writer=None, read=None)  # type: ignore[arg-type]
+    assert symbols.lag_note() is None
+    symbols.pending = 1
+    assert symbols.lag_note() == "1 source file is still being parsed: its definitions are not found yet"
+    symbols.pending = 1234
+    assert symbols.lag_note() == "1,234 source files are still being parsed: their definitions are not found yet"
+
+
+@pytest.mark.parametrize("grammar", sorted(set(GRAMMARS.values())))
+def test_every_grammar_loads_from_its_wheel(grammar):
+    """Each grammar ships in its PyPI wheel: nothing is fetched at first use."""
+    assert parse("", grammar) == []
