@@ -199,7 +199,7 @@ def test_how_a_hit_names_its_definition():
 FILES = {
     "drivers/foo/foo.c": C_SOURCE,
     "tools/copy/foo.c": C_SOURCE,  # a vendored copy, deeper in the tree
-    "lib/shim.h": "#define foo_probe(dev) 0\n",  # a stand-in, nearer the top
+    "lib/shim.c": "#define foo_probe(dev) 0\n",  # a file's own stand-in, nearer the top
     "app/settings.py": PY_SOURCE,
     "web/shapes.ts": TS_SOURCE,
     "cmd/server.go": GO_SOURCE,
@@ -231,10 +231,10 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     status = _parsed(env)
     assert status["parsed"] == 6  # the two copies of foo.c share their content; README is not code
 
-    # A function by its name: the file nearer the top first, a macro of that name after it,
-    # the definition's lines shown.
+    # A function by its name: the file nearer the top first, a .c file's own macro of that
+    # name last; the definition's lines shown.
     res = _symbol(env, "foo_probe")
-    assert [h["path"] for h in res["hits"]] == ["drivers/foo/foo.c", "tools/copy/foo.c", "lib/shim.h"]
+    assert [h["path"] for h in res["hits"]] == ["drivers/foo/foo.c", "tools/copy/foo.c", "lib/shim.c"]
     snip = res["hits"][0]["snippet"]
     assert (snip["line"], snip["symbol"]) == (16, "foo_probe()")
     assert snip["text"].splitlines()[0] == "static int foo_probe(struct device *dev)"

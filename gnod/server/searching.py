@@ -93,15 +93,15 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
         for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
         if not container or (f.symbol.container or "").casefold() == container.casefold()
     ]
-    # Exact case first, then the name's length (a prefix's closest), then a definition
-    # before a macro of the same name (often a stand-in: `#define kmalloc(s, f) malloc(s)`),
-    # then the file nearest the top of its collection (a vendored or test copy lies
-    # deeper), then the path.
+    # Exact case first, then the name's length (a prefix's closest), then what other files
+    # can use before a macro a C source file defines for itself (often a stand-in, as
+    # lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
+    # nearest the top of its collection (a vendored or test copy lies deeper), then the path.
     found.sort(
         key=lambda f: (
             f.symbol.name != name,
             len(f.symbol.name),
-            f.symbol.kind == "macro",
+            f.symbol.kind == "macro" and f.rel_path.lower().endswith(".c"),
             f.rel_path.count("/"),
             f.rel_path,
             f.symbol.start_line,
