@@ -12,6 +12,10 @@ read in shards), mbox_append_to_searchable_seconds= (a message appended
 until search finds it: the watcher reads the mailbox again and converts that message
 only), archive_mb_per_s= and
 archive_members_per_s= for a zip and a tar.gz of --archive-pages Markdown pages each.
+With --kernel-symbols, in this process on one core over the kernel tree's source files
+(benchmarks/scale.py fetches it): symbols_mb_per_s= (tree-sitter's parse and the reading
+of definitions, as gnod's background task runs it) beside chunk_mb_per_s= (today's
+chunker over the same text), symbols_cpu_seconds= for the whole tree and symbols_per_mb=.
 """
 
 from __future__ import annotations
@@ -219,6 +223,40 @@ def corpus(fmt: str, n: int) -> str:
     return folder
 
 
+def kernel_symbols() -> None:
+    """tree-sitter over the kernel's parsed files beside the chunker, on one core."""
+    from scale import kernel_tree
+
+    from gnod.ingest.canonical import canonicalize
+    from gnod.ingest.chunk import chunk_text
+    from gnod.ingest.symbols import grammar_for, parse
+
+    texts = []
+    for root, _dirs, files in os.walk(kernel_tree()):
+        for name in files:
+            grammar = grammar_for(name)
+            if grammar is not None:
+                with open(os.path.join(root, name), "rb") as f:
+                    texts.append((canonicalize(f.read().decode("utf-8", "replace")), grammar))
+    mb = sum(len(t.encode()) for t, _ in texts) / 1e6
+    t0 = time.process_time()
+    found = sum(len(parse(t, g)) for t, g in texts)
+    parse_s = time.process_time() - t0
+    t0 = time.process_time()
+    for t, _ in texts:
+        chunk_text(t)
+    chunk_s = time.process_time() - t0
+    emit(
+        symbols_files=len(texts),
+        symbols_mb=mb,
+        symbols_mb_per_s=mb / parse_s,
+        symbols_cpu_seconds=parse_s,
+        symbols_per_mb=found / mb,
+        chunk_mb_per_s=mb / chunk_s,
+        chunk_cpu_seconds=chunk_s,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=50, help="documents per format")
@@ -226,7 +264,10 @@ def main() -> None:
     ap.add_argument("--formats", default=",".join(MAKERS), help="comma-separated subset of " + ",".join(MAKERS))
     ap.add_argument("--mbox-messages", type=int, default=10_000, help="messages in the mailbox (0: skip containers)")
     ap.add_argument("--archive-pages", type=int, default=5_000, help="Markdown pages in each archive")
+    ap.add_argument("--kernel-symbols", action="store_true", help="tree-sitter's cost over the kernel tree")
     args = ap.parse_args()
+    if args.kernel_symbols:
+        kernel_symbols()
     formats = [f for f in args.formats.split(",") if f]
     folders = {fmt: corpus(fmt, args.n) for fmt in formats}
     with Daemon() as d:

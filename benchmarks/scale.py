@@ -13,7 +13,10 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
 indexing time), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
 the lexical index), rss_idle_mb= (gnod after indexing, idle), save_to_searchable_p50_ms=
-(a new file in the tree → found by search), took_ms_p50= / took_ms_p99= (gnod's own
+(a new file in the tree → found by search), symbols_wait_seconds= (after the no-op
+updates, until the background parse of definitions is done: the searches are timed
+after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose first
+`search --symbol` hit is the expected file), took_ms_p50= / took_ms_p99= (gnod's own
 timing, every query of QUERIES × --rounds) and per kind, gnoctl_search_p50_ms= beside
 python_startup_p50_ms= (`python -I -S -c pass`, the same loop), and with --compare,
 overlap_at_10= (mean share of each query's top 10 that the saved run also had).
@@ -93,6 +96,16 @@ QUERIES: list[tuple[str, str, dict]] = [
             ("page fault", {"filters": {"path": "mm/*"}}),
         )
     ),
+]
+# `search --symbol` names with the file that defines them (the canonical one, not a copy
+# under tools/): what symbol_found_first= counts.
+SYMBOLS: list[tuple[str, str]] = [
+    ("kmalloc", "include/linux/slab.h"),
+    ("list_add", "include/linux/list.h"),
+    ("task_struct", "include/linux/sched.h"),
+    ("spin_lock_irqsave", "include/linux/spinlock.h"),
+    ("schedule", "kernel/sched/core.c"),
+    ("copy_from_user", "include/linux/uaccess.h"),
 ]
 PACKAGE = "linux-source-6.1"
 
@@ -185,6 +198,12 @@ def main() -> None:
             d.call("index", {"collection": "tree"})
             noop.append(time.perf_counter() - t0)
         emit(noop_update_seconds=statistics.median(noop))
+        # Definitions are parsed in the background once the text is searchable: the
+        # searches below are timed after it, and the index size includes them.
+        t0 = time.perf_counter()
+        while (sym := d.call("status")["symbols"])["pending"] or sym["parsing"]:
+            time.sleep(0.5)
+        emit(symbols_wait_seconds=time.perf_counter() - t0, symbols_parsed=sym["parsed"])
         time.sleep(3)
         st = d.call("status")
         index_bytes = folder_bytes(d.paths.data_dir)
@@ -210,6 +229,14 @@ def main() -> None:
             **{f"took_ms_p50_{k}": pct(v, 0.5) for k, v in took.items()},
             **{f"took_ms_max_{k}": max(v) for k, v in took.items()},
         )
+
+        sym_took, first = [], 0
+        for _ in range(args.rounds):
+            for name, path in SYMBOLS:
+                r = d.call("search", {"query": name, "symbol": True, "limit": 10})
+                sym_took.append(r["took_ms"])
+                first += bool(r["hits"]) and r["hits"][0]["path"] == path
+        emit(symbol_took_ms_p50=pct(sym_took, 0.5), symbol_found_first=first / args.rounds / len(SYMBOLS))
 
         saved = []
         sub = os.path.join(tree, "gno-scale-bench")
