@@ -80,6 +80,14 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
 SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
+# Languages whose names are camelCase (kmallocNode, HTTPServer): their parts are indexed
+# too (text.analyzer.identifier_parts), so `node` finds them. C is left out: its names are
+# snake_case, which the tokenizer splits already, and looking for humps in the kernel's
+# C would cost ~11 CPU-s of its ingest.
+CAMEL_CASE_EXTENSIONS: frozenset[str] = frozenset(
+    {".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt", ".cc", ".cpp", ".hpp"}
+    | {".cs", ".rb", ".php", ".swift", ".scala", ".dart", ".vue", ".svelte", ".hs", ".ml", ".clj", ".jl"}
+)
 # Formats converted to Markdown, by the converter gnod.ingest.convert registers for each.
 CONVERTED: dict[str, tuple[str, ...]] = {
     "html": (".html", ".htm", ".xhtml"),

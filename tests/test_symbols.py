@@ -18,6 +18,7 @@ from gnod.ingest.symbols import GRAMMARS, display, grammar_for, parse, parse_bat
 from gnod.server.symbols import Symbols
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
+from gnod.text.analyzer import identifier_parts
 
 C_SOURCE = """\
 #include <linux/slab.h>
@@ -335,6 +336,39 @@ def test_agents_find_definitions_through_the_mcp_search_tool(daemon, tmp_path):
     assert defined.content[0].text.startswith("gno://src/drivers/foo/foo.c:16  in foo_probe()")
     assert mentioned.content[0].text.startswith("gno://src/drivers/foo/foo.c:19  in foo_probe()")
     assert defined.structured_content["hits"][0]["snippet"]["symbol"] == "foo_probe()"
+
+
+def test_the_parts_of_camel_case_names():
+    text = "x = kmallocNode(HTTPServer, utf8Decode, 0xFF, IOError, IDs, snake_case, Title); kmallocNode"
+    assert identifier_parts(text) == [
+        ["kmalloc", "node"],
+        ["http", "server"],
+        ["utf8", "decode"],
+        ["io", "error"],
+    ]
+    assert identifier_parts("plain prose, ALLCAPS and Title Case") == []
+    assert identifier_parts("a" * 60 + "B" + "c" * 60) == []  # longer than a name: data
+
+
+def test_camel_case_names_are_found_by_their_parts_and_first_by_their_whole_name(daemon, tmp_path):
+    env = daemon.env
+    files = {
+        "web/alloc.ts": "export function kmallocNode(size: number) { return new ArrayBuffer(size); }\n",
+        "web/plain.ts": "export function kmalloc(size: number) { return new ArrayBuffer(size); }\n",
+        "drivers/alloc.c": "void *kmallocNode(int size) { return 0; }\n",  # C: snake_case, not split
+    }
+    root = write_tree(str(tmp_path / "code"), files)
+    cli_json("collection", "add", root, "--name", "code", "--json", env=env)
+
+    def paths(query: str) -> list[str]:
+        r = _run_cli("search", query, "--json", env=env)
+        return [h["path"] for h in json.loads(r.stdout)["hits"]]
+
+    assert paths("kmalloc") == ["web/plain.ts", "web/alloc.ts"]  # the exact name first
+    assert paths("kmallocNode")[0] in ("web/alloc.ts", "drivers/alloc.c")
+    assert set(paths("kmallocNode")) == {"web/alloc.ts", "drivers/alloc.c"}
+    assert paths("node") == ["web/alloc.ts"]
+    assert paths('"kmalloc node"') == ["web/alloc.ts"]
 
 
 def test_the_lag_note_counts_the_files_left():

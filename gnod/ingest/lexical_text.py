@@ -10,15 +10,26 @@ from typing import Any
 
 import apsw
 
+from gnod.config import CAMEL_CASE_EXTENSIONS, extension
 from gnod.ingest.sections import stem_body
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
-from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, ingest_analyzers, tokenize
+from gnod.store.lexical_index import SEPARATOR
+from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, identifier_parts, ingest_analyzers, tokenize
 
 
-def lexical_text(rel_path: str, heading: str, tokens: list[str], stems: str, analyzer: Analyzer) -> LexicalText:
+def lexical_text(
+    rel_path: str, heading: str, body: str, tokens: list[str], stems: str, analyzer: Analyzer
+) -> LexicalText:
     """`heading` is the indexed title (documents.indexed_title), `tokens` the body's and
-    `stems` its stemmed text (sections.stem_body), `analyzer` the document's language's."""
+    `stems` its stemmed text (sections.stem_body), `analyzer` the document's language's.
+    In a language of camelCase names, the stems end with each name's parts, a group at a
+    time between separators (no phrase runs from one into another): `node` finds
+    `kmallocNode`, which its whole name (an exact form) still finds first."""
+    if extension(rel_path) in CAMEL_CASE_EXTENSIONS:
+        groups = [" ".join(analyzer.stems(parts)) for parts in identifier_parts(body)]
+        if groups:
+            stems = SEPARATOR.join([stems, *groups])
     return LexicalText(
         analyzer.index_text(rel_path),
         analyzer.index_text(heading),
@@ -70,5 +81,5 @@ def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
         tokens = tokenize(body)
         stems = stem_body(body, language, analyzers, per_block=bool(others), tokens=tokens).text
         heading = store.indexed_title(title, json.loads(metadata))
-        out.append((doc_id, lexical_text(rel_path, heading, tokens, stems, analyzers.get(language))))
+        out.append((doc_id, lexical_text(rel_path, heading, body, tokens, stems, analyzers.get(language))))
     return out

@@ -106,7 +106,7 @@ def prepare(
         language=language,
         metadata=meta,
         chunks=chunks,
-        text=lexical_text(entry.rel_path, heading, tokens, stemmed.text, analyzers.get(language)),
+        text=lexical_text(entry.rel_path, heading, body, tokens, stemmed.text, analyzers.get(language)),
         other_languages=stemmed.others,
         language_confident=sure,
     )

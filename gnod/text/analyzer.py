@@ -113,6 +113,41 @@ class Analyzer:
         return " ".join(map(self._cache.__getitem__, tokenize(text)))
 
 
+# camelCase identifiers: a lower-case letter or digit followed by a capital marks one, as
+# do three capitals and a lower-case letter (HTTPServer, IOError; not IDs); its parts are
+# runs of capitals before a capitalised word, capitalised or lower-case words, digits kept
+# with the word before them (utf8Decode → utf8, decode).
+_HUMP_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{3}[a-z]")
+_RUN_END_RE = re.compile(r"[A-Za-z0-9]*")
+_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+MAX_IDENTIFIER = 100  # longer camel runs are data (base64, hashes), not names
+
+
+def identifier_parts(text: str) -> list[list[str]]:
+    """The lower-cased parts of each camelCase identifier in `text`, once each, in order
+    of first appearance: `kmallocNode` → [kmalloc, node], `HTTPServer` → [http, server].
+    Linear: each hump is found by one scan, and its identifier read around it."""
+    found: dict[str, None] = {}
+    end = -1
+    for m in _HUMP_RE.finditer(text):
+        at = m.start()
+        if at < end:  # a second hump of the identifier just read
+            continue
+        start = at
+        while start and text[start - 1] < "\x80" and text[start - 1].isalnum():
+            start -= 1
+        run = _RUN_END_RE.match(text, at)
+        end = run.end() if run else at
+        if end - start <= MAX_IDENTIFIER and not text[start].isdigit():  # 0xFF is a number
+            found[text[start:end]] = None
+    out = []
+    for name in found:
+        parts = _PART_RE.findall(name)
+        if len(parts) > 1:
+            out.append([p.lower() for p in parts])
+    return out
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase alphanumeric tokens in order, CJK runs as overlapping bigrams.
 
