@@ -216,3 +216,62 @@ def test_one_megabyte_with_fences_keeps_invariants() -> None:
     chunks = chunk_text(text)
     check_invariants(text, chunks, MAX_CHARS)
     assert not any(c.text.startswith("# comment") for c in chunks)
+
+
+# --- source code ---------------------------------------------------------------------
+
+
+def c_function(i: int) -> str:
+    body = "".join(f"\tvalue_{i} += compute(value_{i}, {k});\n" for k in range(6))
+    return (
+        f"/* Function {i}: adds things. */\nstatic int function_{i}(int value_{i})\n{{\n{body}\treturn value_{i};\n}}\n"
+    )
+
+
+def test_code_breaks_before_top_level_blocks_and_keeps_definitions_whole() -> None:
+    text = "\n".join(c_function(i) for i in range(12))
+    chunks = chunk_text(text, max_chars=600, overlap=60, code=True)
+    check_invariants(text, chunks, 600)
+    assert len(chunks) > 3
+    for c in chunks:
+        assert c.text.startswith("/* Function ")  # each starts at a definition's comment
+        assert c.text.count("{") == c.text.count("}")  # and holds its definitions whole
+    # The prose rules cut inside the functions instead, and restart with an overlap.
+    prose_chunks = chunk_text(text, max_chars=600, overlap=60)
+    assert any(not c.text.startswith("/* Function ") for c in prose_chunks[1:])
+
+
+def test_code_comments_are_not_headings_and_closing_lines_are_not_blocks() -> None:
+    method = "    def method_{0}(self):\n        x = {0}\n\n        return x\n\n"
+    text = "# A comment\n\nclass Big:\n" + "".join(method.format(i) for i in range(40)) + "}\n"
+    chunks = chunk_text(text, max_chars=400, overlap=40, code=True)
+    check_invariants(text, chunks, 400)
+    # No `#` line or indented line is taken for a block: the class body breaks at paragraphs.
+    assert all(not c.text.startswith("# A comment") for c in chunks[1:])
+    assert chunks[-1].text.rstrip().endswith("}")
+    assert not any(c.text.startswith("}") for c in chunks)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=" \t\n{}()#abc;", max_size=3000), st.integers(50, 400))
+def test_code_chunks_keep_the_invariants(text: str, max_chars: int) -> None:
+    if not text.strip():
+        assert chunk_text(text, max_chars=max_chars, overlap=max_chars // 10, code=True) == []
+        return
+    check_invariants(text, chunk_text(text, max_chars=max_chars, overlap=max_chars // 10, code=True), max_chars)
+
+
+def test_ingest_chunks_source_files_at_their_blocks_and_prose_as_prose() -> None:
+    from gnod.ingest.prepare import prepare
+    from gnod.ingest.walk import WalkEntry
+    from gnod.text.analyzer import AnalyzerSet
+
+    text = "\n".join(c_function(i) for i in range(40))
+
+    def starts(name: str) -> list[str]:
+        data = text.encode()
+        doc = prepare(WalkEntry(name, "/nowhere/" + name, len(data), 0, 0), data, "h", None, AnalyzerSet())
+        return [text[c.pos : c.pos + 13] for c in doc.chunks]
+
+    assert all(s.startswith("/* Function ") for s in starts("f.c"))
+    assert not all(s.startswith("/* Function ") for s in starts("f.txt"))

@@ -89,7 +89,7 @@ def prepare(
     offset = len(canonical) - len(body)
     chunks = [
         ChunkRow(c.seq, c.pos + offset, len(c.text), c.start_line + fm_lines, c.end_line + fm_lines)
-        for c in chunk_text(body)
+        for c in chunk_text(body, code=code)
     ]
     deadline.check("chunking")
     heading = indexed_title(title, meta)
