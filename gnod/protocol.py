@@ -353,7 +353,7 @@ class WatchParams(Params):
 
 
 class Snippet(Struct):
-    line: int  # 1-based line of the stored Markdown where `text` starts
+    line: int  # 1-based line of the file where `text` starts (docs/protocol.md: lines)
     text: str
     matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
     # In source code: the definition the passage is in, `foo_probe()`, `Parser.parse()`, `struct foo`.
@@ -430,6 +430,10 @@ class Document(DocumentIdentity):
     total_lines: int
     content: str
     truncated: bool = False
+    # Where the stored text has one blank line for the file's several ("stored:extra"
+    # pairs, gnod/lines.py): a client showing `content` with the file's line numbers
+    # puts them back (gnod.lines.expand). Empty when the two agree.
+    line_shifts: str = ""
 
 
 class MultiGetResult(Struct):

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gnod.ingest.canonical import canonicalize, mirror_hash
+from gnod.ingest.canonical import _clean, canonicalize, canonicalize_lines, mirror_hash
+from gnod.lines import expand, file_line, stored_line
 
 REMOVED_CONTROLS = "".join(
     chr(c) for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)]
@@ -208,3 +209,44 @@ def test_pinned_hash_of_a_sample() -> None:
 def test_mirror_hash_is_lowercase_hex_sha256() -> None:
     assert mirror_hash("\n") == hashlib.sha256(b"\n").hexdigest()
     assert re.fullmatch("[0-9a-f]{64}", mirror_hash("caf\u00e9\n"))
+
+
+# --- where the canonical lines were in the file ---------------------------------------
+
+LINES_TEXT = st.text(alphabet=["a", "b", " ", "\t", "\n", "\n", "\n", "\r", "\x0c", "\ufeff", "é"], max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES_TEXT)
+def test_the_line_shifts_map_every_canonical_line_to_its_file_line_and_back(text: str) -> None:
+    canonical, shifts = canonicalize_lines(text)
+    assert canonical == canonicalize(text)
+    # The file's lines after rules 1-5 (tested above), which keep every line in place.
+    file_lines = _clean(text).split("\n")
+    assert len(file_lines) == text.replace("\r", "").count("\n") + 1
+    stored = canonical.split("\n")[:-1]
+    for i, line in enumerate(stored, 1):
+        at = file_line(shifts, i)
+        assert file_lines[at - 1] == line
+        assert stored_line(shifts, at) == i
+    # Every file line up to the last kept one lands on a stored line with its text (a
+    # dropped blank line on the blank line kept in its place), in order.
+    last = file_line(shifts, len(stored)) if stored else 0
+    held = [stored_line(shifts, f) for f in range(1, last + 1)]
+    assert held == sorted(held)
+    for f, i in zip(range(1, last + 1), held):
+        assert stored[i - 1] == file_lines[f - 1] or file_lines[f - 1] == stored[i - 1] == ""
+    # The blank lines put back: the file's lines as they were, up to its last kept one.
+    assert expand(canonical, shifts).split("\n")[:last] == file_lines[:last]
+
+
+def test_line_shifts_of_python_and_markdown() -> None:
+    text = "import os\n\n\ndef a():\n    pass\n\n\n\nclass B:\n    x = 1\n"
+    canonical, shifts = canonicalize_lines(text)
+    assert canonical == "import os\n\ndef a():\n    pass\n\nclass B:\n    x = 1\n"
+    assert shifts == "3:1 6:3"
+    assert [file_line(shifts, i) for i in range(1, 8)] == [1, 2, 4, 5, 6, 9, 10]
+    assert [stored_line(shifts, f) for f in range(1, 11)] == [1, 2, 2, 3, 4, 5, 5, 5, 6, 7]
+    assert canonicalize_lines("\n\n\n# Title\n") == ("\n# Title\n", "2:2")
+    assert canonicalize_lines("no blank runs\n\nhere\n") == ("no blank runs\n\nhere\n", "")
+    assert file_line("", 7) == stored_line("", 7) == 7

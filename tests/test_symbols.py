@@ -248,10 +248,11 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     assert _symbol(env, "FOO_PROBE")["hits"][0]["snippet"]["symbol"] == "foo_probe()"
     (hit,) = _symbol(env, "Parser.parse")["hits"]
     assert (hit["path"], hit["snippet"]["symbol"]) == ("app/settings.py", "Parser.parse()")
-    # Lines are the stored text's, as every hit's (blank runs are one line there): `get` agrees.
-    assert hit["snippet"]["line"] == canonicalize(PY_SOURCE).splitlines().index("    def parse(text):") + 1
+    # The file's line, though its stored text has one blank line where the file has two.
+    assert PY_SOURCE.splitlines()[hit["snippet"]["line"] - 1] == "    def parse(text):"
+    assert len(canonicalize(PY_SOURCE).splitlines()) < len(PY_SOURCE.splitlines())
     got = cli_json("get", f"src/app/settings.py:{hit['snippet']['line']}", "-l", "1", "--json", env=env)
-    assert got["content"] == "    def parse(text):\n"
+    assert got["content"] == "    def parse(text):\n" and got["from_line"] == hit["snippet"]["line"]
     assert _symbol(env, "Token.parse", expect=1)["hits"] == []
     found = {s["symbol"] for s in _symbol(env, "foo_*", "-n", "1", "--per-doc", "5")["hits"][0]["snippets"]}
     assert found == {"struct foo_dev", "type foo_dev_t", "foo_alloc()", "foo_probe()"}
@@ -384,3 +385,34 @@ def test_the_lag_note_counts_the_files_left():
 def test_every_grammar_loads_from_its_wheel(grammar):
     """Each grammar ships in its PyPI wheel: nothing is fetched at first use."""
     assert parse("", grammar) == []
+
+
+def test_results_name_the_files_lines_where_the_stored_text_has_dropped_blank_lines(daemon, tmp_path):
+    """The canonical text keeps one blank line of each run: every line a result names is
+    still the file's, so an editor, `--vimgrep` and `get` land on the line that matched."""
+    env = daemon.env
+    notes = "# Notes\n\n\n\nintro\n\n\n\n\n## Section\n\nthe zebra line\n"
+    root = write_tree(str(tmp_path / "lines"), {"app/settings.py": PY_SOURCE, "notes.md": notes})
+    cli_json("collection", "add", root, "--name", "lines", "--json", env=env)
+    zebra = notes.splitlines().index("the zebra line") + 1  # 12 in the file, 6 stored
+
+    (hit,) = cli_json("search", "zebra", "--json", env=env)["hits"]
+    assert hit["snippet"]["line"] == zebra
+    r = _run_cli("search", "zebra", "--vimgrep", env=env)
+    assert r.stdout.startswith(f"{os.path.join(root, 'notes.md')}:{zebra}:5:the zebra line")
+    (qhit,) = cli_json("query", "zebra", "--json", "--no-expand", "--no-rerank", env=env)["hits"]
+    assert qhit["preview"]["start_line"] <= zebra <= qhit["preview"]["end_line"]
+    assert notes.splitlines()[qhit["preview"]["start_line"] - 1] == qhit["preview"]["text"].split("\n")[0]
+
+    got = cli_json("get", f"lines/notes.md:{zebra}", "--json", env=env)
+    assert (got["content"], got["from_line"], got["to_line"]) == ("the zebra line\n", zebra, zebra)
+    whole = cli_json("get", "lines/notes.md", "--json", env=env)
+    assert (whole["from_line"], whole["to_line"], whole["total_lines"]) == (1, zebra, zebra)
+    inside_a_run = cli_json("get", "lines/notes.md:7", "-l", "2", "--json", env=env)  # a dropped blank line
+    assert inside_a_run["content"] == "\n## Section\n" and inside_a_run["to_line"] == 10
+    past = cli_json("get", f"lines/notes.md:{zebra + 1}", "--json", env=env, expect=1)
+    assert f"({zebra} lines)" in past["error"]["message"]
+
+    _parsed(env)
+    (defined,) = _symbol(env, "render")["hits"]
+    assert PY_SOURCE.splitlines()[defined["snippet"]["line"] - 1] == "        def render(self):"

@@ -235,6 +235,20 @@ def test_the_document_view_marks_the_line(web):
     )  # the file as it is, shown as text
 
 
+def test_the_document_view_puts_back_the_blank_lines_its_file_has():
+    """The stored text has one blank line for several; lines are the file's (docs/protocol.md)."""
+    from gnoctl.web import render
+    from gnod.ingest.canonical import canonicalize_lines
+    from gnod.lines import expand
+
+    source = "import os\n\n\ndef first():\n    pass\n\n\n\ndef second():\n    return 2\n"
+    stored, shifts = canonicalize_lines(source)
+    hit = source.splitlines().index("def second():") + 1  # 9, where the stored text has it at 6
+    html = str(render.document(expand(stored, shifts), "a.py", hit))
+    marked = html[html.index('id="hit"') :].split("\n", 1)[0]
+    assert re.search(r'class="linenos"> ?9<', marked) and ">second<" in marked
+
+
 def test_citations_link_to_their_lines_and_code_marks_the_hit_line():
     from gnoctl.web import render
 

@@ -35,17 +35,44 @@ _BLANK_RUN_RE = re.compile(r"\n\n\n+")
 
 def canonicalize(text: str) -> str:
     """Return the canonical form of `text` (see the module docstring for the rules)."""
-    data = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_CONTROLS)
-    if b"\xc2" in data:
-        data = _C1_CONTROLS_RE.sub(b"", data)
-    text = data.decode("utf-8", "surrogatepass").lstrip("\ufeff")
-    text = unicodedata.normalize("NFC", text)
-    text = "\n".join(map(str.rstrip, text.split("\n")))
+    text = _clean(text)
     # Inside the text, k blank lines are k+1 newlines; at its start they are k.
     text = _BLANK_RUN_RE.sub("\n\n", text)
     if text.startswith("\n\n"):
         text = text[1:]
     return text.rstrip("\n") + "\n"
+
+
+def _clean(text: str) -> str:
+    """Rules 1 to 5, which keep every line where it is."""
+    data = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_CONTROLS)
+    if b"\xc2" in data:
+        data = _C1_CONTROLS_RE.sub(b"", data)
+    text = data.decode("utf-8", "surrogatepass").lstrip("\ufeff")
+    text = unicodedata.normalize("NFC", text)
+    return "\n".join(map(str.rstrip, text.split("\n")))
+
+
+def canonicalize_lines(text: str) -> tuple[str, str]:
+    """`canonicalize(text)` and where its lines were in `text`: the blank lines rule 6
+    dropped, as `line_shifts` (gnod.lines; empty when none were). Results and
+    `get` name the file's lines: a person opens the file, not the canonical text."""
+    text = _clean(text)
+    lead = len(text) - len(text.lstrip("\n"))  # k blank lines at the start: k newlines, one kept
+    pieces, shifts = ["\n"] if lead >= 2 else [], []
+    removed = lead - 1 if lead >= 2 else 0
+    at, line = (lead, lead + 1) if lead >= 2 else (0, 1)  # `line`: the line of `text` at `at`
+    if removed:
+        shifts.append((line - removed, removed))
+    for m in _BLANK_RUN_RE.finditer(text, at):
+        pieces += [text[at : m.start()], "\n\n"]
+        line += text.count("\n", at, m.end())
+        removed += len(m.group()) - 2
+        shifts.append((line - removed, removed))
+        at = m.end()
+    pieces.append(text[at:])
+    canonical = "".join(pieces).rstrip("\n") + "\n"
+    return canonical, " ".join(f"{stored}:{extra}" for stored, extra in shifts)
 
 
 def mirror_hash(canonical: str) -> str:

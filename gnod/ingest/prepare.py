@@ -7,7 +7,7 @@ import os
 import time
 
 from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, extension
-from gnod.ingest.canonical import canonicalize, mirror_hash
+from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import convert
 from gnod.ingest.failure import IngestFailure
@@ -59,7 +59,8 @@ def prepare(
     deadline: Deadline | None = None,
 ) -> PreparedDoc:
     deadline = deadline or Deadline()
-    canonical = canonicalize(convert(data, entry.rel_path, language_hint))  # OCR reads in that language
+    # OCR reads in the hinted language; the shifts say where the canonical lines were.
+    canonical, line_shifts = canonicalize_lines(convert(data, entry.rel_path, language_hint))
     deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)
@@ -109,4 +110,5 @@ def prepare(
         text=lexical_text(entry.rel_path, heading, body, tokens, stemmed.text, analyzers.get(language)),
         other_languages=stemmed.others,
         language_confident=sure,
+        line_shifts=line_shifts,
     )

@@ -6,6 +6,7 @@ import logging
 import time
 
 from gnod import wire
+from gnod.lines import file_line
 from gnod.models import presets
 from gnod.models.base import ModelUnavailable
 from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
@@ -20,7 +21,7 @@ log = logging.getLogger("gnod.ask")
 RETRIEVE_FACTOR = 2
 
 
-def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
+def _source(n: int, hit: QueryHit, passage: Passage, line_shifts: str) -> Source:
     return Source(
         n=n,
         docid=hit.docid,
@@ -29,8 +30,8 @@ def _source(n: int, hit: QueryHit, passage: Passage) -> Source:
         path=hit.path,
         abs_path=hit.abs_path,
         collection=hit.collection,
-        start_line=passage.start_line,
-        end_line=passage.end_line,
+        start_line=file_line(line_shifts, passage.start_line),
+        end_line=file_line(line_shifts, passage.end_line),
         score=hit.score,
         text=passage.text,
     )
@@ -65,7 +66,8 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
         )
     found = await run.passages_for(len(result.hits), answer.SOURCE_CHARS)
     picks = answer.select([f.text for f in found], [h.score for h in result.hits], p.sources)
-    considered = [_source(n, result.hits[i], found[i]) for n, i in enumerate(picks, 1)]
+    shifts = [c.doc.line_shifts for c in run.kept[: len(found)]]
+    considered = [_source(n, result.hits[i], found[i], shifts[i]) for n, i in enumerate(picks, 1)]
     if not p.answer:
         return done(answer=None, abstained=False, abstain_reason=None, sources=[], considered=considered, model=None)
     try:
@@ -79,7 +81,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     texts = [
         answer.SourceText(
             title=result.hits[i].title,
-            location=f"{result.hits[i].collection}/{result.hits[i].path}:{found[i].start_line}",
+            location=f"{result.hits[i].collection}/{result.hits[i].path}:{file_line(shifts[i], found[i].start_line)}",
             text=found[i].text,
         )
         for i in picks
@@ -105,7 +107,8 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
             log.info("ask: the client hung up; stopped generating after %d tokens", sent)
     checked = answer.check(presets.strip_thinking(reply), len(considered))
     sources = [
-        _source(new, result.hits[picks[old - 1]], found[picks[old - 1]]) for new, old in enumerate(checked.cited, 1)
+        _source(new, result.hits[picks[old - 1]], found[picks[old - 1]], shifts[picks[old - 1]])
+        for new, old in enumerate(checked.cited, 1)
     ]
     return done(
         answer=checked.answer,

@@ -14,6 +14,7 @@ from gnod import wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled
+from gnod.lines import file_line, stored_line
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
 from gnod.protocol import (
@@ -333,19 +334,22 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
 
 
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
+    """The stored text from `from_line` on, lines numbered as in the file (a blank line the
+    canonical text dropped is not counted by `lines`)."""
     content = store.content_of(conn, doc.mirror_hash)
     markdown = content[0] if content else ""
     all_lines = markdown.split("\n")
     if all_lines and all_lines[-1] == "":
         all_lines.pop()
-    start = (from_line or 1) - 1
-    if start and start >= len(all_lines):
+    total = file_line(doc.line_shifts, len(all_lines)) if all_lines else 0
+    if from_line and from_line > max(total, 1):
         raise RpcError(
             wire.INVALID_PARAMS,
-            f"line {start + 1} is past the end of {doc.collection}/{doc.rel_path} "
-            f"({len(all_lines)} line{'' if len(all_lines) == 1 else 's'})",
-            {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": len(all_lines)},
+            f"line {from_line} is past the end of {doc.collection}/{doc.rel_path} "
+            f"({total} line{'' if total == 1 else 's'})",
+            {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": total},
         )
+    start = stored_line(doc.line_shifts, from_line or 1) - 1
     end = len(all_lines) if lines is None else min(len(all_lines), start + lines)
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
@@ -357,11 +361,14 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         language=doc.language,
         metadata=json.loads(doc.metadata),
         mirror_hash=doc.mirror_hash,
-        from_line=start + 1,
-        to_line=max(end, start),
-        total_lines=len(all_lines),
+        from_line=file_line(doc.line_shifts, start + 1),
+        to_line=file_line(doc.line_shifts, max(end, start))
+        if end > start
+        else file_line(doc.line_shifts, start + 1) - 1,
+        total_lines=total,
         content=text,
         truncated=truncated,
+        line_shifts=doc.line_shifts,
     )
 
 

@@ -14,6 +14,7 @@ import apsw
 import numpy as np
 
 from gnod import wire
+from gnod.lines import file_line
 from gnod.models.base import Embedder, Reranker, TextGenerator
 from gnod.models.worker import INTERACTIVE
 from gnod.protocol import (
@@ -31,7 +32,7 @@ from gnod.protocol import (
     RerankInput,
     Stage,
 )
-from gnod.search import expand, fusion
+from gnod.search import expand, fusion, hybrid
 from gnod.search.constants import PIPELINE
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.hybrid import Candidate, Given, Hybrid, Outcome, Ranked, Request, VectorSource
@@ -143,8 +144,19 @@ def _hit(out: Outcome, h: Ranked, explain: bool) -> QueryHit:
         language=c.doc.language,
         score=round(h.score, 6),
         sources=sorted({x.source for x in c.fused.contributions}),
-        preview=Preview(**dataclasses.asdict(h.preview)),
+        preview=_preview(h.preview, c.doc.line_shifts),
         explain=_hit_explain(out, c, h.score) if explain else None,
+    )
+
+
+def _preview(p: hybrid.Preview, line_shifts: str) -> Preview:
+    """The wire's preview, at the file's lines."""
+    return Preview(
+        **{
+            **dataclasses.asdict(p),
+            "start_line": file_line(line_shifts, p.start_line),
+            "end_line": file_line(line_shifts, p.end_line),
+        }
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from gnod import wire
+from gnod.lines import file_line
 from gnod.models.base import ModelUnavailable
 from gnod.models.worker import INTERACTIVE
 from gnod.protocol import SearchParams, SearchResult, VSearchHit, VSearchParams, VSearchResult
@@ -70,8 +71,8 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
                 score=r.score,
                 cosine=r.cosine,
                 chunk=r.chunk.seq,
-                start_line=r.chunk.start_line,
-                end_line=r.chunk.end_line,
+                start_line=file_line(doc.line_shifts, r.chunk.start_line),
+                end_line=file_line(doc.line_shifts, r.chunk.end_line),
                 text=r.chunk.text,
                 symbol=symstore.label(
                     symstore.of_document(conn, doc.rel_path, doc.mirror_hash), r.chunk.start_line, r.chunk.end_line

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import apsw
 
 from gnod.ingest.symbols import Symbol, display
+from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical
 from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_LINES
@@ -49,7 +50,7 @@ def answer(
             defined = symstore.of_document(conn, doc.rel_path, doc.mirror_hash) if passages else []
             found = [
                 Snippet(
-                    line=s.line,
+                    line=file_line(doc.line_shifts, s.line),
                     text=s.text,
                     matches=s.matches,
                     symbol=symstore.label(defined, s.line, s.line + s.text.count("\n")),
@@ -118,7 +119,7 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
             continue
         doc, markdown, _body = docs[doc_id]
         lines = markdown.split("\n") if markdown is not None else []
-        snippets = [_definition(lines, f.symbol) for f in by_doc[doc_id][: p.per_doc]] if lines else []
+        snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in by_doc[doc_id][: p.per_doc]] if lines else []
         score = 1.0 if by_doc[doc_id][0].symbol.name == name else 0.5
         hits.append(
             SearchHit(
@@ -141,10 +142,16 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
     )
 
 
-def _definition(lines: list[str], s: Symbol) -> Snippet:
-    """A definition's first lines (to its opening line's end for a one-liner), the name marked."""
+def _definition(lines: list[str], s: Symbol, line_shifts: str) -> Snippet:
+    """A definition's first lines (to its opening line's end for a one-liner), the name
+    marked, at the file's line."""
     last = min(s.end_line, s.start_line + SYMBOL_LINES - 1)
     text = "\n".join(lines[s.start_line - 1 : last])
     at = re.search(rf"(?<![\w$]){re.escape(s.name)}(?![\w$])", text)
     matches = [[at.start(), at.end()]] if at else []
-    return Snippet(line=s.start_line, text=text, matches=matches, symbol=display(s.name, s.kind, s.container))
+    return Snippet(
+        line=file_line(line_shifts, s.start_line),
+        text=text,
+        matches=matches,
+        symbol=display(s.name, s.kind, s.container),
+    )

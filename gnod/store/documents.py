@@ -65,6 +65,7 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     # that mixes languages): queries weigh them by how much of the index they hold.
     other_languages: tuple[str, ...] = ()
     language_confident: bool = True  # False: a guess, see pipeline.settle_languages
+    line_shifts: str = ""  # the file's lines (ingest.canonical.canonicalize_lines)
 
 
 class DocState(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -88,6 +89,7 @@ class DocRow(msgspec.Struct, frozen=True):
     size: int
     mtime_ns: int
     metadata: str
+    line_shifts: str = ""  # canonical lines → the file's (ingest.canonical.file_line)
 
 
 def tags_of(meta: dict[str, Any]) -> list[str]:
@@ -229,13 +231,14 @@ def put_document(
         " ".join(doc.other_languages),
         int(doc.language_confident),
         meta,
+        doc.line_shifts,
         now,
     )
     if old is None:
         conn.execute(
             "INSERT INTO documents(size, mtime_ns, inode, source_hash, mirror_hash, title, language, "
-            "other_languages, language_confident, metadata, indexed_at, collection_id, rel_path) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "other_languages, language_confident, metadata, line_shifts, indexed_at, collection_id, rel_path) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (*fields, collection_id, doc.rel_path),
         )
         doc_id = conn.last_insert_rowid()
@@ -244,7 +247,7 @@ def put_document(
         (old_mirror,) = conn.execute("SELECT mirror_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
         conn.execute(
             "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, "
-            "language=?, other_languages=?, language_confident=?, metadata=?, indexed_at=? WHERE id=?",
+            "language=?, other_languages=?, language_confident=?, metadata=?, line_shifts=?, indexed_at=? WHERE id=?",
             (*fields, doc_id),
         )
     _pending(conn, doc_id)
@@ -323,7 +326,10 @@ def clear_errors(conn: apsw.Connection, collection_id: int, rel_paths: Iterable[
 
 # --- reads ---------------------------------------------------------------------------
 
-_DOC_FIELDS = "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, d.metadata"
+_DOC_FIELDS = (
+    "d.id, c.name, c.path, d.rel_path, d.title, d.language, d.mirror_hash, d.size, d.mtime_ns, d.metadata, "
+    "d.line_shifts"
+)
 _DOC_FROM = "documents d JOIN collections c ON c.id = d.collection_id"
 _DOC_COLUMNS = f"{_DOC_FIELDS} FROM {_DOC_FROM}"
 

@@ -254,6 +254,16 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0010_line_shifts",
+        """
+        -- Where the canonical text's lines were in the file: the blank lines the
+        -- canonical form dropped (gnod.ingest.canonical.canonicalize_lines), so results
+        -- name the file's lines. '' for none, and for documents indexed before this.
+        ALTER TABLE documents ADD COLUMN line_shifts TEXT NOT NULL DEFAULT '';
+        """,
+        None,
+    ),
 ]
 
 

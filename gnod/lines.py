@@ -1,0 +1,57 @@
+"""A document's lines as its file has them, from the canonical text's (stdlib only: the
+daemon and its clients, the web view among them, both use it).
+
+The canonical text keeps one blank line of each run (gnod.ingest.canonical), and a
+document records where it dropped the others as `line_shifts`: "stored:extra" pairs,
+each saying that from that stored line on, the file's line is `extra` further. ''
+means the two agree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+
+
+@functools.lru_cache(maxsize=4096)
+def _shifts(line_shifts: str) -> tuple[list[int], list[int], list[int]]:
+    """(stored lines where a shift starts, the shift from there, the file lines they are)."""
+    pairs = [tuple(map(int, p.split(":"))) for p in line_shifts.split()]
+    return [s for s, _ in pairs], [e for _, e in pairs], [s + e for s, e in pairs]
+
+
+def file_line(line_shifts: str, line: int) -> int:
+    """A line of the canonical text → the line of the file it came from."""
+    if not line_shifts:
+        return line
+    starts, extras, _ = _shifts(line_shifts)
+    i = bisect.bisect_right(starts, line) - 1
+    return line + extras[i] if i >= 0 else line
+
+
+def stored_line(line_shifts: str, line: int) -> int:
+    """A line of the file → the line of the canonical text holding it (for a blank line
+    the canonical text dropped, the blank line kept in its place)."""
+    if not line_shifts:
+        return line
+    starts, extras, resumes = _shifts(line_shifts)
+    i = bisect.bisect_right(resumes, line) - 1
+    stored = line - extras[i] if i >= 0 else line
+    if i + 1 < len(starts):  # within the next run's dropped lines: its kept blank line
+        stored = min(stored, starts[i + 1] - 1)
+    return max(1, stored)
+
+
+def expand(text: str, line_shifts: str, first: int = 1) -> str:
+    """Stored text whose first line is stored line `first`, with the blank lines its
+    file has there put back: shown with the file's line numbers."""
+    if not line_shifts:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        stored = first + i
+        gap = file_line(line_shifts, stored) - file_line(line_shifts, stored - 1) - 1 if i else 0
+        out.extend([""] * gap)
+        out.append(line)
+    return "\n".join(out)
