@@ -633,3 +633,70 @@ def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_que
         assert "unbalanced" not in vim.shows('staging bra "old"')[-1]
     finally:
         vim.close()
+
+
+# --- definitions (search --symbol) ------------------------------------------------------
+
+PARSER_PY = "import os\n\n\ndef load(path):\n    return open(path).read()\n\n\nclass Parser:\n    def parse(self, text):\n        return text.split()\n"
+OTHER_PY = "def parse(text):\n    return [text]\n"
+
+
+@pytest.fixture
+def code(daemon, corpus):
+    """The corpus with two Python files (two blank lines between definitions, as PEP 8 has
+    them), their definitions parsed."""
+    corpus.write("code/parser.py", PARSER_PY)
+    corpus.write("code/other.py", OTHER_PY)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    assert wait_until(lambda: (s := daemon.result("status", {})["symbols"])["parsed"] >= 2 and not s["pending"], 30)
+    return daemon
+
+
+def test_nvim_gno_symbol_opens_the_one_definition_or_lists_several(code, corpus, tmp_path):
+    got = nvim(
+        code.env,
+        tmp_path,
+        """
+  vim.cmd('GnoSymbol load')
+  result.one = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1], vim.api.nvim_get_current_line() }
+  vim.cmd('enew')
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'x = parse(text)' })
+  vim.api.nvim_win_set_cursor(0, { 1, 5 })
+  vim.cmd('GnoSymbol')
+"""
+        + QF
+        + """
+  result.several = qf
+""",
+    )
+    file, line, text = got["one"]
+    assert os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
+    assert (line, text) == (4, "def load(path):")  # the file's line, blank runs and all
+    assert sorted((os.path.basename(e["file"]), e["lnum"]) for e in got["several"]) == [
+        ("other.py", 1),
+        ("parser.py", 9),
+    ]
+    assert any("] Parser.parse(): def parse(self, text):" in e["text"] for e in got["several"])
+
+
+def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpus, tmp_path):
+    got = emacs(
+        code.env,
+        tmp_path,
+        """
+  (gno-symbol "load")
+  (push (cons 'one (list (buffer-file-name) (line-number-at-pos)
+                         (buffer-substring (line-beginning-position) (line-end-position)))) result)
+  (gno-symbol "parse")
+  (with-current-buffer "*gno*"
+    (push (cons 'several (split-string (buffer-string) "\\n" t)) result))
+  (push (cons 'none (condition-case err (progn (gno-symbol "no_such_name") nil)
+                      (user-error (error-message-string err)))) result)
+""",
+    )
+    file, line, text = got["one"]
+    assert os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
+    assert (line, text) == (4, "def load(path):")
+    rows = [row.split(":", 2) for row in got["several"][1:]]
+    assert sorted((os.path.basename(f), int(n)) for f, n, _ in rows) == [("other.py", 1), ("parser.py", 9)]
+    assert got["none"] == "gno: no definition of no_such_name"

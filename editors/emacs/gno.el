@@ -209,14 +209,17 @@ again, once."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
+                   (symbol (alist-get 'symbol where))
                    (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
               (list (alist-get 'abs_path h) line
-                    (format "%s [%.2f] %s" (alist-get 'title h) (alist-get 'score h) text))))
+                    (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
+                            (if (stringp symbol) (concat symbol ": ") "") text))))
           (alist-get 'hits result)))
 
-(defun gno--search-hits (method query)
-  "The hits of METHOD for QUERY, best first."
-  (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)))))
+(defun gno--search-hits (method query &optional symbol)
+  "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined."
+  (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)
+                                       ,@(when symbol '((symbol . t)))))))
 
 (defun gno--goto-line (line)
   "Move to the start of LINE."
@@ -225,7 +228,7 @@ again, once."
 
 ;;; Results buffer
 
-(defvar-local gno--search nil "The (METHOD QUERY) whose hits this buffer lists.")
+(defvar-local gno--search nil "The (METHOD QUERY SYMBOL) whose hits this buffer lists.")
 
 (defvar-local gno--watch nil
   "This buffer's subscription to changes of the index: a connection of its own.")
@@ -302,14 +305,15 @@ any document added, changed or removed may change the hits."
           (revert-buffer t t)
         (error (message "%s" (error-message-string err)))))))
 
-(defun gno--show (method query)
-  "List the hits of METHOD for QUERY in the *gno* buffer, which then follows them."
-  (let ((hits (gno--search-hits method query))
+(defun gno--show (method query &optional symbol hits)
+  "List the hits of METHOD for QUERY in the *gno* buffer, which then follows them.
+SYMBOL: the places QUERY is defined; HITS: those hits, when already asked for."
+  (let ((hits (or hits (gno--search-hits method query symbol)))
         (buf (get-buffer-create "*gno*")))
     (with-current-buffer buf
       (unless (derived-mode-p 'gno-results-mode)
         (gno-results-mode))
-      (setq gno--search (list method query))
+      (setq gno--search (list method query symbol))
       (gno--render hits)
       (goto-char (point-min))
       (dolist (w (get-buffer-window-list buf nil t))
@@ -329,6 +333,20 @@ any document added, changed or removed may change the hits."
   "Hybrid search (keywords and meaning) for QUERY; hits in a `grep-mode' buffer."
   (interactive "sgno query: ")
   (gno--show "query" query))
+
+;;;###autoload
+(defun gno-symbol (name)
+  "Go to where NAME is defined in source code (default: the symbol at point).
+One definition is visited; several are listed in the *gno* buffer."
+  (interactive
+   (let ((at (thing-at-point 'symbol t)))
+     (list (read-string (if at (format "gno definition of (default %s): " at) "gno definition of: ")
+                        nil nil at))))
+  (let ((hits (gno--search-hits "search" name t)))
+    (cond ((null hits) (user-error "gno: no definition of %s" name))
+          ((cdr hits) (gno--show "search" name t hits))
+          (t (find-file (nth 0 (car hits)))
+             (gno--goto-line (nth 1 (car hits)))))))
 
 ;;; Completion
 

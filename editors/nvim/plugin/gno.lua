@@ -11,6 +11,10 @@ vim.api.nvim_create_user_command('GnoQuery', function(opts)
   require('gno').to_quickfix('query', opts.args)
 end, { nargs = '+', desc = 'gno hybrid search into the quickfix list' })
 
+vim.api.nvim_create_user_command('GnoSymbol', function(opts)
+  require('gno').definition(opts.args)
+end, { nargs = '?', desc = 'gno: where a name (default: the word under the cursor) is defined' })
+
 vim.api.nvim_create_user_command('GnoPick', function(opts)
   require('gno.picker').pick(opts.args)
 end, { nargs = '*', desc = 'gno live picker' })

@@ -89,6 +89,9 @@ function M.items(method, result)
     local line, text = 1, ''
     if method == 'search' and present(h.snippet) then
       line, text = h.snippet.line, h.snippet.text
+      if present(h.snippet.symbol) then
+        text = h.snippet.symbol .. ': ' .. text
+      end
     elseif method == 'query' and present(h.preview) then
       line, text = h.preview.start_line, h.preview.text
     end
@@ -114,6 +117,32 @@ function M.to_quickfix(method, query)
     vim.notify('gno: nothing matches ' .. query, vim.log.levels.INFO)
   elseif M.config.open_quickfix then
     vim.cmd('botright copen')
+  end
+  return items
+end
+
+--- Where NAME (default: the word under the cursor) is defined: one definition is
+--- opened, several fill the quickfix list. Returns the items.
+function M.definition(name)
+  if name == nil or name == '' then
+    name = vim.fn.expand('<cword>')
+  end
+  local result, err = M.call('search', { query = name, symbol = true, limit = M.config.limit })
+  if not result then
+    vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
+    return nil
+  end
+  local items = M.items('search', result)
+  if #items == 0 then
+    local why = (result.notes or {})[1]
+    vim.notify('gno: no definition of ' .. name .. (why and (' (' .. why .. ')') or ''), vim.log.levels.INFO)
+  elseif #items == 1 then
+    M.open(items[1])
+  else
+    vim.fn.setqflist({}, ' ', { title = 'gno definitions: ' .. name, items = items })
+    if M.config.open_quickfix then
+      vim.cmd('botright copen')
+    end
   end
   return items
 end
