@@ -18,7 +18,7 @@ from functools import partial
 
 from gnod.ingest.symbols import Symbol, parse_batch
 from gnod.protocol import SymbolInfo
-from gnod.server.jobs import Writer
+from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
 
 log = logging.getLogger("gnod.symbols")
@@ -107,6 +107,7 @@ class Symbols:
         if not stopping.is_set():
             self._since = started
         if done:
+            await asyncio.to_thread(release_memory)  # the batches' buffers, freed: back to the system
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
             log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
 
