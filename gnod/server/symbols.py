@@ -18,6 +18,7 @@ from functools import partial
 
 from gnod.ingest.symbols import Symbol, parse_batch
 from gnod.protocol import SymbolInfo
+from gnod.server.background import woken
 from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
 
@@ -55,15 +56,7 @@ class Symbols:
 
     async def run(self, stopping: asyncio.Event) -> None:
         self.wake.set()
-        while not stopping.is_set():
-            waiter = asyncio.create_task(self.wake.wait())
-            stopper = asyncio.create_task(stopping.wait())
-            await asyncio.wait({waiter, stopper}, timeout=IDLE_CHECK_S, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            stopper.cancel()
-            if stopping.is_set():
-                return
-            self.wake.clear()
+        while await woken(self.wake, stopping, IDLE_CHECK_S):
             try:
                 await self._cycle(stopping)
                 self.failed = None

@@ -27,6 +27,7 @@ from gnod.models.worker import BACKGROUND
 from gnod.protocol import VectorInfo
 from gnod.search.constants import VECTOR_CHECKPOINT_S
 from gnod.search.vector_index import VectorIndex
+from gnod.server.background import woken
 from gnod.server.jobs import Writer
 from gnod.store import vector_folder
 from gnod.store import vectors as store
@@ -207,19 +208,12 @@ class Vectors:
 
     async def run(self, stopping: asyncio.Event) -> None:
         self.wake.set()
-        while not stopping.is_set():
-            waiter = asyncio.create_task(self.wake.wait())
-            stopper = asyncio.create_task(stopping.wait())
+        while True:
             # A model server that failed is tried again soon, not at the next change (a model
             # not downloaded waits for the pull, which wakes this loop).
             retry = self.model_error and self.models.uri("embed").startswith(REMOTE_PREFIX)
-            timeout = MODEL_RETRY_S if retry else IDLE_CHECK_S
-            await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            stopper.cancel()
-            if stopping.is_set():
+            if not await woken(self.wake, stopping, MODEL_RETRY_S if retry else IDLE_CHECK_S):
                 return
-            self.wake.clear()
             self.cycles_begun += 1
             if self.ext_error:
                 self.cycles_ended = self.cycles_begun
