@@ -39,8 +39,8 @@ class Symbols:
         self.parsed = 0
         self.pending = 0
         self.failed: str | None = None
-        # When the last whole look at the backlog began (unix seconds); None: look at every
-        # document next time (at start, and after a cycle that failed).
+        # Documents indexed from then on (unix seconds) are what the next look at the
+        # backlog reads; None: every document (at start, and after a cycle that failed).
         self._since: int | None = None
 
     def info(self) -> SymbolInfo:
