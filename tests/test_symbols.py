@@ -152,6 +152,33 @@ def test_typescript_go_and_rust_definitions():
     ]
 
 
+def test_cpp_and_java_definitions_with_their_classes():
+    cpp = (
+        "namespace geo {\nclass Shape {\n public:\n  virtual double area() const = 0;\n  Shape() {}\n};\n"
+        "double Circle::area() const { return 3.14; }\n"
+        "template <typename T> T max_of(T a, T b) { return a > b ? a : b; }\n}\n"
+    )
+    assert _defs(cpp, "cpp") == [
+        ("geo", "module", 1, 9, None),
+        ("Shape", "class", 2, 6, None),
+        ("Shape", "method", 5, 5, "Shape"),  # the declaration on line 4 is not a definition
+        ("area", "method", 7, 7, "Circle"),  # defined outside its class: named by its scope
+        ("max_of", "function", 8, 8, None),
+    ]
+    java = (
+        "class Store {\n  Store() {}\n  String get(String k) { return k; }\n"
+        "  enum Kind { A; int code() { return 1; } }\n  record Pair(int a) {}\n}\n"
+    )
+    assert _defs(java, "java") == [
+        ("Store", "class", 1, 6, None),
+        ("Store", "method", 2, 2, "Store"),
+        ("get", "method", 3, 3, "Store"),
+        ("Kind", "enum", 4, 4, "Store"),
+        ("code", "method", 4, 4, "Kind"),
+        ("Pair", "class", 5, 5, "Store"),
+    ]
+
+
 def test_tsx_javascript_and_the_extensions_each_grammar_reads():
     tsx = "export function Badge(props: {n: number}) { return <b>{props.n}</b>; }\n"
     assert _defs(tsx, "tsx") == [("Badge", "function", 1, 1, None)]
@@ -161,8 +188,9 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
         ("get", "method", 2, 2, "Store"),
         ("ids", "function", 4, 4, None),
     ]
-    assert {grammar_for(p) for p in ("a.c", "a.H", "x/y.py", "m.go", "lib.rs", "a.ts", "b.tsx", "c.mjs")} == {
+    assert {grammar_for(p) for p in ("a.c", "a.H", "x/y.py", "m.go", "lib.rs", "a.ts", "b.tsx", "c.mjs", "d.cpp")} == {
         "c",
+        "cpp",
         "python",
         "go",
         "rust",
@@ -171,7 +199,7 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
         "javascript",
     }
     assert grammar_for("notes.md") is None and grammar_for("Makefile") is None
-    assert set(GRAMMARS.values()) == {"c", "python", "go", "rust", "typescript", "tsx", "javascript"}
+    assert set(GRAMMARS.values()) == {"c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"}
 
 
 def test_broken_and_odd_sources_give_what_they_can_and_never_raise():

@@ -1,7 +1,7 @@
 """Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter.
 
-Each grammar comes from the tree-sitter project's own PyPI wheel (tree-sitter-c,
--python, -go, -rust, -typescript, -javascript), which bundles its parser: nothing is
+Each grammar comes from the tree-sitter project's own PyPI wheel (tree-sitter-c, -cpp,
+-java, -python, -go, -rust, -typescript, -javascript), which bundles its parser: nothing is
 downloaded when a file is first parsed. A query per language picks the definition
 nodes; their names, nesting (a method's class) and lines are read here.
 
@@ -31,6 +31,10 @@ from gnod.store.documents import unpack
 GRAMMARS: dict[str, str] = {
     ".c": "c",
     ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".java": "java",
     ".py": "python",
     ".pyi": "python",
     ".go": "go",
@@ -55,6 +59,8 @@ def stamp(grammar: str) -> str:
 # Grammar → (module, function returning the language pointer).
 _MODULES: dict[str, tuple[str, str]] = {
     "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "java": ("tree_sitter_java", "language"),
     "python": ("tree_sitter_python", "language"),
     "go": ("tree_sitter_go", "language"),
     "rust": ("tree_sitter_rust", "language"),
@@ -90,6 +96,25 @@ _QUERIES: dict[str, str] = {
 (type_definition) @type
 (preproc_function_def) @macro
 """,
+    "cpp": """
+(function_definition) @function
+(class_specifier name: (_) body: (_)) @class
+(struct_specifier name: (_) body: (_)) @struct
+(union_specifier name: (_) body: (_)) @union
+(enum_specifier name: (_) body: (_)) @enum
+(namespace_definition name: (_)) @module
+(type_definition) @type
+(alias_declaration) @type
+(preproc_function_def) @macro
+""",
+    "java": """
+(class_declaration) @class
+(record_declaration) @class
+(interface_declaration) @interface
+(enum_declaration) @enum
+(method_declaration) @method
+(constructor_declaration) @method
+""",
     "python": """
 (function_definition) @function
 (class_definition) @class
@@ -119,7 +144,7 @@ _QUERIES: dict[str, str] = {
 }
 
 # Kinds whose members are methods (a function inside one is a method).
-_CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct"})
+_CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
 # Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.
 _C_WRAPPERS = frozenset(
     {
@@ -128,6 +153,7 @@ _C_WRAPPERS = frozenset(
         "array_declarator",
         "parenthesized_declarator",
         "attributed_declarator",
+        "reference_declarator",
     }
 )
 _GO_TYPES = {"struct_type": "struct", "interface_type": "interface"}
@@ -176,7 +202,7 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     import tree_sitter
 
     parser, query = _parser(grammar)
-    if grammar == "c":
+    if grammar in ("c", "cpp"):
         text = _blank_attributes(text)
     source = text.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)
@@ -188,13 +214,14 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     for node, kind in found:
         while open_ and open_[-1][0] <= node.start_byte:
             open_.pop()
-        name = _name(node, kind, grammar, source)
+        name, container = _name(node, kind, grammar, source)
         if name is None:
             continue
         outer = open_[-1] if open_ else None
-        container = None
         if kind == "method" and grammar == "go":
             container = _go_receiver(node, source)
+        elif container is not None:  # C++'s `Circle::area`, defined outside its class
+            kind = "method"
         elif outer is not None and outer[2] in _CONTAINERS:
             container = outer[1]
             if kind == "function":
@@ -235,20 +262,26 @@ def _text(node: Any, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _name(node: Any, kind: str, grammar: str, source: bytes) -> str | None:
-    if grammar == "c" and kind in ("function", "type"):
+def _name(node: Any, kind: str, grammar: str, source: bytes) -> tuple[str | None, str | None]:
+    """The definition's name, and the scope its name gives (C++ `Circle::area` → Circle)."""
+    scope = None
+    if grammar in ("c", "cpp") and kind in ("function", "type"):
         target = node.child_by_field_name("declarator")
         while target is not None and target.type in _C_WRAPPERS:
             inner = target.child_by_field_name("declarator")
             target = inner if inner is not None else (target.named_children or [None])[0]
+        while target is not None and target.type == "qualified_identifier":
+            where = target.child_by_field_name("scope")
+            scope = _text(where, source) if where is not None else scope
+            target = target.child_by_field_name("name")
     elif kind == "impl":
         target = node.child_by_field_name("type")
     else:
         target = node.child_by_field_name("name")
     if target is None:
-        return None
+        return None, None
     name = _text(target, source)
-    return name if 0 < len(name) <= MAX_NAME and "\n" not in name else None
+    return (name, scope) if 0 < len(name) <= MAX_NAME and "\n" not in name else (None, None)
 
 
 def _go_receiver(node: Any, source: bytes) -> str | None:
