@@ -19,7 +19,7 @@ import pytest
 from test_daemon_query import models  # noqa: F401  (a fixture: the small test models)
 from test_daemon_vectors import write_topics
 
-from conftest import _run_cli, build_corpus, running_gnod
+from conftest import _run_cli, build_corpus, running_gnod, wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -276,6 +276,27 @@ def test_ask_without_a_generator_shows_the_sources_and_the_fix(web):
 
 
 # --- live updates ------------------------------------------------------------------------
+
+
+def test_definitions_are_a_mode_and_hits_name_the_function_they_are_in(web):
+    code = "static int foo_probe(struct device *dev)\n{\n\treturn platform_get_irq(dev, 0);\n}\n"
+    web.corpus.write("code/probe.c", code)
+    try:
+        assert wait_until(lambda: web.daemon.result("search", {"query": "foo_probe", "symbol": True})["hits"], 30)
+        found = json.loads(web.get("/api/search?" + urlencode({"q": "foo_probe", "mode": "definitions"}))[2])
+        assert found["mode"] == "definitions"
+        (hit,) = found["hits"]
+        assert (hit["ref"], hit["line"], hit["symbol"]) == ("docs/code/probe.c", 1, "foo_probe()")
+        assert 'code/probe.c:1: <span class="symbol">foo_probe()</span>' in found["html"]
+        mentioned = json.loads(web.get("/api/search?q=platform_get_irq")[2])
+        assert mentioned["hits"][0]["symbol"] == "foo_probe()"
+        # A one-word search links to where that word is defined.
+        assert 'href="/?q=platform_get_irq&amp;mode=definitions"' in mentioned["html"]
+        assert "mode=definitions" not in json.loads(web.get("/api/search?q=deploy+production")[2])["html"]
+    finally:
+        os.remove(web.corpus.path("code/probe.c"))
+        # Gone from the index before the next test listens for changes.
+        assert wait_until(lambda: not web.daemon.result("search", {"query": "platform_get_irq"})["hits"], 30)
 
 
 def test_the_change_stream_delivers_a_saved_file(web):

@@ -104,6 +104,7 @@ class Web:
                         "href": h.href,
                         "score": h.score,
                         "passages": [str(p) for p in h.passages],
+                        "symbol": h.symbol,
                     }
                     for h in hits
                 ],

@@ -2,7 +2,9 @@
 
 As you type: lexical `search`, the word being typed as a prefix (`dock` → `dock*`, as
 editors/nvim does), fast enough for every keystroke. On Enter: hybrid `query` (BM25,
-vectors, expansion, reranking: slower, better). Both come back as the same rows.
+vectors, expansion, reranking: slower, better). `definitions`: where a name is defined
+in source code (`search --symbol`), linked from a one-word search. All come back as the
+same rows.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from gnoctl.output.hits import passages
 from gnoctl.web import render
 
 LIMIT = 20
-MODES = ("lexical", "hybrid")
+MODES = ("lexical", "hybrid", "definitions")
 
 
 def as_typed(text: str) -> str:
@@ -64,7 +66,11 @@ class Request:
         return {k: v for k, v in found.items() if v}
 
     def sent(self) -> str:
-        return as_typed(self.text) if self.typing and self.mode == "lexical" else self.text.strip()
+        return as_typed(self.text) if self.typing and self.mode != "hybrid" else self.text.strip()
+
+    def one_name(self) -> bool:
+        """A one-word lexical search: the page offers where that name is defined."""
+        return self.mode == "lexical" and len(self.text.split()) == 1 and self.text.strip().isidentifier()
 
     def filtered(self) -> bool:
         return bool(self.collections or self.filters())
@@ -80,6 +86,7 @@ class Hit:
     uri: str
     score: float
     passages: list[Markup]
+    symbol: str | None = None  # in source code: the definition its first passage is in
 
     @property
     def href(self) -> str:
@@ -102,6 +109,7 @@ def _search_hit(h: dict) -> Hit:
         uri=h["uri"],
         score=h["score"],
         passages=[render.passage(p["text"], p.get("matches") or []) for p in found],
+        symbol=found[0].get("symbol") if found else None,
     )
 
 
@@ -117,6 +125,7 @@ def _query_hit(h: dict) -> Hit:
         uri=h["uri"],
         score=h["score"],
         passages=[render.passage(text, preview.get("matches") or [])] if text else [],
+        symbol=preview.get("symbol"),
     )
 
 
@@ -126,5 +135,8 @@ async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
     if req.mode == "hybrid":
         result = await link.call("query", common)
         return [_query_hit(h) for h in result["hits"]], result
+    if req.mode == "definitions":
+        result = await link.call("search", {**common, "symbol": True, "per_doc": 2})
+        return [_search_hit(h) for h in result["hits"]], result
     result = await link.call("search", {**common, "per_doc": 2})
     return [_search_hit(h) for h in result["hits"]], result
