@@ -451,21 +451,28 @@ class Contents:
 _zstd = threading.local()
 
 
-def pack(markdown: str) -> bytes:
+def compress(data: bytes) -> bytes:
+    """`data` as the index stores blobs (zstd, PACK_LEVEL)."""
     if not hasattr(_zstd, "compressor"):
         _zstd.compressor = zstandard.ZstdCompressor(level=PACK_LEVEL)
-    packed: bytes = _zstd.compressor.compress(markdown.encode("utf-8"))
+    packed: bytes = _zstd.compressor.compress(data)
     return packed
+
+
+def decompress(blob: bytes) -> bytes:
+    if not hasattr(_zstd, "decompressor"):
+        _zstd.decompressor = zstandard.ZstdDecompressor()
+    raw: bytes = _zstd.decompressor.decompress(blob)
+    return raw
+
+
+def pack(markdown: str) -> bytes:
+    return compress(markdown.encode("utf-8"))
 
 
 def unpack(stored: str | bytes) -> str:
     """content.markdown as written: zstd bytes (pack), or text from before compression."""
-    if isinstance(stored, str):
-        return stored
-    if not hasattr(_zstd, "decompressor"):
-        _zstd.decompressor = zstandard.ZstdDecompressor()
-    raw: bytes = _zstd.decompressor.decompress(stored)
-    return raw.decode("utf-8")
+    return stored if isinstance(stored, str) else decompress(stored).decode("utf-8")
 
 
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:

@@ -9,19 +9,18 @@ their content (a foreign-key cascade and a trigger).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import apsw
 import msgspec
-import zstandard
 
 from gnod.config import extension
 from gnod.ingest.symbols import GRAMMARS, Symbol, display, stamp
+from gnod.store.documents import compress, decompress
 
-_zstd = threading.local()
-PACK_LEVEL = 3
+# How a content parsed today is marked, per grammar: others are parsed again.
+_STAMPS = sorted({stamp(g) for g in GRAMMARS.values()})
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(list[Symbol])  # built in C: 3× faster than Symbol(*row) per row
 
@@ -35,16 +34,11 @@ class Defined(NamedTuple):
 
 
 def _pack(symbols: Sequence[Symbol]) -> bytes:
-    if not hasattr(_zstd, "c"):
-        _zstd.c, _zstd.d = zstandard.ZstdCompressor(level=PACK_LEVEL), zstandard.ZstdDecompressor()
-    packed: bytes = _zstd.c.compress(_encoder.encode(symbols))
-    return packed
+    return compress(_encoder.encode(symbols))
 
 
 def _unpack(blob: bytes) -> list[Symbol]:
-    if not hasattr(_zstd, "c"):
-        _zstd.c, _zstd.d = zstandard.ZstdCompressor(level=PACK_LEVEL), zstandard.ZstdDecompressor()
-    return _decoder.decode(_zstd.d.decompress(blob))
+    return _decoder.decode(decompress(blob))
 
 
 def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, str]]:
@@ -52,14 +46,13 @@ def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, 
     and that was not parsed yet, or by an older extraction, oldest first. `since`: only
     documents indexed from then on (unix seconds; per collection, through its index).
     The scan is SQLite's (no GIL held): only the rows due come back to Python."""
-    stamps = sorted({stamp(g) for g in GRAMMARS.values()})
     names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(GRAMMARS))
     sql = (
         "SELECT ct.id, d.rel_path FROM documents d JOIN content ct ON ct.mirror_hash = d.mirror_hash "
         "LEFT JOIN content_symbols s ON s.content_id = ct.id "
-        f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(stamps))})) AND ({names})"
+        f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(_STAMPS))})) AND ({names})"
     )
-    args: list[Any] = [*stamps, *(f"*{ext}" for ext in GRAMMARS)]
+    args: list[Any] = [*_STAMPS, *(f"*{ext}" for ext in GRAMMARS)]
     if since is None:
         rows = list(conn.execute(sql, args))
     else:
@@ -104,9 +97,8 @@ def put(conn: apsw.Connection, parsed: Iterable[tuple[int, str, list[Symbol]]]) 
 
 def counts(conn: apsw.Connection) -> int:
     """Contents parsed so far by today's extraction."""
-    stamps = sorted({stamp(g) for g in GRAMMARS.values()})
-    sql = f"SELECT count(*) FROM content_symbols WHERE grammar IN ({','.join('?' * len(stamps))})"
-    n: int = conn.execute(sql, stamps).fetchone()[0]
+    sql = f"SELECT count(*) FROM content_symbols WHERE grammar IN ({','.join('?' * len(_STAMPS))})"
+    n: int = conn.execute(sql, _STAMPS).fetchone()[0]
     return n
 
 
