@@ -35,12 +35,7 @@ _BLANK_RUN_RE = re.compile(r"\n\n\n+")
 
 def canonicalize(text: str) -> str:
     """Return the canonical form of `text` (see the module docstring for the rules)."""
-    text = _clean(text)
-    # Inside the text, k blank lines are k+1 newlines; at its start they are k.
-    text = _BLANK_RUN_RE.sub("\n\n", text)
-    if text.startswith("\n\n"):
-        text = text[1:]
-    return text.rstrip("\n") + "\n"
+    return canonicalize_lines(text)[0]
 
 
 def _clean(text: str) -> str:
@@ -58,7 +53,8 @@ def canonicalize_lines(text: str) -> tuple[str, str]:
     dropped, as `line_shifts` (gnod.lines; empty when none were). Results and
     `get` name the file's lines: a person opens the file, not the canonical text."""
     text = _clean(text)
-    lead = len(text) - len(text.lstrip("\n"))  # k blank lines at the start: k newlines, one kept
+    # Inside the text, k blank lines are k+1 newlines (two kept); at its start they are k (one kept).
+    lead = len(text) - len(text.lstrip("\n"))
     pieces, shifts = ["\n"] if lead >= 2 else [], []
     removed = lead - 1 if lead >= 2 else 0
     at, line = (lead, lead + 1) if lead >= 2 else (0, 1)  # `line`: the line of `text` at `at`
