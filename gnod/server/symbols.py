@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from gnod.ingest.symbols import Symbol, parse_batch
@@ -28,6 +28,8 @@ BATCH_CONTENTS = 64  # contents per worker call
 BATCH_BYTES = 8 << 20  # stored (compressed) bytes per worker call, whichever comes first
 INGEST_POLL_S = 0.5  # while a collection is being indexed, how often to look again
 IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at anyway
+
+Source = tuple[int, str, bytes | str]  # content id, grammar, stored markdown (store.symbols.sources)
 
 
 class Symbols:
@@ -77,18 +79,15 @@ class Symbols:
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
         self.pending = len(backlog)
         t0, done = time.monotonic(), 0
-        while backlog and not stopping.is_set():
+        for at in range(0, len(backlog), BATCH_CONTENTS):
             while self.writer.job.running and not stopping.is_set():
                 await asyncio.sleep(INGEST_POLL_S)
+            if stopping.is_set():
+                break
             self.parsing = True
-            head, backlog = backlog[:BATCH_CONTENTS], backlog[BATCH_CONTENTS:]
+            head = backlog[at : at + BATCH_CONTENTS]
             batch = await self._read(lambda conn, _a: store.sources(conn, head))
-            while batch:
-                part: list[tuple[int, str, bytes | str]] = []
-                size = 0
-                while batch and (not part or size + len(batch[0][2]) <= BATCH_BYTES):
-                    size += len(batch[0][2])
-                    part.append(batch.pop(0))
+            for part in _by_size(batch, BATCH_BYTES):
                 found = await self._parse(part)
                 grammar = {content_id: g for content_id, g, _ in part}
                 stored = await self.writer.run(
@@ -96,7 +95,7 @@ class Symbols:
                 )
                 done += stored
                 self.parsed += stored
-            self.pending = len(backlog)
+            self.pending = len(backlog) - at - len(head)
         if not stopping.is_set():
             self._since = started
         if done:
@@ -104,8 +103,22 @@ class Symbols:
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
             log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
 
-    async def _parse(self, part: list[tuple[int, str, bytes | str]]) -> list[tuple[int, list[Symbol]]]:
+    async def _parse(self, part: list[Source]) -> list[tuple[int, list[Symbol]]]:
         pool = self.writer.pool
         if pool.workers < 1:
             return await asyncio.to_thread(parse_batch, part)
         return await asyncio.wrap_future(pool.submit(partial(parse_batch, part)))
+
+
+def _by_size(batch: list[Source], limit: int) -> Iterator[list[Source]]:
+    """`batch` in runs of at most `limit` stored bytes (a bigger content alone)."""
+    part: list[Source] = []
+    size = 0
+    for item in batch:
+        if part and size + len(item[2]) > limit:
+            yield part
+            part, size = [], 0
+        part.append(item)
+        size += len(item[2])
+    if part:
+        yield part
