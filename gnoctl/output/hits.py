@@ -45,10 +45,11 @@ def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list 
     line += skip
     col = 1
     if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
-        lower = first.lower()
-        found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
         if not skip and matches and matches[0][0] < len(first):
             found = [matches[0][0]]
+        else:
+            lower = first.lower()
+            found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
         if found:
             col = len(first[: min(found)].encode()) + 1
     return f"{abs_path}:{max(1, line)}:{col}:{first}"  # clean left no \r or other control characters

@@ -362,9 +362,8 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         metadata=json.loads(doc.metadata),
         mirror_hash=doc.mirror_hash,
         from_line=file_line(doc.line_shifts, start + 1),
-        to_line=file_line(doc.line_shifts, max(end, start))
-        if end > start
-        else file_line(doc.line_shifts, start + 1) - 1,
+        # Nothing returned: the line before from_line.
+        to_line=file_line(doc.line_shifts, end) if end > start else file_line(doc.line_shifts, start + 1) - 1,
         total_lines=total,
         content=text,
         truncated=truncated,
