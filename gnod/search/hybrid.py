@@ -631,8 +631,10 @@ class Hybrid:
             for c, score, (text, start, end, complete, truncated) in shown:
                 an = analyzers.get(c.doc.language)
                 matches = match_spans(text, an, typed | passages.query_stems(self.words, an))
-                defined = symstore.of_document(conn, c.doc.rel_path, c.doc.mirror_hash)
-                symbol = None if complete else symstore.label(defined, start, end)
+                symbol = None
+                if not complete:  # a whole document is in no one definition
+                    defined = symstore.of_document(conn, c.doc.rel_path, c.doc.mirror_hash)
+                    symbol = symstore.label(defined, start, end)
                 out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches, symbol)))
             return out
 
