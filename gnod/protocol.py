@@ -598,6 +598,11 @@ class OcrInfo(Struct):
     languages: list[str] = []  # Tesseract's codes (eng, deu…): a collection's language is read when listed
     reason: str | None = None  # why not: such files are listed with code NEEDS_OCR
     fix: str | None = None
+    # The backlog: pictures and scans indexed by their name whose text is read in the background.
+    pending: int = 0  # waiting (reading included): only their names are searchable yet
+    reading: list[str] = []  # collection/path of each file being read now
+    read: int = 0  # files read since gnod started (their text stored, or why not in recent_errors)
+    error: str | None = None  # the last look at the backlog failed: why (retried at the next change)
 
 
 class SymbolInfo(Struct):

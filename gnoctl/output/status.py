@@ -55,12 +55,7 @@ def status_lines(st: dict) -> list[str]:
         out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
         if c.get("description"):
             out.append(f"  {'':<{width}}  {c['description']}")
-    vec = st.get("vectors")
-    if vec:
-        out.append("vectors: " + _vectors_line(vec))
-    sym = st.get("symbols")
-    if sym and (sym["parsed"] or sym["pending"] or sym.get("error")):
-        out.append("symbols: " + _symbols_line(sym))
+    out += _background_lines(st)
     if st.get("threads"):
         out.append("threads: " + threads_line(st["threads"]))
     if st.get("models"):
@@ -73,6 +68,21 @@ def status_lines(st: dict) -> list[str]:
             out.append(f"  {m['role']:<9} {m['state']}{held}{latency}{err}  {m['uri']}{fix}")
     for e in st["recent_errors"][:5]:
         out.append(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
+    return out
+
+
+def _background_lines(st: dict) -> list[str]:
+    """What gnod does after indexing: embedding, parsing source code, OCR."""
+    out = []
+    vec = st.get("vectors")
+    if vec:
+        out.append("vectors: " + _vectors_line(vec))
+    sym = st.get("symbols")
+    if sym and (sym["parsed"] or sym["pending"] or sym.get("error")):
+        out.append("symbols: " + _symbols_line(sym))
+    ocr = st.get("ocr")
+    if ocr and (ocr.get("pending") or ocr.get("read") or ocr.get("error")):
+        out.append("ocr: " + _ocr_line(ocr))
     return out
 
 
@@ -186,6 +196,20 @@ def _vectors_line(vec: dict) -> str:
             speed = f", {shown} chunks/s, ETA {_duration(vec['pending'] / rate)}"
         text += f", {vec['pending']} pending" + (f" (embedding{speed})" if vec["embedding"] else "")
     return text
+
+
+def _ocr_line(ocr: dict) -> str:
+    """The pictures and scans read in the background: how many wait, which are being read."""
+    if ocr.get("error"):
+        return ocr["error"]
+    parts = []
+    if ocr["pending"]:
+        parts.append(f"{ocr['pending']:,} pictures or scans waiting (found by their names only)")
+    if ocr["reading"]:
+        parts.append("reading " + ", ".join(ocr["reading"]))
+    if ocr["read"]:
+        parts.append(f"{ocr['read']:,} read since gnod started")
+    return "; ".join(parts)
 
 
 def _symbols_line(sym: dict) -> str:

@@ -16,7 +16,9 @@ for text. An empty or blank text file is indexed as an empty document (its path 
 name stay findable); a rich document that yields no text is EMPTY, since that means its
 text could not be extracted. Pictures are the exception: most hold no text (photos,
 diagrams), so one without is an empty document, findable by its name like a blank text
-file; a scanned PDF whose OCR finds nothing is still EMPTY.
+file; a scanned PDF whose OCR finds nothing is still EMPTY. With `ocr_later`, a picture
+or scan that needs OCR fails with the code ocr.LATER where Tesseract would start: the
+index run stores it by its name and gnod's OCR backlog reads it.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Converter:
     isolated: bool = False  # run in the helper process, under the registry's deadline
     allow_empty: bool = True  # False: producing no text is an EMPTY failure
     takes_language: bool = False  # `convert` also takes language= (the collection's hint, or None)
+    reads_pictures: bool = False  # `convert` also takes ocr_later= (gnod.ingest.ocr.LATER)
 
     def claims(self, ext: str, kind: str | None) -> bool:
         if kind in BINARY_KINDS:
@@ -155,10 +158,15 @@ class Registry:
             raise IngestFailure("CORRUPT", f"not a valid {named.name.upper()} file (it is {what})")
         raise IngestFailure("UNSUPPORTED", f"{what}: no converter handles this format")
 
-    def convert(self, data: bytes, path: str, language: str | None = None) -> str:
-        """Markdown for one file, or IngestFailure. `language`: the collection's hint."""
+    def convert(self, data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
+        """Markdown for one file, or IngestFailure. `language`: the collection's hint;
+        `ocr_later`: a picture or scan that needs OCR fails with code ocr.LATER instead."""
         c = self.resolve(data, path)
-        fn = partial(cast(Callable[..., str], c.convert), language=language) if c.takes_language else c.convert
+        options = {
+            **({"language": language} if c.takes_language else {}),
+            **({"ocr_later": ocr_later} if c.reads_pictures else {}),
+        }
+        fn = partial(cast(Callable[..., str], c.convert), **options) if options else c.convert
         if len(data) > c.max_bytes:
             raise IngestFailure(
                 "TOO_LARGE", f"file is {len(data) // MiB} MiB; the {c.name} limit is {c.max_bytes // MiB} MiB"
@@ -326,19 +334,19 @@ def convert_mail(data: bytes, path: str, language: str | None = None) -> str:
 # --- scans and images: OCR (gnod.ingest.ocr), in the helper process ---------------------------
 
 
-def convert_pdf(data: bytes, path: str, language: str | None = None) -> str:
+def convert_pdf(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
     """markitdown's text layer; a PDF without one (a scan) is OCRed instead."""
     text = convert_markitdown("PdfConverter", ".pdf", data, path)
-    return text if text.strip() else _ocr(ocr.ocr_pdf, data, language)
+    return text if text.strip() else _ocr(ocr.ocr_pdf, data, language, ocr_later)
 
 
-def convert_image(data: bytes, path: str, language: str | None = None) -> str:
-    return _ocr(ocr.ocr_image, data, language)
+def convert_image(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
+    return _ocr(ocr.ocr_image, data, language, ocr_later)
 
 
-def _ocr(read: Callable[[bytes, str | None], str], data: bytes, language: str | None) -> str:
+def _ocr(read: Callable[[bytes, str | None, bool], str], data: bytes, language: str | None, later: bool) -> str:
     try:
-        return read(data, language)
+        return read(data, language, later)
     except ocr.OcrFailure as f:
         raise IngestFailure(f.code, f.reason) from None
 
@@ -348,7 +356,9 @@ def builtin_converters() -> list[Converter]:
     return [
         Converter("text", convert_text, frozenset(TEXT_EXTENSIONS)),
         _markitdown("html", "HtmlConverter", "html", MAX_TEXT_BYTES),
-        replace(_markitdown("pdf", "PdfConverter", "pdf"), convert=convert_pdf, takes_language=True),
+        replace(
+            _markitdown("pdf", "PdfConverter", "pdf"), convert=convert_pdf, takes_language=True, reads_pictures=True
+        ),
         _markitdown("docx", "DocxConverter", "docx"),
         _markitdown("xlsx", "XlsxConverter", "xlsx"),
         _markitdown("pptx", "PptxConverter", "pptx"),
@@ -371,6 +381,7 @@ def builtin_converters() -> list[Converter]:
             max_bytes=MAX_DOCUMENT_BYTES,
             isolated=True,
             takes_language=True,
+            reads_pictures=True,
         ),
         # Last: names nobody claims (Makefile, .log under an include glob) are read as text.
         Converter("other", convert_text, frozenset({"*"})),
@@ -498,6 +509,6 @@ _ISOLATOR = _Isolator()
 DEFAULT_REGISTRY = Registry(builtin_converters())
 
 
-def convert(data: bytes, path: str, language: str | None = None) -> str:
+def convert(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
     """Markdown for one file through the default registry, or IngestFailure."""
-    return DEFAULT_REGISTRY.convert(data, path, language)
+    return DEFAULT_REGISTRY.convert(data, path, language, ocr_later)

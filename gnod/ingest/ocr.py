@@ -29,6 +29,9 @@ MAX_PAGE_PIXELS = 40_000_000  # a poster-sized page is rendered at a lower resol
 # pages read by then.
 OCR_TIMEOUT_S = 50.0
 INSTALLED_TTL_S = 60.0  # `installed()` is asked per file and per status: re-checked after this
+# The code of the OcrFailure that `later=True` raises where Tesseract would start: the
+# document is indexed by its name now and read by gnod's OCR backlog (gnod.server.ocr).
+LATER = "OCR_LATER"
 # Snowball names (a collection's `language`) → Tesseract's language codes.
 TESSERACT_CODES = {
     "arabic": "ara",
@@ -70,7 +73,7 @@ _installed: dict[str, tuple[float, tuple[str, str, tuple[str, ...]]]] = {}
 
 
 class OcrFailure(Exception):
-    """NEEDS_OCR, TIMEOUT or EMPTY; gnod.ingest.convert makes it an IngestFailure."""
+    """NEEDS_OCR, TIMEOUT, EMPTY or LATER; gnod.ingest.convert makes it an IngestFailure."""
 
     def __init__(self, code: str, what: str, fix: str = "") -> None:
         self.code, self.what, self.fix = code, what, fix
@@ -114,7 +117,7 @@ def tesseract_language(language: str | None, available: tuple[str, ...]) -> str:
     return "eng" if "eng" in available else available[0]
 
 
-def ocr_image(data: bytes, language: str | None = None) -> str:
+def ocr_image(data: bytes, language: str | None = None, later: bool = False) -> str:
     """The text of a picture (each page of a multi-page TIFF under `## Page N`); "" for an
     icon-sized one. Decoded by Pillow (transparency onto white, any mode to grey)."""
     from PIL import Image
@@ -122,7 +125,7 @@ def ocr_image(data: bytes, language: str | None = None) -> str:
     with Image.open(io.BytesIO(data)) as im:
         if im.width * im.height < MIN_PIXELS:
             return ""
-        ocr = _Ocr(language)
+        ocr = _Ocr(language, later)
         frames = getattr(im, "n_frames", 1) if im.format == "TIFF" else 1
         dpi = im.info.get("dpi")
         texts: list[str] = []
@@ -135,7 +138,7 @@ def ocr_image(data: bytes, language: str | None = None) -> str:
     return texts[0] if frames == 1 else _pages(texts, frames)
 
 
-def ocr_pdf(data: bytes, language: str | None = None) -> str:
+def ocr_pdf(data: bytes, language: str | None = None, later: bool = False) -> str:
     """The text of a PDF without a text layer, page by page at PDF_DPI. Blank pages (no
     drawing at all) are skipped without Tesseract; a document of only those stays EMPTY."""
     import pypdfium2 as pdfium
@@ -146,7 +149,7 @@ def ocr_pdf(data: bytes, language: str | None = None) -> str:
         drawn = [i for i in range(min(total, MAX_PAGES)) if pdfium.raw.FPDFPage_CountObjects(doc[i])]
         if not drawn:
             return ""
-        ocr = _Ocr(language)
+        ocr = _Ocr(language, later)
         texts = [""] * min(total, MAX_PAGES)
         for i in drawn:
             width, height = doc[i].get_size()  # in points, 72 an inch
@@ -168,10 +171,13 @@ class _Stopped(Exception):
 
 
 class _Ocr:
-    """Tesseract for one document: its language chosen once, one deadline for all pages."""
+    """Tesseract for one document: its language chosen once, one deadline for all pages.
+    `later`: only check that Tesseract is there (NEEDS_OCR otherwise), then raise LATER."""
 
-    def __init__(self, language: str | None) -> None:
+    def __init__(self, language: str | None, later: bool = False) -> None:
         self.exe, _, available = installed()
+        if later:
+            raise OcrFailure(LATER, "its text is read by OCR in the background")
         self.lang = tesseract_language(language, available)
         self.deadline = time.monotonic() + OCR_TIMEOUT_S
 

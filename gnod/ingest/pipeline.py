@@ -25,8 +25,10 @@ from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, show
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
+from gnod.store import ocr as ocr_backlog
 from gnod.store.documents import PreparedDoc
 from gnod.store.lexical_index import LexicalIndex
+from gnod.store.ocr import Waiting
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
@@ -128,6 +130,41 @@ def index_paths(
         changed,
         lex,
     )
+
+
+def store_ocr(
+    conn: apsw.Connection,
+    col: CollectionConfig,
+    waited: Waiting,
+    stat: tuple[int, int, int],
+    outcome: PreparedDoc | Failed,
+    changed: ChangeFn | None = None,
+    lex: LexicalIndex | None = None,
+) -> bool:
+    """Store what OCR read of a document that waited for it (gnod.server.ocr) as an index
+    run reading it then would have: the document with its text, or the failure in its
+    place (EMPTY, TIMEOUT…). `stat`: the file's when it was read. False, storing nothing,
+    when the document was indexed again or removed meanwhile (its new state is what counts)."""
+    cid = store.collection_ids(conn).get(col.name)
+    if cid is None:
+        return False
+    states = store.doc_states(conn, cid, [waited.rel_path])
+    now = states.get(waited.rel_path)
+    if now != store.DocState(waited.doc_id, waited.size, waited.mtime_ns, waited.inode):
+        return False
+    if not ocr_backlog.waiting(conn, waited.doc_id):
+        return False
+    run = _Run(conn, col, cid, states, store.error_states(conn, cid, [waited.rel_path]), changed, lex)
+    conn.execute("BEGIN")
+    try:
+        if not isinstance(outcome, Failed):
+            run.seen.add(waited.rel_path)  # else finish() removes the document the failure replaces
+        run._store(waited.rel_path, stat, outcome)
+        run.finish([])
+    except BaseException:
+        run.roll_back()
+        raise
+    return True
 
 
 def _collection_id(conn: apsw.Connection, col: CollectionConfig) -> int | None:

@@ -7,6 +7,7 @@ import os
 import time
 
 from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, extension
+from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import convert
@@ -57,10 +58,19 @@ def prepare(
     language_hint: str | None,
     analyzers: AnalyzerSet,
     deadline: Deadline | None = None,
+    ocr_later: bool = False,
 ) -> PreparedDoc:
+    """`ocr_later`: a picture or scan that needs OCR is prepared without its text (found by
+    its name) and marked `ocr_pending`, for gnod's OCR backlog to read."""
     deadline = deadline or Deadline()
-    # OCR reads in the hinted language; the shifts say where the canonical lines were.
-    canonical, line_shifts = canonicalize_lines(convert(data, entry.rel_path, language_hint))
+    try:
+        # OCR reads in the hinted language.
+        markdown, waiting = convert(data, entry.rel_path, language_hint, ocr_later), False
+    except IngestFailure as f:
+        if f.code != ocr.LATER:
+            raise
+        markdown, waiting = "", True
+    canonical, line_shifts = canonicalize_lines(markdown)  # the shifts: where the canonical lines were
     deadline.check("conversion")
     meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)
@@ -111,4 +121,5 @@ def prepare(
         other_languages=stemmed.others,
         language_confident=sure,
         line_shifts=line_shifts,
+        ocr_pending=waiting,
     )

@@ -58,6 +58,10 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     rules: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     shard: containers.Shard | None = None  # of a big mailbox: the messages this task reads
     failed: tuple[str, str] | None = None  # (code, reason) known when it was planned
+    # A picture or scan on disk that needs OCR is indexed by its name and read by gnod's
+    # OCR backlog (gnod.server.ocr), whose own tasks read it now; a container's member
+    # is always read now (the backlog reads files, not members).
+    ocr_now: bool = False
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -94,17 +98,22 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
         return Failed(f.code, f.reason)
     if containers.kind(e.rel_path) is not None:
         return _expand(task, containers.members(e.rel_path, data), analyzers)
-    return _prepare(e, data, task.old_hash, task.language, analyzers)
+    return _prepare(e, data, task.old_hash, task.language, analyzers, ocr_later=not task.ocr_now)
 
 
 def _prepare(
-    e: WalkEntry, data: bytes, old_hash: str | None, language: str | None, analyzers: AnalyzerSet
+    e: WalkEntry,
+    data: bytes,
+    old_hash: str | None,
+    language: str | None,
+    analyzers: AnalyzerSet,
+    ocr_later: bool = False,
 ) -> PreparedDoc | Unchanged | Failed:
     digest = hashlib.sha256(data).hexdigest()
     if digest == old_hash:
         return Unchanged()
     try:
-        return prepare(e, data, digest, language, analyzers, Deadline())
+        return prepare(e, data, digest, language, analyzers, Deadline(), ocr_later)
     except IngestFailure as f:
         return Failed(f.code, f.reason)
     except Exception as ex:  # a converter bug must not stop the run

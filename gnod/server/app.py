@@ -37,6 +37,7 @@ from gnod.server.fair import FairExecutor, Overloaded
 from gnod.server.jobs import Writer
 from gnod.server.lifecycle import Instance, gnod_version
 from gnod.server.methods import METHODS
+from gnod.server.ocr import OcrBacklog
 from gnod.server.rpc import Call, Lane, RpcError
 from gnod.server.search_process import Request as SearchRequest
 from gnod.server.search_process import SearchProcess
@@ -214,6 +215,7 @@ class Daemon:
             os.path.dirname(paths.db_file),
         )
         self.symbols = Symbols(self.writer, lambda fn: self.read(fn, "background"))
+        self.ocr = OcrBacklog(self.writer, lambda fn: self.read(fn, "background"), self.collection)
         self._llm_cache: LlmCache | None = None
         self.events = Events(lambda name: c.path if (c := self.collection(name)) else None)
         self.lexical_ready = asyncio.Event()
@@ -485,11 +487,13 @@ class Daemon:
             def on_content_change() -> None:
                 self.vectors.wake.set()
                 self.symbols.wake.set()
+                self.ocr.wake.set()
 
             self.writer.on_content_change = on_content_change
             background = [
                 asyncio.create_task(self.vectors.run(self.stopping), name="vectors"),
                 asyncio.create_task(self.symbols.run(self.stopping), name="symbols"),
+                asyncio.create_task(self.ocr.run(self.stopping), name="ocr"),
                 asyncio.create_task(self.models.idle_loop(self.stopping), name="models:idle"),
             ]
             if self.config.models.eager:

@@ -54,6 +54,7 @@ from gnod.server.lifecycle import gnod_version
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
+from gnod.store import ocr as ocr_backlog
 from gnod.store.documents import DocRow
 
 RECENT_ERRORS = 20
@@ -118,20 +119,27 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             rss_bytes=rss_bytes(),
             lexical=_lexical_info(d),
             load=_load_info(d),
-            ocr=_ocr_info(),
+            ocr=_ocr_info(d, conn),
             symbols=d.symbols.info(),
         )
 
     return await d.read(read, "control")
 
 
-def _ocr_info() -> OcrInfo:
-    """Whether the converter helpers, which inherit gnod's PATH, can OCR (checked at most once a minute)."""
+def _ocr_info(d: Daemon, conn) -> OcrInfo:
+    """Whether the converter helpers, which inherit gnod's PATH, can OCR (checked at most
+    once a minute), and how far the backlog is (counted in the database: a file indexed
+    a moment ago is there before the backlog's task has looked)."""
     try:
         _, version, languages = ocr.installed()
+        info = OcrInfo(available=True, version=version, languages=list(languages))
     except ocr.OcrFailure as f:
-        return OcrInfo(available=False, reason=f.what, fix=f.fix)
-    return OcrInfo(available=True, version=version, languages=list(languages))
+        info = OcrInfo(available=False, reason=f.what, fix=f.fix)
+    info.pending = ocr_backlog.count(conn)
+    info.reading = list(d.ocr.reading)
+    info.read = d.ocr.read
+    info.error = d.ocr.failed
+    return info
 
 
 def _load_info(d: Daemon) -> LoadInfo:

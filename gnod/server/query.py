@@ -130,7 +130,7 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
         distribution=_distribution([h.candidate for h in out.hits]),
         expansion=ExpansionInfo(**dataclasses.asdict(out.expansion)) if out.expansion else None,
         degraded=out.degraded,
-        notes=out.notes,
+        notes=out.notes + [lag for lag in [d.ocr.lag_note()] if lag],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         explain=_explain(out) if p.explain else None,
         freshness=freshness_list(d.watcher, names),

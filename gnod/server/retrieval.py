@@ -40,7 +40,7 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
     result.freshness = freshness_list(d.watcher, names)
-    lag = d.symbols.lag_note() if p.symbol else None
+    lag = d.symbols.lag_note() if p.symbol else d.ocr.lag_note()
     if lag:
         result.notes.append(lag)
     return result

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gnod.search.filters import Filter
     from gnod.server.events import Events
     from gnod.server.jobs import Writer
+    from gnod.server.ocr import OcrBacklog
     from gnod.server.search_process import SearchProcess
     from gnod.server.symbols import Symbols
     from gnod.server.vectors import Vectors
@@ -67,6 +68,7 @@ class Daemon(Protocol):
     models: Models
     vectors: Vectors
     symbols: Symbols
+    ocr: OcrBacklog
     events: Events
     watcher: Watcher | None
 

@@ -66,6 +66,7 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     other_languages: tuple[str, ...] = ()
     language_confident: bool = True  # False: a guess, see pipeline.settle_languages
     line_shifts: str = ""  # the file's lines (ingest.canonical.canonicalize_lines)
+    ocr_pending: bool = False  # a picture or scan indexed by its name, its text read later (ocr_pending)
 
 
 class DocState(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -251,6 +252,10 @@ def put_document(
             (*fields, doc_id),
         )
     _pending(conn, doc_id)
+    if doc.ocr_pending:
+        conn.execute("INSERT OR IGNORE INTO ocr_pending(doc_id) VALUES (?)", (doc_id,))
+    elif old is not None:
+        conn.execute("DELETE FROM ocr_pending WHERE doc_id = ?", (doc_id,))
     if had_error:
         conn.execute(
             "DELETE FROM ingest_errors WHERE collection_id = ? AND rel_path = ?",

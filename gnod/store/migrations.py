@@ -264,6 +264,17 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0011_ocr_pending",
+        """
+        -- Pictures and scans indexed by their name, whose text OCR reads in the
+        -- background (gnod.server.ocr); a document leaves when its text is stored.
+        CREATE TABLE ocr_pending(
+            doc_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE
+        );
+        """,
+        None,
+    ),
 ]
 
 

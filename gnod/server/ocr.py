@@ -1,0 +1,109 @@
+"""The OCR backlog: the text of pictures and scans, read in the background.
+
+OCR takes seconds a page, so an index run does not wait for it: a picture or a PDF
+without a text layer is indexed by its name at once and joins the backlog
+(gnod.store.ocr). This task reads the backlog's files oldest first, one per worker
+process at a time, while no collection is being indexed (an ingest keeps both cores),
+and stores each through the single writer as an index run reading it then would have:
+its text, or its failure (EMPTY, TIMEOUT, NEEDS_OCR) in its place. It wakes when
+documents change; the backlog is in the database, so a restart goes on with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterator
+from functools import partial
+
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import store_ocr
+from gnod.ingest.walk import WalkEntry
+from gnod.ingest.workers import Expanded, Task, Unchanged, run_task
+from gnod.server.background import woken
+from gnod.server.jobs import Writer
+from gnod.store import ocr as store
+from gnod.store.ocr import Waiting
+
+log = logging.getLogger("gnod.ocr")
+
+INGEST_POLL_S = 0.5  # while a collection is being indexed, how often to look again
+IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at anyway
+
+
+class OcrBacklog:
+    def __init__(self, writer: Writer, read: Callable, collection: Callable[[str], CollectionConfig | None]) -> None:
+        self.writer = writer
+        self._read = read  # Daemon.read on the background lane: fn(conn, analyzers)
+        self._collection = collection  # the configured collection of that name, if any
+        self.wake = asyncio.Event()
+        self.pending = 0  # as of the last look, less what was read since
+        self.reading: list[str] = []  # collection/path of the files being read now
+        self.read = 0  # files read (stored with their text or failure) since gnod started
+        self.failed: str | None = None
+
+    def lag_note(self) -> str | None:
+        """What a search cannot find yet."""
+        if not self.pending:
+            return None
+        what = "1 picture or scan is" if self.pending == 1 else f"{self.pending:,} pictures or scans are"
+        return f"{what} still waiting for OCR: only their names are searchable yet"
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        self.wake.set()
+        while await woken(self.wake, stopping, IDLE_CHECK_S):
+            try:
+                await self._cycle(stopping)
+                self.failed = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self.failed = f"OCR in the background failed ({e}); retried at the next change"
+                log.exception("OCR in the background failed; retrying on the next change")
+
+    async def _cycle(self, stopping: asyncio.Event) -> None:
+        backlog = await self._read(lambda conn, _a: store.backlog(conn))
+        self.pending = len(backlog)
+        queue = iter(backlog)  # shared by the lanes: each takes the next file when it is free
+        lanes = max(1, self.writer.pool.workers)
+        await asyncio.gather(*(self._lane(queue, stopping) for _ in range(lanes)))
+
+    async def _lane(self, queue: Iterator[Waiting], stopping: asyncio.Event) -> None:
+        for waited in queue:
+            while self.writer.job.running and not stopping.is_set():
+                await asyncio.sleep(INGEST_POLL_S)
+            if stopping.is_set():
+                return
+            await self._ocr(waited)
+            self.pending = max(0, self.pending - 1)
+
+    async def _ocr(self, waited: Waiting) -> None:
+        col = self._collection(waited.collection)
+        path = os.path.join(col.path, waited.rel_path) if col is not None else ""
+        try:
+            st = os.stat(path, follow_symlinks=col.follow_symlinks) if col is not None else None
+        except OSError:
+            st = None
+        if col is None or st is None:
+            return  # gone: the watcher or the next update removes it
+        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        task = Task(WalkEntry(waited.rel_path, path, *stat), None, col.language, col.follow_symlinks, ocr_now=True)
+        name = f"{waited.collection}/{waited.rel_path}"
+        self.reading.append(name)
+        try:
+            pool = self.writer.pool
+            if pool.workers < 1:
+                outcome = await asyncio.to_thread(run_task, task)
+            else:
+                outcome = await asyncio.wrap_future(pool.submit(partial(run_task, task)))
+        finally:
+            self.reading.remove(name)
+        assert not isinstance(outcome, (Expanded, Unchanged))  # a file (not a container), no old hash
+        stored = await self.writer.run_content(
+            lambda conn: store_ocr(conn, col, waited, stat, outcome, self.writer.on_changes, self.writer.lexical),
+            aside=col.name,
+        )
+        if stored:
+            self.read += 1
+            log.info("OCR read %s", name)
