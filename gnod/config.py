@@ -105,6 +105,7 @@ CONVERTED: dict[str, tuple[str, ...]] = {
     "ics": (".ics",),
     # One e-mail message; a mailbox of them is a container (MAILBOX_SUFFIXES, below).
     "eml": (".eml",),
+    "msg": (".msg",),  # an Outlook message: read into its MIME form, then converted as an .eml
     # Pictures: their text read by OCR (gnod.ingest.ocr, Tesseract).
     "image": (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"),
 }

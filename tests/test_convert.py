@@ -283,6 +283,7 @@ def test_order_is_visible_and_first_match_wins():
         "vtt",
         "ics",
         "eml",
+        "msg",
         "image",
         "other",
     ]

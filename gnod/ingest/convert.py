@@ -41,13 +41,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from multiprocessing.connection import Connection
-from typing import cast
+from typing import TypeVar, cast
 
 from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
 from gnod.ingest import mail, media, ocr
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
 
+T = TypeVar("T")
 MiB = 1024 * 1024
 # Bigger text files are almost always logs or data dumps, not documents.
 MAX_TEXT_BYTES = 32 * MiB
@@ -59,7 +60,10 @@ HELPER_START_S = 120.0  # starting the helper and importing markitdown, billed t
 
 # Kinds with an unmistakable binary signature: they override the extension.
 BINARY_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "epub", "zip", "ole", "encrypted-office"})
-_KIND_NAMES = {"zip": "a zip archive", "ole": "a legacy OLE file (.doc, .xls, .ppt, .msg…)"}
+# Kinds several formats share: a converter claims one only for its own extensions (an OLE
+# file is a .doc, .xls, .ppt or Outlook .msg).
+SHARED_KINDS = frozenset({"ole"})
+_KIND_NAMES = {"zip": "a zip archive", "ole": "a legacy OLE file (.doc, .xls, .ppt…)"}
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
@@ -85,7 +89,7 @@ class Converter:
 
     def claims(self, ext: str, kind: str | None) -> bool:
         if kind in BINARY_KINDS:
-            return kind in self.signatures
+            return kind in self.signatures and (kind not in SHARED_KINDS or ext in self.extensions)
         return (kind is not None and kind in self.signatures) or ext in self.extensions or "*" in self.extensions
 
 
@@ -331,6 +335,11 @@ def convert_mail(data: bytes, path: str, language: str | None = None) -> str:
     return mail.to_markdown(data, partial(convert, language=language))
 
 
+def convert_outlook(data: bytes, path: str, language: str | None = None) -> str:
+    """An Outlook .msg: read into its MIME message in the helper, then converted as an .eml."""
+    return convert_mail(_ISOLATOR.run(mail.outlook_to_mime, data, path, CONVERT_TIMEOUT_S), path, language)
+
+
 # --- scans and images: OCR (gnod.ingest.ocr), in the helper process ---------------------------
 
 
@@ -375,6 +384,14 @@ def builtin_converters() -> list[Converter]:
         # In-process: the stdlib parser with each header cut short stays linear.
         Converter("eml", convert_mail, frozenset(CONVERTED["eml"]), takes_language=True),
         Converter(
+            "msg",
+            convert_outlook,
+            frozenset(CONVERTED["msg"]),
+            frozenset({"ole"}),
+            MAX_DOCUMENT_BYTES,
+            takes_language=True,
+        ),
+        Converter(
             "image",
             convert_image,
             frozenset(CONVERTED["image"]),
@@ -409,7 +426,7 @@ class _Isolator:
         self._conn: tuple[Connection, Connection] | None = None  # (to helper, from helper)
         self._last_used = 0.0
 
-    def run(self, fn: Callable[[bytes, str], str], data: bytes, path: str, timeout: float) -> str:
+    def run(self, fn: Callable[[bytes, str], T], data: bytes, path: str, timeout: float) -> T:
         with self._lock:
             send, recv = self._ready()
             try:

@@ -77,6 +77,21 @@ def to_markdown(data: bytes, convert: Callable[[bytes, str], str]) -> str:
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 
+def outlook_to_mime(data: bytes, path: str) -> bytes:
+    """An Outlook message (.msg: MAPI properties in an OLE file) as the RFC 5322 message it
+    stands for (subject, from, to, cc, date, message id, bodies, attachments), read by
+    aspose-email-foss (MIT; extract-msg is GPL). Pure Python over untrusted bytes: gnod
+    runs it in the converter helper, under its deadline."""
+    from aspose.email_foss.cfb import CFBError, CFBReader
+    from aspose.email_foss.msg import MapiMessage, MsgDocument, MsgError, MsgReader
+
+    try:
+        with MsgReader(CFBReader(data)) as reader:
+            return MapiMessage.from_msg_document(MsgDocument.from_reader(reader)).to_email_bytes()
+    except (CFBError, MsgError) as e:
+        raise IngestFailure("CORRUPT", f"not a readable Outlook message ({e})"[:300]) from None
+
+
 class _Mail:
     """Renders a message and those attached to it, which share one budget of parts."""
 
