@@ -199,7 +199,59 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
         "javascript",
     }
     assert grammar_for("notes.md") is None and grammar_for("Makefile") is None
-    assert set(GRAMMARS.values()) == {"c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"}
+    assert set(GRAMMARS.values()) == {
+        *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
+        *("csharp", "ruby", "php", "swift"),
+    }
+
+
+def test_csharp_ruby_php_and_swift_definitions_with_their_classes():
+    cs = (
+        "namespace Acme.Tools {\n  public interface IShape { double Area(); }\n"
+        "  public class Circle : IShape {\n    public Circle(double r) { R = r; }\n"
+        "    public double Area() { return 3.14; }\n  }\n  public record Person(string Name);\n}\n"
+    )
+    assert _defs(cs, "csharp") == [
+        ("Acme.Tools", "module", 1, 8, None),
+        ("IShape", "interface", 2, 2, None),
+        ("Area", "method", 2, 2, "IShape"),
+        ("Circle", "class", 3, 6, None),
+        ("Circle", "method", 4, 4, "Circle"),
+        ("Area", "method", 5, 5, "Circle"),
+        ("Person", "class", 7, 7, None),
+    ]
+    rb = "module Acme\n  class Circle\n    def area\n      1\n    end\n    def self.unit = new\n  end\nend\ndef helper; end\n"
+    assert _defs(rb, "ruby") == [
+        ("Acme", "module", 1, 8, None),
+        ("Circle", "class", 2, 7, None),
+        ("area", "method", 3, 5, "Circle"),
+        ("unit", "method", 6, 6, "Circle"),
+        ("helper", "function", 9, 9, None),
+    ]
+    php = "<?php\ntrait Named { function name() {} }\nclass Circle {\n  public function area(): float { return 1.0; }\n}\nfunction helper($x) {}\n"
+    assert _defs(php, "php") == [
+        ("Named", "trait", 2, 2, None),
+        ("name", "method", 2, 2, "Named"),
+        ("Circle", "class", 3, 5, None),
+        ("area", "method", 4, 4, "Circle"),
+        ("helper", "function", 6, 6, None),
+    ]
+    swift = (
+        "protocol Shape { func area() -> Double }\nstruct Point { var x: Int }\n"
+        "class Circle: Shape {\n  init(r: Double) {}\n  func area() -> Double { return 1 }\n}\n"
+        "extension Circle { func grow() {} }\nfunc helper(x: Int) -> Int { return x }\n"
+    )
+    assert _defs(swift, "swift") == [
+        ("Shape", "interface", 1, 1, None),
+        ("area", "method", 1, 1, "Shape"),
+        ("Point", "struct", 2, 2, None),
+        ("Circle", "class", 3, 6, None),
+        ("init", "method", 4, 4, "Circle"),
+        ("area", "method", 5, 5, "Circle"),
+        ("Circle", "impl", 7, 7, None),
+        ("grow", "method", 7, 7, "Circle"),  # an extension's members are the type's methods
+        ("helper", "function", 8, 8, None),
+    ]
 
 
 def test_broken_and_odd_sources_give_what_they_can_and_never_raise():

@@ -1,7 +1,8 @@
 """Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter.
 
-Each grammar comes from the tree-sitter project's own PyPI wheel (tree-sitter-c, -cpp,
--java, -python, -go, -rust, -typescript, -javascript), which bundles its parser: nothing is
+Each grammar comes from its PyPI wheel (tree-sitter-c, -cpp, -java, -python, -go, -rust,
+-typescript, -javascript, -c-sharp, -ruby, -php: the tree-sitter project's own; -swift:
+the grammar its list points to), which bundles its parser: nothing is
 downloaded when a file is first parsed. A query per language picks the definition
 nodes; their names, nesting (a method's class) and lines are read here.
 
@@ -44,6 +45,10 @@ GRAMMARS: dict[str, str] = {
     ".js": "javascript",
     ".jsx": "javascript",
     ".mjs": "javascript",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".php": "php",
+    ".swift": "swift",
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and every
@@ -67,6 +72,10 @@ _MODULES: dict[str, tuple[str, str]] = {
     "typescript": ("tree_sitter_typescript", "language_typescript"),
     "tsx": ("tree_sitter_typescript", "language_tsx"),
     "javascript": ("tree_sitter_javascript", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+    "php": ("tree_sitter_php", "language_php"),  # PHP in its HTML, as a .php file is
+    "swift": ("tree_sitter_swift", "language"),
 }
 
 # Each capture's name is the kind of definition it finds.
@@ -141,6 +150,45 @@ _QUERIES: dict[str, str] = {
     "typescript": _TS_QUERY,
     "tsx": _TS_QUERY,
     "javascript": _JS_QUERY,
+    "csharp": """
+(namespace_declaration name: (_)) @module
+(file_scoped_namespace_declaration name: (_)) @module
+(class_declaration) @class
+(record_declaration) @class
+(struct_declaration) @struct
+(interface_declaration) @interface
+(enum_declaration) @enum
+(delegate_declaration) @type
+(method_declaration) @method
+(constructor_declaration) @method
+""",
+    "ruby": """
+(module) @module
+(class) @class
+(method) @function
+(singleton_method) @function
+""",
+    "php": """
+(namespace_definition name: (_)) @module
+(class_declaration) @class
+(interface_declaration) @interface
+(trait_declaration) @trait
+(enum_declaration) @enum
+(function_definition) @function
+(method_declaration) @method
+""",
+    "swift": """
+(class_declaration declaration_kind: "class") @class
+(class_declaration declaration_kind: "struct") @struct
+(class_declaration declaration_kind: "enum") @enum
+(class_declaration declaration_kind: "extension") @impl
+(class_declaration declaration_kind: "actor") @class
+(protocol_declaration) @interface
+(protocol_function_declaration) @method
+(function_declaration) @function
+(init_declaration) @method
+(typealias_declaration) @type
+""",
 }
 
 # Kinds whose members are methods (a function inside one is a method).
@@ -274,8 +322,8 @@ def _name(node: Any, kind: str, grammar: str, source: bytes) -> tuple[str | None
             where = target.child_by_field_name("scope")
             scope = _text(where, source) if where is not None else scope
             target = target.child_by_field_name("name")
-    elif kind == "impl":
-        target = node.child_by_field_name("type")
+    elif kind == "impl":  # Rust's `impl Type`, Swift's `extension Type`
+        target = node.child_by_field_name("type") or node.child_by_field_name("name")
     else:
         target = node.child_by_field_name("name")
     if target is None:
