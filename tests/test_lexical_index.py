@@ -73,10 +73,10 @@ def old_index(db_path: str, root) -> None:
         "WHEN EXISTS (SELECT 1 FROM vec_models) "
         "BEGIN INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id); END; "
         "DROP TRIGGER content_symbols_delete; DROP TABLE symbol_names; DROP TABLE content_symbols; "
-        "ALTER TABLE documents DROP COLUMN line_shifts; "
+        "ALTER TABLE documents DROP COLUMN line_shifts; DROP TABLE ocr_pending; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
-        "'0010_line_shifts')"
+        "'0010_line_shifts', '0011_ocr_pending')"
     )
     conn.close()
 
@@ -100,6 +100,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0008_chunks_by_content_id",
             "0009_symbols",
             "0010_line_shifts",
+            "0011_ocr_pending",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )

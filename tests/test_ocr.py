@@ -64,12 +64,12 @@ def scanned_pdf() -> bytes:
 
 
 def ocr_done(env: dict[str, str], timeout: float = 120.0) -> dict:
-    """gnod's status once its OCR backlog is empty (each picture or scan read)."""
+    """gnod's status once its OCR backlog is empty (each picture or scan read and stored)."""
     got: dict = {}
 
     def done() -> bool:
         got.update(cli_json("status", "--json", env=env))
-        return got["ocr"]["pending"] == 0
+        return got["ocr"]["pending"] == 0 and not got["ocr"]["reading"]
 
     assert wait_until(done, timeout, interval=0.2), got["ocr"]
     return got

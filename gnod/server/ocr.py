@@ -90,20 +90,20 @@ class OcrBacklog:
         stat = (st.st_size, st.st_mtime_ns, st.st_ino)
         task = Task(WalkEntry(waited.rel_path, path, *stat), None, col.language, col.follow_symlinks, ocr_now=True)
         name = f"{waited.collection}/{waited.rel_path}"
-        self.reading.append(name)
+        self.reading.append(name)  # until stored and counted: with none pending, `read` is final
         try:
             pool = self.writer.pool
             if pool.workers < 1:
                 outcome = await asyncio.to_thread(run_task, task)
             else:
                 outcome = await asyncio.wrap_future(pool.submit(partial(run_task, task)))
+            assert not isinstance(outcome, (Expanded, Unchanged))  # a file (not a container), no old hash
+            stored = await self.writer.run_content(
+                lambda conn: store_ocr(conn, col, waited, stat, outcome, self.writer.on_changes, self.writer.lexical),
+                aside=col.name,
+            )
+            if stored:
+                self.read += 1
+                log.info("OCR read %s", name)
         finally:
             self.reading.remove(name)
-        assert not isinstance(outcome, (Expanded, Unchanged))  # a file (not a container), no old hash
-        stored = await self.writer.run_content(
-            lambda conn: store_ocr(conn, col, waited, stat, outcome, self.writer.on_changes, self.writer.lexical),
-            aside=col.name,
-        )
-        if stored:
-            self.read += 1
-            log.info("OCR read %s", name)
