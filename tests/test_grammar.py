@@ -388,6 +388,37 @@ def test_index_exact_phrase_needs_the_words_together():
     assert search('"memory barrier"', EN, db) == {1, 2}  # the stems find both spellings
 
 
+def test_an_exact_phrase_and_its_stemmed_phrase_are_read_once_with_the_same_scores():
+    """match_query pairs an exact form of several words with its stemmed phrases (one
+    clause: the phrase read once); the scores are those of the two sides apart."""
+    db = make_db(
+        [
+            ("memory barriers order the writes; a memory barrier", "english"),
+            ("a memory barrier orders writes", "english"),
+            ("the barrier keeps memory safe, snake_case and real-time", "english"),
+            ("kmalloc with GFP_KERNEL flags, then memory_barrier", "english"),
+            ("Real time data, memory", "english"),
+        ]
+    )
+    searcher = db.searcher()
+
+    def scores(parts) -> dict[int, float]:
+        hits = searcher.search(tantivy.Query.boolean_query(parts), 10).hits
+        ids = searcher.fast_field_values("id", [addr for _, addr in hits])
+        return {int(i): score for (score, _), i in zip(hits, ids)}
+
+    for query in ('"memory barrier"', "memory_barrier writes", "kmalloc GFP_KERNEL", "real-time -safe", "snake_case"):
+        stems, exact = compiled(query, EN_DE), compiled(query, [None])
+
+        def stem(form):
+            return ANALYZERS.stem_sequences(form, EN_DE)
+
+        paired = scores(match_query([("stems", stems, 0.4), ("exact", exact, 0.6)], stem))
+        apart = scores(match_query([("stems", stems, 0.4)], stem) + match_query([("exact", exact, 0.6)], stem))
+        assert paired and paired.keys() == apart.keys(), query
+        assert all(abs(paired[d] - apart[d]) <= 1e-5 * abs(apart[d]) for d in apart), (query, paired, apart)
+
+
 def test_index_stemming_and_negation():
     assert search("deploy") == {4, 6}
     assert search("-production deploy") == {6}

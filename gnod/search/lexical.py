@@ -158,11 +158,41 @@ def match_query(
 ) -> list[tuple[Occur, Query]]:
     """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
     so the engine can skip blocks that cannot reach the top); a document holding a
-    negated form of any side is excluded. `stem` gives an exact phrase its stemmed forms."""
+    negated form of any side is excluded. `stem` gives an exact phrase its stemmed forms.
+
+    An exact form of several words matches only where its stemmed phrase does, which
+    the stems side scores too: where those phrases are its own, the two are one clause,
+    Must(the stemmed phrases) + Should(the exact words), the same scores with each
+    phrase read once (a phrase of common words is most of a search's time:
+    `container_of`, `GFP_KERNEL`)."""
+    weights = {field: weight for field, _, weight in sides}
+    forms = {field: dict.fromkeys(f for clause in compiled.positives for f in clause) for field, compiled, _ in sides}
+    paired: dict[tuple[str, ...], list[tuple[str, ...]]] = {}  # exact form → its stemmed phrases
+    taken: set[tuple[str, ...]] = set()
+    if stem is not None and STEMS in forms and EXACT in forms:
+        for form in forms[EXACT]:
+            phrases = stem(form) if len(form) > 1 else []
+            if phrases and all(p in forms[STEMS] and p not in taken for p in phrases):
+                paired[form] = phrases
+                taken.update(phrases)
     out: list[tuple[Occur, Query]] = []
-    for field, compiled, boost in sides:
-        forms = dict.fromkeys(form for clause in compiled.positives for form in clause)
-        out += [(Occur.Should, Query.boost_query(_form_query(field, form, stem), boost)) for form in forms]
+    for form, phrases in paired.items():
+        held = Query.boolean_query([(Occur.Should, _form_query(STEMS, p)) for p in phrases])
+        exact = Query.boolean_query(
+            [(Occur.Must, Query.term_query(SCHEMA, EXACT, fold(t))) for t in dict.fromkeys(form)]
+        )
+        group = [
+            (Occur.Must, Query.boost_query(held, weights[STEMS])),
+            (Occur.Should, Query.boost_query(exact, weights[EXACT])),
+        ]
+        out.append((Occur.Should, Query.boolean_query(group)))
+    for field, compiled, weight in sides:
+        done = taken if field == STEMS else paired.keys() if field == EXACT else ()
+        out += [
+            (Occur.Should, Query.boost_query(_form_query(field, form, stem), weight))
+            for form in forms[field]
+            if form not in done
+        ]
         out += [(Occur.MustNot, _form_query(field, form, stem)) for form in compiled.negatives]
     return out
 
