@@ -15,6 +15,7 @@ import zipfile
 
 import pytest
 
+from conftest import wait_until
 from gnod.config import DEFAULT_EXTENSIONS, CollectionConfig
 from gnod.ingest import workers
 from gnod.ingest.convert import (
@@ -29,7 +30,8 @@ from gnod.ingest.convert import (
     sniff,
 )
 from gnod.ingest.pipeline import index_collection
-from gnod.ingest.workers import PARALLEL_MIN, PreparePool
+from gnod.ingest.walk import WalkEntry
+from gnod.ingest.workers import PARALLEL_MIN, PreparePool, Task
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 
@@ -406,3 +408,22 @@ def test_while_clients_read_the_writer_leaves_preparing_to_the_workers(db, tmp_p
     finally:
         pool.close()
     assert stats.added == 2 * PARALLEL_MIN and here == []
+
+
+def test_read_ahead_never_blocks_on_what_is_not_a_regular_file(tmp_path):
+    """The pool's read-ahead thread opens each file about to be prepared: a FIFO (swapped
+    in after the walk), a link or a missing name must not stop it (it opens without
+    blocking or following), so the files after them are still read ahead."""
+    fifo, link, plain = tmp_path / "pipe.md", tmp_path / "link.md", tmp_path / "plain.md"
+    os.mkfifo(fifo)
+    plain.write_text("# Plain\n")
+    link.symlink_to(fifo)
+
+    def tasks(*paths) -> list[Task]:
+        return [Task(WalkEntry(p.name, str(p), 0, 0, 0), None, None) for p in paths]
+
+    ahead = workers._Readahead()
+    ahead.add(tasks(fifo, link, tmp_path / "gone.md"))
+    ahead.add(tasks(plain))
+    assert wait_until(ahead._queue.empty, 5)
+    assert ahead._thread is not None and ahead._thread.is_alive()

@@ -13,6 +13,7 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import queue
 import stat
 import threading
 import time
@@ -246,6 +247,42 @@ def _run_batch(tasks: list[Task]) -> list[Outcome]:
     return [run_task(t) for t in tasks]
 
 
+class _Readahead:
+    """Files about to be prepared, read ahead by the kernel: a thread opens each and asks
+    for its pages (POSIX_FADV_WILLNEED returns at once), so a preparing process finds them
+    in memory instead of waiting on the disk file after file (a tree not in the page
+    cache spent a fifth of its ingest in open() and read()). Each file is opened without
+    blocking and without following a link; nothing is read, and no error here touches a
+    file's outcome. Where the OS has no posix_fadvise (macOS) it does nothing."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[list[str]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def add(self, tasks: list[Task]) -> None:
+        if not hasattr(os, "posix_fadvise"):
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="gnod-readahead", daemon=True)
+            self._thread.start()
+        self._queue.put([t.entry.abs_path for t in tasks])
+
+    def _run(self) -> None:
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+        while True:
+            for path in self._queue.get():
+                try:
+                    fd = os.open(path, flags)
+                except OSError:
+                    continue
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+
+
 class PreparePool:
     """A lazily started process pool; `workers=0` keeps everything in-process.
 
@@ -258,6 +295,7 @@ class PreparePool:
     def __init__(self, workers: int | None) -> None:
         self.workers = default_workers() if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
+        self._readahead = _Readahead()
         # True while clients' reads are being served: the calling thread then leaves the
         # preparing to the workers, as its Python would take the GIL from those reads.
         self.busy: Callable[[], bool] = lambda: False
@@ -270,10 +308,13 @@ class PreparePool:
         pool = self._executor()
         todo = deque(_batches(tasks))
         pending: dict[Future, list[Task]] = {}
+        if todo:
+            self._readahead.add(todo[-1])  # the far end: this thread's first batch
         try:
             while todo or pending:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
                     batch = todo.popleft()
+                    self._readahead.add(batch)  # a worker reads it after those queued before it
                     pending[pool.submit(_run_batch, batch)] = batch
                 ready = [f for f in pending if f.done()]
                 if not ready and todo and not self.busy():
@@ -283,6 +324,8 @@ class PreparePool:
                         yield t, run_task(t, analyzers)
                     if len(local) > LOCAL_BATCH:
                         todo.append(local[LOCAL_BATCH:])
+                    elif todo:
+                        self._readahead.add(todo[-1])  # that batch is done: read the next one ahead
                     continue
                 if not ready:
                     ready = list(wait(pending, return_when=FIRST_COMPLETED).done)
