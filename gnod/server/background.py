@@ -1,9 +1,11 @@
-"""What every background loop of gnod waits on between its cycles (the embedding and
-parsing backlogs): a change, the daemon stopping, or a timeout."""
+"""What every background loop of gnod waits on between its cycles (the embedding,
+parsing and OCR backlogs): a change, the daemon stopping, or a timeout."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Awaitable, Callable
 
 
 async def woken(wake: asyncio.Event, stopping: asyncio.Event, timeout: float) -> bool:
@@ -18,3 +20,27 @@ async def woken(wake: asyncio.Event, stopping: asyncio.Event, timeout: float) ->
         return False
     wake.clear()
     return True
+
+
+async def serve(
+    wake: asyncio.Event,
+    stopping: asyncio.Event,
+    timeout: float,
+    cycle: Callable[[], Awaitable[None]],
+    failed: Callable[[str | None], None],
+    what: str,
+    log: logging.Logger,
+) -> None:
+    """Run `cycle()` at once, then whenever woken (or `timeout` seconds pass), until gnod
+    stops. A cycle that fails is logged and `failed` is told why (None after one that
+    works): the next change tries again."""
+    wake.set()
+    while await woken(wake, stopping, timeout):
+        try:
+            await cycle()
+            failed(None)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            failed(f"{what} failed ({e}); retried at the next change")
+            log.exception("%s failed; retrying on the next change", what)

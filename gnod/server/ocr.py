@@ -21,7 +21,7 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import store_ocr
 from gnod.ingest.walk import WalkEntry
 from gnod.ingest.workers import Expanded, Task, Unchanged, run_task
-from gnod.server.background import woken
+from gnod.server.background import serve
 from gnod.server.jobs import Writer
 from gnod.store import ocr as store
 from gnod.store.ocr import Waiting
@@ -51,16 +51,12 @@ class OcrBacklog:
         return f"{what} still waiting for OCR: only their names are searchable yet"
 
     async def run(self, stopping: asyncio.Event) -> None:
-        self.wake.set()
-        while await woken(self.wake, stopping, IDLE_CHECK_S):
-            try:
-                await self._cycle(stopping)
-                self.failed = None
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                self.failed = f"OCR in the background failed ({e}); retried at the next change"
-                log.exception("OCR in the background failed; retrying on the next change")
+        await serve(
+            self.wake, stopping, IDLE_CHECK_S, lambda: self._cycle(stopping), self._failed, "OCR in the background", log
+        )
+
+    def _failed(self, why: str | None) -> None:
+        self.failed = why
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
         backlog = await self._read(lambda conn, _a: store.backlog(conn))

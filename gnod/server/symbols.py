@@ -18,7 +18,7 @@ from functools import partial
 
 from gnod.ingest.symbols import Symbol, parse_batch
 from gnod.protocol import SymbolInfo
-from gnod.server.background import woken
+from gnod.server.background import serve
 from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
 
@@ -57,21 +57,22 @@ class Symbols:
         return f"{self.pending:,} source files are still being parsed: their definitions are not found yet"
 
     async def run(self, stopping: asyncio.Event) -> None:
-        self.wake.set()
-        while await woken(self.wake, stopping, IDLE_CHECK_S):
-            try:
-                await self._cycle(stopping)
-                self.failed = None
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                self._since = None
-                self.failed = f"parsing source files failed ({e}); retried at the next change"
-                log.exception("parsing source files failed; retrying on the next change")
-            finally:
-                self.parsing = False
+        await serve(
+            self.wake, stopping, IDLE_CHECK_S, lambda: self._cycle(stopping), self._failed, "parsing source files", log
+        )
+
+    def _failed(self, why: str | None) -> None:
+        self.failed = why
+        if why is not None:
+            self._since = None  # the next look reads the whole backlog again
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
+        try:
+            await self._parse_backlog(stopping)
+        finally:
+            self.parsing = False
+
+    async def _parse_backlog(self, stopping: asyncio.Event) -> None:
         # Documents indexed during the last look may have been missed by it: a second of overlap.
         since, started = self._since, int(time.time()) - 1
         backlog = await self._read(lambda conn, _a: store.backlog(conn, since))
