@@ -33,6 +33,8 @@ IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at
 
 
 class OcrBacklog:
+    """The backlog's task and what `status` and searches say of it."""
+
     def __init__(self, writer: Writer, read: Callable, collection: Callable[[str], CollectionConfig | None]) -> None:
         self.writer = writer
         self._read = read  # Daemon.read on the background lane: fn(conn, analyzers)
@@ -76,12 +78,12 @@ class OcrBacklog:
 
     async def _ocr(self, waited: Waiting) -> None:
         col = self._collection(waited.collection)
-        path = os.path.join(col.path, waited.rel_path) if col is not None else ""
+        if col is None:
+            return  # its collection is being removed
+        path = os.path.join(col.path, waited.rel_path)
         try:
-            st = os.stat(path, follow_symlinks=col.follow_symlinks) if col is not None else None
+            st = os.stat(path, follow_symlinks=col.follow_symlinks)
         except OSError:
-            st = None
-        if col is None or st is None:
             return  # gone: the watcher or the next update removes it
         stat = (st.st_size, st.st_mtime_ns, st.st_ino)
         task = Task(WalkEntry(waited.rel_path, path, *stat), None, col.language, col.follow_symlinks, ocr_now=True)
