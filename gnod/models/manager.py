@@ -250,8 +250,10 @@ class Models:
             return slot.model
 
     def _footprint(self, slot: _Slot) -> int:
-        """What a loaded model holds: the memory its load added, else its file's size."""
-        return slot.rss_bytes or slot.size_bytes or 0
+        """What a loaded model holds: the memory its load added, and at least its file's
+        size (its mapped weights become resident as it runs; the process's RSS, measured
+        around the load, also moves with whatever else gnod frees meanwhile)."""
+        return max(slot.rss_bytes or 0, slot.size_bytes or 0)
 
     async def _make_room(self, slot: _Slot) -> None:
         """Before a local load: unload idle models, least recently used first, until the
