@@ -325,6 +325,28 @@ def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tm
     assert status == 400 and json.loads(reply)["error"]["details"]["collection"] == "other"  # overlap
     assert web.post("/api/collections/remove", {"name": "other"})[0] == 200
     assert any('data-name="other"' not in d["html"] for _, d in events)
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "tool.py").write_text("def kettle_boil(litres):\n    return litres * 2\n")
+    assert web.post("/api/collections", {"path": str(code), "name": "code"})[0] == 200
+    # The background parse of source files shows, as it goes and when it is done.
+    assert any('class="definitions"' in d["html"] and "parsed" in d["html"] for _, d in events)
+    assert web.post("/api/collections/remove", {"name": "code"})[0] == 200
+
+
+def test_the_status_stream_shows_the_ocr_backlog_read(web, tmp_path):
+    """A picture is found by its name at once and read by OCR in the background: the
+    status panel says so once it is read (with the real Tesseract; see tests/test_ocr.py)."""
+    from test_ocr import encode, need_tesseract, picture
+
+    need_tesseract()
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "board.png").write_bytes(encode(picture(["Kettle inventory"]), "PNG"))
+    events = web.events("/events/status")
+    assert web.post("/api/collections", {"path": str(folder), "name": "scans"})[0] == 200
+    assert any('class="ocr"' in d["html"] and "all read" in d["html"] for _, d in events)
+    assert web.post("/api/collections/remove", {"name": "scans"})[0] == 200
 
 
 # --- a real browser ----------------------------------------------------------------------

@@ -246,7 +246,7 @@ class Web:
         return self.page(request, "status.html", panel=html)
 
     async def _status_panel(self) -> tuple[str, bool]:
-        """(the status panel's HTML, whether gnod is busy indexing or embedding)."""
+        """(the status panel's HTML, whether gnod is busy indexing, embedding, parsing or reading scans)."""
         try:
             st = await self.link.call("status", {})
         except DaemonError as e:
@@ -262,6 +262,7 @@ class Web:
             or any(f["indexing"] or f["pending"] for f in fresh.values())
             or bool(vectors.get("embedding"))
             or lexical.get("ready") is False
+            or any((st.get(part) or {}).get("pending") for part in ("symbols", "ocr"))
         )
         return self.fragment("_status.html", st=st, fresh=fresh, errors=errors, now=time.time()), busy
 
