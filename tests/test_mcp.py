@@ -600,3 +600,14 @@ def test_a_2025_11_25_client_subscribes_and_hears_of_saved_and_added_documents(h
     assert version == "2025-11-25" and caps.subscribe and caps.list_changed
     updated = [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
     assert updated and str(updated[0].params.uri) == "gno://notes/pets/dogs.md"
+
+
+def test_the_status_text_says_what_the_background_has_yet_to_read():
+    """An agent reading `status` learns that a search may miss what is still being parsed
+    or read by OCR (the text the MCP status tool returns beside its structured result)."""
+    from gnoctl.mcp.tools import _status_text
+
+    base = {"version": "1", "pid": 1, "documents": 3, "collections": [], "models": []}
+    assert "ocr" not in _status_text({**base, "ocr": {"pending": 0}, "symbols": {"pending": 0}})
+    text = _status_text({**base, "ocr": {"pending": 2}, "symbols": {"pending": 5}})
+    assert "5 source files still to parse" in text and "2 pictures or scans still to read" in text

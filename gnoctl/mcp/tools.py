@@ -218,6 +218,12 @@ def _status_text(s: dict) -> str:
             f"  vectors: {vec.get('embedded', 0)} of {vec.get('chunks', 0)} chunks embedded"
             + (f" ({vec['reason']})" if vec.get("reason") else "")
         )
+    sym = s.get("symbols") or {}
+    if sym.get("pending"):
+        out.append(f"  definitions: {sym['pending']} source files still to parse (search with symbol misses them)")
+    ocr = s.get("ocr") or {}
+    if ocr.get("pending"):
+        out.append(f"  ocr: {ocr['pending']} pictures or scans still to read (only their names are searchable)")
     if s.get("config_error"):
         out.append(f"  config error: {s['config_error']}")
     return "\n".join(out)
