@@ -273,8 +273,8 @@ READ_ONLY_TOOLS = [
                 "search",
                 "symbol",
                 "Find where `query`, one name (foo_probe, Parser.parse, or a prefix such as kmalloc*), is "
-                "defined in source code (C, C++, Java, Python, Go, Rust, TypeScript, JavaScript), not where it is "
-                "mentioned.",
+                "defined in source code (C, C++, Java, Python, Go, Rust, TypeScript, JavaScript, C#, Ruby, PHP, "
+                "Swift), not where it is mentioned.",
             ),
         },
         ("query",),

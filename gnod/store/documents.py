@@ -90,7 +90,7 @@ class DocRow(msgspec.Struct, frozen=True):
     size: int
     mtime_ns: int
     metadata: str
-    line_shifts: str = ""  # canonical lines → the file's (ingest.canonical.file_line)
+    line_shifts: str = ""  # canonical lines → the file's (gnod.lines.file_line)
 
 
 def tags_of(meta: dict[str, Any]) -> list[str]:

@@ -15,8 +15,7 @@ from typing import Any, NamedTuple
 import apsw
 import msgspec
 
-from gnod.config import extension
-from gnod.ingest.symbols import GRAMMARS, Symbol, display, stamp
+from gnod.ingest.symbols import GRAMMARS, Symbol, display, grammar_for, stamp
 from gnod.store.documents import compress, decompress
 
 # How a content parsed today is marked, per grammar: others are parsed again.
@@ -61,7 +60,7 @@ def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, 
         rows = [row for cid in ids for row in conn.execute(sql, [*args, cid, since])]
     pending: dict[int, str] = {}
     for content_id, rel_path in rows:
-        grammar = GRAMMARS.get(extension(rel_path))
+        grammar = grammar_for(rel_path)
         if grammar is not None:
             pending.setdefault(content_id, grammar)
     return sorted(pending.items())
@@ -105,7 +104,7 @@ def counts(conn: apsw.Connection) -> int:
 def of_document(conn: apsw.Connection, rel_path: str, mirror_hash: str) -> list[Symbol]:
     """A document's definitions, in the order they start (none for a file in no parsed
     language, or not parsed yet)."""
-    if extension(rel_path) not in GRAMMARS:
+    if grammar_for(rel_path) is None:
         return []
     row = conn.execute(
         "SELECT s.symbols FROM content_symbols s JOIN content ct ON ct.id = s.content_id WHERE ct.mirror_hash = ?",
