@@ -517,3 +517,25 @@ def test_closing_the_manager_frees_each_loaded_model_after_the_call_in_progress(
 def test_status_reports_gnods_resident_memory(daemon):
     st = daemon.result("status")
     assert st["rss_bytes"] > 10 * 1024 * 1024
+
+
+def test_vsearch_hits_in_source_code_name_their_definition(env, tmp_path, minilm):
+    """A vsearch hit in a source file (its best chunk) names the definition it is in."""
+    configure(env, minilm)
+    folder = tmp_path / "code"
+    folder.mkdir()
+    bread = "".join(f"    # knead the dough, let the loaf rise, bake the bread for step {i}\n" for i in range(60))
+    dogs = "".join(f"    # walk the puppy in the park, the dog fetches a ball, turn {i}\n" for i in range(60))
+    (folder / "chores.py").write_text(
+        f"def bake_bread():\n{bread}    return 1\n\n\ndef walk_dog():\n{dogs}    return 2\n"
+    )
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "code", "path": str(folder)})
+        assert d.result("embed", {}, timeout=120)["pending"] == 0
+        assert wait_until(lambda: d.result("status")["symbols"]["parsed"] == 1, 30)
+        for query, symbol in (("baking bread", "bake_bread()"), ("puppy in the park", "walk_dog()")):
+            hits = d.result("vsearch", {"query": query, "limit": 1})["hits"]
+            assert [(h["path"], h["symbol"]) for h in hits] == [("chores.py", symbol)], query
+    finally:
+        d.stop()
