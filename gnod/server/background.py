@@ -7,6 +7,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+# The parsing and OCR backlogs: with nothing changed, how often each is looked at anyway,
+# and while a collection is being indexed (they leave it both cores), how often to look again.
+IDLE_CHECK_S = 300.0
+INGEST_POLL_S = 0.5
+
 
 async def woken(wake: asyncio.Event, stopping: asyncio.Event, timeout: float) -> bool:
     """Wait until `wake` is set (then clear it), gnod stops, or `timeout` seconds pass;
@@ -44,3 +49,10 @@ async def serve(
         except Exception as e:
             failed(f"{what} failed ({e}); retried at the next change")
             log.exception("%s failed; retrying on the next change", what)
+
+
+async def not_indexing(indexing: Callable[[], bool], stopping: asyncio.Event) -> bool:
+    """Wait while a collection is being indexed (`indexing()`); False when gnod stops."""
+    while indexing() and not stopping.is_set():
+        await asyncio.sleep(INGEST_POLL_S)
+    return not stopping.is_set()

@@ -21,15 +21,12 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import store_ocr
 from gnod.ingest.walk import WalkEntry
 from gnod.ingest.workers import Expanded, Task, Unchanged, run_task
-from gnod.server.background import serve
+from gnod.server.background import IDLE_CHECK_S, not_indexing, serve
 from gnod.server.jobs import Writer
 from gnod.store import ocr as store
 from gnod.store.ocr import Waiting
 
 log = logging.getLogger("gnod.ocr")
-
-INGEST_POLL_S = 0.5  # while a collection is being indexed, how often to look again
-IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at anyway
 
 
 class OcrBacklog:
@@ -69,9 +66,7 @@ class OcrBacklog:
 
     async def _lane(self, queue: Iterator[Waiting], stopping: asyncio.Event) -> None:
         for waited in queue:
-            while self.writer.job.running and not stopping.is_set():
-                await asyncio.sleep(INGEST_POLL_S)
-            if stopping.is_set():
+            if not await not_indexing(lambda: self.writer.job.running, stopping):
                 return
             await self._ocr(waited)
             self.pending = max(0, self.pending - 1)

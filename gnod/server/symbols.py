@@ -18,7 +18,7 @@ from functools import partial
 
 from gnod.ingest.symbols import Symbol, parse_batch
 from gnod.protocol import SymbolInfo
-from gnod.server.background import serve
+from gnod.server.background import IDLE_CHECK_S, not_indexing, serve
 from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
 
@@ -26,8 +26,6 @@ log = logging.getLogger("gnod.symbols")
 
 BATCH_CONTENTS = 64  # contents per worker call
 BATCH_BYTES = 8 << 20  # stored (compressed) bytes per worker call, whichever comes first
-INGEST_POLL_S = 0.5  # while a collection is being indexed, how often to look again
-IDLE_CHECK_S = 300.0  # with nothing changed, how often the backlog is looked at anyway
 
 Source = tuple[int, str, bytes | str]  # content id, grammar, stored markdown (store.symbols.sources)
 
@@ -81,9 +79,7 @@ class Symbols:
         self.pending = len(backlog)
         t0, done = time.monotonic(), 0
         for at in range(0, len(backlog), BATCH_CONTENTS):
-            while self.writer.job.running and not stopping.is_set():
-                await asyncio.sleep(INGEST_POLL_S)
-            if stopping.is_set():
+            if not await not_indexing(lambda: self.writer.job.running, stopping):
                 break
             self.parsing = True
             head = backlog[at : at + BATCH_CONTENTS]
