@@ -66,6 +66,7 @@ class Client:
         self.autostart = autostart
         self._sock: _socket.socket | None = None
         self._next_id = 0
+        self._methods: dict[int, str] = {}  # id → method of the requests whose reply is not read yet
 
     def connect(self) -> None:
         if self._sock is not None:
@@ -97,15 +98,13 @@ class Client:
         self, method: str, params: dict[str, Any] | None = None, on_notify: Callable[[str, Any], None] | None = None
     ) -> Any:
         """Send one request; feed notifications to `on_notify(method, params)`; return the result."""
-        for name, value in self._exchange(method, params):
-            if not name:
-                return value
-            if on_notify is not None:
-                on_notify(name, value)
-        raise AssertionError("unreachable: an exchange ends with its result")
+        return self.reply(self.send(method, params), on_notify)
 
-    def _exchange(self, method: str, params: dict[str, Any] | None) -> Iterator[tuple[str, Any]]:
-        """The request's notifications as (method, params) as they come, then ("", result)."""
+    def send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        """Send one request and return its id at once; `reply(id)` reads the answer, so the
+        caller can do its own work while gnod does its (gnoctl loads its renderer). One
+        request at a time: read its reply before sending the next (a reply to another id is
+        passed over, as one that came after its caller stopped waiting)."""
         self.connect()
         assert self._sock is not None
         self._next_id += 1
@@ -115,6 +114,25 @@ class Client:
         ).encode()
         try:
             self._sock.sendall(wire.frame(body))
+        except (BrokenPipeError, ConnectionResetError) as e:
+            raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
+        self._methods[req_id] = method
+        return req_id
+
+    def reply(self, req_id: int, on_notify: Callable[[str, Any], None] | None = None) -> Any:
+        """The result of request `req_id` (see `send`), its notifications fed to `on_notify`."""
+        for name, value in self._replies(req_id):
+            if not name:
+                return value
+            if on_notify is not None:
+                on_notify(name, value)
+        raise AssertionError("unreachable: the replies end with the result")
+
+    def _replies(self, req_id: int) -> Iterator[tuple[str, Any]]:
+        """The request's notifications as (method, params) as they come, then ("", result)."""
+        assert self._sock is not None
+        method = self._methods.pop(req_id)
+        try:
             while True:
                 (size,) = wire.HEADER.unpack(_recv_exact(self._sock, wire.HEADER.size))
                 msg = fastjson.loads(_recv_exact(self._sock, size))
@@ -204,7 +222,8 @@ class Client:
 
         follower = Client(self.paths, autostart=self.autostart)
         try:
-            for name, value in follower._exchange("watch", {"collections": list(collections), "queue": queue}):
+            sent = follower.send("watch", {"collections": list(collections), "queue": queue})
+            for name, value in follower._replies(sent):
                 if name == "change":
                     yield msgspec.convert(value, Change)
                 elif name == "lagged":

@@ -18,6 +18,11 @@ from gnoctl.output.common import ProgressLine, View, print_error, quiet_stdout, 
 from gnod import wire
 from gnod.paths import Paths
 
+TYPE_CHECKING = False  # typing imports re: too slow for the fast path (mypy reads it as True)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 # As grep: the search commands exit 1 when nothing matched.
 EXIT_NO_MATCH = 1
 KILL_WAIT_S = 5.0  # after SIGKILL, how long until the kernel has let go of gnod's lock
@@ -55,17 +60,23 @@ RENDER = {"search": hits.search_text, "vsearch": hits.vsearch_text, "query": hit
 
 
 def retrieve(
-    method: str, params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None
+    method: str,
+    params: dict,
+    fmt: str | None,
+    autostart: bool | None = None,
+    view: View | None = None,
+    sent: Callable[[], Any] | None = None,
 ) -> int:
     """One search-like call (search, vsearch, query) with its params (gnoctl.args.params):
     refuse an empty query, call, render, print; exit 0 with hits and EXIT_NO_MATCH
-    without (the empty result is still printed)."""
+    without (the empty result is still printed). `sent`: the reply's reader when the
+    request went out already (gnoctl.main)."""
     view = view or View()
 
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = Client(autostart=autostart).call(method, params)
+        result = sent() if sent is not None else Client(autostart=autostart).call(method, params)
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         return 0 if result["hits"] else EXIT_NO_MATCH
 

@@ -22,14 +22,19 @@ MAX_SHEBANG = 127
 
 
 def site_paths() -> list[str]:
-    """The entries of this interpreter's sys.path that a start without `site` lacks."""
+    """The entries of this interpreter's sys.path that a start without `site` lacks, the
+    one holding gnoctl first: Python lists every directory it looks in, and site-packages
+    (hundreds of entries) need not be listed for gnoctl's own modules when gno is
+    installed from a checkout (`pip install -e`)."""
     bare = subprocess.run(
         [sys.executable, "-IS", "-c", "import sys; print('\\n'.join(sys.path))"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.splitlines()
-    return [p for p in sys.path if p and p not in bare and os.path.isdir(p)]
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in dict.fromkeys(sys.path) if p and p not in bare and os.path.isdir(p)]
+    return sorted(paths, key=lambda p: os.path.abspath(p) != own)
 
 
 def script(executable: str, paths: list[str]) -> str:

@@ -12,6 +12,11 @@ import sys
 
 from gnoctl.args import FAST_OPTIONS, Fallback, out_of_range, params, parse_fast
 
+TYPE_CHECKING = False  # typing imports re: too slow here (mypy reads it as True)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 
 def _fast(argv: list[str]) -> int | None:
     command = argv[0]
@@ -22,15 +27,34 @@ def _fast(argv: list[str]) -> int | None:
     # Values out of range, or the wrong number of words, go to typer, which says what is wrong.
     if out_of_range(command, opts, words) or (opts.get("null") and opts.get("format") != "files"):
         return None
+    autostart = False if opts.get("no_autostart") else None
+    p = params(command, opts, words)
+    sent = _send_early(command, p) if command != "get" else None
     from gnoctl import commands
     from gnoctl.output.common import View
 
-    autostart = False if opts.get("no_autostart") else None
-    p = params(command, opts, words)
     if command == "get":
         return commands.get(p, opts.get("format"), autostart, View(pager=not opts.get("no_pager")))
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
-    return commands.retrieve(command, p, opts.get("format"), autostart, view)
+    return commands.retrieve(command, p, opts.get("format"), autostart, view, sent=sent)
+
+
+def _send_early(method: str, p: dict) -> Callable[[], Any] | None:
+    """Send the search now when gnod is up, so that gnoctl loads the rest of itself (its
+    commands, its renderer: ~1 ms) while gnod searches; what reads the reply. None when
+    the query is empty or gnod cannot be reached at once: the call then goes the usual
+    way, which starts gnod or says what is wrong."""
+    if not p["query"].strip():
+        return None
+    from gnoctl.client import Client, DaemonError
+
+    client = Client(autostart=False)
+    try:
+        req_id = client.send(method, p)
+    except (DaemonError, OSError):
+        client.close()
+        return None
+    return lambda: client.reply(req_id)
 
 
 def main(argv: list[str] | None = None, leave: bool = False) -> int:

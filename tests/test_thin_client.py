@@ -195,6 +195,7 @@ def _handed(monkeypatch, path: str, argv: list[str]):
 
         return command
 
+    monkeypatch.setenv("GNO_HOME", "/nonexistent/gno-test-home")  # no daemon: the early send finds none
     monkeypatch.setattr(commands, "retrieve", lambda *a, **kw: record(a[0])(*a, **kw))
     monkeypatch.setattr(commands, "get", record("get"))
     if path == "fast":
@@ -397,6 +398,33 @@ def test_fast_search_imports_neither_json_nor_socket(tmp_path):
     assert json.loads(body)["error"]["code"] == "DAEMON_NOT_RUNNING"
     loaded = set(modules.split(","))
     assert {"json", "socket", "re", "enum", "subprocess"} & loaded == set()
+
+
+_ORDER_PROBE = r"""
+import sys
+seen = []
+sys.addaudithook(lambda e, a: seen.append(e if e != "import" else a[0]) if e in ("import", "socket.connect") else None)
+from gnoctl.main import main
+code = main(sys.argv[1:])
+sys.stderr.write(",".join(seen))
+sys.exit(code)
+"""
+
+
+def test_fast_search_sends_its_request_before_loading_its_renderer(daemon, env):
+    """gnod searches while gnoctl loads the rest of itself: the connection is made (and
+    the request sent) before the commands and the renderer are imported."""
+    r = subprocess.run(
+        [sys.executable, "-c", _ORDER_PROBE, "search", "deploy", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert r.returncode == 1 and json.loads(r.stdout)["hits"] == []  # an empty home: answered, no match
+    seen = r.stderr.split(",")
+    assert seen.count("socket.connect") == 1
+    assert seen.index("socket.connect") < seen.index("gnoctl.commands") < seen.index("gnoctl.output.hits")
 
 
 def _launch(script: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
