@@ -729,7 +729,8 @@ def test_status_reports_the_readers_load(daemon, tmp_path):
     assert load["running"] >= 0 and load["queued"] >= 0
     assert load["calls"] >= 1 and 0 <= load["p50_ms"] <= load["p99_ms"]
     assert re.search(
-        r"^readers: \d+ running, \d+ waiting; last minute: \d+ calls, p50 \d+ ms, p99 \d+ ms$",
+        r"^readers: \d+ running, \d+ waiting; last minute: \d+ calls, p50 \d+ ms, p99 \d+ ms"
+        r"(; search process: \d+ searches \(pid \d+\))?$",
         cli("status", "--human", env=env).stdout,
         re.M,
     )

@@ -46,7 +46,7 @@ def process_load(daemon) -> dict:
 
 
 def until_the_process_answers(daemon, query: str = "kettle") -> dict:
-    """Search until the search process answers one (the first search starts it)."""
+    """Search until the search process answers one (it may still be starting)."""
     deadline = time.monotonic() + 30
     before = process_load(daemon)["search_process_searches"]
     while time.monotonic() < deadline:
@@ -81,6 +81,18 @@ def test_the_search_process_answers_as_the_daemon_would(served):
     assert shown(result) == in_this_process(daemon, "kettle water")
     bad = daemon.rpc("search", {"query": 'kettle "unclosed'})
     assert bad["error"]["code"] == wire.INVALID_QUERY
+
+
+def test_the_search_process_starts_with_the_daemon_and_answers_its_first_search(served):
+    daemon, _ = served
+    deadline = time.monotonic() + 30
+    while process_load(daemon)["search_process_pid"] is None:  # no search was made yet
+        assert time.monotonic() < deadline, process_load(daemon)
+        time.sleep(0.05)
+    assert process_load(daemon)["search_process_searches"] == 0
+    result = daemon.result("search", {"query": "kettle"})
+    assert [h["path"] for h in result["hits"]][0] == "kettle.md"
+    assert process_load(daemon)["search_process_searches"] == 1
 
 
 def test_status_shows_the_search_process(served, run_cli):

@@ -482,6 +482,8 @@ class Daemon:
             self.watcher = Watcher(self.writer, own, self.collection)
             self.watcher.sync(self.config.collections, rescan=True)
             config_task = asyncio.create_task(self._watch_config(), name="watch:config")
+            if self.search_process is not None:
+                self.search_process.start()
             await self.vectors.start()
 
             def on_content_change() -> None:

@@ -62,7 +62,13 @@ class SearchProcess:
 
     @property
     def pid(self) -> int | None:
-        """The process's, once it is ready."""
+        """The process's, once it is ready (None while a search holds the pipe and it has
+        not said so yet)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._heard_ready()
+            finally:
+                self._lock.release()
         return self._proc.pid if self._proc is not None and self._up else None
 
     def ask(self, request: Request) -> SearchResult:
@@ -87,19 +93,34 @@ class SearchProcess:
         log.warning("the search process failed on a search (answered here instead): %s", body.decode())
         raise Unanswered(body.decode())
 
+    def start(self) -> None:
+        """Start the process now, when the daemon starts, rather than at the first search:
+        started then, it took a core for its imports while the daemon answered the first
+        searches, each on a cold start of its own (a first round of queries on the kernel
+        tree took twice as long as the next)."""
+        with self._lock:
+            if self._pipe is None:
+                self._start()
+
     def _ready(self) -> Connection:
-        """The pipe to a process that has said it is ready; Unanswered until then (the
-        first search starts it, and searches meanwhile are answered in the daemon)."""
+        """The pipe to a process that has said it is ready; Unanswered until then
+        (searches meanwhile are answered in the daemon; after the process stopped, the
+        next search starts another)."""
         if self._pipe is None:
             if time.monotonic() >= self._restart_at:
                 self._start()
             raise Unanswered("the search process is starting")
-        if not self._up:
-            if not self._pipe.poll():
-                raise Unanswered("the search process is starting")
+        if not self._heard_ready():
+            raise Unanswered("the search process is starting")
+        return self._pipe
+
+    def _heard_ready(self) -> bool:
+        """Whether the process has said it is ready (its first message), without waiting
+        for it (hold the lock)."""
+        if not self._up and self._pipe is not None and self._pipe.poll():
             self._pipe.recv_bytes()  # its "ready"
             self._up = True
-        return self._pipe
+        return self._up
 
     def _start(self) -> None:
         # spawn, not fork: the daemon has threads, and fork would copy their locks.
