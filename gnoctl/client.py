@@ -134,7 +134,7 @@ class Client:
         method = self._methods.pop(req_id)
         try:
             while True:
-                (size,) = wire.HEADER.unpack(_recv_exact(self._sock, wire.HEADER.size))
+                size = wire.frame_size(_recv_exact(self._sock, wire.HEADER_SIZE))
                 msg = fastjson.loads(_recv_exact(self._sock, size))
                 if "id" not in msg or msg.get("id") != req_id:
                     if msg.get("error"):  # connection-level error (id null)

@@ -1,8 +1,9 @@
 """The socket contract's stdlib-only core: framing, versions, error codes, exit codes.
 
-gnoctl imports this module on its hot path, so it must never import msgspec or
-anything heavier than `struct`. Typed request/result Structs live in
-`gnod.protocol`, which only the daemon (and tests) load.
+gnoctl imports this module on its hot path, so it imports nothing it can do without
+(not even `struct`, one more shared library to load: lengths and uids are read with
+int.from_bytes). Typed request/result Structs live in `gnod.protocol`, which only the
+daemon (and tests) load.
 
 Framing: every message is a 4-byte big-endian unsigned length followed by that many
 bytes of UTF-8 JSON (a JSON-RPC 2.0 object). Requests carry `"gno": PROTOCOL_VERSION`.
@@ -12,11 +13,10 @@ Notifications (no `id`) from the daemon carry progress for the call in `params.i
 from __future__ import annotations
 
 import _socket
-import struct
 import sys
 
 PROTOCOL_VERSION = 1
-HEADER = struct.Struct(">I")
+HEADER_SIZE = 4  # the frame's length: big-endian, unsigned
 MAX_FRAME = 64 * 1024 * 1024
 # Once a frame has begun, the rest of it must arrive within this many seconds; an idle
 # connection between frames may stay open (editors and agents keep one).
@@ -93,7 +93,12 @@ def exit_code_for(code: int) -> int:
 
 def frame(body: bytes) -> bytes:
     """Prefix an encoded message with its length header."""
-    return HEADER.pack(len(body)) + body
+    return len(body).to_bytes(HEADER_SIZE, "big") + body
+
+
+def frame_size(header: bytes) -> int:
+    """The length a frame's header (HEADER_SIZE bytes) gives."""
+    return int.from_bytes(header, "big")
 
 
 def peer_uid(sock: _socket.socket) -> int | None:
@@ -101,10 +106,9 @@ def peer_uid(sock: _socket.socket) -> int | None:
     macOS LOCAL_PEERCRED), or None where neither exists. Both ends check it: gnod
     serves only its own user, and gnoctl talks only to a gnod of its own user."""
     if hasattr(_socket, "SO_PEERCRED"):
-        creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred: 3 ints
-        uid: int = struct.unpack("3i", creds)[1]
-        return uid
+        creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # struct ucred {pid, uid, gid}
+        return int.from_bytes(creds[4:8], sys.byteorder)
     if sys.platform == "darwin":  # struct xucred {u_int version; uid_t uid; ...}
         creds = sock.getsockopt(0, 0x001, 76)
-        return struct.unpack_from("2I", creds)[1]
+        return int.from_bytes(creds[4:8], sys.byteorder)
     return None

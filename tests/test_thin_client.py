@@ -397,7 +397,7 @@ def test_fast_search_imports_neither_json_nor_socket(tmp_path):
     assert code == "3"
     assert json.loads(body)["error"]["code"] == "DAEMON_NOT_RUNNING"
     loaded = set(modules.split(","))
-    assert {"json", "socket", "re", "enum", "subprocess"} & loaded == set()
+    assert {"json", "socket", "struct", "re", "enum", "subprocess"} & loaded == set()
 
 
 _ORDER_PROBE = r"""

@@ -88,8 +88,7 @@ class DaemonLink:
             await writer.drain()
             delivered = True
             while True:
-                header = await reader.readexactly(wire.HEADER.size)
-                (size,) = wire.HEADER.unpack(header)
+                size = wire.frame_size(await reader.readexactly(wire.HEADER_SIZE))
                 msg = json.loads(await reader.readexactly(size))
                 if msg.get("id") == req_id:
                     done = True

@@ -112,8 +112,8 @@ class Connection:
                     return  # gone: what it had queued is cancelled, never run
                 try:
                     async with asyncio.timeout(wire.FRAME_TIMEOUT_S):
-                        header = first + await self.reader.readexactly(wire.HEADER.size - 1)
-                        (size,) = wire.HEADER.unpack(header)
+                        header = first + await self.reader.readexactly(wire.HEADER_SIZE - 1)
+                        size = wire.frame_size(header)
                         if size > wire.MAX_FRAME:
                             # The stream can't be resynchronized without reading the body: say why, hang up.
                             self.send_error(
