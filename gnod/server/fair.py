@@ -52,7 +52,9 @@ class FairExecutor:
         self._heap: list[_Entry] = []  # calls only a local worker runs
         self._remote_heap: list[_Entry] = []  # calls with a remote form: any worker runs them
         self._seq = itertools.count()
-        self._cv = threading.Condition()
+        lock = threading.RLock()
+        self._cv = threading.Condition(lock)  # local workers wait on it
+        self._remote_cv = threading.Condition(lock)  # remote workers: a call wakes only a worker that may take it
         self._now = 0.0  # virtual time: the start time of the call dispatched last
         self._end: dict[Hashable, float] = {}  # client → virtual end of its last call
         self._cost: dict[Hashable, float] = {}  # client → what its calls cost lately (s)
@@ -87,7 +89,7 @@ class FairExecutor:
                 self._cost = {c: self._cost[c] for c in self._end if c in self._cost}
             entry = (start, next(self._seq), fut, fn, remote, client, time.monotonic(), cost)
             heapq.heappush(self._heap if remote is None else self._remote_heap, entry)
-            self._cv.notify_all()  # a local worker may leave it to a remote one
+            (self._remote_cv if remote is not None and self._remote_busy < self._remote else self._cv).notify()
         return fut
 
     def _take(self, remote: bool) -> _Entry | None:
@@ -104,7 +106,7 @@ class FairExecutor:
         while True:
             with self._cv:
                 while (entry := self._take(remote)) is None and not self._closed:
-                    self._cv.wait()
+                    (self._remote_cv if remote else self._cv).wait()
                 if entry is None:
                     return
                 start, _, fut, fn, remote_fn, client, submitted, _ = entry
@@ -159,3 +161,4 @@ class FairExecutor:
                     fut.cancel()
                 heap.clear()
             self._cv.notify_all()
+            self._remote_cv.notify_all()
