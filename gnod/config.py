@@ -114,6 +114,7 @@ DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() 
 # names end: archives and mailboxes (mbox: each message an .eml).
 ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAILBOX_SUFFIXES = (".mbox",)
+CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
 
 
 # A Maildir message (maildir(5)): a file in the cur/ or new/ folder of a Maildir, named

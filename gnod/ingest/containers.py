@@ -23,7 +23,7 @@ import tarfile
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 
-from gnod.config import ARCHIVE_SUFFIXES, MAILBOX_SUFFIXES
+from gnod.config import ARCHIVE_SUFFIXES, CONTAINER_SUFFIXES
 from gnod.ingest.convert import MiB
 from gnod.ingest.failure import IngestFailure
 
@@ -44,13 +44,13 @@ _QUOTED_FROM_RE = re.compile(rb"(?m)^>(>*From )")
 
 
 def kind(rel_path: str) -> str | None:
-    """ "archive" or "mailbox" when the name says the file holds documents, else None."""
-    name = rel_path.rpartition("/")[2].lower()
-    if name.endswith(ARCHIVE_SUFFIXES):
-        return "archive"
-    if name.endswith(MAILBOX_SUFFIXES):
-        return "mailbox"
-    return None
+    """ "archive" or "mailbox" when the name says the file holds documents, else None
+    (a suffix holds no "/": the path's end is its name's; one test for most files,
+    as the stat-only pass asks this of every file)."""
+    name = rel_path.lower()
+    if not name.endswith(CONTAINER_SUFFIXES):
+        return None
+    return "archive" if name.endswith(ARCHIVE_SUFFIXES) else "mailbox"
 
 
 def file_of(rel_path: str) -> str:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pathspec
 
-from gnod.config import ARCHIVE_SUFFIXES, DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, MAILBOX_SUFFIXES, extension
+from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, extension
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -103,9 +103,6 @@ def special_reason(mode: int) -> str:
 
 def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip("/") + "/")
-
-
-CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
 
 
 class Filter:

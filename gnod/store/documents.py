@@ -164,10 +164,15 @@ def _scoped(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterable
     """Rows of a per-collection query (`sql` ends in its WHERE clause), only for paths
     equal to or under any of `scope`, and members of a container among them (rel!/…,
     gnod.ingest.containers): one index range each (an OR of them made SQLite read the
-    whole collection: 65k documents, ~10 ms per watcher event)."""
+    whole collection: 65k documents, ~10 ms per watcher event). Without a scope, the
+    cursor itself (no Python between its rows: the stat-only pass reads them all)."""
     if scope is None:
-        yield from conn.execute(sql, (collection_id,))
-        return
+        rows: Iterator[Any] = conn.execute(sql, (collection_id,))
+        return rows
+    return _in_scope(conn, sql, collection_id, scope)
+
+
+def _in_scope(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterable[str]) -> Iterator[Any]:
     for rel in dict.fromkeys(scope):
         yield from conn.execute(sql + " AND rel_path = ?", (collection_id, rel))
         # rel/… and rel!/… ('0' is the character after '/').
