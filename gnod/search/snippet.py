@@ -111,7 +111,7 @@ def _codes(text: str) -> np.ndarray:
 
 
 def _line_starts(codes: np.ndarray) -> np.ndarray:
-    return np.concatenate((np.zeros(1, np.int64), np.flatnonzero(codes == 10) + 1))
+    return np.concatenate((np.zeros(1, np.int64), (codes == 10).nonzero()[0] + 1))
 
 
 def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
@@ -123,7 +123,7 @@ def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
     hit = codes[:n] == wanted[0]
     for k, c in enumerate(wanted[1:], 1):
         hit &= codes[k : n + k] == c
-    return np.flatnonzero(hit)
+    return hit.nonzero()[0]
 
 
 def best_snippets(
@@ -192,9 +192,11 @@ def _big_bounds(
     for probe, weight in probes.items():
         at = _occurrences(low_codes, probe)
         if len(at):
-            bound[np.unique(np.searchsorted(low_starts, at, side="right") - 1)] += weight
+            # A line holding the probe twice is credited once: `+=` through an index
+            # array adds once per distinct index.
+            bound[low_starts.searchsorted(at, side="right") - 1] += weight
     bound[:start] = 0
-    found = np.flatnonzero(bound)
+    found = bound.nonzero()[0]
     order = found[np.lexsort((found, -bound[found]))]
     return order.tolist(), bound[order].tolist()
 
