@@ -123,7 +123,8 @@ def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
     hit = codes[:n] == wanted[0]
     for k, c in enumerate(wanted[1:], 1):
         hit &= codes[k : n + k] == c
-    return hit.nonzero()[0]
+    at: np.ndarray = hit.nonzero()[0]
+    return at
 
 
 def best_snippets(
