@@ -83,7 +83,14 @@ def retrieve(
     return _run(fmt, go)
 
 
-def get(params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None) -> int:
+def get(
+    params: dict,
+    fmt: str | None,
+    autostart: bool | None = None,
+    view: View | None = None,
+    sent: Callable[[], Any] | None = None,
+) -> int:
+    """`sent`: as in `retrieve`."""
     from gnoctl.output.documents import write_document
 
     # The document itself is the useful default even in a pipe (`gnoctl get x > x.md`).
@@ -91,7 +98,7 @@ def get(params: dict, fmt: str | None, autostart: bool | None = None, view: View
     view = view or View()
 
     def go(fmt: str) -> int:
-        write_document(Client(autostart=autostart).call("get", params), fmt, view)
+        write_document(sent() if sent is not None else Client(autostart=autostart).call("get", params), fmt, view)
         return 0
 
     return _run(fmt, go)

@@ -29,22 +29,22 @@ def _fast(argv: list[str]) -> int | None:
         return None
     autostart = False if opts.get("no_autostart") else None
     p = params(command, opts, words)
-    sent = _send_early(command, p) if command != "get" else None
+    sent = _send_early(command, p)
     from gnoctl import commands
     from gnoctl.output.common import View
 
     if command == "get":
-        return commands.get(p, opts.get("format"), autostart, View(pager=not opts.get("no_pager")))
+        return commands.get(p, opts.get("format"), autostart, View(pager=not opts.get("no_pager")), sent=sent)
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
     return commands.retrieve(command, p, opts.get("format"), autostart, view, sent=sent)
 
 
 def _send_early(method: str, p: dict) -> Callable[[], Any] | None:
-    """Send the search now when gnod is up, so that gnoctl loads the rest of itself (its
+    """Send the request now when gnod is up, so that gnoctl loads the rest of itself (its
     commands, its renderer: ~1 ms) while gnod searches; what reads the reply. None when
-    the query is empty or gnod cannot be reached at once: the call then goes the usual
-    way, which starts gnod or says what is wrong."""
-    if not p["query"].strip():
+    a search's query is empty or gnod cannot be reached at once: the call then goes the
+    usual way, which starts gnod or says what is wrong."""
+    if method != "get" and not p["query"].strip():
         return None
     from gnoctl.client import Client, DaemonError
 
