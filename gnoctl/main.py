@@ -41,17 +41,29 @@ def _fast(argv: list[str]) -> int | None:
 
 def _send_early(method: str, p: dict) -> Callable[[], Any] | None:
     """Send the request now when gnod is up, so that gnoctl loads the rest of itself (its
-    commands, its renderer: ~1 ms) while gnod searches; what reads the reply. None when
-    a search's query is empty or gnod cannot be reached at once: the call then goes the
-    usual way, which starts gnod or says what is wrong."""
+    commands, its renderer: ~1 ms) while gnod searches; what reads the reply (or raises
+    why nothing was sent: a listener that is not the user's own is not asked twice).
+    None when a search's query is empty or no gnod listens: the call then goes the usual
+    way, which starts gnod or says what is wrong."""
     if method != "get" and not p["query"].strip():
         return None
     from gnoctl.client import Client, DaemonError
+    from gnod import wire
 
     client = Client(autostart=False)
     try:
         req_id = client.send(method, p)
-    except (DaemonError, OSError):
+    except DaemonError as e:
+        client.close()
+        if e.code == wire.NOT_RUNNING:
+            return None
+        refused = e
+
+        def reply() -> Any:
+            raise refused
+
+        return reply
+    except OSError:
         client.close()
         return None
     return lambda: client.reply(req_id)

@@ -203,7 +203,20 @@ except socket.timeout:
 with open(sys.argv[2], "wb") as f:
     f.write(got)
 body = b'{"jsonrpc":"2.0","id":1,"result":{"hits":[{"path":"planted.md"}]}}'
-c.sendall(len(body).to_bytes(4, "big") + body)
+try:
+    c.sendall(len(body).to_bytes(4, "big") + body)
+except OSError:
+    pass
+s.settimeout(1)  # count the connections the client tries after the first
+again = 0
+try:
+    while True:
+        s.accept()
+        again += 1
+except socket.timeout:
+    pass
+with open(sys.argv[2] + ".again", "w") as f:
+    f.write(str(again))
 """
 
 
@@ -242,7 +255,10 @@ def test_no_query_goes_to_another_users_listener(run_cli, owner):
     tmp = tempfile.mkdtemp(prefix="gno-plant-", dir="/tmp")
     os.chmod(tmp, 0o755)
     rundir = os.path.join(tmp, f"gno-{os.getuid()}")
-    record = os.path.join(tmp, "received")
+    records = os.path.join(tmp, "records")  # where the listener, as nobody, may write
+    os.mkdir(records)
+    os.chown(records, NOBODY, NOBODY)
+    record = os.path.join(records, "received")
     os.mkdir(rundir)
     os.chmod(rundir, 0o777)
     if owner == "theirs":
@@ -261,6 +277,8 @@ def test_no_query_goes_to_another_users_listener(run_cli, owner):
         assert err["code"] == "PERMISSION_DENIED"
         assert ("uid 65534" in err["message"]) and "nothing was sent" in err["message"]
         assert not os.path.exists(record) or b"private" not in open(record, "rb").read()
+        if owner == "ours":  # it was asked once (who it is), and not tried again
+            assert open(record + ".again").read() == "0"
     finally:
         subprocess.run(["rm", "-rf", tmp])
 
