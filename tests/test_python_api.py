@@ -117,3 +117,19 @@ def test_results_decode_strictly_from_the_wire(notes):
         raw = gno.call("search", {"query": "deploy"})
         typed = gno.search("deploy")
     assert msgspec.to_builtins(typed)["hits"][0]["uri"] == raw["hits"][0]["uri"]
+
+
+def test_send_then_reply_is_call_in_two_steps(notes):
+    with Client(paths_for(notes.env), autostart=False) as gno:
+        params = {"query": "deploy", "limit": 3}
+        first = gno.send("search", params)
+        meanwhile = sum(range(1000))  # the caller's own work while gnod answers
+        sent = gno.reply(first)
+        called = gno.call("search", params)
+        assert meanwhile and [h["path"] for h in sent["hits"]] == [h["path"] for h in called["hits"]]
+        assert sent["hits"][0]["path"] == "guides/deploy.md"
+        bad = gno.send("search", {"query": '"unclosed'})
+        with pytest.raises(DaemonError) as err:
+            gno.reply(bad)
+        assert err.value.name == "INVALID_QUERY"
+        assert gno.call("search", params)["hits"]  # the connection goes on after an error reply
