@@ -6,6 +6,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from gnod.ingest.workers import PreparePool
+
+T = TypeVar("T")
 
 # The parsing and OCR backlogs: with nothing changed, how often each is looked at anyway,
 # and while a collection is being indexed (they leave it both cores), how often to look again.
@@ -56,3 +61,11 @@ async def not_indexing(indexing: Callable[[], bool], stopping: asyncio.Event) ->
     while indexing() and not stopping.is_set():
         await asyncio.sleep(INGEST_POLL_S)
     return not stopping.is_set()
+
+
+async def in_worker(pool: PreparePool, fn: Callable[[], T]) -> T:
+    """`fn()` (picklable) in one of the ingest pool's processes, on a thread without any."""
+    if pool.workers < 1:
+        return await asyncio.to_thread(fn)
+    result: T = await asyncio.wrap_future(pool.submit(fn))
+    return result

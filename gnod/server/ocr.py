@@ -21,7 +21,7 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import store_ocr
 from gnod.ingest.walk import WalkEntry
 from gnod.ingest.workers import Expanded, Task, Unchanged, run_task
-from gnod.server.background import IDLE_CHECK_S, not_indexing, serve
+from gnod.server.background import IDLE_CHECK_S, in_worker, not_indexing, serve
 from gnod.server.jobs import Writer
 from gnod.store import ocr as store
 from gnod.store.ocr import Waiting
@@ -85,11 +85,7 @@ class OcrBacklog:
         name = f"{waited.collection}/{waited.rel_path}"
         self.reading.append(name)  # until stored and counted: with none pending, `read` is final
         try:
-            pool = self.writer.pool
-            if pool.workers < 1:
-                outcome = await asyncio.to_thread(run_task, task)
-            else:
-                outcome = await asyncio.wrap_future(pool.submit(partial(run_task, task)))
+            outcome = await in_worker(self.writer.pool, partial(run_task, task))
             assert not isinstance(outcome, (Expanded, Unchanged))  # a file (not a container), no old hash
             stored = await self.writer.run_content(
                 lambda conn: store_ocr(conn, col, waited, stat, outcome, self.writer.on_changes, self.writer.lexical),

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from gnod.ingest.symbols import Symbol, parse_batch
+from gnod.ingest.symbols import parse_batch
 from gnod.protocol import SymbolInfo
-from gnod.server.background import IDLE_CHECK_S, not_indexing, serve
+from gnod.server.background import IDLE_CHECK_S, in_worker, not_indexing, serve
 from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
 
@@ -85,7 +85,7 @@ class Symbols:
             head = backlog[at : at + BATCH_CONTENTS]
             batch = await self._read(lambda conn, _a: store.sources(conn, head))
             for part in _by_size(batch, BATCH_BYTES):
-                found = await self._parse(part)
+                found = await in_worker(self.writer.pool, partial(parse_batch, part))
                 grammar = {content_id: g for content_id, g, _ in part}
                 stored = await self.writer.run(
                     lambda conn: store.put(conn, [(i, grammar[i], symbols) for i, symbols in found])
@@ -99,12 +99,6 @@ class Symbols:
             await asyncio.to_thread(release_memory)  # the batches' buffers, freed: back to the system
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
             log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
-
-    async def _parse(self, part: list[Source]) -> list[tuple[int, list[Symbol]]]:
-        pool = self.writer.pool
-        if pool.workers < 1:
-            return await asyncio.to_thread(parse_batch, part)
-        return await asyncio.wrap_future(pool.submit(partial(parse_batch, part)))
 
 
 def _by_size(batch: list[Source], limit: int) -> Iterator[list[Source]]:
