@@ -402,12 +402,13 @@ def _doc_filter(collection: str | None, prefix: str) -> tuple[str, list[Any]]:
     if prefix:
         if collection is None:  # each collection's range (SQLite would rather scan every path)
             sql += " AND d.collection_id IN (SELECT id FROM collections)"
-        sql += " AND d.rel_path >= ? AND substr(d.rel_path, 1, ?) = ?"
-        args += [prefix, len(prefix), prefix]
         after = _after_prefix(prefix)
         if after is not None:
-            sql += " AND d.rel_path < ?"
-            args.append(after)
+            sql += " AND d.rel_path >= ? AND d.rel_path < ?"
+            args += [prefix, after]
+        else:
+            sql += " AND d.rel_path >= ? AND substr(d.rel_path, 1, ?) = ?"
+            args += [prefix, len(prefix), prefix]
     return sql, args
 
 
