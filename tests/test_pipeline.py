@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import lexical_ids, lexical_index, lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
@@ -281,14 +283,16 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     }
 
 
-def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("seconds", "share"), [(3600.0, 0.0), (0.0, 1e9)])
+def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch, seconds, share):
     """Batches commit to SQLite every BATCH_DOCS; the lexical index takes them at most
-    every LEXICAL_SECONDS (the first at once), and each change is told only once the
-    lexical index holds it."""
+    every LEXICAL_SECONDS and every LEXICAL_SHARE of the run's time so far (the first at
+    once), and each change is told only once the lexical index holds it."""
     from gnod.ingest import pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_DOCS", 4)
-    monkeypatch.setattr(pipeline, "LEXICAL_SECONDS", 3600.0)
+    monkeypatch.setattr(pipeline, "LEXICAL_SECONDS", seconds)
+    monkeypatch.setattr(pipeline, "LEXICAL_SHARE", share)
     root = tmp_path / "docs"
     root.mkdir()
     for i in range(30):

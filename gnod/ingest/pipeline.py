@@ -3,7 +3,7 @@
 Runs on the daemon's single writer thread. Unchanged files cost a stat; a changed
 stat with the same bytes costs a hash; only new bytes are converted and indexed.
 Documents are written in short batch transactions of whole documents, so readers
-see whole documents only (the lexical index takes them every LEXICAL_SECONDS); a
+see whole documents only (the lexical index takes them every few seconds); a
 file that fails to convert is recorded and skipped, and a store failure rolls back
 the open batch (those files are simply redone next run).
 """
@@ -32,11 +32,15 @@ from gnod.store.ocr import Waiting
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
-# In a long run the lexical index takes the committed batches at most this often (the
-# first one at once, so a search right after `collection add` finds something): each of
-# its commits writes a segment (~0.1 s on a big ingest), and until it commits, what the
-# batches changed is neither searchable nor announced. A short run commits once.
+# In a long run the lexical index takes the committed batches at most every
+# LEXICAL_SECONDS (the first one at once, so a search right after `collection add` finds
+# something), and at most every LEXICAL_SHARE of the time the run has taken so far: each
+# commit writes segments that tantivy merges again and again as they pile up (the
+# kernel tree's fresh ingest: tantivy's work 43 CPU-s committing every 2 s, 37 so), and
+# until it commits, what the batches changed is neither searchable nor announced. A
+# short run commits once.
 LEXICAL_SECONDS = 2.0
+LEXICAL_SHARE = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
 # A collection whose documents are at least this share in one language gives that
@@ -235,7 +239,7 @@ def _apply(
 class _Run:
     """One index run's writes: short batch transactions of whole documents, each told
     (`changed`) once committed and searchable (the lexical index takes the batches
-    every LEXICAL_SECONDS, and at the end)."""
+    as often as LEXICAL_SECONDS and LEXICAL_SHARE allow, and at the end)."""
 
     def __init__(
         self,
@@ -254,8 +258,9 @@ class _Run:
         self.seen: set[str] = set()
         self.committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes
         self.lexical_at: float | None = None  # when the lexical index last took this run's batches
+        self.started = time.monotonic()
         self.in_batch = 0
-        self.batch_end = time.monotonic() + BATCH_SECONDS
+        self.batch_end = self.started + BATCH_SECONDS
         # Each container's stat and member paths (documents and failures) as indexed.
         self.containers: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
         sep = containers.SEP
@@ -391,7 +396,8 @@ class _Run:
         self.conn.execute("COMMIT")
         now = time.monotonic()
         if self.lex is not None:
-            if not final and self.lexical_at is not None and now - self.lexical_at < LEXICAL_SECONDS:
+            due = max(LEXICAL_SECONDS, LEXICAL_SHARE * (now - self.started))
+            if not final and self.lexical_at is not None and now - self.lexical_at < due:
                 return  # its documents stay pending (in SQLite) until the next sync
             self.lex.sync(self.conn)  # searchable before anyone is told of the change
             self.lexical_at = now
