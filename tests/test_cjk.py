@@ -4,6 +4,8 @@ a query word (a phrase of its bigrams) finds the documents that contain it."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import cli_json, lexical_index, lexical_paths, migrated_db, write_tree
 from gnod.config import CollectionConfig
@@ -54,6 +56,22 @@ def test_tokenize_cjk(text, tokens):
     ],
 )
 def test_non_cjk_text_is_tokenized_as_before(text):
+    assert tokenize(text) == TOKEN_RE.findall(text.lower())
+
+
+# ASCII, letters and marks of other scripts, symbols and spaces that are not ASCII (they
+# end a word), a lone surrogate (from a file read with surrogateescape): no CJK.
+_MIXED = st.text(
+    st.sampled_from(
+        [*"aZ09 _-.\n\t", "é", "İ", "ß", "\u0301", "\u093f", "ก", "©", "—", "\xa0", "\u2028", "\udcff", "🚀"]
+    )
+)
+
+
+@given(_MIXED)
+def test_mostly_ascii_text_is_tokenized_as_the_regex_does(text):
+    """Text with a few non-ASCII characters splits its ASCII stretches by a byte table
+    and only its other words by TOKEN_RE: the tokens must be TOKEN_RE's, in order."""
     assert tokenize(text) == TOKEN_RE.findall(text.lower())
 
 
