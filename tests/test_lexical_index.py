@@ -12,6 +12,7 @@ import threading
 import time
 import unicodedata
 
+import apsw
 import pytest
 import tantivy
 from hypothesis import given
@@ -360,7 +361,11 @@ def test_path_globs_match_what_sqlite_glob_matches(glob):
     searcher = index.searcher()
     db = sqlite3.connect(":memory:")
     expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
-    for query in (path_query(glob), path_query(glob, searcher)):  # a regex, or the ids it matches
+    stored = apsw.Connection(":memory:")  # the paths as SQLite holds them, for globs no literal end narrows
+    stored.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY, rel_path TEXT)")
+    stored.executemany("INSERT INTO documents VALUES (?, ?)", list(enumerate(PATHS)))
+    # a regex, the ids it matches, or the ids SQLite finds
+    for query in (path_query(glob), path_query(glob, searcher), path_query(glob, searcher, stored)):
         hits = searcher.search(query, 100).hits
         assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
 

@@ -436,6 +436,12 @@ def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> in
     return n
 
 
+def ids_by_path_glob(conn: apsw.Connection, glob: str, limit: int) -> list[int]:
+    """Up to `limit` ids of the documents whose path matches `glob` (SQLite's GLOB), by
+    one pass over the (collection, path) index: SQLite tests a path in C."""
+    return [r[0] for r in conn.execute("SELECT id FROM documents WHERE rel_path GLOB ? LIMIT ?", (glob, limit))]
+
+
 def chunks_of(conn: apsw.Connection, mirror_hash: str) -> list[tuple[int, int, str, int, int]]:
     """(id, seq, text, start_line, end_line) of a content's chunks, in order."""
     contents = Contents(conn)
