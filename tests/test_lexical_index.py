@@ -261,7 +261,8 @@ def test_an_index_being_built_serves_what_it_holds_so_far(tmp_path, monkeypatch)
     conn, _ = indexed(tmp_path)
     conn.execute("DELETE FROM lexical_pending")  # all of them were in an older layout's index
     monkeypatch.setattr(lexical_index_module, "READ_BATCH", 1)
-    monkeypatch.setattr(lexical_index_module, "BUILD_COMMIT_S", 0.0)
+    monkeypatch.setattr(lexical_index_module, "COMMIT_SECONDS", 0.0)
+    monkeypatch.setattr(lexical_index_module, "COMMIT_SHARE", 0.0)
     newest = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY mtime_ns DESC, id")]
     lex = lexical_index_module.LexicalIndex(str(tmp_path), deriver(AnalyzerSet()))
     lex.open()

@@ -286,13 +286,14 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
 @pytest.mark.parametrize(("seconds", "share"), [(3600.0, 0.0), (0.0, 1e9)])
 def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch, seconds, share):
     """Batches commit to SQLite every BATCH_DOCS; the lexical index takes them at most
-    every LEXICAL_SECONDS and every LEXICAL_SHARE of the run's time so far (the first at
+    every COMMIT_SECONDS and every COMMIT_SHARE of the run's time so far (the first at
     once), and each change is told only once the lexical index holds it."""
     from gnod.ingest import pipeline
+    from gnod.store import lexical_index as lexical_index_module
 
     monkeypatch.setattr(pipeline, "BATCH_DOCS", 4)
-    monkeypatch.setattr(pipeline, "LEXICAL_SECONDS", seconds)
-    monkeypatch.setattr(pipeline, "LEXICAL_SHARE", share)
+    monkeypatch.setattr(lexical_index_module, "COMMIT_SECONDS", seconds)
+    monkeypatch.setattr(lexical_index_module, "COMMIT_SHARE", share)
     root = tmp_path / "docs"
     root.mkdir()
     for i in range(30):

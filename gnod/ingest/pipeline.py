@@ -27,20 +27,11 @@ from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
 from gnod.store.documents import PreparedDoc
-from gnod.store.lexical_index import LexicalIndex
+from gnod.store.lexical_index import LexicalIndex, commit_due
 from gnod.store.ocr import Waiting
 from gnod.text.analyzer import AnalyzerSet
 
 BATCH_SECONDS = 0.25
-# In a long run the lexical index takes the committed batches at most every
-# LEXICAL_SECONDS (the first one at once, so a search right after `collection add` finds
-# something), and at most every LEXICAL_SHARE of the time the run has taken so far: each
-# commit writes segments that tantivy merges again and again as they pile up (the
-# kernel tree's fresh ingest: tantivy's work 43 CPU-s committing every 2 s, 37 so), and
-# until it commits, what the batches changed is neither searchable nor announced. A
-# short run commits once.
-LEXICAL_SECONDS = 2.0
-LEXICAL_SHARE = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
 # A collection whose documents are at least this share in one language gives that
@@ -238,8 +229,10 @@ def _apply(
 
 class _Run:
     """One index run's writes: short batch transactions of whole documents, each told
-    (`changed`) once committed and searchable (the lexical index takes the batches
-    as often as LEXICAL_SECONDS and LEXICAL_SHARE allow, and at the end)."""
+    (`changed`) once committed and searchable. The lexical index takes the first batch
+    at once (a search right after `collection add` finds something), the next ones as
+    often as lexical_index.commit_due says, and the rest at the end: a short run
+    commits to it once."""
 
     def __init__(
         self,
@@ -396,8 +389,7 @@ class _Run:
         self.conn.execute("COMMIT")
         now = time.monotonic()
         if self.lex is not None:
-            due = max(LEXICAL_SECONDS, LEXICAL_SHARE * (now - self.started))
-            if not final and self.lexical_at is not None and now - self.lexical_at < due:
+            if not final and self.lexical_at is not None and not commit_due(self.started, self.lexical_at, now):
                 return  # its documents stay pending (in SQLite) until the next sync
             self.lex.sync(self.conn)  # searchable before anyone is told of the change
             self.lexical_at = now

@@ -72,8 +72,12 @@ WRITER_HEAP_BYTES = 96_000_000
 # waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
 WRITER_THREADS = min(2, os.cpu_count() or 1)
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
-# A rebuild commits this often, so searches find what it has added so far.
-BUILD_COMMIT_S = 2.0
+# A long write (an ingest, a rebuild) commits at most every COMMIT_SECONDS, so searches
+# find what it has added so far, and at most every COMMIT_SHARE of the time it has taken:
+# each commit writes segments that tantivy merges again and again as they pile up (the
+# kernel tree's fresh ingest: tantivy's work 43 CPU-s committing every 2 s, 37 so).
+COMMIT_SECONDS = 2.0
+COMMIT_SHARE = 0.25
 REST_AFTER = 1000  # documents taken by a writer before `rest` closes it
 COLLECT_HEAP_BYTES = 15_000_000  # the smallest heap tantivy gives a writer: one that only deletes files
 
@@ -119,6 +123,12 @@ def _fold_run(m: re.Match[str]) -> str:
 def words(text: str) -> str:
     """A title or file name as the `names` field holds it: folded words, one space apart."""
     return fold(" ".join(tokenize(text)))
+
+
+def commit_due(started: float, last: float, now: float) -> bool:
+    """Whether a long write begun at `started` (time.monotonic), which last committed at
+    `last`, commits again `now`."""
+    return now - last >= max(COMMIT_SECONDS, COMMIT_SHARE * (now - started))
 
 
 # ids → their LexicalText, derived from what SQLite stores (gnod.ingest.lexical_text).
@@ -405,7 +415,7 @@ class LexicalIndex:
                 self._commit()
                 self.progress = (done, len(missing))
                 return f"lexical index: stopped at {done:,} of {len(missing):,} added (the rest at the next start)"
-            if time.monotonic() - committed >= BUILD_COMMIT_S or done == len(missing):
+            if commit_due(t0, committed, time.monotonic()) or done == len(missing):
                 self._commit()
                 committed = time.monotonic()
                 self.progress = (done, len(missing)) if done < len(missing) else None
