@@ -44,7 +44,7 @@ import tantivy
 
 from gnod.search.constants import INDEXING
 from gnod.store.documents import LexicalText, senders_of, tags_of
-from gnod.text.analyzer import tokenize
+from gnod.text.analyzer import NON_ASCII_RE, tokenize
 
 log = logging.getLogger("gnod")
 
@@ -109,10 +109,7 @@ def fold(text: str) -> str:
     composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
     never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
     source file with one name in its copyright line costs one regex pass."""
-    return text if text.isascii() else _NON_ASCII_RE.sub(_fold_run, text)
-
-
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+    return text if text.isascii() else NON_ASCII_RE.sub(_fold_run, text)
 
 
 def _fold_run(m: re.Match[str]) -> str:

@@ -28,7 +28,11 @@ _ASCII_SEPARATORS = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" 
 # The same for UTF-8 with other letters in it: bytes from 0x80 on (never part of an ASCII
 # character) stay, so each word holding one is still whole, for TOKEN_RE to split.
 _ASCII_SEPARATORS_ONLY = _ASCII_SEPARATORS[:128] + bytes(range(128, 256))
-_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+# Text whose UTF-8 has at most this share of bytes beyond ASCII's (a name in a copyright
+# line, a few accented words) is split by the byte table first; with more (Russian,
+# French prose), nearly every word would meet the regex on its own, slower than at once.
+MOSTLY_ASCII_SHARE = 1 / 32
 
 # Chinese, Japanese and Korean have no spaces between words, so a CJK run is indexed as
 # its overlapping character bigrams ("東京タワー" → 東京 京タ タワ ワー): a query word
@@ -49,10 +53,9 @@ CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 _NOT_CJK_LEADS = bytes(sorted(set(range(256)) - {*range(0xE3, 0xEE), 0xEF, 0xF0}))
 
 
-def _has_cjk(text: str) -> bool:
-    if text.isascii():  # O(1): CPython keeps the flag
-        return False
-    if not text.encode("utf-8", "surrogatepass").translate(None, _NOT_CJK_LEADS):
+def _has_cjk(text: str, data: bytes) -> bool:
+    """Whether non-ASCII `text` (`data`: its UTF-8) holds a CJK character."""
+    if not data.translate(None, _NOT_CJK_LEADS):
         return False
     return _CJK_RE.search(text) is not None
 
@@ -155,14 +158,17 @@ def identifier_parts(text: str) -> list[list[str]]:
 def tokenize(text: str) -> list[str]:
     """Lowercase alphanumeric tokens in order, CJK runs as overlapping bigrams.
 
-    Documents and queries both come through here; text without CJK costs one
-    `findall` plus a cheap check.
+    Documents and queries both come through here; ASCII text costs one byte pass and a
+    split, other text without CJK a byte pass and one `findall` at most.
     """
     lowered = text.lower()
     if lowered.isascii():
         return lowered.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
-    if not _has_cjk(lowered):
-        return _mostly_ascii_tokens(lowered)
+    data = lowered.encode("utf-8", "surrogatepass")
+    if not _has_cjk(lowered, data):
+        if len(data) - len(lowered) <= len(data) * MOSTLY_ASCII_SHARE:
+            return _mostly_ascii_tokens(data)
+        return TOKEN_RE.findall(lowered)
     out: list[str] = []
     for token in TOKEN_RE.findall(lowered):
         if _CJK_RE.search(token) is None:
@@ -178,15 +184,15 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def _mostly_ascii_tokens(lowered: str) -> list[str]:
-    """TOKEN_RE.findall(lowered) for text without CJK: ASCII separators become spaces in
-    one byte pass, the ASCII stretches are split, and only the words holding another
-    character go through the regex (a source file with a name in its copyright line:
-    a seventh of the cost)."""
-    spaced = lowered.encode("utf-8", "surrogatepass").translate(_ASCII_SEPARATORS_ONLY).decode("utf-8", "surrogatepass")
+def _mostly_ascii_tokens(data: bytes) -> list[str]:
+    """TOKEN_RE.findall of lowercase text without CJK, given as UTF-8: ASCII separators
+    become spaces in one byte pass, the ASCII stretches are split, and only the words
+    holding another character go through the regex (source files with a name in their
+    copyright line: a third of the cost; German, Spanish or Italian prose: two thirds)."""
+    spaced = data.translate(_ASCII_SEPARATORS_ONLY).decode("utf-8", "surrogatepass")
     out: list[str] = []
     at = 0  # where the text not yet tokenized starts
-    for m in _NON_ASCII_RE.finditer(spaced):
+    for m in NON_ASCII_RE.finditer(spaced):
         if m.start() < at:  # in the word just read
             continue
         start = spaced.rfind(" ", 0, m.start()) + 1
