@@ -245,6 +245,13 @@ FAIR_MEMORY = 4096
 OVERLOAD_WAIT_S = 1.0
 # `status` reports the readers' latency over this many seconds.
 LOAD_WINDOW_S = 60.0
+# Path filters: one matching at most this many documents becomes the set of their ids. A
+# glob whose literal start (or end) has at least PATH_ANCHOR_MIN characters narrows the
+# path term dictionary enough for a regex over it; with a shorter one ("*test*",
+# "*/net/*") the regex would walk every path there (18 ms on the kernel tree's 65k), where
+# SQLite's GLOB over its path index takes 5.
+PATH_SETTLED_MAX = 5000
+PATH_ANCHOR_MIN = 3
 # Snippets: up to this many characters a text's lines are tested one by one for the
 # query's prefixes; a longer text is searched by array compares over the whole of it.
 SNIPPET_SMALL_TEXT = 8192

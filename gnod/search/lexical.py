@@ -24,7 +24,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from gnod.search import filters
-from gnod.search.constants import PIPELINE, Lexical
+from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import Clause, CompiledQuery, compile_query, expand_prefixes, keep_informative, parse
 from gnod.store import documents as store
 from gnod.store.lexical_index import (
@@ -58,13 +58,6 @@ MIN_POOL = 20
 # A pool read again with this many times more hits while a match beyond it could still
 # be lifted into the results (Preferences.best).
 POOL_GROWTH = 4
-# A path filter matching at most this many documents becomes the set of their ids.
-SETTLED_MAX = 5000
-# A glob whose literal start (or end) is at least this long narrows the path term
-# dictionary enough for a regex over it; one with a shorter one ("*test*", "*/net/*")
-# would walk every path there (18 ms on the kernel tree's 65k), where SQLite's GLOB
-# over its path index takes 5.
-ANCHOR_MIN = 3
 
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
@@ -259,12 +252,12 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.C
         regex = Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
     if searcher is None:
         return regex
-    if conn is not None and max(lead, tail) < ANCHOR_MIN:
-        found = store.ids_by_path_glob(conn, glob, SETTLED_MAX + 1)
+    if conn is not None and max(lead, tail) < PATH_ANCHOR_MIN:
+        found = store.ids_by_path_glob(conn, glob, PATH_SETTLED_MAX + 1)
     else:
-        hits = searcher.search(regex, SETTLED_MAX + 1, count=False).hits
+        hits = searcher.search(regex, PATH_SETTLED_MAX + 1, count=False).hits
         found = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
-    if len(found) > SETTLED_MAX:
+    if len(found) > PATH_SETTLED_MAX:
         return regex
     return Query.term_set_query(SCHEMA, ID, found)
 
