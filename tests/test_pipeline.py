@@ -283,17 +283,24 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     }
 
 
-@pytest.mark.parametrize(("seconds", "share"), [(3600.0, 0.0), (0.0, 1e9)])
-def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, monkeypatch, seconds, share):
+@pytest.mark.parametrize(
+    ("seconds", "share", "staged", "batches"),
+    [(3600.0, 0.0, 10**9, [4, 26]), (0.0, 1e9, 10**9, [4, 26]), (3600.0, 1e9, 1, [4] * 7 + [2])],
+)
+def test_a_long_run_announces_only_what_the_lexical_index_holds(
+    db, tmp_path, monkeypatch, seconds, share, staged, batches
+):
     """Batches commit to SQLite every BATCH_DOCS; the lexical index takes them at most
     every COMMIT_SECONDS and every COMMIT_SHARE of the run's time so far (the first at
-    once), and each change is told only once the lexical index holds it."""
+    once), unless the text staged for it reaches STAGED_MAX_CHARS; each change is told
+    only once the lexical index holds it."""
     from gnod.ingest import pipeline
     from gnod.store import lexical_index as lexical_index_module
 
     monkeypatch.setattr(pipeline, "BATCH_DOCS", 4)
     monkeypatch.setattr(lexical_index_module, "COMMIT_SECONDS", seconds)
     monkeypatch.setattr(lexical_index_module, "COMMIT_SHARE", share)
+    monkeypatch.setattr(lexical_index_module, "STAGED_MAX_CHARS", staged)
     root = tmp_path / "docs"
     root.mkdir()
     for i in range(30):
@@ -313,7 +320,7 @@ def test_a_long_run_announces_only_what_the_lexical_index_holds(db, tmp_path, mo
             told.append(paths)
 
         index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)), changed=changed, lex=lex)
-        assert [len(t) for t in told] == [4, 26]  # the first batch at once, the rest at the end
+        assert [len(t) for t in told] == batches  # the first batch at once, the rest when due
         assert count(db, "lexical_pending") == 0
         assert lexical_ids(lex) == {r[0] for r in db.execute("SELECT id FROM documents")}
 

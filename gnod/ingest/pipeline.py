@@ -231,8 +231,8 @@ class _Run:
     """One index run's writes: short batch transactions of whole documents, each told
     (`changed`) once committed and searchable. The lexical index takes the first batch
     at once (a search right after `collection add` finds something), the next ones as
-    often as lexical_index.commit_due says, and the rest at the end: a short run
-    commits to it once."""
+    often as lexical_index.commit_due says or when the text staged for it grows large,
+    and the rest at the end: a short run commits to it once."""
 
     def __init__(
         self,
@@ -389,7 +389,8 @@ class _Run:
         self.conn.execute("COMMIT")
         now = time.monotonic()
         if self.lex is not None:
-            if not final and self.lexical_at is not None and not commit_due(self.started, self.lexical_at, now):
+            last = self.lexical_at
+            if not (final or last is None or self.lex.staged_full or commit_due(self.started, last, now)):
                 return  # its documents stay pending (in SQLite) until the next sync
             self.lex.sync(self.conn)  # searchable before anyone is told of the change
             self.lexical_at = now

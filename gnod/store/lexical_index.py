@@ -78,6 +78,10 @@ READ_BATCH = 1000  # documents derived and added per step of a rebuild
 # kernel tree's fresh ingest: tantivy's work 43 CPU-s committing every 2 s, 37 so).
 COMMIT_SECONDS = 2.0
 COMMIT_SHARE = 0.25
+# An ingest also commits once the text staged for the next commit (each document's stems
+# and exact forms, about 1.5 times its body) reaches this many characters: the memory it
+# holds stays bounded however long the run (the kernel tree stages ~27 MB a second).
+STAGED_MAX_CHARS = 128_000_000
 REST_AFTER = 1000  # documents taken by a writer before `rest` closes it
 COLLECT_HEAP_BYTES = 15_000_000  # the smallest heap tantivy gives a writer: one that only deletes files
 
@@ -228,6 +232,7 @@ class LexicalIndex:
         self._index: tantivy.Index | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
+        self._staged_chars = 0
         self._taken = 0  # documents the open writer took
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
         self.commits = 0  # commits so far: a searcher in another process reloads when it moves
@@ -312,24 +317,34 @@ class LexicalIndex:
         """Text already analyzed for a document put in the open transaction (saves
         `sync` deriving it again), valid while the document keeps `language`."""
         self._staged[doc_id] = (language, text)
+        self._staged_chars += len(text.stem_body) + len(text.exact_body)
+
+    @property
+    def staged_full(self) -> bool:
+        """Whether the text staged since the last sync reached STAGED_MAX_CHARS."""
+        return self._staged_chars >= STAGED_MAX_CHARS
 
     def discard(self) -> None:
         """The open transaction rolled back: what was staged is dropped (what committed
         batches left pending is derived from SQLite by the next sync)."""
+        self._unstage()
+
+    def _unstage(self) -> None:
         self._staged.clear()
+        self._staged_chars = 0
 
     def sync(self, conn: apsw.Connection) -> int:
         """Bring the pending documents over and commit; returns how many. Call after the
         SQLite transaction that recorded them committed."""
         ids = [r[0] for r in conn.execute("SELECT doc_id FROM lexical_pending")]
         if not ids:
-            self._staged.clear()
+            self._unstage()
             return 0
         self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, ids))
         self._add(conn, ids)
         self._commit()
         conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
-        self._staged.clear()
+        self._unstage()
         self._taken += len(ids)
         return len(ids)
 
