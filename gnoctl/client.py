@@ -1,5 +1,5 @@
-"""Talk to gnod with C-level modules only (`_socket`, `_json` via fastjson): importing
-`socket` and `json` would cost more than the whole call.
+"""Talk to gnod with C-level modules only (`_socket`, `_json` via fastjson, `posix`):
+importing `socket` and `json` would cost more than the whole call, and `os` ~1 ms.
 
 Starts the daemon when it is not running (unless autostart is off, GNO_NO_AUTOSTART=1).
 Also the supported Python API (docs/python.md): `Client.search`, `query`, `get`…
@@ -10,13 +10,13 @@ that gnoctl's hot path, which uses `call`, never pays for them.
 from __future__ import annotations
 
 import _socket
-import os
+import posix
 import sys
 import time
 
 from gnoctl import fastjson
 from gnod import wire
-from gnod.paths import Paths
+from gnod.paths import Paths, env
 
 TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Client:
         self.paths = paths or Paths.from_env()
         self.timeout = timeout  # seconds per socket operation; None waits as long as gnod works
         if autostart is None:
-            autostart = os.environ.get("GNO_NO_AUTOSTART", "") not in ("1", "true", "yes")
+            autostart = (env("GNO_NO_AUTOSTART") or "") not in ("1", "true", "yes")
         self.autostart = autostart
         self._sock: _socket.socket | None = None
         self._next_id = 0
@@ -248,11 +248,11 @@ def connect_checked(paths: Paths) -> _socket.socket:
     _check_runtime_dir(paths.runtime_dir)
     sock = _connect(paths.socket_path)
     uid = wire.peer_uid(sock)
-    if uid is not None and uid != os.getuid():
+    if uid is not None and uid != posix.getuid():
         sock.close()
         raise DaemonError(
             wire.PERMISSION_DENIED,
-            f"the process listening on {paths.socket_path} runs as uid {uid}, not as you ({os.getuid()}): "
+            f"the process listening on {paths.socket_path} runs as uid {uid}, not as you ({posix.getuid()}): "
             f"nothing was sent; remove {paths.runtime_dir} or set XDG_RUNTIME_DIR or GNO_HOME",
             {"socket": paths.socket_path, "uid": uid},
         )
@@ -262,10 +262,10 @@ def connect_checked(paths: Paths) -> _socket.socket:
 def _check_runtime_dir(path: str) -> None:
     """Raise unless `path` is absent, or a directory owned by us with no group/other access."""
     try:
-        st = os.lstat(path)
+        st = posix.lstat(path)
     except FileNotFoundError:
         return
-    uid = os.getuid()
+    uid = posix.getuid()
     problem = None
     if (st.st_mode & 0o170000) != 0o040000:  # S_ISDIR without importing stat
         problem = "is not a directory (a symlink or a file)"
@@ -303,6 +303,7 @@ def holds_lock(paths: Paths) -> bool:
     """Whether a gnod process is alive in this runtime dir: it holds the instance lock
     until it exits (the kernel drops it then), whether or not it still listens."""
     import fcntl
+    import os
 
     try:
         fd = os.open(paths.lock_file, os.O_RDWR | os.O_CLOEXEC)
@@ -319,6 +320,7 @@ def holds_lock(paths: Paths) -> bool:
 
 def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     """Start gnod detached from this terminal and wait until it accepts connections."""
+    import os
     import subprocess
 
     os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)

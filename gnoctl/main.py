@@ -108,9 +108,9 @@ def _leave(code: int) -> None:
     handlers, no open files; its output is flushed here (a closed pipe is `main`'s)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    import os
+    import posix
 
-    os._exit(code)
+    posix._exit(code)
 
 
 def run() -> None:

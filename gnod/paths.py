@@ -1,12 +1,15 @@
 """Where gno keeps things: one root under GNO_HOME, or the platform's user dirs.
 
 The client needs only the runtime dir (socket, pid) and must stay fast, so this
-module imports platformdirs lazily, only when a config/data/cache/state dir is asked for.
+module imports platformdirs lazily, only when a config/data/cache/state dir is asked for,
+and not even `os` (~1 ms, a twentieth of a search from the terminal): gnoctl finds the
+socket and sends its request before it loads anything it can load while gnod works.
 """
 
 from __future__ import annotations
 
-import os
+import posix
+import sys
 
 APP = "gno"
 SOCKET_NAME = "gnod.sock"
@@ -14,6 +17,40 @@ PID_NAME = "gnod.pid"
 LOCK_NAME = "gnod.lock"
 # sockaddr_un.sun_path is 108 bytes on Linux, 104 on macOS.
 MAX_SOCKET_PATH = 103
+
+
+def env(name: str) -> str | None:
+    """An environment variable, as os.environ has it: while `os` is not loaded nothing
+    can have changed it, so the process's own environment is read."""
+    os = sys.modules.get("os")
+    if os is not None:
+        value: str | None = os.environ.get(name)
+        return value
+    raw = posix.environ.get(name.encode())
+    return None if raw is None else raw.decode(sys.getfilesystemencoding(), "surrogateescape")
+
+
+def _absolute(path: str) -> str:
+    """os.path.abspath(os.path.expanduser(path)); a path already absolute and normal
+    ("/a/b": no "~", no "." or "..", no doubled or trailing "/") is that, without `os`."""
+    parts = path.split("/")
+    if len(parts) > 1 and not parts[0] and all(p not in ("", ".", "..") for p in parts[1:]):
+        return path
+    import os
+
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def _join(folder: str, name: str) -> str:
+    """_join(folder, name) for a non-empty folder and a plain name."""
+    return folder + name if folder.endswith("/") else f"{folder}/{name}"
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return posix.stat(path).st_mode & 0o170000 == 0o040000  # S_ISDIR without `stat`
+    except (OSError, ValueError):
+        return False
 
 
 class Paths:
@@ -25,14 +62,14 @@ class Paths:
 
     @classmethod
     def from_env(cls) -> Paths:
-        home = os.environ.get("GNO_HOME")
-        return cls(os.path.abspath(os.path.expanduser(home)) if home else None)
+        home = env("GNO_HOME")
+        return cls(_absolute(home) if home else None)
 
     def _dir(self, kind: str) -> str:
         d = self._dirs.get(kind)
         if d is None:
             if self.home:
-                d = os.path.join(self.home, kind)
+                d = _join(self.home, kind)
             else:
                 import platformdirs
 
@@ -59,45 +96,45 @@ class Paths:
     @property
     def runtime_dir(self) -> str:
         if self.home:
-            return os.path.join(self.home, "run")
-        xdg = os.environ.get("XDG_RUNTIME_DIR")
-        if xdg and os.path.isdir(xdg):
-            return os.path.join(xdg, APP)
-        return os.path.join(os.environ.get("TMPDIR", "/tmp"), f"{APP}-{os.getuid()}")
+            return _join(self.home, "run")
+        xdg = env("XDG_RUNTIME_DIR")
+        if xdg and _is_dir(xdg):
+            return _join(xdg, APP)
+        return _join(env("TMPDIR") or "/tmp", f"{APP}-{posix.getuid()}")
 
     @property
     def config_file(self) -> str:
-        return os.path.join(self.config_dir, "config.toml")
+        return _join(self.config_dir, "config.toml")
 
     @property
     def db_file(self) -> str:
-        return os.path.join(self.data_dir, "index.sqlite")
+        return _join(self.data_dir, "index.sqlite")
 
     @property
     def log_file(self) -> str:
-        return os.path.join(self.state_dir, "gnod.log")
+        return _join(self.state_dir, "gnod.log")
 
     @property
     def model_cache_dir(self) -> str:
         """Downloaded model files (see gnod.models.pull for the layout)."""
-        return os.path.join(self.cache_dir, "models")
+        return _join(self.cache_dir, "models")
 
     @property
     def llm_cache_file(self) -> str:
         """Expansion and rerank results (gnod.store.llm_cache)."""
-        return os.path.join(self.cache_dir, "llm-cache.sqlite")
+        return _join(self.cache_dir, "llm-cache.sqlite")
 
     @property
     def socket_path(self) -> str:
-        return os.path.join(self.runtime_dir, SOCKET_NAME)
+        return _join(self.runtime_dir, SOCKET_NAME)
 
     @property
     def pid_file(self) -> str:
-        return os.path.join(self.runtime_dir, PID_NAME)
+        return _join(self.runtime_dir, PID_NAME)
 
     @property
     def lock_file(self) -> str:
-        return os.path.join(self.runtime_dir, LOCK_NAME)
+        return _join(self.runtime_dir, LOCK_NAME)
 
     def read_pid(self) -> int | None:
         """The pid gnod wrote at start-up, or None (no file, garbage, a crash mid-write)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -109,6 +111,37 @@ def test_gno_home_roots_everything(tmp_path):
     for d in (p.config_dir, p.data_dir, p.cache_dir, p.state_dir, p.runtime_dir):
         assert d.startswith(str(tmp_path))
     assert p.socket_path.endswith("run/gnod.sock")
+
+
+@pytest.mark.parametrize(
+    "home", ["/a/b", "/a/b/", "/a//b", "/a/./b", "/a/../b", "/", "//a", "rel/x", "~", "~/g", "/a/~b", "/a/b.", "/é/ñ"]
+)
+def test_gno_home_is_resolved_as_os_path_would(home, monkeypatch, tmp_path):
+    """GNO_HOME is made absolute without `os` where it already is (gnoctl's hot path
+    does not load it): the same result as os.path's, in this process and in one
+    where `os` was never imported."""
+    monkeypatch.setenv("GNO_HOME", home)
+    monkeypatch.chdir(tmp_path)
+    want = os.path.abspath(os.path.expanduser(home))
+    assert Paths.from_env().home == want
+    assert Paths.from_env().socket_path == os.path.join(want, "run", "gnod.sock")
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); from gnod.paths import Paths; p = Paths.from_env(); "
+    probe += "print(p.socket_path, 'os' in sys.modules)"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", probe, root], capture_output=True, text=True, check=True)
+    fast = home.startswith("/") and all(part not in ("", ".", "..") for part in home.split("/")[1:])
+    assert r.stdout.split() == [os.path.join(want, "run", "gnod.sock"), str(not fast)]
+
+
+def test_runtime_dir_without_gno_home_is_private_to_the_user(monkeypatch, tmp_path):
+    monkeypatch.delenv("GNO_HOME", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path) + "/")
+    assert Paths.from_env().socket_path == os.path.join(str(tmp_path), "gno", "gnod.sock")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "absent"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert Paths.from_env().runtime_dir == os.path.join(str(tmp_path), f"gno-{os.getuid()}")
+    monkeypatch.setenv("TMPDIR", "")  # not a relative path under the working directory
+    assert Paths.from_env().runtime_dir == f"/tmp/gno-{os.getuid()}"
 
 
 def test_platform_dirs_without_gno_home(monkeypatch):

@@ -402,6 +402,7 @@ def test_fast_search_imports_neither_json_nor_socket(tmp_path):
 
 _ORDER_PROBE = r"""
 import sys
+sys.path += sys.argv.pop(1).split(":")  # run without site, as the gnoctl script is
 seen = []
 sys.addaudithook(lambda e, a: seen.append(e if e != "import" else a[0]) if e in ("import", "socket.connect") else None)
 from gnoctl.main import main
@@ -414,9 +415,11 @@ sys.exit(code)
 @pytest.mark.parametrize("argv", [["search", "deploy"], ["get", "notes/deploy.md"]])
 def test_fast_commands_send_their_request_before_loading_their_renderer(daemon, env, argv):
     """gnod works while gnoctl loads the rest of itself: the connection is made (and the
-    request sent) before the commands and the renderers are imported."""
+    request sent) before the commands, the renderers, or even `os` are imported."""
+    from gnoctl.launcher import site_paths
+
     r = subprocess.run(
-        [sys.executable, "-c", _ORDER_PROBE, *argv, "--json"],
+        [sys.executable, "-I", "-S", "-c", _ORDER_PROBE, os.pathsep.join(site_paths()), *argv, "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -428,6 +431,7 @@ def test_fast_commands_send_their_request_before_loading_their_renderer(daemon, 
     assert out["hits"] == [] if argv[0] == "search" else out["error"]["code"] == "NOT_FOUND"
     assert seen.count("socket.connect") == 1
     assert seen.index("socket.connect") < seen.index("gnoctl.commands")
+    assert seen.index("socket.connect") < seen.index("os")
 
 
 def _launch(script: str, tmp_path, *args: str) -> subprocess.CompletedProcess:
