@@ -305,6 +305,35 @@ def _symbol(env, name: str, *args: str, expect: int | None = 0) -> dict:
     return json.loads(r.stdout)
 
 
+def test_the_definitions_of_a_search_s_documents_are_read_at_once(db, tmp_path):
+    """of_documents: each parsed content's definitions by its hash, a content two files
+    share once, nothing for a file in no parsed language or one not parsed yet."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(str(tmp_path / "src"), {**FILES, "late.c": "int late_fn(void) { return 1; }\n"})
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
+    docs = {r[0]: r[1] for r in db.execute("SELECT rel_path, mirror_hash FROM documents")}
+    items = [(c, g) for c, g in symstore.backlog(db) if c != _content_id(db, docs["late.c"])]
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    asked = [(p, docs[p]) for p in ("drivers/foo/foo.c", "tools/copy/foo.c", "README.md", "late.c", "app/settings.py")]
+    found = symstore.of_documents(db, asked)
+    assert docs["drivers/foo/foo.c"] == docs["tools/copy/foo.c"]
+    assert set(found) == {docs["drivers/foo/foo.c"], docs["app/settings.py"]}
+    assert "foo_probe()" in {display(s.name, s.kind, s.container) for s in found[docs["drivers/foo/foo.c"]]}
+    starts = [s.start_line for s in found[docs["app/settings.py"]]]
+    assert starts == sorted(starts)
+    assert symstore.of_documents(db, [("README.md", docs["README.md"])]) == {}
+    assert symstore.of_documents(db, []) == {}
+
+
+def _content_id(db, mirror_hash: str) -> int:
+    content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
+    return content_id
+
+
 def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     env = daemon.env
     root = write_tree(str(tmp_path / "src"), FILES)

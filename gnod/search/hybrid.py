@@ -627,14 +627,13 @@ class Hybrid:
         def mark(conn: apsw.Connection, analyzers: AnalyzerSet) -> list[Ranked]:
             """Offsets of the query's words (stems in each document's language, or as typed)."""
             typed = frozenset(self.words)
+            parts = [c.doc for c, _, preview in shown if not preview[3]]  # a whole document is in no one definition
+            defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in parts])
             out = []
             for c, score, (text, start, end, complete, truncated) in shown:
                 an = analyzers.get(c.doc.language)
                 matches = match_spans(text, an, typed | passages.query_stems(self.words, an))
-                symbol = None
-                if not complete:  # a whole document is in no one definition
-                    defined = symstore.of_document(conn, c.doc.rel_path, c.doc.mirror_hash)
-                    symbol = symstore.label(defined, start, end)
+                symbol = None if complete else symstore.label(defined.get(c.doc.mirror_hash, []), start, end)
                 out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches, symbol)))
             return out
 

@@ -65,6 +65,7 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     def run(conn, _a) -> list[VSearchHit]:
         rows = vector.search(conn, index, qvec, p.limit, where, p.min_score)
         docs = docstore.docs_by_ids(conn, [r.doc_id for r in rows])
+        defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in docs.values()])
         return [
             VSearchHit(
                 **identity(doc),
@@ -74,9 +75,7 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
                 start_line=file_line(doc.line_shifts, r.chunk.start_line),
                 end_line=file_line(doc.line_shifts, r.chunk.end_line),
                 text=r.chunk.text,
-                symbol=symstore.label(
-                    symstore.of_document(conn, doc.rel_path, doc.mirror_hash), r.chunk.start_line, r.chunk.end_line
-                ),
+                symbol=symstore.label(defined.get(doc.mirror_hash, []), r.chunk.start_line, r.chunk.end_line),
             )
             for r in rows
             if (doc := docs.get(r.doc_id)) is not None

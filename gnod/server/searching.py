@@ -16,6 +16,7 @@ from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical
 from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_LINES
 from gnod.search.grammar import QuerySyntaxError
+from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import best_snippets
 from gnod.server.hits import identity
 from gnod.store import documents as docstore
@@ -39,24 +40,27 @@ def answer(
         return definitions(conn, p, where, t0)
     res = lexical.search(index, conn, analyzers, p.query, counts, p.limit, where, p.min_score)
     docs = docstore.docs_with_contents(conn, [r.doc_id for r in res.rows], read=p.snippets)
-    hits = []
-    for r in res.rows:
-        if r.doc_id not in docs:  # deleted between the two statements
-            continue
+    rows = [r for r in res.rows if r.doc_id in docs]  # a document deleted between the two statements is left out
+    passages: dict[int, list[Passage]] = {}
+    for r in rows:
         doc, markdown, body_line = docs[r.doc_id]
-        found: list[Snippet] = []
         if markdown is not None:
-            passages = best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
-            defined = symstore.of_document(conn, doc.rel_path, doc.mirror_hash) if passages else []
-            found = [
-                Snippet(
-                    line=file_line(doc.line_shifts, s.line),
-                    text=s.text,
-                    matches=s.matches,
-                    symbol=symstore.label(defined, s.line, s.line + s.text.count("\n")),
-                )
-                for s in passages
-            ]
+            passages[r.doc_id] = best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+    shown = [docs[doc_id][0] for doc_id, found in passages.items() if found]
+    defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
+    hits = []
+    for r in rows:
+        doc = docs[r.doc_id][0]
+        symbols = defined.get(doc.mirror_hash, [])
+        found = [
+            Snippet(
+                line=file_line(doc.line_shifts, s.line),
+                text=s.text,
+                matches=s.matches,
+                symbol=symstore.label(symbols, s.line, s.line + s.text.count("\n")),
+            )
+            for s in passages.get(r.doc_id, [])
+        ]
         hits.append(
             SearchHit(
                 **identity(doc),
