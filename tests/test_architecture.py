@@ -118,3 +118,26 @@ def test_no_handler_imports_the_app(name):
     """Handlers see the daemon through gnod.server.rpc; only main.py starts the app."""
     if name != "gnod.server.main":
         assert "gnod.server.app" not in GRAPH[name]
+
+
+# Numbers a search module may keep, as they tune nothing: a limit on what a client may
+# send, a guard against dividing by zero.
+_NOT_TUNING = {"gnod.search.grammar": {"MAX_QUERY_CHARS"}, "gnod.search.fusion": {"_EPS"}}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("gnod.search.")))
+def test_search_tuning_numbers_live_in_constants(name):
+    """Every tuning number of the search is in gnod.search.constants (one place to read
+    and change them, printed by `--explain`), not at the top of the module that uses it."""
+    if name == "gnod.search.constants":
+        return
+    numbers = set()
+    for node in ast.parse(MODULES[name].read_text()).body:
+        target, value = (node.targets[0], node.value) if isinstance(node, ast.Assign) else (None, None)
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and target.id.isupper() and isinstance(value, ast.expr):
+            literal = value.operand if isinstance(value, ast.UnaryOp) else value
+            if isinstance(literal, ast.Constant) and type(literal.value) in (int, float):
+                numbers.add(target.id)
+    assert numbers <= _NOT_TUNING.get(name, set())

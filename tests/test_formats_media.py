@@ -15,7 +15,7 @@ from gnod.config import DEFAULT_EXTENSIONS
 from gnod.ingest import media
 from gnod.ingest.convert import DEFAULT_REGISTRY, IngestFailure, Registry, builtin_converters, convert
 from gnod.ingest.markdown import extract_title
-from gnod.search import snippet
+from gnod.search.constants import SNIPPET_MAX_CHARS
 
 MEETING_SRT = """1
 00:00:01,000 --> 00:00:03,000
@@ -182,7 +182,7 @@ def test_vtt_keeps_speakers_and_its_title_and_drops_settings_styles_and_notes(tm
 
 
 def test_passages_are_a_few_sentences_and_fit_a_search_snippet():
-    assert media.PASSAGE_CHARS <= snippet.MAX_CHARS  # so a hit's snippet shows the start time
+    assert media.PASSAGE_CHARS <= SNIPPET_MAX_CHARS  # so a hit's snippet shows the start time
     sentences = [f"Sentence number {i} says something about the plan." for i in range(40)]
     long_cue = " ".join(f"word{i}" for i in range(300))
     srt = "".join(f"{i + 1}\n00:00:{i:02d},000 --> 00:00:{i:02d},900\n{s}\n\n" for i, s in enumerate(sentences))

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
-# A passage is one line that a search snippet (gnod.search.snippet.MAX_CHARS) shows whole.
+# A passage is one line that a search snippet (gnod.search.constants.SNIPPET_MAX_CHARS) shows whole.
 PASSAGE_CHARS = 300
 SENTENCE_CHARS = 160  # a passage this long ends at the end of a sentence
 GAP_S = 5.0  # a pause this long between cues starts a new passage

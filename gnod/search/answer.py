@@ -14,14 +14,10 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
+from gnod.search.constants import ANSWER_MAX_OVERLAP, ANSWER_MIN_RELATIVE_SCORE
 from gnod.text.analyzer import tokenize
 
 ABSTAIN = "NO_ANSWER"
-# Sources that repeat an earlier one this much (token-set Jaccard) add nothing.
-MAX_OVERLAP = 0.7
-# Sources scoring below this fraction of the best one are left out.
-MIN_RELATIVE_SCORE = 0.25
-SOURCE_CHARS = 1500  # text of one source given to the generator
 
 SYSTEM = (
     "You answer questions using only the numbered sources you are given. "
@@ -47,10 +43,10 @@ def select(texts: Sequence[str], scores: Sequence[float], limit: int) -> list[in
     for i, text in enumerate(texts):
         if len(chosen) >= limit:
             break
-        if top > 0 and scores[i] < top * MIN_RELATIVE_SCORE:
+        if top > 0 and scores[i] < top * ANSWER_MIN_RELATIVE_SCORE:
             continue
         words = frozenset(tokenize(text))
-        if any(words and len(words & s) / len(words | s) > MAX_OVERLAP for s in seen):
+        if any(words and len(words & s) / len(words | s) > ANSWER_MAX_OVERLAP for s in seen):
             continue
         chosen.append(i)
         seen.append(words)

@@ -159,6 +159,12 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # while a match beyond them could still be lifted into the results. Speed only: the
     # results are those of preferences applied to every match.
     preference_pool: int = 100
+    # Matches ranked per query: the limit times pool_factor, never fewer than min_pool;
+    # a pool read again with pool_growth times more hits while a match beyond it could
+    # still be lifted into the results (lexical.Preferences.best).
+    pool_factor: int = 2
+    min_pool: int = 20
+    pool_growth: int = 4
     # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
     max_terms: int = 64
     # A word ending in `*` (what a picker sends for the word being typed) matches the
@@ -255,6 +261,22 @@ PATH_ANCHOR_MIN = 3
 # Snippets: up to this many characters a text's lines are tested one by one for the
 # query's prefixes; a longer text is searched by array compares over the whole of it.
 SNIPPET_SMALL_TEXT = 8192
+# A snippet is at most this many lines and characters (a longer line is cut around its match).
+SNIPPET_MAX_LINES = 3
+SNIPPET_MAX_CHARS = 320
+# Characters per token assumed when turning the reranker's token budget into text (passages).
+PASSAGE_CHARS_PER_TOKEN = 3
+# `ask`: sources scoring below this fraction of the best one are left out, and so are
+# those repeating an earlier one this much (token-set Jaccard); the generator is given
+# this many characters of each.
+ANSWER_MIN_RELATIVE_SCORE = 0.25
+ANSWER_MAX_OVERLAP = 0.7
+ANSWER_SOURCE_CHARS = 1500
+# `similar`: the words of a document that stand for it in its query, the most informative first.
+SIMILAR_MAX_TERMS = 24
+# Vector search fetches this many chunks per wanted document (more when documents hold
+# many near chunks).
+VECTOR_OVERFETCH = 3
 # Vectors: from this many in a model, KNN asks an int8 HNSW graph (usearch) for candidates
 # instead of scanning every row (an exact scan costs ~2.5 ms at 50k × 384 and ~75 ms at a
 # million; the graph's first build at 50k takes seconds, and below it nothing is approximate).
@@ -280,6 +302,10 @@ ANN_MAX_CANDIDATES = 4_096
 # Removed vectors leave dead rows behind; at a checkpoint the matrix is rewritten without
 # them once there are this many and they are a quarter of all rows.
 VECTOR_COMPACT_DEAD = 10_000
+# A graph build or a compaction goes this many rows a step (a build stops between two);
+# up to VECTOR_PREAD_ROWS rows of a vector file are read one by one, more are mapped.
+VECTOR_BUILD_SLICE = 5_000
+VECTOR_PREAD_ROWS = 1024
 # A model's vectors are checkpointed beside the database at the end of an embedding run,
 # at shutdown, and at least this often while a long run goes on (start-up re-reads from
 # SQLite only what came after).

@@ -52,13 +52,6 @@ from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
-# Candidates fetched per query (seed: BM25 limit × 2).
-POOL_FACTOR = 2
-MIN_POOL = 20
-# A pool read again with this many times more hits while a match beyond it could still
-# be lifted into the results (Preferences.best).
-POOL_GROWTH = 4
-
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
     """Each hit's bm25 as a fraction of the best hit's: 1.0 for the best, and a hit half
@@ -349,7 +342,7 @@ class Preferences:
             # A match not read scores at most top[-1] and is lifted by at most `lift`.
             if len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]:
                 break
-            fetch *= POOL_GROWTH
+            fetch *= self.lexical.pool_growth
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
     def _phrase_query(self) -> Query | None:
@@ -436,7 +429,7 @@ def search(
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
 
-    pool = max(limit * POOL_FACTOR, MIN_POOL)
+    pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
 

@@ -12,10 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from msgspec import Struct
 
+from gnod.search.constants import PASSAGE_CHARS_PER_TOKEN
 from gnod.text.analyzer import Analyzer, tokenize
-
-# Characters per token assumed when turning the reranker's token budget into text.
-CHARS_PER_TOKEN = 3
 
 
 class Chunk(Struct, frozen=True):
@@ -94,7 +92,7 @@ def best_passage(
 def rerank_query(query: str, max_tokens: int) -> str:
     """The query as the reranker reads it: a pasted page is cut (at a word) to half the
     reranker's context, so the passage keeps the other half."""
-    limit = max_tokens * CHARS_PER_TOKEN // 2
+    limit = max_tokens * PASSAGE_CHARS_PER_TOKEN // 2
     if len(query) <= limit:
         return query
     cut = query.rfind(" ", 0, limit)
@@ -103,8 +101,8 @@ def rerank_query(query: str, max_tokens: int) -> str:
 
 def rerank_budget_chars(max_tokens: int, query: str) -> int:
     """Characters of document that fit beside the query in the reranker's context."""
-    query_tokens = len(query) // CHARS_PER_TOKEN + 8  # + the pair's special tokens
-    return max(200, (max_tokens - query_tokens) * CHARS_PER_TOKEN)
+    query_tokens = len(query) // PASSAGE_CHARS_PER_TOKEN + 8  # + the pair's special tokens
+    return max(200, (max_tokens - query_tokens) * PASSAGE_CHARS_PER_TOKEN)
 
 
 class Focus(Struct, frozen=True):

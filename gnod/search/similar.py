@@ -13,14 +13,15 @@ from collections import Counter
 
 import tantivy
 
+from gnod.search.constants import SIMILAR_MAX_TERMS
 from gnod.search.lexical import doc_frequency
 from gnod.text.analyzer import exact_text
 from gnod.text.stopwords import is_stopword
 
-MAX_TERMS = 24
 
-
-def informative_terms(searcher: tantivy.Searcher, text: str, language: str | None, n: int = MAX_TERMS) -> list[str]:
+def informative_terms(
+    searcher: tantivy.Searcher, text: str, language: str | None, n: int = SIMILAR_MAX_TERMS
+) -> list[str]:
     """Up to `n` words of `text`, the most informative first."""
     total = searcher.num_docs
     df = doc_frequency(searcher)

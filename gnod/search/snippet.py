@@ -18,11 +18,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from gnod.search.constants import SNIPPET_SMALL_TEXT
+from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
-
-MAX_LINES = 3
-MAX_CHARS = 320
 
 
 class Snippet(NamedTuple):
@@ -255,15 +252,15 @@ def _pick(lines: _LineSource, scored: list[tuple[int, int, int]], n: int) -> tup
 def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int]:
     """The snippet text starting at line `i`, and the index of its last line."""
     first = lines[i]
-    if len(first) > MAX_CHARS:
-        lo = max(0, min(col - MAX_CHARS // 3, len(first) - MAX_CHARS))
-        text = first[lo : lo + MAX_CHARS]
-        return ("…" if lo else "") + text + ("…" if lo + MAX_CHARS < len(first) else ""), i
+    if len(first) > SNIPPET_MAX_CHARS:
+        lo = max(0, min(col - SNIPPET_MAX_CHARS // 3, len(first) - SNIPPET_MAX_CHARS))
+        text = first[lo : lo + SNIPPET_MAX_CHARS]
+        return ("…" if lo else "") + text + ("…" if lo + SNIPPET_MAX_CHARS < len(first) else ""), i
     out = [first]
     size = len(first)
-    for j in range(i + 1, min(i + MAX_LINES, len(lines))):
+    for j in range(i + 1, min(i + SNIPPET_MAX_LINES, len(lines))):
         nxt = lines[j]
-        if size + len(nxt) + 1 > MAX_CHARS:
+        if size + len(nxt) + 1 > SNIPPET_MAX_CHARS:
             break
         out.append(nxt)
         size += len(nxt) + 1

@@ -12,11 +12,9 @@ import apsw
 import numpy as np
 
 from gnod.search import filters
+from gnod.search.constants import VECTOR_OVERFETCH
 from gnod.search.vector_index import VectorIndex
 from gnod.store import vectors as vecstore
-
-# Chunks fetched per wanted document; grows when documents hold many near chunks.
-OVERFETCH = 3
 
 
 class Row(NamedTuple):
@@ -37,7 +35,7 @@ def search(
     """The documents whose chunks are nearest `query`, best first, each by its best chunk."""
     condition, args = filters.where(where)
     allowed = vecstore.allowed_chunks(conn, condition, args) if condition != "1" else None
-    k = limit * OVERFETCH
+    k = limit * VECTOR_OVERFETCH
     while True:
         ids, sims = index.search(query, k, allowed)
         sim_of = dict(zip(ids.tolist(), sims.tolist()))

@@ -29,14 +29,13 @@ from gnod.search.constants import (
     ANN_RESCORE_EXTRA,
     ANN_RESCORE_FACTOR,
     VECTOR_ANN_MIN,
+    VECTOR_BUILD_SLICE,
     VECTOR_COMPACT_DEAD,
+    VECTOR_PREAD_ROWS,
 )
 
 if TYPE_CHECKING:
     from gnod.search.ann import Ann
-
-BUILD_SLICE = 5_000  # rows per step of a graph build or compaction (a build stops between two)
-PREAD_ROWS = 1024  # up to this many rows of a file are read one by one, not mapped
 
 
 class Rows:
@@ -95,7 +94,7 @@ class Rows:
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """These rows (ascending), copied: a few read one by one, many through the mapping."""
-        if self._fd < 0 or len(rows) > PREAD_ROWS:
+        if self._fd < 0 or len(rows) > VECTOR_PREAD_ROWS:
             return np.asarray(self.matrix(int(rows[-1]) + 1 if len(rows) else 0)[rows])
         size = 4 * self.dim
         data = b"".join(os.pread(self._fd, size, r * size) for r in rows.tolist())
@@ -294,10 +293,10 @@ class VectorIndex:
             with self._lock:
                 n, ids = self._n, self._ids[: self._n].copy()
             ann = Ann(self.dim)
-            for start in range(0, n, BUILD_SLICE):
+            for start in range(0, n, VECTOR_BUILD_SLICE):
                 if self._stop_building.is_set():
                     return False
-                part = ids[start : start + BUILD_SLICE]
+                part = ids[start : start + VECTOR_BUILD_SLICE]
                 live = part >= 0
                 ann.build(part[live], self._rows.read(start, start + len(part))[live])
             with self._lock:
@@ -325,8 +324,8 @@ class VectorIndex:
         with self._lock:
             n, ids = self._n, self._ids[: self._n].copy()
         kept = 0
-        for start in range(0, n, BUILD_SLICE):
-            live = ids[start : start + BUILD_SLICE] >= 0
+        for start in range(0, n, VECTOR_BUILD_SLICE):
+            live = ids[start : start + VECTOR_BUILD_SLICE] >= 0
             block = self._rows.read(start, start + len(live))[live]
             rows.reserve(kept + len(block))
             rows.write(kept, block)

@@ -11,6 +11,7 @@ from gnod.models import presets
 from gnod.models.base import ModelUnavailable
 from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
 from gnod.search import answer
+from gnod.search.constants import ANSWER_SOURCE_CHARS
 from gnod.search.passages import Passage
 from gnod.server.query import run_query
 from gnod.server.rpc import Call, Daemon, RpcError
@@ -64,7 +65,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
             considered=[],
             model=None,
         )
-    found = await run.passages_for(len(result.hits), answer.SOURCE_CHARS)
+    found = await run.passages_for(len(result.hits), ANSWER_SOURCE_CHARS)
     picks = answer.select([f.text for f in found], [h.score for h in result.hits], p.sources)
     shifts = [c.doc.line_shifts for c in run.kept[: len(found)]]
     considered = [_source(n, result.hits[i], found[i], shifts[i]) for n, i in enumerate(picks, 1)]
