@@ -8,7 +8,6 @@ that are not on the fast path are imported where they are used.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -215,6 +214,8 @@ def collection_add(
     allow_overlap: bool = False,
     description: str | None = None,
 ) -> int:
+    import os
+
     from gnoctl.output.collections import index_lines
 
     def go(fmt: str) -> int:
@@ -240,7 +241,7 @@ def collection_add(
 
 
 def _default_name(path: str) -> str:
-    base = os.path.basename(path.rstrip("/")) or "root"
+    base = path.rstrip("/").rpartition("/")[2] or "root"
     cleaned = "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in base).lstrip("._-")
     return (cleaned or "docs")[:64]
 
@@ -299,7 +300,8 @@ def _stop(paths: Paths, timeout: float) -> dict:
         return {"stopped": True}
     if pid is None:
         raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not stop within {timeout:g} s and wrote no pid file")
-    import signal  # not on the search fast path, which imports this module
+    import os  # neither is on the search fast path, which imports this module
+    import signal
 
     try:
         os.kill(pid, signal.SIGKILL)
@@ -487,6 +489,8 @@ def similar(params: dict, fmt: str | None, autostart: bool | None = None) -> int
 
 def bench(fixture_path: str, modes: list[str], k: int, fmt: str | None, autostart: bool | None = None) -> int:
     """Score search, vsearch and query on the user's fixture (see gnoctl.bench)."""
+    import os
+
     from gnoctl import bench as b
     from gnoctl.output.bench import table
 

@@ -4,10 +4,11 @@ same for every result (JSON, JSON Lines, file lists, CSV), and Markdown and XML 
 
 from __future__ import annotations
 
-import os
+import posix
 import sys
 
 from gnoctl import fastjson
+from gnod.paths import env
 
 TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ class View:
         set (no-color.org) or TERM=dumb."""
         if self.color_when != "auto":
             return self.color_when == "always"
-        if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        if env("NO_COLOR") or env("TERM") == "dumb":
             return False
         return sys.stdout.isatty()
 
@@ -62,11 +63,12 @@ def _page(text: str) -> bool:
     if not sys.stdout.isatty():
         return False
     try:
-        rows = os.get_terminal_size(sys.stdout.fileno()).lines
+        rows = posix.get_terminal_size(sys.stdout.fileno()).lines
     except OSError:
         return False
     if rows <= 0 or text.count("\n") + 1 < rows:
         return False
+    import os
     import shlex
     import subprocess
 
@@ -90,6 +92,8 @@ def _page(text: str) -> bool:
 def quiet_stdout() -> None:
     """The reader of our stdout is gone (`| head`, `| grep -q`): send the rest nowhere,
     so neither a later write nor the interpreter's final flush complains."""
+    import os
+
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
