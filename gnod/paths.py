@@ -42,7 +42,7 @@ def _absolute(path: str) -> str:
 
 
 def _join(folder: str, name: str) -> str:
-    """_join(folder, name) for a non-empty folder and a plain name."""
+    """os.path.join(folder, name) for a non-empty folder and a plain name."""
     return folder + name if folder.endswith("/") else f"{folder}/{name}"
 
 
