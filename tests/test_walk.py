@@ -154,6 +154,29 @@ def test_a_kept_listing_is_used_until_what_it_depends_on_changes(tmp_path, monke
     assert paths(tmp_path, Filter(["**/c.md"], [])) == ["sub/c.md"] and len(listed) == 4
 
 
+def test_a_directory_kept_without_a_gitignore_is_not_asked_for_one(tmp_path, monkeypatch):
+    """A no-op walk stats no .gitignore where the kept listing saw none (one added would
+    change the directory's mtime); one that exists is still stat'ed for edits in place."""
+    make(tmp_path, {".gitignore": "*.tmp.md\n", "a.md": "", "sub/c.md": "", "sub/x.tmp.md": "", "deep/er/e.md": ""})
+    _age(tmp_path)
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "deep/er/e.md", "sub/c.md"]
+    asked: list[str] = []
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path).endswith("/.gitignore"):
+            asked.append(str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "deep/er/e.md", "sub/c.md"]
+    assert asked == [str(tmp_path / ".gitignore")]
+    (tmp_path / "sub" / ".gitignore").write_text("c.md\n")
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "deep/er/e.md"]
+    (tmp_path / "deep" / "er" / ".gitignore").mkdir()  # not a file: nothing to read, nothing ignored
+    assert paths(tmp_path, Filter([], [])) == ["a.md", "deep/er/e.md"]
+
+
 @pytest.mark.parametrize(
     "path, ext",
     [

@@ -251,6 +251,7 @@ class _Listing(NamedTuple):
     files: tuple[str, ...]
     subdirs: tuple[str, ...]
     issues: tuple[WalkIssue, ...]
+    gitignore: bool = True  # whether the directory held a .gitignore when listed
 
 
 # Directory path → its last listing, reused while the directory's mtime, the filters and
@@ -287,19 +288,20 @@ def walk(
     if follow_symlinks:
         visited = set()
         try:
-            st = os.stat(top)
-            visited.add((st.st_dev, st.st_ino))
+            top_st = os.stat(top)
+            visited.add((top_st.st_dev, top_st.st_ino))
         except OSError:
             pass
     stack: list[tuple[str, str, list[Ignore]]] = [(top, start, ignores0)]
     while stack:
         abs_dir, rel_dir, ignores = stack.pop()
         prefix = rel_dir + "/" if rel_dir else ""
-        if flt.gitignore:
+        st = _dir_stat(abs_dir) if visited is None else None
+        if flt.gitignore and not _none_to_load(abs_dir, st):
             ignore = _load_gitignore(abs_dir, prefix)
             if ignore is not None:
                 ignores = [*ignores, ignore]
-        listing = _listing(root, abs_dir, prefix, flt, ignores, visited)
+        listing = _listing(root, abs_dir, prefix, flt, ignores, visited, st)
         for issue in listing.issues:
             report(issue)
         here = abs_dir if abs_dir.endswith("/") else abs_dir + "/"  # os.path.join, without its cost per file
@@ -316,24 +318,42 @@ def walk(
         stack.extend((here + name, prefix + name, ignores) for name in reversed(listing.subdirs))
 
 
+def _dir_stat(abs_dir: str) -> os.stat_result | None:
+    try:
+        return os.stat(abs_dir)
+    except OSError:
+        return None
+
+
+def _none_to_load(abs_dir: str, st: os.stat_result | None) -> bool:
+    """Whether the directory surely holds no .gitignore, without a stat of one: its kept
+    listing had none and it is unchanged since (a file added would change its mtime)."""
+    kept = _listings.get(abs_dir)
+    if st is None or kept is None or kept.gitignore or kept.key is None:
+        return False
+    return kept.key[:3] == (st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 def _listing(
-    root: str, abs_dir: str, prefix: str, flt: Filter, ignores: list[Ignore], visited: set[tuple[int, int]] | None
+    root: str,
+    abs_dir: str,
+    prefix: str,
+    flt: Filter,
+    ignores: list[Ignore],
+    visited: set[tuple[int, int]] | None,
+    st: os.stat_result | None,
 ) -> _Listing:
     """The directory's listing, kept from the last walk when nothing it depends on changed
-    (never when links are followed: which directories were seen decides what a link is)."""
+    (never when links are followed: which directories were seen decides what a link is).
+    `st`: the directory's stat (None when links are followed, or it could not be read)."""
     key = None
     racy = True
-    if visited is None:
-        try:
-            st = os.stat(abs_dir)
-        except OSError:
-            pass
-        else:
-            key = (st.st_mtime_ns, st.st_ino, st.st_dev, flt.key, tuple(i.stamp for i in ignores))
-            kept = _listings.get(abs_dir)
-            if kept is not None and kept.key == key:
-                return kept
-            racy = st.st_mtime_ns > time.time_ns() - RACY_NS
+    if st is not None:
+        key = (st.st_mtime_ns, st.st_ino, st.st_dev, flt.key, tuple(i.stamp for i in ignores))
+        kept = _listings.get(abs_dir)
+        if kept is not None and kept.key == key:
+            return kept
+        racy = st.st_mtime_ns > time.time_ns() - RACY_NS
     listing = _scan(root, abs_dir, prefix, flt, ignores, visited, key)
     if listing.key is not None and not racy:
         if len(_listings) >= _MAX_LISTINGS:
@@ -382,7 +402,8 @@ def _scan(
                 files.append(entry.name)
             else:
                 issues.append(bad_name(rel))
-    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues))
+    gitignore = any(entry.name == ".gitignore" for entry in entries)
+    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore)
 
 
 def _entry_kind(
