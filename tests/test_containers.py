@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import cli_json, running_gnod, wait_until
-from gnod.config import CollectionConfig
+from gnod.config import CONTAINER_SUFFIXES, CollectionConfig
 from gnod.ingest import containers
 from gnod.ingest.convert import IngestFailure
 from gnod.ingest.pipeline import index_collection
@@ -221,6 +221,15 @@ def test_the_shards_of_a_mailbox_run_in_the_pool_one_per_batch(monkeypatch):
     shard = Task(e, None, None, shard=(1, ((0, 10),)))
     sizes = [len(b) for b in _batches([*plain[:40], shard, shard, *plain[40:]])]
     assert sizes == [32, 1, 1, 32, 6]
+
+
+def test_kind_tells_a_container_by_its_last_character_first():
+    """kind() rejects a name by its last character before lowercasing it whole: that
+    holds only if no other character lowercases to a container suffix's last one."""
+    last = containers._LAST
+    assert all(chr(c) in last for c in range(0x110000) if chr(c).lower()[-1:] in last)
+    for suffix in CONTAINER_SUFFIXES:
+        assert containers.kind("x" + suffix) is not None and containers.kind("X" + suffix.upper()) is not None
 
 
 def test_kind_and_file_of():

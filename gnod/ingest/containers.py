@@ -43,10 +43,17 @@ _FROM_LINE_RE = re.compile(rb"From [^\n]*\n")
 _QUOTED_FROM_RE = re.compile(rb"(?m)^>(>*From )")
 
 
+# What a container's name can end with, in either case: most names are told apart by
+# their last character alone (no character but these lowercases to one of them).
+_LAST = frozenset(c for suffix in CONTAINER_SUFFIXES for c in (suffix[-1], suffix[-1].upper()))
+
+
 def kind(rel_path: str) -> str | None:
     """ "archive" or "mailbox" when the name says the file holds documents, else None
-    (a suffix holds no "/": the path's end is its name's; one test for most files,
-    as the stat-only pass asks this of every file)."""
+    (a suffix holds no "/": the path's end is its name's; one set lookup for most
+    files, as the stat-only pass asks this of every file)."""
+    if rel_path[-1:] not in _LAST:
+        return None
     name = rel_path.lower()
     if not name.endswith(CONTAINER_SUFFIXES):
         return None
