@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from operator import attrgetter
 from typing import NamedTuple
 
+import msgspec
 import pathspec
 
 from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, extension
@@ -46,7 +47,10 @@ def _is_own(entry: os.DirEntry) -> bool:
 _DEFAULT_EXCLUDED_FILES = frozenset(p for p in DEFAULT_EXCLUDE if not p.endswith("/"))
 
 
-class WalkEntry(NamedTuple):
+class WalkEntry(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A file the walk admits, with its stat (a Struct: a walk makes one per file, and a
+    NamedTuple's Python-level constructor was a twentieth of a no-op update)."""
+
     rel_path: str  # POSIX-style, relative to the collection root
     abs_path: str
     size: int
