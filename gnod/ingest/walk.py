@@ -49,7 +49,7 @@ _DEFAULT_EXCLUDED_FILES = frozenset(p for p in DEFAULT_EXCLUDE if not p.endswith
 
 class WalkEntry(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A file the walk admits, with its stat (a Struct: a walk makes one per file, and a
-    NamedTuple's Python-level constructor was a twentieth of a no-op update)."""
+    NamedTuple's Python-level constructor was ~20 ms of a ~450 ms no-op update)."""
 
     rel_path: str  # POSIX-style, relative to the collection root
     abs_path: str
