@@ -16,7 +16,7 @@ import time
 
 from gnoctl import fastjson
 from gnod import wire
-from gnod.paths import Paths, env
+from gnod.paths import Paths, env, is_dir_mode
 
 TYPE_CHECKING = False  # typing itself imports re: too slow for the hot path (mypy reads it as True)
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def _check_runtime_dir(path: str) -> None:
         return
     uid = posix.getuid()
     problem = None
-    if (st.st_mode & 0o170000) != 0o040000:  # S_ISDIR without importing stat
+    if not is_dir_mode(st.st_mode):
         problem = "is not a directory (a symlink or a file)"
     elif st.st_uid != uid:
         problem = f"belongs to uid {st.st_uid}, not to you ({uid})"

@@ -46,9 +46,14 @@ def _join(folder: str, name: str) -> str:
     return folder + name if folder.endswith("/") else f"{folder}/{name}"
 
 
+def is_dir_mode(mode: int) -> bool:
+    """stat.S_ISDIR, without importing `stat` on the client's hot path."""
+    return mode & 0o170000 == 0o040000
+
+
 def _is_dir(path: str) -> bool:
     try:
-        return posix.stat(path).st_mode & 0o170000 == 0o040000  # S_ISDIR without `stat`
+        return is_dir_mode(posix.stat(path).st_mode)
     except (OSError, ValueError):
         return False
 
