@@ -329,13 +329,18 @@ def _dir_stat(abs_dir: str) -> os.stat_result | None:
         return None
 
 
+def _dir_stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What a kept listing's directory must still be: a change inside moves its mtime."""
+    return (st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 def _none_to_load(abs_dir: str, st: os.stat_result | None) -> bool:
     """Whether the directory surely holds no .gitignore, without a stat of one: its kept
     listing had none and it is unchanged since (a file added would change its mtime)."""
     kept = _listings.get(abs_dir)
     if st is None or kept is None or kept.gitignore or kept.key is None:
         return False
-    return kept.key[:3] == (st.st_mtime_ns, st.st_ino, st.st_dev)
+    return kept.key[0] == _dir_stamp(st)
 
 
 def _listing(
@@ -353,7 +358,7 @@ def _listing(
     key = None
     racy = True
     if st is not None:
-        key = (st.st_mtime_ns, st.st_ino, st.st_dev, flt.key, tuple(i.stamp for i in ignores))
+        key = (_dir_stamp(st), flt.key, tuple(i.stamp for i in ignores))
         kept = _listings.get(abs_dir)
         if kept is not None and kept.key == key:
             return kept
