@@ -627,7 +627,8 @@ class Hybrid:
         def mark(conn: apsw.Connection, analyzers: AnalyzerSet) -> list[Ranked]:
             """Offsets of the query's words (stems in each document's language, or as typed)."""
             typed = frozenset(self.words)
-            parts = [c.doc for c, _, preview in shown if not preview[3]]  # a whole document is in no one definition
+            # A whole document is in no one definition.
+            parts = [c.doc for c, _, (_, _, _, complete, _) in shown if not complete]
             defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in parts])
             out = []
             for c, score, (text, start, end, complete, truncated) in shown:
