@@ -209,3 +209,17 @@ def test_own_files_do_not_feed_back(env, tmp_path):
         assert not [p for p in listed if p.startswith(".gno/")], listed
     finally:
         d.stop()
+
+
+def test_a_save_after_a_quiet_spell_is_not_held_back_by_reads():
+    """While reads run, flushes of a collection come BUSY_GATHER_S apart (a stream of saves
+    is gathered into a few commits a second), but the first save after a quiet spell is
+    flushed at once: a client polling for it no longer waits out the gathering."""
+    from gnod.server.watcher import BUSY_GATHER_S, gather_seconds
+
+    now = 1000.0
+    assert gather_seconds(False, now - 0.01, now) == 0.0  # no reads: at once
+    assert gather_seconds(True, float("-inf"), now) == 0.0  # never flushed yet
+    assert gather_seconds(True, now - BUSY_GATHER_S - 0.01, now) == 0.0  # quiet since
+    waited = gather_seconds(True, now - 0.05, now)  # flushed 50 ms ago: the rest of the spacing
+    assert abs(waited - (BUSY_GATHER_S - 0.05)) < 1e-9

@@ -31,9 +31,10 @@ log = logging.getLogger("gnod.watch")
 # idle CPU per watched collection.
 STEP_MS = 10
 DEBOUNCE_MS = 400
-# While clients' reads run or wait, a flush first gathers changes this long: each flush is
-# a commit of both indexes (~14 ms of CPU) and empties the readers' page cache, so saves
-# at 20 a second took a third of what searches had; gathered, they are four commits.
+# While clients' reads run or wait, a collection's flushes come at least this far apart
+# (gather_seconds): each is a commit of both indexes (~14 ms of CPU) and empties the
+# readers' page cache, so saves at 20 a second took a third of what searches had;
+# gathered, they are four commits.
 BUSY_GATHER_S = 0.2
 STORAGE_RETRY_S = 2.0  # after a disk-full / I/O failure, how soon the same work is tried again
 # Beyond this many pending paths one stat-only pass of the collection is cheaper.
@@ -54,6 +55,7 @@ class _State:
         self.last_change_at: float | None = None
         self.last_indexed_at: float | None = None
         self.last_error: str | None = None
+        self.flushed_at = float("-inf")  # time.monotonic() when the last flush ended
 
 
 class Watcher:
@@ -198,8 +200,9 @@ class Watcher:
         state = self._states.get(name)
         try:
             while state is not None and (state.pending or state.full):
-                if self.writer.pool.busy():
-                    await asyncio.sleep(BUSY_GATHER_S)
+                gather = gather_seconds(self.writer.pool.busy(), state.flushed_at, time.monotonic())
+                if gather > 0:
+                    await asyncio.sleep(gather)
                 col = self._current(name)
                 if col is None:
                     return
@@ -251,6 +254,7 @@ class Watcher:
                     log.exception("%s: indexing changes failed", name)
                 finally:
                     state.running = False
+                    state.flushed_at = time.monotonic()
                     async with self._changed:
                         self._changed.notify_all()
                 if retry:
@@ -304,6 +308,14 @@ class Watcher:
             return True
         except asyncio.TimeoutError:
             return False
+
+
+def gather_seconds(busy: bool, flushed_at: float, now: float) -> float:
+    """How long a flush waits for more changes first: while clients' reads run or wait
+    (`busy`), until BUSY_GATHER_S after the collection's last flush ended, so a stream of
+    saves is committed a few times a second; a save after a quiet spell, at once (a
+    client polling for it kept it waiting 0.2 s whenever a read was in flight)."""
+    return max(0.0, flushed_at + BUSY_GATHER_S - now) if busy else 0.0
 
 
 def _undecodable_path(e: BaseException) -> bool:
