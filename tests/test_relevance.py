@@ -334,6 +334,22 @@ def test_path_and_language_filters(filtered):
     assert [h["path"] for h in search(filtered.env, "deploy", "--lang", "german")["hits"]] == ["de/anleitung.md"]
 
 
+def test_filters_that_leave_no_document_say_so(filtered):
+    """An empty result under filters that no indexed document passes says so: else it reads
+    as "the words are not there" (a file type that is not indexed, a typo in the path)."""
+
+    def nothing(*args: str) -> dict:
+        res = cli_json("search", *args, "--json", env=filtered.env, expect=1)
+        assert res["hits"] == []
+        return res
+
+    assert nothing("deploy", "--path", "*.dts", "--tag", "ops")["notes"] == [
+        "no indexed document passes the filters (tag ops, path *.dts), whatever the query"
+    ]
+    assert nothing("zebra", "--path", "ops/*")["notes"] == []  # documents pass; the word is not there
+    assert nothing("zebra")["notes"] == []
+
+
 def test_bad_filters_are_clear_errors(filtered):
     for args, words in (
         (["--lang", "klingon"], "unknown language"),

@@ -149,6 +149,15 @@ def active(f: Filter) -> bool:
     return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang or f.sender)
 
 
+def describe(f: Filter) -> str:
+    """The active filters as the CLI names them: `path *.dts*, tag ops, since 2024-01-01`."""
+    parts = [f"collection {', '.join(f.collections)}"] if f.collections else []
+    parts += [f"tag {tag}" for tag in f.tags]
+    parts += [f"{name} {value}" for name, value in (("since", f.since), ("until", f.until)) if value]
+    parts += [f"{name} {value}" for name, value in (("path", f.path), ("lang", f.lang), ("from", f.sender)) if value]
+    return ", ".join(parts)
+
+
 def where(f: Filter) -> tuple[str, list[Any]]:
     """(SQL condition over `d` and `c`, its arguments); "1" when nothing is filtered."""
     parts: list[str] = []
