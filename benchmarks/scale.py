@@ -12,7 +12,8 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
 indexing time), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
-the lexical index), rss_idle_mb= (gnod after indexing, idle), save_to_searchable_p50_ms=
+the lexical index), rss_idle_mb= (gnod after indexing, idle) and
+rss_idle_with_children_mb= (with its search process and workers), save_to_searchable_p50_ms=
 (a new file in the tree → found by search), symbols_wait_seconds= (after the no-op
 updates, until the background parse of definitions is done: the searches are timed
 after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose first
@@ -150,6 +151,15 @@ def folder_bytes(path: str) -> int:
     return total
 
 
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and its children (gnod's search process and the
+    ingest pool's workers; pages of the index that several of them map count in each)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+
+
 def source_bytes(db_file: str) -> int:
     import apsw
 
@@ -212,6 +222,7 @@ def main() -> None:
             index_bytes=index_bytes,
             index_over_source=index_bytes / src,
             rss_idle_mb=st["rss_bytes"] / 1e6,
+            rss_idle_with_children_mb=tree_rss(d.proc.pid) / 1e6,
             lexical_bytes=(st.get("lexical") or {}).get("bytes", 0),
         )
 
