@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from functools import partial
 
 import pytest
 
@@ -386,6 +387,26 @@ def test_worker_processes_convert_too(db, tmp_path):
     finally:
         pool.close()
     assert (stats.added, stats.errors) == (PARALLEL_MIN + 11, 4)
+
+
+def test_an_idle_pool_lets_its_processes_go_and_starts_them_again():
+    """Once nothing has used the pool for idle_s (a run, a spread, a submitted call), its
+    processes exit (after a big ingest a worker held ~200 MB at rest); a call under way
+    keeps them, and the next use starts them again."""
+    pool = PreparePool(1, idle_s=0.3)
+    try:
+        assert pool.spread(sum, [[1, 2], [3], [4]]) == [3, 3, 4]
+        assert pool.alive()
+        assert wait_until(lambda: not pool.alive(), 10)
+        slow = pool.submit(partial(time.sleep, 1.0))
+        time.sleep(0.6)
+        assert pool.alive() and not slow.done()  # in use past idle_s: kept
+        slow.result(timeout=30)
+        assert wait_until(lambda: not pool.alive(), 10)
+        assert pool.submit(partial(pow, 2, 10)).result(timeout=30) == 1024  # started again
+    finally:
+        pool.close()
+    assert not pool.alive()
 
 
 def test_while_clients_read_the_writer_leaves_preparing_to_the_workers(db, tmp_path, monkeypatch):

@@ -46,6 +46,10 @@ PARENT_POLL_S = 1.0  # how often a worker checks that the daemon that started it
 # Workers' scheduling priority (nice): clients' searches run in the daemon's process, and
 # when both want the cores, the kernel hands them to the searches first.
 WORKER_NICE = 10
+# An idle pool's processes are let go after this long: after the kernel tree's ingest and
+# parse, its worker held 217 MB (stem caches, parsers, what it last read), a third of
+# gnod's memory at rest. The next big run or backlog starts them again (~1 s).
+POOL_IDLE_S = 60.0
 
 
 class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -292,9 +296,13 @@ class PreparePool:
     gaps. Results come back in completion order, each with its task.
     """
 
-    def __init__(self, workers: int | None) -> None:
+    def __init__(self, workers: int | None, idle_s: float = POOL_IDLE_S) -> None:
         self.workers = default_workers() if workers is None else workers
+        self.idle_s = idle_s  # the processes are let go once nothing has used them this long
         self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._users = 0  # runs, spreads and submitted calls under way
+        self._idle: threading.Timer | None = None  # lets the processes go when it fires
         self._readahead = _Readahead()
         # True while clients' reads are being served: the calling thread then leaves the
         # preparing to the workers, as its Python would take the GIL from those reads.
@@ -305,7 +313,7 @@ class PreparePool:
             for t in tasks:
                 yield t, run_task(t, analyzers)
             return
-        pool = self._executor()
+        pool = self._acquire()
         todo = deque(_batches(tasks))
         pending: dict[Future, list[Task]] = {}
         if todo:
@@ -334,13 +342,14 @@ class PreparePool:
         finally:
             for f in pending:
                 f.cancel()
+            self._release()
 
     def spread(self, fn: Callable[[list[X]], Y], batches: list[list[X]]) -> list[Y]:
         """`fn` over each batch (fn importable, its batches picklable), in the workers and
         on this thread as in `run`; the results in the batches' order."""
         if self.workers < 1 or len(batches) < 2:
             return [fn(b) for b in batches]
-        pool = self._executor()
+        pool = self._acquire()
         todo = deque(enumerate(batches))
         results: dict[int, Y] = {}
         pending: dict[Future, int] = {}
@@ -360,25 +369,64 @@ class PreparePool:
         finally:
             for f in pending:
                 f.cancel()
+            self._release()
         return [results[i] for i in range(len(batches))]
 
     def submit(self, fn: Callable[[], Y]) -> Future:
         """`fn()` (picklable, importable) in a worker: background work between the runs."""
-        return self._executor().submit(fn)
+        pool = self._acquire()
+        try:
+            future = pool.submit(fn)
+        except BaseException:
+            self._release()
+            raise
+        future.add_done_callback(lambda _: self._release())
+        return future
 
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            # spawn, not fork: the daemon has threads, and fork would copy their locks.
-            ctx = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
-            )
-        return self._pool
+    def alive(self) -> bool:
+        """Whether the worker processes are started (not yet let go)."""
+        return self._pool is not None
+
+    def _acquire(self) -> ProcessPoolExecutor:
+        """The executor, started if need be, counted as in use until `_release`."""
+        with self._lock:
+            self._users += 1
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
+            if self._pool is None:
+                # spawn, not fork: the daemon has threads, and fork would copy their locks.
+                ctx = multiprocessing.get_context("spawn")
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+                )
+            return self._pool
+
+    def _release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._pool is not None:
+                self._idle = threading.Timer(self.idle_s, self._let_go)
+                self._idle.daemon = True
+                self._idle.start()
+
+    def _let_go(self) -> None:
+        """The idle timer's end: the processes exit, unless the pool was used meanwhile
+        (a timer cancelled while it was already firing is not the current one)."""
+        with self._lock:
+            if self._users or self._idle is not threading.current_thread() or self._pool is None:
+                return
+            pool, self._pool, self._idle = self._pool, None, None
+        pool.shutdown(wait=True)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        with self._lock:
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_workers() -> int:
