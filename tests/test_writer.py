@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import apsw
+
 from conftest import lexical_ids
 from gnod.config import CollectionConfig
 from gnod.ingest import pipeline
@@ -75,5 +77,39 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
         assert conn is not None
         assert {r[0] for r in conn.execute("SELECT rel_path FROM documents")} >= {"note.md", "f0000.md", "f0049.md"}
         assert len(store.collection_ids(conn)) == 2
+    finally:
+        writer.close()
+
+
+def test_a_big_run_gives_its_memory_back(tmp_path, monkeypatch):
+    """After a run big enough that the lexical index's writer gives back its heap, the
+    writer connection's page cache goes back too (a big ingest filled it to cache_size);
+    after a small run it stays, for the next edit."""
+    from gnod.store import lexical_index
+
+    monkeypatch.setattr(lexical_index, "REST_AFTER", 40)
+    root = tmp_path / "notes"
+    root.mkdir()
+    for i in range(30):
+        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n" + f"words about topic {i} " * 200 + "\n")
+    col = CollectionConfig(name="notes", path=str(root))
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+
+    async def cache_after_index() -> int:
+        await writer.index(col, None)
+        return await writer.run(lambda conn: conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0])
+
+    async def scenario() -> tuple[int, int]:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        small = await cache_after_index()  # 30 documents taken: below REST_AFTER
+        for i in range(30, 60):
+            (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n" + f"other words {i} " * 200 + "\n")
+        return small, await cache_after_index()  # 60 taken: the writer rests
+
+    try:
+        kept, released = asyncio.run(scenario())
+        assert released < kept / 4, (kept, released)
     finally:
         writer.close()

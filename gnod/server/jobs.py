@@ -91,9 +91,12 @@ def tune_malloc() -> None:
         pass
 
 
-def release_memory() -> None:
-    """Give the memory freed by a big job back to the system: glibc keeps freed heap
-    pages for reuse, so gnod's RSS after an ingest would stay at its peak."""
+def release_memory(conn: apsw.Connection | None = None) -> None:
+    """Give the memory freed by a big job back to the system: `conn`'s page cache first
+    (a big ingest fills it to cache_size: ~75 MB of the kernel tree's writer), then the
+    heap pages glibc keeps for reuse, so gnod's RSS after an ingest would stay at its peak."""
+    if conn is not None:
+        conn.execute("PRAGMA shrink_memory")
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
@@ -155,8 +158,7 @@ class Writer:
         (an index built from the database answers with what it holds so far)."""
         done = await self.run(lambda conn: self.lexical.reconcile(conn, serving=serving, stop=self.stop))
         log.info("%s", done)
-        if await self.run(lambda _conn: self.lexical.rest()):
-            release_memory()
+        await self.run(self._rest)
 
     async def pack_old_content(self) -> None:
         """Compress the content an older gno stored as text, a batch per job (so other
@@ -171,6 +173,12 @@ class Writer:
         if batches:
             await self.run(reclaim)
             log.info("content stored before compression: compressed (%d batches)", batches)
+
+    def _rest(self, conn: apsw.Connection) -> None:
+        """After a job (on the writer thread): once the lexical index's writer has taken
+        enough to give its heap back (a big run), the memory the run freed goes back too."""
+        if self.lexical.rest():
+            release_memory(conn)
 
     def _call(self, fn: Callable[[apsw.Connection], T]) -> T:
         """Run `fn` on the writer thread's connection and bring the lexical index along."""
@@ -269,8 +277,7 @@ class Writer:
                 )
             finally:
                 self.job = JobInfo(running=False)
-                if self.lexical.rest():
-                    release_memory()
+                self._rest(conn)
 
         return await self.run_content(job)
 

@@ -96,7 +96,7 @@ class Symbols:
         if not stopping.is_set():
             self._since = started
         if done:
-            await asyncio.to_thread(release_memory)  # the batches' buffers, freed: back to the system
+            await self.writer.run(release_memory)  # the batches' buffers and their writes' pages, freed
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
             log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
 
