@@ -5,6 +5,7 @@ collection waits for the run to end."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import apsw
@@ -81,35 +82,34 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
         writer.close()
 
 
-def test_a_big_run_gives_its_memory_back(tmp_path, monkeypatch):
-    """After a run big enough that the lexical index's writer gives back its heap, the
-    writer connection's page cache goes back too (a big ingest filled it to cache_size);
-    after a small run it stays, for the next edit."""
-    from gnod.store import lexical_index
-
-    monkeypatch.setattr(lexical_index, "REST_AFTER", 40)
+def test_a_whole_collection_run_gives_its_memory_back(tmp_path):
+    """After a whole collection's run (an ingest, a rescan) and the start's look for content
+    to compress, the writer connection's page cache goes back to the system: a big ingest
+    filled it to cache_size, a no-op rescan with every document's state, the look with the
+    whole content table. What it read is in the OS's cache still."""
     root = tmp_path / "notes"
     root.mkdir()
-    for i in range(30):
-        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n" + f"words about topic {i} " * 200 + "\n")
+    for i in range(30):  # words that do not compress: pages of content to read
+        (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n" + " ".join(os.urandom(4).hex() for _ in range(600)) + "\n")
     col = CollectionConfig(name="notes", path=str(root))
     writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
     writer.open()
 
-    async def cache_after_index() -> int:
-        await writer.index(col, None)
-        return await writer.run(lambda conn: conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0])
+    def cache_used(conn: apsw.Connection) -> int:
+        return conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0]
 
-    async def scenario() -> tuple[int, int]:
+    async def scenario() -> tuple[int, int, int, int]:
         await writer.reconcile_lexical(lambda: None)
         await writer.sync_collections([col])
-        small = await cache_after_index()  # 30 documents taken: below REST_AFTER
-        for i in range(30, 60):
-            (root / f"n{i:02d}.md").write_text(f"# Note {i}\n\n" + f"other words {i} " * 200 + "\n")
-        return small, await cache_after_index()  # 60 taken: the writer rests
+        page = await writer.run(lambda conn: conn.execute("PRAGMA page_size").fetchone()[0])
+        added = (await writer.index(col, None)).added
+        after_run = await writer.run(cache_used)
+        await writer.pack_old_content()  # at every start: it reads the whole content table
+        return page, added, after_run, await writer.run(cache_used)
 
     try:
-        kept, released = asyncio.run(scenario())
-        assert released < kept / 4, (kept, released)
+        page, added, after_run, after_start = asyncio.run(scenario())
+        assert added == 30 and after_run < 8 * page, after_run  # 30 documents' pages were written through it
+        assert after_start < 8 * page, after_start
     finally:
         writer.close()
