@@ -13,8 +13,8 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
 indexing time), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
 the lexical index), rss_idle_mb= (gnod at rest after it all: the definitions parsed and
-the ingest pool let go) and rss_idle_with_children_mb= (with its search process and any
-worker), save_to_searchable_p50_ms=
+the ingest pool let go) and pss_idle_with_children_mb= (with its search process and any
+worker, pages they share counted once), save_to_searchable_p50_ms=
 (a new file in the tree → found by search), symbols_wait_seconds= (after the no-op
 updates, until the background parse of definitions is done: the searches are timed
 after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose first
@@ -153,13 +153,13 @@ def folder_bytes(path: str) -> int:
     return total
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of a process and its children (gnod's search process and the
-    ingest pool's workers; pages of the index that several of them map count in each)."""
+def tree_pss(pid: int) -> int:
+    """Proportional resident bytes of a process and its children (gnod's search process,
+    any ingest worker): a page that several of them map (the index's files) counts once."""
     import psutil
 
     proc = psutil.Process(pid)
-    return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)])
+    return sum(p.memory_full_info().pss for p in [proc, *proc.children(recursive=True)])
 
 
 def source_bytes(db_file: str) -> int:
@@ -300,7 +300,7 @@ def main() -> None:
         time.sleep(max(0.0, at_rest - time.monotonic()))
         emit(
             rss_idle_mb=d.call("status")["rss_bytes"] / 1e6,
-            rss_idle_with_children_mb=tree_rss(d.proc.pid) / 1e6,
+            pss_idle_with_children_mb=tree_pss(d.proc.pid) / 1e6,
         )
 
     if args.save:
