@@ -313,11 +313,11 @@ class PreparePool:
             for t in tasks:
                 yield t, run_task(t, analyzers)
             return
-        pool = self._acquire()
         todo = deque(_batches(tasks))
         pending: dict[Future, list[Task]] = {}
         if todo:
             self._readahead.add(todo[-1])  # the far end: this thread's first batch
+        pool = self._acquire()
         try:
             while todo or pending:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
@@ -349,10 +349,10 @@ class PreparePool:
         on this thread as in `run`; the results in the batches' order."""
         if self.workers < 1 or len(batches) < 2:
             return [fn(b) for b in batches]
-        pool = self._acquire()
         todo = deque(enumerate(batches))
         results: dict[int, Y] = {}
         pending: dict[Future, int] = {}
+        pool = self._acquire()
         try:
             while todo or pending:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
