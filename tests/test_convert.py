@@ -5,6 +5,7 @@ format indexes through the real pipeline with the bad files in ingest_errors."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -32,7 +33,7 @@ from gnod.ingest.convert import (
 )
 from gnod.ingest.pipeline import index_collection
 from gnod.ingest.walk import WalkEntry
-from gnod.ingest.workers import PARALLEL_MIN, PreparePool, Task
+from gnod.ingest.workers import PARALLEL_MIN, RESULT_PIPE_BYTES, PreparePool, Task
 from gnod.store import documents as store
 from gnod.text.analyzer import AnalyzerSet
 
@@ -407,6 +408,26 @@ def test_an_idle_pool_lets_its_processes_go_and_starts_them_again():
     finally:
         pool.close()
     assert not pool.alive()
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
+def test_worker_batches_come_back_through_a_wide_pipe():
+    """A batch of prepared documents is about a megabyte: through the default 64 KB pipe
+    the worker waited at every few kilobytes for the daemon's result thread (and its
+    turn at the GIL), its core idle. Each start of the processes gets the wide pipe."""
+    with open("/proc/sys/fs/pipe-max-size") as f:
+        if int(f.read()) < RESULT_PIPE_BYTES:
+            pytest.skip("this system caps pipes below RESULT_PIPE_BYTES")
+    pool = PreparePool(1, idle_s=1.0)
+    try:
+        for _ in range(2):  # started, let go, started again
+            assert pool.spread(sum, [[1, 2], [3], [4]]) == [3, 3, 4]
+            assert pool._pool is not None
+            reader = pool._pool._result_queue._reader  # type: ignore[attr-defined]
+            assert fcntl.fcntl(reader.fileno(), fcntl.F_GETPIPE_SZ) == RESULT_PIPE_BYTES
+            assert wait_until(lambda: not pool.alive(), 10)
+    finally:
+        pool.close()
 
 
 def test_while_clients_read_the_writer_leaves_preparing_to_the_workers(db, tmp_path, monkeypatch):

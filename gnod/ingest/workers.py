@@ -9,6 +9,7 @@ round trip.
 from __future__ import annotations
 
 import errno
+import fcntl
 import gc
 import hashlib
 import multiprocessing
@@ -50,6 +51,12 @@ WORKER_NICE = 10
 # parse, its worker held 217 MB (stem caches, parsers, what it last read), a third of
 # gnod's memory at rest. The next big run or backlog starts them again (~1 s).
 POOL_IDLE_S = 60.0
+# The pipe that brings a worker's batches back: a batch of prepared documents (their
+# stems and exact forms) is about a megabyte, and through the default 64 KB the worker
+# wrote it only as fast as the daemon's result thread read it, which takes the GIL
+# back from the writer thread before each read: the worker sat blocked on that pipe
+# ~5 % of the kernel tree's ingest, its core idle. Linux lets anyone ask for 1 MB.
+RESULT_PIPE_BYTES = 1 << 20
 
 
 class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -400,6 +407,7 @@ class PreparePool:
                 self._pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
                 )
+                _widen_results(self._pool)
             return self._pool
 
     def _release(self) -> None:
@@ -427,6 +435,19 @@ class PreparePool:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _widen_results(pool: ProcessPoolExecutor) -> None:
+    """Give the executor's result pipe RESULT_PIPE_BYTES (the executor has no setting for
+    it); where the OS cannot (no F_SETPIPE_SZ, a lower system limit) it stays as it is."""
+    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if reader is None or set_size is None:
+        return
+    try:
+        fcntl.fcntl(reader.fileno(), set_size, RESULT_PIPE_BYTES)
+    except OSError:
+        pass
 
 
 def default_workers() -> int:
