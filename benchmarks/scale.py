@@ -11,7 +11,9 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 "# Debian packaging" lines (they ignore everything at the top). Not part of the tests.
 
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
-indexing time), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
+indexing time), ingest_cpu_seconds= and ingest_cores_busy= (gnod and its children's CPU
+during the ingest, and that over its wall time, beside cores=: how near it is to using
+the whole machine), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
 the lexical index), rss_idle_mb= (gnod at rest after it all: the definitions parsed and
 the ingest pool let go) and pss_idle_with_children_mb= (with its search process and any
 worker, pages they share counted once), save_to_searchable_p50_ms=
@@ -153,6 +155,21 @@ def folder_bytes(path: str) -> int:
     return total
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user and system) a process and its living children have used so far."""
+    import psutil
+
+    total = 0.0
+    proc = psutil.Process(pid)
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:  # exited since it was listed
+            continue
+        total += t.user + t.system
+    return total
+
+
 def tree_pss(pid: int) -> int:
     """Proportional resident bytes of a process and its children (gnod's search process,
     any ingest worker): a page that several of them map (the index's files) counts once."""
@@ -185,9 +202,10 @@ def main() -> None:
     with Daemon(home=args.home and os.path.abspath(args.home)) as d:
         stats: dict = {}
         if not any(c["name"] == "tree" for c in d.call("status")["collections"]):
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), tree_cpu(d.proc.pid)
             res = d.call("collection.add", {"name": "tree", "path": tree, "index": True})
             wall = time.perf_counter() - t0
+            cpu = tree_cpu(d.proc.pid) - cpu0
             stats = res["collections"][0]
         src = source_bytes(d.paths.db_file)
         if stats:
@@ -197,6 +215,9 @@ def main() -> None:
                 ingest_seconds=stats["seconds"],
                 ingest_wall_seconds=wall,
                 ingest_mb_per_s=src / 1e6 / stats["seconds"],
+                ingest_cpu_seconds=cpu,
+                ingest_cores_busy=cpu / wall,
+                cores=os.cpu_count() or 1,
             )
         emit(source_mb=src / 1e6)
         # The watcher rescans every collection when gnod starts: time updates after it.
