@@ -155,13 +155,20 @@ def folder_bytes(path: str) -> int:
     return total
 
 
+def _family(pid: int) -> list:
+    """A process and its living children (gnod's search process, any ingest worker)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    return [proc, *proc.children(recursive=True)]
+
+
 def tree_cpu(pid: int) -> float:
     """CPU seconds (user and system) a process and its living children have used so far."""
     import psutil
 
     total = 0.0
-    proc = psutil.Process(pid)
-    for p in [proc, *proc.children(recursive=True)]:
+    for p in _family(pid):
         try:
             t = p.cpu_times()
         except psutil.NoSuchProcess:  # exited since it was listed
@@ -171,12 +178,9 @@ def tree_cpu(pid: int) -> float:
 
 
 def tree_pss(pid: int) -> int:
-    """Proportional resident bytes of a process and its children (gnod's search process,
-    any ingest worker): a page that several of them map (the index's files) counts once."""
-    import psutil
-
-    proc = psutil.Process(pid)
-    return sum(p.memory_full_info().pss for p in [proc, *proc.children(recursive=True)])
+    """Proportional resident bytes of a process and its children: a page that several of
+    them map (the index's files) counts once."""
+    return sum(p.memory_full_info().pss for p in _family(pid))
 
 
 def source_bytes(db_file: str) -> int:

@@ -91,12 +91,11 @@ def tune_malloc() -> None:
         pass
 
 
-def release_memory(conn: apsw.Connection | None = None) -> None:
+def release_memory(conn: apsw.Connection) -> None:
     """Give the memory freed by a big job back to the system: `conn`'s page cache first
     (a big ingest fills it to cache_size: ~75 MB of the kernel tree's), then the
     heap pages glibc keeps for reuse, so gnod's RSS after an ingest would stay at its peak."""
-    if conn is not None:
-        conn.execute("PRAGMA shrink_memory")
+    conn.execute("PRAGMA shrink_memory")
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
