@@ -53,6 +53,8 @@ def test_tokenize_cjk(text, tokens):
         # ASCII takes a byte-table fast path: every code point, then code.
         "".join(map(chr, range(128))) * 2,
         "static int __init kmalloc_GFP_KERNEL(void *p) { return x86_64 + 0x1F; } // Use-after-free",
+        # Not ASCII until lowered: the Kelvin sign lowers to "k".
+        "\u212aELVIN at 5\u212a",
     ],
 )
 def test_non_cjk_text_is_tokenized_as_before(text):
