@@ -11,7 +11,7 @@ from conftest import cli_json, lexical_index, lexical_paths, migrated_db, write_
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, tokenize
+from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, exact_text, tokenize
 
 
 @pytest.mark.parametrize(
@@ -76,6 +76,13 @@ def test_text_with_other_characters_is_tokenized_as_the_regex_does(text):
     only its other words by TOKEN_RE; other text goes through TOKEN_RE whole: the tokens
     are TOKEN_RE's, in order, either way."""
     assert tokenize(text) == TOKEN_RE.findall(text.lower())
+
+
+@given(st.text(st.sampled_from("aZ9é\u0301東京タ _-.\n"), max_size=300), st.integers(1, 40))
+def test_a_text_stemmed_a_piece_at_a_time_is_stemmed_as_a_whole(text, piece):
+    """Pieces end at a line's end: no token (nor CJK run) is cut in two."""
+    analyzer = Analyzer("english")
+    assert analyzer.stems_and_words(text, piece) == (analyzer.index_text(text), exact_text(text))
 
 
 def test_query_words_become_bigram_phrases():

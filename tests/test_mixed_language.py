@@ -25,7 +25,7 @@ from gnod.store.documents import (
     restem_document,
 )
 from gnod.store.migrations import migrate
-from gnod.text.analyzer import AnalyzerSet, tokenize
+from gnod.text.analyzer import AnalyzerSet, exact_text, tokenize
 from gnod.text.language import detect_language
 
 ENGLISH = (
@@ -272,7 +272,7 @@ def test_cjk_block_inside_an_english_page(make):
 def test_stem_body_without_per_block_is_the_plain_analyzer():
     analyzers = AnalyzerSet()
     out = stem_body(EN_DE, "english", analyzers, per_block=False)
-    assert out == ("english", analyzers.get("english").index_text(EN_DE), ())
+    assert out == ("english", analyzers.get("english").index_text(EN_DE), exact_text(EN_DE), ())
 
 
 # --- plumbing -----------------------------------------------------------------------------

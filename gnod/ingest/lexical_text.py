@@ -11,21 +11,20 @@ from typing import Any
 import apsw
 
 from gnod.config import CAMEL_CASE_EXTENSIONS, extension
-from gnod.ingest.sections import stem_body
+from gnod.ingest.sections import StemmedBody, stem_body
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
 from gnod.store.lexical_index import SEPARATOR
-from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, identifier_parts, ingest_analyzers, tokenize
+from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, identifier_parts, ingest_analyzers
 
 
-def lexical_text(
-    rel_path: str, heading: str, body: str, tokens: list[str], stems: str, analyzer: Analyzer
-) -> LexicalText:
-    """`heading` is the indexed title (documents.indexed_title), `tokens` the body's and
-    `stems` its stemmed text (sections.stem_body), `analyzer` the document's language's.
+def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, analyzer: Analyzer) -> LexicalText:
+    """`heading` is the indexed title (documents.indexed_title), `stemmed` the body's
+    stems and exact forms (sections.stem_body), `analyzer` the document's language's.
     In a language of camelCase names, the stems end with each name's parts, a group at a
     time between separators (no phrase runs from one into another): `node` finds
     `kmallocNode`, which its whole name (an exact form) still finds first."""
+    stems = stemmed.text
     if extension(rel_path) in CAMEL_CASE_EXTENSIONS:
         groups = [" ".join(analyzer.stems(parts)) for parts in identifier_parts(body)]
         if groups:
@@ -36,7 +35,7 @@ def lexical_text(
         stems,
         exact_text(rel_path),
         exact_text(heading),
-        " ".join(tokens),
+        stemmed.words,
     )
 
 
@@ -78,8 +77,7 @@ def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
     out = []
     for doc_id, rel_path, title, metadata, markdown, body_line, language, others in rows:
         body = "\n".join(markdown.split("\n")[body_line - 1 :])
-        tokens = tokenize(body)
-        stems = stem_body(body, language, analyzers, per_block=bool(others), tokens=tokens).text
+        stemmed = stem_body(body, language, analyzers, per_block=bool(others))
         heading = store.indexed_title(title, json.loads(metadata))
-        out.append((doc_id, lexical_text(rel_path, heading, body, tokens, stems, analyzers.get(language))))
+        out.append((doc_id, lexical_text(rel_path, heading, body, stemmed, analyzers.get(language))))
     return out

@@ -17,7 +17,7 @@ from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title, pack
-from gnod.text.analyzer import AnalyzerSet, tokenize
+from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language_sure
 
 __all__ = ["Deadline", "IngestFailure", "prepare"]  # workers catch IngestFailure from here
@@ -91,10 +91,7 @@ def prepare(
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
-    tokens = tokenize(body)  # once, for the stems and the exact forms
-    stemmed = stem_body(
-        body, language, analyzers, per_block=not (language_hint or source), tokens=tokens, deadline=deadline.check
-    )
+    stemmed = stem_body(body, language, analyzers, per_block=not (language_hint or source), deadline=deadline.check)
     language = stemmed.language
     deadline.check("stemming")
     offset = len(canonical) - len(body)
@@ -117,7 +114,7 @@ def prepare(
         language=language,
         metadata=meta,
         chunks=chunks,
-        text=lexical_text(entry.rel_path, heading, body, tokens, stemmed.text, analyzers.get(language)),
+        text=lexical_text(entry.rel_path, heading, body, stemmed, analyzers.get(language)),
         other_languages=stemmed.others,
         language_confident=sure,
         line_shifts=line_shifts,

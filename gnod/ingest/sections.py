@@ -32,6 +32,7 @@ _MIN_BLOCK_CHARS = 40  # shorter blocks cannot have enough words for a verdict
 class StemmedBody(NamedTuple):
     language: str | None  # the document's language: the one most of its text is in
     text: str  # space-separated stems, for the lexical index
+    words: str  # space-separated exact forms (its tokens unstemmed), for the lexical index
     others: tuple[str, ...]  # other languages some of its blocks were stemmed in
 
 
@@ -40,29 +41,27 @@ def stem_body(
     language: str | None,
     analyzers: AnalyzerSet,
     per_block: bool = True,
-    tokens: list[str] | None = None,
     deadline: Callable[[str], None] | None = None,
 ) -> StemmedBody:
     """Stem `body`, detected (as a whole) to be in `language`; with `per_block` (no
-    collection hint), blocks in other languages get their own stemmers. `tokens` are
-    the body's tokens when the caller has them already; `deadline(stage)` is called
-    between blocks and raises when the document has taken too long."""
-    if tokens is None:
-        tokens = tokenize(body)
+    collection hint), blocks in other languages get their own stemmers. `deadline(stage)`
+    is called between blocks and raises when the document has taken too long."""
     if not per_block:
-        return StemmedBody(language, " ".join(analyzers.get(language).stems(tokens)), ())
+        return StemmedBody(language, *analyzers.get(language).stems_and_words(body), ())
+    tokens = tokenize(body)
+    words = " ".join(tokens)
     sections = None
     if may_mix_languages(body, tokens, language):
         sections = language_sections(body, language, deadline)
     if sections is None:
-        return StemmedBody(language, " ".join(analyzers.get(language).stems(tokens)), ())
+        return StemmedBody(language, " ".join(analyzers.get(language).stems(tokens)), words, ())
     sizes: dict[str | None, int] = {language: 0}
     for start, end, lang in sections:
         sizes[lang] = sizes.get(lang, 0) + end - start
     main = max(sizes, key=lambda lang: (sizes[lang], lang == language))
     text = " ".join(stems for stems in (analyzers.get(lang).index_text(body[s:e]) for s, e, lang in sections) if stems)
     others = tuple(sorted({lang for _, _, lang in sections if lang and lang != main}))
-    return StemmedBody(main, text, others)
+    return StemmedBody(main, text, words, others)
 
 
 def language_sections(
