@@ -188,10 +188,9 @@ def tokenize(text: str) -> list[str]:
     Documents and queries both come through here; ASCII text costs one byte pass and a
     split, other text without CJK a byte pass and one `findall` at most.
     """
-    if text.isascii():
-        return text.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
-    lowered = text.lower()
-    if lowered.isascii():  # "K" (the Kelvin sign) lowers to "k"
+    # ASCII is lowered by the byte table; other text may lower to ASCII (the Kelvin sign: "k").
+    lowered = text if text.isascii() else text.lower()
+    if lowered.isascii():
         return lowered.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
     data = lowered.encode("utf-8", "surrogatepass")
     if not _has_cjk(lowered, data):
