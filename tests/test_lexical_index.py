@@ -182,6 +182,40 @@ def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
     conn.close()
 
 
+def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monkeypatch):
+    """`rest` lets the writer go on a thread of its own (its merges take seconds after a
+    big ingest, which the run's caller no longer waits for); `then` runs once it holds
+    the index's lock no more, and the next write waits for that, then goes on."""
+    monkeypatch.setattr(lexical_index_module, "REST_AFTER", 1)
+    conn, root = indexed(tmp_path)
+    analyzers = AnalyzerSet()
+    freed: list[bool] = []
+    with lexical_index(conn, analyzers) as lex:
+        before = threading.active_count()
+
+        def then() -> None:  # the lock is free: another writer may open
+            tantivy.Index.open(lex.path).writer(15_000_000, 1).wait_merging_threads()
+            freed.append(threading.current_thread() is not threading.main_thread())
+
+        assert lex.rest(then=then)
+        assert not lex.rest()  # nothing left to let go
+        (root / "billing.md").write_text("# Billing\n\nReceipts are mailed every quarter.\n")
+        index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)), lex=lex)
+        assert freed == [True]
+        assert threading.active_count() <= before
+        assert lexical_paths_in(lex, conn, analyzers, "receipts") == ["billing.md"]
+    conn.close()
+
+
+def lexical_paths_in(lex, conn, analyzers, query: str) -> list[str]:
+    from gnod.search.lexical import search
+    from gnod.store.documents import docs_by_ids, language_counts
+
+    rows = search(lex, conn, analyzers, query, language_counts(conn), 10).rows
+    docs = docs_by_ids(conn, [r.doc_id for r in rows])
+    return sorted(docs[r.doc_id].rel_path for r in rows)
+
+
 def test_segment_files_no_commit_names_are_deleted(tmp_path):
     """Segment files no commit names (after the kernel's ingest and a few edits, a
     merge's output no commit adopted: 94 MB beside a 332 MB index) are deleted when the

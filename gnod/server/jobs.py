@@ -96,6 +96,11 @@ def release_memory(conn: apsw.Connection) -> None:
     (a big ingest fills it to cache_size: ~75 MB of the kernel tree's), then the
     heap pages glibc keeps for reuse, so gnod's RSS after an ingest would stay at its peak."""
     conn.execute("PRAGMA shrink_memory")
+    trim_heap()
+
+
+def trim_heap() -> None:
+    """Hand the heap pages glibc keeps for reuse back to the system."""
     try:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
@@ -182,7 +187,7 @@ class Writer:
         and the memory the job freed goes back too, with the page cache it filled (a no-op
         run reads every document's state: 18 MB of the kernel tree's), which the OS's own
         cache serves again for microseconds a page."""
-        self.lexical.rest()
+        self.lexical.rest(then=trim_heap)  # the writer's heap, once its merges are over
         release_memory(conn)
 
     def _call(self, fn: Callable[[apsw.Connection], T]) -> T:

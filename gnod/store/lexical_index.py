@@ -234,6 +234,7 @@ class LexicalIndex:
         self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
         self._staged_chars = 0
         self._taken = 0  # documents the open writer took
+        self._letting_go: threading.Thread | None = None  # a writer `rest` let go, until its merges end
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
         self.commits = 0  # commits so far: a searcher in another process reloads when it moves
 
@@ -310,6 +311,7 @@ class LexicalIndex:
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
             assert self._index is not None
+            self._let_go()
             self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
         return self._writer
 
@@ -348,17 +350,36 @@ class LexicalIndex:
         self._taken += len(ids)
         return len(ids)
 
-    def rest(self) -> bool:
-        """After a job: a writer that took REST_AFTER documents or more gives back the
-        memory it holds (its indexing heap, ~100 MB); the next sync opens another.
-        True when it did."""
+    def rest(self, then: Callable[[], None] | None = None) -> bool:
+        """After a job: a writer that took REST_AFTER documents or more is let go, giving
+        back the memory it holds (its indexing heap, ~100 MB). That waits for the merges
+        its last commits started (after the kernel tree's ingest, ~4 s of one core), so it
+        happens on a thread of its own: the job's caller is answered once its documents
+        are searchable, not once they are merged. `then` runs after it (to give the
+        memory back to the system). The next sync opens another writer once it is over.
+        True when it let one go."""
         if self._writer is None or self._taken < REST_AFTER:
             return False
-        self._writer.wait_merging_threads()
-        self._writer = None
-        self._taken = 0
-        self._collect()
+        writer, self._writer, self._taken = self._writer, None, 0
+
+        def let_go() -> None:
+            try:
+                writer.wait_merging_threads()
+            except ValueError as e:  # a merge failed: its segments stay as they were
+                log.warning("lexical index: merging after a big run failed (%s)", e)
+            self._collect()
+            if then is not None:
+                then()
+
+        self._letting_go = threading.Thread(target=let_go, name="gnod-lexical-rest", daemon=True)
+        self._letting_go.start()
         return True
+
+    def _let_go(self) -> None:
+        """Wait until a writer `rest` let go is gone: it holds the index's lock until then."""
+        if self._letting_go is not None:
+            self._letting_go.join()
+            self._letting_go = None
 
     def _add(self, conn: apsw.Connection, ids: Sequence[int]) -> None:
         """Add the documents SQLite holds among `ids` (a deleted one is simply absent)."""
@@ -440,6 +461,7 @@ class LexicalIndex:
         return f"lexical index: {len(missing):,} documents added from the database in {time.monotonic() - t0:.1f} s"
 
     def close(self) -> None:
+        self._let_go()
         if self._writer is not None:
             self._writer.wait_merging_threads()
             self._writer = None
