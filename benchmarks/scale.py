@@ -13,7 +13,9 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
 indexing time), ingest_cpu_seconds= and ingest_cores_busy= (gnod and its children's CPU
 during the ingest, and that over its wall time, beside cores=: how near it is to using
-the whole machine), noop_update_seconds=, index_bytes= and index_over_source= (SQLite plus
+the whole machine), noop_update_seconds= (right after the ingest, while its last merges
+and the definitions' parse run in the background) and noop_update_at_rest_seconds= (once
+they are over), index_bytes= and index_over_source= (SQLite plus
 the lexical index), rss_idle_mb= (gnod at rest after it all: the definitions parsed and
 the ingest pool let go) and pss_idle_with_children_mb= (with its search process and any
 worker, pages they share counted once), save_to_searchable_p50_ms=
@@ -193,6 +195,16 @@ def source_bytes(db_file: str) -> int:
         conn.close()
 
 
+def noop_update(d: Daemon) -> float:
+    """The median of three updates of the tree, nothing changed since."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        d.call("index", {"collection": "tree"})
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tree", help="folder to index (default: the Debian kernel source, fetched once)")
@@ -230,18 +242,14 @@ def main() -> None:
             f["indexing"] or f["pending"] or not f["watching"] for f in d.call("status")["freshness"]
         ):
             time.sleep(0.1)
-        noop = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            d.call("index", {"collection": "tree"})
-            noop.append(time.perf_counter() - t0)
-        emit(noop_update_seconds=statistics.median(noop))
+        emit(noop_update_seconds=noop_update(d))
         # Definitions are parsed in the background once the text is searchable: the
         # searches below are timed after it, and the index size includes them.
         t0 = time.perf_counter()
         while (sym := d.call("status")["symbols"])["pending"] or sym["parsing"]:
             time.sleep(0.5)
         emit(symbols_wait_seconds=time.perf_counter() - t0, symbols_parsed=sym["parsed"])
+        emit(noop_update_at_rest_seconds=noop_update(d))
         at_rest = time.monotonic() + POOL_IDLE_S + 5  # the ingest pool's processes gone by then
         time.sleep(3)
         st = d.call("status")
