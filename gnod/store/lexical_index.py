@@ -369,7 +369,7 @@ class LexicalIndex:
         def let_go() -> None:
             try:
                 writer.wait_merging_threads()
-            except ValueError as e:  # a merge failed: its segments stay as they were
+            except Exception as e:  # a merge failed (on this thread, no caller to tell): its segments stay as they were
                 log.warning("lexical index: merging after a big run failed (%s)", e)
             self._collect()
             if then is not None:
