@@ -67,11 +67,11 @@ SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 # 6: the parts of camelCase names (ingest.lexical_text).
 LAYOUT = 6
-# The writer's indexing heap (shared by its threads; tantivy touches only what it uses).
-# A thread whose share fills before a commit writes a segment of its own, which is
-# merged again later: at 96 MB, replaying the kernel tree's documents with an ingest's
-# commits cost tantivy ~44 CPU-s, at 192 MB 5-15 % less (three alternated rounds).
-WRITER_HEAP_BYTES = 192_000_000
+# The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
+# some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
+# but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits
+# for one.
+WRITER_HEAP_BYTES = 96_000_000
 # Indexing threads (the heap is shared among them): with two, a big ingest no longer
 # waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
 WRITER_THREADS = min(2, os.cpu_count() or 1)
