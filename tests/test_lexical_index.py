@@ -207,34 +207,6 @@ def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monk
     conn.close()
 
 
-def test_a_big_run_has_a_writer_with_the_big_heap_and_the_next_one_the_small(tmp_path, monkeypatch):
-    """A run of REST_AFTER documents or more writes with BULK_HEAP_BYTES (fewer segments
-    to merge again); its writer is let go after it, and a later small run's writer has
-    the small heap again (its commits, which a save waits for, cost less)."""
-    from gnod.ingest import pipeline
-
-    monkeypatch.setattr(lexical_index_module, "REST_AFTER", 3)
-    monkeypatch.setattr(pipeline, "BATCH_DOCS", 1)
-    conn, root = indexed(tmp_path)
-    analyzers = AnalyzerSet()
-    col = CollectionConfig(name="c", path=str(root))
-    heaps: list[int] = []
-    with lexical_index(conn, analyzers) as lex:
-        lex.rest()
-        write(root, {f"new{i}.md": f"# New {i}\n\nA heron number {i}.\n" for i in range(3)})
-        index_collection(conn, analyzers, col, lex=lex, between=lambda: heaps.append(lex.heap))
-        assert heaps and set(heaps) == {lexical_index_module.BULK_HEAP_BYTES}
-        assert lex.rest()
-        assert lex.heap == lexical_index_module.WRITER_HEAP_BYTES
-        (root / "new0.md").write_text("# New 0\n\nA pelican.\n")
-        index_collection(conn, analyzers, col, lex=lex)
-        assert lex.heap == lexical_index_module.WRITER_HEAP_BYTES
-        assert not lex.rest()  # a small run's writer stays open for the next edit
-        assert lexical_paths_in(lex, conn, analyzers, "heron") == ["new1.md", "new2.md"]
-        assert lexical_paths_in(lex, conn, analyzers, "pelican") == ["new0.md"]
-    conn.close()
-
-
 def lexical_paths_in(lex, conn, analyzers, query: str) -> list[str]:
     from gnod.search.lexical import search
     from gnod.store.documents import docs_by_ids, language_counts

@@ -204,8 +204,6 @@ def _apply(
     if progress:
         progress("scan", 0, total, "")
     tasks = run.plan(entries)
-    if lex is not None:
-        lex.expect(len(tasks))
     done = total - len(tasks)
     next_progress = time.monotonic() + PROGRESS_SECONDS
     outcomes = (pool or PreparePool(0)).run(tasks, analyzers)

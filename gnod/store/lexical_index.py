@@ -67,13 +67,11 @@ SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 # 6: the parts of camelCase names (ingest.lexical_text).
 LAYOUT = 6
-# The writer's indexing heap (shared by its threads). Every commit costs more with a
-# bigger one (one document: ~15 ms at 96 MB, ~22 at 192), and a save waits for one.
+# The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
+# some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
+# but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits
+# for one.
 WRITER_HEAP_BYTES = 96_000_000
-# A big run's writer (`bulk`): a thread whose share fills between two commits writes a
-# segment of its own that tantivy merges again later. The kernel tree's documents with
-# an ingest's commits cost tantivy 5-15 % less CPU at 192 MB than at 96 (three rounds).
-BULK_HEAP_BYTES = 192_000_000
 # Indexing threads (the heap is shared among them): with two, a big ingest no longer
 # waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
 WRITER_THREADS = min(2, os.cpu_count() or 1)
@@ -241,7 +239,6 @@ class LexicalIndex:
         self._staged_chars = 0
         self._taken = 0  # documents the open writer took
         self._letting_go: threading.Thread | None = None  # a writer `rest` let go, until its merges end
-        self.heap = WRITER_HEAP_BYTES  # the heap of the next writer opened (and of the open one)
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
         self.commits = 0  # commits so far: a searcher in another process reloads when it moves
 
@@ -319,19 +316,8 @@ class LexicalIndex:
         if self._writer is None:
             assert self._index is not None
             self._let_go()
-            self._writer = self._index.writer(heap_size=self.heap, num_threads=WRITER_THREADS)
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
         return self._writer
-
-    def expect(self, documents: int) -> None:
-        """A run that brings about `documents` documents begins. One of REST_AFTER or more
-        gets a writer with BULK_HEAP_BYTES, until `rest` lets it go after the run; an open
-        writer with the smaller heap holds nothing uncommitted between syncs, so it is
-        let go first."""
-        if documents < REST_AFTER or self.heap == BULK_HEAP_BYTES:
-            return
-        if self._writer is not None:
-            self._release()
-        self.heap = BULK_HEAP_BYTES
 
     def stage(self, doc_id: int, language: str | None, text: LexicalText) -> None:
         """Text already analyzed for a document put in the open transaction (saves
@@ -369,23 +355,16 @@ class LexicalIndex:
         return len(ids)
 
     def rest(self, then: Callable[[], None] | None = None) -> bool:
-        """After a job: a writer that took REST_AFTER documents or more (or a big run's)
-        is let go, giving back the memory it holds (its indexing heap). That waits for
-        the merges its last commits started (after the kernel tree's ingest, ~4 s of one
-        core), so it happens on a thread of its own: the job's caller is answered once
-        its documents are searchable, not once they are merged. `then` runs after it (to
-        give the memory back to the system). The next sync opens another writer, with
-        the small heap, once it is over. True when it let one go."""
-        if self._writer is None or (self._taken < REST_AFTER and self.heap == WRITER_HEAP_BYTES):
+        """After a job: a writer that took REST_AFTER documents or more is let go, giving
+        back the memory it holds (its indexing heap). That waits for the merges its last
+        commits started (after the kernel tree's ingest, ~4 s of one core), so it
+        happens on a thread of its own: the job's caller is answered once its documents
+        are searchable, not once they are merged. `then` runs after it (to give the
+        memory back to the system). The next sync opens another writer once it is over.
+        True when it let one go."""
+        if self._writer is None or self._taken < REST_AFTER:
             return False
-        self._release(then)
-        return True
-
-    def _release(self, then: Callable[[], None] | None = None) -> None:
-        """Let the open writer go on a thread of its own (see `rest`)."""
-        assert self._writer is not None
         writer, self._writer, self._taken = self._writer, None, 0
-        self.heap = WRITER_HEAP_BYTES
 
         def let_go() -> None:
             try:
@@ -398,6 +377,7 @@ class LexicalIndex:
 
         self._letting_go = threading.Thread(target=let_go, name="gnod-lexical-rest", daemon=True)
         self._letting_go.start()
+        return True
 
     def _let_go(self) -> None:
         """Wait until a writer `rest` let go is gone: it holds the index's lock until then."""
@@ -465,7 +445,6 @@ class LexicalIndex:
             log.warning("lexical index lacks %d of the database's %d documents: adding them", len(missing), len(stored))
         t0 = committed = time.monotonic()
         self.progress = (0, len(missing))
-        self.expect(len(missing))
         for start in range(0, len(missing), READ_BATCH):
             self._add(conn, missing[start : start + READ_BATCH])
             done = min(start + READ_BATCH, len(missing))
