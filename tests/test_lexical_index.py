@@ -18,7 +18,17 @@ import tantivy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import cleanup_home, cli_json, lexical_ids, lexical_index, lexical_paths, make_env, make_home, start_gnod
+from conftest import (
+    cleanup_home,
+    cli_json,
+    lexical_ids,
+    lexical_index,
+    lexical_paths,
+    lexical_paths_in,
+    make_env,
+    make_home,
+    start_gnod,
+)
 from gnod.config import CollectionConfig
 from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import index_collection
@@ -205,15 +215,6 @@ def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monk
         assert threading.active_count() <= before
         assert lexical_paths_in(lex, conn, analyzers, "receipts") == ["billing.md"]
     conn.close()
-
-
-def lexical_paths_in(lex, conn, analyzers, query: str) -> list[str]:
-    from gnod.search.lexical import search
-    from gnod.store.documents import docs_by_ids, language_counts
-
-    rows = search(lex, conn, analyzers, query, language_counts(conn), 10).rows
-    docs = docs_by_ids(conn, [r.doc_id for r in rows])
-    return sorted(docs[r.doc_id].rel_path for r in rows)
 
 
 def test_segment_files_no_commit_names_are_deleted(tmp_path):

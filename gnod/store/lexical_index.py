@@ -315,7 +315,7 @@ class LexicalIndex:
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
             assert self._index is not None
-            self._let_go()
+            self._await_release()
             self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
         return self._writer
 
@@ -379,7 +379,7 @@ class LexicalIndex:
         self._letting_go.start()
         return True
 
-    def _let_go(self) -> None:
+    def _await_release(self) -> None:
         """Wait until a writer `rest` let go is gone: it holds the index's lock until then."""
         if self._letting_go is not None:
             self._letting_go.join()
@@ -465,7 +465,7 @@ class LexicalIndex:
         return f"lexical index: {len(missing):,} documents added from the database in {time.monotonic() - t0:.1f} s"
 
     def close(self) -> None:
-        self._let_go()
+        self._await_release()
         if self._writer is not None:
             self._writer.wait_merging_threads()
             self._writer = None
