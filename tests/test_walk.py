@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -66,6 +67,39 @@ def test_stat_fields_and_symlinked_dirs_not_followed(tmp_path):
     (entry,) = list(walk(str(tmp_path), Filter([], [])))
     st = os.stat(tmp_path / "a.md")
     assert (entry.size, entry.mtime_ns, entry.inode) == (5, st.st_mtime_ns, st.st_ino)
+
+
+def test_files_are_stat_ed_by_path_when_no_descriptor_is_left(tmp_path):
+    """The walk stats a directory's files through a descriptor of it; a process out of
+    descriptors still gets every file with its stat (by its path), none taken as gone.
+    (The directories are listed by the first walk and not changed since: the second
+    lists none, which would need a descriptor too.)"""
+    import resource
+
+    make(tmp_path, {"a.md": "hello", "sub/b.md": "hi", "sub/deeper/c.md": "!"})
+    an_hour_ago = time.time() - 3600
+    for d in (tmp_path / "sub" / "deeper", tmp_path / "sub", tmp_path):
+        os.utime(d, (an_hour_ago, an_hour_ago))
+    expected = [
+        (e.rel_path, e.abs_path, e.size, e.mtime_ns, e.inode) for e in walk(str(tmp_path), Filter(["**/*.md"], []))
+    ]
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 512), hard))
+    try:
+        with pytest.raises(OSError):
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        walked = [
+            (e.rel_path, e.abs_path, e.size, e.mtime_ns, e.inode) for e in walk(str(tmp_path), Filter(["**/*.md"], []))
+        ]
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert walked == expected
+    st = os.stat(tmp_path / "sub" / "b.md")
+    assert ("sub/b.md", str(tmp_path / "sub" / "b.md"), 2, st.st_mtime_ns, st.st_ino) in walked
 
 
 def test_unreadable_dir_is_reported(tmp_path):

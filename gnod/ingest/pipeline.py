@@ -266,20 +266,26 @@ class _Run:
         self.stats.scanned = len(entries)
         tasks = []
         changed: list[tuple[int, int]] = []  # (index in tasks, indexed id): its hash read after
+        # Every file of a no-op update passes here: names bound once, fields compared
+        # without building tuples, counts kept in locals.
+        seen, states, failed, kind = self.seen, self.states, self.failed, containers.kind
+        unchanged = errors = 0
         for e in entries:
-            self.seen.add(e.rel_path)
-            old = self.states.get(e.rel_path)
-            stat = (e.size, e.mtime_ns, e.inode)
-            if containers.kind(e.rel_path) is not None:
-                tasks += self._plan_container(e, stat)
-            elif old is not None and (old.size, old.mtime_ns, old.inode) == stat:
-                self.stats.unchanged += 1
-            elif old is None and self.failed.get(e.rel_path) == stat:
-                self.stats.errors += 1  # failed before and unchanged since: not retried
+            rel = e.rel_path
+            seen.add(rel)
+            old = states.get(rel)
+            if kind(rel) is not None:
+                tasks += self._plan_container(e, (e.size, e.mtime_ns, e.inode))
+            elif old is not None and old.mtime_ns == e.mtime_ns and old.size == e.size and old.inode == e.inode:
+                unchanged += 1
+            elif old is None and failed.get(rel) == (e.size, e.mtime_ns, e.inode):
+                errors += 1  # failed before and unchanged since: not retried
             else:
                 if old is not None:
                     changed.append((len(tasks), old.id))
                 tasks.append(Task(e, None, self.col.language, self.col.follow_symlinks))
+        self.stats.unchanged += unchanged
+        self.stats.errors += errors
         hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in changed])
         for i, doc_id in changed:
             tasks[i] = msgspec.structs.replace(tasks[i], old_hash=hashes.get(doc_id))
@@ -370,9 +376,9 @@ class _Run:
         # What an unreadable directory held stays indexed until it can be read again.
         unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
         gone = [
-            (rel, s.id)
-            for rel, s in self.states.items()
-            if rel not in self.seen and not (unreadable and rel.startswith(unreadable))
+            (rel, self.states[rel].id)
+            for rel in sorted(self.states.keys() - self.seen)
+            if not (unreadable and rel.startswith(unreadable))
         ]
         store.delete_documents(self.conn, [doc_id for _, doc_id in gone])
         self.stats.removed = len(gone)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -309,17 +309,41 @@ def walk(
         for issue in listing.issues:
             report(issue)
         here = abs_dir if abs_dir.endswith("/") else abs_dir + "/"  # os.path.join, without its cost per file
-        for name in listing.files:
-            path = here + name
+        if listing.files:
+            yield from _stat_files(here, prefix, listing.files, report)
+        stack.extend((here + name, prefix + name, ignores) for name in reversed(listing.subdirs))
+
+
+# A directory opened only to stat what it holds: O_PATH needs no read permission
+# (where there is no O_PATH, a directory that cannot be read is stat'ed into by path).
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _stat_files(
+    here: str, prefix: str, names: tuple[str, ...], report: Callable[[WalkIssue], None]
+) -> Iterator[WalkEntry]:
+    """An entry for each of a directory's regular files among `names`. Each is stat'ed
+    by its name in the directory held open (the kernel then resolves one name, not the
+    whole path: a tenth less time for a no-op update's 65k stats); by its path when no
+    descriptor is to be had (the process is at its limit of open files)."""
+    try:
+        fd: int | None = os.open(here, _DIR_FLAGS)
+        base = ""
+    except OSError:
+        fd, base = None, here
+    try:
+        for name in names:
             try:
-                st = os.stat(path)
+                st = os.stat(base + name, dir_fd=fd)
             except OSError:
                 continue  # vanished or a dangling symlink
             if not stat.S_ISREG(st.st_mode):
                 report(WalkIssue(shown(prefix + name), "SPECIAL", special_reason(st.st_mode)))
                 continue
-            yield WalkEntry(prefix + name, path, st.st_size, st.st_mtime_ns, st.st_ino)
-        stack.extend((here + name, prefix + name, ignores) for name in reversed(listing.subdirs))
+            yield WalkEntry(prefix + name, here + name, st.st_size, st.st_mtime_ns, st.st_ino)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _dir_stat(abs_dir: str) -> os.stat_result | None:

@@ -182,7 +182,9 @@ def _in_scope(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterab
 
 def doc_states(conn: apsw.Connection, collection_id: int, scope: Iterable[str] | None = None) -> dict[str, DocState]:
     sql = "SELECT rel_path, id, size, mtime_ns, inode FROM documents WHERE collection_id = ?"
-    return {r[0]: DocState(*r[1:]) for r in _scoped(conn, sql, collection_id, scope)}
+    return {
+        rel: DocState(i, size, mtime, inode) for rel, i, size, mtime, inode in _scoped(conn, sql, collection_id, scope)
+    }
 
 
 def source_hashes(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, str]:
