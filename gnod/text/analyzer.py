@@ -9,7 +9,7 @@ same function; `exact_text` gives the unstemmed tokens the exact-form index hold
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import add
 
 import Stemmer
@@ -111,17 +111,15 @@ class Analyzer:
     are memoized here, in a bounded cache (a prose corpus's vocabulary fits easily).
     """
 
-    __slots__ = ("language", "_cache")
+    __slots__ = ("language", "_cache", "stem")
 
     def __init__(self, language: str | None) -> None:
         if language is not None and language not in LANGUAGES:
             raise ValueError(f"no Snowball stemmer for language {language!r}")
         self.language = language
         self._cache = _StemCache(Stemmer.Stemmer(language, 0) if language else None)
-
-    def stem(self, token: str) -> str:
-        """Stem one lowercase token."""
-        return self._cache[token]
+        # Stem one lowercase token: the cache's own lookup (no Python call per token).
+        self.stem: Callable[[str], str] = self._cache.__getitem__
 
     def stems(self, tokens: Iterable[str]) -> list[str]:
         return list(map(self._cache.__getitem__, tokens))
