@@ -698,6 +698,17 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
     assert st["documents"] == n
 
 
+def test_status_says_the_files_are_being_listed_before_their_count_is_known():
+    """While an index run walks the folder the job's total is 0: no "indexing 0/0"."""
+    from gnoctl.output.status import _collection_state
+
+    c = {"name": "tree", "last_indexed_at": None}
+    job = {"running": True, "collection": "tree", "done": 0, "total": 0, "started_at": time.time()}
+    assert _collection_state(c, job, None) == "indexing: listing the files"
+    walked = _collection_state(c, {**job, "done": 10, "total": 65_285, "started_at": time.time() - 1}, None)
+    assert walked.startswith("indexing 10/65285 (")
+
+
 def test_status_vectors_line_shows_a_slow_rate_and_the_eta():
     """A large model embeds < 1 chunk/s on a small CPU: status keeps the digits that show it,
     and the time left is the backlog over that running rate (gnod: embedded / elapsed)."""

@@ -152,6 +152,8 @@ def _collection_state(c: dict, job: dict, f: dict | None) -> str:
     """One truthful state: the running index job first, then what the watcher holds."""
     if job["running"] and job.get("collection") == c["name"]:
         done, total = job["done"], job["total"]
+        if not total:  # the walk has not ended: how many files there are is not known yet
+            return "indexing: listing the files"
         text = f"indexing {done}/{total}"
         elapsed = time.time() - job["started_at"] if job.get("started_at") else 0.0
         if done and elapsed > 0:
