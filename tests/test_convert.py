@@ -390,6 +390,37 @@ def test_worker_processes_convert_too(db, tmp_path):
     assert (stats.added, stats.errors) == (PARALLEL_MIN + 11, 4)
 
 
+def test_the_workers_prepare_the_first_tasks_while_the_rest_are_still_being_found(tmp_path):
+    """A big run's plan is lazy (the walk under way): the workers start on the first tasks
+    while this thread takes the rest, so outcomes come back before the last task is found
+    (the walk no longer runs before any preparing), and every task gets its outcome once."""
+    files = []
+    for i in range(PARALLEL_MIN + 200):
+        path = tmp_path / f"n{i:03d}.md"
+        path.write_text(f"# Note {i}\n\nfiller {i}\n")
+        files.append(path)
+    received: list[str] = []
+    when_all_found: list[int] = []
+
+    def found():
+        for k, path in enumerate(files):
+            if k >= PARALLEL_MIN:
+                time.sleep(0.01)  # a walk taking its time: 2 s for the last 200 files
+            st = path.stat()
+            yield Task(WalkEntry(path.name, str(path), st.st_size, st.st_mtime_ns, st.st_ino), None, None)
+        when_all_found.append(len(received))
+
+    pool = PreparePool(1)
+    try:
+        for task, outcome in pool.run(found(), AnalyzerSet()):
+            assert isinstance(outcome, store.PreparedDoc), outcome
+            received.append(task.entry.rel_path)
+    finally:
+        pool.close()
+    assert sorted(received) == [path.name for path in files]
+    assert when_all_found[0] > 0  # outcomes had come back while tasks were still being found
+
+
 def test_an_idle_pool_lets_its_processes_go_and_starts_them_again():
     """Once nothing has used the pool for idle_s (a run, a spread, a submitted call), its
     processes exit (after a big ingest a worker held ~200 MB at rest); a call under way

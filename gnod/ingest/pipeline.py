@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import apsw
 import msgspec
@@ -34,6 +34,7 @@ from gnod.text.analyzer import AnalyzerSet
 BATCH_SECONDS = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
+HASH_BATCH = 256  # changed files whose indexed hashes are read in one statement
 # A collection whose documents are at least this share in one language gives that
 # language to its short documents whose own language was only a guess.
 DOMINANT_SHARE = 0.75
@@ -69,7 +70,7 @@ def index_collection(
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
-    entries = list(walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks))
+    entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks)
     return _apply(
         conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex, between
     )
@@ -185,7 +186,7 @@ def _apply(
     analyzers: AnalyzerSet,
     col: CollectionConfig,
     cid: int,
-    entries: list[WalkEntry],
+    entries: Iterable[WalkEntry],
     scope: list[str] | None,
     walk_errors: list[WalkIssue],
     progress: ProgressFn | None,
@@ -196,26 +197,31 @@ def _apply(
     lex: LexicalIndex | None = None,
     between: Callable[[], None] | None = None,
 ) -> IndexStats:
-    """Index `entries` and remove what the index holds within `scope` (None: the whole
-    collection) that is not among them."""
+    """Index `entries` (a walk under way, or the entries found) and remove what the index
+    holds within `scope` (None: the whole collection) that is not among them."""
     failed = store.error_states(conn, cid, scope, _retried())
     run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), failed, changed, lex)
-    total = len(entries)
-    if progress:
-        progress("scan", 0, total, "")
-    tasks = run.plan(entries)
-    done = total - len(tasks)
+    prepared = 0  # outcomes stored
+    total: int | None = None  # files found, once the walk has ended
+
+    def walked() -> None:
+        nonlocal total
+        total = run.stats.scanned
+        if progress:
+            progress("scan", total - run.planned + prepared, total, "")
+
     next_progress = time.monotonic() + PROGRESS_SECONDS
-    outcomes = (pool or PreparePool(0)).run(tasks, analyzers)
+    # The pool takes the plan as the walk goes: its workers start on the first files found.
+    outcomes = (pool or PreparePool(0)).run(run.plan(entries, walked), analyzers)
     conn.execute("BEGIN")
     try:
         for task, outcome in outcomes:
-            done += 1
+            prepared += 1
             run.store(task, outcome)
             now = time.monotonic()
             run.end_batch_when_due(now, stop, between)
-            if progress and now >= next_progress:
-                progress("index", done, total, task.entry.rel_path)
+            if progress and total is not None and now >= next_progress:
+                progress("index", total - run.planned + prepared, total, task.entry.rel_path)
                 next_progress = now + PROGRESS_SECONDS
         run.finish(walk_errors)
     except BaseException:
@@ -223,7 +229,7 @@ def _apply(
         raise
     run.stats.seconds = time.perf_counter() - t0
     if progress:
-        progress("done", total, total, "")
+        progress("done", run.stats.scanned, run.stats.scanned, "")
     return run.stats
 
 
@@ -248,6 +254,7 @@ class _Run:
         self.states, self.failed = states, failed
         self.changed, self.lex = changed, lex
         self.stats = IndexStats(collection=col.name)
+        self.planned = 0  # tasks the plan has given so far
         self.seen: set[str] = set()
         self.committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes
         self.lexical_at: float | None = None  # when the lexical index last took this run's batches
@@ -261,35 +268,47 @@ class _Run:
         for rel, stat in members + [(rel, stat) for rel, stat in failed.items() if sep in rel]:
             self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
 
-    def plan(self, entries: list[WalkEntry]) -> list[Task]:
-        """The files to prepare: new, or changed since indexed (or since they failed)."""
-        self.stats.scanned = len(entries)
-        tasks = []
-        changed: list[tuple[int, int]] = []  # (index in tasks, indexed id): its hash read after
+    def plan(self, entries: Iterable[WalkEntry], walked: Callable[[], None]) -> Iterator[Task]:
+        """The files to prepare, as the walk finds them: new, or changed since indexed (or
+        since they failed). `walked` is called once the walk has ended."""
         # Every file of a no-op update passes here: names bound once, fields compared
         # without building tuples, counts kept in locals.
         seen, states, failed, kind = self.seen, self.states, self.failed, containers.kind
-        unchanged = errors = 0
+        scanned = unchanged = errors = 0
+        held: list[tuple[WalkEntry, int]] = []  # changed files, with their indexed id, until their hashes are read
         for e in entries:
+            scanned += 1
             rel = e.rel_path
             seen.add(rel)
             old = states.get(rel)
             if kind(rel) is not None:
-                tasks += self._plan_container(e, (e.size, e.mtime_ns, e.inode))
+                for task in self._plan_container(e, (e.size, e.mtime_ns, e.inode)):
+                    self.planned += 1
+                    yield task
             elif old is not None and old.mtime_ns == e.mtime_ns and old.size == e.size and old.inode == e.inode:
                 unchanged += 1
             elif old is None and failed.get(rel) == (e.size, e.mtime_ns, e.inode):
                 errors += 1  # failed before and unchanged since: not retried
+            elif old is None:
+                self.planned += 1
+                yield Task(e, None, self.col.language, self.col.follow_symlinks)
             else:
-                if old is not None:
-                    changed.append((len(tasks), old.id))
-                tasks.append(Task(e, None, self.col.language, self.col.follow_symlinks))
+                held.append((e, old.id))
+                if len(held) >= HASH_BATCH:
+                    yield from self._with_hashes(held)
+                    held = []
+        yield from self._with_hashes(held)
+        self.stats.scanned += scanned
         self.stats.unchanged += unchanged
         self.stats.errors += errors
-        hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in changed])
-        for i, doc_id in changed:
-            tasks[i] = msgspec.structs.replace(tasks[i], old_hash=hashes.get(doc_id))
-        return tasks
+        walked()
+
+    def _with_hashes(self, held: list[tuple[WalkEntry, int]]) -> Iterator[Task]:
+        """Tasks for changed files, each with its indexed source hash (same bytes: no work)."""
+        hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in held])
+        for e, doc_id in held:
+            self.planned += 1
+            yield Task(e, hashes.get(doc_id), self.col.language, self.col.follow_symlinks)
 
     def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> list[Task]:
         """No task when the container is as indexed (its members count as seen), else its

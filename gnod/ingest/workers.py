@@ -19,8 +19,9 @@ import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from itertools import chain, islice
 from typing import TypeVar
 
 import msgspec
@@ -157,7 +158,7 @@ def _expand(
     return Expanded(out)
 
 
-def _batches(tasks: list[Task]) -> Iterator[list[Task]]:
+def _batches(tasks: Iterable[Task]) -> Iterator[list[Task]]:
     """The tasks in batches of CHUNKSIZE, but a mailbox's shard alone: its messages are
     up to a shard's worth of prepared documents, to be stored before more come."""
     batch: list[Task] = []
@@ -315,23 +316,31 @@ class PreparePool:
         # preparing to the workers, as its Python would take the GIL from those reads.
         self.busy: Callable[[], bool] = lambda: False
 
-    def run(self, tasks: list[Task], analyzers: AnalyzerSet) -> Iterator[tuple[Task, Outcome]]:
-        if self.workers < 1 or len(tasks) < PARALLEL_MIN:
-            for t in tasks:
+    def run(self, tasks: Iterable[Task], analyzers: AnalyzerSet) -> Iterator[tuple[Task, Outcome]]:
+        """Each task with its outcome. `tasks` may be lazy (the plan of a walk under way):
+        the workers start on the first ones while this thread goes on taking the rest,
+        so a big ingest's walk runs beside the preparing instead of before it."""
+        source = iter(tasks)
+        first = list(islice(source, PARALLEL_MIN))
+        if self.workers < 1 or len(first) < PARALLEL_MIN:
+            for t in chain(first, source):
                 yield t, run_task(t, analyzers)
             return
-        todo = deque(_batches(tasks))
+        todo = deque(_batches(first))
+        more: Iterator[Task] | None = source  # None once every task has been taken
         pending: dict[Future, list[Task]] = {}
-        if todo:
-            self._readahead.add(todo[-1])  # the far end: this thread's first batch
         pool = self._acquire()
         try:
-            while todo or pending:
+            while todo or pending or more is not None:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
                     batch = todo.popleft()
                     self._readahead.add(batch)  # a worker reads it after those queued before it
                     pending[pool.submit(_run_batch, batch)] = batch
                 ready = [f for f in pending if f.done()]
+                if not ready and more is not None:
+                    # The workers are busy: take more tasks (walk on) rather than prepare.
+                    more = self._take(more, todo)
+                    continue
                 if not ready and todo and not self.busy():
                     # Nothing back yet: prepare a few from the far end ourselves.
                     local = todo.pop()
@@ -350,6 +359,16 @@ class PreparePool:
             for f in pending:
                 f.cancel()
             self._release()
+
+    def _take(self, more: Iterator[Task], todo: deque[list[Task]]) -> Iterator[Task] | None:
+        """Move the next CHUNKSIZE tasks of `more` into `todo`; None once there are no more."""
+        found = list(islice(more, CHUNKSIZE))
+        todo.extend(_batches(found))
+        if len(found) == CHUNKSIZE:
+            return more
+        if todo:
+            self._readahead.add(todo[-1])  # the far end: this thread's first batch
+        return None
 
     def spread(self, fn: Callable[[list[X]], Y], batches: list[list[X]]) -> list[Y]:
         """`fn` over each batch (fn importable, its batches picklable), in the workers and

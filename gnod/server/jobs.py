@@ -264,9 +264,8 @@ class Writer:
             self.job = JobInfo(running=True, collection=col.name, started_at=started)
 
             def report(phase: str, done: int, total: int, path: str) -> None:
-                nonlocal started
-                if phase == "scan":  # the walk is over: the files/s a client derives count from here
-                    started = time.time()
+                # The files are prepared from the run's start (the walk feeds them as it
+                # goes): the files/s a client derives count from `started`.
                 self.job = JobInfo(
                     running=phase != "done", collection=col.name, done=done, total=total, started_at=started
                 )
