@@ -201,14 +201,10 @@ def _apply(
     holds within `scope` (None: the whole collection) that is not among them."""
     failed = store.error_states(conn, cid, scope, _retried())
     run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), failed, changed, lex)
-    prepared = 0  # outcomes stored
-    total: int | None = None  # files found, once the walk has ended
 
     def walked() -> None:
-        nonlocal total
-        total = run.stats.scanned
         if progress:
-            progress("scan", total - run.planned + prepared, total, "")
+            progress("scan", run.done, run.stats.scanned, "")
 
     next_progress = time.monotonic() + PROGRESS_SECONDS
     # The pool takes the plan as the walk goes: its workers start on the first files found.
@@ -216,12 +212,11 @@ def _apply(
     conn.execute("BEGIN")
     try:
         for task, outcome in outcomes:
-            prepared += 1
             run.store(task, outcome)
             now = time.monotonic()
             run.end_batch_when_due(now, stop, between)
-            if progress and total is not None and now >= next_progress:
-                progress("index", total - run.planned + prepared, total, task.entry.rel_path)
+            if progress and run.walked and now >= next_progress:
+                progress("index", run.done, run.stats.scanned, task.entry.rel_path)
                 next_progress = now + PROGRESS_SECONDS
         run.finish(walk_errors)
     except BaseException:
@@ -255,6 +250,8 @@ class _Run:
         self.changed, self.lex = changed, lex
         self.stats = IndexStats(collection=col.name)
         self.planned = 0  # tasks the plan has given so far
+        self.prepared = 0  # their outcomes stored
+        self.walked = False  # the walk has ended: stats.scanned counts every file
         self.seen: set[str] = set()
         self.committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes
         self.lexical_at: float | None = None  # when the lexical index last took this run's batches
@@ -301,6 +298,7 @@ class _Run:
         self.stats.scanned += scanned
         self.stats.unchanged += unchanged
         self.stats.errors += errors
+        self.walked = True
         walked()
 
     def _with_hashes(self, held: list[tuple[WalkEntry, int]]) -> Iterator[Task]:
@@ -339,7 +337,15 @@ class _Run:
             out.append(msgspec.structs.replace(task, old_members=mine, shard=shard))
         return out
 
+    @property
+    def done(self) -> int:
+        """Files dealt with so far, once the walk has ended (`walked`): those the plan
+        found nothing to do for, and the outcomes stored (a mailbox's shards each count
+        as one)."""
+        return self.stats.scanned - self.planned + self.prepared
+
     def store(self, task: Task, outcome: Outcome) -> None:
+        self.prepared += 1
         e = task.entry
         stat = (e.size, e.mtime_ns, e.inode)
         if not isinstance(outcome, Expanded):
