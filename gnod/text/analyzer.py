@@ -122,11 +122,11 @@ class Analyzer:
         self.stem: Callable[[str], str] = self._cache.__getitem__
 
     def stems(self, tokens: Iterable[str]) -> list[str]:
-        return list(map(self._cache.__getitem__, tokens))
+        return list(map(self.stem, tokens))
 
     def index_text(self, text: str) -> str:
         """The space-joined stems the lexical index stores for `text`."""
-        return " ".join(map(self._cache.__getitem__, tokenize(text)))
+        return " ".join(map(self.stem, tokenize(text)))
 
     def stems_and_words(self, text: str, piece: int = PIECE_CHARS) -> tuple[str, str]:
         """`index_text(text)` and `exact_text(text)`, made a piece of `piece` characters
@@ -139,7 +139,7 @@ class Analyzer:
             end = len(text) if end < 0 else end
             tokens = tokenize(text[at:end])
             if tokens:
-                stems.append(" ".join(map(self._cache.__getitem__, tokens)))
+                stems.append(" ".join(map(self.stem, tokens)))
                 words.append(" ".join(tokens))
             at = end
         return " ".join(stems), " ".join(words)
