@@ -78,6 +78,25 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, monkeyp
         assert [s[0] for s in got] == ([first + 1] if first is not None else [])
 
 
+# A prefix query's expansions: many terms share their first letters, and a short one
+# ("un") starts the others.
+PREFIXED = ["un", "unsigned", "unsign", "unset", "unlock", "unlocked", "unlikely", "unused", "under", "fun", "nun"]
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+@pytest.mark.parametrize("seed", range(40))
+def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(seed, small, monkeypatch):
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    lines = [" ".join(rng.choice(PREFIXED) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
+    markdown = "\n".join(lines)
+    terms = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
+    n = rng.randint(1, 3)
+    expected = every_line(markdown, 1, analyzer, terms, n)
+    assert [(s.line, s.text) for s in best_snippets(markdown, 1, analyzer, terms, n)] == expected
+
+
 def test_a_big_document_gives_the_line_holding_most_terms():
     filler = "\n".join(f"static int network_{i}(void) {{ return reset(driver); }}" for i in range(20000))
     markdown = f"{filler}\n/* the network driver reset path */\n{filler}"

@@ -5,6 +5,9 @@ A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed); each term's first three letters,
 found by substring tests (a small text) or array compares over the whole text (a big
 one), bound what a line can score, so only the few lines that could be best are read.
+A word is at most two terms (its own form and its stem), so a line's bound from three
+letters that many terms share (a prefix query's expansions) grows with how often they
+occur in it, not with how many terms share them.
 The best lines open the snippets, which never overlap; in each, the matched words are
 given as offsets.
 """
@@ -19,6 +22,9 @@ import numpy as np
 
 from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
+
+# The terms one word can match: its own lowercase form and its stem.
+TERMS_PER_WORD = 2
 
 
 class Snippet(NamedTuple):
@@ -128,7 +134,7 @@ def best_snippets(
     a document without a matching line gets its first non-empty line."""
     lower = markdown.lower()  # may change lengths (İ → i̇), never the line breaks
     start = max(body_line - 1, 0)
-    probes = Counter(t[:3] for t in terms if t)
+    probes = _probes(terms)
     lines: _LineSource
     if len(markdown) <= SNIPPET_SMALL_TEXT:
         lines = markdown.split("\n")
@@ -156,6 +162,18 @@ def best_snippets(
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
 
 
+def _probes(terms: frozenset[str]) -> Counter[str]:
+    """Each term's first three letters, with how many terms start so. A shorter probe (a
+    term of one or two letters) is found wherever a longer one it starts is: those
+    longer ones are counted as it, so that one word is never credited by two probes."""
+    probes = Counter(t[:3] for t in terms if t)
+    for short in sorted((p for p in probes if len(p) < 3), key=len):
+        if short in probes:  # not counted as a shorter one already
+            for longer in [p for p in probes if p != short and p.startswith(short)]:
+                probes[short] += probes.pop(longer)
+    return probes
+
+
 def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
@@ -167,8 +185,11 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
         while pos >= 0:
             line += lower.count("\n", counted, pos)
             counted = pos
-            bound[line] = bound.get(line, 0) + weight
-            end = lower.find("\n", pos)  # the rest of this line is credited already
+            end = lower.find("\n", pos)  # the rest of this line is credited now
+            credit = weight
+            if weight > TERMS_PER_WORD:  # one word is not all the terms that start so
+                credit = min(weight, TERMS_PER_WORD * lower.count(probe, pos, len(lower) if end < 0 else end))
+            bound[line] = bound.get(line, 0) + credit
             if end < 0:
                 break
             line += 1
@@ -187,9 +208,13 @@ def _big_bounds(
     for probe, weight in probes.items():
         at = _occurrences(low_codes, probe)
         if len(at):
-            # A line holding the probe twice is credited once: `+=` through an index
-            # array adds once per distinct index.
-            bound[low_starts.searchsorted(at, side="right") - 1] += weight
+            rows = low_starts.searchsorted(at, side="right") - 1
+            if weight > TERMS_PER_WORD:  # as many words as it occurs in a line, at most
+                bound += np.minimum(np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD, weight).astype(np.int32)
+            else:
+                # A line holding the probe twice is credited once: `+=` through an index
+                # array adds once per distinct index.
+                bound[rows] += weight
     bound[:start] = 0
     found = bound.nonzero()[0]
     order = found[np.lexsort((found, -bound[found]))]
