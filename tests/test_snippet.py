@@ -97,6 +97,22 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     assert [(s.line, s.text) for s in best_snippets(markdown, 1, analyzer, terms, n)] == expected
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
+    """What keeps a prefix query's snippets to a few lines read: one word is credited two
+    terms at most, however many start with its letters, and a one-letter term's letters
+    found alone credit that term only."""
+    text = "\n".join(["unsigned int x;", "a data line", "and unlock unset", "nothing here"])
+    terms = frozenset({"un", "unsigned", "unsign", "unset", "unlock", "a", "and"})
+    probes = snippet._probes(terms)
+    if small:
+        order, bounds = snippet._small_bounds(text.lower(), 0, probes)
+    else:
+        codes = snippet._codes(text.lower())
+        order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes)
+    assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
+
+
 def test_a_big_document_gives_the_line_holding_most_terms():
     filler = "\n".join(f"static int network_{i}(void) {{ return reset(driver); }}" for i in range(20000))
     markdown = f"{filler}\n/* the network driver reset path */\n{filler}"

@@ -7,7 +7,8 @@ found by substring tests (a small text) or array compares over the whole text (a
 one), bound what a line can score, so only the few lines that could be best are read.
 A word is at most two terms (its own form and its stem), so a line's bound from three
 letters that many terms share (a prefix query's expansions) grows with how often they
-occur in it, not with how many terms share them.
+occur in it, not with how many terms share them; and letters that start others (the
+term "un" beside "unsigned") bound those others' credit too.
 The best lines open the snippets, which never overlap; in each, the matched words are
 given as offsets.
 """
@@ -163,15 +164,19 @@ def best_snippets(
 
 
 def _probes(terms: frozenset[str]) -> Counter[str]:
-    """Each term's first three letters, with how many terms start so. A shorter probe (a
-    term of one or two letters) is found wherever a longer one it starts is: those
-    longer ones are counted as it, so that one word is never credited by two probes."""
-    probes = Counter(t[:3] for t in terms if t)
-    for short in sorted((p for p in probes if len(p) < 3), key=len):
-        if short in probes:  # not counted as a shorter one already
-            for longer in [p for p in probes if p != short and p.startswith(short)]:
-                probes[short] += probes.pop(longer)
-    return probes
+    """Each term's first three letters, with how many terms start so."""
+    return Counter(t[:3] for t in terms if t)
+
+
+def _roots(probes: Counter[str]) -> dict[str, str]:
+    """The probes that start with a shorter one, each with the shortest it starts with:
+    a term of one or two letters ("un") is found wherever the longer probes it starts
+    ("uns", "unl") are, so a line's words holding those are at most as many as its
+    occurrences of it. Usually empty."""
+    short = sorted((q for q in probes if len(q) < 3), key=len)
+    if not short:
+        return {}
+    return {p: r for p in probes if (r := next((q for q in short if p.startswith(q)), p)) != p}
 
 
 def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
@@ -179,22 +184,35 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
     line's number by counting the line breaks before it (cheaper than arrays for a small
     text)."""
+    root = _roots(probes)
+    families = set(root.values())
     bound: dict[int, int] = {}
+    credit: dict[str, dict[int, int]] = {}  # a family's root → line → its probes' credit there
+    caps: dict[str, dict[int, int]] = {}  # a family's root → line → two per occurrence of it
     for probe, weight in probes.items():
+        r = root.get(probe, probe)
+        into = credit.setdefault(r, {}) if r in families else bound
+        counting = weight > TERMS_PER_WORD or probe in families  # one word is not all the terms that start so
         pos, line, counted = lower.find(probe), 0, 0  # line: the number of the line at `counted`
         while pos >= 0:
             line += lower.count("\n", counted, pos)
             counted = pos
             end = lower.find("\n", pos)  # the rest of this line is credited now
-            credit = weight
-            if weight > TERMS_PER_WORD:  # one word is not all the terms that start so
-                credit = min(weight, TERMS_PER_WORD * lower.count(probe, pos, len(lower) if end < 0 else end))
-            bound[line] = bound.get(line, 0) + credit
+            if counting:
+                most = TERMS_PER_WORD * lower.count(probe, pos, len(lower) if end < 0 else end)
+                into[line] = into.get(line, 0) + min(weight, most)
+                if probe in families:
+                    caps.setdefault(probe, {})[line] = most
+            else:
+                into[line] = into.get(line, 0) + weight
             if end < 0:
                 break
             line += 1
             counted = end + 1
             pos = lower.find(probe, counted)
+    for r, lines in credit.items():
+        for i, c in lines.items():  # a line holding a longer probe holds its root too
+            bound[i] = bound.get(i, 0) + min(c, caps[r][i])
     found = sorted((-b, i) for i, b in bound.items() if i >= start)
     return [i for _, i in found], [-b for b, _ in found]
 
@@ -204,17 +222,31 @@ def _big_bounds(
 ) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
+    root = _roots(probes)
+    families = set(root.values())
     bound = np.zeros(len(low_starts), dtype=np.int32)
+    credit: dict[str, np.ndarray] = {}  # a family's root → per line, its probes' credit
+    caps: dict[str, np.ndarray] = {}  # a family's root → per line, two per occurrence of it
     for probe, weight in probes.items():
         at = _occurrences(low_codes, probe)
-        if len(at):
-            rows = low_starts.searchsorted(at, side="right") - 1
-            if weight > TERMS_PER_WORD:  # as many words as it occurs in a line, at most
-                bound += np.minimum(np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD, weight).astype(np.int32)
-            else:
-                # A line holding the probe twice is credited once: `+=` through an index
-                # array adds once per distinct index.
-                bound[rows] += weight
+        if not len(at):
+            continue
+        rows = low_starts.searchsorted(at, side="right") - 1
+        r = root.get(probe, probe)
+        if r in families:
+            most = np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD  # the terms its occurrences can be
+            c = np.minimum(most, weight)
+            credit[r] = credit[r] + c if r in credit else c
+            if probe == r:
+                caps[r] = most
+        elif weight > TERMS_PER_WORD:  # as many words as it occurs in a line, at most
+            bound += np.minimum(np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD, weight).astype(np.int32)
+        else:
+            # A line holding the probe twice is credited once: `+=` through an index
+            # array adds once per distinct index.
+            bound[rows] += weight
+    for r, c in credit.items():  # a line holding a longer probe holds its root too
+        bound += np.minimum(c, caps[r]).astype(np.int32)
     bound[:start] = 0
     found = bound.nonzero()[0]
     order = found[np.lexsort((found, -bound[found]))]
