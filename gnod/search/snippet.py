@@ -128,6 +128,18 @@ def _occurrences(codes: np.ndarray, probe: str) -> np.ndarray:
     return at
 
 
+def _extended(codes: np.ndarray, at: np.ndarray, have: int, probe: str) -> np.ndarray:
+    """The places among `at` (where `probe`'s first `have` letters start) where the
+    whole of `probe` does."""
+    at = at[at + len(probe) <= len(codes)]
+    for k in range(have, len(probe)):
+        c = ord(probe[k])
+        if codes.dtype == np.uint8 and c > 127:
+            return np.zeros(0, np.int64)
+        at = at[codes[at + k] == c]
+    return at
+
+
 def best_snippets(
     markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int = 1
 ) -> list[Snippet]:
@@ -227,12 +239,17 @@ def _big_bounds(
     bound = np.zeros(len(low_starts), dtype=np.int32)
     credit: dict[str, np.ndarray] = {}  # a family's root → per line, its probes' credit
     caps: dict[str, np.ndarray] = {}  # a family's root → per line, two per occurrence of it
-    for probe, weight in probes.items():
-        at = _occurrences(low_codes, probe)
+    root_at: dict[str, np.ndarray] = {}  # a family root's occurrences
+    for probe in sorted(probes, key=len):  # a family's root before its longer probes
+        weight = probes[probe]
+        r = root.get(probe, probe)
+        # A longer probe is looked for only where its root is.
+        at = _occurrences(low_codes, probe) if r == probe else _extended(low_codes, root_at[r], len(r), probe)
+        if r in families and r == probe:
+            root_at[r] = at
         if not len(at):
             continue
         rows = low_starts.searchsorted(at, side="right") - 1
-        r = root.get(probe, probe)
         if r in families:
             most = np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD  # the terms its occurrences can be
             c = np.minimum(most, weight)
