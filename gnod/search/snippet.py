@@ -204,7 +204,8 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
     for probe, weight in probes.items():
         r = root.get(probe, probe)
         into = credit.setdefault(r, {}) if r in families else bound
-        counting = weight > TERMS_PER_WORD or probe in families  # one word is not all the terms that start so
+        is_root = probe in families
+        counting = weight > TERMS_PER_WORD or is_root  # one word is not all the terms that start so
         pos, line, counted = lower.find(probe), 0, 0  # line: the number of the line at `counted`
         while pos >= 0:
             line += lower.count("\n", counted, pos)
@@ -213,7 +214,7 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
             if counting:
                 most = TERMS_PER_WORD * lower.count(probe, pos, len(lower) if end < 0 else end)
                 into[line] = into.get(line, 0) + min(weight, most)
-                if probe in families:
+                if is_root:
                     caps.setdefault(probe, {})[line] = most
             else:
                 into[line] = into.get(line, 0) + weight
@@ -250,18 +251,19 @@ def _big_bounds(
         if not len(at):
             continue
         rows = low_starts.searchsorted(at, side="right") - 1
-        if r in families:
-            most = np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD  # the terms its occurrences can be
-            c = np.minimum(most, weight)
-            credit[r] = credit[r] + c if r in credit else c
-            if probe == r:
-                caps[r] = most
-        elif weight > TERMS_PER_WORD:  # as many words as it occurs in a line, at most
-            bound += np.minimum(np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD, weight).astype(np.int32)
-        else:
+        if r not in families and weight <= TERMS_PER_WORD:
             # A line holding the probe twice is credited once: `+=` through an index
             # array adds once per distinct index.
             bound[rows] += weight
+            continue
+        most = np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD  # the terms its occurrences can be
+        c = np.minimum(most, weight)  # as many words as it occurs in a line, at most
+        if r not in families:
+            bound += c.astype(np.int32)
+            continue
+        credit[r] = credit[r] + c if r in credit else c
+        if probe == r:
+            caps[r] = most
     for r, c in credit.items():  # a line holding a longer probe holds its root too
         bound += np.minimum(c, caps[r]).astype(np.int32)
     bound[:start] = 0
