@@ -8,7 +8,7 @@ import time
 import pytest
 
 from gnod.config import extension
-from gnod.ingest.walk import Filter, walk
+from gnod.ingest.walk import Filter, admit, walk
 
 
 def make(root, files: dict[str, str]) -> None:
@@ -67,6 +67,34 @@ def test_stat_fields_and_symlinked_dirs_not_followed(tmp_path):
     (entry,) = list(walk(str(tmp_path), Filter([], [])))
     st = os.stat(tmp_path / "a.md")
     assert (entry.size, entry.mtime_ns, entry.inode) == (5, st.st_mtime_ns, st.st_ino)
+
+
+def test_links_inside_the_root_are_left_out_unreported_and_links_out_reported(tmp_path):
+    outside = tmp_path / "outside"
+    make(outside, {"secret.md": "key"})
+    root = tmp_path / "root"
+    make(root, {"a.md": "hello", "sub/b.md": "hi"})
+    os.symlink(root / "a.md", root / "alias.md")
+    os.symlink(root / "sub", root / "sub-alias", target_is_directory=True)
+    os.symlink(root / "gone.md", root / "dangling.md")
+    os.symlink(outside / "secret.md", root / "out.md")
+    os.symlink(outside, root / "out-dir", target_is_directory=True)
+    for follow in (False, True):
+        issues: list = []
+        found = [e.rel_path for e in walk(str(root), Filter([], []), issues, follow_symlinks=follow)]
+        # Followed, a link to a directory already walked is a loop (each directory once).
+        loop = [("sub-alias", "LOOP")] if follow else []
+        assert sorted((i.rel_path, i.code) for i in issues) == [
+            ("out-dir", "OUTSIDE_ROOT"),
+            ("out.md", "OUTSIDE_ROOT"),
+            *loop,
+        ]
+        assert sorted(found) == ["a.md", *(["alias.md"] if follow else []), "sub/b.md"]
+        for rel in ("alias.md", "dangling.md", "out.md"):  # one file, as the watcher admits it
+            issues = []
+            entry = admit(str(root), Filter([], []), rel, issues, follow_symlinks=follow)
+            assert (entry is not None) == (follow and rel == "alias.md")
+            assert [i.code for i in issues] == (["OUTSIDE_ROOT"] if rel == "out.md" else [])
 
 
 def test_files_are_stat_ed_by_path_when_no_descriptor_is_left(tmp_path):

@@ -62,11 +62,8 @@ class WalkIssue(NamedTuple):
     """Something under the root that is not indexed, and why (shown by `status`)."""
 
     rel_path: str  # display form: undecodable bytes of a name as \\xNN
-    code: str  # NOT_ACCESSIBLE, BAD_NAME, SYMLINK, OUTSIDE_ROOT, LOOP, SPECIAL
+    code: str  # NOT_ACCESSIBLE, BAD_NAME, OUTSIDE_ROOT, LOOP, SPECIAL
     reason: str
-
-
-SYMLINK_REASON = "symbolic link not followed (set follow_symlinks = true on the collection to index its target)"
 
 
 def valid_name(rel_path: str) -> bool:
@@ -215,10 +212,7 @@ def admit(
     try:
         st = os.lstat(abs_path)
         if stat.S_ISLNK(st.st_mode):
-            issue = _link_issue(root, rel_path, abs_path, follow_symlinks)
-            if issue is not None:
-                if issues is not None:
-                    issues.append(issue)
+            if _report_link(root, rel_path, abs_path, issues) or not follow_symlinks:
                 return None
             st = os.stat(abs_path)
     except OSError:
@@ -235,10 +229,11 @@ def admit(
     return WalkEntry(rel_path, abs_path, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _link_issue(root: str, rel_path: str, abs_path: str, follow: bool) -> WalkIssue | None:
-    """Why the symlink at `rel_path` is not followed, or None when it may be."""
-    if not follow:
-        return WalkIssue(shown(rel_path), "SYMLINK", SYMLINK_REASON)
+def _link_issue(root: str, rel_path: str, abs_path: str) -> WalkIssue | None:
+    """Why the symlink at `rel_path` is never followed, or None when it leads inside the
+    collection: followed when the collection follows links, else left out unreported, as
+    git and ripgrep do: its target is indexed under its own path (the kernel tree's 56
+    links all lead inside it; reported, they were 40 errors of a clean checkout)."""
     real = os.path.realpath(abs_path)
     if not _inside(real, os.path.realpath(root)):
         return WalkIssue(
@@ -280,8 +275,10 @@ def walk(
 
     Symbolic links are not followed unless `follow_symlinks`, and then only to targets
     inside the root, each directory once (no loops). What the filter wants but cannot be
-    indexed (unreadable directories, undecodable names, links not followed, FIFOs and
-    other special files) is reported into `issues` rather than skipped silently.
+    indexed (unreadable directories, undecodable names, links out of the root, loops,
+    FIFOs and other special files) is reported into `issues` rather than skipped
+    silently; a link inside the root that is not followed is not reported (its target is
+    walked as itself).
     """
     ignores0 = _chain(root, flt, start)
     if ignores0 is None:
@@ -456,16 +453,21 @@ def _entry_kind(
         return "dir" if _wanted_dir(root, entry, rel, link, flt, ignores, visited, issues) else None
     if link and not follow and entry.is_dir():
         if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
-            issues.append(WalkIssue(shown(rel), "SYMLINK", SYMLINK_REASON))
+            _report_link(root, rel, entry.path, issues)
         return None
     if not flt.wants_file(name, rel) or (ignores and _ignored(ignores, rel)):
         return None
-    if link:
-        issue = _link_issue(root, rel, entry.path, follow)
-        if issue is not None:
-            issues.append(issue)
-            return None
+    if link and (_report_link(root, rel, entry.path, issues) or not follow):
+        return None
     return "file"
+
+
+def _report_link(root: str, rel: str, abs_path: str, issues: list[WalkIssue] | None) -> bool:
+    """Report the link at `rel` if it is never followed; whether it was."""
+    issue = _link_issue(root, rel, abs_path)
+    if issue is not None and issues is not None:
+        issues.append(issue)
+    return issue is not None
 
 
 def _wanted_dir(
@@ -487,7 +489,7 @@ def _wanted_dir(
     if visited is not None:
         # Followed links must not lead back to a directory on the way down.
         st = entry.stat()
-        issue = _link_issue(root, rel, entry.path, True) if link else None
+        issue = _link_issue(root, rel, entry.path) if link else None
         if issue is None and link and (st.st_dev, st.st_ino) in visited:
             issue = WalkIssue(shown(rel), "LOOP", "symbolic link to a directory already indexed")
         if issue is not None:

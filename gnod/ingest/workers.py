@@ -30,7 +30,7 @@ from gnod.ingest import containers
 from gnod.ingest.convert import MAX_DOCUMENT_BYTES, MiB
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.prepare import Deadline, prepare
-from gnod.ingest.walk import SYMLINK_REASON, Filter, WalkEntry, special_reason
+from gnod.ingest.walk import Filter, WalkEntry, special_reason
 from gnod.store.documents import PreparedDoc
 from gnod.text.analyzer import AnalyzerSet, ingest_analyzers
 
@@ -186,7 +186,7 @@ def open_regular(path: str, follow_symlinks: bool) -> tuple[int, os.stat_result]
         fd = os.open(path, flags)
     except OSError as err:
         if err.errno == errno.ELOOP and not follow_symlinks:
-            raise IngestFailure("SYMLINK", SYMLINK_REASON) from None
+            raise IngestFailure("SYMLINK", "became a symbolic link after it was listed: not followed") from None
         raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
