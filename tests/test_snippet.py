@@ -113,6 +113,19 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_a_long_line_is_cut_around_its_first_match(small, monkeypatch):
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+    long_line = "filler " * 200 + "the network driver reset path " + "tail " * 200
+    markdown = f"short network line\n{long_line}\nend"
+    [got] = best_snippets(markdown, 1, analyzer, frozenset({"network", "driver", "reset"}))
+    assert got.line == 2
+    assert got.text.startswith("…") and got.text.endswith("…")
+    assert "network driver reset" in got.text
+    assert (got.line, got.text) == every_line(markdown, 1, analyzer, frozenset({"network", "driver", "reset"}), 1)[0]
+
+
 def test_a_big_document_gives_the_line_holding_most_terms():
     filler = "\n".join(f"static int network_{i}(void) {{ return reset(driver); }}" for i in range(20000))
     markdown = f"{filler}\n/* the network driver reset path */\n{filler}"

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
+from functools import reduce
+from operator import or_
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, tokenize
+from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens, tokenize
 
 # The terms one word can match: its own lowercase form and its stem.
 TERMS_PER_WORD = 2
@@ -37,6 +40,22 @@ class Snippet(NamedTuple):
 def _line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
     tokens = tokenize(line)
     return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
+
+
+class _TermBits(dict[str, int]):
+    """token → the query terms it matches (its own form, its stem) as bits of an int, so
+    a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
+    token judged once per snippet."""
+
+    def __init__(self, analyzer: Analyzer, terms: frozenset[str]) -> None:
+        super().__init__()
+        self.analyzer, self.terms = analyzer, terms
+        self._bit = {t: 1 << k for k, t in enumerate(terms)}
+
+    def __missing__(self, token: str) -> int:
+        bits = self._bit.get(token, 0) | self._bit.get(self.analyzer.stem(token), 0)
+        self[token] = bits
+        return bits
 
 
 def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
@@ -159,19 +178,18 @@ def best_snippets(
         lines = _Lines(markdown, starts)
         order, bounds = _big_bounds(low_codes, low_starts, start, probes)
     out: list[Snippet] = []
+    bits = _TermBits(analyzer, terms)
     if terms:
-        out = _by_bound(lines, order, bounds, analyzer, terms, n)
+        out = _by_bound(lines, order, bounds, bits, n)
         if not out:  # a stem that does not start as its word does ("dying" → "die")
             every = markdown.split("\n")
-            scored: list[tuple[int, int, int]] = []  # (-distinct terms, line index, column)
-            for i in range(start, len(every)):
-                if every[i]:
-                    _score(every, i, analyzer, terms, scored)
-            out = _pick(every, scored, n)[0]
+            scored: list[tuple[int, int]] = []
+            _count(every, range(start, len(every)), bits, scored)
+            out = _pick(every, scored, n, bits)[0]
     if not out:
         first = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
         if first >= 0:
-            out = _pick(lines, [(0, first, 0)], n)[0]
+            out = _pick(lines, [(0, first)], n, bits)[0]
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
 
 
@@ -272,46 +290,53 @@ def _big_bounds(
     return order.tolist(), bound[order].tolist()
 
 
-def _by_bound(
-    lines: _LineSource, order: list[int], bounds: list[int], analyzer: Analyzer, terms: frozenset[str], n: int
-) -> list[Snippet]:
+def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _TermBits, n: int) -> list[Snippet]:
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
     snippets chosen beat every unread line's bound, no unread line can change them."""
-    scored: list[tuple[int, int, int]] = []
+    scored: list[tuple[int, int]] = []
     read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
     while read < len(order):
-        for i in order[read : read + step]:
-            _score(lines, i, analyzer, terms, scored)
+        _count(lines, order[read : read + step], bits, scored)
         read += step
         step *= 2
-        out, last = _pick(lines, scored, n)
+        out, last = _pick(lines, scored, n, bits)
         if read >= len(order) or (len(out) == n and last < (-bounds[read], order[read])):
             return out
     return []
 
 
-def _score(
-    lines: _LineSource, i: int, analyzer: Analyzer, terms: frozenset[str], scored: list[tuple[int, int, int]]
-) -> None:
-    """Add line `i` to `scored` when it holds a term."""
-    hit = _line_terms(lines[i], analyzer, terms)
-    if hit:
-        lower = lines[i].lower()
-        col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)
-        scored.append((-len(hit), i, col))
+def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int]]) -> None:
+    """Add each line of `which` that holds a term to `scored`, as (-distinct terms, its
+    index): its tokens' bits (a few lookups a line, where a set of its terms and of their
+    stems cost ~10 µs: the thousands of lines a prefix query reads in a big header)."""
+    look = bits.__getitem__
+    for i, tokens in zip(which, line_tokens([lines[i] for i in which])):
+        found = reduce(or_, map(look, tokens), 0)
+        if found:
+            scored.append((-found.bit_count(), i))
 
 
-def _pick(lines: _LineSource, scored: list[tuple[int, int, int]], n: int) -> tuple[list[Snippet], tuple[int, int]]:
+def _column(line: str, bits: _TermBits) -> int:
+    """Where the first of the query terms `line` holds starts (its first three letters)."""
+    lower = line.lower()
+    found = (lower.find(h[:3]) for h in _line_terms(line, bits.analyzer, bits.terms))
+    return min((at for at in found if at >= 0), default=0)
+
+
+def _pick(
+    lines: _LineSource, scored: list[tuple[int, int]], n: int, bits: _TermBits
+) -> tuple[list[Snippet], tuple[int, int]]:
     """The best `n` scored lines' snippets (their matches not yet found), never
     overlapping, and the last one's (-distinct terms, line index)."""
     out: list[Snippet] = []
     last = (0, -1)
     taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
-    for score, i, col in sorted(scored):
+    for score, i in sorted(scored):
         if any(a <= i <= b for a, b in taken):
             continue
-        text, end = _window(lines, i, col)
+        line = lines[i]
+        text, end = _window(lines, i, _column(line, bits) if len(line) > SNIPPET_MAX_CHARS else 0)
         if any(a <= end and i <= b for a, b in taken):
             continue
         taken.append((i, end))
