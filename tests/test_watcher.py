@@ -122,6 +122,33 @@ def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
     eventually(daemon, "capybara", [])
 
 
+def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemon, tmp_path):
+    """An editor saving config.toml in place truncates it, then writes it: read in between,
+    it is a config without collections, and adopting it would drop every collection's
+    index. The watch reads the file once it has been left alone for a moment."""
+    docs = tmp_path / "kept"
+    write(docs / "k.md", "# K\n\nokapi stays\n")
+    cfg = daemon.paths.config_file
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    text = f'[[collections]]\nname = "kept"\npath = "{docs}"\n'
+    with open(cfg, "w") as f:
+        f.write(text)
+    eventually(daemon, "okapi", ["kept/k.md"])
+    with open(daemon.paths.log_file) as f:
+        adopted = f.read().count("config changed")
+    end = time.monotonic() + 4.5  # past two of the watch's 2 s wakes, and many events
+    while time.monotonic() < end:
+        with open(cfg, "w") as f:
+            f.flush()
+            time.sleep(0.004)  # empty for a few ms, then whole again
+            f.write(text)
+        time.sleep(0.012)
+    time.sleep(1.0)
+    with open(daemon.paths.log_file) as f:
+        assert f.read().count("config changed") == adopted  # the same config throughout
+    assert paths(daemon, "okapi") == ["kept/k.md"]
+
+
 def test_changes_while_down_are_reconciled_at_start(env, tmp_path):
     docs = tmp_path / "d"
     write(docs / "a.md", "# A\n\nkoala one\n")

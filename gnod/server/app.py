@@ -57,6 +57,9 @@ T = TypeVar("T")
 # At start, a search waits this long for the lexical index to be reconciled (milliseconds
 # when it is current) before it is answered BUSY with how far a rebuild is.
 LEXICAL_WAIT_S = 5.0
+# A hand edit of config.toml is read once the file has been left alone this long (an
+# editor's save in place is a truncate and a write, milliseconds apart).
+CONFIG_QUIET_S = 0.1
 
 # The connection a request's task serves (None: gnod's own work): whose reads these are.
 CLIENT: contextvars.ContextVar[Hashable] = contextvars.ContextVar("client", default=None)
@@ -329,12 +332,13 @@ class Daemon:
 
     # --- config ----------------------------------------------------------------------
 
-    async def reload_config(self) -> None:
+    async def reload_config(self, quiet_s: float = 0.0) -> None:
         """Pick up edits made to the config file by hand since we last read it. The
         digest kept is that of the bytes loaded: an edit landing meanwhile (a file
-        written in two steps) is read by the next call, not taken as seen."""
+        written in two steps) is read by the next call, not taken as seen. `quiet_s`
+        (the watch's reloads): the file is read once nothing has written it for that long."""
         try:
-            raw = _read(self.paths.config_file)
+            raw = await _settled(self.paths.config_file, quiet_s) if quiet_s else _read(self.paths.config_file)
         except OSError as e:
             raise RpcError(wire.CONFIG_ERROR, f"cannot read {self.paths.config_file}: {e.strerror or e}") from None
         digest = None if raw is None else hashlib.sha256(raw).digest()
@@ -384,7 +388,7 @@ class Daemon:
             if self.config_error and _digest(self.paths.config_file) == self.rejected_digest:
                 continue  # the same broken file, already reported
             try:
-                await self.reload_config()
+                await self.reload_config(CONFIG_QUIET_S)
             except RpcError as e:
                 log.warning("config not reloaded: %s", e.message)
 
@@ -536,6 +540,25 @@ def _read(path: str) -> bytes | None:
             return f.read()
     except FileNotFoundError:
         return None
+
+
+async def _settled(path: str, quiet_s: float) -> bytes | None:
+    """_read, once the file has not been written for `quiet_s` and was not written while
+    it was read: an editor saving in place truncates the file before writing it, and read
+    in between it is a config without collections."""
+    while True:
+        try:
+            before = os.stat(path)
+        except FileNotFoundError:
+            return None
+        age = time.time() - before.st_mtime
+        if 0 <= age < quiet_s:
+            await asyncio.sleep(quiet_s - age)
+            continue
+        raw = _read(path)
+        after = os.stat(path)
+        if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size):
+            return raw
 
 
 def _digest(path: str) -> bytes | None:
