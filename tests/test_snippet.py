@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from gnod.search import snippet
 from gnod.search.snippet import _line_terms, _window, best_snippets, match_spans
+from gnod.store import documents
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
 WORDS = [
@@ -70,12 +71,72 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, monkeyp
     n = rng.randint(1, 3)
     body_line = rng.randint(1, 3)
     expected = every_line(markdown, body_line, analyzer, terms, n)
-    got = [(s.line, s.text) for s in best_snippets(markdown, body_line, analyzer, terms, n)]
+    got = [(s.line, s.text) for s in best_snippets([markdown], body_line, analyzer, terms, n)]
     if expected:
         assert got == expected
     else:  # no line holds a term: the first non-empty line of the body
         first = next((i for i, line in enumerate(lines) if i >= body_line - 1 and line.strip()), None)
         assert [s[0] for s in got] == ([first + 1] if first is not None else [])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_text_in_pieces_is_snippeted_from_its_first_piece_with_a_matching_line(seed):
+    """Each piece is searched as a text of its own, in order; the first that has a
+    matching line gives the snippets, at their lines in the whole text."""
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(1, 300))]
+    markdown = "\n".join(lines) + "\n"
+    pieces = list(documents.pieces(documents.pack(markdown), rng.randint(1, 2000)))
+    query = rng.sample(WORDS, rng.randint(1, 3))
+    terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
+    n = rng.randint(1, 3)
+    body_line = rng.randint(1, 30)
+    expected, before = [], 0
+    for piece in pieces:
+        expected = [(line + before, text) for line, text in every_line(piece, body_line - before, analyzer, terms, n)]
+        if expected:
+            break
+        before += piece.count("\n")
+    got = [(s.line, s.text) for s in best_snippets(pieces, body_line, analyzer, terms, n)]
+    if expected:
+        assert got == expected
+    else:
+        first = next((i for i, line in enumerate(lines) if i >= body_line - 1 and line.strip()), None)
+        assert [s[0] for s in got] == ([first + 1] if first is not None else [])
+    for line, text in got:  # a snippet is the text at its line
+        assert markdown.split("\n")[line - 1].startswith(text.split("\n")[0].removesuffix("…"))
+
+
+@pytest.mark.parametrize("size", [1, 7, 100, 10**6])
+def test_stored_text_is_read_back_a_piece_at_a_time(size):
+    """Pieces of at least `size` bytes, each ending after a line break, that make the
+    text: compressed or stored as text before compression, one line or none longer."""
+    text = "".join(f"línea {i} " * (i % 5) + "\n" for i in range(2000)) + "x" * 300 + "\nlast"
+    got = list(documents.pieces(documents.pack(text), size))
+    assert "".join(got) == text
+    assert all(p.endswith("\n") and len(p.encode()) >= size for p in got[:-1])
+    assert len(got) == 1 if len(text.encode()) <= size else len(got) > 1
+    assert list(documents.pieces(text, size)) == [text]
+
+
+def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
+    analyzer = Analyzer("english")
+    first = "intro\nthe network\n" + "filler\n" * 400
+    second = "the network driver reset\n" + "filler\n" * 400
+    read = []
+
+    def pieces():
+        for piece in (first, second):
+            read.append(piece)
+            yield piece
+
+    terms = frozenset({"network", "driver", "reset"})
+    [got] = best_snippets(pieces(), 1, analyzer, terms)
+    assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network", 1)
+    [got] = best_snippets(["intro\n" + "filler\n" * 400, second], 1, analyzer, terms)
+    assert (got.line, got.text.split("\n")[0]) == (402, "the network driver reset")
+    assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]
 
 
 # A prefix query's expansions: many terms share their first letters, and a short one
@@ -94,7 +155,7 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     terms = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n)
-    assert [(s.line, s.text) for s in best_snippets(markdown, 1, analyzer, terms, n)] == expected
+    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n)] == expected
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
@@ -119,7 +180,7 @@ def test_a_long_line_is_cut_around_its_first_match(small, monkeypatch):
     analyzer = Analyzer("english")
     long_line = "filler " * 200 + "the network driver reset path " + "tail " * 200
     markdown = f"short network line\n{long_line}\nend"
-    [got] = best_snippets(markdown, 1, analyzer, frozenset({"network", "driver", "reset"}))
+    [got] = best_snippets([markdown], 1, analyzer, frozenset({"network", "driver", "reset"}))
     assert got.line == 2
     assert got.text.startswith("…") and got.text.endswith("…")
     assert "network driver reset" in got.text
@@ -131,7 +192,7 @@ def test_a_big_document_gives_the_line_holding_most_terms():
     markdown = f"{filler}\n/* the network driver reset path */\n{filler}"
     analyzer = Analyzer("english")
     terms = frozenset({"network", "driver", "reset", "path"})
-    [snippet] = best_snippets(markdown, 1, analyzer, terms)
+    [snippet] = best_snippets([markdown], 1, analyzer, terms)
     assert snippet.line == 20001
     assert snippet.text.startswith("/* the network driver reset path */")
     assert [snippet.text[a:b] for a, b in snippet.matches][:4] == ["network", "driver", "reset", "path"]

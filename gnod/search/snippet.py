@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import reduce
 from operator import or_
 from typing import NamedTuple, Protocol
@@ -160,37 +160,56 @@ def _extended(codes: np.ndarray, at: np.ndarray, have: int, probe: str) -> np.nd
 
 
 def best_snippets(
-    markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int = 1
+    pieces: Iterable[str], body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int = 1
 ) -> list[Snippet]:
-    """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier);
-    a document without a matching line gets its first non-empty line."""
-    lower = markdown.lower()  # may change lengths (İ → i̇), never the line breaks
-    start = max(body_line - 1, 0)
+    """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
+    from the first of the text's `pieces` (documents.pieces) that holds a matching line:
+    as search engines bound the text they highlight, a long document's snippets come
+    from its first SNIPPET_PIECE_CHARS when a line there matches, and its later pieces
+    are read (and decompressed) only when none does. A document without a matching line
+    gets its first non-empty line."""
     probes = _probes(terms)
+    bits = _TermBits(analyzer, terms)
+    first: list[Snippet] = []  # the body's first non-empty line, if no line matches
+    before = 0  # lines in the pieces before this one
+    for text in pieces:
+        start = max(body_line - 1 - before, 0)
+        lines, out = _matching(text, start, probes, bits, n)
+        if not out and not first:
+            at = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
+            if at >= 0:
+                first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at)], n, bits)[0]]
+        if out:
+            return [s._replace(line=s.line + before, matches=match_spans(s.text, analyzer, terms)) for s in out]
+        before += text.count("\n")
+    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in first]
+
+
+def _matching(
+    text: str, start: int, probes: Counter[str], bits: _TermBits, n: int
+) -> tuple[_LineSource, list[Snippet]]:
+    """The text's lines and the snippets (their matches not yet found) of its best lines
+    from line index `start` on that hold a term, if any does."""
+    lower = text.lower()  # may change lengths (İ → i̇), never the line breaks
     lines: _LineSource
-    if len(markdown) <= SNIPPET_SMALL_TEXT:
-        lines = markdown.split("\n")
+    if len(text) <= SNIPPET_SMALL_TEXT:
+        lines = text.split("\n")
         order, bounds = _small_bounds(lower, start, probes)
     else:
         low_codes = _codes(lower)
         low_starts = _line_starts(low_codes)
-        starts = low_starts if len(lower) == len(markdown) else _line_starts(_codes(markdown))
-        lines = _Lines(markdown, starts)
+        starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
+        lines = _Lines(text, starts)
         order, bounds = _big_bounds(low_codes, low_starts, start, probes)
-    out: list[Snippet] = []
-    bits = _TermBits(analyzer, terms)
-    if terms:
-        out = _by_bound(lines, order, bounds, bits, n)
-        if not out:  # a stem that does not start as its word does ("dying" → "die")
-            every = markdown.split("\n")
-            scored: list[tuple[int, int]] = []
-            _count(every, range(start, len(every)), bits, scored)
-            out = _pick(every, scored, n, bits)[0]
-    if not out:
-        first = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
-        if first >= 0:
-            out = _pick(lines, [(0, first)], n, bits)[0]
-    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
+    if not bits.terms:
+        return lines, []
+    out = _by_bound(lines, order, bounds, bits, n)
+    if not out:  # a stem that does not start as its word does ("dying" → "die")
+        every = text.split("\n")
+        scored: list[tuple[int, int]] = []
+        _count(every, range(start, len(every)), bits, scored)
+        out = _pick(every, scored, n, bits)[0]
+    return lines, out
 
 
 def _probes(terms: frozenset[str]) -> Counter[str]:

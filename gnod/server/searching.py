@@ -14,7 +14,7 @@ from gnod.ingest.symbols import Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical
-from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_LINES
+from gnod.search.constants import SNIPPET_PIECE_CHARS, SYMBOL_CONTENTS, SYMBOL_LINES
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import best_snippets
@@ -43,9 +43,10 @@ def answer(
     rows = [r for r in res.rows if r.doc_id in docs]  # a document deleted between the two statements is left out
     passages: dict[int, list[Passage]] = {}
     for r in rows:
-        doc, markdown, body_line = docs[r.doc_id]
-        if markdown is not None:
-            passages[r.doc_id] = best_snippets(markdown, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+        doc, stored, body_line = docs[r.doc_id]
+        if stored is not None:
+            pieces = docstore.pieces(stored, SNIPPET_PIECE_CHARS)
+            passages[r.doc_id] = best_snippets(pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
     shown = [docs[doc_id][0] for doc_id, found in passages.items() if found]
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
     hits = []
@@ -121,8 +122,8 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
     for doc_id in ids:
         if doc_id not in docs:
             continue
-        doc, markdown, _body = docs[doc_id]
-        lines = markdown.split("\n") if markdown is not None else []
+        doc, stored, _body = docs[doc_id]
+        lines = docstore.unpack(stored).split("\n") if stored is not None else []
         snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in by_doc[doc_id][: p.per_doc]] if lines else []
         score = 1.0 if by_doc[doc_id][0].symbol.name == name else 0.5
         hits.append(

@@ -359,10 +359,11 @@ def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
 
 def docs_with_contents(
     conn: apsw.Connection, ids: Sequence[int], read: bool = True
-) -> dict[int, tuple[DocRow, str | None, int]]:
-    """Documents by id, each with its canonical Markdown and the line its body starts
-    on (None, 0 if its content is missing, or not `read`): a search's hits in one
-    statement, since after every commit each statement reads its pages afresh."""
+) -> dict[int, tuple[DocRow, str | bytes | None, int]]:
+    """Documents by id, each with its canonical Markdown as stored (for `unpack` or
+    `pieces`) and the line its body starts on (None, 0 if its content is missing, or not
+    `read`): a search's hits in one statement, since after every commit each statement
+    reads its pages afresh."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
@@ -372,7 +373,7 @@ def docs_with_contents(
     else:
         columns, tables = "NULL, 0", _DOC_FROM
     rows = conn.execute(f"SELECT {_DOC_FIELDS}, {columns} FROM {tables} WHERE d.id IN ({marks})", ids)
-    return {r[0]: (_doc(r[:-2]), None if r[-2] is None else unpack(r[-2]), r[-1] or 0) for r in rows}
+    return {r[0]: (_doc(r[:-2]), r[-2], r[-1] or 0) for r in rows}
 
 
 def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow | None:
@@ -512,6 +513,26 @@ def pack(markdown: str) -> bytes:
 def unpack(stored: str | bytes) -> str:
     """content.markdown as written: zstd bytes (pack), or text from before compression."""
     return stored if isinstance(stored, str) else decompress(stored).decode("utf-8")
+
+
+def pieces(stored: str | bytes, size: int) -> Iterator[str]:
+    """`unpack(stored)` a piece at a time, each piece the text's next lines through the
+    one that holds its `size`-th byte of UTF-8: reading a long text's start does not
+    decompress the rest of it. Text stored before compression comes whole."""
+    if isinstance(stored, str) or zstandard.frame_content_size(stored) <= size:
+        yield unpack(stored)
+        return
+    # A reader of its own: this one may be left half-read while the thread's decompresses others.
+    reader = zstandard.ZstdDecompressor().stream_reader(stored)
+    rest = b""
+    while chunk := reader.read(size):
+        data = rest + chunk
+        cut = data.find(b"\n", size - 1) + 1
+        if cut:
+            yield data[:cut].decode("utf-8")
+        rest = data[cut:]
+    if rest:
+        yield rest.decode("utf-8")
 
 
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
