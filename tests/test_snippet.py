@@ -134,6 +134,9 @@ def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
     terms = frozenset({"network", "driver", "reset"})
     [got] = best_snippets(pieces(), 1, analyzer, terms)
     assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network", 1)
+    read.clear()
+    [got] = best_snippets(pieces(), 1, analyzer, frozenset())  # nothing to match: the first line
+    assert (got.line, got.text.split("\n")[0], len(read)) == (1, "intro", 1)
     [got] = best_snippets(["intro\n" + "filler\n" * 400, second], 1, analyzer, terms)
     assert (got.line, got.text.split("\n")[0]) == (402, "the network driver reset")
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]

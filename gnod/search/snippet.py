@@ -181,6 +181,8 @@ def best_snippets(
                 first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at)], n, bits)[0]]
         if out:
             return [s._replace(line=s.line + before, matches=match_spans(s.text, analyzer, terms)) for s in out]
+        if first and not terms:  # no later piece can match
+            break
         before += text.count("\n")
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in first]
 
