@@ -524,15 +524,20 @@ def pieces(stored: str | bytes, size: int) -> Iterator[str]:
         return
     # A reader of its own: this one may be left half-read while the thread's decompresses others.
     reader = zstandard.ZstdDecompressor().stream_reader(stored)
-    rest = b""
+    held: list[bytes] = []  # the piece so far (a line longer than a piece: chunk after chunk)
+    length = 0
     while chunk := reader.read(size):
-        data = rest + chunk
-        cut = data.find(b"\n", size - 1) + 1
-        if cut:
-            yield data[:cut].decode("utf-8")
-        rest = data[cut:]
-    if rest:
-        yield rest.decode("utf-8")
+        cut = chunk.find(b"\n", max(size - 1 - length, 0)) + 1
+        if not cut:
+            held.append(chunk)
+            length += len(chunk)
+            continue
+        held.append(chunk[:cut])
+        yield b"".join(held).decode("utf-8")
+        held = [chunk[cut:]]
+        length = len(held[0])
+    if length:
+        yield b"".join(held).decode("utf-8")
 
 
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
