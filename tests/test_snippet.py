@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gnod.search import snippet
-from gnod.search.snippet import _line_terms, _window, best_snippets, match_spans
+from gnod.search.snippet import _window, best_snippets, match_spans
 from gnod.store import documents
-from gnod.text.analyzer import Analyzer, AnalyzerSet
+from gnod.text.analyzer import Analyzer, AnalyzerSet, tokenize
 
 WORDS = [
     "network",
@@ -36,12 +36,18 @@ WORDS = [
 ]
 
 
+def line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
+    """The definition of a line's terms: its tokens' own forms and stems among `terms`."""
+    tokens = tokenize(line)
+    return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
+
+
 def every_line(markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int) -> list:
     """The definition: score every line, take the best non-overlapping ones."""
     lines = markdown.split("\n")
     scored = []
     for i in range(max(body_line - 1, 0), len(lines)):
-        hit = _line_terms(lines[i], analyzer, terms) if lines[i] else set()
+        hit = line_terms(lines[i], analyzer, terms) if lines[i] else set()
         if hit:
             lower = lines[i].lower()
             col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)

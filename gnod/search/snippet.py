@@ -25,7 +25,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens, tokenize
+from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem.
 TERMS_PER_WORD = 2
@@ -37,11 +37,6 @@ class Snippet(NamedTuple):
     matches: list[list[int]]  # [start, end) character offsets in `text` of the matched words
 
 
-def _line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
-    tokens = tokenize(line)
-    return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
-
-
 class _TermBits(dict[str, int]):
     """token → the query terms it matches (its own form, its stem) as bits of an int, so
     a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
@@ -50,10 +45,10 @@ class _TermBits(dict[str, int]):
     def __init__(self, analyzer: Analyzer, terms: frozenset[str]) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, terms
-        self._bit = {t: 1 << k for k, t in enumerate(terms)}
+        self.bit = {t: 1 << k for k, t in enumerate(terms)}
 
     def __missing__(self, token: str) -> int:
-        bits = self._bit.get(token, 0) | self._bit.get(self.analyzer.stem(token), 0)
+        bits = self.bit.get(token, 0) | self.bit.get(self.analyzer.stem(token), 0)
         self[token] = bits
         return bits
 
@@ -178,7 +173,7 @@ def best_snippets(
         if not out and not first:
             at = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
             if at >= 0:
-                first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at)], n, bits)[0]]
+                first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at, 0)], n, bits)[0]]
         if out:
             return [s._replace(line=s.line + before, matches=match_spans(s.text, analyzer, terms)) for s in out]
         if first and not terms:  # no later piece can match
@@ -208,7 +203,7 @@ def _matching(
     out = _by_bound(lines, order, bounds, bits, n)
     if not out:  # a stem that does not start as its word does ("dying" → "die")
         every = text.split("\n")
-        scored: list[tuple[int, int]] = []
+        scored: list[tuple[int, int, int]] = []
         _count(every, range(start, len(every)), bits, scored)
         out = _pick(every, scored, n, bits)[0]
     return lines, out
@@ -315,7 +310,7 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _Te
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
     snippets chosen beat every unread line's bound, no unread line can change them."""
-    scored: list[tuple[int, int]] = []
+    scored: list[tuple[int, int, int]] = []
     read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
     while read < len(order):
         _count(lines, order[read : read + step], bits, scored)
@@ -327,7 +322,7 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _Te
     return []
 
 
-def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int]]) -> None:
+def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int, int]]) -> None:
     """Add each line of `which` that holds a term to `scored`, as (-distinct terms, its
     index): the bits of its tokens, a lookup each (a prefix query reads thousands of
     lines in a big header)."""
@@ -335,29 +330,30 @@ def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: li
     for i, tokens in zip(which, line_tokens([lines[i] for i in which])):
         found = reduce(or_, map(look, tokens), 0)
         if found:
-            scored.append((-found.bit_count(), i))
+            scored.append((-found.bit_count(), i, found))
 
 
-def _column(line: str, bits: _TermBits) -> int:
-    """Where the first of the query terms `line` holds starts (its first three letters)."""
+def _column(line: str, bits: _TermBits, found: int) -> int:
+    """Where the first of the query terms `line` holds (`found`, as _count gave their
+    bits: a long line is not read again) starts (its first three letters)."""
     lower = line.lower()
-    found = (lower.find(h[:3]) for h in _line_terms(line, bits.analyzer, bits.terms))
-    return min((at for at in found if at >= 0), default=0)
+    at = (lower.find(t[:3]) for t, bit in bits.bit.items() if found & bit)
+    return min((a for a in at if a >= 0), default=0)
 
 
 def _pick(
-    lines: _LineSource, scored: list[tuple[int, int]], n: int, bits: _TermBits
+    lines: _LineSource, scored: list[tuple[int, int, int]], n: int, bits: _TermBits
 ) -> tuple[list[Snippet], tuple[int, int]]:
     """The best `n` scored lines' snippets (their matches not yet found), never
     overlapping, and the last one's (-distinct terms, line index)."""
     out: list[Snippet] = []
     last = (0, -1)
     taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
-    for score, i in sorted(scored):
+    for score, i, found in sorted(scored):
         if any(a <= i <= b for a, b in taken):
             continue
         line = lines[i]
-        text, end = _window(lines, i, _column(line, bits) if len(line) > SNIPPET_MAX_CHARS else 0)
+        text, end = _window(lines, i, _column(line, bits, found) if len(line) > SNIPPET_MAX_CHARS else 0)
         if any(a <= end and i <= b for a, b in taken):
             continue
         taken.append((i, end))
