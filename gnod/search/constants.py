@@ -261,12 +261,12 @@ PATH_ANCHOR_MIN = 3
 # Snippets: up to this many characters a text's lines are tested one by one for the
 # query's prefixes; a longer text is searched by array compares over the whole of it.
 SNIPPET_SMALL_TEXT = 8192
-# A long document's snippets are looked for in its first piece of about this many
-# characters, and in the next pieces only while none has a matching line (Elasticsearch
-# highlights the first million characters of a field; Solr's default is 51,200): the
-# kernel's 12.7 MB register header cost 'dev* -net*' ~40 ms to decompress, lowercase and
-# scan whole for a line that its first lines already give.
-SNIPPET_PIECE_CHARS = 1_000_000
+# A long document's snippets are looked for in its first piece of whole lines of about
+# this many bytes of text (UTF-8), and in the next pieces only while none has a matching
+# line (Elasticsearch highlights the first million characters of a field; Solr's default
+# is 51,200): the kernel's 12.7 MB register header cost 'dev* -net*' ~40 ms to
+# decompress, lowercase and scan whole for a line that its first lines already give.
+SNIPPET_PIECE_BYTES = 1_000_000
 # A snippet is at most this many lines and characters (a longer line is cut around its match).
 SNIPPET_MAX_LINES = 3
 SNIPPET_MAX_CHARS = 320

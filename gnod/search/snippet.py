@@ -160,7 +160,7 @@ def best_snippets(
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
     as search engines bound the text they highlight, a long document's snippets come
-    from its first SNIPPET_PIECE_CHARS when a line there matches, and its later pieces
+    from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
     are read (and decompressed) only when none does. A document without a matching line
     gets its first non-empty line."""
     probes = _probes(terms)
