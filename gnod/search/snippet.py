@@ -324,8 +324,8 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _Te
 
 def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int, int]]) -> None:
     """Add each line of `which` that holds a term to `scored`, as (-distinct terms, its
-    index): the bits of its tokens, a lookup each (a prefix query reads thousands of
-    lines in a big header)."""
+    index, their bits): the OR of its tokens' bits, a lookup each (a prefix query reads
+    thousands of lines in a big header)."""
     look = bits.__getitem__
     for i, tokens in zip(which, line_tokens([lines[i] for i in which])):
         found = reduce(or_, map(look, tokens), 0)
