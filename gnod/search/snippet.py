@@ -202,7 +202,7 @@ def _matching(
         return lines, []
     out = _by_bound(lines, order, bounds, bits, n)
     if not out:  # a stem that does not start as its word does ("dying" → "die")
-        every = text.split("\n")
+        every = lines if isinstance(lines, list) else text.split("\n")
         scored: list[tuple[int, int, int]] = []
         _count(every, range(start, len(every)), bits, scored)
         out = _pick(every, scored, n, bits)[0]
