@@ -58,12 +58,9 @@ app.add_typer(models_app, name="models")
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from gnod import __version__
 
-        try:
-            print(f"gnoctl {version('gno')}")
-        except PackageNotFoundError:
-            print("gnoctl 0+unknown (not installed as a package)")
+        print(f"gnoctl {__version__}")
         raise typer.Exit(0)
 
 

@@ -75,7 +75,12 @@ def main(argv: list[str] | None = None, leave: bool = False) -> int:
     argv = sys.argv[1:] if argv is None else argv
     code = None
     try:
-        if argv and argv[0] in FAST_OPTIONS:
+        if argv in (["--version"], ["-V"]):  # scripts ask it: not worth typer's import
+            from gnod import __version__
+
+            print(f"gnoctl {__version__}")
+            code = 0
+        elif argv and argv[0] in FAST_OPTIONS:
             code = _fast(argv)
             if code is not None and leave:
                 _leave(code)

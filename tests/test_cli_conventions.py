@@ -99,9 +99,15 @@ def test_dash_h_is_help_everywhere_and_starts_nothing(argv, env):
 
 
 @pytest.mark.parametrize("flag", ["--version", "-V"])
-def test_version(flag, env):
-    r = cli(flag, env=env)
-    assert re.fullmatch(r"gnoctl \S+\n", r.stdout), r.stdout
+def test_version_is_the_installed_packages(flag, env):
+    from importlib.metadata import version
+
+    installed = version("gno")  # what packaging read from gnod/__init__.py
+    assert cli(flag, env=env).stdout == f"gnoctl {installed}\n"
+    # Beside other options typer answers it, the same way.
+    assert cli(flag, "status", env=env).stdout == f"gnoctl {installed}\n"
+    r = subprocess.run([sys.executable, "-m", "gnod.server.main", "--version"], capture_output=True, text=True, env=env)
+    assert r.stdout == f"gnod {installed}\n"
 
 
 def test_unknown_options_are_errors_and_negated_words_still_work(live):

@@ -7,21 +7,13 @@ import sys
 
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.mcp.server import Bridge
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gno")
-    except PackageNotFoundError:
-        return "0+unknown"
+from gnod import __version__
 
 
 async def _stdio(bridge: Bridge) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = bridge.server(_version(), await bridge.collections())
+    server = bridge.server(__version__, await bridge.collections())
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -38,7 +30,7 @@ def run(http: str | None, enable_write: bool, token_file: str | None, no_token: 
         from gnoctl.mcp.http import HttpError, serve
 
         try:
-            return asyncio.run(serve(bridge, _version(), http, token_file, no_token))
+            return asyncio.run(serve(bridge, __version__, http, token_file, no_token))
         except HttpError as e:
             print(f"gnoctl mcp: {e}", file=sys.stderr)
             return e.status

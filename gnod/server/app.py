@@ -24,7 +24,7 @@ import apsw
 import msgspec
 import watchfiles
 
-from gnod import wire
+from gnod import __version__, wire
 from gnod.config import CollectionConfig, Config, ConfigError, parse
 from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
@@ -35,7 +35,7 @@ from gnod.search.filters import Filter
 from gnod.server.events import ChangeList, Events
 from gnod.server.fair import FairExecutor, Overloaded
 from gnod.server.jobs import Writer
-from gnod.server.lifecycle import Instance, gnod_version
+from gnod.server.lifecycle import Instance
 from gnod.server.methods import METHODS
 from gnod.server.ocr import OcrBacklog
 from gnod.server.rpc import Call, Lane, RpcError
@@ -474,7 +474,7 @@ class Daemon:
             finally:
                 os.umask(old_umask)
             os.chmod(self.paths.socket_path, 0o600)
-            log.info("gnod %s listening on %s (pid %d)", gnod_version(), self.paths.socket_path, os.getpid())
+            log.info("gnod %s listening on %s (pid %d)", __version__, self.paths.socket_path, os.getpid())
             # First on the writer: searches wait for it, new writes queue behind it.
             reconcile_task = asyncio.create_task(self._reconcile_lexical(), name="lexical:reconcile")
             # Watch first, then reconcile (stat-only): nothing changed meanwhile is missed.

@@ -10,7 +10,7 @@ import time
 import msgspec
 import pathspec
 
-from gnod import wire
+from gnod import __version__, wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled
@@ -50,7 +50,6 @@ from gnod.server.checks import check_collections, find_collection
 from gnod.server.events import Subscription
 from gnod.server.hits import URI_PREFIX, identity
 from gnod.server.jobs import StorageError
-from gnod.server.lifecycle import gnod_version
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
@@ -96,7 +95,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
         except OSError:
             db_bytes = 0
         return StatusResult(
-            version=gnod_version(),
+            version=__version__,
             protocol=wire.PROTOCOL_VERSION,
             pid=os.getpid(),
             uptime_s=round(time.time() - d.started, 3),

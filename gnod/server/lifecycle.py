@@ -8,7 +8,6 @@ dead process left behind is then removed by the next one.
 from __future__ import annotations
 
 import fcntl
-import functools
 import os
 import stat
 
@@ -101,14 +100,3 @@ class Instance:
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
         os.close(self._lock_fd)
         self._lock_fd = None
-
-
-@functools.cache
-def gnod_version() -> str:
-    """The installed version (read from the package metadata once: `status` is frequent)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("gno")
-    except PackageNotFoundError:
-        return "0+unknown"

@@ -10,12 +10,12 @@ import logging.handlers
 import os
 import sys
 
-from gnod import wire
+from gnod import __version__, wire
 from gnod.config import ConfigError, load
 from gnod.paths import Paths
 from gnod.server.app import Daemon
 from gnod.server.jobs import tune_malloc
-from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, gnod_version, make_private
+from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, make_private
 
 LOG_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--log-level", default=None, help="debug, info, warning or error (default: config or info)")
     parser.add_argument("--quiet", action="store_true", help="log to the log file only, not stderr")
-    parser.add_argument("--version", action="version", version=f"gnod {gnod_version()}")
+    parser.add_argument("--version", action="version", version=f"gnod {__version__}")
     args = parser.parse_args(argv)
 
     tune_malloc()
