@@ -27,8 +27,12 @@ timing, every query of QUERIES × --rounds) and per kind, the first round's own 
 max (the index just written, its pages maybe not in memory yet), hard_took_ms_p50= and
 hard_took_ms_max= (HARD × --rounds: words in nearly every file; each query's median on a
 `# hard:` line), gnoctl_search_p50_ms= beside
-python_startup_p50_ms= (`python -I -S -c pass`, the same loop), and with --compare,
-overlap_at_10= (mean share of each query's top 10 that the saved run also had).
+python_startup_p50_ms= (`python -I -S -c pass`, the same loop), with --compare,
+overlap_at_10= (mean share of each query's top 10 that the saved run also had), and
+calibration_ms= / calibration_end_ms= (one core's CPU time, in this process, to prepare
+the tree's first CALIBRATION_BYTES of files as the ingest does, before gnod starts and
+after everything: this machine's speed at that minute, so that runs minutes or days
+apart can be compared).
 """
 
 from __future__ import annotations
@@ -45,7 +49,10 @@ import time
 
 from common import CACHE, Daemon, compile_sources, emit
 from common import percentile as pct
+from gnod.ingest.prepare import prepare
+from gnod.ingest.walk import Filter, walk
 from gnod.ingest.workers import POOL_IDLE_S
+from gnod.text.analyzer import AnalyzerSet
 
 # (kind, query, filters): identifiers, two- and three-word terms, questions full of common
 # words, a stop word alone, phrases, negations, filters.
@@ -134,6 +141,8 @@ SYMBOLS: list[tuple[str, str]] = [
     ("copy_from_user", "include/linux/uaccess.h"),
 ]
 PACKAGE = "linux-source-6.1"
+# The files calibration() prepares: the tree's first ones in walk order, this many bytes.
+CALIBRATION_BYTES = 8_000_000
 
 
 def kernel_tree() -> str:
@@ -162,6 +171,27 @@ def kernel_tree() -> str:
         with open(ignore, "w", encoding="utf-8") as f:
             f.write(text[:cut])
     return tree
+
+
+def calibration(tree: str) -> float:
+    """Milliseconds of CPU to prepare the tree's first CALIBRATION_BYTES of files (fresh
+    stem caches, as a new ingest has; the median of three rounds): a fixed piece of the
+    ingest's own work, which takes longer on a slower minute of a shared machine."""
+    files, size = [], 0
+    for entry in walk(tree, Filter([], [])):
+        with open(entry.abs_path, "rb") as f:
+            files.append((entry, f.read()))
+        size += entry.size
+        if size >= CALIBRATION_BYTES:
+            break
+    rounds = []
+    for _ in range(3):
+        analyzers = AnalyzerSet()
+        t0 = time.process_time()
+        for entry, data in files:
+            prepare(entry, data, "", None, analyzers)
+        rounds.append((time.process_time() - t0) * 1000)
+    return statistics.median(rounds)
 
 
 def folder_bytes(path: str) -> int:
@@ -233,6 +263,7 @@ def main() -> None:
     ap.add_argument("--compare", help="a --save file: print overlap@10 against it")
     args = ap.parse_args()
     tree = os.path.abspath(args.tree or kernel_tree())
+    emit(calibration_ms=calibration(tree))
     with Daemon(home=args.home and os.path.abspath(args.home)) as d:
         stats: dict = {}
         if not any(c["name"] == "tree" for c in d.call("status")["collections"]):
@@ -344,13 +375,14 @@ def main() -> None:
         cli, py = [], []
         for i in range(args.cli_runs):
             t0 = time.perf_counter()
-            subprocess.run(
+            run = subprocess.run(
                 [gnoctl, "search", QUERIES[i % len(QUERIES)][1].strip('"'), "-n", "10"],
                 env=d.env,
                 stdout=subprocess.DEVNULL,
-                check=True,
             )
             cli.append((time.perf_counter() - t0) * 1000)
+            if run.returncode not in (0, 1):  # 1: nothing matched (another --tree)
+                raise SystemExit(f"gnoctl search failed with status {run.returncode}")
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
             py.append((time.perf_counter() - t0) * 1000)
@@ -365,6 +397,7 @@ def main() -> None:
             pss_idle_with_children_mb=tree_pss(d.proc.pid) / 1e6,
         )
 
+    emit(calibration_end_ms=calibration(tree))
     if args.save:
         with open(args.save, "w") as f:
             json.dump(top, f, indent=1)
