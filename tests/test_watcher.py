@@ -250,3 +250,37 @@ def test_a_save_after_a_quiet_spell_is_not_held_back_by_reads():
     assert gather_seconds(True, now - BUSY_GATHER_S - 0.01, now) == 0.0  # quiet since
     waited = gather_seconds(True, now - 0.05, now)  # flushed 50 ms ago: the rest of the spacing
     assert abs(waited - (BUSY_GATHER_S - 0.05)) < 1e-9
+
+
+def test_collections_share_one_watch_and_each_gets_its_changes(watched, tmp_path):
+    daemon, notes = watched
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    daemon.result("collection.add", {"name": "outer", "path": str(outer)})
+    daemon.result("collection.add", {"name": "inner", "path": str(inner), "allow_overlap": True})
+    write(notes / "n.md", "# N\n\nokapi in notes\n")
+    write(outer / "o.md", "# O\n\nokapi outside\n")
+    write(inner / "i.md", "# I\n\nokapi inside\n")
+    eventually(daemon, "okapi", ["inner/i.md", "notes/n.md", "outer/inner/i.md", "outer/o.md"])
+    fresh = {f["collection"]: f for f in daemon.result("status")["freshness"]}
+    assert all(fresh[n]["watching"] and fresh[n]["last_error"] is None for n in ("notes", "outer", "inner")), fresh
+
+
+def test_a_collection_folder_that_goes_away_is_watched_again_when_it_is_back(watched, tmp_path):
+    daemon, notes = watched
+    away = tmp_path / "notes-away"
+    write(notes / "a.md", "# A\n\nwombat first\n")
+    eventually(daemon, "wombat", ["notes/a.md"])
+    notes.rename(away)
+
+    def fresh() -> dict:
+        return daemon.result("status")["freshness"][0]
+
+    assert wait_until(lambda: not fresh()["watching"], CONVERGE_S), fresh()
+    assert "no such folder" in fresh()["last_error"]
+    away.rename(notes)
+    write(notes / "b.md", "# B\n\nwombat second\n")
+    eventually(daemon, "wombat", ["notes/a.md", "notes/b.md"])
+    assert wait_until(lambda: fresh()["watching"], CONVERGE_S), fresh()
+    write(notes / "c.md", "# C\n\nwombat third\n")
+    eventually(daemon, "wombat", ["notes/a.md", "notes/b.md", "notes/c.md"])

@@ -1,7 +1,8 @@
 """Keep collections fresh: filesystem events → pending paths → targeted index jobs.
 
-One watchfiles watch per collection root. Events only name paths; what they mean
-(a save, an atomic rename-over, a deleted or renamed directory, a move between
+One watchfiles watch covers every collection's root: its loop wakes every STEP_MS, so
+gnod at rest costs the same with one collection or ten. Events only name paths; what
+they mean (a save, an atomic rename-over, a deleted or renamed directory, a move between
 collections) is decided by re-examining those paths against the disk and the index
 (`index_paths`), so every event order ends in the right state. A `.gitignore` change,
 a vanished root or an event storm falls back to one stat-only pass of the collection.
@@ -27,8 +28,8 @@ log = logging.getLogger("gnod.watch")
 
 # watchfiles batching: a batch closes after STEP_MS without events, or DEBOUNCE_MS at most.
 # watchfiles looks every STEP_MS, so a save waits 1–2 steps before gnod sees it: 10 ms
-# instead of 20 took save→searchable from 52 to 32 ms on the kernel tree, for 0.1% more
-# idle CPU per watched collection.
+# instead of 20 took save→searchable from 52 to 32 ms on the kernel tree; the loop's
+# wake-ups are most of gnod's CPU at rest (~1 % of a core, one loop for all collections).
 STEP_MS = 10
 DEBOUNCE_MS = 400
 # While clients' reads run or wait, a collection's flushes come at least this far apart
@@ -36,6 +37,7 @@ DEBOUNCE_MS = 400
 # readers' page cache, so saves at 20 a second took a third of what searches had;
 # gathered, they are four commits.
 BUSY_GATHER_S = 0.2
+RETRY_S = 5.0  # how soon a missing collection folder is looked for, or a failed watch retried
 STORAGE_RETRY_S = 2.0  # after a disk-full / I/O failure, how soon the same work is tried again
 # Beyond this many pending paths one stat-only pass of the collection is cheaper.
 STORM_PATHS = 1000
@@ -54,8 +56,17 @@ class _State:
         self.files: int | None = None
         self.last_change_at: float | None = None
         self.last_indexed_at: float | None = None
-        self.last_error: str | None = None
+        self.last_error: str | None = None  # of the last indexing of its changes
+        self.watch_error: str | None = None  # why its folder is not watched, while it is not
         self.flushed_at = float("-inf")  # time.monotonic() when the last flush ended
+
+
+class _Watch:
+    """One running watchfiles watch: the roots it covers (realpath → collection names),
+    the task reading its events, and how to stop it."""
+
+    def __init__(self, roots: dict[str, list[str]], task: asyncio.Task, stop: asyncio.Event) -> None:
+        self.roots, self.task, self.stop = roots, task, stop
 
 
 class Watcher:
@@ -66,7 +77,9 @@ class Watcher:
         self._ignored = tuple(os.path.join(os.path.realpath(d), "") for d in ignored_dirs)
         self._current = current  # the collection's config now (None once removed)
         self._states: dict[str, _State] = {}
-        self._watches: dict[str, tuple[CollectionConfig, asyncio.Task, asyncio.Event]] = {}
+        self._cols: dict[str, CollectionConfig] = {}  # the collections watched, by name
+        self._roots_changed = asyncio.Event()  # the watch must cover other roots
+        self._loop: asyncio.Task | None = None  # _watch_all, once a collection is watched
         self._flushers: dict[str, asyncio.Task] = {}
         self._changed = asyncio.Condition()
 
@@ -75,25 +88,21 @@ class Watcher:
     def sync(self, cols: list[CollectionConfig], rescan: bool = False) -> None:
         """Watch exactly these collections; (re)start changed ones and rescan them."""
         wanted = {c.name: c for c in cols}
-        for name in list(self._watches):
-            if name not in wanted or not same_files(self._watches[name][0], wanted[name]):
-                self._stop(name)
+        for name in list(self._cols):
+            if name not in wanted or not same_files(self._cols[name], wanted[name]):
+                del self._cols[name]
         for name, col in wanted.items():
-            if name not in self._watches:
+            if name not in self._cols:
                 state = self._states[name] = self._states.get(name) or _State()
                 state.ready.clear()
                 state.rescan_on_ready = state.rescan_on_ready or rescan
-                stop = asyncio.Event()
-                task = asyncio.create_task(self._watch(col, stop), name=f"watch:{name}")
-                self._watches[name] = (col, task, stop)
+                self._cols[name] = col
         for name in list(self._states):
             if name not in wanted:
                 del self._states[name]
-
-    def _stop(self, name: str) -> None:
-        _, task, stop = self._watches.pop(name)
-        stop.set()
-        task.cancel()
+        self._roots_changed.set()
+        if self._loop is None:
+            self._loop = asyncio.create_task(self._watch_all(), name="watch")
 
     async def wait_ready(self, name: str, timeout: float = 10.0) -> None:
         """Until the collection's watch is live, so an index run after it misses nothing."""
@@ -105,68 +114,140 @@ class Watcher:
                 log.warning("%s: watch not ready after %.0f s", name, timeout)
 
     async def close(self) -> None:
-        for name in list(self._watches):
-            self._stop(name)
+        if self._loop is not None:
+            self._loop.cancel()
         for t in list(self._flushers.values()):
             t.cancel()
 
     # --- events --------------------------------------------------------------------------
 
-    async def _watch(self, col: CollectionConfig, stop: asyncio.Event) -> None:
-        state = self._states[col.name]
-        root = os.path.realpath(col.path)
-        while not stop.is_set():
+    async def _watch_all(self) -> None:
+        """Keep one watch over every collection's root. A new watch starts before the one
+        it replaces stops (a change between the two is seen by one or both: events only
+        name paths), so adding a collection loses no other's changes; a missing root is
+        looked for again every RETRY_S, and a watch that failed is retried as often."""
+        watch: _Watch | None = None
+        try:
+            while True:
+                self._roots_changed.clear()
+                roots, missing = self._roots()
+                if watch is None or watch.task.done() or roots != watch.roots:
+                    old, watch = watch, await self._start(roots) if roots else None
+                    if old is not None:
+                        old.stop.set()
+                        old.task.cancel()
+                self._settle(watch)
+                changed = asyncio.ensure_future(self._roots_changed.wait())
+                waits = [changed] if watch is None else [changed, watch.task]
+                await asyncio.wait(waits, timeout=RETRY_S if missing else None, return_when=asyncio.FIRST_COMPLETED)
+                if watch is not None and watch.task.done() and not self._failed(watch):
+                    await asyncio.wait([changed], timeout=RETRY_S)
+                changed.cancel()
+        finally:
+            if watch is not None:
+                watch.stop.set()
+                watch.task.cancel()
+
+    def _roots(self) -> tuple[dict[str, list[str]], bool]:
+        """The roots to watch (realpath → the collections there), and whether a
+        collection's folder is missing (it is told so in its status)."""
+        roots: dict[str, list[str]] = {}
+        missing = False
+        for name, col in self._cols.items():
+            root = os.path.realpath(col.path)
+            if os.path.isdir(root):
+                roots.setdefault(root, []).append(name)
+                continue
+            missing = True
+            state = self._states[name]
+            error = f"cannot watch {root}: no such folder"
+            if state.watch_error != error:
+                log.warning("%s: %s", name, error)
+            state.watch_error, state.watching = error, False
+            state.rescan_on_ready = True  # catch up once it is there
+            state.ready.set()  # nobody should wait for a watch that cannot start
+        return roots, missing
+
+    async def _start(self, roots: dict[str, list[str]]) -> _Watch:
+        """A watch over `roots`, its OS watches in place (every later change is buffered)."""
+        stop = asyncio.Event()
+        changes_iter = watchfiles.awatch(
+            *roots,
+            stop_event=stop,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            recursive=True,
+            watch_filter=None,
+            ignore_permission_denied=True,
+            rust_timeout=1000,
+            yield_on_timeout=False,
+        ).__aiter__()
+        # The generator's first step creates the OS watches; once it has run, every later
+        # change is buffered. Only then are the collections "watched".
+        first = asyncio.ensure_future(changes_iter.__anext__())
+        await asyncio.sleep(0)
+
+        async def read() -> None:
             try:
-                if not os.path.isdir(root):
-                    raise FileNotFoundError(root)
-                changes_iter = watchfiles.awatch(
-                    root,
-                    stop_event=stop,
-                    debounce=DEBOUNCE_MS,
-                    step=STEP_MS,
-                    recursive=True,
-                    watch_filter=None,
-                    ignore_permission_denied=True,
-                    rust_timeout=1000,
-                    yield_on_timeout=False,
-                ).__aiter__()
-                # The generator's first step creates the OS watches; once it has run,
-                # every later change is buffered. Only then is the collection "watched".
-                first = asyncio.ensure_future(changes_iter.__anext__())
-                await asyncio.sleep(0)
-                state.watching = True
+                changes = await first
+                while True:
+                    self._dispatch(roots, {p for _, p in changes})
+                    changes = await changes_iter.__anext__()
+            except StopAsyncIteration:  # ended by itself: _failed restarts it
+                pass
+
+        return _Watch(roots, asyncio.create_task(read(), name="watch:read"), stop)
+
+    def _settle(self, watch: _Watch | None) -> None:
+        """After a (re)start: the collections under `watch` are watched and ready, and
+        those that asked for it are rescanned (changes made while none watched them)."""
+        for names in watch.roots.values() if watch is not None else []:
+            for name in names:
+                state = self._states.get(name)
+                if state is None:
+                    continue
+                state.watching, state.watch_error = True, None
                 state.ready.set()
                 if state.rescan_on_ready:
                     state.rescan_on_ready = False
-                    self.request(col.name, full=True)
-                try:
-                    changes = await first
-                    while True:
-                        self._on_changes(col.name, root, {p for _, p in changes})
-                        changes = await changes_iter.__anext__()
-                except StopAsyncIteration:
-                    pass
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                state.watching = False
-                if _undecodable_path(e):
-                    # watchfiles cannot name a file whose name is not UTF-8, and drops the
-                    # whole batch: watch again at once and recover the batch with a rescan
-                    # (stat-only), which reports that file instead of failing on it.
-                    log.info("%s: a change to a file whose name is not UTF-8: rescanning", col.name)
-                    state.rescan_on_ready = True
+                    self.request(name, full=True)
+
+    def _failed(self, watch: _Watch) -> bool:
+        """The watch ended on an error: its collections are not watched until it is
+        restarted, and are rescanned then. True when it may be restarted at once."""
+        e = watch.task.exception() if not watch.task.cancelled() else None
+        again = e is not None and _undecodable_path(e)
+        for root, names in watch.roots.items():
+            for name in names:
+                state = self._states.get(name)
+                if state is None:
                     continue
-                # Root missing or unwatchable: retry, visible in status.
-                state.last_error = f"cannot watch {root}: {e}"
-                log.warning("%s: %s", col.name, state.last_error)
-            state.watching = False
-            state.ready.set()  # nobody should wait for a watch that failed
-            if not stop.is_set():
-                try:
-                    await asyncio.wait_for(stop.wait(), timeout=5)
-                except asyncio.TimeoutError:
-                    state.rescan_on_ready = True  # the root may be back: catch up once watched
+                state.watching = False
+                state.rescan_on_ready = True
+                state.ready.set()
+                if not again:
+                    state.watch_error = f"cannot watch {root}: {e or 'the watch ended'}"
+        if again:
+            # watchfiles cannot name a file whose name is not UTF-8, and drops the whole
+            # batch: watch again at once and recover the batch with a rescan (stat-only),
+            # which reports that file instead of failing on it.
+            log.info("a change to a file whose name is not UTF-8: rescanning")
+        else:
+            log.warning(
+                "cannot watch the collections' folders (%s): retrying in %.0f s", e or "the watch ended", RETRY_S
+            )
+        return again
+
+    def _dispatch(self, roots: dict[str, list[str]], paths: set[str]) -> None:
+        """A batch of changed paths to the collections whose roots hold them."""
+        for root, names in roots.items():
+            inside = root + os.sep
+            mine = {p for p in paths if p == root or p.startswith(inside)}
+            if root in mine and not os.path.isdir(root):
+                self._roots_changed.set()  # gone: watched again once it is back
+            if mine:
+                for name in names:
+                    self._on_changes(name, root, mine)
 
     def _on_changes(self, name: str, root: str, paths: set[str]) -> None:
         rels: set[str] = set()
@@ -174,7 +255,7 @@ class Watcher:
         for p in paths:
             if p.startswith(self._ignored):
                 continue  # our own database, logs, sockets
-            if p == root or not p.startswith(root + os.sep):
+            if p == root:  # the folder itself: moved, deleted, its permissions changed
                 full = True
                 continue
             rel = p[len(root) + 1 :].replace(os.sep, "/")
@@ -282,7 +363,7 @@ class Watcher:
             indexing=s.running,
             last_change_at=s.last_change_at,
             last_indexed_at=s.last_indexed_at,
-            last_error=s.last_error,
+            last_error=s.watch_error or s.last_error,
         )
 
     def _busy(self, names: list[str]) -> bool:
