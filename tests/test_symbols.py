@@ -117,6 +117,41 @@ def test_c_definitions_with_their_lines_and_no_prototypes_or_constants():
     ]
 
 
+REGISTER_MAP = """/*
+ * Copyright 2022 Example
+ */
+#ifndef _REGS_H
+#define _REGS_H
+// offsets
+#define mmREG_A 0x0010 /* a */
+#define mmREG_A__FIELD_MASK 0x0000ffffL
+
+  /* one-line */
+#endif
+"""
+
+
+def test_c_of_object_macros_and_comments_alone_is_not_parsed(monkeypatch):
+    """A generated register map defines nothing kept (object-like macros are left out):
+    tree-sitter is not even started for it; code next to such lines is still parsed."""
+    from gnod.ingest import symbols
+
+    def no_parser(grammar: str):
+        raise AssertionError("parsed")
+
+    with monkeypatch.context() as m:
+        m.setattr(symbols, "_parser", no_parser)
+        assert parse(REGISTER_MAP, "c") == [] and parse(REGISTER_MAP, "cpp") == []
+    cases = {
+        "#define REG_OF(n) (0x10 + (n))\n": [("REG_OF", "macro")],
+        "/* id */ typedef unsigned int reg_t;\n": [("reg_t", "type")],
+        "/* a comment\n * that ends */ struct regs { int a; };\n": [("regs", "struct")],
+        "#define REG 1\nstatic int read_reg(void)\n{\n\treturn REG;\n}\n": [("read_reg", "function")],
+    }
+    for extra, expected in cases.items():
+        assert [(d.name, d.kind) for d in parse(REGISTER_MAP + extra, "c")] == expected, extra
+
+
 def test_python_methods_belong_to_their_class_and_nested_functions_stay_local():
     defs = _defs(PY_SOURCE, "python")
     assert defs == [

@@ -207,8 +207,18 @@ _C_WRAPPERS = frozenset(
 _GO_TYPES = {"struct_type": "struct", "interface_type": "interface"}
 # `__name(` at a word start, and what follows an attribute macro's `)` when more of the
 # declaration comes (a type, a name, a pointer's star), not a body, `;` or `,`.
-_C_ATTRIBUTE = re.compile(r"(?<![\w$])__\w+\s*\(")
+# (The `__` first, then what stands before it: the regex engine then looks for the literal,
+# 26 times faster over the kernel's C than trying the look-behind at every character.)
+_C_ATTRIBUTE = re.compile(r"__(?<![\w$]__)\w+\s*\(")
 _C_DECLARATION_GOES_ON = re.compile(r"[ \t]*(?:\n[ \t]*)?[A-Za-z_*]")
+# A line where no C definition can start: blank, a preprocessor line, a `//` comment, a
+# `/* … */` alone on it, or a block comment's first, middle (` * …`) or last line. A file
+# with no other line and no macro that takes arguments defines nothing kept here (object-
+# like macros are left out) and is not parsed: the kernel's generated register maps, 409
+# of its 1,177 MB of C, took tree-sitter 27 CPU-s to find nothing in them; the check takes
+# 3 s for the whole tree (a file of code stops at its first line of it).
+_C_CODE_LINE = re.compile(r"\n(?![ \t]*(?:$|#|//|\*/[ \t]*$|(?:/\*|\*(?!/))(?:(?!\*/).)*(?:\*/[ \t]*)?$))", re.M)
+_C_FUNCTION_MACRO = re.compile(r"#[ \t]*define[ \t]+\w+\(")
 MAX_ATTRIBUTE = 400  # characters inside an attribute macro's parentheses, at most
 MAX_NAME = 200  # longer "names" are not identifiers (a parse gone wrong)
 
@@ -249,9 +259,11 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     """The definitions in `text`, in the order they start (an outer one before its members)."""
     import tree_sitter
 
-    parser, query = _parser(grammar)
     if grammar in ("c", "cpp"):
+        if _C_CODE_LINE.search("\n" + text) is None and _C_FUNCTION_MACRO.search(text) is None:
+            return []
         text = _blank_attributes(text)
+    parser, query = _parser(grammar)
     source = text.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)
     captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
