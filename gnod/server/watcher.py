@@ -122,20 +122,24 @@ class Watcher:
     # --- events --------------------------------------------------------------------------
 
     async def _watch_all(self) -> None:
-        """Keep one watch over every collection's root. A new watch starts before the one
-        it replaces stops (a change between the two is seen by one or both: events only
-        name paths), so adding a collection loses no other's changes; a missing root is
-        looked for again every RETRY_S, and a watch that failed is retried as often."""
+        """Keep one watch over every collection's root. When the roots change, the watch
+        is replaced: the old one stops first (two at once would hold twice the OS watches,
+        against the user's limit) and the collections it watched are rescanned, stat-only,
+        for what changed in between. A missing root is looked for again every RETRY_S, and
+        a watch that failed is retried as often."""
         watch: _Watch | None = None
         try:
             while True:
                 self._roots_changed.clear()
                 roots, missing = self._roots()
                 if watch is None or watch.task.done() or roots != watch.roots:
-                    old, watch = watch, await self._start(roots) if roots else None
-                    if old is not None:
-                        old.stop.set()
-                        old.task.cancel()
+                    if watch is not None:
+                        watch.stop.set()
+                        watch.task.cancel()
+                        for name in (n for names in watch.roots.values() for n in names):
+                            if (state := self._states.get(name)) is not None:
+                                state.rescan_on_ready = True
+                    watch = await self._start(roots) if roots else None
                 self._settle(watch)
                 changed = asyncio.ensure_future(self._roots_changed.wait())
                 waits = [changed] if watch is None else [changed, watch.task]
