@@ -38,7 +38,7 @@ from gnod.search import lexical
 from gnod.search.lexical import path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
-from gnod.store.documents import unpack
+from gnod.store.documents import language_counts, unpack
 from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -425,6 +425,16 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
     # Beside whole words, ranked by bm25 as if the word were typed; negated, it excludes.
     assert lexical_paths(conn, AnalyzerSet(), "yesterday depl*")[0] == "deployed.md"
     assert lexical_paths(conn, AnalyzerSet(), "service -yest*") == ["deploying.md"]
+    # What a snippet counts once: the prefix's words and stems, but those a word typed beside it gives.
+    with lexical_index(conn, AnalyzerSet()) as index:
+        counts = language_counts(conn)
+        assert lexical.search(index, conn, AnalyzerSet(), "depl*", counts, 10).groups == (
+            frozenset({"deploying", "deployed", "deploy"}),
+        )
+        assert lexical.search(index, conn, AnalyzerSet(), "deploying depl*", counts, 10).groups == (
+            frozenset({"deployed"}),
+        )
+        assert lexical.search(index, conn, AnalyzerSet(), "deploying -depl*", counts, 10).groups == ()
     conn.close()
 
 

@@ -42,16 +42,22 @@ def line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozense
     return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
 
 
-def every_line(markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int) -> list:
-    """The definition: score every line, take the best non-overlapping ones."""
+def every_line(
+    markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int, groups: tuple = ()
+) -> list:
+    """The definition: score every line (a group's terms, a prefix's words, count as one),
+    take the best non-overlapping ones."""
+    group_of = {t: k for k, g in enumerate(groups) for t in g if t in terms}
     lines = markdown.split("\n")
     scored = []
     for i in range(max(body_line - 1, 0), len(lines)):
         hit = line_terms(lines[i], analyzer, terms) if lines[i] else set()
         if hit:
             lower = lines[i].lower()
-            col = min((lower.find(h[:3]) for h in hit if lower.find(h[:3]) >= 0), default=0)
-            scored.append((-len(hit), i, col))
+            keys = {group_of.get(h, h) for h in hit}
+            near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
+            col = min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0)
+            scored.append((-len(keys), i, col))
     out, taken = [], []
     for _, i, col in sorted(scored):
         text, last = _window(lines, i, col)
@@ -168,18 +174,49 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+@pytest.mark.parametrize("seed", range(40))
+def test_a_prefix_s_words_count_once_and_pick_what_reading_every_line_picks(seed, small, monkeypatch):
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    lines = [
+        " ".join(rng.choice(PREFIXED + WORDS) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))
+    ]
+    markdown = "\n".join(lines)
+    prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(2, 6)) for t in (w, analyzer.stem(w)))
+    words = frozenset(t for w in rng.sample(WORDS, rng.randint(0, 2)) for t in (w.lower(), analyzer.stem(w.lower())))
+    terms, groups = prefixed | words, (prefixed - words,)
+    n = rng.randint(1, 3)
+    expected = every_line(markdown, 1, analyzer, terms, n, groups)
+    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, groups)] == expected
+
+
+def test_a_line_with_two_query_words_beats_one_with_many_words_of_a_prefix():
+    markdown = "\n".join(
+        ["devm_kzalloc(dev, size, flags); device_add(dev);", "p = kmalloc(size, GFP_KERNEL); dev = p;"]
+    )
+    analyzer = Analyzer("english")
+    prefix = frozenset({"devm", "dev", "device", "devic"})
+    terms = prefix | {"kmalloc"}
+    [got] = best_snippets([markdown], 1, analyzer, terms, 1, (prefix,))
+    assert got.line == 2
+    [alone] = best_snippets([markdown], 1, analyzer, prefix, 1, (prefix,))  # the prefix alone: its first line
+    assert alone.line == 1
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     """What keeps a prefix query's snippets to a few lines read: one word is credited two
     terms at most, however many start with its letters, and a one-letter term's letters
     found alone credit that term only."""
     text = "\n".join(["unsigned int x;", "a data line", "and unlock unset", "nothing here"])
     terms = frozenset({"un", "unsigned", "unsign", "unset", "unlock", "a", "and"})
-    probes = snippet._probes(terms)
+    probes = snippet._probes(snippet._bits(terms, ()))
     if small:
-        order, bounds = snippet._small_bounds(text.lower(), 0, probes)
+        order, bounds = snippet._small_bounds(text.lower(), 0, probes, len(terms))
     else:
         codes = snippet._codes(text.lower())
-        order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes)
+        order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes, len(terms))
     assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
 
 

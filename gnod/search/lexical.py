@@ -25,7 +25,15 @@ from tantivy import Occur, Query
 
 from gnod.search import filters
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
-from gnod.search.grammar import Clause, CompiledQuery, compile_query, expand_prefixes, keep_informative, parse
+from gnod.search.grammar import (
+    Clause,
+    CompiledQuery,
+    QuerySyntaxError,
+    compile_query,
+    expand_prefixes,
+    keep_informative,
+    parse,
+)
 from gnod.store import documents as store
 from gnod.store.lexical_index import (
     COLLECTION,
@@ -121,6 +129,7 @@ class Result:
     languages: list[str | None]  # the query was stemmed in these
     stems: frozenset[str]  # what a snippet or a highlight should mark
     notes: list[str]
+    groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -428,6 +437,7 @@ def search(
     )
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
+    groups = _prefix_groups(clauses, analyzers, languages, stop)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
@@ -457,4 +467,26 @@ def search(
         languages=list(languages),
         stems=stemmed.positive_stems | exact.positive_stems,
         notes=notes,
+        groups=groups,
     )
+
+
+def _prefix_groups(
+    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
+) -> tuple[frozenset[str], ...]:
+    """The terms of each positive prefix (its words and their stems), but those another
+    clause also gives: the prefix's words are one word typed, which a snippet counts once."""
+    prefixes = [c for c in clauses if c.prefix and not c.negated]
+    if not prefixes:
+        return ()
+
+    def terms(group: Sequence[Clause]) -> frozenset[str]:
+        try:
+            return compile_query(group, analyzers, languages, stop).positive_stems | (
+                compile_query(group, analyzers, [None], stop).positive_stems
+            )
+        except QuerySyntaxError:  # no word to search among them (a prefix nothing starts with)
+            return frozenset()
+
+    others = terms([c for c in clauses if not c.negated and c not in prefixes])
+    return tuple(terms([c]) - others for c in prefixes)

@@ -2,9 +2,12 @@
 lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
-document's language, or the exact words typed); each term's first three letters,
-found by substring tests (a small text) or array compares over the whole text (a big
-one), bound what a line can score, so only the few lines that could be best are read.
+document's language, or the exact words typed; the words a prefix stands for, and their
+stems, count as one: `kmalloc dev*` prefers a line holding both to one with three words
+starting with dev, and `dev*` alone takes the first line holding one, as no line can
+score more). Each term's first three letters, found by substring tests (a small text)
+or array compares over the whole text (a big one), bound what a line can score, so only
+the few lines that could be best are read.
 A word is at most two terms (its own form and its stem), so a line's bound from three
 letters that many terms share (a prefix query's expansions) grows with how often they
 occur in it, not with how many terms share them; and letters that start others (the
@@ -42,15 +45,33 @@ class _TermBits(dict[str, int]):
     a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
     token judged once per snippet."""
 
-    def __init__(self, analyzer: Analyzer, terms: frozenset[str]) -> None:
+    def __init__(self, analyzer: Analyzer, terms: frozenset[str], groups: Iterable[frozenset[str]] = ()) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, terms
-        self.bit = {t: 1 << k for k, t in enumerate(terms)}
+        self.bit = _bits(terms, groups)
+        self.ceiling = len(set(self.bit.values()))  # what a line can score at most
 
     def __missing__(self, token: str) -> int:
         bits = self.bit.get(token, 0) | self.bit.get(self.analyzer.stem(token), 0)
         self[token] = bits
         return bits
+
+
+def _bits(terms: frozenset[str], groups: Iterable[frozenset[str]]) -> dict[str, int]:
+    """Each term's bit. The terms of a group (the words a prefix stands for, and their
+    stems) share one: a line holding three of them holds the prefix once."""
+    bit: dict[str, int] = {}
+    k = 0
+    for group in groups:
+        members = [t for t in group if t in terms and t not in bit]
+        if members:
+            bit.update(dict.fromkeys(members, 1 << k))
+            k += 1
+    for t in terms:
+        if t not in bit:
+            bit[t] = 1 << k
+            k += 1
+    return bit
 
 
 def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
@@ -155,16 +176,22 @@ def _extended(codes: np.ndarray, at: np.ndarray, have: int, probe: str) -> np.nd
 
 
 def best_snippets(
-    pieces: Iterable[str], body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int = 1
+    pieces: Iterable[str],
+    body_line: int,
+    analyzer: Analyzer,
+    terms: frozenset[str],
+    n: int = 1,
+    groups: Iterable[frozenset[str]] = (),
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
     as search engines bound the text they highlight, a long document's snippets come
     from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
     are read (and decompressed) only when none does. A document without a matching line
-    gets its first non-empty line."""
-    probes = _probes(terms)
-    bits = _TermBits(analyzer, terms)
+    gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
+    words)."""
+    bits = _TermBits(analyzer, terms, groups)
+    probes = _probes(bits.bit)
     first: list[Snippet] = []  # the body's first non-empty line, if no line matches
     before = 0  # lines in the pieces before this one
     for text in pieces:
@@ -191,13 +218,13 @@ def _matching(
     lines: _LineSource
     if len(text) <= SNIPPET_SMALL_TEXT:
         lines = text.split("\n")
-        order, bounds = _small_bounds(lower, start, probes)
+        order, bounds = _small_bounds(lower, start, probes, bits.ceiling)
     else:
         low_codes = _codes(lower)
         low_starts = _line_starts(low_codes)
         starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
         lines = _Lines(text, starts)
-        order, bounds = _big_bounds(low_codes, low_starts, start, probes)
+        order, bounds = _big_bounds(low_codes, low_starts, start, probes, bits.ceiling)
     if not bits.terms:
         return lines, []
     out = _by_bound(lines, order, bounds, bits, n)
@@ -209,9 +236,14 @@ def _matching(
     return lines, out
 
 
-def _probes(terms: frozenset[str]) -> Counter[str]:
-    """Each term's first three letters, with how many terms start so."""
-    return Counter(t[:3] for t in terms if t)
+def _probes(bit: dict[str, int]) -> Counter[str]:
+    """Each term's first three letters, with how many distinct terms (by their bits: a
+    group's are one) start so."""
+    found: dict[str, set[int]] = {}
+    for t, b in bit.items():
+        if t:
+            found.setdefault(t[:3], set()).add(b)
+    return Counter({probe: len(bits) for probe, bits in found.items()})
 
 
 def _roots(probes: Counter[str]) -> dict[str, str]:
@@ -225,11 +257,11 @@ def _roots(probes: Counter[str]) -> dict[str, str]:
     return {p: r for p in probes if (r := next((q for q in short if p.startswith(q)), p)) != p}
 
 
-def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[int], list[int]]:
+def _small_bounds(lower: str, start: int, probes: Counter[str], ceiling: int) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
     line's number by counting the line breaks before it (cheaper than arrays for a small
-    text)."""
+    text). No bound is above `ceiling`, the distinct terms there are (a prefix's words one)."""
     root = _roots(probes)
     families = set(root.values())
     bound: dict[int, int] = {}
@@ -260,12 +292,12 @@ def _small_bounds(lower: str, start: int, probes: Counter[str]) -> tuple[list[in
     for r, lines in credit.items():
         for i, c in lines.items():  # a line holding a longer probe holds its root too
             bound[i] = bound.get(i, 0) + min(c, caps[r][i])
-    found = sorted((-b, i) for i, b in bound.items() if i >= start)
+    found = sorted((-min(b, ceiling), i) for i, b in bound.items() if i >= start)
     return [i for _, i in found], [-b for b, _ in found]
 
 
 def _big_bounds(
-    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str]
+    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str], ceiling: int
 ) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
@@ -301,6 +333,7 @@ def _big_bounds(
     for r, c in credit.items():  # a line holding a longer probe holds its root too
         bound += np.minimum(c, caps[r]).astype(np.int32)
     bound[:start] = 0
+    np.minimum(bound, ceiling, out=bound)
     found = bound.nonzero()[0]
     order = found[np.lexsort((found, -bound[found]))]
     return order.tolist(), bound[order].tolist()

@@ -46,7 +46,9 @@ def answer(
         doc, stored, body_line = docs[r.doc_id]
         if stored is not None:
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
-            passages[r.doc_id] = best_snippets(pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc)
+            passages[r.doc_id] = best_snippets(
+                pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups
+            )
     shown = [docs[doc_id][0] for doc_id, found in passages.items() if found]
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
     hits = []
