@@ -160,32 +160,20 @@ PREFIXED = ["un", "unsigned", "unsign", "unset", "unlock", "unlocked", "unlikely
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+@pytest.mark.parametrize("grouped", [False, True], ids=["terms", "a-prefix-s-words-as-one"])
 @pytest.mark.parametrize("seed", range(40))
-def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(seed, small, monkeypatch):
+def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(seed, grouped, small, monkeypatch):
+    """Grouped: the terms are a prefix's words (and stems), counted once, beside words typed."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
     rng = random.Random(seed)
     analyzer = Analyzer("english")
-    lines = [" ".join(rng.choice(PREFIXED) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
+    vocabulary = PREFIXED + WORDS if grouped else PREFIXED
+    lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
-    terms = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
-    n = rng.randint(1, 3)
-    expected = every_line(markdown, 1, analyzer, terms, n)
-    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n)] == expected
-
-
-@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
-@pytest.mark.parametrize("seed", range(40))
-def test_a_prefix_s_words_count_once_and_pick_what_reading_every_line_picks(seed, small, monkeypatch):
-    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
-    rng = random.Random(seed)
-    analyzer = Analyzer("english")
-    lines = [
-        " ".join(rng.choice(PREFIXED + WORDS) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))
-    ]
-    markdown = "\n".join(lines)
-    prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(2, 6)) for t in (w, analyzer.stem(w)))
-    words = frozenset(t for w in rng.sample(WORDS, rng.randint(0, 2)) for t in (w.lower(), analyzer.stem(w.lower())))
-    terms, groups = prefixed | words, (prefixed - words,)
+    prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
+    typed = rng.sample(WORDS, rng.randint(0, 2)) if grouped else []
+    words = frozenset(t for w in typed for t in (w.lower(), analyzer.stem(w.lower())))
+    terms, groups = prefixed | words, ((prefixed - words,) if grouped else ())
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n, groups)
     assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, groups)] == expected
