@@ -4,7 +4,7 @@
 
 For each count N, a fresh gnod watches N small collections (copies of the repository's
 docs/), is left to settle (its first index, the ingest pool let go), and its CPU time
-and that of its children are read from /proc before and after --seconds of rest.
+and that of its children are read before and after --seconds of rest.
 Prints idle_cpu_pct_N= (percent of one core) for each N: an always-on daemon should
 cost the same at rest whatever the number of folders it watches.
 """
@@ -17,26 +17,10 @@ import shutil
 import tempfile
 import time
 
-from common import REPO, Daemon, emit
+from common import REPO, Daemon, emit, tree_cpu
 from gnod.ingest.workers import POOL_IDLE_S
 
 SETTLE_S = POOL_IDLE_S + 5  # the ingest pool is let go after POOL_IDLE_S without work
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU of `pid` and its children (the search process, workers)."""
-    ticks = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(entry) == pid or int(fields[1]) == pid:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def at_rest(count: int, seconds: float) -> float:
@@ -49,9 +33,9 @@ def at_rest(count: int, seconds: float) -> float:
                 d.call("collection.add", {"name": f"c{i}", "path": folder})
             time.sleep(SETTLE_S)
             assert d.proc is not None
-            before, t0 = cpu_seconds(d.proc.pid), time.monotonic()
+            before, t0 = tree_cpu(d.proc.pid), time.monotonic()
             time.sleep(seconds)
-            return 100 * (cpu_seconds(d.proc.pid) - before) / (time.monotonic() - t0)
+            return 100 * (tree_cpu(d.proc.pid) - before) / (time.monotonic() - t0)
     finally:
         shutil.rmtree(folders, ignore_errors=True)
 

@@ -47,7 +47,7 @@ import subprocess
 import sys
 import time
 
-from common import CACHE, Daemon, compile_sources, emit
+from common import CACHE, Daemon, compile_sources, emit, tree_cpu, tree_pss
 from common import percentile as pct
 from gnod.ingest.prepare import prepare
 from gnod.ingest.walk import Filter, walk
@@ -203,34 +203,6 @@ def folder_bytes(path: str) -> int:
             except OSError:
                 pass
     return total
-
-
-def _family(pid: int) -> list:
-    """A process and its living children (gnod's search process, any ingest worker)."""
-    import psutil
-
-    proc = psutil.Process(pid)
-    return [proc, *proc.children(recursive=True)]
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds (user and system) a process and its living children have used so far."""
-    import psutil
-
-    total = 0.0
-    for p in _family(pid):
-        try:
-            t = p.cpu_times()
-        except psutil.NoSuchProcess:  # exited since it was listed
-            continue
-        total += t.user + t.system
-    return total
-
-
-def tree_pss(pid: int) -> int:
-    """Proportional resident bytes of a process and its children: a page that several of
-    them map (the index's files) counts once."""
-    return sum(p.memory_full_info().pss for p in _family(pid))
 
 
 def source_bytes(db_file: str) -> int:
