@@ -70,14 +70,17 @@ def every_line(
     return out
 
 
+@pytest.mark.parametrize("look", [False, True], ids=["whole", "first-look"])
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 @pytest.mark.parametrize("seed", range(60))
-def test_bounded_search_picks_what_reading_every_line_picks(seed, small, monkeypatch):
+def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, monkeypatch):
+    """first-look: the text's first lines are looked at first (up to a random length)."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)  # every text by one way
     rng = random.Random(seed)
     analyzer = Analyzer("english")
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]
     markdown = "\n".join(lines)
+    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)) if look else 10**9)
     query = rng.sample(WORDS, rng.randint(1, 4))
     terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
     n = rng.randint(1, 3)
@@ -154,6 +157,22 @@ def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]
 
 
+def test_a_long_text_whose_first_lines_hold_every_term_is_not_scanned_past_them(monkeypatch):
+    analyzer = Analyzer("english")
+    terms = frozenset({"network", "driver"})
+    head = "intro\nthe network driver\n" + "filler\n" * 10
+    tail = "network driver reset\n" + "filler\n" * 20000
+    scanned: list[int] = []
+    scan = snippet._scan
+    monkeypatch.setattr(snippet, "_scan", lambda text, *rest: scanned.append(len(text)) or scan(text, *rest))
+    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", len(head) - 1)
+    [got] = best_snippets([head + tail], 1, analyzer, terms)
+    assert (got.line, got.text.split("\n")[0], scanned) == (2, "the network driver", [len(head) - 1])
+    scanned.clear()  # the first lines hold one term of three: the rest is read for a line with all
+    [got] = best_snippets([head + tail], 1, analyzer, terms | {"reset"})
+    assert (got.line, got.text.split("\n")[0], len(scanned)) == (13, "network driver reset", 2)
+
+
 # A prefix query's expansions: many terms share their first letters, and a short one
 # ("un") starts the others.
 PREFIXED = ["un", "unsigned", "unsign", "unset", "unlock", "unlocked", "unlikely", "unused", "under", "fun", "nun"]
@@ -163,13 +182,15 @@ PREFIXED = ["un", "unsigned", "unsign", "unset", "unlock", "unlocked", "unlikely
 @pytest.mark.parametrize("grouped", [False, True], ids=["terms", "a-prefix-s-words-as-one"])
 @pytest.mark.parametrize("seed", range(40))
 def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(seed, grouped, small, monkeypatch):
-    """Grouped: the terms are a prefix's words (and stems), counted once, beside words typed."""
+    """Grouped: the terms are a prefix's words (and stems), counted once, beside words
+    typed; a prefix alone is in every line's reach, so the first look mostly decides."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
     rng = random.Random(seed)
     analyzer = Analyzer("english")
     vocabulary = PREFIXED + WORDS if grouped else PREFIXED
     lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
+    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)))
     prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
     typed = rng.sample(WORDS, rng.randint(0, 2)) if grouped else []
     words = frozenset(t for w in typed for t in (w.lower(), analyzer.stem(w.lower())))

@@ -13,7 +13,8 @@ letters that many terms share (a prefix query's expansions) grows with how often
 occur in it, not with how many terms share them; and letters that start others (the
 term "un" beside "unsigned") bound those others' credit too.
 The best lines open the snippets, which never overlap; in each, the matched words are
-given as offsets.
+given as offsets. A long text's first lines are looked at first: when they give every
+snippet with all the terms, the rest is not scanned.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
+from gnod.search.constants import SNIPPET_FIRST_LOOK_CHARS, SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem.
@@ -213,7 +214,29 @@ def _matching(
     text: str, start: int, probes: Counter[str], bits: _TermBits, n: int
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
-    from line index `start` on that hold a term, if any does."""
+    from line index `start` on that hold a term, if any does. A long text's first
+    SNIPPET_FIRST_LOOK_CHARS are looked at first: snippets found there that hold every
+    term are those of the whole text (the best lines, then the earliest)."""
+    cut = text.find("\n", SNIPPET_FIRST_LOOK_CHARS) if bits.terms else -1
+    if cut > 0:
+        lines, out = _scan(text[:cut], start, probes, bits, n)
+        if len(out) == n and all(_whole(s, lines, bits) for s in out):
+            return lines, out
+    return _scan(text, start, probes, bits, n)
+
+
+def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
+    """Whether `snippet`, found in a text's first lines, is as the whole text gives it:
+    its line holds every term, and its window ends before those lines do."""
+    i = snippet.line - 1
+    if i + SNIPPET_MAX_LINES > len(lines):
+        return False
+    (tokens,) = line_tokens([lines[i]])
+    return reduce(or_, map(bits.__getitem__, tokens), 0).bit_count() == bits.ceiling
+
+
+def _scan(text: str, start: int, probes: Counter[str], bits: _TermBits, n: int) -> tuple[_LineSource, list[Snippet]]:
+    """_matching over the whole of `text`."""
     lower = text.lower()  # may change lengths (İ → i̇), never the line breaks
     lines: _LineSource
     if len(text) <= SNIPPET_SMALL_TEXT:
