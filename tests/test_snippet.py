@@ -80,6 +80,7 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, m
     analyzer = Analyzer("english")
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]
     markdown = "\n".join(lines)
+    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", 0)
     monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)) if look else 10**9)
     query = rng.sample(WORDS, rng.randint(1, 4))
     terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
@@ -163,14 +164,19 @@ def test_a_long_text_whose_first_lines_hold_every_term_is_not_scanned_past_them(
     head = "intro\nthe network driver\n" + "filler\n" * 10
     tail = "network driver reset\n" + "filler\n" * 20000
     scanned: list[int] = []
-    scan = snippet._scan
-    monkeypatch.setattr(snippet, "_scan", lambda text, *rest: scanned.append(len(text)) or scan(text, *rest))
+    bounded = snippet._bounded
+    monkeypatch.setattr(snippet, "_bounded", lambda text, *rest: scanned.append(len(text)) or bounded(text, *rest))
     monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", len(head) - 1)
+    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", len(head))
     [got] = best_snippets([head + tail], 1, analyzer, terms)
     assert (got.line, got.text.split("\n")[0], scanned) == (2, "the network driver", [len(head) - 1])
-    scanned.clear()  # the first lines hold one term of three: the rest is read for a line with all
+    scanned.clear()  # no line there holds all three terms: the rest is read for a line with them
     [got] = best_snippets([head + tail], 1, analyzer, terms | {"reset"})
     assert (got.line, got.text.split("\n")[0], len(scanned)) == (13, "network driver reset", 2)
+    scanned.clear()  # a text shorter than SNIPPET_LOOKED_AT_FIRST is read whole at once
+    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", len(head + tail) + 1)
+    [got] = best_snippets([head + tail], 1, analyzer, terms)
+    assert (got.line, scanned) == (2, [len(head + tail)])
 
 
 # A prefix query's expansions: many terms share their first letters, and a short one
@@ -190,6 +196,7 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     vocabulary = PREFIXED + WORDS if grouped else PREFIXED
     lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
+    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", 0)
     monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)))
     prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
     typed = rng.sample(WORDS, rng.randint(0, 2)) if grouped else []

@@ -28,7 +28,13 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from gnod.search.constants import SNIPPET_FIRST_LOOK_CHARS, SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
+from gnod.search.constants import (
+    SNIPPET_FIRST_LOOK_CHARS,
+    SNIPPET_LOOKED_AT_FIRST,
+    SNIPPET_MAX_CHARS,
+    SNIPPET_MAX_LINES,
+    SNIPPET_SMALL_TEXT,
+)
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem.
@@ -215,14 +221,26 @@ def _matching(
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
     from line index `start` on that hold a term, if any does. A long text's first
-    SNIPPET_FIRST_LOOK_CHARS are looked at first: snippets found there that hold every
-    term are those of the whole text (the best lines, then the earliest)."""
-    cut = text.find("\n", SNIPPET_FIRST_LOOK_CHARS) if bits.terms else -1
+    SNIPPET_FIRST_LOOK_CHARS are looked at first: when a line there may hold every term,
+    and those lines give every snippet asked for holding them all, these are the whole
+    text's (the best lines, then the earliest)."""
+    cut = text.find("\n", SNIPPET_FIRST_LOOK_CHARS) if bits.terms and len(text) >= SNIPPET_LOOKED_AT_FIRST else -1
     if cut > 0:
-        lines, out = _scan(text[:cut], start, probes, bits, n)
-        if len(out) == n and all(_whole(s, lines, bits) for s in out):
-            return lines, out
-    return _scan(text, start, probes, bits, n)
+        lines, order, bounds = _bounded(text[:cut], start, probes, bits.ceiling)
+        if bounds and bounds[0] == bits.ceiling:
+            out = _by_bound(lines, order, bounds, bits, n)
+            if len(out) == n and all(_whole(s, lines, bits) for s in out):
+                return lines, out
+    lines, order, bounds = _bounded(text, start, probes, bits.ceiling)
+    if not bits.terms:
+        return lines, []
+    out = _by_bound(lines, order, bounds, bits, n)
+    if not out:  # a stem that does not start as its word does ("dying" → "die")
+        every = lines if isinstance(lines, list) else text.split("\n")
+        scored: list[tuple[int, int, int]] = []
+        _count(every, range(start, len(every)), bits, scored)
+        out = _pick(every, scored, n, bits)[0]
+    return lines, out
 
 
 def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
@@ -235,28 +253,16 @@ def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
     return reduce(or_, map(bits.__getitem__, tokens), 0).bit_count() == bits.ceiling
 
 
-def _scan(text: str, start: int, probes: Counter[str], bits: _TermBits, n: int) -> tuple[_LineSource, list[Snippet]]:
-    """_matching over the whole of `text`."""
+def _bounded(text: str, start: int, probes: Counter[str], ceiling: int) -> tuple[_LineSource, list[int], list[int]]:
+    """The text's lines, and those from `start` on that may hold a term, best bound
+    first, with their bounds (by line tests for a small text, by arrays for a big one)."""
     lower = text.lower()  # may change lengths (İ → i̇), never the line breaks
-    lines: _LineSource
     if len(text) <= SNIPPET_SMALL_TEXT:
-        lines = text.split("\n")
-        order, bounds = _small_bounds(lower, start, probes, bits.ceiling)
-    else:
-        low_codes = _codes(lower)
-        low_starts = _line_starts(low_codes)
-        starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
-        lines = _Lines(text, starts)
-        order, bounds = _big_bounds(low_codes, low_starts, start, probes, bits.ceiling)
-    if not bits.terms:
-        return lines, []
-    out = _by_bound(lines, order, bounds, bits, n)
-    if not out:  # a stem that does not start as its word does ("dying" → "die")
-        every = lines if isinstance(lines, list) else text.split("\n")
-        scored: list[tuple[int, int, int]] = []
-        _count(every, range(start, len(every)), bits, scored)
-        out = _pick(every, scored, n, bits)[0]
-    return lines, out
+        return text.split("\n"), *_small_bounds(lower, start, probes, ceiling)
+    low_codes = _codes(lower)
+    low_starts = _line_starts(low_codes)
+    starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
+    return _Lines(text, starts), *_big_bounds(low_codes, low_starts, start, probes, ceiling)
 
 
 def _probes(bit: dict[str, int]) -> Counter[str]:
