@@ -70,24 +70,29 @@ def every_line(
     return out
 
 
+def first_lines(text: str, at: int) -> str:
+    """The text's lines through the one holding character `at` (all of them past its end)."""
+    cut = text.find("\n", at)
+    return text if cut < 0 else text[:cut]
+
+
 @pytest.mark.parametrize("look", [False, True], ids=["whole", "first-look"])
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 @pytest.mark.parametrize("seed", range(60))
 def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, monkeypatch):
-    """first-look: the text's first lines are looked at first (up to a random length)."""
+    """first-look: the text's first lines (up to a random length) are given to look at first."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)  # every text by one way
     rng = random.Random(seed)
     analyzer = Analyzer("english")
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]
     markdown = "\n".join(lines)
-    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", 0)
-    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)) if look else 10**9)
+    head = first_lines(markdown, rng.randint(0, len(markdown))) if look else None
     query = rng.sample(WORDS, rng.randint(1, 4))
     terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
     n = rng.randint(1, 3)
     body_line = rng.randint(1, 3)
     expected = every_line(markdown, body_line, analyzer, terms, n)
-    got = [(s.line, s.text) for s in best_snippets([markdown], body_line, analyzer, terms, n)]
+    got = [(s.line, s.text) for s in best_snippets([markdown], body_line, analyzer, terms, n, head=head)]
     if expected:
         assert got == expected
     else:  # no line holds a term: the first non-empty line of the body
@@ -158,25 +163,34 @@ def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]
 
 
-def test_a_long_text_whose_first_lines_hold_every_term_is_not_scanned_past_them(monkeypatch):
+def test_a_long_text_whose_first_lines_hold_every_term_is_read_no_further():
     analyzer = Analyzer("english")
     terms = frozenset({"network", "driver"})
     head = "intro\nthe network driver\n" + "filler\n" * 10
-    tail = "network driver reset\n" + "filler\n" * 20000
-    scanned: list[int] = []
-    bounded = snippet._bounded
-    monkeypatch.setattr(snippet, "_bounded", lambda text, *rest: scanned.append(len(text)) or bounded(text, *rest))
-    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", len(head) - 1)
-    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", len(head))
-    [got] = best_snippets([head + tail], 1, analyzer, terms)
-    assert (got.line, got.text.split("\n")[0], scanned) == (2, "the network driver", [len(head) - 1])
-    scanned.clear()  # no line there holds all three terms: the rest is read for a line with them
-    [got] = best_snippets([head + tail], 1, analyzer, terms | {"reset"})
-    assert (got.line, got.text.split("\n")[0], len(scanned)) == (13, "network driver reset", 2)
-    scanned.clear()  # a text shorter than SNIPPET_LOOKED_AT_FIRST is read whole at once
-    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", len(head + tail) + 1)
-    [got] = best_snippets([head + tail], 1, analyzer, terms)
-    assert (got.line, scanned) == (2, [len(head + tail)])
+    text = head + "network driver reset\n" + "filler\n" * 20000
+    read = []
+
+    def pieces():
+        read.append(text)
+        yield text
+
+    [got] = best_snippets(pieces(), 1, analyzer, terms, head=head.removesuffix("\n"))
+    assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network driver", 0)
+    assert [got.text[a:b] for a, b in got.matches] == ["network", "driver"]
+    # No line there holds all three terms: the text is read for a line with them.
+    [got] = best_snippets(pieces(), 1, analyzer, terms | {"reset"}, head=head.removesuffix("\n"))
+    assert (got.line, got.text.split("\n")[0], len(read)) == (13, "network driver reset", 1)
+
+
+@pytest.mark.parametrize("size", [1, 19, 20, 100, 5000])
+def test_a_stored_texts_head_is_its_first_lines_read_alone(size):
+    text = "".join(f"line {i} of the text\n" for i in range(2000))
+    stored = documents.pack(text)
+    head = documents.head(stored, size, len(text))
+    assert head is not None and text.startswith(head + "\n")
+    assert len(head.encode()) + 1 >= size > len(head.rpartition("\n")[0].encode())  # through the size-th byte's line
+    assert documents.head(stored, size, len(text) + 1) is None  # a shorter text than asked for
+    assert documents.head(text, size, 0) is None  # stored before compression: whole already
 
 
 # A prefix query's expansions: many terms share their first letters, and a short one
@@ -196,15 +210,14 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     vocabulary = PREFIXED + WORDS if grouped else PREFIXED
     lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
-    monkeypatch.setattr(snippet, "SNIPPET_LOOKED_AT_FIRST", 0)
-    monkeypatch.setattr(snippet, "SNIPPET_FIRST_LOOK_CHARS", rng.randint(0, len(markdown)))
+    head = first_lines(markdown, rng.randint(0, len(markdown)))
     prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
     typed = rng.sample(WORDS, rng.randint(0, 2)) if grouped else []
     words = frozenset(t for w in typed for t in (w.lower(), analyzer.stem(w.lower())))
     terms, groups = prefixed | words, ((prefixed - words,) if grouped else ())
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n, groups)
-    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, groups)] == expected
+    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, groups, head)] == expected
 
 
 def test_a_line_with_two_query_words_beats_one_with_many_words_of_a_prefix():

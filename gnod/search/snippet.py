@@ -13,8 +13,8 @@ letters that many terms share (a prefix query's expansions) grows with how often
 occur in it, not with how many terms share them; and letters that start others (the
 term "un" beside "unsigned") bound those others' credit too.
 The best lines open the snippets, which never overlap; in each, the matched words are
-given as offsets. A long text's first lines are looked at first: when they give every
-snippet with all the terms, the rest is not scanned.
+given as offsets. A long text's first lines can be looked at first: when they give every
+snippet with all the terms, the rest is not read.
 """
 
 from __future__ import annotations
@@ -28,13 +28,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from gnod.search.constants import (
-    SNIPPET_FIRST_LOOK_CHARS,
-    SNIPPET_LOOKED_AT_FIRST,
-    SNIPPET_MAX_CHARS,
-    SNIPPET_MAX_LINES,
-    SNIPPET_SMALL_TEXT,
-)
+from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem.
@@ -189,6 +183,7 @@ def best_snippets(
     terms: frozenset[str],
     n: int = 1,
     groups: Iterable[frozenset[str]] = (),
+    head: str | None = None,
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -196,9 +191,16 @@ def best_snippets(
     from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
     are read (and decompressed) only when none does. A document without a matching line
     gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
-    words)."""
+    words). `head`: a long text's first lines (documents.head), looked at first: when a
+    line there may hold every term, and those lines give every snippet asked for holding
+    them all, these are the text's (the best lines, then the earliest), and no piece is
+    read."""
     bits = _TermBits(analyzer, terms, groups)
     probes = _probes(bits.bit)
+    if head is not None and terms:
+        out = _look(head, max(body_line - 1, 0), probes, bits, n)
+        if out:
+            return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
     first: list[Snippet] = []  # the body's first non-empty line, if no line matches
     before = 0  # lines in the pieces before this one
     for text in pieces:
@@ -216,21 +218,22 @@ def best_snippets(
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in first]
 
 
+def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) -> list[Snippet]:
+    """The snippets of a text whose first lines are `head`, if those lines decide them
+    (every one holds all the terms); else none. Where no line may hold them all (by
+    its bound), it costs the bounds alone."""
+    lines, order, bounds = _bounded(head, start, probes, bits.ceiling)
+    if not bounds or bounds[0] < bits.ceiling:
+        return []
+    out = _by_bound(lines, order, bounds, bits, n)
+    return out if len(out) == n and all(_whole(s, lines, bits) for s in out) else []
+
+
 def _matching(
     text: str, start: int, probes: Counter[str], bits: _TermBits, n: int
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
-    from line index `start` on that hold a term, if any does. A long text's first
-    SNIPPET_FIRST_LOOK_CHARS are looked at first: when a line there may hold every term,
-    and those lines give every snippet asked for holding them all, these are the whole
-    text's (the best lines, then the earliest)."""
-    cut = text.find("\n", SNIPPET_FIRST_LOOK_CHARS) if bits.terms and len(text) >= SNIPPET_LOOKED_AT_FIRST else -1
-    if cut > 0:
-        lines, order, bounds = _bounded(text[:cut], start, probes, bits.ceiling)
-        if bounds and bounds[0] == bits.ceiling:
-            out = _by_bound(lines, order, bounds, bits, n)
-            if len(out) == n and all(_whole(s, lines, bits) for s in out):
-                return lines, out
+    from line index `start` on that hold a term, if any does."""
     lines, order, bounds = _bounded(text, start, probes, bits.ceiling)
     if not bits.terms:
         return lines, []

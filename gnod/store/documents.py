@@ -540,6 +540,15 @@ def pieces(stored: str | bytes, size: int) -> Iterator[str]:
         yield b"".join(held).decode("utf-8")
 
 
+def head(stored: str | bytes, size: int, least: int) -> str | None:
+    """The first lines of a stored text of at least `least` bytes, through the one that
+    holds its `size`-th byte (without that line's break), decompressed without the rest;
+    None for a shorter text, or one stored before compression (its text is whole already)."""
+    if isinstance(stored, str) or zstandard.frame_content_size(stored) < least:
+        return None
+    return next(pieces(stored, size), "").removesuffix("\n")
+
+
 def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
     """Compress up to PACK_BATCH rows of content stored as text (by gno before
     compression), from rowid `after` on; returns the last rowid done, None when none
