@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gnod.search import snippet
+from gnod.search.constants import SNIPPET_LOOK_PER_TERM
 from gnod.search.snippet import _window, best_snippets, match_spans
 from gnod.store import documents
 from gnod.text.analyzer import Analyzer, AnalyzerSet, tokenize
@@ -86,7 +87,8 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, m
     analyzer = Analyzer("english")
     lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 400))]
     markdown = "\n".join(lines)
-    head = first_lines(markdown, rng.randint(0, len(markdown))) if look else None
+    at = rng.randint(0, len(markdown))
+    head = (lambda least: first_lines(markdown, at)) if look else None
     query = rng.sample(WORDS, rng.randint(1, 4))
     terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
     n = rng.randint(1, 3)
@@ -174,12 +176,20 @@ def test_a_long_text_whose_first_lines_hold_every_term_is_read_no_further():
         read.append(text)
         yield text
 
-    [got] = best_snippets(pieces(), 1, analyzer, terms, head=head.removesuffix("\n"))
+    asked = []
+
+    def first(least: int) -> str:
+        asked.append(least)
+        return head.removesuffix("\n")
+
+    [got] = best_snippets(pieces(), 1, analyzer, terms, head=first)
     assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network driver", 0)
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver"]
     # No line there holds all three terms: the text is read for a line with them.
-    [got] = best_snippets(pieces(), 1, analyzer, terms | {"reset"}, head=head.removesuffix("\n"))
+    [got] = best_snippets(pieces(), 1, analyzer, terms | {"reset"}, head=first)
     assert (got.line, got.text.split("\n")[0], len(read)) == (13, "network driver reset", 1)
+    # The more terms, the longer a text must be to be looked at first.
+    assert asked == [2 * SNIPPET_LOOK_PER_TERM, 3 * SNIPPET_LOOK_PER_TERM]
 
 
 @pytest.mark.parametrize("size", [1, 19, 20, 100, 5000])
@@ -210,7 +220,8 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     vocabulary = PREFIXED + WORDS if grouped else PREFIXED
     lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
-    head = first_lines(markdown, rng.randint(0, len(markdown)))
+    at = rng.randint(0, len(markdown))
+    head = lambda least: first_lines(markdown, at)  # noqa: E731
     prefixed = frozenset(t for w in rng.sample(PREFIXED, rng.randint(3, 9)) for t in (w, analyzer.stem(w)))
     typed = rng.sample(WORDS, rng.randint(0, 2)) if grouped else []
     words = frozenset(t for w in typed for t in (w.lower(), analyzer.stem(w.lower())))

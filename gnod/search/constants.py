@@ -267,15 +267,18 @@ SNIPPET_SMALL_TEXT = 8192
 # is 51,200): the kernel's 12.7 MB register header cost 'dev* -net*' ~40 ms to
 # decompress, lowercase and scan whole for a line that its first lines already give.
 SNIPPET_PIECE_BYTES = 1_000_000
-# A text of at least SNIPPET_LOOKED_AT_FIRST bytes is first looked at through its lines up
-# to its SNIPPET_FIRST_LOOK_BYTES-th byte, decompressed alone: when a line there may hold
-# every term of the query, and those lines give every snippet asked for holding them
-# all, nothing more is read ('dev* -net*' on the kernel: two 1 MB register headers' first
-# pieces, decompressed and scanned whole, were 8 of its 14 ms of snippets). A look that
-# fails (no line there holds every word of 'network driver reset') costs ~0.25 ms, a
-# loss on texts shorter than this, whose whole first piece costs ~1 ms.
+# A long text is first looked at through its lines up to its SNIPPET_FIRST_LOOK_BYTES-th
+# byte, decompressed alone: when a line there may hold every term of the query, and
+# those lines give every snippet asked for holding them all, nothing more is read
+# ('dev* -net*' on the kernel: two 1 MB register headers' first pieces, decompressed and
+# scanned whole, were 8 of its 14 ms of snippets). A look that fails costs ~0.25 ms, and
+# the more terms a query has, the likelier it fails (no line of a file holds every word
+# of 'network driver reset'): a text is looked at when it has SNIPPET_LOOK_PER_TERM bytes
+# a term, the first SNIPPET_LOOK_TERMS terms counted (a 128 KB text's first piece costs
+# ~0.6 ms whole, a 512 KB one's ~2.5).
 SNIPPET_FIRST_LOOK_BYTES = 32_768
-SNIPPET_LOOKED_AT_FIRST = 524_288
+SNIPPET_LOOK_PER_TERM = 131_072
+SNIPPET_LOOK_TERMS = 4
 # A snippet is at most this many lines and characters (a longer line is cut around its match).
 SNIPPET_MAX_LINES = 3
 SNIPPET_MAX_CHARS = 320

@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import reduce
 from operator import or_
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from gnod.search.constants import SNIPPET_MAX_CHARS, SNIPPET_MAX_LINES, SNIPPET_SMALL_TEXT
+from gnod.search.constants import (
+    SNIPPET_LOOK_PER_TERM,
+    SNIPPET_LOOK_TERMS,
+    SNIPPET_MAX_CHARS,
+    SNIPPET_MAX_LINES,
+    SNIPPET_SMALL_TEXT,
+)
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem.
@@ -183,7 +189,7 @@ def best_snippets(
     terms: frozenset[str],
     n: int = 1,
     groups: Iterable[frozenset[str]] = (),
-    head: str | None = None,
+    head: Callable[[int], str | None] | None = None,
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -191,14 +197,16 @@ def best_snippets(
     from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
     are read (and decompressed) only when none does. A document without a matching line
     gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
-    words). `head`: a long text's first lines (documents.head), looked at first: when a
-    line there may hold every term, and those lines give every snippet asked for holding
-    them all, these are the text's (the best lines, then the earliest), and no piece is
-    read."""
+    words). `head(least)`: the text's first lines if it has at least `least` bytes
+    (documents.head), looked at first when the text is long for the query's terms
+    (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
+    those lines give every snippet asked for holding them all, these are the text's (the
+    best lines, then the earliest), and no piece is read."""
     bits = _TermBits(analyzer, terms, groups)
     probes = _probes(bits.bit)
     if head is not None and terms:
-        out = _look(head, max(body_line - 1, 0), probes, bits, n)
+        opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
+        out = _look(opening, max(body_line - 1, 0), probes, bits, n) if opening is not None else []
         if out:
             return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
     first: list[Snippet] = []  # the body's first non-empty line, if no line matches

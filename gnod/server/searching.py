@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
+from functools import partial
 
 import apsw
 
@@ -14,13 +15,7 @@ from gnod.ingest.symbols import Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical
-from gnod.search.constants import (
-    SNIPPET_FIRST_LOOK_BYTES,
-    SNIPPET_LOOKED_AT_FIRST,
-    SNIPPET_PIECE_BYTES,
-    SYMBOL_CONTENTS,
-    SYMBOL_LINES,
-)
+from gnod.search.constants import SNIPPET_FIRST_LOOK_BYTES, SNIPPET_PIECE_BYTES, SYMBOL_CONTENTS, SYMBOL_LINES
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import best_snippets
@@ -52,7 +47,7 @@ def answer(
         doc, stored, body_line = docs[r.doc_id]
         if stored is not None:
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
-            head = docstore.head(stored, SNIPPET_FIRST_LOOK_BYTES, SNIPPET_LOOKED_AT_FIRST)
+            head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
             passages[r.doc_id] = best_snippets(
                 pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head
             )
