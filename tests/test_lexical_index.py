@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -13,6 +14,7 @@ import time
 import unicodedata
 
 import apsw
+import msgspec
 import pytest
 import tantivy
 from hypothesis import given
@@ -35,6 +37,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
+from gnod.search.constants import PIPELINE
 from gnod.search.lexical import path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
@@ -435,6 +438,43 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
             frozenset({"deployed"}),
         )
         assert lexical.search(index, conn, AnalyzerSet(), "deploying -depl*", counts, 10).groups == ()
+    conn.close()
+
+
+def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match_ranks(tmp_path):
+    """The phrase preference, whether its holders are first looked for among the best
+    matches (common words) or over every match at once, and however few matches are read
+    first, ranks as reading every match does."""
+    rng = random.Random(7)
+    words = ["static", "const", "struct", "page", "the", "of", "return", "if", "else", "lock"]
+    docs = {f"d{i}.md": " ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) + "\n" for i in range(160)}
+    # And pages holding a phrase many times: its holders are then the best matches.
+    for i in range(40):
+        phrase = rng.choice(["static const struct", "if else return", "page lock"])
+        docs[f"p{i}.md"] = f"{phrase} the of " * rng.randint(1, 6) + " ".join(rng.sample(words, 4)) + "\n"
+    root = tmp_path / "docs"
+    write(root, docs)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    counts = language_counts(conn)
+    queries = [
+        "static const struct",
+        "if else return",
+        "page lock",
+        "the of",
+        *(" ".join(rng.sample(words, 3)) for _ in range(12)),
+    ]
+    with lexical_index(conn, analyzers) as index:
+        for query in queries:
+            for limit in (1, 5, 20):
+                ranked = []
+                for among_from, first in ((10**9, 10**6), (0, 3), (10**9, 3), (0, 40)):
+                    lex = msgspec.structs.replace(PIPELINE.lexical, phrase_among_from=among_from, preference_pool=first)
+                    rows = lexical.search(index, conn, analyzers, query, counts, limit, lexical=lex).rows
+                    ranked.append([(r.doc_id, r.bm25) for r in rows])
+                assert ranked[1:] == ranked[:1] * 3, (query, limit)
     conn.close()
 
 

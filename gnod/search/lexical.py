@@ -148,9 +148,16 @@ def _form_query(field: str, form: Sequence[str], stem: Stem | None = None) -> Qu
     if field != EXACT:
         return Query.phrase_query(SCHEMA, field, folded)
     assert stem is not None, "a phrase of exact words needs its stemmed forms"
-    held = Query.boolean_query([(Occur.Should, _form_query(STEMS, s)) for s in stem(form)])
-    words_ = [(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in dict.fromkeys(folded)]
-    return Query.boolean_query([*words_, (Occur.Must, Query.const_score_query(held, 0.0))])
+    return Query.boolean_query(_exact_phrase(form, stem))
+
+
+def _exact_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
+    """A form of several exact words as a conjunction's clauses: each word, exact, and
+    the form's stemmed phrase (in each language that stems it apart, any of them)."""
+    phrases = [_form_query(STEMS, s) for s in stem(form)]
+    held = phrases[0] if len(phrases) == 1 else Query.boolean_query([(Occur.Should, p) for p in phrases])
+    words_ = [(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in dict.fromkeys(fold(t) for t in form)]
+    return [*words_, (Occur.Must, Query.const_score_query(held, 0.0))]
 
 
 def match_query(
@@ -297,6 +304,15 @@ def _top(searcher: tantivy.Searcher, query: Query, n: int, seen: _Seen | None = 
     return [(int(doc_id), float(score)) for (score, _), doc_id in zip(hits, ids) if doc_id is not None]
 
 
+def _settled(
+    top: list[tuple[int, float]], ranked: list[tuple[int, float, float]], fetch: int, pool: int, lift: float
+) -> bool:
+    """Whether `ranked`'s best `pool` are those of every match: all were read (`top` is
+    the best `fetch` by bm25), or one not read, scoring at most top[-1] and lifted by at
+    most `lift`, cannot pass the pool's last."""
+    return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]
+
+
 class Preferences:
     """Preferences that scale a match's bm25; `best` applies them to every match they
     could lift into the results, so the results do not depend on how many are asked
@@ -332,7 +348,9 @@ class Preferences:
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
         self.active = self.by_language or self.name is not None or self.phrase is not None
 
-    def best(self, searcher: tantivy.Searcher, query: Query, pool: int) -> list[tuple[int, float, float]]:
+    def best(
+        self, searcher: tantivy.Searcher, query: Query, pool: int, df: Callable[[str], int]
+    ) -> list[tuple[int, float, float]]:
         """The best `pool` of all matches of `query` by ranking bm25: (doc id, bm25,
         ranking bm25), bm25 negative (lower is better), as the protocol has always given it. The
         first `preference_pool` matches give the pool's last ranking value; while a match
@@ -341,15 +359,21 @@ class Preferences:
             return [(doc_id, -s, -s) for doc_id, s in _top(searcher, query, pool)]
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
+        among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         while True:
-            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, seen)
             named, all_named = self._subset(searcher, query, self._name_query(), fetch, seen)
-            lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
-            lift += (0.0 if all_named else self.lexical.name_match) + (0.0 if all_phrased else self.phrase_bonus)
             top = _top(searcher, query, fetch, seen)
+            lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
+            lift += 0.0 if all_named else self.lexical.name_match
+            if among:  # a holder not read is lifted by at most the phrase's bonus
+                phrased = self._among(searcher, self._exact_phrase(), top)
+                ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
+                if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus):
+                    break
+                among = False
+            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, seen)
             ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
-            # A match not read scores at most top[-1] and is lifted by at most `lift`.
-            if len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]:
+            if _settled(top, ranked, fetch, pool, lift + (0.0 if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
@@ -359,6 +383,34 @@ class Preferences:
 
     def _name_query(self) -> Query | None:
         return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
+
+    def _held_together(self, docs: int, df: Callable[[str], int]) -> float:
+        """About how many of the `docs` documents hold every word of the phrase (`df`:
+        a word's documents), were the words independent; 0 without a phrase."""
+        if self.phrase is None or not docs:
+            return 0.0
+        estimate = float(docs)
+        for word in dict.fromkeys(self.phrase):
+            estimate *= df(word) / docs
+        return estimate
+
+    def _exact_phrase(self) -> list[tuple[Occur, Query]]:
+        return [] if self.phrase is None else _exact_phrase(self.phrase, self.stem)
+
+    @staticmethod
+    def _among(
+        searcher: tantivy.Searcher, condition: list[tuple[Occur, Query]], top: list[tuple[int, float]]
+    ) -> dict[int, float]:
+        """The matches of `top` that meet `condition` (a conjunction's clauses), with
+        their bm25. The documents are terms of their own beside the clauses: nested in a
+        query of its own, a phrase was read over every document holding its words."""
+        if not condition or not top:
+            return {}
+        scores = dict(top)
+        ids = Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, ID, doc_id)) for doc_id in scores])
+        hits = searcher.search(Query.boolean_query([(Occur.Must, ids), *condition]), len(scores), count=False).hits
+        found = searcher.fast_field_values(ID, [addr for _, addr in hits])
+        return {int(i): scores[int(i)] for i in found if i is not None}
 
     @staticmethod
     def _subset(
@@ -421,7 +473,8 @@ def search(
             f"{building[1]:,} added): documents not added yet are not found"
         )
     parsed = parse(query)
-    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, doc_frequency(searcher))
+    df = doc_frequency(searcher)
+    clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, df)
     if left_out:
         first = sorted(left_out, key=stop)  # the words that would have counted, then function words
         shown = ", ".join(first[:10]) + (", …" if len(left_out) > 10 else "")
@@ -452,7 +505,7 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     prefer = Preferences(query, parsed, languages, counts, lexical, stem)
-    found = prefer.best(searcher, Query.boolean_query(parts), pool)
+    found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
         notes.append(f"no indexed document passes the filters ({filters.describe(where)}), whatever the query")
