@@ -441,6 +441,29 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
     conn.close()
 
 
+@pytest.mark.parametrize("terms_max", [0, 10**6], ids=["term-set", "terms"])
+def test_documents_are_found_by_any_of_their_ids_either_way(terms_max, monkeypatch):
+    monkeypatch.setattr(lexical_index_module, "ID_TERMS_MAX", terms_max)
+    index = tantivy.Index(SCHEMA)
+    writer = index.writer(15_000_000, 1)
+    for i in range(50):
+        doc = tantivy.Document()
+        doc.add_unsigned("id", i)
+        doc.add_unsigned("collection", i % 3)
+        writer.add_document(doc)
+    writer.commit()
+    index.reload()
+    searcher = index.searcher()
+
+    def found(query) -> set[int]:
+        return set(searcher.fast_field_values("id", [a for _, a in searcher.search(query, 100).hits]))
+
+    rng = random.Random(3)
+    for ids in ([], [7], [0, 49], rng.sample(range(50), 20), [3, 3, 99]):
+        assert found(lexical_index_module.any_of("id", ids)) == set(ids) & set(range(50))
+    assert found(lexical_index_module.any_of("collection", [2])) == set(range(2, 50, 3))
+
+
 def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match_ranks(tmp_path):
     """The phrase preference, whether its holders are first looked for among the best
     matches (common words) or over every match at once, and however few matches are read

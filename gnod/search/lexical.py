@@ -51,6 +51,7 @@ from gnod.store.lexical_index import (
     STEMS,
     TAG,
     LexicalIndex,
+    any_of,
     fold,
     language_code,
     tag_key,
@@ -211,7 +212,7 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
     parts: list[Query] = []
     if f.collections:
         ids = store.collection_ids(conn)
-        parts.append(Query.term_set_query(SCHEMA, COLLECTION, [ids[n] for n in f.collections if n in ids]))
+        parts.append(any_of(COLLECTION, [ids[n] for n in f.collections if n in ids]))
     parts += [Query.term_query(SCHEMA, TAG, tag_key(tag)) for tag in f.tags]
     if f.since or f.until:
         day = filters.day_number
@@ -268,7 +269,7 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.C
         found = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
     if len(found) > PATH_SETTLED_MAX:
         return regex
-    return Query.term_set_query(SCHEMA, ID, found)
+    return any_of(ID, found)
 
 
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
@@ -402,13 +403,14 @@ class Preferences:
         searcher: tantivy.Searcher, condition: list[tuple[Occur, Query]], top: list[tuple[int, float]]
     ) -> dict[int, float]:
         """The matches of `top` that meet `condition` (a conjunction's clauses), with
-        their bm25. The documents are terms of their own beside the clauses: nested in a
-        query of its own, a phrase was read over every document holding its words."""
+        their bm25. The documents are a clause of their own beside the condition's: nested
+        in a query of its own, a phrase was read over every document holding its words."""
         if not condition or not top:
             return {}
         scores = dict(top)
-        ids = Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, ID, doc_id)) for doc_id in scores])
-        hits = searcher.search(Query.boolean_query([(Occur.Must, ids), *condition]), len(scores), count=False).hits
+        hits = searcher.search(
+            Query.boolean_query([(Occur.Must, any_of(ID, list(scores))), *condition]), len(scores), count=False
+        ).hits
         found = searcher.fast_field_values(ID, [addr for _, addr in hits])
         return {int(i): scores[int(i)] for i in found if i is not None}
 

@@ -42,7 +42,7 @@ from typing import Any
 import apsw
 import tantivy
 
-from gnod.search.constants import INDEXING
+from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, senders_of, tags_of
 from gnod.text.analyzer import NON_ASCII_RE, tokenize
 
@@ -221,6 +221,16 @@ def add_path(doc: tantivy.Document, rel_path: str) -> None:
         doc.add_text(PATH_PARTS, name[name.rfind(".") :])
 
 
+def any_of(field: str, values: Sequence[int]) -> tantivy.Query:
+    """The documents holding any of these values of a numeric `field` (ID_TERMS_MAX
+    says how)."""
+    if len(values) > ID_TERMS_MAX:
+        return tantivy.Query.term_set_query(SCHEMA, field, list(values))
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(SCHEMA, field, v)) for v in values]
+    )
+
+
 def _no_derive(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, LexicalText]:
     raise RuntimeError("a lexical index opened for searching derives nothing")
 
@@ -346,7 +356,7 @@ class LexicalIndex:
         if not ids:
             self._unstage()
             return 0
-        self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, ids))
+        self._w().delete_documents_by_query(any_of(ID, ids))
         self._add(conn, ids)
         self._commit()
         conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
@@ -433,7 +443,7 @@ class LexicalIndex:
         # An id held twice (never written so; a damaged index) is added again once.
         stale = [i for i, n in held.items() if n > 1] + list(held.keys() - set(stored))
         if stale:
-            self._w().delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, ID, stale))
+            self._w().delete_documents_by_query(any_of(ID, stale))
             self._commit()
         missing = [i for i in stored if held.get(i) != 1]
         if not missing:
