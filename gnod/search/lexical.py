@@ -360,6 +360,9 @@ class Preferences:
             return [(doc_id, -s, -s) for doc_id, s in _top(searcher, query, pool)]
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
+        # The phrase's clauses (none without one), made once for every round.
+        phrase = [] if self.phrase is None else _exact_phrase(self.phrase, self.stem)
+        held = Query.boolean_query(phrase) if phrase else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         while True:
             named, all_named = self._subset(searcher, query, self._name_query(), fetch, seen)
@@ -367,20 +370,17 @@ class Preferences:
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
             lift += 0.0 if all_named else self.lexical.name_match
             if among:  # a holder not read is lifted by at most the phrase's bonus
-                phrased = self._among(searcher, self._exact_phrase(), top)
+                phrased = self._among(searcher, phrase, top)
                 ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
                 if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus):
                     break
                 among = False
-            phrased, all_phrased = self._subset(searcher, query, self._phrase_query(), fetch, seen)
+            phrased, all_phrased = self._subset(searcher, query, held, fetch, seen)
             ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
             if _settled(top, ranked, fetch, pool, lift + (0.0 if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
-
-    def _phrase_query(self) -> Query | None:
-        return None if self.phrase is None else _form_query(EXACT, self.phrase, self.stem)
 
     def _name_query(self) -> Query | None:
         return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
@@ -394,9 +394,6 @@ class Preferences:
         for word in dict.fromkeys(self.phrase):
             estimate *= df(word) / docs
         return estimate
-
-    def _exact_phrase(self) -> list[tuple[Occur, Query]]:
-        return [] if self.phrase is None else _exact_phrase(self.phrase, self.stem)
 
     @staticmethod
     def _among(
