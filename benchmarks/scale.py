@@ -26,7 +26,8 @@ after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose f
 timing, every query of QUERIES × --rounds) and per kind, the first round's own p50 and
 max (the index just written, its pages maybe not in memory yet), hard_took_ms_p50= and
 hard_took_ms_max= (HARD × --rounds: words in nearly every file; each query's median on a
-`# hard:` line), gnoctl_search_p50_ms= beside
+`# hard:` line), glob_took_ms_p50= and glob_took_ms_max= (GLOBS, the same way: path
+filters that no literal start or end narrows), gnoctl_search_p50_ms= beside
 python_startup_p50_ms= (`python -I -S -c pass`, the same loop), with --compare,
 overlap_at_10= (mean share of each query's top 10 that the saved run also had), and
 calibration_ms= / calibration_end_ms= (one core's CPU time, in this process, to prepare
@@ -130,6 +131,17 @@ HARD = [
     "static const struct",
     "if else return",
 ]
+# Path filters of the shapes people type, which no literal start or end narrows to a
+# few paths (a folder anywhere, a folder under a pattern, an extension in such folders,
+# a word in the path): timed apart as HARD is.
+GLOBS: list[tuple[str, str]] = [
+    ("page fault", "*/mm/*"),
+    ("urb submit", "drivers/*/usb/*"),
+    ("endpoint", "*/usb/*.c"),
+    ("probe", "drivers/*/*.c"),
+    ("how to submit a patch", "Documentation/*.rst"),
+    ("spinlock", "*test*"),
+]
 # `search --symbol` names with the file that defines them (the canonical one, not a copy
 # under tools/): what symbol_found_first= counts.
 SYMBOLS: list[tuple[str, str]] = [
@@ -225,6 +237,23 @@ def noop_update(d: Daemon) -> float:
     return statistics.median(times)
 
 
+def apart(d: Daemon, name: str, queries: list[tuple[str, dict]], rounds: int) -> None:
+    """Time `queries` apart from QUERIES: each one's median (and hits) on a `# name:`
+    line, `name`_took_ms_p50= and `name`_took_ms_max= over them all."""
+    took: dict[str, list[float]] = {}
+    hits: dict[str, int] = {}
+    for _ in range(rounds):
+        for q, extra in queries:
+            r = d.call("search", {"query": q, "limit": 10, **extra})
+            key = " ".join([q, *(f"--{k} {v}" for k, v in extra.get("filters", {}).items())])
+            took.setdefault(key, []).append(r["took_ms"])
+            hits[key] = len(r["hits"])
+    for key, ts in took.items():
+        print(f"# {name}: {statistics.median(ts):7.2f} ms  {key}  ({hits[key]} hits)")
+    every = [t for ts in took.values() for t in ts]
+    emit(**{f"{name}_took_ms_p50": pct(every, 0.5), f"{name}_took_ms_max": max(every)})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tree", help="folder to index (default: the Debian kernel source, fetched once)")
@@ -303,16 +332,8 @@ def main() -> None:
             **{f"took_ms_max_{k}": max(v) for k, v in took.items()},
         )
 
-        hard: dict[str, list[float]] = {}
-        for _ in range(args.rounds):
-            for q in HARD:
-                hard.setdefault(q, []).append(d.call("search", {"query": q, "limit": 10})["took_ms"])
-        for q, ts in hard.items():
-            print(f"# hard: {statistics.median(ts):7.2f} ms  {q}")
-        emit(
-            hard_took_ms_p50=pct([t for ts in hard.values() for t in ts], 0.5),
-            hard_took_ms_max=max(t for ts in hard.values() for t in ts),
-        )
+        apart(d, "hard", [(q, {}) for q in HARD], args.rounds)
+        apart(d, "glob", [(q, {"filters": {"path": g}}) for q, g in GLOBS], args.rounds)
 
         sym_took, first = [], 0
         for _ in range(args.rounds):

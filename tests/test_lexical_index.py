@@ -347,6 +347,14 @@ PATHS = [
     "src/mm/page_alloc_test.c",
     "a.",
     "docs/sub/.hidden",
+    "mm/slab.c",
+    "arch/x86/mm/fault.c",
+    "drivers/net/usb/lan78xx.c",
+    "drivers/usb/core/hub.h",
+    "Documentation/usb/gadget.rst",
+    "Documentation/index.rst",
+    "tools/mm/.c",
+    "x.c/y.md",
 ]
 
 
@@ -385,9 +393,33 @@ PATHS = [
         "docs*",
         "*.md/x",
         "docs/sub/.*",
+        "*/mm/*",
+        "drivers/*/usb/*",
+        "*/usb/*.c",
+        "Documentation/*.rst",
+        "d*/*.[ch]",
+        "*/?m/*",
+        "[a-m]*/*",
+        "*.c/*",
+        "x.c/*.md",
+        "*/*/*.h",
+        "*mm/*.c",
     ],
 )
-def test_path_globs_match_what_sqlite_glob_matches(glob):
+def test_path_globs_match_what_sqlite_glob_matches(glob, path_searcher):
+    searcher, stored = path_searcher
+    db = sqlite3.connect(":memory:")
+    expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
+    # a regex (or the path's parts), the ids it matches, or the ids SQLite finds
+    for query in (path_query(glob), path_query(glob, searcher), path_query(glob, searcher, stored)):
+        hits = searcher.search(query, 100).hits
+        assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
+
+
+@pytest.fixture(scope="module")
+def path_searcher() -> tuple[tantivy.Searcher, apsw.Connection]:
+    """PATHS in a lexical index (their path fields only) and as SQLite holds them (for
+    globs that no literal end narrows)."""
     index = tantivy.Index(SCHEMA)
     writer = index.writer(15_000_000, 1)
     for i, path in enumerate(PATHS):
@@ -397,16 +429,25 @@ def test_path_globs_match_what_sqlite_glob_matches(glob):
         writer.add_document(doc)
     writer.commit()
     index.reload()
-    searcher = index.searcher()
-    db = sqlite3.connect(":memory:")
-    expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
-    stored = apsw.Connection(":memory:")  # the paths as SQLite holds them, for globs no literal end narrows
+    stored = apsw.Connection(":memory:")
     stored.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY, rel_path TEXT)")
     stored.executemany("INSERT INTO documents VALUES (?, ?)", list(enumerate(PATHS)))
-    # a regex, the ids it matches, or the ids SQLite finds
-    for query in (path_query(glob), path_query(glob, searcher), path_query(glob, searcher, stored)):
-        hits = searcher.search(query, 100).hits
-        assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
+    return index.searcher(), stored
+
+
+# Globs of folders and extensions: pieces that may or may not make a folder's glob, an
+# extension's or both (the path's parts), or any other.
+_GLOB_PIECES = ["*", "?", "/", "mm", "usb", "d", ".", "c", "md", "rst", "[a-m]", "x"]
+
+
+@given(st.lists(st.sampled_from(_GLOB_PIECES), min_size=1, max_size=7))
+def test_folder_and_extension_globs_match_what_sqlite_glob_matches(path_searcher, pieces):
+    searcher, _ = path_searcher
+    glob = "".join(pieces)
+    db = sqlite3.connect(":memory:")
+    expected = {p for p in PATHS if db.execute("SELECT ? GLOB ?", (p, glob)).fetchone()[0]}
+    hits = searcher.search(path_query(glob, searcher), 100).hits
+    assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
 
 
 @given(st.text(alphabet=st.sampled_from("aeiouAZ09 -_\u0301\u0308éüñÅḱ한국어東京\u1100\u1161\u11a8İıß\u0b47\u0b3e")))

@@ -261,8 +261,9 @@ LOAD_WINDOW_S = 60.0
 # Path filters: one matching at most this many documents becomes the set of their ids. A
 # glob whose literal start (or end) has at least PATH_ANCHOR_MIN characters narrows the
 # path term dictionary enough for a regex over it; with a shorter one ("*test*",
-# "*/net/*") the regex would walk every path there (18 ms on the kernel tree's 65k), where
-# SQLite's GLOB over its path index takes 5.
+# "*.dts*") the regex would walk every path there (18 ms on the kernel tree's 65k), where
+# SQLite's GLOB over its path index takes 5. A folder's or an extension's glob ("*/net/*",
+# "drivers/*/usb/*.c") is neither: terms of the path's parts (search.lexical._parts_query).
 PATH_SETTLED_MAX = 5000
 PATH_ANCHOR_MIN = 3
 # Documents by the values of a numeric field (ids, collections): up to this many values,

@@ -236,26 +236,19 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
 
 def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.Connection | None = None) -> Query:
     """The documents whose path matches `glob`, by the cheapest query that means it: a
-    folder's "a/b/*" or an extension's "*.rst" is one term; else a regex over the path,
+    folder's glob, an extension's or both are terms of the path's parts (_parts_query);
+    else a regex over the path,
     reversed when the glob's literal end is longer than its literal start, since the
     term dictionary is narrowed by the literal characters a regex starts with. With a
     `searcher`, a regex matching few documents is run once, as the set of their ids;
     with `conn` too, a glob that no literal end narrows finds those ids in SQLite."""
     atoms = filters.glob_atoms(glob)
+    parts = _parts_query(atoms)
+    if parts is not None:
+        return parts
     chars = [a.char for a in atoms]
     lead = next((i for i, c in enumerate(chars) if c is None), len(chars))
     tail = next((i for i, c in enumerate(reversed(chars)) if c is None), len(chars))
-    literal = "".join(c or "" for c in chars)
-    if lead == len(atoms) - 1 and atoms[-1].regex == ".*" and literal.endswith("/"):
-        return Query.term_query(SCHEMA, PATH_PARTS, literal)
-    if (
-        tail == len(atoms) - 1
-        and atoms[0].regex == ".*"
-        and literal.startswith(".")
-        and "/" not in literal
-        and "." not in literal[1:]
-    ):
-        return Query.term_query(SCHEMA, PATH_PARTS, literal)
     if tail > lead:
         regex = Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
     else:
@@ -270,6 +263,35 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.C
     if len(found) > PATH_SETTLED_MAX:
         return regex
     return any_of(ID, found)
+
+
+def _parts_query(atoms: Sequence[filters.GlobAtom]) -> Query | None:
+    """The glob as terms of the path's parts, when it is a folder's glob, an extension's
+    or both ("a/b/*", "*/mm/*", "*.rst", "drivers/*/usb/*.c"); None for any other.
+
+    Such a glob is `folder` + `*` + `ext`: `folder` ends with "/" and `ext` is empty or
+    "." and letters without a "/" or a "." (each may be missing, not both). Since `*`
+    matches any run, "/" included, a path matches it exactly when a folder of its (its
+    path up to one of its "/") matches `folder`, and its extension (its name from the
+    last ".") is `ext`: each folder and the extension are terms of PATH_PARTS. A
+    `folder` with a wildcard is a regex over the folders alone (a tree has a few
+    thousand), not over every path."""
+    tail = len(atoms)
+    while tail and atoms[tail - 1].char is not None:
+        tail -= 1
+    if not tail or atoms[tail - 1].regex != ".*":
+        return None
+    folder, ext = atoms[: tail - 1], "".join(a.char or "" for a in atoms[tail:])
+    if not (folder or ext) or (folder and folder[-1].char != "/"):
+        return None
+    if ext and not (ext.startswith(".") and "/" not in ext and "." not in ext[1:]):
+        return None
+    parts = [Query.term_query(SCHEMA, PATH_PARTS, ext)] if ext else []
+    if any(a.char is None for a in folder):
+        parts.append(Query.regex_query(SCHEMA, PATH_PARTS, "".join(a.regex for a in folder)))
+    elif folder:
+        parts.append(Query.term_query(SCHEMA, PATH_PARTS, "".join(a.char or "" for a in folder)))
+    return parts[0] if len(parts) == 1 else Query.boolean_query([(Occur.Must, q) for q in parts])
 
 
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
