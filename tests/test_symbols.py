@@ -117,6 +117,27 @@ def test_c_definitions_with_their_lines_and_no_prototypes_or_constants():
     ]
 
 
+def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
+    """The kernel's sparse annotations stand between a typedef's type and its name; read
+    without a preprocessor, the annotation looked like the name (`__bitwise` defined
+    gfp_t's line)."""
+    source = (
+        "typedef unsigned int __bitwise gfp_t;\n"
+        "typedef unsigned int slab_flags_t;\n"
+        "typedef __u32 __bitwise __le32;\n"
+        "typedef unsigned long __nocast cputime_t;\n"
+        "typedef struct { int x; } __attribute__((packed)) packed_t;\n"
+        "typedef int (*handler_t)(int);\n"
+        "typedef struct foo __rcu *foo_ptr;\n"
+    )
+    expected = ["gfp_t", "slab_flags_t", "__le32", "cputime_t", "packed_t", "handler_t", "foo_ptr"]
+    for grammar in ("c", "cpp"):
+        defs = _defs(source, grammar)
+        assert [(name, kind, line) for name, kind, line, _, _ in defs] == [
+            (name, "type", i) for i, name in enumerate(expected, 1)
+        ], grammar
+
+
 REGISTER_MAP = """/*
  * Copyright 2022 Example
  */

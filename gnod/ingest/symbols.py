@@ -52,8 +52,9 @@ GRAMMARS: dict[str, str] = {
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and every
-# stored content is parsed again in the background (content_symbols.grammar is `c/1`).
-EXTRACTION = 1
+# stored content is parsed again in the background (content_symbols.grammar is `c/2`).
+# 2: a C typedef's name after an annotation macro (`typedef unsigned int __bitwise gfp_t;`).
+EXTRACTION = 2
 
 
 def stamp(grammar: str) -> str:
@@ -327,6 +328,8 @@ def _name(node: Any, kind: str, grammar: str, source: bytes) -> tuple[str | None
     scope = None
     if grammar in ("c", "cpp") and kind in ("function", "type"):
         target = node.child_by_field_name("declarator")
+        if kind == "type" and target is not None:
+            target = _after_annotation(node, target)
         while target is not None and target.type in _C_WRAPPERS:
             inner = target.child_by_field_name("declarator")
             target = inner if inner is not None else (target.named_children or [None])[0]
@@ -342,6 +345,18 @@ def _name(node: Any, kind: str, grammar: str, source: bytes) -> tuple[str | None
         return None, None
     name = _text(target, source)
     return (name, scope) if 0 < len(name) <= MAX_NAME and "\n" not in name else (None, None)
+
+
+def _after_annotation(node: Any, declarator: Any) -> Any:
+    """A C typedef's name where an annotation macro stands before it: without a
+    preprocessor, tree-sitter reads `typedef unsigned int __bitwise gfp_t;` as the type
+    `__bitwise` and an error holding `gfp_t`, the name the kernel's sparse annotations
+    (`__bitwise`, `__nocast`) come before. Else its declarator."""
+    after = [c for c in node.children if c.type == "ERROR" and c.start_byte >= declarator.end_byte]
+    names = after[-1].named_children if after else []
+    if declarator.type == "type_identifier" and len(names) == 1 and names[0].type == "identifier":
+        return names[0]
+    return declarator
 
 
 def _go_receiver(node: Any, source: bytes) -> str | None:
