@@ -38,6 +38,7 @@ from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.constants import PIPELINE
+from gnod.search.grammar import parse
 from gnod.search.lexical import path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
@@ -599,3 +600,13 @@ def test_a_rebuild_stops_between_batches_when_gnod_stops_and_the_next_start_adds
     assert len(lexical_ids(lex)) == 3 and lex.progress is None
     lex.close()
     conn.close()
+
+
+def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_typed():
+    clauses = parse('usb_register_driver "Memory  Barriers" real-time plain words -not_this')
+    got = lexical._phrases(clauses, AnalyzerSet(), ["english"])
+    assert got == (
+        ((frozenset({"usb"}), frozenset({"register", "regist"}), frozenset({"driver"})), "usb_register_driver"),
+        ((frozenset({"memory", "memori"}), frozenset({"barriers", "barrier"})), "Memory Barriers"),
+        ((frozenset({"real"}), frozenset({"time"})), "real-time"),
+    )

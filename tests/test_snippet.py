@@ -44,10 +44,17 @@ def line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozense
 
 
 def every_line(
-    markdown: str, body_line: int, analyzer: Analyzer, terms: frozenset[str], n: int, groups: tuple = ()
+    markdown: str,
+    body_line: int,
+    analyzer: Analyzer,
+    terms: frozenset[str],
+    n: int,
+    groups: tuple = (),
+    phrases: tuple = (),
 ) -> list:
-    """The definition: score every line (a group's terms, a prefix's words, count as one),
-    take the best non-overlapping ones."""
+    """The definition: score every line (a group's terms, a prefix's words, count as one;
+    a phrase counts one more where the line holds its words and its text as typed), take
+    the best non-overlapping ones."""
     group_of = {t: k for k, g in enumerate(groups) for t in g if t in terms}
     lines = markdown.split("\n")
     scored = []
@@ -56,6 +63,7 @@ def every_line(
         if hit:
             lower = lines[i].lower()
             keys = {group_of.get(h, h) for h in hit}
+            keys |= {("phrase", text) for words, text in phrases if all(hit & w for w in words) and text in lower}
             near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
             col = min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0)
             scored.append((-len(keys), i, col))
@@ -100,6 +108,69 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, m
     else:  # no line holds a term: the first non-empty line of the body
         first = next((i for i, line in enumerate(lines) if i >= body_line - 1 and line.strip()), None)
         assert [s[0] for s in got] == ([first + 1] if first is not None else [])
+
+
+@pytest.mark.parametrize("look", [False, True], ids=["whole", "first-look"])
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+@pytest.mark.parametrize("seed", range(40))
+def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(seed, small, look, monkeypatch):
+    """Phrases (an identifier, a quoted run of words) among lines holding their words
+    joined otherwise, apart, in another order, or inside longer names."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    plain = ["network", "networks", "driver", "reset", "resetting", "memory", "barrier", "usb", "register", "re"]
+    query_words = rng.sample(plain, rng.randint(2, 3))
+    typed = rng.choice(["_", " ", "-"]).join(query_words)
+    spellings = [typed, typed.upper(), "_".join(query_words), " ".join(reversed(query_words)), f"x{typed}x"]
+    spellings += [f"{query_words[0]}_device_{'_'.join(query_words[1:])}"]
+    vocabulary = plain + spellings
+    lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
+    markdown = "\n".join(lines)
+    at = rng.randint(0, len(markdown))
+    head = (lambda least: first_lines(markdown, at)) if look else None
+    terms = frozenset(t for w in query_words + rng.sample(plain, 1) for t in (w, analyzer.stem(w)))
+    if rng.random() < 0.5:  # a term of two letters that the phrase starts with (a family's root)
+        terms |= {query_words[0][:2]}
+    phrases = ((tuple(frozenset({w, analyzer.stem(w)}) for w in query_words), typed),)
+    n = rng.randint(1, 3)
+    expected = every_line(markdown, 1, analyzer, terms, n, phrases=phrases)
+    got = [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, head=head, phrases=phrases)]
+    if expected:
+        assert got == expected
+
+
+def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_name():
+    analyzer = Analyzer("english")
+    markdown = (
+        "/* usb_register_device_driver - register a USB device driver */\n"
+        "int usb_register_device_driver(struct usb_device_driver *drv);\n"
+        + "filler line\n" * 50
+        + "int usb_register_driver(struct usb_driver *new_driver);\n"
+    )
+    words = ("usb", "register", "driver")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "usb_register_driver")
+    [without] = best_snippets([markdown], 1, analyzer, terms)
+    [got] = best_snippets([markdown], 1, analyzer, terms, phrases=(phrase,))
+    assert without.line == 1 and got.line == 53
+    assert got.text.startswith("int usb_register_driver(")
+    # The text as typed inside other words is not the phrase: its words are not there.
+    pair = ((frozenset({"usb"}), frozenset({"driver"})), "usb_driver")
+    [other] = best_snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))
+    assert other.line == 2
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_a_phrase_counts_in_the_bound_of_a_line_beside_the_terms_its_first_letters_start(small, monkeypatch):
+    """Where a short term ("re") makes its letters a family's root, one occurrence of them
+    is bounded by the bits a word can give and the phrase starting there."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+    terms = frozenset({"re", "resetting", "reset", "driver"})
+    phrase = ((frozenset({"resetting", "reset"}), frozenset({"driver"})), "resetting_driver")
+    [got] = best_snippets(["resetting the driver\nresetting_driver\n"], 1, analyzer, terms, phrases=(phrase,))
+    assert got.line == 2
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -251,12 +322,13 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     found alone credit that term only."""
     text = "\n".join(["unsigned int x;", "a data line", "and unlock unset", "nothing here"])
     terms = frozenset({"un", "unsigned", "unsign", "unset", "unlock", "a", "and"})
-    probes = snippet._probes(snippet._bits(terms, ()))
+    probes = snippet._probes(snippet._TermBits(Analyzer("english"), terms).leads())
+    per_word = snippet.TERMS_PER_WORD
     if small:
-        order, bounds = snippet._small_bounds(text.lower(), 0, probes, len(terms))
+        order, bounds = snippet._small_bounds(text.lower(), 0, probes, len(terms), per_word)
     else:
         codes = snippet._codes(text.lower())
-        order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes, len(terms))
+        order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes, len(terms), per_word)
     assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
 
 

@@ -131,6 +131,7 @@ class Result:
     stems: frozenset[str]  # what a snippet or a highlight should mark
     notes: list[str]
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
+    phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -512,6 +513,7 @@ def search(
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
     groups = _prefix_groups(clauses, analyzers, languages, stop)
+    phrases = _phrases(clauses, analyzers, languages)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
@@ -542,7 +544,25 @@ def search(
         stems=stemmed.positive_stems | exact.positive_stems,
         notes=notes,
         groups=groups,
+        phrases=phrases,
     )
+
+
+def _phrases(
+    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None]
+) -> tuple[tuple[tuple[frozenset[str], ...], str], ...]:
+    """Each positive phrase of the query (quoted, an identifier, a compound, a CJK word):
+    its words, each the set of its forms (as typed, and stemmed in each language the
+    query is), and its text as typed (the quotes off, blanks one space). A snippet
+    prefers a line holding it so to one holding its words apart
+    (`usb_register_driver` over `usb_register_device_driver`)."""
+    out = []
+    for c in clauses:
+        if c.phrase and not c.negated and len(c.tokens) > 1:
+            forms = [c.tokens, *analyzers.stem_sequences(c.tokens, languages)]
+            words = tuple(frozenset(form[i] for form in forms) for i in range(len(c.tokens)))
+            out.append((words, " ".join(c.raw.strip('"').split())))
+    return tuple(out)
 
 
 def _prefix_groups(

@@ -5,9 +5,11 @@ A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed; the words a prefix stands for, and their
 stems, count as one: `kmalloc dev*` prefers a line holding both to one with three words
 starting with dev, and `dev*` alone takes the first line holding one, as no line can
-score more). Each term's first three letters, found by substring tests (a small text)
-or array compares over the whole text (a big one), bound what a line can score, so only
-the few lines that could be best are read.
+score more), and one more for each phrase of the query (an identifier, a quoted run of
+words) it holds as typed: `usb_register_driver` is shown where it is written, not in
+`usb_register_device_driver`. Each term's first three letters, and each phrase, found
+by substring tests (a small text) or array compares over the whole text (a big one),
+bound what a line can score, so only the few lines that could be best are read.
 A word is at most two terms (its own form and its stem), so a line's bound from three
 letters that many terms share (a prefix query's expansions) grows with how often they
 occur in it, not with how many terms share them; and letters that start others (the
@@ -37,7 +39,8 @@ from gnod.search.constants import (
 )
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 
-# The terms one word can match: its own lowercase form and its stem.
+# The terms one word can match: its own lowercase form and its stem (a phrase that
+# starts with it is one more: _TermBits.per_word).
 TERMS_PER_WORD = 2
 
 
@@ -50,18 +53,65 @@ class Snippet(NamedTuple):
 class _TermBits(dict[str, int]):
     """token → the query terms it matches (its own form, its stem) as bits of an int, so
     a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
-    token judged once per snippet."""
+    token judged once per snippet. Each phrase of the query has a bit too, which a line
+    holds where it holds the phrase's words and the phrase as typed (`line`)."""
 
-    def __init__(self, analyzer: Analyzer, terms: frozenset[str], groups: Iterable[frozenset[str]] = ()) -> None:
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        terms: frozenset[str],
+        groups: Iterable[frozenset[str]] = (),
+        phrases: Iterable[tuple[Sequence[frozenset[str]], str]] = (),
+    ) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, terms
         self.bit = _bits(terms, groups)
-        self.ceiling = len(set(self.bit.values()))  # what a line can score at most
+        self.phrases = _phrase_bits(self.bit, phrases)
+        self.ceiling = len(set(self.bit.values())) + len(self.phrases)  # what a line can score at most
+        self.per_word = TERMS_PER_WORD + len(self.phrases)  # the bits one word can give a line
 
     def __missing__(self, token: str) -> int:
         bits = self.bit.get(token, 0) | self.bit.get(self.analyzer.stem(token), 0)
         self[token] = bits
         return bits
+
+    def line(self, text: str, tokens: Sequence[str]) -> int:
+        """The bits of the terms a line (`text`, its `tokens`) holds, and of its phrases:
+        a phrase is held where its words are and its text as typed, in any case, is
+        (`usb_register_driver`, not `usb_register_device_driver`; `if (ret)`, not `if (!ret)`)."""
+        found: int = reduce(or_, map(self.__getitem__, tokens), 0)
+        lower = ""
+        for phrase in self.phrases:
+            if all(map(found.__and__, phrase.masks)):
+                lower = lower or text.lower()
+                if phrase.text in lower:
+                    found |= phrase.bit
+        return found
+
+    def leads(self) -> list[tuple[str, int]]:
+        """(what a line holding it holds, bit): each term's first three letters, each
+        phrase's text as typed."""
+        return [*((t[:3], b) for t, b in self.bit.items() if t), *((p.text, p.bit) for p in self.phrases)]
+
+
+class _PhraseBit(NamedTuple):
+    bit: int
+    masks: tuple[int, ...]  # each word's: the bits of its forms
+    text: str  # as typed, lowercase
+
+
+def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset[str]], str]]) -> list[_PhraseBit]:
+    """A bit for each distinct phrase (its words, each the set of its forms, and its text
+    as typed), after the terms'."""
+    out: dict[str, _PhraseBit] = {}
+    k = len(set(bit.values()))
+    for words, text in phrases:
+        masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in words)
+        typed = text.lower()
+        if typed and all(masks) and typed not in out:
+            out[typed] = _PhraseBit(1 << k, masks, typed)
+            k += 1
+    return list(out.values())
 
 
 def _bits(terms: frozenset[str], groups: Iterable[frozenset[str]]) -> dict[str, int]:
@@ -174,12 +224,14 @@ def _extended(codes: np.ndarray, at: np.ndarray, have: int, probe: str) -> np.nd
     """The places among `at` (where `probe`'s first `have` letters start) where the
     whole of `probe` does."""
     at = at[at + len(probe) <= len(codes)]
-    for k in range(have, len(probe)):
-        c = ord(probe[k])
-        if codes.dtype == np.uint8 and c > 127:
-            return np.zeros(0, np.int64)
-        at = at[codes[at + k] == c]
-    return at
+    rest = [ord(c) for c in probe[have:]]
+    if not rest or not len(at):
+        return at
+    if codes.dtype == np.uint8 and max(rest) > 127:
+        return np.zeros(0, np.int64)
+    following = codes[at[:, None] + np.arange(have, len(probe))]  # each place's next letters, a row each
+    whole: np.ndarray = at[(following == rest).all(axis=1)]
+    return whole
 
 
 def best_snippets(
@@ -190,6 +242,7 @@ def best_snippets(
     n: int = 1,
     groups: Iterable[frozenset[str]] = (),
     head: Callable[[int], str | None] | None = None,
+    phrases: Iterable[tuple[Sequence[frozenset[str]], str]] = (),
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -197,13 +250,15 @@ def best_snippets(
     from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
     are read (and decompressed) only when none does. A document without a matching line
     gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
-    words). `head(least)`: the text's first lines if it has at least `least` bytes
+    words). `phrases`: the query's (its words, each the set of its forms among `terms`,
+    and its text as typed): a line holding one counts one more (_TermBits.line).
+    `head(least)`: the text's first lines if it has at least `least` bytes
     (documents.head), looked at first when the text is long for the query's terms
     (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
     those lines give every snippet asked for holding them all, these are the text's (the
     best lines, then the earliest), and no piece is read."""
-    bits = _TermBits(analyzer, terms, groups)
-    probes = _probes(bits.bit)
+    bits = _TermBits(analyzer, terms, groups, phrases)
+    probes = _probes(bits.leads())
     if head is not None and terms:
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
         out = _look(opening, max(body_line - 1, 0), probes, bits, n) if opening is not None else []
@@ -230,7 +285,7 @@ def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) 
     """The snippets of a text whose first lines are `head`, if those lines decide them
     (every one holds all the terms); else none. Where no line may hold them all (by
     its bound), it costs the bounds alone."""
-    lines, order, bounds = _bounded(head, start, probes, bits.ceiling)
+    lines, order, bounds = _bounded(head, start, probes, bits)
     if not bounds or bounds[0] < bits.ceiling:
         return []
     out = _by_bound(lines, order, bounds, bits, n)
@@ -242,7 +297,7 @@ def _matching(
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
     from line index `start` on that hold a term, if any does."""
-    lines, order, bounds = _bounded(text, start, probes, bits.ceiling)
+    lines, order, bounds = _bounded(text, start, probes, bits)
     if not bits.terms:
         return lines, []
     out = _by_bound(lines, order, bounds, bits, n)
@@ -261,28 +316,27 @@ def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
     if i + SNIPPET_MAX_LINES > len(lines):
         return False
     (tokens,) = line_tokens([lines[i]])
-    return reduce(or_, map(bits.__getitem__, tokens), 0).bit_count() == bits.ceiling
+    return bits.line(lines[i], tokens).bit_count() == bits.ceiling
 
 
-def _bounded(text: str, start: int, probes: Counter[str], ceiling: int) -> tuple[_LineSource, list[int], list[int]]:
+def _bounded(text: str, start: int, probes: Counter[str], bits: _TermBits) -> tuple[_LineSource, list[int], list[int]]:
     """The text's lines, and those from `start` on that may hold a term, best bound
     first, with their bounds (by line tests for a small text, by arrays for a big one)."""
     lower = text.lower()  # may change lengths (İ → i̇), never the line breaks
     if len(text) <= SNIPPET_SMALL_TEXT:
-        return text.split("\n"), *_small_bounds(lower, start, probes, ceiling)
+        return text.split("\n"), *_small_bounds(lower, start, probes, bits.ceiling, bits.per_word)
     low_codes = _codes(lower)
     low_starts = _line_starts(low_codes)
     starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
-    return _Lines(text, starts), *_big_bounds(low_codes, low_starts, start, probes, ceiling)
+    return _Lines(text, starts), *_big_bounds(low_codes, low_starts, start, probes, bits.ceiling, bits.per_word)
 
 
-def _probes(bit: dict[str, int]) -> Counter[str]:
-    """Each term's first three letters, with how many distinct terms (by their bits: a
-    group's are one) start so."""
+def _probes(leads: Iterable[tuple[str, int]]) -> Counter[str]:
+    """Each probe (_TermBits.leads: a term's first three letters, a phrase as typed), with
+    how many distinct terms (by their bits: a group's are one) a line holding it may hold."""
     found: dict[str, set[int]] = {}
-    for t, b in bit.items():
-        if t:
-            found.setdefault(t[:3], set()).add(b)
+    for probe, b in leads:
+        found.setdefault(probe, set()).add(b)
     return Counter({probe: len(bits) for probe, bits in found.items()})
 
 
@@ -297,11 +351,14 @@ def _roots(probes: Counter[str]) -> dict[str, str]:
     return {p: r for p in probes if (r := next((q for q in short if p.startswith(q)), p)) != p}
 
 
-def _small_bounds(lower: str, start: int, probes: Counter[str], ceiling: int) -> tuple[list[int], list[int]]:
+def _small_bounds(
+    lower: str, start: int, probes: Counter[str], ceiling: int, per_word: int
+) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
     line's number by counting the line breaks before it (cheaper than arrays for a small
-    text). No bound is above `ceiling`, the distinct terms there are (a prefix's words one)."""
+    text). No bound is above `ceiling`, the distinct terms there are (a prefix's words
+    one); an occurrence of a probe is at most `per_word` of them."""
     root = _roots(probes)
     families = set(root.values())
     bound: dict[int, int] = {}
@@ -311,14 +368,14 @@ def _small_bounds(lower: str, start: int, probes: Counter[str], ceiling: int) ->
         r = root.get(probe, probe)
         into = credit.setdefault(r, {}) if r in families else bound
         is_root = probe in families
-        counting = weight > TERMS_PER_WORD or is_root  # one word is not all the terms that start so
+        counting = weight > per_word or is_root  # one word is not all the terms that start so
         pos, line, counted = lower.find(probe), 0, 0  # line: the number of the line at `counted`
         while pos >= 0:
             line += lower.count("\n", counted, pos)
             counted = pos
             end = lower.find("\n", pos)  # the rest of this line is credited now
             if counting:
-                most = TERMS_PER_WORD * lower.count(probe, pos, len(lower) if end < 0 else end)
+                most = per_word * lower.count(probe, pos, len(lower) if end < 0 else end)
                 into[line] = into.get(line, 0) + min(weight, most)
                 if is_root:
                     caps.setdefault(probe, {})[line] = most
@@ -337,7 +394,7 @@ def _small_bounds(lower: str, start: int, probes: Counter[str], ceiling: int) ->
 
 
 def _big_bounds(
-    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str], ceiling: int
+    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str], ceiling: int, per_word: int
 ) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
@@ -347,22 +404,29 @@ def _big_bounds(
     credit: dict[str, np.ndarray] = {}  # a family's root → per line, its probes' credit
     caps: dict[str, np.ndarray] = {}  # a family's root → per line, two per occurrence of it
     root_at: dict[str, np.ndarray] = {}  # a family root's occurrences
+    seen: dict[str, np.ndarray] = {}  # a probe's occurrences, for a phrase that starts so
     for probe in sorted(probes, key=len):  # a family's root before its longer probes
         weight = probes[probe]
         r = root.get(probe, probe)
-        # A longer probe is looked for only where its root is.
-        at = _occurrences(low_codes, probe) if r == probe else _extended(low_codes, root_at[r], len(r), probe)
+        # A longer probe is looked for only where its root is, a phrase where its first letters are.
+        if r != probe:
+            at = _extended(low_codes, root_at[r], len(r), probe)
+        elif len(probe) > 3:
+            start_at = seen.get(probe[:3])
+            at = _extended(low_codes, _occurrences(low_codes, probe[:3]) if start_at is None else start_at, 3, probe)
+        else:
+            at = seen[probe] = _occurrences(low_codes, probe)
         if r in families and r == probe:
             root_at[r] = at
         if not len(at):
             continue
         rows = low_starts.searchsorted(at, side="right") - 1
-        if r not in families and weight <= TERMS_PER_WORD:
+        if r not in families and weight <= per_word:
             # A line holding the probe twice is credited once: `+=` through an index
             # array adds once per distinct index.
             bound[rows] += weight
             continue
-        most = np.bincount(rows, minlength=len(bound)) * TERMS_PER_WORD  # the terms its occurrences can be
+        most = np.bincount(rows, minlength=len(bound)) * per_word  # the terms its occurrences can be
         c = np.minimum(most, weight)  # as many words as it occurs in a line, at most
         if r not in families:
             bound += c.astype(np.int32)
@@ -398,10 +462,11 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _Te
 def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int, int]]) -> None:
     """Add each line of `which` that holds a term to `scored`, as (-distinct terms, its
     index, their bits): the OR of its tokens' bits, a lookup each (a prefix query reads
-    thousands of lines in a big header)."""
-    look = bits.__getitem__
-    for i, tokens in zip(which, line_tokens([lines[i] for i in which])):
-        found = reduce(or_, map(look, tokens), 0)
+    thousands of lines in a big header), and its phrases' (_TermBits.line)."""
+    texts = [lines[i] for i in which]
+    look, line = bits.__getitem__, bits.line
+    for i, text, tokens in zip(which, texts, line_tokens(texts)):
+        found = line(text, tokens) if bits.phrases else reduce(or_, map(look, tokens), 0)
         if found:
             scored.append((-found.bit_count(), i, found))
 

@@ -49,7 +49,7 @@ def answer(
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
             head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
             passages[r.doc_id] = best_snippets(
-                pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head
+                pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head, res.phrases
             )
     shown = [docs[doc_id][0] for doc_id, found in passages.items() if found]
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
