@@ -138,6 +138,10 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
         ("Café", [C(["café"], raw="Café")]),
         # Clauses without searchable words vanish; a lone dash is not a negation.
         ('deploy !!! - "" -!!!', [C(["deploy"], raw="deploy")]),
+        # Nor is a dash before a digit or a symbol: code's `return -1`, `p->next`, `-->`.
+        ("return -1", [C(["return"], raw="return"), C(["1"], raw="-1")]),
+        ("list ->next", [C(["list"], raw="list"), C(["next"], raw="->next")]),
+        ("-_x y", [C(["x"], raw="-_x"), C(["y"], raw="y")]),
         # Duplicates (after lowercasing) are kept once, first spelling wins.
         ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
         (
@@ -162,6 +166,7 @@ def test_parse(query, expected):
         ("-deploy", "negation needs at least one positive term"),
         ('-deploy -"a b" !!!', "negation needs at least one positive term"),
         ("!!!", "no searchable words"),
+        ("-->", "no searchable words"),
         ('"" -!!! ** ()', "no searchable words"),
         ("x" * (MAX_QUERY_CHARS + 1), "query is too long (32,001 characters; the limit is 32,000)"),
     ],

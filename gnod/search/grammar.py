@@ -5,7 +5,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``deploy production``    plain terms (OR-ed, ranked by BM25 — never AND-ed, so a
                            natural-language question is not emptied by one absent word)
 * ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
-* ``-term``, ``-"a b"``    negation; needs at least one positive clause
+* ``-term``, ``-"a b"``    negation; needs at least one positive clause (a ``-`` before a
+                           letter or a quote: before a digit or a symbol it is text,
+                           as in ``return -1`` and ``->next``)
 * ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
                            concatenation (``"real time"`` OR ``"realtime"``)
 * ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
@@ -128,7 +130,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             continue
         start = i
         negated = False
-        if query[i] == "-" and i + 1 < n and not query[i + 1].isspace():
+        if query[i] == "-" and i + 1 < n and (query[i + 1] == '"' or query[i + 1].isalpha()):
             negated = True
             i += 1
         if query[i] == '"':
