@@ -12,6 +12,7 @@ and both turn the values into params with `params`.
 
 from __future__ import annotations
 
+from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS
 
 # The output formats every search command renders (`--format NAME`); each also has its
@@ -180,6 +181,8 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
                 opts[dest] = float(value)
             elif kind == "list":
                 opts.setdefault(dest, []).append(value)
+            elif kind == "day":
+                opts[dest] = iso_day(value)
             else:
                 opts[dest] = value
         except ValueError:

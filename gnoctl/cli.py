@@ -17,6 +17,7 @@ import typer
 
 from gnoctl import commands
 from gnoctl.args import BENCH_MODES, FAST_OPTIONS, WORD_COMMANDS, params, split_args
+from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS as SPEC
 
 # `-h` as well as `--help`, on every command (click passes this down to subcommands).
@@ -191,8 +192,16 @@ def _exit(code: int) -> None:
 # beside the client's own options listed here, and turns what was given into params with
 # gnoctl.args.params, as the fast path does.
 
-_KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "list": list[str]}
+_KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "day": str, "list": list[str]}
 _COMPLETIONS = {"collections": _collection_names}
+
+
+def _day(text: str) -> str:
+    """A `--since`/`--until` value as the daemon takes it (gnoctl.days)."""
+    try:
+        return iso_day(text)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 
 def _param_name(o: dict) -> str:
@@ -223,6 +232,7 @@ def _spec_parameters(command: str) -> list[inspect.Parameter]:
             metavar=o.get("metavar"),
             help=o["help"],
             autocompletion=_COMPLETIONS.get(o.get("complete", "")),
+            parser=_day if kind == "day" else None,
         )
         out.append(inspect.Parameter(name, KEYWORD, default=default, annotation=Annotated[tp, option]))
     return out

@@ -6,7 +6,8 @@ to a command is one field in gnod/protocol.py.
 
 Each option: `dest`, the params field (dotted inside a nested Struct, as sent on the
 wire); `flags` (none: the command's argument); `kind`: "words" (all the command's
-words, joined by spaces), "arg" (one argument), "int", "float", "str", "list"
+words, joined by spaces), "arg" (one argument), "int", "float", "str", "day" (a
+YYYY-MM-DD that gnoctl.days also reads from `yesterday` or `3.days.ago`), "list"
 (repeatable), "choice" (one of `choices`) or "flag" (present: the opposite of
 `default`); `lo`/`hi`, the field's range; `help`, `metavar`; `complete`, a shell
 completion by name. A key left out is None (`choices`: none).
@@ -59,18 +60,18 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.since",
             "flags": ("--since",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-            "metavar": "YYYY-MM-DD",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.until",
             "flags": ("--until",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
             "help": "Only documents dated on or before this day.",
-            "metavar": "YYYY-MM-DD",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.path",
@@ -199,18 +200,18 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.since",
             "flags": ("--since",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-            "metavar": "YYYY-MM-DD",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.until",
             "flags": ("--until",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
             "help": "Only documents dated on or before this day.",
-            "metavar": "YYYY-MM-DD",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.path",
@@ -288,18 +289,18 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.since",
             "flags": ("--since",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-            "metavar": "YYYY-MM-DD",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.until",
             "flags": ("--until",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
             "help": "Only documents dated on or before this day.",
-            "metavar": "YYYY-MM-DD",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.path",
@@ -417,18 +418,18 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.since",
             "flags": ("--since",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-            "metavar": "YYYY-MM-DD",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.until",
             "flags": ("--until",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
             "help": "Only documents dated on or before this day.",
-            "metavar": "YYYY-MM-DD",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.path",
@@ -526,18 +527,18 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.since",
             "flags": ("--since",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (frontmatter `date`, else the file's modification time).",
-            "metavar": "YYYY-MM-DD",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.until",
             "flags": ("--until",),
-            "kind": "str",
+            "kind": "day",
             "default": None,
             "help": "Only documents dated on or before this day.",
-            "metavar": "YYYY-MM-DD",
+            "metavar": "DAY",
         },
         {
             "dest": "filters.path",

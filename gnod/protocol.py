@@ -106,7 +106,8 @@ class IndexParams(Params):
     collection: str | None = None  # None: every collection
 
 
-IsoDate = Annotated[str, Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+DAY_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+IsoDate = Annotated[str, Meta(pattern=DAY_PATTERN)]
 
 
 class Filters(Params):
@@ -123,17 +124,16 @@ class Filters(Params):
             IsoDate,
             cli(
                 "--since",
-                metavar="YYYY-MM-DD",
-                help="Only documents dated on or after this day "
-                "(frontmatter `date`, else the file's modification time).",
+                metavar="DAY",
+                help="Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, "
+                "2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
             ),
         ]
         | None
     ) = None
     # The document's date ≤
     until: (
-        Annotated[IsoDate, cli("--until", metavar="YYYY-MM-DD", help="Only documents dated on or before this day.")]
-        | None
+        Annotated[IsoDate, cli("--until", metavar="DAY", help="Only documents dated on or before this day.")] | None
     ) = None
     # Glob over the path inside its collection (`*` spans `/`).
     path: (

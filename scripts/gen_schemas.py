@@ -68,7 +68,8 @@ to a command is one field in gnod/protocol.py.
 
 Each option: `dest`, the params field (dotted inside a nested Struct, as sent on the
 wire); `flags` (none: the command's argument); `kind`: "words" (all the command's
-words, joined by spaces), "arg" (one argument), "int", "float", "str", "list"
+words, joined by spaces), "arg" (one argument), "int", "float", "str", "day" (a
+YYYY-MM-DD that gnoctl.days also reads from `yesterday` or `3.days.ago`), "list"
 (repeatable), "choice" (one of `choices`) or "flag" (present: the opposite of
 `default`); `lo`/`hi`, the field's range; `help`, `metavar`; `complete`, a shell
 completion by name. A key left out is None (`choices`: none).
@@ -109,7 +110,7 @@ def _option(owner: type, name: str, field: mi.Field, t: mi.Type, extra: dict) ->
     if isinstance(t, (mi.IntType, mi.FloatType)):
         kind, lo, hi = ("int" if isinstance(t, mi.IntType) else "float"), t.ge, t.le
     elif isinstance(t, mi.StrType):
-        kind = "str"
+        kind = "day" if t.pattern == P.DAY_PATTERN else "str"
     elif isinstance(t, mi.BoolType):
         kind = "flag"
     elif isinstance(t, mi.LiteralType):

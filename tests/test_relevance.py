@@ -5,6 +5,7 @@ documents taking their collection's language."""
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import math
@@ -323,6 +324,11 @@ def test_date_filters_use_frontmatter_then_mtime(filtered):
     assert found("--since", "2023-01-01", "--until", "2024-12-31") == {"ops/new.md", "ops/old.md"}
     assert "notes/undated.md" not in found("--since", "2022-01-02")
     assert found("--since", "2022-01-01", "--until", "2022-01-01") == {"notes/undated.md"}
+    # Days as git reads them, counted back from today (the dated pages are older, the rest new).
+    two_weeks_ago = (datetime.date.today() - datetime.timedelta(days=14)).isoformat()
+    new = {f"crowd/{i}.md" for i in range(30)} | {"de/anleitung.md"}
+    assert found("--since", "2 weeks ago") == found("--since", two_weeks_ago) == new
+    assert found("--until", "1.year.ago") == {"ops/new.md", "ops/old.md", "notes/undated.md"}
 
 
 def test_path_and_language_filters(filtered):
@@ -353,7 +359,6 @@ def test_filters_that_leave_no_document_say_so(filtered):
 def test_bad_filters_are_clear_errors(filtered):
     for args, words in (
         (["--lang", "klingon"], "unknown language"),
-        (["--since", "last week"], "since"),
         (["--since", "2024-02-01", "--until", "2024-01-01"], "after"),
         # Each of these would silently match nothing.
         (["--since", "2024-13-01"], "not a day of the calendar"),
@@ -365,6 +370,9 @@ def test_bad_filters_are_clear_errors(filtered):
         assert r.returncode == 1, r.stderr
         err = json.loads(r.stdout)["error"]
         assert err["code"] == "INVALID_PARAMS" and words in err["message"], err
+    # A day gnoctl cannot read is refused before it is sent, with the forms it reads.
+    r = _run_cli("search", "deploy", "--since", "someday", "--json", env=filtered.env)
+    assert r.returncode == 1 and "'someday' is not a day" in r.stderr and "3.days.ago" in r.stderr, r.stderr
 
 
 # --- highlighting and passages per document ------------------------------------------------------

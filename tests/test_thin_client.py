@@ -306,10 +306,44 @@ def test_both_paths_send_the_params_the_daemon_takes(monkeypatch):
     msgspec.convert(get[1], GetParams)
 
 
+def test_both_paths_send_a_day_given_as_git_reads_one_as_the_daemon_takes_it(monkeypatch):
+    import datetime
+
+    yesterday = (datetime.date.today() - datetime.timedelta(days=1)).isoformat()
+    argv = ["search", "deploy", "--since", "yesterday", "--until", "2024-03-31", "--no-autostart"]
+    handed = _handed(monkeypatch, "fast", argv)
+    assert handed[1]["filters"] == {"since": yesterday, "until": "2024-03-31"}
+    assert handed == _handed(monkeypatch, "typer", argv)
+
+
+def test_days_as_git_reads_them():
+    import datetime
+
+    from gnoctl.days import iso_day
+
+    today = datetime.date(2024, 3, 31)
+    for text, day in (
+        ("2024-01-02", "2024-01-02"),
+        ("today", "2024-03-31"),
+        (" Yesterday ", "2024-03-30"),
+        ("last week", "2024-03-24"),
+        ("3.days.ago", "2024-03-28"),
+        ("2 weeks ago", "2024-03-17"),
+        ("1.month.ago", "2024-02-29"),  # the month's last day where it is shorter
+        ("13 months ago", "2023-02-28"),
+        ("last year", "2023-03-31"),
+    ):
+        assert iso_day(text, today) == day, text
+    for text in ("someday", "2024-1-2", "3 fortnights ago", "-1 days ago", "9999 years ago"):
+        with pytest.raises(ValueError, match="not a day|before the first year"):
+            iso_day(text, today)
+
+
 @pytest.mark.parametrize(
     "argv",
     [
         ["search", "x", "-n", "0"],
+        ["search", "x", "--since", "someday"],
         ["search", "x", "--per-doc", "11"],
         ["query", "x", "--min-score", "1.5"],
         ["query", "x", "--mode", "wide"],

@@ -29,7 +29,7 @@ from gnod.config import CollectionConfig, Config, ConfigError, parse
 from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
 from gnod.paths import Paths
-from gnod.protocol import METHOD_PARAMS, ErrorData, Request, SearchParams, SearchResult
+from gnod.protocol import DAY_PATTERN, METHOD_PARAMS, ErrorData, Request, SearchParams, SearchResult
 from gnod.search.constants import READERS
 from gnod.search.filters import Filter
 from gnod.server.events import ChangeList, Events
@@ -410,7 +410,9 @@ class Daemon:
         try:
             params = _param_decoders[req.method].decode(req.params)
         except msgspec.ValidationError as e:
-            raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {e}") from None
+            # A day's pattern, as a person reads it.
+            said = str(e).replace(f"`str` matching regex {DAY_PATTERN!r}", "a day as YYYY-MM-DD")
+            raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {said}") from None
         except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise RpcError(wire.PARSE_ERROR, f"params for {req.method} are not valid JSON: {e}") from None
         except RecursionError:

@@ -1,0 +1,41 @@
+"""A day as `--since` and `--until` take it: the daemon's YYYY-MM-DD, or as git reads
+one (`today`, `yesterday`, `last week`, `3.days.ago`, `2 weeks ago`), made a
+YYYY-MM-DD of the local calendar before it is sent."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # datetime and re are imported when a day is read, not with gnoctl
+if TYPE_CHECKING:
+    import datetime
+
+FORMS = "YYYY-MM-DD, today, yesterday, last week, 3.days.ago or 2 weeks ago (days, weeks, months, years)"
+
+
+def iso_day(text: str, today: datetime.date | None = None) -> str:
+    """`text` as YYYY-MM-DD, counted back from `today` (a datetime.date; the local day by
+    default); ValueError saying which forms are read."""
+    import datetime
+    import re
+
+    words = " ".join(text.strip().lower().split())
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", words):
+        return words
+    day = today or datetime.date.today()
+    if words in ("today", "now"):
+        return day.isoformat()
+    if words == "yesterday":
+        return (day - datetime.timedelta(days=1)).isoformat()
+    ago = re.fullmatch(r"(\d{1,4})[. ]+(day|week|month|year)s?[. ]+ago", words)
+    last = re.fullmatch(r"last[. ]+(day|week|month|year)", words)
+    if not (ago or last):
+        raise ValueError(f"{text!r} is not a day: {FORMS}")
+    count, unit = (int(ago[1]), ago[2]) if ago else (1, last[1] if last else "")
+    if unit in ("day", "week"):
+        return (day - datetime.timedelta(days=count * (7 if unit == "week" else 1))).isoformat()
+    months = day.year * 12 + day.month - 1 - count * (12 if unit == "year" else 1)
+    year, month = divmod(months, 12)
+    if year < 1:
+        raise ValueError(f"{text!r} is before the first year of the calendar")
+    # The same day of that month, or its last day when the month is shorter (Mar 31 → Feb 28).
+    following = datetime.date(year + (month == 11), (month + 1) % 12 + 1, 1)
+    return datetime.date(year, month + 1, min(day.day, (following - datetime.timedelta(days=1)).day)).isoformat()
