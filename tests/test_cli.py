@@ -363,6 +363,16 @@ def test_get_by_path_and_line(indexed):
     assert doc["content"].startswith("How to deploy the billing service")
 
 
+def test_get_refuses_line_0_and_two_first_lines(indexed):
+    """Each used to print something else than asked, without a word: the whole file for
+    `:0`, `--from-line`'s lines for `:3 --from-line 5`."""
+    err = cli_error("get", "docs/guides/deploy.md:0", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "lines start at 1" in err["message"]
+    err = cli_error("get", "docs/guides/deploy.md:3", "--from-line", "5", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "names line 3 and from_line is 5" in err["message"]
+    assert get_json(indexed.env, "docs/guides/deploy.md:3", "--from-line", "3")["from_line"] == 3
+
+
 def test_get_line_from_a_search_snippet(indexed):
     hit = search(indexed.env, "spaghetti")["hits"][0]
     ref = f"{hit['collection']}/{hit['path']}:{hit['snippet']['line']}"

@@ -390,9 +390,19 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None]:
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         ref, line = _split_line_suffix(p.ref)
-        doc = resolve_ref(conn, d, ref) or (resolve_ref(conn, d, p.ref) if line else None)
+        doc = resolve_ref(conn, d, ref)
+        if doc is None and line is not None:  # a name that ends so (`notes:2024`)
+            doc, line = resolve_ref(conn, d, p.ref), None
         if doc is None:
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
+        if line == 0:
+            raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names line 0: lines start at 1", {"ref": p.ref})
+        if line is not None and p.from_line is not None and line != p.from_line:
+            raise RpcError(
+                wire.INVALID_PARAMS,
+                f"{p.ref!r} names line {line} and from_line is {p.from_line}: give the line once",
+                {"ref": p.ref},
+            )
         return _document(conn, doc, p.from_line or line, p.lines, None)
 
     return await d.read(run)
