@@ -80,6 +80,9 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
 SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
+# Program source is stemmed in English, marked unsure: in a collection that is mostly in
+# another language (German comments), ingest.pipeline.settle_languages gives it that language.
+SOURCE_LANGUAGE = "english"
 # Languages whose names are camelCase (kmallocNode, HTTPServer): their parts are indexed
 # too (text.analyzer.identifier_parts), so `node` finds them. C is left out: its names are
 # snake_case, which the tokenizer splits already, and looking for humps in the kernel's

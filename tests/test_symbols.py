@@ -431,9 +431,12 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
         (hit,) = _symbol(env, name)["hits"]
         assert (hit["path"], hit["snippet"]["symbol"]) == (path, symbol), name
 
-    # Declarations, object-like macros, mentions and filters are not definitions.
+    # Declarations and mentions are not definitions; an object-like macro is (search.macros).
     assert _symbol(env, "foo_declared_only", expect=1)["hits"] == []
-    assert _symbol(env, "GFP_KERNEL", expect=1)["hits"] == []
+    assert [(h["path"], h["snippet"]["symbol"]) for h in _symbol(env, "GFP_KERNEL")["hits"]] == [
+        ("drivers/foo/foo.c", "#define GFP_KERNEL"),
+        ("tools/copy/foo.c", "#define GFP_KERNEL"),
+    ]
     assert [h["path"] for h in _symbol(env, "foo_probe", "--path", "tools/**")["hits"]] == ["tools/copy/foo.c"]
     assert [h["path"] for h in _symbol(env, "foo_probe", "-n", "1")["hits"]] == ["drivers/foo/foo.c"]
     bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=1)
@@ -457,6 +460,50 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
         f.write(PY_SOURCE.replace("def load_settings(", "def read_config("))
     assert wait_until(lambda: _symbol(env, "read_config", expect=None)["hits"], 30)
     assert _symbol(env, "load_settings", expect=1)["hits"] == []
+
+
+MACROS = {
+    "include/linux/gfp.h": "#ifndef _GFP_H\n#define _GFP_H\n#define __GFP_IO\t0x40u\n"
+    "#define GFP_KERNEL\t(__GFP_RECLAIM | \\\n\t\t\t __GFP_IO)\n"
+    "  #  define PAGE_SIZE 4096\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#endif\n",
+    "mm/use.c": "/* gfp.h: we define GFP_KERNEL there */\n#ifdef GFP_KERNEL\nstatic int flags = GFP_KERNEL;\n#endif\n",
+    "lib/page.c": "int page_size(void)\n{\n\treturn 4096;\n}\n#define kmalloc_size 10\n",
+    "lib/kmalloc.c": "int kmalloc_size(int n)\n{\n\treturn n;\n}\n",
+    "notes.md": "# Notes on the headers\n\nThe kernel's headers hold lines such as this one, which the "
+    "page quotes for its readers, and which is no C in a page of Markdown:\n\n#define GFP_KERNEL 0\n",
+}
+
+
+def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_path):
+    """`#define NAME value` is not stored (a register map holds thousands): the files whose
+    words hold `define NAME` are read for it, when no C file defines NAME otherwise."""
+    env = daemon.env
+    root = write_tree(str(tmp_path / "macros"), MACROS)
+    cli_json("collection", "add", root, "--name", "macros", "--json", env=env)
+    _parsed(env)
+
+    def defined(name: str) -> list[tuple]:
+        hits = _symbol(env, name, "-c", "macros", "--per-doc", "3", expect=None)["hits"]
+        return [(h["path"], h["score"], [(s["line"], s["symbol"], s["text"]) for s in h["snippets"]]) for h in hits]
+
+    # Its lines while they end with a backslash; the name marked; any case, the typed one first.
+    [(path, score, [(line, symbol, text)])] = defined("GFP_KERNEL")
+    assert (path, score, line, symbol) == ("include/linux/gfp.h", 1.0, 4, "#define GFP_KERNEL")
+    assert text == "#define GFP_KERNEL\t(__GFP_RECLAIM | \\\n\t\t\t __GFP_IO)"
+    assert [(p, score) for p, score, _ in defined("gfp_kernel")] == [("include/linux/gfp.h", 0.5)]
+    assert defined("__GFP_IO") == [("include/linux/gfp.h", 1.0, [(3, "#define __GFP_IO", "#define __GFP_IO\t0x40u")])]
+    # Blanks around `#`; beside a function of that name in another case.
+    assert [(p, s[0][1]) for p, _, s in defined("PAGE_SIZE")] == [
+        ("include/linux/gfp.h", "#define PAGE_SIZE"),
+        ("lib/page.c", "page_size()"),
+    ]
+    # A macro taking arguments is a stored definition already; a name a C function has is that.
+    assert [(p, s[0][1]) for p, _, s in defined("MAX")] == [("include/linux/gfp.h", "MAX()")]
+    assert [(p, [x[1] for x in s]) for p, _, s in defined("max")] == [("include/linux/gfp.h", ["MAX()"])]
+    assert [(p, s[0][1]) for p, _, s in defined("kmalloc_size")] == [("lib/kmalloc.c", "kmalloc_size()")]
+    # Mentions, `#ifdef`, and a Markdown line are not definitions; filters apply.
+    assert defined("_GFP") == []
+    assert _symbol(env, "GFP_KERNEL", "-c", "macros", "--path", "mm/*", expect=1)["hits"] == []
 
 
 def daemon_human(env, query: str) -> str:

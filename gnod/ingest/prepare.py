@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, extension
+from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, SOURCE_LANGUAGE, extension
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
@@ -46,9 +46,6 @@ class Deadline:
 # collection's dominant language (pipeline.settle_languages).  Longer documents hold
 # enough text for their own verdict (and for per-block stemming).
 SHORT_DOCUMENT_CHARS = 3000
-# Program source is stemmed in English, marked unsure: in a collection that is mostly in
-# another language (German comments), pipeline.settle_languages gives it that language.
-SOURCE_LANGUAGE = "english"
 
 
 def prepare(

@@ -244,6 +244,8 @@ def display(name: str, kind: str, container: str | None) -> str:
     """How a hit names the definition it is in: `foo_probe()`, `Parser.parse()`, `struct foo`."""
     if kind in ("function", "method", "macro"):
         return f"{container}.{name}()" if container else f"{name}()"
+    if kind == "define":  # C's object-like macro (search.macros)
+        return f"#define {name}"
     return f"{kind} {name}"
 
 

@@ -346,3 +346,6 @@ VECTOR_CHECKPOINT_S = 300.0
 # are read; a definition's passage shows up to this many of its first lines.
 SYMBOL_CONTENTS = 2_000
 SYMBOL_LINES = 3
+# `search --symbol NAME`: at most this many C files holding the words `define NAME` are
+# read for an object-like macro's definition (search.macros).
+SYMBOL_MACRO_FILES = 100

@@ -150,10 +150,10 @@ def _form_query(field: str, form: Sequence[str], stem: Stem | None = None) -> Qu
     if field != EXACT:
         return Query.phrase_query(SCHEMA, field, folded)
     assert stem is not None, "a phrase of exact words needs its stemmed forms"
-    return Query.boolean_query(_exact_phrase(form, stem))
+    return Query.boolean_query(exact_phrase(form, stem))
 
 
-def _exact_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
+def exact_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
     """A form of several exact words as a conjunction's clauses: each word, exact, and
     the form's stemmed phrase (in each language that stems it apart, any of them)."""
     phrases = [_form_query(STEMS, s) for s in stem(form)]
@@ -384,7 +384,7 @@ class Preferences:
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
         # The phrase's clauses (none without one), made once for every round.
-        phrase = [] if self.phrase is None else _exact_phrase(self.phrase, self.stem)
+        phrase = [] if self.phrase is None else exact_phrase(self.phrase, self.stem)
         held = Query.boolean_query(phrase) if phrase else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         while True:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 
 import apsw
@@ -14,7 +14,7 @@ import apsw
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
-from gnod.search import filters, lexical
+from gnod.search import filters, lexical, macros
 from gnod.search.constants import SNIPPET_FIRST_LOOK_BYTES, SNIPPET_PIECE_BYTES, SYMBOL_CONTENTS, SYMBOL_LINES
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
@@ -38,7 +38,9 @@ def answer(
     grammar.QuerySyntaxError for a malformed query."""
     t0 = time.perf_counter()
     if p.symbol:
-        return definitions(conn, p, where, t0)
+        return definitions(
+            conn, p, where, t0, partial(macros.object_like, index, conn, analyzers, macros.languages(counts))
+        )
     res = lexical.search(index, conn, analyzers, p.query, counts, p.limit, where, p.min_score)
     docs = docstore.docs_with_contents(conn, [r.doc_id for r in res.rows], read=p.snippets)
     rows = [r for r in res.rows if r.doc_id in docs]  # a document deleted between the two statements is left out
@@ -88,10 +90,18 @@ def answer(
     )
 
 
-def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t0: float) -> SearchResult:
+def definitions(
+    conn: apsw.Connection,
+    p: SearchParams,
+    where: filters.Filter,
+    t0: float,
+    object_like: Callable[[str, filters.Filter], list[symstore.Defined]],
+) -> SearchResult:
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
     passage per definition (its first lines). `Parser.parse` names a method of a class;
-    `name*` every name starting so. A definition whose name has the query's case ranks first."""
+    `name*` every name starting so; a plain name that no C file defines otherwise, C's
+    `#define NAME value` too (`object_like`: search.macros). A definition whose name has
+    the query's case ranks first."""
     query = p.query.strip()
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
@@ -103,6 +113,9 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
         for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
         if not container or (f.symbol.container or "").casefold() == container.casefold()
     ]
+    # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
+    if not (prefix or container or any(f.symbol.name == name and macros.in_c(f.rel_path) for f in found)):
+        found += object_like(name, where)
     # Exact case first, then the name's length (a prefix's closest), then what other files
     # can use before a macro a C source file defines for itself (often a stand-in, as
     # lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
@@ -111,7 +124,7 @@ def definitions(conn: apsw.Connection, p: SearchParams, where: filters.Filter, t
         key=lambda f: (
             f.symbol.name != name,
             len(f.symbol.name),
-            f.symbol.kind == "macro" and f.rel_path.lower().endswith(".c"),
+            f.symbol.kind in ("macro", macros.KIND) and f.rel_path.lower().endswith(".c"),
             f.rel_path.count("/"),
             f.rel_path,
             f.symbol.start_line,
