@@ -192,6 +192,9 @@ _QUERIES: dict[str, str] = {
 """,
 }
 
+# The kind of a C object-like macro (`#define NAME value`): not stored, but found by
+# gnod.search.macros when asked for.
+DEFINE = "define"
 # Kinds whose members are methods (a function inside one is a method).
 _CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
 # Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.
@@ -244,7 +247,7 @@ def display(name: str, kind: str, container: str | None) -> str:
     """How a hit names the definition it is in: `foo_probe()`, `Parser.parse()`, `struct foo`."""
     if kind in ("function", "method", "macro"):
         return f"{container}.{name}()" if container else f"{name}()"
-    if kind == "define":  # C's object-like macro (search.macros)
+    if kind == DEFINE:
         return f"#define {name}"
     return f"{kind} {name}"
 

@@ -238,11 +238,11 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
 def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.Connection | None = None) -> Query:
     """The documents whose path matches `glob`, by the cheapest query that means it: a
     folder's glob, an extension's or both are terms of the path's parts (_parts_query);
-    else a regex over the path,
-    reversed when the glob's literal end is longer than its literal start, since the
-    term dictionary is narrowed by the literal characters a regex starts with. With a
-    `searcher`, a regex matching few documents is run once, as the set of their ids;
-    with `conn` too, a glob that no literal end narrows finds those ids in SQLite."""
+    else a regex over the path, reversed when the glob's literal end is longer than its
+    literal start, since the term dictionary is narrowed by the literal characters a
+    regex starts with. With a `searcher`, a regex matching few documents is run once,
+    as the set of their ids; with `conn` too, a glob that no literal end narrows finds
+    those ids in SQLite."""
     atoms = filters.glob_atoms(glob)
     parts = _parts_query(atoms)
     if parts is not None:

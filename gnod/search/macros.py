@@ -12,7 +12,7 @@ import apsw
 from tantivy import Occur, Query
 
 from gnod.config import SOURCE_LANGUAGE, extension
-from gnod.ingest.symbols import GRAMMARS, Symbol
+from gnod.ingest.symbols import DEFINE, GRAMMARS, Symbol
 from gnod.search import filters, lexical
 from gnod.search.constants import SYMBOL_MACRO_FILES
 from gnod.store import documents as docstore
@@ -20,7 +20,6 @@ from gnod.store.lexical_index import ID, PATH_PARTS, SCHEMA, LexicalIndex
 from gnod.store.symbols import Defined
 from gnod.text.analyzer import AnalyzerSet, tokenize
 
-KIND = "define"  # a Symbol's kind for one: `display` names it `#define NAME`
 NAME_RE = re.compile(r"[A-Za-z_]\w*")
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*")  # what stands before `define` on its line
 _C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in ("c", "cpp"))
@@ -74,7 +73,7 @@ def object_like(
                 continue
             start = text.count("\n", 0, line_start) + 1
             found.append(
-                Defined(doc_id, doc.rel_path, Symbol(m[1], KIND, start, _last_line(text, m.end(), start), None))
+                Defined(doc_id, doc.rel_path, Symbol(m[1], DEFINE, start, _last_line(text, m.end(), start), None))
             )
     return found
 

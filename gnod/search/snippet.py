@@ -363,7 +363,7 @@ def _small_bounds(
     families = set(root.values())
     bound: dict[int, int] = {}
     credit: dict[str, dict[int, int]] = {}  # a family's root → line → its probes' credit there
-    caps: dict[str, dict[int, int]] = {}  # a family's root → line → two per occurrence of it
+    caps: dict[str, dict[int, int]] = {}  # a family's root → line → per_word per occurrence of it
     for probe, weight in probes.items():
         r = root.get(probe, probe)
         into = credit.setdefault(r, {}) if r in families else bound
@@ -402,7 +402,7 @@ def _big_bounds(
     families = set(root.values())
     bound = np.zeros(len(low_starts), dtype=np.int32)
     credit: dict[str, np.ndarray] = {}  # a family's root → per line, its probes' credit
-    caps: dict[str, np.ndarray] = {}  # a family's root → per line, two per occurrence of it
+    caps: dict[str, np.ndarray] = {}  # a family's root → per line, per_word per occurrence of it
     root_at: dict[str, np.ndarray] = {}  # a family root's occurrences
     seen: dict[str, np.ndarray] = {}  # a probe's occurrences, for a phrase that starts so
     for probe in sorted(probes, key=len):  # a family's root before its longer probes

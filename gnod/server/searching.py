@@ -11,7 +11,7 @@ from functools import partial
 
 import apsw
 
-from gnod.ingest.symbols import Symbol, display
+from gnod.ingest.symbols import DEFINE, Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import filters, lexical, macros
@@ -124,7 +124,7 @@ def definitions(
         key=lambda f: (
             f.symbol.name != name,
             len(f.symbol.name),
-            f.symbol.kind in ("macro", macros.KIND) and f.rel_path.lower().endswith(".c"),
+            f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c"),
             f.rel_path.count("/"),
             f.rel_path,
             f.symbol.start_line,
