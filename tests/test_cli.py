@@ -332,7 +332,9 @@ def test_malformed_query(indexed):
 
 
 def test_negation_only_query_is_invalid(indexed):
-    err = cli_error("search", "--", "-deploy", env=indexed.env)
+    r = _run_cli("search", "--json", "--", "-deploy", env=indexed.env)
+    assert r.returncode == 1, r.stderr
+    err = json.loads(r.stdout)["error"]
     assert err["code"] == "INVALID_QUERY"
     assert "positive" in err["message"]
 
