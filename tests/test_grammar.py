@@ -16,6 +16,7 @@ from gnod.search.grammar import (
     expand_prefixes,
     keep_informative,
     parse,
+    text_not_syntax,
 )
 from gnod.search.lexical import match_query
 from gnod.store.documents import LexicalText
@@ -152,6 +153,24 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
 )
 def test_parse(query, expected):
     assert parse(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query, notes",
+    [
+        ("kmalloc kfree", []),
+        ("kmalloc OR kfree OR vfree", ["OR: a word here"]),
+        ("a AND b NOT c", ["AND, NOT: a word here"]),
+        ("or and not", []),  # lowercase: words of the sentence
+        ("dock* k*alloc *alloc", ["k*alloc: `*` only ends a prefix of 2 letters or more"]),
+        ("d* x", ["d*: `*` only ends a prefix"]),
+        ('"a*b" c', []),  # quoted: text, as asked
+        ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
+    ],
+)
+def test_syntax_of_other_engines_is_text_and_said_so(query, notes):
+    got = text_not_syntax(parse(query))
+    assert len(got) == len(notes) and all(g.startswith(n) for g, n in zip(got, notes)), got
 
 
 @pytest.mark.parametrize(

@@ -322,6 +322,12 @@ def test_an_index_being_built_serves_what_it_holds_so_far(tmp_path, monkeypatch)
         lex.progress = (1, 3)
         found = lexical.search(lex, conn, AnalyzerSet(), "deploying", {"english": 3}, 10)
         assert any("still being built" in n and "1 of 3" in n for n in found.notes), found.notes
+        lex.progress = None
+        # Syntax of other engines is text here, and the search says so.
+        found = lexical.search(lex, conn, AnalyzerSet(), "deploying OR staging", {"english": 3}, 10)
+        assert found.notes == [
+            "OR: a word here, not an operator (every word is optional and ranked; -word leaves one out)"
+        ]
     finally:
         lex.close()
     conn.close()

@@ -165,6 +165,30 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
     return result
 
 
+# Other engines' operators: here each is a word (and a stopword, dropped beside others).
+_OPERATORS = ("AND", "OR", "NOT")
+
+
+def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[str]:
+    """What a query may have meant as syntax that is text here, said once each (a note
+    beside the results): other engines' AND/OR/NOT, and a `*` that ends no prefix
+    (`k*alloc`, `*alloc`, a prefix shorter than `prefix_min` letters)."""
+    out = []
+    operators = [c.raw for c in clauses if c.raw.lstrip("-") in _OPERATORS]
+    if operators:
+        out.append(
+            f"{', '.join(dict.fromkeys(operators))}: a word here, not an operator "
+            "(every word is optional and ranked; -word leaves one out)"
+        )
+    stars = [c.raw for c in clauses if "*" in c.raw and not c.prefix and not c.raw.lstrip("-").startswith('"')]
+    if stars:
+        out.append(
+            f"{stars[0]}: `*` only ends a prefix of {prefix_min} letters or more (dock*); "
+            "elsewhere it is text, and the words around it were searched"
+        )
+    return out
+
+
 def keep_informative(
     clauses: Sequence[Clause],
     is_stopword: Callable[[str], bool],

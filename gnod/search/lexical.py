@@ -33,6 +33,7 @@ from gnod.search.grammar import (
     expand_prefixes,
     keep_informative,
     parse,
+    text_not_syntax,
 )
 from gnod.store import documents as store
 from gnod.store.lexical_index import (
@@ -495,6 +496,7 @@ def search(
             f"{building[1]:,} added): documents not added yet are not found"
         )
     parsed = parse(query)
+    notes += text_not_syntax(parsed, lexical.prefix_min_chars)
     df = doc_frequency(searcher)
     clauses, left_out = keep_informative(parsed, stop, lexical.max_terms, df)
     if left_out:
