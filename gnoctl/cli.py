@@ -333,6 +333,7 @@ _spec_command("vsearch", _RESULTS, VSEARCH_HELP, _results("vsearch"))
 _spec_command(
     "similar",
     _client(
+        ("human", HumanOpt, False),
         ("json_", JsonOpt, False),
         ("files", FilesOpt, False),
         ("csv", CsvOpt, False),

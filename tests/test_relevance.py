@@ -447,6 +447,9 @@ def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
     assert r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
     r = _run_cli("similar", "notes/birds.md", "--files", env=idx.env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("/lagoon.md")
+    # Human text on a pipe when asked, as search gives it.
+    r = _run_cli("similar", "notes/birds.md", "--human", env={**idx.env, "NO_COLOR": "1"})
+    assert r.returncode == 0 and "lagoon.md" in r.stdout and not r.stdout.lstrip().startswith("{"), r.stdout
 
 
 def test_similar_reads_the_indexed_text_not_the_frontmatter_keys(filtered):
