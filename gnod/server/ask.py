@@ -76,7 +76,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     except ModelUnavailable as e:
         raise RpcError(
             wire.MODEL_UNAVAILABLE,
-            f"cannot answer: {e.text()} (or ask for the sources only: answer false, gnoctl ask --no-answer)",
+            f"cannot answer: {e.text()} (or ask for the sources only: gnoctl ask --no-answer, or `answer: false`)",
             {"role": "generate", "fix": e.fix},
         ) from None
     texts = [
