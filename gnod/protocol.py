@@ -305,7 +305,10 @@ class GetParams(Params):
     ref: Annotated[
         str,
         Meta(min_length=1),
-        cli(help="collection/path[:line], gno://collection/path, an absolute path or #docid."),
+        cli(
+            help="collection/path[:line], gno://collection/path, an absolute path, #docid, "
+            "or a path inside the one collection that has it."
+        ),
     ]
     from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None
     lines: Annotated[int, Meta(ge=1), cli("-l", "--lines", help="Number of lines.")] | None = None

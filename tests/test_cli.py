@@ -375,6 +375,22 @@ def test_get_refuses_line_0_and_two_first_lines(indexed):
     assert get_json(indexed.env, "docs/guides/deploy.md:3", "--from-line", "3")["from_line"] == 3
 
 
+def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
+    """As grep and editors give paths: no collection in front, when only one has it."""
+    with running_gnod() as (env, _d):
+        a = write_tree(str(tmp_path / "a"), {"notes.md": "# A\n\nalpha\n", "src/only.c": "int only;\n"})
+        b = write_tree(str(tmp_path / "b"), {"notes.md": "# B\n\nbeta\n"})
+        cli_json("collection", "add", a, "--name", "a", "--json", env=env)
+        cli_json("collection", "add", b, "--name", "b", "--json", env=env)
+        doc = get_json(env, "src/only.c:1")
+        assert (doc["collection"], doc["path"], doc["content"]) == ("a", "src/only.c", "int only;\n")
+        assert get_json(env, "b/notes.md")["content"].startswith("# B")  # a collection in front wins
+        err = cli_error("get", "notes.md", env=env)
+        assert err["code"] == "INVALID_PARAMS" and "in collections a, b: name one (a/notes.md)" in err["message"]
+        assert err["details"] == {"ref": "notes.md", "collections": ["a", "b"]}
+        assert cli_error("get", "src/none.c", env=env)["code"] == "NOT_FOUND"
+
+
 def test_get_line_from_a_search_snippet(indexed):
     hit = search(indexed.env, "spaghetti")["hits"][0]
     ref = f"{hit['collection']}/{hit['path']}:{hit['snippet']['line']}"

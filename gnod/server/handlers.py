@@ -324,7 +324,9 @@ def _number(text: str) -> int | None:
 
 
 def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
-    """`gno://col/path`, `col/path`, an absolute path, or `#docid`."""
+    """`gno://col/path`, `col/path`, an absolute path, `#docid`, or a path inside the one
+    collection that has it (`include/linux/slab.h`, as grep and editors give paths;
+    INVALID_PARAMS naming them where several have it)."""
     if "\0" in ref:
         raise RpcError(wire.INVALID_PARAMS, "a document reference cannot contain a NUL byte", {"ref": ref})
     docid = _number(ref[1:]) if ref.startswith("#") else None
@@ -337,7 +339,18 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
             conn, os.path.abspath(os.path.expanduser(ref))
         )
     name, _, rel = ref.partition("/")
-    return store.doc_by_path(conn, name, rel) if rel else None
+    doc = store.doc_by_path(conn, name, rel) if rel else None
+    if doc is not None:
+        return doc
+    found = store.docs_by_rel_path(conn, ref)
+    if len(found) > 1:
+        names = [f.collection for f in found]
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"{ref!r} is in collections {', '.join(names)}: name one ({names[0]}/{ref})",
+            {"ref": ref, "collections": names},
+        )
+    return found[0] if found else None
 
 
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:

@@ -381,6 +381,19 @@ def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow
     return _doc(row) if row else None
 
 
+def docs_by_rel_path(conn: apsw.Connection, rel_path: str) -> list[DocRow]:
+    """The documents at `rel_path` inside each collection that has one, by collection name
+    (an indexed lookup a collection)."""
+    out = []
+    for (cid,) in conn.execute("SELECT id FROM collections ORDER BY name").fetchall():
+        row = conn.execute(
+            f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?", (cid, rel_path)
+        ).fetchone()
+        if row:
+            out.append(_doc(row))
+    return out
+
+
 def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
     for cid, root in conn.execute("SELECT id, path FROM collections"):
         prefix = root.rstrip("/") + "/"
