@@ -400,7 +400,6 @@ PATHS = [
         "docs*",
         "*.md/x",
         "docs/sub/.*",
-        "*/mm/*",
         "drivers/*/usb/*",
         "*/usb/*.c",
         "Documentation/*.rst",
