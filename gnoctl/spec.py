@@ -137,7 +137,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "collection/path[:line], gno://collection/path, an absolute path, #docid, or a path inside the one collection that has it.",
+            "help": "collection/path[:line or :first-last], gno://collection/path, an absolute path, #docid, or a path inside the one collection that has it.",
         },
         {
             "dest": "from_line",

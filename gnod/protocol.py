@@ -306,7 +306,7 @@ class GetParams(Params):
         str,
         Meta(min_length=1),
         cli(
-            help="collection/path[:line], gno://collection/path, an absolute path, #docid, "
+            help="collection/path[:line or :first-last], gno://collection/path, an absolute path, #docid, "
             "or a path inside the one collection that has it."
         ),
     ]

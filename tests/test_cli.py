@@ -367,12 +367,26 @@ def test_get_by_path_and_line(indexed):
 
 def test_get_refuses_line_0_and_two_first_lines(indexed):
     """Each used to print something else than asked, without a word: the whole file for
-    `:0`, `--from-line`'s lines for `:3 --from-line 5`."""
+    `:0`, `--from-line`'s lines for `:3 --from-line 5`; a range must run forward and agree
+    with `--lines`."""
     err = cli_error("get", "docs/guides/deploy.md:0", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "lines start at 1" in err["message"]
     err = cli_error("get", "docs/guides/deploy.md:3", "--from-line", "5", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "names line 3 and from_line is 5" in err["message"]
     assert get_json(indexed.env, "docs/guides/deploy.md:3", "--from-line", "3")["from_line"] == 3
+    err = cli_error("get", "docs/guides/deploy.md:5-3", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "last line before its first" in err["message"]
+    err = cli_error("get", "docs/guides/deploy.md:3-4", "-l", "1", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "names 2 lines and lines is 1" in err["message"]
+
+
+def test_get_takes_the_line_forms_of_grep_and_editors(indexed):
+    """`:LINE:COLUMN` as vimgrep gives it (the column dropped), `:FIRST-LAST` a range."""
+    doc = get_json(indexed.env, "docs/guides/deploy.md:3:12")
+    assert (doc["from_line"], doc["content"].splitlines()[0]) == (3, "How to deploy the billing service to production.")
+    doc = get_json(indexed.env, "docs/guides/deploy.md:1-3")
+    assert (doc["from_line"], doc["to_line"]) == (1, 3)
+    assert doc["content"].splitlines()[0] == "# Deployment guide"
 
 
 def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 
 import msgspec
@@ -391,32 +392,40 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     )
 
 
-def _split_line_suffix(ref: str) -> tuple[str, int | None]:
-    """`notes/a.md:42` → (`notes/a.md`, 42); the line comes from a search snippet."""
-    head, sep, tail = ref.rpartition(":")
-    line = _number(tail) if sep else None
-    if line is not None and head and not head.endswith("gno"):
-        return head, line
-    return ref, None
+# A reference's lines: `:LINE` (a search snippet's), `:LINE:COLUMN` (vimgrep's; the column
+# is dropped) or `:FIRST-LAST`.
+_LINE_SUFFIX = re.compile(r":([0-9]+)(?::[0-9]+|-([0-9]+))?$")
+
+
+def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
+    """`notes/a.md:42` → (`notes/a.md`, 42, None); `:42:7` → line 42; `:42-50` → (…, 42, 9 lines)."""
+    m = _LINE_SUFFIX.search(ref)
+    head = ref[: m.start()] if m else ""
+    if m is None or not head or head.endswith("gno"):
+        return ref, None, None
+    first = int(m[1])
+    return head, first, int(m[2]) - first + 1 if m[2] else None
 
 
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
-        ref, line = _split_line_suffix(p.ref)
+        ref, line, count = _split_line_suffix(p.ref)
         doc = resolve_ref(conn, d, ref)
         if doc is None and line is not None:  # a name that ends so (`notes:2024`)
-            doc, line = resolve_ref(conn, d, p.ref), None
+            doc, line, count = resolve_ref(conn, d, p.ref), None, None
         if doc is None:
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
         if line == 0:
             raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names line 0: lines start at 1", {"ref": p.ref})
-        if line is not None and p.from_line is not None and line != p.from_line:
-            raise RpcError(
-                wire.INVALID_PARAMS,
-                f"{p.ref!r} names line {line} and from_line is {p.from_line}: give the line once",
-                {"ref": p.ref},
-            )
-        return _document(conn, doc, p.from_line or line, p.lines, None)
+        if count is not None and count < 1:
+            raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names its last line before its first", {"ref": p.ref})
+        for named, given, said in (
+            (line, p.from_line, f"line {line} and from_line is {p.from_line}"),
+            (count, p.lines, f"{count} lines and lines is {p.lines}"),
+        ):
+            if named is not None and given is not None and named != given:
+                raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names {said}: give them once", {"ref": p.ref})
+        return _document(conn, doc, p.from_line or line, p.lines or count, None)
 
     return await d.read(run)
 
