@@ -453,6 +453,12 @@ def test_multi_get_with_a_glob(indexed):
     assert res["missing"] == [] and res["truncated"] is False
     r = cli("multi-get", "--pattern", "other/*", "--files", env=indexed.env)
     assert sorted(r.stdout.splitlines()) == sorted(os.path.join(indexed.other, n) for n in OTHER_DOCS)
+    # A pattern whose first folder is no collection's: a path inside them (as grep gives it).
+    res = cli_json("multi-get", "-p", "guides/*.md", "--json", env=indexed.env)
+    assert sorted(f"{d['collection']}/{d['path']}" for d in res["documents"]) == [
+        "docs/guides/deploy.md",
+        "docs/guides/staging.md",
+    ]
 
 
 def test_multi_get_glob_star_stays_in_one_directory(indexed):

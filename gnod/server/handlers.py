@@ -447,6 +447,9 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             pat = p.pattern[len(URI_PREFIX) :] if p.pattern.startswith(URI_PREFIX) else p.pattern
             name = pat.split("/", 1)[0]
             scope = None if any(ch in name for ch in "*?[") else name
+            # A first folder that is no collection's name: a path inside any, as `get` takes one.
+            inside = scope is not None and scope not in store.collection_ids(conn)
+            scope = None if inside else scope
             # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
             try:
                 spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
@@ -455,7 +458,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
                     wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}", {"pattern": p.pattern}
                 ) from None
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
-                if spec.match_file(f"{doc.collection}/{doc.rel_path}"):
+                if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
                     docs.append(doc)
         out, budget, truncated = [], p.max_bytes, False
         for doc in docs:
