@@ -516,7 +516,13 @@ _spec_command(
 def multi_get(
     refs: Annotated[Optional[list[str]], typer.Argument(help="Documents, as for `get`.")] = None,
     pattern: Annotated[
-        Optional[str], typer.Option("-p", "--pattern", help="Glob over collection/path, e.g. 'notes/2024/*.md'.")
+        Optional[str],
+        typer.Option(
+            "-p",
+            "--pattern",
+            help="Glob over collection/path, e.g. 'notes/2024/*.md'; or over the paths inside every "
+            "collection, when its first folder is no collection's name ('include/linux/slab*.h').",
+        ),
     ] = None,
     max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
     json_: JsonOpt = False,
