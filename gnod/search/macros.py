@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 import apsw
 from tantivy import Occur, Query
 
-from gnod.config import SOURCE_LANGUAGE, extension
-from gnod.ingest.symbols import DEFINE, GRAMMARS, Symbol
+from gnod.config import SOURCE_LANGUAGE
+from gnod.ingest.symbols import DEFINE, GRAMMARS, Symbol, grammar_for
 from gnod.search import filters, lexical
 from gnod.search.constants import SYMBOL_MACRO_FILES
 from gnod.store import documents as docstore
@@ -20,14 +20,15 @@ from gnod.store.lexical_index import ID, PATH_PARTS, SCHEMA, LexicalIndex
 from gnod.store.symbols import Defined
 from gnod.text.analyzer import AnalyzerSet, tokenize
 
-NAME_RE = re.compile(r"[A-Za-z_]\w*")
+_NAME = re.compile(r"[A-Za-z_]\w*")
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*")  # what stands before `define` on its line
-_C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in ("c", "cpp"))
+_C_GRAMMARS = ("c", "cpp")
+_C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in _C_GRAMMARS)
 
 
 def in_c(rel_path: str) -> bool:
-    """Whether the file is C or C++ (by its extension, as the definitions' parser reads it)."""
-    return extension(rel_path) in _C_EXTENSIONS
+    """Whether the file is C or C++ (as the definitions' parser reads it)."""
+    return grammar_for(rel_path) in _C_GRAMMARS
 
 
 def languages(counts: Mapping[str | None, int]) -> list[str | None]:
@@ -50,7 +51,7 @@ def object_like(
     macro: the files whose words hold `define NAME` (stemmed in `languages`, the index's),
     at most SYMBOL_MACRO_FILES of them, each line `#define NAME` not followed by `(`
     (a macro that takes arguments is a stored definition already)."""
-    if NAME_RE.fullmatch(name) is None:
+    if _NAME.fullmatch(name) is None:
         return []
     searcher = index.searcher()
     form = ("define", *tokenize(name))

@@ -381,29 +381,25 @@ def doc_by_path(conn: apsw.Connection, collection: str, rel_path: str) -> DocRow
     return _doc(row) if row else None
 
 
+def _doc_at(conn: apsw.Connection, collection_id: int, rel_path: str) -> DocRow | None:
+    """The document at `rel_path` in a collection: one lookup in its (collection, path) index."""
+    row = conn.execute(
+        f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?", (collection_id, rel_path)
+    ).fetchone()
+    return _doc(row) if row else None
+
+
 def docs_by_rel_path(conn: apsw.Connection, rel_path: str) -> list[DocRow]:
-    """The documents at `rel_path` inside each collection that has one, by collection name
-    (an indexed lookup a collection)."""
-    out = []
-    for (cid,) in conn.execute("SELECT id FROM collections ORDER BY name").fetchall():
-        row = conn.execute(
-            f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?", (cid, rel_path)
-        ).fetchone()
-        if row:
-            out.append(_doc(row))
-    return out
+    """The documents at `rel_path` inside each collection that has one, by collection name."""
+    ids = [cid for (cid,) in conn.execute("SELECT id FROM collections ORDER BY name").fetchall()]
+    return [doc for cid in ids if (doc := _doc_at(conn, cid, rel_path)) is not None]
 
 
 def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
-    for cid, root in conn.execute("SELECT id, path FROM collections"):
+    for cid, root in conn.execute("SELECT id, path FROM collections").fetchall():
         prefix = root.rstrip("/") + "/"
-        if abs_path.startswith(prefix):
-            row = conn.execute(
-                f"SELECT {_DOC_COLUMNS} WHERE d.collection_id = ? AND d.rel_path = ?",
-                (cid, abs_path[len(prefix) :]),
-            ).fetchone()
-            if row:
-                return _doc(row)
+        if abs_path.startswith(prefix) and (doc := _doc_at(conn, cid, abs_path[len(prefix) :])) is not None:
+            return doc
     return None
 
 
