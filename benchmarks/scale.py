@@ -1,4 +1,4 @@
-"""A developer's whole source tree through a real gnod: Debian's Linux source (65k files).
+"""A developer's whole source tree through a real gnod: Debian's Linux source (76k files).
 
     python benchmarks/scale.py                       # fetches linux-source-6.1 with apt-get download
     python benchmarks/scale.py --tree DIR            # any other tree

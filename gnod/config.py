@@ -73,13 +73,61 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".cfg",
     ".tex",
     ".bib",
+    # Assembler (.S and .s), C++ and Objective-C headers and sources, CUDA.
+    ".s",
+    ".asm",
+    ".hh",
+    ".hxx",
+    ".cxx",
+    ".inl",
+    ".cu",
+    ".cuh",
+    ".m",
+    ".mm",
+    # Device trees, build files, interface definitions, editors' and shells' scripts.
+    ".dts",
+    ".dtsi",
+    ".mk",
+    ".mak",
+    ".cmake",
+    ".kconfig",
+    ".dockerfile",
+    ".gradle",
+    ".bzl",
+    ".proto",
+    ".zig",
+    ".el",
+    ".vim",
+    ".ps1",
+    ".groovy",
+    ".kts",
+    ".cjs",
+    ".mts",
+    ".cts",
+    ".less",
+    ".sass",
+    ".tf",
+    ".nix",
+    ".awk",
+    ".conf",
+    ".properties",
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
 # Program source (code without config and markup): its keywords and identifiers, and
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
-SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {".toml", ".yaml", ".yml", ".ini", ".cfg", ".tex", ".bib"}
+SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {
+    ".toml",
+    ".yaml",
+    ".yml",
+    ".ini",
+    ".cfg",
+    ".conf",
+    ".properties",
+    ".tex",
+    ".bib",
+}
 # Program source is stemmed in English, marked unsure: in a collection that is mostly in
 # another language (German comments), ingest.pipeline.settle_languages gives it that language.
 SOURCE_LANGUAGE = "english"
@@ -90,6 +138,8 @@ SOURCE_LANGUAGE = "english"
 CAMEL_CASE_EXTENSIONS: frozenset[str] = frozenset(
     {".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".go", ".rs", ".java", ".kt", ".cc", ".cpp", ".hpp"}
     | {".cs", ".rb", ".php", ".swift", ".scala", ".dart", ".vue", ".svelte", ".hs", ".ml", ".clj", ".jl"}
+    | {".cxx", ".hxx", ".hh", ".inl", ".cu", ".cuh", ".m", ".mm", ".cjs", ".mts", ".cts", ".kts", ".groovy"}
+    | {".gradle", ".zig", ".proto", ".ps1"}
 )
 # Formats converted to Markdown, by the converter gnod.ingest.convert registers for each.
 CONVERTED: dict[str, tuple[str, ...]] = {
@@ -127,20 +177,44 @@ CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
 _MAILDIR_MESSAGE_RE = re.compile(r"(?:^|/)(?:cur|new)/\d{9,}\.(?:[^/.]+\.[^/]+|[^/]*:2,[^/]*)$")
 
 
+# Files known by their name, not an extension: build files (each with what it holds, by
+# the extension such a file would have), and the plain text files at the top of a
+# project. A family also names its variants (Kconfig.debug, Makefile.lib, Dockerfile.dev)
+# when what follows the dot is no extension of ours. Spelled as written: a `todo` or an
+# `install` is as likely a program as a note.
+NAMED_FILES: dict[str, str] = {
+    **dict.fromkeys(("Makefile", "makefile", "GNUmakefile", "Kbuild"), ".mk"),
+    "Kconfig": ".kconfig",
+    **dict.fromkeys(("Dockerfile", "Containerfile"), ".dockerfile"),
+    "Jenkinsfile": ".groovy",
+    **dict.fromkeys(("Gemfile", "Rakefile", "Vagrantfile"), ".rb"),
+    "CMakeLists.txt": ".cmake",
+    **dict.fromkeys(
+        ("README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS", "CREDITS", "CONTRIBUTORS"), ".txt"
+    ),
+    **dict.fromkeys(("MAINTAINERS", "CHANGELOG", "CHANGES", "NEWS", "HISTORY", "INSTALL", "TODO"), ".txt"),
+}
+
+
 def extension(path: str) -> str:
     """A file's extension, lowercase, as the sets above hold it: what os.path.splitext
     gives (".bashrc" has none), without its general path handling (a walk asks for
-    every file); ".eml" for a Maildir message (given with its folder, as in `cur/1700…`)."""
+    every file); ".eml" for a Maildir message (given with its folder, as in `cur/1700…`);
+    for a file NAMED_FILES knows, the extension it stands for (Makefile: ".mk")."""
     name = path.rpartition("/")[2].lstrip(".")
     dot = name.rfind(".")
     ext = name[dot:].lower() if dot > 0 else ""
     if name[:1].isdigit() and _MAILDIR_MESSAGE_RE.search(path):
         return ".eml"
-    return ext
+    if ext in INDEXED_BY_DEFAULT:
+        return NAMED_FILES.get(name, ext)  # CMakeLists.txt
+    first = name.find(".")
+    return NAMED_FILES.get(name if first < 0 else name[:first], ext)
 
 
-# What a collection indexes when it has no include globs.
+# What a collection indexes when it has no include globs (by `extension`, so with NAMED_FILES).
 DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
+INDEXED_BY_DEFAULT: frozenset[str] = frozenset(DEFAULT_EXTENSIONS)
 # Directories nobody wants indexed; a user's exclude globs come on top.
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git/",

@@ -283,6 +283,25 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     }
 
 
+def test_build_files_are_code_and_a_readme_is_prose(db, tmp_path):
+    """A Makefile, a Kconfig and a .S file are source: titled by their names, stemmed in
+    English without a guess at their language; a README without an extension is prose."""
+    (tmp_path / "Makefile").write_text("# SPDX-License-Identifier: GPL-2.0\nobj-y += slab_common.o\n")
+    (tmp_path / "Kconfig.debug").write_text('# Debugging options\nconfig PAGE_OWNER\n\tbool "Track page owner"\n')
+    (tmp_path / "entry.S").write_text("/* The entry points */\nSYM_CODE_START(entry_SYSCALL_64)\n")
+    (tmp_path / "README").write_text(
+        "# Das Projekt\n\nDieses Projekt sammelt Werkzeuge für die Verwaltung von Servern.\n"
+    )
+    run(db, tmp_path)
+    rows = {r[0]: r[1:] for r in db.execute("SELECT rel_path, title, language FROM documents")}
+    assert rows == {
+        "Makefile": ("Makefile", "english"),
+        "Kconfig.debug": ("Kconfig.debug", "english"),
+        "entry.S": ("entry", "english"),
+        "README": ("Das Projekt", "german"),
+    }
+
+
 @pytest.mark.parametrize(
     ("seconds", "share", "staged", "batches"),
     [(3600.0, 0.0, 10**9, [4, 26]), (0.0, 1e9, 10**9, [4, 26]), (3600.0, 1e9, 1, [4] * 7 + [2])],

@@ -38,6 +38,63 @@ def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
     assert paths(tmp_path, Filter([], [])) == ["a.md", "b.txt", "c.py", "sub/e.MD"]
 
 
+def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
+    """A source tree's files that no extension of ours names, as a developer searches
+    them: assembler, device trees, Makefile and Kconfig (and their variants), a
+    Dockerfile, the README and MAINTAINERS at the top; not a `todo` program, not a picture."""
+    make(
+        tmp_path,
+        {
+            "MAINTAINERS": "SLAB ALLOCATOR",
+            "README": "Linux kernel",
+            "arch/x86/entry/entry_64.S": "SYM_CODE_START(entry_SYSCALL_64)",
+            "arch/arm/boot/dts/board.dts": "/dts-v1/;",
+            "arch/arm/boot/dts/soc.dtsi": "/ { };",
+            "mm/Kconfig": "config SLUB_DEBUG",
+            "mm/Kconfig.debug": "config PAGE_OWNER",
+            "mm/Makefile": "obj-y := slab_common.o",
+            "scripts/Makefile.lib": "# rules",
+            "tools/Dockerfile": "FROM debian",
+            "tools/todo": "#!/bin/sh",
+            "tools/logo.svg": "<svg/>",
+        },
+    )
+    assert paths(tmp_path, Filter([], [])) == [
+        "MAINTAINERS",
+        "README",
+        "arch/arm/boot/dts/board.dts",
+        "arch/arm/boot/dts/soc.dtsi",
+        "arch/x86/entry/entry_64.S",
+        "mm/Kconfig",
+        "mm/Kconfig.debug",
+        "mm/Makefile",
+        "scripts/Makefile.lib",
+        "tools/Dockerfile",
+    ]
+
+
+@pytest.mark.parametrize(
+    "path, ext",
+    [
+        ("Makefile", ".mk"),
+        ("tools/makefile", ".mk"),
+        ("scripts/Makefile.lib", ".mk"),  # a variant: ".lib" is no extension of ours
+        ("Makefile.md", ".md"),  # one of ours wins
+        ("mm/Kconfig.debug", ".kconfig"),
+        ("Dockerfile.dev", ".dockerfile"),
+        ("CMakeLists.txt", ".cmake"),  # build code, though named .txt
+        ("README", ".txt"),
+        ("README.rst", ".rst"),
+        ("COPYING.LIB", ".txt"),
+        ("entry_64.S", ".s"),
+        ("todo", ""),  # as likely a program as a note
+        ("install", ""),
+    ],
+)
+def test_a_named_file_reads_as_the_extension_it_stands_for(path, ext):
+    assert extension(path) == ext
+
+
 def test_include_and_exclude_globs(tmp_path):
     make(tmp_path, {"a.md": "", "notes/b.md": "", "notes/old/c.md": "", "x.log": ""})
     assert paths(tmp_path, Filter(["**/*.md"], ["notes/old/"])) == ["a.md", "notes/b.md"]
@@ -159,7 +216,7 @@ def test_unreadable_dir_is_reported(tmp_path):
         "x..md",
         ".",
         "..",
-        "README",
+        "readme",
         "archive.TAR.GZ",
         "ü.Rst",
     ],

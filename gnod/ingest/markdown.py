@@ -13,6 +13,8 @@ import re
 from bisect import bisect_right
 from operator import itemgetter
 
+from gnod.config import extension
+
 # Keys whose values are lists of labels however they were written.
 LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
 
@@ -157,7 +159,8 @@ def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
 
 
 def extract_title(meta: dict, body: str, filename: str) -> str:
-    """Title from frontmatter, else the first level-1 heading, else the file name.
+    """Title from frontmatter, else the first level-1 heading, else the file name
+    without its extension.
 
     Headings inside fenced code (shell `# comments`, Python) are not titles.
     """
@@ -171,4 +174,7 @@ def extract_title(meta: dict, body: str, filename: str) -> str:
         text = _strip_closing_hashes((m[1] or "").strip()).strip()
         if text:
             return text
-    return os.path.splitext(os.path.basename(filename))[0]
+    name = os.path.basename(filename)
+    stem, suffix = os.path.splitext(name)
+    # Kconfig.debug, CMakeLists.txt: a name that stands for its kind keeps what follows its dot.
+    return stem if suffix.lower() == extension(name) else name

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import msgspec
 import pathspec
 
-from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, DEFAULT_EXTENSIONS, extension
+from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, INDEXED_BY_DEFAULT, extension
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -127,7 +127,7 @@ class Filter:
         if self.include is not None:
             if not self.include.match_file(rel_path):
                 return False
-        elif extension(rel_path) not in DEFAULT_EXTENSIONS and not name.lower().endswith(CONTAINER_SUFFIXES):
+        elif extension(rel_path) not in INDEXED_BY_DEFAULT and not name.lower().endswith(CONTAINER_SUFFIXES):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
 
