@@ -629,7 +629,11 @@ def collection_add(
     include: Annotated[
         Optional[list[str]],
         typer.Option(
-            "--include", help="gitignore-style glob to index (repeatable); default: Markdown, text and source files."
+            "--include",
+            help=(
+                "gitignore-style glob to index (repeatable); default: Markdown, text, source and build "
+                "files, documents (what that leaves out is counted in what it prints)."
+            ),
         ),
     ] = None,
     exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob to skip (repeatable).")] = None,

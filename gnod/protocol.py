@@ -489,6 +489,9 @@ class IndexStats(Struct):
     removed: int = 0
     errors: int = 0
     seconds: float = 0.0
+    # A walk of the whole collection without include globs: the files it left out for
+    # their kind (an extension no converter reads), by extension ("" for none), most first.
+    other_kinds: dict[str, int] = {}
 
 
 class IndexResult(Struct):

@@ -88,6 +88,34 @@ def test_collection_add_summary(indexed):
     assert indexed.add_other["collections"][0]["added"] == len(OTHER_DOCS)
 
 
+def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
+    """Files of kinds gno does not read by default are counted by extension, so the user
+    hears of them; hidden, ignored and excluded ones are left out on purpose, and with
+    include globs the user chose."""
+    tree = write_tree(
+        str(tmp_path / "tree"),
+        {
+            "notes.md": "# Notes\n\nkettle\n",
+            "logo.svg": "<svg/>",
+            "art/icon.svg": "<svg/>",
+            "run.log": "started",
+            "tools/frobnicate": "#!/bin/sh",
+            ".clang-format": "BasedOnStyle: LLVM",
+            ".gitignore": "*.o\n",
+            "main.o": "object",
+            "old/notes.bak": "x",
+        },
+    )
+    with running_gnod() as (env, _d):
+        add = cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
+        assert add["collections"][0]["other_kinds"] == {".svg": 2, ".log": 1, "": 1}
+        text = cli("update", "t", "--human", env=env).stdout
+        assert "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); include globs take them" in text
+        cli("collection", "remove", "t", "--json", env=env)
+        add = cli_json("collection", "add", tree, "--name", "t", "--include", "*.md", "--json", env=env)
+        assert add["collections"][0]["other_kinds"] == {}
+
+
 def test_ignored_and_excluded_files_are_not_indexed(indexed):
     ls = cli_json("ls", "docs", "--json", env=indexed.env)
     paths = sorted(e["path"] for e in ls["entries"])

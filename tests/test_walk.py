@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 
 import pytest
 
@@ -71,6 +72,37 @@ def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
         "scripts/Makefile.lib",
         "tools/Dockerfile",
     ]
+
+
+def test_files_of_other_kinds_are_counted_by_extension(tmp_path):
+    """What the default kinds leave out is counted, also by a walk that lists no directory
+    again; not a hidden file, an ignored or excluded one, a link, or a directory."""
+    make(
+        tmp_path,
+        {
+            "a.md": "",
+            "b.svg": "",
+            "c.SVG": "",
+            "sub/d.log": "",
+            "sub/tool": "",
+            ".editorconfig": "",
+            ".gitignore": "*.o\n",
+            "e.o": "",
+            "old/f.svg": "",
+            "pics.d/g.md": "",
+        },
+    )
+    os.symlink("b.svg", tmp_path / "link.svg")
+    an_hour_ago = time.time() - 3600
+    for d in (tmp_path / "sub", tmp_path / "old", tmp_path / "pics.d", tmp_path):
+        os.utime(d, (an_hour_ago, an_hour_ago))
+    for _ in range(2):  # the second from the listings the first kept
+        others: Counter[str] = Counter()
+        assert [e.rel_path for e in walk(str(tmp_path), Filter([], ["old/"]), others=others)] == ["a.md", "pics.d/g.md"]
+        assert others == {".svg": 2, ".log": 1, "": 1}
+    others = Counter()
+    list(walk(str(tmp_path), Filter(["*.md"], []), others=others))
+    assert not others  # the user chose what to take
 
 
 @pytest.mark.parametrize(

@@ -4,15 +4,36 @@ from __future__ import annotations
 
 import sys
 
+# Kinds of files named in the line on what was left out; the rest are counted.
+OTHER_KINDS_SHOWN = 4
+
 
 def index_lines(res: dict) -> list[str]:
-    """One line per collection an index run went through: what it found and changed."""
-    return [
-        f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
-        f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} errors "
-        f"({s['seconds']:.2f}s)"
-        for s in res["collections"]
-    ]
+    """A line per collection an index run went through: what it found and changed; and
+    one more where the default kinds of files left some out."""
+    lines = []
+    for s in res["collections"]:
+        lines.append(
+            f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
+            f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} errors "
+            f"({s['seconds']:.2f}s)"
+        )
+        left_out = other_kinds_line(s)
+        if left_out:
+            lines.append(f"  {left_out}")
+    return lines
+
+
+def other_kinds_line(stats: dict) -> str | None:
+    """What the default kinds of files left out of a collection's index run, if anything."""
+    kinds = stats.get("other_kinds") or {}
+    if not kinds:
+        return None
+    named = [f"{ext or 'no extension'} {n:,}" for ext, n in list(kinds.items())[:OTHER_KINDS_SHOWN]]
+    more = ", …" if len(kinds) > OTHER_KINDS_SHOWN else ""
+    total = sum(kinds.values())
+    files = "file" if total == 1 else "files"
+    return f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); include globs take them"
 
 
 def say_stopped_waiting(what: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 import apsw
@@ -70,10 +71,13 @@ def index_collection(
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     walk_errors: list[WalkIssue] = []
     flt = Filter(col.include, col.exclude, col.gitignore)
-    entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks)
-    return _apply(
+    others: Counter[str] = Counter()
+    entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks, others=others)
+    stats = _apply(
         conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex, between
     )
+    stats.other_kinds = dict(others.most_common())
+    return stats
 
 
 def index_paths(

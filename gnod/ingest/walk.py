@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 from typing import NamedTuple
@@ -127,9 +128,26 @@ class Filter:
         if self.include is not None:
             if not self.include.match_file(rel_path):
                 return False
-        elif extension(rel_path) not in INDEXED_BY_DEFAULT and not name.lower().endswith(CONTAINER_SUFFIXES):
+        elif not _default_kind(name, rel_path):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
+
+    def other_kind(self, name: str, rel_path: str) -> bool:
+        """Whether a file that `wants_file` refused was refused for its kind alone: no
+        include globs, a name that is not hidden, no exclude glob of its own. What the
+        defaults leave out is then counted, so that the user hears of it."""
+        return (
+            self.include is None
+            and not name.startswith(".")
+            and name not in _DEFAULT_EXCLUDED_FILES
+            and not _default_kind(name, rel_path)
+            and not (self.exclude and self.exclude.match_file(rel_path))
+        )
+
+
+def _default_kind(name: str, rel_path: str) -> bool:
+    """Whether a collection without include globs takes the file, by its kind."""
+    return extension(rel_path) in INDEXED_BY_DEFAULT or name.lower().endswith(CONTAINER_SUFFIXES)
 
 
 # .gitignore path → (its stat, its compiled spec): each file is compiled once while it
@@ -251,6 +269,7 @@ class _Listing(NamedTuple):
     subdirs: tuple[str, ...]
     issues: tuple[WalkIssue, ...]
     gitignore: bool = True  # whether the directory held a .gitignore when listed
+    others: tuple[tuple[str, int], ...] = ()  # files of other kinds (Filter.other_kind), by extension
 
 
 # Directory path → its last listing, reused while the directory's mtime, the filters and
@@ -269,6 +288,7 @@ def walk(
     issues: list[WalkIssue] | None = None,
     start: str = "",
     follow_symlinks: bool = False,
+    others: Counter[str] | None = None,
 ) -> Iterator[WalkEntry]:
     """Yield every file under `root` (or under its subdirectory `start`) that the filter
     admits, depth first, sorted by name.
@@ -278,7 +298,8 @@ def walk(
     indexed (unreadable directories, undecodable names, links out of the root, loops,
     FIFOs and other special files) is reported into `issues` rather than skipped
     silently; a link inside the root that is not followed is not reported (its target is
-    walked as itself).
+    walked as itself). `others` counts the files left out for their kind alone, by
+    extension ("" for none).
     """
     ignores0 = _chain(root, flt, start)
     if ignores0 is None:
@@ -305,6 +326,8 @@ def walk(
         listing = _listing(root, abs_dir, prefix, flt, ignores, visited, st)
         for issue in listing.issues:
             report(issue)
+        if others is not None and listing.others:
+            others.update(dict(listing.others))
         here = abs_dir if abs_dir.endswith("/") else abs_dir + "/"  # os.path.join, without its cost per file
         if listing.files:
             yield from _stat_files(here, prefix, listing.files, report)
@@ -419,6 +442,7 @@ def _scan(
     files: list[str] = []
     subdirs: list[str] = []
     issues: list[WalkIssue] = []
+    others: Counter[str] = Counter()
     for entry in entries:
         rel = prefix + entry.name
         try:
@@ -432,8 +456,10 @@ def _scan(
                 files.append(entry.name)
             else:
                 issues.append(bad_name(rel))
+        elif kind == "other":
+            others[extension(rel)] += 1
     gitignore = any(entry.name == ".gitignore" for entry in entries)
-    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore)
+    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore, tuple(others.items()))
 
 
 def _entry_kind(
@@ -445,7 +471,8 @@ def _entry_kind(
     visited: set[tuple[int, int]] | None,
     issues: list[WalkIssue],
 ) -> str | None:
-    """ "dir" or "file" for an entry to walk, None for one left out (with its issue, if any)."""
+    """ "dir" or "file" for an entry to walk, "other" for a regular file left out for its
+    kind alone (Filter.other_kind), None for one left out otherwise (with its issue, if any)."""
     name = entry.name
     link = entry.is_symlink()
     follow = visited is not None
@@ -455,7 +482,11 @@ def _entry_kind(
         if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
             _report_link(root, rel, entry.path, issues)
         return None
-    if not flt.wants_file(name, rel) or (ignores and _ignored(ignores, rel)):
+    if not flt.wants_file(name, rel):
+        if link or not flt.other_kind(name, rel) or not entry.is_file(follow_symlinks=False):
+            return None
+        return None if ignores and _ignored(ignores, rel) else "other"
+    if ignores and _ignored(ignores, rel):
         return None
     if link and (_report_link(root, rel, entry.path, issues) or not follow):
         return None
