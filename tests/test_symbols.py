@@ -255,10 +255,80 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
         "javascript",
     }
     assert grammar_for("notes.md") is None and grammar_for("Makefile") is None
+    assert (grammar_for("mm/Kconfig.debug"), grammar_for("arch/x86/entry/entry_64.S")) == ("kconfig", "asm")
     assert set(GRAMMARS.values()) == {
         *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
-        *("csharp", "ruby", "php", "swift"),
+        *("csharp", "ruby", "php", "swift", "kconfig", "asm"),
     }
+
+
+KCONFIG = """# SPDX-License-Identifier: GPL-2.0-only
+menu "Memory Management options"
+
+config SLUB_DEBUG
+\tdefault y
+\tbool "Enable SLUB debugging support" if EXPERT
+\thelp
+\t  SLUB has extensive debug support features.
+
+\t  Disabling them saves code size.
+
+menuconfig TRANSPARENT_HUGEPAGE
+\tbool "Transparent Hugepage Support"
+if TRANSPARENT_HUGEPAGE
+choice
+\tprompt "Transparent Hugepage Support sysfs defaults"
+config TRANSPARENT_HUGEPAGE_ALWAYS
+\tbool "always"
+endchoice
+endif
+# config NOT_AN_OPTION
+endmenu
+"""
+
+ASSEMBLER = """#include <linux/linkage.h>
+\t.globl\tstartup_32, boot_params
+SYM_CODE_START(entry_SYSCALL_64)
+\tswapgs
+SYM_INNER_LABEL(entry_SYSCALL_64_after_hwframe, SYM_L_GLOBAL)
+\tpushq\t%rax
+SYM_CODE_END(entry_SYSCALL_64)
+
+SYM_FUNC_START(__switch_to_asm)
+\tret
+SYM_FUNC_END(__switch_to_asm)
+ENTRY(legacy_entry)
+\tret
+ENDPROC(legacy_entry)
+startup_32:
+\tcli
+local_label:
+\tnop
+SYM_DATA_START(gdt_page)
+\t.quad 0
+SYM_DATA_END(gdt_page)
+"""
+
+
+def test_kconfig_options_and_assembler_entry_points_are_read_by_their_lines():
+    """No tree-sitter grammar reads Kconfig or assembler; each declares a definition by a
+    line of a fixed form: `config NAME` (its attributes and help text follow, indented),
+    the kernel's SYM_*_START(name) to its SYM_*_END(name) (ENTRY to ENDPROC), or a label
+    the file exports with .globl."""
+    assert _defs(KCONFIG, "kconfig") == [
+        ("SLUB_DEBUG", "config", 4, 10, None),
+        ("TRANSPARENT_HUGEPAGE", "config", 12, 13, None),
+        ("TRANSPARENT_HUGEPAGE_ALWAYS", "config", 17, 18, None),
+    ]
+    assert _defs(ASSEMBLER, "asm") == [
+        ("entry_SYSCALL_64", "label", 3, 7, None),
+        ("entry_SYSCALL_64_after_hwframe", "label", 5, 5, None),
+        ("__switch_to_asm", "function", 9, 11, None),
+        ("legacy_entry", "function", 12, 14, None),
+        ("startup_32", "label", 15, 15, None),
+        ("gdt_page", "data", 19, 21, None),
+    ]
+    assert display("SLUB_DEBUG", "config", None) == "config SLUB_DEBUG"
 
 
 def test_csharp_ruby_php_and_swift_definitions_with_their_classes():
@@ -504,6 +574,35 @@ def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_pat
     # Mentions, `#ifdef`, and a Markdown line are not definitions; filters apply.
     assert defined("_GFP") == []
     assert _symbol(env, "GFP_KERNEL", "-c", "macros", "--path", "mm/*", expect=1)["hits"] == []
+
+
+def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
+    """`--symbol` finds a Kconfig option by its name and as C spells it (CONFIG_NAME), and
+    an assembler entry point; a C macro of that name in a header comes after the option."""
+    env = daemon.env
+    files = {
+        "mm/Kconfig": KCONFIG,
+        "arch/x86/entry/entry_64.S": ASSEMBLER,
+        "include/generated/autoconf.h": "#define CONFIG_SLUB_DEBUG 1\n",
+        "mm/slub.c": "#ifdef CONFIG_SLUB_DEBUG\nstatic int check(void) { return 0; }\n#endif\n",
+    }
+    root = write_tree(str(tmp_path / "kernel"), files)
+    cli_json("collection", "add", root, "--name", "kernel", "--json", env=env)
+    _parsed(env)
+
+    def defined(name: str) -> list[tuple]:
+        hits = _symbol(env, name, "-c", "kernel", expect=None)["hits"]
+        return [(h["path"], h["snippet"]["line"], h["snippet"]["symbol"]) for h in hits]
+
+    assert defined("SLUB_DEBUG") == [("mm/Kconfig", 4, "config SLUB_DEBUG")]
+    assert defined("CONFIG_SLUB_DEBUG") == [
+        ("mm/Kconfig", 4, "config SLUB_DEBUG"),
+        ("include/generated/autoconf.h", 1, "#define CONFIG_SLUB_DEBUG"),
+    ]
+    assert defined("config_transparent_hugepage*")[0] == ("mm/Kconfig", 12, "config TRANSPARENT_HUGEPAGE")
+    assert defined("entry_SYSCALL_64") == [("arch/x86/entry/entry_64.S", 3, "label entry_SYSCALL_64")]
+    assert defined("__switch_to_asm") == [("arch/x86/entry/entry_64.S", 9, "__switch_to_asm()")]
+    assert defined("local_label") == []  # not exported
 
 
 def daemon_human(env, query: str) -> str:

@@ -1,4 +1,5 @@
-"""Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter.
+"""Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter
+(and, where a line declares them, by gnod.ingest.line_symbols: Kconfig, assembler).
 
 Each grammar comes from its PyPI wheel (tree-sitter-c, -cpp, -java, -python, -go, -rust,
 -typescript, -javascript, -c-sharp, -ruby, -php: the tree-sitter project's own; -swift:
@@ -25,7 +26,8 @@ import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from gnod.config import extension
+from gnod.config import NAMED_FILES, extension
+from gnod.ingest import line_symbols
 from gnod.store.documents import unpack
 
 # File extension → grammar. The extensions are among config.TEXT_EXTENSIONS.
@@ -58,6 +60,9 @@ GRAMMARS: dict[str, str] = {
     ".rb": "ruby",
     ".php": "php",
     ".swift": "swift",
+    # Read line by line (line_symbols).
+    ".kconfig": "kconfig",
+    ".s": "asm",
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and every
@@ -252,6 +257,13 @@ def grammar_for(rel_path: str) -> str | None:
     return GRAMMARS.get(extension(rel_path))
 
 
+def path_globs() -> list[str]:
+    """SQLite GLOBs over lowercased paths that every file some grammar parses matches (a
+    few others too: grammar_for decides): its extension, or the name it is known by."""
+    named = [n.lower() for n, ext in NAMED_FILES.items() if ext in GRAMMARS]
+    return sorted({f"*{ext}" for ext in GRAMMARS} | {g for n in named for g in (f"*{n}", f"*{n}.*")})
+
+
 def display(name: str, kind: str, container: str | None) -> str:
     """How a hit names the definition it is in: `foo_probe()`, `Parser.parse()`, `struct foo`."""
     if kind in ("function", "method", "macro"):
@@ -272,6 +284,8 @@ def _parser(grammar: str) -> tuple[Any, Any]:
 
 def parse(text: str, grammar: str) -> list[Symbol]:
     """The definitions in `text`, in the order they start (an outer one before its members)."""
+    if grammar in line_symbols.GRAMMARS:
+        return [Symbol(name, kind, start, end, None) for name, kind, start, end in line_symbols.parse(text, grammar)]
     import tree_sitter
 
     if grammar in ("c", "cpp"):

@@ -11,6 +11,7 @@ from functools import partial
 
 import apsw
 
+from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX
 from gnod.ingest.symbols import DEFINE, Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
@@ -100,8 +101,8 @@ def definitions(
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
     passage per definition (its first lines). `Parser.parse` names a method of a class;
     `name*` every name starting so; a plain name that no C file defines otherwise, C's
-    `#define NAME value` too (`object_like`: search.macros). A definition whose name has
-    the query's case ranks first."""
+    `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
+    `config NAME` too. A definition whose name has the query's case ranks first."""
     query = p.query.strip()
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
@@ -113,6 +114,13 @@ def definitions(
         for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
         if not container or (f.symbol.container or "").casefold() == container.casefold()
     ]
+    names = {name}
+    if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
+        option = name[len(CONFIG_PREFIX) :]  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
+        names.add(option)
+        found += [
+            f for f in symstore.lookup(conn, option, prefix, sql, args, SYMBOL_CONTENTS) if f.symbol.kind == CONFIG
+        ]
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
     if not (prefix or container or any(f.symbol.name == name and macros.in_c(f.rel_path) for f in found)):
         found += object_like(name, where)
@@ -122,7 +130,7 @@ def definitions(
     # nearest the top of its collection (a vendored or test copy lies deeper), then the path.
     found.sort(
         key=lambda f: (
-            f.symbol.name != name,
+            f.symbol.name not in names,
             len(f.symbol.name),
             f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c"),
             f.rel_path.count("/"),
@@ -142,7 +150,7 @@ def definitions(
         doc, stored, _body = docs[doc_id]
         lines = docstore.unpack(stored).split("\n") if stored is not None else []
         snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in by_doc[doc_id][: p.per_doc]] if lines else []
-        score = 1.0 if by_doc[doc_id][0].symbol.name == name else 0.5
+        score = 1.0 if by_doc[doc_id][0].symbol.name in names else 0.5
         hits.append(
             SearchHit(
                 **identity(doc),

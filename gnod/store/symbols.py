@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import apsw
 import msgspec
 
-from gnod.ingest.symbols import GRAMMARS, Symbol, display, grammar_for, stamp
+from gnod.ingest.symbols import GRAMMARS, Symbol, display, grammar_for, path_globs, stamp
 from gnod.store.documents import compress, decompress
 
 # How a content parsed today is marked, per grammar: others are parsed again.
@@ -45,13 +45,14 @@ def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, 
     and that was not parsed yet, or by an older extraction, oldest first. `since`: only
     documents indexed from then on (unix seconds; per collection, through its index).
     The scan is SQLite's (no GIL held): only the rows due come back to Python."""
-    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(GRAMMARS))
+    globs = path_globs()
+    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(globs))
     sql = (
         "SELECT ct.id, d.rel_path FROM documents d JOIN content ct ON ct.mirror_hash = d.mirror_hash "
         "LEFT JOIN content_symbols s ON s.content_id = ct.id "
         f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(_STAMPS))})) AND ({names})"
     )
-    args: list[Any] = [*_STAMPS, *(f"*{ext}" for ext in GRAMMARS)]
+    args: list[Any] = [*_STAMPS, *globs]
     if since is None:
         rows = list(conn.execute(sql, args))
     else:

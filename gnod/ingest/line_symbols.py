@@ -1,0 +1,83 @@
+"""Definitions that a line declares, in languages no tree-sitter grammar of ours reads:
+Kconfig's options and assembler's entry points.
+
+Both are declared one per line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`,
+a global `name:` label), so a regular expression reads them exactly, where a parser
+would add nothing. gnod.ingest.symbols runs these as it runs its grammars: in the
+background, stored with the file's content.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+
+# An option, or an option that opens a menu; its entry runs over the indented lines
+# after it (attributes, help text, blank lines between them).
+_KCONFIG = re.compile(r"^[ \t]*(?:menu)?config[ \t]+(\w+)[ \t]*$", re.M)
+_KCONFIG_NEXT = re.compile(r"^\S", re.M)  # the next entry, or the end of a block
+
+# The kernel's linkage macros (include/linux/linkage.h) and the older ENTRY/GLOBAL/WEAK,
+# each naming what it opens; SYM_*_END, END or ENDPROC of the same name close it.
+_ASM_OPEN = re.compile(
+    r"^[ \t]*(SYM_(?:TYPED_)?FUNC_START\w*|SYM_CODE_START\w*|SYM_DATA_START\w*|SYM_INNER_LABEL\w*|SYM_DATA"
+    r"|SYM_DATA_LOCAL|ENTRY|GLOBAL|WEAK)[ \t]*\([ \t]*([A-Za-z_.$][\w.$]*)",
+    re.M,
+)
+_ASM_CLOSE = re.compile(r"^[ \t]*(?:SYM_\w*_END\w*|ENDPROC|END)[ \t]*\([ \t]*([A-Za-z_.$][\w.$]*)", re.M)
+# A label at a line's start that the file exports (`.globl name`, `.global name`).
+_ASM_LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):", re.M)
+_ASM_GLOBAL = re.compile(r"^[ \t]*\.glob(?:a)?l[ \t]+([^\n;#]+)", re.M)
+_ASM_WORD = re.compile(r"[A-Za-z_.$][\w.$]*")
+
+# The kinds a line declares beside "function": a Kconfig option, a label jumped to (or
+# entered from outside, as an interrupt entry), data.
+CONFIG = "config"
+LABEL = "label"
+DATA = "data"
+
+GRAMMARS = frozenset({"kconfig", "asm"})
+# How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
+CONFIG_PREFIX = "CONFIG_"
+
+
+def parse(text: str, grammar: str) -> list[tuple[str, str, int, int]]:
+    """(name, kind, first line, last line) of each definition in `text`, in order."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    line = lambda at: bisect_left(newlines, at) + 1  # noqa: E731  (1-based, of the offset `at`)
+    return _kconfig(text, line) if grammar == "kconfig" else _asm(text, line)
+
+
+def _kconfig(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    out = []
+    for m in _KCONFIG.finditer(text):
+        nxt = _KCONFIG_NEXT.search(text, m.end())
+        end = len(text[: nxt.start() if nxt else len(text)].rstrip())
+        out.append((m[1], CONFIG, line(m.start()), line(max(end - 1, m.start()))))
+    return out
+
+
+def _asm(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    closes: dict[str, list[int]] = {}
+    for m in _ASM_CLOSE.finditer(text):
+        closes.setdefault(m[1], []).append(m.start())
+    found: dict[tuple[str, int], tuple[str, str, int, int]] = {}
+    for m in _ASM_OPEN.finditer(text):
+        macro, name = m[1], m[2]
+        kind = (
+            DATA
+            if macro.startswith("SYM_DATA")
+            else LABEL
+            if macro.startswith(("SYM_CODE", "SYM_INNER"))
+            else "function"
+        )
+        at = bisect_left(closes.get(name, []), m.end())
+        end = closes[name][at] if not macro.startswith("SYM_INNER") and at < len(closes.get(name, [])) else m.start()
+        found[(name, line(m.start()))] = (name, kind, line(m.start()), line(end))
+    exported = {w for g in _ASM_GLOBAL.finditer(text) for w in _ASM_WORD.findall(g[1])}
+    for m in _ASM_LABEL.finditer(text) if exported else ():
+        if m[1] in exported:
+            start = line(m.start())
+            found.setdefault((m[1], start), (m[1], LABEL, start, start))
+    return sorted(found.values(), key=lambda s: (s[2], s[0]))
