@@ -68,7 +68,9 @@ GRAMMARS: dict[str, str] = {
 # What is extracted: bump it when the queries or the reading of names change, and every
 # stored content is parsed again in the background (content_symbols.grammar is `c/2`).
 # 2: a C typedef's name after an annotation macro (`typedef unsigned int __bitwise gfp_t;`).
-EXTRACTION = 2
+# 3: no C function without a parameter list (a loop macro's body: `for_each_node(node) {`);
+#    a `#define __getname() …` named __getname, its name not taken for an attribute macro.
+EXTRACTION = 3
 
 
 def stamp(grammar: str) -> str:
@@ -303,6 +305,8 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     for node, kind in found:
         while open_ and open_[-1][0] <= node.start_byte:
             open_.pop()
+        if kind == "function" and grammar in ("c", "cpp") and not _declares_function(node):
+            continue  # `for_each_node(node) {`: a loop macro read as a definition of `(node)`
         name, container = _name(node, kind, grammar, source)
         if name is None:
             continue
@@ -324,6 +328,21 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     return symbols
 
 
+def _declares_function(node: Any) -> bool:
+    """Whether a C or C++ function definition is one: a loop macro and its block, as
+    `for_each_node(node) { … }`, reads as a definition of type `for_each_node` whose
+    declarator is `(node)`, not a name and its parameters. A macro in capitals so read
+    defines what it names (`BPF_CALL_0(bpf_get_retval) { … }`): that one is kept."""
+    target = node.child_by_field_name("declarator")
+    while target is not None and target.type in _C_WRAPPERS and target.type != "function_declarator":
+        inner = target.child_by_field_name("declarator")
+        target = inner if inner is not None else (target.named_children or [None])[0]
+    if target is not None and target.type == "function_declarator":
+        return True
+    kind = node.child_by_field_name("type")
+    return kind is not None and kind.type == "type_identifier" and kind.text.isupper()
+
+
 def _blank_attributes(text: str) -> str:
     """C with each `__name(args)` that stands before more of a declaration (an attribute
     macro: `__alloc_size(1) void *kmalloc(…)`, `__printf(2, 3)`, `__attribute__((…))`)
@@ -331,6 +350,8 @@ def _blank_attributes(text: str) -> str:
     function's declarator and loses the definition; spaces keep every offset and line."""
     spans = []
     for m in _C_ATTRIBUTE.finditer(text):
+        if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].lstrip().startswith("#"):
+            continue  # `#define __getname() kmem_cache_alloc(…)`: the macro's own name
         depth, i = 1, m.end()
         while depth and i < len(text) and i - m.end() < MAX_ATTRIBUTE:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
