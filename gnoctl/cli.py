@@ -514,7 +514,9 @@ _spec_command(
 
 @app.command("multi-get")
 def multi_get(
-    refs: Annotated[Optional[list[str]], typer.Argument(help="Documents, as for `get`.")] = None,
+    refs: Annotated[
+        Optional[list[str]], typer.Argument(help="Documents, as for `get` (path:LINE, path:FIRST-LAST: those lines).")
+    ] = None,
     pattern: Annotated[
         Optional[str],
         typer.Option(

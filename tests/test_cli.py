@@ -515,6 +515,21 @@ def test_multi_get_refs_and_missing(indexed):
     assert res["missing"] == ["docs/nope.md"]
 
 
+def test_multi_get_takes_line_references_as_get_does(indexed):
+    """`path:LINE`, `path:FIRST-LAST` and vimgrep's `path:LINE:COLUMN`: those lines, each
+    as `get` gives them; a name that ends so with no such document is missing."""
+    refs = ["docs/guides/deploy.md:3", "docs/guides/deploy.md:3-4", "guides/deploy.md:5:7", "docs/nope.md:2"]
+    r = _run_cli("multi-get", *refs, "--json", env=indexed.env)
+    assert r.returncode == 1
+    res = json.loads(r.stdout)
+    for doc, ref in zip(res["documents"], refs):
+        assert doc == cli_json("get", ref, "--json", env=indexed.env), ref
+    assert [(d["from_line"], d["to_line"]) for d in res["documents"]] == [(3, 6), (3, 4), (5, 6)]  # from LINE on
+    assert res["missing"] == ["docs/nope.md:2"]
+    err = cli_error("multi-get", "docs/guides/deploy.md:0", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "line 0" in err["message"]
+
+
 def test_multi_get_max_bytes(indexed):
     res = cli_json("multi-get", "-p", "docs/*", "--max-bytes", "100", "--json", env=indexed.env)
     assert res["truncated"] is True

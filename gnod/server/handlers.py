@@ -407,18 +407,25 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
     return head, first, int(m[2]) - first + 1 if m[2] else None
 
 
+def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
+    """The document `ref` names (resolve_ref) and the lines its suffix names: the first,
+    and how many (None: to the end)."""
+    name, line, count = _split_line_suffix(ref)
+    doc = resolve_ref(conn, d, name)
+    if doc is None and line is not None:  # a name that ends so (`notes:2024`)
+        return resolve_ref(conn, d, ref), None, None
+    if doc is not None and line == 0:
+        raise RpcError(wire.INVALID_PARAMS, f"{ref!r} names line 0: lines start at 1", {"ref": ref})
+    if doc is not None and count is not None and count < 1:
+        raise RpcError(wire.INVALID_PARAMS, f"{ref!r} names its last line before its first", {"ref": ref})
+    return doc, line, count
+
+
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
-        ref, line, count = _split_line_suffix(p.ref)
-        doc = resolve_ref(conn, d, ref)
-        if doc is None and line is not None:  # a name that ends so (`notes:2024`)
-            doc, line, count = resolve_ref(conn, d, p.ref), None, None
+        doc, line, count = _ref_lines(conn, d, p.ref)
         if doc is None:
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
-        if line == 0:
-            raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names line 0: lines start at 1", {"ref": p.ref})
-        if count is not None and count < 1:
-            raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names its last line before its first", {"ref": p.ref})
         for named, given, said in (
             (line, p.from_line, f"line {line} and from_line is {p.from_line}"),
             (count, p.lines, f"{count} lines and lines is {p.lines}"),
@@ -435,14 +442,14 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         raise RpcError(wire.INVALID_PARAMS, "multi_get needs refs or a pattern")
 
     def run(conn, _a) -> MultiGetResult:
-        docs: list[DocRow] = []
+        docs: list[tuple[DocRow, int | None, int | None]] = []  # each with the lines its ref names
         missing: list[str] = []
         for ref in p.refs:
-            doc = resolve_ref(conn, d, ref)
+            doc, line, count = _ref_lines(conn, d, ref)
             if doc is None:
                 missing.append(ref)
             else:
-                docs.append(doc)
+                docs.append((doc, line, count))
         if p.pattern:
             pat = p.pattern[len(URI_PREFIX) :] if p.pattern.startswith(URI_PREFIX) else p.pattern
             name = pat.split("/", 1)[0]
@@ -459,13 +466,13 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
                 ) from None
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
                 if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
-                    docs.append(doc)
+                    docs.append((doc, None, None))
         out, budget, truncated = [], p.max_bytes, False
-        for doc in docs:
+        for doc, line, count in docs:
             if budget <= 0:
                 truncated = True
                 break
-            item = _document(conn, doc, None, None, budget)
+            item = _document(conn, doc, line, count, budget)
             budget -= len(item.content.encode())
             truncated = truncated or item.truncated
             out.append(item)
