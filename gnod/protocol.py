@@ -142,7 +142,7 @@ class Filters(Params):
             cli(
                 "--path",
                 metavar="GLOB",
-                help="Only documents whose path inside its collection matches GLOB (`*` spans folders).",
+                help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none).",
             ),
         ]
         | None

@@ -38,8 +38,9 @@ from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.constants import PIPELINE
+from gnod.search.filters import Filter, where
 from gnod.search.grammar import parse
-from gnod.search.lexical import path_query
+from gnod.search.lexical import path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
 from gnod.store.documents import language_counts, unpack
@@ -362,6 +363,10 @@ PATHS = [
     "Documentation/index.rst",
     "tools/mm/.c",
     "x.c/y.md",
+    "Kconfig",
+    "mm/Kconfig",
+    "arch/x86/Kconfig",
+    "arch/x86/Kconfig.debug",
 ]
 
 
@@ -420,6 +425,27 @@ def test_path_globs_match_what_sqlite_glob_matches(glob, path_searcher):
     for query in (path_query(glob), path_query(glob, searcher), path_query(glob, searcher, stored)):
         hits = searcher.search(query, 100).hits
         assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
+
+
+@pytest.mark.parametrize(
+    "glob, expected",
+    [
+        ("**/Kconfig", ["Kconfig", "arch/x86/Kconfig", "mm/Kconfig"]),
+        ("arch/**/Kconfig*", ["arch/x86/Kconfig", "arch/x86/Kconfig.debug"]),
+        ("**/mm/**/*.c", ["arch/x86/mm/fault.c", "mm/slab.c", "src/mm/page_alloc_test.c", "tools/mm/.c"]),
+        ("**/*.rst", ["Documentation/index.rst", "Documentation/usb/gadget.rst"]),
+    ],
+)
+def test_a_glob_of_any_folders_also_matches_none(glob, expected, path_searcher):
+    """`**/` is any folders or none, as in gitignore and ripgrep, in the lexical index and in
+    SQLite alike (`*` runs over `/` already: `**/Kconfig` without the top's Kconfig)."""
+    searcher, stored = path_searcher
+    for query in (path_filter(glob), path_filter(glob, searcher), path_filter(glob, searcher, stored)):
+        hits = searcher.search(query, 100).hits
+        assert sorted(PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])) == expected, glob
+    sql, args = where(Filter(path=glob))
+    rows = stored.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
+    assert [r[0] for r in rows] == expected
 
 
 @pytest.fixture(scope="module")

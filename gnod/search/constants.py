@@ -266,6 +266,9 @@ LOAD_WINDOW_S = 60.0
 # "drivers/*/usb/*.c") is neither: terms of the path's parts (search.lexical._parts_query).
 PATH_SETTLED_MAX = 5000
 PATH_ANCHOR_MIN = 3
+# Occurrences of `**/` in a path glob that may each stand for no folder (filters.path_globs):
+# each doubles the globs matched, 2**3 at most.
+PATH_ANY_FOLDERS_READ = 3
 # Documents by the values of a numeric field (ids, collections): up to this many values,
 # a query of one term each; more, tantivy's term set, whose cost starts higher (0.25 ms
 # for one id where a term costs 0.01; 1.7 ms at 100 where the terms cost 0.3) and grows

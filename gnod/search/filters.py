@@ -8,10 +8,12 @@ search still returns `limit` results when that many documents pass.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
+from gnod.search.constants import PATH_ANY_FOLDERS_READ
 from gnod.store.documents import sender_key
 from gnod.text.language import normalize_language
 
@@ -138,6 +140,24 @@ def glob_atoms(glob: str) -> list[GlobAtom]:
     return out
 
 
+# `**/` where it starts the glob or follows a `/`.
+_ANY_FOLDERS = re.compile(r"(?:^|(?<=/))\*\*/")
+
+
+def path_globs(glob: str) -> list[str]:
+    """The path glob as SQLite's GLOB reads it, once for each way its `**/` may stand for
+    no folder at all: in gitignore's globs and ripgrep's `**/Kconfig` is also the
+    Kconfig at the top. (`*` runs over `/` here, so `**/` is otherwise `*/`.)"""
+    pieces = _ANY_FOLDERS.split(glob)
+    if len(pieces) == 1:
+        return [glob]
+    out = [pieces[0]]
+    for i, piece in enumerate(pieces[1:]):
+        ways = ("", "*/") if i < PATH_ANY_FOLDERS_READ else ("*/",)
+        out = [head + way + piece for head in out for way in ways]
+    return list(dict.fromkeys(out))
+
+
 def glob_regex(glob: str, reverse: bool = False) -> str:
     """The glob as a regex matching the whole path; with `reverse`, the reversed path
     (each piece matches one character or a run, so reversing them reverses the match)."""
@@ -178,8 +198,9 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         parts.append(f"{DOC_DATE} <= ?")
         args.append(f.until)
     if f.path:
-        parts.append("d.rel_path GLOB ?")
-        args.append(f.path)
+        globs = path_globs(f.path)
+        parts.append(f"({' OR '.join(['d.rel_path GLOB ?'] * len(globs))})")
+        args += globs
     if f.lang:
         parts.append("d.language = ?")
         args.append(f.lang)

@@ -228,12 +228,19 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
             )
         )
     if f.path:
-        parts.append(path_query(f.path, searcher, conn))
+        parts.append(path_filter(f.path, searcher, conn))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     if f.sender:
         parts.append(Query.regex_query(SCHEMA, SENDER, f".*{filters.regex_literal(store.sender_key(f.sender))}.*"))
     return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
+
+
+def path_filter(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.Connection | None = None) -> Query:
+    """The documents a `--path` glob admits: those matching any of its readings
+    (filters.path_globs: `**/Kconfig` is also the Kconfig at the top)."""
+    queries = [path_query(g, searcher, conn) for g in filters.path_globs(glob)]
+    return queries[0] if len(queries) == 1 else Query.boolean_query([(Occur.Should, q) for q in queries])
 
 
 def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.Connection | None = None) -> Query:
