@@ -339,10 +339,11 @@ _spec_command(
         ("csv", CsvOpt, False),
         ("md", MdOpt, False),
         ("xml", XmlOpt, False),
+        *_TERMINAL,
         _AUTOSTART,
     ),
     SIMILAR_HELP,
-    lambda p, c: commands.similar(p, _chosen(c), _autostart(c)),
+    lambda p, c: commands.similar(p, _chosen(c), _autostart(c), _view(_chosen(c), c["color"], c["no_pager"])),
 )
 
 

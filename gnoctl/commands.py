@@ -469,19 +469,13 @@ def mcp_status(name: str, fmt: str | None) -> int:
 # --- vectors and models ------------------------------------------------------------------
 
 
-def similar(params: dict, fmt: str | None, autostart: bool | None = None) -> int:
+def similar(params: dict, fmt: str | None, autostart: bool | None = None, view: View | None = None) -> int:
     """Documents like REF; rendered as search results (the query line names the document)."""
+    view = view or View()
 
     def go(fmt: str) -> int:
-        view = View()
-        out = hits.similar_text(
-            Client(autostart=autostart).call("similar", params),
-            fmt,
-            view.color(),
-            view.links() if fmt == "human" else None,
-        )
-        if out:
-            print(out)
+        result = Client(autostart=autostart).call("similar", params)
+        view.emit(hits.similar_text(result, fmt, view.color(), view.links() if fmt == "human" else None), fmt)
         return 0
 
     return _run(fmt, go)

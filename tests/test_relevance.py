@@ -450,6 +450,9 @@ def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
     # Human text on a pipe when asked, as search gives it.
     r = _run_cli("similar", "notes/birds.md", "--human", env={**idx.env, "NO_COLOR": "1"})
     assert r.returncode == 0 and "lagoon.md" in r.stdout and not r.stdout.lstrip().startswith("{"), r.stdout
+    # The terminal options search takes: colour forced on a pipe, no pager.
+    r = _run_cli("similar", "notes/birds.md", "--human", "--color", "always", "--no-pager", env=idx.env)
+    assert r.returncode == 0 and "\x1b[" in r.stdout and "lagoon.md" in r.stdout, r.stderr
 
 
 def test_similar_reads_the_indexed_text_not_the_frontmatter_keys(filtered):
