@@ -87,6 +87,11 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     # Device trees, build files, interface definitions, editors' and shells' scripts.
     ".dts",
     ".dtsi",
+    ".lds",
+    ".tbl",
+    ".y",
+    ".l",
+    ".defconfig",
     ".mk",
     ".mak",
     ".cmake",
@@ -179,9 +184,9 @@ _MAILDIR_MESSAGE_RE = re.compile(r"(?:^|/)(?:cur|new)/\d{9,}\.(?:[^/.]+\.[^/]+|[
 
 # Files known by their name, not an extension: build files (each with what it holds, by
 # the extension such a file would have), and the plain text files at the top of a
-# project. A family also names its variants (Kconfig.debug, Makefile.lib, Dockerfile.dev)
-# when what follows the dot is no extension of ours. Spelled as written: a `todo` or an
-# `install` is as likely a program as a note.
+# project. A family also names its variants (Kconfig.debug, Makefile_32.cpu,
+# LICENSE-MIT) when what follows its name is no extension of ours. Spelled as written: a
+# `todo` or an `install` is as likely a program as a note.
 NAMED_FILES: dict[str, str] = {
     **dict.fromkeys(("Makefile", "makefile", "GNUmakefile", "Kbuild"), ".mk"),
     "Kconfig": ".kconfig",
@@ -196,6 +201,9 @@ NAMED_FILES: dict[str, str] = {
 }
 
 
+_FAMILY_END = re.compile(r"[.\-_]")  # where a family's name ends in a variant's (Makefile_32.cpu)
+
+
 def extension(path: str) -> str:
     """A file's extension, lowercase, as the sets above hold it: what os.path.splitext
     gives (".bashrc" has none), without its general path handling (a walk asks for
@@ -208,8 +216,9 @@ def extension(path: str) -> str:
         return ".eml"
     if ext in INDEXED_BY_DEFAULT:
         return NAMED_FILES.get(name, ext)  # CMakeLists.txt
-    first = name.find(".")
-    return NAMED_FILES.get(name if first < 0 else name[:first], ext)
+    if name.endswith("defconfig"):  # arch/arm64/configs/defconfig, x86_64_defconfig
+        return ".defconfig"
+    return NAMED_FILES.get(_FAMILY_END.split(name, 1)[0], ext)
 
 
 # What a collection indexes when it has no include globs (by `extension`, so with NAMED_FILES).

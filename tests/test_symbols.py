@@ -275,6 +275,7 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
     }
     assert grammar_for("notes.md") is None and grammar_for("Makefile") is None
     assert (grammar_for("mm/Kconfig.debug"), grammar_for("arch/x86/entry/entry_64.S")) == ("kconfig", "asm")
+    assert grammar_for("arch/arm/Kconfig-nommu") == "kconfig"
     assert set(GRAMMARS.values()) == {
         *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
         *("csharp", "ruby", "php", "swift", "kconfig", "asm"),
@@ -601,6 +602,7 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     env = daemon.env
     files = {
         "mm/Kconfig": KCONFIG,
+        "arch/arm/Kconfig-nommu": "config REMAP_VECTORS_TO_RAM\n\tbool 'Install vectors to the beginning of RAM'\n",
         "arch/x86/entry/entry_64.S": ASSEMBLER,
         "include/generated/autoconf.h": "#define CONFIG_SLUB_DEBUG 1\n",
         "mm/slub.c": "#ifdef CONFIG_SLUB_DEBUG\nstatic int check(void) { return 0; }\n#endif\n",
@@ -619,6 +621,7 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
         ("include/generated/autoconf.h", 1, "#define CONFIG_SLUB_DEBUG"),
     ]
     assert defined("config_transparent_hugepage*")[0] == ("mm/Kconfig", 12, "config TRANSPARENT_HUGEPAGE")
+    assert defined("REMAP_VECTORS_TO_RAM") == [("arch/arm/Kconfig-nommu", 1, "config REMAP_VECTORS_TO_RAM")]
     assert defined("entry_SYSCALL_64") == [("arch/x86/entry/entry_64.S", 3, "label entry_SYSCALL_64")]
     assert defined("__switch_to_asm") == [("arch/x86/entry/entry_64.S", 9, "__switch_to_asm()")]
     assert defined("local_label") == []  # not exported

@@ -119,6 +119,11 @@ def test_files_of_other_kinds_are_counted_by_extension(tmp_path):
         ("README.rst", ".rst"),
         ("COPYING.LIB", ".txt"),
         ("entry_64.S", ".s"),
+        ("arch/arm/Kconfig-nommu", ".kconfig"),
+        ("arch/x86/Makefile_32.cpu", ".mk"),
+        ("LICENSE-MIT", ".txt"),
+        ("arch/arm64/configs/defconfig", ".defconfig"),
+        ("x86_64_defconfig", ".defconfig"),
         ("todo", ""),  # as likely a program as a note
         ("install", ""),
     ],

@@ -263,7 +263,7 @@ def path_globs() -> list[str]:
     """SQLite GLOBs over lowercased paths that every file some grammar parses matches (a
     few others too: grammar_for decides): its extension, or the name it is known by."""
     named = [n.lower() for n, ext in NAMED_FILES.items() if ext in GRAMMARS]
-    return sorted({f"*{ext}" for ext in GRAMMARS} | {g for n in named for g in (f"*{n}", f"*{n}.*")})
+    return sorted({f"*{ext}" for ext in GRAMMARS} | {f"*{n}{end}" for n in named for end in ("", ".*", "-*", "_*")})
 
 
 def display(name: str, kind: str, container: str | None) -> str:
