@@ -278,7 +278,7 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
     assert grammar_for("arch/arm/Kconfig-nommu") == "kconfig"
     assert set(GRAMMARS.values()) == {
         *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
-        *("csharp", "ruby", "php", "swift", "kconfig", "asm"),
+        *("csharp", "ruby", "php", "swift", "kconfig", "asm", "dts"),
     }
 
 
@@ -328,6 +328,35 @@ SYM_DATA_START(gdt_page)
 \t.quad 0
 SYM_DATA_END(gdt_page)
 """
+
+
+DEVICE_TREE = """// SPDX-License-Identifier: (GPL-2.0+ OR MIT)
+#include <dt-bindings/interrupt-controller/arm-gic.h>
+/ {
+\tcpus {
+\t\tcpu_l0: cpu@0 {
+\t\t\tcompatible = "arm,cortex-a53";
+\t\t};
+\t};
+\tgic: gic_alias: interrupt-controller@fee00000 {
+\t\tcompatible = "arm,gic-v3";
+\t\tits: msi-controller@fee20000 { msi-controller; };
+\t};
+};
+&gic { status = "okay"; };
+"""
+
+
+def test_device_tree_labels_are_read_with_their_nodes():
+    """A label names the node it stands before (what `&gic` refers to), to its closing
+    brace; a node with two labels is found by both; `&gic { … }` refers, not defines."""
+    assert _defs(DEVICE_TREE, "dts") == [
+        ("cpu_l0", "label", 5, 7, None),
+        ("gic", "label", 9, 12, None),
+        ("gic_alias", "label", 9, 12, None),
+        ("its", "label", 11, 11, None),
+    ]
+    assert grammar_for("arch/arm64/boot/dts/rockchip/rk3399.dtsi") == grammar_for("board.dts") == "dts"
 
 
 def test_kconfig_options_and_assembler_entry_points_are_read_by_their_lines():
@@ -603,6 +632,7 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     files = {
         "mm/Kconfig": KCONFIG,
         "arch/arm/Kconfig-nommu": "config REMAP_VECTORS_TO_RAM\n\tbool 'Install vectors to the beginning of RAM'\n",
+        "arch/arm64/boot/dts/soc.dtsi": DEVICE_TREE,
         "arch/x86/entry/entry_64.S": ASSEMBLER,
         "include/generated/autoconf.h": "#define CONFIG_SLUB_DEBUG 1\n",
         "mm/slub.c": "#ifdef CONFIG_SLUB_DEBUG\nstatic int check(void) { return 0; }\n#endif\n",
@@ -623,6 +653,7 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     assert defined("config_transparent_hugepage*")[0] == ("mm/Kconfig", 12, "config TRANSPARENT_HUGEPAGE")
     assert defined("REMAP_VECTORS_TO_RAM") == [("arch/arm/Kconfig-nommu", 1, "config REMAP_VECTORS_TO_RAM")]
     assert defined("entry_SYSCALL_64") == [("arch/x86/entry/entry_64.S", 3, "label entry_SYSCALL_64")]
+    assert defined("gic") == [("arch/arm64/boot/dts/soc.dtsi", 9, "label gic")]
     assert defined("__switch_to_asm") == [("arch/x86/entry/entry_64.S", 9, "__switch_to_asm()")]
     assert defined("local_label") == []  # not exported
 

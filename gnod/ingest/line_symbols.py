@@ -1,9 +1,9 @@
 """Definitions that a line declares, in languages no tree-sitter grammar of ours reads:
-Kconfig's options and assembler's entry points.
+Kconfig's options, assembler's entry points, device trees' labelled nodes.
 
-Both are declared one per line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`,
-a global `name:` label), so a regular expression reads them exactly, where a parser
-would add nothing. gnod.ingest.symbols runs these as it runs its grammars: in the
+Each is declared on its line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`, a
+global `name:` label, `label: node@addr {`), so a regular expression reads them exactly,
+where a parser would add nothing. gnod.ingest.symbols runs these as it runs its grammars: in the
 background, stored with the file's content.
 """
 
@@ -37,7 +37,12 @@ CONFIG = "config"
 LABEL = "label"
 DATA = "data"
 
-GRAMMARS = frozenset({"kconfig", "asm"})
+# A device tree node with its labels (`gic: interrupt-controller@f9010000 {`): each label
+# is what `&gic` refers to elsewhere; the node runs to its closing brace.
+_DTS_NODE = re.compile(r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*:[ \t]*)+)(?:[\w,.+\-]+(?:@[\w,.+\-]+)?|/)[ \t]*\{", re.M)
+_DTS_LABEL = re.compile(r"[A-Za-z_]\w*")
+
+GRAMMARS = frozenset({"kconfig", "asm", "dts"})
 # How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
 CONFIG_PREFIX = "CONFIG_"
 
@@ -46,6 +51,8 @@ def parse(text: str, grammar: str) -> list[tuple[str, str, int, int]]:
     """(name, kind, first line, last line) of each definition in `text`, in order."""
     newlines = [m.start() for m in re.finditer("\n", text)]
     line = lambda at: bisect_left(newlines, at) + 1  # noqa: E731  (1-based, of the offset `at`)
+    if grammar == "dts":
+        return _dts(text, line)
     return _kconfig(text, line) if grammar == "kconfig" else _asm(text, line)
 
 
@@ -81,3 +88,16 @@ def _asm(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int
             start = line(m.start())
             found.setdefault((m[1], start), (m[1], LABEL, start, start))
     return sorted(found.values(), key=lambda s: (s[2], s[0]))
+
+
+def _dts(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    out = []
+    for m in _DTS_NODE.finditer(text):
+        depth, at = 1, m.end()
+        while depth and at < len(text):
+            nxt = min((i for i in (text.find("{", at), text.find("}", at)) if i >= 0), default=len(text))
+            depth += 1 if text[nxt : nxt + 1] == "{" else -1
+            at = nxt + 1
+        start, end = line(m.start()), line(max(at - 1, m.start()))
+        out += [(label, LABEL, start, end) for label in _DTS_LABEL.findall(m[1])]
+    return out

@@ -63,6 +63,8 @@ GRAMMARS: dict[str, str] = {
     # Read line by line (line_symbols).
     ".kconfig": "kconfig",
     ".s": "asm",
+    ".dts": "dts",
+    ".dtsi": "dts",
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and every
