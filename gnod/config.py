@@ -84,7 +84,8 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".cuh",
     ".m",
     ".mm",
-    # Device trees, build files, interface definitions, editors' and shells' scripts.
+    # Device trees, linker scripts, syscall tables, parser sources, build and config files,
+    # interface definitions, editors' and shells' scripts.
     ".dts",
     ".dtsi",
     ".lds",

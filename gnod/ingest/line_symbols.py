@@ -3,8 +3,8 @@ Kconfig's options, assembler's entry points, device trees' labelled nodes.
 
 Each is declared on its line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`, a
 global `name:` label, `label: node@addr {`), so a regular expression reads them exactly,
-where a parser would add nothing. gnod.ingest.symbols runs these as it runs its grammars: in the
-background, stored with the file's content.
+where a parser would add nothing. gnod.ingest.symbols runs these as it runs its
+grammars: in the background, stored with the file's content.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ DATA = "data"
 # is what `&gic` refers to elsewhere; the node runs to its closing brace.
 _DTS_NODE = re.compile(r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*:[ \t]*)+)(?:[\w,.+\-]+(?:@[\w,.+\-]+)?|/)[ \t]*\{", re.M)
 _DTS_LABEL = re.compile(r"[A-Za-z_]\w*")
+_BRACE = re.compile(r"[{}]")
 
 GRAMMARS = frozenset({"kconfig", "asm", "dts"})
 # How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
@@ -72,13 +73,11 @@ def _asm(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int
     found: dict[tuple[str, int], tuple[str, str, int, int]] = {}
     for m in _ASM_OPEN.finditer(text):
         macro, name = m[1], m[2]
-        kind = (
-            DATA
-            if macro.startswith("SYM_DATA")
-            else LABEL
-            if macro.startswith(("SYM_CODE", "SYM_INNER"))
-            else "function"
-        )
+        kind = "function"
+        if macro.startswith("SYM_DATA"):
+            kind = DATA
+        elif macro.startswith(("SYM_CODE", "SYM_INNER")):
+            kind = LABEL
         at = bisect_left(closes.get(name, []), m.end())
         end = closes[name][at] if not macro.startswith("SYM_INNER") and at < len(closes.get(name, [])) else m.start()
         found[(name, line(m.start()))] = (name, kind, line(m.start()), line(end))
@@ -93,11 +92,12 @@ def _asm(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int
 def _dts(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
     out = []
     for m in _DTS_NODE.finditer(text):
-        depth, at = 1, m.end()
-        while depth and at < len(text):
-            nxt = min((i for i in (text.find("{", at), text.find("}", at)) if i >= 0), default=len(text))
-            depth += 1 if text[nxt : nxt + 1] == "{" else -1
-            at = nxt + 1
+        depth, at = 1, len(text)
+        for brace in _BRACE.finditer(text, m.end()):
+            depth += 1 if brace[0] == "{" else -1
+            if not depth:
+                at = brace.end()
+                break
         start, end = line(m.start()), line(max(at - 1, m.start()))
         out += [(label, LABEL, start, end) for label in _DTS_LABEL.findall(m[1])]
     return out
