@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gnod.ingest.markdown import extract_title, fenced_spans, split_frontmatter
+from gnod.ingest.markdown import extract_title, split_frontmatter
+from gnod.text.fences import fenced_spans
+from gnod.text.language import detect_language_sure
 
 # split_frontmatter
 
@@ -157,6 +159,27 @@ def test_fenced_spans() -> None:
         "~~~\n```\n~~~~",
         "````\n```\nd\n````",
     ]
+
+
+def test_a_heading_underline_opens_no_fence() -> None:
+    """reStructuredText underlines a title with a line of tildes at least as long: taken for a fence left open, it hid the rest of the document (the kernel's
+    mc-core.rst was detected as Italian from its first 104 characters)."""
+    rst = "Media Controller\n~~~~~~~~~~~~~~~~\n\nThe media controller API.\n\nAPI\n~~~~\n\ntext\n"
+    assert fenced_spans(rst) == []
+    # A fence still: after a blank line, with an info string, shorter than the line above,
+    # three of them, or closing one.
+    for text in (
+        "a\n\n~~~~\nx\n~~~~\n",
+        "title\n~~~~~ py\nx\n~~~~~\n",
+        "a long line\n~~~~\nx\n~~~~\n",
+        "b\n~~~\nx\n~~~\n",
+    ):
+        assert len(fenced_spans(text)) == 1, text
+    assert detect_language_sure(
+        "Media Controller devices\n------------------------\n\nMedia Controller\n~~~~~~~~~~~~~~~~\n\n"
+        "The media controller userspace API is documented in the Media Controller book. This document\n"
+        "focuses on the kernel-side implementation of the media framework, and on how drivers use it.\n"
+    ) == ("english", True)
 
 
 def test_unclosed_fence_runs_to_the_end() -> None:

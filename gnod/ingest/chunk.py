@@ -17,7 +17,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from gnod.ingest.markdown import fenced_spans, in_spans
+from gnod.text.fences import fenced_spans, in_spans
 
 MAX_CHARS = 3200  # 800 tokens x ~4 chars per token
 OVERLAP = 480  # 15% of MAX_CHARS

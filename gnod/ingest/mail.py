@@ -28,7 +28,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, cast
 
 from gnod.ingest.failure import IngestFailure
-from gnod.ingest.markdown import fenced_spans, in_spans
+from gnod.text.fences import fenced_spans, in_spans
 
 MAX_PARTS = 50  # attachments, attached messages and extra text parts converted per message
 MAX_HEADER_CHARS = 8192  # long enough for a big Cc list or a long thread's References

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_right
-from operator import itemgetter
 
 from gnod.config import extension
+from gnod.text.fences import fenced_spans, in_spans
 
 # Keys whose values are lists of labels however they were written.
 LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
@@ -23,11 +22,6 @@ _ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
 _INLINE_ITEM_RE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^,]+)""")
 _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
 
-# CommonMark fences: up to 3 spaces of indent, 3+ backticks or tildes, then an info
-# string; a backtick fence's info string may not contain backticks. The pattern starts
-# with "\n" rather than `^` because `re` scans for a literal first character far faster;
-# it is matched against "\n" + text, so a match's start is its line's offset in text.
-_FENCE_RE = re.compile(r"\n {0,3}(`{3,}|~{3,})(.*)")
 _H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
 
 
@@ -130,32 +124,6 @@ def _as_list(value: str | list[str]) -> list[str]:
     if isinstance(value, list):
         return value
     return [part for part in (p.strip() for p in value.split(",")) if part]
-
-
-def fenced_spans(text: str) -> list[tuple[int, int]]:
-    """Character ranges [start, end) of fenced code blocks, fence lines included.
-
-    An unclosed fence runs to the end of the text, as in CommonMark.
-    """
-    spans: list[tuple[int, int]] = []
-    opening: re.Match[str] | None = None
-    for m in _FENCE_RE.finditer("\n" + text):
-        fence, info = m[1], m[2]
-        if opening is None:
-            if not (fence[0] == "`" and "`" in info):
-                opening = m
-        elif fence[0] == opening[1][0] and len(fence) >= len(opening[1]) and not info.strip():
-            spans.append((opening.start(), m.end() - 1))
-            opening = None
-    if opening is not None:
-        spans.append((opening.start(), len(text)))
-    return spans
-
-
-def in_spans(spans: list[tuple[int, int]], pos: int) -> bool:
-    """Whether `pos` falls inside one of the sorted, disjoint `spans`."""
-    i = bisect_right(spans, pos, key=itemgetter(0)) - 1
-    return i >= 0 and pos < spans[i][1]
 
 
 def extract_title(meta: dict, body: str, filename: str) -> str:

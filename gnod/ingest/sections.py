@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from gnod.ingest.markdown import fenced_spans, in_spans
 from gnod.text.analyzer import AnalyzerSet, tokenize
+from gnod.text.fences import fenced_spans, in_spans
 from gnod.text.language import detect_block_language, may_mix_languages
 
 _BLANK_RE = re.compile(r"\n\n+")  # canonical text: blank lines are empty

@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gnod.text.analyzer import LANGUAGES, TOKEN_RE
+from gnod.text.fences import without_fenced
 from gnod.text.stopwords import STOPWORDS
 
 __all__ = [
@@ -176,7 +177,6 @@ _MIN_TOKENS = 3
 # (indented code).  A regular expression with a literal "\n" prefix is the cheapest
 # way to drop them; the rest of the fast path avoids per-character regexes.
 _NOT_PROSE_RE = re.compile(r"\n(?:[`$<#\t]|    )[^\n]*")
-_FENCES = ("```", "~~~")
 
 # Inline code and URLs vanish; tldr's option markers `[c]reate`, `E[x]tract` are
 # unwrapped.  Only applied to the (rare) samples handed to lingua.
@@ -195,24 +195,9 @@ def _prose_sample(text: str) -> str:
     """The first ~1,500 characters of the lines of `text` that look like prose."""
     head = text[:_SCAN_CHARS]
     if "```" in head or "~~~" in head:
-        head = "\n".join(_drop_fenced(head.split("\n")))
+        head = without_fenced(head)
     sample = _NOT_PROSE_RE.sub("", "\n" + head).strip()
     return sample[:_SAMPLE_CHARS] if len(sample) > _SAMPLE_CHARS else sample
-
-
-def _drop_fenced(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    fence = ""
-    for line in lines:
-        stripped = line.lstrip()
-        if fence:
-            if stripped.startswith(fence):
-                fence = ""
-        elif stripped.startswith(_FENCES):
-            fence = stripped[:3]
-        else:
-            out.append(line)
-    return out
 
 
 def _normalized(text: str, ascii_only: bool) -> bytes:
