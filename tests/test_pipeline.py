@@ -273,6 +273,9 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
     (tmp_path / "deploy.sh").write_text("#!/bin/sh\n# deploy the thing\necho hi\n")
     (tmp_path / "notes.md").write_text("# Release notes\n\ntext\n")
     (tmp_path / "readme.txt").write_text("# Plain title\n\ntext\n")
+    (tmp_path / "CREDITS").write_text(
+        "\tThis is a partial credits-file.\n\nN: Matt\n\n# Don't add your name here\nN: Al\n"
+    )
     run(db, tmp_path)
     titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
     assert titles == {
@@ -280,6 +283,7 @@ def test_a_comment_in_code_is_not_a_title(db, tmp_path):
         "deploy.sh": "deploy",
         "notes.md": "Release notes",
         "readme.txt": "Plain title",
+        "CREDITS": "CREDITS",  # plain text: a `#` line after its first is no title
     }
 
 

@@ -22,6 +22,7 @@ _ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
 _INLINE_ITEM_RE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^,]+)""")
 _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
 
+_PLAIN_TEXT = frozenset({".txt", ".text"})  # prose that is not Markdown: a `#` line is rarely a heading
 _H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
 
 
@@ -130,13 +131,18 @@ def extract_title(meta: dict, body: str, filename: str) -> str:
     """Title from frontmatter, else the first level-1 heading, else the file name
     without its extension.
 
-    Headings inside fenced code (shell `# comments`, Python) are not titles.
+    Headings inside fenced code (shell `# comments`, Python) are not titles; in plain
+    text, only a heading on its first line is (the kernel's CREDITS was titled by a
+    `# Don't add your name here…` comment on line 4,279).
     """
     title = meta.get("title")
     if isinstance(title, str) and title.strip():
         return title.strip()
     spans = fenced_spans(body)
+    plain = extension(filename) in _PLAIN_TEXT
     for m in _H1_RE.finditer(body):
+        if plain and body[: m.start()].strip():
+            break
         if in_spans(spans, m.start()):
             continue
         text = _strip_closing_hashes((m[1] or "").strip()).strip()
