@@ -25,6 +25,7 @@ from conftest import (
     running_gnod,
     write_tree,
 )
+from gnod.config import CollectionConfig
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -114,6 +115,32 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         cli("collection", "remove", "t", "--json", env=env)
         add = cli_json("collection", "add", tree, "--name", "t", "--include", "*.md", "--json", env=env)
         assert add["collections"][0]["other_kinds"] == {}
+        # `get` of such a file says why it is not there.
+        cli("collection", "remove", "t", "--json", env=env)
+        cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
+        for ref, why in (("t/logo.svg", "KIND"), ("main.o", "FILTERED"), (f"{tree}/old/notes.bak", "FILTERED")):
+            err = cli_error("get", ref, env=env)
+            assert (err["code"], err["details"]["why"], err["details"]["collection"]) == ("NOT_FOUND", why, "t"), ref
+        assert "an include glob takes it" in cli_error("get", "t/logo.svg:3", env=env)["message"]
+
+
+def test_a_file_the_index_has_not_taken_yet_is_pending(tmp_path):
+    """The watcher indexes a new file within a second, so the one case a running gnod
+    cannot hold still is read here on a collection whose index is empty."""
+    from types import SimpleNamespace
+
+    from conftest import migrated_db
+    from gnod.server import unindexed
+
+    tree = write_tree(str(tmp_path / "tree"), {"notes.md": "# Notes\n", "logo.svg": "<svg/>"})
+    col = CollectionConfig(name="t", path=tree)
+    daemon = SimpleNamespace(config=SimpleNamespace(collections=[col]), collection={"t": col}.get)
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    message, details = unindexed.explain(daemon, conn, "notes.md")
+    assert details == {"ref": "notes.md", "collection": "t", "path": "notes.md", "why": "PENDING"}
+    assert "gnoctl update" in message
+    assert unindexed.explain(daemon, conn, f"{tree}/logo.svg")[1]["why"] == "KIND"
+    assert unindexed.explain(daemon, conn, "t/nope.md") is None
 
 
 def test_ignored_and_excluded_files_are_not_indexed(indexed):
@@ -471,8 +498,17 @@ def test_get_unknown_is_not_found(indexed, ref):
 
 
 def test_get_ignored_file_is_not_found(indexed):
+    """A file in the collection's folder that the index lacks: NOT_FOUND saying why."""
     err = cli_error("get", indexed.corpus.path("secret/passwords.md"), env=indexed.env)
     assert err["code"] == "NOT_FOUND"
+    assert err["details"]["why"] == "FILTERED" and "a .gitignore" in err["message"]
+    err = cli_error("get", f"docs/{BINARY_FILE}", env=indexed.env)
+    assert (err["details"]["why"], err["details"]["collection"], err["details"]["path"]) == (
+        "FAILED",
+        "docs",
+        BINARY_FILE,
+    )
+    assert "BINARY" in err["message"]
 
 
 def test_multi_get_with_a_glob(indexed):

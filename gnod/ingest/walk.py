@@ -132,15 +132,18 @@ class Filter:
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
 
+    def kind_left_out(self, name: str, rel_path: str) -> bool:
+        """Whether the default kinds of files (no include globs) leave this one out."""
+        return self.include is None and not _default_kind(name, rel_path)
+
     def other_kind(self, name: str, rel_path: str) -> bool:
         """Whether a file that `wants_file` refused was refused for its kind alone: no
         include globs, a name that is not hidden, no exclude glob of its own. What the
         defaults leave out is then counted, so that the user hears of it."""
         return (
-            self.include is None
-            and not name.startswith(".")
+            not name.startswith(".")
             and name not in _DEFAULT_EXCLUDED_FILES
-            and not _default_kind(name, rel_path)
+            and self.kind_left_out(name, rel_path)
             and not (self.exclude and self.exclude.match_file(rel_path))
         )
 

@@ -47,6 +47,7 @@ from gnod.protocol import (
     WatchParams,
     WatchResult,
 )
+from gnod.server import unindexed
 from gnod.server.checks import check_collections, find_collection
 from gnod.server.events import Subscription
 from gnod.server.hits import URI_PREFIX, identity
@@ -425,6 +426,9 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         doc, line, count = _ref_lines(conn, d, p.ref)
         if doc is None:
+            left_out = unindexed.explain(d, conn, _split_line_suffix(p.ref)[0])
+            if left_out is not None:
+                raise RpcError(wire.NOT_FOUND, *left_out)
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
         for named, given, said in (
             (line, p.from_line, f"line {line} and from_line is {p.from_line}"),

@@ -1,0 +1,64 @@
+"""Why a file a reference names is not in the index: what `get` says instead of a bare
+NOT_FOUND when the file is there, in a collection's folder (`get LICENSES/preferred/GPL-2.0`
+said only that no indexed document matched)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import apsw
+
+from gnod.config import CollectionConfig
+from gnod.ingest.walk import Filter, admit
+from gnod.server.hits import URI_PREFIX
+from gnod.server.rpc import Daemon
+
+
+def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]] | None:
+    """(message, details) for a `ref` that names a file in a collection's folder which
+    the index lacks; None when it names no such file. `details.why`: FAILED (reading or
+    converting it failed: its code and reason), FILTERED (include or exclude globs, the
+    default exclusions, a .gitignore), KIND (no default kind of file; an include glob
+    takes it) or PENDING (not indexed yet)."""
+    for col, rel in _places(d, ref):
+        if not rel or not os.path.isfile(os.path.join(col.path, rel)):
+            continue
+        failed = conn.execute(
+            "SELECT e.code, e.reason FROM ingest_errors e JOIN collections c ON c.id = e.collection_id "
+            "WHERE c.name = ? AND e.rel_path = ?",
+            (col.name, rel),
+        ).fetchone()
+        if failed is not None:
+            why, text = "FAILED", f"it could not be indexed: {failed[0]} ({failed[1]})"
+        elif admit(col.path, Filter(col.include or ["*"], col.exclude, col.gitignore), rel) is None:
+            why = "FILTERED"
+            text = (
+                "the collection's globs, its default exclusions (build/, node_modules/…) or a .gitignore leave it out"
+            )
+        elif Filter(col.include, col.exclude, col.gitignore).kind_left_out(os.path.basename(rel), rel):
+            why, text = "KIND", "its kind of file is not indexed by default; an include glob takes it"
+        else:
+            why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
+        details = {"ref": ref, "collection": col.name, "path": rel, "why": why}
+        return f"{ref!r} is in collection {col.name!r}'s folder but not indexed: {text}", details
+    return None
+
+
+def _places(d: Daemon, ref: str) -> Iterator[tuple[CollectionConfig, str]]:
+    """(collection, path inside it) that `ref` may name, as handlers.resolve_ref reads it."""
+    ref = ref.removeprefix(URI_PREFIX)
+    if os.path.isabs(ref) or ref.startswith("~"):
+        path = os.path.realpath(os.path.expanduser(ref))
+        for col in d.config.collections:
+            root = os.path.realpath(col.path)
+            if path.startswith(root.rstrip("/") + "/"):
+                yield col, os.path.relpath(path, root)
+        return
+    name, _, rel = ref.partition("/")
+    named = d.collection(name)
+    if named is not None:
+        yield named, rel
+    for col in d.config.collections:
+        yield col, ref
