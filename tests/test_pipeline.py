@@ -267,42 +267,39 @@ def test_index_paths_respects_ancestor_gitignore(db, tmp_path):
     assert (s.scanned, s.added) == (0, 0)
 
 
-def test_a_comment_in_code_is_not_a_title(db, tmp_path):
-    """`# …` is a heading in prose but a comment in Python, shell or YAML: code is titled by its name."""
-    (tmp_path / "wire.py").write_text("# Once a frame has begun, the rest must follow\nHEADER = 4\n")
-    (tmp_path / "deploy.sh").write_text("#!/bin/sh\n# deploy the thing\necho hi\n")
-    (tmp_path / "notes.md").write_text("# Release notes\n\ntext\n")
-    (tmp_path / "readme.txt").write_text("# Plain title\n\ntext\n")
-    (tmp_path / "CREDITS").write_text(
-        "\tThis is a partial credits-file.\n\nN: Matt\n\n# Don't add your name here\nN: Al\n"
-    )
-    run(db, tmp_path)
-    titles = dict(db.execute("SELECT rel_path, title FROM documents").fetchall())
-    assert titles == {
-        "wire.py": "wire",
-        "deploy.sh": "deploy",
-        "notes.md": "Release notes",
-        "readme.txt": "Plain title",
-        "CREDITS": "CREDITS",  # plain text: a `#` line after its first is no title
-    }
+# path → (text, title, language): `# …` is a heading in Markdown, a comment in code
+# (Python, shell, YAML, a Makefile: titled by its name); in plain text only on its first
+# line; build files are source, stemmed in English without a guess at their language; a
+# README without an extension is prose in its own language.
+BY_KIND = {
+    "wire.py": ("# Once a frame has begun, the rest must follow\nHEADER = 4\n", "wire", "english"),
+    "deploy.sh": ("#!/bin/sh\n# deploy the thing\necho hi\n", "deploy", "english"),
+    "notes.md": ("# Release notes\n\ntext\n", "Release notes", None),
+    "readme.txt": ("# Plain title\n\ntext\n", "Plain title", None),
+    "CREDITS": ("\tThis is a partial credits-file.\n\nN: Matt\n\n# Don't add your name here\nN: Al\n", "CREDITS", None),
+    "Makefile": ("# SPDX-License-Identifier: GPL-2.0\nobj-y += slab_common.o\n", "Makefile", "english"),
+    "Kconfig.debug": (
+        '# Debugging options\nconfig PAGE_OWNER\n\tbool "Track page owner"\n',
+        "Kconfig.debug",
+        "english",
+    ),
+    "entry.S": ("/* The entry points */\nSYM_CODE_START(entry_SYSCALL_64)\n", "entry", "english"),
+    "README": (
+        "# Das Projekt\n\nDieses Projekt sammelt Werkzeuge für die Verwaltung von Servern.\n",
+        "Das Projekt",
+        "german",
+    ),
+}
 
 
-def test_build_files_are_code_and_a_readme_is_prose(db, tmp_path):
-    """A Makefile, a Kconfig and a .S file are source: titled by their names, stemmed in
-    English without a guess at their language; a README without an extension is prose."""
-    (tmp_path / "Makefile").write_text("# SPDX-License-Identifier: GPL-2.0\nobj-y += slab_common.o\n")
-    (tmp_path / "Kconfig.debug").write_text('# Debugging options\nconfig PAGE_OWNER\n\tbool "Track page owner"\n')
-    (tmp_path / "entry.S").write_text("/* The entry points */\nSYM_CODE_START(entry_SYSCALL_64)\n")
-    (tmp_path / "README").write_text(
-        "# Das Projekt\n\nDieses Projekt sammelt Werkzeuge für die Verwaltung von Servern.\n"
-    )
+def test_titles_and_languages_by_kind_of_file(db, tmp_path):
+    for name, (text, _, _) in BY_KIND.items():
+        (tmp_path / name).write_text(text)
     run(db, tmp_path)
     rows = {r[0]: r[1:] for r in db.execute("SELECT rel_path, title, language FROM documents")}
-    assert rows == {
-        "Makefile": ("Makefile", "english"),
-        "Kconfig.debug": ("Kconfig.debug", "english"),
-        "entry.S": ("entry", "english"),
-        "README": ("Das Projekt", "german"),
+    assert {path: title for path, (title, _) in rows.items()} == {p: t for p, (_, t, _) in BY_KIND.items()}
+    assert {p: rows[p][1] for p, (_, _, lang) in BY_KIND.items() if lang} == {
+        p: lang for p, (_, _, lang) in BY_KIND.items() if lang
     }
 
 
