@@ -111,7 +111,10 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         add = cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
         assert add["collections"][0]["other_kinds"] == {".svg": 2, ".log": 1, "": 1}
         text = cli("update", "t", "--human", env=env).stdout
-        assert "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); include globs take them" in text
+        assert (
+            "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); include globs take them (they replace the default kinds)"
+            in text
+        )
         cli("collection", "remove", "t", "--json", env=env)
         add = cli_json("collection", "add", tree, "--name", "t", "--include", "*.md", "--json", env=env)
         assert add["collections"][0]["other_kinds"] == {}
@@ -121,7 +124,10 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         for ref, why in (("t/logo.svg", "KIND"), ("main.o", "FILTERED"), (f"{tree}/old/notes.bak", "FILTERED")):
             err = cli_error("get", ref, env=env)
             assert (err["code"], err["details"]["why"], err["details"]["collection"]) == ("NOT_FOUND", why, "t"), ref
-        assert "an include glob takes it" in cli_error("get", "t/logo.svg:3", env=env)["message"]
+        assert (
+            "include globs take it (they replace the default kinds)"
+            in cli_error("get", "t/logo.svg:3", env=env)["message"]
+        )
 
 
 def test_a_file_the_index_has_not_taken_yet_is_pending(tmp_path):

@@ -33,7 +33,10 @@ def other_kinds_line(stats: dict) -> str | None:
     more = ", …" if len(kinds) > OTHER_KINDS_SHOWN else ""
     total = sum(kinds.values())
     files = "file" if total == 1 else "files"
-    return f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); include globs take them"
+    return (
+        f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); "
+        "include globs take them (they replace the default kinds)"
+    )
 
 
 def say_stopped_waiting(what: str) -> None:

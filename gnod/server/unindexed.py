@@ -38,7 +38,10 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
                 "the collection's globs, its default exclusions (build/, node_modules/…) or a .gitignore leave it out"
             )
         elif Filter(col.include, col.exclude, col.gitignore).kind_left_out(os.path.basename(rel), rel):
-            why, text = "KIND", "its kind of file is not indexed by default; an include glob takes it"
+            why, text = (
+                "KIND",
+                "its kind of file is not indexed by default; include globs take it (they replace the default kinds)",
+            )
         else:
             why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
         details = {"ref": ref, "collection": col.name, "path": rel, "why": why}
