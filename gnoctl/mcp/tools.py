@@ -230,20 +230,19 @@ def _status_text(s: dict) -> str:
 
 
 def _index_text(r: dict) -> str:
-    from gnoctl.output.collections import other_kinds_line
+    from gnoctl.output.collections import run_lines
 
     if not r["collections"]:
         return "No collections to index: add one with collection_add."
-    out = []
-    for c in r["collections"]:
-        out.append(
-            f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
-            f"{c['unchanged']} unchanged, {c['errors']} errors"
+    return "\n".join(
+        run_lines(
+            r,
+            lambda c: (
+                f"{c['collection']}: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
+                f"{c['unchanged']} unchanged, {c['errors']} errors"
+            ),
         )
-        left_out = other_kinds_line(c)
-        if left_out:
-            out.append(f"  {left_out}")
-    return "\n".join(out)
+    )
 
 
 # --- argument → params ---------------------------------------------------------------------------

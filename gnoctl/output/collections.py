@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 # Kinds of files named in the line on what was left out; the rest are counted.
 OTHER_KINDS_SHOWN = 4
@@ -11,20 +12,29 @@ OTHER_KINDS_SHOWN = 4
 def index_lines(res: dict) -> list[str]:
     """A line per collection an index run went through: what it found and changed; and
     one more where the default kinds of files left some out."""
-    lines = []
-    for s in res["collections"]:
-        lines.append(
+    return run_lines(
+        res,
+        lambda s: (
             f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
             f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} errors "
             f"({s['seconds']:.2f}s)"
-        )
-        left_out = other_kinds_line(s)
+        ),
+    )
+
+
+def run_lines(res: dict, line: Callable[[dict], str]) -> list[str]:
+    """`line` of each collection's stats in an index run's result, each followed by what
+    the default kinds of files left out of it, if anything."""
+    out = []
+    for stats in res["collections"]:
+        out.append(line(stats))
+        left_out = _other_kinds_line(stats)
         if left_out:
-            lines.append(f"  {left_out}")
-    return lines
+            out.append(f"  {left_out}")
+    return out
 
 
-def other_kinds_line(stats: dict) -> str | None:
+def _other_kinds_line(stats: dict) -> str | None:
     """What the default kinds of files left out of a collection's index run, if anything."""
     kinds = stats.get("other_kinds") or {}
     if not kinds:

@@ -78,8 +78,9 @@ def _asm(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int
             kind = DATA
         elif macro.startswith(("SYM_CODE", "SYM_INNER")):
             kind = LABEL
-        at = bisect_left(closes.get(name, []), m.end())
-        end = closes[name][at] if not macro.startswith("SYM_INNER") and at < len(closes.get(name, [])) else m.start()
+        ends = closes.get(name, [])
+        at = bisect_left(ends, m.end())
+        end = ends[at] if at < len(ends) and not macro.startswith("SYM_INNER") else m.start()
         found[(name, line(m.start()))] = (name, kind, line(m.start()), line(end))
     exported = {w for g in _ASM_GLOBAL.finditer(text) for w in _ASM_WORD.findall(g[1])}
     for m in _ASM_LABEL.finditer(text) if exported else ():
