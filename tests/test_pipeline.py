@@ -15,6 +15,7 @@ from conftest import lexical_ids, lexical_index, lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
+from gnod.store import kept_states
 from gnod.store.db import connect
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -102,6 +103,44 @@ def test_failures_are_recorded_and_the_run_goes_on(db, tmp_path):
     (tmp_path / "bin.txt").write_text("now text")
     s = run(db, tmp_path)
     assert (s.added, s.errors) == (1, 0) and count(db, "ingest_errors") == 0
+
+
+def test_a_noop_update_writes_nothing_and_reads_the_indexed_states_once(db, tmp_path):
+    """A run that finds nothing changed leaves the database as it was, failures and the
+    walk's own issues included, so the indexed states read for it serve the next run;
+    anything that writes, through this connection or another, has them read again."""
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n")
+    (tmp_path / "b.md").write_text("# B\n\nbeta\n")
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
+    os.close(os.open(os.path.join(os.fsencode(tmp_path), b"m-\xff.md"), os.O_CREAT | os.O_WRONLY))
+    assert run(db, tmp_path).errors == 2
+    cid = store.collection_ids(db)["c"]
+    at = dict(db.execute("SELECT rel_path, at FROM ingest_errors").fetchall())
+    db.execute("UPDATE ingest_errors SET at = 1")  # recorded long ago
+    before = db.total_changes()
+    s = run(db, tmp_path)
+    assert (s.unchanged, s.errors, s.removed) == (2, 2, 0)
+    assert db.total_changes() == before
+    assert dict(db.execute("SELECT rel_path, at FROM ingest_errors").fetchall()) == dict.fromkeys(at, 1)
+    states = kept_states.collection_states(db, cid)
+    assert kept_states.collection_states(db, cid) is states and set(states) == {"a.md", "b.md"}
+
+    other = connect(db.filename)
+    with other:
+        other.execute("UPDATE documents SET size = 0 WHERE rel_path = 'a.md'")
+    other.close()
+    assert kept_states.collection_states(db, cid)["a.md"].size == 0
+    s = run(db, tmp_path)  # a.md's stat differs from the one indexed: hashed, the same bytes
+    assert (s.unchanged, s.updated) == (2, 0)
+    assert db.execute("SELECT size FROM documents WHERE rel_path = 'a.md'").fetchone()[0] > 0
+
+    (tmp_path / "b.md").unlink()
+    (tmp_path / "bin.txt").unlink()
+    s = run(db, tmp_path)
+    assert (s.unchanged, s.removed, s.errors) == (1, 1, 1)
+    assert set(kept_states.collection_states(db, cid)) == {"a.md"}
+    assert [r[0] for r in db.execute("SELECT code FROM ingest_errors")] == ["BAD_NAME"]
+    check_invariants(db)
 
 
 def test_frontmatter_title_language_and_chunks(db, tmp_path):

@@ -26,6 +26,7 @@ from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, show
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
+from gnod.store import kept_states
 from gnod.store import ocr as ocr_backlog
 from gnod.store.documents import PreparedDoc
 from gnod.store.lexical_index import LexicalIndex, commit_due
@@ -204,7 +205,8 @@ def _apply(
     """Index `entries` (a walk under way, or the entries found) and remove what the index
     holds within `scope` (None: the whole collection) that is not among them."""
     failed = store.error_states(conn, cid, scope, _retried())
-    run = _Run(conn, col, cid, store.doc_states(conn, cid, scope), failed, changed, lex)
+    states = kept_states.collection_states(conn, cid) if scope is None else store.doc_states(conn, cid, scope)
+    run = _Run(conn, col, cid, states, failed, changed, lex)
 
     def walked() -> None:
         if progress:
@@ -256,6 +258,10 @@ class _Run:
         self.planned = 0  # tasks the plan has given so far
         self.prepared = 0  # their outcomes stored
         self.walked = False  # the walk has ended: stats.scanned counts every file
+        # What the run has seen of what the index holds: the paths walked, and the rest
+        # (a container's members, failed files) in `seen`; `known`: walked paths indexed.
+        self.walked_paths: list[str] = []
+        self.known = 0
         self.seen: set[str] = set()
         self.committed: list[tuple[ChangeKind, str | None]] = []  # what the open batch changes
         self.lexical_at: float | None = None  # when the lexical index last took this run's batches
@@ -274,14 +280,16 @@ class _Run:
         since they failed). `walked` is called once the walk has ended."""
         # Every file of a no-op update passes here: names bound once, fields compared
         # without building tuples, counts kept in locals.
-        seen, states, failed, kind = self.seen, self.states, self.failed, containers.kind
-        scanned = unchanged = errors = 0
+        walked_path, states, failed, kind = self.walked_paths.append, self.states, self.failed, containers.kind
+        scanned = unchanged = errors = known = 0
         held: list[tuple[WalkEntry, int]] = []  # changed files, with their indexed id, until their hashes are read
         for e in entries:
             scanned += 1
             rel = e.rel_path
-            seen.add(rel)
+            walked_path(rel)
             old = states.get(rel)
+            if old is not None:
+                known += 1
             if kind(rel) is not None:
                 for task in self._plan_container(e, (e.size, e.mtime_ns, e.inode)):
                     self.planned += 1
@@ -290,6 +298,7 @@ class _Run:
                 unchanged += 1
             elif old is None and failed.get(rel) == (e.size, e.mtime_ns, e.inode):
                 errors += 1  # failed before and unchanged since: not retried
+                self.seen.add(rel)
             elif old is None:
                 self.planned += 1
                 yield Task(e, None, self.col.language, self.col.follow_symlinks)
@@ -302,6 +311,7 @@ class _Run:
         self.stats.scanned += scanned
         self.stats.unchanged += unchanged
         self.stats.errors += errors
+        self.known += known
         self.walked = True
         walked()
 
@@ -404,15 +414,27 @@ class _Run:
         """Remove what is gone, record what the walk refused, and commit the last batch."""
         # What an unreadable directory held stays indexed until it can be read again.
         unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
-        gone = [
-            (rel, self.states[rel].id)
-            for rel in sorted(self.states.keys() - self.seen)
-            if not (unreadable and rel.startswith(unreadable))
-        ]
+        gone: list[tuple[str, int]] = []
+        seen = self.seen
+        # Unless every indexed path was walked (each is walked once), what was not is gone;
+        # a no-op update makes no set of its walked paths, nor of the indexed ones.
+        if self.known != len(self.states):
+            seen = seen.union(self.walked_paths)
+            gone = [
+                (rel, self.states[rel].id)
+                for rel in sorted(self.states.keys() - seen)
+                if not (unreadable and rel.startswith(unreadable))
+            ]
         store.delete_documents(self.conn, [doc_id for _, doc_id in gone])
         self.stats.removed = len(gone)
         self.committed.extend(("removed", rel) for rel, _ in gone)
-        store.clear_errors(self.conn, self.cid, [p for p in self.failed if p not in self.seen])
+        # A failure the walk reports again stays as recorded (a no-op update writes nothing).
+        reported = {i.rel_path for i in walk_errors}
+        stale = [p for p in self.failed if p not in seen and p not in reported]
+        if stale and seen is self.seen:
+            walked = set(self.walked_paths)
+            stale = [p for p in stale if p not in walked]
+        store.clear_errors(self.conn, self.cid, stale)
         for issue in walk_errors:
             store.record_error(self.conn, self.cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             self.stats.errors += 1

@@ -127,12 +127,15 @@ def indexed_title(title: str, meta: dict[str, Any]) -> str:
 
 
 def upsert_collection(conn: apsw.Connection, name: str, path: str, language: str | None) -> int:
+    """The collection's id, its row written only when new or changed (kept_states)."""
     row = conn.execute(
         "INSERT INTO collections(name, path, language) VALUES (?, ?, ?) "
         "ON CONFLICT(name) DO UPDATE SET path=excluded.path, language=excluded.language "
-        "RETURNING id",
+        "WHERE (path, language) IS NOT (excluded.path, excluded.language) RETURNING id",
         (name, path, language),
     ).fetchone()
+    if row is None:
+        row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
     return int(row[0])
 
 
@@ -319,12 +322,16 @@ def record_error(
     mtime_ns: int,
     inode: int,
 ) -> None:
-    """Remember why a file failed (and its stat, so an unchanged failure is not retried)."""
+    """Remember why a file failed (and its stat, so an unchanged failure is not retried).
+    The same failure again is left as it was, from when it was first recorded: a run
+    that finds nothing new writes nothing (kept_states)."""
     conn.execute(
         "INSERT INTO ingest_errors(collection_id, rel_path, code, reason, size, mtime_ns, inode, at) "
         "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(collection_id, rel_path) DO UPDATE SET "
         "code=excluded.code, reason=excluded.reason, size=excluded.size, "
-        "mtime_ns=excluded.mtime_ns, inode=excluded.inode, at=excluded.at",
+        "mtime_ns=excluded.mtime_ns, inode=excluded.inode, at=excluded.at "
+        "WHERE (code, reason, size, mtime_ns, inode) "
+        "IS NOT (excluded.code, excluded.reason, excluded.size, excluded.mtime_ns, excluded.inode)",
         (collection_id, rel_path, code, reason, size, mtime_ns, inode, int(time.time())),
     )
 
