@@ -634,9 +634,17 @@ def collection_add(
         typer.Option(
             "--include",
             help=(
-                "gitignore-style glob to index (repeatable); default: Markdown, text, source and build "
-                "files, documents (what that leaves out is counted in what it prints)."
+                "gitignore-style glob to index (repeatable), instead of the default kinds: Markdown, text, "
+                "source and build files, documents (what they leave out is counted in what it prints)."
             ),
+        ),
+    ] = None,
+    also: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--also",
+            help="Glob of files to index besides the default kinds or the --include globs (repeatable): "
+            "--also '*.tc' --also 'Documentation/ABI/**'.",
         ),
     ] = None,
     exclude: Annotated[Optional[list[str]], typer.Option("--exclude", help="Glob to skip (repeatable).")] = None,
@@ -690,6 +698,7 @@ def collection_add(
             _fmt(json_, human=human),
             allow_overlap,
             description,
+            also or [],
         )
     )
 

@@ -213,6 +213,7 @@ def collection_add(
     fmt: str | None,
     allow_overlap: bool = False,
     description: str | None = None,
+    also: list[str] | None = None,
 ) -> int:
     import os
 
@@ -234,6 +235,8 @@ def collection_add(
             params["allow_overlap"] = True
         if description:
             params["description"] = description
+        if also:
+            params["also"] = also
         show(_index_in_background(fmt, "collection.add", params), fmt, index_lines)
         return 0
 

@@ -254,6 +254,9 @@ class CollectionConfig(msgspec.Struct, forbid_unknown_fields=True, omit_defaults
     # gitignore-style globs relative to the collection root; empty = DEFAULT_EXTENSIONS.
     include: list[str] = []
     exclude: list[str] = []
+    # Files indexed besides those `include` (or the default kinds) takes: `*.tc` adds test
+    # cases to a source tree's defaults, where an include glob would replace them.
+    also: list[str] = []
     # Snowball language name or ISO code; unset = detect per document.
     language: str | None = None
     gitignore: bool = True
@@ -335,7 +338,7 @@ def validate_collection(c: CollectionConfig, where: str = "collection") -> Colle
             language = normalize_language(c.language)
         except ValueError as e:
             raise ConfigError(f"{where}.language: {e}") from None
-    for key, globs in (("include", c.include), ("exclude", c.exclude)):
+    for key, globs in (("include", c.include), ("exclude", c.exclude), ("also", c.also)):
         for g in globs:
             if not g.strip():
                 raise ConfigError(f"{where}.{key}: empty glob")

@@ -80,6 +80,7 @@ class CollectionAddParams(Params):
     path: Annotated[str, Meta(min_length=1)]
     include: list[str] = []
     exclude: list[str] = []
+    also: list[str] = []  # files indexed besides those `include` (or the default kinds) takes
     language: str | None = None
     gitignore: bool = True
     follow_symlinks: bool = False  # follow links whose targets stay inside the collection
@@ -474,6 +475,7 @@ class CollectionInfo(Struct):
     follow_symlinks: bool = False
     last_indexed_at: int | None = None
     description: str | None = None
+    also: list[str] = []
 
 
 class CollectionListResult(Struct):

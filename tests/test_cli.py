@@ -112,12 +112,34 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         assert add["collections"][0]["other_kinds"] == {".svg": 2, ".log": 1, "": 1}
         text = cli("update", "t", "--human", env=env).stdout
         assert (
-            "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); include globs take them (they replace the default kinds)"
-            in text
-        )
+            "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); "
+            "--also globs take them besides the default kinds (`also` in the collection's config)"
+        ) in text
         cli("collection", "remove", "t", "--json", env=env)
         add = cli_json("collection", "add", tree, "--name", "t", "--include", "*.md", "--json", env=env)
         assert add["collections"][0]["other_kinds"] == {}
+        # --also takes some of them besides the default kinds, and the config keeps it.
+        cli("collection", "remove", "t", "--json", env=env)
+        add = cli_json(
+            "collection",
+            "add",
+            tree,
+            "--name",
+            "t",
+            "--exclude",
+            "old/",
+            "--also",
+            "*.svg",
+            "--also",
+            "tools/*",
+            "--json",
+            env=env,
+        )
+        assert add["collections"][0]["other_kinds"] == {".log": 1}
+        listed = {e["path"] for e in cli_json("ls", "t", "--json", env=env)["entries"]}
+        assert {"notes.md", "logo.svg", "art/icon.svg", "tools/frobnicate"} <= listed and "run.log" not in listed
+        (info,) = cli_json("collection", "list", "--json", env=env)["collections"]
+        assert info["also"] == ["*.svg", "tools/*"]
         # `get` of such a file says why it is not there.
         cli("collection", "remove", "t", "--json", env=env)
         cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
@@ -125,7 +147,7 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             err = cli_error("get", ref, env=env)
             assert (err["code"], err["details"]["why"], err["details"]["collection"]) == ("NOT_FOUND", why, "t"), ref
         assert (
-            "include globs take it (they replace the default kinds)"
+            "an `also` glob in the collection's config takes it besides the default kinds"
             in cli_error("get", "t/logo.svg:3", env=env)["message"]
         )
 

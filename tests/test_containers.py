@@ -248,6 +248,15 @@ def paths(db) -> dict[str, str]:
     return dict(db.execute("SELECT rel_path, source_hash FROM documents ORDER BY rel_path").fetchall())
 
 
+def test_members_pass_the_collections_also_globs(db, tmp_path):
+    """An archive's members are taken as files of their names would be: a kind the
+    defaults leave out, by the collection's `also` globs too."""
+    (tmp_path / "suite.zip").write_bytes(zipped({"a.md": b"# Alpha\n", "t/x.tc": b"echo ok\n", "y.svg": b"<svg/>"}))
+    col = CollectionConfig(name="c", path=str(tmp_path), also=["*.tc"])
+    assert index_collection(db, AnalyzerSet(), col).added == 2
+    assert list(paths(db)) == ["suite.zip!/a.md", "suite.zip!/t/x.tc"]
+
+
 def test_members_are_indexed_incrementally(db, tmp_path):
     root = tmp_path / "docs"
     root.mkdir()

@@ -394,7 +394,8 @@ def test_write_tools_report_progress(hybrid, tmp_path):
     seen, added, found, removed = run(go)
     assert not added.is_error and added.content[0].text.startswith("more: 40 added")
     assert added.content[0].text.endswith(
-        "\n  not indexed: 1 file of other kinds (.svg 1); include globs take them (they replace the default kinds)"
+        "\n  not indexed: 1 file of other kinds (.svg 1); --also globs take them besides the default kinds "
+        "(`also` in the collection's config)"
     )
     assert seen and seen[-1][0] == seen[-1][1] == 40 and any("more" in m for _, _, m in seen)
     assert len(found.structured_content["hits"]) == 10

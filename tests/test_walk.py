@@ -74,6 +74,31 @@ def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
     ]
 
 
+def test_also_globs_add_files_to_the_default_kinds_or_to_the_include_globs(tmp_path):
+    """An `also` glob takes files besides what the collection takes anyway (where an
+    include glob replaces the default kinds); what it takes is no other kind, and an
+    exclude glob still wins."""
+    make(
+        tmp_path,
+        {
+            "a.md": "",
+            "b.c": "",
+            "ftrace/t1.tc": "",
+            "old/t2.tc": "",
+            "ABI/sysfs-bus-usb": "",
+            "logo.svg": "",
+        },
+    )
+    others: Counter[str] = Counter()
+    flt = Filter([], ["old/"], also=["*.tc", "ABI/*"])
+    found = [e.rel_path for e in walk(str(tmp_path), flt, others=others)]
+    assert found == ["a.md", "b.c", "ABI/sysfs-bus-usb", "ftrace/t1.tc"]
+    assert others == {".svg": 1}
+    assert not flt.kind_left_out("t1.tc", "ftrace/t1.tc") and flt.kind_left_out("logo.svg", "logo.svg")
+    assert paths(tmp_path, Filter(["*.md"], [], also=["*.tc"])) == ["a.md", "ftrace/t1.tc", "old/t2.tc"]
+    assert Filter([], [], also=["*.tc"]).key != Filter([], []).key  # kept listings are per filter
+
+
 def test_files_of_other_kinds_are_counted_by_extension(tmp_path):
     """What the default kinds leave out is counted, also by a walk that lists no directory
     again; not a hidden file, an ignored or excluded one, a link, or a directory."""

@@ -441,7 +441,14 @@ WRITE_TOOLS = [
                 "items": {"type": "string"},
                 "maxItems": 64,
                 "default": [],
-                "description": "Glob patterns to index (default: text, Markdown and code).",
+                "description": "Glob patterns to index, instead of the default kinds (text, Markdown, code).",
+            },
+            "also": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 64,
+                "default": [],
+                "description": "Glob patterns of files to index besides the default kinds (or `include`).",
             },
             "exclude": {
                 "type": "array",

@@ -45,7 +45,7 @@ def _other_kinds_line(stats: dict) -> str | None:
     files = "file" if total == 1 else "files"
     return (
         f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); "
-        "include globs take them (they replace the default kinds)"
+        "--also globs take them besides the default kinds (`also` in the collection's config)"
     )
 
 

@@ -71,7 +71,7 @@ def index_collection(
     if cid is None:
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
     walk_errors: list[WalkIssue] = []
-    flt = Filter(col.include, col.exclude, col.gitignore)
+    flt = Filter.of(col)
     others: Counter[str] = Counter()
     entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks, others=others)
     stats = _apply(
@@ -97,7 +97,7 @@ def index_paths(
     cid = _collection_id(conn, col)
     if cid is None:
         return IndexStats(collection=col.name, errors=1, seconds=time.perf_counter() - t0)
-    flt = Filter(col.include, col.exclude, col.gitignore)
+    flt = Filter.of(col)
     walk_errors: list[WalkIssue] = []
     entries: dict[str, WalkEntry] = {}
     scope: set[str] = set()
@@ -336,7 +336,7 @@ class _Run:
             return []
         ids = {self.states[rel].id: rel for rel in held[1] if rel in self.states} if held else {}
         old = {ids[doc_id]: h for doc_id, h in store.source_hashes(self.conn, list(ids)).items()}
-        rules = (tuple(self.col.include), tuple(self.col.exclude))
+        rules = (tuple(self.col.include), tuple(self.col.exclude), tuple(self.col.also))
         task = Task(e, None, self.col.language, self.col.follow_symlinks, old, rules)
         if containers.kind(e.rel_path) != "mailbox" or e.size <= containers.MAILBOX_SHARD_BYTES:
             return [task]

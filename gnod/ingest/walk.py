@@ -10,14 +10,14 @@ import os
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
 from typing import NamedTuple
 
 import msgspec
 import pathspec
 
-from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, INDEXED_BY_DEFAULT, extension
+from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, INDEXED_BY_DEFAULT, CollectionConfig, extension
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -108,14 +108,22 @@ def _inside(real: str, root_real: str) -> bool:
 
 
 class Filter:
-    """Decides what belongs to a collection: include globs (or default extensions),
-    exclude globs, default junk directories and, optionally, .gitignore files."""
+    """Decides what belongs to a collection: include globs (or default extensions) and
+    `also` globs besides them, exclude globs, default junk directories and, optionally,
+    .gitignore files."""
 
-    def __init__(self, include: list[str], exclude: list[str], gitignore: bool = True) -> None:
-        self.key = (tuple(include), tuple(exclude), gitignore)
+    def __init__(
+        self, include: list[str], exclude: list[str], gitignore: bool = True, also: Sequence[str] = ()
+    ) -> None:
+        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also))
         self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+        self.also = pathspec.GitIgnoreSpec.from_lines(also) if also else None
         self.gitignore = gitignore
+
+    @classmethod
+    def of(cls, col: CollectionConfig) -> Filter:
+        return cls(col.include, col.exclude, col.gitignore, col.also)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:
         if name in _DEFAULT_EXCLUDED_DIRS:
@@ -125,16 +133,19 @@ class Filter:
     def wants_file(self, name: str, rel_path: str) -> bool:
         if name in _DEFAULT_EXCLUDED_FILES:
             return False
-        if self.include is not None:
-            if not self.include.match_file(rel_path):
-                return False
-        elif not _default_kind(name, rel_path):
+        taken = self.include.match_file(rel_path) if self.include is not None else _default_kind(name, rel_path)
+        if not (taken or (self.also is not None and self.also.match_file(rel_path))):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
 
     def kind_left_out(self, name: str, rel_path: str) -> bool:
-        """Whether the default kinds of files (no include globs) leave this one out."""
-        return self.include is None and not _default_kind(name, rel_path)
+        """Whether the default kinds of files (no include globs) and the `also` globs
+        leave this one out."""
+        return (
+            self.include is None
+            and not _default_kind(name, rel_path)
+            and not (self.also is not None and self.also.match_file(rel_path))
+        )
 
     def other_kind(self, name: str, rel_path: str) -> bool:
         """Whether a file that `wants_file` refused was refused for its kind alone: no

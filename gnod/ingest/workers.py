@@ -66,9 +66,9 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     language: str | None  # the collection's language hint
     follow_symlinks: bool = False  # the collection's setting: a link swapped in later is refused
     # A container (gnod.ingest.containers): its members' indexed source hashes, and the
-    # collection's include and exclude globs, which its archives' members pass too.
+    # collection's include, exclude and `also` globs, which its archives' members pass too.
     old_members: dict[str, str] = {}
-    rules: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    rules: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())
     shard: containers.Shard | None = None  # of a big mailbox: the messages this task reads
     failed: tuple[str, str] | None = None  # (code, reason) known when it was planned
     # A picture or scan on disk that needs OCR is indexed by its name and read by gnod's
@@ -139,7 +139,8 @@ def _expand(
     """Each member prepared as a file of its name would be, carrying the container's stat."""
     e = task.entry
     archive = containers.kind(e.rel_path) == "archive"
-    wanted = Filter(list(task.rules[0]), list(task.rules[1]), gitignore=False)
+    include, exclude, also = task.rules
+    wanted = Filter(list(include), list(exclude), gitignore=False, also=also)
     out: list[tuple[str, PreparedDoc | Unchanged | Failed]] = []
     try:
         for inner, body in members:

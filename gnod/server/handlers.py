@@ -79,6 +79,7 @@ def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
                 errors=row[4] if row else 0,
                 last_indexed_at=row[5] if row else None,
                 description=c.description,
+                also=c.also,
             )
         )
     return out

@@ -20,7 +20,7 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
     """(message, details) for a `ref` that names a file in a collection's folder which
     the index lacks; None when it names no such file. `details.why`: FAILED (reading or
     converting it failed: its code and reason), FILTERED (include or exclude globs, the
-    default exclusions, a .gitignore), KIND (no default kind of file; an include glob
+    default exclusions, a .gitignore), KIND (no default kind of file; an `also` glob
     takes it) or PENDING (not indexed yet)."""
     for col, rel in _places(d, ref):
         if not rel or not os.path.isfile(os.path.join(col.path, rel)):
@@ -32,15 +32,16 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
         ).fetchone()
         if failed is not None:
             why, text = "FAILED", f"it could not be indexed: {failed[0]} ({failed[1]})"
-        elif admit(col.path, Filter(col.include or ["*"], col.exclude, col.gitignore), rel) is None:
+        elif admit(col.path, Filter(col.include or ["*"], col.exclude, col.gitignore, col.also), rel) is None:
             why = "FILTERED"
             text = (
                 "the collection's globs, its default exclusions (build/, node_modules/…) or a .gitignore leave it out"
             )
-        elif Filter(col.include, col.exclude, col.gitignore).kind_left_out(os.path.basename(rel), rel):
+        elif Filter.of(col).kind_left_out(os.path.basename(rel), rel):
             why, text = (
                 "KIND",
-                "its kind of file is not indexed by default; include globs take it (they replace the default kinds)",
+                "its kind of file is not indexed by default; an `also` glob in the collection's config "
+                "takes it besides the default kinds",
             )
         else:
             why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
