@@ -143,6 +143,14 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
         ("return -1", [C(["return"], raw="return"), C(["1"], raw="-1")]),
         ("list ->next", [C(["list"], raw="list"), C(["next"], raw="->next")]),
         ("-_x y", [C(["x"], raw="-_x"), C(["y"], raw="y")]),
+        # Nor before a word in capitals alone: an error code, a flag (`-usb` negates USB).
+        ("return -ENODEV", [C(["return"], raw="return"), C(["enodev"], raw="-ENODEV")]),
+        ("-E2BIG -DDEBUG", [C(["e2big"], raw="-E2BIG"), C(["ddebug"], raw="-DDEBUG")]),
+        ("-EINVAL,", [C(["einval"], raw="-EINVAL,")]),
+        (
+            "usb -Gadget -X",
+            [C(["usb"], raw="usb"), C(["gadget"], negated=True, raw="-Gadget"), C(["x"], negated=True, raw="-X")],
+        ),
         # Duplicates (after lowercasing) are kept once, first spelling wins.
         ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
         (

@@ -6,8 +6,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
                            natural-language question is not emptied by one absent word)
 * ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
 * ``-term``, ``-"a b"``    negation; needs at least one positive clause (a ``-`` before a
-                           letter or a quote: before a digit or a symbol it is text,
-                           as in ``return -1`` and ``->next``)
+                           letter or a quote: before a digit, a symbol or a word in
+                           capitals alone it is text, as in ``return -1``, ``->next``
+                           and ``return -ENODEV``; ``-usb`` leaves USB out)
 * ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
                            concatenation (``"real time"`` OR ``"realtime"``)
 * ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
@@ -130,7 +131,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             continue
         start = i
         negated = False
-        if query[i] == "-" and i + 1 < n and (query[i + 1] == '"' or query[i + 1].isalpha()):
+        if query[i] == "-" and i + 1 < n and (query[i + 1] == '"' or _negatable(query, i + 1)):
             negated = True
             i += 1
         if query[i] == '"':
@@ -163,6 +164,19 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             "negation needs at least one positive term: add a word to search for, e.g. `deploy -staging`"
         )
     return result
+
+
+def _negatable(query: str, at: int) -> bool:
+    """Whether the word at `at`, after a `-`, is negated: one that starts with a letter,
+    but not one in capitals alone (`return -ENODEV`, `-DDEBUG`: code's error codes and
+    flags). Matching ignores case, so `-usb` still leaves USB out."""
+    if not query[at].isalpha():
+        return False
+    end = at
+    while end < len(query) and not query[end].isspace():
+        end += 1
+    word = query[at:end]
+    return not (len(word) > 1 and word.isupper())
 
 
 # Other engines' operators: here each is a word (and a stopword, dropped beside others).
