@@ -143,7 +143,8 @@ class Filters(Params):
             cli(
                 "--path",
                 metavar="GLOB",
-                help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none).",
+                help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be "
+                "none; a folder: what it holds).",
             ),
         ]
         | None

@@ -434,11 +434,17 @@ def test_path_globs_match_what_sqlite_glob_matches(glob, path_searcher):
         ("arch/**/Kconfig*", ["arch/x86/Kconfig", "arch/x86/Kconfig.debug"]),
         ("**/mm/**/*.c", ["arch/x86/mm/fault.c", "mm/slab.c", "src/mm/page_alloc_test.c", "tools/mm/.c"]),
         ("**/*.rst", ["Documentation/index.rst", "Documentation/usb/gadget.rst"]),
+        # A path without wildcards is also a folder (as git reads it); with a `/` at its end, only one.
+        ("mm", ["mm/Kconfig", "mm/slab.c"]),
+        ("drivers/usb/", ["drivers/usb/core/hub.h"]),
+        ("Kconfig", ["Kconfig"]),
+        ("arch/x86/Kconfig", ["arch/x86/Kconfig"]),
     ],
 )
 def test_a_glob_of_any_folders_also_matches_none(glob, expected, path_searcher):
     """`**/` is any folders or none, as in gitignore and ripgrep, in the lexical index and in
-    SQLite alike (`*` runs over `/` already: `**/Kconfig` without the top's Kconfig)."""
+    SQLite alike (`*` runs over `/` already: `**/Kconfig` without the top's Kconfig); and a
+    folder's path is what it holds."""
     searcher, stored = path_searcher
     for query in (path_filter(glob), path_filter(glob, searcher), path_filter(glob, searcher, stored)):
         hits = searcher.search(query, 100).hits

@@ -142,12 +142,19 @@ def glob_atoms(glob: str) -> list[GlobAtom]:
 
 # `**/` where it starts the glob or follows a `/`.
 _ANY_FOLDERS = re.compile(r"(?:^|(?<=/))\*\*/")
+_WILDCARD = re.compile(r"[*?\[]")
 
 
 def path_globs(glob: str) -> list[str]:
     """The path glob as SQLite's GLOB reads it, once for each way its `**/` may stand for
     no folder at all: in gitignore's globs and ripgrep's `**/Kconfig` is also the
-    Kconfig at the top. (`*` runs over `/` here, so `**/` is otherwise `*/`.)"""
+    Kconfig at the top. (`*` runs over `/` here, so `**/` is otherwise `*/`.) A path
+    without wildcards is also a folder, as git reads it (`drivers/usb`: the file of that
+    name, or what the folder holds); one that ends in `/` is a folder only."""
+    if glob.endswith("/"):
+        return [glob + "*"]
+    if _WILDCARD.search(glob) is None:
+        return [glob, glob + "/*"]
     pieces = _ANY_FOLDERS.split(glob)
     if len(pieces) == 1:
         return [glob]
