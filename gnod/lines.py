@@ -42,16 +42,21 @@ def stored_line(line_shifts: str, line: int) -> int:
     return max(1, stored)
 
 
-def expand(text: str, line_shifts: str, first: int = 1) -> str:
-    """Stored text whose first line is stored line `first`, with the blank lines its
-    file has there put back: shown with the file's line numbers."""
+def expand(text: str, line_shifts: str) -> str:
+    """A stored text with the blank lines its file has put back: the file's lines, as
+    many as it has. Work per shift, not per line (`get` of a big file)."""
     if not line_shifts:
         return text
+    starts, extras, _ = _shifts(line_shifts)
     lines = text.split("\n")
     out: list[str] = []
-    for i, line in enumerate(lines):
-        stored = first + i
-        gap = file_line(line_shifts, stored) - file_line(line_shifts, stored - 1) - 1 if i else 0
-        out.extend([""] * gap)
-        out.append(line)
+    at = before = 0  # the line up to which `lines` are taken, and the shift in force there
+    for start, extra in zip(starts, extras):
+        i = start - 1  # the index of the stored line before which the file has more blank lines
+        if i >= len(lines):
+            break
+        out += lines[at:i]
+        out += [""] * (extra - before)
+        at, before = i, extra
+    out += lines[at:]
     return "\n".join(out)

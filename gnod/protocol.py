@@ -433,12 +433,8 @@ class Document(DocumentIdentity):
     from_line: int
     to_line: int
     total_lines: int
-    content: str
+    content: str  # the file's lines from_line..to_line (blank lines as many as it has)
     truncated: bool = False
-    # Where the stored text has one blank line for the file's several ("stored:extra"
-    # pairs, gnod/lines.py): a client showing `content` with the file's line numbers
-    # puts them back (gnod.lines.expand). Empty when the two agree.
-    line_shifts: str = ""
 
 
 class MultiGetResult(Struct):

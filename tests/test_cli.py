@@ -488,6 +488,22 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         assert cli_error("get", "src/none.c", env=env)["code"] == "NOT_FOUND"
 
 
+def test_get_gives_the_files_lines_blank_ones_too(tmp_path):
+    """The stored text keeps one blank line of a run; `get` and `multi-get` put the others
+    back, so that a line's number in what they give is the file's (an agent edits by it)."""
+    source = "int a;\n\n\n\nint b;\n\n\nint c;\n"
+    with running_gnod() as (env, _d):
+        tree = write_tree(str(tmp_path / "t"), {"gaps.c": source})
+        cli_json("collection", "add", tree, "--name", "t", "--json", env=env)
+        doc = get_json(env, "t/gaps.c")
+        assert (doc["content"], doc["from_line"], doc["to_line"], doc["total_lines"]) == (source, 1, 8, 8)
+        doc = get_json(env, "t/gaps.c:2", "-l", "4")
+        assert (doc["content"], doc["from_line"], doc["to_line"]) == ("\n\n\nint b;\n", 2, 5)
+        assert get_json(env, "t/gaps.c:8")["content"] == "int c;\n"
+        (multi,) = cli_json("multi-get", "t/gaps.c", "--json", env=env)["documents"]
+        assert multi["content"] == source
+
+
 def test_get_line_from_a_search_snippet(indexed):
     hit = search(indexed.env, "spaghetti")["hits"][0]
     ref = f"{hit['collection']}/{hit['path']}:{hit['snippet']['line']}"

@@ -236,7 +236,8 @@ def test_the_document_view_marks_the_line(web):
 
 
 def test_the_document_view_puts_back_the_blank_lines_its_file_has():
-    """The stored text has one blank line for several; lines are the file's (docs/protocol.md)."""
+    """The stored text has one blank line for several; `get` gives the file's lines (with
+    them put back), which the view numbers as the file does."""
     from gnoctl.web import render
     from gnod.ingest.canonical import canonicalize_lines
     from gnod.lines import expand

@@ -26,7 +26,7 @@ from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.web import render, search
 from gnoctl.web.live import Hub, sse
-from gnod import editor_url, lines, wire
+from gnod import editor_url, wire
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 BUSY_POLL_S = 1.0
@@ -150,7 +150,7 @@ class Web:
             doc=doc,
             line=line,
             ref=f"{doc['collection']}/{doc['path']}",
-            html=render.document(lines.expand(doc["content"], doc.get("line_shifts", "")), doc["path"], line),
+            html=render.document(doc["content"], doc["path"], line),
             similar=similar,
             converted=render.converted(doc["path"]),
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),

@@ -15,7 +15,7 @@ from gnod import __version__, wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled
-from gnod.lines import file_line, stored_line
+from gnod.lines import expand
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
 from gnod.protocol import (
@@ -357,14 +357,14 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
 
 
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
-    """The stored text from `from_line` on, lines numbered as in the file (a blank line the
-    canonical text dropped is not counted by `lines`)."""
+    """The file's lines from `from_line` on: the stored text with the blank lines its
+    canonical form dropped put back, so that a line's number in `content` is the file's
+    (an agent edits the file by them)."""
     content = store.content_of(conn, doc.mirror_hash)
-    markdown = content[0] if content else ""
-    all_lines = markdown.split("\n")
+    all_lines = expand(content[0], doc.line_shifts).split("\n") if content else []
     if all_lines and all_lines[-1] == "":
         all_lines.pop()
-    total = file_line(doc.line_shifts, len(all_lines)) if all_lines else 0
+    total = len(all_lines)
     if from_line and from_line > max(total, 1):
         raise RpcError(
             wire.INVALID_PARAMS,
@@ -372,8 +372,8 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
             f"({total} line{'' if total == 1 else 's'})",
             {"ref": f"{doc.collection}/{doc.rel_path}", "total_lines": total},
         )
-    start = stored_line(doc.line_shifts, from_line or 1) - 1
-    end = len(all_lines) if lines is None else min(len(all_lines), start + lines)
+    start = (from_line or 1) - 1
+    end = total if lines is None else min(total, start + lines)
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
     if max_bytes is not None and len(text.encode()) > max_bytes:
@@ -384,13 +384,11 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         language=doc.language,
         metadata=json.loads(doc.metadata),
         mirror_hash=doc.mirror_hash,
-        from_line=file_line(doc.line_shifts, start + 1),
-        # Nothing returned: the line before from_line.
-        to_line=file_line(doc.line_shifts, end) if end > start else file_line(doc.line_shifts, start + 1) - 1,
+        from_line=start + 1,
+        to_line=end if end > start else start,  # nothing returned: the line before from_line
         total_lines=total,
         content=text,
         truncated=truncated,
-        line_shifts=doc.line_shifts,
     )
 
 
