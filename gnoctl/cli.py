@@ -544,7 +544,12 @@ def ls(
     collection: Annotated[
         Optional[str], typer.Argument(help="Collection to list (default: all).", autocompletion=_collection_names)
     ] = None,
-    prefix: Annotated[str, typer.Option("--prefix", help="Only paths starting with this.")] = "",
+    prefix: Annotated[
+        str,
+        typer.Option(
+            "--prefix", help="Only paths starting with this, as `ls` prints them (collection/path) or inside any."
+        ),
+    ] = "",
     limit: Annotated[
         int,
         typer.Option(

@@ -109,7 +109,10 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
     view = view or View()
 
     def go(fmt: str) -> int:
-        res = Client().call("multi_get", {"refs": refs, "pattern": pattern, "max_bytes": max_bytes})
+        params = {"refs": refs, "pattern": pattern, "max_bytes": max_bytes}
+        if fmt == "files":  # paths only: no text read, no byte budget
+            params["content"] = False
+        res = Client().call("multi_get", params)
         write_documents(res, fmt, view, max_bytes)
         return 1 if res["missing"] else 0
 

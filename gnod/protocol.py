@@ -320,6 +320,9 @@ class MultiGetParams(Params):
     refs: list[str] = []
     pattern: str | None = None  # glob over `collection/rel_path`
     max_bytes: Annotated[int, Meta(ge=1)] = 1_048_576
+    # False: the documents without their text (content "", lines 0) and no byte budget:
+    # what a list of their files needs (`multi-get --files`).
+    content: bool = True
 
 
 class LsParams(Params):

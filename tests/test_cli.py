@@ -561,6 +561,11 @@ def test_multi_get_with_a_glob(indexed):
     assert res["missing"] == [] and res["truncated"] is False
     r = cli("multi-get", "--pattern", "other/*", "--files", env=indexed.env)
     assert sorted(r.stdout.splitlines()) == sorted(os.path.join(indexed.other, n) for n in OTHER_DOCS)
+    # A list of files reads no text, so no byte budget cuts it short.
+    res = cli_json("multi-get", "-p", "docs/**", "--max-bytes", "1", "--json", env=indexed.env)
+    assert len(res["documents"]) == 1 and res["truncated"] is True
+    r = cli("multi-get", "-p", "docs/**", "--max-bytes", "1", "--files", env=indexed.env)
+    assert len(r.stdout.splitlines()) == 5 and not r.stderr
     # A pattern whose first folder is no collection's: a path inside them (as grep gives it).
     res = cli_json("multi-get", "-p", "guides/*.md", "--json", env=indexed.env)
     assert sorted(f"{d['collection']}/{d['path']}" for d in res["documents"]) == [
@@ -626,6 +631,12 @@ def test_ls(indexed):
     assert r.stdout.splitlines() == [os.path.join(indexed.other, name) for name in ("checklist.md", "lunch.md")]
     res = cli_json("ls", "docs", "--prefix", "guides/", "--json", env=indexed.env)
     assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
+    # The prefix as `ls` prints a path (collection/path), or as a glob, which it is not.
+    for prefix in ("docs/guides/", "gno://docs/guides/st"):
+        res = cli_json("ls", "--prefix", prefix, "--json", env=indexed.env)
+        assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), prefix
+    err = cli_error("ls", "--prefix", "docs/guides/*.md", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "multi-get -p GLOB --files" in err["message"]
     err = cli_error("ls", "nope", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
 

@@ -392,6 +392,20 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     )
 
 
+def _without_text(doc: DocRow) -> Document:
+    """A document's fields but its text (none read): content "", lines 0."""
+    return Document(
+        **identity(doc),
+        language=doc.language,
+        metadata=json.loads(doc.metadata),
+        mirror_hash=doc.mirror_hash,
+        from_line=0,
+        to_line=0,
+        total_lines=0,
+        content="",
+    )
+
+
 # A reference's lines: `:LINE` (a search snippet's), `:LINE:COLUMN` (vimgrep's; the column
 # is dropped) or `:FIRST-LAST`.
 _LINE_SUFFIX = re.compile(r":([0-9]+)(?::[0-9]+|-([0-9]+))?$")
@@ -470,6 +484,10 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             for doc in store.list_docs(conn, scope, "", 1_000_000, 0):
                 if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
                     docs.append((doc, None, None))
+        if not p.content:
+            return MultiGetResult(
+                documents=[_without_text(doc) for doc, _, _ in docs], missing=missing, truncated=False
+            )
         out, budget, truncated = [], p.max_bytes, False
         for doc, line, count in docs:
             if budget <= 0:
@@ -487,11 +505,24 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     if p.collection:
         find_collection(d, p.collection)
+    collection, prefix = p.collection, p.prefix.removeprefix(URI_PREFIX)
+    # As `ls` prints a path, `collection/path`: a first folder that is a collection's name
+    # (and no collection chosen) names it, as in `get`.
+    head, slash, rest = prefix.partition("/")
+    if collection is None and slash and d.collection(head) is not None:
+        collection, prefix = head, rest
 
     def run(conn, _a) -> LsResult:
-        rows = store.list_docs(conn, p.collection, p.prefix, p.limit, p.offset)
+        rows = store.list_docs(conn, collection, prefix, p.limit, p.offset)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
-        return LsResult(entries=entries, total=store.count_docs(conn, p.collection, p.prefix))
+        total = store.count_docs(conn, collection, prefix)
+        if not total and any(ch in prefix for ch in "*?["):
+            raise RpcError(
+                wire.INVALID_PARAMS,
+                f"no path begins with {p.prefix!r}: a prefix is no glob (`multi-get -p GLOB --files` lists by glob)",
+                {"prefix": p.prefix},
+            )
+        return LsResult(entries=entries, total=total)
 
     return await d.read(run)
 
