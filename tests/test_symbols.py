@@ -772,8 +772,12 @@ def test_results_name_the_files_lines_where_the_stored_text_has_dropped_blank_li
     assert (got["content"], got["from_line"], got["to_line"]) == ("the zebra line\n", zebra, zebra)
     whole = cli_json("get", "lines/notes.md", "--json", env=env)
     assert (whole["from_line"], whole["to_line"], whole["total_lines"]) == (1, zebra, zebra)
-    inside_a_run = cli_json("get", "lines/notes.md:7", "-l", "2", "--json", env=env)  # a dropped blank line
-    assert inside_a_run["content"] == "\n## Section\n" and inside_a_run["to_line"] == 10
+    inside_a_run = cli_json("get", "lines/notes.md:7", "-l", "4", "--json", env=env)  # from a dropped blank line
+    assert (inside_a_run["content"], inside_a_run["from_line"], inside_a_run["to_line"]) == (
+        "\n\n\n## Section\n",
+        7,
+        10,
+    )
     past = cli_json("get", f"lines/notes.md:{zebra + 1}", "--json", env=env, expect=1)
     assert f"({zebra} lines)" in past["error"]["message"]
 
