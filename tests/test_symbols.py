@@ -157,6 +157,22 @@ def test_a_loop_macro_is_no_c_function_and_a_define_keeps_its_name():
     ]
 
 
+def test_a_c_function_named_after_an_attribute_macro_ending_its_line():
+    """`static int __init` on one line and `decay(char *str)` on the next: tree-sitter
+    names the function `__init` and leaves `decay` an error beside it (`--symbol __init`
+    then found it instead of the macro); on one line the name was read right already."""
+    source = (
+        "static int __init\ndecay (char *str)\n{\n\treturn 1;\n}\n"
+        "static int __init setup(void)\n{\n\treturn 0;\n}\n"
+        "static void __maybe_unused\nohci_dump_ed(int ed)\n{\n}\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == [
+        ("decay", "function", 1),
+        ("setup", "function", 6),
+        ("ohci_dump_ed", "function", 10),
+    ]
+
+
 REGISTER_MAP = """/*
  * Copyright 2022 Example
  */

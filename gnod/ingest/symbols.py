@@ -72,7 +72,8 @@ GRAMMARS: dict[str, str] = {
 # 2: a C typedef's name after an annotation macro (`typedef unsigned int __bitwise gfp_t;`).
 # 3: no C function without a parameter list (a loop macro's body: `for_each_node(node) {`);
 #    a `#define __getname() …` named __getname, its name not taken for an attribute macro.
-EXTRACTION = 3
+# 4: a C function's name after an attribute macro ending a line (`static int __init\ndecay(`).
+EXTRACTION = 4
 
 
 def stamp(grammar: str) -> str:
@@ -370,6 +371,18 @@ def _blank_attributes(text: str) -> str:
     return "".join(parts) + text[at:]
 
 
+def _after_attribute(target: Any) -> Any:
+    """The name a C declarator holds after an attribute macro at a line's end: in
+    `static int __init\ndecay(char *str)` tree-sitter takes `__init` for the function's
+    name and leaves `decay` an error beside it; that one is the name."""
+    if target is None or target.type != "identifier" or target.next_named_sibling is None:
+        return target
+    error = target.next_named_sibling
+    if error.type == "ERROR" and len(error.named_children) == 1 and error.named_children[0].type == "identifier":
+        return error.named_children[0]
+    return target
+
+
 def _text(node: Any, source: bytes) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
@@ -388,6 +401,7 @@ def _name(node: Any, kind: str, grammar: str, source: bytes) -> tuple[str | None
             where = target.child_by_field_name("scope")
             scope = _text(where, source) if where is not None else scope
             target = target.child_by_field_name("name")
+        target = _after_attribute(target)
     elif kind == "impl":  # Rust's `impl Type`, Swift's `extension Type`
         target = node.child_by_field_name("type") or node.child_by_field_name("name")
     else:
