@@ -245,10 +245,19 @@ def test_keep_informative_keeps_the_rarest_terms_in_query_order():
         ),
         ("deploy AND NOT x", '("deploy") OR ("and") OR ("not") OR ("x")'),
         ("title:foo NEAR(a", '("titl foo") OR ("near a")'),
+        # Words typed across `/` also name a path's folders (the separator between them).
+        ("x86/entry", '("x86 entri" OR "x86 | entri")'),
+        ('"#include <linux/modules.h>"', '("includ linux modul h" OR "includ linux | modul h")'),
+        ("entry_SYSCALL_64", '("entri syscal 64")'),
+        ("https://a.org/x", '("https a org x" OR "https | a org | x")'),
     ],
 )
 def test_compile_english(query, match):
     assert written(compiled(query, EN)) == match
+
+
+def test_the_separator_of_a_paths_form_is_no_word_of_the_query():
+    assert compiled("x86/entry").positive_stems == frozenset({"x86", "entri"})
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from conftest import (
     make_env,
     make_home,
     start_gnod,
+    write_tree,
 )
 from gnod.config import CollectionConfig
 from gnod.ingest.lexical_text import deriver
@@ -180,6 +181,41 @@ def indexed(tmp_path):
     migrate(conn)
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     return conn, root
+
+
+def test_a_phrase_of_words_holds_within_a_folder_of_a_path_unless_the_query_names_folders(tmp_path):
+    """A path is indexed with a separator between its folders: `entry_SYSCALL_64` is no
+    longer found in the path `entry/syscall_64.c` (nor a quoted `#include` line in
+    `include/linux/module.h`), while a query that names folders (`x86/entry`) still
+    finds the paths that hold them, and the text that writes them so."""
+    root = tmp_path / "tree"
+    write_tree(
+        str(root),
+        {
+            "arch/x86/entry/syscall_64.c": "const sys_call_ptr_t sys_call_table[] = {\n};\n",
+            "arch/x86/entry/entry_64.S": "SYM_CODE_START(entry_SYSCALL_64)\n\tswapgs\n",
+            "tools/include/linux/module.h": "#ifndef _TOOLS_MODULE_H\n#define _TOOLS_MODULE_H\n",
+            "drivers/foo.c": "#include <linux/module.h>\nstatic int foo;\n",
+            "Documentation/x86/entry_64.rst": "The x86/entry code is written in assembler.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    an = AnalyzerSet()
+    with lexical_index(conn, an) as index:
+        assert lexical_paths_in(index, conn, an, "entry_SYSCALL_64") == ["arch/x86/entry/entry_64.S"]
+        assert lexical_paths_in(index, conn, an, '"#include <linux/module.h>"') == ["drivers/foo.c"]
+        found = lexical_paths_in(index, conn, an, "x86/entry")
+        assert sorted(found) == [
+            "Documentation/x86/entry_64.rst",
+            "arch/x86/entry/entry_64.S",
+            "arch/x86/entry/syscall_64.c",
+        ]
+        assert sorted(lexical_paths_in(index, conn, an, "linux/module.h")) == [
+            "drivers/foo.c",
+            "tools/include/linux/module.h",
+        ]
 
 
 def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):

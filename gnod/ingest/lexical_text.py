@@ -14,8 +14,15 @@ from gnod.config import CAMEL_CASE_EXTENSIONS, extension
 from gnod.ingest.sections import StemmedBody, stem_body
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
-from gnod.store.lexical_index import SEPARATOR
-from gnod.text.analyzer import Analyzer, AnalyzerSet, exact_text, identifier_parts, ingest_analyzers
+from gnod.text.analyzer import (
+    SEPARATOR,
+    Analyzer,
+    AnalyzerSet,
+    exact_text,
+    identifier_parts,
+    ingest_analyzers,
+    path_text,
+)
 
 
 def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, analyzer: Analyzer) -> LexicalText:
@@ -30,10 +37,10 @@ def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, a
         if groups:
             stems = SEPARATOR.join([stems, *groups])
     return LexicalText(
-        analyzer.index_text(rel_path),
+        path_text(rel_path, analyzer.index_text),
         analyzer.index_text(heading),
         stems,
-        exact_text(rel_path),
+        path_text(rel_path, exact_text),
         exact_text(heading),
         stemmed.words,
     )

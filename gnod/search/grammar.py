@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gnod.search.constants import PIPELINE
-from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, TOKEN_RE, AnalyzerSet, tokenize
 
 MAX_QUERY_CHARS = 32_000
 
@@ -261,6 +261,24 @@ def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[st
         # Re-tokenized rather than joined: the concatenation of CJK parts is bigrams again.
         joined = tokenize(clause.raw.replace("-", ""))
         forms.update(dict.fromkeys(analyzers.stem_sequences(joined, languages)))
+    forms.update(dict.fromkeys(_path_forms(clause, analyzers, languages)))
+    return list(forms)
+
+
+def _path_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
+    """A phrase typed with `/` between its words (`x86/entry`, `linux/module.h`) may name
+    a path's folders: its words with the separator between the folders, as an indexed
+    path holds them (analyzer.path_text); the words alone still match the text."""
+    if not clause.phrase or "/" not in clause.raw:
+        return []
+    parts = [part for part in map(tokenize, clause.raw.split("/")) if part]
+    if len(parts) < 2:
+        return []
+    forms: dict[tuple[str, ...], None] = {}
+    for lang in languages:
+        analyzer = analyzers.get(lang)
+        stemmed = [analyzer.stems(part) for part in parts]
+        forms[tuple(stemmed[0] + [t for part in stemmed[1:] for t in (SEPARATOR_TOKEN, *part)])] = None
     return list(forms)
 
 
@@ -304,6 +322,7 @@ def compile_query(
         for form in forms:
             stems.update(form)
         pos_forms.setdefault(forms, None)
+    stems.discard(SEPARATOR_TOKEN)
     neg_forms: dict[tuple[str, ...], None] = {}
     for c in negatives:
         for form in _clause_forms(c, analyzers, langs):

@@ -58,7 +58,7 @@ from gnod.store.lexical_index import (
     tag_key,
     words,
 )
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
@@ -154,12 +154,18 @@ def _form_query(field: str, form: Sequence[str], stem: Stem | None = None) -> Qu
     return Query.boolean_query(exact_phrase(form, stem))
 
 
+def _words(form: Sequence[str]) -> list[str]:
+    """A form's distinct words, folded, as the exact field holds them: the separator a
+    path's form has between its folders is in every document, and needs no term."""
+    return list(dict.fromkeys(fold(t) for t in form if t != SEPARATOR_TOKEN))
+
+
 def exact_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
     """A form of several exact words as a conjunction's clauses: each word, exact, and
     the form's stemmed phrase (in each language that stems it apart, any of them)."""
     phrases = [_form_query(STEMS, s) for s in stem(form)]
     held = phrases[0] if len(phrases) == 1 else Query.boolean_query([(Occur.Should, p) for p in phrases])
-    words_ = [(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in dict.fromkeys(fold(t) for t in form)]
+    words_ = [(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)]
     return [*words_, (Occur.Must, Query.const_score_query(held, 0.0))]
 
 
@@ -188,9 +194,7 @@ def match_query(
     out: list[tuple[Occur, Query]] = []
     for form, phrases in paired.items():
         held = Query.boolean_query([(Occur.Should, _form_query(STEMS, p)) for p in phrases])
-        exact = Query.boolean_query(
-            [(Occur.Must, Query.term_query(SCHEMA, EXACT, fold(t))) for t in dict.fromkeys(form)]
-        )
+        exact = Query.boolean_query([(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)])
         group = [
             (Occur.Must, Query.boost_query(held, weights[STEMS])),
             (Occur.Should, Query.boost_query(exact, weights[EXACT])),

@@ -44,7 +44,7 @@ import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, senders_of, tags_of
-from gnod.text.analyzer import NON_ASCII_RE, tokenize
+from gnod.text.analyzer import NON_ASCII_RE, SEPARATOR, tokenize
 
 log = logging.getLogger("gnod")
 
@@ -61,12 +61,10 @@ DAY = "day"
 PATH = "path"
 PATH_REVERSED = "path_reversed"  # for a glob with a literal end ("*_test.c")
 PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst"): one term for "a/*", "*.rst"
-# Between the parts of a text field: no phrase spans the path and the title. Never a
-# query token (tokens are alphanumeric).
-SEPARATOR = " | "
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 # 6: the parts of camelCase names (ingest.lexical_text).
-LAYOUT = 6
+# 7: a separator between a path's folders (analyzer.path_text).
+LAYOUT = 7
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
 # but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits

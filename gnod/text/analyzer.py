@@ -34,6 +34,11 @@ _ASCII_LINE_SEPARATORS = _ASCII_SEPARATORS[:10] + b"\n" + _ASCII_SEPARATORS[11:]
 # character) stay, so each word holding one is still whole, for TOKEN_RE to split.
 _ASCII_SEPARATORS_ONLY = _ASCII_SEPARATORS[:128] + bytes(range(128, 256))
 NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+# Between the parts of an indexed text (its path, title and body; a path's folders): a
+# token of its own, which no phrase spans. Never a query's (tokens are alphanumeric) but
+# where a query names a path's folders (`x86/entry`, grammar._clause_forms).
+SEPARATOR = " | "
+SEPARATOR_TOKEN = SEPARATOR.strip()
 # Text whose UTF-8 has at most this share of bytes beyond ASCII's (a name in a copyright
 # line, a few accented words) is split by the byte table first; with more (Russian,
 # French prose), nearly every word would meet the regex on its own, slower than at once.
@@ -247,6 +252,13 @@ def exact_text(text: str) -> str:
     """The space-joined unstemmed tokens of `text`: what the exact-form index stores
     (lexical_index.fold takes accents off)."""
     return " ".join(tokenize(text))
+
+
+def path_text(rel_path: str, text_of: Callable[[str], str]) -> str:
+    """A path as an indexed text: each folder's and the name's `text_of`, SEPARATOR between
+    them, so that a phrase of words holds within one (`entry_SYSCALL_64` is not the path
+    `entry/syscall_64.c`) unless the query names the folders (`x86/entry`)."""
+    return SEPARATOR.join(part for part in map(text_of, rel_path.split("/")) if part)
 
 
 class AnalyzerSet:
