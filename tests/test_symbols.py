@@ -544,8 +544,10 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     got = cli_json("get", f"src/drivers/foo/foo.c:{snip['line']}", "-l", "1", "--json", env=env)
     assert got["content"] == "static int foo_probe(struct device *dev)\n"
 
-    # Any case; a method by its class; a prefix; each language's kinds.
+    # Any case; as called; a method by its class; a prefix; each language's kinds.
     assert _symbol(env, "FOO_PROBE")["hits"][0]["snippet"]["symbol"] == "foo_probe()"
+    for called in ("foo_probe(", "foo_probe()"):
+        assert _symbol(env, called)["hits"][0]["snippet"]["symbol"] == "foo_probe()", called
     (hit,) = _symbol(env, "Parser.parse")["hits"]
     assert (hit["path"], hit["snippet"]["symbol"]) == ("app/settings.py", "Parser.parse()")
     # The file's line, though its stored text has one blank line where the file has two.

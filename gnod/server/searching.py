@@ -102,8 +102,9 @@ def definitions(
     passage per definition (its first lines). `Parser.parse` names a method of a class;
     `name*` every name starting so; a plain name that no C file defines otherwise, C's
     `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
-    `config NAME` too. A definition whose name has the query's case ranks first."""
-    query = p.query.strip()
+    `config NAME` too. A definition whose name has the query's case ranks first. A name
+    pasted as called, `kmalloc(` or `kmalloc()`, is the name."""
+    query = p.query.strip().removesuffix("()").removesuffix("(")
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
