@@ -146,10 +146,11 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         for ref, why in (("t/logo.svg", "KIND"), ("main.o", "FILTERED"), (f"{tree}/old/notes.bak", "FILTERED")):
             err = cli_error("get", ref, env=env)
             assert (err["code"], err["details"]["why"], err["details"]["collection"]) == ("NOT_FOUND", why, "t"), ref
-        assert (
-            "an `also` glob in the collection's config takes it besides the default kinds"
-            in cli_error("get", "t/logo.svg:3", env=env)["message"]
+        assert cli_error("get", "t/logo.svg:3", env=env)["message"] == (
+            "'t/logo.svg' is in the folder of collection 't' but not indexed: its kind of file is not indexed "
+            'by default; an `also` glob in the collection\'s config takes it besides the default kinds: also = ["*.svg"]'
         )
+        assert 'also = ["tools/frobnicate"]' in cli_error("get", "t/tools/frobnicate", env=env)["message"]
 
 
 def test_a_file_the_index_has_not_taken_yet_is_pending(tmp_path):

@@ -38,15 +38,17 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
                 "the collection's globs, its default exclusions (build/, node_modules/…) or a .gitignore leave it out"
             )
         elif Filter.of(col).kind_left_out(os.path.basename(rel), rel):
+            ext = os.path.splitext(os.path.basename(rel))[1]
+            glob = f"*{ext}" if ext else rel
             why, text = (
                 "KIND",
                 "its kind of file is not indexed by default; an `also` glob in the collection's config "
-                "takes it besides the default kinds",
+                f'takes it besides the default kinds: also = ["{glob}"]',
             )
         else:
             why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
         details = {"ref": ref, "collection": col.name, "path": rel, "why": why}
-        return f"{ref!r} is in collection {col.name!r}'s folder but not indexed: {text}", details
+        return f"{ref!r} is in the folder of collection {col.name!r} but not indexed: {text}", details
     return None
 
 
