@@ -1,5 +1,5 @@
-"""A document's lines as its file has them, from the canonical text's (stdlib only: the
-daemon and its clients, the web view among them, both use it).
+"""A document's lines as its file has them, from the canonical text's: what results and
+`get` number lines by.
 
 The canonical text keeps one blank line of each run (gnod.ingest.canonical), and a
 document records where it dropped the others as `line_shifts`: "stored:extra" pairs,
@@ -14,32 +14,19 @@ import functools
 
 
 @functools.lru_cache(maxsize=4096)
-def _shifts(line_shifts: str) -> tuple[list[int], list[int], list[int]]:
-    """(stored lines where a shift starts, the shift from there, the file lines they are)."""
+def _shifts(line_shifts: str) -> tuple[list[int], list[int]]:
+    """(stored lines where a shift starts, the shift from there)."""
     pairs = [tuple(map(int, p.split(":"))) for p in line_shifts.split()]
-    return [s for s, _ in pairs], [e for _, e in pairs], [s + e for s, e in pairs]
+    return [s for s, _ in pairs], [e for _, e in pairs]
 
 
 def file_line(line_shifts: str, line: int) -> int:
     """A line of the canonical text → the line of the file it came from."""
     if not line_shifts:
         return line
-    starts, extras, _ = _shifts(line_shifts)
+    starts, extras = _shifts(line_shifts)
     i = bisect.bisect_right(starts, line) - 1
     return line + extras[i] if i >= 0 else line
-
-
-def stored_line(line_shifts: str, line: int) -> int:
-    """A line of the file → the line of the canonical text holding it (for a blank line
-    the canonical text dropped, the blank line kept in its place)."""
-    if not line_shifts:
-        return line
-    starts, extras, resumes = _shifts(line_shifts)
-    i = bisect.bisect_right(resumes, line) - 1
-    stored = line - extras[i] if i >= 0 else line
-    if i + 1 < len(starts):  # within the next run's dropped lines: its kept blank line
-        stored = min(stored, starts[i + 1] - 1)
-    return max(1, stored)
 
 
 def expand(text: str, line_shifts: str) -> str:
@@ -47,7 +34,7 @@ def expand(text: str, line_shifts: str) -> str:
     many as it has. Work per shift, not per line (`get` of a big file)."""
     if not line_shifts:
         return text
-    starts, extras, _ = _shifts(line_shifts)
+    starts, extras = _shifts(line_shifts)
     lines = text.split("\n")
     out: list[str] = []
     at = before = 0  # the line up to which `lines` are taken, and the shift in force there
