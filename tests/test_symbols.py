@@ -138,39 +138,39 @@ def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
         ], grammar
 
 
-def test_a_loop_macro_is_no_c_function_and_a_define_keeps_its_name():
-    """Without a preprocessor `for_each_node(node) {` reads as a function definition
-    without parameters, which C has not; and `#define __getname() kmem_cache_alloc(…)` defines __getname
-    (taking its name for an attribute macro made it define kmem_cache_alloc)."""
-    source = (
-        "#define __getname() kmem_cache_alloc(names_cachep, GFP_KERNEL)\n"
-        "static int count(void)\n{\n\tint n = 0;\n\tfor_each_node(node) {\n\t\tn++;\n\t}\n\treturn n;\n}\n"
-        "page_chain_for_each(page) {\n\tput_page(page);\n}\n"
-        "__printf(1, 2) void note(const char *fmt, ...) {}\n"
-        "BPF_CALL_0(bpf_get_retval)\n{\n\treturn 0;\n}\n"
-    )
-    assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == [
-        ("__getname", "macro", 1),
-        ("count", "function", 2),
-        ("note", "function", 13),
-        ("bpf_get_retval", "function", 14),  # a macro in capitals defines what it names
-    ]
-
-
-def test_a_c_function_named_after_an_attribute_macro_ending_its_line():
-    """`static int __init` on one line and `decay(char *str)` on the next: tree-sitter
-    names the function `__init` and leaves `decay` an error beside it (`--symbol __init`
-    then found it instead of the macro); on one line the name was read right already."""
-    source = (
-        "static int __init\ndecay (char *str)\n{\n\treturn 1;\n}\n"
-        "static int __init setup(void)\n{\n\treturn 0;\n}\n"
-        "static void __maybe_unused\nohci_dump_ed(int ed)\n{\n}\n"
-    )
-    assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == [
-        ("decay", "function", 1),
-        ("setup", "function", 6),
-        ("ohci_dump_ed", "function", 10),
-    ]
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # Without a preprocessor `for_each_node(node) {` reads as a function definition
+        # without parameters, which C has not; and `#define __getname() kmem_cache_alloc(…)`
+        # defines __getname (taking its name for an attribute macro made it define
+        # kmem_cache_alloc); a macro in capitals so read defines what it names.
+        (
+            "#define __getname() kmem_cache_alloc(names_cachep, GFP_KERNEL)\n"
+            "static int count(void)\n{\n\tint n = 0;\n\tfor_each_node(node) {\n\t\tn++;\n\t}\n\treturn n;\n}\n"
+            "page_chain_for_each(page) {\n\tput_page(page);\n}\n"
+            "__printf(1, 2) void note(const char *fmt, ...) {}\n"
+            "BPF_CALL_0(bpf_get_retval)\n{\n\treturn 0;\n}\n",
+            [
+                ("__getname", "macro", 1),
+                ("count", "function", 2),
+                ("note", "function", 13),
+                ("bpf_get_retval", "function", 14),
+            ],
+        ),
+        # `static int __init` on one line and `decay(char *str)` on the next: tree-sitter
+        # names the function `__init` and leaves `decay` an error beside it (`--symbol
+        # __init` then found it instead of the macro); on one line it was read right already.
+        (
+            "static int __init\ndecay (char *str)\n{\n\treturn 1;\n}\n"
+            "static int __init setup(void)\n{\n\treturn 0;\n}\n"
+            "static void __maybe_unused\nohci_dump_ed(int ed)\n{\n}\n",
+            [("decay", "function", 1), ("setup", "function", 6), ("ohci_dump_ed", "function", 10)],
+        ),
+    ],
+)
+def test_c_definitions_are_named_as_written(source, expected):
+    assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == expected
 
 
 REGISTER_MAP = """/*
