@@ -862,3 +862,7 @@ def test_vimgrep_line_points_at_the_first_query_word():
     assert vimgrep_line("/a", 1, "é hot kettle", "-hot kettle") == "/a:1:8:é hot kettle"
     # A window cut out of a long line: its offsets are not the file's.
     assert vimgrep_line("/a", 3, "…kettle", "kettle") == "/a:3:1:…kettle"
+    # A definition whose name follows its type's line: the name's line and column.
+    text = "static int __init\ndecay (char *str)\n{"
+    assert vimgrep_line("/a", 482, text, "decay", [[18, 23]]) == "/a:483:1:decay (char *str)"
+    assert vimgrep_line("/a", 9, "void\n  start_kernel(void)", "x", [[7, 19]]) == "/a:10:3:  start_kernel(void)"

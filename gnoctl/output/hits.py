@@ -38,15 +38,24 @@ def _query_words(query: str) -> list[str]:
 
 def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list | None = None) -> str:
     """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
-    fzf and telescope parse. The column is the first match's on that line (`matches`,
-    a definition's name with --symbol), else the first query word's (bytes, as in vim)."""
-    # The first line with something on it (a passage may start with a blank line).
-    skip, first = next(((i, ln) for i, ln in enumerate(clean(text).split("\n")) if ln.strip()), (0, ""))
+    fzf and telescope parse. The line is the first match's (`matches`: a definition's
+    name with --symbol, on the line after its type in `static int __init\ndecay(…)`),
+    else the first with something on it; the column is the match's, else the first
+    query word's (bytes, as in vim)."""
+    lines = text.split("\n")
+    at = matches[0][0] if matches else -1
+    # The line holding the first match, else the first with something on it (a passage may start with a blank line).
+    hit = text.count("\n", 0, at) if 0 <= at <= len(text) else -1
+    if hit >= 0 and lines[hit].strip():
+        skip, at = hit, at - (text.rfind("\n", 0, at) + 1)
+    else:
+        skip, at = next((i for i, ln in enumerate(lines) if ln.strip()), 0), -1
+    first = clean(lines[skip]) if lines else ""
     line += skip
     col = 1
     if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
-        if not skip and matches and matches[0][0] < len(first):
-            found = [matches[0][0]]
+        if 0 <= at < len(first):
+            found = [at]
         else:
             lower = first.lower()
             found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
