@@ -520,6 +520,35 @@ def test_the_definitions_of_a_search_s_documents_are_read_at_once(db, tmp_path):
     assert symstore.of_documents(db, []) == {}
 
 
+def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_path):
+    """A caller that names the function more often than its definition does still comes
+    after it, once definitions are parsed; a word of prose, a phrase or a name in another
+    case is searched as before."""
+    from conftest import lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    calls = "".join(f"\tdwc3_gadget_giveback(dep, req, {i});\n" for i in range(6))
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "gadget.c": "void dwc3_gadget_giveback(struct dwc3_ep *dep, int req, int status)\n{\n\tlist_del(req);\n}\n",
+            "ep0.c": f"static void ep0_done(struct dwc3_ep *dep)\n{{\n{calls}}}\n",
+            "notes.md": "# Giveback\n\nThe dwc3 gadget gives requests back.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["ep0.c", "gadget.c"]  # not parsed yet: bm25 alone
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["gadget.c", "ep0.c"]
+    assert lexical_paths(db, an, "DWC3_GADGET_GIVEBACK") == ["ep0.c", "gadget.c"]  # another name in C
+    assert lexical_paths(db, an, '"dwc3 gadget giveback"')[0] == "ep0.c"
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

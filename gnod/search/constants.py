@@ -154,6 +154,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # one holding them apart: a longer line is less likely to be there by chance, and its
     # stopwords, left out of the terms, count only here.
     phrase_match: float = 0.1
+    # A query of one identifier (`dwc3_gadget_giveback`, `kmallocNode`) asks where it is
+    # defined as often as where it is used: a document defining it (its definitions are
+    # parsed after indexing, gnod.server.symbols) counts this much more, enough to pass
+    # the files that only call it, more often.
+    definition_match: float = 1.0
     # The preferences first see this many of the best matches by bm25 (40 translations of
     # one page can fill a pool of 20 before the one in the user's language); more are read
     # while a match beyond them could still be lifted into the results. Speed only: the

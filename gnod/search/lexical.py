@@ -15,6 +15,7 @@ path, language) are part of the engine's query, so a filtered search still fills
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -24,7 +25,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from gnod.search import filters
-from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
+from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, SYMBOL_CONTENTS, Lexical
 from gnod.search.grammar import (
     Clause,
     CompiledQuery,
@@ -36,6 +37,7 @@ from gnod.search.grammar import (
     text_not_syntax,
 )
 from gnod.store import documents as store
+from gnod.store import symbols as symstore
 from gnod.store.lexical_index import (
     COLLECTION,
     DAY,
@@ -370,6 +372,7 @@ class Preferences:
         counts: Mapping[str | None, int],
         lexical: Lexical,
         stem: Stem,
+        defined: Sequence[int] = (),
     ) -> None:
         self.lexical = lexical
         self.stem = stem
@@ -382,7 +385,8 @@ class Preferences:
         self.name = name if name and name.count(" ") < lexical.max_terms else None
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
-        self.active = self.by_language or self.name is not None or self.phrase is not None
+        self.defined = list(defined) if lexical.definition_match > 0 else []
+        self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
 
     def best(
         self, searcher: tantivy.Searcher, query: Query, pool: int, df: Callable[[str], int]
@@ -401,17 +405,23 @@ class Preferences:
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         while True:
             named, all_named = self._subset(searcher, query, self._name_query(), fetch, seen)
+            defining, all_defining = self._subset(searcher, query, self._defined_query(), fetch, seen)
+            boosts = {doc_id: self.lexical.name_match for doc_id in named}
+            for doc_id in defining:
+                boosts[doc_id] = boosts.get(doc_id, 0.0) + self.lexical.definition_match
             top = _top(searcher, query, fetch, seen)
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
             lift += 0.0 if all_named else self.lexical.name_match
+            lift += 0.0 if all_defining else self.lexical.definition_match
+            read = {**dict(top), **named, **defining}
             if among:  # a holder not read is lifted by at most the phrase's bonus
                 phrased = self._among(searcher, phrase, top)
-                ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
+                ranked = self._rank({**read, **phrased}, phrased, boosts, seen)
                 if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus):
                     break
                 among = False
             phrased, all_phrased = self._subset(searcher, query, held, fetch, seen)
-            ranked = self._rank({**dict(top), **phrased, **named}, phrased, named, seen)
+            ranked = self._rank({**read, **phrased}, phrased, boosts, seen)
             if _settled(top, ranked, fetch, pool, lift + (0.0 if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
@@ -419,6 +429,9 @@ class Preferences:
 
     def _name_query(self) -> Query | None:
         return None if self.name is None else Query.term_query(SCHEMA, NAMES, self.name)
+
+    def _defined_query(self) -> Query | None:
+        return any_of(ID, self.defined) if self.defined else None
 
     def _held_together(self, docs: int, df: Callable[[str], int]) -> float:
         """About how many of the `docs` documents hold every word of the phrase (`df`:
@@ -459,20 +472,39 @@ class Preferences:
         return dict(found[:n]), len(found) <= n
 
     def _rank(
-        self, found: dict[int, float], phrased: dict[int, float], named: dict[int, float], seen: _Seen
+        self, found: dict[int, float], phrased: dict[int, float], boosts: dict[int, float], seen: _Seen
     ) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first (higher is better here), a tie in the
         engine's order: then a match not read, which comes after those read in that
-        order, never ties its way in, so the results do not depend on how many are read."""
+        order, never ties its way in, so the results do not depend on how many are read.
+        `boosts`: what the name and a definition add for the documents they hold."""
         ranked = []
         for doc_id, score in found.items():
-            f = 1.0 + (self.lexical.name_match if doc_id in named else 0.0)
+            f = 1.0 + boosts.get(doc_id, 0.0)
             f += self.phrase_bonus if doc_id in phrased else 0.0
             if self.by_language:
                 f += self.lexical.language_prior * self.weights.get(seen.languages.get(doc_id, 0), 0) / self.top
             ranked.append((doc_id, score, score * f))
         ranked.sort(key=lambda r: (-r[2], seen.places[r[0]]))
         return ranked
+
+
+# One word that is a name in code: snake_case or camelCase (a capital after a small letter or digit).
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
+
+
+def _defining(conn: apsw.Connection, clauses: Sequence[Clause], where: filters.Filter, lexical: Lexical) -> list[int]:
+    """The documents defining the query's one identifier, in its case (definition_match);
+    none for any other query (a word of prose is no name of code, nor is a phrase)."""
+    if lexical.definition_match <= 0 or len(clauses) != 1:
+        return []
+    raw = clauses[0].raw
+    if clauses[0].negated or not _IDENTIFIER.fullmatch(raw) or not _NAMED_IN_CODE.search(raw):
+        return []
+    sql, args = filters.where(filters.resolve(where))
+    found = symstore.lookup(conn, raw, False, sql, args, SYMBOL_CONTENTS)
+    return list(dict.fromkeys(f.doc_id for f in found if f.symbol.name == raw))
 
 
 def search(
@@ -540,7 +572,7 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, _defining(conn, clauses, where, lexical))
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
