@@ -524,16 +524,20 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     """A caller that names the function more often than its definition does still comes
     after it, once definitions are parsed; a word of prose, a phrase or a name in another
     case is searched as before."""
-    from conftest import lexical_paths
+    from conftest import lexical_index, lexical_paths
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
     from gnod.text.analyzer import AnalyzerSet
 
-    calls = "".join(f"\tdwc3_gadget_giveback(dep, req, {i});\n" for i in range(6))
+    calls = "".join(f"\tdwc3_gadget_giveback(dep, req, {i});\n" for i in range(12))
     root = write_tree(
         str(tmp_path / "src"),
         {
-            "gadget.c": "void dwc3_gadget_giveback(struct dwc3_ep *dep, int req, int status)\n{\n\tlist_del(req);\n}\n",
+            "gadget.c": "/* dwc3_gadget_giveback - give a request back */\n#include <core.h>\n\n"
+            "void dwc3_gadget_giveback(struct dwc3_ep *dep, int req, int status)\n{\n\tlist_del(req);\n}\n",
             "ep0.c": f"static void ep0_done(struct dwc3_ep *dep)\n{{\n{calls}}}\n",
             "notes.md": "# Giveback\n\nThe dwc3 gadget gives requests back.\n",
         },
@@ -547,6 +551,17 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["gadget.c", "ep0.c"]
     assert lexical_paths(db, an, "DWC3_GADGET_GIVEBACK") == ["ep0.c", "gadget.c"]  # another name in C
     assert lexical_paths(db, an, '"dwc3 gadget giveback"')[0] == "ep0.c"
+    # The defining file's passage is its definition; a caller's is where it calls.
+    with lexical_index(db, an) as index:
+        params = SearchParams(query="dwc3_gadget_giveback", per_doc=2)
+        hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
+    assert [(h.path, h.snippet.line, h.snippet.symbol) for h in hits] == [
+        ("gadget.c", 4, "dwc3_gadget_giveback()"),  # the comment's line 1 matches as well
+        ("ep0.c", 3, "ep0_done()"),
+    ]
+    start, end = hits[0].snippet.matches[0]
+    assert hits[0].snippet.text[start:end] == "dwc3_gadget_giveback"
+    assert [s.line for s in hits[0].snippets] == [4, 1]
 
 
 def _content_id(db, mirror_hash: str) -> int:

@@ -135,6 +135,7 @@ class Result:
     notes: list[str]
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
     phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
+    name: str | None = None  # the query's one name of code (code_name): a hit defining it shows where
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -494,17 +495,23 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
 
 
-def _defining(conn: apsw.Connection, clauses: Sequence[Clause], where: filters.Filter, lexical: Lexical) -> list[int]:
-    """The documents defining the query's one identifier, in its case (definition_match);
-    none for any other query (a word of prose is no name of code, nor is a phrase)."""
-    if lexical.definition_match <= 0 or len(clauses) != 1:
-        return []
+def code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
+    """The query's one name of code, as typed, whose definitions come first
+    (definition_match); None for any other query (a word of prose is no name of code, nor
+    is a phrase)."""
+    if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
+        return None
     raw = clauses[0].raw
-    if clauses[0].negated or not _IDENTIFIER.fullmatch(raw) or not _NAMED_IN_CODE.search(raw):
+    return raw if _IDENTIFIER.fullmatch(raw) and _NAMED_IN_CODE.search(raw) else None
+
+
+def _defining(conn: apsw.Connection, name: str | None, where: filters.Filter) -> list[int]:
+    """The documents defining `name` in its case."""
+    if name is None:
         return []
     sql, args = filters.where(filters.resolve(where))
-    found = symstore.lookup(conn, raw, False, sql, args, SYMBOL_CONTENTS)
-    return list(dict.fromkeys(f.doc_id for f in found if f.symbol.name == raw))
+    found = symstore.lookup(conn, name, False, sql, args, SYMBOL_CONTENTS)
+    return list(dict.fromkeys(f.doc_id for f in found if f.symbol.name == name))
 
 
 def search(
@@ -572,7 +579,8 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem, _defining(conn, clauses, where, lexical))
+    name = code_name(clauses, lexical)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, _defining(conn, name, where))
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
@@ -590,6 +598,7 @@ def search(
         notes=notes,
         groups=groups,
         phrases=phrases,
+        name=name,
     )
 
 

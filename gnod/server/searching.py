@@ -58,7 +58,7 @@ def answer(
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
     hits = []
     for r in rows:
-        doc = docs[r.doc_id][0]
+        doc, stored, _body = docs[r.doc_id]
         symbols = defined.get(doc.mirror_hash, [])
         found = [
             Snippet(
@@ -69,6 +69,9 @@ def answer(
             )
             for s in passages.get(r.doc_id, [])
         ]
+        own = next((s for s in symbols if s.name == res.name), None) if res.name and stored is not None else None
+        if own is not None and stored is not None:
+            found = _definition_first(docstore.unpack(stored).split("\n"), own, doc.line_shifts, found, p.per_doc)
         hits.append(
             SearchHit(
                 **identity(doc),
@@ -171,6 +174,17 @@ def definitions(
         languages=[],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
     )
+
+
+def _definition_first(
+    lines: list[str], s: Symbol, line_shifts: str, found: list[Snippet], per_doc: int
+) -> list[Snippet]:
+    """A search for one name of code: the passage where a hit defines it comes first (a
+    caller's line matched as well), then the others that do not overlap it."""
+    first = _definition(lines, s, line_shifts)
+    end = first.line + first.text.count("\n")
+    rest = [f for f in found if f.line > end or f.line + f.text.count("\n") < first.line]
+    return [first, *rest][:per_doc]
 
 
 def _definition(lines: list[str], s: Symbol, line_shifts: str) -> Snippet:
