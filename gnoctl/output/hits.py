@@ -50,7 +50,7 @@ def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list 
         skip, at = hit, at - (text.rfind("\n", 0, at) + 1)
     else:
         skip, at = next((i for i, ln in enumerate(lines) if ln.strip()), 0), -1
-    first = clean(lines[skip]) if lines else ""
+    first = clean(lines[skip])
     line += skip
     col = 1
     if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's

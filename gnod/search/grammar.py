@@ -172,10 +172,7 @@ def _negatable(query: str, at: int) -> bool:
     flags). Matching ignores case, so `-usb` still leaves USB out."""
     if not query[at].isalpha():
         return False
-    end = at
-    while end < len(query) and not query[end].isspace():
-        end += 1
-    word = query[at:end]
+    word = query[at:].split(None, 1)[0]
     return not (len(word) > 1 and word.isupper())
 
 

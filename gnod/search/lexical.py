@@ -135,7 +135,7 @@ class Result:
     notes: list[str]
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
     phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
-    name: str | None = None  # the query's one name of code (code_name): a hit defining it shows where
+    name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -386,7 +386,7 @@ class Preferences:
         self.name = name if name and name.count(" ") < lexical.max_terms else None
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
-        self.defined = list(defined) if lexical.definition_match > 0 else []
+        self.defined = list(defined)
         self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
 
     def best(
@@ -495,7 +495,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
 
 
-def code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
+def _code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
     """The query's one name of code, as typed, whose definitions come first
     (definition_match); None for any other query (a word of prose is no name of code, nor
     is a phrase)."""
@@ -579,7 +579,7 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    name = code_name(clauses, lexical)
+    name = _code_name(clauses, lexical)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, _defining(conn, name, where))
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:

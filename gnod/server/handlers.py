@@ -379,11 +379,8 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     if max_bytes is not None and len(text.encode()) > max_bytes:
         text = text.encode()[:max_bytes].decode("utf-8", "ignore")
         truncated = True
-    return Document(
-        **identity(doc),
-        language=doc.language,
-        metadata=json.loads(doc.metadata),
-        mirror_hash=doc.mirror_hash,
+    return _described(
+        doc,
         from_line=start + 1,
         to_line=end if end > start else start,  # nothing returned: the line before from_line
         total_lines=total,
@@ -392,17 +389,20 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     )
 
 
-def _without_text(doc: DocRow) -> Document:
-    """A document's fields but its text (none read): content "", lines 0."""
+def _described(
+    doc: DocRow, from_line: int = 0, to_line: int = 0, total_lines: int = 0, content: str = "", truncated: bool = False
+) -> Document:
+    """A document's fields with the lines given (none read: content "", lines 0)."""
     return Document(
         **identity(doc),
         language=doc.language,
         metadata=json.loads(doc.metadata),
         mirror_hash=doc.mirror_hash,
-        from_line=0,
-        to_line=0,
-        total_lines=0,
-        content="",
+        from_line=from_line,
+        to_line=to_line,
+        total_lines=total_lines,
+        content=content,
+        truncated=truncated,
     )
 
 
@@ -485,9 +485,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
                 if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
                     docs.append((doc, None, None))
         if not p.content:
-            return MultiGetResult(
-                documents=[_without_text(doc) for doc, _, _ in docs], missing=missing, truncated=False
-            )
+            return MultiGetResult(documents=[_described(doc) for doc, _, _ in docs], missing=missing, truncated=False)
         out, budget, truncated = [], p.max_bytes, False
         for doc, line, count in docs:
             if budget <= 0:

@@ -69,7 +69,7 @@ def answer(
             )
             for s in passages.get(r.doc_id, [])
         ]
-        own = next((s for s in symbols if s.name == res.name), None) if res.name and stored is not None else None
+        own = next((s for s in symbols if s.name == res.name), None) if res.name else None
         if own is not None and stored is not None:
             found = _definition_first(docstore.unpack(stored).split("\n"), own, doc.line_shifts, found, p.per_doc)
         hits.append(
