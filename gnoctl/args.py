@@ -3,11 +3,12 @@ the params a command's parsed values make.
 
 `gnoctl search`, `vsearch`, `query` and `get` are what editors and agents call in a
 loop, so gnoctl.main parses them here by hand (stdlib only: no typer import) from
-`FAST_OPTIONS`; anything this parser does not understand (`--help`, a typo, a value out
-of range) falls back to typer in gnoctl.cli, which owns help, completion and error
-messages. Both read a command's params options from gnoctl.spec (generated from
-gnod/protocol.py) and the client's own options (output, daemon start) from `OUTPUT`,
-and both turn the values into params with `params`.
+`FAST_OPTIONS`, and `status` and its neighbours from `PLAIN`; anything this parser does
+not understand (`--help`, a typo, a value out of range) falls back to typer in
+gnoctl.cli, which owns help, completion and error messages. Both read a command's
+params options from gnoctl.spec (generated from gnod/protocol.py) and the client's own
+options (output, daemon start) from `OUTPUT`, and both turn the values into params
+with `params`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,37 @@ FAST_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
     "vsearch": {**options("vsearch"), **OUTPUT},
     "query": {**options("query"), **OUTPUT},
     "get": {**options("get"), **GET_OUTPUT},
+}
+
+
+# The other commands that must answer at once: `status` is what a person runs when gnod
+# seems slow, where typer's import alone took 0.4 s of CPU on two busy cores (seconds
+# under load), and `ls`, `update`, `collection list` and `daemon status` beside it.
+# Their options are the client's own: {command's words: ({option: (destination, kind)},
+# arguments at most)}; anything else (help, a typo, a value out of range) goes to typer.
+LS_LIMIT_MAX = 100_000
+_FORMAT = ("format", "flag")
+_JSON_HUMAN = {"--json": _FORMAT, "--human": _FORMAT}
+PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
+    ("status",): ({"-w": ("watch", "flag"), "--watch": ("watch", "flag"), **_JSON_HUMAN}, 0),
+    ("ls",): (
+        {
+            "--prefix": ("prefix", "str"),
+            "-n": ("limit", "int"),
+            "--limit": ("limit", "int"),
+            **_JSON_HUMAN,
+            "--jsonl": _FORMAT,
+            "--files": _FORMAT,
+            "-0": ("null", "flag"),
+            "--null": ("null", "flag"),
+            "--color": ("color", "str"),
+            "--no-pager": ("no_pager", "flag"),
+        },
+        1,
+    ),
+    ("update",): (_JSON_HUMAN, 1),
+    ("collection", "list"): (_JSON_HUMAN, 0),
+    ("daemon", "status"): (_JSON_HUMAN, 0),
 }
 
 
@@ -153,9 +185,24 @@ def classify(command: str, args: list[str]) -> tuple[list[str], list[str]]:
 
 def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
     """Options and words, or Fallback for anything typer should judge."""
-    spec = FAST_OPTIONS[command]
     options, words = classify(command, args)
-    opts: dict = {"collections": []}
+    return _values(FAST_OPTIONS[command], options, {"collections": []}), words
+
+
+def parse_plain(argv: list[str]) -> tuple[tuple[str, ...], dict, list[str]]:
+    """A PLAIN command (its words), its options and its arguments, or Fallback."""
+    command = next((c for c in PLAIN if tuple(argv[: len(c)]) == c), None)
+    if command is None:
+        raise Fallback()
+    spec, most = PLAIN[command]
+    options, words = split_args({opt: kind for opt, (_dest, kind) in spec.items()}, argv[len(command) :], False)
+    if len(words) > most:
+        raise Fallback()
+    return command, _values(spec, options, {}), words
+
+
+def _values(spec: dict[str, tuple[str, str]], options: list[str], opts: dict) -> dict:
+    """`opts` with the values of `options` (split_args's option tokens) by `spec`."""
     it = iter(options)
     for arg in it:
         name, eq, inline = arg.partition("=")
@@ -187,4 +234,4 @@ def parse_fast(command: str, args: list[str]) -> tuple[dict, list[str]]:
                 opts[dest] = value
         except ValueError:
             raise Fallback() from None
-    return opts, words
+    return opts

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gnoctl import commands
-from gnoctl.args import BENCH_MODES, FAST_OPTIONS, WORD_COMMANDS, params, split_args
+from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, params, split_args
 from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS as SPEC
 
@@ -543,7 +543,11 @@ def multi_get(
 @app.command()
 def ls(
     collection: Annotated[
-        Optional[str], typer.Argument(help="Collection to list (default: all).", autocompletion=_collection_names)
+        Optional[str],
+        typer.Argument(
+            help="Collection to list, or a folder of one as `ls` prints paths (tree/mm); default: all.",
+            autocompletion=_collection_names,
+        ),
     ] = None,
     prefix: Annotated[
         str,
@@ -554,9 +558,9 @@ def ls(
     limit: Annotated[
         int,
         typer.Option(
-            "-n", "--limit", min=1, max=100_000, help="List at most this many (more: a note on stderr says so)."
+            "-n", "--limit", min=1, max=LS_LIMIT_MAX, help="List at most this many (more: a note on stderr says so)."
         ),
-    ] = 1000,
+    ] = commands.LS_LIMIT,
     json_: JsonOpt = False,
     human: HumanOpt = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one document per line.")] = False,

@@ -119,6 +119,9 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
     return _run(fmt, go)
 
 
+LS_LIMIT = 1000  # documents `ls` lists unless told
+
+
 def ls(collection: str | None, prefix: str, limit: int, fmt: str | None, view: View | None = None) -> int:
     from gnoctl.output.documents import write_listing
 

@@ -1,16 +1,17 @@
 """gnoctl entry point: a hand-parsed fast path for the hot commands, typer for the rest.
 
 `gnoctl search`, `vsearch`, `query` and `get` are what editors and agents call in a
-loop, so they must not pay typer's import (90–300 ms here): gnoctl.args parses them.
-Anything it does not understand goes to typer (gnoctl.cli), which owns help,
-completion and error messages.
+loop, and `status`, `ls`, `update`, `collection list` and `daemon status` what a person
+runs to see what gnod is doing (when it is busy, above all), so they must not pay
+typer's import (90–400 ms here): gnoctl.args parses them. Anything it does not
+understand goes to typer (gnoctl.cli), which owns help, completion and error messages.
 """
 
 from __future__ import annotations
 
 import sys
 
-from gnoctl.args import FAST_OPTIONS, Fallback, out_of_range, params, parse_fast
+from gnoctl.args import FAST_OPTIONS, LS_LIMIT_MAX, Fallback, out_of_range, params, parse_fast, parse_plain
 
 TYPE_CHECKING = False  # typing imports re: too slow here (mypy reads it as True)
 if TYPE_CHECKING:
@@ -37,6 +38,33 @@ def _fast(argv: list[str]) -> int | None:
         return commands.get(p, opts.get("format"), autostart, View(pager=not opts.get("no_pager")), sent=sent)
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
     return commands.retrieve(command, p, opts.get("format"), autostart, view, sent=sent)
+
+
+def _plain(argv: list[str]) -> int | None:
+    """A PLAIN command (gnoctl.args), run as typer would run it; None: typer's to judge."""
+    try:
+        command, opts, words = parse_plain(argv)
+    except Fallback:
+        return None
+    from gnoctl import commands
+
+    fmt = opts.get("format")
+    arg = words[0] if words else None
+    if command == ("status",):
+        return commands.status(fmt, bool(opts.get("watch")))
+    if command == ("update",):
+        return commands.update(arg, fmt)
+    if command == ("collection", "list"):
+        return commands.collection_list(fmt)
+    if command == ("daemon", "status"):
+        return commands.daemon_status(fmt)
+    limit = opts.get("limit", commands.LS_LIMIT)
+    if not 1 <= limit <= LS_LIMIT_MAX or (opts.get("null") and fmt != "files"):
+        return None
+    from gnoctl.output.common import View
+
+    view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
+    return commands.ls(arg, opts.get("prefix", ""), limit, fmt, view)
 
 
 def _send_early(method: str, p: dict) -> Callable[[], Any] | None:
@@ -80,8 +108,8 @@ def main(argv: list[str] | None = None, leave: bool = False) -> int:
 
             print(f"gnoctl {__version__}")
             code = 0
-        elif argv and argv[0] in FAST_OPTIONS:
-            code = _fast(argv)
+        elif argv:
+            code = _fast(argv) if argv[0] in FAST_OPTIONS else _plain(argv)
             if code is not None and leave:
                 _leave(code)
         if code is None:  # typer explains (and splits words from options as gnoctl.args does)

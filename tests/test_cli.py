@@ -640,6 +640,15 @@ def test_ls(indexed):
     assert err["code"] == "INVALID_PARAMS" and "multi-get -p GLOB --files" in err["message"]
     err = cli_error("ls", "nope", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
+    # A folder of a collection, as `ls` prints paths (`ls docs/guides` listed nothing: no
+    # collection has that name); a first folder that names no collection is still NOT_FOUND.
+    res = cli_json("ls", "docs/guides", "--json", env=indexed.env)
+    assert [(e["collection"], e["path"]) for e in res["entries"]] == [
+        ("docs", "guides/deploy.md"),
+        ("docs", "guides/staging.md"),
+    ]
+    err = cli_error("ls", "nope/guides", env=indexed.env)
+    assert err["code"] == "NOT_FOUND"
 
 
 # --- mutations (each with its own daemon) -------------------------------------------------

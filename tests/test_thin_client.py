@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import gnoctl.output
-from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, Fallback, parse_fast
+from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, LS_LIMIT_MAX, PLAIN, Fallback, parse_fast
 
 HEAVY = [
     "llama_cpp",
@@ -121,6 +121,25 @@ def test_fast_commands_run_without_typer(argv, tmp_path):
     assert renderers <= {"gnoctl.output.common", "gnoctl.output.hits", "gnoctl.output.documents"}
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["status"], ["status", "--json"], ["ls", "-n", "5"], ["update", "notes"], ["collection", "list"]],
+)
+def test_plain_commands_run_without_typer(argv, tmp_path):
+    """`status` and its neighbours answer without typer: it cost 0.4 s of CPU a call, and
+    seconds while gnod was busy, when a person most needs them."""
+    env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
+    out = probe(["gnoctl.main"], argv, env)
+    assert out["code"] == 3
+    assert heavy_loaded(out["modules"], HEAVY + NOT_ON_FAST_PATH) == []
+
+
+def test_daemon_status_runs_without_typer(tmp_path):
+    out = probe(["gnoctl.main"], ["daemon", "status", "--json"], {**os.environ, "GNO_HOME": str(tmp_path)})
+    assert out["code"] == 3 and json.loads(out["stdout"])["running"] is False
+    assert heavy_loaded(out["modules"], HEAVY + NOT_ON_FAST_PATH) == []
+
+
 def test_help_falls_back_to_typer(tmp_path):
     env = {**os.environ, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"}
     out = probe(["gnoctl.main"], ["search", "--help"], env)
@@ -163,6 +182,38 @@ def test_fast_options_match_typer_options(command):
         assert p.is_flag == (kind == "flag") and p.multiple == (kind == "list"), (opt, kind)
         if kind in ("int", "float"):
             assert p.bare_type() == kind, (opt, kind)
+
+
+def _typer_plain(words: tuple[str, ...]):
+    import typer.main
+
+    import gnoctl.cli
+
+    command = typer.main.get_command(gnoctl.cli.app)
+    for word in words:
+        command = command.commands[word]
+    return command
+
+
+@pytest.mark.parametrize("words", list(PLAIN))
+def test_plain_options_match_typer_options(words):
+    params = _typer_plain(words).params
+    typer_opts = {o: p for p in params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]}
+    spec, most = PLAIN[words]
+    assert set(spec) == set(typer_opts) - {"--help"}
+    for opt, (_dest, kind) in spec.items():
+        assert typer_opts[opt].is_flag == (kind == "flag"), opt
+    assert most == len([p for p in params if p.param_type_name == "argument"])
+
+
+def test_ls_limit_is_the_daemons():
+    import msgspec
+
+    from gnod.protocol import LsParams
+
+    msgspec.convert({"limit": LS_LIMIT_MAX}, LsParams)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"limit": LS_LIMIT_MAX + 1}, LsParams)
 
 
 def test_fast_format_flags_are_typer_search_flags():
@@ -245,6 +296,75 @@ def test_fast_parser_agrees_with_typer(monkeypatch, command, args):
     fast = _handed(monkeypatch, "fast", [command, *args])
     assert fast != "fallback"
     assert fast == _handed(monkeypatch, "typer", [command, *args])
+
+
+def _plain_handed(monkeypatch, path: str, argv: list[str]):
+    """What one path hands a PLAIN command for `argv` (its name and arguments, a View as
+    its fields), or "fallback" / "error" as `_handed` says."""
+    from gnoctl import cli, commands, main
+
+    seen = []
+
+    def record(name: str):
+        def command(*args):
+            seen.append((name, *(vars(a) if isinstance(a, commands.View) else a for a in args)))
+            return 0
+
+        return command
+
+    for name in ("status", "ls", "update", "collection_list", "daemon_status"):
+        monkeypatch.setattr(commands, name, record(name))
+    if path == "fast":
+        if main._plain(list(argv)) is None:
+            return "fallback"
+    elif cli.run(list(argv)) != 0:
+        return "error"
+    assert len(seen) == 1
+    return seen[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status"],
+        ["status", "-w", "--json"],
+        ["status", "--watch", "--human"],
+        ["ls"],
+        ["ls", "notes", "-n5", "--prefix=guides/"],
+        ["ls", "--prefix", "notes/guides", "--limit", "100000", "--files", "-0"],
+        ["ls", "--jsonl", "--color", "never", "--no-pager"],
+        ["ls", "--", "-odd-name"],
+        ["update"],
+        ["update", "notes", "--json"],
+        ["collection", "list", "--human"],
+        ["daemon", "status", "--json"],
+    ],
+)
+def test_plain_parser_agrees_with_typer(monkeypatch, argv):
+    fast = _plain_handed(monkeypatch, "fast", argv)
+    assert fast != "fallback"
+    assert fast == _plain_handed(monkeypatch, "typer", argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["status", "--bogus"],
+        ["status", "extra"],
+        ["ls", "-n", "0"],
+        ["ls", "-n", "100001"],
+        ["ls", "-n", "many"],
+        ["ls", "-0"],
+        ["ls", "--json", "--files"],
+        ["ls", "a", "b"],
+        ["ls", "--color", "sometimes"],
+        ["update", "--json=yes"],
+    ],
+)
+def test_plain_commands_leave_what_is_wrong_to_typer(monkeypatch, capsys, argv):
+    assert _plain_handed(monkeypatch, "fast", argv) == "fallback"
+    assert _plain_handed(monkeypatch, "typer", argv) == "error"
+    assert capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

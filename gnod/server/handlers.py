@@ -501,9 +501,15 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
 
 
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
-    if p.collection:
-        find_collection(d, p.collection)
-    collection, prefix = p.collection, p.prefix.removeprefix(URI_PREFIX)
+    collection: str | None = p.collection
+    prefix = p.prefix.removeprefix(URI_PREFIX)
+    # `ls notes/2024`: a folder of a collection, as `ls` prints paths.
+    if collection and "/" in collection and not prefix and d.collection(collection) is None:
+        if d.collection(collection.partition("/")[0]) is not None:
+            prefix = collection
+            collection = None
+    if collection:
+        find_collection(d, collection)
     # As `ls` prints a path, `collection/path`: a first folder that is a collection's name
     # (and no collection chosen) names it, as in `get`.
     head, slash, rest = prefix.partition("/")
