@@ -56,6 +56,9 @@ def _run(fmt: str | None, fn) -> int:
 
 # The search-like commands' renderers, by method.
 RENDER = {"search": hits.search_text, "vsearch": hits.vsearch_text, "query": hits.query_text}
+# Output formats of one line per hit or passage, without a place for what the result says
+# beside its hits (`notes`, `degraded`): stderr says it, as ripgrep's warnings.
+LINE_FORMATS = ("jsonl", "files", "csv", "vimgrep")
 
 
 def retrieve(
@@ -77,6 +80,10 @@ def retrieve(
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
         result = sent() if sent is not None else Client(autostart=autostart).call(method, params)
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
+        if fmt in LINE_FORMATS:
+            said = [f"degraded: {d}" for d in result.get("degraded", [])]
+            for line in said + [f"note: {n}" for n in result.get("notes", [])]:
+                print(f"gnoctl: {line}", file=sys.stderr)
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)

@@ -127,7 +127,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": 0.0,
             "lo": 0.0,
             "hi": 600.0,
-            "help": "First wait up to SECONDS for changes the watcher has seen to be indexed (read-your-writes after saving a file).",
+            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed (read-your-writes after saving a file).",
             "metavar": "SECONDS",
         },
     ),
@@ -353,7 +353,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": 0.0,
             "lo": 0.0,
             "hi": 600.0,
-            "help": "First wait up to SECONDS for changes the watcher has seen to be indexed (read-your-writes after saving a file).",
+            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed (read-your-writes after saving a file).",
             "metavar": "SECONDS",
         },
         {

@@ -55,8 +55,8 @@ COLLECTION = cli("-c", "--collection", help="Only this collection (repeatable)."
 WAIT = cli(
     "--wait",
     metavar="SECONDS",
-    help="First wait up to SECONDS for changes the watcher has seen "
-    "to be indexed (read-your-writes after saving a file).",
+    help="First wait up to SECONDS for changes the watcher has seen, and a collection add or "
+    "update under way, to be indexed (read-your-writes after saving a file).",
 )
 MODE = cli(
     "--mode",

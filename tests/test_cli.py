@@ -622,6 +622,19 @@ def test_multi_get_max_bytes(indexed):
     assert sum(len(d["content"].encode()) for d in res["documents"]) <= 100
 
 
+@pytest.mark.parametrize("fmt", ["--vimgrep", "--files", "--csv", "--jsonl"])
+def test_line_formats_say_the_results_notes_on_stderr(indexed, fmt):
+    """A format of one line per hit has no place for a note (a definition not parsed yet,
+    a collection being indexed, a word taken for syntax): stderr says it, stdout stays
+    lines to parse."""
+    r = _run_cli("search", "deploy", "AND", "staging", fmt, env=indexed.env)
+    assert r.returncode == 0 and "guides/" in r.stdout
+    assert "note" not in r.stdout
+    assert "gnoctl: note: AND: a word here, not an operator" in r.stderr
+    r = _run_cli("search", "deploy", "staging", fmt, env=indexed.env)
+    assert r.stderr == ""
+
+
 def test_ls(indexed):
     res = cli_json("ls", "--json", env=indexed.env)
     assert res["total"] == len(res["entries"]) == 7
@@ -850,7 +863,7 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
         text=True,
     )
     try:
-        saw_running = cli_saw_running = False
+        saw_running = cli_saw_running = search_saw_indexing = False
         cli_polls = 0
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
@@ -873,7 +886,12 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
             cli_saw_running = cli_saw_running or json.loads(r.stdout)["job"]["running"]
             t0 = time.monotonic()
             r = _run_cli("search", "heron", "-n", "3", "--json", env=env, timeout=10)
-            assert r.returncode == 0 and time.monotonic() - t0 < 2.0
+            assert r.returncode in (0, 1) and time.monotonic() - t0 < 2.0
+            # While the run goes, a search says it sees part of the collection.
+            res = json.loads(r.stdout)
+            if next(f for f in res["freshness"] if f["collection"] == "big")["indexing"]:
+                search_saw_indexing = True
+                assert any(n.startswith("'big' is being indexed") for n in res["notes"]), res["notes"]
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -882,12 +900,49 @@ def test_status_answers_while_a_big_update_runs(daemon, tmp_path):
     assert proc.returncode == 0, err
     assert saw_running, "status never saw the update running"
     assert cli_polls >= 1, "the update ended before gnoctl status could be asked"
+    assert search_saw_indexing, "no search said the collection was being indexed"
     res = json.loads(out)
     big = next(s for s in res["collections"] if s["collection"] == "big")
     assert big["scanned"] == n  # added by this update or by the background pass --no-index started
     st = daemon.result("status")
     assert st["job"]["running"] is False
     assert st["documents"] == n
+    res = search(env, "heron", "-c", "big")
+    assert res["notes"] == [] and not res["freshness"][0]["indexing"]
+
+
+def test_a_search_during_collection_add_says_the_collection_is_being_indexed(daemon, tmp_path):
+    """`collection add` indexes in the call: a search meanwhile finds part of the files and
+    must say so (its freshness said `indexing: false`, with no note, as if complete)."""
+    n = 2000
+    env = daemon.env
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"n{i:05d}.md").write_text(f"# Note {i}\n\nThe heron number {i} waits by the quiet river.\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "collection", "add", str(folder), "--name", "big", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        seen = None
+        while proc.poll() is None and seen is None:
+            res = daemon.result("search", {"query": "heron", "limit": 3}, timeout=10)
+            if res["freshness"] and res["freshness"][0]["indexing"]:
+                seen = res
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert seen is not None, "no search saw the collection being indexed"
+    assert any(n.startswith("'big' is being indexed") and "results may be incomplete" in n for n in seen["notes"])
+    res = daemon.result("search", {"query": "heron", "limit": 3, "wait_s": 1})
+    assert not res["freshness"][0]["indexing"] and res["notes"] == []
 
 
 def test_status_says_the_files_are_being_listed_before_their_count_is_known():

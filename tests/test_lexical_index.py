@@ -233,6 +233,33 @@ def test_what_a_crash_left_pending_is_redone_at_start(tmp_path):
     conn.close()
 
 
+def test_a_document_written_since_the_index_took_it_is_no_hit_where_its_text_no_longer_matches(tmp_path):
+    """During a long run SQLite holds a document's new text before the lexical index
+    commits it: a search matched by the old text gave the new one's first line as its
+    passage, no match in it. Such a hit goes; one whose new text still matches stays."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+
+    conn, root = indexed(tmp_path)
+    an = AnalyzerSet()
+    with lexical_index(conn, an) as index:
+        (root / "billing.md").write_text("# Billing\n\nReceipts are mailed every quarter.\n")
+        (root / "deploying.md").write_text("# Deploying\n\nDeploying the service takes an hour now.\n")
+        index_collection(conn, an, CollectionConfig(name="c", path=str(root)))  # not in the index yet
+
+        def found(query: str) -> list[str]:
+            res = answer(index, conn, an, SearchParams(query=query), language_counts(conn), Filter())
+            assert all(h.snippet and h.snippet.matches for h in res.hits), res.hits
+            return [h.path for h in res.hits]
+
+        assert found("invoices") == []
+        assert found("receipts") == []  # not in the index yet
+        assert found("deploying") == ["deploying.md", "deployed.md"]
+        index.sync(conn)
+        assert found("receipts") == ["billing.md"]
+    conn.close()
+
+
 def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monkeypatch):
     """`rest` lets the writer go on a thread of its own (its merges take seconds after a
     big ingest, which the run's caller no longer waits for); `then` runs once it holds

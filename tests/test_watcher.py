@@ -81,6 +81,27 @@ def test_directory_rename_and_delete(watched):
     eventually(daemon, "wombat", [])
 
 
+def test_a_storm_of_changes_removes_what_is_gone_before_its_rescan(watched, tmp_path):
+    """Past STORM_PATHS changed paths the watcher rescans the whole collection, which
+    removes what is gone only when its walk is over: a folder renamed in a `git checkout`
+    was found under both names meanwhile. What the events say is gone goes first."""
+    daemon, notes = watched
+    for i in range(5):
+        write(notes / "old" / f"f{i}.md", f"# F{i}\n\nwombat number {i}\n")
+    eventually(daemon, "wombat", [f"notes/old/f{i}.md" for i in range(5)])
+    outside = tmp_path / "outside"
+    for i in range(2500):
+        write(outside / f"b{i:04d}.md", f"# B{i}\n\nburst item {i} tapir\n")
+    (notes / "burst").mkdir()
+    for i in range(2500):  # renames: one batch of events, a storm
+        (outside / f"b{i:04d}.md").rename(notes / "burst" / f"b{i:04d}.md")
+    (notes / "old").rename(notes / "zz")  # walked last
+    assert wait_until(lambda: not any(p.startswith("notes/old/") for p in paths(daemon, "wombat")), CONVERGE_S)
+    assert daemon.result("ls", {"prefix": "notes/burst/"})["total"] < 2500  # the rescan has not ended
+    eventually(daemon, "wombat", [f"notes/zz/f{i}.md" for i in range(5)])
+    assert wait_until(lambda: daemon.result("ls", {"prefix": "notes/burst/"})["total"] == 2500, CONVERGE_S)
+
+
 def test_move_between_collections(watched, tmp_path):
     daemon, notes = watched
     other = tmp_path / "other"

@@ -261,7 +261,7 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
             stats = await d.writer.index(col, progress)
             results.append(stats)
             if d.watcher is not None:
-                d.watcher.note_full_index(col.name, stats.scanned)
+                await d.watcher.note_full_index(col.name, stats.scanned)
         except Cancelled:
             raise RpcError(wire.CANCELLED, "indexing stopped: gnod is shutting down (done so far is kept)") from None
         except StorageError as e:

@@ -114,8 +114,7 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
     """The pipeline run (`ask` reads its passages) and its result."""
     request = _request(d, p)
     names = p.collections or [c.name for c in d.config.collections]
-    if p.wait_s and d.watcher is not None:
-        await d.watcher.wait_idle(names, p.wait_s)
+    waited = await d.watcher.wait_idle(names, p.wait_s) if p.wait_s and d.watcher is not None else True
     run = Hybrid(DaemonPorts(d), request)
     t0 = time.perf_counter()
     try:
@@ -130,7 +129,9 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
         distribution=_distribution([h.candidate for h in out.hits]),
         expansion=ExpansionInfo(**dataclasses.asdict(out.expansion)) if out.expansion else None,
         degraded=out.degraded,
-        notes=out.notes + [lag for lag in [d.ocr.lag_note()] if lag],
+        notes=out.notes
+        + (d.watcher.lag_notes(names, 0.0 if waited else p.wait_s) if d.watcher is not None else [])
+        + [lag for lag in [d.ocr.lag_note()] if lag],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         explain=_explain(out) if p.explain else None,
         freshness=freshness_list(d.watcher, names),

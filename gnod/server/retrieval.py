@@ -28,8 +28,7 @@ from gnod.store import symbols as symstore
 async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     where = search_filter(d, p.collections, p.filters)
     names = p.collections or [c.name for c in d.config.collections]
-    if p.wait_s and d.watcher is not None:
-        await d.watcher.wait_idle(names, p.wait_s)
+    waited = await d.watcher.wait_idle(names, p.wait_s) if p.wait_s and d.watcher is not None else True
     index = await d.lexical()
 
     def run(conn, analyzers) -> SearchResult:
@@ -40,6 +39,8 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
     result.freshness = freshness_list(d.watcher, names)
+    if d.watcher is not None:
+        result.notes += d.watcher.lag_notes(names, 0.0 if waited else p.wait_s)
     lag = d.symbols.lag_note() if p.symbol else d.ocr.lag_note()
     if lag:
         result.notes.append(lag)

@@ -54,7 +54,13 @@ def answer(
             passages[r.doc_id] = best_snippets(
                 pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head, res.phrases
             )
-    shown = [docs[doc_id][0] for doc_id, found in passages.items() if found]
+    # A document written since the lexical index took it (a long run commits to it every
+    # few seconds) was matched by its text before: without a passage that matches now, it
+    # is no hit (its new text is found once the index has it).
+    pending = docstore.lexically_pending(conn, list(passages)) if res.stems else set()
+    stale = {i for i in pending if not any(s.matches for s in passages[i])}
+    rows = [r for r in rows if r.doc_id not in stale]
+    shown = [docs[doc_id][0] for doc_id, found in passages.items() if found and doc_id not in stale]
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in shown])
     hits = []
     for r in rows:

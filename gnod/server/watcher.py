@@ -15,6 +15,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 
 import apsw
 import watchfiles
@@ -296,25 +297,12 @@ class Watcher:
                 retry = False
                 try:
                     if full:
+                        if paths:  # what is gone goes first: the pass removes it only at its end
+                            await self.writer.run_content(partial(self._paths, col, paths, gone=True), aside=name)
                         stats = await self.writer.index(col, None)
                         state.files = stats.scanned
                     else:
-
-                        def job(
-                            conn: apsw.Connection, col: CollectionConfig = col, paths: set[str] = paths
-                        ) -> IndexStats:
-                            return index_paths(
-                                conn,
-                                self.writer.analyzers,
-                                col,
-                                paths,
-                                self.writer.stop,
-                                self.writer.pool,
-                                self.writer.on_changes,
-                                self.writer.lexical,
-                            )
-
-                        stats = await self.writer.run_content(job, aside=name)
+                        stats = await self.writer.run_content(partial(self._paths, col, paths), aside=name)
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     if stats.added or stats.updated or stats.removed:
@@ -349,13 +337,29 @@ class Watcher:
             async with self._changed:
                 self._changed.notify_all()
 
+    def _paths(self, col: CollectionConfig, paths: set[str], conn: apsw.Connection, gone: bool = False) -> IndexStats:
+        """Bring `paths` of the collection up to date (the writer's job); with `gone`,
+        only those no longer there: an event storm's deletions and renames, removed
+        before the stat-only pass that takes the rest (and removes what is gone only
+        when its walk is over: a renamed folder was listed under both names meanwhile)."""
+        if gone:
+            paths = {p for p in paths if not os.path.lexists(os.path.join(col.path, p))}
+            if not paths:
+                return IndexStats(collection=col.name)
+        w = self.writer
+        return index_paths(conn, w.analyzers, col, paths, w.stop, w.pool, w.on_changes, w.lexical)
+
     # --- reporting ----------------------------------------------------------------------
 
-    def note_full_index(self, name: str, scanned: int) -> None:
+    async def note_full_index(self, name: str, scanned: int) -> None:
+        """A whole run of the collection (`collection add`, `update`) ended: a `--wait`
+        on it may be over."""
         state = self._states.get(name)
         if state is not None:
             state.files = scanned
             state.last_indexed_at = time.time()
+        async with self._changed:
+            self._changed.notify_all()
 
     def freshness(self, name: str) -> Freshness:
         s = self._states.get(name) or _State()
@@ -364,17 +368,44 @@ class Watcher:
             watching=s.watching,
             files=s.files,
             pending=len(s.pending) + (1 if s.full else 0),
-            indexing=s.running,
+            indexing=s.running or self._run_of(name),
             last_change_at=s.last_change_at,
             last_indexed_at=s.last_indexed_at,
             last_error=s.watch_error or s.last_error,
         )
 
+    def _run_of(self, name: str) -> bool:
+        """Whether the writer is running a whole run of the collection (`collection add`,
+        `update`): the watcher's own flushes set `running`."""
+        job = self.writer.job
+        return job.running and job.collection == name
+
     def _busy(self, names: list[str]) -> bool:
         return any(
-            (s := self._states.get(n)) is not None and (s.pending or s.full or s.running or n in self._flushers)
+            (s := self._states.get(n)) is not None
+            and (s.pending or s.full or s.running or n in self._flushers or self._run_of(n))
             for n in names
         )
+
+    def lag_notes(self, names: list[str], waited_out: float = 0.0) -> list[str]:
+        """What a search of these collections cannot see yet: those being indexed (their
+        changes are searchable a batch at a time) and those with changes seen and not yet
+        indexed; `waited_out`: a `--wait` of this many seconds ran out first."""
+        notes = []
+        job = self.writer.job
+        for f in map(self.freshness, names):
+            if f.indexing and job.running and job.collection == f.collection and job.total:
+                notes.append(
+                    f"{f.collection!r} is being indexed ({job.done:,} of {job.total:,} files): "
+                    "results may be incomplete or out of date"
+                )
+            elif f.indexing:
+                notes.append(f"{f.collection!r} is being indexed: results may be incomplete or out of date")
+            elif f.pending:
+                notes.append(f"{f.collection!r} has changes not indexed yet: results may be out of date")
+        if notes and waited_out:
+            notes[0] = f"not up to date after waiting {waited_out:g} s: {notes[0]}"
+        return notes
 
     async def wait_idle(self, names: list[str], timeout: float) -> bool:
         """Wait until changes made before this call are indexed; False on timeout.

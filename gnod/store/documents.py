@@ -299,6 +299,15 @@ def _delete_document(conn: apsw.Connection, doc_id: int) -> None:
     _gc_content(conn, row[0])
 
 
+def lexically_pending(conn: apsw.Connection, ids: Sequence[int]) -> set[int]:
+    """Which of these documents were written since the lexical index last committed them:
+    what it matched them by may be their text before."""
+    if not ids:
+        return set()
+    sql = "SELECT doc_id FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))"
+    return {r[0] for r in conn.execute(sql, (json.dumps(list(ids)),))}
+
+
 def _pending(conn: apsw.Connection, doc_id: int) -> None:
     """The lexical index must take this document again (or drop it)."""
     conn.execute("INSERT OR IGNORE INTO lexical_pending(doc_id) VALUES (?)", (doc_id,))
