@@ -510,6 +510,8 @@ class Progress(Struct):
     done: int
     total: int
     path: str = ""
+    rate: float | None = None  # an index run's files read and prepared a second (the unchanged cost nothing)
+    eta_s: float | None = None  # an index run's seconds left, by the bytes still to prepare
 
 
 class IngestErrorInfo(Struct):
@@ -525,7 +527,9 @@ class JobInfo(Struct):
     collection: str | None = None
     done: int = 0
     total: int = 0
-    started_at: float | None = None  # unix time files began to be indexed (clients derive rate and ETA)
+    started_at: float | None = None  # unix time files began to be indexed
+    rate: float | None = None  # files read and prepared a second, once the walk has ended
+    eta_s: float | None = None  # seconds left, by the bytes still to prepare
 
 
 class ModelInfo(Struct):

@@ -953,7 +953,26 @@ def test_status_says_the_files_are_being_listed_before_their_count_is_known():
     job = {"running": True, "collection": "tree", "done": 0, "total": 0, "started_at": time.time()}
     assert _collection_state(c, job, None) == "indexing: listing the files"
     walked = _collection_state(c, {**job, "done": 10, "total": 65_285, "started_at": time.time() - 1}, None)
-    assert walked.startswith("indexing 10/65285 (")
+    assert walked == "indexing 10/65285"  # no pace before gnod has one
+    paced = {**job, "done": 60_010, "total": 65_285, "rate": 612.4, "eta_s": 65.3}
+    assert _collection_state(c, paced, None) == "indexing 60010/65285 (612 files/s, ETA 1m05s)"
+
+
+def test_progress_line_shows_the_pace_and_a_path_cut_at_a_folder(monkeypatch, capsys):
+    """`collection add` on a terminal: the pace gnod measures, and the path being read cut
+    at a folder (it was cut inside a name: `ftests/powerpc/pmu/sampling_tests/…`)."""
+    from gnoctl.output.common import ProgressLine, path_tail
+
+    deep = "tools/testing/selftests/powerpc/pmu/sampling_tests/mmcr0_exceptionbits_test.c"
+    assert path_tail(deep, 50) == "…/pmu/sampling_tests/mmcr0_exceptionbits_test.c"
+    assert path_tail("mm/memory.c", 50) == "mm/memory.c"
+    assert path_tail("a/" + "x" * 60, 20) == "…" + "x" * 19
+    line = ProgressLine(True)
+    params = {"collection": "tree", "phase": "index", "done": 500, "total": 1000, "path": deep}
+    line("progress", {**params, "rate": 250.0, "eta_s": 2.4})
+    assert capsys.readouterr().err.endswith(
+        "tree: index  50% 500/1000 (250 files/s, ETA 2s) …/pmu/sampling_tests/mmcr0_exceptionbits_test.c"
+    )
 
 
 def test_status_vectors_line_shows_a_slow_rate_and_the_eta():

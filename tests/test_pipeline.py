@@ -342,6 +342,30 @@ def test_titles_and_languages_by_kind_of_file(db, tmp_path):
     }
 
 
+def test_a_runs_pace_counts_the_files_it_prepares_and_their_bytes(db, tmp_path):
+    """The ETA of an index run is the bytes still to prepare at the rate so far: the files
+    found unchanged cost nothing (a rescan said ETA 0 s while thousands of files waited),
+    and a big file counts for its size (small first files gave half the real time)."""
+    from gnod.ingest.pipeline import _Run
+    from gnod.ingest.walk import WalkEntry
+    from gnod.ingest.workers import Failed, Task
+
+    root = tmp_path / "t"
+    root.mkdir()
+    cid = store.upsert_collection(db, "t", str(root), None)
+    run = _Run(db, CollectionConfig(name="t", path=str(root)), cid, {}, {}, None, None)
+    sizes = [100, 100, 800]
+    tasks = [
+        run._planned(Task(WalkEntry(f"f{i}", str(root / f"f{i}"), n, 0, i), None, None)) for i, n in enumerate(sizes)
+    ]
+    assert run.pace(run.started + 1.0) is None  # the walk has not ended: the work is not known
+    run.walked = True
+    assert run.pace(run.started + 1.0) is None  # nothing prepared yet
+    for task in tasks[:2]:
+        run.store(task, Failed("EMPTY", "nothing in it"))
+    assert run.pace(run.started + 2.0) == (1.0, 8.0)  # 2 files in 2 s; 800 bytes left at 100 a second
+
+
 @pytest.mark.parametrize(
     ("seconds", "share", "staged", "batches"),
     [(3600.0, 0.0, 10**9, [4, 26]), (0.0, 1e9, 10**9, [4, 26]), (3600.0, 1e9, 1, [4] * 7 + [2])],

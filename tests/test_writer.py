@@ -35,7 +35,7 @@ def test_an_edit_elsewhere_runs_between_the_batches_of_a_long_run(tmp_path, monk
     started = threading.Event()
     queued = threading.Event()
 
-    def progress(phase: str, done: int, total: int, path: str) -> None:
+    def progress(phase: str, done: int, total: int, path: str, pace) -> None:
         if phase == "scan":  # hold the long run (on the writer thread) until the short jobs are queued
             started.set()
             queued.wait(10)

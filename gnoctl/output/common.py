@@ -172,6 +172,33 @@ def csv_text(rows: list[list]) -> str:
     return buf.getvalue().rstrip("\n")
 
 
+def duration(seconds: float) -> str:
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+def pace(progress: dict) -> str:
+    """An index run's ` (N files/s, ETA …)`, as gnod measures it (files read and prepared,
+    the time left by their bytes), once it does; else nothing."""
+    if progress.get("rate") is None or progress.get("eta_s") is None:
+        return ""
+    return f" ({progress['rate']:.0f} files/s, ETA {duration(progress['eta_s'])})"
+
+
+def path_tail(path: str, width: int) -> str:
+    """The end of `path` in at most `width` characters, cut at a folder (…/usb/core.c),
+    not inside a name."""
+    if len(path) <= width:
+        return path
+    cut = path[len(path) - width + 1 :]
+    slash = cut.find("/")
+    return "…" + (cut[slash:] if slash >= 0 else cut)
+
+
 class ProgressLine:
     """A single self-rewriting status line on a terminal's stderr; silent elsewhere."""
 
@@ -185,9 +212,9 @@ class ProgressLine:
         total, done = params.get("total", 0), params.get("done", 0)
         pct = f"{100 * done // total:3d}%" if total else "   "
         phase = params.get("phase", "")
-        path = params.get("path", "")[-50:]
+        path = path_tail(params.get("path", ""), 50)
         where = f"{params['collection']}: " if params.get("collection") else ""
-        sys.stderr.write(f"\r\033[K{where}{phase} {pct} {done}/{total} {path}")
+        sys.stderr.write(f"\r\033[K{where}{phase} {pct} {done}/{total}{pace(params)} {path}")
         sys.stderr.flush()
         self._shown = True
 

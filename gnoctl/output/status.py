@@ -8,14 +8,14 @@ import time
 import unicodedata
 
 from gnoctl import fastjson
-from gnoctl.output.common import size
+from gnoctl.output.common import duration, pace, size
 
 
 def status_lines(st: dict) -> list[str]:
     """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
     memory = f", {size(st['rss_bytes'])} resident" if st.get("rss_bytes") else ""
     out = [
-        f"gnod {st['version']} (pid {st['pid']}, up {_duration(st['uptime_s'])}{memory}), protocol {st['protocol']}",
+        f"gnod {st['version']} (pid {st['pid']}, up {duration(st['uptime_s'])}{memory}), protocol {st['protocol']}",
         f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
         f"config: {st['config_path']}",
     ]
@@ -139,27 +139,13 @@ def _ago(ts: int | None) -> str:
     return f"{s}s ago"
 
 
-def _duration(seconds: float) -> str:
-    s = int(seconds)
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    if s >= 60:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s}s"
-
-
 def _collection_state(c: dict, job: dict, f: dict | None) -> str:
     """One truthful state: the running index job first, then what the watcher holds."""
     if job["running"] and job.get("collection") == c["name"]:
         done, total = job["done"], job["total"]
         if not total:  # the walk has not ended: how many files there are is not known yet
             return "indexing: listing the files"
-        text = f"indexing {done}/{total}"
-        elapsed = time.time() - job["started_at"] if job.get("started_at") else 0.0
-        if done and elapsed > 0:
-            rate = done / elapsed
-            text += f" ({rate:.0f} files/s, ETA {_duration(max(0, total - done) / rate)})"
-        return text
+        return f"indexing {done}/{total}{pace(job)}"
     indexed = f"indexed {_ago(c['last_indexed_at'])}"
     if f is None:
         return indexed
@@ -195,7 +181,7 @@ def _vectors_line(vec: dict) -> str:
         speed = ""
         if rate:  # a large model embeds well under 1 chunk/s on a small CPU: keep the digits that show it
             shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.2g}"
-            speed = f", {shown} chunks/s, ETA {_duration(vec['pending'] / rate)}"
+            speed = f", {shown} chunks/s, ETA {duration(vec['pending'] / rate)}"
         text += f", {vec['pending']} pending" + (f" (embedding{speed})" if vec["embedding"] else "")
     return text
 

@@ -41,7 +41,9 @@ HASH_BATCH = 256  # changed files whose indexed hashes are read in one statement
 # language to its short documents whose own language was only a guess.
 DOMINANT_SHARE = 0.75
 
-ProgressFn = Callable[[str, int, int, str], None]  # (phase, done, total, path)
+# (files prepared a second, seconds left): an index run's pace once its walk has ended.
+Pace = tuple[float, float]
+ProgressFn = Callable[[str, int, int, str, Pace | None], None]  # (phase, done, total, path, pace)
 # Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
 # "added" | "changed" | "removed". Called on the writer thread.
 ChangeFn = Callable[[str, list[tuple[ChangeKind, str | None]]], None]
@@ -210,7 +212,7 @@ def _apply(
 
     def walked() -> None:
         if progress:
-            progress("scan", run.done, run.stats.scanned, "")
+            progress("scan", run.done, run.stats.scanned, "", None)
 
     next_progress = time.monotonic() + PROGRESS_SECONDS
     # The pool takes the plan as the walk goes: its workers start on the first files found.
@@ -222,7 +224,7 @@ def _apply(
             now = time.monotonic()
             run.end_batch_when_due(now, stop, between)
             if progress and run.walked and now >= next_progress:
-                progress("index", run.done, run.stats.scanned, task.entry.rel_path)
+                progress("index", run.done, run.stats.scanned, task.entry.rel_path, run.pace(now))
                 next_progress = now + PROGRESS_SECONDS
         run.finish(walk_errors)
     except BaseException:
@@ -230,7 +232,7 @@ def _apply(
         raise
     run.stats.seconds = time.perf_counter() - t0
     if progress:
-        progress("done", run.stats.scanned, run.stats.scanned, "")
+        progress("done", run.stats.scanned, run.stats.scanned, "", None)
     return run.stats
 
 
@@ -257,6 +259,7 @@ class _Run:
         self.stats = IndexStats(collection=col.name)
         self.planned = 0  # tasks the plan has given so far
         self.prepared = 0  # their outcomes stored
+        self.planned_bytes = self.prepared_bytes = 0  # the same, in bytes to read
         self.walked = False  # the walk has ended: stats.scanned counts every file
         # What the run has seen of what the index holds: the paths walked, and the rest
         # (a container's members, failed files) in `seen`; `known`: walked paths indexed.
@@ -292,16 +295,14 @@ class _Run:
                 known += 1
             if kind(rel) is not None:
                 for task in self._plan_container(e, (e.size, e.mtime_ns, e.inode)):
-                    self.planned += 1
-                    yield task
+                    yield self._planned(task)
             elif old is not None and old.mtime_ns == e.mtime_ns and old.size == e.size and old.inode == e.inode:
                 unchanged += 1
             elif old is None and failed.get(rel) == (e.size, e.mtime_ns, e.inode):
                 errors += 1  # failed before and unchanged since: not retried
                 self.seen.add(rel)
             elif old is None:
-                self.planned += 1
-                yield Task(e, None, self.col.language, self.col.follow_symlinks)
+                yield self._planned(Task(e, None, self.col.language, self.col.follow_symlinks))
             else:
                 held.append((e, old.id))
                 if len(held) >= HASH_BATCH:
@@ -319,8 +320,12 @@ class _Run:
         """Tasks for changed files, each with its indexed source hash (same bytes: no work)."""
         hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in held])
         for e, doc_id in held:
-            self.planned += 1
-            yield Task(e, hashes.get(doc_id), self.col.language, self.col.follow_symlinks)
+            yield self._planned(Task(e, hashes.get(doc_id), self.col.language, self.col.follow_symlinks))
+
+    def _planned(self, task: Task) -> Task:
+        self.planned += 1
+        self.planned_bytes += _task_bytes(task)
+        return task
 
     def _plan_container(self, e: WalkEntry, stat: tuple[int, int, int]) -> list[Task]:
         """No task when the container is as indexed (its members count as seen), else its
@@ -358,8 +363,21 @@ class _Run:
         as one)."""
         return self.stats.scanned - self.planned + self.prepared
 
+    def pace(self, now: float) -> Pace | None:
+        """(files prepared a second, seconds left) once the walk has ended and a file was
+        prepared, else None. The time left is that of the bytes still to prepare at the
+        rate so far: a file's size says more of its cost than its count (the kernel tree's
+        first files, small device trees, gave an ETA half the real time), and the files
+        found unchanged cost nothing (a rescan's ETA was 0 s while thousands waited)."""
+        elapsed = now - self.started
+        if not (self.walked and self.prepared_bytes and elapsed > 0):
+            return None
+        left = self.planned_bytes - self.prepared_bytes
+        return self.prepared / elapsed, left * elapsed / self.prepared_bytes
+
     def store(self, task: Task, outcome: Outcome) -> None:
         self.prepared += 1
+        self.prepared_bytes += _task_bytes(task)
         e = task.entry
         stat = (e.size, e.mtime_ns, e.inode)
         if not isinstance(outcome, Expanded):
@@ -460,6 +478,11 @@ class _Run:
             self.conn.execute("ROLLBACK")
             if self.lex is not None:
                 self.lex.discard()
+
+
+def _task_bytes(task: Task) -> int:
+    """What a task reads: its file, or its shard of a big mailbox."""
+    return task.shard[1][-1][1] - task.shard[1][0][0] if task.shard is not None else task.entry.size
 
 
 def _retried() -> tuple[str, ...]:

@@ -14,7 +14,7 @@ import pathspec
 from gnod import __version__, wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
-from gnod.ingest.pipeline import Cancelled
+from gnod.ingest.pipeline import Cancelled, Pace
 from gnod.lines import expand
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
@@ -252,9 +252,20 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
     results = []
     for col in cols:
 
-        def progress(phase: str, done: int, total: int, path: str, _name: str = col.name) -> None:
+        def progress(phase: str, done: int, total: int, path: str, pace: Pace | None, _name: str = col.name) -> None:
+            rate, eta = pace or (None, None)
             call.notify_threadsafe(
-                "progress", Progress(id=call.id, collection=_name, phase=phase, done=done, total=total, path=path)
+                "progress",
+                Progress(
+                    id=call.id,
+                    collection=_name,
+                    phase=phase,
+                    done=done,
+                    total=total,
+                    path=path,
+                    rate=rate,
+                    eta_s=eta,
+                ),
             )
 
         try:

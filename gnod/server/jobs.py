@@ -22,7 +22,7 @@ import apsw
 from gnod import wire
 from gnod.config import CollectionConfig
 from gnod.ingest.lexical_text import deriver
-from gnod.ingest.pipeline import ChangeFn, ProgressFn, index_collection
+from gnod.ingest.pipeline import ChangeFn, Pace, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
@@ -263,14 +263,19 @@ class Writer:
             started = time.time()
             self.job = JobInfo(running=True, collection=col.name, started_at=started)
 
-            def report(phase: str, done: int, total: int, path: str) -> None:
-                # The files are prepared from the run's start (the walk feeds them as it
-                # goes): the files/s a client derives count from `started`.
+            def report(phase: str, done: int, total: int, path: str, pace: Pace | None) -> None:
+                rate, eta = pace or (None, None)
                 self.job = JobInfo(
-                    running=phase != "done", collection=col.name, done=done, total=total, started_at=started
+                    running=phase != "done",
+                    collection=col.name,
+                    done=done,
+                    total=total,
+                    started_at=started,
+                    rate=rate,
+                    eta_s=eta,
                 )
                 if progress:
-                    progress(phase, done, total, path)
+                    progress(phase, done, total, path, pace)
 
             try:
                 return index_collection(
