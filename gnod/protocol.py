@@ -624,6 +624,8 @@ class SymbolInfo(Struct):
     pending: int = 0  # still to parse: `search --symbol` does not find their definitions yet
     parsing: bool = False
     error: str | None = None  # the last cycle failed: why (retried at the next change)
+    rate: float | None = None  # contents parsed a second, while a backlog is parsed
+    eta_s: float | None = None  # seconds until it is, at that rate
 
 
 class StatusResult(Struct):

@@ -805,6 +805,23 @@ def test_the_lag_note_counts_the_files_left():
     assert symbols.lag_note() == "1 source file is still being parsed: its definitions are not found yet"
     symbols.pending = 1234
     assert symbols.lag_note() == "1,234 source files are still being parsed: their definitions are not found yet"
+    symbols.rate = 300.0  # while a backlog is parsed, the time left at its rate
+    assert symbols.lag_note().endswith("are not found yet (about 4 s left)")
+    info = symbols.info()
+    assert (info.rate, round(info.eta_s, 2)) == (300.0, 4.11)
+
+
+def test_status_says_how_long_parsing_has_left():
+    from gnoctl.output.status import _symbols_line
+
+    sym = {"parsed": 12_608, "pending": 50_302, "parsing": True, "error": None, "rate": 320.4, "eta_s": 157.0}
+    assert _symbols_line(sym) == (
+        "definitions of 12,608 source files, 50,302 to parse (320 files/s, ETA 2m37s; "
+        "search --symbol does not see them yet)"
+    )
+    assert _symbols_line({**sym, "rate": None, "eta_s": None}).endswith(
+        ", 50,302 to parse (search --symbol does not see them yet)"
+    )
 
 
 @pytest.mark.parametrize("grammar", sorted(set(GRAMMARS.values())))

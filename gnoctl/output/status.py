@@ -204,5 +204,8 @@ def _symbols_line(sym: dict) -> str:
     """The definitions read from source files: done, or how many files are left."""
     if sym.get("error"):
         return sym["error"]
-    left = f", {sym['pending']:,} to parse (search --symbol does not see them yet)" if sym["pending"] else ""
+    left = ""
+    if sym["pending"]:
+        speed = f"{sym['rate']:.0f} files/s, ETA {duration(sym['eta_s'])}; " if sym.get("eta_s") is not None else ""
+        left = f", {sym['pending']:,} to parse ({speed}search --symbol does not see them yet)"
     return f"definitions of {sym['parsed']:,} source files{left}"

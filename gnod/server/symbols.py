@@ -38,21 +38,36 @@ class Symbols:
         self.parsing = False
         self.parsed = 0
         self.pending = 0
+        self.rate: float | None = None  # contents parsed a second by this cycle, while it parses
         self.failed: str | None = None
         # Documents indexed from then on (unix seconds) are what the next look at the
         # backlog reads; None: every document (at start, and after a cycle that failed).
         self._since: int | None = None
 
     def info(self) -> SymbolInfo:
-        return SymbolInfo(parsed=self.parsed, pending=self.pending, parsing=self.parsing, error=self.failed)
+        return SymbolInfo(
+            parsed=self.parsed,
+            pending=self.pending,
+            parsing=self.parsing,
+            error=self.failed,
+            rate=self.rate,
+            eta_s=self._eta(),
+        )
+
+    def _eta(self) -> float | None:
+        """Seconds until the backlog is parsed at this cycle's rate (while a collection is
+        being indexed it waits: that is not counted)."""
+        return self.pending / self.rate if self.pending and self.rate else None
 
     def lag_note(self) -> str | None:
         """What `search --symbol` cannot see yet."""
         if not self.pending:
             return None
+        eta = self._eta()
+        left = f" (about {round(eta)} s left)" if eta is not None else ""
         if self.pending == 1:
-            return "1 source file is still being parsed: its definitions are not found yet"
-        return f"{self.pending:,} source files are still being parsed: their definitions are not found yet"
+            return f"1 source file is still being parsed: its definitions are not found yet{left}"
+        return f"{self.pending:,} source files are still being parsed: their definitions are not found yet{left}"
 
     async def run(self, stopping: asyncio.Event) -> None:
         await serve(
@@ -77,11 +92,13 @@ class Symbols:
         if since is None:
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
         self.pending = len(backlog)
-        t0, done = time.monotonic(), 0
+        t0, done, busy = time.monotonic(), 0, 0.0
+        self.rate = None
         for at in range(0, len(backlog), BATCH_CONTENTS):
             if not await not_indexing(lambda: self.writer.job.running, stopping):
                 break
             self.parsing = True
+            began = time.monotonic()
             head = backlog[at : at + BATCH_CONTENTS]
             batch = await self._read(lambda conn, _a: store.sources(conn, head))
             for part in _by_size(batch, BATCH_BYTES):
@@ -93,6 +110,8 @@ class Symbols:
                 done += stored
                 self.parsed += stored
             self.pending = len(backlog) - at - len(head)
+            busy += time.monotonic() - began
+            self.rate = done / busy if done else None
         if not stopping.is_set():
             self._since = started
         if done:
