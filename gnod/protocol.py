@@ -144,7 +144,7 @@ class Filters(Params):
                 "--path",
                 metavar="GLOB",
                 help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be "
-                "none; a folder: what it holds).",
+                "none; a folder: what it holds; a first folder that names a collection: in it).",
             ),
         ]
         | None

@@ -575,6 +575,12 @@ def test_multi_get_with_a_glob(indexed):
     ]
 
 
+def test_multi_get_says_a_glob_given_as_a_reference_goes_after_p(indexed):
+    r = _run_cli("multi-get", "docs/guides/*.md", "--human", env=indexed.env)
+    assert r.returncode == 1
+    assert "gnoctl: not found: docs/guides/*.md (a glob: multi-get -p 'docs/guides/*.md')" in r.stderr
+
+
 def test_multi_get_glob_star_stays_in_one_directory(indexed):
     # Regression: fnmatch's `*` used to cross '/', so 'docs/*.md' matched every depth.
     res = cli_json("multi-get", "--pattern", "*/*.md", "--json", env=indexed.env)
@@ -633,6 +639,18 @@ def test_line_formats_say_the_results_notes_on_stderr(indexed, fmt):
     assert "gnoctl: note: AND: a word here, not an operator" in r.stderr
     r = _run_cli("search", "deploy", "staging", fmt, env=indexed.env)
     assert r.stderr == ""
+
+
+def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed):
+    """`--path 'docs/guides/*'` (a path as gnoctl prints it) found nothing: the glob is
+    over the path inside a collection. A first folder that names a collection searched
+    names it, as in `get` and `ls`."""
+    env = indexed.env
+    assert hit_paths(search(env, "deploy", "--path", "guides/*")) == ["docs/guides/deploy.md", "docs/guides/staging.md"]
+    for args in (["--path", "docs/guides/*"], ["--path", "docs/guides"], ["-c", "docs", "--path", "docs/guides/*"]):
+        assert hit_paths(search(env, "deploy", *args)) == ["docs/guides/deploy.md", "docs/guides/staging.md"], args
+    assert hit_paths(search(env, "deploy", "--path", "other/*")) == ["other/checklist.md"]
+    assert search(env, "deploy", "-c", "other", "--path", "docs/guides/*", expect=1)["hits"] == []
 
 
 def test_ls(indexed):

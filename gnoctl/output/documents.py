@@ -28,7 +28,8 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
         if not view.page(text.removesuffix("\n")):
             sys.stdout.write(text)
         for m in res["missing"]:
-            print(f"gnoctl: not found: {m}", file=sys.stderr)
+            glob = any(ch in m for ch in "*?[")  # a reference names one document: a glob goes after -p
+            print(f"gnoctl: not found: {m}" + (f" (a glob: multi-get -p '{m}')" if glob else ""), file=sys.stderr)
         if res["truncated"]:
             print(f"gnoctl: output truncated at {max_bytes} bytes (raise --max-bytes)", file=sys.stderr)
 

@@ -25,8 +25,13 @@ def check_collections(d: Daemon, names: list[str]) -> None:
 
 def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filter:
     """The search's filter, resolved: an unknown collection is NOT_FOUND, a filter the
-    index cannot use INVALID_PARAMS."""
+    index cannot use INVALID_PARAMS. A path glob whose first folder is the name of a
+    collection searched names it, as paths are printed (`tree/mm/**`): as in `get` and `ls`."""
     check_collections(d, collections)
+    path = f.path
+    head, slash, rest = (path or "").partition("/")
+    if slash and rest and d.collection(head) is not None and (not collections or head in collections):
+        collections, path = [head], rest
     try:
         return filters.resolve(
             filters.Filter(
@@ -34,7 +39,7 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
                 tags=tuple(f.tags),
                 since=f.since,
                 until=f.until,
-                path=f.path,
+                path=path,
                 lang=f.lang,
                 sender=f.sender,
             )
