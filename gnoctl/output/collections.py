@@ -16,7 +16,7 @@ def index_lines(res: dict) -> list[str]:
         res,
         lambda s: (
             f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
-            f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} errors "
+            f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} failed "
             f"({s['seconds']:.2f}s)"
         ),
     )

@@ -51,7 +51,7 @@ def status_lines(st: dict) -> list[str]:
     width = max((len(c["name"]) for c in st["collections"]), default=0)
     for c in st["collections"]:
         state = _collection_state(c, st["job"], fresh.get(c["name"]))
-        errors = f", {c['errors']} errors" if c["errors"] else ""
+        errors = f", {c['errors']} failed" if c["errors"] else ""  # the lines below say why
         out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
         if c.get("description"):
             out.append(f"  {'':<{width}}  {c['description']}")
