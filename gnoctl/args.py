@@ -65,7 +65,15 @@ LS_LIMIT_MAX = 100_000
 _FORMAT = ("format", "flag")
 _JSON_HUMAN = {"--json": _FORMAT, "--human": _FORMAT}
 PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
-    ("status",): ({"-w": ("watch", "flag"), "--watch": ("watch", "flag"), **_JSON_HUMAN}, 0),
+    ("status",): (
+        {
+            "-w": ("watch", "flag"),
+            "--watch": ("watch", "flag"),
+            "--no-autostart": ("no_autostart", "flag"),
+            **_JSON_HUMAN,
+        },
+        0,
+    ),
     ("ls",): (
         {
             "--prefix": ("prefix", "str"),

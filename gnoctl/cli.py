@@ -590,6 +590,7 @@ def status(
     ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
+    no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Daemon, index file and size, one line per collection, vectors, models, recent ingest errors.
 
@@ -600,7 +601,7 @@ def status(
     or measured (gnod tries 1, half and all the cores on the embedding backlog and keeps
     the fastest). Missing models and vectors come with the command that fixes them.
     """
-    _exit(commands.status(_fmt(json_, human=human), watch))
+    _exit(commands.status(_fmt(json_, human=human), watch, False if no_autostart else None))
 
 
 @app.command()

@@ -61,9 +61,9 @@ class Client:
     ) -> None:
         self.paths = paths or Paths.from_env()
         self.timeout = timeout  # seconds per socket operation; None waits as long as gnod works
-        if autostart is None:
-            autostart = (env("GNO_NO_AUTOSTART") or "") not in ("1", "true", "yes")
-        self.autostart = autostart
+        # Off by GNO_NO_AUTOSTART, the error says how to turn it on; off by the caller (--no-autostart), not.
+        self._off_by_env = autostart is None and (env("GNO_NO_AUTOSTART") or "") in ("1", "true", "yes")
+        self.autostart = not self._off_by_env if autostart is None else autostart
         self._sock: _socket.socket | None = None
         self._next_id = 0
         self._methods: dict[int, str] = {}  # id → method of the requests whose reply is not read yet
@@ -75,9 +75,9 @@ class Client:
             self._sock = connect_checked(self.paths)
         except (FileNotFoundError, ConnectionRefusedError):
             if not self.autostart:
+                unset = ", or unset GNO_NO_AUTOSTART" if self._off_by_env else ""
                 raise DaemonError(
-                    wire.NOT_RUNNING,
-                    "gnod is not running (start it with `gnoctl daemon start`, or unset GNO_NO_AUTOSTART)",
+                    wire.NOT_RUNNING, f"gnod is not running (start it with `gnoctl daemon start`{unset})"
                 ) from None
             start_daemon(self.paths)
             self._sock = connect_checked(self.paths)

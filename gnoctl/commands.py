@@ -144,11 +144,11 @@ def ls(collection: str | None, prefix: str, limit: int, fmt: str | None, view: V
 STATUS_WATCH_S = 1.0
 
 
-def status(fmt: str | None, watch: bool = False) -> int:
+def status(fmt: str | None, watch: bool = False, autostart: bool | None = None) -> int:
     from gnoctl.output.status import StatusWatch, status_lines
 
     def go(fmt: str) -> int:
-        client = Client()
+        client = Client(autostart=autostart)
         if not watch:
             show(client.call("status"), fmt, status_lines)
             return 0

@@ -51,7 +51,7 @@ def _plain(argv: list[str]) -> int | None:
     fmt = opts.get("format")
     arg = words[0] if words else None
     if command == ("status",):
-        return commands.status(fmt, bool(opts.get("watch")))
+        return commands.status(fmt, bool(opts.get("watch")), False if opts.get("no_autostart") else None)
     if command == ("update",):
         return commands.update(arg, fmt)
     if command == ("collection", "list"):

@@ -134,6 +134,17 @@ def test_plain_commands_run_without_typer(argv, tmp_path):
     assert heavy_loaded(out["modules"], HEAVY + NOT_ON_FAST_PATH) == []
 
 
+def test_not_running_says_how_to_start_gnod_by_what_kept_it_from_starting(tmp_path):
+    """`--no-autostart` was told to unset GNO_NO_AUTOSTART, a variable it had not set."""
+    env = {k: v for k, v in os.environ.items() if k != "GNO_NO_AUTOSTART"}
+    out = probe(["gnoctl.main"], ["status", "--no-autostart", "--json"], {**env, "GNO_HOME": str(tmp_path)})
+    error = json.loads(out["stdout"])["error"]
+    assert out["code"] == 3 and error["code"] == "DAEMON_NOT_RUNNING"
+    assert error["message"] == "gnod is not running (start it with `gnoctl daemon start`)"
+    out = probe(["gnoctl.main"], ["status", "--json"], {**env, "GNO_HOME": str(tmp_path), "GNO_NO_AUTOSTART": "1"})
+    assert json.loads(out["stdout"])["error"]["message"].endswith(", or unset GNO_NO_AUTOSTART)")
+
+
 def test_daemon_status_runs_without_typer(tmp_path):
     out = probe(["gnoctl.main"], ["daemon", "status", "--json"], {**os.environ, "GNO_HOME": str(tmp_path)})
     assert out["code"] == 3 and json.loads(out["stdout"])["running"] is False
@@ -329,6 +340,7 @@ def _plain_handed(monkeypatch, path: str, argv: list[str]):
         ["status"],
         ["status", "-w", "--json"],
         ["status", "--watch", "--human"],
+        ["status", "--no-autostart", "--json"],
         ["ls"],
         ["ls", "notes", "-n5", "--prefix=guides/"],
         ["ls", "--prefix", "notes/guides", "--limit", "100000", "--files", "-0"],
