@@ -505,7 +505,13 @@ def models_clear(
     _exit(commands.models_clear(uri, _fmt(json_, human=human)))
 
 
-GET_HELP = """Print one indexed document (its canonical Markdown), whole or a line range."""
+GET_HELP = """Print one indexed document (its canonical Markdown), whole or a line range.
+
+    `path:LINE` prints from that line on (`-l N`: N lines), `path:FIRST-LAST` those
+    lines. Lines are numbered as in the file, but the text is what was indexed, not a
+    copy of its bytes: trailing whitespace and control characters are dropped (and a
+    PDF or Office file is its Markdown). Read the file itself to diff or patch it.
+    """
 _spec_command(
     "get",
     _client(("json_", JsonOpt, False), ("human", HumanOpt, False), _AUTOSTART, ("no_pager", NoPagerOpt, False)),
