@@ -358,9 +358,9 @@ def test_a_runs_pace_counts_the_files_it_prepares_and_their_bytes(db, tmp_path):
     tasks = [
         run._planned(Task(WalkEntry(f"f{i}", str(root / f"f{i}"), n, 0, i), None, None)) for i, n in enumerate(sizes)
     ]
-    assert run.pace(run.started + 1.0) is None  # the walk has not ended: the work is not known
+    assert run.pace(run.started + 1.0) == (None, None)  # the walk has not ended: the work is not known
     run.walked = True
-    assert run.pace(run.started + 1.0) is None  # nothing prepared yet
+    assert run.pace(run.started + 1.0) == (None, None)  # nothing prepared yet
     for task in tasks[:2]:
         run.store(task, Failed("EMPTY", "nothing in it"))
     assert run.pace(run.started + 2.0) == (1.0, 8.0)  # 2 files in 2 s; 800 bytes left at 100 a second

@@ -242,7 +242,7 @@ def _handed(monkeypatch, path: str, argv: list[str]):
     """What one path (`fast`: gnoctl.main's parser; `typer`: gnoctl.cli) hands the command
     for `argv`: (method, params, format, autostart, color, pager, null), or "fallback"
     (the fast parser leaves it to typer), or "error" (typer refuses it: exit 1)."""
-    from gnoctl import cli, commands, main
+    from gnoctl import commands, main
 
     seen = []
 
@@ -260,8 +260,16 @@ def _handed(monkeypatch, path: str, argv: list[str]):
     monkeypatch.setenv("GNO_HOME", "/nonexistent/gno-test-home")  # no daemon: the early send finds none
     monkeypatch.setattr(commands, "retrieve", lambda *a, **kw: record(a[0])(*a, **kw))
     monkeypatch.setattr(commands, "get", record("get"))
-    if path == "fast":
-        if main._fast(list(argv)) is None:
+    return _outcome(main._fast if path == "fast" else None, argv, seen)
+
+
+def _outcome(fast, argv: list[str], seen: list):
+    """What the fast parser `fast` (None: typer) handed the command it recorded in `seen`
+    for `argv`, or "fallback" / "error" as `_handed` says."""
+    from gnoctl import cli
+
+    if fast is not None:
+        if fast(list(argv)) is None:
             return "fallback"
     elif cli.run(list(argv)) != 0:
         return "error"
@@ -312,7 +320,7 @@ def test_fast_parser_agrees_with_typer(monkeypatch, command, args):
 def _plain_handed(monkeypatch, path: str, argv: list[str]):
     """What one path hands a PLAIN command for `argv` (its name and arguments, a View as
     its fields), or "fallback" / "error" as `_handed` says."""
-    from gnoctl import cli, commands, main
+    from gnoctl import commands, main
 
     seen = []
 
@@ -325,13 +333,7 @@ def _plain_handed(monkeypatch, path: str, argv: list[str]):
 
     for name in ("status", "ls", "update", "collection_list", "daemon_status"):
         monkeypatch.setattr(commands, name, record(name))
-    if path == "fast":
-        if main._plain(list(argv)) is None:
-            return "fallback"
-    elif cli.run(list(argv)) != 0:
-        return "error"
-    assert len(seen) == 1
-    return seen[0]
+    return _outcome(main._plain if path == "fast" else None, argv, seen)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 import apsw
 import msgspec
@@ -41,9 +42,15 @@ HASH_BATCH = 256  # changed files whose indexed hashes are read in one statement
 # language to its short documents whose own language was only a guess.
 DOMINANT_SHARE = 0.75
 
-# (files prepared a second, seconds left): an index run's pace once its walk has ended.
-Pace = tuple[float, float]
-ProgressFn = Callable[[str, int, int, str, Pace | None], None]  # (phase, done, total, path, pace)
+
+class Pace(NamedTuple):
+    """An index run's pace once its walk has ended and files were prepared (else none)."""
+
+    rate: float | None = None  # files read and prepared a second
+    eta_s: float | None = None  # seconds left, by the bytes still to prepare
+
+
+ProgressFn = Callable[[str, int, int, str, Pace], None]  # (phase, done, total, path, pace)
 # Told after each commit what it changed: (collection, [(kind, rel_path)]), kind
 # "added" | "changed" | "removed". Called on the writer thread.
 ChangeFn = Callable[[str, list[tuple[ChangeKind, str | None]]], None]
@@ -212,7 +219,7 @@ def _apply(
 
     def walked() -> None:
         if progress:
-            progress("scan", run.done, run.stats.scanned, "", None)
+            progress("scan", run.done, run.stats.scanned, "", Pace())
 
     next_progress = time.monotonic() + PROGRESS_SECONDS
     # The pool takes the plan as the walk goes: its workers start on the first files found.
@@ -232,7 +239,7 @@ def _apply(
         raise
     run.stats.seconds = time.perf_counter() - t0
     if progress:
-        progress("done", run.stats.scanned, run.stats.scanned, "", None)
+        progress("done", run.stats.scanned, run.stats.scanned, "", Pace())
     return run.stats
 
 
@@ -363,17 +370,17 @@ class _Run:
         as one)."""
         return self.stats.scanned - self.planned + self.prepared
 
-    def pace(self, now: float) -> Pace | None:
-        """(files prepared a second, seconds left) once the walk has ended and a file was
-        prepared, else None. The time left is that of the bytes still to prepare at the
+    def pace(self, now: float) -> Pace:
+        """Files prepared a second and seconds left, once the walk has ended and a file was
+        prepared. The time left is that of the bytes still to prepare at the
         rate so far: a file's size says more of its cost than its count (the kernel tree's
         first files, small device trees, gave an ETA half the real time), and the files
         found unchanged cost nothing (a rescan's ETA was 0 s while thousands waited)."""
         elapsed = now - self.started
         if not (self.walked and self.prepared_bytes and elapsed > 0):
-            return None
+            return Pace()
         left = self.planned_bytes - self.prepared_bytes
-        return self.prepared / elapsed, left * elapsed / self.prepared_bytes
+        return Pace(self.prepared / elapsed, left * elapsed / self.prepared_bytes)
 
     def store(self, task: Task, outcome: Outcome) -> None:
         self.prepared += 1

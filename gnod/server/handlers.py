@@ -252,21 +252,8 @@ async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> Ind
     results = []
     for col in cols:
 
-        def progress(phase: str, done: int, total: int, path: str, pace: Pace | None, _name: str = col.name) -> None:
-            rate, eta = pace or (None, None)
-            call.notify_threadsafe(
-                "progress",
-                Progress(
-                    id=call.id,
-                    collection=_name,
-                    phase=phase,
-                    done=done,
-                    total=total,
-                    path=path,
-                    rate=rate,
-                    eta_s=eta,
-                ),
-            )
+        def progress(phase: str, done: int, total: int, path: str, pace: Pace, _name: str = col.name) -> None:
+            call.notify_threadsafe("progress", Progress(call.id, _name, phase, done, total, path, *pace))
 
         try:
             stats = await d.writer.index(col, progress)

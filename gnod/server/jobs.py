@@ -263,16 +263,14 @@ class Writer:
             started = time.time()
             self.job = JobInfo(running=True, collection=col.name, started_at=started)
 
-            def report(phase: str, done: int, total: int, path: str, pace: Pace | None) -> None:
-                rate, eta = pace or (None, None)
+            def report(phase: str, done: int, total: int, path: str, pace: Pace) -> None:
                 self.job = JobInfo(
                     running=phase != "done",
                     collection=col.name,
                     done=done,
                     total=total,
                     started_at=started,
-                    rate=rate,
-                    eta_s=eta,
+                    **pace._asdict(),
                 )
                 if progress:
                     progress(phase, done, total, path, pace)
