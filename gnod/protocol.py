@@ -314,6 +314,9 @@ class GetParams(Params):
     ]
     from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None
     lines: Annotated[int, Meta(ge=1), cli("-l", "--lines", help="Number of lines.")] | None = None
+    # At most this many bytes of text, whole lines (`truncated`, `to_line` the last one
+    # given): what an agent's context holds of a 24 MB generated header.
+    max_bytes: Annotated[int, Meta(ge=1)] | None = None
 
 
 class MultiGetParams(Params):
@@ -444,6 +447,7 @@ class MultiGetResult(Struct):
     documents: list[Document]
     missing: list[str]
     truncated: bool
+    left_out: int = 0  # documents found but not read: max_bytes was spent
 
 
 class LsEntry(Struct):

@@ -170,6 +170,43 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert "notes: 6 documents" in results["status"].content[0].text
 
 
+def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters(hybrid):
+    """A whole generated header (24 MB) came back from `get` in 29 s and filled the agent's
+    context; `multi_get` cut a document mid-line yet named its last line, and did not say
+    how many documents it left; `search` had no path filter and one passage a document."""
+
+    async def go():
+        async with Client(bridge(hybrid.env), mode="legacy") as c:
+            return {
+                "get": await c.call_tool("get", {"ref": "notes/pets/dogs.md", "max_bytes": 12}),
+                "get default": await c.call_tool("get", {"ref": "notes/pets/dogs.md"}),
+                "multi": await c.call_tool("multi_get", {"pattern": "notes/**/*.md", "max_bytes": 40}),
+                "listed": await c.call_tool("multi_get", {"pattern": "notes/**/*.md", "content": False}),
+                "in space": await c.call_tool(
+                    "search", {"query": "the", "filters": {"path": "space/**"}, "per_doc": 2, "limit": 1}
+                ),
+            }
+
+    r = run(go)
+    for name, result in r.items():
+        assert not result.is_error, (name, result.content)
+    got = r["get"].structured_content
+    assert (got["content"], got["from_line"], got["to_line"], got["truncated"]) == ("# Dogs\n\n", 1, 2, True)
+    assert "lines 1-2 of 3 (cut at max_bytes: read on with from_line=3)" in r["get"].content[0].text
+    whole = r["get default"].structured_content
+    assert whole["truncated"] is False and whole["to_line"] == whole["total_lines"] == 3
+    multi = r["multi"].structured_content
+    assert multi["truncated"] and multi["left_out"] == 6 - len(multi["documents"]) > 0
+    *whole_lines, last = multi["documents"]
+    assert all(d["content"].endswith("\n") and d["to_line"] == d["content"].count("\n") for d in whole_lines)
+    assert last["to_line"] == max(1, last["content"].count("\n"))  # a first line past the budget: a part of it
+    assert f"{multi['left_out']} more documents not read" in r["multi"].content[0].text
+    assert len(r["listed"].structured_content["documents"]) == 6
+    found = r["in space"].structured_content
+    assert [h["path"] for h in found["hits"]] == ["space/moon.md"] and found["total_candidates"] == 2
+    assert "(1 shown; more documents match: raise limit, or narrow with filters)" in r["in space"].content[0].text
+
+
 def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     async def go():
         async with Client(bridge(hybrid.env)) as c:

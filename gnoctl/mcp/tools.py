@@ -20,6 +20,9 @@ from gnod.protocol import METHOD_PARAMS
 SNIPPET_CHARS = 240
 # Results an agent may ask for in one call (the daemon allows more; a context window does not).
 MAX_RESULTS = 100
+# Text `get` gives an agent unless it asks for more: ~16k tokens (a generated register header
+# is 24 MB, which took 29 s to come back whole and would fill any context).
+GET_MAX_BYTES = 65_536
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,13 @@ _COLLECTIONS = _param(
     items={"type": "string", "minLength": 1, "maxLength": 64},
     maxItems=32,
 )
+_FILTERS = _param(
+    "search",
+    "filters",
+    "Only documents that pass all of these: `path` a glob over the path in its collection (`drivers/mmc/**`, "
+    "`*.h`; a first folder that names a collection: in it), `since`/`until` days (YYYY-MM-DD), `tags`, `lang`, "
+    "`from` (a message's sender).",
+)
 _MODE = _param("query", "mode", "`deep` searches a bigger pool (slower; needs at least 2 keywords).", type="string")
 _WAIT = _param(
     "search", "wait_s", "First wait up to this many seconds for files saved just now to be indexed.", maximum=60.0
@@ -131,22 +141,21 @@ def _line(text: str) -> str:
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
-def _fresh(result: dict) -> str:
-    pending = sum(f.get("pending", 0) for f in result.get("freshness", []))
-    return f"\n({pending} changed files not indexed yet)" if pending else ""
-
-
 def _search_text(r: dict) -> str:
     if not r["hits"]:
-        return f"No documents match {r['query']!r}." + _fresh(r)
+        return "\n".join([f"No documents match {r['query']!r}.", *r.get("notes", [])])
     out = []
     for h in r["hits"]:
-        snip = h.get("snippet") or {}
-        where = f"  in {snip['symbol']}" if snip.get("symbol") else ""
-        out.append(f"{h['uri']}:{snip.get('line', 1)}{where}  {h['title']}  ({h['score']:.2f})")
-        if snip.get("text"):
-            out.append(f"  {_line(snip['text'])}")
-    return "\n".join(out) + _fresh(r)
+        passages = h.get("snippets") or [h.get("snippet") or {}]
+        for i, snip in enumerate(passages):
+            where = f"  in {snip['symbol']}" if snip.get("symbol") else ""
+            head = f"  {h['title']}  ({h['score']:.2f})" if i == 0 else ""
+            out.append(f"{h['uri']}:{snip.get('line', 1)}{where}{head}")
+            if snip.get("text"):
+                out.append(f"  {_line(snip['text'])}")
+    if r.get("total_candidates", 0) > len(r["hits"]):
+        out.append(f"({len(r['hits'])} shown; more documents match: raise limit, or narrow with filters)")
+    return "\n".join(out + r.get("notes", []))
 
 
 def _vsearch_text(r: dict) -> str:
@@ -168,8 +177,8 @@ def _query_text(r: dict) -> str:
             out.append(f"  {_line(prev['text'])}")
     if not out:
         out.append(f"No documents match {r['query']!r}.")
-    out += [f"note: {d}" for d in r.get("degraded", [])]
-    return "\n".join(out) + _fresh(r)
+    out += [f"note: {d}" for d in r.get("degraded", [])] + r.get("notes", [])
+    return "\n".join(out)
 
 
 def _ask_text(r: dict) -> str:
@@ -184,7 +193,7 @@ def _ask_text(r: dict) -> str:
 
 
 def _document_text(d: dict) -> str:
-    more = " (truncated)" if d.get("truncated") else ""
+    more = f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})" if d.get("truncated") else ""
     head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
     return f"{head}\n\n{d['content']}"
 
@@ -193,8 +202,11 @@ def _multi_get_text(r: dict) -> str:
     parts = [_document_text(d) for d in r["documents"]]
     if r["missing"]:
         parts.append("Not found: " + ", ".join(r["missing"]))
-    if r["truncated"]:
-        parts.append("(stopped at max_bytes: ask for fewer documents or a larger max_bytes)")
+    if r.get("left_out"):
+        parts.append(
+            f"(stopped at max_bytes: {r['left_out']} more documents not read; ask for fewer documents, "
+            "a larger max_bytes, or their list with content: false)"
+        )
     return "\n\n---\n\n".join(parts) or "No documents matched."
 
 
@@ -207,7 +219,7 @@ def _status_text(s: dict) -> str:
     out = [f"gnod {s['version']} (pid {s['pid']}): {s['documents']} documents"]
     for c in s["collections"]:
         out.append(
-            f"  {c['name']}: {c['documents']} documents, {c['errors']} errors  {c['path']}"
+            f"  {c['name']}: {c['documents']} documents, {c['errors']} failed  {c['path']}"
             + (f"\n    {c['description']}" if c.get("description") else "")
         )
     for m in s.get("models", []):
@@ -274,6 +286,10 @@ READ_ONLY_TOOLS = [
             "limit": _LIMIT,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
+            "filters": _FILTERS,
+            "per_doc": _param(
+                "search", "per_doc", "Passages per document: >1 shows each document's other matching places too."
+            ),
             "wait_s": _WAIT,
             "symbol": _param(
                 "search",
@@ -358,12 +374,20 @@ READ_ONLY_TOOLS = [
         "get",
         "get",
         "Read a document",
-        "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `uri:line`. "
-        "Use from_line/lines to read around a hit instead of the whole file.",
+        "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `uri:line`, "
+        "which reads from that line on. Use from_line/lines to read around a hit instead of the whole "
+        "file. At most max_bytes of whole lines come back; the header says where to read on.",
         {
             "ref": _REF,
             "from_line": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
             "lines": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "Number of lines."},
+            "max_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 4_194_304,
+                "default": GET_MAX_BYTES,
+                "description": "At most this much text (whole lines).",
+            },
         },
         ("ref",),
         _document_text,
@@ -393,7 +417,12 @@ READ_ONLY_TOOLS = [
                 "minimum": 1,
                 "maximum": 4_194_304,
                 "default": 262_144,
-                "description": "Stop after this much text.",
+                "description": "Stop after this much text in all (whole lines; the documents past it are counted).",
+            },
+            "content": {
+                "type": "boolean",
+                "default": True,
+                "description": "False: only which documents match (uri, title, path), no text and no byte budget.",
             },
         },
         (),

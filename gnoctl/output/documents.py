@@ -31,7 +31,9 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
             glob = any(ch in m for ch in "*?[")  # a reference names one document: a glob goes after -p
             print(f"gnoctl: not found: {m}" + (f" (a glob: multi-get -p '{m}')" if glob else ""), file=sys.stderr)
         if res["truncated"]:
-            print(f"gnoctl: output truncated at {max_bytes} bytes (raise --max-bytes)", file=sys.stderr)
+            left = res.get("left_out", 0)
+            more = f": {left} more document{'s' if left != 1 else ''} not read" if left else ""
+            print(f"gnoctl: output truncated at {max_bytes} bytes{more} (raise --max-bytes)", file=sys.stderr)
 
 
 def write_listing(res: dict, fmt: str, view: View) -> None:

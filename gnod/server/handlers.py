@@ -374,8 +374,12 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
     end = total if lines is None else min(total, start + lines)
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
-    if max_bytes is not None and len(text.encode()) > max_bytes:
-        text = text.encode()[:max_bytes].decode("utf-8", "ignore")
+    if max_bytes is not None and len(data := text.encode()) > max_bytes:
+        # Whole lines, so that reading on from to_line + 1 misses nothing; a first line
+        # longer than the budget is given in part (to_line names it).
+        cut = data.rfind(b"\n", 0, max_bytes) + 1 or max_bytes
+        text = data[:cut].decode("utf-8", "ignore")
+        end = start + max(1, text.count("\n"))
         truncated = True
     return _described(
         doc,
@@ -447,7 +451,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
         ):
             if named is not None and given is not None and named != given:
                 raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names {said}: give them once", {"ref": p.ref})
-        return _document(conn, doc, p.from_line or line, p.lines or count, None)
+        return _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
 
     return await d.read(run)
 
@@ -484,16 +488,16 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
                     docs.append((doc, None, None))
         if not p.content:
             return MultiGetResult(documents=[_described(doc) for doc, _, _ in docs], missing=missing, truncated=False)
-        out, budget, truncated = [], p.max_bytes, False
+        out, budget = [], p.max_bytes
         for doc, line, count in docs:
             if budget <= 0:
-                truncated = True
                 break
             item = _document(conn, doc, line, count, budget)
             budget -= len(item.content.encode())
-            truncated = truncated or item.truncated
             out.append(item)
-        return MultiGetResult(documents=out, missing=missing, truncated=truncated)
+        left_out = len(docs) - len(out)
+        truncated = left_out > 0 or any(item.truncated for item in out)
+        return MultiGetResult(documents=out, missing=missing, truncated=truncated, left_out=left_out)
 
     return await d.read(run)
 
