@@ -372,6 +372,13 @@ def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_b
         )
     start = (from_line or 1) - 1
     end = total if lines is None else min(total, start + lines)
+    if max_bytes is not None:  # join no more lines than can be given (a line's bytes ≥ its characters)
+        size = 0
+        for i in range(start, end):
+            size += len(all_lines[i]) + 1
+            if size > max_bytes:
+                end = i + 1
+                break
     text = "\n".join(all_lines[start:end]) + ("\n" if end > start else "")
     truncated = False
     if max_bytes is not None and len(data := text.encode()) > max_bytes:
