@@ -113,6 +113,7 @@ def start_web(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
 def web(tmp_path_factory):
     corpus = build_corpus(str(tmp_path_factory.mktemp("web") / "corpus"))
     corpus.write("notes/markup.md", "# Markup test\n\nA <script>alert('kettle')</script> line about the kettle.\n")
+    corpus.write("src/regs.h", "".join(f"#define REG_{i:05d}_MASK 0x{i:08x}\n" for i in range(1, 5001)))
     with running_gnod() as (env, daemon):
         daemon.result("collection.add", {"name": "docs", "path": corpus.root})
         proc, address = start_web(env)
@@ -233,6 +234,30 @@ def test_the_document_view_marks_the_line(web):
         and "sandbox" in headers["content-security-policy"]
         and "<script>" in body
     )  # the file as it is, shown as text
+
+
+def test_a_long_document_is_shown_a_window_at_a_time_around_the_hit(web):
+    """A 24 MB generated header was 37 MB of HTML that kept the browser busy for 106 s: a
+    long document shows DOC_LINES lines around the hit, with links to the lines before
+    and after, each numbered as in the file."""
+    from gnoctl.web.app import DOC_LINES
+
+    status, _, page = web.get("/doc?" + urlencode({"ref": "docs/src/regs.h", "line": 4000}))
+    assert status == 200
+    first, last = 4000 - DOC_LINES // 2, 4000 + DOC_LINES // 2 - 1
+    assert f"Lines {first}–{last} of 5000" in page
+    marked = re.search(r'<span class="hll" id="hit">(.*?)</span>\n', page, re.S)
+    assert marked and "4000" in marked.group(1) and "REG_04000_MASK" in re.sub(r"<[^>]+>", "", marked.group(1))
+    assert "REG_02999_MASK" not in page and "REG_05000_MASK" not in page
+    earlier = re.search(r'<a href="([^"]+)" rel="prev">earlier lines</a>', page).group(1)
+    later = re.search(r'<a href="([^"]+)" rel="next">later lines</a>', page).group(1)
+    page = web.get(later.replace("&amp;", "&"))[2]
+    assert "Lines 5000–5000 of 5000" in page and "REG_05000_MASK" in page and 'rel="next"' not in page
+    page = web.get(earlier.replace("&amp;", "&"))[2]
+    assert f"Lines {first - DOC_LINES}–{first - 1} of 5000" in page and 'id="hit"' not in page
+    page = web.get("/doc?" + urlencode({"ref": "docs/src/regs.h", "line": 9999}))[2]  # past the end: the start
+    assert f"Lines 1–{DOC_LINES} of 5000" in page and 'id="hit"' not in page and 'rel="prev"' not in page
+    assert "Lines" not in web.get("/doc?" + urlencode({"ref": "docs/guides/deploy.md", "line": 5}))[2]
 
 
 def test_the_document_view_puts_back_the_blank_lines_its_file_has():

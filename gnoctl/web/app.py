@@ -33,6 +33,10 @@ BUSY_POLL_S = 1.0
 SETTLE_S = 0.2  # a burst of changes (a checkout) becomes one refresh
 PING_S = 15.0
 SIMILAR = 8
+# A document's lines the page shows at once, around the hit: a 24 MB generated header whole
+# was 37 MB of HTML (8 s to make) that kept the browser busy for 106 s.
+DOC_LINES = 2000
+DOC_BYTES = 1_000_000
 # An original file shown by the browser must not run script in the page's origin.
 SCRIPTED = (
     "text/html",
@@ -127,8 +131,9 @@ class Web:
     async def doc(self, request: Request) -> Response:
         ref = request.query_params.get("ref", "")
         line = _int(request.query_params.get("line"))
+        start = _int(request.query_params.get("from")) or (max(1, line - DOC_LINES // 2) if line else 1)
         try:
-            doc = await self.link.call("get", {"ref": ref})
+            doc = await self._window(ref, start)
         except DaemonError as e:
             return self.page(
                 request,
@@ -137,8 +142,11 @@ class Web:
                 error=_error(e),
                 title="Document",
             )
-        if line is not None and not 1 <= line <= doc["total_lines"]:
+        if line is not None and not doc["from_line"] <= line <= doc["to_line"]:
             line = None
+        name = f"{doc['collection']}/{doc['path']}"
+        earlier = max(1, doc["from_line"] - DOC_LINES) if doc["from_line"] > 1 else None
+        later = doc["to_line"] + 1 if doc["to_line"] < doc["total_lines"] else None
         try:
             similar = (await self.link.call("similar", {"ref": ref, "limit": SIMILAR}))["hits"]
         except DaemonError:
@@ -149,8 +157,10 @@ class Web:
             "doc.html",
             doc=doc,
             line=line,
-            ref=f"{doc['collection']}/{doc['path']}",
-            html=render.document(doc["content"], doc["path"], line),
+            ref=name,
+            earlier=search.doc_href(name, line, earlier) if earlier else None,
+            later=search.doc_href(name, line, later) if later else None,
+            html=render.document(doc["content"], doc["path"], line, doc["from_line"]),
             similar=similar,
             converted=render.converted(doc["path"]),
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),
@@ -158,6 +168,17 @@ class Web:
             if self.editor_template == editor_url.template("file")
             else editor_url.url(self.editor_template, abs_path, line or 1),
         )
+
+    async def _window(self, ref: str, start: int) -> dict:
+        """The document's DOC_LINES lines (at most DOC_BYTES) from `start`, or from its first
+        line when `start` is past its end (a line number from before it got shorter)."""
+        window = {"ref": ref, "lines": DOC_LINES, "max_bytes": DOC_BYTES}
+        try:
+            return await self.link.call("get", {**window, "from_line": start})
+        except DaemonError as e:
+            if e.name != "INVALID_PARAMS" or start == 1:
+                raise
+            return await self.link.call("get", {**window, "from_line": 1})
 
     async def original(self, request: Request) -> Response:
         """The document's own file (a PDF as the browser shows it), read where gnod indexed it."""

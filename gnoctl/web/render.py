@@ -86,14 +86,15 @@ def converted(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in CONVERTED
 
 
-def document(content: str, path: str, line: int | None) -> Markup:
-    """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`."""
+def document(content: str, path: str, line: int | None, first: int = 1) -> Markup:
+    """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
+    `content` is its lines from `first` on (a long document's window)."""
     kind = kind_of(path)
     if kind == "code":
-        return _code(content, _lexer_for(path), 1, line, numbers=True)
+        return _code(content, _lexer_for(path), first, line, numbers=True)
     if kind == "plain":
-        return _plain(content, line)
-    return _markdown(content, line)
+        return _plain(content, line, first)
+    return _markdown(content, line, first)
 
 
 def _lexer_for(path: str):
@@ -115,9 +116,9 @@ def _code(text: str, lexer, first: int, line: int | None, numbers: bool = False)
     return Markup(html)
 
 
-def _plain(text: str, line: int | None) -> Markup:
+def _plain(text: str, line: int | None, first: int = 1) -> Markup:
     rows = []
-    for n, row in enumerate(text.split("\n"), 1):
+    for n, row in enumerate(text.split("\n"), first):
         mark = Markup(' class="hit" id="hit"') if n == line else Markup("")
         rows.append(Markup('<span{}><span class="ln">{}</span>{}</span>').format(mark, n, row))
     return Markup('<pre class="plain">') + Markup("\n").join(rows) + Markup("</pre>")
@@ -133,14 +134,15 @@ def _frontmatter(text: str) -> tuple[str, int]:
     return "", 0
 
 
-def _markdown(text: str, line: int | None) -> Markup:
-    front, skipped = _frontmatter(text)
+def _markdown(text: str, line: int | None, first: int = 1) -> Markup:
+    front, skipped = _frontmatter(text) if first == 1 else ("", 0)
     out = []
     if front:
         marked = line is not None and line <= skipped
         attrs = Markup(' class="front hit" id="hit"') if marked else Markup(' class="front"')
         out.append(Markup("<pre{}>{}</pre>").format(attrs, front))
-    env = {"hit": None if line is None else line - 1 - skipped, "first": skipped}
+    before = first - 1 + skipped  # the document's lines before the Markdown parsed here
+    env = {"hit": None if line is None else line - 1 - before, "first": before}
     md = _parser()
     tokens = md.parse("\n".join(text.split("\n")[skipped:]), env)
     _mark_hit(tokens, env["hit"])

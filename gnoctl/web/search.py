@@ -93,9 +93,10 @@ class Hit:
         return doc_href(self.ref, self.line)
 
 
-def doc_href(ref: str, line: int | None = None) -> str:
-    query = [("ref", ref)] + ([("line", str(line))] if line else [])
-    return "/doc?" + urlencode(query) + ("#hit" if line else "")
+def doc_href(ref: str, line: int | None = None, start: int | None = None) -> str:
+    """The document page, its `line` marked; `start`: the first line of a long one's window."""
+    query = [("ref", ref)] + ([("line", str(line))] if line else []) + ([("from", str(start))] if start else [])
+    return "/doc?" + urlencode(query) + ("#hit" if line and not start else "")
 
 
 def _search_hit(h: dict) -> Hit:
