@@ -199,6 +199,21 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert found["mode"] == "hybrid" and found["hits"][0]["ref"] == "docs/guides/deploy.md"
 
 
+def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
+    """The page showed at most 20 results, said "20 results" as if that were all, and
+    offered no more; code passages lost their indentation in a proportional font."""
+    data = json.loads(web.get("/api/search?" + urlencode({"q": "kettle", "n": 1}))[2])
+    assert data["count"] == 1 and data["more"] == "/?q=kettle&mode=lexical&n=2"
+    assert '<a href="/?q=kettle&amp;mode=lexical&amp;n=2" rel="next">More results</a>' in data["html"]
+    page = web.get(data["more"])[2]
+    assert '<span id="info">2 results' in page and "More results" not in page
+    page = web.get("/?" + urlencode({"q": "kettle", "mode": "lexical", "n": 1}))[2]
+    assert '<span id="info">the first 1 result' in page
+    data = json.loads(web.get("/api/search?" + urlencode({"q": "REG_00010_MASK"}))[2])
+    assert '<p class="passage code">#define <mark>' in data["html"]
+    assert data["html"].index('class="also"') < data["html"].index('class="hits"')  # where it is defined: first
+
+
 def test_filters_narrow_the_results(web):
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy Bereitstellung", "lang": "de"}))[2])
     assert [h["ref"] for h in found["hits"]] == ["docs/german/anleitung.md"]

@@ -98,6 +98,7 @@ class Web:
         if error is None:
             body.update(
                 count=len(hits),
+                more=req.more(hits, result),
                 took_ms=result.get("took_ms") if result else None,
                 hits=[
                     {

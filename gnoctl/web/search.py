@@ -19,7 +19,8 @@ from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.hits import passages
 from gnoctl.web import render
 
-LIMIT = 20
+LIMIT = 20  # results a search shows first; "more results" asks for twice as many
+MAX_LIMIT = 320
 MODES = ("lexical", "hybrid", "definitions")
 
 
@@ -46,10 +47,12 @@ class Request:
     since: str = ""
     until: str = ""
     lang: str = ""
+    limit: int = LIMIT
 
     @classmethod
     def from_query(cls, q: QueryParams) -> Request:
         mode = q.get("mode", "lexical")
+        n = q.get("n", "")
         return cls(
             text=q.get("q", ""),
             mode=mode if mode in MODES else "lexical",
@@ -59,7 +62,18 @@ class Request:
             since=q.get("since", ""),
             until=q.get("until", ""),
             lang=q.get("lang", "").strip(),
+            limit=min(MAX_LIMIT, max(1, int(n))) if n.isdigit() else LIMIT,
         )
+
+    def more(self, hits: list[Hit], result: dict | None) -> str | None:
+        """The address of this search with twice the results, when more may match."""
+        if result is None or len(hits) < self.limit or self.limit >= MAX_LIMIT:
+            return None
+        if result.get("total_candidates", len(hits) + 1) <= len(hits):  # `search` knows: nothing more
+            return None
+        query = [("q", self.text), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
+        query += [("c", c) for c in self.collections] + list(self.filters().items())
+        return "/?" + urlencode([(k, ",".join(v) if isinstance(v, list) else v) for k, v in query])
 
     def filters(self) -> dict:
         found = {"tags": list(self.tags), "since": self.since, "until": self.until, "lang": self.lang}
@@ -91,6 +105,11 @@ class Hit:
     @property
     def href(self) -> str:
         return doc_href(self.ref, self.line)
+
+    @property
+    def code(self) -> bool:
+        """Source code: its passages keep their indentation, in a fixed-width font."""
+        return render.kind_of(self.path) == "code"
 
 
 def doc_href(ref: str, line: int | None = None, start: int | None = None) -> str:
@@ -132,7 +151,7 @@ def _query_hit(h: dict) -> Hit:
 
 async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
     """(hits, gnod's result) for a request with text; DaemonError as gnod answers."""
-    common = {"query": req.sent(), "limit": LIMIT, "collections": list(req.collections), "filters": req.filters()}
+    common = {"query": req.sent(), "limit": req.limit, "collections": list(req.collections), "filters": req.filters()}
     if req.mode == "hybrid":
         result = await link.call("query", common)
         return [_query_hit(h) for h in result["hits"]], result

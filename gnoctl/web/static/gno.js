@@ -66,7 +66,8 @@ function initSearch() {
 
   function setMode(searchMode) {
     mode.dataset.mode = searchMode;
-    mode.textContent = searchMode === "hybrid" ? "hybrid" : "lexical, as you type";
+    const names = {hybrid: "hybrid", definitions: "definitions"};
+    mode.textContent = names[searchMode] || "lexical, as you type";
   }
 
   function showError(message) {
@@ -124,7 +125,7 @@ function initSearch() {
     shown = {mode: searchMode, typing, uris: new Set(data.hits.map((h) => h.uri))};
     setMode(searchMode);
     const n = data.count;
-    info.textContent = `${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
+    info.textContent = `${data.more ? "the first " : ""}${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
     history.replaceState(null, "", address(searchMode));
     if (typedAt !== undefined) {
       // After the frame that shows the results: the time from keystroke to pixels.
