@@ -191,8 +191,11 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert json.loads(web.get("/api/search?" + urlencode({"q": "kettle ", "typing": 1}))[2])["sent"] == "kettle "
     found = json.loads(web.get("/api/search?q=kettle")[2])
     assert "&lt;script&gt;" in found["html"] and "<script>" not in found["html"]
+    # A phrase being typed is searched as typed so far (an open quote was an error at every keystroke).
+    found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the', "typing": 1}))[2])
+    assert found["sent"] == '"deploy the"' and found["error"] is None
     # A half-typed query the grammar rejects: an error, for the page to show beside the last results.
-    status, _, body = web.get("/api/search?" + urlencode({"q": '"deploy', "typing": 1}))
+    status, _, body = web.get("/api/search?" + urlencode({"q": "-deploy", "typing": 1}))
     assert status == 400 and json.loads(body)["error"]["name"] == "INVALID_QUERY"
     # Enter: hybrid, which works (degraded) without models.
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy billing", "mode": "hybrid"}))[2])

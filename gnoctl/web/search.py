@@ -26,7 +26,10 @@ MODES = ("lexical", "hybrid", "definitions")
 
 def as_typed(text: str) -> str:
     """`text` with its last word as a prefix, unless that word is done (a space after
-    it), quoted, negated, one letter or already a prefix."""
+    it), quoted, negated, one letter or already a prefix; a phrase being typed is closed
+    (`"spin lock` searches "spin lock": an open quote was an error at every keystroke)."""
+    if text.count('"') % 2:
+        return text.rstrip() + '"'
     if not text or text[-1].isspace():
         return text
     last = text.split()[-1]
