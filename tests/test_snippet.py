@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -53,8 +54,8 @@ def every_line(
     phrases: tuple = (),
 ) -> list:
     """The definition: score every line (a group's terms, a prefix's words, count as one;
-    a phrase counts one more where the line holds its words and its text as typed), take
-    the best non-overlapping ones."""
+    a phrase counts one more where the line holds its words and its text as typed, not
+    inside a longer word), take the best non-overlapping ones."""
     group_of = {t: k for k, g in enumerate(groups) for t in g if t in terms}
     lines = markdown.split("\n")
     scored = []
@@ -63,7 +64,9 @@ def every_line(
         if hit:
             lower = lines[i].lower()
             keys = {group_of.get(h, h) for h in hit}
-            keys |= {("phrase", text) for words, text in phrases if all(hit & w for w in words) and text in lower}
+            keys |= {
+                ("phrase", text) for words, text in phrases if all(hit & w for w in words) and typed_in(lower, text)
+            }
             near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
             col = min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0)
             scored.append((-len(keys), i, col))
@@ -77,6 +80,13 @@ def every_line(
         if len(out) >= n:
             break
     return out
+
+
+def typed_in(line: str, text: str) -> bool:
+    """`text` is in `line` as typed, not as a piece of a longer word."""
+    before = r"(?<!\w)" if re.match(r"\w", text[0]) else ""
+    after = r"(?!\w)" if re.match(r"\w", text[-1]) else ""
+    return re.search(before + re.escape(text) + after, line) is not None
 
 
 def first_lines(text: str, at: int) -> str:
@@ -155,6 +165,15 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     [got] = best_snippets([markdown], 1, analyzer, terms, phrases=(phrase,))
     assert without.line == 1 and got.line == 53
     assert got.text.startswith("int usb_register_driver(")
+    # Nor inside a longer name that holds it whole: the call, not a longer function's name.
+    calls = (
+        "void mmc_add_host_debugfs(struct mmc_host *host);\n" + "filler line\n" * 50 + "\tret = mmc_add_host(mmc);\n"
+    )
+    words = ("mmc", "add", "host")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host")
+    [got] = best_snippets([calls], 1, analyzer, terms, phrases=(phrase,))
+    assert got.text == "\tret = mmc_add_host(mmc);"
     # The text as typed inside other words is not the phrase: its words are not there.
     pair = ((frozenset({"usb"}), frozenset({"driver"})), "usb_driver")
     [other] = best_snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))

@@ -77,14 +77,15 @@ class _TermBits(dict[str, int]):
 
     def line(self, text: str, tokens: Sequence[str]) -> int:
         """The bits of the terms a line (`text`, its `tokens`) holds, and of its phrases:
-        a phrase is held where its words are and its text as typed, in any case, is
-        (`usb_register_driver`, not `usb_register_device_driver`; `if (ret)`, not `if (!ret)`)."""
+        a phrase is held where its words are and its text as typed, in any case, is, not
+        inside a longer word (`usb_register_driver`, not `usb_register_device_driver`;
+        `mmc_add_host(mmc)`, not `mmc_add_host_debugfs(`; `if (ret)`, not `if (!ret)`)."""
         found: int = reduce(or_, map(self.__getitem__, tokens), 0)
         lower = ""
         for phrase in self.phrases:
             if all(map(found.__and__, phrase.masks)):
                 lower = lower or text.lower()
-                if phrase.text in lower:
+                if phrase.text in lower and _standalone(lower, phrase.text):
                     found |= phrase.bit
         return found
 
@@ -92,6 +93,23 @@ class _TermBits(dict[str, int]):
         """(what a line holding it holds, bit): each term's first three letters, each
         phrase's text as typed."""
         return [*((t[:3], b) for t, b in self.bit.items() if t), *((p.text, p.bit) for p in self.phrases)]
+
+
+def _in_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _standalone(text: str, typed: str) -> bool:
+    """Whether `typed` occurs in `text` other than as a piece of a longer word: a word
+    character at either end of it must not go on into one beside it."""
+    head, tail = _in_word(typed[0]), _in_word(typed[-1])
+    at = text.find(typed)
+    while at >= 0:
+        end = at + len(typed)
+        if not (head and at and _in_word(text[at - 1])) and not (tail and end < len(text) and _in_word(text[end])):
+            return True
+        at = text.find(typed, at + 1)
+    return False
 
 
 class _PhraseBit(NamedTuple):
