@@ -52,11 +52,8 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     where = search_filter(d, p.collections, p.filters)
     served = d.vectors.index()
     if served is None:
-        raise RpcError(
-            wire.MODEL_UNAVAILABLE,
-            f"vector search is unavailable: {d.vectors.missing_reason()}",
-            {"fix": "gnoctl embed; gnoctl doctor"},
-        )
+        # The reason carries its own fix where there is one (a model to pull, vectors to embed).
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}")
     model, index = served
     try:
         qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)
