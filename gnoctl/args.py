@@ -79,6 +79,8 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
             "--prefix": ("prefix", "str"),
             "-n": ("limit", "int"),
             "--limit": ("limit", "int"),
+            "-d": ("folders", "flag"),
+            "--folders": ("folders", "flag"),
             **_JSON_HUMAN,
             "--jsonl": _FORMAT,
             "--files": _FORMAT,

@@ -567,6 +567,15 @@ def ls(
             "-n", "--limit", min=1, max=LS_LIMIT_MAX, help="List at most this many (more: a note on stderr says so)."
         ),
     ] = commands.LS_LIMIT,
+    folders: Annotated[
+        bool,
+        typer.Option(
+            "-d",
+            "--folders",
+            help="One level, as ls(1): the folders in it (each with its documents at any depth), "
+            "then the documents directly in it.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one document per line.")] = False,
@@ -578,10 +587,11 @@ def ls(
     """List indexed documents: collection/path and title, aligned.
 
     When there are more than -n documents, the first -n are listed and stderr says how
-    many there are (JSON has `total`).
+    many there are (JSON has `total`). `gnoctl ls tree/drivers -d` shows what is in a
+    folder, one level: its folders first (`tree/drivers/usb/  1,204 documents`).
     """
     fmt = _fmt(json_, files, human=human, jsonl=jsonl)
-    _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null)))
+    _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null), folders))
 
 
 @app.command()

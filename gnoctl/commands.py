@@ -129,13 +129,21 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
 LS_LIMIT = 1000  # documents `ls` lists unless told
 
 
-def ls(collection: str | None, prefix: str, limit: int, fmt: str | None, view: View | None = None) -> int:
+def ls(
+    collection: str | None, prefix: str, limit: int, fmt: str | None, view: View | None = None, folders: bool = False
+) -> int:
     from gnoctl.output.documents import write_listing
 
     view = view or View()
+    params = {"collection": collection, "prefix": prefix, "limit": limit, **({"folders": True} if folders else {})}
 
     def go(fmt: str) -> int:
-        write_listing(Client().call("ls", {"collection": collection, "prefix": prefix, "limit": limit}), fmt, view)
+        write_listing(
+            Client().call("ls", params),
+            fmt,
+            view,
+            f"{collection}/{prefix}" if collection and prefix else collection or prefix,
+        )
         return 0
 
     return _run(fmt, go)

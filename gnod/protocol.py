@@ -333,6 +333,8 @@ class LsParams(Params):
     prefix: str = ""
     limit: Annotated[int, Meta(ge=1, le=100_000)] = 1000
     offset: Annotated[int, Meta(ge=0)] = 0
+    # One level, as ls(1): the folders right in `prefix` (a folder) and the documents directly in it.
+    folders: bool = False
 
 
 class SimilarParams(Params):
@@ -462,9 +464,16 @@ class LsEntry(Struct):
     abs_path: str = ""  # the file on disk (what `gnoctl ls --files` prints)
 
 
+class LsFolder(Struct):
+    collection: str
+    path: str  # ends with "/"
+    documents: int  # under it, at any depth
+
+
 class LsResult(Struct):
     entries: list[LsEntry]
-    total: int
+    total: int  # documents listed with this limit and offset: with `folders`, those directly in the folder
+    folders: list[LsFolder] = []  # with `folders`: each folder right in the prefix
 
 
 class CollectionInfo(Struct):

@@ -669,6 +669,7 @@ def test_ls(indexed):
         assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), prefix
     err = cli_error("ls", "--prefix", "docs/guides/*.md", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "multi-get -p GLOB --files" in err["message"]
+    assert "multi_get's pattern" in err["message"]  # an agent's words too
     err = cli_error("ls", "nope", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
     # A folder of a collection, as `ls` prints paths (`ls docs/guides` listed nothing: no
@@ -680,6 +681,42 @@ def test_ls(indexed):
     ]
     err = cli_error("ls", "nope/guides", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
+
+
+def test_ls_folders_shows_one_level(indexed):
+    """`ls -d` is what is in a folder, as ls(1) shows it: the folders right in it with
+    the documents under each, then its own documents (a helper browsing the kernel tree
+    had only a flat list of every file under drivers/, 31,482 of them)."""
+    env = indexed.env
+    res = cli_json("ls", "docs", "-d", "--json", env=env)
+    assert [(f["collection"], f["path"], f["documents"]) for f in res["folders"]] == [
+        ("docs", "german/", 1),
+        ("docs", "guides/", 2),
+        ("docs", "notes/", 1),
+    ]
+    assert [e["path"] for e in res["entries"]] == ["README.md"] and res["total"] == 1
+    for ref in ("docs/guides", "docs/guides/"):
+        res = cli_json("ls", ref, "--folders", "--json", env=env)
+        assert res["folders"] == [] and [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
+    # Every collection's top: its folders, then the documents in it; titles in one column.
+    r = cli("ls", "-d", "--human", env=env)
+    rows = [line.split() for line in r.stdout.splitlines()]
+    assert [row[0] for row in rows] == [
+        "docs/german/",
+        "docs/guides/",
+        "docs/notes/",
+        "docs/README.md",
+        "other/checklist.md",
+        "other/lunch.md",
+    ]
+    assert rows[0][1:] == ["1", "document"] and rows[1][1:] == ["2", "documents"]
+    assert len({line.index(line.split()[1]) for line in r.stdout.splitlines()}) == 1 and r.stderr == ""
+    r = cli("ls", "-d", "-n", "1", "--human", env=env)
+    assert r.stdout.splitlines()[-1].startswith("docs/README.md") and "listed 1 of 3 documents" in r.stderr
+    # Nothing there is said, not an empty list alone.
+    for argv in (["docs/nowhere"], ["docs/nowhere", "-d"], ["--prefix", "docs/nowhere/"]):
+        r = cli("ls", *argv, "--human", env=env)
+        assert r.returncode == 0 and r.stdout == "" and "nothing indexed under 'docs/nowhere" in r.stderr, argv
 
 
 # --- mutations (each with its own daemon) -------------------------------------------------

@@ -138,6 +138,7 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         async with Client(bridge(hybrid.env), mode="legacy") as c:  # the handshake era agents use today
             for name, (args, _) in calls.items():
                 out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
+            out["ls folders"] = await c.call_tool("ls", {"collection": "notes", "folders": True})
             out["ask by query"] = await c.call_tool(
                 "ask", {"query": "how do I bake bread", "answer": False, "sources": 2}
             )
@@ -167,6 +168,12 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         "space/moon.md",
     }
     assert results["ls"].content[0].text.splitlines()[-1] == "(2 of 2 documents)"
+    assert results["ls folders"].content[0].text.splitlines() == [
+        "gno://notes/cooking/  (2 documents)",
+        "gno://notes/pets/  (2 documents)",
+        "gno://notes/space/  (2 documents)",
+        "(0 of 0 documents)",
+    ]
     assert "notes: 6 documents" in results["status"].content[0].text
 
 

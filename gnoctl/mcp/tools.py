@@ -211,7 +211,8 @@ def _multi_get_text(r: dict) -> str:
 
 
 def _ls_text(r: dict) -> str:
-    lines = [f"{e['uri']}  {e['title']}" for e in r["entries"]]
+    lines = [f"gno://{f['collection']}/{f['path']}  ({f['documents']} documents)" for f in r.get("folders", [])]
+    lines += [f"{e['uri']}  {e['title']}" for e in r["entries"]]
     return "\n".join(lines + [f"({len(r['entries'])} of {r['total']} documents)"])
 
 
@@ -433,12 +434,29 @@ READ_ONLY_TOOLS = [
         "ls",
         "List documents",
         "List indexed documents (uri and title), optionally of one collection and under a path prefix. "
-        "Use to browse, or to learn the collections' layout.",
+        "Use to browse, or to learn the collections' layout: with folders true, one level of a folder "
+        "(its sub-folders with their document counts, then the documents directly in it).",
         {
             "collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."},
-            "prefix": {"type": "string", "maxLength": 1024, "default": "", "description": "Path prefix."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
-            "offset": {"type": "integer", "minimum": 0, "default": 0},
+            "prefix": {
+                "type": "string",
+                "maxLength": 1024,
+                "default": "",
+                "description": "Path prefix inside the collection (no glob: multi_get's pattern takes one).",
+            },
+            "folders": {
+                "type": "boolean",
+                "default": False,
+                "description": "One level: the prefix is a folder; its sub-folders, then its own documents.",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "default": 100,
+                "description": "Documents to list at most.",
+            },
+            "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Documents to skip (paging)."},
         },
         (),
         _ls_text,

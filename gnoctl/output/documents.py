@@ -36,19 +36,26 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
             print(f"gnoctl: output truncated at {max_bytes} bytes{more} (raise --max-bytes)", file=sys.stderr)
 
 
-def write_listing(res: dict, fmt: str, view: View) -> None:
-    """`ls`: collection/path and title, aligned; stderr says when -n cut the list short."""
-    entries = res["entries"]
+def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
+    """`ls`: collection/path and title, aligned, after the folders of `ls -d` with their
+    document counts; stderr says when -n cut the list short, and when nothing is under
+    the collection or folder `asked` for."""
+    entries, folders = res["entries"], res.get("folders", [])
     if fmt == "json":
         dump(res)
     elif fmt == "jsonl":
-        view.emit(json_lines(entries), fmt)
+        view.emit(json_lines([*folders, *entries]), fmt)
     elif fmt == "files":
         view.emit(file_list([e["abs_path"] for e in entries], view.null), fmt)
     else:
-        width = max((len(e["collection"]) + 1 + len(e["path"]) for e in entries), default=0)
-        view.emit(
-            "\n".join(f"{e['collection'] + '/' + e['path']:<{width}}  {e['title']}".rstrip() for e in entries), fmt
-        )
+        rows = [
+            (f"{f['collection']}/{f['path']}", f"{f['documents']:,} document{'s' if f['documents'] != 1 else ''}")
+            for f in folders
+        ]
+        rows += [(f"{e['collection']}/{e['path']}", e["title"]) for e in entries]
+        width = max((len(path) for path, _ in rows), default=0)
+        view.emit("\n".join(f"{path:<{width}}  {about}".rstrip() for path, about in rows), fmt)
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
         print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)", file=sys.stderr)
+    elif asked and not entries and not folders and fmt != "json":
+        print(f"gnoctl: nothing indexed under {asked!r}", file=sys.stderr)

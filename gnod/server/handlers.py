@@ -36,6 +36,7 @@ from gnod.protocol import (
     LexicalInfo,
     LoadInfo,
     LsEntry,
+    LsFolder,
     LsParams,
     LsResult,
     MultiGetParams,
@@ -526,16 +527,24 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
         collection, prefix = head, rest
 
     def run(conn, _a) -> LsResult:
-        rows = store.list_docs(conn, collection, prefix, p.limit, p.offset)
+        folders: list[LsFolder] = []
+        if p.folders:
+            found, rows, total = store.list_folder(
+                conn, collection, prefix.rstrip("/") + "/" if prefix else "", p.limit, p.offset
+            )
+            folders = [LsFolder(name, path, n) for name, path, n in found]
+        else:
+            rows = store.list_docs(conn, collection, prefix, p.limit, p.offset)
+            total = store.count_docs(conn, collection, prefix)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
-        total = store.count_docs(conn, collection, prefix)
-        if not total and any(ch in prefix for ch in "*?["):
+        if not total and not folders and any(ch in prefix for ch in "*?["):
             raise RpcError(
                 wire.INVALID_PARAMS,
-                f"no path begins with {p.prefix!r}: a prefix is no glob (`multi-get -p GLOB --files` lists by glob)",
+                f"no path begins with {p.prefix!r}: a prefix is no glob (multi_get's pattern lists by glob, with "
+                "content false; gnoctl multi-get -p GLOB --files)",
                 {"prefix": p.prefix},
             )
-        return LsResult(entries=entries, total=total)
+        return LsResult(entries=entries, total=total, folders=folders)
 
     return await d.read(run)
 

@@ -464,6 +464,44 @@ def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> in
     return n
 
 
+def list_folder(
+    conn: apsw.Connection, collection: str | None, folder: str, limit: int, offset: int
+) -> tuple[list[tuple[str, str, int]], list[DocRow], int]:
+    """One level of a folder (`folder` ends with "/", or is "" for a collection's top):
+    the folders right in it as (collection, path ending with "/", documents under it),
+    and up to `limit` of the documents directly in it, with how many there are. It
+    seeks from entry to entry along the (collection, path) index and counts a folder's
+    documents as a range of it, so a folder of 16,000 documents is one count, not 16,000
+    rows read (the kernel tree's top: 170–400 ms by reading every path, a few ms so)."""
+    names = "SELECT id, name FROM collections" + (" WHERE name = ?" if collection is not None else "")
+    first = "SELECT id, rel_path FROM documents WHERE collection_id = ? AND rel_path {} ? ORDER BY rel_path LIMIT 1"
+    count = "SELECT count(*) FROM documents WHERE collection_id = ? AND rel_path >= ? AND rel_path < ?"
+    folders: list[tuple[str, str, int]] = []
+    ids: list[int] = []
+    total = 0
+    for cid, name in sorted(conn.execute(names, [collection] if collection is not None else []), key=lambda r: r[1]):
+        at, op = folder, ">="
+        while (row := conn.execute(first.format(op), (cid, at)).fetchone()) and row[1].startswith(folder):
+            docid, path = row
+            cut = path.find("/", len(folder))
+            if cut < 0:  # a document directly in the folder
+                if offset <= total < offset + limit:
+                    ids.append(docid)
+                total += 1
+                at, op = path, ">"
+                continue
+            sub = path[: cut + 1]
+            after = _after_prefix(sub)
+            assert after is not None  # sub ends with "/", which has a successor
+            folders.append((name, sub, conn.execute(count, (cid, sub, after)).fetchone()[0]))
+            at, op = after, ">="
+    marks = ",".join("?" * len(ids))
+    rows = [
+        _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks}) ORDER BY c.name, d.rel_path", ids)
+    ]
+    return folders, rows, total
+
+
 def ids_by_path_glob(conn: apsw.Connection, glob: str, limit: int) -> list[int]:
     """Up to `limit` ids of the documents whose path matches `glob` (SQLite's GLOB), by
     one pass over the (collection, path) index: SQLite tests a path in C."""
