@@ -316,6 +316,9 @@ def test_ask_without_a_generator_shows_the_sources_and_the_fix(web):
     event, data = next(events)
     assert event == "done"
     assert "No answer written" in data["html"] and "gnoctl models pull generate" in data["html"]
+    # The fix once, and no command-line flag or agent's argument for the sources: they are below.
+    assert data["html"].count("gnoctl models pull generate") == 1
+    assert "--no-answer" not in data["html"] and "answer: false" not in data["html"]
     assert 'href="/doc?ref=docs%2Fguides%2Fdeploy.md&amp;line=' in data["html"]
 
 

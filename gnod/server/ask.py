@@ -77,7 +77,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
         raise RpcError(
             wire.MODEL_UNAVAILABLE,
             f"cannot answer: {e.text()} (or ask for the sources only: gnoctl ask --no-answer, or `answer: false`)",
-            {"role": "generate", "fix": e.fix},
+            {"role": "generate", "fix": e.fix, "reason": e.message},  # reason: for a page, which has no flags
         ) from None
     texts = [
         answer.SourceText(
