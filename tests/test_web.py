@@ -501,6 +501,34 @@ def test_browser_result_list_follows_a_saved_file(web, browser):
             os.remove(web.corpus.path("notes/zucchini.md"))
 
 
+def test_browser_open_document_says_when_its_file_changes_or_goes(web, browser):
+    """An open document showed its old text, and nothing else, after its file was saved
+    (the result lists follow within a second)."""
+    from selenium.webdriver.common.by import By
+
+    path = web.corpus.write("notes/open.md", "# Open note\n\nThe first draft of the open note.\n")
+    try:
+        hits = lambda: web.daemon.result("search", {"query": "draft open note"})["hits"]  # noqa: E731
+        assert wait_until(lambda: any(h["path"] == "notes/open.md" for h in hits()), 30)
+        browser.get(web.origin + "/doc?ref=docs/notes/open.md&line=3")
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.live") == "yes")
+        changed, removed = browser.find_element(By.ID, "changed"), browser.find_element(By.ID, "removed")
+        assert not changed.is_displayed() and not removed.is_displayed()
+        web.corpus.write("notes/open.md", "# Open note\n\nThe second draft of the open note.\n")
+        _wait(browser, lambda d: d.find_element(By.ID, "changed").is_displayed())
+        assert "The first draft" in browser.find_element(By.CLASS_NAME, "content").text
+        browser.find_element(By.CSS_SELECTOR, "#changed a").click()
+        _wait(browser, lambda d: "The second draft" in d.find_element(By.CLASS_NAME, "content").text)
+        assert "line=3" in browser.current_url and not browser.find_element(By.ID, "changed").is_displayed()
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.live") == "yes")
+        os.remove(path)
+        _wait(browser, lambda d: d.find_element(By.ID, "removed").is_displayed())
+        assert not browser.find_element(By.ID, "changed").is_displayed()
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+
+
 def test_browser_status_page_and_screenshots(web, browser):
     from selenium.webdriver.common.by import By
 

@@ -259,6 +259,17 @@ function initStatus() {
 function initDoc() {
   const hit = $("#hit");
   if (hit) hit.scrollIntoView({block: "center"});
+  // The file saved, or gone, while the page is open: said where the reader looks first.
+  const uri = $("article.doc").dataset.uri;
+  const changes = new EventSource("/events/changes");
+  changes.addEventListener("ready", () => { document.body.dataset.live = "yes"; });
+  changes.addEventListener("change", (event) => {
+    const change = JSON.parse(event.data);
+    if (change.uri !== uri) return;
+    const gone = change.kind === "removed";
+    $("#removed").hidden = !gone;
+    $("#changed").hidden = gone;
+  });
 }
 
 const pages = {search: initSearch, ask: initAsk, status: initStatus, doc: initDoc};
