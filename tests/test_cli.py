@@ -695,6 +695,7 @@ def test_ls_folders_shows_one_level(indexed):
         ("docs", "notes/", 1),
     ]
     assert [e["path"] for e in res["entries"]] == ["README.md"] and res["total"] == 1
+    assert cli_json("ls", "docs", "--prefix", "/", "-d", "--json", env=env)["folders"] == res["folders"]
     for ref in ("docs/guides", "docs/guides/"):
         res = cli_json("ls", ref, "--folders", "--json", env=env)
         assert res["folders"] == [] and [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]

@@ -529,9 +529,8 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     def run(conn, _a) -> LsResult:
         folders: list[LsFolder] = []
         if p.folders:
-            found, rows, total = store.list_folder(
-                conn, collection, prefix.rstrip("/") + "/" if prefix else "", p.limit, p.offset
-            )
+            folder = prefix.strip("/")
+            found, rows, total = store.list_folder(conn, collection, folder + "/" if folder else "", p.limit, p.offset)
             folders = [LsFolder(name, path, n) for name, path, n in found]
         else:
             rows = store.list_docs(conn, collection, prefix, p.limit, p.offset)
