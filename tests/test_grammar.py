@@ -114,17 +114,31 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
             "deploy* ^prod +ci",
             [C(["deploy"], raw="deploy*", prefix=True), C(["prod"], raw="^prod"), C(["ci"], raw="+ci")],
         ),
-        # A prefix is one token of two characters or more before a last `*`; else `*` is text.
+        # A prefix is a last token of two characters or more before a last `*`; else `*` is text.
         ("Dock* -stag*", [C(["dock"], raw="Dock*", prefix=True), C(["stag"], negated=True, raw="-stag*", prefix=True)]),
         (
             "d* os.pa* dock** a*b",
             [
                 C(["d"], raw="d*"),
-                C(["os", "pa"], phrase=True, raw="os.pa*"),
+                C(["os", "pa"], phrase=True, raw="os.pa*", prefix=True),
                 C(["dock"], raw="dock**"),
                 C(["a", "b"], phrase=True, raw="a*b"),
             ],
         ),
+        # An identifier being typed: its whole tokens and the one being typed, when it is
+        # long enough to be a prefix; else the whole ones alone (not a phrase that ends in
+        # one letter and matches next to nothing: each keystroke of `mmc_add_host` in an
+        # editor's picker had "no matches" but two).
+        (
+            "mmc_add_ho* mmc_add_h* mmc_* spin_lock_i*",
+            [
+                C(["mmc", "add", "ho"], phrase=True, raw="mmc_add_ho*", prefix=True),
+                C(["mmc", "add"], phrase=True, raw="mmc_add_h*"),
+                C(["mmc"], raw="mmc_*"),
+                C(["spin", "lock"], phrase=True, raw="spin_lock_i*"),
+            ],
+        ),
+        ("mmc_a*", [C(["mmc"], raw="mmc_a*")]),
         ("dock dock*", [C(["dock"], raw="dock"), C(["dock"], raw="dock*", prefix=True)]),
         ("title:foo", [C(["title", "foo"], phrase=True, raw="title:foo")]),
         ("(deploy)", [C(["deploy"], raw="(deploy)")]),
@@ -172,6 +186,8 @@ def test_parse(query, expected):
         ("or and not", []),  # lowercase: words of the sentence
         ("dock* k*alloc *alloc", ["k*alloc: `*` only ends a prefix of 2 letters or more"]),
         ("d* x", ["d*: `*` only ends a prefix"]),
+        ("x mmc_add_h*", ["mmc_add_h*: `*` ends a prefix of 2 letters or more; searched mmc_add alone"]),
+        ("x -mmc_a*", ["-mmc_a*: `*` ends a prefix of 2 letters or more; searched mmc alone"]),
         ('"a*b" c', []),  # quoted: text, as asked
         ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
     ],
@@ -280,12 +296,26 @@ def test_compile_english_german(query, match):
 
 def test_a_prefix_stands_for_the_words_it_was_expanded_to():
     words = {"runn": ["running", "runner"], "cat": []}
-    q = compile_query(expand_prefixes(parse("runn* cat* -dog"), words.__getitem__), ANALYZERS, EN, is_stopword)
+    asked = []
+
+    def complete(prefix, before):
+        asked.append((prefix, before))
+        return words[prefix]
+
+    q = compile_query(expand_prefixes(parse("runn* cat* -dog"), complete), ANALYZERS, EN, is_stopword)
     # Each word as if typed; a prefix nothing starts with matches nothing.
     assert written(q) == '(("run" OR "runner") OR ()) NOT ("dog")'
     assert q.positive_stems == frozenset({"run", "runner"})
+    assert asked == [("runn", ()), ("cat", ())]
     unexpanded = compiled("runn*")
     assert unexpanded.positives == ((),)
+    # An identifier's last token: the phrase with each word it stands for, which are asked
+    # for among the documents holding the tokens before it.
+    asked.clear()
+    words["ho"] = ["host", "hosting"]
+    q = compile_query(expand_prefixes(parse("mmc_add_ho*"), complete), ANALYZERS, EN, is_stopword)
+    assert written(q) == '("mmc add host")'  # hosting's stem is host's
+    assert asked == [("ho", ("mmc", "add"))]
 
 
 def test_compile_without_languages_does_not_stem():

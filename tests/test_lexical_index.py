@@ -44,7 +44,7 @@ from gnod.search.grammar import parse
 from gnod.search.lexical import path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
-from gnod.store.documents import language_counts, unpack
+from gnod.store.documents import docs_by_ids, language_counts, unpack
 from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -580,6 +580,43 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
             frozenset({"deployed"}),
         )
         assert lexical.search(index, conn, AnalyzerSet(), "deploying -depl*", counts, 10).groups == ()
+    conn.close()
+
+
+def test_an_identifier_being_typed_finds_what_its_last_token_may_become(tmp_path):
+    """`mmc_add_ho*`, what an editor's picker sends while `mmc_add_host` is typed, found
+    nothing: only a one-token word could be a prefix. Its last token stands for the words
+    starting so that follow in the documents holding the tokens before it, not the
+    index's most frequent ones."""
+    root = tmp_path / "src"
+    hold = "Hold the lock; hold it while the holder holds the hook. " * 3
+    write(
+        root,
+        {
+            "host.c": "int probe(void)\n{\n\treturn mmc_add_host(mmc);\n}\n",
+            "card.c": "int attach(void)\n{\n\treturn mmc_add_card(card);\n}\n",
+            **{f"notes{i}.md": f"# Notes {i}\n\n{hold}\n" for i in range(4)},
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    one = msgspec.structs.replace(PIPELINE.lexical, prefix_expansions=1)  # hold, by the whole index
+    with lexical_index(conn, analyzers) as index:
+        counts = language_counts(conn)
+
+        def paths(query: str) -> list[str]:
+            rows = lexical.search(index, conn, analyzers, query, counts, 10, lexical=one).rows
+            docs = docs_by_ids(conn, [r.doc_id for r in rows])
+            return [docs[r.doc_id].rel_path for r in rows]
+
+        assert paths("mmc_add_ho*") == ["host.c"]
+        assert paths("mmc_add_ca*") == ["card.c"]
+        assert sorted(paths("mmc_add_h*")) == sorted(paths("mmc_add_*")) == ["card.c", "host.c"]
+        # A snippet counts the whole tokens each, and the words of the one being typed once.
+        res = lexical.search(index, conn, analyzers, "mmc_add_ho*", counts, 10)
+        assert res.groups == (frozenset({"host"}),) and {"mmc", "add"} <= res.stems
     conn.close()
 
 

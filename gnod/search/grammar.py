@@ -16,8 +16,13 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``東京タワー``, ``Python3を使う`` a word with CJK: the adjacent phrase of its tokens
                            (CJK runs are character bigrams, see :func:`tokenize`)
 * ``dock*``                a prefix: any word of the index starting with ``dock``
-                           (the word before ``*`` must be one token of at least
-                           ``prefix_min_chars`` characters; otherwise ``*`` is text)
+                           (its last token must have at least ``prefix_min_chars``
+                           characters; otherwise ``*`` is text)
+* ``mmc_add_ho*``          an identifier being typed: the phrase of its tokens, the last
+                           one a prefix (``mmc add host``, ``mmc add hostname``…, the
+                           words that start so in the documents holding ``mmc add``);
+                           with a last token too short to be one (``mmc_add_h*``) or
+                           none (``mmc_add_*``), the phrase of the tokens before it
 
 A clause is a run of non-whitespace characters, or a double-quoted phrase that starts
 where a clause may start (optionally after ``-``). A double quote anywhere else, a
@@ -57,8 +62,8 @@ class Clause:
     compound: bool  # True for hyphenated compounds (also try the concatenation)
     negated: bool
     raw: str  # the clause as the user typed it
-    prefix: bool = False  # `dock*`: tokens is the one prefix token
-    expansions: tuple[str, ...] = ()  # a prefix's words in the index (expand_prefixes)
+    prefix: bool = False  # `dock*`, `mmc_add_ho*`: the last token is a prefix
+    expansions: tuple[str, ...] = ()  # the words of the index that last token stands for (expand_prefixes)
 
     @property
     def key(self) -> tuple[tuple[str, ...], bool, bool, bool, bool]:
@@ -81,11 +86,17 @@ class CompiledQuery:
 
 
 def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause | None:
-    """A bare (unquoted) word: a term, a prefix, a hyphenated compound, or an identifier phrase."""
-    if word.endswith("*"):
-        stem = tuple(tokenize(word[:-1]))
-        if len(stem) == 1 and len(stem[0]) >= prefix_min and word[:-1].strip("*") == word[:-1]:
-            return Clause(stem, phrase=False, compound=False, negated=negated, raw=raw, prefix=True)
+    """A bare (unquoted) word: a term, a prefix, a hyphenated compound, or an identifier
+    phrase (its last token a prefix when the word ends with `*`)."""
+    typed = word[:-1]
+    if word.endswith("*") and "*" not in typed:
+        start = tuple(tokenize(typed))
+        if start and not TOKEN_RE.fullmatch(typed[-1]):  # `mmc_*`: no token being typed
+            return _word_clause(typed, negated, raw, prefix_min)
+        if start and len(start[-1]) >= prefix_min:
+            return Clause(start, phrase=len(start) > 1, compound=False, negated=negated, raw=raw, prefix=True)
+        if len(start) > 1:  # `mmc_add_h*`: too short a prefix (any word) after whole ones
+            return _word_clause(_without_last_token(typed), negated, raw, prefix_min)
     tokens = tuple(tokenize(word))
     if not tokens:
         return None
@@ -98,6 +109,12 @@ def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause 
     separators = [lowered[a.end() : b.start()] for a, b in zip(matches, matches[1:])]
     compound = bool(separators) and all(sep == "-" for sep in separators)
     return Clause(tokens, phrase=True, compound=compound, negated=negated, raw=raw)
+
+
+def _without_last_token(word: str) -> str:
+    """`word` through its last run of letters and digits but one (`mmc_add_h` → `mmc_add`)."""
+    runs = list(TOKEN_RE.finditer(word))
+    return word[: runs[-2].end()] if len(runs) > 1 else ""
 
 
 def _excerpt(query: str, pos: int, width: int = 20) -> str:
@@ -191,12 +208,18 @@ def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexica
             f"{', '.join(dict.fromkeys(operators))}: a word here, not an operator "
             "(every word is optional and ranked; -word leaves one out)"
         )
-    stars = [c.raw for c in clauses if "*" in c.raw and not c.prefix and not c.raw.lstrip("-").startswith('"')]
+    stars = [c for c in clauses if "*" in c.raw and not c.prefix and not c.raw.lstrip("-").startswith('"')]
     if stars:
-        out.append(
-            f"{stars[0]}: `*` only ends a prefix of {prefix_min} letters or more (dock*); "
-            "elsewhere it is text, and the words around it were searched"
-        )
+        raw, typed = stars[0].raw, stars[0].raw.lstrip("-")[:-1]
+        runs = list(TOKEN_RE.finditer(typed))
+        if raw.endswith("*") and "*" not in typed and len(runs) > 1 and len(runs) >= len(stars[0].tokens):
+            searched = typed[: runs[len(stars[0].tokens) - 1].end()]  # `mmc_add_h*`: mmc_add
+            out.append(f"{raw}: `*` ends a prefix of {prefix_min} letters or more; searched {searched} alone")
+        else:
+            out.append(
+                f"{raw}: `*` only ends a prefix of {prefix_min} letters or more (dock*); "
+                "elsewhere it is text, and the words around it were searched"
+            )
     return out
 
 
@@ -238,10 +261,11 @@ def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
     return not c.phrase and not c.prefix and len(c.tokens) == 1 and is_stopword(c.tokens[0])
 
 
-def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str], list[str]]) -> list[Clause]:
-    """The clauses with each prefix's words filled in: `complete` gives the words of the
-    index that start with a token, most frequent first."""
-    return [replace(c, expansions=tuple(complete(c.tokens[0]))) if c.prefix else c for c in clauses]
+def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str, tuple[str, ...]], list[str]]) -> list[Clause]:
+    """The clauses with each prefix's words filled in: `complete(prefix, before)` gives the
+    words of the index that start with `prefix`, most frequent first (in the documents
+    holding the phrase of the tokens `before` it, when there are any)."""
+    return [replace(c, expansions=tuple(complete(c.tokens[-1], c.tokens[:-1]))) if c.prefix else c for c in clauses]
 
 
 # --------------------------------------------------------------------------- compiling
@@ -250,8 +274,11 @@ def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str], list[st
 def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
     """Distinct stemmed token sequences the clause may match, first seen first."""
     if clause.prefix:  # each word it stands for, as if typed (none before expand_prefixes)
+        before = clause.tokens[:-1]
         return list(
-            dict.fromkeys(form for word in clause.expansions for form in analyzers.stem_sequences((word,), languages))
+            dict.fromkeys(
+                form for word in clause.expansions for form in analyzers.stem_sequences((*before, word), languages)
+            )
         )
     forms = dict.fromkeys(analyzers.stem_sequences(clause.tokens, languages))
     if clause.compound:

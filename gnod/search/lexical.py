@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import apsw
@@ -556,12 +556,19 @@ def search(
             f"the query has more than {lexical.max_terms} terms: searched the "
             f"{lexical.max_terms} rarest in the index; left out {len(left_out)} ({shown})"
         )
-    clauses = expand_prefixes(
-        clauses,
-        lambda prefix: [
-            term for term, _ in searcher.terms_with_prefix(EXACT, fold(prefix), limit=lexical.prefix_expansions)
-        ],
-    )
+
+    def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
+        return analyzers.stem_sequences(form, languages)
+
+    def complete(prefix: str, before: tuple[str, ...]) -> list[str]:
+        """The index's words starting with `prefix`, most frequent first; after an
+        identifier's whole tokens, most frequent in the documents holding them as a
+        phrase (`mmc_add_ho*`: host, not however)."""
+        among = _form_query(EXACT, before, stem) if before else None
+        found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=lexical.prefix_expansions)
+        return [term for term, _ in found]
+
+    clauses = expand_prefixes(clauses, complete)
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
     groups = _prefix_groups(clauses, analyzers, languages, stop)
@@ -570,10 +577,6 @@ def search(
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
-
-    def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
-        return analyzers.stem_sequences(form, languages)
-
     parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem)
     condition = filter_query(conn, where, searcher)
     if condition is not None:
@@ -612,7 +615,7 @@ def _phrases(
     (`usb_register_driver` over `usb_register_device_driver`)."""
     out = []
     for c in clauses:
-        if c.phrase and not c.negated and len(c.tokens) > 1:
+        if c.phrase and not c.negated and not c.prefix and len(c.tokens) > 1:
             forms = [c.tokens, *analyzers.stem_sequences(c.tokens, languages)]
             words = tuple(frozenset(form[i] for form in forms) for i in range(len(c.tokens)))
             out.append((words, " ".join(c.raw.strip('"').split())))
@@ -623,8 +626,9 @@ def _prefix_groups(
     clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
 ) -> tuple[frozenset[str], ...]:
     """The terms of each positive prefix (its words and their stems), but those another
-    clause also gives: the prefix's words are one word typed, which a snippet counts once."""
-    prefixes = [c for c in clauses if c.prefix and not c.negated]
+    clause also gives: the prefix's words are one word typed, which a snippet counts once
+    (an identifier's whole tokens before it count each as a word)."""
+    prefixes = [replace(c, tokens=c.tokens[-1:], phrase=False) for c in clauses if c.prefix and not c.negated]
     if not prefixes:
         return ()
 
@@ -636,5 +640,5 @@ def _prefix_groups(
         except QuerySyntaxError:  # no word to search among them (a prefix nothing starts with)
             return frozenset()
 
-    others = terms([c for c in clauses if not c.negated and c not in prefixes])
+    others = terms([c for c in clauses if not c.negated and not c.prefix])
     return tuple(terms([c]) - others for c in prefixes)
