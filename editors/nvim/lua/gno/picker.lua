@@ -77,6 +77,9 @@ local function render(state)
   if state.error then -- below the results it keeps: a half-typed query often does not parse
     table.insert(lines, state.error)
   end
+  if state.busy then -- the list is an earlier keystroke's until the reply comes
+    table.insert(lines, 'searching…')
+  end
   vim.api.nvim_buf_set_lines(state.list_buf, 0, -1, false, lines)
   vim.api.nvim_buf_clear_namespace(state.list_buf, state.ns, 0, -1)
   if #state.items > 0 then
@@ -84,36 +87,51 @@ local function render(state)
   end
 end
 
---- Ask gnod for `text`; a reply to an older keystroke is ignored. A query gnod rejects
---- (an unclosed quote while it is being typed) keeps the last results, with the reason.
+--- Ask gnod for `text`. One search at a time: keystrokes typed while it runs are not
+--- queued behind it (a slow query each, they showed the list seconds late), the reply
+--- asks for what is typed by then. A query gnod rejects (an unclosed quote while it is
+--- being typed) keeps the last results, with the reason.
 function M.update(state, text)
   state.text = text
-  state.seq = state.seq + 1
-  local seq = state.seq
   local function show(items, err)
-    if seq == state.seq then
-      if err then
-        state.error = tostring(err.message or err.code)
-      else
-        state.items, state.selected, state.error = items, 1, nil
-      end
-      state.shown = text
-      render(state)
+    if err then
+      state.error = tostring(err.message or err.code)
+    else
+      state.items, state.selected, state.error = items, 1, nil
+    end
+    state.shown = text
+    render(state)
+    if state.accepting then
+      M.accept(state)
     end
   end
   if vim.trim(text) == '' then
     show({})
     return
   end
-  local params = { query = M.as_typed(text), limit = gno.config.limit }
   local c = gno.connection()
+  if c and state.busy then
+    render(state)
+    return
+  end
+  local params = { query = M.as_typed(text), limit = gno.config.limit }
   if not c then
     local result, err = gno.call('search', params)
     show(result and gno.items('search', result), not result and err or nil)
     return
   end
+  state.busy = true
+  render(state)
   c:request('search', params, function(err, result)
-    show(not err and gno.items('search', result), err)
+    state.busy = false
+    if M.current ~= state then
+      return
+    end
+    if state.text ~= text then
+      M.update(state, state.text)
+    else
+      show(not err and gno.items('search', result), err)
+    end
   end)
 end
 
@@ -142,7 +160,17 @@ function M.move(state, delta)
   end
 end
 
+--- Open the selected hit; typed on since the list was shown, the hit is the new
+--- query's first, once its reply comes.
 function M.accept(state)
+  local typed = vim.api.nvim_buf_is_valid(state.prompt_buf) and prompt_text(state) or state.text
+  if state.shown ~= typed and vim.trim(typed) ~= '' then
+    state.accepting = true
+    if typed ~= state.text then
+      M.update(state, typed)
+    end
+    return
+  end
   local item = state.items[state.selected]
   M.close(state)
   if item then
@@ -154,7 +182,7 @@ function M.prompt(initial)
   local width = math.max(40, math.floor(vim.o.columns * 0.8))
   local height = math.max(5, math.floor(vim.o.lines * 0.5))
   local col = math.floor((vim.o.columns - width) / 2)
-  local state = { items = {}, selected = 1, seq = 0, text = '', prefix = 'gno> ',
+  local state = { items = {}, selected = 1, text = '', prefix = 'gno> ',
     ns = vim.api.nvim_create_namespace('gno_picker') }
   state.list_buf = vim.api.nvim_create_buf(false, true)
   state.list_win = vim.api.nvim_open_win(state.list_buf, false, { relative = 'editor', row = 1, col = col,
