@@ -221,7 +221,7 @@ def test_nvim_picker_asks_for_the_latest_keystroke_only_and_enter_waits_for_it(i
   assert(vim.wait(5000, function() return picker.current == nil end, 10), 'never opened')
   result.opened = vim.api.nvim_buf_get_name(0)
   result.sent_after = sent
-"""
+""",
     )
     assert got["busy"][-1] == "searching…"
     assert got["sent"] == ["pa*", "pasta re*"]  # the first keystroke's, then the last one's

@@ -255,6 +255,63 @@ def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]
 
 
+def test_a_later_piece_is_read_for_a_phrase_as_typed_that_the_first_lacks():
+    """A 24 MB register header: its identifier at line 222,891, its words apart on lines
+    of the first piece, whose snippet was given (line 6,348)."""
+    analyzer = Analyzer("english")
+    words = ("lane", "reserved", "mask")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "lane_reserved_mask")
+    first = "#define LANE0_RESERVED_SPACE_MASK 0x1\n" + "#define OTHER 0x2\n" * 400
+    inside = "#define PHY_LANE_RESERVED_MASK_HI 0x3\n" + "#define OTHER 0x2\n" * 400  # a piece of a longer name
+    last = "#define OTHER 0x2\n" * 50 + "#define LANE_RESERVED_MASK 0x4\n"
+    read = []
+
+    def pieces(*texts):
+        for piece in texts:
+            read.append(piece)
+            yield piece
+
+    [got] = best_snippets(pieces(first, inside, last), 1, analyzer, terms, phrases=(phrase,))
+    assert (got.line, got.text) == (853, "#define LANE_RESERVED_MASK 0x4") and len(read) == 3
+    # Where the phrase stands apart nowhere, the first piece's snippet, every piece read.
+    read.clear()
+    [got] = best_snippets(pieces(first, inside), 1, analyzer, terms, phrases=(phrase,))
+    assert got.line == 1 and len(read) == 2
+    # Found in the first piece: no other is read.
+    read.clear()
+    [got] = best_snippets(pieces(last, first), 1, analyzer, terms, phrases=(phrase,))
+    assert got.line == 51 and len(read) == 1
+
+
+def test_a_word_whose_stem_does_not_start_as_it_does_is_found_after_every_piece_is_passed():
+    """Each piece where no line showed a term's letters had every line read for such a
+    word ("dying" → "die"): 0.7 s of a search whose word is at a 24 MB header's end. The
+    pieces are read so only when no piece has a term's letters."""
+    analyzer = Analyzer("english")
+    assert analyzer.stem("dying") == "die"
+    filler = "nothing here\n" * 300
+    [got] = best_snippets([filler, "the star is dying\n" + filler], 1, analyzer, frozenset({"die"}))
+    assert (got.line, got.text.split("\n")[0]) == (301, "the star is dying")
+    [got] = best_snippets(["he was dying\n" + filler, "we die\n"], 1, analyzer, frozenset({"die"}))
+    assert got.text == "we die"  # a piece with the term's letters first
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_a_phrase_inside_a_longer_name_adds_nothing_to_a_line_s_bound(small, monkeypatch):
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+    words = ("mmc", "add", "host")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host")
+    text = "void mmc_add_host_debugfs(struct mmc_host *host);\n" * 30 + "\tret = mmc_add_host(mmc);\n"
+    [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
+    assert (got.line, got.text) == (31, "\tret = mmc_add_host(mmc);")
+    bits = snippet._TermBits(analyzer, terms, (), (phrase,))
+    _, order, bounds = snippet._bounded(text, 0, snippet._probes(bits.leads()), bits)
+    assert order[0] == 30 and bounds[0] == bits.ceiling and bounds[1] < bits.ceiling
+
+
 def test_a_long_text_whose_first_lines_hold_every_term_is_read_no_further():
     analyzer = Analyzer("english")
     terms = frozenset({"network", "driver"})

@@ -285,9 +285,10 @@ ID_TERMS_MAX = 300
 SNIPPET_SMALL_TEXT = 8192
 # A long document's snippets are looked for in its first piece of whole lines of about
 # this many bytes of text (UTF-8), and in the next pieces only while none has a matching
-# line (Elasticsearch highlights the first million characters of a field; Solr's default
-# is 51,200): the kernel's 12.7 MB register header cost 'dev* -net*' ~40 ms to
-# decompress, lowercase and scan whole for a line that its first lines already give.
+# line, or a line holding a phrase of the query as typed (Elasticsearch highlights the
+# first million characters of a field; Solr's default is 51,200): the kernel's 12.7 MB
+# register header cost 'dev* -net*' ~40 ms to decompress, lowercase and scan whole for
+# a line that its first lines already give.
 SNIPPET_PIECE_BYTES = 1_000_000
 # A long text is first looked at through its lines up to its SNIPPET_FIRST_LOOK_BYTES-th
 # byte, decompressed alone: when a line there may hold every term of the query, and

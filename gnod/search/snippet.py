@@ -67,6 +67,10 @@ class _TermBits(dict[str, int]):
         self.analyzer, self.terms = analyzer, terms
         self.bit = _bits(terms, groups)
         self.phrases = _phrase_bits(self.bit, phrases)
+        self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
+        # The probes that are phrases alone (no term's first letters): a line holds one
+        # only where it stands apart from the words around it (_standalone).
+        self.apart = frozenset(p.text for p in self.phrases) - {t[:3] for t in self.bit}
         self.ceiling = len(set(self.bit.values())) + len(self.phrases)  # what a line can score at most
         self.per_word = TERMS_PER_WORD + len(self.phrases)  # the bits one word can give a line
 
@@ -110,6 +114,38 @@ def _standalone(text: str, typed: str) -> bool:
             return True
         at = text.find(typed, at + 1)
     return False
+
+
+def _find_apart(text: str, typed: str, start: int) -> int:
+    """Where `typed` next occurs in `text` from `start` on other than as a piece of a
+    longer word (_standalone), or -1."""
+    at = text.find(typed, start)
+    while at >= 0 and not _standalone(text[max(at - 1, 0) : at + len(typed) + 1], typed):
+        at = text.find(typed, at + 1)
+    return at
+
+
+def _holds_apart(lower: str, typed: Iterable[str]) -> bool:
+    """Whether the lowercased text holds any of `typed` other than as a piece of a longer word."""
+    return any(_find_apart(lower, t, 0) >= 0 for t in typed)
+
+
+def _word_codes(codes: np.ndarray) -> np.ndarray:
+    """Which of the lowercased text's characters go on a word: ASCII digits, letters and
+    `_` (any other character does not: a bound may only be too high, never too low)."""
+    word: np.ndarray = ((codes >= 48) & (codes <= 57)) | ((codes >= 97) & (codes <= 122)) | (codes == 95)
+    return word
+
+
+def _apart(codes: np.ndarray, at: np.ndarray, typed: str) -> np.ndarray:
+    """Which occurrences `at` of `typed` in `codes` are not pieces of a longer word."""
+    keep = np.ones(len(at), dtype=bool)
+    if _in_word(typed[0]):
+        keep &= (at == 0) | ~_word_codes(codes[np.maximum(at - 1, 0)])
+    if _in_word(typed[-1]):
+        end = at + len(typed)
+        keep &= (end >= len(codes)) | ~_word_codes(codes[np.minimum(end, len(codes) - 1)])
+    return keep
 
 
 class _PhraseBit(NamedTuple):
@@ -266,7 +302,9 @@ def best_snippets(
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
     as search engines bound the text they highlight, a long document's snippets come
     from its first SNIPPET_PIECE_BYTES when a line there matches, and its later pieces
-    are read (and decompressed) only when none does. A document without a matching line
+    are read (and decompressed) only when none does, or when none there holds every
+    phrase of the query as typed (a 24 MB register header's identifier is at its line
+    222,891, its words apart in many lines before). A document without a matching line
     gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
     words). `phrases`: the query's (its words, each the set of its forms among `terms`,
     and its text as typed): a line holding one counts one more (_TermBits.line).
@@ -282,21 +320,48 @@ def best_snippets(
         out = _look(opening, max(body_line - 1, 0), probes, bits, n) if opening is not None else []
         if out:
             return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
+    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in _read(pieces, body_line, probes, bits, n)]
+
+
+def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _TermBits, n: int) -> list[Snippet]:
+    """best_snippets from the text's pieces (their matches not yet found). Past the first
+    piece, one where no line can count is passed over by scans in C: for a phrase the
+    snippets lack, for any term before there is a snippet (a word holds its stem, but
+    for one that does not start as it does, which only `unread` finds)."""
     first: list[Snippet] = []  # the body's first non-empty line, if no line matches
+    found: list[Snippet] = []  # the snippets of the first piece with the most phrases on their first line
+    typed = 0  # those phrases' bits
+    unread: list[tuple[str, int]] = []  # the pieces, and the lines before each, while none has a term's letters
     before = 0  # lines in the pieces before this one
     for text in pieces:
         start = max(body_line - 1 - before, 0)
-        lines, out = _matching(text, start, probes, bits, n)
-        if not out and not first:
-            at = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
-            if at >= 0:
-                first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at, 0)], n, bits)[0]]
-        if out:
-            return [s._replace(line=s.line + before, matches=match_spans(s.text, analyzer, terms)) for s in out]
-        if first and not terms:  # no later piece can match
-            break
+        lower = text.lower()
+        passed = (
+            not _holds_apart(lower, [p.text for p in bits.phrases if not p.bit & typed])
+            if found
+            else bool(first) and not any(term in lower for term in bits.bit)
+        )
+        lines, out = (None, []) if passed else _matching(text, lower, start, probes, bits, n)
+        if out and lines is not None:
+            held = _held(lines[out[0].line - 1], bits) & bits.typed if bits.typed else 0
+            if not found or held.bit_count() > typed.bit_count():
+                found, typed, unread = [s._replace(line=s.line + before) for s in out], held, []
+            if typed == bits.typed:
+                break
+        elif not found:
+            unread.append((text, before))
+            if not first and lines is not None:
+                at = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
+                if at >= 0:
+                    first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at, 0)], n, bits)[0]]
+            if first and not bits.terms:  # no later piece can match
+                break
         before += text.count("\n")
-    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in first]
+    for text, before in unread if bits.terms and not found else ():  # a stem that does not start as its word does
+        found = [s._replace(line=s.line + before) for s in _every_line(text, max(body_line - 1 - before, 0), bits, n)]
+        if found:
+            break
+    return found or first
 
 
 def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) -> list[Snippet]:
@@ -311,20 +376,25 @@ def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) 
 
 
 def _matching(
-    text: str, start: int, probes: Counter[str], bits: _TermBits, n: int
+    text: str, lower: str, start: int, probes: Counter[str], bits: _TermBits, n: int
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
-    from line index `start` on that hold a term, if any does."""
-    lines, order, bounds = _bounded(text, start, probes, bits)
+    from line index `start` on that hold a term's first letters, if any does."""
+    lines, order, bounds = _bounded(text, start, probes, bits, lower)
     if not bits.terms:
         return lines, []
-    out = _by_bound(lines, order, bounds, bits, n)
-    if not out:  # a stem that does not start as its word does ("dying" → "die")
-        every = lines if isinstance(lines, list) else text.split("\n")
-        scored: list[tuple[int, int, int]] = []
-        _count(every, range(start, len(every)), bits, scored)
-        out = _pick(every, scored, n, bits)[0]
-    return lines, out
+    return lines, _by_bound(lines, order, bounds, bits, n)
+
+
+def _every_line(text: str, start: int, bits: _TermBits, n: int) -> list[Snippet]:
+    """The snippets of the text's best lines from line index `start` on, each line's
+    words read: for a stem that does not start as its word does ("dying" → "die"), which
+    no line's letters show. Only where no piece of the text has a term's first letters:
+    per piece, it took 0.7 s of a search whose word is at a 24 MB header's end."""
+    every = text.split("\n")
+    scored: list[tuple[int, int, int]] = []
+    _count(every, range(start, len(every)), bits, scored)
+    return _pick(every, scored, n, bits)[0]
 
 
 def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
@@ -333,20 +403,30 @@ def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
     i = snippet.line - 1
     if i + SNIPPET_MAX_LINES > len(lines):
         return False
-    (tokens,) = line_tokens([lines[i]])
-    return bits.line(lines[i], tokens).bit_count() == bits.ceiling
+    return _held(lines[i], bits).bit_count() == bits.ceiling
 
 
-def _bounded(text: str, start: int, probes: Counter[str], bits: _TermBits) -> tuple[_LineSource, list[int], list[int]]:
+def _held(line: str, bits: _TermBits) -> int:
+    """The bits of the terms and phrases `line` holds."""
+    (tokens,) = line_tokens([line])
+    return bits.line(line, tokens)
+
+
+def _bounded(
+    text: str, start: int, probes: Counter[str], bits: _TermBits, lower: str | None = None
+) -> tuple[_LineSource, list[int], list[int]]:
     """The text's lines, and those from `start` on that may hold a term, best bound
-    first, with their bounds (by line tests for a small text, by arrays for a big one)."""
-    lower = text.lower()  # may change lengths (İ → i̇), never the line breaks
+    first, with their bounds (by line tests for a small text, by arrays for a big one);
+    `lower`: the text lowercased, when it is at hand."""
+    lower = text.lower() if lower is None else lower  # may change lengths (İ → i̇), never the line breaks
     if len(text) <= SNIPPET_SMALL_TEXT:
-        return text.split("\n"), *_small_bounds(lower, start, probes, bits.ceiling, bits.per_word)
+        return text.split("\n"), *_small_bounds(lower, start, probes, bits.ceiling, bits.per_word, bits.apart)
     low_codes = _codes(lower)
     low_starts = _line_starts(low_codes)
     starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
-    return _Lines(text, starts), *_big_bounds(low_codes, low_starts, start, probes, bits.ceiling, bits.per_word)
+    return _Lines(text, starts), *_big_bounds(
+        low_codes, low_starts, start, probes, bits.ceiling, bits.per_word, bits.apart
+    )
 
 
 def _probes(leads: Iterable[tuple[str, int]]) -> Counter[str]:
@@ -370,13 +450,14 @@ def _roots(probes: Counter[str]) -> dict[str, str]:
 
 
 def _small_bounds(
-    lower: str, start: int, probes: Counter[str], ceiling: int, per_word: int
+    lower: str, start: int, probes: Counter[str], ceiling: int, per_word: int, apart: frozenset[str] = frozenset()
 ) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
     line's number by counting the line breaks before it (cheaper than arrays for a small
     text). No bound is above `ceiling`, the distinct terms there are (a prefix's words
-    one); an occurrence of a probe is at most `per_word` of them."""
+    one); an occurrence of a probe is at most `per_word` of them. A probe of `apart` (a
+    phrase) counts only where it is not a piece of a longer word."""
     root = _roots(probes)
     families = set(root.values())
     bound: dict[int, int] = {}
@@ -387,7 +468,8 @@ def _small_bounds(
         into = credit.setdefault(r, {}) if r in families else bound
         is_root = probe in families
         counting = weight > per_word or is_root  # one word is not all the terms that start so
-        pos, line, counted = lower.find(probe), 0, 0  # line: the number of the line at `counted`
+        alone = probe in apart
+        pos, line, counted = _find_apart(lower, probe, 0) if alone else lower.find(probe), 0, 0  # line: at `counted`
         while pos >= 0:
             line += lower.count("\n", counted, pos)
             counted = pos
@@ -403,7 +485,7 @@ def _small_bounds(
                 break
             line += 1
             counted = end + 1
-            pos = lower.find(probe, counted)
+            pos = _find_apart(lower, probe, counted) if alone else lower.find(probe, counted)
     for r, lines in credit.items():
         for i, c in lines.items():  # a line holding a longer probe holds its root too
             bound[i] = bound.get(i, 0) + min(c, caps[r][i])
@@ -412,7 +494,13 @@ def _small_bounds(
 
 
 def _big_bounds(
-    low_codes: np.ndarray, low_starts: np.ndarray, start: int, probes: Counter[str], ceiling: int, per_word: int
+    low_codes: np.ndarray,
+    low_starts: np.ndarray,
+    start: int,
+    probes: Counter[str],
+    ceiling: int,
+    per_word: int,
+    apart: frozenset[str] = frozenset(),
 ) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
@@ -436,6 +524,8 @@ def _big_bounds(
             at = seen[probe] = _occurrences(low_codes, probe)
         if r in families and r == probe:
             root_at[r] = at
+        if probe in apart:
+            at = at[_apart(low_codes, at, probe)]
         if not len(at):
             continue
         rows = low_starts.searchsorted(at, side="right") - 1
