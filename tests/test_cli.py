@@ -732,6 +732,29 @@ def update(env, *args: str) -> dict:
     return {s["collection"]: s for s in res["collections"]}
 
 
+def test_similar_reads_a_long_document_s_beginning_for_its_words(daemon, tmp_path):
+    """A 24 MB register header took 2-3 s to find its similar documents by words (the
+    web page of a document waits for them): as Lucene's MoreLikeThis parses at most
+    5,000 tokens, the words are read from the first SIMILAR_TEXT_CHARS."""
+    from gnod.search.constants import SIMILAR_TEXT_CHARS
+
+    head = "Flamingos wade in the salty lagoon at dawn.\n" * 20
+    tail = "Zeppelins moor at the hangar mast.\n" * 20
+    filler = "".join(f"filler{i} " for i in range(SIMILAR_TEXT_CHARS // 8)) + "\n"
+    write_tree(
+        str(tmp_path / "long"),
+        {
+            "long.md": f"# Long\n\n{head}{filler}{tail}",
+            "birds.md": f"# Birds\n\n{head}",
+            "airships.md": f"# Airships\n\n{tail}",
+        },
+    )
+    cli_json("collection", "add", str(tmp_path / "long"), "--name", "long", "--json", env=daemon.env)
+    res = cli_json("similar", "long/long.md", "--json", env=daemon.env)
+    assert res["method"] == "terms" and {"flamingos", "lagoon"} <= set(res["terms"])
+    assert not {"zeppelins", "hangar"} & set(res["terms"]) and [h["path"] for h in res["hits"]] == ["birds.md"]
+
+
 def test_update_after_modify_add_delete(daemon, corpus):
     env = daemon.env
     add_docs(env, corpus)

@@ -315,6 +315,10 @@ ANSWER_MAX_OVERLAP = 0.7
 ANSWER_SOURCE_CHARS = 1500
 # `similar`: the words of a document that stand for it in its query, the most informative first.
 SIMILAR_MAX_TERMS = 24
+# `similar` by words reads a document's first this many characters for them, as Lucene's
+# MoreLikeThis parses at most 5,000 tokens: a 24 MB register header took 2-3 s whole
+# (the web page of a document waits for its similar ones).
+SIMILAR_TEXT_CHARS = 65_536
 # Vector search fetches this many chunks per wanted document (more when documents hold
 # many near chunks).
 VECTOR_OVERFETCH = 3

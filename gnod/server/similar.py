@@ -17,6 +17,7 @@ from gnod import wire
 from gnod.ingest.markdown import split_frontmatter
 from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
+from gnod.search.constants import SIMILAR_TEXT_CHARS
 from gnod.search.similar import informative_terms
 from gnod.server.checks import search_filter
 from gnod.server.handlers import resolve_ref
@@ -63,7 +64,8 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
             content = docstore.content_of(conn, doc.mirror_hash)
             meta, body, _ = split_frontmatter(content[0] if content else "")
             searcher = lex.searcher()
-            words = informative_terms(searcher, f"{docstore.indexed_title(doc.title, meta)}\n{body}", doc.language)
+            text = f"{docstore.indexed_title(doc.title, meta)}\n{body[:SIMILAR_TEXT_CHARS]}"
+            words = informative_terms(searcher, text, doc.language)
             if not words:
                 return [], []
             found = lexical.search(
