@@ -138,13 +138,11 @@ def ls(
     params = {"collection": collection, "prefix": prefix, "limit": limit, **({"folders": True} if folders else {})}
 
     def go(fmt: str) -> int:
-        write_listing(
-            Client().call("ls", params),
-            fmt,
-            view,
-            f"{collection}/{prefix}" if collection and prefix else collection or prefix,
-        )
-        return 0
+        asked = f"{collection}/{prefix}" if collection and prefix else collection or prefix
+        res = Client().call("ls", params)
+        write_listing(res, fmt, view, asked)
+        # A folder or collection holding nothing is no match, as `search` finding nothing.
+        return EXIT_NO_MATCH if asked and not res["entries"] and not res.get("folders") else 0
 
     return _run(fmt, go)
 

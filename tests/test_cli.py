@@ -714,10 +714,16 @@ def test_ls_folders_shows_one_level(indexed):
     assert len({line.index(line.split()[1]) for line in r.stdout.splitlines()}) == 1 and r.stderr == ""
     r = cli("ls", "-d", "-n", "1", "--human", env=env)
     assert r.stdout.splitlines()[-1].startswith("docs/README.md") and "listed 1 of 3 documents" in r.stderr
-    # Nothing there is said, not an empty list alone.
-    for argv in (["docs/nowhere"], ["docs/nowhere", "-d"], ["--prefix", "docs/nowhere/"]):
-        r = cli("ls", *argv, "--human", env=env)
-        assert r.returncode == 0 and r.stdout == "" and "nothing indexed under 'docs/nowhere" in r.stderr, argv
+    # Nothing there is said, not an empty list alone, and is no match (exit 1), as a
+    # collection that does not exist is an error: a script tells a typo from a listing.
+    for argv in (["docs/nowhere"], ["docs/nowhere", "-d"], ["--prefix", "docs/nowhere/"], ["docs/guide"]):
+        r = _run_cli("ls", *argv, "--human", env=env)
+        assert r.returncode == 1 and r.stdout == "" and "nothing indexed under 'docs/" in r.stderr, argv
+    # A path that `ls` printed names a folder, or a document (as ls(1) lists a file).
+    assert cli_json("ls", "docs/guides/deploy.md", "-d", "--json", env=env)["entries"][0]["path"] == "guides/deploy.md"
+    assert [e["path"] for e in cli_json("ls", "docs/README.md", "--json", env=env)["entries"]] == ["README.md"]
+    # A prefix is still any path starting so.
+    assert cli_json("ls", "docs", "--prefix", "guides/st", "--json", env=env)["total"] == 1
 
 
 # --- mutations (each with its own daemon) -------------------------------------------------

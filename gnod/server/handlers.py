@@ -513,11 +513,11 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     collection: str | None = p.collection
     prefix = p.prefix.removeprefix(URI_PREFIX)
-    # `ls notes/2024`: a folder of a collection, as `ls` prints paths.
+    # `ls notes/2024`: a folder (or a document) of a collection, as `ls` prints paths.
+    named = False
     if collection and "/" in collection and not prefix and d.collection(collection) is None:
         if d.collection(collection.partition("/")[0]) is not None:
-            prefix = collection
-            collection = None
+            prefix, collection, named = collection, None, True
     if collection:
         find_collection(d, collection)
     # As `ls` prints a path, `collection/path`: a first folder that is a collection's name
@@ -527,14 +527,19 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
         collection, prefix = head, rest
 
     def run(conn, _a) -> LsResult:
+        path = prefix.strip("/")
         folders: list[LsFolder] = []
-        if p.folders:
-            folder = prefix.strip("/")
-            found, rows, total = store.list_folder(conn, collection, folder + "/" if folder else "", p.limit, p.offset)
-            folders = [LsFolder(name, path, n) for name, path, n in found]
+        one = store.doc_by_path(conn, collection, path) if collection and path and (named or p.folders) else None
+        if one is not None:  # a document named, as ls(1) lists a file
+            rows, total = [one], 1
+        elif p.folders:
+            found, rows, total = store.list_folder(conn, collection, path + "/" if path else "", p.limit, p.offset)
+            folders = [LsFolder(name, folder, n) for name, folder, n in found]
         else:
-            rows = store.list_docs(conn, collection, prefix, p.limit, p.offset)
-            total = store.count_docs(conn, collection, prefix)
+            # A folder named is that folder (`ls tree/driver` is not drivers/).
+            under = path + "/" if named and path else prefix
+            rows = store.list_docs(conn, collection, under, p.limit, p.offset)
+            total = store.count_docs(conn, collection, under)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
         if not total and not folders and any(ch in prefix for ch in "*?["):
             raise RpcError(
