@@ -620,6 +620,29 @@ def test_an_identifier_being_typed_finds_what_its_last_token_may_become(tmp_path
     conn.close()
 
 
+def test_a_prefix_scores_its_words_with_the_most_frequent_one_s_idf(tmp_path):
+    """`kmalloc*` (what an editor's picker sends for a word typed whole) put comments
+    saying "kmalloced" above kmalloc's uses: each word a prefix stands for was scored
+    with its own idf, and the rarest won. Blended as Lucene blends a prefix's terms, the
+    word typed whole comes first where it is used as much."""
+    root = tmp_path / "pets"
+    write(
+        root,
+        {
+            **{f"cat{i}.md": f"# Note {i}\n\nThe cat sat. The cat slept by door {i}.\n" for i in range(6)},
+            "catalog.md": "# Shop\n\nThe catalog lists lamps by door 9.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    found = lexical_paths(conn, analyzers, "cat*")
+    assert found[0].startswith("cat") and found[0] != "catalog.md" and "catalog.md" in found, found
+    assert lexical_paths(conn, analyzers, "catal*") == ["catalog.md"]
+    conn.close()
+
+
 @pytest.mark.parametrize("terms_max", [0, 10**6], ids=["term-set", "terms"])
 def test_documents_are_found_by_any_of_their_ids_either_way(terms_max, monkeypatch):
     monkeypatch.setattr(lexical_index_module, "ID_TERMS_MAX", terms_max)

@@ -181,7 +181,8 @@ class Lexical(Struct, frozen=True, kw_only=True):
     max_terms: int = 64
     # A word ending in `*` (what a picker sends for the word being typed) matches the
     # words of the index that start with it: the this-many found in the most documents,
-    # each ranked by bm25 as if typed. A prefix needs at least prefix_min_chars letters
+    # each ranked by bm25 as if typed, with the idf of the most frequent of them (a rare
+    # one does not outrank the word typed whole). A prefix needs at least prefix_min_chars letters
     # (one letter would stand for thousands of words).
     prefix_expansions: int = 32
     prefix_min_chars: int = 2

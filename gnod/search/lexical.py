@@ -15,6 +15,7 @@ path, language) are part of the engine's query, so a filtered search still fills
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -173,7 +174,9 @@ def exact_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
 
 
 def match_query(
-    sides: Sequence[tuple[str, CompiledQuery, float]], stem: Stem | None = None
+    sides: Sequence[tuple[str, CompiledQuery, float]],
+    stem: Stem | None = None,
+    blend: Mapping[tuple[str, ...], float] | None = None,
 ) -> list[tuple[Occur, Query]]:
     """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
     so the engine can skip blocks that cannot reach the top); a document holding a
@@ -183,7 +186,9 @@ def match_query(
     the stems side scores too: where those phrases are its own, the two are one clause,
     Must(the stemmed phrases) + Should(the exact words), the same scores with each
     phrase read once (a phrase of common words is most of a search's time:
-    `container_of`, `GFP_KERNEL`)."""
+    `container_of`, `GFP_KERNEL`). `blend`: a share of the weight for the forms a prefix
+    stands for (_blended)."""
+    share = (blend or {}).get
     weights = {field: weight for field, _, weight in sides}
     forms = {field: dict.fromkeys(f for clause in compiled.positives for f in clause) for field, compiled, _ in sides}
     paired: dict[tuple[str, ...], list[tuple[str, ...]]] = {}  # exact form → its stemmed phrases
@@ -199,14 +204,14 @@ def match_query(
         held = Query.boolean_query([(Occur.Should, _form_query(STEMS, p)) for p in phrases])
         exact = Query.boolean_query([(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)])
         group = [
-            (Occur.Must, Query.boost_query(held, weights[STEMS])),
-            (Occur.Should, Query.boost_query(exact, weights[EXACT])),
+            (Occur.Must, Query.boost_query(held, weights[STEMS] * share(form, 1.0))),
+            (Occur.Should, Query.boost_query(exact, weights[EXACT] * share(form, 1.0))),
         ]
         out.append((Occur.Should, Query.boolean_query(group)))
     for field, compiled, weight in sides:
         done = taken if field == STEMS else paired.keys() if field == EXACT else ()
         out += [
-            (Occur.Should, Query.boost_query(_form_query(field, form, stem), weight))
+            (Occur.Should, Query.boost_query(_form_query(field, form, stem), weight * share(form, 1.0)))
             for form in forms[field]
             if form not in done
         ]
@@ -577,7 +582,8 @@ def search(
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
-    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem)
+    blend = _blended(clauses, df, searcher.num_docs, stem)
+    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem, blend)
     condition = filter_query(conn, where, searcher)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
@@ -603,6 +609,32 @@ def search(
         phrases=phrases,
         name=name,
     )
+
+
+def _blended(
+    clauses: Sequence[Clause], df: Callable[[str], int], docs: int, stem: Stem
+) -> dict[tuple[str, ...], float]:
+    """Each form a positive prefix stands for (exact and stemmed), with the share of its
+    bm25 that scores it with the idf of the prefix's most frequent word, as Lucene's
+    blended rewrite of a prefix does: a rare word that starts as typed (`kmalloced`, in
+    a few comments) does not outrank the word typed whole (`kmalloc*` while an editor's
+    picker sends what is typed). bm25 is linear in idf, so the share is their ratio."""
+    out: dict[tuple[str, ...], float] = {}
+    for c in clauses:
+        if not c.prefix or c.negated or not c.expansions:
+            continue
+        found = {word: max(df(word), 1) for word in c.expansions}
+        top = _idf(max(found.values()), docs)
+        for word, n in found.items():
+            form = (*c.tokens[:-1], word)
+            for f in (form, *stem(form)):
+                out[f] = max(out.get(f, 0.0), top / _idf(n, docs))
+    return out
+
+
+def _idf(n: int, docs: int) -> float:
+    """bm25's idf of a word in `n` of `docs` documents (as the engine computes it)."""
+    return math.log(1 + (docs - n + 0.5) / (n + 0.5))
 
 
 def _phrases(
