@@ -452,7 +452,8 @@ CONSULT_SNAPSHOTS = """
                                         "")
                                     (buffer-name (window-buffer window))
                                     (with-current-buffer (window-buffer window)
-                                      (line-number-at-pos (window-point window))))
+                                      (line-number-at-pos (window-point window)))
+                                    (list consult-async-input-throttle consult-async-input-debounce))
                             gno-test-consult))))
 """
 
@@ -483,7 +484,10 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     if not got.get("consult"):
         missing("consult is not installed (apt-get install -y elpa-consult; .ci/run does it)")
     stag, dock, bra, bad, good = snapshots(got)
-    states = [dict(zip(("answered", "style", "indicator", "window", "line"), s)) for s in got["consulted"]]
+    states = [dict(zip(("answered", "style", "indicator", "window", "line", "waits"), s)) for s in got["consulted"]]
+    # It searches as the input changes, not once the typing pauses (consult's default
+    # waits are for starting a process each time).
+    assert all(throttle <= 0.1 and debounce <= 0.05 for throttle, debounce in (s["waits"] for s in states))
     assert [s["typed"] for s in (stag, dock, bra, bad, good)] == [
         "stag",
         "dock",
