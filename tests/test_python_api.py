@@ -58,10 +58,10 @@ def test_calls_return_the_protocols_types(notes):
         assert typo.value.name == "INVALID_PARAMS" and "limt" in typo.value.message
         with pytest.raises(DaemonError) as day:
             gno.search("deploy", filters={"since": "yesterday"})  # the daemon takes days as written
-        assert (
-            day.value.name == "INVALID_PARAMS"
-            and "Expected a day as YYYY-MM-DD - at `$.filters.since`" in day.value.message
-        )
+        assert day.value.name == "INVALID_PARAMS" and "filters.since: expected a day as YYYY-MM-DD" in day.value.message
+        with pytest.raises(DaemonError) as many:  # the field first, as a person reads it
+            gno.search("deploy", limit=5000)
+        assert many.value.message == "invalid params for search: limit: expected `int` <= 1000"
         with pytest.raises(DaemonError) as missing:
             gno.get("notes/nope.md")
         assert missing.value.name == "NOT_FOUND"

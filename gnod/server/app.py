@@ -70,6 +70,14 @@ _request_decoder = msgspec.json.Decoder(Request)
 _param_decoders = {m: msgspec.json.Decoder(t) for m, t in METHOD_PARAMS.items()}
 
 
+def _as_read(e: msgspec.ValidationError) -> str:
+    """A params error as a person reads it: the field first (`limit: expected `int` <=
+    1000`, where msgspec ends with "- at `$.limit`"), a day's pattern as a day."""
+    said = str(e).replace(f"`str` matching regex {DAY_PATTERN!r}", "a day as YYYY-MM-DD")
+    what, at, where = said.rpartition(" - at `$.")
+    return f"{where.removesuffix('`')}: {what[:1].lower()}{what[1:]}" if at else said
+
+
 class Connection:
     def __init__(self, daemon: Daemon, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.daemon = daemon
@@ -410,9 +418,7 @@ class Daemon:
         try:
             params = _param_decoders[req.method].decode(req.params)
         except msgspec.ValidationError as e:
-            # A day's pattern, as a person reads it.
-            said = str(e).replace(f"`str` matching regex {DAY_PATTERN!r}", "a day as YYYY-MM-DD")
-            raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {said}") from None
+            raise RpcError(wire.INVALID_PARAMS, f"invalid params for {req.method}: {_as_read(e)}") from None
         except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise RpcError(wire.PARSE_ERROR, f"params for {req.method} are not valid JSON: {e}") from None
         except RecursionError:
