@@ -125,11 +125,6 @@ def _find_apart(text: str, typed: str, start: int) -> int:
     return at
 
 
-def _holds_apart(lower: str, typed: Iterable[str]) -> bool:
-    """Whether the lowercased text holds any of `typed` other than as a piece of a longer word."""
-    return any(_find_apart(lower, t, 0) >= 0 for t in typed)
-
-
 def _word_codes(codes: np.ndarray) -> np.ndarray:
     """Which of the lowercased text's characters go on a word: ASCII digits, letters and
     `_` (any other character does not: a bound may only be too high, never too low)."""
@@ -337,7 +332,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
         start = max(body_line - 1 - before, 0)
         lower = text.lower()
         passed = (
-            not _holds_apart(lower, [p.text for p in bits.phrases if not p.bit & typed])
+            not any(_standalone(lower, p.text) for p in bits.phrases if not p.bit & typed)
             if found
             else bool(first) and not any(term in lower for term in bits.bit)
         )
