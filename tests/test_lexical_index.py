@@ -40,7 +40,7 @@ from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.constants import PIPELINE
 from gnod.search.filters import Filter, where
-from gnod.search.grammar import parse
+from gnod.search.grammar import expand_prefixes, parse
 from gnod.search.lexical import path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
@@ -48,6 +48,7 @@ from gnod.store.documents import docs_by_ids, language_counts, unpack
 from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet
+from gnod.text.stopwords import is_stopword
 
 DOCS = {
     "deploying.md": "# Deploying\n\nDeploying the service to production takes a few minutes.\n",
@@ -257,6 +258,48 @@ def test_a_document_written_since_the_index_took_it_is_no_hit_where_its_text_no_
         assert found("deploying") == ["deploying.md", "deployed.md"]
         index.sync(conn)
         assert found("receipts") == ["billing.md"]
+    conn.close()
+
+
+def test_an_identifier_s_passage_is_where_its_words_run_and_a_word_typed_whole_ranks_first(tmp_path):
+    """Typed whole or as a picker sends it (the last word a prefix): `mmc_add` shows
+    `mmc_add_card(`, not a line holding its words apart; `CONFIG_PM` in a Kconfig file
+    shows `config PM`, not `config PM_STD_PARTITION`; and `kmalloc*` ranks a page of
+    kmalloc above a shorter one saying only "kmalloced"."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+
+    root = tmp_path / "tree"
+    filler = "".join(f"\tint field_{i};\n" for i in range(12))
+    write_tree(
+        str(root),
+        {
+            "drivers/mmc/bus.c": "static int mmc_bus_uevent(void)\n{\n"
+            '\tretval = add_uevent_var(env, "MMC_TYPE=%s", type);\n}\n\n'
+            "int mmc_add_card(struct mmc_card *card)\n{\n\treturn 0;\n}\n",
+            "kernel/power/Kconfig": 'config PM_STD_PARTITION\n\tstring "Default resume partition"\n\n'
+            'config PM\n\tbool "Device power management core functionality"\n',
+            "mm/slab.h": f"struct kmem_cache {{\n{filler}}};\nvoid *kmalloc(size_t size, gfp_t flags);\n",
+            "kernel/params.c": f"/* parameters that are kmalloced */\nstruct param {{\n{filler[: len(filler) // 2]}}};\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    an = AnalyzerSet()
+    index_collection(conn, an, CollectionConfig(name="c", path=str(root)))
+    with lexical_index(conn, an) as index:
+
+        def first(query: str) -> tuple[str, str]:
+            hit = answer(index, conn, an, SearchParams(query=query), language_counts(conn), Filter()).hits[0]
+            assert hit.snippet is not None
+            return hit.path, hit.snippet.text.split("\n")[0]
+
+        for typed in ("mmc_add", "mmc_add*"):
+            assert first(typed) == ("drivers/mmc/bus.c", "int mmc_add_card(struct mmc_card *card)")
+        for typed in ("CONFIG_PM", "CONFIG_PM*"):
+            assert first(typed) == ("kernel/power/Kconfig", "config PM")
+        assert first("kmalloc*")[0] == "mm/slab.h"
+        assert first("kmal*")[0] == "kernel/params.c"  # no word is `kmal`: each counts whole
     conn.close()
 
 
@@ -764,9 +807,14 @@ def test_a_rebuild_stops_between_batches_when_gnod_stops_and_the_next_start_adds
 
 def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_typed():
     clauses = parse('usb_register_driver "Memory  Barriers" real-time plain words -not_this')
-    got = lexical._phrases(clauses, AnalyzerSet(), ["english"])
+    got = lexical._phrases(clauses, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
     assert got == (
         ((frozenset({"usb"}), frozenset({"register", "regist"}), frozenset({"driver"})), "usb_register_driver"),
         ((frozenset({"memory", "memori"}), frozenset({"barriers", "barrier"})), "Memory Barriers"),
         ((frozenset({"real"}), frozenset({"time"})), "real-time"),
     )
+    # An identifier being typed: its last word is the words its prefix stands for, and
+    # it has no text as typed.
+    typing = expand_prefixes(parse("mmc_add*"), lambda prefix, before: ["add", "address"])
+    got = lexical._phrases(typing, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
+    assert got == (((frozenset({"mmc"}), frozenset({"add", "address"})), ""),)

@@ -55,7 +55,10 @@ def every_line(
 ) -> list:
     """The definition: score every line (a group's terms, a prefix's words, count as one;
     a phrase counts one more where the line holds its words and its text as typed, not
-    inside a longer word), take the best non-overlapping ones."""
+    inside a longer word), and of lines scoring the same, rank first those holding more
+    of their phrases' runs (words following each other, a character between each two;
+    one more where such a run is not joined by `_` to a longer name; both where the
+    phrase is as typed); take the best non-overlapping ones."""
     group_of = {t: k for k, g in enumerate(groups) for t in g if t in terms}
     lines = markdown.split("\n")
     scored = []
@@ -64,14 +67,17 @@ def every_line(
         if hit:
             lower = lines[i].lower()
             keys = {group_of.get(h, h) for h in hit}
-            keys |= {
-                ("phrase", text) for words, text in phrases if all(hit & w for w in words) and typed_in(lower, text)
-            }
+            runs = 0
+            for words, text in phrases:
+                if all(hit & w for w in words):
+                    typed = typed_in(lower, text)
+                    keys |= {("phrase", text)} if typed else set()
+                    runs += 2 if typed else len(run_in(lower, analyzer, words))
             near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
             col = min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0)
-            scored.append((-len(keys), i, col))
+            scored.append((-len(keys), -runs, i, col))
     out, taken = [], []
-    for _, i, col in sorted(scored):
+    for _, _, i, col in sorted(scored):
         text, last = _window(lines, i, col)
         if any(a <= last and i <= b for a, b in taken):
             continue
@@ -87,6 +93,22 @@ def typed_in(line: str, text: str) -> bool:
     before = r"(?<!\w)" if re.match(r"\w", text[0]) else ""
     after = r"(?!\w)" if re.match(r"\w", text[-1]) else ""
     return re.search(before + re.escape(text) + after, line) is not None
+
+
+def run_in(line: str, analyzer: Analyzer, words: tuple) -> set[str]:
+    """ "near" where an ASCII line's tokens hold `words` (each a set of forms) in a run,
+    one character between each two, and "whole" too where such a run has no `_` just
+    before or after it."""
+    tokens = list(re.finditer(r"[a-z0-9]+", line))
+    out = set()
+    for i in range(len(tokens) - len(words) + 1):
+        run = tokens[i : i + len(words)]
+        close = all(b.start() - a.end() == 1 for a, b in zip(run, run[1:]))
+        if close and all({m.group(), analyzer.stem(m.group())} & w for m, w in zip(run, words)):
+            out.add("near")
+            if line[run[0].start() - 1 : run[0].start()] != "_" and line[run[-1].end() : run[-1].end() + 1] != "_":
+                out.add("whole")
+    return out
 
 
 def first_lines(text: str, at: int) -> str:
@@ -125,7 +147,8 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, m
 @pytest.mark.parametrize("seed", range(40))
 def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(seed, small, look, monkeypatch):
     """Phrases (an identifier, a quoted run of words) among lines holding their words
-    joined otherwise, apart, in another order, or inside longer names."""
+    joined otherwise, apart, in another order, inside longer names, or in a run joined
+    to a longer name."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
     rng = random.Random(seed)
     analyzer = Analyzer("english")
@@ -133,7 +156,12 @@ def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(
     query_words = rng.sample(plain, rng.randint(2, 3))
     typed = rng.choice(["_", " ", "-"]).join(query_words)
     spellings = [typed, typed.upper(), "_".join(query_words), " ".join(reversed(query_words)), f"x{typed}x"]
-    spellings += [f"{query_words[0]}_device_{'_'.join(query_words[1:])}"]
+    spellings += [
+        f"{query_words[0]}_device_{'_'.join(query_words[1:])}",
+        f"{typed}_debugfs",
+        f"pre_{' '.join(query_words)}",
+    ]
+    spellings += [" *".join(query_words)]
     vocabulary = plain + spellings
     lines = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 300))]
     markdown = "\n".join(lines)
@@ -178,6 +206,34 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     pair = ((frozenset({"usb"}), frozenset({"driver"})), "usb_driver")
     [other] = best_snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))
     assert other.line == 2
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_an_identifier_s_words_in_a_run_beat_its_words_apart_and_a_whole_run_beats_a_longer_name(small, monkeypatch):
+    """Where no line holds the identifier as typed: `mmc_add` in `mmc_add_card(`, not the
+    earlier line holding its words apart; `CONFIG_PM` at Kconfig's `config PM`, not at
+    the `config PM_STD_PARTITION` before it."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+
+    def snippet_of(text: str, typed: str) -> str:
+        words = tuple(typed.lower().split("_"))
+        terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+        phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), typed)
+        [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
+        return got.text.split("\n")[0]
+
+    bus = (
+        '\tretval = add_uevent_var(env, "MMC_TYPE=%s", type);\n'
+        + "\n" * 5
+        + "int mmc_add_card(struct mmc_card *card)\n"
+    )
+    assert snippet_of(bus, "mmc_add") == "int mmc_add_card(struct mmc_card *card)"
+    mutex = "struct rt_mutex *lock;\n" + "\n" * 5 + "mutex_lock_nested(lock, 0)\n"
+    assert snippet_of(mutex, "mutex_lock") == "mutex_lock_nested(lock, 0)"
+    kconfig = "config PM_STD_PARTITION\n\tstring\n" + "\n" * 5 + "config PM\n\tdef_bool y\n"
+    assert snippet_of(kconfig, "CONFIG_PM") == "config PM"
+    assert snippet_of(kconfig + "#ifdef CONFIG_PM_SLEEP\n#ifdef CONFIG_PM\n", "CONFIG_PM") == "#ifdef CONFIG_PM"
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])

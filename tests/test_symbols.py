@@ -549,6 +549,8 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     grammar = dict(items)
     symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
     assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["gadget.c", "ep0.c"]
+    # As a picker sends the name typed whole: the name so far, defined.
+    assert lexical_paths(db, an, "dwc3_gadget_giveback*") == ["gadget.c", "ep0.c"]
     assert lexical_paths(db, an, "DWC3_GADGET_GIVEBACK") == ["ep0.c", "gadget.c"]  # another name in C
     assert lexical_paths(db, an, '"dwc3 gadget giveback"')[0] == "ep0.c"
     # The defining file's passage is its definition; a caller's is where it calls.

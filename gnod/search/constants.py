@@ -186,6 +186,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # (one letter would stand for thousands of words).
     prefix_expansions: int = 32
     prefix_min_chars: int = 2
+    # Of the words a prefix stands for, those it is only the start of count this share of
+    # the word typed whole, where that is a word of the index: what a picker sends when
+    # `kmalloc` is typed, `kmalloc*`, ranks like `kmalloc` (kmalloc.h, slab.h), not the
+    # comments saying "kmalloced" first, while `kmal*` still finds them.
+    prefix_longer_share: float = 0.5
 
 
 class Indexing(Struct, frozen=True, kw_only=True):

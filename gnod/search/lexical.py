@@ -503,10 +503,11 @@ _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
 def _code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
     """The query's one name of code, as typed, whose definitions come first
     (definition_match); None for any other query (a word of prose is no name of code, nor
-    is a phrase)."""
+    is a phrase). A name ending in a prefix is the name typed so far: a picker sends
+    `mutex_lock*` for `mutex_lock` typed whole, whose definitions then come first too."""
     if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
         return None
-    raw = clauses[0].raw
+    raw = clauses[0].raw.removesuffix("*") if clauses[0].prefix else clauses[0].raw
     return raw if _IDENTIFIER.fullmatch(raw) and _NAMED_IN_CODE.search(raw) else None
 
 
@@ -577,12 +578,12 @@ def search(
     stemmed = compile_query(clauses, analyzers, languages, stop)
     exact = compile_query(clauses, analyzers, [None], stop)
     groups = _prefix_groups(clauses, analyzers, languages, stop)
-    phrases = _phrases(clauses, analyzers, languages)
+    phrases = _phrases(clauses, analyzers, languages, stop)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
-    blend = _blended(clauses, df, searcher.num_docs, stem)
+    blend = _blended(clauses, df, searcher.num_docs, stem, lexical.prefix_longer_share)
     parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem, blend)
     condition = filter_query(conn, where, searcher)
     if condition is not None:
@@ -612,23 +613,27 @@ def search(
 
 
 def _blended(
-    clauses: Sequence[Clause], df: Callable[[str], int], docs: int, stem: Stem
+    clauses: Sequence[Clause], df: Callable[[str], int], docs: int, stem: Stem, longer: float = 1.0
 ) -> dict[tuple[str, ...], float]:
     """Each form a positive prefix stands for (exact and stemmed), with the share of its
     bm25 that scores it with the idf of the prefix's most frequent word, as Lucene's
     blended rewrite of a prefix does: a rare word that starts as typed (`kmalloced`, in
     a few comments) does not outrank the word typed whole (`kmalloc*` while an editor's
-    picker sends what is typed). bm25 is linear in idf, so the share is their ratio."""
+    picker sends what is typed). bm25 is linear in idf, so the share is their ratio.
+    Where the prefix is itself a word the index has, the longer words count `longer`
+    times that (Lexical.prefix_longer_share)."""
     out: dict[tuple[str, ...], float] = {}
     for c in clauses:
         if not c.prefix or c.negated or not c.expansions:
             continue
         found = {word: max(df(word), 1) for word in c.expansions}
         top = _idf(max(found.values()), docs)
+        typed = c.tokens[-1]
         for word, n in found.items():
             form = (*c.tokens[:-1], word)
+            share = top / _idf(n, docs) * (longer if typed in found and word != typed else 1.0)
             for f in (form, *stem(form)):
-                out[f] = max(out.get(f, 0.0), top / _idf(n, docs))
+                out[f] = max(out.get(f, 0.0), share)
     return out
 
 
@@ -638,20 +643,43 @@ def _idf(n: int, docs: int) -> float:
 
 
 def _phrases(
-    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None]
+    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
 ) -> tuple[tuple[tuple[frozenset[str], ...], str], ...]:
     """Each positive phrase of the query (quoted, an identifier, a compound, a CJK word):
     its words, each the set of its forms (as typed, and stemmed in each language the
     query is), and its text as typed (the quotes off, blanks one space). A snippet
     prefers a line holding it so to one holding its words apart
-    (`usb_register_driver` over `usb_register_device_driver`)."""
+    (`usb_register_driver` over `usb_register_device_driver`). An identifier ending in a
+    prefix (`mmc_add*`, as a picker sends what is typed) has for its last word the words
+    the prefix stands for, and no text as typed (''): a line holds it only as a run."""
     out = []
     for c in clauses:
-        if c.phrase and not c.negated and not c.prefix and len(c.tokens) > 1:
-            forms = [c.tokens, *analyzers.stem_sequences(c.tokens, languages)]
-            words = tuple(frozenset(form[i] for form in forms) for i in range(len(c.tokens)))
-            out.append((words, " ".join(c.raw.strip('"').split())))
+        if c.phrase and not c.negated and len(c.tokens) > 1:
+            whole = c.tokens[:-1] if c.prefix else c.tokens
+            forms = [whole, *analyzers.stem_sequences(whole, languages)]
+            words = tuple(frozenset(form[i] for form in forms) for i in range(len(whole)))
+            if c.prefix:
+                out.append(((*words, _terms([_last_word(c)], analyzers, languages, stop)), ""))
+            else:
+                out.append((words, " ".join(c.raw.strip('"').split())))
     return tuple(out)
+
+
+def _last_word(c: Clause) -> Clause:
+    """A prefix clause's last token, alone: the word being typed."""
+    return replace(c, tokens=c.tokens[-1:], phrase=False)
+
+
+def _terms(
+    group: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
+) -> frozenset[str]:
+    """The positive terms of `group` (its words, and their stems in `languages`)."""
+    try:
+        return compile_query(group, analyzers, languages, stop).positive_stems | (
+            compile_query(group, analyzers, [None], stop).positive_stems
+        )
+    except QuerySyntaxError:  # no word to search among them (a prefix nothing starts with)
+        return frozenset()
 
 
 def _prefix_groups(
@@ -660,17 +688,8 @@ def _prefix_groups(
     """The terms of each positive prefix (its words and their stems), but those another
     clause also gives: the prefix's words are one word typed, which a snippet counts once
     (an identifier's whole tokens before it count each as a word)."""
-    prefixes = [replace(c, tokens=c.tokens[-1:], phrase=False) for c in clauses if c.prefix and not c.negated]
+    prefixes = [_last_word(c) for c in clauses if c.prefix and not c.negated]
     if not prefixes:
         return ()
-
-    def terms(group: Sequence[Clause]) -> frozenset[str]:
-        try:
-            return compile_query(group, analyzers, languages, stop).positive_stems | (
-                compile_query(group, analyzers, [None], stop).positive_stems
-            )
-        except QuerySyntaxError:  # no word to search among them (a prefix nothing starts with)
-            return frozenset()
-
-    others = terms([c for c in clauses if not c.negated and not c.prefix])
-    return tuple(terms([c]) - others for c in prefixes)
+    others = _terms([c for c in clauses if not c.negated and not c.prefix], analyzers, languages, stop)
+    return tuple(_terms([c], analyzers, languages, stop) - others for c in prefixes)

@@ -7,7 +7,11 @@ stems, count as one: `kmalloc dev*` prefers a line holding both to one with thre
 starting with dev, and `dev*` alone takes the first line holding one, as no line can
 score more), and one more for each phrase of the query (an identifier, a quoted run of
 words) it holds as typed: `usb_register_driver` is shown where it is written, not in
-`usb_register_device_driver`. Each term's first three letters, and each phrase, found
+`usb_register_device_driver`. Of lines scoring the same, one holding a phrase's words
+in a run is shown first, and of those one whose run is not joined by `_` to a longer
+name: `mmc_add` at `mmc_add_card(`, not at `add_uevent_var(env, "MMC_TYPE`; `CONFIG_PM`
+in a Kconfig file at `config PM`, not at `config PM_STD_PARTITION` (a line holding
+the phrase as typed holds such a run). Each term's first three letters, and each phrase, found
 by substring tests (a small text) or array compares over the whole text (a big one),
 bound what a line can score, so only the few lines that could be best are read.
 A word is at most two terms (its own form and its stem), so a line's bound from three
@@ -42,6 +46,9 @@ from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
 # The terms one word can match: its own lowercase form and its stem (a phrase that
 # starts with it is one more: _TermBits.per_word).
 TERMS_PER_WORD = 2
+# What a phrase's run gives a line, which decides between lines of the same score: its
+# words in a run, and that run not joined to a longer name (_PhraseBit).
+RUN_BITS = 2
 
 
 class Snippet(NamedTuple):
@@ -54,7 +61,8 @@ class _TermBits(dict[str, int]):
     """token → the query terms it matches (its own form, its stem) as bits of an int, so
     a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
     token judged once per snippet. Each phrase of the query has a bit too, which a line
-    holds where it holds the phrase's words and the phrase as typed (`line`)."""
+    holds where it holds the phrase's words and the phrase as typed, and RUN_BITS more
+    for how closely it holds its words, which rank lines of the same score (`line`)."""
 
     def __init__(
         self,
@@ -68,11 +76,13 @@ class _TermBits(dict[str, int]):
         self.bit = _bits(terms, groups)
         self.phrases = _phrase_bits(self.bit, phrases)
         self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
+        self.runs = reduce(or_, (p.near | p.whole for p in self.phrases), 0)  # their runs' bits
         # The probes that are phrases alone (no term's first letters): a line holds one
         # only where it stands apart from the words around it (_standalone).
-        self.apart = frozenset(p.text for p in self.phrases) - {t[:3] for t in self.bit}
-        self.ceiling = len(set(self.bit.values())) + len(self.phrases)  # what a line can score at most
-        self.per_word = TERMS_PER_WORD + len(self.phrases)  # the bits one word can give a line
+        self.apart = frozenset(p.text for p in self.phrases if p.bit) - {t[:3] for t in self.bit}
+        self.ceiling = len(set(self.bit.values())) + self.typed.bit_count()  # what a line can score at most
+        self.run_ceiling = RUN_BITS * len(self.phrases)  # what its runs can give it at most
+        self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
 
     def __missing__(self, token: str) -> int:
         bits = self.bit.get(token, 0) | self.bit.get(self.analyzer.stem(token), 0)
@@ -80,23 +90,54 @@ class _TermBits(dict[str, int]):
         return bits
 
     def line(self, text: str, tokens: Sequence[str]) -> int:
-        """The bits of the terms a line (`text`, its `tokens`) holds, and of its phrases:
-        a phrase is held where its words are and its text as typed, in any case, is, not
-        inside a longer word (`usb_register_driver`, not `usb_register_device_driver`;
-        `mmc_add_host(mmc)`, not `mmc_add_host_debugfs(`; `if (ret)`, not `if (!ret)`)."""
+        """The bits of the terms a line (`text`, its `tokens`) holds, and of its phrases,
+        where it holds a phrase's words: `bit` where its text as typed, in any case, is,
+        not inside a longer word (`usb_register_driver`, not `usb_register_device_driver`;
+        `mmc_add_host(mmc)`, not `mmc_add_host_debugfs(`; `if (ret)`, not `if (!ret)`),
+        and its run's: `near` where its words follow each other, one character between
+        each two (`mmc_add_card` for `mmc_add`, not `rt_mutex *lock` for `mutex_lock`),
+        `whole` where such a run is not joined by `_` to a word beside it (`config PM`,
+        not `config PM_STD_PARTITION`, for `CONFIG_PM`); as typed is all three."""
         found: int = reduce(or_, map(self.__getitem__, tokens), 0)
         lower = ""
         for phrase in self.phrases:
             if all(map(found.__and__, phrase.masks)):
                 lower = lower or text.lower()
-                if phrase.text in lower and _standalone(lower, phrase.text):
-                    found |= phrase.bit
+                if phrase.bit and phrase.text in lower and _standalone(lower, phrase.text):
+                    found |= phrase.bit | phrase.near | phrase.whole
+                else:
+                    found |= self._run(phrase, lower, tokens)
         return found
+
+    def _run(self, phrase: _PhraseBit, lower: str, tokens: Sequence[str]) -> int:
+        """`phrase`'s near and whole bits on a line (`lower`, its `tokens`). A line in
+        ASCII is read again for where its tokens are; in another script its tokens in
+        order are a whole run."""
+        masks, size = phrase.masks, len(phrase.masks)
+        held = list(map(self.__getitem__, tokens))
+        last = len(held) - size
+        first, rest = masks[0], list(enumerate(masks[1:], 1))
+        starts = [i for i, h in enumerate(held) if h & first and i <= last and all(held[i + k] & m for k, m in rest)]
+        if not starts or not lower.isascii():
+            return phrase.near | phrase.whole if starts else 0
+        spans = list(_ASCII_TOKEN_RE.finditer(lower))  # an ASCII line's tokens, where they are
+        out = 0
+        for i in starts:
+            run = spans[i : i + size]
+            if all(b.start() - a.end() == 1 for a, b in zip(run, run[1:])):
+                out = phrase.near
+                if not (_joined(lower, run[0].start() - 1) or _joined(lower, run[-1].end())):
+                    return phrase.near | phrase.whole
+        return out
+
+    def score(self, found: int) -> tuple[int, int]:
+        """A line's (-score, -what its runs give) from its bits: lines sort best first."""
+        return -(found & ~self.runs).bit_count(), -(found & self.runs).bit_count()
 
     def leads(self) -> list[tuple[str, int]]:
         """(what a line holding it holds, bit): each term's first three letters, each
         phrase's text as typed."""
-        return [*((t[:3], b) for t, b in self.bit.items() if t), *((p.text, p.bit) for p in self.phrases)]
+        return [*((t[:3], b) for t, b in self.bit.items() if t), *((p.text, p.bit) for p in self.phrases if p.bit)]
 
 
 def _in_word(ch: str) -> bool:
@@ -114,6 +155,11 @@ def _standalone(text: str, typed: str) -> bool:
             return True
         at = text.find(typed, at + 1)
     return False
+
+
+def _joined(text: str, at: int) -> bool:
+    """Whether `text` has a `_` at `at`: there a word goes on into a longer name."""
+    return 0 <= at < len(text) and text[at] == "_"
 
 
 def _find_apart(text: str, typed: str, start: int) -> int:
@@ -144,22 +190,28 @@ def _apart(codes: np.ndarray, at: np.ndarray, typed: str) -> np.ndarray:
 
 
 class _PhraseBit(NamedTuple):
-    bit: int
+    bit: int  # held as typed (0: it has no text as typed)
+    near: int  # its words in a run
+    whole: int  # such a run not joined to a longer name
     masks: tuple[int, ...]  # each word's: the bits of its forms
     text: str  # as typed, lowercase
 
 
 def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset[str]], str]]) -> list[_PhraseBit]:
-    """A bit for each distinct phrase (its words, each the set of its forms, and its text
-    as typed), after the terms'."""
-    out: dict[str, _PhraseBit] = {}
+    """A bit and RUN_BITS more for each distinct phrase (its words, each the set of its
+    forms, and its text as typed), after the terms'; a phrase without a text as typed
+    (an identifier ending in a prefix) has only the RUN_BITS, and `bit` 0."""
+    out: dict[str | tuple[int, ...], _PhraseBit] = {}
     k = len(set(bit.values()))
     for words, text in phrases:
         masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in words)
         typed = text.lower()
-        if typed and all(masks) and typed not in out:
-            out[typed] = _PhraseBit(1 << k, masks, typed)
-            k += 1
+        key = typed or masks
+        if all(masks) and key not in out:
+            own = 1 << k if typed else 0
+            k += bool(typed)
+            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed)
+            k += RUN_BITS
     return list(out.values())
 
 
@@ -332,7 +384,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
         start = max(body_line - 1 - before, 0)
         lower = text.lower()
         passed = (
-            not any(_standalone(lower, p.text) for p in bits.phrases if not p.bit & typed)
+            not any(_standalone(lower, p.text) for p in bits.phrases if p.bit and not p.bit & typed)
             if found
             else bool(first) and not any(term in lower for term in bits.bit)
         )
@@ -348,7 +400,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
             if not first and lines is not None:
                 at = next((i for i in range(start, len(lines)) if lines[i].strip()), -1)
                 if at >= 0:
-                    first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, at, 0)], n, bits)[0]]
+                    first = [s._replace(line=s.line + before) for s in _pick(lines, [(0, 0, at, 0)], n, bits)[0]]
             if first and not bits.terms:  # no later piece can match
                 break
         before += text.count("\n")
@@ -387,7 +439,7 @@ def _every_line(text: str, start: int, bits: _TermBits, n: int) -> list[Snippet]
     no line's letters show. Only where no piece of the text has a term's first letters:
     per piece, it took 0.7 s of a search whose word is at a 24 MB header's end."""
     every = text.split("\n")
-    scored: list[tuple[int, int, int]] = []
+    scored: list[_Scored] = []
     _count(every, range(start, len(every)), bits, scored)
     return _pick(every, scored, n, bits)[0]
 
@@ -398,7 +450,7 @@ def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
     i = snippet.line - 1
     if i + SNIPPET_MAX_LINES > len(lines):
         return False
-    return _held(lines[i], bits).bit_count() == bits.ceiling
+    return -bits.score(_held(lines[i], bits))[0] == bits.ceiling
 
 
 def _held(line: str, bits: _TermBits) -> int:
@@ -549,29 +601,34 @@ def _big_bounds(
 def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _TermBits, n: int) -> list[Snippet]:
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
-    snippets chosen beat every unread line's bound, no unread line can change them."""
-    scored: list[tuple[int, int, int]] = []
+    snippets chosen beat every unread line's bound, and its runs' most, no unread line
+    can change them."""
+    scored: list[_Scored] = []
     read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
     while read < len(order):
         _count(lines, order[read : read + step], bits, scored)
         read += step
         step *= 2
         out, last = _pick(lines, scored, n, bits)
-        if read >= len(order) or (len(out) == n and last < (-bounds[read], order[read])):
+        if read >= len(order) or (len(out) == n and last < (-bounds[read], -bits.run_ceiling, order[read])):
             return out
     return []
 
 
-def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[tuple[int, int, int]]) -> None:
-    """Add each line of `which` that holds a term to `scored`, as (-distinct terms, its
-    index, their bits): the OR of its tokens' bits, a lookup each (a prefix query reads
-    thousands of lines in a big header), and its phrases' (_TermBits.line)."""
+# A scored line: (-its score, -what its runs give, its index, its bits).
+_Scored = tuple[int, int, int, int]
+
+
+def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[_Scored]) -> None:
+    """Add each line of `which` that holds a term to `scored` (_Scored): its bits are the
+    OR of its tokens' bits, a lookup each (a prefix query reads thousands of lines in a
+    big header), and its phrases' (_TermBits.line)."""
     texts = [lines[i] for i in which]
     look, line = bits.__getitem__, bits.line
     for i, text, tokens in zip(which, texts, line_tokens(texts)):
         found = line(text, tokens) if bits.phrases else reduce(or_, map(look, tokens), 0)
         if found:
-            scored.append((-found.bit_count(), i, found))
+            scored.append((*bits.score(found), i, found))
 
 
 def _column(line: str, bits: _TermBits, found: int) -> int:
@@ -583,14 +640,14 @@ def _column(line: str, bits: _TermBits, found: int) -> int:
 
 
 def _pick(
-    lines: _LineSource, scored: list[tuple[int, int, int]], n: int, bits: _TermBits
-) -> tuple[list[Snippet], tuple[int, int]]:
+    lines: _LineSource, scored: list[_Scored], n: int, bits: _TermBits
+) -> tuple[list[Snippet], tuple[int, int, int]]:
     """The best `n` scored lines' snippets (their matches not yet found), never
-    overlapping, and the last one's (-distinct terms, line index)."""
+    overlapping, and the last one's (-score, -what its runs give, line index)."""
     out: list[Snippet] = []
-    last = (0, -1)
+    last = (0, 0, -1)
     taken: list[tuple[int, int]] = []  # line ranges of the snippets so far
-    for score, i, found in sorted(scored):
+    for score, runs, i, found in sorted(scored):
         if any(a <= i <= b for a, b in taken):
             continue
         line = lines[i]
@@ -599,7 +656,7 @@ def _pick(
             continue
         taken.append((i, end))
         out.append(Snippet(line=i + 1, text=text, matches=[]))
-        last = (score, i)
+        last = (score, runs, i)
         if len(out) >= n:
             break
     return out, last
