@@ -122,11 +122,11 @@ def test_no_handler_imports_the_app(name):
 
 # Numbers a search module may keep, as they tune nothing: a limit on what a client may
 # send, a guard against dividing by zero, a count the matching rule fixes (a word is its
-# own form and its stem).
+# own form and its stem; a phrase's run is its words near, and not joined to a longer name).
 _NOT_TUNING = {
     "gnod.search.grammar": {"MAX_QUERY_CHARS"},
     "gnod.search.fusion": {"_EPS"},
-    "gnod.search.snippet": {"TERMS_PER_WORD"},
+    "gnod.search.snippet": {"TERMS_PER_WORD", "RUN_BITS"},
 }
 
 
