@@ -132,3 +132,10 @@ def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed
     assert lexical.query_languages(
         "Die Katzen schlafen im Garten, wenn die Sonne scheint", {"english": 98, "german": 2}
     ) == ["german"]
+    # Words of code, and a word being typed, are not prose: a picker's `spin_lock_ir*` is
+    # not Lithuanian for its `ir` ("and"), nor is `dog_ir` or `sIr`; prose beside them is.
+    source_tree = {"english": 97, "lithuanian": 3}
+    assert lexical.query_language("spin lock ir") == "lithuanian"
+    for query in ("spin_lock_ir*", "spin lock ir*", "dog_ir", "spinLockIr"):
+        assert lexical.query_languages(query, source_tree) == ["english"], query
+    assert lexical.query_languages("mutex_lock die Katzen schlafen im Garten", counts) == ["german"]

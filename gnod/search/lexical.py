@@ -91,7 +91,10 @@ def query_languages(
     (store.language_counts).
 
     Stems of other languages would only add false matches to a clear query (an English
-    word cut by a Basque stemmer); its exact forms still find every document."""
+    word cut by a Basque stemmer); its exact forms still find every document. Only the
+    query's prose tells its language (_prose): `spin_lock_ir*`, typed in a picker, read
+    Lithuanian by its `ir` ("and"), which then dropped as a stopword with every hit."""
+    query = _prose(query)
     own = query_language(query)
     if own is not None and counts.get(own):
         return [own]
@@ -105,6 +108,16 @@ def query_languages(
     ]
     plausible: list[str | None] = [lang for lang in query_language_candidates(query) if lang in major]
     return plausible or major or ["english"]
+
+
+# A word of code (snake_case, camelCase, a dotted or `::` name) or one still being typed
+# (`dev*`): not prose, so nothing of the language the query is written in.
+_NOT_PROSE = re.compile(r"\S*(?:[A-Za-z0-9][_.:][A-Za-z0-9]|[a-z0-9][A-Z]|\*)\S*")
+
+
+def _prose(query: str) -> str:
+    """The query without its words of code and its prefixes (_NOT_PROSE)."""
+    return _NOT_PROSE.sub(" ", query)
 
 
 def doc_frequency(searcher: tantivy.Searcher) -> Callable[[str], int]:
