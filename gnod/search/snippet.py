@@ -195,6 +195,7 @@ class _PhraseBit(NamedTuple):
     whole: int  # such a run not joined to a longer name
     masks: tuple[int, ...]  # each word's: the bits of its forms
     text: str  # as typed, lowercase
+    leads: tuple[frozenset[str], ...]  # each word's: its terms' first three letters
 
 
 def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset[str]], str]]) -> list[_PhraseBit]:
@@ -210,7 +211,8 @@ def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset
         if all(masks) and key not in out:
             own = 1 << k if typed else 0
             k += bool(typed)
-            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed)
+            leads = tuple(frozenset(t[:3] for t in forms if t in bit) for forms in words)
+            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed, leads)
             k += RUN_BITS
     return list(out.values())
 
@@ -415,10 +417,11 @@ def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) 
     """The snippets of a text whose first lines are `head`, if those lines decide them
     (every one holds all the terms); else none. Where no line may hold them all (by
     its bound), it costs the bounds alone."""
-    lines, order, bounds = _bounded(head, start, probes, bits)
+    lower = head.lower()
+    lines, order, bounds = _bounded(head, start, probes, bits, lower)
     if not bounds or bounds[0] < bits.ceiling:
         return []
-    out = _by_bound(lines, order, bounds, bits, n)
+    out = _by_bound(lines, order, bounds, bits, n, lower)
     return out if len(out) == n and all(_whole(s, lines, bits) for s in out) else []
 
 
@@ -430,7 +433,7 @@ def _matching(
     lines, order, bounds = _bounded(text, start, probes, bits, lower)
     if not bits.terms:
         return lines, []
-    return lines, _by_bound(lines, order, bounds, bits, n)
+    return lines, _by_bound(lines, order, bounds, bits, n, lower)
 
 
 def _every_line(text: str, start: int, bits: _TermBits, n: int) -> list[Snippet]:
@@ -598,13 +601,17 @@ def _big_bounds(
     return order.tolist(), bound[order].tolist()
 
 
-def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _TermBits, n: int) -> list[Snippet]:
+def _by_bound(
+    lines: _LineSource, order: list[int], bounds: list[int], bits: _TermBits, n: int, lower: str
+) -> list[Snippet]:
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
     snippets chosen beat every unread line's bound, and its runs' most, no unread line
-    can change them."""
+    can change them. Once they beat every unread line but by a run, only the lines where
+    a run may be (_run_lines over `lower`, the text lowercased) are read on."""
     scored: list[_Scored] = []
     read, step = 0, n  # lines read so far, and how many more before the next check (doubling)
+    narrowed = False
     while read < len(order):
         _count(lines, order[read : read + step], bits, scored)
         read += step
@@ -612,7 +619,35 @@ def _by_bound(lines: _LineSource, order: list[int], bounds: list[int], bits: _Te
         out, last = _pick(lines, scored, n, bits)
         if read >= len(order) or (len(out) == n and last < (-bounds[read], -bits.run_ceiling, order[read])):
             return out
+        if not narrowed and len(out) == n and last < (-bounds[read], 0, order[read]):
+            narrowed = True
+            runs = _run_lines(lower, bits)
+            if runs is not None:
+                keep = [k for k in range(read, len(order)) if order[k] in runs]
+                order = order[:read] + [order[k] for k in keep]
+                bounds = bounds[:read] + [bounds[k] for k in keep]
+                if read >= len(order):
+                    return out
     return []
+
+
+def _run_lines(lower: str, bits: _TermBits) -> set[int] | None:
+    """The lines of an ASCII text (`lower`) where a phrase's words may run (tokens
+    starting with each word's terms' first letters, one character between each two), by
+    a regular expression's scan; None for other text, whose tokens are not runs of ASCII
+    letters and digits. A match never spans lines, so one hidden by another is on a line
+    found already."""
+    if not lower.isascii():
+        return None
+    out: set[int] = set()
+    for phrase in bits.phrases:
+        words = ["(?:" + "|".join(map(re.escape, sorted(word))) + ")" for word in phrase.leads]
+        line, counted = 0, 0
+        for m in re.finditer("[a-z0-9]*[^a-z0-9\n]".join(words), lower):
+            line += lower.count("\n", counted, m.start())
+            counted = m.start()
+            out.add(line)
+    return out
 
 
 # A scored line: (-its score, -what its runs give, its index, its bits).
