@@ -189,8 +189,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # Of the words a prefix stands for, those it is only the start of count this share of
     # the word typed whole, where that is a word of the index: what a picker sends when
     # `kmalloc` is typed, `kmalloc*`, ranks like `kmalloc` (kmalloc.h, slab.h), not the
-    # comments saying "kmalloced" first, while `kmal*` still finds them.
-    prefix_longer_share: float = 0.5
+    # comments saying "kmalloced" first, while `kmal*` still finds them. At a half,
+    # `CONFIG_PM*` put a file holding CONFIG_PM and CONFIG_PMAC_BACKLIGHT first and
+    # `ioremap*` one of `err_ioremap1` labels; at a tenth, eight names of the kernel typed
+    # whole shared 4-5 of `name`'s top 5 (a helper's list, not tuned to a benchmark).
+    prefix_longer_share: float = 0.1
 
 
 class Indexing(Struct, frozen=True, kw_only=True):
