@@ -602,6 +602,8 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     got = cli_json("get", f"src/app/settings.py:{hit['snippet']['line']}", "-l", "1", "--json", env=env)
     assert got["content"] == "    def parse(text):\n" and got["from_line"] == hit["snippet"]["line"]
     assert _symbol(env, "Token.parse", expect=1)["hits"] == []
+    # A name as declared, its kind's keyword before it: the name.
+    assert _symbol(env, "struct foo_dev")["hits"][0]["snippet"]["symbol"] == "struct foo_dev"
     found = {s["symbol"] for s in _symbol(env, "foo_*", "-n", "1", "--per-doc", "5")["hits"][0]["snippets"]}
     assert found == {"struct foo_dev", "type foo_dev_t", "foo_alloc()", "foo_probe()"}
     for name, path, symbol in [

@@ -100,6 +100,10 @@ def answer(
     )
 
 
+# The keyword a name is declared with, pasted before it: `struct file_operations`.
+_DECLARED = re.compile(r"^(?:struct|union|enum|class|interface|trait|def|fn|func|function)\s+(?=\S+$)")
+
+
 def definitions(
     conn: apsw.Connection,
     p: SearchParams,
@@ -112,8 +116,9 @@ def definitions(
     `name*` every name starting so; a plain name that no C file defines otherwise, C's
     `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
     `config NAME` too. A definition whose name has the query's case ranks first. A name
-    pasted as called, `kmalloc(` or `kmalloc()`, is the name."""
-    query = p.query.strip().removesuffix("()").removesuffix("(")
+    pasted as called, `kmalloc(` or `kmalloc()`, or as declared, `struct file_operations`,
+    is the name."""
+    query = _DECLARED.sub("", p.query.strip()).removesuffix("()").removesuffix("(")
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
