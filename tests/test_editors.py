@@ -86,7 +86,7 @@ vim.cmd('qa!')
 QF = """
   local qf = {}
   for _, e in ipairs(vim.fn.getqflist()) do
-    table.insert(qf, { file = vim.api.nvim_buf_get_name(e.bufnr), lnum = e.lnum, text = e.text })
+    table.insert(qf, { file = vim.api.nvim_buf_get_name(e.bufnr), lnum = e.lnum, col = e.col, text = e.text })
   end
 """
 
@@ -701,7 +701,8 @@ def test_nvim_gno_symbol_opens_the_one_definition_or_lists_several(code, corpus,
         tmp_path,
         """
   vim.cmd('GnoSymbol load')
-  result.one = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1], vim.api.nvim_get_current_line() }
+  local at = vim.api.nvim_win_get_cursor(0)
+  result.one = { vim.api.nvim_buf_get_name(0), at[1], vim.api.nvim_get_current_line(), at[2] }
   vim.cmd('enew')
   vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'x = parse(text)' })
   vim.api.nvim_win_set_cursor(0, { 1, 5 })
@@ -712,12 +713,13 @@ def test_nvim_gno_symbol_opens_the_one_definition_or_lists_several(code, corpus,
   result.several = qf
 """,
     )
-    file, line, text = got["one"]
+    file, line, text, column = got["one"]
     assert os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
     assert (line, text) == (4, "def load(path):")  # the file's line, blank runs and all
-    assert sorted((os.path.basename(e["file"]), e["lnum"]) for e in got["several"]) == [
-        ("other.py", 1),
-        ("parser.py", 9),
+    assert column == text.index("load")  # on the name, not the line's start
+    assert sorted((os.path.basename(e["file"]), e["lnum"], e["col"]) for e in got["several"]) == [
+        ("other.py", 1, 1 + len("def ")),
+        ("parser.py", 9, 1 + len("    def ")),
     ]
     assert any("] Parser.parse(): def parse(self, text):" in e["text"] for e in got["several"])
 
@@ -729,7 +731,8 @@ def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpu
         """
   (gno-symbol "load")
   (push (cons 'one (list (buffer-file-name) (line-number-at-pos)
-                         (buffer-substring (line-beginning-position) (line-end-position)))) result)
+                         (buffer-substring (line-beginning-position) (line-end-position)) (current-column)))
+        result)
   (gno-symbol "parse")
   (with-current-buffer "*gno*"
     (push (cons 'several (split-string (buffer-string) "\\n" t)) result))
@@ -737,9 +740,10 @@ def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpu
                       (user-error (error-message-string err)))) result)
 """,
     )
-    file, line, text = got["one"]
+    file, line, text, column = got["one"]
     assert os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
     assert (line, text) == (4, "def load(path):")
+    assert column == text.index("load")  # on the name, not the line's start
     rows = [row.split(":", 2) for row in got["several"][1:]]
     assert sorted((os.path.basename(f), int(n)) for f, n, _ in rows) == [("other.py", 1), ("parser.py", 9)]
     assert got["none"] == "gno: no definition of no_such_name"

@@ -205,7 +205,7 @@ again, once."
     (car reply)))
 
 (defun gno--hits (method result)
-  "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT)."
+  "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT COLUMN)."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
@@ -213,18 +213,32 @@ again, once."
                    (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
               (list (alist-get 'abs_path h) line
                     (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
-                            (if (stringp symbol) (concat symbol ": ") "") text))))
+                            (if (stringp symbol) (concat symbol ": ") "") text)
+                    (gno--match-column where))))
           (alist-get 'hits result)))
+
+(defun gno--match-column (passage)
+  "Where the first word PASSAGE matched starts on its first line, in characters.
+So a visit lands on the name searched for; 0 when no match is on that line, or
+when the line was cut to a window of itself (\"…\" first: its offsets are the
+window's)."
+  (let ((first (car (split-string (or (alist-get 'text passage) "") "\n")))
+        (match (car (alist-get 'matches passage))))
+    (if (and match (not (string-prefix-p "…" first)) (< (car match) (length first)))
+        (car match)
+      0)))
 
 (defun gno--search-hits (method query &optional symbol)
   "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined."
   (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)
                                        ,@(when symbol '((symbol . t)))))))
 
-(defun gno--goto-line (line)
-  "Move to the start of LINE."
+(defun gno--goto-line (line &optional column)
+  "Move to the start of LINE, or to its COLUMN-th character (at most its end)."
   (goto-char (point-min))
-  (forward-line (1- line)))
+  (forward-line (1- line))
+  (when column
+    (forward-char (min column (- (line-end-position) (point))))))
 
 ;;; Results buffer
 
@@ -347,7 +361,7 @@ One definition is visited; several are listed in the *gno* buffer."
     (cond ((null hits) (user-error "gno: no definition of %s" name))
           ((cdr hits) (gno--show "search" name t hits))
           (t (find-file (nth 0 (car hits)))
-             (gno--goto-line (nth 1 (car hits)))))))
+             (gno--goto-line (nth 1 (car hits)) (nth 3 (car hits)))))))
 
 ;;; Completion
 
@@ -456,9 +470,9 @@ default completion UI lists only when asked); an input gnod rejects says why."
                 90 t))))
 
 (defun gno--visit (hit)
-  "Visit HIT's file at its line."
+  "Visit HIT's file at its line, on the word it matched."
   (find-file (nth 0 hit))
-  (gno--goto-line (nth 1 hit)))
+  (gno--goto-line (nth 1 hit) (nth 3 hit)))
 
 ;;;###autoload
 (defun gno-find (&optional query)
@@ -570,7 +584,7 @@ refresh through consult's own hooks."
                      (with-current-buffer buffer
                        (save-restriction
                          (widen)
-                         (save-excursion (gno--goto-line (nth 1 hit)) (point-marker)))))))))))
+                         (save-excursion (gno--goto-line (nth 1 hit) (nth 3 hit)) (point-marker)))))))))))
 
 ;;;###autoload
 (defun gno-consult ()

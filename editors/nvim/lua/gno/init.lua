@@ -82,13 +82,25 @@ local function one_line(text)
   return (text or ''):gsub('%s+', ' ')
 end
 
---- Quickfix items (filename, lnum, text) of a search or query result.
+--- The byte column (1-based) of the first word a passage matched on its first line, so
+--- the cursor lands on the name searched for; 1 when none is there, or when the line
+--- was cut to a window of itself ("…" first: its offsets are the window's).
+local function match_col(snippet)
+  local first = (snippet.text or ''):match('^[^\n]*')
+  local m = present(snippet.matches) and snippet.matches[1] or nil
+  if not m or first:sub(1, #'…') == '…' or m[1] >= vim.fn.strchars(first) then
+    return 1
+  end
+  return vim.str_byteindex(first, m[1]) + 1
+end
+
+--- Quickfix items (filename, lnum, col, text) of a search or query result.
 function M.items(method, result)
   local items = {}
   for _, h in ipairs(result.hits or {}) do
-    local line, text = 1, ''
+    local line, col, text = 1, 1, ''
     if method == 'search' and present(h.snippet) then
-      line, text = h.snippet.line, h.snippet.text
+      line, col, text = h.snippet.line, match_col(h.snippet), h.snippet.text
       if present(h.snippet.symbol) then
         text = h.snippet.symbol .. ': ' .. text
       end
@@ -96,7 +108,7 @@ function M.items(method, result)
       line, text = h.preview.start_line, h.preview.text
     end
     table.insert(items, {
-      filename = h.abs_path, lnum = line, col = 1,
+      filename = h.abs_path, lnum = line, col = col,
       text = string.format('%s [%.2f] %s', h.title, h.score, one_line(text)),
       user_data = { uri = h.uri },
     })
@@ -149,8 +161,9 @@ end
 
 function M.open(item)
   vim.cmd('edit ' .. vim.fn.fnameescape(item.filename))
-  local last = vim.api.nvim_buf_line_count(0)
-  vim.api.nvim_win_set_cursor(0, { math.min(item.lnum, last), 0 })
+  local lnum = math.min(item.lnum, vim.api.nvim_buf_line_count(0))
+  local width = #vim.api.nvim_buf_get_lines(0, lnum - 1, lnum, false)[1]
+  vim.api.nvim_win_set_cursor(0, { lnum, math.max(0, math.min((item.col or 1) - 1, width - 1)) })
 end
 
 return M
