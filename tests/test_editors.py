@@ -399,15 +399,16 @@ def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query
         SNAPSHOTS
         + """
   (execute-kbd-macro
-   (kbd "M-x gno-find RET stag ? <f5> C-a C-k dock <f5> C-a C-k staging SPC bra <f5> SPC <f5> \\"ol <f5> d\\" <f5> <f5>
-         RET"))
+   (kbd "M-x gno-find RET stag ? <f5> C-a C-k staging_b <f5> C-a C-k dock <f5> C-a C-k staging SPC bra <f5> SPC <f5>
+         \\"ol <f5> d\\" <f5> <f5> RET"))
   (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
 """,
     )
-    stag, dock, bra, space, bad, good, after = snapshots(got)
-    assert [s["typed"] for s in (stag, dock, bra, space, bad, good)] == [
+    stag, note, dock, bra, space, bad, good, after = snapshots(got)
+    assert [s["typed"] for s in (stag, note, dock, bra, space, bad, good)] == [
         "stag",
+        "staging_b",
         "dock",
         "staging bra",
         "staging bra ",
@@ -415,6 +416,8 @@ def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query
         'staging bra "old"',
     ]
     assert "guides/staging.md:" in stag["listed"][0]  # "staging", from a prefix
+    # What gnod changed about the query is said: a one-letter prefix is text.
+    assert "gno: staging_b*: `*` ends a prefix of 2 letters or more; searched staging alone" in note["messages"]
     assert {c.split(":", 1)[0].rsplit("/", 1)[-1] for c in dock["listed"]} == {"docker-run.md", "act.md"}
     assert "guides/staging.md:" in bra["listed"][0]  # "branch", not typed in full
     # A half-typed quote does not parse: the last good candidates stay, and the reason is shown.
@@ -665,6 +668,11 @@ def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_que
         assert "notes/pasta.txt" in vim.shows("sp")[0]  # spaghetti, from the second letter
         vim.type("ag")
         assert "notes/pasta.txt" in vim.shows("spag")[0]
+        vim.type("<C-u>")
+        vim.type("staging_b")  # a one-letter prefix is text: the note says so below the hits
+        lines = vim.shows("staging_b")
+        assert "guides/staging.md" in lines[0]
+        assert lines[-1] == "staging_b*: `*` ends a prefix of 2 letters or more; searched staging alone"
         vim.type("<C-u>")
         vim.type("staging bra")
         lines = vim.shows("staging bra")

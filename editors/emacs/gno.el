@@ -381,8 +381,12 @@ goes as it is."
     text))
 
 (defun gno--candidates (query hits)
-  "Search QUERY: (ok . LABELS), best first and filed in HITS, or (error . MESSAGE)."
+  "Search QUERY: (ok . LABELS), best first and filed in HITS, or (error . MESSAGE).
+The reply's notes are shown (`mutex_l*': the `*' of one letter is text, `mutex'
+was searched alone)."
   (let ((reply (gno--call "search" `((query . ,query) (limit . ,gno-limit)))))
+    (when-let ((notes (and (not (cdr reply)) (alist-get 'notes (car reply)))))
+      (message "gno: %s" (string-join notes "; ")))
     (if (cdr reply)
         (cons 'error (alist-get 'message (cdr reply)))
       (cons 'ok (mapcar (lambda (h)

@@ -74,6 +74,9 @@ local function render(state)
   if #lines == 0 and not state.error then
     lines = { state.text == '' and 'type to search' or 'no matches' }
   end
+  for _, note in ipairs(state.notes or {}) do -- what gnod changed about the query, or cannot see yet
+    table.insert(lines, note)
+  end
   if state.error then -- below the results it keeps: a half-typed query often does not parse
     table.insert(lines, state.error)
   end
@@ -90,14 +93,17 @@ end
 --- Ask gnod for `text`. One search at a time: keystrokes typed while it runs are not
 --- queued behind it (a slow query each, they showed the list seconds late), the reply
 --- asks for what is typed by then. A query gnod rejects (an unclosed quote while it is
---- being typed) keeps the last results, with the reason.
+--- being typed) keeps the last results, with the reason; the reply's notes show below
+--- its hits (`mutex_l*`: the `*` of one letter is text, `mutex` was searched alone).
 function M.update(state, text)
   state.text = text
-  local function show(items, err)
+  local function show(result, err)
     if err then
       state.error = tostring(err.message or err.code)
     else
-      state.items, state.selected, state.error = items, 1, nil
+      local notes = result and result.notes
+      state.items, state.selected, state.error = result and gno.items('search', result) or {}, 1, nil
+      state.notes = (notes and notes ~= vim.NIL) and notes or {}
     end
     state.shown = text
     render(state)
@@ -106,7 +112,7 @@ function M.update(state, text)
     end
   end
   if vim.trim(text) == '' then
-    show({})
+    show(nil)
     return
   end
   local c = gno.connection()
@@ -117,7 +123,7 @@ function M.update(state, text)
   local params = { query = M.as_typed(text), limit = gno.config.limit }
   if not c then
     local result, err = gno.call('search', params)
-    show(result and gno.items('search', result), not result and err or nil)
+    show(result, not result and err or nil)
     return
   end
   state.busy = true
@@ -130,7 +136,7 @@ function M.update(state, text)
     if state.text ~= text then
       M.update(state, state.text)
     else
-      show(not err and gno.items('search', result), err)
+      show(not err and result or nil, err)
     end
   end)
 end
