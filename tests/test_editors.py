@@ -530,11 +530,16 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
         WITH_CONSULT
         + CONSULT_SNAPSHOTS
         + """
+  (defvar gno-test-searches nil)
+  (advice-add 'gno--candidates :before (lambda (query &rest _) (push query gno-test-searches)))
   (execute-kbd-macro (kbd "M-x gno-find RET staging SPC bra <f7> RET"))
   (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'consulted (vconcat gno-test-consult)) result)
+  (push (cons 'searches (vconcat gno-test-searches)) result)
 """,
     )
+    # The typed text's best hit is the one just shown: RET searches nothing again.
+    assert got["searches"].count("staging bra*") == 1
     assert got["consulted"][0][:2] == ["staging bra", "consult--split"]
     assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == expected(
         docker, corpus, "search", "staging bra*"

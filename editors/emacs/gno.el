@@ -537,13 +537,14 @@ stage as their first argument.  With another, `gno-find' stays as it is."
        (= (car (func-arity 'consult--async-split)) 1)
        (= (car (func-arity 'consult--async-throttle)) 1)))
 
-(defun gno--consult-search (async hits)
+(defun gno--consult-search (async hits best)
   "The stage of `gno-consult' that asks gnod, passing the hits on to ASYNC.
 Each input is searched with the word being typed as a prefix (`gno-as-typed'),
-and its labels (filed in HITS) replace the candidates, in gnod's order.  An
-input gnod rejects (a half-typed quote) keeps the last candidates, says why,
-and turns the indicator to failed.  An empty input (consult's throttle sends
-one to cancel the previous search) changes nothing."
+and its labels (filed in HITS) replace the candidates, in gnod's order; the car
+of BEST becomes (INPUT . ITS FIRST LABEL), for RET on the typed text.  An input
+gnod rejects (a half-typed quote) keeps the last candidates, says why, and
+turns the indicator to failed.  An empty input (consult's throttle sends one to
+cancel the previous search) changes nothing."
   (let ((minibuffer nil))
     (lambda (action &rest args)
       (cond
@@ -555,7 +556,8 @@ one to cancel the previous search) changes nothing."
        ((string-empty-p action) nil)
        (t (let ((found (gno--candidates (gno-as-typed action) hits)))
             (if (eq (car found) 'ok)
-                (progn (funcall async 'flush)
+                (progn (setcar best (cons action (cadr found)))
+                       (funcall async 'flush)
                        (when (cdr found) (funcall async (cdr found)))
                        (funcall async 'indicator 'finished))
               (funcall async 'indicator 'failed)
@@ -602,6 +604,7 @@ keeps the last candidates and shows why."
   (unless (gno--consult-p)
     (user-error "gno: Consult (0.32 to 1.x) is not installed"))
   (let* ((hits (make-hash-table :test #'equal))
+         (best (list nil))  ; (the input last answered . its first label)
          ;; From the second letter, as gnod matches a word being typed (its prefixes).
          (consult-async-min-input (min consult-async-min-input 2))
          ;; Consult waits for a pause in the typing, made for starting a grep process
@@ -611,7 +614,7 @@ keeps the last candidates and shows why."
          (consult-async-input-debounce (min consult-async-input-debounce 0.05))
          (async (consult--async-split
                  (consult--async-throttle
-                  (gno--consult-search (consult--async-indicator (consult--async-sink)) hits))
+                  (gno--consult-search (consult--async-indicator (consult--async-sink)) hits best))
                  ;; The whole input is the query: none of consult's separators.
                  (lambda (input &rest _) (list input (length input)))))
          (choice (consult--read async
@@ -620,11 +623,12 @@ keeps the last candidates and shows why."
                                 :require-match nil
                                 :state (gno--consult-state)
                                 :lookup (lambda (selected &rest _) (or (gethash selected hits) selected))))
-         (hit (if (consp choice)
-                  choice
-                (let ((found (and (stringp choice) (not (string-blank-p choice))
-                                  (gno--candidates (gno-as-typed choice) hits))))
-                  (and (eq (car found) 'ok) (gethash (cadr found) hits))))))
+         (hit (cond ((consp choice) choice)
+                    ;; The typed text gnod just answered: its best hit, not a search again.
+                    ((and (stringp choice) (equal choice (car (car best)))) (gethash (cdr (car best)) hits))
+                    (t (let ((found (and (stringp choice) (not (string-blank-p choice))
+                                         (gno--candidates (gno-as-typed choice) hits))))
+                         (and (eq (car found) 'ok) (gethash (cadr found) hits)))))))
     (unless hit
       (user-error "gno: No hit for %S" choice))
     (gno--visit hit)))
