@@ -689,6 +689,10 @@ def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_pat
     # Mentions, `#ifdef`, and a Markdown line are not definitions; filters apply.
     assert defined("_GFP") == []
     assert _symbol(env, "GFP_KERNEL", "-c", "macros", "--path", "mm/*", expect=1)["hits"] == []
+    # A search for the name puts the file defining it first (the one using it three
+    # times, shorter, came first by bm25), its passage the definition.
+    hits = cli_json("search", "GFP_KERNEL", "-c", "macros", "--json", env=env)["hits"]
+    assert [(h["path"], h["snippet"]["line"]) for h in hits[:2]] == [("include/linux/gfp.h", 4), ("mm/use.c", 1)]
 
 
 def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
@@ -722,6 +726,9 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     assert defined("gic") == [("arch/arm64/boot/dts/soc.dtsi", 9, "label gic")]
     assert defined("__switch_to_asm") == [("arch/x86/entry/entry_64.S", 9, "__switch_to_asm()")]
     assert defined("local_label") == []  # not exported
+    # A search for the option as C spells it: its Kconfig entry first, at its line.
+    hits = cli_json("search", "CONFIG_SLUB_DEBUG", "-c", "kernel", "--json", env=env)["hits"]
+    assert (hits[0]["path"], hits[0]["snippet"]["line"]) == ("mm/Kconfig", 4)
 
 
 def daemon_human(env, query: str) -> str:

@@ -15,6 +15,7 @@ path, language) are part of the engine's query, so a filtered search still fills
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -25,8 +26,10 @@ import apsw
 import tantivy
 from tantivy import Occur, Query
 
-from gnod.search import filters
-from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, SYMBOL_CONTENTS, Lexical
+from gnod.ingest.line_symbols import CONFIG
+from gnod.ingest.symbols import Symbol
+from gnod.search import defining, filters
+from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
     Clause,
     CompiledQuery,
@@ -38,7 +41,6 @@ from gnod.search.grammar import (
     text_not_syntax,
 )
 from gnod.store import documents as store
-from gnod.store import symbols as symstore
 from gnod.store.lexical_index import (
     COLLECTION,
     DAY,
@@ -150,6 +152,9 @@ class Result:
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
     phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
     name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
+    defined: dict[int, Symbol] = dataclasses.field(
+        default_factory=dict
+    )  # each document defining `name`: its first definition
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -528,13 +533,26 @@ def _code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
     return raw if _IDENTIFIER.fullmatch(raw) and _NAMED_IN_CODE.search(raw) else None
 
 
-def _defining(conn: apsw.Connection, name: str | None, where: filters.Filter) -> list[int]:
-    """The documents defining `name` in its case."""
+def _defining(
+    conn: apsw.Connection, name: str | None, where: filters.Filter, object_like: defining.ObjectLike | None
+) -> dict[int, Symbol]:
+    """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
+    for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
+    definition. A name no C file and no Kconfig option defines is looked for as C's
+    `#define NAME value` (`object_like`: 8-12 ms on the kernel tree, which CONFIG_PM
+    spent for none before its `config PM` was enough)."""
     if name is None:
-        return []
-    sql, args = filters.where(filters.resolve(where))
-    found = symstore.lookup(conn, name, False, sql, args, SYMBOL_CONTENTS)
-    return list(dict.fromkeys(f.doc_id for f in found if f.symbol.name == name))
+        return {}
+    found, names = defining.definitions(conn, name, where, None)
+    if object_like is not None and not any(
+        f.symbol.name in names and (defining.in_c(f.rel_path) or f.symbol.kind == CONFIG) for f in found
+    ):
+        found, names = defining.definitions(conn, name, where, object_like)
+    out: dict[int, Symbol] = {}
+    for f in found:
+        if f.symbol.name in names:
+            out.setdefault(f.doc_id, f.symbol)
+    return out
 
 
 def search(
@@ -547,9 +565,12 @@ def search(
     where: filters.Filter = filters.NO_FILTER,
     min_score: float = 0.0,
     lexical: Lexical = PIPELINE.lexical,
+    object_like: defining.ObjectLike | None = None,
 ) -> Result:
     """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
-    malformed queries, lexical_index.NotReady before the index is open.
+    malformed queries, lexical_index.NotReady before the index is open. `object_like`:
+    where C defines a name as an object-like macro (search.macros), for a query of one
+    name of code to prefer its `#define` (search.defining).
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in.
@@ -607,7 +628,8 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     name = _code_name(clauses, lexical)
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem, _defining(conn, name, where))
+    defined = _defining(conn, name, where, object_like)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, list(defined))
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
@@ -626,6 +648,7 @@ def search(
         groups=groups,
         phrases=phrases,
         name=name,
+        defined=defined,
     )
 
 

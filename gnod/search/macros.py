@@ -12,9 +12,10 @@ import apsw
 from tantivy import Occur, Query
 
 from gnod.config import SOURCE_LANGUAGE
-from gnod.ingest.symbols import DEFINE, GRAMMARS, Symbol, grammar_for
+from gnod.ingest.symbols import DEFINE, GRAMMARS, Symbol
 from gnod.search import filters, lexical
 from gnod.search.constants import SYMBOL_MACRO_FILES
+from gnod.search.defining import C_GRAMMARS
 from gnod.store import documents as docstore
 from gnod.store.lexical_index import ID, PATH_PARTS, SCHEMA, LexicalIndex
 from gnod.store.symbols import Defined
@@ -22,13 +23,7 @@ from gnod.text.analyzer import AnalyzerSet, tokenize
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*")  # what stands before `define` on its line
-_C_GRAMMARS = ("c", "cpp")
-_C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in _C_GRAMMARS)
-
-
-def in_c(rel_path: str) -> bool:
-    """Whether the file is C or C++ (as the definitions' parser reads it)."""
-    return grammar_for(rel_path) in _C_GRAMMARS
+_C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in C_GRAMMARS)
 
 
 def languages(counts: Mapping[str | None, int]) -> list[str | None]:
@@ -46,10 +41,11 @@ def object_like(
     languages: Sequence[str | None],
     name: str,
     where: filters.Filter,
+    files: int = SYMBOL_MACRO_FILES,
 ) -> list[Defined]:
     """Where C or C++ files passing `where` define `name` (any case) as an object-like
     macro: the files whose words hold `define NAME` (stemmed in `languages`, the index's),
-    at most SYMBOL_MACRO_FILES of them, each line `#define NAME` not followed by `(`
+    at most `files` of them, each line `#define NAME` not followed by `(`
     (a macro that takes arguments is a stored definition already)."""
     if _NAME.fullmatch(name) is None:
         return []
@@ -61,7 +57,7 @@ def object_like(
     condition = lexical.filter_query(conn, where, searcher)
     if condition is not None:
         parts.append((Occur.Must, condition))
-    hits = searcher.search(Query.boolean_query(parts), SYMBOL_MACRO_FILES, count=False).hits
+    hits = searcher.search(Query.boolean_query(parts), files, count=False).hits
     ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
     # `define` first, a literal the regex engine finds fast; then what stands before it.
     defined = re.compile(rf"define[ \t]+((?i:{re.escape(name)}))(?![\w(])")

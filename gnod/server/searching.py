@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 
 import apsw
 
-from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX
-from gnod.ingest.symbols import DEFINE, Symbol, display
+from gnod.ingest.symbols import Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
-from gnod.search import filters, lexical, macros
-from gnod.search.constants import SNIPPET_FIRST_LOOK_BYTES, SNIPPET_PIECE_BYTES, SYMBOL_CONTENTS, SYMBOL_LINES
+from gnod.search import defining, filters, lexical, macros
+from gnod.search.constants import SEARCH_MACRO_FILES, SNIPPET_FIRST_LOOK_BYTES, SNIPPET_PIECE_BYTES, SYMBOL_LINES
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import best_snippets
@@ -38,11 +37,11 @@ def answer(
     """The result of `p` (without freshness, which the daemon adds); raises
     grammar.QuerySyntaxError for a malformed query."""
     t0 = time.perf_counter()
+    object_like = partial(macros.object_like, index, conn, analyzers, macros.languages(counts))
     if p.symbol:
-        return definitions(
-            conn, p, where, t0, partial(macros.object_like, index, conn, analyzers, macros.languages(counts))
-        )
-    res = lexical.search(index, conn, analyzers, p.query, counts, p.limit, where, p.min_score)
+        return definitions(conn, p, where, t0, object_like)
+    prefer = partial(object_like, files=SEARCH_MACRO_FILES)
+    res = lexical.search(index, conn, analyzers, p.query, counts, p.limit, where, p.min_score, object_like=prefer)
     docs = docstore.docs_with_contents(conn, [r.doc_id for r in res.rows], read=p.snippets)
     rows = [r for r in res.rows if r.doc_id in docs]  # a document deleted between the two statements is left out
     passages: dict[int, list[Passage]] = {}
@@ -75,7 +74,7 @@ def answer(
             )
             for s in passages.get(r.doc_id, [])
         ]
-        own = next((s for s in symbols if s.name == res.name), None) if res.name else None
+        own = res.defined.get(r.doc_id)
         if own is not None and stored is not None:
             found = _definition_first(docstore.unpack(stored).split("\n"), own, doc.line_shifts, found, p.per_doc)
         hits.append(
@@ -109,13 +108,13 @@ def definitions(
     p: SearchParams,
     where: filters.Filter,
     t0: float,
-    object_like: Callable[[str, filters.Filter], list[symstore.Defined]],
+    object_like: defining.ObjectLike,
 ) -> SearchResult:
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
     passage per definition (its first lines). `Parser.parse` names a method of a class;
     `name*` every name starting so; a plain name that no C file defines otherwise, C's
     `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
-    `config NAME` too. A definition whose name has the query's case ranks first. A name
+    `config NAME` too (search.defining, in its order). A name
     pasted as called, `kmalloc(` or `kmalloc()`, or as declared, `struct file_operations`,
     is the name."""
     query = _DECLARED.sub("", p.query.strip()).removesuffix("()").removesuffix("(")
@@ -123,36 +122,7 @@ def definitions(
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
-    sql, args = filters.where(filters.resolve(where))
-    found = [
-        f
-        for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
-        if not container or (f.symbol.container or "").casefold() == container.casefold()
-    ]
-    names = {name}
-    if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
-        option = name[len(CONFIG_PREFIX) :]  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
-        names.add(option)
-        found += [
-            f for f in symstore.lookup(conn, option, prefix, sql, args, SYMBOL_CONTENTS) if f.symbol.kind == CONFIG
-        ]
-    # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
-    if not (prefix or container or any(f.symbol.name == name and macros.in_c(f.rel_path) for f in found)):
-        found += object_like(name, where)
-    # Exact case first, then the name's length (a prefix's closest), then what other files
-    # can use before a macro a C source file defines for itself (often a stand-in, as
-    # lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
-    # nearest the top of its collection (a vendored or test copy lies deeper), then the path.
-    found.sort(
-        key=lambda f: (
-            f.symbol.name not in names,
-            len(f.symbol.name),
-            f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c"),
-            f.rel_path.count("/"),
-            f.rel_path,
-            f.symbol.start_line,
-        )
-    )
+    found, names = defining.definitions(conn, name, where, object_like, prefix, container)
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:
         by_doc.setdefault(f.doc_id, []).append(f)
