@@ -609,7 +609,8 @@ def search(
         identifier's whole tokens, most frequent in the documents holding them as a
         phrase (`mmc_add_ho*`: host, not however)."""
         among = _form_query(EXACT, before, stem) if before else None
-        found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=lexical.prefix_expansions)
+        limit = lexical.phrase_prefix_expansions if before else lexical.prefix_expansions
+        found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
 
     clauses = expand_prefixes(clauses, complete)
