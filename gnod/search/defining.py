@@ -34,10 +34,14 @@ def definitions(
     object_like: ObjectLike | None,
     prefix: bool = False,
     container: str = "",
+    kconfig_enough: bool = False,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
-    are the one asked for (`CONFIG_SLUB_DEBUG` is also Kconfig's `SLUB_DEBUG`). Exact
+    are the one asked for (`CONFIG_SLUB_DEBUG` is also Kconfig's `SLUB_DEBUG`). C's
+    `#define NAME value` is looked for where no C file defines the name otherwise, nor,
+    with `kconfig_enough`, a Kconfig option (a search's preference needs no more; for
+    `CONFIG_PM` it read 45 files for none). Exact
     case first, then the name's length (a prefix's closest), then what other files can
     use before a macro a C source file defines for itself (often a stand-in, as
     lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
@@ -56,7 +60,10 @@ def definitions(
             f for f in symstore.lookup(conn, option, prefix, sql, args, SYMBOL_CONTENTS) if f.symbol.kind == CONFIG
         ]
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
-    if object_like and not (prefix or container or any(f.symbol.name == name and in_c(f.rel_path) for f in found)):
+    settled = any(
+        f.symbol.name in names and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG)) for f in found
+    )
+    if object_like and not (prefix or container or settled):
         found += object_like(name, where)
     found.sort(
         key=lambda f: (

@@ -26,7 +26,6 @@ import apsw
 import tantivy
 from tantivy import Occur, Query
 
-from gnod.ingest.line_symbols import CONFIG
 from gnod.ingest.symbols import Symbol
 from gnod.search import defining, filters
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
@@ -152,9 +151,8 @@ class Result:
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
     phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
     name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
-    defined: dict[int, Symbol] = dataclasses.field(
-        default_factory=dict
-    )  # each document defining `name`: its first definition
+    # Each document defining `name` (_defining): its first definition, where its passage opens.
+    defined: dict[int, Symbol] = dataclasses.field(default_factory=dict)
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -539,15 +537,10 @@ def _defining(
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
     definition. A name no C file and no Kconfig option defines is looked for as C's
-    `#define NAME value` (`object_like`: 8-12 ms on the kernel tree, which CONFIG_PM
-    spent for none before its `config PM` was enough)."""
+    `#define NAME value` (`object_like`: 8-12 ms on the kernel tree)."""
     if name is None:
         return {}
-    found, names = defining.definitions(conn, name, where, None)
-    if object_like is not None and not any(
-        f.symbol.name in names and (defining.in_c(f.rel_path) or f.symbol.kind == CONFIG) for f in found
-    ):
-        found, names = defining.definitions(conn, name, where, object_like)
+    found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True)
     out: dict[int, Symbol] = {}
     for f in found:
         if f.symbol.name in names:

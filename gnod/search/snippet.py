@@ -11,9 +11,10 @@ words) it holds as typed: `usb_register_driver` is shown where it is written, no
 in a run is shown first, and of those one whose run is not joined by `_` to a longer
 name: `mmc_add` at `mmc_add_card(`, not at `add_uevent_var(env, "MMC_TYPE`; `CONFIG_PM`
 in a Kconfig file at `config PM`, not at `config PM_STD_PARTITION` (a line holding
-the phrase as typed holds such a run). Each term's first three letters, and each phrase, found
-by substring tests (a small text) or array compares over the whole text (a big one),
-bound what a line can score, so only the few lines that could be best are read.
+the phrase as typed holds such a run). Each term's first three letters, and each
+phrase, found by substring tests (a small text) or array compares over the whole text
+(a big one), bound what a line can score, so only the few lines that could be best are
+read.
 A word is at most two terms (its own form and its stem), so a line's bound from three
 letters that many terms share (a prefix query's expansions) grows with how often they
 occur in it, not with how many terms share them; and letters that start others (the
