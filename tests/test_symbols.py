@@ -566,6 +566,52 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     assert [s.line for s in hits[0].snippets] == [4, 1]
 
 
+def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):
+    """bm25 gives a big header holding the name once a fraction of what a short caller
+    gets, more than definition_match makes up: the files defining it come first, ranked
+    as the best match, the one nearest the top of the tree before a short copy deeper in
+    it, whatever the limit; the callers keep their order."""
+    from conftest import lexical_index, lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.search import lexical
+    from gnod.text.analyzer import AnalyzerSet
+
+    filler = "".join(
+        f"/* field {i}: the device's state number {i}, kept for its driver */\nint dev_field_{i};\n" for i in range(300)
+    )
+    files = {
+        "include/device.h": f"{filler}static inline void *devm_zalloc_buf(struct device *dev, int size)\n{{\n\treturn 0;\n}}\n{filler}",
+        **{
+            f"drivers/d{i}.c": f"static int probe_{i}(struct device *dev)\n{{\n"
+            + "\tbuf = devm_zalloc_buf(dev, 8);\n" * (i + 1)
+            + "\treturn 0;\n}\n"
+            for i in range(4)
+        },
+        # A short copy deeper in the tree: its bm25 among the best, its place after the header's.
+        "tools/lib/device.h": "/* devm_zalloc_buf(): devm_zalloc_buf for tests, as devm_zalloc_buf */\n"
+        "static inline void *devm_zalloc_buf(struct device *dev, int size) { return 0; }\n",
+    }
+    root = write_tree(str(tmp_path / "src"), files)
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    callers = ["drivers/d3.c", "drivers/d2.c", "drivers/d1.c", "drivers/d0.c"]
+    before = lexical_paths(db, an, "devm_zalloc_buf")  # not parsed yet: bm25 alone
+    assert before[-1] == "include/device.h" and before.index("tools/lib/device.h") < 4
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    defined = ["include/device.h", "tools/lib/device.h"]
+    assert lexical_paths(db, an, "devm_zalloc_buf") == [*defined, *callers]
+    assert lexical_paths(db, an, "devm_zalloc_buf", limit=1) == ["include/device.h"]
+    assert lexical_paths(db, an, "devm_zalloc_buf*") == [*defined, *callers]
+    assert lexical_paths(db, an, '"devm zalloc buf"')[-1] == "include/device.h"  # a phrase names no definition
+    with lexical_index(db, an) as index:
+        rows = lexical.search(index, db, an, "devm_zalloc_buf", docstore.language_counts(db), 10).rows
+    assert [r.score for r in rows[:2]] == [1.0, 1.0] and rows[2].score < 1.0  # ranked as the best match
+    assert rows[0].bm25 == max(r.bm25 for r in rows)  # with its own bm25, the lowest (bm25 is negative)
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

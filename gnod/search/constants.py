@@ -157,12 +157,15 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # A query of one identifier (`dwc3_gadget_giveback`, `kmallocNode`) asks where it is
     # defined as often as where it is used: a document defining it (its definitions are
     # parsed after indexing, gnod.server.symbols) counts this much more, enough to pass
-    # the files that only call it, more often.
+    # the files that only call it, more often; and where at most preference_pool files
+    # define it, those come first, ranked as the best match (a big header holding the
+    # name once scores a fraction of a short caller's bm25).
     definition_match: float = 1.0
     # The preferences first see this many of the best matches by bm25 (40 translations of
     # one page can fill a pool of 20 before the one in the user's language); more are read
-    # while a match beyond them could still be lifted into the results. Speed only: the
-    # results are those of preferences applied to every match.
+    # while a match beyond them could still be lifted into the results, so the results are
+    # those of preferences applied to every match. A name defined in more files than this
+    # is too common for its definitions to pass every file using it (definition_match).
     preference_pool: int = 100
     # The query's phrase (phrase_match) is first looked for among those best matches only,
     # where the documents holding all its words are estimated at this many or more (the

@@ -65,14 +65,16 @@ def definitions(
     )
     if object_like and not (prefix or container or settled):
         found += object_like(name, where)
-    found.sort(
-        key=lambda f: (
-            f.symbol.name not in names,
-            len(f.symbol.name),
-            f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c"),
-            f.rel_path.count("/"),
-            f.rel_path,
-            f.symbol.start_line,
-        )
-    )
+    found.sort(key=lambda f: (*standing(f, names), f.rel_path, f.symbol.start_line))
     return found, names
+
+
+# A definition's place among others, before its path (standing).
+Standing = tuple[bool, int, bool, int]
+
+
+def standing(f: symstore.Defined, names: set[str]) -> Standing:
+    """How a definition stands among those of `names` (lower first), before its path:
+    definitions' order, which a search for the name keeps among the files defining it."""
+    macro_in_c = f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c")
+    return f.symbol.name not in names, len(f.symbol.name), macro_in_c, f.rel_path.count("/")

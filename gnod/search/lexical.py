@@ -394,7 +394,7 @@ class Preferences:
         counts: Mapping[str | None, int],
         lexical: Lexical,
         stem: Stem,
-        defined: Sequence[int] = (),
+        defined: Mapping[int, defining.Standing] | None = None,
     ) -> None:
         self.lexical = lexical
         self.stem = stem
@@ -407,7 +407,7 @@ class Preferences:
         self.name = name if name and name.count(" ") < lexical.max_terms else None
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
-        self.defined = list(defined)
+        self.defined = defined or {}
         self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
 
     def best(
@@ -447,7 +447,24 @@ class Preferences:
             if _settled(top, ranked, fetch, pool, lift + (0.0 if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
-        return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
+        return [(doc_id, -s, -r) for doc_id, s, r in self._defined_first(ranked, defining)[:pool]]
+
+    def _defined_first(
+        self, ranked: list[tuple[int, float, float]], defining: dict[int, float]
+    ) -> list[tuple[int, float, float]]:
+        """`ranked` with the documents defining the name first, as `search --symbol`
+        orders them up to their paths (a vendored or test copy after the file nearest the
+        top), then by rank, each ranked as the best match: a big header's bm25 for a name
+        it holds once is a fraction of a short caller's (`devm_kzalloc`'s definition in
+        device.h came 12th), and among files defining it the shortest copy scored best
+        (`list_add`: scripts/mod/list.h, then tools/). Only where every defining document
+        was read (at most preference_pool of them, however many are fetched), so the
+        results do not depend on the limit; the others keep their order."""
+        if not defining or len(self.defined) > self.lexical.preference_pool:
+            return ranked
+        best = ranked[0][2]
+        first = sorted((r for r in ranked if r[0] in defining), key=lambda r: self.defined[r[0]])
+        return [(doc_id, s, best) for doc_id, s, _ in first] + [r for r in ranked if r[0] not in defining]
 
     def _name_query(self, searcher: tantivy.Searcher) -> Query | None:
         """The documents named as the query is; None where none is: a query's matches
@@ -457,7 +474,7 @@ class Preferences:
         return Query.term_query(SCHEMA, NAMES, self.name)
 
     def _defined_query(self) -> Query | None:
-        return any_of(ID, self.defined) if self.defined else None
+        return any_of(ID, list(self.defined)) if self.defined else None
 
     def _held_together(self, docs: int, df: Callable[[str], int]) -> float:
         """About how many of the `docs` documents hold every word of the phrase (`df`:
@@ -533,19 +550,22 @@ def _code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
 
 def _defining(
     conn: apsw.Connection, name: str | None, where: filters.Filter, object_like: defining.ObjectLike | None
-) -> dict[int, Symbol]:
+) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
-    definition. A name no C file and no Kconfig option defines is looked for as C's
-    `#define NAME value` (`object_like`: 8-12 ms on the kernel tree)."""
+    definition, and how that definition stands (defining.standing). A name no C file
+    and no Kconfig option defines is looked for as C's `#define NAME value`
+    (`object_like`: 8-12 ms on the kernel tree)."""
     if name is None:
-        return {}
+        return {}, {}
     found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True)
     out: dict[int, Symbol] = {}
+    standings: dict[int, defining.Standing] = {}
     for f in found:
-        if f.symbol.name in names:
-            out.setdefault(f.doc_id, f.symbol)
-    return out
+        if f.symbol.name in names and f.doc_id not in out:
+            out[f.doc_id] = f.symbol
+            standings[f.doc_id] = defining.standing(f, names)
+    return out, standings
 
 
 def search(
@@ -622,8 +642,8 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     name = _code_name(clauses, lexical)
-    defined = _defining(conn, name, where, object_like)
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem, list(defined))
+    defined, standings = _defining(conn, name, where, object_like)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
