@@ -612,6 +612,51 @@ def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db,
     assert rows[0].bm25 == max(r.bm25 for r in rows)  # with its own bm25, the lowest (bm25 is negative)
 
 
+def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp_path):
+    """`kmallok` (no other form of it anywhere) is a name: its definition in a long header
+    comes first; `lock`, which comes as locks and locked too, is a word of prose, its
+    `struct lock` ranked by bm25 alone; a device tree's label `dmax:` names a node, not
+    the word; `WIBBLE` in capitals may be an object-like macro, whose `#define` comes first."""
+    from conftest import lexical_index, lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    filler = "".join(
+        f"/* field {i}: the state number {i}, kept for its driver */\nint field_{i};\n" for i in range(200)
+    )
+    uses = "kmallok(8, 0); lock(); dmax(); x = WIBBLE;\n"
+    files = {
+        "include/slab.h": f"{filler}static inline void *kmallok(int size, int flags)\n{{\n\treturn 0;\n}}\n{filler}",
+        "include/lock.h": f"{filler}struct lock {{\n\tint held;\n}};\n{filler}",
+        "include/regs.h": f"{filler}#define WIBBLE 3\n{filler}",
+        "boot/board.dts": f"/dts-v1/;\n/ {{\n{filler.replace('/*', '//').replace('*/', '')}\tdmax: dmax@1000 {{ }};\n}};\n",
+        **{f"drivers/d{i}.c": f"static int probe_{i}(void)\n{{\n\t{uses * (i + 1)}\treturn 0;\n}}\n" for i in range(3)},
+        "notes.md": "# Locking\n\nThe locks are taken in order; a locked lock is released by its holder.\n",
+        "more.md": "# More\n\nEach driver locks its queue and unlocks it; two locks at most.\n",
+    }
+    root = write_tree(str(tmp_path / "src"), files)
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    before = {q: lexical_paths(db, an, q) for q in ("kmallok", "lock", "dmax", "WIBBLE")}
+    assert before["kmallok"][-1] == "include/slab.h" and before["WIBBLE"][-1] == "include/regs.h"
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    assert lexical_paths(db, an, "kmallok")[0] == "include/slab.h"
+    assert lexical_paths(db, an, "kmallok*")[0] == "include/slab.h"  # as a picker sends it
+    with lexical_index(db, an) as index:  # as gnod answers, with C's object-like macros
+        params = SearchParams(query="WIBBLE")
+        hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
+    assert (hits[0].path, hits[0].snippet.line) == ("include/regs.h", 401)
+    assert lexical_paths(db, an, "lock") == before["lock"] and before["lock"][0] != "include/lock.h"
+    assert lexical_paths(db, an, "dmax") == before["dmax"] and before["dmax"][0] != "boot/board.dts"
+    assert lexical_paths(db, an, '"kmallok"')[0] != "include/slab.h"  # quoted: the word, not a name
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

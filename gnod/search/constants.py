@@ -161,6 +161,12 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # define it, those come first, ranked as the best match (a big header holding the
     # name once scores a fraction of a short caller's bm25).
     definition_match: float = 1.0
+    # A query of one plain word (`kmalloc`, `printk`) is such a name where the index holds
+    # it uninflected: the documents holding its stem differ in number from those holding
+    # it as typed by at most this share of them. Words of prose come in other forms
+    # (`lock` 5 %, `interrupt` 21 %, `driver` 64 % on the kernel tree), names of code
+    # do not (`kmalloc` 0.5 %, `printk` and `memcpy` 0.1 %).
+    name_inflection_share: float = 0.01
     # The preferences first see this many of the best matches by bm25 (40 translations of
     # one page can fill a pool of 20 before the one in the user's language); more are read
     # while a match beyond them could still be lifted into the results, so the results are

@@ -26,6 +26,7 @@ import apsw
 import tantivy
 from tantivy import Occur, Query
 
+from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import Symbol
 from gnod.search import defining, filters
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
@@ -537,32 +538,63 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
 
 
-def _code_name(clauses: Sequence[Clause], lexical: Lexical) -> str | None:
+def _code_name(
+    clauses: Sequence[Clause], lexical: Lexical, inflected: Callable[[str], float], stop: Callable[[str], bool]
+) -> str | None:
     """The query's one name of code, as typed, whose definitions come first
-    (definition_match); None for any other query (a word of prose is no name of code, nor
-    is a phrase). A name ending in a prefix is the name typed so far: a picker sends
-    `mutex_lock*` for `mutex_lock` typed whole, whose definitions then come first too."""
+    (definition_match); None for any other query (a phrase is no name of code). A name
+    ending in a prefix is the name typed so far: a picker sends `mutex_lock*` for
+    `mutex_lock` typed whole, whose definitions then come first too. A single plain word
+    is a name where the index holds it uninflected (`inflected`: the share of documents
+    holding another form of it; name_inflection_share): `kmalloc`, not `lock`."""
     if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
         return None
     raw = clauses[0].raw.removesuffix("*") if clauses[0].prefix else clauses[0].raw
-    return raw if _IDENTIFIER.fullmatch(raw) and _NAMED_IN_CODE.search(raw) else None
+    if not _IDENTIFIER.fullmatch(raw):
+        return None
+    if _NAMED_IN_CODE.search(raw):
+        return raw
+    word = raw.lower()
+    if stop(word) or inflected(word) > lexical.name_inflection_share:
+        return None
+    return raw
+
+
+def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], float]:
+    """word → how far the documents holding its stem (in each of the query's languages)
+    differ in number from those holding it as typed, as a share of the latter: a word of
+    prose comes in other forms (`lock`: locks, locked; 5 % more documents), a name of
+    code does not (`kmalloc`: 0.5 %). 1.0 for a word no document holds."""
+
+    def share(word: str) -> float:
+        exact = df(word)
+        if not exact:
+            return 1.0
+        stems = {form[0] for form in stem((word,)) if len(form) == 1}
+        return max((abs(searcher.doc_freq(STEMS, s) - exact) / exact for s in stems), default=1.0)
+
+    return share
 
 
 def _defining(
-    conn: apsw.Connection, name: str | None, where: filters.Filter, object_like: defining.ObjectLike | None
+    conn: apsw.Connection,
+    name: str | None,
+    where: filters.Filter,
+    object_like: defining.ObjectLike | None,
+    labels: bool = True,
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
     definition, and how that definition stands (defining.standing). A name no C file
     and no Kconfig option defines is looked for as C's `#define NAME value`
-    (`object_like`: 8-12 ms on the kernel tree)."""
+    (`object_like`: 8-12 ms on the kernel tree). `labels`: a label is a definition too."""
     if name is None:
         return {}, {}
     found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True)
     out: dict[int, Symbol] = {}
     standings: dict[int, defining.Standing] = {}
     for f in found:
-        if f.symbol.name in names and f.doc_id not in out:
+        if f.symbol.name in names and f.doc_id not in out and (labels or f.symbol.kind != LABEL):
             out[f.doc_id] = f.symbol
             standings[f.doc_id] = defining.standing(f, names)
     return out, standings
@@ -641,8 +673,12 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    name = _code_name(clauses, lexical)
-    defined, standings = _defining(conn, name, where, object_like)
+    name = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
+    # A word is no object-like macro in lower case (those are written in capitals), and
+    # a label (a device tree's `dma: dma@7e007000`) names a place, not what the word is.
+    plain = name is not None and not _NAMED_IN_CODE.search(name)
+    macros = None if plain and name is not None and name.islower() else object_like
+    defined, standings = _defining(conn, name, where, macros, labels=not plain)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
