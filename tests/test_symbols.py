@@ -564,6 +564,13 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     start, end = hits[0].snippet.matches[0]
     assert hits[0].snippet.text[start:end] == "dwc3_gadget_giveback"
     assert [s.line for s in hits[0].snippets] == [4, 1]
+    with lexical_index(db, an) as index:  # one passage a hit: the definition, the others not looked for
+        params = SearchParams(query="dwc3_gadget_giveback")
+        hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
+    assert [(h.path, h.snippet.line, h.snippet.symbol, h.snippets) for h in hits] == [
+        ("gadget.c", 4, "dwc3_gadget_giveback()", []),
+        ("ep0.c", 3, "ep0_done()", []),
+    ]
 
 
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):

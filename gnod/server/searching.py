@@ -47,6 +47,8 @@ def answer(
     passages: dict[int, list[Passage]] = {}
     for r in rows:
         doc, stored, body_line = docs[r.doc_id]
+        if p.per_doc == 1 and r.doc_id in res.defined:
+            continue  # its one passage is its definition (_definition_first), not looked for
         if stored is not None:
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
             head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
