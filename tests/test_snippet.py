@@ -287,6 +287,7 @@ def test_stored_text_is_read_back_a_piece_at_a_time(size):
     assert all(p.endswith("\n") and len(p.encode()) >= size for p in got[:-1])
     assert len(got) == 1 if len(text.encode()) <= size else len(got) > 1
     assert list(documents.pieces(text, size)) == [text]
+    assert documents.unpack_utf8(documents.pack(text)) == documents.unpack_utf8(text) == text.encode()
 
 
 def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():

@@ -21,8 +21,8 @@ from gnod.store.lexical_index import ID, PATH_PARTS, SCHEMA, LexicalIndex
 from gnod.store.symbols import Defined
 from gnod.text.analyzer import AnalyzerSet, tokenize
 
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*")  # what stands before `define` on its line
+_NAME = re.compile(r"[A-Za-z_]\w*", re.ASCII)  # a C name: matched in the text's UTF-8 bytes
+_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*")  # what stands before `define` on its line
 _C_EXTENSIONS = sorted(ext for ext, grammar in GRAMMARS.items() if grammar in C_GRAMMARS)
 
 
@@ -60,26 +60,25 @@ def object_like(
     hits = searcher.search(Query.boolean_query(parts), files, count=False).hits
     ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
     # `define` first, a literal the regex engine finds fast; then what stands before it.
-    defined = re.compile(rf"define[ \t]+((?i:{re.escape(name)}))(?![\w(])")
+    defined = re.compile(rb"define[ \t]+((?i:" + re.escape(name.encode()) + rb"))(?![\w(])")
     found: list[Defined] = []
     for doc_id, (doc, stored, _) in docstore.docs_with_contents(conn, ids).items():
-        text = docstore.unpack(stored) if stored is not None else ""
+        text = docstore.unpack_utf8(stored) if stored is not None else b""
         for m in defined.finditer(text):
-            line_start = text.rfind("\n", 0, m.start()) + 1
+            line_start = text.rfind(b"\n", 0, m.start()) + 1
             if _DIRECTIVE.fullmatch(text, line_start, m.start()) is None:
                 continue
-            start = text.count("\n", 0, line_start) + 1
-            found.append(
-                Defined(doc_id, doc.rel_path, Symbol(m[1], DEFINE, start, _last_line(text, m.end(), start), None))
-            )
+            start = text.count(b"\n", 0, line_start) + 1
+            symbol = Symbol(m[1].decode(), DEFINE, start, _last_line(text, m.end(), start), None)
+            found.append(Defined(doc_id, doc.rel_path, symbol))
     return found
 
 
-def _last_line(text: str, at: int, line: int) -> int:
+def _last_line(text: bytes, at: int, line: int) -> int:
     """The line where the macro whose line `line` holds `at` ends: its lines continue while
     they end with a backslash."""
-    end = text.find("\n", at)
-    while end > 0 and text[end - 1] == "\\":
+    end = text.find(b"\n", at)
+    while end > 0 and text[end - 1 : end] == b"\\":
         line += 1
-        end = text.find("\n", end + 1)
+        end = text.find(b"\n", end + 1)
     return line
