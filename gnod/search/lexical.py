@@ -577,19 +577,21 @@ def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem)
 
 
 def _defining(
-    conn: apsw.Connection,
-    name: str | None,
-    where: filters.Filter,
-    object_like: defining.ObjectLike | None,
-    labels: bool = True,
+    conn: apsw.Connection, name: str | None, where: filters.Filter, object_like: defining.ObjectLike | None
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
     definition, and how that definition stands (defining.standing). A name no C file
     and no Kconfig option defines is looked for as C's `#define NAME value`
-    (`object_like`: 8-12 ms on the kernel tree). `labels`: a label is a definition too."""
+    (`object_like`: 8-12 ms on the kernel tree). For a plain word (`kmalloc`) a label
+    (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
+    lower case it is no object-like macro (those are written in capitals)."""
     if name is None:
         return {}, {}
+    plain = not _NAMED_IN_CODE.search(name)
+    labels = not plain
+    if plain and name.islower():
+        object_like = None
     found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True)
     out: dict[int, Symbol] = {}
     standings: dict[int, defining.Standing] = {}
@@ -674,11 +676,7 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     name = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
-    # A word is no object-like macro in lower case (those are written in capitals), and
-    # a label (a device tree's `dma: dma@7e007000`) names a place, not what the word is.
-    plain = name is not None and not _NAMED_IN_CODE.search(name)
-    macros = None if plain and name is not None and name.islower() else object_like
-    defined, standings = _defining(conn, name, where, macros, labels=not plain)
+    defined, standings = _defining(conn, name, where, object_like)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
