@@ -298,7 +298,8 @@ def test_a_prefix_stands_for_the_words_it_was_expanded_to():
     words = {"runn": ["running", "runner"], "cat": []}
     asked = []
 
-    def complete(prefix, before):
+    def complete(clause):
+        prefix, before = clause.tokens[-1], clause.tokens[:-1]
         asked.append((prefix, before))
         return words[prefix]
 

@@ -90,11 +90,12 @@ def old_index(db_path: str, root) -> None:
         "CREATE TRIGGER content_chunks_tombstone AFTER DELETE ON content_chunks "
         "WHEN EXISTS (SELECT 1 FROM vec_models) "
         "BEGIN INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id); END; "
-        "DROP TRIGGER content_symbols_delete; DROP TABLE symbol_names; DROP TABLE content_symbols; "
+        "DROP TABLE symbol_vocab; DROP TRIGGER content_symbols_delete; DROP TABLE symbol_names; "
+        "DROP TABLE content_symbols; "
         "ALTER TABLE documents DROP COLUMN line_shifts; DROP TABLE ocr_pending; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
-        "'0010_line_shifts', '0011_ocr_pending')"
+        "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab')"
     )
     conn.close()
 
@@ -119,6 +120,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0009_symbols",
             "0010_line_shifts",
             "0011_ocr_pending",
+            "0012_symbol_vocab",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -815,6 +817,6 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
     )
     # An identifier being typed: its last word is the words its prefix stands for, and
     # it has no text as typed.
-    typing = expand_prefixes(parse("mmc_add*"), lambda prefix, before: ["add", "address"])
+    typing = expand_prefixes(parse("mmc_add*"), lambda clause: ["add", "address"])
     got = lexical._phrases(typing, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
     assert got == (((frozenset({"mmc"}), frozenset({"add", "address"})), ""),)

@@ -664,6 +664,37 @@ def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp
     assert lexical_paths(db, an, '"kmallok"')[0] != "include/slab.h"  # quoted: the word, not a name
 
 
+def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path):
+    """`of_pr*`, as a picker sends it while `of_property_read_u32` is typed, stood for the
+    words found most after "of" in any text: `of process`, `of private` in prose came
+    first. Once definitions are parsed, it stands for the words that follow in the names
+    defined (`of property`), so only the files using those names match; a prefix no name
+    defined starts with still stands for the index's words."""
+    from conftest import lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    prose = "The state of process tables, of private data and of printers is kept. " * 4
+    files = {
+        "include/of.h": "static inline int of_property_read_u32(const char *name)\n{\n\treturn 0;\n}\n",
+        "drivers/probe.c": 'static int probe(void)\n{\n\treturn of_property_read_u32("reg");\n}\n',
+        **{f"notes{i}.md": f"# Notes {i}\n\n{prose}\n" for i in range(3)},
+    }
+    root = write_tree(str(tmp_path / "src"), files)
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    before = lexical_paths(db, an, "of_pr*")  # not parsed yet: the index's words after "of"
+    assert before[0].startswith("notes") and {"include/of.h", "drivers/probe.c"} <= set(before)
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    assert sorted(lexical_paths(db, an, "of_pr*")) == ["drivers/probe.c", "include/of.h"]
+    assert sorted(lexical_paths(db, an, "OF_PROPERTY_RE*")) == ["drivers/probe.c", "include/of.h"]
+    assert sorted(lexical_paths(db, an, "of_proc*")) == ["notes0.md", "notes1.md", "notes2.md"]  # no name starts so
+    assert lexical_paths(db, an, "state -of_pr*") == []  # negated, it excludes what it always did
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

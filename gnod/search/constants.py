@@ -200,6 +200,13 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # 27 ms), and the words are those found most in the documents holding its whole
     # tokens, where the one being typed is among the first (lock, interruptible, irqsave).
     phrase_prefix_expansions: int = 16
+    # An identifier being typed completes from the names the collection defines (`search
+    # --symbol`'s), where any starts as typed: `of_pr*` stands for `of property` and
+    # `of prop` (of_property_read_u32, of_prop_next_string), not the words found most
+    # after "of" in any text (`of process`, `of private`), and reads a few phrases, not
+    # sixteen. Where more names than this start so, the prefix says too little: the
+    # index's words, as for a name the collection only uses.
+    name_completions_max: int = 500
     # Of the words a prefix stands for, those it is only the start of count this share of
     # the word typed whole, where that is a word of the index: what a picker sends when
     # `kmalloc` is typed, `kmalloc*`, ranks like `kmalloc` (kmalloc.h, slab.h), not the

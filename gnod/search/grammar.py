@@ -261,11 +261,10 @@ def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
     return not c.phrase and not c.prefix and len(c.tokens) == 1 and is_stopword(c.tokens[0])
 
 
-def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[str, tuple[str, ...]], list[str]]) -> list[Clause]:
-    """The clauses with each prefix's words filled in: `complete(prefix, before)` gives the
-    words of the index that start with `prefix`, most frequent first (in the documents
-    holding the phrase of the tokens `before` it, when there are any)."""
-    return [replace(c, expansions=tuple(complete(c.tokens[-1], c.tokens[:-1]))) if c.prefix else c for c in clauses]
+def expand_prefixes(clauses: Sequence[Clause], complete: Callable[[Clause], list[str]]) -> list[Clause]:
+    """The clauses with each prefix's words filled in: `complete(clause)` gives the words
+    of the index its last token stands for, most frequent first."""
+    return [replace(c, expansions=tuple(complete(c))) if c.prefix else c for c in clauses]
 
 
 # --------------------------------------------------------------------------- compiling

@@ -41,6 +41,7 @@ from gnod.search.grammar import (
     text_not_syntax,
 )
 from gnod.store import documents as store
+from gnod.store import symbols as symstore
 from gnod.store.lexical_index import (
     COLLECTION,
     DAY,
@@ -63,7 +64,7 @@ from gnod.store.lexical_index import (
     tag_key,
     words,
 )
-from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet
+from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
@@ -560,6 +561,23 @@ def _code_name(
     return raw
 
 
+def _defined_words(conn: apsw.Connection, c: Clause, cap: int) -> list[str]:
+    """For an identifier being typed (`of_pr*`, positive), the words that follow its
+    whole tokens in the names defined that start as typed (property, prop: not the
+    words of prose after them, `of process`); none for another clause, or where no name
+    or more than `cap` names (Lexical.name_completions_max) start so."""
+    typed = c.raw.removeprefix("+").removesuffix("*")
+    if c.negated or len(c.tokens) < 2 or not _IDENTIFIER.fullmatch(typed) or tuple(tokenize(typed)) != c.tokens:
+        return []
+    k = len(c.tokens) - 1
+    found: dict[str, None] = {}
+    for name in symstore.names_starting(conn, typed.lower(), cap) or ():
+        tokens = tokenize(name)
+        if len(tokens) > k and tokens[k].startswith(c.tokens[k]) and tuple(tokens[:k]) == c.tokens[:k]:
+            found[tokens[k]] = None
+    return list(found)
+
+
 def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], float]:
     """word → how far the documents holding its stem (in each of the query's languages)
     differ in number from those holding it as typed, as a share of the latter: a word of
@@ -651,12 +669,18 @@ def search(
     def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
         return analyzers.stem_sequences(form, languages)
 
-    def complete(prefix: str, before: tuple[str, ...]) -> list[str]:
-        """The index's words starting with `prefix`, most frequent first; after an
-        identifier's whole tokens, most frequent in the documents holding them as a
-        phrase (`mmc_add_ho*`: host, not however)."""
-        among = _form_query(EXACT, before, stem) if before else None
+    def complete(c: Clause) -> list[str]:
+        """The index's words the prefix clause `c` stands for, most frequent first: for
+        an identifier being typed, those following its whole tokens in the names the
+        collection defines (_defined_words), where any does; else the words starting
+        with its last token, after an identifier's whole tokens those most frequent in
+        the documents holding them as a phrase (`mmc_add_ho*`: host, not however)."""
+        before, prefix = c.tokens[:-1], c.tokens[-1]
         limit = lexical.phrase_prefix_expansions if before else lexical.prefix_expansions
+        named = [w for w in _defined_words(conn, c, lexical.name_completions_max) if df(w)]
+        if named:
+            return sorted(named, key=df, reverse=True)[:limit]
+        among = _form_query(EXACT, before, stem) if before else None
         found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
 

@@ -275,6 +275,15 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0012_symbol_vocab",
+        """
+        -- The names defined (symbol_names' terms) with how many contents define each, in
+        -- order: an identifier being typed completes from them (gnod.store.symbols.names_starting).
+        CREATE VIRTUAL TABLE symbol_vocab USING fts5vocab(symbol_names, row);
+        """,
+        None,
+    ),
 ]
 
 

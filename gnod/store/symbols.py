@@ -135,6 +135,17 @@ def _fts_phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+def names_starting(conn: apsw.Connection, prefix: str, cap: int) -> list[str] | None:
+    """The names defined that start with `prefix` (in lower case, as symbol_names keeps
+    them), in order; None where more than `cap` do (a prefix that says too little),
+    found by reading `cap` of them."""
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    rows = conn.execute(
+        "SELECT term FROM symbol_vocab WHERE term >= ? AND term < ? LIMIT ?", (prefix, upper, cap + 1)
+    ).fetchall()
+    return None if len(rows) > cap else [name for (name,) in rows]
+
+
 def lookup(conn: apsw.Connection, name: str, prefix: bool, where: str, args: list[Any], cap: int) -> list[Defined]:
     """Definitions named `name` (any case; `prefix`: names starting with it), in documents
     passing the SQL condition `where` over `documents d` and `collections c`; at most
