@@ -811,12 +811,17 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
     clauses = parse('usb_register_driver "Memory  Barriers" real-time plain words -not_this')
     got = lexical._phrases(clauses, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
     assert got == (
-        ((frozenset({"usb"}), frozenset({"register", "regist"}), frozenset({"driver"})), "usb_register_driver"),
-        ((frozenset({"memory", "memori"}), frozenset({"barriers", "barrier"})), "Memory Barriers"),
-        ((frozenset({"real"}), frozenset({"time"})), "real-time"),
+        ((frozenset({"usb"}), frozenset({"register", "regist"}), frozenset({"driver"})), "usb_register_driver", False),
+        ((frozenset({"memory", "memori"}), frozenset({"barriers", "barrier"})), "Memory Barriers", False),
+        ((frozenset({"real"}), frozenset({"time"})), "real-time", False),
     )
     # An identifier being typed: its last word is the words its prefix stands for, and
-    # it has no text as typed.
-    typing = expand_prefixes(parse("mmc_add*"), lambda clause: ["add", "address"])
+    # its text as typed is the start of what a line holds (open); so is that of one
+    # whose last token is too short to be a prefix, and a `*` in quotes is text.
+    typing = expand_prefixes(parse('+mmc_add* mmc_add_h* "usb drv*"'), lambda clause: ["add", "address"])
     got = lexical._phrases(typing, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
-    assert got == (((frozenset({"mmc"}), frozenset({"add", "address"})), ""),)
+    assert got == (
+        ((frozenset({"mmc"}), frozenset({"add", "address"})), "mmc_add", True),
+        ((frozenset({"mmc"}), frozenset({"add"})), "mmc_add_h", True),
+        ((frozenset({"usb"}), frozenset({"drv"})), "usb drv*", False),
+    )

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gnod.search import snippet
 from gnod.search.constants import SNIPPET_LOOK_PER_TERM
-from gnod.search.snippet import _window, best_snippets, match_spans
+from gnod.search.snippet import Phrase, _window, best_snippets, match_spans
 from gnod.store import documents
 from gnod.text.analyzer import Analyzer, AnalyzerSet, tokenize
 
@@ -68,9 +68,9 @@ def every_line(
             lower = lines[i].lower()
             keys = {group_of.get(h, h) for h in hit}
             runs = 0
-            for words, text in phrases:
+            for words, text, open_end in phrases:
                 if all(hit & w for w in words):
-                    typed = typed_in(lower, text)
+                    typed = typed_in(lower, text, open_end)
                     keys |= {("phrase", text)} if typed else set()
                     runs += 2 if typed else len(run_in(lower, analyzer, words))
             near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
@@ -88,10 +88,11 @@ def every_line(
     return out
 
 
-def typed_in(line: str, text: str) -> bool:
-    """`text` is in `line` as typed, not as a piece of a longer word."""
+def typed_in(line: str, text: str, open_end: bool = False) -> bool:
+    """`text` is in `line` as typed, not as a piece of a longer word (`open_end`: as the
+    start of a word)."""
     before = r"(?<!\w)" if re.match(r"\w", text[0]) else ""
-    after = r"(?!\w)" if re.match(r"\w", text[-1]) else ""
+    after = r"(?!\w)" if re.match(r"\w", text[-1]) and not open_end else ""
     return re.search(before + re.escape(text) + after, line) is not None
 
 
@@ -170,7 +171,9 @@ def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(
     terms = frozenset(t for w in query_words + rng.sample(plain, 1) for t in (w, analyzer.stem(w)))
     if rng.random() < 0.5:  # a term of two letters that the phrase starts with (a family's root)
         terms |= {query_words[0][:2]}
-    phrases = ((tuple(frozenset({w, analyzer.stem(w)}) for w in query_words), typed),)
+    open_end = rng.random() < 0.3  # as a picker sends it: the last word typed in part
+    text = typed[: len(typed) - rng.randint(0, len(query_words[-1]) - 1)] if open_end else typed
+    phrases = (Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in query_words), text, open_end),)
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n, phrases=phrases)
     got = [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, head=head, phrases=phrases)]
@@ -188,7 +191,7 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     )
     words = ("usb", "register", "driver")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
-    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "usb_register_driver")
+    phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "usb_register_driver", False)
     [without] = best_snippets([markdown], 1, analyzer, terms)
     [got] = best_snippets([markdown], 1, analyzer, terms, phrases=(phrase,))
     assert without.line == 1 and got.line == 53
@@ -199,11 +202,11 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     )
     words = ("mmc", "add", "host")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
-    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host")
+    phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host", False)
     [got] = best_snippets([calls], 1, analyzer, terms, phrases=(phrase,))
     assert got.text == "\tret = mmc_add_host(mmc);"
     # The text as typed inside other words is not the phrase: its words are not there.
-    pair = ((frozenset({"usb"}), frozenset({"driver"})), "usb_driver")
+    pair = Phrase((frozenset({"usb"}), frozenset({"driver"})), "usb_driver", False)
     [other] = best_snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))
     assert other.line == 2
 
@@ -219,7 +222,7 @@ def test_an_identifier_s_words_in_a_run_beat_its_words_apart_and_a_whole_run_bea
     def snippet_of(text: str, typed: str) -> str:
         words = tuple(typed.lower().split("_"))
         terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
-        phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), typed)
+        phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), typed, False)
         [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
         return got.text.split("\n")[0]
 
@@ -237,13 +240,35 @@ def test_an_identifier_s_words_in_a_run_beat_its_words_apart_and_a_whole_run_bea
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_an_identifier_being_typed_is_shown_where_a_name_starts_as_typed(small, monkeypatch):
+    """`of_pr*`: the line where `of_property_read_u32(` is written, not the comment
+    holding "of property" earlier (its words in a run, not joined to a longer name, as
+    a name being typed always is); `spin_lock_ir*` where a name starts so, not inside
+    `raw_spin_lock_irq`."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+
+    def snippet_of(text: str, words: tuple[frozenset[str], ...], typed: str) -> str:
+        terms = frozenset().union(*words)
+        [got] = best_snippets([text], 1, analyzer, terms, phrases=(Phrase(words, typed, True),))
+        return got.text.split("\n")[0]
+
+    of = "/* @name: Name of property holding a phandle */\n" + "\n" * 5 + "\tret = of_property_read_u32(np, name);\n"
+    words = (frozenset({"of"}), frozenset({"property", "propert", "prop"}))
+    assert snippet_of(of, words, "of_pr") == "\tret = of_property_read_u32(np, name);"
+    spin = "\traw_spin_lock_irq(&desc->lock);\n" + "\n" * 5 + "\tspin_lock_irqsave(&host->lock, flags);\n"
+    words = (frozenset({"spin"}), frozenset({"lock"}), frozenset({"irq", "irqsave"}))
+    assert snippet_of(spin, words, "spin_lock_ir") == "\tspin_lock_irqsave(&host->lock, flags);"
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 def test_a_phrase_counts_in_the_bound_of_a_line_beside_the_terms_its_first_letters_start(small, monkeypatch):
     """Where a short term ("re") makes its letters a family's root, one occurrence of them
     is bounded by the bits a word can give and the phrase starting there."""
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
     analyzer = Analyzer("english")
     terms = frozenset({"re", "resetting", "reset", "driver"})
-    phrase = ((frozenset({"resetting", "reset"}), frozenset({"driver"})), "resetting_driver")
+    phrase = Phrase((frozenset({"resetting", "reset"}), frozenset({"driver"})), "resetting_driver", False)
     [got] = best_snippets(["resetting the driver\nresetting_driver\n"], 1, analyzer, terms, phrases=(phrase,))
     assert got.line == 2
 
@@ -318,7 +343,7 @@ def test_a_later_piece_is_read_for_a_phrase_as_typed_that_the_first_lacks():
     analyzer = Analyzer("english")
     words = ("lane", "reserved", "mask")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
-    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "lane_reserved_mask")
+    phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "lane_reserved_mask", False)
     first = "#define LANE0_RESERVED_SPACE_MASK 0x1\n" + "#define OTHER 0x2\n" * 400
     inside = "#define PHY_LANE_RESERVED_MASK_HI 0x3\n" + "#define OTHER 0x2\n" * 400  # a piece of a longer name
     last = "#define OTHER 0x2\n" * 50 + "#define LANE_RESERVED_MASK 0x4\n"
@@ -360,7 +385,7 @@ def test_a_phrase_inside_a_longer_name_adds_nothing_to_a_line_s_bound(small, mon
     analyzer = Analyzer("english")
     words = ("mmc", "add", "host")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
-    phrase = (tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host")
+    phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host", False)
     text = "void mmc_add_host_debugfs(struct mmc_host *host);\n" * 30 + "\tret = mmc_add_host(mmc);\n"
     [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
     assert (got.line, got.text) == (31, "\tret = mmc_add_host(mmc);")

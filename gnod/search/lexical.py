@@ -40,6 +40,7 @@ from gnod.search.grammar import (
     parse,
     text_not_syntax,
 )
+from gnod.search.snippet import Phrase
 from gnod.store import documents as store
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import (
@@ -151,7 +152,7 @@ class Result:
     stems: frozenset[str]  # what a snippet or a highlight should mark
     notes: list[str]
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
-    phrases: tuple[tuple[tuple[frozenset[str], ...], str], ...] = ()  # for snippets (_phrases)
+    phrases: tuple[Phrase, ...] = ()  # for snippets (_phrases)
     name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
     # Each document defining `name` (_defining): its first definition, where its passage opens.
     defined: dict[int, Symbol] = dataclasses.field(default_factory=dict)
@@ -756,14 +757,15 @@ def _idf(n: int, docs: int) -> float:
 
 def _phrases(
     clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
-) -> tuple[tuple[tuple[frozenset[str], ...], str], ...]:
+) -> tuple[Phrase, ...]:
     """Each positive phrase of the query (quoted, an identifier, a compound, a CJK word):
     its words, each the set of its forms (as typed, and stemmed in each language the
-    query is), and its text as typed (the quotes off, blanks one space). A snippet
-    prefers a line holding it so to one holding its words apart
+    query is), its text as typed (the quotes off, blanks one space), and whether that
+    text is open: typed unquoted with `*` at its end (what a picker sends), it is the
+    start of what a line holds (`of_pr`, held by `of_property_read_u32(`, not by "of
+    property"). A snippet prefers a line holding it so to one holding its words apart
     (`usb_register_driver` over `usb_register_device_driver`). An identifier ending in a
-    prefix (`mmc_add*`, as a picker sends what is typed) has for its last word the words
-    the prefix stands for, and no text as typed (''): a line holds it only as a run."""
+    prefix (`mmc_add*`) has for its last word the words the prefix stands for."""
     out = []
     for c in clauses:
         if c.phrase and not c.negated and len(c.tokens) > 1:
@@ -771,9 +773,12 @@ def _phrases(
             forms = [whole, *analyzers.stem_sequences(whole, languages)]
             words = tuple(frozenset(form[i] for form in forms) for i in range(len(whole)))
             if c.prefix:
-                out.append(((*words, _terms([_last_word(c)], analyzers, languages, stop)), ""))
+                words = (*words, _terms([_last_word(c)], analyzers, languages, stop))
+            if c.raw.startswith('"'):
+                out.append(Phrase(words, " ".join(c.raw.strip('"').split()), False))
             else:
-                out.append((words, " ".join(c.raw.strip('"').split())))
+                typed = c.raw.removeprefix("+")
+                out.append(Phrase(words, typed.removesuffix("*"), typed.endswith("*")))
     return tuple(out)
 
 

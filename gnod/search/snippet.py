@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import reduce
 from operator import or_
 from typing import NamedTuple, Protocol
@@ -52,6 +52,14 @@ TERMS_PER_WORD = 2
 RUN_BITS = 2
 
 
+class Phrase(NamedTuple):
+    """A phrase of the query, as a line is judged by it (search.lexical._phrases)."""
+
+    words: Sequence[frozenset[str]]  # each word's forms among the terms
+    text: str  # as typed
+    open: bool  # `text` is the start of what a line holds (typed with `*` at its end)
+
+
 class Snippet(NamedTuple):
     line: int  # 1-based line of the stored Markdown where `text` starts
     text: str
@@ -70,7 +78,7 @@ class _TermBits(dict[str, int]):
         analyzer: Analyzer,
         terms: frozenset[str],
         groups: Iterable[frozenset[str]] = (),
-        phrases: Iterable[tuple[Sequence[frozenset[str]], str]] = (),
+        phrases: Iterable[Phrase] = (),
     ) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, terms
@@ -78,9 +86,11 @@ class _TermBits(dict[str, int]):
         self.phrases = _phrase_bits(self.bit, phrases)
         self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
         self.runs = reduce(or_, (p.near | p.whole for p in self.phrases), 0)  # their runs' bits
-        # The probes that are phrases alone (no term's first letters): a line holds one
-        # only where it stands apart from the words around it (_standalone).
-        self.apart = frozenset(p.text for p in self.phrases if p.bit) - {t[:3] for t in self.bit}
+        # The probes that are phrases alone (no term's first letters), each with whether
+        # it is open: a line holds one only where it stands apart from the words around
+        # it (_standalone).
+        leads = {t[:3] for t in self.bit}
+        self.apart = {p.text: p.open for p in self.phrases if p.bit and p.text not in leads}
         self.ceiling = len(set(self.bit.values())) + self.typed.bit_count()  # what a line can score at most
         self.run_ceiling = RUN_BITS * len(self.phrases)  # what its runs can give it at most
         self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
@@ -104,7 +114,7 @@ class _TermBits(dict[str, int]):
         for phrase in self.phrases:
             if all(map(found.__and__, phrase.masks)):
                 lower = lower or text.lower()
-                if phrase.bit and phrase.text in lower and _standalone(lower, phrase.text):
+                if phrase.bit and phrase.text in lower and _standalone(lower, phrase.text, phrase.open):
                     found |= phrase.bit | phrase.near | phrase.whole
                 else:
                     found |= self._run(phrase, lower, tokens)
@@ -145,10 +155,11 @@ def _in_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def _standalone(text: str, typed: str) -> bool:
+def _standalone(text: str, typed: str, open_end: bool = False) -> bool:
     """Whether `typed` occurs in `text` other than as a piece of a longer word: a word
-    character at either end of it must not go on into one beside it."""
-    head, tail = _in_word(typed[0]), _in_word(typed[-1])
+    character at either end of it must not go on into one beside it (`open_end`: at its
+    start only, as the start of a word)."""
+    head, tail = _in_word(typed[0]), _in_word(typed[-1]) and not open_end
     at = text.find(typed)
     while at >= 0:
         end = at + len(typed)
@@ -163,11 +174,11 @@ def _joined(text: str, at: int) -> bool:
     return 0 <= at < len(text) and text[at] == "_"
 
 
-def _find_apart(text: str, typed: str, start: int) -> int:
+def _find_apart(text: str, typed: str, start: int, open_end: bool = False) -> int:
     """Where `typed` next occurs in `text` from `start` on other than as a piece of a
     longer word (_standalone), or -1."""
     at = text.find(typed, start)
-    while at >= 0 and not _standalone(text[max(at - 1, 0) : at + len(typed) + 1], typed):
+    while at >= 0 and not _standalone(text[max(at - 1, 0) : at + len(typed) + 1], typed, open_end):
         at = text.find(typed, at + 1)
     return at
 
@@ -179,12 +190,13 @@ def _word_codes(codes: np.ndarray) -> np.ndarray:
     return word
 
 
-def _apart(codes: np.ndarray, at: np.ndarray, typed: str) -> np.ndarray:
-    """Which occurrences `at` of `typed` in `codes` are not pieces of a longer word."""
+def _apart(codes: np.ndarray, at: np.ndarray, typed: str, open_end: bool = False) -> np.ndarray:
+    """Which occurrences `at` of `typed` in `codes` are not pieces of a longer word
+    (`open_end`: at its start only)."""
     keep = np.ones(len(at), dtype=bool)
     if _in_word(typed[0]):
         keep &= (at == 0) | ~_word_codes(codes[np.maximum(at - 1, 0)])
-    if _in_word(typed[-1]):
+    if _in_word(typed[-1]) and not open_end:
         end = at + len(typed)
         keep &= (end >= len(codes)) | ~_word_codes(codes[np.minimum(end, len(codes) - 1)])
     return keep
@@ -196,16 +208,16 @@ class _PhraseBit(NamedTuple):
     whole: int  # such a run not joined to a longer name
     masks: tuple[int, ...]  # each word's: the bits of its forms
     text: str  # as typed, lowercase
+    open: bool  # held where a word starts with `text` (Phrase.open)
     leads: tuple[frozenset[str], ...]  # each word's: its terms' first three letters
 
 
-def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset[str]], str]]) -> list[_PhraseBit]:
-    """A bit and RUN_BITS more for each distinct phrase (its words, each the set of its
-    forms, and its text as typed), after the terms'; a phrase without a text as typed
-    (an identifier ending in a prefix) has only the RUN_BITS, and `bit` 0."""
+def _phrase_bits(bit: dict[str, int], phrases: Iterable[Phrase]) -> list[_PhraseBit]:
+    """A bit and RUN_BITS more for each distinct phrase, after the terms'; a phrase
+    without a text as typed has only the RUN_BITS, and `bit` 0."""
     out: dict[str | tuple[int, ...], _PhraseBit] = {}
     k = len(set(bit.values()))
-    for words, text in phrases:
+    for words, text, open_end in phrases:
         masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in words)
         typed = text.lower()
         key = typed or masks
@@ -213,7 +225,7 @@ def _phrase_bits(bit: dict[str, int], phrases: Iterable[tuple[Sequence[frozenset
             own = 1 << k if typed else 0
             k += bool(typed)
             leads = tuple(frozenset(t[:3] for t in forms if t in bit) for forms in words)
-            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed, leads)
+            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed, open_end, leads)
             k += RUN_BITS
     return list(out.values())
 
@@ -346,7 +358,7 @@ def best_snippets(
     n: int = 1,
     groups: Iterable[frozenset[str]] = (),
     head: Callable[[int], str | None] | None = None,
-    phrases: Iterable[tuple[Sequence[frozenset[str]], str]] = (),
+    phrases: Iterable[Phrase] = (),
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -387,7 +399,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
         start = max(body_line - 1 - before, 0)
         lower = text.lower()
         passed = (
-            not any(_standalone(lower, p.text) for p in bits.phrases if p.bit and not p.bit & typed)
+            not any(_standalone(lower, p.text, p.open) for p in bits.phrases if p.bit and not p.bit & typed)
             if found
             else bool(first) and not any(term in lower for term in bits.bit)
         )
@@ -489,6 +501,9 @@ def _probes(leads: Iterable[tuple[str, int]]) -> Counter[str]:
     return Counter({probe: len(bits) for probe, bits in found.items()})
 
 
+_NOTHING_APART: Mapping[str, bool] = {}
+
+
 def _roots(probes: Counter[str]) -> dict[str, str]:
     """The probes that start with a shorter one, each with the shortest it starts with:
     a term of one or two letters ("un") is found wherever the longer probes it starts
@@ -501,14 +516,19 @@ def _roots(probes: Counter[str]) -> dict[str, str]:
 
 
 def _small_bounds(
-    lower: str, start: int, probes: Counter[str], ceiling: int, per_word: int, apart: frozenset[str] = frozenset()
+    lower: str,
+    start: int,
+    probes: Counter[str],
+    ceiling: int,
+    per_word: int,
+    apart: Mapping[str, bool] = _NOTHING_APART,
 ) -> tuple[list[int], list[int]]:
     """The lines from `start` on that hold a term's first three letters, best bound first
     (then in order), and their bounds: found by `str.find` over the lowercased text, a
     line's number by counting the line breaks before it (cheaper than arrays for a small
     text). No bound is above `ceiling`, the distinct terms there are (a prefix's words
     one); an occurrence of a probe is at most `per_word` of them. A probe of `apart` (a
-    phrase) counts only where it is not a piece of a longer word."""
+    phrase, with whether it is open) counts only where it is not a piece of a longer word."""
     root = _roots(probes)
     families = set(root.values())
     bound: dict[int, int] = {}
@@ -519,8 +539,9 @@ def _small_bounds(
         into = credit.setdefault(r, {}) if r in families else bound
         is_root = probe in families
         counting = weight > per_word or is_root  # one word is not all the terms that start so
-        alone = probe in apart
-        pos, line, counted = _find_apart(lower, probe, 0) if alone else lower.find(probe), 0, 0  # line: at `counted`
+        alone, open_end = probe in apart, apart.get(probe, False)
+        pos = _find_apart(lower, probe, 0, open_end) if alone else lower.find(probe)
+        line, counted = 0, 0  # the line `counted` is on
         while pos >= 0:
             line += lower.count("\n", counted, pos)
             counted = pos
@@ -536,7 +557,7 @@ def _small_bounds(
                 break
             line += 1
             counted = end + 1
-            pos = _find_apart(lower, probe, counted) if alone else lower.find(probe, counted)
+            pos = _find_apart(lower, probe, counted, open_end) if alone else lower.find(probe, counted)
     for r, lines in credit.items():
         for i, c in lines.items():  # a line holding a longer probe holds its root too
             bound[i] = bound.get(i, 0) + min(c, caps[r][i])
@@ -551,7 +572,7 @@ def _big_bounds(
     probes: Counter[str],
     ceiling: int,
     per_word: int,
-    apart: frozenset[str] = frozenset(),
+    apart: Mapping[str, bool] = _NOTHING_APART,
 ) -> tuple[list[int], list[int]]:
     """As _small_bounds, by array compares over the whole text (`low_codes`, the
     lowercased text's characters), so a big document costs little more than a small one."""
@@ -576,7 +597,7 @@ def _big_bounds(
         if r in families and r == probe:
             root_at[r] = at
         if probe in apart:
-            at = at[_apart(low_codes, at, probe)]
+            at = at[_apart(low_codes, at, probe, apart[probe])]
         if not len(at):
             continue
         rows = low_starts.searchsorted(at, side="right") - 1
