@@ -26,7 +26,9 @@ after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose f
 timing, every query of QUERIES × --rounds) and per kind, the first round's own p50 and
 max (the index just written, its pages maybe not in memory yet), hard_took_ms_p50= and
 hard_took_ms_max= (HARD × --rounds: words in nearly every file; each query's median on a
-`# hard:` line), glob_took_ms_p50= and glob_took_ms_max= (GLOBS, the same way: path
+`# hard:` line), typing_took_ms_p50= and typing_took_ms_max= (TYPING, the same way:
+identifiers being typed, as an editor's picker sends them), glob_took_ms_p50= and
+glob_took_ms_max= (GLOBS, the same way: path
 filters that no literal start or end narrows), gnoctl_search_p50_ms= beside
 python_startup_p50_ms= (`python -I -S -c pass`, the same loop), with --compare,
 overlap_at_10= (mean share of each query's top 10 that the saved run also had), and
@@ -130,6 +132,20 @@ HARD = [
     "the of and to a in is it",
     "static const struct",
     "if else return",
+]
+# Identifiers being typed, as an editor's picker sends them keystroke after keystroke
+# (the last word a prefix): timed apart as HARD is.
+TYPING = [
+    "of_pr*",
+    "usb_su*",
+    "spin_lock_ir*",
+    "mmc_add*",
+    "mutex_lo*",
+    "wait_event_in*",
+    "dev_err*",
+    "list_for_each_en*",
+    "pci_en*",
+    "kmalloc_ar*",
 ]
 # Path filters of the shapes people type, which no literal start or end narrows to a
 # few paths (a folder anywhere, a folder under a pattern, an extension in such folders,
@@ -333,6 +349,7 @@ def main() -> None:
         )
 
         apart(d, "hard", [(q, {}) for q in HARD], args.rounds)
+        apart(d, "typing", [(q, {}) for q in TYPING], args.rounds)
         apart(d, "glob", [(q, {"filters": {"path": g}}) for q, g in GLOBS], args.rounds)
 
         sym_took, first = [], 0
