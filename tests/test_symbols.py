@@ -669,16 +669,19 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     words found most after "of" in any text: `of process`, `of private` in prose came
     first. Once definitions are parsed, it stands for the words that follow in the names
     defined (`of property`), so only the files using those names match; a prefix no name
-    defined starts with still stands for the index's words."""
-    from conftest import lexical_paths
+    defined starts with still stands for the index's words, and so does one where the
+    documents searched hold none of the names (a filter leaves out those using them)."""
+    from conftest import lexical_index, lexical_paths
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
+    from gnod.search import filters, lexical
     from gnod.text.analyzer import AnalyzerSet
 
     prose = "The state of process tables, of private data and of printers is kept. " * 4
     files = {
         "include/of.h": "static inline int of_property_read_u32(const char *name)\n{\n\treturn 0;\n}\n",
         "drivers/probe.c": 'static int probe(void)\n{\n\treturn of_property_read_u32("reg");\n}\n',
+        "app/table.c": "static int run(void)\n{\n\treturn of_process_table[0];\n}\n",
         **{f"notes{i}.md": f"# Notes {i}\n\n{prose}\n" for i in range(3)},
     }
     root = write_tree(str(tmp_path / "src"), files)
@@ -691,7 +694,11 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
     assert sorted(lexical_paths(db, an, "of_pr*")) == ["drivers/probe.c", "include/of.h"]
     assert sorted(lexical_paths(db, an, "OF_PROPERTY_RE*")) == ["drivers/probe.c", "include/of.h"]
-    assert sorted(lexical_paths(db, an, "of_proc*")) == ["notes0.md", "notes1.md", "notes2.md"]  # no name starts so
+    assert sorted(lexical_paths(db, an, "of_proc*")) == ["app/table.c", "notes0.md", "notes1.md", "notes2.md"]
+    with lexical_index(db, an) as index:
+        where = filters.Filter(path="app/*")
+        rows = lexical.search(index, db, an, "of_pr*", docstore.language_counts(db), 10, where).rows
+    assert [docstore.docs_by_ids(db, [r.doc_id])[r.doc_id].rel_path for r in rows] == ["app/table.c"]
     assert lexical_paths(db, an, "state -of_pr*") == []  # negated, it excludes what it always did
 
 

@@ -579,6 +579,14 @@ def _defined_words(conn: apsw.Connection, c: Clause, cap: int) -> list[str]:
     return list(found)
 
 
+def _held(searcher: tantivy.Searcher, condition: Query, forms: Sequence[Sequence[str]], stem: Stem) -> bool:
+    """Whether a document meeting `condition` holds any of `forms` (words in a row)."""
+    held = Query.boolean_query([(Occur.Should, _form_query(EXACT, form, stem)) for form in forms])
+    return bool(
+        searcher.search(Query.boolean_query([(Occur.Must, condition), (Occur.Must, held)]), 1, count=False).hits
+    )
+
+
 def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], float]:
     """word → how far the documents holding its stem (in each of the query's languages)
     differ in number from those holding it as typed, as a share of the latter: a word of
@@ -670,17 +678,22 @@ def search(
     def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
         return analyzers.stem_sequences(form, languages)
 
+    condition = filter_query(conn, where, searcher)
+
     def complete(c: Clause) -> list[str]:
         """The index's words the prefix clause `c` stands for, most frequent first: for
         an identifier being typed, those following its whole tokens in the names the
-        collection defines (_defined_words), where any does; else the words starting
+        collections define (_defined_words), where any does and the documents searched
+        hold one so (the names may be another collection's); else the words starting
         with its last token, after an identifier's whole tokens those most frequent in
         the documents holding them as a phrase (`mmc_add_ho*`: host, not however)."""
         before, prefix = c.tokens[:-1], c.tokens[-1]
         limit = lexical.phrase_prefix_expansions if before else lexical.prefix_expansions
-        named = [w for w in _defined_words(conn, c, lexical.name_completions_max) if df(w)]
-        if named:
-            return sorted(named, key=df, reverse=True)[:limit]
+        named = sorted(
+            (w for w in _defined_words(conn, c, lexical.name_completions_max) if df(w)), key=df, reverse=True
+        )
+        if named and (condition is None or _held(searcher, condition, [(*before, w) for w in named[:limit]], stem)):
+            return named[:limit]
         among = _form_query(EXACT, before, stem) if before else None
         found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
@@ -696,7 +709,6 @@ def search(
     w = float(lexical.exact_weight)
     blend = _blended(clauses, df, searcher.num_docs, stem, lexical.prefix_longer_share)
     parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem, blend)
-    condition = filter_query(conn, where, searcher)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
