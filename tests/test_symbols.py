@@ -702,6 +702,41 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     assert lexical_paths(db, an, "state -of_pr*") == []  # negated, it excludes what it always did
 
 
+def test_a_prefix_s_closest_names_come_first_however_many_start_so(db, tmp_path, monkeypatch):
+    """`--symbol k*` read the first SYMBOL_CONTENTS contents defining a name starting so,
+    in the order they were stored, and sorted those: a short name defined in a file
+    stored later was not among them. Its shortest names are read first now, a length
+    at a time, until the documents asked for are found; with a filter, and for a
+    class's methods, the names are read as before."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.search import defining, filters
+    from gnod.text.analyzer import AnalyzerSet
+
+    monkeypatch.setattr(defining, "SYMBOL_CONTENTS", 6)
+    monkeypatch.setattr(defining, "SYMBOL_SHORTEST_FROM", 3)
+    an = AnalyzerSet()
+    root = str(tmp_path / "src")
+    long_names = {f"lib/long{i}.c": f"int kelvin_reading_{i}(void)\n{{\n\treturn {i};\n}}\n" for i in range(10)}
+    write_tree(root, long_names)
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    write_tree(root, {"zz/short.c": "int kv(void)\n{\n\treturn 0;\n}\n"})  # stored last
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+
+    def first(where: filters.Filter = filters.NO_FILTER, wanted: int = 2) -> list[str]:
+        found, _ = defining.definitions(db, "k", where, None, prefix=True, wanted=wanted)
+        return [f.symbol.name for f in found][:2]
+
+    assert first() == ["kv", "kelvin_reading_0"]
+    assert first(wanted=1) == ["kv"]
+    # Filtered, the contents read are those the filter admits, in the order stored.
+    assert "kv" not in first(filters.Filter(path="lib/*"))
+    assert first(filters.Filter(path="zz/*")) == ["kv"]
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

@@ -7,13 +7,15 @@ lists them in this order; a search for one identifier prefers the documents they
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import groupby
+from typing import Any
 
 import apsw
 
 from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX
 from gnod.ingest.symbols import DEFINE, grammar_for
 from gnod.search import filters
-from gnod.search.constants import SYMBOL_CONTENTS
+from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_SHORTEST_FROM
 from gnod.store import symbols as symstore
 
 # Where C or C++ files define `name` as an object-like macro (search.macros.object_like).
@@ -35,6 +37,7 @@ def definitions(
     prefix: bool = False,
     container: str = "",
     kconfig_enough: bool = False,
+    wanted: int = SYMBOL_CONTENTS,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -45,20 +48,22 @@ def definitions(
     case first, then the name's length (a prefix's closest), then what other files can
     use before a macro a C source file defines for itself (often a stand-in, as
     lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
-    nearest the top of its collection (a vendored or test copy lies deeper), then the path."""
+    nearest the top of its collection (a vendored or test copy lies deeper), then the path.
+    `wanted`: how many documents are asked for (a prefix's shortest names suffice)."""
     sql, args = filters.where(filters.resolve(where))
+    # A prefix's shortest names are its closest, but not a class's methods' nor the
+    # documents a filter admits, nor Kconfig's options among names of every kind.
+    shortest = prefix and not container and not filters.active(where)
     found = [
         f
-        for f in symstore.lookup(conn, name, prefix, sql, args, SYMBOL_CONTENTS)
+        for f in _named(conn, name, prefix, shortest, sql, args, wanted)
         if not container or (f.symbol.container or "").casefold() == container.casefold()
     ]
     names = {name}
     if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
         option = name[len(CONFIG_PREFIX) :]  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
         names.add(option)
-        found += [
-            f for f in symstore.lookup(conn, option, prefix, sql, args, SYMBOL_CONTENTS) if f.symbol.kind == CONFIG
-        ]
+        found += [f for f in _named(conn, option, prefix, False, sql, args, wanted) if f.symbol.kind == CONFIG]
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
     settled = any(
         f.symbol.name in names and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG)) for f in found
@@ -67,6 +72,41 @@ def definitions(
         found += object_like(name, where)
     found.sort(key=lambda f: (*standing(f, names), f.rel_path, f.symbol.start_line))
     return found, names
+
+
+def _named(
+    conn: apsw.Connection, name: str, prefix: bool, shortest: bool, sql: str, args: list[Any], wanted: int
+) -> list[symstore.Defined]:
+    """The definitions of `name` (`prefix`: of the names starting so). Where `shortest`
+    (no filter, no class), a prefix's names are read a length at a time, shortest first,
+    until they are defined in `wanted` documents: its closest names whatever how many
+    start so, where reading the contents of every one (`k*`: 14,000 of them) stopped at
+    SYMBOL_CONTENTS, in no order of theirs. The names of several lengths are looked up
+    at once while those read so far cannot be defined in enough contents; a prefix whose
+    names few contents define (SYMBOL_SHORTEST_FROM) is read at once."""
+    folded = name.lower()
+    if (
+        not (prefix and shortest and name)
+        or symstore.contents_starting(conn, folded, SYMBOL_SHORTEST_FROM) <= SYMBOL_SHORTEST_FROM
+    ):
+        return symstore.lookup(conn, [name], prefix, sql, args, SYMBOL_CONTENTS)
+    found: list[symstore.Defined] = []
+    batch: list[str] = []
+    contents = documents = 0  # contents defining the names read, documents found
+    # Each name is defined in a content at least: SYMBOL_CONTENTS of them are as many as are read.
+    for _, group in groupby(symstore.names_by_length(conn, folded, SYMBOL_CONTENTS), key=lambda row: len(row[0])):
+        for n, docs in group:
+            batch.append(n)
+            contents += docs
+        if contents < wanted and contents < SYMBOL_CONTENTS:
+            continue
+        found += symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS)
+        batch = []
+        documents = len({f.doc_id for f in found})
+        if documents >= wanted or contents >= SYMBOL_CONTENTS:
+            return found
+        wanted += wanted - documents  # a content defining several of the names counted once each
+    return found + (symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS) if batch else [])
 
 
 # A definition's place among others, before its path (standing).

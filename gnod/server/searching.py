@@ -124,7 +124,7 @@ def definitions(
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
-    found, names = defining.definitions(conn, name, where, object_like, prefix, container)
+    found, names = defining.definitions(conn, name, where, object_like, prefix, container, wanted=p.limit)
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:
         by_doc.setdefault(f.doc_id, []).append(f)

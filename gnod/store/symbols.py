@@ -9,7 +9,7 @@ their content (a foreign-key cascade and a trigger).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import apsw
@@ -146,11 +146,33 @@ def names_starting(conn: apsw.Connection, prefix: str, cap: int) -> list[str] | 
     return None if len(rows) > cap else [name for (name,) in rows]
 
 
-def lookup(conn: apsw.Connection, name: str, prefix: bool, where: str, args: list[Any], cap: int) -> list[Defined]:
-    """Definitions named `name` (any case; `prefix`: names starting with it), in documents
-    passing the SQL condition `where` over `documents d` and `collections c`; at most
-    `cap` contents are read."""
-    match = _fts_phrase(name) + ("*" if prefix else "")
+def contents_starting(conn: apsw.Connection, prefix: str, most: int) -> int:
+    """How many contents define a name starting with `prefix` (in lower case), a content
+    counted once a name; past `most`, some number above it (its names are not all read)."""
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    rows = conn.execute(
+        "SELECT doc FROM symbol_vocab WHERE term >= ? AND term < ? LIMIT ?", (prefix, upper, most + 1)
+    ).fetchall()
+    return len(rows) if len(rows) > most else sum(docs for (docs,) in rows)
+
+
+def names_by_length(conn: apsw.Connection, prefix: str, most: int) -> Iterator[tuple[str, int]]:
+    """The `most` shortest names defined that start with `prefix` (in lower case, as
+    symbol_names keeps them), shortest first, each with how many contents define it."""
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    yield from conn.execute(
+        "SELECT term, doc FROM symbol_vocab WHERE term >= ? AND term < ? ORDER BY length(term), term LIMIT ?",
+        (prefix, upper, most),
+    )
+
+
+def lookup(
+    conn: apsw.Connection, names: Sequence[str], prefix: bool, where: str, args: list[Any], cap: int
+) -> list[Defined]:
+    """Definitions named any of `names` (any case; `prefix`: names starting with one), in
+    documents passing the SQL condition `where` over `documents d` and `collections c`;
+    at most `cap` contents are read."""
+    match = " OR ".join(_fts_phrase(name) + ("*" if prefix else "") for name in names)
     rows = conn.execute(
         "SELECT d.id, d.rel_path, s.symbols FROM symbol_names n "
         "JOIN content_symbols s ON s.content_id = n.rowid "
@@ -160,11 +182,12 @@ def lookup(conn: apsw.Connection, name: str, prefix: bool, where: str, args: lis
         f"WHERE symbol_names MATCH ? AND {where} LIMIT ?",
         [match, *args, cap],
     )
-    wanted = name.casefold()
+    wanted = {name.casefold() for name in names}
+    starts = tuple(wanted) if prefix else ()
     found: list[Defined] = []
     for doc_id, rel_path, blob in rows:
         for s in _unpack(blob):
             folded = s.name.casefold()
-            if folded == wanted or (prefix and folded.startswith(wanted)):
+            if folded in wanted or folded.startswith(starts):
                 found.append(Defined(doc_id, rel_path, s))
     return found
