@@ -392,8 +392,8 @@ SYMBOL_LINES = 3
 # A `search --symbol` prefix whose names more contents than this define is read by its
 # shortest names first, a length at a time, until the documents asked for are found: so
 # the closest names come first past SYMBOL_CONTENTS too, and `k*` (14,000 contents)
-# reads a few instead of 2,000 (171 → 20 ms on the kernel tree, `dev_*` 32 → 8). Fewer
-# are read at once, one statement (`of_pr*`: 56 contents, 2.7 ms; a length at a time 7).
+# reads a few instead of 2,000 (143 → 11 ms on the kernel tree, `dev_*` 19 → 8). Fewer
+# are read at once, in one statement (`of_pr*`: 56 contents, 2 ms; 7 a length at a time).
 SYMBOL_SHORTEST_FROM = 200
 # `search --symbol NAME`: at most this many C files holding the words `define NAME` are
 # read for an object-like macro's definition (search.macros).
