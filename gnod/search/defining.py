@@ -92,7 +92,7 @@ def _named(
         return symstore.lookup(conn, [name], prefix, sql, args, SYMBOL_CONTENTS)
     found: list[symstore.Defined] = []
     batch: list[str] = []
-    contents = documents = 0  # contents defining the names read, documents found
+    contents = 0  # contents defining the names read
     # Each name is defined in a content at least: SYMBOL_CONTENTS of them are as many as are read.
     for _, group in groupby(symstore.names_by_length(conn, folded, SYMBOL_CONTENTS), key=lambda row: len(row[0])):
         for n, docs in group:

@@ -135,35 +135,35 @@ def _fts_phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def names_starting(conn: apsw.Connection, prefix: str, cap: int) -> list[str] | None:
-    """The names defined that start with `prefix` (in lower case, as symbol_names keeps
-    them), in order; None where more than `cap` do (a prefix that says too little),
-    found by reading `cap` of them."""
+def _starting(conn: apsw.Connection, prefix: str, limit: int, by_length: bool = False) -> apsw.Cursor:
+    """symbol_vocab's rows (name, how many contents define it) of the names starting with
+    `prefix` (in lower case, as symbol_names keeps them), at most `limit`, in the names'
+    order or (`by_length`) shortest first."""
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    rows = conn.execute(
-        "SELECT term FROM symbol_vocab WHERE term >= ? AND term < ? LIMIT ?", (prefix, upper, cap + 1)
-    ).fetchall()
-    return None if len(rows) > cap else [name for (name,) in rows]
+    order = "ORDER BY length(term), term " if by_length else ""
+    return conn.execute(
+        f"SELECT term, doc FROM symbol_vocab WHERE term >= ? AND term < ? {order}LIMIT ?", (prefix, upper, limit)
+    )
+
+
+def names_starting(conn: apsw.Connection, prefix: str, cap: int) -> list[str] | None:
+    """The names defined that start with `prefix` (in lower case), in order; None where
+    more than `cap` do (a prefix that says too little), found by reading `cap` of them."""
+    rows = _starting(conn, prefix, cap + 1).fetchall()
+    return None if len(rows) > cap else [name for name, _ in rows]
 
 
 def contents_starting(conn: apsw.Connection, prefix: str, most: int) -> int:
     """How many contents define a name starting with `prefix` (in lower case), a content
     counted once a name; past `most`, some number above it (its names are not all read)."""
-    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    rows = conn.execute(
-        "SELECT doc FROM symbol_vocab WHERE term >= ? AND term < ? LIMIT ?", (prefix, upper, most + 1)
-    ).fetchall()
-    return len(rows) if len(rows) > most else sum(docs for (docs,) in rows)
+    rows = _starting(conn, prefix, most + 1).fetchall()
+    return len(rows) if len(rows) > most else sum(docs for _, docs in rows)
 
 
 def names_by_length(conn: apsw.Connection, prefix: str, most: int) -> Iterator[tuple[str, int]]:
-    """The `most` shortest names defined that start with `prefix` (in lower case, as
-    symbol_names keeps them), shortest first, each with how many contents define it."""
-    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    yield from conn.execute(
-        "SELECT term, doc FROM symbol_vocab WHERE term >= ? AND term < ? ORDER BY length(term), term LIMIT ?",
-        (prefix, upper, most),
-    )
+    """The `most` shortest names defined that start with `prefix` (in lower case),
+    shortest first, each with how many contents define it."""
+    yield from _starting(conn, prefix, most, by_length=True)
 
 
 def lookup(
