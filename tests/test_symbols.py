@@ -702,6 +702,61 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     assert lexical_paths(db, an, "state -of_pr*") == []  # negated, it excludes what it always did
 
 
+def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tmp_path):
+    """`spin_lock_ir*`, as a picker sends it while `spin_lock_irq` is typed: no name is
+    defined so yet, and bm25 put first a short file defining `_raw_spin_lock_irq` (the
+    words in a run, inside a longer name). The definitions of the names completing its
+    last word come first now, shortest first (spin_lock_irq, then spin_lock_irqsave; not
+    spin_lock_irq_nested, a word more), each hit's passage its definition; a name in
+    capitals may be C's object-like macro (`GFP_KER*` finds `#define GFP_KERNEL`); with
+    no name completing the word (`spin_lo*`: spin_lock_irq is a word more), bm25 alone."""
+    from conftest import lexical_index, lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    filler = "".join(f"/* field {i}: the lock's state number {i} */\nint lock_field_{i};\n" for i in range(200))
+    raw = "".join(f"\t_raw_spin_lock_irq(l{i});\n" for i in range(6))
+    files = {
+        "include/spinlock.h": f"{filler}static inline void spin_lock_irq(spinlock_t *l)\n{{\n\tgrab(l);\n}}\n"
+        f"#define spin_lock_irqsave(l, f) grab(l)\n{filler}",
+        "include/irqsave.h": f"{filler}static inline void spin_lock_irqsave_fn(spinlock_t *l)\n{{\n\tgrab(l);\n}}\n"
+        f"static inline void spin_lock_irq_nested(spinlock_t *l)\n{{\n\tgrab(l);\n}}\n{filler}",
+        "kernel/raw.c": f"void _raw_spin_lock_irq(raw_spinlock_t *l)\n{{\n{raw}}}\n",
+        "drivers/a.c": "static void a(void)\n{\n\tspin_lock_irq(&lock);\n\tx = GFP_KERNEL;\n}\n",
+        "include/gfp.h": f"{filler}#define GFP_KERNEL (__GFP_IO | __GFP_FS)\n{filler}",
+        "rust/lib.rs": "pub const GFP_KERNEL: u32 = 1;\n",
+        "drivers/b.c": "static void b(void)\n{\n\tp = kmalloc(8, GFP_KERNEL);\n\tq = kmalloc(8, GFP_KERNEL);\n}\n",
+    }
+    root = write_tree(str(tmp_path / "src"), files)
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    assert lexical_paths(db, an, "spin_lock_ir*")[0] == "kernel/raw.c"  # not parsed yet: bm25 alone
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    ranked = lexical_paths(db, an, "spin_lock_ir*")
+    assert ranked[0] == "include/spinlock.h" and ranked.index("include/irqsave.h") > 0
+    with lexical_index(db, an) as index:
+        where = filters.resolve(filters.Filter())
+        counts = docstore.language_counts(db)
+        hits = answer(index, db, an, SearchParams(query="spin_lock_ir*"), counts, where).hits
+        assert (hits[0].path, hits[0].snippet.symbol) == ("include/spinlock.h", "spin_lock_irq()")
+        assert hits[0].snippet.line == 401
+        hits = answer(index, db, an, SearchParams(query="GFP_KER*"), counts, where).hits
+        assert {h.path for h in hits[:2]} == {"include/gfp.h", "rust/lib.rs"}
+        header = next(h for h in hits if h.path == "include/gfp.h")
+        assert header.snippet.line == 401 and header.snippet.text.startswith("#define GFP_KERNEL")
+        # Filtered, the definitions are those the filter admits.
+        where = filters.resolve(filters.Filter(path="kernel/*"))
+        hits = answer(index, db, an, SearchParams(query="spin_lock_ir*"), counts, where).hits
+        assert [h.path for h in hits] == ["kernel/raw.c"]
+    assert lexical_paths(db, an, "spin_lo*")[0] == "kernel/raw.c"
+
+
 def test_a_prefix_s_closest_names_come_first_however_many_start_so(db, tmp_path, monkeypatch):
     """`--symbol k*` read the first SYMBOL_CONTENTS contents defining a name starting so,
     in the order they were stored, and sorted those: a short name defined in a file

@@ -6,6 +6,7 @@ lists them in this order; a search for one identifier prefers the documents they
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from itertools import groupby
 from typing import Any
@@ -38,6 +39,7 @@ def definitions(
     container: str = "",
     kconfig_enough: bool = False,
     wanted: int = SYMBOL_CONTENTS,
+    completing: int = 0,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -49,7 +51,11 @@ def definitions(
     use before a macro a C source file defines for itself (often a stand-in, as
     lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
     nearest the top of its collection (a vendored or test copy lies deeper), then the path.
-    `wanted`: how many documents are asked for (a prefix's shortest names suffice)."""
+    `wanted`: how many documents are asked for (a prefix's shortest names suffice).
+    `completing` (the name being typed, in a search): where nothing defines the name as
+    typed, the names that complete its last word are the ones asked for and returned
+    (`completions`; the object-like macros looked for are those of such names in
+    capitals: `GFP_KER` finds `#define GFP_KERNEL`)."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -64,12 +70,21 @@ def definitions(
         option = name[len(CONFIG_PREFIX) :]  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
         names.add(option)
         found += [f for f in _named(conn, option, prefix, False, sql, args, wanted) if f.symbol.kind == CONFIG]
+    # The names whose `#define NAME value` may be looked for, each with the names it is.
+    macros = [(name, names)]
+    if completing and not any(f.symbol.name in names for f in found):
+        completed = completions(conn, name, sql, args, completing)
+        if completed:
+            found, names = completed, {f.symbol.name for f in completed}
+            macros = [(n, {n}) for n in sorted(names) if n.isupper()]  # object-like macros are in capitals
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
-    settled = any(
-        f.symbol.name in names and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG)) for f in found
-    )
-    if object_like and not (prefix or container or settled):
-        found += object_like(name, where)
+    if object_like and not (prefix or container):
+        for macro, same in macros:
+            if not any(
+                f.symbol.name in same and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG))
+                for f in found
+            ):
+                found += object_like(macro, where)
     found.sort(key=lambda f: (*standing(f, names), f.rel_path, f.symbol.start_line))
     return found, names
 
@@ -107,6 +122,33 @@ def _named(
             return found
         wanted += wanted - documents  # a content defining several of the names counted once each
     return found + (symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS) if batch else [])
+
+
+# A camelCase name's next word: a capital after a small letter or digit.
+_HUMP = re.compile(r"[a-z0-9][A-Z]")
+
+
+def completions(conn: apsw.Connection, typed: str, sql: str, args: list[Any], most: int) -> list[symstore.Defined]:
+    """The definitions, in documents passing the SQL condition `sql`, of the names that
+    are `typed` with its last word completed and no word more, in its case, shortest
+    first (`spin_lock_ir`: spin_lock_irq, then spin_lock_irqsave; not
+    _raw_spin_lock_irq nor spin_lock_irq_rcu_node): the names an identifier being typed
+    is heading for. None where more than `most` names start as typed."""
+    folded = typed.lower()
+    names = [n for n in symstore.names_starting(conn, folded, most) or () if _completes(n, folded)]
+    if not names:
+        return []
+    found = [
+        f for f in symstore.lookup(conn, names, False, sql, args, SYMBOL_CONTENTS) if _completes(f.symbol.name, typed)
+    ]
+    names_found = {f.symbol.name for f in found}
+    found.sort(key=lambda f: (*standing(f, names_found), f.rel_path, f.symbol.start_line))
+    return found
+
+
+def _completes(name: str, typed: str) -> bool:
+    """Whether `name` is `typed` with its last word completed and no word more."""
+    return name.startswith(typed) and "_" not in name[len(typed) :] and not _HUMP.search(name, max(len(typed) - 1, 0))
 
 
 # A definition's place among others, before its path (standing).

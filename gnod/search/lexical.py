@@ -604,11 +604,18 @@ def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem)
 
 
 def _defining(
-    conn: apsw.Connection, name: str | None, where: filters.Filter, object_like: defining.ObjectLike | None
+    conn: apsw.Connection,
+    name: str | None,
+    where: filters.Filter,
+    object_like: defining.ObjectLike | None,
+    completing: int = 0,
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
-    definition, and how that definition stands (defining.standing). A name no C file
+    definition, and how that definition stands (defining.standing). A name being typed
+    (`completing`: at most so many names start as typed) that nothing defines yet stands
+    for the names completing its last word (`spin_lock_ir*`: spin_lock_irq, then
+    spin_lock_irqsave). A name no C file
     and no Kconfig option defines is looked for as C's `#define NAME value`
     (`object_like`: 8-12 ms on the kernel tree). For a plain word (`kmalloc`) a label
     (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
@@ -619,7 +626,7 @@ def _defining(
     labels = not plain
     if plain and name.islower():
         object_like = None
-    found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True)
+    found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True, completing=completing)
     out: dict[int, Symbol] = {}
     standings: dict[int, defining.Standing] = {}
     for f in found:
@@ -713,7 +720,8 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     name = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
-    defined, standings = _defining(conn, name, where, object_like)
+    typing = lexical.name_completions_max if name is not None and clauses[0].prefix else 0
+    defined, standings = _defining(conn, name, where, object_like, typing)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
