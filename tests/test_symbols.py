@@ -708,8 +708,8 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
     words in a run, inside a longer name). The definitions of the names completing its
     last word come first now, shortest first (spin_lock_irq, then spin_lock_irqsave; not
     spin_lock_irq_nested, a word more), each hit's passage its definition; a name in
-    capitals may be C's object-like macro (`GFP_KER*` finds `#define GFP_KERNEL`); with
-    no name completing the word (`spin_lo*`: spin_lock_irq is a word more), bm25 alone."""
+    capitals may be C's object-like macro (`GFP_KER*` finds `#define GFP_KERNEL`), and
+    `CONFIG_PM_SL*` completes Kconfig's options (`config PM_SLEEP`); with no name completing the word (`spin_lo*`: spin_lock_irq is a word more), bm25 alone."""
     from conftest import lexical_index, lexical_paths
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -730,6 +730,8 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
         "include/gfp.h": f"{filler}#define GFP_KERNEL (__GFP_IO | __GFP_FS)\n{filler}",
         "rust/lib.rs": "pub const GFP_KERNEL: u32 = 1;\n",
         "drivers/b.c": "static void b(void)\n{\n\tp = kmalloc(8, GFP_KERNEL);\n\tq = kmalloc(8, GFP_KERNEL);\n}\n",
+        "kernel/Kconfig": f'{filler.replace("/*", "#").replace(" */", "")}config PM_SLEEP\n\tbool "Sleep"\n',
+        "kernel/power.c": "#ifdef CONFIG_PM_SLEEP\nint s;\n#endif\n" * 3,
     }
     root = write_tree(str(tmp_path / "src"), files)
     an = AnalyzerSet()
@@ -750,6 +752,8 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
         assert {h.path for h in hits[:2]} == {"include/gfp.h", "rust/lib.rs"}
         header = next(h for h in hits if h.path == "include/gfp.h")
         assert header.snippet.line == 401 and header.snippet.text.startswith("#define GFP_KERNEL")
+        hits = answer(index, db, an, SearchParams(query="CONFIG_PM_SL*"), counts, where).hits  # Kconfig's option
+        assert (hits[0].path, hits[0].snippet.text) == ("kernel/Kconfig", 'config PM_SLEEP\n\tbool "Sleep"')
         # Filtered, the definitions are those the filter admits.
         where = filters.resolve(filters.Filter(path="kernel/*"))
         hits = answer(index, db, an, SearchParams(query="spin_lock_ir*"), counts, where).hits

@@ -54,8 +54,9 @@ def definitions(
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
     typed, the names that complete its last word are the ones asked for and returned
-    (`completions`; the object-like macros looked for are those of such names in
-    capitals: `GFP_KER` finds `#define GFP_KERNEL`)."""
+    (`completions`; for `CONFIG_PM_SL`, Kconfig's options completing `PM_SL`; the
+    object-like macros looked for are those of such names in capitals: `GFP_KER` finds
+    `#define GFP_KERNEL`)."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -66,14 +67,17 @@ def definitions(
         if not container or (f.symbol.container or "").casefold() == container.casefold()
     ]
     names = {name}
+    option = ""  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
     if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
-        option = name[len(CONFIG_PREFIX) :]  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
+        option = name[len(CONFIG_PREFIX) :]
         names.add(option)
         found += [f for f in _named(conn, option, prefix, False, sql, args, wanted) if f.symbol.kind == CONFIG]
     # The names whose `#define NAME value` may be looked for, each with the names it is.
     macros = [(name, names)]
     if completing and not any(f.symbol.name in names for f in found):
         completed = completions(conn, name, sql, args, completing)
+        if not completed and option:  # CONFIG_PM_SL: Kconfig's PM_SLEEP
+            completed = [f for f in completions(conn, option, sql, args, completing) if f.symbol.kind == CONFIG]
         if completed:
             found, names = completed, {f.symbol.name for f in completed}
             macros = [(n, {n}) for n in sorted(names) if n.isupper()]  # object-like macros are in capitals
