@@ -167,6 +167,14 @@ def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
             "static void __maybe_unused\nohci_dump_ed(int ed)\n{\n}\n",
             [("decay", "function", 1), ("setup", "function", 6), ("ohci_dump_ed", "function", 10)],
         ),
+        # A loop macro after `else` reads as a function of type `else` named as the macro
+        # (`search --symbol list_for_each_entry` listed a driver's `else` line): here an
+        # `else` a preprocessor's branches leave after a function, as tree-sitter reads some
+        # `if (…) list_for_each_entry(…) { … } else list_for_each_entry(…) { … }` in one.
+        (
+            "void f(void)\n{\n}\nelse\n\tlist_for_each_entry(it, &p->items, head) {\n\t\tput(it);\n\t}\n",
+            [("f", "function", 1)],
+        ),
     ],
 )
 def test_c_definitions_are_named_as_written(source, expected):

@@ -73,7 +73,8 @@ GRAMMARS: dict[str, str] = {
 # 3: no C function without a parameter list (a loop macro's body: `for_each_node(node) {`);
 #    a `#define __getname() …` named __getname, its name not taken for an attribute macro.
 # 4: a C function's name after an attribute macro ending a line (`static int __init\ndecay(`).
-EXTRACTION = 4
+# 5: no C function of type `else` (`else list_for_each_entry(pos, head, member) {`).
+EXTRACTION = 5
 
 
 def stamp(grammar: str) -> str:
@@ -227,6 +228,9 @@ _C_WRAPPERS = frozenset(
         "reference_declarator",
     }
 )
+# Words of C's statements that tree-sitter, without a preprocessor, may read as a function's
+# type: `else list_for_each_entry(pos, head, member) {` (a loop macro after `else`).
+_C_STATEMENT_WORDS = frozenset({b"else", b"do", b"return", b"goto", b"case", b"default"})
 _GO_TYPES = {"struct_type": "struct", "interface_type": "interface"}
 # `__name(` at a word start, and what follows an attribute macro's `)` when more of the
 # declaration comes (a type, a name, a pointer's star), not a body, `;` or `,`.
@@ -334,15 +338,18 @@ def parse(text: str, grammar: str) -> list[Symbol]:
 def _declares_function(node: Any) -> bool:
     """Whether a C or C++ function definition is one: a loop macro and its block, as
     `for_each_node(node) { … }`, reads as a definition of type `for_each_node` whose
-    declarator is `(node)`, not a name and its parameters. A macro in capitals so read
-    defines what it names (`BPF_CALL_0(bpf_get_retval) { … }`): that one is kept."""
+    declarator is `(node)`, not a name and its parameters, and after `else` as one of
+    type `else` named as the macro. A macro in capitals so read defines what it names
+    (`BPF_CALL_0(bpf_get_retval) { … }`): that one is kept."""
+    kind = node.child_by_field_name("type")
+    if kind is not None and kind.text in _C_STATEMENT_WORDS:
+        return False
     target = node.child_by_field_name("declarator")
     while target is not None and target.type in _C_WRAPPERS and target.type != "function_declarator":
         inner = target.child_by_field_name("declarator")
         target = inner if inner is not None else (target.named_children or [None])[0]
     if target is not None and target.type == "function_declarator":
         return True
-    kind = node.child_by_field_name("type")
     return kind is not None and kind.type == "type_identifier" and kind.text.isupper()
 
 
