@@ -804,6 +804,30 @@ def test_a_prefix_s_closest_names_come_first_however_many_start_so(db, tmp_path,
     assert first(filters.Filter(path="zz/*")) == ["kv"]
 
 
+def test_kconfig_options_are_found_however_many_other_names_start_so(db, tmp_path, monkeypatch):
+    """`--symbol CONFIG_P*` read the first SYMBOL_CONTENTS contents defining any name
+    starting with P and kept Kconfig's options among them: C files stored before the
+    Kconfig file crowded its options out (on the kernel tree 17 of 1,632). Kconfig's
+    options are read from the contents parsed as Kconfig."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.search import defining, filters
+    from gnod.text.analyzer import AnalyzerSet
+
+    monkeypatch.setattr(defining, "SYMBOL_CONTENTS", 3)
+    an = AnalyzerSet()
+    root = str(tmp_path / "src")
+    write_tree(root, {f"lib/p{i}.c": f"int p_reading_{i}(void)\n{{\n\treturn {i};\n}}\n" for i in range(6)})
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    write_tree(root, {"kernel/Kconfig": 'config PM\n\tbool "Power management"\n'})  # stored last
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    found, _ = defining.definitions(db, "CONFIG_P", filters.NO_FILTER, None, prefix=True)
+    assert [(f.rel_path, f.symbol.name) for f in found if f.symbol.kind == "config"] == [("kernel/Kconfig", "PM")]
+
+
 def _content_id(db, mirror_hash: str) -> int:
     content_id: int = db.execute("SELECT id FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()[0]
     return content_id

@@ -43,7 +43,8 @@ _DTS_NODE = re.compile(r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*:[ \t]*)+)(?:[\w,.+\-]+(?:
 _DTS_LABEL = re.compile(r"[A-Za-z_]\w*")
 _BRACE = re.compile(r"[{}]")
 
-GRAMMARS = frozenset({"kconfig", "asm", "dts"})
+KCONFIG = "kconfig"
+GRAMMARS = frozenset({KCONFIG, "asm", "dts"})
 # How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
 CONFIG_PREFIX = "CONFIG_"
 
@@ -54,7 +55,7 @@ def parse(text: str, grammar: str) -> list[tuple[str, str, int, int]]:
     line = lambda at: bisect_left(newlines, at) + 1  # noqa: E731  (1-based, of the offset `at`)
     if grammar == "dts":
         return _dts(text, line)
-    return _kconfig(text, line) if grammar == "kconfig" else _asm(text, line)
+    return _kconfig(text, line) if grammar == KCONFIG else _asm(text, line)
 
 
 def _kconfig(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:

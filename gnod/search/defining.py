@@ -13,7 +13,7 @@ from typing import Any
 
 import apsw
 
-from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX
+from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX, KCONFIG
 from gnod.ingest.symbols import DEFINE, grammar_for
 from gnod.search import filters
 from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_SHORTEST_FROM
@@ -71,7 +71,7 @@ def definitions(
     if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
         option = name[len(CONFIG_PREFIX) :]
         names.add(option)
-        found += [f for f in _named(conn, option, prefix, False, sql, args, wanted) if f.symbol.kind == CONFIG]
+        found += [f for f in _named(conn, option, prefix, False, sql, args, wanted, KCONFIG) if f.symbol.kind == CONFIG]
     # The names whose `#define NAME value` may be looked for, each with the names it is.
     macros = [(name, names)]
     if completing and not any(f.symbol.name in names for f in found):
@@ -94,9 +94,18 @@ def definitions(
 
 
 def _named(
-    conn: apsw.Connection, name: str, prefix: bool, shortest: bool, sql: str, args: list[Any], wanted: int
+    conn: apsw.Connection,
+    name: str,
+    prefix: bool,
+    shortest: bool,
+    sql: str,
+    args: list[Any],
+    wanted: int,
+    grammar: str | None = None,
 ) -> list[symstore.Defined]:
-    """The definitions of `name` (`prefix`: of the names starting so). Where `shortest`
+    """The definitions of `name` (`prefix`: of the names starting so; `grammar`: in
+    contents parsed as that grammar, as Kconfig's options, which the contents of other
+    grammars defining names starting so would crowd out). Where `shortest`
     (no filter, no class), a prefix's names are read a length at a time, shortest first,
     until they are defined in `wanted` documents: its closest names whatever how many
     start so, where reading the contents of every one (`k*`: 14,000 of them) stopped at
@@ -108,7 +117,7 @@ def _named(
         not (prefix and shortest and name)
         or symstore.contents_starting(conn, folded, SYMBOL_SHORTEST_FROM) <= SYMBOL_SHORTEST_FROM
     ):
-        return symstore.lookup(conn, [name], prefix, sql, args, SYMBOL_CONTENTS)
+        return symstore.lookup(conn, [name], prefix, sql, args, SYMBOL_CONTENTS, grammar)
     found: list[symstore.Defined] = []
     batch: list[str] = []
     contents = 0  # contents defining the names read
@@ -119,13 +128,13 @@ def _named(
             contents += docs
         if contents < wanted and contents < SYMBOL_CONTENTS:
             continue
-        found += symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS)
+        found += symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS, grammar)
         batch = []
         documents = len({f.doc_id for f in found})
         if documents >= wanted or contents >= SYMBOL_CONTENTS:
             return found
         wanted += wanted - documents  # a content defining several of the names counted once each
-    return found + (symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS) if batch else [])
+    return found + (symstore.lookup(conn, batch, False, sql, args, SYMBOL_CONTENTS, grammar) if batch else [])
 
 
 # A camelCase name's next word: a capital after a small letter or digit.

@@ -167,12 +167,20 @@ def names_by_length(conn: apsw.Connection, prefix: str, most: int) -> Iterator[t
 
 
 def lookup(
-    conn: apsw.Connection, names: Sequence[str], prefix: bool, where: str, args: list[Any], cap: int
+    conn: apsw.Connection,
+    names: Sequence[str],
+    prefix: bool,
+    where: str,
+    args: list[Any],
+    cap: int,
+    grammar: str | None = None,
 ) -> list[Defined]:
     """Definitions named any of `names` (any case; `prefix`: names starting with one), in
-    documents passing the SQL condition `where` over `documents d` and `collections c`;
-    at most `cap` contents are read."""
+    documents passing the SQL condition `where` over `documents d` and `collections c`
+    (`grammar`: in contents parsed as that grammar); at most `cap` contents are read."""
     match = " OR ".join(_fts_phrase(name) + ("*" if prefix else "") for name in names)
+    if grammar is not None:  # its stamps, `kconfig/5`: "/" sorts just before "0"
+        where, args = f"({where}) AND s.grammar >= ? AND s.grammar < ?", [*args, f"{grammar}/", f"{grammar}0"]
     rows = conn.execute(
         "SELECT d.id, d.rel_path, s.symbols FROM symbol_names n "
         "JOIN content_symbols s ON s.content_id = n.rowid "
