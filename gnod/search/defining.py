@@ -54,7 +54,7 @@ def definitions(
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
     typed, the names that complete its last word are the ones asked for and returned
-    (`completions`; for `CONFIG_PM_SL`, Kconfig's options completing `PM_SL`; the
+    (_completions; for `CONFIG_PM_SL`, Kconfig's options completing `PM_SL`; the
     object-like macros looked for are those of such names in capitals: `GFP_KER` finds
     `#define GFP_KERNEL`)."""
     sql, args = filters.where(filters.resolve(where))
@@ -75,9 +75,9 @@ def definitions(
     # The names whose `#define NAME value` may be looked for, each with the names it is.
     macros = [(name, names)]
     if completing and not any(f.symbol.name in names for f in found):
-        completed = completions(conn, name, sql, args, completing)
+        completed = _completions(conn, name, sql, args, completing)
         if not completed and option:  # CONFIG_PM_SL: Kconfig's PM_SLEEP
-            completed = [f for f in completions(conn, option, sql, args, completing) if f.symbol.kind == CONFIG]
+            completed = [f for f in _completions(conn, option, sql, args, completing) if f.symbol.kind == CONFIG]
         if completed:
             found, names = completed, {f.symbol.name for f in completed}
             macros = [(n, {n}) for n in sorted(names) if n.isupper()]  # object-like macros are in capitals
@@ -141,22 +141,19 @@ def _named(
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
 
 
-def completions(conn: apsw.Connection, typed: str, sql: str, args: list[Any], most: int) -> list[symstore.Defined]:
+def _completions(conn: apsw.Connection, typed: str, sql: str, args: list[Any], most: int) -> list[symstore.Defined]:
     """The definitions, in documents passing the SQL condition `sql`, of the names that
-    are `typed` with its last word completed and no word more, in its case, shortest
-    first (`spin_lock_ir`: spin_lock_irq, then spin_lock_irqsave; not
-    _raw_spin_lock_irq nor spin_lock_irq_rcu_node): the names an identifier being typed
-    is heading for. None where more than `most` names start as typed."""
+    are `typed` with its last word completed and no word more, in its case
+    (`spin_lock_ir`: spin_lock_irq and spin_lock_irqsave; not _raw_spin_lock_irq nor
+    spin_lock_irq_rcu_node): the names an identifier being typed is heading for. None
+    where more than `most` names start as typed."""
     folded = typed.lower()
     names = [n for n in symstore.names_starting(conn, folded, most) or () if _completes(n, folded)]
     if not names:
         return []
-    found = [
+    return [
         f for f in symstore.lookup(conn, names, False, sql, args, SYMBOL_CONTENTS) if _completes(f.symbol.name, typed)
     ]
-    names_found = {f.symbol.name for f in found}
-    found.sort(key=lambda f: (*standing(f, names_found), f.rel_path, f.symbol.start_line))
-    return found
 
 
 def _completes(name: str, typed: str) -> bool:
