@@ -553,9 +553,7 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=root))
     assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["ep0.c", "gadget.c"]  # not parsed yet: bm25 alone
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     assert lexical_paths(db, an, "dwc3_gadget_giveback") == ["gadget.c", "ep0.c"]
     # As a picker sends the name typed whole: the name so far, defined.
     assert lexical_paths(db, an, "dwc3_gadget_giveback*") == ["gadget.c", "ep0.c"]
@@ -613,9 +611,7 @@ def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db,
     callers = ["drivers/d3.c", "drivers/d2.c", "drivers/d1.c", "drivers/d0.c"]
     before = lexical_paths(db, an, "devm_zalloc_buf")  # not parsed yet: bm25 alone
     assert before[-1] == "include/device.h" and before.index("tools/lib/device.h") < 4
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     defined = ["include/device.h", "tools/lib/device.h"]
     assert lexical_paths(db, an, "devm_zalloc_buf") == [*defined, *callers]
     assert lexical_paths(db, an, "devm_zalloc_buf", limit=1) == ["include/device.h"]
@@ -658,9 +654,7 @@ def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp
     index_collection(db, an, CollectionConfig(name="src", path=root))
     before = {q: lexical_paths(db, an, q) for q in ("kmallok", "lock", "dmax", "WIBBLE")}
     assert before["kmallok"][-1] == "include/slab.h" and before["WIBBLE"][-1] == "include/regs.h"
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     assert lexical_paths(db, an, "kmallok")[0] == "include/slab.h"
     assert lexical_paths(db, an, "kmallok*")[0] == "include/slab.h"  # as a picker sends it
     with lexical_index(db, an) as index:  # as gnod answers, with C's object-like macros
@@ -697,9 +691,7 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     index_collection(db, an, CollectionConfig(name="src", path=root))
     before = lexical_paths(db, an, "of_pr*")  # not parsed yet: the index's words after "of"
     assert before[0].startswith("notes") and {"include/of.h", "drivers/probe.c"} <= set(before)
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     assert sorted(lexical_paths(db, an, "of_pr*")) == ["drivers/probe.c", "include/of.h"]
     assert sorted(lexical_paths(db, an, "OF_PROPERTY_RE*")) == ["drivers/probe.c", "include/of.h"]
     assert sorted(lexical_paths(db, an, "of_proc*")) == ["app/table.c", "notes0.md", "notes1.md", "notes2.md"]
@@ -745,9 +737,7 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=root))
     assert lexical_paths(db, an, "spin_lock_ir*")[0] == "kernel/raw.c"  # not parsed yet: bm25 alone
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     ranked = lexical_paths(db, an, "spin_lock_ir*")
     assert ranked[0] == "include/spinlock.h" and ranked.index("include/irqsave.h") > 0
     with lexical_index(db, an) as index:
@@ -789,9 +779,7 @@ def test_a_prefix_s_closest_names_come_first_however_many_start_so(db, tmp_path,
     index_collection(db, an, CollectionConfig(name="src", path=root))
     write_tree(root, {"zz/short.c": "int kv(void)\n{\n\treturn 0;\n}\n"})  # stored last
     index_collection(db, an, CollectionConfig(name="src", path=root))
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
 
     def first(where: filters.Filter = filters.NO_FILTER, wanted: int = 2) -> list[str]:
         found, _ = defining.definitions(db, "k", where, None, prefix=True, wanted=wanted)
@@ -821,9 +809,7 @@ def test_kconfig_options_are_found_however_many_other_names_start_so(db, tmp_pat
     index_collection(db, an, CollectionConfig(name="src", path=root))
     write_tree(root, {"kernel/Kconfig": 'config PM\n\tbool "Power management"\n'})  # stored last
     index_collection(db, an, CollectionConfig(name="src", path=root))
-    items = symstore.backlog(db)
-    grammar = dict(items)
-    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    _parse_all(db)
     found, _ = defining.definitions(db, "CONFIG_P", filters.NO_FILTER, None, prefix=True)
     assert [(f.rel_path, f.symbol.name) for f in found if f.symbol.kind == "config"] == [("kernel/Kconfig", "PM")]
 
@@ -857,6 +843,13 @@ def test_definitions_parsed_again_give_the_pages_they_freed_back(db, tmp_path):
     assert db.execute("PRAGMA page_count").fetchone()[0] < pages
     assert os.path.getsize(str(tmp_path / "index.sqlite") + "-wal") == 0
     assert len(symstore.lookup(db, ["r0_number_0"], False, "1", [], 10)) == 1  # what was stored is kept
+
+
+def _parse_all(db) -> None:
+    """Parse and store the definitions of every content in the backlog, as gnod does."""
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
 
 
 def _content_id(db, mirror_hash: str) -> int:
