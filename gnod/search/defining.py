@@ -21,6 +21,9 @@ from gnod.store import symbols as symstore
 
 # Where C or C++ files define `name` as an object-like macro (search.macros.object_like).
 ObjectLike = Callable[[str, filters.Filter], list[symstore.Defined]]
+# The names defined that start with a prefix in lower case, None where too many do
+# (symbols.names_starting with its cap): a search reads each prefix's once.
+Starting = Callable[[str], list[str] | None]
 
 C_GRAMMARS = ("c", "cpp")  # the grammars of C and C++ (ingest.symbols)
 
@@ -39,7 +42,7 @@ def definitions(
     container: str = "",
     kconfig_enough: bool = False,
     wanted: int = SYMBOL_CONTENTS,
-    completing: int = 0,
+    completing: Starting | None = None,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -74,7 +77,7 @@ def definitions(
         found += [f for f in _named(conn, option, prefix, False, sql, args, wanted, KCONFIG) if f.symbol.kind == CONFIG]
     # The names whose `#define NAME value` may be looked for, each with the names it is.
     macros = [(name, names)]
-    if completing and not any(f.symbol.name in names for f in found):
+    if completing is not None and not any(f.symbol.name in names for f in found):
         completed = _completions(conn, name, sql, args, completing)
         if not completed and option:  # CONFIG_PM_SL: Kconfig's PM_SLEEP
             completed = [f for f in _completions(conn, option, sql, args, completing) if f.symbol.kind == CONFIG]
@@ -141,14 +144,16 @@ def _named(
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
 
 
-def _completions(conn: apsw.Connection, typed: str, sql: str, args: list[Any], most: int) -> list[symstore.Defined]:
+def _completions(
+    conn: apsw.Connection, typed: str, sql: str, args: list[Any], starting: Starting
+) -> list[symstore.Defined]:
     """The definitions, in documents passing the SQL condition `sql`, of the names that
     are `typed` with its last word completed and no word more, in its case
     (`spin_lock_ir`: spin_lock_irq and spin_lock_irqsave; not _raw_spin_lock_irq nor
     spin_lock_irq_rcu_node): the names an identifier being typed is heading for. None
-    where more than `most` names start as typed."""
+    where `starting` gives none (too many names start as typed)."""
     folded = typed.lower()
-    names = [n for n in symstore.names_starting(conn, folded, most) or () if _completes(n, folded)]
+    names = [n for n in starting(folded) or () if _completes(n, folded)]
     if not names:
         return []
     return [

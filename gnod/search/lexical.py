@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache, partial
 from typing import NamedTuple
 
 import apsw
@@ -562,17 +563,17 @@ def _code_name(
     return raw
 
 
-def _defined_words(conn: apsw.Connection, c: Clause, cap: int) -> list[str]:
+def _defined_words(c: Clause, starting: defining.Starting) -> list[str]:
     """For an identifier being typed (`of_pr*`, positive), the words that follow its
     whole tokens in the names defined that start as typed (property, prop: not the
     words of prose after them, `of process`); none for another clause, or where no name
-    or more than `cap` names (Lexical.name_completions_max) start so."""
+    or too many (`starting` gives None: Lexical.name_completions_max) start so."""
     typed = c.raw.removeprefix("+").removesuffix("*")
     if c.negated or len(c.tokens) < 2 or not _IDENTIFIER.fullmatch(typed) or tuple(tokenize(typed)) != c.tokens:
         return []
     k = len(c.tokens) - 1
     found: dict[str, None] = {}
-    for name in symstore.names_starting(conn, typed.lower(), cap) or ():
+    for name in starting(typed.lower()) or ():
         tokens = tokenize(name)
         if len(tokens) > k and tokens[k].startswith(c.tokens[k]) and tuple(tokens[:k]) == c.tokens[:k]:
             found[tokens[k]] = None
@@ -608,12 +609,12 @@ def _defining(
     name: str | None,
     where: filters.Filter,
     object_like: defining.ObjectLike | None,
-    completing: int = 0,
+    completing: defining.Starting | None = None,
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
     definition, and how that definition stands (defining.standing). A name being typed
-    (`completing`: at most so many names start as typed) that nothing defines yet stands
+    (`completing`: the names defined starting so) that nothing defines yet stands
     for the names completing its last word (`spin_lock_ir*`: spin_lock_irq, then
     spin_lock_irqsave). A name no C file
     and no Kconfig option defines is looked for as C's `#define NAME value`
@@ -686,6 +687,8 @@ def search(
         return analyzers.stem_sequences(form, languages)
 
     condition = filter_query(conn, where, searcher)
+    # The names defined starting as a prefix clause is typed: its words, then its definitions.
+    starting = cache(partial(symstore.names_starting, conn, cap=lexical.name_completions_max))
 
     def complete(c: Clause) -> list[str]:
         """The index's words the prefix clause `c` stands for, most frequent first: for
@@ -696,9 +699,7 @@ def search(
         the documents holding them as a phrase (`mmc_add_ho*`: host, not however)."""
         before, prefix = c.tokens[:-1], c.tokens[-1]
         limit = lexical.phrase_prefix_expansions if before else lexical.prefix_expansions
-        named = sorted(
-            (w for w in _defined_words(conn, c, lexical.name_completions_max) if df(w)), key=df, reverse=True
-        )
+        named = sorted((w for w in _defined_words(c, starting) if df(w)), key=df, reverse=True)
         if named and (condition is None or _held(searcher, condition, [(*before, w) for w in named[:limit]], stem)):
             return named[:limit]
         among = _form_query(EXACT, before, stem) if before else None
@@ -720,7 +721,7 @@ def search(
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     name = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
-    typing = lexical.name_completions_max if name is not None and clauses[0].prefix else 0
+    typing = starting if name is not None and clauses[0].prefix else None
     defined, standings = _defining(conn, name, where, object_like, typing)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
