@@ -626,8 +626,9 @@ def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db,
 def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp_path):
     """`kmallok` (no other form of it anywhere) is a name: its definition in a long header
     comes first; `lock`, which comes as locks and locked too, is a word of prose, its
-    `struct lock` ranked by bm25 alone; a device tree's label `dmax:` names a node, not
-    the word; `WIBBLE` in capitals may be an object-like macro, whose `#define` comes first."""
+    `struct lock` ranked by bm25 alone, but `__lock`, an underscore at its end, is a name
+    whatever its word; a device tree's label `dmax:` names a node, not the word; `WIBBLE`
+    in capitals may be an object-like macro, whose `#define` comes first."""
     from conftest import lexical_index, lexical_paths
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -639,10 +640,11 @@ def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp
     filler = "".join(
         f"/* field {i}: the state number {i}, kept for its driver */\nint field_{i};\n" for i in range(200)
     )
-    uses = "kmallok(8, 0); lock(); dmax(); x = WIBBLE;\n"
+    uses = "kmallok(8, 0); lock(); __lock(); dmax(); x = WIBBLE;\n"
     files = {
         "include/slab.h": f"{filler}static inline void *kmallok(int size, int flags)\n{{\n\treturn 0;\n}}\n{filler}",
         "include/lock.h": f"{filler}struct lock {{\n\tint held;\n}};\n{filler}",
+        "kernel/locking.c": f"{filler}void __lock(struct lock *l)\n{{\n\tl->held = 1;\n}}\n{filler}",
         "include/regs.h": f"{filler}#define WIBBLE 3\n{filler}",
         "boot/board.dts": f"/dts-v1/;\n/ {{\n{filler.replace('/*', '//').replace('*/', '')}\tdmax: dmax@1000 {{ }};\n}};\n",
         **{f"drivers/d{i}.c": f"static int probe_{i}(void)\n{{\n\t{uses * (i + 1)}\treturn 0;\n}}\n" for i in range(3)},
@@ -652,7 +654,7 @@ def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp
     root = write_tree(str(tmp_path / "src"), files)
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=root))
-    before = {q: lexical_paths(db, an, q) for q in ("kmallok", "lock", "dmax", "WIBBLE")}
+    before = {q: lexical_paths(db, an, q) for q in ("kmallok", "lock", "__lock", "dmax", "WIBBLE")}
     assert before["kmallok"][-1] == "include/slab.h" and before["WIBBLE"][-1] == "include/regs.h"
     _parse_all(db)
     assert lexical_paths(db, an, "kmallok")[0] == "include/slab.h"
@@ -662,6 +664,7 @@ def test_one_word_is_a_name_of_code_where_the_index_holds_it_uninflected(db, tmp
         hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
     assert (hits[0].path, hits[0].snippet.line) == ("include/regs.h", 401)
     assert lexical_paths(db, an, "lock") == before["lock"] and before["lock"][0] != "include/lock.h"
+    assert lexical_paths(db, an, "__lock")[0] == "kernel/locking.c" != before["__lock"][0]
     assert lexical_paths(db, an, "dmax") == before["dmax"] and before["dmax"][0] != "boot/board.dts"
     assert lexical_paths(db, an, '"kmallok"')[0] != "include/slab.h"  # quoted: the word, not a name
 

@@ -536,9 +536,10 @@ class Preferences:
         return ranked
 
 
-# One word that is a name in code: snake_case or camelCase (a capital after a small letter or digit).
+# One word that is a name in code: snake_case or camelCase (a capital after a small letter
+# or digit), or a name with an underscore at an end (`__schedule`, `__init`: no word of prose).
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]")
+_NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 
 
 def _code_name(
