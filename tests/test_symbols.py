@@ -712,7 +712,8 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
     last word come first now, shortest first (spin_lock_irq, then spin_lock_irqsave; not
     spin_lock_irq_nested, a word more), each hit's passage its definition; a name in
     capitals may be C's object-like macro (`GFP_KER*` finds `#define GFP_KERNEL`), and
-    `CONFIG_PM_SL*` completes Kconfig's options (`config PM_SLEEP`); with no name completing the word (`spin_lo*`: spin_lock_irq is a word more), bm25 alone."""
+    `CONFIG_PM_SL*` completes Kconfig's options (`config PM_SLEEP`); with no name completing the word (`spin_lo*`: spin_lock_irq is a word more), bm25 alone.
+    So do `spin_lock_i*` and `spin_lock_*`, whose words search `spin_lock` alone."""
     from conftest import lexical_index, lexical_paths
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -743,6 +744,9 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
     _parse_all(db)
     ranked = lexical_paths(db, an, "spin_lock_ir*")
     assert ranked[0] == "include/spinlock.h" and ranked.index("include/irqsave.h") > 0
+    # Its next word begun, too short a prefix to search (`spin_lock` alone is): the same names.
+    assert lexical_paths(db, an, "spin_lock_i*")[0] == "include/spinlock.h"
+    assert lexical_paths(db, an, "spin_lock_*")[0] == "include/spinlock.h"
     with lexical_index(db, an) as index:
         where = filters.resolve(filters.Filter())
         counts = docstore.language_counts(db)

@@ -43,6 +43,7 @@ def definitions(
     kconfig_enough: bool = False,
     wanted: int = SYMBOL_CONTENTS,
     completing: Starting | None = None,
+    whole: bool = True,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -59,7 +60,9 @@ def definitions(
     typed, the names that complete its last word are the ones asked for and returned
     (_completions; for `CONFIG_PM_SL`, Kconfig's options completing `PM_SL`; the
     object-like macros looked for are those of such names in capitals: `GFP_KER` finds
-    `#define GFP_KERNEL`)."""
+    `#define GFP_KERNEL`). Not `whole`: the name's next word is begun (`sched_`,
+    `spin_lock_i`), and only the names completing it may be a `#define NAME` (`define
+    of`, looked for `of_`, is in 20 ms of files)."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -76,7 +79,7 @@ def definitions(
         names.add(option)
         found += [f for f in _named(conn, option, prefix, False, sql, args, wanted, KCONFIG) if f.symbol.kind == CONFIG]
     # The names whose `#define NAME value` may be looked for, each with the names it is.
-    macros = [(name, names)]
+    macros = [(name, names)] if whole else []
     if completing is not None and not any(f.symbol.name in names for f in found):
         completed = _completions(conn, name, sql, args, completing)
         if not completed and option:  # CONFIG_PM_SL: Kconfig's PM_SLEEP

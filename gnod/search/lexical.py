@@ -544,24 +544,29 @@ _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 
 def _code_name(
     clauses: Sequence[Clause], lexical: Lexical, inflected: Callable[[str], float], stop: Callable[[str], bool]
-) -> str | None:
+) -> tuple[str | None, bool]:
     """The query's one name of code, as typed, whose definitions come first
-    (definition_match); None for any other query (a phrase is no name of code). A name
-    ending in a prefix is the name typed so far: a picker sends `mutex_lock*` for
-    `mutex_lock` typed whole, whose definitions then come first too. A single plain word
-    is a name where the index holds it uninflected (`inflected`: the share of documents
-    holding another form of it; name_inflection_share): `kmalloc`, not `lock`."""
+    (definition_match), and whether it is being typed (it ends with `*`); None for any
+    other query (a phrase is no name of code). A name ending in a prefix is the name
+    typed so far: a picker sends `mutex_lock*` for `mutex_lock` typed whole, whose
+    definitions then come first too, and `spin_lock_i*` or `sched_*` as a name's next
+    word is begun, whose words search no more than `spin_lock` or `sched` (too short a
+    prefix) while the names completing it can be defined. A single plain word is a name
+    where the index holds it uninflected (`inflected`: the share of documents holding
+    another form of it; name_inflection_share): `kmalloc`, not `lock`."""
     if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
-        return None
-    raw = clauses[0].raw.removesuffix("*") if clauses[0].prefix else clauses[0].raw
+        return None, False
+    raw = clauses[0].raw
+    typing = raw.endswith("*")
+    raw = raw.removesuffix("*")
     if not _IDENTIFIER.fullmatch(raw):
-        return None
+        return None, False
     if _NAMED_IN_CODE.search(raw):
-        return raw
+        return raw, typing
     word = raw.lower()
-    if stop(word) or inflected(word) > lexical.name_inflection_share:
-        return None
-    return raw
+    if (typing and not clauses[0].prefix) or stop(word) or inflected(word) > lexical.name_inflection_share:
+        return None, False  # `k*`: one letter is no name yet
+    return raw, typing
 
 
 def _defined_words(c: Clause, starting: defining.Starting) -> list[str]:
@@ -611,13 +616,15 @@ def _defining(
     where: filters.Filter,
     object_like: defining.ObjectLike | None,
     completing: defining.Starting | None = None,
+    whole: bool = True,
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
     definition, and how that definition stands (defining.standing). A name being typed
     (`completing`: the names defined starting so) that nothing defines yet stands
     for the names completing its last word (`spin_lock_ir*`: spin_lock_irq, then
-    spin_lock_irqsave). A name no C file
+    spin_lock_irqsave; `whole` false: its next word is begun, `spin_lock_i*`, and only
+    those names may be a `#define NAME`). A name no C file
     and no Kconfig option defines is looked for as C's `#define NAME value`
     (`object_like`: 8-12 ms on the kernel tree). For a plain word (`kmalloc`) a label
     (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
@@ -628,7 +635,9 @@ def _defining(
     labels = not plain
     if plain and name.islower():
         object_like = None
-    found, names = defining.definitions(conn, name, where, object_like, kconfig_enough=True, completing=completing)
+    found, names = defining.definitions(
+        conn, name, where, object_like, kconfig_enough=True, completing=completing, whole=whole
+    )
     out: dict[int, Symbol] = {}
     standings: dict[int, defining.Standing] = {}
     for f in found:
@@ -721,9 +730,9 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    name = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
-    typing = starting if name is not None and clauses[0].prefix else None
-    defined, standings = _defining(conn, name, where, object_like, typing)
+    name, typed = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
+    typing = starting if typed else None
+    defined, standings = _defining(conn, name, where, object_like, typing, whole=not typed or clauses[0].prefix)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
