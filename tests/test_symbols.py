@@ -885,7 +885,7 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
 
     # Any case; as called; a method by its class; a prefix; each language's kinds.
     assert _symbol(env, "FOO_PROBE")["hits"][0]["snippet"]["symbol"] == "foo_probe()"
-    for called in ("foo_probe(", "foo_probe()"):
+    for called in ("foo_probe(", "foo_probe()", '"foo_probe"', "`foo_probe`"):  # as called, or quoted
         assert _symbol(env, called)["hits"][0]["snippet"]["symbol"] == "foo_probe()", called
     (hit,) = _symbol(env, "Parser.parse")["hits"]
     assert (hit["path"], hit["snippet"]["symbol"]) == ("app/settings.py", "Parser.parse()")
@@ -916,6 +916,11 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
         ("tools/copy/foo.c", "#define GFP_KERNEL"),
     ]
     assert [h["path"] for h in _symbol(env, "foo_probe", "--path", "tools/**")["hits"]] == ["tools/copy/foo.c"]
+    # Nothing found where no document passes the filters: said, as a search says it.
+    assert _symbol(env, "foo_probe", "--path", "tolls/", expect=1)["notes"] == [
+        "no indexed document passes the filters (path tolls/), whatever the query"
+    ]
+    assert _symbol(env, "foo_gone", "--path", "tools/", expect=1)["notes"] == []
     assert [h["path"] for h in _symbol(env, "foo_probe", "-n", "1")["hits"]] == ["drivers/foo/foo.c"]
     bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=1)
     assert bad["error"]["code"] == "INVALID_QUERY" and "one name" in bad["error"]["message"]

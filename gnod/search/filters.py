@@ -185,6 +185,12 @@ def describe(f: Filter) -> str:
     return ", ".join(parts)
 
 
+def none_pass(f: Filter) -> str:
+    """The note for a search that found nothing because no document passes `f`: else
+    "no results" reads as "no such words there" (a file type not indexed, a typo in the path)."""
+    return f"no indexed document passes the filters ({describe(f)}), whatever the query"
+
+
 def where(f: Filter) -> tuple[str, list[Any]]:
     """(SQL condition over `d` and `c`, its arguments); "1" when nothing is filtered."""
     parts: list[str] = []

@@ -736,8 +736,7 @@ def search(
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
-        # Else "no results" reads as "no such words there" (a file type not indexed, a typo in the path).
-        notes.append(f"no indexed document passes the filters ({filters.describe(where)}), whatever the query")
+        notes.append(filters.none_pass(where))
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]

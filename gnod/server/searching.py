@@ -101,6 +101,7 @@ def answer(
     )
 
 
+_QUOTES = "\"'`"  # around a name pasted from prose or Markdown
 # The keyword a name is declared with, pasted before it: `struct file_operations`.
 _DECLARED = re.compile(r"^(?:struct|union|enum|class|interface|trait|def|fn|func|function)\s+(?=\S+$)")
 
@@ -117,9 +118,9 @@ def definitions(
     `name*` every name starting so; a plain name that no C file defines otherwise, C's
     `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
     `config NAME` too (search.defining, in its order). A name
-    pasted as called, `kmalloc(` or `kmalloc()`, or as declared, `struct file_operations`,
-    is the name."""
-    query = _DECLARED.sub("", p.query.strip()).removesuffix("()").removesuffix("(")
+    pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct file_operations`,
+    or quoted, `"kmalloc"`, is the name."""
+    query = _DECLARED.sub("", p.query.strip().strip(_QUOTES).strip()).removesuffix("()").removesuffix("(")
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
@@ -156,7 +157,13 @@ def definitions(
         dropped_stopwords=[],
         languages=[],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
+        notes=[filters.none_pass(where)] if not found and _none_pass(conn, where) else [],
     )
+
+
+def _none_pass(conn: apsw.Connection, where: filters.Filter) -> bool:
+    """Whether filters are given and no document passes them."""
+    return filters.active(where) and not docstore.any_passing(conn, *filters.where(filters.resolve(where)))
 
 
 def _definition_first(

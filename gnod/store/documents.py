@@ -457,6 +457,11 @@ def list_docs(conn: apsw.Connection, collection: str | None, prefix: str, limit:
     return [_doc(r) for r in conn.execute(sql, [*args, limit, offset])]
 
 
+def any_passing(conn: apsw.Connection, sql: str, args: list[Any]) -> bool:
+    """Whether a document passes the SQL condition `sql` over `d` and `c` (filters.where)."""
+    return conn.execute(f"SELECT 1 FROM {_DOC_FROM} WHERE {sql} LIMIT 1", args).fetchone() is not None
+
+
 def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> int:
     where, args = _doc_filter(collection, prefix)
     sql = f"SELECT count(*) FROM documents d JOIN collections c ON c.id = d.collection_id{where}"
