@@ -465,9 +465,14 @@ def test_get_refuses_line_0_and_two_first_lines(indexed):
 
 
 def test_get_takes_the_line_forms_of_grep_and_editors(indexed):
-    """`:LINE:COLUMN` as vimgrep gives it (the column dropped), `:FIRST-LAST` a range."""
-    doc = get_json(indexed.env, "docs/guides/deploy.md:3:12")
-    assert (doc["from_line"], doc["content"].splitlines()[0]) == (3, "How to deploy the billing service to production.")
+    """`:LINE:COLUMN` as vimgrep gives it (the column dropped), `:LINE:` as pasted from the
+    human output (`path:LINE: text`), `:FIRST-LAST` a range."""
+    for ref in ("docs/guides/deploy.md:3:12", "docs/guides/deploy.md:3:"):
+        doc = get_json(indexed.env, ref)
+        assert (doc["from_line"], doc["content"].splitlines()[0]) == (
+            3,
+            "How to deploy the billing service to production.",
+        ), ref
     doc = get_json(indexed.env, "docs/guides/deploy.md:1-3")
     assert (doc["from_line"], doc["to_line"]) == (1, 3)
     assert doc["content"].splitlines()[0] == "# Deployment guide"

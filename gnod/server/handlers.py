@@ -416,13 +416,14 @@ def _described(
     )
 
 
-# A reference's lines: `:LINE` (a search snippet's), `:LINE:COLUMN` (vimgrep's; the column
-# is dropped) or `:FIRST-LAST`.
-_LINE_SUFFIX = re.compile(r":([0-9]+)(?::[0-9]+|-([0-9]+))?$")
+# A reference's lines: `:LINE` (a search snippet's; `:LINE:`, pasted with the colon the
+# human output puts before the text), `:LINE:COLUMN` (vimgrep's; the column is dropped)
+# or `:FIRST-LAST`.
+_LINE_SUFFIX = re.compile(r":([0-9]+)(?::[0-9]*|-([0-9]+))?$")
 
 
 def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
-    """`notes/a.md:42` → (`notes/a.md`, 42, None); `:42:7` → line 42; `:42-50` → (…, 42, 9 lines)."""
+    """`notes/a.md:42` → (`notes/a.md`, 42, None); `:42:7` and `:42:` → line 42; `:42-50` → (…, 42, 9 lines)."""
     m = _LINE_SUFFIX.search(ref)
     head = ref[: m.start()] if m else ""
     if m is None or not head or head.endswith("gno"):
