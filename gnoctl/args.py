@@ -13,6 +13,8 @@ with `params`.
 
 from __future__ import annotations
 
+import os
+
 from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS
 
@@ -97,6 +99,19 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
 }
 
 
+PATH_FILTER = "filters.path"
+# A `--path` that starts as a path from here does (`.`, `..`, `./drivers/usb`, `../mm/*`)
+# names this machine's folders: it is sent absolute, and gnod searches the collection
+# whose folder holds them (gnod.server.checks.search_filter).
+_FROM_HERE = (".", "..")
+
+
+def from_here(glob: str) -> str:
+    """`glob` made absolute where it starts from the working directory, else as given."""
+    first = glob.split("/", 1)[0]
+    return os.path.abspath(glob) if first in _FROM_HERE else glob
+
+
 def params(command: str, values: dict, words: list[str]) -> dict:
     """The params of `command` for parsed option values ({params field: value}; a flag's
     value is whether it was given) and its words; fields left at their defaults are
@@ -104,6 +119,8 @@ def params(command: str, values: dict, words: list[str]) -> dict:
     out: dict = {}
     for o in COMMANDS[command]:
         kind, value = o["kind"], values.get(o["dest"])
+        if o["dest"] == PATH_FILTER and value is not None:
+            value = from_here(value)
         if kind == "words":
             value = " ".join(words)
         elif kind == "arg":

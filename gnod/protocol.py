@@ -144,7 +144,8 @@ class Filters(Params):
                 "--path",
                 metavar="GLOB",
                 help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be "
-                "none; a folder: what it holds; a first folder that names a collection: in it).",
+                "none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: "
+                "from the working directory).",
             ),
         ]
         | None

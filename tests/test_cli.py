@@ -658,6 +658,35 @@ def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed)
     assert search(env, "deploy", "-c", "other", "--path", "docs/guides/*", expect=1)["hits"] == []
 
 
+def test_a_path_glob_from_the_working_directory_or_absolute_names_the_folder(indexed, tmp_path):
+    """`--path ./mm` matched nothing (no path inside a collection starts with `./`), nor
+    did an absolute path. A path from here, `.` or `./x` as a shell gives it, is that
+    folder of the collection holding it, as is an absolute one; one in no collection's
+    folder is an error, not an empty result."""
+    env = indexed.env
+    guides = ["docs/guides/deploy.md", "docs/guides/staging.md"]
+
+    def search_in(cwd: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", "search", "deploy", *args, "--json"],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert hit_paths(json.loads(search_in(indexed.corpus.path("guides"), "--path", ".").stdout)) == guides
+    assert hit_paths(json.loads(search_in(indexed.corpus.path("guides"), "--path", "./st*").stdout)) == guides[1:]
+    assert hit_paths(json.loads(search_in(indexed.corpus.root, "--path", "./guides").stdout)) == guides
+    assert hit_paths(search(env, "deploy", "--path", indexed.corpus.path("guides"))) == guides
+    assert hit_paths(search(env, "deploy", "--path", indexed.corpus.path("guides") + "/*")) == guides
+    r = search_in(str(tmp_path), "--path", ".")
+    assert r.returncode == 1
+    err = json.loads(r.stdout)["error"]
+    assert err["code"] == "INVALID_PARAMS" and f"{tmp_path} is in no collection's folder" in err["message"]
+
+
 def test_ls(indexed):
     res = cli_json("ls", "--json", env=indexed.env)
     assert res["total"] == len(res["entries"]) == 7

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from gnod import wire
 from gnod.config import CollectionConfig
 from gnod.protocol import Filters
@@ -26,9 +28,18 @@ def check_collections(d: Daemon, names: list[str]) -> None:
 def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filter:
     """The search's filter, resolved: an unknown collection is NOT_FOUND, a filter the
     index cannot use INVALID_PARAMS. A path glob whose first folder is the name of a
-    collection searched names it, as paths are printed (`tree/mm/**`): as in `get` and `ls`."""
+    collection searched names it, as paths are printed (`tree/mm/**`): as in `get` and
+    `ls`; an absolute one names the collection whose folder holds it (gnoctl sends
+    `./mm` so: _inside); `./` in front is the collection's top."""
     check_collections(d, collections)
     path = f.path
+    if path is not None and os.path.isabs(path):
+        name, path = _inside(d, path, collections)
+        collections = [name]
+    while path is not None and path.startswith("./"):
+        path = path[2:]
+    if path in (".", ""):
+        path = None
     head, slash, rest = (path or "").partition("/")
     if slash and rest and d.collection(head) is not None and (not collections or head in collections):
         collections, path = [head], rest
@@ -46,3 +57,18 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
         )
     except filters.FilterError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+
+
+def _inside(d: Daemon, glob: str, searched: list[str]) -> tuple[str, str]:
+    """The collection among `searched` (all when none) whose folder holds the absolute
+    path `glob`, and the glob inside it ("" for the folder itself); INVALID_PARAMS for
+    one outside them, which would match nothing."""
+    forms = dict.fromkeys([glob.rstrip("/"), os.path.realpath(glob)])  # as given, and through its links
+    cols = [c for c in d.config.collections if not searched or c.name in searched]
+    for c in cols:
+        root = c.path.rstrip("/")
+        for form in forms:
+            if form == root or form.startswith(root + "/"):
+                return c.name, form[len(root) + 1 :]
+    folders = ", ".join(f"{c.name}: {c.path}" for c in cols) or "none"
+    raise RpcError(wire.INVALID_PARAMS, f"path: {glob} is in no collection's folder searched ({folders})")
