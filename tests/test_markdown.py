@@ -242,6 +242,33 @@ def test_h1_only_inside_unclosed_fence_falls_back_to_filename() -> None:
     assert extract_title({}, "```\n# comment\n", "deploy-guide.md") == "deploy-guide"
 
 
+def test_a_setext_heading_is_a_title_where_it_comes_first() -> None:
+    """`Title` over a line of `=` is Markdown's other level-1 heading (many READMEs'),
+    the first of either kind titling the page; one in fenced code is not, nor `---`
+    under a line (a level-2 heading)."""
+    assert extract_title({}, "Gno\n===\n\nLocal search.\n\n# Install\n", "README.md") == "Gno"
+    assert extract_title({}, "# Install\n\nGno\n===\n", "README.md") == "Install"
+    assert extract_title({}, "```\nout\n===\n```\n\nReal\n====\n", "f.md") == "Real"
+    assert extract_title({}, "Usage\n-----\n", "notes.md") == "notes"
+    assert extract_title({}, "Not a heading\n===\n", "notes.txt") == "notes"  # plain text: `#` on line 1 only
+
+
+def test_restructuredtext_is_titled_by_its_first_section_not_a_comment_in_a_literal_block() -> None:
+    """The kernel's sched-deadline.rst was titled `rt-app -t 100000:10000:d …`, a shell
+    comment (`  # rt-app …`) in one of its literal blocks read as a Markdown heading,
+    and its `Deadline Task Scheduling` over and under a line of `=` was never its title:
+    reStructuredText has no `#` headings, and its title is its first section's, the
+    line flush left with a line of one punctuation character under it, at least as long."""
+    body = (
+        "========================\nDeadline Task Scheduling\n========================\n\n"
+        "Run it so::\n\n  # rt-app -t 100000:10000:d -D5\n\nOverview\n--------\n"
+    )
+    assert extract_title({}, body, "sched-deadline.rst") == "Deadline Task Scheduling"
+    assert extract_title({}, "Intro text.\n\nUsage\n~~~~~\n", "a.rst") == "Usage"  # underlined only
+    for untitled in ("Too long a title\n====\n", "  indented\n  ========\n", "::\n\n  # comment\n", "----\n"):
+        assert extract_title({}, untitled, "doc.rst") == "doc", untitled
+
+
 @pytest.mark.parametrize(
     ("filename", "title"),
     [("deploy-guide.md", "deploy-guide"), ("notes/a.b.txt", "a.b"), ("README", "README")],

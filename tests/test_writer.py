@@ -113,3 +113,49 @@ def test_a_whole_collection_run_gives_its_memory_back(tmp_path):
         assert after_start < 8 * page, after_start
     finally:
         writer.close()
+
+
+def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_path):
+    """An index written before reStructuredText titles were read keeps a page's old title
+    (a shell comment in a literal block) until its file changes: the writer takes the
+    prose documents' titles again from the stored text, once per change of the rules
+    (markdown.TITLE_RULES, in schema_meta), and the lexical index takes each changed one."""
+    from gnod.ingest import titles
+    from gnod.ingest.markdown import TITLE_RULES
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "sched.rst").write_text("========\nDeadline\n========\n\nRun::\n\n  # rt-app -t 1\n")
+    (root / "guide.md").write_text("# Guide\n\nText.\n")
+    (root / "main.c").write_text("# define X 1\nint x;\n")
+    col = CollectionConfig(name="docs", path=str(root))
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+
+    def titled(conn: apsw.Connection) -> dict[str, str]:
+        return dict(conn.execute("SELECT rel_path, title FROM documents").fetchall())
+
+    def stale(conn: apsw.Connection) -> None:  # as the rules before this one left it
+        with conn:
+            conn.execute("UPDATE documents SET title = '# rt-app -t 1' WHERE rel_path = 'sched.rst'")
+            store.set_meta_value(conn, "title_rules", str(TITLE_RULES - 1))
+
+    async def scenario() -> list:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        await writer.index(col, None)
+        fresh = await writer.run(titled)
+        await writer.retitle()  # a new index: its titles are today's already
+        await writer.run(stale)
+        due = await writer.run(titles.due)
+        await writer.retitle()
+        pending = await writer.run(lambda conn: conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0])
+        return [fresh, due, await writer.run(titled), await writer.run(titles.due), pending]
+
+    try:
+        fresh, due, after, due_after, pending = asyncio.run(scenario())
+        expected = {"sched.rst": "Deadline", "guide.md": "Guide", "main.c": "main"}
+        assert fresh == expected and due is True
+        assert after == expected and due_after is False and pending == 0
+    finally:
+        writer.close()

@@ -83,7 +83,7 @@ def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
     """Each row of store.lexical_sources → (its id, its lexical text)."""
     out = []
     for doc_id, rel_path, title, metadata, markdown, body_line, language, others in rows:
-        body = "\n".join(markdown.split("\n")[body_line - 1 :])
+        body = store.body_of(markdown, body_line)
         stemmed = stem_body(body, language, analyzers, per_block=bool(others))
         heading = store.indexed_title(title, json.loads(metadata))
         out.append((doc_id, lexical_text(rel_path, heading, body, stemmed, analyzers.get(language))))

@@ -24,6 +24,16 @@ _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
 
 _PLAIN_TEXT = frozenset({".txt", ".text"})  # prose that is not Markdown: a `#` line is rarely a heading
 _H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
+# Markdown's other level-1 heading (setext): a line of text over a line of `=`.
+_SETEXT_H1_RE = re.compile(r"^ {0,3}(\S.*)\n {0,3}=+[ \t]*$", re.M)
+# reStructuredText has no `#` headings (a `# ` line is a shell comment in a literal block):
+# its title is its first section's, a line of text flush left with a line of one
+# punctuation character under it (and maybe over it), at least as long as the text.
+_RST = frozenset({".rst", ".rest"})
+_RST_SECTION_RE = re.compile(r"^([^\s\\].*)\n([!-/:-@\[-`{-~])\2*[ \t]*$", re.M)
+# Bump when extract_title gives another title for the same text: an index written
+# before takes its prose documents' titles again (gnod.ingest.titles).
+TITLE_RULES = 2
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
@@ -98,6 +108,36 @@ def _key_value(line: str) -> tuple[str, str] | None:
     return name.rstrip(" \t"), rest
 
 
+def _heading(body: str, plain: bool) -> str | None:
+    """The first level-1 heading's text outside fenced code: `# Title`, or in Markdown
+    `Title` over `===`; in plain text (`plain`) only a `#` line that opens it."""
+    spans = fenced_spans(body)
+    found: list[tuple[int, str]] = []
+    for m in _H1_RE.finditer(body):
+        if plain and body[: m.start()].strip():
+            break
+        text = _strip_closing_hashes((m[1] or "").strip()).strip()
+        if text and not in_spans(spans, m.start()):
+            found.append((m.start(), text))
+            break
+    if not plain:
+        for m in _SETEXT_H1_RE.finditer(body, 0, found[0][0] if found else len(body)):
+            text = m[1].strip()
+            if not in_spans(spans, m.start()) and not _H1_RE.fullmatch(m[1]):
+                found.append((m.start(), text))
+                break
+    return min(found)[1] if found else None
+
+
+def _rst_title(body: str) -> str | None:
+    """reStructuredText's title: its first section title (_RST_SECTION_RE)."""
+    for m in _RST_SECTION_RE.finditer(body):
+        text = m[1].strip()
+        if len(m[0]) - len(m[1]) - 1 >= len(text) and any(c.isalnum() for c in text):
+            return text
+    return None
+
+
 def _strip_closing_hashes(text: str) -> str:
     """Drop an ATX heading's closing `#`s (and the blanks before them): `Title ##` → `Title`.
 
@@ -128,26 +168,21 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 
 def extract_title(meta: dict, body: str, filename: str) -> str:
-    """Title from frontmatter, else the first level-1 heading, else the file name
+    """Title from frontmatter, else the first level-1 heading (`# Title`, or `Title` over
+    a line of `=`; in reStructuredText the first section title), else the file name
     without its extension.
 
     Headings inside fenced code (shell `# comments`, Python) are not titles; in plain
-    text, only a heading on its first line is (the kernel's CREDITS was titled by a
+    text, only a `#` heading on its first line is (the kernel's CREDITS was titled by a
     `# Don't add your name here…` comment on line 4,279).
     """
     title = meta.get("title")
     if isinstance(title, str) and title.strip():
         return title.strip()
-    spans = fenced_spans(body)
-    plain = extension(filename) in _PLAIN_TEXT
-    for m in _H1_RE.finditer(body):
-        if plain and body[: m.start()].strip():
-            break
-        if in_spans(spans, m.start()):
-            continue
-        text = _strip_closing_hashes((m[1] or "").strip()).strip()
-        if text:
-            return text
+    ext = extension(filename)
+    heading = _rst_title(body) if ext in _RST else _heading(body, ext in _PLAIN_TEXT)
+    if heading:
+        return heading
     name = os.path.basename(filename)
     stem, suffix = os.path.splitext(name)
     # Kconfig.debug, CMakeLists.txt: a name that stands for its kind keeps what follows its dot.

@@ -317,7 +317,8 @@ class Daemon:
 
     async def _reconcile_lexical(self) -> None:
         """The first writer jobs: the lexical index made to agree with the database, then
-        content from before compression compressed (searches need only the first)."""
+        content from before compression compressed and titles taken by older rules taken
+        again (searches need only the first)."""
         loop = asyncio.get_running_loop()
 
         def serving() -> None:
@@ -332,6 +333,10 @@ class Daemon:
             await self.writer.pack_old_content()
         except Exception:
             log.exception("stored content could not be compressed (it stays readable as it is)")
+        try:
+            await self.writer.retitle()
+        except Exception:
+            log.exception("the prose documents' titles could not be taken again (they stay as they were)")
 
     def languages(self, conn: apsw.Connection) -> list[str | None]:
         """Languages present in the index, largest first."""

@@ -21,6 +21,7 @@ import apsw
 
 from gnod import wire
 from gnod.config import CollectionConfig
+from gnod.ingest import titles
 from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import ChangeFn, Pace, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
@@ -112,6 +113,11 @@ def _pack_batch(conn: apsw.Connection, after: int) -> int | None:
         return store.pack_old_content(conn, after)
 
 
+def _retitle_batch(conn: apsw.Connection, after: int) -> int | None:
+    with conn:
+        return titles.retitle(conn, after)
+
+
 class _Aside:
     """A short job of one collection, queued to run in order or between batches."""
 
@@ -180,6 +186,20 @@ class Writer:
         # Looking for such rows read the whole content table at every start, into the
         # page cache it then held at rest (the kernel tree's: 69 MB).
         await self.run(release_memory)
+
+    async def retitle(self) -> None:
+        """Take the prose documents' titles again where an older gno took them by other
+        rules (gnod.ingest.titles), a batch per job, so other jobs run in between."""
+        if not await self.run(titles.due):
+            return
+        last: int | None = 0
+        changed = 0
+        while last is not None:
+            start = last
+            last = await self.run(lambda conn: _retitle_batch(conn, start))
+            changed += last is not None
+        await self.run(release_memory)
+        log.info("prose documents' titles taken again by today's rules (%d batches)", changed)
 
     def _rest(self, conn: apsw.Connection) -> None:
         """After a whole collection's run or the start-up reconcile (on the writer thread):

@@ -683,6 +683,45 @@ def lexical_sources(conn: apsw.Connection, ids: Sequence[int], packed: bool = Fa
     return [tuple(r) for r in rows] if packed else [(*r[:4], unpack(r[4]), *r[5:]) for r in rows]
 
 
+def body_of(markdown: str, body_line: int) -> str:
+    """A stored text's body: its lines from `body_line` on (after its frontmatter)."""
+    return "\n".join(markdown.split("\n")[body_line - 1 :])
+
+
+def titled_sources(
+    conn: apsw.Connection, globs: Sequence[str], after: int, limit: int
+) -> list[tuple[int, str, str, str, str, int]]:
+    """(id, rel_path, title, metadata, markdown, body_line) of up to `limit` documents
+    whose path in lower case matches one of `globs`, from id `after` on, by id: what a
+    title is taken from."""
+    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(globs))
+    rows = conn.execute(
+        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
+        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
+        f"WHERE d.id > ? AND ({names}) ORDER BY d.id LIMIT ?",
+        [after, *globs, limit],
+    ).fetchall()
+    return [(*r[:4], unpack(r[4]), r[5]) for r in rows]
+
+
+def set_title(conn: apsw.Connection, doc_id: int, title: str) -> None:
+    """Give a document another title; the lexical index takes it again (its title is indexed)."""
+    conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
+    _pending(conn, doc_id)
+
+
+def meta_value(conn: apsw.Connection, key: str) -> str | None:
+    """A value the index keeps about itself (schema_meta), None where unset."""
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta_value(conn: apsw.Connection, key: str, value: str) -> None:
+    conn.execute(
+        "INSERT INTO schema_meta(key, value) VALUES (?, ?) ON CONFLICT DO UPDATE SET value = ?", (key, value, value)
+    )
+
+
 def language_counts(conn: apsw.Connection) -> dict[str | None, int]:
     """Documents per language, counting a document once more for each other language
     some of its blocks were stemmed in: how much of the index each language holds."""
