@@ -175,6 +175,19 @@ def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
             "void f(void)\n{\n}\nelse\n\tlist_for_each_entry(it, &p->items, head) {\n\t\tput(it);\n\t}\n",
             [("f", "function", 1)],
         ),
+        # A macro in capitals that defines a function names it by its first argument: the
+        # kernel's system calls (`--symbol openat` found nothing), and an IDT entry after a
+        # per-CPU variable's line, which tree-sitter ran into it (its name was
+        # `DEFINE_IDTENTRY_RAW`, from the variable's line); a lower-case one defines nothing.
+        (
+            "SYSCALL_DEFINE4(openat, int, dfd, const char __user *, filename, int, flags,\n"
+            "\t\tumode_t, mode)\n{\n\treturn do_open(dfd, filename, flags, mode);\n}\n"
+            "static DEFINE_PER_CPU(unsigned long, nmi_dr7);\n\n"
+            "DEFINE_IDTENTRY_RAW(exc_nmi)\n{\n\tnmi();\n}\n"
+            "DEFINE_IDTENTRY_RAW(exc_nmi_noist)\n{\n\texc_nmi(regs);\n}\n"
+            "setup_param(quiet, int)\n{\n\treturn 0;\n}\n",
+            [("openat", "function", 1), ("exc_nmi", "function", 8), ("exc_nmi_noist", "function", 12)],
+        ),
     ],
 )
 def test_c_definitions_are_named_as_written(source, expected):

@@ -74,7 +74,9 @@ GRAMMARS: dict[str, str] = {
 #    a `#define __getname() …` named __getname, its name not taken for an attribute macro.
 # 4: a C function's name after an attribute macro ending a line (`static int __init\ndecay(`).
 # 5: no C function of type `else` (`else list_for_each_entry(pos, head, member) {`).
-EXTRACTION = 5
+# 6: a C function a macro in capitals defines, named by its first argument
+#    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it.
+EXTRACTION = 6
 
 
 def stamp(grammar: str) -> str:
@@ -120,6 +122,9 @@ _TS_QUERY = (
 _QUERIES: dict[str, str] = {
     "c": """
 (function_definition) @function
+(translation_unit
+  (expression_statement (call_expression function: (identifier) arguments: (argument_list . (identifier))))
+  @macro_function . (compound_statement))
 (struct_specifier name: (_) body: (_)) @struct
 (union_specifier name: (_) body: (_)) @union
 (enum_specifier name: (_) body: (_)) @enum
@@ -314,7 +319,7 @@ def parse(text: str, grammar: str) -> list[Symbol]:
             open_.pop()
         if kind == "function" and grammar in ("c", "cpp") and not _declares_function(node):
             continue  # `for_each_node(node) {`: a loop macro read as a definition of `(node)`
-        name, container = _name(node, kind, grammar, source)
+        first, node, kind, name, container = _definition(node, kind, grammar, source)
         if name is None:
             continue
         outer = open_[-1] if open_ else None
@@ -328,7 +333,7 @@ def parse(text: str, grammar: str) -> list[Symbol]:
                 kind = "method"
         if grammar == "go" and kind == "type":
             kind = _GO_TYPES.get(getattr(node.child_by_field_name("type"), "type", ""), kind)
-        start, (end, column) = node.start_point[0] + 1, node.end_point
+        start, (end, column) = first.start_point[0] + 1, node.end_point
         end += column > 0  # a node ending with its line's newline ends on that line
         symbols.append(Symbol(name, kind, start, max(start, end), container))
         open_.append((node.end_byte, name, kind))
@@ -351,6 +356,45 @@ def _declares_function(node: Any) -> bool:
     if target is not None and target.type == "function_declarator":
         return True
     return kind is not None and kind.type == "type_identifier" and kind.text.isupper()
+
+
+def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any, Any, str, str | None, str | None]:
+    """A captured definition's first and last nodes, its kind, its name (None: no
+    definition) and the scope its name gives (_name)."""
+    if kind == "macro_function":  # `SYSCALL_DEFINE4(openat, …)`, then its body
+        call = node.named_children[0]
+        macro, first = call.child_by_field_name("function"), call.child_by_field_name("arguments").named_children[0]
+        name = _text(first, source) if macro.text.isupper() else None
+        return node, node.next_named_sibling, "function", name, None
+    name, scope = _name(node, kind, grammar, source)
+    if kind == "function" and grammar == "c" and (named := _named_by_macro(node)) is not None:
+        return named[0], node, kind, _text(named[1], source), scope
+    return node, node, kind, name, scope
+
+
+def _named_by_macro(node: Any) -> tuple[Any, Any] | None:
+    """Where a C function a macro in capitals defines starts, and its name's node, when
+    tree-sitter read the macro as the function's name and the name as an unnamed
+    parameter's type: it runs a line before into the definition when that line has no
+    declaration it knows (`static DEFINE_PER_CPU(unsigned long, nmi_dr7);` then
+    `DEFINE_IDTENTRY_RAW(exc_nmi) {`). A C function's parameters are named: one that is
+    a type alone, in a definition, is a macro's argument."""
+    target = node.child_by_field_name("declarator")
+    if target is None or target.type != "function_declarator":
+        return None
+    macro, parameters = target.child_by_field_name("declarator"), target.child_by_field_name("parameters")
+    if macro is None or macro.type != "identifier" or not macro.text.isupper() or parameters is None:
+        return None
+    first = parameters.named_children[0] if parameters.named_children else None
+    kind = first.child_by_field_name("type") if first is not None and first.type == "parameter_declaration" else None
+    if (
+        first is None
+        or kind is None
+        or kind.type != "type_identifier"
+        or first.child_by_field_name("declarator") is not None
+    ):
+        return None
+    return target, kind
 
 
 def _blank_attributes(text: str) -> str:
