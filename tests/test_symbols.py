@@ -188,6 +188,14 @@ def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
             "setup_param(quiet, int)\n{\n\treturn 0;\n}\n",
             [("openat", "function", 1), ("exc_nmi", "function", 8), ("exc_nmi_noist", "function", 12)],
         ),
+        # An attribute macro between the type and the name of a function of no
+        # parameters: tree-sitter ends a declaration at the macro and reads the rest as a
+        # definition of type `__do_softirq` (`--symbol __do_softirq` found nothing).
+        (
+            "asmlinkage __visible void __softirq_entry __do_softirq(void)\n{\n\thandle(false);\n}\n"
+            "void __irq_entry timer_interrupt(struct pt_regs *regs)\n{\n}\n",
+            [("__do_softirq", "function", 1), ("timer_interrupt", "function", 5)],
+        ),
     ],
 )
 def test_c_definitions_are_named_as_written(source, expected):

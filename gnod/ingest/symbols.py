@@ -75,7 +75,8 @@ GRAMMARS: dict[str, str] = {
 # 4: a C function's name after an attribute macro ending a line (`static int __init\ndecay(`).
 # 5: no C function of type `else` (`else list_for_each_entry(pos, head, member) {`).
 # 6: a C function a macro in capitals defines, named by its first argument
-#    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it.
+#    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it;
+#    one of no parameters after an attribute macro (`void __softirq_entry __do_softirq(void)`).
 EXTRACTION = 6
 
 
@@ -353,7 +354,7 @@ def _declares_function(node: Any) -> bool:
     while target is not None and target.type in _C_WRAPPERS and target.type != "function_declarator":
         inner = target.child_by_field_name("declarator")
         target = inner if inner is not None else (target.named_children or [None])[0]
-    if target is not None and target.type == "function_declarator":
+    if target is not None and target.type == "function_declarator" or _named_before_void(node) is not None:
         return True
     return kind is not None and kind.type == "type_identifier" and kind.text.isupper()
 
@@ -367,7 +368,7 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
         name = _text(first, source) if macro.text.isupper() else None
         return node, node.next_named_sibling, "function", name, None
     name, scope = _name(node, kind, grammar, source)
-    if kind == "function" and grammar == "c" and (named := _named_by_macro(node)) is not None:
+    if kind == "function" and grammar == "c" and (named := _named_by_macro(node) or _named_before_void(node)):
         return named[0], node, kind, _text(named[1], source), scope
     return node, node, kind, name, scope
 
@@ -395,6 +396,19 @@ def _named_by_macro(node: Any) -> tuple[Any, Any] | None:
     ):
         return None
     return target, kind
+
+
+def _named_before_void(node: Any) -> tuple[Any, Any] | None:
+    """A C function definition and its name's node where an attribute macro stands
+    between the return type and the name of a function of no parameters: without a
+    preprocessor tree-sitter ends a declaration at the macro and reads
+    `void __softirq_entry __do_softirq(void) {` from the name on as a definition of type
+    `__do_softirq` whose declarator is `(void)` (`--symbol __do_softirq` found nothing)."""
+    target, kind = node.child_by_field_name("declarator"), node.child_by_field_name("type")
+    if target is None or kind is None or target.type != "parenthesized_declarator" or kind.type != "type_identifier":
+        return None
+    inner = target.named_children
+    return (node, kind) if len(inner) == 1 and inner[0].text == b"void" else None
 
 
 def _blank_attributes(text: str) -> str:
