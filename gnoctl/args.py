@@ -107,9 +107,10 @@ _FROM_HERE = (".", "..")
 
 
 def from_here(glob: str) -> str:
-    """`glob` made absolute where it starts from the working directory, else as given."""
-    first = glob.split("/", 1)[0]
-    return os.path.abspath(glob) if first in _FROM_HERE else glob
+    """`glob` made absolute where it starts from the working directory (after the `!`
+    that leaves what it matches out), else as given."""
+    bang, rest = ("!", glob[1:]) if glob.startswith("!") else ("", glob)
+    return bang + os.path.abspath(rest) if rest.split("/", 1)[0] in _FROM_HERE else glob
 
 
 def params(command: str, values: dict, words: list[str]) -> dict:
@@ -120,7 +121,7 @@ def params(command: str, values: dict, words: list[str]) -> dict:
     for o in COMMANDS[command]:
         kind, value = o["kind"], values.get(o["dest"])
         if o["dest"] == PATH_FILTER and value is not None:
-            value = from_here(value)
+            value = [from_here(glob) for glob in value]
         if kind == "words":
             value = " ".join(words)
         elif kind == "arg":

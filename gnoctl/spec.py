@@ -76,9 +76,9 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.path",
             "flags": ("--path",),
-            "kind": "str",
+            "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -216,9 +216,9 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.path",
             "flags": ("--path",),
-            "kind": "str",
+            "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -305,9 +305,9 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.path",
             "flags": ("--path",),
-            "kind": "str",
+            "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -434,9 +434,9 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.path",
             "flags": ("--path",),
-            "kind": "str",
+            "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -543,9 +543,9 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
         {
             "dest": "filters.path",
             "flags": ("--path",),
-            "kind": "str",
+            "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {

@@ -136,16 +136,17 @@ class Filters(Params):
     until: (
         Annotated[IsoDate, cli("--until", metavar="DAY", help="Only documents dated on or before this day.")] | None
     ) = None
-    # Glob over the path inside its collection (`*` spans `/`).
+    # Glob over the path inside its collection (`*` spans `/`), or several: a document
+    # passes when it matches one of those without `!` (if any) and none of those with `!`.
     path: (
         Annotated[
-            str,
+            str | list[str],
             cli(
                 "--path",
                 metavar="GLOB",
                 help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be "
                 "none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: "
-                "from the working directory).",
+                "from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             ),
         ]
         | None

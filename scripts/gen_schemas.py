@@ -105,6 +105,17 @@ def _literals(tp: object) -> list:
     return [v for arg in typing.get_args(tp) for v in _literals(arg)]
 
 
+def _strings(t: mi.Type) -> bool:
+    """Whether `t` is a list of strings, or a union of a string and such a list."""
+    if isinstance(t, mi.UnionType):
+        return {type(m) for m in t.types} == {mi.StrType, mi.ListType} and all(map(_strings_or_str, t.types))
+    return isinstance(t, mi.ListType) and isinstance(_unwrap(t.item_type)[0], mi.StrType)
+
+
+def _strings_or_str(t: mi.Type) -> bool:
+    return isinstance(t, mi.StrType) or _strings(t)
+
+
 def _option(owner: type, name: str, field: mi.Field, t: mi.Type, extra: dict) -> dict:
     kind, lo, hi, choices = "", None, None, ()
     if isinstance(t, (mi.IntType, mi.FloatType)):
@@ -115,7 +126,7 @@ def _option(owner: type, name: str, field: mi.Field, t: mi.Type, extra: dict) ->
         kind = "flag"
     elif isinstance(t, mi.LiteralType):
         kind, choices = "choice", _declared(owner, field)
-    elif isinstance(t, mi.ListType) and isinstance(_unwrap(t.item_type)[0], mi.StrType):
+    elif _strings(t):  # a list of strings, or one string or such a list: repeatable
         kind = "list"
     if not extra["cli"]:  # the command's argument
         kind = "words" if extra.get("words") else "arg"

@@ -658,6 +658,24 @@ def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed)
     assert search(env, "deploy", "-c", "other", "--path", "docs/guides/*", expect=1)["hits"] == []
 
 
+def test_path_repeats_for_any_of_its_globs_and_a_bang_leaves_out(indexed):
+    """A second `--path` replaced the first, silently, and no glob could leave a folder
+    out: now each `--path` admits what it matches, `--path '!GLOB'` leaves out what it
+    does (ripgrep's `-g`), in searches and definitions alike; globs naming two
+    collections are an error, as is one leaving everything out."""
+    env = indexed.env
+    both = ["docs/guides/deploy.md", "docs/guides/staging.md"]
+    assert hit_paths(search(env, "deploy", "--path", "guides/deploy.md", "--path", "guides/staging.md")) == both
+    assert hit_paths(search(env, "deploy", "--path", "guides", "--path", "!*staging*")) == both[:1]
+    assert hit_paths(search(env, "deploy", "--path", "docs/guides/*", "--path", "!docs/guides/d*")) == both[1:]
+    left = hit_paths(search(env, "deploy", "--path", "!guides/*"))
+    assert left and not set(left) & set(both)
+    err = cli_error("search", "deploy", "--path", "docs/guides", "--path", "other/*", env=env)
+    assert err["code"] == "INVALID_PARAMS" and "name different collections (docs, other)" in err["message"]
+    err = cli_error("search", "deploy", "--path", "!" + indexed.corpus.root, env=env)
+    assert err["code"] == "INVALID_PARAMS" and "leaves every document out" in err["message"]
+
+
 def test_a_path_glob_from_the_working_directory_or_absolute_names_the_folder(indexed, tmp_path):
     """`--path ./mm` matched nothing (no path inside a collection starts with `./`), nor
     did an absolute path. A path from here, `.` or `./x` as a shell gives it, is that

@@ -41,7 +41,7 @@ from gnod.search import lexical
 from gnod.search.constants import PIPELINE
 from gnod.search.filters import Filter, where
 from gnod.search.grammar import expand_prefixes, parse
-from gnod.search.lexical import path_filter, path_query
+from gnod.search.lexical import filter_query, path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
 from gnod.store.documents import docs_by_ids, language_counts, unpack
@@ -557,7 +557,29 @@ def test_a_glob_of_any_folders_also_matches_none(glob, expected, path_searcher):
     for query in (path_filter(glob), path_filter(glob, searcher), path_filter(glob, searcher, stored)):
         hits = searcher.search(query, 100).hits
         assert sorted(PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])) == expected, glob
-    sql, args = where(Filter(path=glob))
+    sql, args = where(Filter(path=(glob,)))
+    rows = stored.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
+    assert [r[0] for r in rows] == expected
+
+
+@pytest.mark.parametrize(
+    "globs, expected",
+    [
+        (("mm", "**/Kconfig"), ["Kconfig", "arch/x86/Kconfig", "mm/Kconfig", "mm/slab.c"]),
+        (("**/mm/**/*.c", "!src/**"), ["arch/x86/mm/fault.c", "mm/slab.c", "tools/mm/.c"]),
+        (("arch/*", "!*.debug", "!**/mm/*"), ["arch/x86/Kconfig"]),
+        (("!*.md", "!*.c", "!*.h", "!*.rst", "!**/Kconfig*", "!*/*"), ["Z.MD", "a.", "b.txt"]),
+        (("mm", "Kconfig", "!mm/slab.c"), ["Kconfig", "mm/Kconfig"]),
+    ],
+)
+def test_several_path_globs_admit_any_of_them_but_those_a_bang_leaves_out(globs, expected, path_searcher):
+    """`--path` repeated: a path matching any of the globs, and none of those after `!`
+    (as ripgrep's `-g '!tests/'`); globs of exclusions alone admit every other path. The
+    engine's filter and SQLite's (vectors, definitions) agree."""
+    searcher, stored = path_searcher
+    hits = searcher.search(filter_query(stored, Filter(path=globs), searcher), 100).hits
+    assert sorted(PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])) == expected, globs
+    sql, args = where(Filter(path=globs))
     rows = stored.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
     assert [r[0] for r in rows] == expected
 

@@ -720,7 +720,7 @@ def test_an_identifier_being_typed_completes_from_the_names_defined(db, tmp_path
     assert sorted(lexical_paths(db, an, "OF_PROPERTY_RE*")) == ["drivers/probe.c", "include/of.h"]
     assert sorted(lexical_paths(db, an, "of_proc*")) == ["app/table.c", "notes0.md", "notes1.md", "notes2.md"]
     with lexical_index(db, an) as index:
-        where = filters.Filter(path="app/*")
+        where = filters.Filter(path=("app/*",))
         rows = lexical.search(index, db, an, "of_pr*", docstore.language_counts(db), 10, where).rows
     assert [docstore.docs_by_ids(db, [r.doc_id])[r.doc_id].rel_path for r in rows] == ["app/table.c"]
     assert lexical_paths(db, an, "state -of_pr*") == []  # negated, it excludes what it always did
@@ -781,7 +781,7 @@ def test_an_identifier_being_typed_prefers_the_names_it_completes_defined(db, tm
         hits = answer(index, db, an, SearchParams(query="CONFIG_PM_SL*"), counts, where).hits  # Kconfig's option
         assert (hits[0].path, hits[0].snippet.text) == ("kernel/Kconfig", 'config PM_SLEEP\n\tbool "Sleep"')
         # Filtered, the definitions are those the filter admits.
-        where = filters.resolve(filters.Filter(path="kernel/*"))
+        where = filters.resolve(filters.Filter(path=("kernel/*",)))
         hits = answer(index, db, an, SearchParams(query="spin_lock_ir*"), counts, where).hits
         assert [h.path for h in hits] == ["kernel/raw.c"]
     assert lexical_paths(db, an, "spin_lo*")[0] == "kernel/raw.c"
@@ -816,8 +816,8 @@ def test_a_prefix_s_closest_names_come_first_however_many_start_so(db, tmp_path,
     assert first() == ["kv", "kelvin_reading_0"]
     assert first(wanted=1) == ["kv"]
     # Filtered, the contents read are those the filter admits, in the order stored.
-    assert "kv" not in first(filters.Filter(path="lib/*"))
-    assert first(filters.Filter(path="zz/*")) == ["kv"]
+    assert "kv" not in first(filters.Filter(path=("lib/*",)))
+    assert first(filters.Filter(path=("zz/*",))) == ["kv"]
 
 
 def test_kconfig_options_are_found_however_many_other_names_start_so(db, tmp_path, monkeypatch):
@@ -937,6 +937,10 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
         ("tools/copy/foo.c", "#define GFP_KERNEL"),
     ]
     assert [h["path"] for h in _symbol(env, "foo_probe", "--path", "tools/**")["hits"]] == ["tools/copy/foo.c"]
+    assert [h["path"] for h in _symbol(env, "foo_probe", "--path", "!tools/**")["hits"]] == [
+        "drivers/foo/foo.c",
+        "lib/shim.c",
+    ]
     # Nothing found where no document passes the filters: said, as a search says it.
     assert _symbol(env, "foo_probe", "--path", "tolls/", expect=1)["notes"] == [
         "no indexed document passes the filters (path tolls/), whatever the query"

@@ -33,7 +33,7 @@ class Filter:
     tags: tuple[str, ...] = ()  # every one among the frontmatter tags (case-insensitive)
     since: str | None = None  # ISO day: the document's date ≥
     until: str | None = None  # ISO day: the document's date ≤
-    path: str | None = None  # glob over the path inside its collection
+    path: tuple[str, ...] = ()  # globs over the path inside its collection: any of them; `!GLOB`: none of those
     lang: str | None = None  # a Snowball name once resolved; an ISO code is accepted
     sender: str | None = None  # part of the frontmatter `from` (a message's "Name <address>"), any case
 
@@ -55,8 +55,11 @@ def resolve(f: Filter) -> Filter:
                 date.fromisoformat(day)
         except ValueError:
             raise FilterError(f"{name}: {day} is not a day of the calendar (YYYY-MM-DD)") from None
-    if f.path is not None and _unclosed_class(f.path):
-        raise FilterError(f"path: {f.path!r} opens a [character class] it does not close")
+    for glob in f.path:
+        if not glob.removeprefix(NOT):
+            raise FilterError(f"path: {glob!r} names no path")
+        if _unclosed_class(glob):
+            raise FilterError(f"path: {glob!r} opens a [character class] it does not close")
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
@@ -70,6 +73,15 @@ def resolve(f: Filter) -> Filter:
     except ValueError as e:
         raise FilterError(f"lang: {e}") from None
     return replace(f, lang=lang)
+
+
+NOT = "!"  # before a path glob: what it matches is left out, as in ripgrep's `-g '!tests/'`
+
+
+def globs(f: Filter) -> tuple[list[str], list[str]]:
+    """The path globs a document must match one of (none: any path), and those it must
+    match none of (their `!` taken off)."""
+    return [g for g in f.path if not g.startswith(NOT)], [g[1:] for g in f.path if g.startswith(NOT)]
 
 
 def _unclosed_class(glob: str) -> bool:
@@ -181,7 +193,8 @@ def describe(f: Filter) -> str:
     parts = [f"collection {', '.join(f.collections)}"] if f.collections else []
     parts += [f"tag {tag}" for tag in f.tags]
     parts += [f"{name} {value}" for name, value in (("since", f.since), ("until", f.until)) if value]
-    parts += [f"{name} {value}" for name, value in (("path", f.path), ("lang", f.lang), ("from", f.sender)) if value]
+    parts += [f"path {glob}" for glob in f.path]
+    parts += [f"{name} {value}" for name, value in (("lang", f.lang), ("from", f.sender)) if value]
     return ", ".join(parts)
 
 
@@ -210,10 +223,12 @@ def where(f: Filter) -> tuple[str, list[Any]]:
     if f.until:
         parts.append(f"{DOC_DATE} <= ?")
         args.append(f.until)
-    if f.path:
-        globs = path_globs(f.path)
-        parts.append(f"({' OR '.join(['d.rel_path GLOB ?'] * len(globs))})")
-        args += globs
+    taken, left_out = globs(f)
+    for each, sql in ((taken, "({})"), (left_out, "NOT ({})")):
+        readings = [g for glob in each for g in path_globs(glob)]
+        if readings:
+            parts.append(sql.format(" OR ".join(["d.rel_path GLOB ?"] * len(readings))))
+            args += readings
     if f.lang:
         parts.append("d.language = ?")
         args.append(f.lang)

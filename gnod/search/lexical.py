@@ -259,13 +259,16 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
                 day(f.until) if f.until else 1 << 62,
             )
         )
-    if f.path:
-        parts.append(path_filter(f.path, searcher, conn))
+    taken, left_out = filters.globs(f)
+    if taken:
+        parts.append(Query.boolean_query([(Occur.Should, path_filter(g, searcher, conn)) for g in taken]))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     if f.sender:
         parts.append(Query.regex_query(SCHEMA, SENDER, f".*{filters.regex_literal(store.sender_key(f.sender))}.*"))
-    return Query.const_score_query(Query.boolean_query([(Occur.Must, p) for p in parts]), 0.0)
+    clauses = [(Occur.Must, p) for p in parts or [Query.all_query()]]  # a query of exclusions alone matches nothing
+    clauses += [(Occur.MustNot, path_filter(g, searcher, conn)) for g in left_out]
+    return Query.const_score_query(Query.boolean_query(clauses), 0.0)
 
 
 def path_filter(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.Connection | None = None) -> Query:

@@ -30,33 +30,53 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
     index cannot use INVALID_PARAMS. A path glob whose first folder is the name of a
     collection searched names it, as paths are printed (`tree/mm/**`): as in `get` and
     `ls`; an absolute one names the collection whose folder holds it (gnoctl sends
-    `./mm` so: _inside); `./` in front is the collection's top."""
+    `./mm` so: _inside); `./` in front is the collection's top. Globs that name
+    different collections are INVALID_PARAMS."""
     check_collections(d, collections)
-    path = f.path
-    if path is not None and os.path.isabs(path):
-        name, path = _inside(d, path, collections)
-        collections = [name]
-    while path is not None and path.startswith("./"):
-        path = path[2:]
-    if path in (".", ""):
-        path = None
-    head, slash, rest = (path or "").partition("/")
-    if slash and rest and d.collection(head) is not None and (not collections or head in collections):
-        collections, path = [head], rest
+    given = [f.path] if isinstance(f.path, str) else f.path or []
+    named: set[str] = set()
+    globs = []
+    for each in given:
+        name, glob = _glob_in(d, each, collections)
+        if name is not None:
+            named.add(name)
+        if glob is not None:
+            globs.append(glob)
+    if len(named) > 1:
+        raise RpcError(wire.INVALID_PARAMS, f"path: the globs name different collections ({', '.join(sorted(named))})")
     try:
         return filters.resolve(
             filters.Filter(
-                collections=tuple(collections),
+                collections=tuple(named or collections),
                 tags=tuple(f.tags),
                 since=f.since,
                 until=f.until,
-                path=path,
+                path=tuple(globs),
                 lang=f.lang,
                 sender=f.sender,
             )
         )
     except filters.FilterError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+
+
+def _glob_in(d: Daemon, glob: str, searched: list[str]) -> tuple[str | None, str | None]:
+    """The collection a path glob names, if any, and the glob inside it (None: the
+    whole collection), its `!` kept (search_filter)."""
+    bang, path = (filters.NOT, glob[1:]) if glob.startswith(filters.NOT) else ("", glob)
+    name = None
+    if os.path.isabs(path):
+        name, path = _inside(d, path, searched)
+    while path.startswith("./"):
+        path = path[2:]
+    if path in (".", ""):  # the collection's top
+        if bang:
+            raise RpcError(wire.INVALID_PARAMS, f"path: {glob} leaves every document out")
+        return name, None
+    head, slash, rest = path.partition("/")
+    if name is None and slash and rest and d.collection(head) is not None and (not searched or head in searched):
+        name, path = head, rest
+    return name, bang + path
 
 
 def _inside(d: Daemon, glob: str, searched: list[str]) -> tuple[str, str]:
