@@ -108,14 +108,9 @@ def trim_heap() -> None:
         pass
 
 
-def _pack_batch(conn: apsw.Connection, after: int) -> int | None:
-    with conn:
-        return store.pack_old_content(conn, after)
-
-
-def _retitle_batch(conn: apsw.Connection, after: int) -> int | None:
-    with conn:
-        return titles.retitle(conn, after)
+# A batch of an upgrade's work: it does what is due from rowid `after` on and returns the
+# last rowid done, None once nothing was left (Writer._in_batches).
+Batch = Callable[[apsw.Connection, int], int | None]
 
 
 class _Aside:
@@ -174,12 +169,7 @@ class Writer:
         """Compress the content an older gno stored as text, a batch per job (so other
         jobs run in between), then give the freed pages back to the file system. Until
         then both forms read the same (store.documents.unpack)."""
-        last: int | None = 0
-        batches = 0
-        while last is not None:
-            start = last
-            last = await self.run(lambda conn: _pack_batch(conn, start))
-            batches += last is not None
+        batches = await self._in_batches(store.pack_old_content)
         if batches:
             await self.run(reclaim)
             log.info("content stored before compression: compressed (%d batches)", batches)
@@ -192,14 +182,25 @@ class Writer:
         rules (gnod.ingest.titles), a batch per job, so other jobs run in between."""
         if not await self.run(titles.due):
             return
+        batches = await self._in_batches(titles.retitle)
+        await self.run(release_memory)
+        log.info("prose documents' titles taken again by today's rules (%d batches)", batches)
+
+    async def _in_batches(self, batch: Batch) -> int:
+        """Run `batch` a transaction and a job at a time (so other jobs run in between)
+        until nothing is left; returns how many did some work."""
+
+        def step(conn: apsw.Connection, after: int) -> int | None:
+            with conn:
+                return batch(conn, after)
+
         last: int | None = 0
-        changed = 0
+        batches = 0
         while last is not None:
             start = last
-            last = await self.run(lambda conn: _retitle_batch(conn, start))
-            changed += last is not None
-        await self.run(release_memory)
-        log.info("prose documents' titles taken again by today's rules (%d batches)", changed)
+            last = await self.run(lambda conn: step(conn, start))
+            batches += last is not None
+        return batches
 
     def _rest(self, conn: apsw.Connection) -> None:
         """After a whole collection's run or the start-up reconcile (on the writer thread):
