@@ -183,7 +183,7 @@ class Writer:
         if not await self.run(titles.due):
             return
         batches = await self._in_batches(titles.retitle)
-        await self.run(release_memory)
+        await self.run(self._rest)  # the lexical index's writer took the pages again
         log.info("prose documents' titles taken again by today's rules (%d batches)", batches)
 
     async def _in_batches(self, batch: Batch) -> int:
