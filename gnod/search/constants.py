@@ -389,6 +389,10 @@ VECTOR_CHECKPOINT_S = 300.0
 # are read; a definition's passage shows up to this many of its first lines.
 SYMBOL_CONTENTS = 2_000
 SYMBOL_LINES = 3
+# A `search --symbol` hit shows each of its definitions of the names found, up to this
+# many (or `per_doc`, if more): slab.h's kmalloc_array beside its kmalloc for `kmalloc*`,
+# both `#ifdef` branches' pick_next_task in sched/core.c.
+SYMBOL_PASSAGES = 10
 # A `search --symbol` prefix whose names more contents than this define is read by its
 # shortest names first, a length at a time, until the documents asked for are found: so
 # the closest names come first past SYMBOL_CONTENTS too, and `k*` (14,000 contents)

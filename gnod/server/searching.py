@@ -15,7 +15,13 @@ from gnod.ingest.symbols import Symbol, display
 from gnod.lines import file_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import defining, filters, lexical, macros
-from gnod.search.constants import SEARCH_MACRO_FILES, SNIPPET_FIRST_LOOK_BYTES, SNIPPET_PIECE_BYTES, SYMBOL_LINES
+from gnod.search.constants import (
+    SEARCH_MACRO_FILES,
+    SNIPPET_FIRST_LOOK_BYTES,
+    SNIPPET_PIECE_BYTES,
+    SYMBOL_LINES,
+    SYMBOL_PASSAGES,
+)
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import best_snippets
@@ -114,12 +120,12 @@ def definitions(
     object_like: defining.ObjectLike,
 ) -> SearchResult:
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
-    passage per definition (its first lines). `Parser.parse` names a method of a class;
-    `name*` every name starting so; a plain name that no C file defines otherwise, C's
-    `#define NAME value` too (`object_like`: search.macros); `CONFIG_NAME`, Kconfig's
-    `config NAME` too (search.defining, in its order). A name
-    pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct file_operations`,
-    or quoted, `"kmalloc"`, is the name."""
+    passage per definition (its first lines; SYMBOL_PASSAGES, or `per_doc` if more).
+    `Parser.parse` names a method of a class; `name*` every name starting so; a plain
+    name that no C file defines otherwise, C's `#define NAME value` too (`object_like`:
+    search.macros); `CONFIG_NAME`, Kconfig's `config NAME` too (search.defining, in its
+    order). A name pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct
+    file_operations`, or quoted, `"kmalloc"`, is the name."""
     query = _DECLARED.sub("", p.query.strip().strip(_QUOTES).strip()).removesuffix("()").removesuffix("(")
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
@@ -137,7 +143,8 @@ def definitions(
             continue
         doc, stored, _body = docs[doc_id]
         lines = docstore.unpack(stored).split("\n") if stored is not None else []
-        snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in by_doc[doc_id][: p.per_doc]] if lines else []
+        shown = by_doc[doc_id][: max(p.per_doc, SYMBOL_PASSAGES)]
+        snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in shown] if lines else []
         score = 1.0 if by_doc[doc_id][0].symbol.name in names else 0.5
         hits.append(
             SearchHit(
@@ -146,7 +153,7 @@ def definitions(
                 bm25=0.0,
                 language=doc.language,
                 snippet=snippets[0] if snippets else None,
-                snippets=snippets if p.per_doc > 1 else [],
+                snippets=snippets if p.per_doc > 1 or len(snippets) > 1 else [],
             )
         )
     return SearchResult(
