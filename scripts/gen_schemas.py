@@ -108,12 +108,9 @@ def _literals(tp: object) -> list:
 def _strings(t: mi.Type) -> bool:
     """Whether `t` is a list of strings, or a union of a string and such a list."""
     if isinstance(t, mi.UnionType):
-        return {type(m) for m in t.types} == {mi.StrType, mi.ListType} and all(map(_strings_or_str, t.types))
+        one, many = sorted(t.types, key=lambda m: isinstance(m, mi.ListType)) if len(t.types) == 2 else (None, None)
+        return isinstance(one, mi.StrType) and many is not None and _strings(many)
     return isinstance(t, mi.ListType) and isinstance(_unwrap(t.item_type)[0], mi.StrType)
-
-
-def _strings_or_str(t: mi.Type) -> bool:
-    return isinstance(t, mi.StrType) or _strings(t)
 
 
 def _option(owner: type, name: str, field: mi.Field, t: mi.Type, extra: dict) -> dict:

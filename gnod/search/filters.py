@@ -25,6 +25,9 @@ DOC_DATE = (
 )
 
 
+NOT = "!"  # before a path glob: what it matches is left out, as in ripgrep's `-g '!tests/'`
+
+
 @dataclass(frozen=True, slots=True)
 class Filter:
     """Which documents a search may return; empty fields filter nothing."""
@@ -73,9 +76,6 @@ def resolve(f: Filter) -> Filter:
     except ValueError as e:
         raise FilterError(f"lang: {e}") from None
     return replace(f, lang=lang)
-
-
-NOT = "!"  # before a path glob: what it matches is left out, as in ripgrep's `-g '!tests/'`
 
 
 def globs(f: Filter) -> tuple[list[str], list[str]]:

@@ -688,17 +688,21 @@ def body_of(markdown: str, body_line: int) -> str:
     return "\n".join(markdown.split("\n")[body_line - 1 :])
 
 
+def path_in(globs: Sequence[str]) -> str:
+    """SQL over `documents d`: its path in lower case matches one of `globs` (their args)."""
+    return " OR ".join(["lower(d.rel_path) GLOB ?"] * len(globs))
+
+
 def titled_sources(
     conn: apsw.Connection, globs: Sequence[str], after: int, limit: int
 ) -> list[tuple[int, str, str, str, str, int]]:
     """(id, rel_path, title, metadata, markdown, body_line) of up to `limit` documents
     whose path in lower case matches one of `globs`, from id `after` on, by id: what a
     title is taken from."""
-    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(globs))
     rows = conn.execute(
         "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
-        f"WHERE d.id > ? AND ({names}) ORDER BY d.id LIMIT ?",
+        f"WHERE d.id > ? AND ({path_in(globs)}) ORDER BY d.id LIMIT ?",
         [after, *globs, limit],
     ).fetchall()
     return [(*r[:4], unpack(r[4]), r[5]) for r in rows]

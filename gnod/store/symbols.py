@@ -16,7 +16,7 @@ import apsw
 import msgspec
 
 from gnod.ingest.symbols import GRAMMARS, Symbol, display, grammar_for, path_globs, stamp
-from gnod.store.documents import compress, decompress
+from gnod.store.documents import compress, decompress, path_in
 
 # How a content parsed today is marked, per grammar: others are parsed again.
 _STAMPS = sorted({stamp(g) for g in GRAMMARS.values()})
@@ -46,11 +46,10 @@ def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, 
     documents indexed from then on (unix seconds; per collection, through its index).
     The scan is SQLite's (no GIL held): only the rows due come back to Python."""
     globs = path_globs()
-    names = " OR ".join(["lower(d.rel_path) GLOB ?"] * len(globs))
     sql = (
         "SELECT ct.id, d.rel_path FROM documents d JOIN content ct ON ct.mirror_hash = d.mirror_hash "
         "LEFT JOIN content_symbols s ON s.content_id = ct.id "
-        f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(_STAMPS))})) AND ({names})"
+        f"WHERE (s.grammar IS NULL OR s.grammar NOT IN ({','.join('?' * len(_STAMPS))})) AND ({path_in(globs)})"
     )
     args: list[Any] = [*_STAMPS, *globs]
     if since is None:
