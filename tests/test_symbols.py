@@ -117,6 +117,41 @@ def test_c_definitions_with_their_lines_and_no_prototypes_or_constants():
     ]
 
 
+def test_c_and_cpp_enumerators_are_constants_of_their_enum():
+    """A kernel developer looks enum constants up as often as macros (`TASK_COMM_LEN`,
+    `IRQ_HANDLED`, `NR_FREE_PAGES`): each enumerator is a definition of its own line,
+    in a named enum its member, in an anonymous one, a typedef's or an `#ifdef`'s too."""
+    source = (
+        "enum irqreturn {\n\tIRQ_NONE\t\t= (0 << 0),\n\tIRQ_HANDLED\t\t= (1 << 0),\n};\n"
+        "enum {\n\tTASK_COMM_LEN = 16,\n};\n"
+        "enum pageflags {\n\tPG_locked,\n#ifdef CONFIG_MMU\n\tPG_mlocked,\n#endif\n"
+        "\tPG_readahead = PG_locked,\n};\n"
+        "typedef enum { RED, GREEN } color_t;\n"
+    )
+    assert _defs(source, "c") == [
+        ("irqreturn", "enum", 1, 4, None),
+        ("IRQ_NONE", "constant", 2, 2, "irqreturn"),
+        ("IRQ_HANDLED", "constant", 3, 3, "irqreturn"),
+        ("TASK_COMM_LEN", "constant", 6, 6, None),
+        ("pageflags", "enum", 8, 14, None),
+        ("PG_locked", "constant", 9, 9, "pageflags"),
+        ("PG_mlocked", "constant", 11, 11, "pageflags"),
+        ("PG_readahead", "constant", 13, 13, "pageflags"),
+        ("color_t", "type", 15, 15, None),
+        ("RED", "constant", 15, 15, None),
+        ("GREEN", "constant", 15, 15, None),
+    ]
+    defs = parse(source, "c")
+    assert symstore.label(defs, 3, 3) == "constant IRQ_HANDLED"  # its own line
+    assert symstore.label(defs, 10, 10) == "enum pageflags"  # the `#ifdef` between them
+    assert _defs("namespace gfx {\nenum class Color { Red, Green = 2 };\n}\n", "cpp") == [
+        ("gfx", "module", 1, 3, None),
+        ("Color", "enum", 2, 2, None),
+        ("Red", "constant", 2, 2, "Color"),
+        ("Green", "constant", 2, 2, "Color"),
+    ]
+
+
 def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
     """The kernel's sparse annotations stand between a typedef's type and its name; read
     without a preprocessor, the annotation looked like the name (`__bitwise` defined
@@ -597,6 +632,58 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
     assert [(h.path, h.snippet.line, h.snippet.symbol, h.snippets) for h in hits] == [
         ("gadget.c", 4, "dwc3_gadget_giveback()", []),
         ("ep0.c", 3, "ep0_done()", []),
+    ]
+
+
+def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
+    """`--symbol TASK_COMM_LEN` gave the copies that tools/ and samples/ `#define` for
+    themselves, and a search for `IRQ_HANDLED` the drivers returning it before the header
+    defining it. An enumerator a C source file defines for itself comes after a header's."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    returns = "".join(
+        f"static irqreturn_t foo{i}_irq(int irq, void *dev)\n{{\n\treturn IRQ_HANDLED;\n}}\n" for i in range(3)
+    )
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "include/linux/sched.h": "#ifndef _SCHED_H\n#define _SCHED_H\n/* Task command name length: */\n"
+            "enum {\n\tTASK_COMM_LEN = 16,\n};\nstruct task_struct;\n#endif\n",
+            "tools/bpf/runqslower/runqslower.h": "#define TASK_COMM_LEN 16\n",
+            "include/linux/irqreturn.h": "/**\n * enum irqreturn - irqreturn type values\n"
+            " * @IRQ_NONE:\t\tinterrupt was not from this device\n"
+            " * @IRQ_HANDLED:\t\tinterrupt was handled by this device\n */\n"
+            "enum irqreturn {\n\tIRQ_NONE\t\t= (0 << 0),\n\tIRQ_HANDLED\t\t= (1 << 0),\n};\n"
+            "typedef enum irqreturn irqreturn_t;\n",
+            "drivers/foo/foo.c": returns,
+            "drivers/bar/bar.c": "enum { IRQ_HANDLED = 1 };  /* a stand-in */\nint bar(void)\n{\n"
+            "\treturn IRQ_HANDLED;\n}\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+
+    def found(query: str, symbol: bool) -> list[tuple[str, int, str | None]]:
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query, symbol=symbol)
+            r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+        return [(h.path, h.snippet.line, h.snippet.symbol) for h in r.hits]
+
+    assert found("TASK_COMM_LEN", symbol=True) == [("include/linux/sched.h", 5, "constant TASK_COMM_LEN")]
+    assert found("IRQ_HANDLED", symbol=True) == [
+        ("include/linux/irqreturn.h", 8, "constant IRQ_HANDLED"),
+        ("drivers/bar/bar.c", 1, "constant IRQ_HANDLED"),
+    ]
+    assert [h[:2] for h in found("IRQ_HANDLED", symbol=False)][:2] == [
+        ("include/linux/irqreturn.h", 8),
+        ("drivers/bar/bar.c", 1),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Definitions in source code (functions, methods, classes, types, macros), found by tree-sitter
+"""Definitions in source code (functions, methods, classes, types, macros, enumerators), found by tree-sitter
 (and, where a line declares them, by gnod.ingest.line_symbols: Kconfig, assembler).
 
 Each grammar comes from its PyPI wheel (tree-sitter-c, -cpp, -java, -python, -go, -rust,
@@ -77,7 +77,8 @@ GRAMMARS: dict[str, str] = {
 # 6: a C function a macro in capitals defines, named by its first argument
 #    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it;
 #    one of no parameters after an attribute macro (`void __softirq_entry __do_softirq(void)`).
-EXTRACTION = 6
+# 7: C and C++ enumerators (`enum { TASK_COMM_LEN = 16 };`), kind `constant`.
+EXTRACTION = 7
 
 
 def stamp(grammar: str) -> str:
@@ -129,6 +130,7 @@ _QUERIES: dict[str, str] = {
 (struct_specifier name: (_) body: (_)) @struct
 (union_specifier name: (_) body: (_)) @union
 (enum_specifier name: (_) body: (_)) @enum
+(enumerator) @constant
 (type_definition) @type
 (preproc_function_def) @macro
 """,
@@ -138,6 +140,7 @@ _QUERIES: dict[str, str] = {
 (struct_specifier name: (_) body: (_)) @struct
 (union_specifier name: (_) body: (_)) @union
 (enum_specifier name: (_) body: (_)) @enum
+(enumerator) @constant
 (namespace_definition name: (_)) @module
 (type_definition) @type
 (alias_declaration) @type
@@ -221,6 +224,8 @@ _QUERIES: dict[str, str] = {
 # The kind of a C object-like macro (`#define NAME value`): not stored, but found by
 # gnod.search.macros when asked for.
 DEFINE = "define"
+# The kind of a C or C++ enumerator, and of a Rust constant.
+CONSTANT = "constant"
 # Kinds whose members are methods (a function inside one is a method).
 _CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
 # Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.

@@ -14,7 +14,7 @@ from typing import Any
 import apsw
 
 from gnod.ingest.line_symbols import CONFIG, CONFIG_PREFIX, KCONFIG
-from gnod.ingest.symbols import DEFINE, grammar_for
+from gnod.ingest.symbols import CONSTANT, DEFINE, grammar_for
 from gnod.search import filters
 from gnod.search.constants import SYMBOL_CONTENTS, SYMBOL_SHORTEST_FROM
 from gnod.store import symbols as symstore
@@ -52,8 +52,9 @@ def definitions(
     with `kconfig_enough`, a Kconfig option (a search's preference needs no more; for
     `CONFIG_PM` it read 45 files for none). Exact
     case first, then the name's length (a prefix's closest), then what other files can
-    use before a macro a C source file defines for itself (often a stand-in, as
-    lib/decompress_unxz.c's `#define kmalloc(size, flags) malloc(size)`), then the file
+    use before a macro or an enumerator a C source file defines for itself (a macro
+    often a stand-in, as lib/decompress_unxz.c's `#define kmalloc(size, flags)
+    malloc(size)`), then the file
     nearest the top of its collection (a vendored or test copy lies deeper), then the path.
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
@@ -169,6 +170,10 @@ def _completes(name: str, typed: str) -> bool:
     return name.startswith(typed) and "_" not in name[len(typed) :] and not _HUMP.search(name, max(len(typed) - 1, 0))
 
 
+# What a C source file (`.c`) defines for itself, which no other file includes: a macro
+# (often a stand-in) and an enumerator.
+_OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
+
 # A definition's place among others, before its path (standing).
 Standing = tuple[bool, int, bool, int]
 
@@ -176,5 +181,5 @@ Standing = tuple[bool, int, bool, int]
 def standing(f: symstore.Defined, names: set[str]) -> Standing:
     """How a definition stands among those of `names` (lower first), before its path:
     definitions' order, which a search for the name keeps among the files defining it."""
-    macro_in_c = f.symbol.kind in ("macro", DEFINE) and f.rel_path.lower().endswith(".c")
-    return f.symbol.name not in names, len(f.symbol.name), macro_in_c, f.rel_path.count("/")
+    own = f.symbol.kind in _OWN_IN_C and f.rel_path.lower().endswith(".c")
+    return f.symbol.name not in names, len(f.symbol.name), own, f.rel_path.count("/")
