@@ -322,13 +322,16 @@ def test_cpp_and_java_definitions_with_their_classes():
     ]
     java = (
         "class Store {\n  Store() {}\n  String get(String k) { return k; }\n"
-        "  enum Kind { A; int code() { return 1; } }\n  record Pair(int a) {}\n}\n"
+        "  enum Kind { A, B { int code() { return 2; } }; int code() { return 1; } }\n  record Pair(int a) {}\n}\n"
     )
     assert _defs(java, "java") == [
         ("Store", "class", 1, 6, None),
         ("Store", "method", 2, 2, "Store"),
         ("get", "method", 3, 3, "Store"),
         ("Kind", "enum", 4, 4, "Store"),
+        ("A", "constant", 4, 4, "Kind"),
+        ("B", "constant", 4, 4, "Kind"),
+        ("code", "method", 4, 4, "Kind"),  # B's own, a method of its enum's
         ("code", "method", 4, 4, "Kind"),
         ("Pair", "class", 5, 5, "Store"),
     ]
@@ -464,16 +467,20 @@ def test_csharp_ruby_php_and_swift_definitions_with_their_classes():
     cs = (
         "namespace Acme.Tools {\n  public interface IShape { double Area(); }\n"
         "  public class Circle : IShape {\n    public Circle(double r) { R = r; }\n"
-        "    public double Area() { return 3.14; }\n  }\n  public record Person(string Name);\n}\n"
+        "    public double Area() { return 3.14; }\n  }\n  public record Person(string Name);\n"
+        "  enum Shade { Light, Dark = 2 }\n}\n"
     )
     assert _defs(cs, "csharp") == [
-        ("Acme.Tools", "module", 1, 8, None),
+        ("Acme.Tools", "module", 1, 9, None),
         ("IShape", "interface", 2, 2, None),
         ("Area", "method", 2, 2, "IShape"),
         ("Circle", "class", 3, 6, None),
         ("Circle", "method", 4, 4, "Circle"),
         ("Area", "method", 5, 5, "Circle"),
         ("Person", "class", 7, 7, None),
+        ("Shade", "enum", 8, 8, None),
+        ("Light", "constant", 8, 8, "Shade"),
+        ("Dark", "constant", 8, 8, "Shade"),
     ]
     rb = "module Acme\n  class Circle\n    def area\n      1\n    end\n    def self.unit = new\n  end\nend\ndef helper; end\n"
     assert _defs(rb, "ruby") == [

@@ -77,7 +77,7 @@ GRAMMARS: dict[str, str] = {
 # 6: a C function a macro in capitals defines, named by its first argument
 #    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it;
 #    one of no parameters after an attribute macro (`void __softirq_entry __do_softirq(void)`).
-# 7: C and C++ enumerators (`enum { TASK_COMM_LEN = 16 };`), kind `constant`.
+# 7: C, C++, Java and C# enumerators (`enum { TASK_COMM_LEN = 16 };`), kind `constant`.
 EXTRACTION = 7
 
 
@@ -151,6 +151,7 @@ _QUERIES: dict[str, str] = {
 (record_declaration) @class
 (interface_declaration) @interface
 (enum_declaration) @enum
+(enum_constant) @constant
 (method_declaration) @method
 (constructor_declaration) @method
 """,
@@ -188,6 +189,7 @@ _QUERIES: dict[str, str] = {
 (struct_declaration) @struct
 (interface_declaration) @interface
 (enum_declaration) @enum
+(enum_member_declaration) @constant
 (delegate_declaration) @type
 (method_declaration) @method
 (constructor_declaration) @method
@@ -224,7 +226,7 @@ _QUERIES: dict[str, str] = {
 # The kind of a C object-like macro (`#define NAME value`): not stored, but found by
 # gnod.search.macros when asked for.
 DEFINE = "define"
-# The kind of a C or C++ enumerator, and of a Rust constant.
+# The kind of an enumerator (C, C++, Java, C#) and of a Rust constant.
 CONSTANT = "constant"
 # Kinds whose members are methods (a function inside one is a method).
 _CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
@@ -342,7 +344,8 @@ def parse(text: str, grammar: str) -> list[Symbol]:
         start, (end, column) = first.start_point[0] + 1, node.end_point
         end += column > 0  # a node ending with its line's newline ends on that line
         symbols.append(Symbol(name, kind, start, max(start, end), container))
-        open_.append((node.end_byte, name, kind))
+        if kind != CONSTANT:  # a Java enum constant's body holds methods of its enum's
+            open_.append((node.end_byte, name, kind))
     return symbols
 
 
