@@ -16,6 +16,11 @@ READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
 # (reclaim_freed): definitions parsed again after an upgrade left 1 % of the kernel
 # tree's index free and its WAL at 12 MB (2 % of the index on disk, until reused).
 RECLAIM_FREE_SHARE = 0.005
+# What the WAL keeps on disk once checkpointed (journal_size_limit): a burst of writes (a
+# collection's ingest, every definition parsed again) grew it to 10-12 MB on the kernel
+# tree, kept until gnod stopped; this is about what SQLite's automatic checkpoint lets it
+# reach between two (1,000 pages), so steady writes do not shrink and grow it each time.
+WAL_KEEP_BYTES = 4 << 20
 
 
 def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
@@ -32,6 +37,7 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
         # Only takes effect on a new file (before its first table); older files convert in reclaim().
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
