@@ -1,5 +1,6 @@
-"""Definitions in source code (functions, methods, classes, types, macros, enumerators), found by tree-sitter
-(and, where a line declares them, by gnod.ingest.line_symbols: Kconfig, assembler).
+"""Definitions in source code (functions, methods, classes, types, macros, enumerators),
+found by tree-sitter (and, where a line declares them, by gnod.ingest.line_symbols:
+Kconfig, assembler).
 
 Each grammar comes from its PyPI wheel (tree-sitter-c, -cpp, -java, -python, -go, -rust,
 -typescript, -javascript, -c-sharp, -ruby, -php: the tree-sitter project's own; -swift:

@@ -52,10 +52,9 @@ def definitions(
     with `kconfig_enough`, a Kconfig option (a search's preference needs no more; for
     `CONFIG_PM` it read 45 files for none). Exact
     case first, then the name's length (a prefix's closest), then what other files can
-    use before a macro or an enumerator a C source file defines for itself (a macro
-    often a stand-in, as lib/decompress_unxz.c's `#define kmalloc(size, flags)
-    malloc(size)`), then the file
-    nearest the top of its collection (a vendored or test copy lies deeper), then the path.
+    use before a macro or an enumerator a C source file defines for itself (_OWN_IN_C),
+    then the file nearest the top of its collection (a vendored or test copy lies
+    deeper), then the path.
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
     typed, the names that complete its last word are the ones asked for and returned
@@ -171,7 +170,8 @@ def _completes(name: str, typed: str) -> bool:
 
 
 # What a C source file (`.c`) defines for itself, which no other file includes: a macro
-# (often a stand-in) and an enumerator.
+# (often a stand-in, as lib/decompress_unxz.c's `#define kmalloc(size, flags)
+# malloc(size)`) and an enumerator.
 _OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
 
 # A definition's place among others, before its path (standing).
