@@ -756,6 +756,8 @@ def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match
         "if else return",
         "page lock",
         "the of",
+        "lock, static const struct",  # parts: the longest one each holds in a row counts
+        "the page lock: if else return, of",
         *(" ".join(rng.sample(words, 3)) for _ in range(12)),
     ]
     with lexical_index(conn, analyzers) as index:
@@ -767,6 +769,37 @@ def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match
                     rows = lexical.search(index, conn, analyzers, query, counts, limit, lexical=lex).rows
                     ranked.append([(r.doc_id, r.bm25) for r in rows])
                 assert ranked[1:] == ranked[:1] * 3, (query, limit)
+    conn.close()
+
+
+def test_a_pasted_message_puts_the_file_printing_a_part_of_it_first(tmp_path):
+    """A message as a console shows it joins what several lines print (`Kernel panic -
+    not syncing: ` is panic()'s, the rest the caller's): no file holds it in a row, and
+    bm25 put a comment holding its words apart first; the file printing its longest part
+    comes first now. A part is split off by punctuation after a word; one of one word
+    (`VFS`) is no phrase."""
+    root = str(tmp_path / "src")
+    filler = "".join(f"\tret = setup_{i}(dev, flags);\n" for i in range(8))
+    files = {f"fs/f{i}.c": f"/* the kernel may panic {i}, not syncing */\nint f{i}(void);\n" for i in range(20)}
+    files["init/do_mounts.c"] = (
+        "void __init mount_root(void)\n{\n"
+        + filler
+        + '\tif (err)\n\t\tpanic("VFS: Unable to mount root fs on %s", b);\n}\n'
+    )
+    files["fs/super.c"] = (
+        "/* The VFS: at mount time the root fs, unable to sync, is left to the kernel. */\nint sync_fs(void);\n"
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=write_tree(root, files)))
+    pasted = "Kernel panic - not syncing: VFS: Unable to mount root fs"
+    assert lexical_paths(conn, analyzers, pasted)[:2] == ["init/do_mounts.c", "fs/super.c"]
+    # The same words without the punctuation: one part, which no file holds; bm25's order.
+    assert lexical_paths(conn, analyzers, pasted.replace(":", "").replace(" -", ""))[:2] == [
+        "fs/super.c",
+        "init/do_mounts.c",
+    ]
     conn.close()
 
 

@@ -150,9 +150,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # this much more, enough to pass pages that only mention the name in theirs.
     name_match: float = 0.1
     # A document holding the query's words in order, as typed (a pasted line, an error
-    # message, a description), is preferred by this much per word after the first over
-    # one holding them apart: a longer line is less likely to be there by chance, and its
-    # stopwords, left out of the terms, count only here.
+    # message, a description), or those of a part of it between punctuation (a pasted
+    # message joining several programs' lines), is preferred by this much per word after
+    # the first over one holding them apart: a longer line is less likely to be there by
+    # chance, and its stopwords, left out of the terms, count only here.
     phrase_match: float = 0.1
     # A query of one identifier (`dwc3_gadget_giveback`, `kmallocNode`) asks where it is
     # defined as often as where it is used: a document defining it (its definitions are

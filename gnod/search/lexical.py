@@ -348,6 +348,30 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
+# Punctuation ending a word as typed that ends a part of the query (_parts).
+_PART_ENDS = tuple(":;,.!?")
+
+
+def _parts(clauses: Sequence[Clause], phrase: tuple[str, ...] | None) -> list[tuple[str, ...]]:
+    """The parts of a query that is one phrase (_phrase) where punctuation after a word
+    splits it, each of two words or more: a pasted message joins what several lines
+    print (`Kernel panic - not syncing: VFS: Unable to mount root fs`), which no file
+    holds in a row, but one part of it is a program's line (`Unable to mount root fs`).
+    None for a query of one part."""
+    if phrase is None:
+        return []
+    parts: list[tuple[str, ...]] = []
+    current: list[str] = []
+    for c in clauses:
+        current += c.tokens
+        if c.raw.endswith(_PART_ENDS):
+            parts.append(tuple(current))
+            current = []
+    if current:
+        parts.append(tuple(current))
+    return [part for part in parts if len(part) > 1] if len(parts) > 1 else []
+
+
 class _Seen(NamedTuple):
     """What was read beside the matches: each one's language_code, and its place in the
     engine's order of equal scores (its address: the engine keeps the first of a tie)."""
@@ -386,7 +410,8 @@ class Preferences:
     for. Name and language are small, deciding near-ties only; a
     phrase grows with its length, as a long line found word for word is the known item:
     - by phrase, × (1 + phrase_match × words after the first): the document holds the
-      query's words in order, as typed (a pasted line, a description, an error message);
+      query's words in order, as typed (a pasted line, a description, an error message),
+      or else the words of its longest part it holds so (_parts: a pasted message);
     - by name, × (1 + name_match): the document's title or file name is the query, word
       for word ("tar" → tar.md): it is the one asked for by name;
     - by language, × (1 + language_prior × share): the share of the document's language
@@ -414,6 +439,10 @@ class Preferences:
         self.name = name if name and name.count(" ") < lexical.max_terms else None
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
+        # Each part's bonus, the longest first.
+        self.parts = sorted(
+            ((lexical.phrase_match * (len(part) - 1), part) for part in _parts(clauses, self.phrase)), reverse=True
+        )
         self.defined = defined or {}
         self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
 
@@ -431,6 +460,9 @@ class Preferences:
         # The phrase's clauses (none without one), made once for every round.
         phrase = [] if self.phrase is None else exact_phrase(self.phrase, self.stem)
         held = Query.boolean_query(phrase) if phrase else None
+        parts = [(bonus, exact_phrase(part, self.stem)) for bonus, part in self.parts]
+        # Any part held: one read of the matches finds the documents each part is among.
+        any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         while True:
             named, all_named = self._subset(searcher, query, self._name_query(searcher), fetch, seen)
@@ -445,13 +477,16 @@ class Preferences:
             read = {**dict(top), **named, **defining}
             if among:  # a holder not read is lifted by at most the phrase's bonus
                 phrased = self._among(searcher, phrase, top)
-                ranked = self._rank({**read, **phrased}, phrased, boosts, seen)
+                ranked = self._rank({**read, **phrased}, phrased, boosts, seen, self._parted(searcher, parts, top))
                 if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus):
                     break
                 among = False
             phrased, all_phrased = self._subset(searcher, query, held, fetch, seen)
-            ranked = self._rank({**read, **phrased}, phrased, boosts, seen)
-            if _settled(top, ranked, fetch, pool, lift + (0.0 if all_phrased else self.phrase_bonus)):
+            holders, all_parted = self._subset(searcher, query, any_part, fetch, seen)
+            parted = self._parted(searcher, parts, list(holders.items()))
+            ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, seen, parted)
+            parts_lift = 0.0 if all_parted else self.parts[0][0]
+            if _settled(top, ranked, fetch, pool, lift + (parts_lift if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
         return [(doc_id, -s, -r) for doc_id, s, r in self._defined_first(ranked, defining)[:pool]]
@@ -493,6 +528,19 @@ class Preferences:
             estimate *= df(word) / docs
         return estimate
 
+    def _parted(
+        self,
+        searcher: tantivy.Searcher,
+        parts: list[tuple[float, list[tuple[Occur, Query]]]],
+        top: list[tuple[int, float]],
+    ) -> dict[int, float]:
+        """The bonus of the longest part (_parts) each of the matches `top` holds."""
+        bonus: dict[int, float] = {}
+        for value, condition in parts:  # the longest first
+            for doc_id in self._among(searcher, condition, top):
+                bonus.setdefault(doc_id, value)
+        return bonus
+
     @staticmethod
     def _among(
         searcher: tantivy.Searcher, condition: list[tuple[Occur, Query]], top: list[tuple[int, float]]
@@ -522,16 +570,22 @@ class Preferences:
         return dict(found[:n]), len(found) <= n
 
     def _rank(
-        self, found: dict[int, float], phrased: dict[int, float], boosts: dict[int, float], seen: _Seen
+        self,
+        found: dict[int, float],
+        phrased: dict[int, float],
+        boosts: dict[int, float],
+        seen: _Seen,
+        parted: dict[int, float],
     ) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first (higher is better here), a tie in the
         engine's order: then a match not read, which comes after those read in that
         order, never ties its way in, so the results do not depend on how many are read.
-        `boosts`: what the name and a definition add for the documents they hold."""
+        `boosts`: what the name and a definition add for the documents they hold;
+        `parted`: a part's bonus, for those holding one and not the phrase."""
         ranked = []
         for doc_id, score in found.items():
             f = 1.0 + boosts.get(doc_id, 0.0)
-            f += self.phrase_bonus if doc_id in phrased else 0.0
+            f += self.phrase_bonus if doc_id in phrased else parted.get(doc_id, 0.0)
             if self.by_language:
                 f += self.lexical.language_prior * self.weights.get(seen.languages.get(doc_id, 0), 0) / self.top
             ranked.append((doc_id, score, score * f))
