@@ -352,14 +352,12 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
 _PART_ENDS = tuple(":;,.!?")
 
 
-def _parts(clauses: Sequence[Clause], phrase: tuple[str, ...] | None) -> list[tuple[str, ...]]:
-    """The parts of a query that is one phrase (_phrase) where punctuation after a word
+def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
+    """The parts of a query of plain words (one _phrase) where punctuation after a word
     splits it, each of two words or more: a pasted message joins what several lines
     print (`Kernel panic - not syncing: VFS: Unable to mount root fs`), which no file
     holds in a row, but one part of it is a program's line (`Unable to mount root fs`).
     None for a query of one part."""
-    if phrase is None:
-        return []
     parts: list[tuple[str, ...]] = []
     current: list[str] = []
     for c in clauses:
@@ -441,7 +439,8 @@ class Preferences:
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
         # Each part's bonus, the longest first.
         self.parts = sorted(
-            ((lexical.phrase_match * (len(part) - 1), part) for part in _parts(clauses, self.phrase)), reverse=True
+            ((lexical.phrase_match * (len(part) - 1), part) for part in (_parts(clauses) if self.phrase else ())),
+            reverse=True,
         )
         self.defined = defined or {}
         self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
@@ -528,8 +527,8 @@ class Preferences:
             estimate *= df(word) / docs
         return estimate
 
+    @staticmethod
     def _parted(
-        self,
         searcher: tantivy.Searcher,
         parts: list[tuple[float, list[tuple[Occur, Query]]]],
         top: list[tuple[int, float]],
@@ -537,7 +536,7 @@ class Preferences:
         """The bonus of the longest part (_parts) each of the matches `top` holds."""
         bonus: dict[int, float] = {}
         for value, condition in parts:  # the longest first
-            for doc_id in self._among(searcher, condition, top):
+            for doc_id in Preferences._among(searcher, condition, top):
                 bonus.setdefault(doc_id, value)
         return bonus
 
