@@ -694,6 +694,57 @@ def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
     ]
 
 
+def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
+    """`struct task_struct` put files naming the struct in every line before the header
+    defining it, and `struct page` (a word of prose alone) was no name at all: after a
+    declaring keyword the word is a name, and its definitions of that kind come first,
+    in a search and in `search --symbol` (`fn page`: the function, not the struct). After
+    a keyword that is a word of prose too (`function`), a word of prose is searched as
+    before."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    uses = "".join(f"\tstruct page *p{i} = alloc_pages(gfp, {i});\n" for i in range(12))
+    options = "".join(f"#ifdef CONFIG_PAGE_POISONING\nint poison{i};\n#endif\n" for i in range(8))
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "include/mm_types.h": "/* Each physical page has a struct page. */\n"
+            + "/* filler line describing memory */\n" * 30
+            + "struct page {\n\tunsigned long flags;\n};\n",
+            "mm/alloc.c": f"int fill(gfp_t gfp)\n{{\n{uses}\treturn 0;\n}}\n"
+            "static int page(int pages)\n{\n\treturn pages;\n}\n",
+            "mm/poison.c": options,
+            "mm/Kconfig": 'config PAGE_POISONING\n\tbool "Poison pages after freeing"\n',
+            "Documentation/mm.rst": "Pages\n=====\n\nA page, two pages: the function of a page table is paging.\n",
+            "Documentation/free.rst": "Freed pages are poisoned.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+
+    def found(query: str, symbol: bool = False) -> list[tuple[str, str | None]]:
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query, symbol=symbol)
+            r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+        return [(h.path, h.snippet.symbol if h.snippet else None) for h in r.hits]
+
+    assert found("struct page")[0] == ("include/mm_types.h", "struct page")
+    assert found("fn page")[0] == ("mm/alloc.c", "page()")
+    assert found("config PAGE_POISONING")[0] == ("mm/Kconfig", "config PAGE_POISONING")
+    assert found("struct page", symbol=True)[0] == ("include/mm_types.h", "struct page")
+    assert found("fn page", symbol=True)[0] == ("mm/alloc.c", "page()")
+    assert found("def page", symbol=True)[0] == ("mm/alloc.c", "page()")
+    # `function` is a word of prose too: `page` after it stays one (it comes as `pages`).
+    assert found("function page")[0][0] == "Documentation/mm.rst"
+
+
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):
     """bm25 gives a big header holding the name once a fraction of what a short caller
     gets, more than definition_match makes up: the files defining it come first, ranked

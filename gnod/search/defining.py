@@ -27,6 +27,36 @@ Starting = Callable[[str], list[str] | None]
 
 C_GRAMMARS = ("c", "cpp")  # the grammars of C and C++ (ingest.symbols)
 
+_FUNCTIONS = frozenset({"function", "method"})
+# The keyword a name is declared with, typed or pasted before it (`struct page`, `fn
+# main`, `config PREEMPT_RT`), and the kinds of definition it asks for.
+DECLARING: dict[str, frozenset[str]] = {
+    "struct": frozenset({"struct"}),
+    "union": frozenset({"union"}),
+    "enum": frozenset({"enum"}),
+    "class": frozenset({"class"}),
+    "interface": frozenset({"interface"}),
+    "trait": frozenset({"trait"}),
+    "impl": frozenset({"impl"}),
+    "typedef": frozenset({"type"}),
+    "namespace": frozenset({"module"}),
+    "config": frozenset({CONFIG}),
+    **dict.fromkeys(("def", "fn", "func", "fun", "function"), _FUNCTIONS),
+}
+# Those also words of prose (`function pointer`, `class action`): a plain word after one
+# is a name only where it would be alone (search.lexical._code_name).
+PROSE_KEYWORDS = frozenset({"class", "interface", "trait", "union", "config", "fun", "function"})
+_DECLARED = re.compile(r"(\w+)\s+(\S+)")
+
+
+def declared(text: str) -> tuple[str, frozenset[str]]:
+    """`text` without a keyword declaring it (`struct page` → page) and the kinds that
+    keyword asks for; `text` itself and no kinds where it has none."""
+    m = _DECLARED.fullmatch(text)
+    if m is None or m[1] not in DECLARING:
+        return text, frozenset()
+    return m[2], DECLARING[m[1]]
+
 
 def in_c(rel_path: str) -> bool:
     """Whether the file is C or C++ (as the definitions' parser reads it)."""
@@ -44,6 +74,7 @@ def definitions(
     wanted: int = SYMBOL_CONTENTS,
     completing: Starting | None = None,
     whole: bool = True,
+    kinds: frozenset[str] = frozenset(),
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -62,7 +93,9 @@ def definitions(
     object-like macros looked for are those of such names in capitals: `GFP_KER` finds
     `#define GFP_KERNEL`). Not `whole`: the name's next word is begun (`sched_`,
     `spin_lock_i`), and only the names completing it may be a `#define NAME` (`define
-    of`, looked for `of_`, is in 20 ms of files)."""
+    of`, looked for `of_`, is in 20 ms of files). `kinds` (a declaring keyword's,
+    `struct page`): the definitions of those kinds come first, and no `#define` is
+    looked for unless they include it."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -88,14 +121,14 @@ def definitions(
             found, names = completed, {f.symbol.name for f in completed}
             macros = [(n, {n}) for n in sorted(names) if n.isupper()]  # object-like macros are in capitals
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
-    if object_like and not (prefix or container):
+    if object_like and not (prefix or container) and (not kinds or DEFINE in kinds):
         for macro, same in macros:
             if not any(
                 f.symbol.name in same and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG))
                 for f in found
             ):
                 found += object_like(macro, where)
-    found.sort(key=lambda f: (*standing(f, names), f.rel_path, f.symbol.start_line))
+    found.sort(key=lambda f: (*standing(f, names, kinds), f.rel_path, f.symbol.start_line))
     return found, names
 
 
@@ -175,11 +208,13 @@ def _completes(name: str, typed: str) -> bool:
 _OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
 
 # A definition's place among others, before its path (standing).
-Standing = tuple[bool, int, bool, int]
+Standing = tuple[bool, bool, int, bool, int]
 
 
-def standing(f: symstore.Defined, names: set[str]) -> Standing:
+def standing(f: symstore.Defined, names: set[str], kinds: frozenset[str] = frozenset()) -> Standing:
     """How a definition stands among those of `names` (lower first), before its path:
-    definitions' order, which a search for the name keeps among the files defining it."""
+    definitions' order, which a search for the name keeps among the files defining it.
+    `kinds`: those a declaring keyword asked for, first."""
     own = f.symbol.kind in _OWN_IN_C and f.rel_path.lower().endswith(".c")
-    return f.symbol.name not in names, len(f.symbol.name), own, f.rel_path.count("/")
+    unasked = bool(kinds) and f.symbol.kind not in kinds
+    return f.symbol.name not in names, unasked, len(f.symbol.name), own, f.rel_path.count("/")

@@ -600,7 +600,7 @@ _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 
 def _code_name(
     clauses: Sequence[Clause], lexical: Lexical, inflected: Callable[[str], float], stop: Callable[[str], bool]
-) -> tuple[str | None, bool]:
+) -> tuple[str | None, bool, frozenset[str]]:
     """The query's one name of code, as typed, whose definitions come first
     (definition_match), and whether it is being typed (it ends with `*`); None for any
     other query (a phrase is no name of code). A name ending in a prefix is the name
@@ -609,20 +609,39 @@ def _code_name(
     word is begun, whose words search no more than `spin_lock` or `sched` (too short a
     prefix) while the names completing it can be defined. A single plain word is a name
     where the index holds it uninflected (`inflected`: the share of documents holding
-    another form of it; name_inflection_share): `kmalloc`, not `lock`."""
+    another form of it; name_inflection_share): `kmalloc`, not `lock`. After a keyword
+    declaring it (`struct page`, `fn main`: defining.DECLARING), a word is a name (after
+    one that is a word of prose too, as it would be alone), whose definitions of the
+    kinds the keyword asks for (the third value) come first."""
+    kinds = _declaring(clauses[0]) if len(clauses) == 2 else frozenset()
+    any_word = bool(kinds) and clauses[0].raw not in defining.PROSE_KEYWORDS
+    if kinds:
+        clauses = clauses[1:]
     if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
-        return None, False
+        return None, False, frozenset()
     raw = clauses[0].raw
     typing = raw.endswith("*")
     raw = raw.removesuffix("*")
     if not _IDENTIFIER.fullmatch(raw):
-        return None, False
+        return None, False, frozenset()
     if _NAMED_IN_CODE.search(raw):
-        return raw, typing
+        return raw, typing, kinds
     word = raw.lower()
-    if (typing and not clauses[0].prefix) or stop(word) or inflected(word) > lexical.name_inflection_share:
-        return None, False  # `k*`: one letter is no name yet
-    return raw, typing
+    if (
+        (typing and not clauses[0].prefix)
+        or stop(word)
+        or (not any_word and inflected(word) > lexical.name_inflection_share)
+    ):
+        return None, False, frozenset()  # `k*`: one letter is no name yet
+    return raw, typing, kinds
+
+
+def _declaring(c: Clause) -> frozenset[str]:
+    """The kinds of definition a clause that is a declaring keyword asks for; none for
+    another."""
+    if c.negated or c.phrase or c.prefix:
+        return frozenset()
+    return defining.DECLARING.get(c.raw, frozenset())
 
 
 def _defined_words(c: Clause, starting: defining.Starting) -> list[str]:
@@ -673,6 +692,7 @@ def _defining(
     object_like: defining.ObjectLike | None,
     completing: defining.Starting | None = None,
     whole: bool = True,
+    kinds: frozenset[str] = frozenset(),
 ) -> tuple[dict[int, Symbol], dict[int, defining.Standing]]:
     """The documents defining `name` in its case (search.defining: Kconfig's `config PM`
     for `CONFIG_PM`), in the order `search --symbol` gives them, each with its first
@@ -684,7 +704,8 @@ def _defining(
     and no Kconfig option defines is looked for as C's `#define NAME value`
     (`object_like`: 8-12 ms on the kernel tree). For a plain word (`kmalloc`) a label
     (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
-    lower case it is no object-like macro (those are written in capitals)."""
+    lower case it is no object-like macro (those are written in capitals). `kinds` (a
+    declaring keyword's): only definitions of those kinds."""
     if name is None:
         return {}, {}
     plain = not _NAMED_IN_CODE.search(name)
@@ -692,12 +713,14 @@ def _defining(
     if plain and name.islower():
         object_like = None
     found, names = defining.definitions(
-        conn, name, where, object_like, kconfig_enough=True, completing=completing, whole=whole
+        conn, name, where, object_like, kconfig_enough=True, completing=completing, whole=whole, kinds=kinds
     )
     out: dict[int, Symbol] = {}
     standings: dict[int, defining.Standing] = {}
     for f in found:
-        if f.symbol.name in names and f.doc_id not in out and (labels or f.symbol.kind != LABEL):
+        if f.symbol.name not in names or f.doc_id in out or (kinds and f.symbol.kind not in kinds):
+            continue
+        if labels or f.symbol.kind != LABEL:
             out[f.doc_id] = f.symbol
             standings[f.doc_id] = defining.standing(f, names)
     return out, standings
@@ -786,9 +809,10 @@ def search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    name, typed = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
+    name, typed, kinds = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
     typing = starting if typed else None
-    defined, standings = _defining(conn, name, where, object_like, typing, whole=not typed or clauses[0].prefix)
+    whole = not typed or clauses[-1].prefix
+    defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:

@@ -108,8 +108,6 @@ def answer(
 
 
 _QUOTES = "\"'`"  # around a name pasted from prose or Markdown
-# The keyword a name is declared with, pasted before it: `struct file_operations`.
-_DECLARED = re.compile(r"^(?:struct|union|enum|class|interface|trait|def|fn|func|function)\s+(?=\S+$)")
 
 
 def definitions(
@@ -125,13 +123,15 @@ def definitions(
     name that no C file defines otherwise, C's `#define NAME value` too (`object_like`:
     search.macros); `CONFIG_NAME`, Kconfig's `config NAME` too (search.defining, in its
     order). A name pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct
-    file_operations`, or quoted, `"kmalloc"`, is the name."""
-    query = _DECLARED.sub("", p.query.strip().strip(_QUOTES).strip()).removesuffix("()").removesuffix("(")
+    file_operations` (its definitions of that kind first), or quoted, `"kmalloc"`, is
+    the name."""
+    query, kinds = defining.declared(p.query.strip().strip(_QUOTES).strip())
+    query = query.removesuffix("()").removesuffix("(")
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
-    found, names = defining.definitions(conn, name, where, object_like, prefix, container, wanted=p.limit)
+    found, names = defining.definitions(conn, name, where, object_like, prefix, container, wanted=p.limit, kinds=kinds)
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:
         by_doc.setdefault(f.doc_id, []).append(f)
