@@ -152,6 +152,23 @@ def test_c_and_cpp_enumerators_are_constants_of_their_enum():
     ]
 
 
+def test_a_define_inside_an_enum_defines_no_enumerators():
+    """tree-sitter, meeting a `#define` in an enum's `#ifdef` (powerpc's fixmap.h), read
+    the names on its line as enumerators: `PAGE_SIZE` was an enum constant there, and a
+    search for it put that file before the headers defining it."""
+    source = (
+        "enum fixed_addresses {\n\tFIX_HOLE,\n#ifdef CONFIG_PPC_8xx\n"
+        "#define FIX_IMMR_SIZE\t(512 * 1024 / PAGE_SIZE)\n\tFIX_IMMR_START,\n"
+        "#define FIX_ALIGN(x) \\\n\t((x) + PAGE_SIZE)\n\tFIX_IMMR_BASE,\n#endif\n};\n"
+    )
+    assert _defs(source, "c") == [
+        ("fixed_addresses", "enum", 1, 10, None),
+        ("FIX_HOLE", "constant", 2, 2, "fixed_addresses"),
+        ("FIX_IMMR_START", "constant", 5, 5, "fixed_addresses"),
+        ("FIX_IMMR_BASE", "constant", 8, 8, "fixed_addresses"),
+    ]
+
+
 def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
     """The kernel's sparse annotations stand between a typedef's type and its name; read
     without a preprocessor, the annotation looked like the name (`__bitwise` defined

@@ -79,7 +79,9 @@ GRAMMARS: dict[str, str] = {
 #    (`SYSCALL_DEFINE4(openat, …) {`: openat), also after a line tree-sitter runs into it;
 #    one of no parameters after an attribute macro (`void __softirq_entry __do_softirq(void)`).
 # 7: C, C++, Java and C# enumerators (`enum { TASK_COMM_LEN = 16 };`), kind `constant`.
-EXTRACTION = 7
+# 8: no C enumerator on a preprocessor line (`#define FIX_IMMR_SIZE (512 * 1024 / PAGE_SIZE)`
+#    inside an enum's `#ifdef` gave FIX_IMMR_SIZE and PAGE_SIZE).
+EXTRACTION = 8
 
 
 def stamp(grammar: str) -> str:
@@ -326,8 +328,8 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     for node, kind in found:
         while open_ and open_[-1][0] <= node.start_byte:
             open_.pop()
-        if kind == "function" and grammar in ("c", "cpp") and not _declares_function(node):
-            continue  # `for_each_node(node) {`: a loop macro read as a definition of `(node)`
+        if grammar in ("c", "cpp") and _misread_in_c(node, kind, source):
+            continue
         first, node, kind, name, container = _definition(node, kind, grammar, source)
         if name is None:
             continue
@@ -348,6 +350,25 @@ def parse(text: str, grammar: str) -> list[Symbol]:
         if kind != CONSTANT:  # a Java enum constant's body holds methods of its enum's
             open_.append((node.end_byte, name, kind))
     return symbols
+
+
+def _misread_in_c(node: Any, kind: str, source: bytes) -> bool:
+    """Whether a C or C++ capture is no definition: a loop macro and its block read as a
+    function (`for_each_node(node) {`: a definition of `(node)`), or the names of a
+    `#define` in an enum's `#ifdef` read as enumerators."""
+    if kind == "function":
+        return not _declares_function(node)
+    return kind == CONSTANT and _in_directive(source, node.start_byte)
+
+
+def _in_directive(source: bytes, at: int) -> bool:
+    """Whether byte `at` of C source is on a preprocessor line (its continuations, after
+    a `\\`, too): no enumerator is, though tree-sitter, recovering from a directive it
+    does not expect inside an enum, may read one there."""
+    start = source.rfind(b"\n", 0, at) + 1
+    while start > 1 and source[start - 2 : start] == b"\\\n":
+        start = source.rfind(b"\n", 0, start - 1) + 1
+    return source[start:at].lstrip(b" \t").startswith(b"#")
 
 
 def _declares_function(node: Any) -> bool:
