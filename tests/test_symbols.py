@@ -717,7 +717,8 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     declaring keyword the word is a name, and its definitions of that kind come first,
     in a search and in `search --symbol` (`fn page`: the function, not the struct). After
     a keyword that is a word of prose too (`function`), a word of prose is searched as
-    before."""
+    before. A pasted compiler or linker message names its subject in quotes: the one
+    name (or declaration) it quotes is the name whose definitions come first."""
     from conftest import lexical_index
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -737,6 +738,8 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
             "mm/alloc.c": f"int fill(gfp_t gfp)\n{{\n{uses}\treturn 0;\n}}\n"
             "static int page(int pages)\n{\n\treturn pages;\n}\n",
             "mm/poison.c": options,
+            "include/gfp.h": "static inline struct page *alloc_pages(gfp_t gfp, unsigned int order)\n{\n"
+            "\treturn 0;\n}\n",
             "mm/Kconfig": 'config PAGE_POISONING\n\tbool "Poison pages after freeing"\n',
             "Documentation/mm.rst": "Pages\n=====\n\nA page, two pages: the function of a page table is paging.\n",
             "Documentation/free.rst": "Freed pages are poisoned.\n",
@@ -760,6 +763,10 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     assert found("def page", symbol=True)[0] == ("mm/alloc.c", "page()")
     # `function` is a word of prose too: `page` after it stays one (it comes as `pages`).
     assert found("function page")[0][0] == "Documentation/mm.rst"
+    implicit = "mm/alloc.c:3:30: error: implicit declaration of function 'alloc_pages' [-Werror]"
+    assert found(implicit)[0] == ("include/gfp.h", "alloc_pages()")
+    assert found("undefined reference to `alloc_pages'")[0] == ("include/gfp.h", "alloc_pages()")
+    assert found("error: ‘struct page’ has no member named ‘mappin’")[0] == ("include/mm_types.h", "struct page")
 
 
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):

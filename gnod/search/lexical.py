@@ -596,6 +596,11 @@ class Preferences:
 # or digit), or a name with an underscore at an end (`__schedule`, `__init`: no word of prose).
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
+# A name as a compiler or linker quotes it in a message: 'kmap_atomic', `kmalloc_array', ‘ret’;
+# a declaration so quoted is two words, 'struct and page'.
+_COMPILER_QUOTED = re.compile(r"['`‘]([A-Za-z_$][\w$]*)['’]")
+_QUOTE_OPENED = re.compile(r"['`‘]([a-z]+)")
+_QUOTE_CLOSED = re.compile(r"([A-Za-z_$][\w$]*)['’]")
 
 
 def _code_name(
@@ -612,14 +617,22 @@ def _code_name(
     another form of it; name_inflection_share): `kmalloc`, not `lock`. After a keyword
     declaring it (`struct page`, `fn main`: defining.DECLARING), a word is a name (after
     one that is a word of prose too, as it would be alone), whose definitions of the
-    kinds the keyword asks for (the third value) come first."""
+    kinds the keyword asks for (the third value) come first. Of a longer query, the one
+    name of code it quotes as a compiler does (`implicit declaration of function
+    'kmap_atomic'`)."""
+    if lexical.definition_match <= 0:
+        return None, False, frozenset()
     kinds = _declaring(clauses[0]) if len(clauses) == 2 else frozenset()
     any_word = bool(kinds) and clauses[0].raw not in defining.PROSE_KEYWORDS
     if kinds:
         clauses = clauses[1:]
-    if lexical.definition_match <= 0 or len(clauses) != 1 or clauses[0].negated:
+    elif len(clauses) > 1:
+        name, kinds = _quoted_name(clauses)
+        return name, False, kinds
+    if clauses[0].negated:
         return None, False, frozenset()
-    raw = clauses[0].raw
+    quoted = _COMPILER_QUOTED.fullmatch(clauses[0].raw)
+    raw = quoted[1] if quoted else clauses[0].raw
     typing = raw.endswith("*")
     raw = raw.removesuffix("*")
     if not _IDENTIFIER.fullmatch(raw):
@@ -634,6 +647,27 @@ def _code_name(
     ):
         return None, False, frozenset()  # `k*`: one letter is no name yet
     return raw, typing, kinds
+
+
+def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]:
+    """The one name of code (snake_case, camelCase; any after a declaring keyword, with
+    the kinds it asks for) that a pasted compiler or linker message quotes among its
+    words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`); None where it
+    quotes none or several."""
+    names: set[tuple[str, frozenset[str]]] = set()
+    for c, after in zip(clauses, [*clauses[1:], None]):
+        if c.negated:
+            continue
+        if (m := _COMPILER_QUOTED.fullmatch(c.raw)) and _NAMED_IN_CODE.search(m[1]):
+            names.add((m[1], frozenset()))
+        elif (
+            after is not None
+            and (opened := _QUOTE_OPENED.fullmatch(c.raw))
+            and opened[1] in defining.DECLARING
+            and (closed := _QUOTE_CLOSED.fullmatch(after.raw))
+        ):
+            names.add((closed[1], defining.DECLARING[opened[1]]))
+    return names.pop() if len(names) == 1 else (None, frozenset())
 
 
 def _declaring(c: Clause) -> frozenset[str]:
