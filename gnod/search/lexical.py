@@ -597,7 +597,7 @@ class Preferences:
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 # A name as a compiler or linker quotes it in a message: 'kmap_atomic', `kmalloc_array', ‘ret’;
-# a declaration so quoted is two words, 'struct and page'.
+# a declaration so quoted, 'struct page', is two clauses: 'struct and page'.
 _COMPILER_QUOTED = re.compile(r"['`‘]([A-Za-z_$][\w$]*)['’]")
 _QUOTE_OPENED = re.compile(r"['`‘]([a-z]+)")
 _QUOTE_CLOSED = re.compile(r"([A-Za-z_$][\w$]*)['’]")
