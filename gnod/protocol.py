@@ -181,7 +181,8 @@ class SearchParams(Params):
         cli(
             "--symbol",
             help="Find where QUERY is defined in source code (a function, method, class, type or macro; "
-            "any case; NAME* for names starting so), not where it is mentioned.",
+            "any case; NAME* for names starting so; `struct NAME`, `fn NAME`: that kind first), not where it "
+            "is mentioned.",
         ),
     ] = False
     # Passages (snippets) per document.
