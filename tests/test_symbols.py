@@ -662,7 +662,9 @@ def test_a_search_for_one_identifier_puts_the_files_defining_it_first(db, tmp_pa
 def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
     """`--symbol TASK_COMM_LEN` gave the copies that tools/ and samples/ `#define` for
     themselves, and a search for `IRQ_HANDLED` the drivers returning it before the header
-    defining it. An enumerator a C source file defines for itself comes after a header's."""
+    defining it. An enumerator a C source file defines for itself comes after a header's.
+    An enumerator does not hide a `#define` of its name: tools/'s enum GFP_KERNEL hid
+    include/linux/gfp_types.h's."""
     from conftest import lexical_index
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -688,6 +690,8 @@ def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
             "drivers/foo/foo.c": returns,
             "drivers/bar/bar.c": "enum { IRQ_HANDLED = 1 };  /* a stand-in */\nint bar(void)\n{\n"
             "\treturn IRQ_HANDLED;\n}\n",
+            "include/linux/gfp_types.h": "#define GFP_KERNEL\t(__GFP_RECLAIM | __GFP_IO | __GFP_FS)\n",
+            "tools/include/linux/types.h": "enum { GFP_KERNEL = 0 };\n",
         },
     )
     an = AnalyzerSet()
@@ -700,7 +704,10 @@ def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
             r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
         return [(h.path, h.snippet.line, h.snippet.symbol) for h in r.hits]
 
-    assert found("TASK_COMM_LEN", symbol=True) == [("include/linux/sched.h", 5, "constant TASK_COMM_LEN")]
+    assert found("TASK_COMM_LEN", symbol=True) == [
+        ("include/linux/sched.h", 5, "constant TASK_COMM_LEN"),
+        ("tools/bpf/runqslower/runqslower.h", 1, "#define TASK_COMM_LEN"),  # the copy deeper
+    ]
     assert found("IRQ_HANDLED", symbol=True) == [
         ("include/linux/irqreturn.h", 8, "constant IRQ_HANDLED"),
         ("drivers/bar/bar.c", 1, "constant IRQ_HANDLED"),
@@ -709,6 +716,11 @@ def test_an_enum_constant_is_found_where_its_enum_is(db, tmp_path):
         ("include/linux/irqreturn.h", 8),
         ("drivers/bar/bar.c", 1),
     ]
+    assert found("GFP_KERNEL", symbol=True) == [
+        ("include/linux/gfp_types.h", 1, "#define GFP_KERNEL"),
+        ("tools/include/linux/types.h", 1, "constant GFP_KERNEL"),
+    ]
+    assert found("GFP_KERNEL", symbol=False)[0][:2] == ("include/linux/gfp_types.h", 1)
 
 
 def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):

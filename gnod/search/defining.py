@@ -1,5 +1,6 @@
 """Where a name is defined: the stored definitions (any case), Kconfig's `config NAME`
-for `CONFIG_NAME`, and, where no C file defines the name otherwise, C's object-like
+for `CONFIG_NAME`, and, where no C file defines the name otherwise (but as an
+enumerator), C's object-like
 macros (`#define GFP_KERNEL (...)`, found by a callable: search.macros reads the
 lexical index, which searches here for an identifier's definitions). `search --symbol`
 lists them in this order; a search for one identifier prefers the documents they are in."""
@@ -79,7 +80,8 @@ def definitions(
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
     are the one asked for (`CONFIG_SLUB_DEBUG` is also Kconfig's `SLUB_DEBUG`). C's
-    `#define NAME value` is looked for where no C file defines the name otherwise, nor,
+    `#define NAME value` is looked for where no C file defines the name otherwise (an
+    enumerator does not count), nor,
     with `kconfig_enough`, a Kconfig option (a search's preference needs no more; for
     `CONFIG_PM` it read 45 files for none). Exact
     case first, then the name's length (a prefix's closest), then what other files can
@@ -120,11 +122,14 @@ def definitions(
         if completed:
             found, names = completed, {f.symbol.name for f in completed}
             macros = [(n, {n}) for n in sorted(names) if n.isupper()]  # object-like macros are in capitals
-    # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME value`.
+    # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME
+    # value`; one an enum defines may be too (`enum { X = 1 }; #define X X`, or tools/'s
+    # enumerator GFP_KERNEL hid include/linux/gfp_types.h's macro).
     if object_like and not (prefix or container) and (not kinds or DEFINE in kinds):
         for macro, same in macros:
             if not any(
-                f.symbol.name in same and (in_c(f.rel_path) or (kconfig_enough and f.symbol.kind == CONFIG))
+                f.symbol.name in same
+                and ((in_c(f.rel_path) and f.symbol.kind != CONSTANT) or (kconfig_enough and f.symbol.kind == CONFIG))
                 for f in found
             ):
                 found += object_like(macro, where)
