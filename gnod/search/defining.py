@@ -1,9 +1,9 @@
 """Where a name is defined: the stored definitions (any case), Kconfig's `config NAME`
 for `CONFIG_NAME`, and, where no C file defines the name otherwise (but as an
-enumerator), C's object-like
-macros (`#define GFP_KERNEL (...)`, found by a callable: search.macros reads the
-lexical index, which searches here for an identifier's definitions). `search --symbol`
-lists them in this order; a search for one identifier prefers the documents they are in."""
+enumerator), C's object-like macros (`#define GFP_KERNEL (...)`, found by a callable:
+search.macros reads the lexical index, which searches here for an identifier's
+definitions). `search --symbol` lists them in this order; a search for one identifier
+prefers the documents they are in."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def definitions(
     `spin_lock_i`), and only the names completing it may be a `#define NAME` (`define
     of`, looked for `of_`, is in 20 ms of files). `kinds` (a declaring keyword's,
     `struct page`): the definitions of those kinds come first, and no `#define` is
-    looked for unless they include it."""
+    looked for (no keyword declares one)."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -125,7 +125,7 @@ def definitions(
     # A plain name no C or C++ file defines in its case otherwise may be a `#define NAME
     # value`; one an enum defines may be too (`enum { X = 1 }; #define X X`, or tools/'s
     # enumerator GFP_KERNEL hid include/linux/gfp_types.h's macro).
-    if object_like and not (prefix or container) and (not kinds or DEFINE in kinds):
+    if object_like and not (prefix or container or kinds):
         for macro, same in macros:
             if not any(
                 f.symbol.name in same
