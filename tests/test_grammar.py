@@ -51,8 +51,8 @@ def written(q: CompiledQuery) -> str:
     return out
 
 
-def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False):
-    return Clause(tuple(tokens), phrase, compound, negated, raw, prefix)
+def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False, cut=""):
+    return Clause(tuple(tokens), phrase, compound, negated, raw, prefix, cut=cut)
 
 
 # --------------------------------------------------------------------------- parse
@@ -165,6 +165,37 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False)
             "usb -Gadget -X",
             [C(["usb"], raw="usb"), C(["gadget"], negated=True, raw="-Gadget"), C(["x"], negated=True, raw="-X")],
         ),
+        # Negations alone leave nothing out of anything: they are text (a flag, `-Wall`).
+        ("-Wall", [C(["wall"], raw="-Wall")]),
+        ('-deploy -"a b" !!!', [C(["deploy"], raw="-deploy"), C(["a", "b"], phrase=True, raw='-"a b"')]),
+        # What places a word in a program's output is cut off it: a stack frame's offset (and
+        # a clone's suffix), a file's line and column; the rest is searched.
+        ("__schedule+0x2e3/0x8b0", [C(["schedule"], raw="__schedule", cut="+0x2e3/0x8b0")]),
+        (
+            "RIP: 0010:memcpy_orig+0x10/0x120",
+            [C(["rip"], raw="RIP:"), C(["memcpy", "orig"], phrase=True, raw="memcpy_orig", cut="+0x10/0x120")],
+        ),
+        (
+            "ext4_lookup.isra.0+0x1a/0x30",
+            [C(["ext4", "lookup"], phrase=True, raw="ext4_lookup", cut=".isra.0+0x1a/0x30")],
+        ),
+        (
+            "mm/slub.c:4312:5: -warning",
+            [
+                C(["mm", "slub", "c"], phrase=True, raw="mm/slub.c", cut=":4312:5:"),
+                C(["warning"], negated=True, raw="-warning"),
+            ],
+        ),
+        ("page_alloc.c:12", [C(["page", "alloc", "c"], phrase=True, raw="page_alloc.c", cut=":12")]),
+        # A time, a port, a name without an extension keep their numbers.
+        (
+            "10:30 localhost:8080 Makefile:12",
+            [
+                C(["10", "30"], phrase=True, raw="10:30"),
+                C(["localhost", "8080"], phrase=True, raw="localhost:8080"),
+                C(["makefile", "12"], phrase=True, raw="Makefile:12"),
+            ],
+        ),
         # Duplicates (after lowercasing) are kept once, first spelling wins.
         ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
         (
@@ -190,6 +221,8 @@ def test_parse(query, expected):
         ("x -mmc_a*", ["-mmc_a*: `*` ends a prefix of 2 letters or more; searched mmc alone"]),
         ('"a*b" c', []),  # quoted: text, as asked
         ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
+        ("-Wall -fno-common", ["-Wall, -fno-common: searched as text, since the query holds nothing else"]),
+        ("x -Wall", []),
     ],
 )
 def test_syntax_of_other_engines_is_text_and_said_so(query, notes):
@@ -206,8 +239,6 @@ def test_syntax_of_other_engines_is_text_and_said_so(query, notes):
         ('deploy "to prod', "unbalanced double quote: the quote at character 8 is never closed"),
         ('x -"to prod', "unbalanced double quote: the quote at character 4 is never closed"),
         ('"a" "', "unbalanced double quote: the quote at character 5 is never closed"),
-        ("-deploy", "negation needs at least one positive term"),
-        ('-deploy -"a b" !!!', "negation needs at least one positive term"),
         ("!!!", "no searchable words"),
         ("-->", "no searchable words"),
         ('"" -!!! ** ()', "no searchable words"),

@@ -781,6 +781,62 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     assert found("error: ‘struct page’ has no member named ‘mappin’")[0] == ("include/mm_types.h", "struct page")
 
 
+def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tmp_path):
+    """No text holds a frame's offset (`+0x2e3/0x8b0`) or a file's line (`:6442`): searched
+    whole, a pasted frame or location matched nothing of what it names. The function a
+    frame gives is the query's name of code, a word of prose or not (`schedule`), its
+    definition first; the file a query names (its longest end that is an indexed path)
+    comes first, the one nearest the top for a bare file name, after the definitions
+    of a name the query also gives."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    cited = "See kernel/sched/core.c and kernel/sched/core.c: __schedule() calls schedule_debug().\n"
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "kernel/sched/core.c": "/* the core of the scheduler */\n"
+            + "/* filler describing tasks */\n" * 40
+            + "static void __schedule(unsigned int mode)\n{\n\tschedule_debug(prev);\n}\n"
+            + "void schedule(void)\n{\n\t__schedule(0);\n}\n",
+            "kernel/sched/wait.c": "int wait(void)\n{\n" + "\tschedule();\n" * 8 + "\treturn 0;\n}\n",
+            "lib/core.c": "int lib_core(void)\n{\n\treturn 0;\n}\n",
+            "fs/ext4/super.c": "int ext4_fill_super(struct super_block *sb)\n{\n\treturn 0;\n}\n",
+            "fs/ext4/inode.c": "/* ext4 [ext4] ext4 */\n" + "\text4_fill_super(sb);\n" * 6,
+            "Documentation/sched.rst": "Scheduling\n==========\n\n"
+            + cited * 6
+            + "Tasks are scheduled; the scheduler schedules them on a schedule.\n",
+            "Documentation/cron.rst": "Cron\n====\n\nA job runs on a schedule, as scheduled.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+
+    def found(query: str) -> list[tuple[str, str | None]]:
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query)
+            r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+        return [(h.path, h.snippet.symbol if h.snippet else None) for h in r.hits]
+
+    assert found("__schedule+0x2e3/0x8b0")[0] == ("kernel/sched/core.c", "__schedule()")
+    assert found("schedule+0x1a/0x30")[0] == ("kernel/sched/core.c", "schedule()")
+    assert found("RIP: 0010:__schedule.isra.0+0x10/0x120")[0] == ("kernel/sched/core.c", "__schedule()")
+    assert found("ext4_fill_super+0x1a2b/0x1d80 [ext4]")[0] == ("fs/ext4/super.c", "ext4_fill_super()")
+    assert found("kernel/sched/core.c")[0][0] == "kernel/sched/core.c"
+    assert found("kernel/sched/core.c:42")[0][0] == "kernel/sched/core.c"
+    assert found("/usr/src/linux/kernel/sched/core.c:42:5: warning: unused variable")[0][0] == "kernel/sched/core.c"
+    assert [p for p, _ in found("core.c:3")[:2]] == ["lib/core.c", "kernel/sched/core.c"]
+    # A name the query gives is defined elsewhere: its definition, then the file named.
+    warning = "WARNING: CPU: 1 PID: 7 at kernel/sched/wait.c:3 __schedule+0x2e3/0x8b0"
+    assert [p for p, _ in found(warning)[:2]] == ["kernel/sched/core.c", "kernel/sched/wait.c"]
+
+
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):
     """bm25 gives a big header holding the name once a fraction of what a short caller
     gets, more than definition_match makes up: the files defining it come first, ranked

@@ -155,6 +155,12 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # the first over one holding them apart: a longer line is less likely to be there by
     # chance, and its stopwords, left out of the terms, count only here.
     phrase_match: float = 0.1
+    # A query of plain words whose stopwords are left out of its terms ("out of memory",
+    # "scheduling while atomic") is also searched as the phrase it says, stopwords and
+    # all, when it has at most this many words: its terms alone ("memory") rank any page
+    # about them before the one holding the expression, which is what such a query names.
+    # A longer one is a question or a pasted paragraph, which no page holds word for word.
+    said_max_words: int = 6
     # A query of one identifier (`dwc3_gadget_giveback`, `kmallocNode`) asks where it is
     # defined as often as where it is used: a document defining it (its definitions are
     # parsed after indexing, gnod.server.symbols) counts this much more, enough to pass

@@ -5,10 +5,11 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``deploy production``    plain terms (OR-ed, ranked by BM25 — never AND-ed, so a
                            natural-language question is not emptied by one absent word)
 * ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
-* ``-term``, ``-"a b"``    negation; needs at least one positive clause (a ``-`` before a
-                           letter or a quote: before a digit, a symbol or a word in
-                           capitals alone it is text, as in ``return -1``, ``->next``
-                           and ``return -ENODEV``; ``-usb`` leaves USB out)
+* ``-term``, ``-"a b"``    negation (a ``-`` before a letter or a quote: before a digit, a
+                           symbol or a word in capitals alone it is text, as in
+                           ``return -1``, ``->next`` and ``return -ENODEV``; ``-usb``
+                           leaves USB out); in a query of negations alone, nothing is
+                           left out of anything and each is text (``-Wall``, a flag)
 * ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
                            concatenation (``"real time"`` OR ``"realtime"``)
 * ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
@@ -18,6 +19,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``dock*``                a prefix: any word of the index starting with ``dock``
                            (its last token must have at least ``prefix_min_chars``
                            characters; otherwise ``*`` is text)
+* ``__schedule+0x2e/0x8b0`` a place a program's output gives: a stack frame's function
+  ``mm/slub.c:4312:5``     (its offset off, and a compiler's clone suffix: ``.isra.0``,
+                           ``.constprop.0``, ``.cold``) or a file (its line and column off)
 * ``mmc_add_ho*``          an identifier being typed: the phrase of its tokens, the last
                            one a prefix (``mmc add host``, ``mmc add hostname``…, the
                            words that start so in the documents holding ``mmc add``);
@@ -37,6 +41,7 @@ Malformed input raises :class:`QuerySyntaxError` with a message meant for a pers
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -61,9 +66,10 @@ class Clause:
     phrase: bool  # True for quoted phrases, compounds and identifiers (tokens adjacent)
     compound: bool  # True for hyphenated compounds (also try the concatenation)
     negated: bool
-    raw: str  # the clause as the user typed it
+    raw: str  # the clause as the user typed it (but for a place's `cut`)
     prefix: bool = False  # `dock*`, `mmc_add_ho*`: the last token is a prefix
     expansions: tuple[str, ...] = ()  # the words of the index that last token stands for (expand_prefixes)
+    cut: str = ""  # what `raw` lost off its end as typed: a frame's offset, a file's line (_place)
 
     @property
     def key(self) -> tuple[tuple[str, ...], bool, bool, bool, bool]:
@@ -83,6 +89,29 @@ class CompiledQuery:
 
 
 # --------------------------------------------------------------------------- parsing
+
+# A stack frame as a kernel oops, perf or a sanitizer prints it: the function (after an
+# oops' code segment, `RIP: 0010:`), a clone's suffix GCC gave it, its offset and size.
+_FRAME = re.compile(
+    r"(?:[0-9a-f]{4}:)?([A-Za-z_$][\w$]*)((?:\.(?:isra|constprop|part|cold|lto_priv)(?:\.\d+)?)*"
+    r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?)",
+    re.IGNORECASE,
+)
+# A file's line (and column) as a compiler, a traceback or a WARNING gives it: a path that
+# has a folder or an extension (_FILE_WORD), then `:line`, `:line:column`, maybe the
+# message's colon.
+_FILE_WORD = r"(?:[\w.+-]*/)*[\w+-][\w.+-]*(?:/|\.[A-Za-z]\w*)"
+_LINE = re.compile(rf"({_FILE_WORD})(:\d+(?::\d+)?:?)")
+
+
+def _place(word: str) -> tuple[str, str]:
+    """`word` without what places it in a program (the name or path, what was cut):
+    no text holds `+0x2e3/0x8b0` or `:5413`, while the function or the file is what a
+    pasted trace asks for."""
+    for pattern in (_FRAME, _LINE):
+        if m := pattern.fullmatch(word):
+            return m[1], word[m.end(1) :]
+    return word, ""
 
 
 def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause | None:
@@ -129,7 +158,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
 
     Clauses with no searchable token (``!!!``, ``""``, a lone ``-``) are dropped and
     identical clauses are kept once. Raises :class:`QuerySyntaxError` for an empty,
-    over-long, unbalanced, negation-only or wordless query. A query may hold any number
+    over-long, unbalanced or wordless query. A query may hold any number
     of clauses: :func:`keep_informative` caps them where document frequencies are known.
     """
     if not isinstance(query, str):
@@ -148,7 +177,7 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             continue
         start = i
         negated = False
-        if query[i] == "-" and i + 1 < n and (query[i + 1] == '"' or _negatable(query, i + 1)):
+        if _negation(query, i):
             negated = True
             i += 1
         if query[i] == '"':
@@ -167,8 +196,10 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
             end = i
             while end < n and not query[end].isspace():
                 end += 1
-            raw = query[start:end]
-            clause = _word_clause(query[i:end], negated, raw, prefix_min)
+            word, cut = _place(query[i:end])
+            clause = _word_clause(word, negated, query[start:i] + word, prefix_min)
+            if clause is not None and cut:
+                clause = replace(clause, cut=cut)
             i = end
         if clause is not None:
             clauses.setdefault(clause.key, clause)
@@ -176,11 +207,14 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
     result = list(clauses.values())
     if not result:
         raise QuerySyntaxError("no searchable words in the query: it contains only punctuation or symbols")
-    if all(c.negated for c in result):
-        raise QuerySyntaxError(
-            "negation needs at least one positive term: add a word to search for, e.g. `deploy -staging`"
-        )
+    if all(c.negated for c in result):  # nothing to leave out of: a flag's words (`-Wall`)
+        result = [replace(c, negated=False) for c in result]
     return result
+
+
+def _negation(query: str, at: int) -> bool:
+    """Whether the clause at `at` starts with a `-` that negates it."""
+    return query.startswith("-", at) and at + 1 < len(query) and (query[at + 1] == '"' or _negatable(query, at + 1))
 
 
 def _negatable(query: str, at: int) -> bool:
@@ -200,8 +234,15 @@ _OPERATORS = ("AND", "OR", "NOT")
 def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[str]:
     """What a query may have meant as syntax that is text here, said once each (a note
     beside the results): other engines' AND/OR/NOT, and a `*` that ends no prefix
-    (`k*alloc`, `*alloc`, a prefix shorter than `prefix_min` letters)."""
+    (`k*alloc`, `*alloc`, a prefix shorter than `prefix_min` letters), and a query of
+    negations alone, searched as text."""
     out = []
+    unnegated = [c.raw for c in clauses if not c.negated and _negation(c.raw, 0)]
+    if unnegated:
+        out.append(
+            f"{', '.join(unnegated)}: searched as text, since the query holds nothing else "
+            "(-word leaves a word out of what the other words find)"
+        )
     operators = [c.raw for c in clauses if c.raw.lstrip("-") in _OPERATORS]
     if operators:
         out.append(
@@ -241,7 +282,7 @@ def keep_informative(
     negatives = [c for c in clauses if c.negated]
     if len(positives) <= max_terms and len(negatives) <= max_terms:
         return list(clauses), []
-    words = [c for c in positives if not _droppable(c, is_stopword)] or positives
+    words = [c for c in positives if not droppable(c, is_stopword)] or positives
     if len(words) > max_terms:
 
         def rarity(c: Clause) -> int:
@@ -257,7 +298,8 @@ def keep_informative(
     return out, [("-" if c.negated else "") + " ".join(c.tokens) for c in clauses if id(c) not in kept]
 
 
-def _droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
+def droppable(c: Clause, is_stopword: Callable[[str], bool]) -> bool:
+    """Whether the clause is a stopword alone, left out of a query with other words."""
     return not c.phrase and not c.prefix and len(c.tokens) == 1 and is_stopword(c.tokens[0])
 
 
@@ -331,10 +373,10 @@ def compile_query(
             raise QuerySyntaxError("negation needs at least one positive term")
         raise QuerySyntaxError("no searchable words in the query")
 
-    kept = [c for c in positives if not _droppable(c, is_stopword)]
+    kept = [c for c in positives if not droppable(c, is_stopword)]
     dropped: tuple[str, ...] = ()
     if kept:
-        dropped = tuple(dict.fromkeys(c.tokens[0] for c in positives if _droppable(c, is_stopword)))
+        dropped = tuple(dict.fromkeys(c.tokens[0] for c in positives if droppable(c, is_stopword)))
     else:
         kept = positives
 

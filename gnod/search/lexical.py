@@ -36,6 +36,7 @@ from gnod.search.grammar import (
     CompiledQuery,
     QuerySyntaxError,
     compile_query,
+    droppable,
     expand_prefixes,
     keep_informative,
     parse,
@@ -362,7 +363,7 @@ def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
     current: list[str] = []
     for c in clauses:
         current += c.tokens
-        if c.raw.endswith(_PART_ENDS):
+        if (c.raw + c.cut).endswith(_PART_ENDS):
             parts.append(tuple(current))
             current = []
     if current:
@@ -402,6 +403,19 @@ def _settled(
     return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]
 
 
+def _placed_first(
+    ranked: list[tuple[int, float, float]], located: Mapping[int, float], depth: Mapping[int, int]
+) -> list[tuple[int, float, float]]:
+    """`ranked` with the `located` documents first, the one nearest its collection's top
+    first (`page_alloc.c`: mm/'s, then arch/arm64/kvm/hyp/nvhe/'s), then in their order
+    there, each ranked as the best match."""
+    if not located or not ranked:
+        return ranked
+    best = ranked[0][2]
+    first = sorted((r for r in ranked if r[0] in located), key=lambda r: depth[r[0]])
+    return [(d, s, best) for d, s, _ in first] + [r for r in ranked if r[0] not in located]
+
+
 class Preferences:
     """Preferences that scale a match's bm25; `best` applies them to every match they
     could lift into the results, so the results do not depend on how many are asked
@@ -414,7 +428,9 @@ class Preferences:
       for word ("tar" → tar.md): it is the one asked for by name;
     - by language, × (1 + language_prior × share): the share of the document's language
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
-      not known) is many languages at once, so it earns no preference."""
+      not known) is many languages at once, so it earns no preference.
+    Before all of them come the documents defining the query's name of code (`defined`),
+    then the files it names by path (`placed`: _placed, each with its depth)."""
 
     def __init__(
         self,
@@ -425,6 +441,7 @@ class Preferences:
         lexical: Lexical,
         stem: Stem,
         defined: Mapping[int, defining.Standing] | None = None,
+        placed: Mapping[int, int] | None = None,
     ) -> None:
         self.lexical = lexical
         self.stem = stem
@@ -443,7 +460,14 @@ class Preferences:
             reverse=True,
         )
         self.defined = defined or {}
-        self.active = self.by_language or self.name is not None or self.phrase is not None or bool(self.defined)
+        self.placed = placed or {}
+        self.active = (
+            self.by_language
+            or self.name is not None
+            or self.phrase is not None
+            or bool(self.defined)
+            or bool(self.placed)
+        )
 
     def best(
         self, searcher: tantivy.Searcher, query: Query, pool: int, df: Callable[[str], int]
@@ -466,6 +490,7 @@ class Preferences:
         while True:
             named, all_named = self._subset(searcher, query, self._name_query(searcher), fetch, seen)
             defining, all_defining = self._subset(searcher, query, self._defined_query(), fetch, seen)
+            located, _ = self._subset(searcher, query, self._placed_query(), fetch, seen)
             boosts = {doc_id: self.lexical.name_match for doc_id in named}
             for doc_id in defining:
                 boosts[doc_id] = boosts.get(doc_id, 0.0) + self.lexical.definition_match
@@ -473,7 +498,7 @@ class Preferences:
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
             lift += 0.0 if all_named else self.lexical.name_match
             lift += 0.0 if all_defining else self.lexical.definition_match
-            read = {**dict(top), **named, **defining}
+            read = {**dict(top), **named, **defining, **located}
             if among:  # a holder not read is lifted by at most the phrase's bonus
                 phrased = self._among(searcher, phrase, top)
                 ranked = self._rank({**read, **phrased}, phrased, boosts, seen, self._parted(searcher, parts, top))
@@ -488,7 +513,8 @@ class Preferences:
             if _settled(top, ranked, fetch, pool, lift + (parts_lift if all_phrased else self.phrase_bonus)):
                 break
             fetch *= self.lexical.pool_growth
-        return [(doc_id, -s, -r) for doc_id, s, r in self._defined_first(ranked, defining)[:pool]]
+        ranked = self._defined_first(_placed_first(ranked, located, self.placed), defining)
+        return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
     def _defined_first(
         self, ranked: list[tuple[int, float, float]], defining: dict[int, float]
@@ -513,6 +539,9 @@ class Preferences:
         if self.name is None or not searcher.doc_freq(NAMES, self.name):
             return None
         return Query.term_query(SCHEMA, NAMES, self.name)
+
+    def _placed_query(self) -> Query | None:
+        return any_of(ID, list(self.placed)) if self.placed else None
 
     def _defined_query(self) -> Query | None:
         return any_of(ID, list(self.defined)) if self.defined else None
@@ -617,9 +646,10 @@ def _code_name(
     another form of it; name_inflection_share): `kmalloc`, not `lock`. After a keyword
     declaring it (`struct page`, `fn main`: defining.DECLARING), a word is a name (after
     one that is a word of prose too, as it would be alone), whose definitions of the
-    kinds the keyword asks for (the third value) come first. Of a longer query, the one
-    name of code it quotes as a compiler does (`implicit declaration of function
-    'kmap_atomic'`)."""
+    kinds the keyword asks for (the third value) come first. A stack frame's function
+    is a name (`schedule+0x2e/0x90`). Of a longer query, the one name of code it quotes
+    as a compiler does (`implicit declaration of function 'kmap_atomic'`) or places in a
+    frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`)."""
     if lexical.definition_match <= 0:
         return None, False, frozenset()
     kinds = _declaring(clauses[0]) if len(clauses) == 2 else frozenset()
@@ -631,6 +661,8 @@ def _code_name(
         return name, False, kinds
     if clauses[0].negated:
         return None, False, frozenset()
+    if _framed(clauses[0]):
+        return clauses[0].raw, False, kinds
     quoted = _COMPILER_QUOTED.fullmatch(clauses[0].raw)
     raw = quoted[1] if quoted else clauses[0].raw
     typing = raw.endswith("*")
@@ -652,14 +684,16 @@ def _code_name(
 def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]:
     """The one name of code (snake_case, camelCase; any after a declaring keyword, with
     the kinds it asks for) that a pasted compiler or linker message quotes among its
-    words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`); None where it
-    quotes none or several."""
+    words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
+    frame gives (_framed); None where it names none or several."""
     names: set[tuple[str, frozenset[str]]] = set()
     for c, after in zip(clauses, [*clauses[1:], None]):
         if c.negated:
             continue
         if (m := _COMPILER_QUOTED.fullmatch(c.raw)) and _NAMED_IN_CODE.search(m[1]):
             names.add((m[1], frozenset()))
+        elif _framed(c):
+            names.add((c.raw, frozenset()))
         elif (
             after is not None
             and (opened := _QUOTE_OPENED.fullmatch(c.raw))
@@ -668,6 +702,49 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
         ):
             names.add((closed[1], defining.DECLARING[opened[1]]))
     return names.pop() if len(names) == 1 else (None, frozenset())
+
+
+# A word naming a file: a path (`kernel/sched/fair.c`, `/usr/src/linux/Makefile`) or a
+# name with an extension (`page_alloc.c`).
+_FILE_NAMED = re.compile(r"/?(?:[\w.+-]+/)+[\w.+-]*\w|[\w+-][\w.+-]*\.[A-Za-z]\w*")
+
+
+def _placed(
+    searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int
+) -> tuple[list[Clause], dict[int, int]]:
+    """The documents at the one file the query names (`mm/page_alloc.c:5413` in a pasted
+    warning, `kernel/sched/fair.c`), by its longest end that is an indexed path or ends
+    one, each with its depth in its collection; none where the query names several
+    files, or the name is more than `most` files'. A path's words are in many files'
+    text, while the file so named is the one asked for. The clauses come back with an
+    absolute path's (`/usr/src/linux/mm/slub.c`) cut to that end, the words it holds."""
+    named = [
+        (i, c.raw.removeprefix("./"))
+        for i, c in enumerate(clauses)
+        if not c.negated and not c.prefix and _FILE_NAMED.fullmatch(c.raw.removeprefix("./"))
+    ]
+    if len({path for _, path in named}) != 1:
+        return clauses, {}
+    parts = named[0][1].strip("/").split("/")
+    for start in range(len(parts)):
+        end = "/".join(parts[start:])
+        hits = searcher.search(path_filter("**/" + end, searcher, conn), most + 1, count=False).hits
+        if not hits:
+            continue
+        if len(hits) > most:
+            return clauses, {}
+        ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
+        if start:
+            at = named[0][0]
+            clauses = [*clauses[:at], replace(clauses[at], tokens=tuple(tokenize(end)), raw=end), *clauses[at + 1 :]]
+        return clauses, {doc_id: doc.rel_path.count("/") for doc_id, doc in store.docs_by_ids(conn, ids).items()}
+    return clauses, {}
+
+
+def _framed(c: Clause) -> bool:
+    """Whether the clause is a stack frame's function (`__schedule+0x2e3/0x8b0`), a name
+    whatever words it holds."""
+    return not c.negated and "+0x" in c.cut.lower()
 
 
 def _declaring(c: Clause) -> frozenset[str]:
@@ -829,11 +906,12 @@ def search(
         found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
 
-    clauses = expand_prefixes(clauses, complete)
-    stemmed = compile_query(clauses, analyzers, languages, stop)
-    exact = compile_query(clauses, analyzers, [None], stop)
+    clauses, placed = _placed(searcher, conn, expand_prefixes(clauses, complete), lexical.preference_pool)
+    searched = [*clauses, *_said(clauses, stop, lexical)]
+    stemmed = compile_query(searched, analyzers, languages, stop)
+    exact = compile_query(searched, analyzers, [None], stop)
     groups = _prefix_groups(clauses, analyzers, languages, stop)
-    phrases = _phrases(clauses, analyzers, languages, stop)
+    phrases = _phrases(searched, analyzers, languages, stop)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
@@ -847,7 +925,7 @@ def search(
     typing = starting if typed else None
     whole = not typed or clauses[-1].prefix
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings, placed)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
@@ -867,6 +945,16 @@ def search(
         name=name,
         defined=defined,
     )
+
+
+def _said(clauses: Sequence[Clause], stop: Callable[[str], bool], lexical: Lexical) -> list[Clause]:
+    """The query as said (Lexical.said_max_words), as a phrase searched beside its terms,
+    where its stopwords are left out of them; none for another query."""
+    phrase = _phrase(clauses, lexical)
+    stops = [droppable(c, stop) for c in clauses]
+    if phrase is None or len(phrase) > lexical.said_max_words or all(stops) or not any(stops):
+        return []
+    return [Clause(phrase, phrase=True, compound=False, negated=False, raw=f'"{" ".join(c.raw for c in clauses)}"')]
 
 
 def _blended(
@@ -918,8 +1006,8 @@ def _phrases(
             words = tuple(frozenset(form[i] for form in forms) for i in range(len(whole)))
             if c.prefix:
                 words = (*words, _terms([_last_word(c)], analyzers, languages, stop))
-            if c.raw.startswith('"'):
-                out.append(Phrase(words, " ".join(c.raw.strip('"').split()), False))
+            if c.raw.removeprefix("-").startswith('"'):  # `-"a b"` alone is a phrase searched
+                out.append(Phrase(words, " ".join(c.raw.removeprefix("-").strip('"').split()), False))
             else:
                 typed = c.raw.removeprefix("+")
                 out.append(Phrase(words, typed.removesuffix("*"), typed.endswith("*")))
