@@ -285,6 +285,11 @@ def test_keep_informative_keeps_the_rarest_terms_in_query_order():
         ("gpt-4", '("gpt 4" OR "gpt4")'),
         ("snake_case", '("snake case")'),
         ("os.path.join", '("os path join")'),
+        # A dotted word's last part that is a name of code stands for itself too.
+        ("kernel.panic_on_oops", '("kernel panic on oop" OR "panic on oop")'),
+        ("self.assertEqual", '("self assertequ" OR "assertequ")'),
+        ("x -kernel.panic_on_oops", '("x") NOT ("kernel panic on oop")'),
+        ('"kernel.panic_on_oops"', '("kernel panic on oop")'),
         ("-production deploy", '("deploy") NOT ("product")'),
         (
             'deploy servers -production -"dry runs"',

@@ -13,7 +13,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
                            concatenation (``"real time"`` OR ``"realtime"``)
 * ``snake_case``, ``os.path.join`` and any other word that punctuation splits into
-                           several tokens: the adjacent phrase of the parts
+                           several tokens: the adjacent phrase of the parts; a dotted
+                           word whose last part is a name of code itself also stands
+                           for that name (``kernel.panic_on_oops``: ``panic_on_oops``)
 * ``東京タワー``, ``Python3を使う`` a word with CJK: the adjacent phrase of its tokens
                            (CJK runs are character bigrams, see :func:`tokenize`)
 * ``dock*``                a prefix: any word of the index starting with ``dock``
@@ -89,6 +91,10 @@ class CompiledQuery:
 
 
 # --------------------------------------------------------------------------- parsing
+
+# A word that is a name in code: snake_case or camelCase (a capital after a small letter
+# or digit), or a name with an underscore at an end (`__schedule`, `__init`: no word of prose).
+NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 
 # A stack frame as a kernel oops, perf or a sanitizer prints it: the function (after an
 # oops' code segment, `RIP: 0010:`), a clone's suffix GCC gave it, its offset and size.
@@ -327,7 +333,21 @@ def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[st
         joined = tokenize(clause.raw.replace("-", ""))
         forms.update(dict.fromkeys(analyzers.stem_sequences(joined, languages)))
     forms.update(dict.fromkeys(_path_forms(clause, analyzers, languages)))
+    forms.update(dict.fromkeys(_leaf_forms(clause, analyzers, languages)))
     return list(forms)
+
+
+def _leaf_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
+    """A positive dotted word's last part, where it is a name of code itself: a sysctl
+    (`kernel.panic_on_oops`), a module's parameter, a method (`self.assertEqual`) is
+    documented and defined by that name alone, which the dotted phrase never meets
+    there (`os.path.join` stands for no `join`: a word of prose)."""
+    if clause.negated or not clause.phrase or clause.prefix or clause.raw.startswith('"'):
+        return []
+    leaf = clause.raw.rpartition(".")[2]
+    if leaf == clause.raw or not NAMED_IN_CODE.search(leaf):
+        return []
+    return analyzers.stem_sequences(tokenize(leaf), languages)
 
 
 def _path_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:

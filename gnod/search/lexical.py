@@ -32,6 +32,7 @@ from gnod.ingest.symbols import Symbol
 from gnod.search import defining, filters
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
+    NAMED_IN_CODE,
     Clause,
     CompiledQuery,
     QuerySyntaxError,
@@ -621,10 +622,7 @@ class Preferences:
         return ranked
 
 
-# One word that is a name in code: snake_case or camelCase (a capital after a small letter
-# or digit), or a name with an underscore at an end (`__schedule`, `__init`: no word of prose).
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
-_NAMED_IN_CODE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z0-9][A-Z]|^_|_$")
 # A name as a compiler or linker quotes it in a message: 'kmap_atomic', `kmalloc_array', ‘ret’;
 # a declaration so quoted, 'struct page', is two clauses: 'struct and page'.
 _COMPILER_QUOTED = re.compile(r"['`‘]([A-Za-z_$][\w$]*)['’]")
@@ -669,7 +667,7 @@ def _code_name(
     raw = raw.removesuffix("*")
     if not _IDENTIFIER.fullmatch(raw):
         return None, False, frozenset()
-    if _NAMED_IN_CODE.search(raw):
+    if NAMED_IN_CODE.search(raw):
         return raw, typing, kinds
     word = raw.lower()
     if (
@@ -690,7 +688,7 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     for c, after in zip(clauses, [*clauses[1:], None]):
         if c.negated:
             continue
-        if (m := _COMPILER_QUOTED.fullmatch(c.raw)) and _NAMED_IN_CODE.search(m[1]):
+        if (m := _COMPILER_QUOTED.fullmatch(c.raw)) and NAMED_IN_CODE.search(m[1]):
             names.add((m[1], frozenset()))
         elif _framed(c):
             names.add((c.raw, frozenset()))
@@ -819,7 +817,7 @@ def _defining(
     declaring keyword's): only definitions of those kinds."""
     if name is None:
         return {}, {}
-    plain = not _NAMED_IN_CODE.search(name)
+    plain = not NAMED_IN_CODE.search(name)
     labels = not plain
     if plain and name.islower():
         object_like = None
