@@ -225,7 +225,10 @@ def extension(path: str) -> str:
 # What a collection indexes when it has no include globs (by `extension`, so with NAMED_FILES).
 DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
 INDEXED_BY_DEFAULT: frozenset[str] = frozenset(DEFAULT_EXTENSIONS)
-# Directories nobody wants indexed; a user's exclude globs come on top.
+# Directories nobody wants indexed; a user's exclude globs come on top. A project's
+# build output (OUTPUT_DIRS) is left out too, but in a git work tree whose .gitignore
+# files are followed: there they say what is output, and a folder so named that git
+# tracks is source (the kernel's tools/build/, a Makefile's helpers).
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git/",
     ".hg/",
@@ -242,6 +245,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     "build/",
     ".DS_Store",
 )
+OUTPUT_DIRS: frozenset[str] = frozenset(("dist", "build"))
 
 
 class ConfigError(Exception):

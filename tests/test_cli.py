@@ -105,6 +105,7 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             ".gitignore": "*.o\n",
             "main.o": "object",
             "old/notes.bak": "x",
+            "build/out.md": "# Output",
         },
     )
     with running_gnod() as (env, _d):
@@ -151,6 +152,10 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             'by default; an `also` glob in the collection\'s config takes it besides the default kinds: also = ["*.svg"]'
         )
         assert 'also = ["tools/frobnicate"]' in cli_error("get", "t/tools/frobnicate", env=env)["message"]
+        assert cli_error("get", "t/build/out.md", env=env)["message"].endswith(
+            "not indexed: it is in a folder named build/, left out as build output where no git work tree's "
+            ".gitignore files say what the output is"
+        )
 
 
 def test_a_file_the_index_has_not_taken_yet_is_pending(tmp_path):
@@ -415,12 +420,14 @@ def test_malformed_query(indexed):
     assert r.returncode == 1 and r.stdout == "" and "quote" in r.stderr
 
 
-def test_negation_only_query_is_invalid(indexed):
-    r = _run_cli("search", "--json", "--", "-deploy", env=indexed.env)
-    assert r.returncode == 1, r.stderr
-    err = json.loads(r.stdout)["error"]
-    assert err["code"] == "INVALID_QUERY"
-    assert "positive" in err["message"]
+def test_a_query_of_negations_alone_is_searched_as_text_and_says_so(indexed):
+    """Nothing to leave `-deploy` out of: a flag's words (`-Wall`) are what such a query
+    looks for, not an error."""
+    res = cli_json("search", "--json", "--", "-deploy", env=indexed.env)
+    assert res["hits"] and res["terms"] == ["-deploy"]
+    assert res["notes"][0].startswith("-deploy: searched as text, since the query holds nothing else")
+    r = _run_cli("search", "--", "-deploy", "-nowhere", env=indexed.env)
+    assert r.returncode == 0 and "-deploy, -nowhere: searched as text" in r.stderr + r.stdout
 
 
 # --- get, multi-get, ls ----------------------------------------------------------------------

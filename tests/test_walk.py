@@ -39,6 +39,30 @@ def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
     assert paths(tmp_path, Filter([], [])) == ["a.md", "b.txt", "c.py", "sub/e.MD"]
 
 
+def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp_path):
+    """build/ and dist/ are a project's output, left out of a plain folder; in a git work
+    tree whose .gitignore files are followed, those decide: the kernel's tools/build/ is
+    source git tracks, and a project's own build/ is in its .gitignore."""
+    from gnod.config import CollectionConfig
+
+    files = {
+        "a.md": "a",
+        "tools/build/Makefile": "all:",
+        "dist/b.md": "b",
+        "build/out.md": "o",
+        "node_modules/x.md": "x",
+    }
+    make(tmp_path / "notes", files)
+    make(tmp_path / "repo", {**files, ".git/HEAD": "ref: refs/heads/main", ".gitignore": "/build/\n"})
+    plain = CollectionConfig(name="n", path=str(tmp_path / "notes"))
+    assert paths(tmp_path / "notes", Filter.of(plain)) == ["a.md"]
+    repo = CollectionConfig(name="r", path=str(tmp_path / "repo"))
+    assert paths(tmp_path / "repo", Filter.of(repo)) == ["a.md", "dist/b.md", "tools/build/Makefile"]
+    # Without its .gitignore files the work tree is a folder like another.
+    unignored = CollectionConfig(name="r", path=str(tmp_path / "repo"), gitignore=False)
+    assert paths(tmp_path / "repo", Filter.of(unignored)) == ["a.md"]
+
+
 def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
     """A source tree's files that no extension of ours names, as a developer searches
     them: assembler, device trees, Makefile and Kconfig (and their variants), a

@@ -17,7 +17,14 @@ from typing import NamedTuple
 import msgspec
 import pathspec
 
-from gnod.config import CONTAINER_SUFFIXES, DEFAULT_EXCLUDE, INDEXED_BY_DEFAULT, CollectionConfig, extension
+from gnod.config import (
+    CONTAINER_SUFFIXES,
+    DEFAULT_EXCLUDE,
+    INDEXED_BY_DEFAULT,
+    OUTPUT_DIRS,
+    CollectionConfig,
+    extension,
+)
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -113,20 +120,30 @@ class Filter:
     .gitignore files."""
 
     def __init__(
-        self, include: list[str], exclude: list[str], gitignore: bool = True, also: Sequence[str] = ()
+        self,
+        include: list[str],
+        exclude: list[str],
+        gitignore: bool = True,
+        also: Sequence[str] = (),
+        output: bool = False,
     ) -> None:
-        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also))
+        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also), output)
         self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
         self.also = pathspec.GitIgnoreSpec.from_lines(also) if also else None
         self.gitignore = gitignore
+        self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if output else _DEFAULT_EXCLUDED_DIRS
 
     @classmethod
     def of(cls, col: CollectionConfig) -> Filter:
-        return cls(col.include, col.exclude, col.gitignore, col.also)
+        """The collection's filter; `output` (build/, dist/ taken as any folder, for the
+        .gitignore files to judge) where it is a git work tree whose .gitignore files
+        it follows."""
+        output = col.gitignore and os.path.exists(os.path.join(col.path, ".git"))
+        return cls(col.include, col.exclude, col.gitignore, col.also, output)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:
-        if name in _DEFAULT_EXCLUDED_DIRS:
+        if name in self.excluded_dirs:
             return False
         return not (self.exclude and self.exclude.match_file(rel_dir + "/"))
 

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import apsw
+import msgspec
 
-from gnod.config import CollectionConfig
+from gnod.config import OUTPUT_DIRS, CollectionConfig
 from gnod.ingest.walk import Filter, admit
 from gnod.server.hits import URI_PREFIX
 from gnod.server.rpc import Daemon
@@ -32,11 +33,18 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
         ).fetchone()
         if failed is not None:
             why, text = "FAILED", f"it could not be indexed: {failed[0]} ({failed[1]})"
-        elif admit(col.path, Filter(col.include or ["*"], col.exclude, col.gitignore, col.also), rel) is None:
+        elif admit(col.path, flt := Filter.of(msgspec.structs.replace(col, include=col.include or ["*"])), rel) is None:
             why = "FILTERED"
-            text = (
-                "the collection's globs, its default exclusions (build/, node_modules/…) or a .gitignore leave it out"
-            )
+            folder = next((part for part in rel.split("/")[:-1] if part in flt.excluded_dirs), None)
+            if folder is None:
+                text = "the collection's globs or a .gitignore leave it out"
+            elif folder in OUTPUT_DIRS:
+                text = (
+                    f"it is in a folder named {folder}/, left out as build output where no git work tree's "
+                    ".gitignore files say what the output is"
+                )
+            else:
+                text = f"it is in a folder named {folder}/, which gnod never indexes"
         elif Filter.of(col).kind_left_out(os.path.basename(rel), rel):
             ext = os.path.splitext(os.path.basename(rel))[1]
             glob = f"*{ext}" if ext else rel
