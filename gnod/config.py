@@ -226,9 +226,10 @@ def extension(path: str) -> str:
 DEFAULT_EXTENSIONS: tuple[str, ...] = TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS
 INDEXED_BY_DEFAULT: frozenset[str] = frozenset(DEFAULT_EXTENSIONS)
 # Directories nobody wants indexed; a user's exclude globs come on top. A project's
-# build output (OUTPUT_DIRS) is left out too, but in a git work tree whose .gitignore
-# files are followed: there they say what is output, and a folder so named that git
-# tracks is source (the kernel's tools/build/, a Makefile's helpers).
+# build output (OUTPUT_DIRS) is left out too, but in a project's tree (a git work tree,
+# or a .gitignore at its top) whose .gitignore files are followed: there they say what
+# is output, and a folder so named that they leave in is source (the kernel's
+# tools/build/, a Makefile's helpers).
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git/",
     ".hg/",

@@ -105,7 +105,7 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             ".gitignore": "*.o\n",
             "main.o": "object",
             "old/notes.bak": "x",
-            "build/out.md": "# Output",
+            "node_modules/m.md": "# Module",
         },
     )
     with running_gnod() as (env, _d):
@@ -152,9 +152,15 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             'by default; an `also` glob in the collection\'s config takes it besides the default kinds: also = ["*.svg"]'
         )
         assert 'also = ["tools/frobnicate"]' in cli_error("get", "t/tools/frobnicate", env=env)["message"]
-        assert cli_error("get", "t/build/out.md", env=env)["message"].endswith(
-            "not indexed: it is in a folder named build/, left out as build output where no git work tree's "
-            ".gitignore files say what the output is"
+        assert cli_error("get", "t/node_modules/m.md", env=env)["message"].endswith(
+            "not indexed: it is in a folder named node_modules/, which gnod never indexes"
+        )
+        # build/ is output in a folder that no .gitignore at its top says more of.
+        plain = write_tree(str(tmp_path / "plain"), {"a.md": "# A\n", "build/out.md": "# Output\n"})
+        cli_json("collection", "add", plain, "--name", "p", "--json", env=env)
+        assert cli_error("get", "p/build/out.md", env=env)["message"].endswith(
+            "not indexed: it is in a folder named build/, left out as build output where no .gitignore "
+            "at the collection's top (or its git work tree) says what the output is"
         )
 
 

@@ -40,9 +40,10 @@ def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
 
 
 def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp_path):
-    """build/ and dist/ are a project's output, left out of a plain folder; in a git work
-    tree whose .gitignore files are followed, those decide: the kernel's tools/build/ is
-    source git tracks, and a project's own build/ is in its .gitignore."""
+    """build/ and dist/ are a project's output, left out of a plain folder; in a project's
+    tree (a git work tree, or a .gitignore at its top: a release tarball) whose .gitignore
+    files are followed, those decide: the kernel's tools/build/ is source, and a project's
+    own build/ is in its .gitignore."""
     from gnod.config import CollectionConfig
 
     files = {
@@ -54,10 +55,13 @@ def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp
     }
     make(tmp_path / "notes", files)
     make(tmp_path / "repo", {**files, ".git/HEAD": "ref: refs/heads/main", ".gitignore": "/build/\n"})
+    make(tmp_path / "tarball", {**files, ".gitignore": "/build/\n"})
     plain = CollectionConfig(name="n", path=str(tmp_path / "notes"))
     assert paths(tmp_path / "notes", Filter.of(plain)) == ["a.md"]
     repo = CollectionConfig(name="r", path=str(tmp_path / "repo"))
     assert paths(tmp_path / "repo", Filter.of(repo)) == ["a.md", "dist/b.md", "tools/build/Makefile"]
+    tarball = CollectionConfig(name="t", path=str(tmp_path / "tarball"))
+    assert paths(tmp_path / "tarball", Filter.of(tarball)) == ["a.md", "dist/b.md", "tools/build/Makefile"]
     # Without its .gitignore files the work tree is a folder like another.
     unignored = CollectionConfig(name="r", path=str(tmp_path / "repo"), gitignore=False)
     assert paths(tmp_path / "repo", Filter.of(unignored)) == ["a.md"]

@@ -137,9 +137,9 @@ class Filter:
     @classmethod
     def of(cls, col: CollectionConfig) -> Filter:
         """The collection's filter; `output` (build/, dist/ taken as any folder, for the
-        .gitignore files to judge) where it is a git work tree whose .gitignore files
-        it follows."""
-        output = col.gitignore and os.path.exists(os.path.join(col.path, ".git"))
+        .gitignore files to judge) where it follows .gitignore files and is a project's
+        tree: a git work tree, or one with a .gitignore at its top (a release tarball)."""
+        output = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
         return cls(col.include, col.exclude, col.gitignore, col.also, output)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:

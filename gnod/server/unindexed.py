@@ -40,8 +40,8 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
                 text = "the collection's globs or a .gitignore leave it out"
             elif folder in OUTPUT_DIRS:
                 text = (
-                    f"it is in a folder named {folder}/, left out as build output where no git work tree's "
-                    ".gitignore files say what the output is"
+                    f"it is in a folder named {folder}/, left out as build output where no .gitignore "
+                    "at the collection's top (or its git work tree) says what the output is"
                 )
             else:
                 text = f"it is in a folder named {folder}/, which gnod never indexes"
