@@ -683,7 +683,9 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     """The one name of code (snake_case, camelCase; any after a declaring keyword, with
     the kinds it asks for) that a pasted compiler or linker message quotes among its
     words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
-    frame gives (_framed); None where it names none or several."""
+    frame gives (_framed); None where it names none or several. A declaration quoted
+    beside other names is the one the message is about (`'struct sk_buff' has no member
+    named 'csum_start'`: the struct whose members to read)."""
     names: set[tuple[str, frozenset[str]]] = set()
     for c, after in zip(clauses, [*clauses[1:], None]):
         if c.negated:
@@ -699,6 +701,9 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
             and (closed := _QUOTE_CLOSED.fullmatch(after.raw))
         ):
             names.add((closed[1], defining.DECLARING[opened[1]]))
+    declared = [n for n in names if n[1]]
+    if len(declared) == 1:
+        return declared[0]
     return names.pop() if len(names) == 1 else (None, frozenset())
 
 
