@@ -104,10 +104,30 @@ def get(
     view = view or View()
 
     def go(fmt: str) -> int:
-        write_document(sent() if sent is not None else Client(autostart=autostart).call("get", params), fmt, view)
+        try:
+            doc = sent() if sent is not None else Client(autostart=autostart).call("get", params)
+        except DaemonError as e:
+            here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
+            if here is None:
+                raise
+            doc = Client(autostart=autostart).call("get", {**params, "ref": here})
+        write_document(doc, fmt, view)
         return 0
 
     return _run(fmt, go)
+
+
+def _from_here(ref: str) -> str | None:
+    """`ref` as an absolute path (its `:line` kept) where it is a path from the working
+    directory to a file (`slub.c:120` in the kernel's mm/), as git and editors give
+    paths; None for any other. Asked only when gnod found no document so named, which
+    reads a relative path inside a collection's folder, not here."""
+    if ref.startswith(("#", "/", "~", "gno://")):
+        return None
+    import os  # only here: the fast path runs without it
+
+    head = ref if os.path.isfile(ref) else ref.split(":", 1)[0]
+    return os.path.abspath(head) + ref[len(head) :] if os.path.isfile(head) else None
 
 
 def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None, view: View | None = None) -> int:

@@ -312,7 +312,7 @@ class GetParams(Params):
         Meta(min_length=1),
         cli(
             help="collection/path[:line or :first-last], gno://collection/path, an absolute path, #docid, "
-            "or a path inside the one collection that has it."
+            "a path inside the one collection that has it, or (gnoctl) a path from the working directory."
         ),
     ]
     from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None

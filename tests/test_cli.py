@@ -443,6 +443,24 @@ def get_json(env, *args: str) -> dict:
     return cli_json("get", *args, "--json", env=env)
 
 
+def test_get_takes_a_path_from_the_working_directory(indexed):
+    """As git and editors give paths: `deploy.md:3` typed in the collection's guides/
+    folder, a name no collection's document has from its top."""
+    here = os.path.dirname(indexed.corpus.path("guides/deploy.md"))
+    for ref in ("deploy.md:3", "./deploy.md", "../guides/deploy.md:3-4"):
+        r = subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", "get", ref, "--json"],
+            env=indexed.env,
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", ref
+    assert cli_error("get", "deploy.md", env=indexed.env)["code"] == "NOT_FOUND"  # not from here
+
+
 def test_get_by_collection_path(indexed):
     code, out = run_cli_tty("get", "docs/guides/deploy.md", env=indexed.env)
     assert code == 0
