@@ -118,16 +118,23 @@ def get(
 
 
 def _from_here(ref: str) -> str | None:
-    """`ref` as an absolute path (its `:line` kept) where it is a path from the working
-    directory to a file (`slub.c:120` in the kernel's mm/), as git and editors give
-    paths; None for any other. Asked only when gnod found no document so named, which
-    reads a relative path inside a collection's folder, not here."""
+    """`ref` as an absolute path (its `:line` kept; gnod resolves `..`) where it is a path
+    from the working directory to a file (`slub.c:120` in the kernel's mm/), as git and
+    editors give paths; None for any other. Asked only when gnod found no document so
+    named, which reads a relative path inside a collection's folder, not here. With
+    `posix`, loaded at start, not `os` (~1 ms, which the fast path does without)."""
+    import posix
+
+    def is_file(path: str) -> bool:
+        try:
+            return posix.stat(path).st_mode & 0o170000 == 0o100000
+        except (OSError, ValueError):
+            return False
+
     if ref.startswith(("#", "/", "~", "gno://")):
         return None
-    import os  # only here: the fast path runs without it
-
-    head = ref if os.path.isfile(ref) else ref.split(":", 1)[0]
-    return os.path.abspath(head) + ref[len(head) :] if os.path.isfile(head) else None
+    head = ref if is_file(ref) else ref.split(":", 1)[0]
+    return f"{posix.getcwd()}/{head}{ref[len(head) :]}" if is_file(head) else None
 
 
 def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None, view: View | None = None) -> int:

@@ -195,7 +195,9 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the', "typing": 1}))[2])
     assert found["sent"] == '"deploy the"' and found["error"] is None
     # A half-typed query the grammar rejects: an error, for the page to show beside the last results.
-    status, _, body = web.get("/api/search?" + urlencode({"q": "-deploy", "typing": 1}))
+    status, _, body = web.get("/api/search?" + urlencode({"q": "deploy ->", "typing": 1}))
+    assert status == 200  # `->` alone is no word: dropped beside one
+    status, _, body = web.get("/api/search?" + urlencode({"q": "->", "typing": 1}))
     assert status == 400 and json.loads(body)["error"]["name"] == "INVALID_QUERY"
     # Enter: hybrid, which works (degraded) without models.
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy billing", "mode": "hybrid"}))[2])
