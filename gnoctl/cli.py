@@ -534,7 +534,9 @@ def multi_get(
             "collection, when its first folder is no collection's name ('include/linux/slab*.h').",
         ),
     ] = None,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")] = 1_048_576,
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", min=1, help="Stop after this much content.")
+    ] = commands.MULTI_GET_MAX_BYTES,
     json_: JsonOpt = False,
     human: HumanOpt = False,
     files: FilesOpt = False,

@@ -137,6 +137,9 @@ def _from_here(ref: str) -> str | None:
     return f"{posix.getcwd()}/{head}{ref[len(head) :]}" if is_file(head) else None
 
 
+MULTI_GET_MAX_BYTES = 1_048_576  # content `multi-get` prints unless told
+
+
 def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None, view: View | None = None) -> int:
     from gnoctl.output.documents import write_documents
 

@@ -58,6 +58,14 @@ def _plain(argv: list[str]) -> int | None:
         return commands.collection_list(fmt)
     if command == ("daemon", "status"):
         return commands.daemon_status(fmt)
+    if command == ("multi-get",):
+        max_bytes = opts.get("max_bytes", commands.MULTI_GET_MAX_BYTES)
+        if not (words or opts.get("pattern")) or max_bytes < 1 or (opts.get("null") and fmt != "files"):
+            return None
+        from gnoctl.output.common import View
+
+        view = View(pager=not opts.get("no_pager"), null=bool(opts.get("null")))
+        return commands.multi_get(words, opts.get("pattern"), max_bytes, fmt, view)
     limit = opts.get("limit", commands.LS_LIMIT)
     if not 1 <= limit <= LS_LIMIT_MAX or (opts.get("null") and fmt != "files"):
         return None

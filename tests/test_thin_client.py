@@ -12,7 +12,17 @@ import sys
 import pytest
 
 import gnoctl.output
-from gnoctl.args import COLOR_WHEN, FAST_OPTIONS, FORMAT_FLAGS, FORMATS, LS_LIMIT_MAX, PLAIN, Fallback, parse_fast
+from gnoctl.args import (
+    COLOR_WHEN,
+    FAST_OPTIONS,
+    FORMAT_FLAGS,
+    FORMATS,
+    LS_LIMIT_MAX,
+    MULTI_GET_REFS_MAX,
+    PLAIN,
+    Fallback,
+    parse_fast,
+)
 
 HEAVY = [
     "llama_cpp",
@@ -123,7 +133,14 @@ def test_fast_commands_run_without_typer(argv, tmp_path):
 
 @pytest.mark.parametrize(
     "argv",
-    [["status"], ["status", "--json"], ["ls", "-n", "5"], ["update", "notes"], ["collection", "list"]],
+    [
+        ["status"],
+        ["status", "--json"],
+        ["ls", "-n", "5"],
+        ["update", "notes"],
+        ["collection", "list"],
+        ["multi-get", "notes/a.md:3", "notes/b.md", "-p", "notes/*.md", "--files"],
+    ],
 )
 def test_plain_commands_run_without_typer(argv, tmp_path):
     """`status` and its neighbours answer without typer: it cost 0.4 s of CPU a call, and
@@ -214,7 +231,8 @@ def test_plain_options_match_typer_options(words):
     assert set(spec) == set(typer_opts) - {"--help"}
     for opt, (_dest, kind) in spec.items():
         assert typer_opts[opt].is_flag == (kind == "flag"), opt
-    assert most == len([p for p in params if p.param_type_name == "argument"])
+    arguments = [p for p in params if p.param_type_name == "argument"]
+    assert most == sum(MULTI_GET_REFS_MAX if p.nargs == -1 else p.nargs for p in arguments)
 
 
 def test_ls_limit_is_the_daemons():
