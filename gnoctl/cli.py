@@ -564,11 +564,16 @@ def ls(
         ),
     ] = "",
     limit: Annotated[
-        int,
+        Optional[int],
         typer.Option(
-            "-n", "--limit", min=1, max=LS_LIMIT_MAX, help="List at most this many (more: a note on stderr says so)."
+            "-n",
+            "--limit",
+            min=1,
+            max=LS_LIMIT_MAX,
+            help="List at most this many (more: a note on stderr says so). "
+            f"Default: {commands.LS_LIMIT:,}; with --files or --jsonl, every document.",
         ),
-    ] = commands.LS_LIMIT,
+    ] = None,
     folders: Annotated[
         bool,
         typer.Option(
@@ -589,8 +594,9 @@ def ls(
     """List indexed documents: collection/path and title, aligned.
 
     When there are more than -n documents, the first -n are listed and stderr says how
-    many there are (JSON has `total`). `gnoctl ls tree/drivers -d` shows what is in a
-    folder, one level: its folders first (`tree/drivers/usb/  1,204 documents`).
+    many there are (JSON has `total`); --files and --jsonl list them all unless -n
+    says. `gnoctl ls tree/drivers -d` shows what is in a folder, one level: its folders
+    first (`tree/drivers/usb/  1,204 documents`).
     """
     fmt = _fmt(json_, files, human=human, jsonl=jsonl)
     _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null), folders))

@@ -157,19 +157,36 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
 
 
 LS_LIMIT = 1000  # documents `ls` lists unless told
+# The formats a program reads line by line: unless told, `ls` lists every document in them,
+# as `rg --files` does, asking gnod LS_PAGE at a time (its most).
+LS_EVERY_FORMATS = ("files", "jsonl")
+LS_PAGE = 100_000
 
 
 def ls(
-    collection: str | None, prefix: str, limit: int, fmt: str | None, view: View | None = None, folders: bool = False
+    collection: str | None,
+    prefix: str,
+    limit: int | None,
+    fmt: str | None,
+    view: View | None = None,
+    folders: bool = False,
 ) -> int:
+    """`limit` None: LS_LIMIT, or every document in LS_EVERY_FORMATS."""
     from gnoctl.output.documents import write_listing
 
     view = view or View()
-    params = {"collection": collection, "prefix": prefix, "limit": limit, **({"folders": True} if folders else {})}
+    params = {"collection": collection, "prefix": prefix, **({"folders": True} if folders else {})}
 
     def go(fmt: str) -> int:
         asked = f"{collection}/{prefix}" if collection and prefix else collection or prefix
-        res = Client().call("ls", params)
+        every = limit is None and fmt in LS_EVERY_FORMATS
+        client = Client()
+        res = client.call("ls", {**params, "limit": LS_PAGE if every else limit or LS_LIMIT})
+        while every and res["entries"] and len(res["entries"]) < res["total"]:
+            more = client.call("ls", {**params, "limit": LS_PAGE, "offset": len(res["entries"])})
+            if not more["entries"]:
+                break
+            res["entries"] += more["entries"]
         write_listing(res, fmt, view, asked)
         # A folder or collection holding nothing is no match, as `search` finding nothing.
         return EXIT_NO_MATCH if asked and not res["entries"] and not res.get("folders") else 0

@@ -66,8 +66,8 @@ def _plain(argv: list[str]) -> int | None:
 
         view = View(pager=not opts.get("no_pager"), null=bool(opts.get("null")))
         return commands.multi_get(words, opts.get("pattern"), max_bytes, fmt, view)
-    limit = opts.get("limit", commands.LS_LIMIT)
-    if not 1 <= limit <= LS_LIMIT_MAX or (opts.get("null") and fmt != "files"):
+    limit = opts.get("limit")
+    if (limit is not None and not 1 <= limit <= LS_LIMIT_MAX) or (opts.get("null") and fmt != "files"):
         return None
     from gnoctl.output.common import View
 

@@ -307,6 +307,27 @@ def test_ls_is_aligned_and_says_when_it_stops(live, tmp_path):
     assert cli("ls", "--human", env=live.env).stderr == ""
 
 
+def test_ls_lists_every_document_in_the_formats_a_program_reads(live, monkeypatch, capsys):
+    """`ls --files` stopped at 1,000 paths (`gnoctl ls --files | xargs …` missed the rest
+    of the kernel tree): in --files and --jsonl it lists every document, a page of
+    LS_PAGE at a time (here one), unless -n says; people's formats keep the default."""
+    from gnoctl import commands
+
+    monkeypatch.setenv("GNO_HOME", live.env["GNO_HOME"])
+    monkeypatch.setattr(commands, "LS_LIMIT", 1)
+    monkeypatch.setattr(commands, "LS_PAGE", 1)
+    assert commands.ls(None, "", None, "files") == 0
+    out, err = capsys.readouterr()
+    assert sorted(out.splitlines()) == sorted(os.path.join(live.root, rel) for rel in DOCS) and err == ""
+    assert commands.ls(None, "", None, "jsonl") == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(DOCS)
+    assert commands.ls(None, "", None, "human") == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and f"listed 1 of {len(DOCS)} documents" in err
+    assert commands.ls(None, "", 2, "files") == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
 def test_long_human_output_pages_on_a_terminal(live, tmp_path):
     pager = tmp_path / "pager.sh"
     pager.write_text("#!/bin/sh\nsed 's/^/PAGED:/'\n")
