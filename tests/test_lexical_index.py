@@ -736,7 +736,8 @@ def test_documents_are_found_by_any_of_their_ids_either_way(terms_max, monkeypat
 def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match_ranks(tmp_path):
     """The phrase preference, whether its holders are first looked for among the best
     matches (common words) or over every match at once, and however few matches are read
-    first, ranks as reading every match does."""
+    first (a part's bound on a match not read: Preferences._parts_lift), ranks as reading
+    every match does."""
     rng = random.Random(7)
     words = ["static", "const", "struct", "page", "the", "of", "return", "if", "else", "lock"]
     docs = {f"d{i}.md": " ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) + "\n" for i in range(160)}
@@ -758,6 +759,10 @@ def test_a_phrase_looked_for_among_the_best_matches_first_ranks_what_every_match
         "the of",
         "lock, static const struct",  # parts: the longest one each holds in a row counts
         "the page lock: if else return, of",
+        # A part of common words many pages hold, beside a long one few do: the long part's
+        # holders are read whole, and the bound on a page not read is the short part's.
+        "the of, page lock if else return",
+        "struct page lock if else: the of",
         *(" ".join(rng.sample(words, 3)) for _ in range(12)),
     ]
     with lexical_index(conn, analyzers) as index:

@@ -513,9 +513,36 @@ class Preferences:
             parts_lift = 0.0 if all_parted else self.parts[0][0]
             if _settled(top, ranked, fetch, pool, lift + (parts_lift if all_phrased else self.phrase_bonus)):
                 break
+            if all_phrased and not all_parted:  # a closer bound may spare a round
+                parts_lift = self._parts_lift(searcher, query, parts, fetch, seen, holders)
+                parted = self._parted(searcher, parts, list(holders.items()))
+                ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, seen, parted)
+                if _settled(top, ranked, fetch, pool, lift + parts_lift):
+                    break
             fetch *= self.lexical.pool_growth
         ranked = self._defined_first(_placed_first(ranked, located, self.placed), defining)
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
+
+    def _parts_lift(
+        self,
+        searcher: tantivy.Searcher,
+        query: Query,
+        parts: list[tuple[float, list[tuple[Occur, Query]]]],
+        fetch: int,
+        seen: _Seen,
+        holders: dict[int, float],
+    ) -> float:
+        """What a part lifts a match not read by at most: the bonus of the longest part
+        whose holders were not all read (`holders` gets those of the longer parts, each
+        read whole). A pasted `WARNING: CPU: 0 PID: 1 at …` has a part of common words
+        (`0 pid`) in thousands of files, while its long part is in none: bounded by the
+        long part's bonus, such a search read its matches twice (78 ms, now 56)."""
+        for bonus, condition in parts:  # the longest first
+            found, whole = self._subset(searcher, query, Query.boolean_query(condition), fetch, seen)
+            holders.update(found)
+            if not whole:
+                return bonus
+        return 0.0
 
     def _defined_first(
         self, ranked: list[tuple[int, float, float]], defining: dict[int, float]
