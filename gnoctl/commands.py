@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
+from gnoctl.args import LS_LIMIT_MAX
 from gnoctl.client import Client, DaemonError, holds_lock, is_running, start_daemon
 from gnoctl.output import hits
 from gnoctl.output.common import ProgressLine, View, print_error, quiet_stdout, show
@@ -160,7 +161,7 @@ LS_LIMIT = 1000  # documents `ls` lists unless told
 # The formats a program reads line by line: unless told, `ls` lists every document in them,
 # as `rg --files` does, asking gnod LS_PAGE at a time (its most).
 LS_EVERY_FORMATS = ("files", "jsonl")
-LS_PAGE = 100_000
+LS_PAGE = LS_LIMIT_MAX
 
 
 def ls(

@@ -486,16 +486,17 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
             inside = scope is not None and scope not in store.collection_ids(conn)
             scope = None if inside else scope
             # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
+            anchored = pat.lstrip("/")
             try:
-                spec = pathspec.GitIgnoreSpec.from_lines(["/" + pat.lstrip("/")])
+                spec = pathspec.GitIgnoreSpec.from_lines(["/" + anchored])
             except ValueError as e:  # pathspec's pattern errors are ValueErrors
                 raise RpcError(
                     wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}", {"pattern": p.pattern}
                 ) from None
             # Only the paths starting as the glob's literal start does (`tree/mm/*.c`: mm/) are
             # tested: a listing's range of the index, not each of the tree's 76k paths (0.8 s).
-            rest = pat.lstrip("/") if inside else pat.lstrip("/").partition("/")[2] if scope else ""
-            literal = re.split(r"[*?\[\\]", rest, maxsplit=1)[0]
+            in_collection = anchored if inside else anchored.partition("/")[2] if scope else ""
+            literal = re.split(r"[*?\[\\]", in_collection, maxsplit=1)[0]
             for doc in store.list_docs(conn, scope, literal, 1_000_000, 0):
                 if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
                     docs.append((doc, None, None))
