@@ -85,6 +85,16 @@ def test_a_text_stemmed_a_piece_at_a_time_is_stemmed_as_a_whole(text, piece):
     assert analyzer.stems_and_words(text, piece) == (analyzer.index_text(text), exact_text(text))
 
 
+def test_a_word_that_is_its_own_stem_is_kept_once():
+    """The stem cache maps such a word to itself (most of a source tree's identifiers):
+    one string held, not an equal second one."""
+    analyzer = Analyzer("english")
+    word, plural = "".join(["kmal", "loc"]), "".join(["allocation", "s"])
+    assert analyzer.stem(word) is word
+    assert analyzer.stem(plural) == "alloc" and analyzer.stem(plural) is not plural
+    assert Analyzer(None).stem(word) is word
+
+
 def test_query_words_become_bigram_phrases():
     assert parse("東京タワー 大阪") == [
         Clause(("東京", "京タ", "タワ", "ワー"), True, False, False, "東京タワー"),

@@ -101,10 +101,12 @@ class _StemCache(dict):
         self._stemmer = stemmer
 
     def __missing__(self, token: str) -> str:
-        if self._stemmer is None or len(token) > _MAX_STEM_LEN or token.isdigit():
-            out = token
-        else:
+        out = token
+        if self._stemmer is not None and len(token) <= _MAX_STEM_LEN and not token.isdigit():
+            # A word that is its own stem (most of code's) maps to itself: one object, not two.
             out = self._stemmer.stemWord(token) or token
+            if out == token:
+                out = token
         if len(self) >= _MAX_CACHE:
             self.clear()
         self[token] = out
