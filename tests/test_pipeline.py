@@ -13,6 +13,7 @@ import pytest
 
 from conftest import lexical_ids, lexical_index, lexical_paths
 from gnod.config import CollectionConfig
+from gnod.ingest.canonical import mirror_hash
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
 from gnod.store import kept_states
@@ -164,6 +165,20 @@ def test_frontmatter_title_language_and_chunks(db, tmp_path):
     for _, _, text, start, end in chunks:  # spans and line numbers agree with the markdown
         assert "\n".join(lines[start - 1 : end]).rstrip("\n").endswith(text.rstrip("\n"))
         assert lines[start - 1].endswith(text.split("\n")[0])
+
+
+def test_the_mirror_hash_is_the_canonical_texts_whether_the_file_was_canonical_or_not(db, tmp_path):
+    """A file already canonical takes its bytes' hash for its text's; one that is not
+    must not: both name the same stored content."""
+    (tmp_path / "clean.md").write_bytes(b"# Notes\n\nSome text.\n")
+    (tmp_path / "messy.md").write_bytes(b"# Notes  \r\n\r\n\r\nSome text.\r\n\r\n")
+    run(db, tmp_path)
+    rows = dict(db.execute("SELECT rel_path, mirror_hash FROM documents").fetchall())
+    assert rows["clean.md"] == rows["messy.md"] == mirror_hash("# Notes\n\nSome text.\n")
+    assert db.execute("SELECT count(*) FROM content").fetchone()[0] == 1
+    sources = dict(db.execute("SELECT rel_path, source_hash FROM documents").fetchall())
+    assert sources["clean.md"] == rows["clean.md"] != sources["messy.md"]
+    check_invariants(db)
 
 
 def test_language_hint_wins(db, tmp_path):

@@ -71,6 +71,7 @@ def canonicalize_lines(text: str) -> tuple[str, str]:
     return canonical, " ".join(f"{stored}:{extra}" for stored, extra in shifts)
 
 
-def mirror_hash(canonical: str) -> str:
-    """Lowercase hex SHA-256 of the UTF-8 bytes of an already canonical text."""
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def mirror_hash(canonical: str | bytes) -> str:
+    """Lowercase hex SHA-256 of the UTF-8 bytes of an already canonical text (or of those
+    bytes, given)."""
+    return hashlib.sha256(canonical if isinstance(canonical, bytes) else canonical.encode("utf-8")).hexdigest()

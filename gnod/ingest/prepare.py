@@ -16,7 +16,7 @@ from gnod.ingest.lexical_text import lexical_text
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc, indexed_title, pack
+from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language_sure
 
@@ -57,8 +57,9 @@ def prepare(
     deadline: Deadline | None = None,
     ocr_later: bool = False,
 ) -> PreparedDoc:
-    """`ocr_later`: a picture or scan that needs OCR is prepared without its text (found by
-    its name) and marked `ocr_pending`, for gnod's OCR backlog to read."""
+    """`source_hash`: the SHA-256 hex of `data` (or "": none known). `ocr_later`: a picture
+    or scan that needs OCR is prepared without its text (found by its name) and marked
+    `ocr_pending`, for gnod's OCR backlog to read."""
     deadline = deadline or Deadline()
     try:
         # OCR reads in the hinted language.
@@ -98,14 +99,16 @@ def prepare(
     ]
     deadline.check("chunking")
     heading = indexed_title(title, meta)
+    encoded = canonical.encode("utf-8")
     return PreparedDoc(
         rel_path=entry.rel_path,
         size=entry.size,
         mtime_ns=entry.mtime_ns,
         inode=entry.inode,
         source_hash=source_hash,
-        mirror_hash=mirror_hash(canonical),
-        packed=pack(canonical),
+        # A file already canonical (most source files) has its bytes' hash for its text's.
+        mirror_hash=source_hash if source_hash and encoded == data else mirror_hash(encoded),
+        packed=compress(encoded),
         body_line=fm_lines + 1,
         title=title,
         language=language,
