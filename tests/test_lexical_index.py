@@ -808,6 +808,41 @@ def test_a_pasted_message_puts_the_file_printing_a_part_of_it_first(tmp_path):
     conn.close()
 
 
+def test_the_values_a_program_printed_at_a_messages_ends_are_no_words_of_its_source(tmp_path):
+    """A pasted message ends with what its program printed from variables (`address:
+    0000000000000008`), where the source holds the format (`%px`): the message without
+    them is the phrase its printing file holds, and each part loses its own (`CPU: 0
+    PID: 1` has parts `cpu` and `pid`)."""
+    root = str(tmp_path / "src")
+    filler = "".join(f"\tret = setup_{i}(dev, flags);\n" for i in range(6))
+    files = {
+        f"mm/f{i}.c": f"/* kernel page {i}: no pointer here */\nint f{i}(void) {{ BUG_ON(!x); }}\n" for i in range(20)
+    }
+    files["arch/x86/mm/fault.c"] = (
+        "static void show_fault_oops(unsigned long address)\n{\n"
+        + filler
+        + '\tpr_alert("BUG: kernel NULL pointer dereference, address: %px\\n", (void *)address);\n}\n'
+    )
+    files["arch/m68k/mm/fault.c"] = (
+        "int send_fault_sig(unsigned long address)\n{\n\tBUG_ON(!address);\n"
+        + filler[: len(filler) // 2]
+        + '\tpr_alert("Unable to handle kernel NULL pointer dereference at address %p", address);\n}\n'
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=write_tree(root, files)))
+    for pasted in (
+        "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "BUG: kernel NULL pointer dereference, address: 0x8",
+        "[ 12.345678] BUG: kernel NULL pointer dereference, address: 0000000000000008",
+    ):
+        assert lexical_paths(conn, analyzers, pasted)[:2] == ["arch/x86/mm/fault.c", "arch/m68k/mm/fault.c"], pasted
+    # Typed as words (no punctuation: one part), a number is one of them.
+    assert lexical_paths(conn, analyzers, "kernel NULL pointer dereference address 8")[0] == "arch/m68k/mm/fault.c"
+    conn.close()
+
+
 def test_a_rebuild_derives_in_the_ingest_pool_what_one_thread_would(tmp_path):
     """More than a batch of documents is derived across the pool's processes and the
     calling thread, from the markdown as stored: the same lexical text, in any order."""

@@ -343,23 +343,26 @@ def _parts_query(atoms: Sequence[filters.GlobAtom]) -> Query | None:
 def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | None:
     """The query's words in order, as one phrase, for a query of plain words (no
     negation, no prefix) of 2 to max_terms tokens in two clauses or more; None otherwise (a
-    single clause, `snake_case` or a quoted phrase, is matched as a phrase already)."""
+    single clause, `snake_case` or a quoted phrase, is matched as a phrase already). A
+    pasted message's values at its ends are left out (_printed)."""
     if len(clauses) < 2 or any(c.negated or c.prefix for c in clauses):
         return None
     tokens = tuple(t for c in clauses for t in c.tokens)
+    if len(_split(clauses)) > 1:
+        tokens = _printed(tokens)
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
 # Punctuation ending a word as typed that ends a part of the query (_parts).
 _PART_ENDS = tuple(":;,.!?")
+# A value a program printed into its message (a count, an id, an address): digits, hex
+# after 0x, or eight hex digits and more with a digit among them. Its source holds the
+# format there (`address: %px`), so no file holds the message's words and the value in a row.
+_VALUE_RE = re.compile(r"\d+|0x[0-9a-f]+|(?=[a-f]*\d)[0-9a-f]{8,}")
 
 
-def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
-    """The parts of a query of plain words (one _phrase) where punctuation after a word
-    splits it, each of two words or more: a pasted message joins what several lines
-    print (`Kernel panic - not syncing: VFS: Unable to mount root fs`), which no file
-    holds in a row, but one part of it is a program's line (`Unable to mount root fs`).
-    None for a query of one part."""
+def _split(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
+    """The query's tokens in parts, cut after each word as typed that punctuation ends."""
     parts: list[tuple[str, ...]] = []
     current: list[str] = []
     for c in clauses:
@@ -369,7 +372,29 @@ def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
             current = []
     if current:
         parts.append(tuple(current))
-    return [part for part in parts if len(part) > 1] if len(parts) > 1 else []
+    return parts
+
+
+def _printed(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """A part of a pasted message without the values at its ends (_VALUE_RE): what its
+    program's source holds in a row (`BUG: kernel NULL pointer dereference, address:
+    0000000000000008` is `… dereference, address: %px` in x86's fault.c)."""
+    lo, hi = 0, len(tokens)
+    while lo < hi and _VALUE_RE.fullmatch(tokens[lo]):
+        lo += 1
+    while hi > lo and _VALUE_RE.fullmatch(tokens[hi - 1]):
+        hi -= 1
+    return tokens[lo:hi]
+
+
+def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
+    """The parts of a query of plain words (one _phrase) where punctuation after a word
+    splits it, each without the values at its ends (_printed) and of two words or more:
+    a pasted message joins what several lines print (`Kernel panic - not syncing: VFS:
+    Unable to mount root fs`), which no file holds in a row, but one part of it is a
+    program's line (`Unable to mount root fs`). None for a query of one part."""
+    parts = _split(clauses)
+    return [part for part in map(_printed, parts) if len(part) > 1] if len(parts) > 1 else []
 
 
 class _Seen(NamedTuple):
