@@ -29,6 +29,19 @@ def file_line(line_shifts: str, line: int) -> int:
     return line + extras[i] if i >= 0 else line
 
 
+def stored_line(line_shifts: str, line: int) -> int:
+    """A line of the file → the line of the canonical text that holds it: for a blank line
+    the canonical text dropped, the blank line it kept of that run."""
+    if not line_shifts:
+        return line
+    starts, extras = _shifts(line_shifts)
+    i = bisect.bisect_right([s + e for s, e in zip(starts, extras)], line) - 1
+    stored = line - (extras[i] if i >= 0 else 0)
+    if i + 1 < len(starts) and stored >= starts[i + 1]:  # in the run dropped before the next shift
+        return starts[i + 1] - 1
+    return stored
+
+
 def expand(text: str, line_shifts: str) -> str:
     """A stored text with the blank lines its file has put back: the file's lines, as
     many as it has. Work per shift, not per line (`get` of a big file)."""

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gnod.ingest.canonical import _clean, canonicalize, canonicalize_lines, mirror_hash
-from gnod.lines import expand, file_line
+from gnod.lines import expand, file_line, stored_line
 
 REMOVED_CONTROLS = "".join(
     chr(c) for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)]
@@ -228,9 +228,14 @@ def test_the_line_shifts_map_every_canonical_line_to_its_file_line_and_back(text
     for i, line in enumerate(stored, 1):
         at = file_line(shifts, i)
         assert file_lines[at - 1] == line
+        assert stored_line(shifts, at) == i
     last = file_line(shifts, len(stored)) if stored else 0
     # The blank lines put back: the file's lines as they were, up to its last kept one.
     assert expand(canonical, shifts).split("\n")[:last] == file_lines[:last]
+    # And back: each of the file's lines is in the canonical line it maps to (a dropped
+    # blank line in the blank line kept of its run).
+    for at in range(1, last + 1):
+        assert stored[stored_line(shifts, at) - 1] == file_lines[at - 1]
 
 
 def test_line_shifts_of_python_and_markdown() -> None:
@@ -239,6 +244,7 @@ def test_line_shifts_of_python_and_markdown() -> None:
     assert canonical == "import os\n\ndef a():\n    pass\n\nclass B:\n    x = 1\n"
     assert shifts == "3:1 6:3"
     assert [file_line(shifts, i) for i in range(1, 8)] == [1, 2, 4, 5, 6, 9, 10]
+    assert [stored_line(shifts, i) for i in range(1, 11)] == [1, 2, 2, 3, 4, 5, 5, 5, 6, 7]
     assert expand(canonical, shifts) == text
     assert canonicalize_lines("\n\n\n# Title\n") == ("\n# Title\n", "2:2")
     assert canonicalize_lines("no blank runs\n\nhere\n") == ("no blank runs\n\nhere\n", "")

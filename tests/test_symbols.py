@@ -789,7 +789,8 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     frame gives is the query's name of code, a word of prose or not (`schedule`), its
     definition first; the file a query names (its longest end that is an indexed path)
     comes first, the one nearest the top for a bare file name, after the definitions
-    of a name the query also gives."""
+    of a name the query also gives; where the query names a line, that line of the file
+    is its first passage (a vimgrep or an editor jumps there)."""
     from conftest import lexical_index
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -808,6 +809,7 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
             + "void schedule(void)\n{\n\t__schedule(0);\n}\n",
             "kernel/sched/wait.c": "int wait(void)\n{\n" + "\tschedule();\n" * 8 + "\treturn 0;\n}\n",
             "lib/core.c": "int lib_core(void)\n{\n\treturn 0;\n}\n",
+            "lib/gaps.c": "int gaps;\n\n\n\nint gap_here(void)\n{\n\treturn gaps;\n}\n",
             "fs/ext4/super.c": "int ext4_fill_super(struct super_block *sb)\n{\n\treturn 0;\n}\n",
             "fs/ext4/inode.c": "/* ext4 [ext4] ext4 */\n" + "\text4_fill_super(sb);\n" * 6,
             "Documentation/sched.rst": "Scheduling\n==========\n\n"
@@ -837,6 +839,26 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     # A name the query gives is defined elsewhere: its definition, then the file named.
     warning = "WARNING: CPU: 1 PID: 7 at kernel/sched/wait.c:3 __schedule+0x2e3/0x8b0"
     assert [p for p, _ in found(warning)[:2]] == ["kernel/sched/core.c", "kernel/sched/wait.c"]
+
+    def first_passage(query: str) -> tuple[str, int, str, str | None]:
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query)
+            hit = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits[0]
+        assert hit.snippet is not None
+        return hit.path, hit.snippet.line, hit.snippet.text, hit.snippet.symbol
+
+    assert first_passage("kernel/sched/core.c:44") == (
+        "kernel/sched/core.c",
+        44,
+        "\tschedule_debug(prev);",
+        "__schedule()",
+    )
+    assert first_passage("mm/kernel/sched/core.c:47:9: error: too few arguments")[:2] == ("kernel/sched/core.c", 47)
+    # The file's lines, not the stored text's (which keeps one blank line of a run).
+    assert first_passage("lib/gaps.c:7") == ("lib/gaps.c", 7, "\treturn gaps;", "gap_here()")
+    assert first_passage("lib/gaps.c:3")[1:3] == (3, "")
+    # A line past the file's end names no passage: the best one shows.
+    assert first_passage("kernel/sched/core.c:999")[:2] != ("kernel/sched/core.c", 999)
 
 
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):

@@ -159,6 +159,9 @@ class Result:
     name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
     # Each document defining `name` (_defining): its first definition, where its passage opens.
     defined: dict[int, Symbol] = dataclasses.field(default_factory=dict)
+    # Each document at the file the query names with a line (`fs/ext4/inode.c:1234`,
+    # _placed): that line of its file, where its passage opens.
+    at_line: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -764,22 +767,27 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
 _FILE_NAMED = re.compile(r"/?(?:[\w.+-]+/)+[\w.+-]*\w|[\w+-][\w.+-]*\.[A-Za-z]\w*")
 
 
+# A file's line as a place gives it, after its path (`:5413`, `:4312:5:`: grammar._LINE).
+_LINE_CUT = re.compile(r":(\d+)")
+
+
 def _placed(
     searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int
-) -> tuple[list[Clause], dict[int, int]]:
+) -> tuple[list[Clause], dict[int, int], int | None]:
     """The documents at the one file the query names (`mm/page_alloc.c:5413` in a pasted
     warning, `kernel/sched/fair.c`), by its longest end that is an indexed path or ends
-    one, each with its depth in its collection; none where the query names several
-    files, or the name is more than `most` files'. A path's words are in many files'
-    text, while the file so named is the one asked for. The clauses come back with an
-    absolute path's (`/usr/src/linux/mm/slub.c`) cut to that end, the words it holds."""
+    one, each with its depth in its collection, and the line it names there, if any;
+    none where the query names several files, or the name is more than `most` files'. A
+    path's words are in many files' text, while the file so named is the one asked for.
+    The clauses come back with an absolute path's (`/usr/src/linux/mm/slub.c`) cut to
+    that end, the words it holds."""
     named = [
         (i, c.raw.removeprefix("./"))
         for i, c in enumerate(clauses)
         if not c.negated and not c.prefix and _FILE_NAMED.fullmatch(c.raw.removeprefix("./"))
     ]
     if len({path for _, path in named}) != 1:
-        return clauses, {}
+        return clauses, {}, None
     parts = named[0][1].strip("/").split("/")
     for start in range(len(parts)):
         end = "/".join(parts[start:])
@@ -787,13 +795,15 @@ def _placed(
         if not hits:
             continue
         if len(hits) > most:
-            return clauses, {}
+            return clauses, {}, None
         ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
+        at = named[0][0]
+        line = _LINE_CUT.match(clauses[at].cut)
         if start:
-            at = named[0][0]
             clauses = [*clauses[:at], replace(clauses[at], tokens=tuple(tokenize(end)), raw=end), *clauses[at + 1 :]]
-        return clauses, {doc_id: doc.rel_path.count("/") for doc_id, doc in store.docs_by_ids(conn, ids).items()}
-    return clauses, {}
+        depths = {doc_id: doc.rel_path.count("/") for doc_id, doc in store.docs_by_ids(conn, ids).items()}
+        return clauses, depths, int(line.group(1)) if line else None
+    return clauses, {}, None
 
 
 def _framed(c: Clause) -> bool:
@@ -961,7 +971,7 @@ def search(
         found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
 
-    clauses, placed = _placed(searcher, conn, expand_prefixes(clauses, complete), lexical.preference_pool)
+    clauses, placed, line = _placed(searcher, conn, expand_prefixes(clauses, complete), lexical.preference_pool)
     searched = [*clauses, *_said(clauses, stop, lexical)]
     stemmed = compile_query(searched, analyzers, languages, stop)
     exact = compile_query(searched, analyzers, [None], stop)
@@ -999,6 +1009,7 @@ def search(
         phrases=phrases,
         name=name,
         defined=defined,
+        at_line=dict.fromkeys(placed, line) if line else {},
     )
 
 

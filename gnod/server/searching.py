@@ -12,24 +12,25 @@ from functools import partial
 import apsw
 
 from gnod.ingest.symbols import Symbol, display
-from gnod.lines import file_line
+from gnod.lines import expand, file_line, stored_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import defining, filters, lexical, macros
 from gnod.search.constants import (
     SEARCH_MACRO_FILES,
     SNIPPET_FIRST_LOOK_BYTES,
+    SNIPPET_MAX_CHARS,
     SNIPPET_PIECE_BYTES,
     SYMBOL_LINES,
     SYMBOL_PASSAGES,
 )
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
-from gnod.search.snippet import best_snippets
+from gnod.search.snippet import best_snippets, match_spans
 from gnod.server.hits import identity
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import Analyzer, AnalyzerSet
 
 
 def answer(
@@ -85,6 +86,13 @@ def answer(
         own = res.defined.get(r.doc_id)
         if own is not None and stored is not None:
             found = _definition_first(docstore.unpack(stored).split("\n"), own, doc.line_shifts, found, p.per_doc)
+        named = res.at_line.get(r.doc_id)
+        if named is not None and stored is not None:
+            at = _named_line(
+                docstore.unpack(stored), named, doc.line_shifts, analyzers.get(doc.language), res.stems, symbols
+            )
+            if at is not None:
+                found = [at, *(f for f in found if not f.line <= named <= f.line + f.text.count("\n"))][: p.per_doc]
         hits.append(
             SearchHit(
                 **identity(doc),
@@ -182,6 +190,22 @@ def _definition_first(
     end = first.line + first.text.count("\n")
     rest = [f for f in found if f.line > end or f.line + f.text.count("\n") < first.line]
     return [first, *rest][:per_doc]
+
+
+def _named_line(
+    text: str, line: int, line_shifts: str, analyzer: Analyzer, stems: frozenset[str], symbols: list[Symbol]
+) -> Snippet | None:
+    """The file's `line` (of the stored `text`), as a query naming it (`fs/ext4/inode.c:1234`)
+    shows it first at that file: its words matched marked, the definition it is in named;
+    None past the file's end."""
+    lines = expand(text, line_shifts).split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    shown = lines[line - 1][:SNIPPET_MAX_CHARS]
+    at = stored_line(line_shifts, line)
+    return Snippet(
+        line=line, text=shown, matches=match_spans(shown, analyzer, stems), symbol=symstore.label(symbols, at, at)
+    )
 
 
 def _definition(lines: list[str], s: Symbol, line_shifts: str) -> Snippet:
