@@ -222,6 +222,20 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # `ioremap*` one of `err_ioremap1` labels; at a tenth, eight names of the kernel typed
     # whole shared 4-5 of `name`'s top 5 (a helper's list, not tuned to a benchmark).
     prefix_longer_share: float = 0.1
+    # A word typed wrong (`kmem_cahce_alloc`, `mutex_lokc`, `CONFIG_PREMPT_RT`) is one edit
+    # from a word the index holds (a letter left out, added, changed, or two swapped) in
+    # this many times more documents, and of spelling_min_chars letters or more: where
+    # nothing matches, the query is searched with that word instead (or a name of code
+    # the collections define, one of its words one edit away: `copy_form_user`), and
+    # where fewer matches than asked for do, a note suggests it. A tree's own typos (`cahce` in one
+    # kernel file, `prempt` in 4) do not make the word a word; a real word beside a more
+    # common one (`form`, 11 times fewer than `from`) stays.
+    spelling_ratio: float = 50.0
+    spelling_min_chars: int = 4
+    # Where some matches are found, only a word in at most this many documents is looked
+    # at (one typed wrong is in none, or in a tree's few own typos): a rare name's search
+    # (`dwc3_gadget_giveback`, a handful of files) does not pay for its common words' edits.
+    spelling_rare_docs: int = 5
 
 
 class Indexing(Struct, frozen=True, kw_only=True):

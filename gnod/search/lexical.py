@@ -29,7 +29,7 @@ from tantivy import Occur, Query
 
 from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import Symbol
-from gnod.search import defining, filters
+from gnod.search import defining, filters, spelling
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
     NAMED_IN_CODE,
@@ -920,8 +920,68 @@ def search(
     name of code to prefer its `#define` (search.defining).
 
     `counts` is documents per language in the index (store.language_counts): it picks
-    the languages the query is stemmed in.
+    the languages the query is stemmed in. A query matching nothing is searched again
+    with its words typed wrong respelled (_respelled), a note saying so; one matching
+    fewer than `limit` gets a note suggesting them.
     """
+    args = (index, conn, analyzers)
+    found = _search(*args, query, counts, limit, where, min_score, lexical, object_like)
+    if len(found.rows) >= limit:
+        return found
+    respelled = _respelled(index.searcher(), conn, query, lexical, bool(found.rows))
+    if respelled is None:
+        return found
+    if found.rows:
+        found.notes.append(f"did you mean {respelled!r}?")
+        return found
+    again = _search(*args, respelled, counts, limit, where, min_score, lexical, object_like)
+    if not again.rows:
+        return found
+    again.notes.insert(0, f"nothing matches {query!r}: searched {respelled!r}")
+    return again
+
+
+def _respelled(
+    searcher: tantivy.Searcher, conn: apsw.Connection, query: str, lexical: Lexical, some: bool
+) -> str | None:
+    """`query` with its words typed wrong respelled (search.spelling), None where none
+    seems to be. With `some` matches, only rare words are looked at (spelling_rare_docs);
+    with none, a snake_case name whose words are all words may be a defined name one edit
+    away (`copy_form_user`)."""
+    df = doc_frequency(searcher)
+    clauses = [c for c in parse(query) if not c.negated and not c.prefix]
+    words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= lexical.spelling_rare_docs)
+    fixes = {
+        word: right
+        for word in words
+        if (right := spelling.correction(word, df, lexical.spelling_ratio, lexical.spelling_min_chars))
+    }
+    if not fixes and not some:
+        for c in clauses:
+            name = c.raw.lower()
+            if len(c.tokens) < 2 or name != "_".join(c.tokens):
+                continue
+            meant = spelling.name_corrections(name, df, lexical.spelling_min_chars)
+            right = spelling.most_defined(symstore.defined_names(conn, meant))
+            if right is not None:
+                fixes.update((a, b) for a, b in zip(c.tokens, right.split("_")) if a != b)
+    respelled = spelling.respelled(query, fixes.items())
+    return respelled if respelled != query else None
+
+
+def _search(
+    index: LexicalIndex,
+    conn: apsw.Connection,
+    analyzers: AnalyzerSet,
+    query: str,
+    counts: Mapping[str | None, int],
+    limit: int,
+    where: filters.Filter,
+    min_score: float,
+    lexical: Lexical,
+    object_like: defining.ObjectLike | None,
+) -> Result:
+    """search's work for one query as typed."""
     searcher = index.searcher()
     building = index.progress
     languages = query_languages(query, counts, lexical)

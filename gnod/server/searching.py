@@ -14,7 +14,7 @@ import apsw
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import expand, file_line, stored_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
-from gnod.search import defining, filters, lexical, macros
+from gnod.search import defining, filters, lexical, macros, spelling
 from gnod.search.constants import (
     SEARCH_MACRO_FILES,
     SNIPPET_FIRST_LOOK_BYTES,
@@ -140,6 +140,14 @@ def definitions(
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
     found, names = defining.definitions(conn, name, where, object_like, prefix, container, wanted=p.limit, kinds=kinds)
+    notes = []
+    meant = None if found or prefix else _meant(conn, name)
+    if meant is not None:
+        found, names = defining.definitions(
+            conn, meant, where, object_like, False, container, wanted=p.limit, kinds=kinds
+        )
+        if found:
+            notes.append(f"nothing defines {name!r}: showing {meant!r}")
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:
         by_doc.setdefault(f.doc_id, []).append(f)
@@ -172,7 +180,15 @@ def definitions(
         dropped_stopwords=[],
         languages=[],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
-        notes=[filters.none_pass(where)] if not found and _none_pass(conn, where) else [],
+        notes=[filters.none_pass(where)] if not found and _none_pass(conn, where) else notes,
+    )
+
+
+def _meant(conn: apsw.Connection, name: str) -> str | None:
+    """The name one edit from `name` (a name typed wrong: `mutex_lokc`) that the most
+    contents define; None where none is."""
+    return spelling.most_defined(
+        symstore.defined_names(conn, sorted(spelling.edits(name.lower(), spelling.NAME_LETTERS)))
     )
 
 

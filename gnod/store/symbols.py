@@ -159,6 +159,17 @@ def contents_starting(conn: apsw.Connection, prefix: str, most: int) -> int:
     return len(rows) if len(rows) > most else sum(docs for _, docs in rows)
 
 
+def defined_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
+    """Those of `names` (in lower case) that some collection defines, each with how many
+    contents define it."""
+    found: dict[str, int] = {}
+    for i in range(0, len(names), 500):  # SQLite's limit on a statement's parameters
+        part = names[i : i + 500]
+        marks = ",".join("?" * len(part))
+        found.update(conn.execute(f"SELECT term, doc FROM symbol_vocab WHERE term IN ({marks})", part).fetchall())
+    return found
+
+
 def names_by_length(conn: apsw.Connection, prefix: str, most: int) -> Iterator[tuple[str, int]]:
     """The `most` shortest names defined that start with `prefix` (in lower case),
     shortest first, each with how many contents define it."""

@@ -1,0 +1,70 @@
+"""A word typed wrong (`kmem_cahce_alloc`, `mutex_lokc`): the word the index holds one edit
+away (a letter left out, added, changed, or two next to each other swapped) in far more
+documents; and a name of code typed wrong whose words are all words (`copy_form_user`):
+the name one edit away that the collections define."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+WORD_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+NAME_LETTERS = WORD_LETTERS + "_"  # a name of code's, as the collections' definitions hold them
+
+
+def edits(word: str, letters: str = WORD_LETTERS) -> set[str]:
+    """Every string one edit from `word`, the letters added or changed among `letters`."""
+    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in cuts if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
+    out |= {a + c + b for a, b in cuts for c in letters}
+    out.discard(word)
+    return out
+
+
+def _checkable(word: str, min_chars: int) -> bool:
+    return len(word) >= min_chars and word.isascii() and word.isalnum() and not word.isdigit()
+
+
+def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int) -> str | None:
+    """The word one edit from `word` in the most documents, where that is at least `ratio`
+    times as many as hold `word`; ties go to the first in order (the same every time)."""
+    if not _checkable(word, min_chars):
+        return None
+    best, most = None, ratio * max(df(word), 1)
+    for other in sorted(edits(word)):
+        n = df(other)
+        if n >= most:
+            best, most = other, n + 1  # a later one must be held by more
+    return best
+
+
+def name_corrections(name: str, df: Callable[[str], int], min_chars: int) -> list[str]:
+    """The snake_case `name` (lowercase) with one of its words one edit away, that word
+    held by the index: the names it may have been meant as, for a lookup of those defined."""
+    words = name.split("_")
+    out = []
+    for i, word in enumerate(words):
+        if not _checkable(word, min_chars):
+            continue
+        out += ["_".join([*words[:i], other, *words[i + 1 :]]) for other in sorted(edits(word)) if df(other)]
+    return out
+
+
+def most_defined(defined: dict[str, int]) -> str | None:
+    """Of names defined (each with how many contents define it), the one most are; ties
+    to the first in order."""
+    return min(defined, key=lambda n: (-defined[n], n)) if defined else None
+
+
+def respelled(query: str, fixes: Iterable[tuple[str, str]]) -> str:
+    """`query` with each word typed wrong (a whole word, or a part of a snake_case name)
+    replaced, in capitals where it was typed so."""
+    for wrong, right in fixes:
+
+        def cased(m: re.Match[str], right: str = right) -> str:
+            return right.upper() if m.group().isupper() else right
+
+        query = re.sub(rf"(?<![A-Za-z0-9]){re.escape(wrong)}(?![A-Za-z0-9])", cased, query, flags=re.IGNORECASE)
+    return query

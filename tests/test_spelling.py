@@ -1,0 +1,113 @@
+"""A word typed wrong: searched respelled where nothing matches, suggested where few do
+(gnod.search.spelling, lexical.search, searching.definitions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import lexical_index, write_tree
+from gnod.config import CollectionConfig
+from gnod.ingest.pipeline import index_collection
+from gnod.ingest.symbols import parse_batch
+from gnod.protocol import SearchParams
+from gnod.search import filters, lexical, spelling
+from gnod.server.searching import answer
+from gnod.store import documents as docstore
+from gnod.store import symbols as symstore
+from gnod.text.analyzer import AnalyzerSet
+
+
+def test_edits_are_the_strings_one_edit_away():
+    near = spelling.edits("lokc")
+    assert {"lock", "loc", "lokcs", "lokec"} <= near and not {"look", "block"} & near  # those two edits away
+    assert "lokc" not in near and "lo_kc" not in near
+    assert "lo_kc" in spelling.edits("lokc", spelling.NAME_LETTERS)
+    # n deletions, n-1 swaps, 36n changes, 36(n+1) insertions, less the repeats
+    assert len(spelling.edits("abcd")) <= 4 + 3 + 36 * 4 + 36 * 5
+
+
+def test_a_correction_is_a_far_more_common_word_one_edit_away():
+    df = {"cache": 800, "cahe": 2, "cahce": 1, "from": 3000, "form": 270, "lock": 500, "look": 40}.get
+
+    def fix(word: str) -> str | None:
+        return spelling.correction(word, lambda w: df(w) or 0, 50.0, 4)
+
+    assert fix("cahce") == "cache"  # the tree's own typo (1 document) does not make it a word
+    assert fix("lokc") == "lock"  # the most common of several
+    assert fix("form") is None  # a word beside a commoner one stays
+    assert fix("pmd") is None and fix("1234") is None  # too short; a number
+
+
+def test_a_respelled_query_keeps_the_rest_as_typed():
+    fixes = [("cahce", "cache"), ("prempt", "preempt")]
+    assert spelling.respelled("kmem_cahce_alloc -cachep", fixes) == "kmem_cache_alloc -cachep"
+    assert spelling.respelled("CONFIG_PREMPT_RT", fixes) == "CONFIG_PREEMPT_RT"
+    assert spelling.respelled("cahcerow cahce", fixes) == "cahcerow cache"  # whole words only
+
+
+@pytest.fixture
+def tree(db, tmp_path):
+    files = {
+        f"mm/user{i}.c": f"/* from the cache of user {i} */\nint user_{i}(void)\n{{\n\treturn copy_from_user(p, q, {i});\n}}\n"
+        for i in range(60)
+    }
+    files["include/uaccess.h"] = (
+        "static inline long copy_from_user(void *to, const void *from, long n)\n{\n\treturn n;\n}\n"
+    )
+    files["mm/slab.c"] = "void *kmem_cache_alloc(struct kmem_cache *c)\n{\n\treturn c;\n}\n"
+    files["Documentation/typos.rst"] = "Typos\n=====\n\nA cahce, as one file spells it.\n"
+    files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
+    items = symstore.backlog(db)
+    grammar = dict(items)
+    symstore.put(db, [(i, grammar[i], symbols) for i, symbols in parse_batch(symstore.sources(db, items))])
+    return db, an
+
+
+def _search(tree, query: str, symbol: bool = False, limit: int = 10):
+    db, an = tree
+    with lexical_index(db, an) as index:
+        params = SearchParams(query=query, symbol=symbol, limit=limit)
+        return answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+
+
+def test_a_query_matching_nothing_is_searched_respelled_with_a_note(tree):
+    r = _search(tree, "kmem_cahce_alloc")
+    assert [h.path for h in r.hits] == ["mm/slab.c"]
+    assert r.notes == ["nothing matches 'kmem_cahce_alloc': searched 'kmem_cache_alloc'"]
+    assert r.query == "kmem_cahce_alloc" and r.terms == ["kmem_cache_alloc"]
+    # A name whose words are all words, one of them wrong: the name defined one edit away.
+    r = _search(tree, "copy_form_user")
+    assert r.hits[0].path == "include/uaccess.h" and r.notes == [
+        "nothing matches 'copy_form_user': searched 'copy_from_user'"
+    ]
+    # Nothing near: nothing found, nothing said.
+    r = _search(tree, "xyzzyplugh")
+    assert r.hits == [] and r.notes == []
+
+
+def test_a_rare_word_near_a_common_one_is_suggested_and_its_matches_kept(tree):
+    r = _search(tree, "cahce")
+    assert [h.path for h in r.hits] == ["Documentation/typos.rst"]
+    assert r.notes == ["did you mean 'cache'?"]
+    # As many matches as asked for: nothing looked at, nothing said.
+    assert _search(tree, "cahce", limit=1).notes == []
+    # A word of a few documents beside one in 61: not this far apart, no suggestion.
+    assert _search(tree, "form").notes == []
+
+
+def test_a_name_no_definition_has_is_looked_up_as_the_defined_name_one_edit_away(tree):
+    r = _search(tree, "kmem_cahce_alloc", symbol=True)
+    assert [h.path for h in r.hits] == ["mm/slab.c"] and r.hits[0].snippet.symbol == "kmem_cache_alloc()"
+    assert r.notes == ["nothing defines 'kmem_cahce_alloc': showing 'kmem_cache_alloc'"]
+    r = _search(tree, "kmem_cache_alloc", symbol=True)
+    assert r.notes == []
+
+
+def test_the_lexical_search_respells_for_every_caller(tree):
+    """The hybrid pipeline and the MCP bridge search through lexical.search too."""
+    db, an = tree
+    with lexical_index(db, an) as index:
+        res = lexical.search(index, db, an, "kmem_cahce_alloc", docstore.language_counts(db), 5)
+    assert res.rows and res.notes[0].startswith("nothing matches")
