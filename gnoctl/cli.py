@@ -305,7 +305,7 @@ SEARCH_HELP = """Lexical (BM25) search: exact words first, then their stems in t
 
     A word starting with a single dash is a negated term (`-staging`), but one letter
     (`-l`) is an option, and an unknown option is an error; words after `--` are all
-    query words (`gnoctl search deploy -- -x`).
+    the query's, never options (`gnoctl search deploy -- -x`: deploy, x left out).
 
     Score: BM25 relative to the best hit (1.0), in (0, 1]; among near-equal matches the
     page named as the query, holding its words in order, or in its language ranks first
@@ -386,7 +386,7 @@ QUERY_HELP = """Hybrid search: BM25 and vectors, LLM query variants, fused and r
     and named in a "degraded" line (see `gnoctl doctor`). Scores are in [0, 1].
     Variants you write (--lex, --vec, --hyde) replace the LLM's: the full pipeline
     without a local generator. As in `search`, `-word` is a negated term, a one-letter
-    `-x` an option; words after `--` are all query words.
+    `-x` an option; words after `--` are all the query's, never options.
 
     Exit: 0 ok (something matched), 1 no match or bad input (including --mode deep
     with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
