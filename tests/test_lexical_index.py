@@ -843,6 +843,26 @@ def test_the_values_a_program_printed_at_a_messages_ends_are_no_words_of_its_sou
     conn.close()
 
 
+def test_a_query_of_a_name_files_are_known_by_puts_that_file_first(tmp_path):
+    """`MAINTAINERS`, typed as the file is named (config.NAMED_FILES), is that file: a big
+    one, which bm25 put after every short file saying "maintainers"; typed as a word,
+    bm25's order stays."""
+    root = str(tmp_path / "src")
+    entry = "".join(
+        f"SUBSYSTEM {i}\nM:\tPerson {i} <p{i}@example.org>\nS:\tMaintained\nF:\tdrivers/d{i}/\n\n" for i in range(300)
+    )
+    files = {f"scripts/m{i}.pl": f"# parse the maintainers file, maintainers first ({i})\n" for i in range(5)}
+    files["MAINTAINERS"] = "List of maintainers and how to submit kernel changes\n\n" + entry
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=write_tree(root, files)))
+    assert lexical_paths(conn, analyzers, "MAINTAINERS")[0] == "MAINTAINERS"
+    assert lexical_paths(conn, analyzers, "MAINTAINERS Person 7")[0] == "MAINTAINERS"
+    assert lexical_paths(conn, analyzers, "maintainers")[0] != "MAINTAINERS"
+    conn.close()
+
+
 def test_a_rebuild_derives_in_the_ingest_pool_what_one_thread_would(tmp_path):
     """More than a batch of documents is derived across the pool's processes and the
     calling thread, from the markdown as stored: the same lexical text, in any order."""

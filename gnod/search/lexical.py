@@ -27,6 +27,7 @@ import apsw
 import tantivy
 from tantivy import Occur, Query
 
+from gnod.config import NAMED_FILES
 from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import Symbol
 from gnod.search import defining, filters, spelling
@@ -775,19 +776,24 @@ def _placed(
     searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int
 ) -> tuple[list[Clause], dict[int, int], int | None]:
     """The documents at the one file the query names (`mm/page_alloc.c:5413` in a pasted
-    warning, `kernel/sched/fair.c`), by its longest end that is an indexed path or ends
+    warning, `kernel/sched/fair.c`, a name files are known by spelled so: `MAINTAINERS`,
+    `Makefile`: config.NAMED_FILES), by its longest end that is an indexed path or ends
     one, each with its depth in its collection, and the line it names there, if any;
     none where the query names several files, or the name is more than `most` files'. A
     path's words are in many files' text, while the file so named is the one asked for.
     The clauses come back with an absolute path's (`/usr/src/linux/mm/slub.c`) cut to
     that end, the words it holds."""
     named = [
-        (i, c.raw.removeprefix("./"))
+        (i, path)
         for i, c in enumerate(clauses)
-        if not c.negated and not c.prefix and _FILE_NAMED.fullmatch(c.raw.removeprefix("./"))
+        if not c.negated
+        and not c.prefix
+        and (_FILE_NAMED.fullmatch(path := c.raw.removeprefix("./")) or path in NAMED_FILES)
     ]
     if len({path for _, path in named}) != 1:
         return clauses, {}, None
+    if named[0][1] in NAMED_FILES and searcher.doc_freq(NAMES, words(named[0][1])) > most:
+        return clauses, {}, None  # `Makefile`: thousands, told by its name's term (a path regex reads them all)
     parts = named[0][1].strip("/").split("/")
     for start in range(len(parts)):
         end = "/".join(parts[start:])
