@@ -21,9 +21,9 @@ def test_edits_are_the_strings_one_edit_away():
     near = spelling.edits("lokc")
     assert {"lock", "loc", "lokcs", "lokec"} <= near and not {"look", "block"} & near  # those two edits away
     assert "lokc" not in near and "lo_kc" not in near
-    assert "lo_kc" in spelling.edits("lokc", spelling.NAME_LETTERS)
-    # n deletions, n-1 swaps, 36n changes, 36(n+1) insertions, less the repeats
-    assert len(spelling.edits("abcd")) <= 4 + 3 + 36 * 4 + 36 * 5
+    assert "lo_kc" in spelling.edits("lokc", spelling.NAME_LETTERS) and "lok3" not in near
+    # n deletions, n-1 swaps, 26n changes, 26(n+1) insertions, less the repeats
+    assert len(spelling.edits("abcd")) <= 4 + 3 + 26 * 4 + 26 * 5
 
 
 def test_a_correction_is_a_far_more_common_word_one_edit_away():
@@ -36,6 +36,7 @@ def test_a_correction_is_a_far_more_common_word_one_edit_away():
     assert fix("lokc") == "lock"  # the most common of several
     assert fix("form") is None  # a word beside a commoner one stays
     assert fix("pmd") is None and fix("1234") is None  # too short; a number
+    assert fix("cach3") is None  # a name with a digit, not a word typed wrong
 
 
 def test_a_respelled_query_keeps_the_rest_as_typed():

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-WORD_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
-NAME_LETTERS = WORD_LETTERS + "_"  # a name of code's, as the collections' definitions hold them
+WORD_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+NAME_LETTERS = WORD_LETTERS + "0123456789_"  # a name of code's, as the collections' definitions hold them
 
 
 def edits(word: str, letters: str = WORD_LETTERS) -> set[str]:
@@ -24,7 +24,9 @@ def edits(word: str, letters: str = WORD_LETTERS) -> set[str]:
 
 
 def _checkable(word: str, min_chars: int) -> bool:
-    return len(word) >= min_chars and word.isascii() and word.isalnum() and not word.isdigit()
+    """Whether `word` may be a word typed wrong: one with a digit is a name or a number as
+    typed (`word1` is no `words`, `ext5` no `ext4`)."""
+    return len(word) >= min_chars and word.isascii() and word.isalpha()
 
 
 def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int) -> str | None:
