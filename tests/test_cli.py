@@ -102,8 +102,8 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             "run.log": "started",
             "tools/frobnicate": "#!/bin/sh",
             ".clang-format": "BasedOnStyle: LLVM",
-            ".gitignore": "*.o\n",
-            "main.o": "object",
+            "obj/.gitignore": "*.o\n",  # not at the top: no project's tree, whose files without an extension count
+            "obj/main.o": "object",
             "old/notes.bak": "x",
             "node_modules/m.md": "# Module",
         },
@@ -144,7 +144,7 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         # `get` of such a file says why it is not there.
         cli("collection", "remove", "t", "--json", env=env)
         cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
-        for ref, why in (("t/logo.svg", "KIND"), ("main.o", "FILTERED"), (f"{tree}/old/notes.bak", "FILTERED")):
+        for ref, why in (("t/logo.svg", "KIND"), ("obj/main.o", "FILTERED"), (f"{tree}/old/notes.bak", "FILTERED")):
             err = cli_error("get", ref, env=env)
             assert (err["code"], err["details"]["why"], err["details"]["collection"]) == ("NOT_FOUND", why, "t"), ref
         assert cli_error("get", "t/logo.svg:3", env=env)["message"] == (

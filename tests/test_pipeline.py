@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import lexical_ids, lexical_index, lexical_paths
-from gnod.config import CollectionConfig
+from gnod.config import SOURCE_LANGUAGE, CollectionConfig
 from gnod.ingest.canonical import mirror_hash
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
@@ -178,6 +178,28 @@ def test_the_mirror_hash_is_the_canonical_texts_whether_the_file_was_canonical_o
     assert db.execute("SELECT count(*) FROM content").fetchone()[0] == 1
     sources = dict(db.execute("SELECT rel_path, source_hash FROM documents").fetchall())
     assert sources["clean.md"] == rows["clean.md"] != sources["messy.md"]
+    check_invariants(db)
+
+
+def test_a_projects_script_without_an_extension_is_code_and_its_pages_are_prose(db, tmp_path):
+    """In a project's tree a file without an extension is indexed: one that starts as a
+    program does (`#!`) is code (titled by its name, not by a `# comment`, in the
+    language source is indexed in), another a page like any text."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "decodecode").write_text("#!/bin/sh\n# Disassemble the Code: line of an oops\necho $1\n")
+    abi = tmp_path / "Documentation" / "ABI"
+    abi.mkdir(parents=True)
+    (abi / "sysfs-class-net").write_text(
+        "What:\t\t/sys/class/net/<iface>/operstate\nDescription:\n\t\tIndicates the interface RFC2863 operational state.\n"
+    )
+    s = run(db, tmp_path)
+    assert s.added == 2
+    rows = {r[0]: r[1:] for r in db.execute("SELECT rel_path, title, language FROM documents")}
+    assert rows["scripts/decodecode"] == ("decodecode", SOURCE_LANGUAGE)
+    assert rows["Documentation/ABI/sysfs-class-net"][0] == "sysfs-class-net"
+    assert lexical_paths(db, AnalyzerSet(), "operstate") == ["Documentation/ABI/sysfs-class-net"]
+    assert lexical_paths(db, AnalyzerSet(), "disassemble oops") == ["scripts/decodecode"]
     check_invariants(db)
 
 

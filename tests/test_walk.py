@@ -67,6 +67,37 @@ def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp
     assert paths(tmp_path / "repo", Filter.of(unignored)) == ["a.md"]
 
 
+def test_a_projects_files_without_an_extension_are_taken_in_its_tree_only(tmp_path):
+    """In a project's tree a file without an extension is a script or a document (the
+    kernel's Documentation/ABI pages, scripts/decodecode), and its .gitignore says what a
+    build makes; not a hidden one (a tool's settings) nor an editor's backup. In a plain
+    folder such a name may be anything: left out, and counted as another kind."""
+    from gnod.config import CollectionConfig
+
+    files = {
+        "a.md": "a",
+        "Documentation/ABI/testing/sysfs-class-net": "What: /sys/class/net/<iface>/operstate",
+        "scripts/decodecode": "#!/bin/sh",
+        "vmlinux": "ELF",
+        ".mailmap": "A <a@example.org>",
+        "notes~": "old",
+        "#notes#": "autosaved",
+        "data.bin": "x",
+    }
+    make(tmp_path / "repo", {**files, ".git/HEAD": "ref: refs/heads/main", ".gitignore": "/vmlinux\n"})
+    make(tmp_path / "plain", files)
+    repo = CollectionConfig(name="r", path=str(tmp_path / "repo"))
+    assert paths(tmp_path / "repo", Filter.of(repo)) == [
+        "a.md",
+        "Documentation/ABI/testing/sysfs-class-net",
+        "scripts/decodecode",
+    ]
+    others: Counter[str] = Counter()
+    plain = CollectionConfig(name="p", path=str(tmp_path / "plain"))
+    assert [e.rel_path for e in walk(str(tmp_path / "plain"), Filter.of(plain), others=others)] == ["a.md"]
+    assert others == {"": 5, ".bin": 1}
+
+
 def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
     """A source tree's files that no extension of ours names, as a developer searches
     them: assembler, device trees, Makefile and Kconfig (and their variants), a

@@ -74,8 +74,9 @@ def prepare(
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
     ext = extension(name)
-    code = ext in CODE_EXTENSIONS
-    source = ext in SOURCE_EXTENSIONS
+    script = not ext and canonical.startswith("#!")  # a program without an extension (a project's)
+    code = ext in CODE_EXTENSIONS or script
+    source = ext in SOURCE_EXTENSIONS or script
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True

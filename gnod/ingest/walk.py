@@ -133,12 +133,14 @@ class Filter:
         self.also = pathspec.GitIgnoreSpec.from_lines(also) if also else None
         self.gitignore = gitignore
         self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if output else _DEFAULT_EXCLUDED_DIRS
+        self.project = output  # files without an extension are taken too (_default_kind)
 
     @classmethod
     def of(cls, col: CollectionConfig) -> Filter:
         """The collection's filter; `output` (build/, dist/ taken as any folder, for the
-        .gitignore files to judge) where it follows .gitignore files and is a project's
-        tree: a git work tree, or one with a .gitignore at its top (a release tarball)."""
+        .gitignore files to judge, and files without an extension taken) where it follows
+        .gitignore files and is a project's tree: a git work tree, or one with a
+        .gitignore at its top (a release tarball)."""
         output = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
         return cls(col.include, col.exclude, col.gitignore, col.also, output)
 
@@ -150,7 +152,11 @@ class Filter:
     def wants_file(self, name: str, rel_path: str) -> bool:
         if name in _DEFAULT_EXCLUDED_FILES:
             return False
-        taken = self.include.match_file(rel_path) if self.include is not None else _default_kind(name, rel_path)
+        taken = (
+            self.include.match_file(rel_path)
+            if self.include is not None
+            else _default_kind(name, rel_path, self.project)
+        )
         if not (taken or (self.also is not None and self.also.match_file(rel_path))):
             return False
         return not (self.exclude and self.exclude.match_file(rel_path))
@@ -160,7 +166,7 @@ class Filter:
         leave this one out."""
         return (
             self.include is None
-            and not _default_kind(name, rel_path)
+            and not _default_kind(name, rel_path, self.project)
             and not (self.also is not None and self.also.match_file(rel_path))
         )
 
@@ -176,9 +182,16 @@ class Filter:
         )
 
 
-def _default_kind(name: str, rel_path: str) -> bool:
-    """Whether a collection without include globs takes the file, by its kind."""
-    return extension(rel_path) in INDEXED_BY_DEFAULT or name.lower().endswith(CONTAINER_SUFFIXES)
+def _default_kind(name: str, rel_path: str, project: bool = False) -> bool:
+    """Whether a collection without include globs takes the file, by its kind. In a
+    project's tree (`project`, Filter.of) a file without an extension is a script or a
+    document (the kernel's 1,087: Documentation/ABI's sysfs pages, scripts/), while its
+    .gitignore files leave out what a build makes; not one hidden (a tool's settings) or
+    an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything."""
+    ext = extension(rel_path)
+    if ext in INDEXED_BY_DEFAULT or name.lower().endswith(CONTAINER_SUFFIXES):
+        return True
+    return project and not ext and not name.startswith(".") and not name.endswith(("~", "#"))
 
 
 # .gitignore path → (its stat, its compiled spec): each file is compiled once while it
