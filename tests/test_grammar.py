@@ -290,6 +290,7 @@ def test_keep_informative_keeps_the_rarest_terms_in_query_order():
         ("self.assertEqual", '("self assertequ" OR "assertequ")'),
         ("x -kernel.panic_on_oops", '("x") NOT ("kernel panic on oop")'),
         ('"kernel.panic_on_oops"', '("kernel panic on oop")'),
+        ("self.x_1._", '("self x 1")'),  # a last part with no word in it stands for nothing
         ("-production deploy", '("deploy") NOT ("product")'),
         (
             'deploy servers -production -"dry runs"',

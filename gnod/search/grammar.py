@@ -345,9 +345,10 @@ def _leaf_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str 
     if clause.negated or not clause.phrase or clause.prefix or clause.raw.startswith('"'):
         return []
     leaf = clause.raw.rpartition(".")[2]
-    if leaf == clause.raw or not NAMED_IN_CODE.search(leaf):
-        return []
-    return analyzers.stem_sequences(tokenize(leaf), languages)
+    words = tokenize(leaf)
+    if leaf == clause.raw or not words or not NAMED_IN_CODE.search(leaf):
+        return []  # no part, no word in it (`self._`), or a word of prose
+    return analyzers.stem_sequences(words, languages)
 
 
 def _path_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
