@@ -861,6 +861,41 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert first_passage("kernel/sched/core.c:999")[:2] != ("kernel/sched/core.c", 999)
 
 
+def test_a_name_with_words_left_out_is_still_a_name_of_code(db, tmp_path):
+    """`kmalloc -staging` asks where kmalloc is defined as `kmalloc` does, the staging
+    files left out: its definition first, its passage that definition."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    filler = "".join(
+        f"/* flag {i}: what a caller may ask of the allocator */\n#define GFP_F{i} {i}\n" for i in range(80)
+    )
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "include/slab.h": filler + "static inline void *kmalloc(size_t size, gfp_t flags)\n{\n\treturn 0;\n}\n",
+            **{f"drivers/d{i}.c": "int probe(void)\n{\n" + "\tp = kmalloc(8, 0);\n" * 4 + "}\n" for i in range(3)},
+            "drivers/staging/s.c": "int s(void)\n{\n" + "\tp = kmalloc(8, 0);\n" * 6 + "}\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+    for query in ("kmalloc", "kmalloc -staging"):
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query)
+            hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
+        assert (hits[0].path, hits[0].snippet.symbol, hits[0].snippet.line) == ("include/slab.h", "kmalloc()", 161), (
+            query
+        )
+    assert "drivers/staging/s.c" not in [h.path for h in hits]
+
+
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):
     """bm25 gives a big header holding the name once a fraction of what a short caller
     gets, more than definition_match makes up: the files defining it come first, ranked

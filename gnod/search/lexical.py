@@ -1052,7 +1052,9 @@ def _search(
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
-    name, typed, kinds = _code_name(clauses, lexical, _inflected(searcher, df, stem), stop)
+    # What is left out (`kmalloc -staging`) does not make a name of code less of one.
+    asked = [c for c in clauses if not c.negated] or clauses
+    name, typed, kinds = _code_name(asked, lexical, _inflected(searcher, df, stem), stop)
     typing = starting if typed else None
     whole = not typed or clauses[-1].prefix
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
