@@ -104,6 +104,10 @@ def test_a_name_no_definition_has_is_looked_up_as_the_defined_name_one_edit_away
     assert r.notes == ["nothing defines 'kmem_cahce_alloc': showing 'kmem_cache_alloc'"]
     r = _search(tree, "kmem_cache_alloc", symbol=True)
     assert r.notes == []
+    # A name's digits are what it names: user_75 (none) is not user_7, nor user_5.
+    assert _search(tree, "user_75", symbol=True).hits == []
+    assert "dwc_ep" not in spelling.name_edits("dwc3_ep") and "dwc3_epp" in spelling.name_edits("dwc3_ep")
+    assert all("3" in e for e in spelling.name_edits("dwc3_ep"))
 
 
 def test_the_lexical_search_respells_for_every_caller(tree):

@@ -54,6 +54,13 @@ def name_corrections(name: str, df: Callable[[str], int], min_chars: int) -> lis
     return out
 
 
+def name_edits(name: str) -> list[str]:
+    """The names one edit from `name` (lowercase) that keep its digits as they are: a
+    number in a name is part of what it names, not a slip (`handler_399`, `dwc3`)."""
+    digits = [c for c in name if c.isdigit()]
+    return sorted(other for other in edits(name, NAME_LETTERS) if [c for c in other if c.isdigit()] == digits)
+
+
 def most_defined(defined: dict[str, int]) -> str | None:
     """Of names defined (each with how many contents define it), the one most are; ties
     to the first in order."""

@@ -186,10 +186,9 @@ def definitions(
 
 def _meant(conn: apsw.Connection, name: str) -> str | None:
     """The name one edit from `name` (a name typed wrong: `mutex_lokc`) that the most
-    contents define; None where none is."""
-    return spelling.most_defined(
-        symstore.defined_names(conn, sorted(spelling.edits(name.lower(), spelling.NAME_LETTERS)))
-    )
+    contents define, its digits as typed (`handler_399` is no `handler_398`); None
+    where none is."""
+    return spelling.most_defined(symstore.defined_names(conn, spelling.name_edits(name.lower())))
 
 
 def _none_pass(conn: apsw.Connection, where: filters.Filter) -> bool:
