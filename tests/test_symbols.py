@@ -896,6 +896,31 @@ def test_a_name_with_words_left_out_is_still_a_name_of_code(db, tmp_path):
     assert "drivers/staging/s.c" not in [h.path for h in hits]
 
 
+def test_an_enumerator_named_as_a_plain_word_is_no_definition_of_it(db, tmp_path):
+    """`usb` as one clock of a clock driver's enum (the kernel's clk-imx23.c) is not what
+    a search for usb asks for: the files about USB keep their order; a name of code
+    (`usb_phy`) is still found defined there."""
+    from conftest import lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "drivers/clk/clk-imx23.c": "enum imx23_clk {\n\tref_xtal, pll, usb, usb_phy, clk_max\n};\n"
+            + "/* the clocks of the SoC, gated one by one */\n" * 12,
+            "drivers/usb/core/usb.c": "/* usb core: the USB bus, its hubs and usb devices */\nint usb_init(void);\n",
+            "Documentation/usb/intro.rst": "USB\n===\n\nHow usb devices are probed on the usb bus.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+    assert lexical_paths(db, an, "usb")[-1] == "drivers/clk/clk-imx23.c"
+    assert lexical_paths(db, an, "usb_phy")[0] == "drivers/clk/clk-imx23.c"
+
+
 def test_a_long_header_defining_the_name_comes_before_short_files_calling_it(db, tmp_path):
     """bm25 gives a big header holding the name once a fraction of what a short caller
     gets, more than definition_match makes up: the files defining it come first, ranked

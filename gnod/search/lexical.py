@@ -29,7 +29,7 @@ from tantivy import Occur, Query
 
 from gnod.config import NAMED_FILES
 from gnod.ingest.line_symbols import LABEL
-from gnod.ingest.symbols import Symbol
+from gnod.ingest.symbols import CONSTANT, Symbol
 from gnod.search import defining, filters, spelling
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
@@ -886,13 +886,16 @@ def _defining(
     and no Kconfig option defines is looked for as C's `#define NAME value`
     (`object_like`: 8-12 ms on the kernel tree). For a plain word (`kmalloc`) a label
     (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
-    lower case it is no object-like macro (those are written in capitals). `kinds` (a
-    declaring keyword's): only definitions of those kinds."""
+    lower case it is no object-like macro (those are written in capitals), nor an
+    enumerator (`usb` in a clock driver's `enum { …, usb, usb_phy }` names one clock,
+    and came before every file about USB). `kinds` (a declaring keyword's): only
+    definitions of those kinds."""
     if name is None:
         return {}, {}
     plain = not NAMED_IN_CODE.search(name)
     labels = not plain
-    if plain and name.islower():
+    word = plain and name.islower()
+    if word:
         object_like = None
     found, names = defining.definitions(
         conn, name, where, object_like, kconfig_enough=True, completing=completing, whole=whole, kinds=kinds
@@ -901,6 +904,8 @@ def _defining(
     standings: dict[int, defining.Standing] = {}
     for f in found:
         if f.symbol.name not in names or f.doc_id in out or (kinds and f.symbol.kind not in kinds):
+            continue
+        if word and f.symbol.kind == CONSTANT:
             continue
         if labels or f.symbol.kind != LABEL:
             out[f.doc_id] = f.symbol
