@@ -836,6 +836,9 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert found("kernel/sched/core.c:42")[0][0] == "kernel/sched/core.c"
     assert found("/usr/src/linux/kernel/sched/core.c:42:5: warning: unused variable")[0][0] == "kernel/sched/core.c"
     assert [p for p, _ in found("core.c:3")[:2]] == ["lib/core.c", "kernel/sched/core.c"]
+    # Inside the brackets or quotes code writes a file's name in.
+    assert found("#include <sched/core.c>")[0][0] == "kernel/sched/core.c"
+    assert found('"sched/core.c"')[0][0] == "kernel/sched/core.c"
     # A name the query gives is defined elsewhere: its definition, then the file named.
     warning = "WARNING: CPU: 1 PID: 7 at kernel/sched/wait.c:3 __schedule+0x2e3/0x8b0"
     assert [p for p, _ in found(warning)[:2]] == ["kernel/sched/core.c", "kernel/sched/wait.c"]

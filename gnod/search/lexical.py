@@ -768,6 +768,8 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
 _FILE_NAMED = re.compile(r"/?(?:[\w.+-]+/)+[\w.+-]*\w|[\w+-][\w.+-]*\.[A-Za-z]\w*")
 
 
+# Around a file's name as code or prose writes it: `#include <linux/module.h>`, `"internal.h"`.
+_ENCLOSING = "<>\"'`"
 # A file's line as a place gives it, after its path (`:5413`, `:4312:5:`: grammar._LINE).
 _LINE_CUT = re.compile(r":(\d+)")
 
@@ -776,7 +778,7 @@ def _placed(
     searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int
 ) -> tuple[list[Clause], dict[int, int], int | None]:
     """The documents at the one file the query names (`mm/page_alloc.c:5413` in a pasted
-    warning, `kernel/sched/fair.c`, a name files are known by spelled so: `MAINTAINERS`,
+    warning, `kernel/sched/fair.c`, `<linux/module.h>`, a name files are known by spelled so: `MAINTAINERS`,
     `Makefile`: config.NAMED_FILES), by its longest end that is an indexed path or ends
     one, each with its depth in its collection, and the line it names there, if any;
     none where the query names several files, or the name is more than `most` files'. A
@@ -788,7 +790,7 @@ def _placed(
         for i, c in enumerate(clauses)
         if not c.negated
         and not c.prefix
-        and (_FILE_NAMED.fullmatch(path := c.raw.removeprefix("./")) or path in NAMED_FILES)
+        and (_FILE_NAMED.fullmatch(path := c.raw.strip(_ENCLOSING).removeprefix("./")) or path in NAMED_FILES)
     ]
     if len({path for _, path in named}) != 1:
         return clauses, {}, None
