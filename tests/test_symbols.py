@@ -866,7 +866,8 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
 
 def test_a_name_with_words_left_out_is_still_a_name_of_code(db, tmp_path):
     """`kmalloc -staging` asks where kmalloc is defined as `kmalloc` does, the staging
-    files left out: its definition first, its passage that definition."""
+    files left out: its definition first, its passage that definition; so does the name
+    marked as Markdown marks code (`` `kmalloc` ``)."""
     from conftest import lexical_index
     from gnod.config import CollectionConfig
     from gnod.ingest.pipeline import index_collection
@@ -889,14 +890,13 @@ def test_a_name_with_words_left_out_is_still_a_name_of_code(db, tmp_path):
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=root))
     _parse_all(db)
-    for query in ("kmalloc", "kmalloc -staging"):
+    for query in ("kmalloc", "kmalloc -staging", "`kmalloc`"):
         with lexical_index(db, an) as index:
             params = SearchParams(query=query)
             hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
-        assert (hits[0].path, hits[0].snippet.symbol, hits[0].snippet.line) == ("include/slab.h", "kmalloc()", 161), (
-            query
-        )
-    assert "drivers/staging/s.c" not in [h.path for h in hits]
+        first = (hits[0].path, hits[0].snippet.symbol, hits[0].snippet.line)
+        assert first == ("include/slab.h", "kmalloc()", 161), query
+        assert ("drivers/staging/s.c" in [h.path for h in hits]) == ("-staging" not in query), query
 
 
 def test_an_enumerator_named_as_a_plain_word_is_no_definition_of_it(db, tmp_path):

@@ -680,8 +680,17 @@ class Preferences:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 # A name as a compiler or linker quotes it in a message: 'kmap_atomic', `kmalloc_array', ‘ret’;
-# a declaration so quoted, 'struct page', is two clauses: 'struct and page'.
-_COMPILER_QUOTED = re.compile(r"['`‘]([A-Za-z_$][\w$]*)['’]")
+# or as Markdown marks code, `kmalloc` (in double quotes a word is the word as text); a
+# declaration so quoted, 'struct page', is two clauses: 'struct and page'.
+_COMPILER_QUOTED = re.compile(r"['`‘]([A-Za-z_$][\w$]*)['’]|`([A-Za-z_$][\w$]*)`")
+
+
+def _quoted(raw: str) -> str | None:
+    """The name a clause quotes (_COMPILER_QUOTED), if it is one quoted."""
+    m = _COMPILER_QUOTED.fullmatch(raw)
+    return next(name for name in m.groups() if name) if m else None
+
+
 _QUOTE_OPENED = re.compile(r"['`‘]([a-z]+)")
 _QUOTE_CLOSED = re.compile(r"([A-Za-z_$][\w$]*)['’]")
 
@@ -717,8 +726,7 @@ def _code_name(
         return None, False, frozenset()
     if _framed(clauses[0]):
         return clauses[0].raw, False, kinds
-    quoted = _COMPILER_QUOTED.fullmatch(clauses[0].raw)
-    raw = quoted[1] if quoted else clauses[0].raw
+    raw = _quoted(clauses[0].raw) or clauses[0].raw
     typing = raw.endswith("*")
     raw = raw.removesuffix("*")
     if not _IDENTIFIER.fullmatch(raw):
@@ -746,8 +754,8 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     for c, after in zip(clauses, [*clauses[1:], None]):
         if c.negated:
             continue
-        if (m := _COMPILER_QUOTED.fullmatch(c.raw)) and NAMED_IN_CODE.search(m[1]):
-            names.add((m[1], frozenset()))
+        if (quoted := _quoted(c.raw)) and NAMED_IN_CODE.search(quoted):
+            names.add((quoted, frozenset()))
         elif _framed(c):
             names.add((c.raw, frozenset()))
         elif (
