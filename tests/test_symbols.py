@@ -836,6 +836,14 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert found("kernel/sched/core.c:42")[0][0] == "kernel/sched/core.c"
     assert found("/usr/src/linux/kernel/sched/core.c:42:5: warning: unused variable")[0][0] == "kernel/sched/core.c"
     assert [p for p, _ in found("core.c:3")[:2]] == ["lib/core.c", "kernel/sched/core.c"]
+    # A pasted oops: the frame its instruction pointer names, not the call trace below it.
+    oops = (
+        "[  12.345678] general protection fault: 0000 [#1] PREEMPT SMP\n"
+        "[  12.345680] RIP: 0010:__schedule+0x2e3/0x8b0\n[  12.345681] Call Trace:\n"
+        "[  12.345682]  wait+0x1a/0x30\n[  12.345683]  ext4_fill_super+0x1a2b/0x1d80 [ext4]\n"
+    )
+    assert found(oops)[0] == ("kernel/sched/core.c", "__schedule()")
+    assert found(oops.replace("RIP: 0010:", "pc : "))[0] == ("kernel/sched/core.c", "__schedule()")
     # Inside the brackets or quotes code writes a file's name in.
     assert found("#include <sched/core.c>")[0][0] == "kernel/sched/core.c"
     assert found('"sched/core.c"')[0][0] == "kernel/sched/core.c"

@@ -691,6 +691,9 @@ def _quoted(raw: str) -> str | None:
     return next(name for name in m.groups() if name) if m else None
 
 
+# An oops's label of the instruction pointer's frame: x86-64's RIP, i386's EIP, arm64's
+# and RISC-V's pc (`pc : foo+0x1c/0x30`), MIPS's epc, LoongArch's era.
+_POINTERS = frozenset({"rip", "eip", "pc", "epc", "era"})
 _QUOTE_OPENED = re.compile(r"['`‘]([a-z]+)")
 _QUOTE_CLOSED = re.compile(r"([A-Za-z_$][\w$]*)['’]")
 
@@ -749,15 +752,20 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
     frame gives (_framed); None where it names none or several. A declaration quoted
     beside other names is the one the message is about (`'struct sk_buff' has no member
-    named 'csum_start'`: the struct whose members to read)."""
+    named 'csum_start'`: the struct whose members to read), and so is the frame the
+    instruction pointer names in a pasted oops (`RIP: 0010:__list_del_entry_valid+0x25/0xc0`
+    above its call trace: where it happened)."""
     names: set[tuple[str, frozenset[str]]] = set()
-    for c, after in zip(clauses, [*clauses[1:], None]):
+    pointed: set[str] = set()
+    for before, c, after in zip([None, *clauses], clauses, [*clauses[1:], None]):
         if c.negated:
             continue
         if (quoted := _quoted(c.raw)) and NAMED_IN_CODE.search(quoted):
             names.add((quoted, frozenset()))
         elif _framed(c):
             names.add((c.raw, frozenset()))
+            if before is not None and before.raw.rstrip(":").lower() in _POINTERS:
+                pointed.add(c.raw)
         elif (
             after is not None
             and (opened := _QUOTE_OPENED.fullmatch(c.raw))
@@ -768,6 +776,8 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     declared = [n for n in names if n[1]]
     if len(declared) == 1:
         return declared[0]
+    if len(pointed) == 1:
+        return pointed.pop(), frozenset()
     return names.pop() if len(names) == 1 else (None, frozenset())
 
 
