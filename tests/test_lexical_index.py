@@ -860,6 +860,19 @@ def test_a_query_of_a_name_files_are_known_by_puts_that_file_first(tmp_path):
     assert lexical_paths(conn, analyzers, "MAINTAINERS")[0] == "MAINTAINERS"
     assert lexical_paths(conn, analyzers, "MAINTAINERS Person 7")[0] == "MAINTAINERS"
     assert lexical_paths(conn, analyzers, "maintainers")[0] != "MAINTAINERS"
+    # A name more files have than preference_pool: asked for alone, the one at the top.
+    write_tree(root, {"Makefile": "all: vmlinux\n" + "# the top of the build\n" * 40})
+    write_tree(root, {f"drivers/d{i}/Makefile": f"obj-y += d{i}.o\n" for i in range(4)})
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
+    few = msgspec.structs.replace(PIPELINE.lexical, preference_pool=3)
+    with lexical_index(conn, analyzers) as index:
+
+        def first(query: str) -> str:
+            row = lexical.search(index, conn, analyzers, query, language_counts(conn), 5, lexical=few).rows[0]
+            return docs_by_ids(conn, [row.doc_id])[row.doc_id].rel_path
+
+        assert first("Makefile") == "Makefile"
+        assert first("Makefile d2") == "drivers/d2/Makefile"  # a longer query: bm25's order
     conn.close()
 
 

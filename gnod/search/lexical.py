@@ -799,7 +799,8 @@ def _placed(
     warning, `kernel/sched/fair.c`, `<linux/module.h>`, a name files are known by spelled so: `MAINTAINERS`,
     `Makefile`: config.NAMED_FILES), by its longest end that is an indexed path or ends
     one, each with its depth in its collection, and the line it names there, if any;
-    none where the query names several files, or the name is more than `most` files'. A
+    none where the query names several files, or the name is more than `most` files'
+    (but for a name files are known by, asked for alone: those at a collection's top). A
     path's words are in many files' text, while the file so named is the one asked for.
     The clauses come back with an absolute path's (`/usr/src/linux/mm/slub.c`) cut to
     that end, the words it holds."""
@@ -813,7 +814,10 @@ def _placed(
     if len({path for _, path in named}) != 1:
         return clauses, {}, None
     if named[0][1] in NAMED_FILES and searcher.doc_freq(NAMES, words(named[0][1])) > most:
-        return clauses, {}, None  # `Makefile`: thousands, told by its name's term (a path regex reads them all)
+        # `Makefile`: thousands, told by its name's term (a path regex reads them all);
+        # asked for alone, the one at a collection's top is the project's own.
+        top = store.ids_at_top(conn, named[0][1]) if len(clauses) == 1 else []
+        return clauses, dict.fromkeys(top, 0), None
     parts = named[0][1].strip("/").split("/")
     for start in range(len(parts)):
         end = "/".join(parts[start:])

@@ -507,6 +507,17 @@ def list_folder(
     return folders, rows, total
 
 
+def ids_at_top(conn: apsw.Connection, name: str) -> list[int]:
+    """The documents named `name` at a collection's top (one lookup of the (collection,
+    path) index each)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT d.id FROM collections c JOIN documents d ON d.collection_id = c.id AND d.rel_path = ?", (name,)
+        )
+    ]
+
+
 def ids_by_path_glob(conn: apsw.Connection, glob: str, limit: int) -> list[int]:
     """Up to `limit` ids of the documents whose path matches `glob` (SQLite's GLOB), by
     one pass over the (collection, path) index: SQLite tests a path in C."""
