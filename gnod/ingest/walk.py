@@ -125,24 +125,26 @@ class Filter:
         exclude: list[str],
         gitignore: bool = True,
         also: Sequence[str] = (),
-        output: bool = False,
+        project: bool = False,
     ) -> None:
-        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also), output)
+        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also), project)
         self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
         self.also = pathspec.GitIgnoreSpec.from_lines(also) if also else None
         self.gitignore = gitignore
-        self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if output else _DEFAULT_EXCLUDED_DIRS
-        self.project = output  # files without an extension are taken too (_default_kind)
+        # A project's tree: its .gitignore files say what build output is, and files
+        # without an extension are taken too (_default_kind).
+        self.project = project
+        self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if project else _DEFAULT_EXCLUDED_DIRS
 
     @classmethod
     def of(cls, col: CollectionConfig) -> Filter:
-        """The collection's filter; `output` (build/, dist/ taken as any folder, for the
+        """The collection's filter; `project` (build/, dist/ taken as any folder, for the
         .gitignore files to judge, and files without an extension taken) where it follows
         .gitignore files and is a project's tree: a git work tree, or one with a
         .gitignore at its top (a release tarball)."""
-        output = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
-        return cls(col.include, col.exclude, col.gitignore, col.also, output)
+        project = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
+        return cls(col.include, col.exclude, col.gitignore, col.also, project)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:
         if name in self.excluded_dirs:

@@ -948,6 +948,7 @@ def search(
     min_score: float = 0.0,
     lexical: Lexical = PIPELINE.lexical,
     object_like: defining.ObjectLike | None = None,
+    respell: bool = True,
 ) -> Result:
     """The documents matching `query`, best first. Raises grammar.QuerySyntaxError for
     malformed queries, lexical_index.NotReady before the index is open. `object_like`:
@@ -955,68 +956,10 @@ def search(
     name of code to prefer its `#define` (search.defining).
 
     `counts` is documents per language in the index (store.language_counts): it picks
-    the languages the query is stemmed in. A query matching nothing is searched again
-    with its words typed wrong respelled (_respelled), a note saying so; one matching
-    fewer than `limit` gets a note suggesting them.
+    the languages the query is stemmed in. With `respell`, a query matching nothing is
+    searched again with its words typed wrong respelled (_respelled), a note saying so;
+    one matching fewer than `limit` gets a note suggesting them.
     """
-    args = (index, conn, analyzers)
-    found = _search(*args, query, counts, limit, where, min_score, lexical, object_like)
-    if len(found.rows) >= limit:
-        return found
-    respelled = _respelled(index.searcher(), conn, query, lexical, bool(found.rows))
-    if respelled is None:
-        return found
-    if found.rows:
-        found.notes.append(f"did you mean {respelled!r}?")
-        return found
-    again = _search(*args, respelled, counts, limit, where, min_score, lexical, object_like)
-    if not again.rows:
-        return found
-    again.notes.insert(0, f"nothing matches {query!r}: searched {respelled!r}")
-    return again
-
-
-def _respelled(
-    searcher: tantivy.Searcher, conn: apsw.Connection, query: str, lexical: Lexical, some: bool
-) -> str | None:
-    """`query` with its words typed wrong respelled (search.spelling), None where none
-    seems to be. With `some` matches, only rare words are looked at (spelling_rare_docs);
-    with none, a snake_case name whose words are all words may be a defined name one edit
-    away (`copy_form_user`)."""
-    df = doc_frequency(searcher)
-    clauses = [c for c in parse(query) if not c.negated and not c.prefix]
-    words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= lexical.spelling_rare_docs)
-    fixes = {
-        word: right
-        for word in words
-        if (right := spelling.correction(word, df, lexical.spelling_ratio, lexical.spelling_min_chars))
-    }
-    if not fixes and not some:
-        for c in clauses:
-            name = c.raw.lower()
-            if len(c.tokens) < 2 or name != "_".join(c.tokens):
-                continue
-            meant = spelling.name_corrections(name, df, lexical.spelling_min_chars)
-            right = spelling.most_defined(symstore.defined_names(conn, meant))
-            if right is not None:
-                fixes.update((a, b) for a, b in zip(c.tokens, right.split("_")) if a != b)
-    respelled = spelling.respelled(query, fixes.items())
-    return respelled if respelled != query else None
-
-
-def _search(
-    index: LexicalIndex,
-    conn: apsw.Connection,
-    analyzers: AnalyzerSet,
-    query: str,
-    counts: Mapping[str | None, int],
-    limit: int,
-    where: filters.Filter,
-    min_score: float,
-    lexical: Lexical,
-    object_like: defining.ObjectLike | None,
-) -> Result:
-    """search's work for one query as typed."""
     searcher = index.searcher()
     building = index.progress
     languages = query_languages(query, counts, lexical)
@@ -1094,7 +1037,7 @@ def _search(
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
-    return Result(
+    result = Result(
         rows=rows[:limit],
         total_candidates=len(found),
         terms=list(stemmed.terms),
@@ -1108,6 +1051,42 @@ def _search(
         defined=defined,
         at_line=dict.fromkeys(placed, line) if line else {},
     )
+    respelled = _respelled(df, conn, query, lexical, bool(rows)) if respell and len(rows) < limit else None
+    if respelled is None:
+        return result
+    if result.rows:
+        result.notes.append(f"did you mean {respelled!r}?")
+        return result
+    again = search(index, conn, analyzers, respelled, counts, limit, where, min_score, lexical, object_like, False)
+    if not again.rows:
+        return result
+    again.notes.insert(0, f"nothing matches {query!r}: searched {respelled!r}")
+    return again
+
+
+def _respelled(df: Callable[[str], int], conn: apsw.Connection, query: str, lexical: Lexical, some: bool) -> str | None:
+    """`query` with its words typed wrong respelled (search.spelling; `df`: the search's
+    doc_frequency), None where none seems to be. With `some` matches, only rare words are
+    looked at (spelling_rare_docs); with none, a snake_case name whose words are all words
+    may be a defined name one edit away (`copy_form_user`)."""
+    clauses = [c for c in parse(query) if not c.negated and not c.prefix]
+    words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= lexical.spelling_rare_docs)
+    fixes = {
+        word: right
+        for word in words
+        if (right := spelling.correction(word, df, lexical.spelling_ratio, lexical.spelling_min_chars))
+    }
+    if not fixes and not some:
+        for c in clauses:
+            name = c.raw.lower()
+            if len(c.tokens) < 2 or name != "_".join(c.tokens):
+                continue
+            meant = spelling.name_corrections(name, df, lexical.spelling_min_chars)
+            right = spelling.most_defined(symstore.defined_names(conn, meant))
+            if right is not None:
+                fixes.update((a, b) for a, b in zip(c.tokens, right.split("_")) if a != b)
+    respelled = spelling.respelled(query, fixes.items())
+    return respelled if respelled != query else None
 
 
 def _said(clauses: Sequence[Clause], stop: Callable[[str], bool], lexical: Lexical) -> list[Clause]:

@@ -83,14 +83,12 @@ def answer(
             )
             for s in passages.get(r.doc_id, [])
         ]
-        own = res.defined.get(r.doc_id)
-        if own is not None and stored is not None:
-            found = _definition_first(docstore.unpack(stored).split("\n"), own, doc.line_shifts, found, p.per_doc)
-        named = res.at_line.get(r.doc_id)
-        if named is not None and stored is not None:
-            at = _named_line(
-                docstore.unpack(stored), named, doc.line_shifts, analyzers.get(doc.language), res.stems, symbols
-            )
+        own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
+        text = docstore.unpack(stored) if stored is not None and (own, named) != (None, None) else None
+        if own is not None and text is not None:
+            found = _definition_first(text.split("\n"), own, doc.line_shifts, found, p.per_doc)
+        if named is not None and text is not None:
+            at = _named_line(text, named, doc.line_shifts, analyzers.get(doc.language), res.stems, symbols)
             if at is not None:
                 found = [at, *(f for f in found if not f.line <= named <= f.line + f.text.count("\n"))][: p.per_doc]
         hits.append(
