@@ -299,19 +299,22 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.C
     chars = [a.char for a in atoms]
     lead = next((i for i, c in enumerate(chars) if c is None), len(chars))
     tail = next((i for i, c in enumerate(reversed(chars)) if c is None), len(chars))
-    if tail > lead:
-        regex = Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
-    else:
-        regex = Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
+
+    def regex() -> Query:
+        """Built only where it is searched: compiling it took ~1 ms ("*.dts*")."""
+        if tail > lead:
+            return Query.regex_query(SCHEMA, PATH_REVERSED, filters.glob_regex(glob, reverse=True))
+        return Query.regex_query(SCHEMA, PATH, filters.glob_regex(glob))
+
     if searcher is None:
-        return regex
+        return regex()
     if conn is not None and max(lead, tail) < PATH_ANCHOR_MIN:
         found = store.ids_by_path_glob(conn, glob, PATH_SETTLED_MAX + 1)
     else:
-        hits = searcher.search(regex, PATH_SETTLED_MAX + 1, count=False).hits
+        hits = searcher.search(regex(), PATH_SETTLED_MAX + 1, count=False).hits
         found = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
     if len(found) > PATH_SETTLED_MAX:
-        return regex
+        return regex()
     return any_of(ID, found)
 
 
