@@ -45,9 +45,9 @@ from gnod.search.lexical import filter_query, path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
 from gnod.store.documents import docs_by_ids, language_counts, unpack
-from gnod.store.lexical_index import SCHEMA, add_path, fold, folder_name
+from gnod.store.lexical_index import SCHEMA, add_path, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import AnalyzerSet, fold
 from gnod.text.stopwords import is_stopword
 
 DOCS = {

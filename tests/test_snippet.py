@@ -13,7 +13,7 @@ from gnod.search import snippet
 from gnod.search.constants import SNIPPET_LOOK_PER_TERM
 from gnod.search.snippet import Phrase, _window, best_snippets, match_spans
 from gnod.store import documents
-from gnod.text.analyzer import Analyzer, AnalyzerSet, tokenize
+from gnod.text.analyzer import Analyzer, AnalyzerSet, fold, tokenize
 
 WORDS = [
     "network",
@@ -35,13 +35,19 @@ WORDS = [
     "GFP_KERNEL",
     "—",
     "ß",
+    "naïve",
+    "naive",
+    "Gŭnther",
+    "Günther",
 ]
 
 
 def line_terms(line: str, analyzer: Analyzer, terms: frozenset[str]) -> frozenset[str]:
-    """The definition of a line's terms: its tokens' own forms and stems among `terms`."""
+    """The definition of a line's terms: its tokens' own forms and stems among `terms`,
+    all with their accents off, as the index holds them."""
     tokens = tokenize(line)
-    return terms.intersection(tokens).union(terms.intersection(analyzer.stems(tokens)))
+    forms = {fold(t) for t in [*tokens, *analyzer.stems(tokens)]}
+    return frozenset(fold(t) for t in terms) & forms
 
 
 def every_line(
@@ -59,13 +65,14 @@ def every_line(
     of their phrases' runs (words following each other, a character between each two;
     one more where such a run is not joined by `_` to a longer name; both where the
     phrase is as typed); take the best non-overlapping ones."""
+    terms = frozenset(map(fold, terms))
     group_of = {t: k for k, g in enumerate(groups) for t in g if t in terms}
     lines = markdown.split("\n")
     scored = []
     for i in range(max(body_line - 1, 0), len(lines)):
         hit = line_terms(lines[i], analyzer, terms) if lines[i] else set()
         if hit:
-            lower = lines[i].lower()
+            lower = fold(lines[i].lower())
             keys = {group_of.get(h, h) for h in hit}
             runs = 0
             for words, text, open_end in phrases:
@@ -179,6 +186,24 @@ def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(
     got = [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, head=head, phrases=phrases)]
     if expected:
         assert got == expected
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_a_word_typed_with_accents_is_found_and_marked_where_the_text_has_none_and_back(small, monkeypatch):
+    """The index holds words with their accents off, so `naïve` matches a file saying
+    "naive": its snippet is that line, the word marked (it was the first line, unmarked,
+    where an editor's jump landed); `Günther` finds "Gŭnther" the same way."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
+    analyzer = Analyzer("english")
+    markdown = (
+        "// SPDX-License-Identifier: GPL-2.0\n" + "filler line\n" * 20 + "Use the naive mapping.\nGŭnther wrote it.\n"
+    )
+    for typed, line, word in (("naïve", 22, "naive"), ("Günther", 23, "Gŭnther")):
+        terms = frozenset({typed.lower(), analyzer.stem(typed.lower())})
+        [got] = best_snippets([markdown], 1, analyzer, terms)
+        assert got.line == line
+        [(start, end)] = got.matches
+        assert got.text[start:end] == word
 
 
 def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_name():

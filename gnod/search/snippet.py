@@ -2,7 +2,8 @@
 lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
-document's language, or the exact words typed; the words a prefix stands for, and their
+document's language, or the exact words typed, with their accents off as the index
+holds both: `naïve` is found in "the naive mapping"; the words a prefix stands for, and their
 stems, count as one: `kmalloc dev*` prefers a line holding both to one with three words
 starting with dev, and `dev*` alone takes the first line holding one, as no line can
 score more), and one more for each phrase of the query (an identifier, a quoted run of
@@ -42,7 +43,7 @@ from gnod.search.constants import (
     SNIPPET_MAX_LINES,
     SNIPPET_SMALL_TEXT,
 )
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, line_tokens
+from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, fold, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
 # starts with it is one more: _TermBits.per_word).
@@ -96,7 +97,10 @@ class _TermBits(dict[str, int]):
         self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
 
     def __missing__(self, token: str) -> int:
-        bits = self.bit.get(token, 0) | self.bit.get(self.analyzer.stem(token), 0)
+        stem = self.analyzer.stem(token)
+        bits = self.bit.get(token, 0) | self.bit.get(stem, 0)
+        if not token.isascii():  # the terms are folded (_folded)
+            bits |= self.bit.get(fold(token), 0) | self.bit.get(fold(stem), 0)
         self[token] = bits
         return bits
 
@@ -113,7 +117,7 @@ class _TermBits(dict[str, int]):
         lower = ""
         for phrase in self.phrases:
             if all(map(found.__and__, phrase.masks)):
-                lower = lower or text.lower()
+                lower = lower or _lowered(text)
                 if phrase.bit and phrase.text in lower and _standalone(lower, phrase.text, phrase.open):
                     found |= phrase.bit | phrase.near | phrase.whole
                 else:
@@ -218,13 +222,14 @@ def _phrase_bits(bit: dict[str, int], phrases: Iterable[Phrase]) -> list[_Phrase
     out: dict[str | tuple[int, ...], _PhraseBit] = {}
     k = len(set(bit.values()))
     for words, text, open_end in phrases:
-        masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in words)
-        typed = text.lower()
+        forms_of = [_folded(forms) for forms in words]
+        masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in forms_of)
+        typed = _lowered(text)
         key = typed or masks
         if all(masks) and key not in out:
             own = 1 << k if typed else 0
             k += bool(typed)
-            leads = tuple(frozenset(t[:3] for t in forms if t in bit) for forms in words)
+            leads = tuple(frozenset(t[:3] for t in forms if t in bit) for forms in forms_of)
             out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed, open_end, leads)
             k += RUN_BITS
     return list(out.values())
@@ -247,12 +252,25 @@ def _bits(terms: frozenset[str], groups: Iterable[frozenset[str]]) -> dict[str, 
     return bit
 
 
+def _folded(terms: frozenset[str]) -> frozenset[str]:
+    """Terms as the index holds them, accents off (analyzer.fold): a line's words are
+    judged by their folded forms too."""
+    return terms if all(map(str.isascii, terms)) else frozenset(map(fold, terms))
+
+
+def _lowered(text: str) -> str:
+    """`text` lowercased with its accents off, where its lines are searched for the
+    folded terms' letters and phrases (a mark is never a line break: lines stay lines)."""
+    return fold(text.lower())
+
+
 def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
     """[start, end) character offsets in `text` of the words a query matched: a word
     whose stem (in `analyzer`'s language) or whose own lowercase form is among `terms`;
     in CJK runs, each matching character bigram (adjacent ones merged)."""
     if not terms:
         return []
+    terms = _folded(terms)
     if not text.isascii():
         return _spans_any_script(text, analyzer, terms)
     # An ASCII token is a run of letters and digits (tokenize's byte table): each is
@@ -273,7 +291,8 @@ def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> l
     spans: list[list[int]] = []
     for m in TOKEN_RE.finditer(text):
         word = m.group().lower()
-        if word in terms or analyzer.stem(word) in terms:
+        stem = analyzer.stem(word)
+        if word in terms or stem in terms or fold(word) in terms or fold(stem) in terms:
             spans.append([m.start(), m.end()])
             continue
         if word.isascii():  # no CJK run in it
@@ -375,7 +394,8 @@ def best_snippets(
     (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
     those lines give every snippet asked for holding them all, these are the text's (the
     best lines, then the earliest), and no piece is read."""
-    bits = _TermBits(analyzer, terms, groups, phrases)
+    terms = _folded(terms)
+    bits = _TermBits(analyzer, terms, [_folded(g) for g in groups], phrases)
     probes = _probes(bits.leads())
     if head is not None and terms:
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
@@ -397,7 +417,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
     before = 0  # lines in the pieces before this one
     for text in pieces:
         start = max(body_line - 1 - before, 0)
-        lower = text.lower()
+        lower = _lowered(text)
         passed = (
             not any(_standalone(lower, p.text, p.open) for p in bits.phrases if p.bit and not p.bit & typed)
             if found
@@ -430,7 +450,7 @@ def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) 
     """The snippets of a text whose first lines are `head`, if those lines decide them
     (every one holds all the terms); else none. Where no line may hold them all (by
     its bound), it costs the bounds alone."""
-    lower = head.lower()
+    lower = _lowered(head)
     lines, order, bounds = _bounded(head, start, probes, bits, lower)
     if not bounds or bounds[0] < bits.ceiling:
         return []
@@ -481,7 +501,7 @@ def _bounded(
     """The text's lines, and those from `start` on that may hold a term, best bound
     first, with their bounds (by line tests for a small text, by arrays for a big one);
     `lower`: the text lowercased, when it is at hand."""
-    lower = text.lower() if lower is None else lower  # may change lengths (İ → i̇), never the line breaks
+    lower = _lowered(text) if lower is None else lower  # may change lengths (İ → i̇), never the line breaks
     if len(text) <= SNIPPET_SMALL_TEXT:
         return text.split("\n"), *_small_bounds(lower, start, probes, bits.ceiling, bits.per_word, bits.apart)
     low_codes = _codes(lower)
@@ -691,7 +711,7 @@ def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: li
 def _column(line: str, bits: _TermBits, found: int) -> int:
     """Where the first of the query terms `line` holds (`found`, as _count gave their
     bits: a long line is not read again) starts (its first three letters)."""
-    lower = line.lower()
+    lower = _lowered(line)
     at = (lower.find(t[:3]) for t, bit in bits.bit.items() if found & bit)
     return min((a for a in at if a >= 0), default=0)
 

@@ -20,7 +20,7 @@ per field, and a phrase of exact words is its words exact where their stems make
 phrase (gnod.search.lexical). `names` holds the title and the file name as whole
 words, for the name preference; the rest are filters (the path three ways, so that
 common globs are one term or a narrow regex). Both text fields are folded
-(case and accents) by `fold`, which queries use too.
+(case and accents) by `analyzer.fold`, which queries and snippets use too.
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import threading
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
@@ -44,7 +42,7 @@ import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, senders_of, tags_of
-from gnod.text.analyzer import NON_ASCII_RE, SEPARATOR, tokenize
+from gnod.text.analyzer import SEPARATOR, fold, tokenize
 
 log = logging.getLogger("gnod")
 
@@ -108,19 +106,6 @@ def folder_name() -> str:
     """The index folder's name: it changes with anything that changes what is indexed."""
     key = json.dumps([LAYOUT, INDEXING.path_repeat, INDEXING.title_repeat]).encode()
     return f"lexical-{LAYOUT}-{hashlib.sha256(key).hexdigest()[:8]}"
-
-
-def fold(text: str) -> str:
-    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u); Hangul and other
-    composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
-    never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
-    source file with one name in its copyright line costs one regex pass."""
-    return text if text.isascii() else NON_ASCII_RE.sub(_fold_run, text)
-
-
-def _fold_run(m: re.Match[str]) -> str:
-    stripped = "".join(ch for ch in unicodedata.normalize("NFD", m.group()) if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped)
 
 
 def words(text: str) -> str:

@@ -9,6 +9,7 @@ same function; `exact_text` gives the unstemmed tokens the exact-form index hold
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from operator import add
 
@@ -248,6 +249,19 @@ def _mostly_ascii_tokens(data: bytes) -> list[str]:
         at = end
     out += spaced[at:].split()
     return out
+
+
+def fold(text: str) -> str:
+    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u); Hangul and other
+    composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
+    never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
+    source file with one name in its copyright line costs one regex pass."""
+    return text if text.isascii() else NON_ASCII_RE.sub(_fold_run, text)
+
+
+def _fold_run(m: re.Match[str]) -> str:
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", m.group()) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
 
 
 def exact_text(text: str) -> str:
