@@ -194,6 +194,28 @@ def test_multi_word_and_mixed_queries(index):
     assert paths(index, "コーヒー -温度") == []
 
 
+TRANSLATED = {
+    **{
+        f"en/{i}.md": f"# Slab notes {i}\n\nFree objects with kmem_cache_free() once the cache {i} is done.\n"
+        for i in range(30)
+    },
+    "zh/slab.md": "# 内存分配\n\nslab缓存应该用kmem_cache_free()来释放，而不是kfree。缓存用kmem_cache_create创建。\n",
+}
+
+
+def test_a_name_of_code_in_a_page_without_a_stemmer_is_found_as_written(tmp_path):
+    """A Chinese page among English ones (the kernel's translations) holds its words
+    unstemmed: an identifier's phrase is searched as written too, not only stemmed in
+    the query's languages (`kmem cach free` never meets the page's `kmem cache free`)."""
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    analyzers = AnalyzerSet()
+    root = write_tree(str(tmp_path / "tree"), TRANSLATED)
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
+    for query in ("kmem_cache_free", "kmem_cache_create", "kmem_cache"):
+        assert "zh/slab.md" in lexical_paths(conn, analyzers, query, limit=40), query
+    assert "zh/slab.md" in lexical_paths(conn, analyzers, '"kmem cache create"', limit=40)
+
+
 # --------------------------------------------------------------------------- through gnod
 
 ALIAS_PAGES = {

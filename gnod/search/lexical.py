@@ -64,12 +64,11 @@ from gnod.store.lexical_index import (
     TAG,
     LexicalIndex,
     any_of,
-    fold,
     language_code,
     tag_key,
     words,
 )
-from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
@@ -203,6 +202,7 @@ def match_query(
     sides: Sequence[tuple[str, CompiledQuery, float]],
     stem: Stem | None = None,
     blend: Mapping[tuple[str, ...], float] | None = None,
+    as_written: bool = False,
 ) -> list[tuple[Occur, Query]]:
     """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
     so the engine can skip blocks that cannot reach the top); a document holding a
@@ -213,7 +213,11 @@ def match_query(
     Must(the stemmed phrases) + Should(the exact words), the same scores with each
     phrase read once (a phrase of common words is most of a search's time:
     `container_of`, `GFP_KERNEL`). `blend`: a share of the weight for the forms a prefix
-    stands for (_blended)."""
+    stands for (_blended). `as_written` (the index holds documents without a stemmer:
+    Chinese, Japanese): such a clause's phrase holds where its words are as written too,
+    where those documents hold `kmem cache free` and never `kmem cach free`; scoring
+    nothing there (its words, rare in the stems field, would outweigh every stemmed
+    match), a document so matched is ranked by its exact words, as for a word alone."""
     share = (blend or {}).get
     weights = {field: weight for field, _, weight in sides}
     forms = {field: dict.fromkeys(f for clause in compiled.positives for f in clause) for field, compiled, _ in sides}
@@ -227,7 +231,10 @@ def match_query(
                 taken.update(phrases)
     out: list[tuple[Occur, Query]] = []
     for form, phrases in paired.items():
-        held = Query.boolean_query([(Occur.Should, _form_query(STEMS, p)) for p in phrases])
+        either = [(Occur.Should, _form_query(STEMS, p)) for p in phrases]
+        if as_written and form not in phrases:
+            either.append((Occur.Should, Query.const_score_query(_form_query(STEMS, form), 0.0)))
+        held = Query.boolean_query(either)
         exact = Query.boolean_query([(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)])
         group = [
             (Occur.Must, Query.boost_query(held, weights[STEMS] * share(form, 1.0))),
@@ -1023,7 +1030,8 @@ def search(
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
     w = float(lexical.exact_weight)
     blend = _blended(clauses, df, searcher.num_docs, stem, lexical.prefix_longer_share)
-    parts = match_query([(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))], stem, blend)
+    sides = [(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))]
+    parts = match_query(sides, stem, blend, as_written=bool(counts.get(None)) and None not in languages)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
