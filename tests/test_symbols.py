@@ -1295,6 +1295,11 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     assert "symbol" not in readme["snippet"] or readme["snippet"]["symbol"] is None
     human = daemon_human(env, "platform_get_irq")
     assert "src/drivers/foo/foo.c:19: foo_probe()" in human
+    # A passage whose line is outside any definition names none, not the one its window
+    # reaches below it (the declaration's line 9, then foo_alloc from line 11).
+    hits = cli_json("search", "foo_declared_only", "--json", env=env)["hits"]
+    snip = next(h["snippet"] for h in hits if h["path"] == "drivers/foo/foo.c")
+    assert snip["line"] == 9 and "foo_alloc" in snip["text"] and snip.get("symbol") is None
 
     # The watcher: a renamed function is found by its new name once parsed, not by the old.
     path = os.path.join(root, "app", "settings.py")

@@ -79,7 +79,7 @@ def answer(
                 line=file_line(doc.line_shifts, s.line),
                 text=s.text,
                 matches=s.matches,
-                symbol=symstore.label(symbols, s.line, s.line + s.text.count("\n")),
+                symbol=symstore.label(symbols, s.line, s.line),  # its first line holds the match
             )
             for s in passages.get(r.doc_id, [])
         ]
