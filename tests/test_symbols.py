@@ -1205,6 +1205,34 @@ def test_definitions_parsed_again_give_the_pages_they_freed_back(db, tmp_path):
     assert len(symstore.lookup(db, ["r0_number_0"], False, "1", [], 10)) == 1  # what was stored is kept
 
 
+LINKER_SCRIPT = "OUTPUT_FORMAT(CONFIG_OUTPUT_FORMAT)\nENTRY(startup_64)\nSECTIONS\n{\n}\n"
+ASM_ENTRY = "ENTRY(startup_64)\n\tmovq %rsi, %rdi\nEND(startup_64)\n"
+
+
+def test_a_linker_script_defines_nothing(db, tmp_path):
+    """`ENTRY(startup_64)` in a linker script (vmlinux.lds.S, preprocessed like assembler)
+    names the program's entry point, not a function; in assembler it opens one. What an
+    older gnod parsed in such a script (or in a file renamed out of a parsed language)
+    is no definition either."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    assert grammar_for("arch/x86/boot/compressed/vmlinux.lds.S") is None
+    assert grammar_for("arch/x86/kernel/vmlinux.lds") is None
+    assert grammar_for("arch/x86/kernel/head_64.S") == "asm"
+    files = {"arch/x86/boot/compressed/vmlinux.lds.S": LINKER_SCRIPT, "arch/x86/kernel/head_64.S": ASM_ENTRY}
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
+    _parse_all(db)
+    found = symstore.lookup(db, ["startup_64"], False, "1", [], 10)
+    assert [(f.rel_path, f.symbol.start_line) for f in found] == [("arch/x86/kernel/head_64.S", 1)]
+    script = db.execute("SELECT mirror_hash FROM documents WHERE rel_path LIKE '%.lds.S'").fetchone()[0]
+    symstore.put(db, [(_content_id(db, script), "asm", parse(LINKER_SCRIPT, "asm"))])  # as stored before
+    assert [f.rel_path for f in symstore.lookup(db, ["startup_64"], False, "1", [], 10)] == [
+        "arch/x86/kernel/head_64.S"
+    ]
+
+
 def _parse_all(db) -> None:
     """Parse and store the definitions of every content in the backlog, as gnod does."""
     items = symstore.backlog(db)

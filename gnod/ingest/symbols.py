@@ -277,8 +277,16 @@ class Symbol(NamedTuple):
     container: str | None
 
 
+# A linker script the C preprocessor reads first has assembler's extension: its
+# `ENTRY(startup_64)` names the program's entry point, where in assembler it opens a function.
+_LINKER_SCRIPT = ".lds.s"
+
+
 def grammar_for(rel_path: str) -> str | None:
-    """The grammar that parses a file (by its extension), or None when none is installed for it."""
+    """The grammar that parses a file (by its extension), or None when none is installed
+    for it or it is a linker script (vmlinux.lds.S)."""
+    if rel_path.lower().endswith(_LINKER_SCRIPT):
+        return None
     return GRAMMARS.get(extension(rel_path))
 
 

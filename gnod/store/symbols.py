@@ -187,7 +187,9 @@ def lookup(
 ) -> list[Defined]:
     """Definitions named any of `names` (any case; `prefix`: names starting with one), in
     documents passing the SQL condition `where` over `documents d` and `collections c`
-    (`grammar`: in contents parsed as that grammar); at most `cap` contents are read."""
+    (`grammar`: in contents parsed as that grammar); at most `cap` contents are read. A
+    document no grammar parses has none, whatever was stored for its content (by an
+    older gnod, or under a name it had before)."""
     match = " OR ".join(_fts_phrase(name) + ("*" if prefix else "") for name in names)
     if grammar is not None:  # its stamps, `kconfig/5`: "/" sorts just before "0"
         where, args = f"({where}) AND s.grammar >= ? AND s.grammar < ?", [*args, f"{grammar}/", f"{grammar}0"]
@@ -204,6 +206,8 @@ def lookup(
     starts = tuple(wanted) if prefix else ()
     found: list[Defined] = []
     for doc_id, rel_path, blob in rows:
+        if grammar_for(rel_path) is None:
+            continue
         for s in _unpack(blob):
             folded = s.name.casefold()
             if folded in wanted or folded.startswith(starts):
