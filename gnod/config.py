@@ -117,6 +117,17 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".awk",
     ".conf",
     ".properties",
+    # Configuration fragments (kernel/configs/*.config), Coccinelle's semantic patches,
+    # litmus tests, Graphviz graphs, ASN.1 modules, linker scripts, gettext translations.
+    ".config",
+    ".cocci",
+    ".litmus",
+    ".dot",
+    ".gv",
+    ".asn1",
+    ".ld",
+    ".po",
+    ".pot",
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
@@ -130,9 +141,12 @@ SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {
     ".ini",
     ".cfg",
     ".conf",
+    ".config",
     ".properties",
     ".tex",
     ".bib",
+    ".po",  # translations: in the languages they translate into
+    ".pot",
 }
 # Program source is stemmed in English, marked unsure: in a collection that is mostly in
 # another language (German comments), ingest.pipeline.settle_languages gives it that language.

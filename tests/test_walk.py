@@ -101,7 +101,8 @@ def test_a_projects_files_without_an_extension_are_taken_in_its_tree_only(tmp_pa
 def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
     """A source tree's files that no extension of ours names, as a developer searches
     them: assembler, device trees, Makefile and Kconfig (and their variants), a
-    Dockerfile, the README and MAINTAINERS at the top; not a `todo` program, not a picture."""
+    Dockerfile, the README and MAINTAINERS at the top, configuration fragments, semantic
+    patches…; not a `todo` program, not a picture."""
     make(
         tmp_path,
         {
@@ -117,19 +118,35 @@ def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
             "tools/Dockerfile": "FROM debian",
             "tools/todo": "#!/bin/sh",
             "tools/logo.svg": "<svg/>",
+            # Configuration fragments, semantic patches, litmus tests, graphs, ASN.1
+            # modules, linker scripts, translations.
+            "kernel/configs/kvm_guest.config": "CONFIG_KVM_GUEST=y",
+            "scripts/coccinelle/api/kfree.cocci": "@@ expression E; @@",
+            "tools/memory-model/litmus-tests/MP+poonceonces.litmus": "C MP+poonceonces",
+            "Documentation/sched.dot": "digraph G {}",
+            "crypto/rsapubkey.asn1": "RsaPubKey ::= SEQUENCE {",
+            "arch/x86/boot/setup.ld": "ENTRY(_start)",
+            "po/de.po": 'msgid "file"',
         },
     )
     assert paths(tmp_path, Filter([], [])) == [
         "MAINTAINERS",
         "README",
+        "Documentation/sched.dot",
         "arch/arm/boot/dts/board.dts",
         "arch/arm/boot/dts/soc.dtsi",
+        "arch/x86/boot/setup.ld",
         "arch/x86/entry/entry_64.S",
+        "crypto/rsapubkey.asn1",
+        "kernel/configs/kvm_guest.config",
         "mm/Kconfig",
         "mm/Kconfig.debug",
         "mm/Makefile",
+        "po/de.po",
         "scripts/Makefile.lib",
+        "scripts/coccinelle/api/kfree.cocci",
         "tools/Dockerfile",
+        "tools/memory-model/litmus-tests/MP+poonceonces.litmus",
     ]
 
 
