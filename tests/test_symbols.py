@@ -152,6 +152,65 @@ def test_c_and_cpp_enumerators_are_constants_of_their_enum():
     ]
 
 
+def test_c_variables_a_file_defines_with_a_value_are_definitions():
+    """`ext4_file_operations`, `sys_call_table`, `vm_swappiness`: a file's top defines them
+    with their value, and a developer looks them up as functions; each declarator of a
+    declaration is one. A declaration without a value (`extern`, a tentative one), a
+    macro's call and a variable inside a function are not; nor a name tree-sitter took
+    from an attribute macro after it (`*names[] __initdata`)."""
+    source = (
+        "int vm_swappiness = 60;\n"
+        "const struct file_operations ext4_file_operations = {\n\t.llseek = ext4_llseek,\n};\n"
+        "asmlinkage const sys_call_ptr_t sys_call_table[] = {\n#include <asm/syscalls_64.h>\n};\n"
+        "static DEFINE_MUTEX(foo_lock);\nEXPORT_SYMBOL(vm_swappiness);\nextern int bar;\nstatic int counter;\n"
+        "static int (*handler)(void) = NULL;\n"
+        'static const char *names[] __initdata = { "a", "b" };\n'
+        "int x = 1, y = 2;\n"
+        "static const struct\nfile_operations split_fops = { };\n"
+        "int f(void) { static int inner = 3; return inner; }\n"
+    )
+    assert _defs(source, "c") == [
+        ("vm_swappiness", "variable", 1, 1, None),
+        ("ext4_file_operations", "variable", 2, 4, None),
+        ("sys_call_table", "variable", 5, 7, None),
+        ("handler", "variable", 12, 12, None),
+        ("x", "variable", 14, 14, None),
+        ("y", "variable", 14, 14, None),
+        ("split_fops", "variable", 15, 16, None),  # from the declaration's first line
+        ("f", "function", 17, 17, None),
+    ]
+    assert display("vm_swappiness", "variable", None) == "variable vm_swappiness"
+    assert _defs("int g_count = 0;\nnamespace n {\n}\n", "cpp")[0] == ("g_count", "variable", 1, 1, None)
+
+
+def test_a_variable_named_by_a_name_of_code_puts_its_file_first_a_plain_word_does_not(db, tmp_path):
+    """`vm_swappiness` is where mm/vmscan.c defines it before the files reading it; a
+    plain word (`debug`, a module's `static int debug = 0;`) names no definition."""
+    from conftest import lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    reads = "".join(f"\tif (vm_swappiness > {i}) reclaim(memcg, vm_swappiness);\n" for i in range(8))
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "mm/vmscan.c": "/* page reclaim */\nint vm_swappiness = 60;\n" + "/* scanning the lru lists */\n" * 30,
+            "mm/memcontrol.c": f"static void scan(struct mem_cgroup *memcg)\n{{\n{reads}}}\n",
+            "drivers/net/foo.c": "static int debug = 0;\n" + "/* the foo network card */\n" * 30,
+            "Documentation/debug.rst": "Debugging\n=========\n\nHow to debug the kernel: debug options.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    assert lexical_paths(db, an, "vm_swappiness") == ["mm/memcontrol.c", "mm/vmscan.c"]  # bm25 alone
+    _parse_all(db)
+    assert lexical_paths(db, an, "vm_swappiness") == ["mm/vmscan.c", "mm/memcontrol.c"]
+    assert lexical_paths(db, an, "debug")[0] == "Documentation/debug.rst"
+    found = symstore.lookup(db, ["ext4_file_operations", "vm_swappiness"], False, "1", [], 10)
+    assert [(f.rel_path, f.symbol.kind, f.symbol.start_line) for f in found] == [("mm/vmscan.c", "variable", 2)]
+
+
 def test_a_define_inside_an_enum_defines_no_enumerators():
     """tree-sitter, meeting a `#define` in an enum's `#ifdef` (powerpc's fixmap.h), read
     the names on its line as enumerators: `PAGE_SIZE` was an enum constant there, and a

@@ -81,7 +81,8 @@ GRAMMARS: dict[str, str] = {
 # 7: C, C++, Java and C# enumerators (`enum { TASK_COMM_LEN = 16 };`), kind `constant`.
 # 8: no C enumerator on a preprocessor line (`#define FIX_IMMR_SIZE (512 * 1024 / PAGE_SIZE)`
 #    inside an enum's `#ifdef` gave FIX_IMMR_SIZE and PAGE_SIZE).
-EXTRACTION = 8
+# 9: C and C++ variables a file's top defines with a value (kind `variable`).
+EXTRACTION = 9
 
 
 def stamp(grammar: str) -> str:
@@ -136,6 +137,7 @@ _QUERIES: dict[str, str] = {
 (enumerator) @constant
 (type_definition) @type
 (preproc_function_def) @macro
+(translation_unit (declaration declarator: (init_declarator) @variable))
 """,
     "cpp": """
 (function_definition) @function
@@ -148,6 +150,7 @@ _QUERIES: dict[str, str] = {
 (type_definition) @type
 (alias_declaration) @type
 (preproc_function_def) @macro
+(translation_unit (declaration declarator: (init_declarator) @variable))
 """,
     "java": """
 (class_declaration) @class
@@ -231,6 +234,9 @@ _QUERIES: dict[str, str] = {
 DEFINE = "define"
 # The kind of an enumerator (C, C++, Java, C#) and of a Rust constant.
 CONSTANT = "constant"
+# The kind of a C or C++ variable defined at a file's top with its value
+# (`const struct file_operations ext4_file_operations = {`, `int vm_swappiness = 60;`).
+VARIABLE = "variable"
 # Kinds whose members are methods (a function inside one is a method).
 _CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
 # Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.
@@ -405,6 +411,10 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
         macro, first = call.child_by_field_name("function"), call.child_by_field_name("arguments").named_children[0]
         name = _text(first, source) if macro.text.isupper() else None
         return node, node.next_named_sibling, "function", name, None
+    if kind == VARIABLE:
+        declaration = node.parent
+        first = declaration if declaration.child_by_field_name("declarator") == node else node
+        return first, node, kind, _variable(node, source), None
     name, scope = _name(node, kind, grammar, source)
     if kind == "function" and grammar == "c" and (named := _named_by_macro(node) or _named_before_void(node)):
         return named[0], node, kind, _text(named[1], source), scope
@@ -484,6 +494,22 @@ def _after_attribute(target: Any) -> Any:
     if error.type == "ERROR" and len(error.named_children) == 1 and error.named_children[0].type == "identifier":
         return error.named_children[0]
     return target
+
+
+def _variable(node: Any, source: bytes) -> str | None:
+    """A variable's name: what its declarator wraps (`*names[]`, `(*handler)(void)`).
+    None where tree-sitter misread the declarator (an attribute macro after the name,
+    `*names[] __initdata`, became the name and the name an error)."""
+    target = node.child_by_field_name("declarator")
+    while target is not None and target.type in _C_WRAPPERS:
+        if any(child.type == "ERROR" for child in target.children):
+            return None
+        inner = target.child_by_field_name("declarator")
+        target = inner if inner is not None else (target.named_children or [None])[0]
+    if target is None or target.type != "identifier":
+        return None
+    name = _text(target, source)
+    return name if len(name) <= MAX_NAME else None
 
 
 def _text(node: Any, source: bytes) -> str:

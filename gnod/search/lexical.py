@@ -29,7 +29,7 @@ from tantivy import Occur, Query
 
 from gnod.config import NAMED_FILES
 from gnod.ingest.line_symbols import LABEL
-from gnod.ingest.symbols import CONSTANT, Symbol
+from gnod.ingest.symbols import CONSTANT, VARIABLE, Symbol
 from gnod.search import defining, filters, spelling
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
@@ -922,8 +922,8 @@ def _defining(
     (a device tree's `dma: dma@7e007000`) names a place, not what the word is, and in
     lower case it is no object-like macro (those are written in capitals), nor an
     enumerator (`usb` in a clock driver's `enum { …, usb, usb_phy }` names one clock,
-    and came before every file about USB). `kinds` (a declaring keyword's): only
-    definitions of those kinds."""
+    and came before every file about USB), nor a variable (`static int debug = 0;`).
+    `kinds` (a declaring keyword's): only definitions of those kinds."""
     if name is None:
         return {}, {}
     plain = not NAMED_IN_CODE.search(name)
@@ -939,7 +939,7 @@ def _defining(
     for f in found:
         if f.symbol.name not in names or f.doc_id in out or (kinds and f.symbol.kind not in kinds):
             continue
-        if word and f.symbol.kind == CONSTANT:
+        if word and f.symbol.kind in (CONSTANT, VARIABLE):
             continue
         if labels or f.symbol.kind != LABEL:
             out[f.doc_id] = f.symbol
