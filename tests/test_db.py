@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from gnod.store.db import WAL_KEEP_BYTES, connect
+from gnod.store.db import WAL_KEEP_BYTES, connect, empty_wal
 
 
 def test_a_burst_of_writes_leaves_the_wal_no_bigger_than_it_keeps(tmp_path):
@@ -24,3 +24,36 @@ def test_a_burst_of_writes_leaves_the_wal_no_bigger_than_it_keeps(tmp_path):
         conn.execute("INSERT INTO t VALUES (x'00')")
     assert 0 < os.path.getsize(wal) <= WAL_KEEP_BYTES
     assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 49
+
+
+def test_at_rest_the_wal_is_emptied_unless_a_reader_holds_it_and_the_writer_never_waits(tmp_path):
+    """After a burst of writes (a collection's run, definitions parsed), what the WAL
+    keeps for the next burst goes back to the file system: the kernel tree's index
+    kept 4 MB of it for good. A reader still on an older snapshot keeps it, and the
+    writer does not wait for that reader (its thread serves every write)."""
+    import time
+
+    path = str(tmp_path / "index.sqlite")
+    conn = connect(path)
+    conn.execute("CREATE TABLE t(x BLOB)")
+    with conn:
+        for _ in range(24):
+            conn.execute("INSERT INTO t VALUES (?)", (os.urandom(256 << 10),))
+    wal = path + "-wal"
+    assert os.path.getsize(wal) > 0
+    empty_wal(conn)
+    assert os.path.getsize(wal) == 0
+    reader = connect(path, readonly=True)
+    with conn:
+        conn.execute("INSERT INTO t VALUES (x'00')")
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 25  # a snapshot held
+    with conn:
+        conn.execute("INSERT INTO t VALUES (x'01')")
+    t0 = time.monotonic()
+    empty_wal(conn)
+    assert time.monotonic() - t0 < 1.0 and os.path.getsize(wal) > 0
+    reader.execute("COMMIT")
+    empty_wal(conn)
+    assert os.path.getsize(wal) == 0
+    assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 26

@@ -27,7 +27,7 @@ from gnod.ingest.pipeline import ChangeFn, Pace, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
-from gnod.store.db import connect, reclaim
+from gnod.store.db import connect, empty_wal, reclaim
 from gnod.store.lexical_index import LexicalIndex
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import ingest_analyzers
@@ -207,9 +207,10 @@ class Writer:
         the lexical index's writer gives back its heap once it has taken enough (a big run),
         and the memory the job freed goes back too, with the page cache it filled (a no-op
         run reads every document's state: 18 MB of the kernel tree's), which the OS's own
-        cache serves again for microseconds a page."""
+        cache serves again for microseconds a page. The WAL goes back to the file system too."""
         self.lexical.rest(then=trim_heap)  # the writer's heap, once its merges are over
         release_memory(conn)
+        empty_wal(conn)
 
     def _call(self, fn: Callable[[apsw.Connection], T]) -> T:
         """Run `fn` on the writer thread's connection and bring the lexical index along."""

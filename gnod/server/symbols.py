@@ -21,7 +21,7 @@ from gnod.protocol import SymbolInfo
 from gnod.server.background import IDLE_CHECK_S, in_worker, not_indexing, serve
 from gnod.server.jobs import Writer, release_memory
 from gnod.store import symbols as store
-from gnod.store.db import reclaim_freed
+from gnod.store.db import empty_wal, reclaim_freed
 
 log = logging.getLogger("gnod.symbols")
 
@@ -118,6 +118,7 @@ class Symbols:
         if done:
             await self.writer.run(release_memory)  # the batches' buffers and their writes' pages, freed
             await self.writer.run(reclaim_freed)  # what definitions parsed again (an upgrade) left free
+            await self.writer.run(empty_wal)
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
             log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
 

@@ -64,6 +64,20 @@ def reclaim(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
+def empty_wal(conn: apsw.Connection) -> None:
+    """Checkpoint the WAL and cut it to nothing, after a burst of writes (a collection's
+    run, definitions parsed): the WAL_KEEP_BYTES journal_size_limit keeps for the next
+    burst stayed on disk at rest. Where a reader is still on an older snapshot it is left
+    for the next time, without waiting: the writer's thread serves every write."""
+    conn.setbusytimeout(0)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except apsw.BusyError:
+        pass
+    finally:
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+
+
 def reclaim_freed(conn: apsw.Connection) -> bool:
     """reclaim() where more than RECLAIM_FREE_SHARE of the file's pages are free (after a
     rewrite of many rows, as every content's definitions parsed again); whether it ran."""
