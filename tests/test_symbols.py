@@ -1292,6 +1292,42 @@ def test_a_linker_script_defines_nothing(db, tmp_path):
     ]
 
 
+def test_definitions_stored_by_the_previous_layout_are_found_after_it_converts(db, tmp_path):
+    """0013 keeps which contents define a name without the positions (a name is looked
+    up as its terms, each held): what was parsed before is found the same, a name typed
+    so far too, and one of several terms (`a.b`, as an assembler label may be) too."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.store.migrations import migrate
+    from gnod.text.analyzer import AnalyzerSet
+
+    files = {**FILES, "arch/x86/lib/copy.S": ".globl copy.user\ncopy.user:\n\tret\n"}
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
+    _parse_all(db)
+    before = {f.rel_path for f in symstore.lookup(db, ["foo_probe"], False, "1", [], 10)}
+    db.execute(  # symbol_names as 0009 made it, filled as gnod filled it
+        "DROP TABLE symbol_vocab; DROP TRIGGER content_symbols_delete; DROP TABLE symbol_names; "
+        "CREATE VIRTUAL TABLE symbol_names USING fts5(names, content='', contentless_delete=1, "
+        "tokenize=\"unicode61 remove_diacritics 0 tokenchars '_$'\"); "
+        "CREATE TRIGGER content_symbols_delete AFTER DELETE ON content_symbols BEGIN "
+        "DELETE FROM symbol_names WHERE rowid = old.content_id; END; "
+        "CREATE VIRTUAL TABLE symbol_vocab USING fts5vocab(symbol_names, row); "
+        "DELETE FROM migrations WHERE name = '0013_symbol_names_membership'"
+    )
+    for content_id, blob in db.execute("SELECT content_id, symbols FROM content_symbols").fetchall():
+        names = " ".join(dict.fromkeys(s.name for s in symstore._unpack(blob)))
+        if names:
+            db.execute("INSERT INTO symbol_names(rowid, names) VALUES (?, ?)", (content_id, names))
+    assert migrate(db) == ["0013_symbol_names_membership"]
+    assert "detail=none" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'symbol_names'").fetchone()[0]
+    assert {f.rel_path for f in symstore.lookup(db, ["foo_probe"], False, "1", [], 10)} == before
+    assert before == {"drivers/foo/foo.c", "tools/copy/foo.c", "lib/shim.c"}
+    assert {f.symbol.name for f in symstore.lookup(db, ["foo_pro"], True, "1", [], 10)} == {"foo_probe"}
+    assert [f.rel_path for f in symstore.lookup(db, ["copy.user"], False, "1", [], 10)] == ["arch/x86/lib/copy.S"]
+    assert symstore.lookup(db, ["user.copy", "()"], False, "1", [], 10) == []
+    assert "foo_probe" in (symstore.names_starting(db, "foo_p", 10) or [])
+
+
 def _parse_all(db) -> None:
     """Parse and store the definitions of every content in the backlog, as gnod does."""
     items = symstore.backlog(db)

@@ -12,6 +12,21 @@ from collections.abc import Callable
 
 import apsw
 
+
+def _refill_symbol_names(conn: apsw.Connection) -> None:
+    """symbol_names from content_symbols: each content's defined names (its packed
+    definitions are zstd-compressed msgpack arrays, the name first), once each."""
+    import msgspec
+    import zstandard
+
+    unzip = zstandard.ZstdDecompressor()
+    rows = conn.execute("SELECT content_id, symbols FROM content_symbols").fetchall()
+    for content_id, blob in rows:
+        names = " ".join(dict.fromkeys(row[0] for row in msgspec.msgpack.decode(unzip.decompress(blob))))
+        if names:
+            conn.execute("INSERT INTO symbol_names(rowid, names) VALUES (?, ?)", (content_id, names))
+
+
 # A migration is SQL, optionally followed by a Python step (run in the same transaction).
 MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
     (
@@ -283,6 +298,27 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         CREATE VIRTUAL TABLE symbol_vocab USING fts5vocab(symbol_names, row);
         """,
         None,
+    ),
+    (
+        "0013_symbol_names_membership",
+        """
+        -- Which contents define a name, without where among their names (detail=none):
+        -- a name is looked up as its own terms, never as a phrase, and the positions
+        -- were a sixth of the table (3 MB of the kernel tree's 20). Filled again from
+        -- the stored definitions by the step.
+        DROP TABLE symbol_vocab;
+        DROP TRIGGER content_symbols_delete;
+        DROP TABLE symbol_names;
+        CREATE VIRTUAL TABLE symbol_names USING fts5(
+            names, content='', contentless_delete=1, detail=none,
+            tokenize="unicode61 remove_diacritics 0 tokenchars '_$'"
+        );
+        CREATE TRIGGER content_symbols_delete AFTER DELETE ON content_symbols BEGIN
+            DELETE FROM symbol_names WHERE rowid = old.content_id;
+        END;
+        CREATE VIRTUAL TABLE symbol_vocab USING fts5vocab(symbol_names, row);
+        """,
+        _refill_symbol_names,
     ),
 ]
 

@@ -1,14 +1,16 @@
 """The definitions found in source code, per content, and which contents define a name.
 
 A parsed content has one row of `content_symbols` (its definitions, packed) even when
-it defines nothing, which marks it parsed; `symbol_names` (FTS5, rowid = content id)
-maps each defined name to the contents that define it. That layout costs the kernel
-tree ~25 MB where a row per definition with its two indexes cost ~100 MB. Both go with
-their content (a foreign-key cascade and a trigger).
+it defines nothing, which marks it parsed; `symbol_names` (FTS5, rowid = content id,
+no positions) maps each defined name to the contents that define it. That layout costs
+the kernel tree ~45 MB (1.5 million definitions) where a row per definition with its two
+indexes cost ~100 MB for a million. Both go with their content (a foreign-key cascade
+and a trigger).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -130,8 +132,22 @@ def label(symbols: Sequence[Symbol], start: int, end: int) -> str | None:
     return None if around is None else display(around.name, around.kind, around.container)
 
 
-def _fts_phrase(word: str) -> str:
-    return '"' + word.replace('"', '""') + '"'
+# A name's terms as symbol_names holds them (its tokenizer's: letters, digits, `_`, `$`).
+_TERM = re.compile(r"[\w$]+")
+
+
+def _fts_name(name: str, prefix: bool) -> str | None:
+    """The terms of `name` all held (the last one begun, for a `prefix`), as an FTS5
+    query; None for a name of no term. symbol_names keeps no positions (detail=none):
+    a name of several terms (`snps,dw-apb-uart`) is no phrase there, and the names found
+    are compared whole afterwards."""
+    terms = _TERM.findall(name)
+    if not terms:
+        return None
+    quoted = [f'"{t}"' for t in terms]
+    if prefix:
+        quoted[-1] += "*"
+    return "(" + " AND ".join(quoted) + ")"
 
 
 def _starting(conn: apsw.Connection, prefix: str, limit: int, by_length: bool = False) -> apsw.Cursor:
@@ -190,7 +206,10 @@ def lookup(
     (`grammar`: in contents parsed as that grammar); at most `cap` contents are read. A
     document no grammar parses has none, whatever was stored for its content (by an
     older gnod, or under a name it had before)."""
-    match = " OR ".join(_fts_phrase(name) + ("*" if prefix else "") for name in names)
+    queries = [q for q in (_fts_name(name, prefix) for name in names) if q is not None]
+    if not queries:
+        return []
+    match = " OR ".join(queries)
     if grammar is not None:  # its stamps, `kconfig/5`: "/" sorts just before "0"
         where, args = f"({where}) AND s.grammar >= ? AND s.grammar < ?", [*args, f"{grammar}/", f"{grammar}0"]
     rows = conn.execute(
