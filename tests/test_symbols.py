@@ -1328,6 +1328,58 @@ def test_definitions_stored_by_the_previous_layout_are_found_after_it_converts(d
     assert "foo_probe" in (symstore.names_starting(db, "foo_p", 10) or [])
 
 
+DW_DRIVER = (
+    "// SPDX-License-Identifier: GPL-2.0+\n/* Synopsys DesignWare 8250 driver. */\n"
+    + "".join(
+        f"static int dw8250_step{i}(struct uart_port *p)\n{{\n\treturn serial_in(p, {i});\n}}\n" for i in range(60)
+    )
+    + "static const struct of_device_id dw8250_of_match[] = {\n"
+    '\t{ .compatible = "snps,dw-apb-uart" },\n\t{ .compatible = "cavium,octeon-3860-uart" },\n\t{ /* Sentinel */ }\n};\n'
+)
+
+
+def test_a_device_tree_compatible_string_puts_the_driver_matching_it_first(db, tmp_path):
+    """`"snps,dw-apb-uart"` is what a board's device tree asks a driver for: the C file
+    whose match table holds it (`{ .compatible = "…" }`) comes before the short device
+    trees and bindings saying it again (it came last, a long file), its passage that
+    line; `--symbol` finds it too. A `.name = "…"` or a string elsewhere defines nothing."""
+    from conftest import lexical_index, lexical_paths
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    assert _defs(DW_DRIVER, "c")[-3:] == [
+        ("dw8250_of_match", "variable", 243, 247, None),
+        ("snps,dw-apb-uart", "compatible", 244, 244, None),
+        ("cavium,octeon-3860-uart", "compatible", 245, 245, None),
+    ]
+    assert _defs('static struct platform_driver d = { .driver = { .name = "dw-apb-uart" } };\n', "c") == [
+        ("d", "variable", 1, 1, None)
+    ]
+    files = {"drivers/tty/serial/8250/8250_dw.c": DW_DRIVER}
+    for board in ("socfpga", "rk3288", "sun8i", "keystone"):
+        files[f"arch/arm/boot/dts/{board}.dtsi"] = 'uart0: serial@ffc02000 {\n\tcompatible = "snps,dw-apb-uart";\n};\n'
+    files["Documentation/devicetree/bindings/serial/snps-dw-apb-uart.yaml"] = (
+        "title: Synopsys DesignWare ABP UART\nproperties:\n  compatible:\n    const: snps,dw-apb-uart\n"
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
+    driver = "drivers/tty/serial/8250/8250_dw.c"
+    assert lexical_paths(db, an, '"snps,dw-apb-uart"')[-1] == driver  # not parsed yet: bm25 alone
+    _parse_all(db)
+    for query in ('"snps,dw-apb-uart"', "snps,dw-apb-uart"):
+        assert lexical_paths(db, an, query)[0] == driver, query
+    with lexical_index(db, an) as index:
+        params = SearchParams(query='"snps,dw-apb-uart"', limit=3)
+        hits = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter())).hits
+    assert (hits[0].path, hits[0].snippet.line) == (driver, 244)
+    found = symstore.lookup(db, ["snps,dw-apb-uart"], False, "1", [], 10)
+    assert [(f.rel_path, f.symbol.kind) for f in found] == [(driver, "compatible")]
+
+
 def _parse_all(db) -> None:
     """Parse and store the definitions of every content in the backlog, as gnod does."""
     items = symstore.backlog(db)

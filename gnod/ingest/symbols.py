@@ -82,7 +82,8 @@ GRAMMARS: dict[str, str] = {
 # 8: no C enumerator on a preprocessor line (`#define FIX_IMMR_SIZE (512 * 1024 / PAGE_SIZE)`
 #    inside an enum's `#ifdef` gave FIX_IMMR_SIZE and PAGE_SIZE).
 # 9: C and C++ variables a file's top defines with a value (kind `variable`).
-EXTRACTION = 9
+# 10: the device tree `compatible` strings of C match tables (kind `compatible`).
+EXTRACTION = 10
 
 
 def stamp(grammar: str) -> str:
@@ -138,6 +139,10 @@ _QUERIES: dict[str, str] = {
 (type_definition) @type
 (preproc_function_def) @macro
 (translation_unit (declaration declarator: (init_declarator) @variable))
+(initializer_pair
+  designator: (field_designator (field_identifier) @_field)
+  value: (string_literal (string_content) @compatible)
+  (#eq? @_field "compatible"))
 """,
     "cpp": """
 (function_definition) @function
@@ -237,6 +242,9 @@ CONSTANT = "constant"
 # The kind of a C or C++ variable defined at a file's top with its value
 # (`const struct file_operations ext4_file_operations = {`, `int vm_swappiness = 60;`).
 VARIABLE = "variable"
+# The kind of a device tree `compatible` string a C driver's match table holds
+# (`{ .compatible = "snps,dw-apb-uart" }`): the driver is where that device is handled.
+COMPATIBLE = "compatible"
 # Kinds whose members are methods (a function inside one is a method).
 _CONTAINERS = frozenset({"class", "interface", "trait", "impl", "struct", "enum"})
 # Declarators C wraps a defined name in: `*name`, `name(args)`, `name[3]`, `(name)`.
@@ -335,7 +343,7 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     source = text.encode("utf-8", "surrogatepass")
     tree = parser.parse(source)
     captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
-    found: list[tuple[Any, str]] = [(node, kind) for kind, nodes in captures.items() for node in nodes]
+    found = [(node, kind) for kind, nodes in captures.items() if not kind.startswith("_") for node in nodes]
     found.sort(key=lambda f: (f[0].start_byte, -f[0].end_byte))
     symbols: list[Symbol] = []
     open_: list[tuple[int, str, str]] = []  # enclosing definitions: (end byte, name, kind)
@@ -411,6 +419,9 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
         macro, first = call.child_by_field_name("function"), call.child_by_field_name("arguments").named_children[0]
         name = _text(first, source) if macro.text.isupper() else None
         return node, node.next_named_sibling, "function", name, None
+    if kind == COMPATIBLE:
+        name = _text(node, source)
+        return node, node, kind, name if 0 < len(name) <= MAX_NAME else None, None
     if kind == VARIABLE:
         declaration = node.parent
         first = declaration if declaration.child_by_field_name("declarator") == node else node

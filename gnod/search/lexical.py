@@ -29,7 +29,7 @@ from tantivy import Occur, Query
 
 from gnod.config import NAMED_FILES
 from gnod.ingest.line_symbols import LABEL
-from gnod.ingest.symbols import CONSTANT, VARIABLE, Symbol
+from gnod.ingest.symbols import COMPATIBLE, CONSTANT, VARIABLE, Symbol
 from gnod.search import defining, filters, spelling
 from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PIPELINE, Lexical
 from gnod.search.grammar import (
@@ -689,6 +689,9 @@ class Preferences:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+# A device tree `compatible` string, `vendor,device`, typed alone (in quotes or not): the
+# C driver whose match table holds it defines it (symbols.COMPATIBLE).
+_COMPATIBLE = re.compile(r'"?([A-Za-z0-9][\w+-]*,[\w.+-]+)"?')
 # A name as a compiler or linker quotes it in a message: 'kmap_atomic', `kmalloc_array', ‘ret’;
 # or as Markdown marks code, `kmalloc` (in double quotes a word is the word as text); a
 # declaration so quoted, 'struct page', is two clauses: 'struct and page'.
@@ -723,7 +726,8 @@ def _code_name(
     declaring it (`struct page`, `fn main`: defining.DECLARING), a word is a name (after
     one that is a word of prose too, as it would be alone), whose definitions of the
     kinds the keyword asks for (the third value) come first. A stack frame's function
-    is a name (`schedule+0x2e/0x90`). Of a longer query, the one name of code it quotes
+    is a name (`schedule+0x2e/0x90`), a device tree's `compatible` string
+    (`"snps,dw-apb-uart"`) one its drivers define. Of a longer query, the one name of code it quotes
     as a compiler does (`implicit declaration of function 'kmap_atomic'`) or places in a
     frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`)."""
     if lexical.definition_match <= 0:
@@ -739,6 +743,8 @@ def _code_name(
         return None, False, frozenset()
     if _framed(clauses[0]):
         return clauses[0].raw, False, kinds
+    if not kinds and (compatible := _COMPATIBLE.fullmatch(clauses[0].raw)) is not None:
+        return compatible[1], False, frozenset({COMPATIBLE})
     raw = _quoted(clauses[0].raw) or clauses[0].raw
     typing = raw.endswith("*")
     raw = raw.removesuffix("*")
