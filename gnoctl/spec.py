@@ -78,7 +78,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--path",),
             "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -218,7 +218,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--path",),
             "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -307,7 +307,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--path",),
             "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -436,7 +436,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--path",),
             "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {
@@ -545,7 +545,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--path",),
             "kind": "list",
             "default": None,
-            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+            "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
         },
         {

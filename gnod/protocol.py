@@ -145,8 +145,8 @@ class Filters(Params):
                 "--path",
                 metavar="GLOB",
                 help="Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be "
-                "none; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: "
-                "from the working directory; repeatable: any of them; `!GLOB`: none of those).",
+                "none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; "
+                "`.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             ),
         ]
         | None

@@ -39,7 +39,7 @@ from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.constants import PIPELINE
-from gnod.search.filters import Filter, where
+from gnod.search.filters import Filter, FilterError, braces, resolve, where
 from gnod.search.grammar import expand_prefixes, parse
 from gnod.search.lexical import filter_query, path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
@@ -571,6 +571,14 @@ def test_a_glob_of_any_folders_also_matches_none(glob, expected, path_searcher):
         (("arch/*", "!*.debug", "!**/mm/*"), ["arch/x86/Kconfig"]),
         (("!*.md", "!*.c", "!*.h", "!*.rst", "!**/Kconfig*", "!*/*"), ["Z.MD", "a.", "b.txt"]),
         (("mm", "Kconfig", "!mm/slab.c"), ["Kconfig", "mm/Kconfig"]),
+        # A `{a,b}` group is any of its alternatives, as in ripgrep and the shells; groups nest.
+        (("{mm,arch/x86}/Kconfig",), ["arch/x86/Kconfig", "mm/Kconfig"]),
+        (
+            ("**/*.{c,h}", "!{src,tools}/**"),
+            ["arch/x86/mm/fault.c", "drivers/net/usb/lan78xx.c", "drivers/usb/core/hub.h", "mm/slab.c"],
+        ),
+        (("drivers/{net/{usb,x},usb/core}/*",), ["drivers/net/usb/lan78xx.c", "drivers/usb/core/hub.h"]),
+        (("!{*.md,*.c,*.h,*.rst,**/Kconfig*,*/*}",), ["Z.MD", "a.", "b.txt"]),
     ],
 )
 def test_several_path_globs_admit_any_of_them_but_those_a_bang_leaves_out(globs, expected, path_searcher):
@@ -583,6 +591,21 @@ def test_several_path_globs_admit_any_of_them_but_those_a_bang_leaves_out(globs,
     sql, args = where(Filter(path=globs))
     rows = stored.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
     assert [r[0] for r in rows] == expected
+
+
+def test_a_glob_s_groups_of_alternatives_are_read_as_the_shells_read_them():
+    """`{a,b}` is a or b (`*.{c,h}`, `drivers/usb/{serial,core}/**`): it matched nothing,
+    and the user heard only that no document passed. A group left open is an error, as is
+    one standing for too many globs."""
+    assert braces("*.{c,h}") == ["*.c", "*.h"]
+    assert braces("{a,{b,c}d}/x") == ["a/x", "bd/x", "cd/x"]
+    assert braces("{,docs/}a.md") == ["a.md", "docs/a.md"]
+    assert braces("{a}") == ["a"] and braces("a,b") == ["a,b"]
+    with pytest.raises(FilterError, match="does not close"):
+        resolve(Filter(path=("drivers/{usb,net/*",)))
+    with pytest.raises(FilterError, match="more than 64 globs"):
+        resolve(Filter(path=("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}",)))
+    assert resolve(Filter(path=("!{a,b}/**",))).path == ("!{a,b}/**",)
 
 
 @pytest.fixture(scope="module")

@@ -325,6 +325,9 @@ PATH_ANCHOR_MIN = 3
 # Occurrences of `**/` in a path glob that may each stand for no folder (filters.path_globs):
 # each doubles the globs matched, 2**3 at most.
 PATH_ANY_FOLDERS_READ = 3
+# The globs one path glob's `{a,b}` groups may stand for (filters.braces): each is a
+# query of its own, and groups multiply (`{a,b}/{c,d}` is four).
+PATH_BRACE_GLOBS_MAX = 64
 # Documents by the values of a numeric field (ids, collections): up to this many values,
 # a query of one term each; more, tantivy's term set, whose cost starts higher (0.25 ms
 # for one id where a term costs 0.01; 1.7 ms at 100 where the terms cost 0.3) and grows

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
-from gnod.search.constants import PATH_ANY_FOLDERS_READ
+from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.documents import sender_key
 from gnod.text.language import normalize_language
 
@@ -63,6 +63,10 @@ def resolve(f: Filter) -> Filter:
             raise FilterError(f"path: {glob!r} names no path")
         if _unclosed_class(glob):
             raise FilterError(f"path: {glob!r} opens a [character class] it does not close")
+        if _group_end(glob, glob.find("{")) < 0:
+            raise FilterError(f"path: {glob!r} opens a {{group,of,alternatives}} it does not close")
+        if len(braces(glob)) > PATH_BRACE_GLOBS_MAX:
+            raise FilterError(f"path: {glob!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs")
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
@@ -80,8 +84,41 @@ def resolve(f: Filter) -> Filter:
 
 def globs(f: Filter) -> tuple[list[str], list[str]]:
     """The path globs a document must match one of (none: any path), and those it must
-    match none of (their `!` taken off)."""
-    return [g for g in f.path if not g.startswith(NOT)], [g[1:] for g in f.path if g.startswith(NOT)]
+    match none of (their `!` taken off), each `{a,b}` group read as its alternatives."""
+    taken = [b for g in f.path if not g.startswith(NOT) for b in braces(g)]
+    return taken, [b for g in f.path if g.startswith(NOT) for b in braces(g[1:])]
+
+
+def braces(glob: str) -> list[str]:
+    """The globs `glob` stands for, each `{a,b}` group read as one of its alternatives, as
+    ripgrep and the shells read them (`drivers/usb/{serial,core}/**`, `*.{c,h}`; groups
+    nest): SQLite's GLOB has no such groups. A glob whose group is not closed is itself."""
+    start = glob.find("{")
+    end = _group_end(glob, start)
+    if start < 0 or end < 0:
+        return [glob]
+    alternatives, depth, at = [], 0, start + 1
+    for i in range(start + 1, end):
+        depth += {"{": 1, "}": -1}.get(glob[i], 0)
+        if glob[i] == "," and depth == 0:
+            alternatives.append(glob[at:i])
+            at = i + 1
+    alternatives.append(glob[at:end])
+    head, tail = glob[:start], glob[end + 1 :]
+    return list(dict.fromkeys(b for alt in alternatives for b in braces(head + alt + tail)))
+
+
+def _group_end(glob: str, start: int) -> int:
+    """Where the `{` at `start` closes (its `}`), or -1 where it does not; `start` -1
+    (no group) gives the glob's length."""
+    if start < 0:
+        return len(glob)
+    depth = 0
+    for i in range(start, len(glob)):
+        depth += {"{": 1, "}": -1}.get(glob[i], 0)
+        if depth == 0:
+            return i
+    return -1
 
 
 def _unclosed_class(glob: str) -> bool:
