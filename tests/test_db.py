@@ -7,16 +7,23 @@ import os
 from gnod.store.db import WAL_KEEP_BYTES, connect, empty_wal
 
 
+def burst(path: str, blobs: int):
+    """A writer's connection to a new index at `path`, after one transaction of `blobs`
+    random 256 KB rows."""
+    conn = connect(path)
+    conn.execute("CREATE TABLE t(x BLOB)")
+    with conn:
+        for _ in range(blobs):
+            conn.execute("INSERT INTO t VALUES (?)", (os.urandom(256 << 10),))
+    return conn
+
+
 def test_a_burst_of_writes_leaves_the_wal_no_bigger_than_it_keeps(tmp_path):
     """A big transaction grows the WAL past SQLite's checkpoint; once checkpointed, the
     next write starts it again from the top and cuts it to WAL_KEEP_BYTES (it stayed at
     its largest, 10 MB of the kernel tree's index, until gnod stopped)."""
     path = str(tmp_path / "index.sqlite")
-    conn = connect(path)
-    conn.execute("CREATE TABLE t(x BLOB)")
-    with conn:
-        for _ in range(48):
-            conn.execute("INSERT INTO t VALUES (?)", (os.urandom(256 << 10),))
+    conn = burst(path, 48)
     wal = path + "-wal"
     assert os.path.getsize(wal) > 3 * WAL_KEEP_BYTES
     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
@@ -34,11 +41,7 @@ def test_at_rest_the_wal_is_emptied_unless_a_reader_holds_it_and_the_writer_neve
     import time
 
     path = str(tmp_path / "index.sqlite")
-    conn = connect(path)
-    conn.execute("CREATE TABLE t(x BLOB)")
-    with conn:
-        for _ in range(24):
-            conn.execute("INSERT INTO t VALUES (?)", (os.urandom(256 << 10),))
+    conn = burst(path, 24)
     wal = path + "-wal"
     assert os.path.getsize(wal) > 0
     empty_wal(conn)
