@@ -3,8 +3,8 @@ lexical index holds only stems).
 
 A line's score is the number of distinct query terms it holds (stems in the
 document's language, or the exact words typed, with their accents off as the index
-holds both: `naïve` is found in "the naive mapping"; the words a prefix stands for, and their
-stems, count as one: `kmalloc dev*` prefers a line holding both to one with three words
+holds both: `naïve` is found in "the naive mapping"; the words a prefix stands for, and
+their stems, count as one: `kmalloc dev*` prefers a line holding both to one with three words
 starting with dev, and `dev*` alone takes the first line holding one, as no line can
 score more), and one more for each phrase of the query (an identifier, a quoted run of
 words) it holds as typed: `usb_register_driver` is shown where it is written, not in

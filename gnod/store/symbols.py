@@ -3,9 +3,9 @@
 A parsed content has one row of `content_symbols` (its definitions, packed) even when
 it defines nothing, which marks it parsed; `symbol_names` (FTS5, rowid = content id,
 no positions) maps each defined name to the contents that define it. That layout costs
-the kernel tree ~45 MB (1.5 million definitions) where a row per definition with its two
-indexes cost ~100 MB for a million. Both go with their content (a foreign-key cascade
-and a trigger).
+the kernel tree ~45 MB for its 1.5 million definitions, where a row per definition with
+its two indexes cost ~100 MB for fewer. Both go with their content (a foreign-key
+cascade and a trigger).
 """
 
 from __future__ import annotations
