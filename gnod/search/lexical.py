@@ -727,9 +727,9 @@ def _code_name(
     one that is a word of prose too, as it would be alone), whose definitions of the
     kinds the keyword asks for (the third value) come first. A stack frame's function
     is a name (`schedule+0x2e/0x90`), a device tree's `compatible` string
-    (`"snps,dw-apb-uart"`) one its drivers define. Of a longer query, the one name of code it quotes
-    as a compiler does (`implicit declaration of function 'kmap_atomic'`) or places in a
-    frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`)."""
+    (`"snps,dw-apb-uart"`) one its drivers define. Of a longer query, the one name of
+    code it quotes as a compiler does (`implicit declaration of function 'kmap_atomic'`)
+    or places in a frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`)."""
     if lexical.definition_match <= 0:
         return None, False, frozenset()
     kinds = _declaring(clauses[0]) if len(clauses) == 2 else frozenset()
