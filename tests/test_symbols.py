@@ -1370,7 +1370,7 @@ def test_a_device_tree_compatible_string_puts_the_driver_matching_it_first(db, t
     driver = "drivers/tty/serial/8250/8250_dw.c"
     assert lexical_paths(db, an, '"snps,dw-apb-uart"')[-1] == driver  # not parsed yet: bm25 alone
     _parse_all(db)
-    for query in ('"snps,dw-apb-uart"', "snps,dw-apb-uart"):
+    for query in ('"snps,dw-apb-uart"', "snps,dw-apb-uart", 'compatible = "snps,dw-apb-uart";'):
         assert lexical_paths(db, an, query)[0] == driver, query
     with lexical_index(db, an) as index:
         params = SearchParams(query='"snps,dw-apb-uart"', limit=3)

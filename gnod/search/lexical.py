@@ -766,11 +766,12 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     """The one name of code (snake_case, camelCase; any after a declaring keyword, with
     the kinds it asks for) that a pasted compiler or linker message quotes among its
     words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
-    frame gives (_framed); None where it names none or several. A declaration quoted
-    beside other names is the one the message is about (`'struct sk_buff' has no member
-    named 'csum_start'`: the struct whose members to read), and so is the frame the
-    instruction pointer names in a pasted oops (`RIP: 0010:__list_del_entry_valid+0x25/0xc0`
-    above its call trace: where it happened)."""
+    frame gives (_framed), or the one `compatible` string a pasted device tree line
+    quotes (`compatible = "snps,dw-apb-uart";`); None where it names none or several.
+    A declaration quoted beside other names is the one the message is about (`'struct
+    sk_buff' has no member named 'csum_start'`: the struct whose members to read), and
+    so is the frame the instruction pointer names in a pasted oops (`RIP:
+    0010:__list_del_entry_valid+0x25/0xc0` above its call trace: where it happened)."""
     names: set[tuple[str, frozenset[str]]] = set()
     pointed: set[str] = set()
     for before, c, after in zip([None, *clauses], clauses, [*clauses[1:], None]):
@@ -782,6 +783,8 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
             names.add((c.raw, frozenset()))
             if before is not None and before.raw.rstrip(":").lower() in _POINTERS:
                 pointed.add(c.raw)
+        elif c.raw.startswith('"') and (compatible := _COMPATIBLE.fullmatch(c.raw)):
+            names.add((compatible[1], frozenset({COMPATIBLE})))
         elif (
             after is not None
             and (opened := _QUOTE_OPENED.fullmatch(c.raw))
