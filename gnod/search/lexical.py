@@ -1071,7 +1071,7 @@ def search(
         defined=defined,
         at_line=dict.fromkeys(placed, line) if line else {},
     )
-    respelled = _respelled(df, conn, query, lexical, bool(rows)) if respell and len(rows) < limit else None
+    respelled = _respelled(df, conn, query, parsed, lexical, bool(rows)) if respell and len(rows) < limit else None
     if respelled is None:
         return result
     if result.rows:
@@ -1084,12 +1084,14 @@ def search(
     return again
 
 
-def _respelled(df: Callable[[str], int], conn: apsw.Connection, query: str, lexical: Lexical, some: bool) -> str | None:
-    """`query` with its words typed wrong respelled (search.spelling; `df`: the search's
-    doc_frequency), None where none seems to be. With `some` matches, only rare words are
+def _respelled(
+    df: Callable[[str], int], conn: apsw.Connection, query: str, parsed: Sequence[Clause], lexical: Lexical, some: bool
+) -> str | None:
+    """`query` (`parsed`: its clauses) with its words typed wrong respelled (search.spelling;
+    `df`: the search's doc_frequency), None where none seems to be. With `some` matches, only rare words are
     looked at (spelling_rare_docs); with none, a snake_case name whose words are all words
     may be a defined name one edit away (`copy_form_user`)."""
-    clauses = [c for c in parse(query) if not c.negated and not c.prefix]
+    clauses = [c for c in parsed if not c.negated and not c.prefix]
     words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= lexical.spelling_rare_docs)
     fixes = {
         word: right
