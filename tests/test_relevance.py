@@ -205,6 +205,52 @@ def test_the_results_do_not_depend_on_how_many_are_asked_for(tmp_path):
             assert paths(search(env, "lantern", "-n", str(n))) == paths(every)[:n]
 
 
+# A long file named after what it holds: its bm25 for a question about that is a little
+# below a short note's that only mentions it.
+FORK_C = (
+    "/* fork.c: how a process is copied when it forks. */\n\n"
+    + "".join(f"static int copy_part_{i}(struct task *t) {{ return duplicate(t->part[{i}]); }}\n" for i in range(40))
+    + "int do_fork(void) { return copy_process(current); }\n"
+)
+FORK_NOTES = {
+    "kernel/fork.c": FORK_C,
+    "notes/faq.md": "# Questions\n\nWhen a process forks, the child gets a copy of the "
+    "address space and of the open files, and both run on from the same place.\n\n"
+    + "".join(f"Another question, number {i}, and its answer.\n" for i in range(12)),
+}
+STYLE_NOTES = {
+    "doc/coding-style.rst": "Coding style\n============\n\n"
+    + "".join(f"Rule {i}: indent with tabs, keep lines short and name things plainly.\n" for i in range(20)),
+    "notes/review.md": "# Review\n\nCheck the coding style of a kernel patch before sending it out.\n\n"
+    + "".join(f"Step {i} of the review comes next.\n" for i in range(12)),
+}
+
+
+def test_a_file_named_after_part_of_the_question_comes_first(tmp_path):
+    def added(name: str, docs: dict[str, str]) -> None:
+        cli_json("collection", "add", write_tree(str(tmp_path / name), docs), "--name", name, "--json", env=env)
+
+    with running_gnod() as (env, _):
+        added("one", FORK_NOTES)
+        res = search(env, "what happens when a process forks", "-c", "one")
+        assert paths(res)[:2] == ["one/kernel/fork.c", "one/notes/faq.md"]
+        bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+        assert bm25["notes/faq.md"] < bm25["kernel/fork.c"]  # negative: bm25 alone puts the note first
+        # Named after two of its words: a run of them.
+        added("style", STYLE_NOTES)
+        res = search(env, "kernel coding style", "-c", "style")
+        assert paths(res)[:2] == ["style/doc/coding-style.rst", "style/notes/review.md"]
+        bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+        assert bm25["notes/review.md"] < bm25["doc/coding-style.rst"]
+        # A name more files have than name_part_files_max names none of them in particular.
+        added(
+            "two",
+            {**FORK_NOTES, **{f"arch/a{i:02}/fork.c": FORK_C for i in range(PIPELINE.lexical.name_part_files_max)}},
+        )
+        res = search(env, "what happens when a process forks", "-c", "two")
+        assert paths(res)[0] == "two/notes/faq.md"
+
+
 # --- exact forms first ------------------------------------------------------------------------
 
 

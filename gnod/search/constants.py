@@ -147,8 +147,15 @@ class Lexical(Struct, frozen=True, kw_only=True):
     language_prior: float = 0.1
     # A document whose title or file name is the query, word for word ("tar" → tar.md,
     # "docker compose" → docker-compose.md), is the one asked for by name: its bm25 counts
-    # this much more, enough to pass pages that only mention the name in theirs.
+    # this much more, enough to pass pages that only mention the name in theirs. So does a
+    # file named after part of the query, where few are: one of its words, as typed or
+    # stemmed ("what happens when a process forks" → fork.c), or a run of two or three
+    # of them ("kernel coding style" → coding-style.rst). In a source tree a file is
+    # named after what it holds, and a long one ranks low on bm25 alone.
     name_match: float = 0.1
+    # A word more documents than this are named after (core.c, main.c, index.md) names
+    # none of them in particular: only the query as a whole still does.
+    name_part_files_max: int = 30
     # A document holding the query's words in order, as typed (a pasted line, an error
     # message, a description), or those of a part of it between punctuation (a pasted
     # message joining several programs' lines), is preferred by this much per word after

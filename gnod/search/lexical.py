@@ -456,6 +456,30 @@ def _placed_first(
     return [(d, s, best) for d, s, _ in first] + [r for r in ranked if r[0] not in located]
 
 
+def _name_words(clauses: Sequence[Clause], stem: Stem, whole: str, languages: Sequence[str | None]) -> tuple[str, ...]:
+    """The names a file named after part of the query has (`whole` aside): each word but
+    a function word, as typed and as its stem (`forks` → fork.c), and each run of two or
+    three such words as typed (`coding style` → coding-style.rst)."""
+    plain = [
+        c.tokens[0]
+        if len(c.tokens) == 1 and not (c.negated or c.prefix or c.phrase or is_stopword(c.tokens[0], languages))
+        else ""
+        for c in clauses
+    ]
+    words = [fold(token) for token in plain]
+    found: dict[str, None] = {}
+    for i, word in enumerate(words):
+        if not word:
+            continue
+        found.update(dict.fromkeys((word, *(fold(f[0]) for f in stem([plain[i]])))))
+        for n in (2, 3):
+            run = words[i : i + n]
+            if len(run) == n and all(run):
+                found[" ".join(run)] = None
+    found.pop(whole, None)
+    return tuple(found)
+
+
 class Preferences:
     """Preferences that scale a match's bm25; `best` applies them to every match they
     could lift into the results, so the results do not depend on how many are asked
@@ -465,7 +489,8 @@ class Preferences:
       query's words in order, as typed (a pasted line, a description, an error message),
       or else the words of its longest part it holds so (_parts: a pasted message);
     - by name, × (1 + name_match): the document's title or file name is the query, word
-      for word ("tar" → tar.md): it is the one asked for by name;
+      for word ("tar" → tar.md): it is the one asked for by name; or, of a name few files
+      have, part of the query (_name_words: "how does printk work" → printk.c);
     - by language, × (1 + language_prior × share): the share of the document's language
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
       not known) is many languages at once, so it earns no preference.
@@ -492,6 +517,7 @@ class Preferences:
         self.by_language = len(counts) > 1 and lexical.language_prior > 0 and self.top > 0
         name = words(query) if lexical.name_match > 0 else ""
         self.name = name if name and name.count(" ") < lexical.max_terms else None
+        self.name_words = _name_words(clauses, stem, self.name, languages) if self.name is not None else ()
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
         # Each part's bonus, the longest first.
@@ -601,11 +627,16 @@ class Preferences:
         return [(doc_id, s, best) for doc_id, s, _ in first] + [r for r in ranked if r[0] not in defining]
 
     def _name_query(self, searcher: tantivy.Searcher) -> Query | None:
-        """The documents named as the query is; None where none is: a query's matches
-        met with a name's was read whole (`wait_event_in*`: 30 ms of 84)."""
-        if self.name is None or not searcher.doc_freq(NAMES, self.name):
+        """The documents named as the query is, or after part of it (a name at most
+        name_part_files_max documents have); None where none is: a query's matches met
+        with a name's was read whole (`wait_event_in*`: 30 ms of 84)."""
+        if self.name is None:
             return None
-        return Query.term_query(SCHEMA, NAMES, self.name)
+        names = [self.name] if searcher.doc_freq(NAMES, self.name) else []
+        names += [w for w in self.name_words if 0 < searcher.doc_freq(NAMES, w) <= self.lexical.name_part_files_max]
+        if not names:
+            return None
+        return Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, NAMES, n)) for n in names])
 
     def _placed_query(self) -> Query | None:
         return any_of(ID, list(self.placed)) if self.placed else None
