@@ -866,3 +866,23 @@ def test_vimgrep_line_points_at_the_first_query_word():
     text = "static int __init\ndecay (char *str)\n{"
     assert vimgrep_line("/a", 482, text, "decay", [[18, 23]]) == "/a:483:1:decay (char *str)"
     assert vimgrep_line("/a", 9, "void\n  start_kernel(void)", "x", [[7, 19]]) == "/a:10:3:  start_kernel(void)"
+
+
+def test_vimgrep_lists_a_files_passages_in_its_order():
+    """A quickfix list is walked line after line: `--per-doc 3` gave a file's passages
+    best first (383, 295, 417). The files keep their rank."""
+    from gnoctl.output.hits import search_text
+
+    def hit(path: str, lines: list[int]) -> dict:
+        snippets = [{"line": n, "text": f"kettle at {n}", "matches": [[0, 6]]} for n in lines]
+        return {"abs_path": path, "title": path, "snippet": snippets[0], "snippets": snippets}
+
+    result = {"query": "kettle", "hits": [hit("/b.c", [383, 295, 417]), hit("/a.c", [9, 2])]}
+    out = search_text(result, "vimgrep", color=False)
+    assert [line.split(":")[:2] for line in out.splitlines()] == [
+        ["/b.c", "295"],
+        ["/b.c", "383"],
+        ["/b.c", "417"],
+        ["/a.c", "2"],
+        ["/a.c", "9"],
+    ]

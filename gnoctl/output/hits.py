@@ -139,13 +139,13 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
         return json_lines(hits)
     if fmt == "files":
         return file_list([h["abs_path"] for h in hits], null)
-    if fmt == "vimgrep":  # a line per passage: each is a place to jump to
+    if fmt == "vimgrep":  # a line per passage: each is a place to jump to, a file's in its order (quickfix's)
         return "\n".join(
             vimgrep_line(
                 h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"], snip.get("matches")
             )
             for h in hits
-            for snip in passages(h) or [{}]
+            for snip in sorted(passages(h), key=lambda s: s["line"]) or [{}]
         )
     if fmt == "csv":
         return _search_csv(hits)
