@@ -83,11 +83,27 @@ def retrieve(
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]
-            for line in said + [f"note: {n}" for n in result.get("notes", [])]:
+            for line in said + [f"note: {n}" for n in result.get("notes", [])] + _cut(method, params, result):
                 print(f"gnoctl: {line}", file=sys.stderr)
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
+
+
+def _cut(method: str, params: dict, result: dict) -> list[str]:
+    """What a one-line-per-hit format (a file list for xargs, say) must say when the
+    limit left matching documents out: the list is the best `limit`, not every match."""
+    shown = len(result["hits"])
+    if result.get("total_candidates", 0) <= shown:
+        return []
+    from gnoctl.spec import COMMANDS
+
+    limit = next(o for o in COMMANDS[method] if o["dest"] == "limit")
+    if shown < params.get("limit", limit["default"]):  # min_score left the others out
+        return []
+    most = limit["hi"]
+    more = f"-n N lists more, up to {most}" if shown < most else "narrow the search with --path or more words"
+    return [f"listed the best {shown} documents; more match ({more})"]
 
 
 def get(

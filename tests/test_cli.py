@@ -677,6 +677,22 @@ def test_line_formats_say_the_results_notes_on_stderr(indexed, fmt):
     assert r.stderr == ""
 
 
+@pytest.mark.parametrize("fmt", ["--vimgrep", "--files", "--csv", "--jsonl"])
+def test_line_formats_say_when_the_limit_left_matches_out(indexed, fmt):
+    """`search --files | xargs` listed the best -n documents and said nothing of the rest
+    (10 of 5,199 files calling mutex_lock in the kernel): stderr says the list is cut."""
+    r = _run_cli("search", "deploy", "-n", "1", fmt, env=indexed.env)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) >= 1
+    assert "gnoctl: listed the best 1 documents; more match (-n N lists more, up to 1000)" in r.stderr
+    every = _run_cli("search", "deploy", "-n", "1000", fmt, env=indexed.env)
+    assert every.returncode == 0 and every.stderr == ""
+    # A cut made by --min-score is not the limit's: nothing to say.
+    scores = [h["score"] for h in search(indexed.env, "deploy", "-n", "1000")["hits"]]
+    assert scores[-1] < 0.9
+    r = _run_cli("search", "deploy", "--min-score", "0.9", fmt, env=indexed.env)
+    assert r.returncode == 0 and "listed the best" not in r.stderr
+
+
 def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed):
     """`--path 'docs/guides/*'` (a path as gnoctl prints it) found nothing: the glob is
     over the path inside a collection. A first folder that names a collection searched
