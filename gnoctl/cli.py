@@ -129,7 +129,9 @@ VimgrepOpt = Annotated[
 ColorOpt = Annotated[
     Color,
     typer.Option(
-        "--color", help="Colour the human text: auto (a terminal, unless NO_COLOR is set or TERM=dumb), always, never."
+        "--color",
+        help="Colour the human text: auto (a terminal, unless NO_COLOR is set or TERM=dumb), "
+        "always (human text, in a pipe too), never.",
     ),
 ]
 NoPagerOpt = Annotated[

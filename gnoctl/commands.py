@@ -75,6 +75,8 @@ def retrieve(
     without (the empty result is still printed). `sent`: the reply's reader when the
     request went out already (gnoctl.main)."""
     view = view or View()
+    if fmt is None and view.color_when == "always":  # colour is for people: `| less -R`, not JSON
+        fmt = "human"
 
     def go(fmt: str) -> int:
         if not params["query"].strip():
@@ -590,6 +592,8 @@ def ask(params: dict, fmt: str | None, autostart: bool | None = None, view: View
     from gnoctl.output.answer import AnswerStream, ask_text
 
     view = view or View()
+    if fmt is None and view.color_when == "always":  # colour is for people: `| less -R`, not JSON
+        fmt = "human"
 
     def go(fmt: str) -> int:
         if not params["query"].strip():

@@ -211,6 +211,10 @@ def test_human_text_in_a_pipe(live):
     assert r.stdout.startswith("gnod ")
     r = cli("search", "kettle", "--human", "--color", "always", env=live.env)
     assert ESC in r.stdout
+    # Colour asked for alone is for a person (`| less -R`): human text, not the pipe's JSON.
+    r = cli("search", "kettle", "--color", "always", env=live.env)
+    assert r.stdout.startswith(ESC + "2m 1.") and "kettle" in r.stdout
+    assert cli("search", "kettle", "--color", "never", env=live.env).stdout.startswith("{")
     r = cli("search", "kettle", "--json", "--format", "csv", env=live.env, expect=1)
     assert "pick one output format" in r.stderr
 
