@@ -95,8 +95,8 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
     ),
     ("multi-get",): (
         {
-            "-p": ("pattern", "str"),
-            "--pattern": ("pattern", "str"),
+            "-p": ("pattern", "list"),
+            "--pattern": ("pattern", "list"),
             "--max-bytes": ("max_bytes", "int"),
             **_JSON_HUMAN,
             "--files": _FORMAT,

@@ -530,12 +530,13 @@ def multi_get(
         Optional[list[str]], typer.Argument(help="Documents, as for `get` (path:LINE, path:FIRST-LAST: those lines).")
     ] = None,
     pattern: Annotated[
-        Optional[str],
+        Optional[list[str]],
         typer.Option(
             "-p",
             "--pattern",
-            help="Glob over collection/path, e.g. 'notes/2024/*.md'; or over the paths inside every "
-            "collection, when its first folder is no collection's name ('include/linux/slab*.h').",
+            help="Glob over collection/path, e.g. 'notes/2024/*.md' or 'notes/*.{md,txt}'; or over the paths "
+            "inside every collection, when its first folder is no collection's name ('include/linux/slab*.h'). "
+            "Repeat it for the documents of any of them.",
         ),
     ] = None,
     max_bytes: Annotated[

@@ -159,7 +159,9 @@ def _from_here(ref: str) -> str | None:
 MULTI_GET_MAX_BYTES = 1_048_576  # content `multi-get` prints unless told
 
 
-def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | None, view: View | None = None) -> int:
+def multi_get(
+    refs: list[str], pattern: list[str] | None, max_bytes: int, fmt: str | None, view: View | None = None
+) -> int:
     from gnoctl.output.documents import write_documents
 
     view = view or View()
@@ -169,7 +171,7 @@ def multi_get(refs: list[str], pattern: str | None, max_bytes: int, fmt: str | N
         if fmt == "files":  # paths only: no text read, no byte budget
             params["content"] = False
         res = Client().call("multi_get", params)
-        write_documents(res, fmt, view, max_bytes)
+        write_documents(res, fmt, view, max_bytes, pattern)
         return 1 if res["missing"] else 0
 
     return _run(fmt, go)

@@ -324,7 +324,8 @@ class GetParams(Params):
 
 class MultiGetParams(Params):
     refs: list[str] = []
-    pattern: str | None = None  # glob over `collection/rel_path`
+    # Globs over `collection/rel_path` (one, or a list: the documents of any of them).
+    pattern: str | list[str] | None = None
     max_bytes: Annotated[int, Meta(ge=1)] = 1_048_576
     # False: the documents without their text (content "", lines 0) and no byte budget:
     # what a list of their files needs (`multi-get --files`).

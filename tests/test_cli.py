@@ -611,6 +611,26 @@ def test_multi_get_with_a_glob(indexed):
     ]
 
 
+def test_multi_get_takes_several_globs_and_brace_groups_and_says_which_match_nothing(indexed):
+    """A second -p replaced the first, `{a,b}` (as search's --path reads it) matched
+    nothing, and a glob matching nothing printed nothing and exited 0."""
+    env = indexed.env
+    r = cli("multi-get", "-p", "docs/guides/deploy.md", "-p", "other/*", "--files", env=env)
+    assert sorted(r.stdout.splitlines()) == sorted(
+        [
+            os.path.join(indexed.corpus.root, "guides", "deploy.md"),
+            *(os.path.join(indexed.other, n) for n in OTHER_DOCS),
+        ]
+    )
+    res = cli_json("multi-get", "-p", "docs/guides/{deploy,staging}.md", "-p", "docs/guides/*", "--json", env=env)
+    assert [d["path"] for d in res["documents"]] == ["guides/deploy.md", "guides/staging.md"]  # each once
+    r = _run_cli("multi-get", "-p", "docs/nothing/*", "-p", "other/lunch.md", "--files", env=env)
+    assert r.returncode == 1 and r.stdout == os.path.join(indexed.other, "lunch.md") + "\n"
+    assert r.stderr == "gnoctl: no document matches -p 'docs/nothing/*'\n"
+    res = cli_json("multi-get", "-p", "docs/nothing/*", "--json", env=env, expect=1)
+    assert res["documents"] == [] and res["missing"] == ["docs/nothing/*"]
+
+
 def test_multi_get_says_a_glob_given_as_a_reference_goes_after_p(indexed):
     r = _run_cli("multi-get", "docs/guides/*.md", "--human", env=indexed.env)
     assert r.returncode == 1

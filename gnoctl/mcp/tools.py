@@ -411,7 +411,7 @@ READ_ONLY_TOOLS = [
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 1024,
-                "description": "A glob over collection/path (`*` within a folder, `**` across).",
+                "description": "A glob over collection/path (`*` within a folder, `**` across, `{a,b}` either).",
             },
             "max_bytes": {
                 "type": "integer",

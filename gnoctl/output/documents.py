@@ -16,24 +16,29 @@ def write_document(doc: dict, fmt: str, view: View) -> None:
         sys.stdout.write(doc["content"])
 
 
-def write_documents(res: dict, fmt: str, view: View, max_bytes: int) -> None:
+def write_documents(res: dict, fmt: str, view: View, max_bytes: int, patterns: list[str] | None = None) -> None:
     """`multi-get`: JSON, the paths, or each document after a header line; what was not
-    found and a cut at `max_bytes` are said on stderr."""
+    found (a reference, or one of the `patterns` matching nothing) and a cut at
+    `max_bytes` are said on stderr."""
     if fmt == "json":
         dump(res)
-    elif fmt == "files":
+        return
+    if fmt == "files":
         view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
     else:
         text = "".join(f"===== {d['collection']}/{d['path']} — {d['title']}\n{d['content']}" for d in res["documents"])
         if not view.page(text.removesuffix("\n")):
             sys.stdout.write(text)
-        for m in res["missing"]:
-            glob = any(ch in m for ch in "*?[")  # a reference names one document: a glob goes after -p
-            print(f"gnoctl: not found: {m}" + (f" (a glob: multi-get -p '{m}')" if glob else ""), file=sys.stderr)
-        if res["truncated"]:
-            left = res.get("left_out", 0)
-            more = f": {left} more document{'s' if left != 1 else ''} not read" if left else ""
-            print(f"gnoctl: output truncated at {max_bytes} bytes{more} (raise --max-bytes)", file=sys.stderr)
+    for m in res["missing"]:
+        if m in (patterns or ()):
+            print(f"gnoctl: no document matches -p '{m}'", file=sys.stderr)
+            continue
+        glob = any(ch in m for ch in "*?[")  # a reference names one document: a glob goes after -p
+        print(f"gnoctl: not found: {m}" + (f" (a glob: multi-get -p '{m}')" if glob else ""), file=sys.stderr)
+    if res["truncated"]:
+        left = res.get("left_out", 0)
+        more = f": {left} more document{'s' if left != 1 else ''} not read" if left else ""
+        print(f"gnoctl: output truncated at {max_bytes} bytes{more} (raise --max-bytes)", file=sys.stderr)
 
 
 def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:

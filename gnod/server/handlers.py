@@ -8,6 +8,7 @@ import os
 import re
 import time
 
+import apsw
 import msgspec
 import pathspec
 
@@ -48,6 +49,8 @@ from gnod.protocol import (
     WatchParams,
     WatchResult,
 )
+from gnod.search import filters
+from gnod.search.constants import PATH_BRACE_GLOBS_MAX
 from gnod.server import unindexed
 from gnod.server.checks import check_collections, find_collection
 from gnod.server.events import Subscription
@@ -467,7 +470,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
 
 async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
     if not p.refs and not p.pattern:
-        raise RpcError(wire.INVALID_PARAMS, "multi_get needs refs or a pattern")
+        raise RpcError(wire.INVALID_PARAMS, "multi_get needs refs or a pattern (gnoctl multi-get REF… or -p GLOB)")
 
     def run(conn, _a) -> MultiGetResult:
         docs: list[tuple[DocRow, int | None, int | None]] = []  # each with the lines its ref names
@@ -478,28 +481,13 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
                 missing.append(ref)
             else:
                 docs.append((doc, line, count))
-        if p.pattern:
-            pat = p.pattern[len(URI_PREFIX) :] if p.pattern.startswith(URI_PREFIX) else p.pattern
-            name = pat.split("/", 1)[0]
-            scope = None if any(ch in name for ch in "*?[") else name
-            # A first folder that is no collection's name: a path inside any, as `get` takes one.
-            inside = scope is not None and scope not in store.collection_ids(conn)
-            scope = None if inside else scope
-            # gitignore-style glob anchored at `collection/`: `*` stays inside one segment, `**` spans.
-            anchored = pat.lstrip("/")
-            try:
-                spec = pathspec.GitIgnoreSpec.from_lines(["/" + anchored])
-            except ValueError as e:  # pathspec's pattern errors are ValueErrors
-                raise RpcError(
-                    wire.INVALID_PARAMS, f"invalid pattern {p.pattern!r}: {e}", {"pattern": p.pattern}
-                ) from None
-            # Only the paths starting as the glob's literal start does (`tree/mm/*.c`: mm/) are
-            # tested: a listing's range of the index, not each of the tree's 76k paths (0.8 s).
-            in_collection = anchored if inside else anchored.partition("/")[2] if scope else ""
-            literal = re.split(r"[*?\[\\]", in_collection, maxsplit=1)[0]
-            for doc in store.list_docs(conn, scope, literal, 1_000_000, 0):
-                if spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
-                    docs.append((doc, None, None))
+        seen = {doc.id for doc, _, _ in docs}
+        for pattern in [p.pattern] if isinstance(p.pattern, str) else p.pattern or []:
+            matched = _globbed(conn, pattern)
+            if not matched:  # as a reference naming nothing
+                missing.append(pattern)
+            docs += [(doc, None, None) for doc in matched if doc.id not in seen]
+            seen.update(doc.id for doc in matched)
         if not p.content:
             return MultiGetResult(documents=[_described(doc) for doc, _, _ in docs], missing=missing, truncated=False)
         out, budget = [], p.max_bytes
@@ -514,6 +502,41 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         return MultiGetResult(documents=out, missing=missing, truncated=truncated, left_out=left_out)
 
     return await d.read(run)
+
+
+def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
+    """The documents `multi_get`'s glob matches: over `collection/path`, gitignore-style
+    (`*` stays inside one folder, `**` spans them), or over the paths inside every
+    collection where its first folder is no collection's name; `{a,b}` stands for each
+    alternative, as in search's path globs."""
+    pat = pattern[len(URI_PREFIX) :] if pattern.startswith(URI_PREFIX) else pattern
+    globs = filters.braces(pat)
+    if len(globs) > PATH_BRACE_GLOBS_MAX:
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"pattern {pattern!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs",
+            {"pattern": pattern},
+        )
+    out: dict[int, DocRow] = {}
+    for glob in globs:
+        name = glob.split("/", 1)[0]
+        scope = None if any(ch in name for ch in "*?[") else name
+        # A first folder that is no collection's name: a path inside any, as `get` takes one.
+        inside = scope is not None and scope not in store.collection_ids(conn)
+        scope = None if inside else scope
+        anchored = glob.lstrip("/")
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(["/" + anchored])
+        except ValueError as e:  # pathspec's pattern errors are ValueErrors
+            raise RpcError(wire.INVALID_PARAMS, f"invalid pattern {pattern!r}: {e}", {"pattern": pattern}) from None
+        # Only the paths starting as the glob's literal start does (`tree/mm/*.c`: mm/) are
+        # tested: a listing's range of the index, not each of the tree's 76k paths (0.8 s).
+        in_collection = anchored if inside else anchored.partition("/")[2] if scope else ""
+        literal = re.split(r"[*?\[\\]", in_collection, maxsplit=1)[0]
+        for doc in store.list_docs(conn, scope, literal, 1_000_000, 0):
+            if doc.id not in out and spec.match_file(doc.rel_path if inside else f"{doc.collection}/{doc.rel_path}"):
+                out[doc.id] = doc
+    return list(out.values())
 
 
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
