@@ -131,23 +131,26 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
+# Configuration: keys and values, with a few descriptions among them. A detector's verdict
+# on such a file is a guess, however long it is (one maintainer's name made a device
+# tree binding Polish, another's Dutch): ingest.prepare marks it unsure, and
+# ingest.pipeline.settle_languages gives it the collection's language where one dominates.
+CONFIG_EXTENSIONS: frozenset[str] = frozenset(
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".config", ".properties"}
+)
 # Program source (code without config and markup): its keywords and identifiers, and
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
-SOURCE_EXTENSIONS: frozenset[str] = CODE_EXTENSIONS - {
-    ".toml",
-    ".yaml",
-    ".yml",
-    ".ini",
-    ".cfg",
-    ".conf",
-    ".config",
-    ".properties",
-    ".tex",
-    ".bib",
-    ".po",  # translations: in the languages they translate into
-    ".pot",
-}
+SOURCE_EXTENSIONS: frozenset[str] = (
+    CODE_EXTENSIONS
+    - CONFIG_EXTENSIONS
+    - {
+        ".tex",
+        ".bib",
+        ".po",  # translations: in the languages they translate into
+        ".pot",
+    }
+)
 # Program source is stemmed in English, marked unsure: in a collection that is mostly in
 # another language (German comments), ingest.pipeline.settle_languages gives it that language.
 SOURCE_LANGUAGE = "english"

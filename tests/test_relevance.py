@@ -150,6 +150,31 @@ def test_an_unsure_short_page_takes_the_collections_language(idx):
     assert paths(search(idx.env, "kinases assay"))[:1] == ["notes/unsure.md"]
 
 
+def _binding(maintainer: str) -> str:
+    """A device tree binding's YAML: property after property, one line of English."""
+    props = ["reg", "interrupts", "clocks", "clock-names", "dmas", "dma-names", "resets", "reset-names", "sram"]
+    lines = ["%YAML 1.2", "---", "title: ACME DMA Controller", "", "maintainers:", f"  - {maintainer}", ""]
+    lines += ["properties:", "  compatible:", "    const: acme,dmac", ""]
+    for i in range(110):
+        lines += [f"  {props[i % len(props)]}-{i}:", f"    maxItems: {i % 4 + 1}", ""]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_config_file_takes_its_collections_language_whatever_the_detector_says(tmp_path):
+    """A long YAML file of keys, with one maintainer's Polish name, was stemmed in Polish
+    (the detector was sure, and 3,000 characters made any verdict stick): `controllers`
+    missed its "Controller", which English stems meet."""
+    docs = {
+        "bindings/acme,dmac.yaml": _binding("Rafał Miłecki <rafal@example.org>"),
+        **{f"notes/{t}.md": NOTES[f"notes/{t}.md"] for t in TOPICS[:6]},
+    }
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", write_tree(str(tmp_path), docs), "--name", "dt", "--json", env=env)
+        ls = cli_json("ls", "dt", "--json", env=env)
+        assert {e["path"]: e["language"] for e in ls["entries"]}["bindings/acme,dmac.yaml"] == "english"
+        assert paths(search(env, "dma controllers")) == ["dt/bindings/acme,dmac.yaml"]
+
+
 def test_the_page_asked_for_by_name_in_the_collections_language_comes_first(idx):
     res = search(idx.env, "tar", "-c", "notes")
     langs = {h["path"]: h["language"] for h in res["hits"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from gnod.config import CODE_EXTENSIONS, SOURCE_EXTENSIONS, SOURCE_LANGUAGE, extension
+from gnod.config import CODE_EXTENSIONS, CONFIG_EXTENSIONS, SOURCE_EXTENSIONS, SOURCE_LANGUAGE, extension
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
@@ -85,6 +85,8 @@ def prepare(
         language = language_hint
     elif source:
         language, sure = SOURCE_LANGUAGE, False
+    elif ext in CONFIG_EXTENSIONS:
+        language, sure = detect_language_sure(body)[0], False
     else:
         language, sure = detect_language_sure(body)
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
