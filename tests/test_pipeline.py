@@ -459,3 +459,27 @@ def test_a_listing_by_prefix_holds_exactly_the_paths_that_start_with_it(db, tmp_
         listed = [d.rel_path for d in store.list_docs(db, "c", prefix, 100, 0)]
         assert listed == sorted(n for n in names if n.startswith(prefix)), prefix
         assert store.count_docs(db, None, prefix) == len(listed), prefix
+
+
+def test_a_config_file_an_older_gnod_gave_a_language_takes_its_collections_at_the_next_run(db, tmp_path):
+    """Migration 0014: a configuration file's language is a guess (an older gnod kept the
+    detector's, Polish for a binding naming one Polish maintainer); the next run, with
+    nothing changed on disk (the rescan at start), gives it the collection's language."""
+    files = {
+        f"notes/n{i}.md": f"# Note {i}\n\nThe controller of the garden pump stopped again on day {i}.\n"
+        for i in range(5)
+    }
+    files["bindings/dmac.yaml"] = "title: ACME DMA Controller\nproperties:\n  reg:\n    maxItems: 1\n"
+    root = tmp_path / "c"
+    for rel, text in files.items():
+        os.makedirs(os.path.dirname(root / rel), exist_ok=True)
+        (root / rel).write_text(text)
+    run(db, root)
+    db.execute("UPDATE documents SET language = 'polish', language_confident = 1 WHERE rel_path = 'bindings/dmac.yaml'")
+    db.execute("DELETE FROM migrations WHERE name = '0014_config_files_guessed'")
+    assert migrate(db) == ["0014_config_files_guessed"]
+    stats = run(db, root)
+    assert (stats.added, stats.updated, stats.removed) == (0, 0, 0)
+    assert db.execute("SELECT language FROM documents WHERE rel_path = 'bindings/dmac.yaml'").fetchone()[0] == "english"
+    assert "bindings/dmac.yaml" in lexical_paths(db, AnalyzerSet(), "dma controllers")
+    check_invariants(db)

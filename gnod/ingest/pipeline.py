@@ -463,8 +463,8 @@ class _Run:
         for issue in walk_errors:
             store.record_error(self.conn, self.cid, issue.rel_path, issue.code, issue.reason, 0, 0, 0)
             self.stats.errors += 1
-        if self.stats.added or self.stats.updated or self.stats.removed:
-            settle_languages(self.conn, self.cid)
+        # Also after a run that changed nothing: guesses a migration left (0014) settle then.
+        settle_languages(self.conn, self.cid)
         self.commit(final=True)
 
     def commit(self, final: bool = False) -> None:

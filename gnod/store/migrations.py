@@ -320,6 +320,21 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         _refill_symbol_names,
     ),
+    (
+        "0014_config_files_guessed",
+        """
+        -- A configuration file's language is a guess (config.CONFIG_EXTENSIONS): the next
+        -- run of its collection (the rescan at start) gives it the collection's language,
+        -- as pipeline.settle_languages does a short page's.
+        UPDATE documents SET language_confident = 0
+        WHERE language_confident = 1 AND (
+            lower(rel_path) GLOB '*.toml' OR lower(rel_path) GLOB '*.yaml' OR lower(rel_path) GLOB '*.yml'
+            OR lower(rel_path) GLOB '*.ini' OR lower(rel_path) GLOB '*.cfg' OR lower(rel_path) GLOB '*.conf'
+            OR lower(rel_path) GLOB '*.config' OR lower(rel_path) GLOB '*.properties'
+        );
+        """,
+        None,
+    ),
 ]
 
 
