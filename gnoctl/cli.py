@@ -558,7 +558,8 @@ def ls(
     collection: Annotated[
         Optional[str],
         typer.Argument(
-            help="Collection to list, or a folder of one as `ls` prints paths (tree/mm); default: all.",
+            help="Collection to list, or a folder of one as `ls` prints paths (tree/mm) or inside them (mm); "
+            "default: all.",
             autocompletion=_collection_names,
         ),
     ] = None,

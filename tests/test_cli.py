@@ -487,12 +487,12 @@ def test_get_refuses_line_0_and_two_first_lines(indexed):
     err = cli_error("get", "docs/guides/deploy.md:0", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "lines start at 1" in err["message"]
     err = cli_error("get", "docs/guides/deploy.md:3", "--from-line", "5", env=indexed.env)
-    assert err["code"] == "INVALID_PARAMS" and "names line 3 and from_line is 5" in err["message"]
+    assert err["code"] == "INVALID_PARAMS" and "names line 3, and from_line (--from-line) is 5" in err["message"]
     assert get_json(indexed.env, "docs/guides/deploy.md:3", "--from-line", "3")["from_line"] == 3
     err = cli_error("get", "docs/guides/deploy.md:5-3", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "last line before its first" in err["message"]
     err = cli_error("get", "docs/guides/deploy.md:3-4", "-l", "1", env=indexed.env)
-    assert err["code"] == "INVALID_PARAMS" and "names 2 lines and lines is 1" in err["message"]
+    assert err["code"] == "INVALID_PARAMS" and "names 2 lines, and lines (--lines) is 1" in err["message"]
 
 
 def test_get_takes_the_line_forms_of_grep_and_editors(indexed):
@@ -576,6 +576,13 @@ def test_get_unknown_is_not_found(indexed, ref):
     err = cli_error("get", ref, env=indexed.env)
     assert err["code"] == "NOT_FOUND"
     assert err["details"] == {"ref": ref}
+
+
+def test_get_of_a_folder_says_ls_lists_it(indexed):
+    for ref, shown in (("docs/guides", "docs/guides"), ("guides/", "guides")):
+        err = cli_error("get", ref, env=indexed.env)
+        assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": ref, "documents": 2}
+        assert f"is a folder of 2 indexed documents, not a document: `gnoctl ls {shown} -d` lists it" in err["message"]
 
 
 def test_get_ignored_file_is_not_found(indexed):
@@ -787,7 +794,7 @@ def test_ls(indexed):
         res = cli_json("ls", "--prefix", prefix, "--json", env=indexed.env)
         assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), prefix
     err = cli_error("ls", "--prefix", "docs/guides/*.md", env=indexed.env)
-    assert err["code"] == "INVALID_PARAMS" and "multi-get -p GLOB --files" in err["message"]
+    assert err["code"] == "INVALID_PARAMS" and "`gnoctl multi-get -p 'docs/guides/*.md' --files`" in err["message"]
     assert "multi_get's pattern" in err["message"]  # an agent's words too
     err = cli_error("ls", "nope", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
@@ -800,6 +807,14 @@ def test_ls(indexed):
     ]
     err = cli_error("ls", "nope/guides", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
+    # A folder inside the collections, as `get` takes a path (`ls mm` in the kernel tree
+    # said there was no collection of that name).
+    for ref in ("guides", "guides/"):
+        res = cli_json("ls", ref, "--json", env=indexed.env)
+        assert [(e["collection"], e["path"]) for e in res["entries"]] == [
+            ("docs", "guides/deploy.md"),
+            ("docs", "guides/staging.md"),
+        ]
 
 
 def test_ls_folders_shows_one_level(indexed):

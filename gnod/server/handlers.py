@@ -358,6 +358,20 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     return found[0] if found else None
 
 
+def _folder(conn: apsw.Connection, ref: str) -> int | None:
+    """How many documents the folder `ref` names holds (`collection/folder`, or a folder
+    inside the collections, as `get` takes a path), or None where it names none."""
+    path = ref.removeprefix(URI_PREFIX).strip("/")
+    name, _, rel = path.partition("/")
+    if name in store.collection_ids(conn):
+        held = store.count_docs(conn, name, rel + "/" if rel else "")
+        if held:
+            return held
+    if not path:
+        return None
+    return store.count_docs(conn, None, path + "/") or None
+
+
 def _document(conn, doc: DocRow, from_line: int | None, lines: int | None, max_bytes: int | None) -> Document:
     """The file's lines from `from_line` on: the stored text with the blank lines its
     canonical form dropped put back, so that a line's number in `content` is the file's
@@ -456,10 +470,18 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
             left_out = unindexed.explain(d, conn, _split_line_suffix(p.ref)[0])
             if left_out is not None:
                 raise RpcError(wire.NOT_FOUND, *left_out)
+            folder = _folder(conn, _split_line_suffix(p.ref)[0])
+            if folder is not None:
+                raise RpcError(
+                    wire.NOT_FOUND,
+                    f"{p.ref!r} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
+                    f"not a document: `gnoctl ls {p.ref.rstrip('/')} -d` lists it",
+                    {"ref": p.ref, "documents": folder},
+                )
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
         for named, given, said in (
-            (line, p.from_line, f"line {line} and from_line is {p.from_line}"),
-            (count, p.lines, f"{count} lines and lines is {p.lines}"),
+            (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),
+            (count, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),
         ):
             if named is not None and given is not None and named != given:
                 raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names {said}: give them once", {"ref": p.ref})
@@ -543,10 +565,11 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     collection: str | None = p.collection
     prefix = p.prefix.removeprefix(URI_PREFIX)
     # `ls notes/2024`: a folder (or a document) of a collection, as `ls` prints paths.
-    named = False
-    if collection and "/" in collection and not prefix and d.collection(collection) is None:
-        if d.collection(collection.partition("/")[0]) is not None:
-            prefix, collection, named = collection, None, True
+    named = inside = False
+    if collection and not prefix and d.collection(collection) is None:
+        # Or a folder inside the collections (`ls mm`, `ls include/linux`), as `get` takes a path.
+        inside = d.collection(collection.partition("/")[0]) is None
+        prefix, collection, named = collection, None, True
     if collection:
         find_collection(d, collection)
     # As `ls` prints a path, `collection/path`: a first folder that is a collection's name
@@ -570,12 +593,15 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
             rows = store.list_docs(conn, collection, under, p.limit, p.offset)
             total = store.count_docs(conn, collection, under)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
+        if inside and not total and not folders:
+            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
         if not total and not folders and any(ch in prefix for ch in "*?["):
+            given = p.prefix or p.collection or ""
             raise RpcError(
                 wire.INVALID_PARAMS,
-                f"no path begins with {p.prefix!r}: a prefix is no glob (multi_get's pattern lists by glob, with "
-                "content false; gnoctl multi-get -p GLOB --files)",
-                {"prefix": p.prefix},
+                f"no path begins with {given!r}: `ls` takes a folder, not a glob "
+                f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
+                {"prefix": given},
             )
         return LsResult(entries=entries, total=total, folders=folders)
 
