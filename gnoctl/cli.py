@@ -512,7 +512,8 @@ def models_clear(
 GET_HELP = """Print one indexed document (its canonical Markdown), whole or a line range.
 
     `path:LINE` prints from that line on (`-l N`: N lines), `path:FIRST-LAST` those
-    lines. Lines are numbered as in the file, but the text is what was indexed, not a
+    lines, `path:NAME` the definition NAME in it (`kernel/fork.c:copy_process`,
+    `parser.py:Parser.parse`). Lines are numbered as in the file, but the text is what was indexed, not a
     copy of its bytes: trailing whitespace and control characters are dropped (and a
     PDF or Office file is its Markdown). Read the file itself to diff or patch it.
     """
@@ -527,7 +528,10 @@ _spec_command(
 @app.command("multi-get")
 def multi_get(
     refs: Annotated[
-        Optional[list[str]], typer.Argument(help="Documents, as for `get` (path:LINE, path:FIRST-LAST: those lines).")
+        Optional[list[str]],
+        typer.Argument(
+            help="Documents, as for `get` (path:LINE, path:FIRST-LAST: those lines; path:NAME: a definition)."
+        ),
     ] = None,
     pattern: Annotated[
         Optional[list[str]],

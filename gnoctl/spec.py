@@ -137,7 +137,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "collection/path[:line or :first-last], gno://collection/path, an absolute path, #docid, a path inside the one collection that has it, or (gnoctl) a path from the working directory.",
+            "help": "collection/path[:line, :first-last or :NAME, a definition in it], gno://collection/path, an absolute path, #docid, a path inside the one collection that has it, or (gnoctl) a path from the working directory.",
         },
         {
             "dest": "from_line",

@@ -1711,3 +1711,27 @@ def test_results_name_the_files_lines_where_the_stored_text_has_dropped_blank_li
     _parsed(env)
     (defined,) = _symbol(env, "render")["hits"]
     assert PY_SOURCE.splitlines()[defined["snippet"]["line"] - 1] == "        def render(self):"
+
+
+def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
+    """`get kernel/fork.c:copy_process` found no document: a path and a definition's name
+    give that definition's lines, as `search --symbol` finds it (`Class.method` for a
+    member); a name the file does not define is NOT_FOUND naming some it does."""
+    env = daemon.env
+    root = write_tree(str(tmp_path / "src"), {"app/settings.py": "\n\n" + PY_SOURCE, "notes:draft.md": "# Draft\n"})
+    cli_json("collection", "add", root, "--name", "src", "--json", env=env)
+    _parsed(env)
+    doc = cli_json("get", "src/app/settings.py:load_settings", "--json", env=env)
+    assert (doc["from_line"], doc["to_line"]) == (6, 8)  # the file's lines: two blank ones before the source
+    assert doc["content"].splitlines()[0] == "def load_settings(path):"
+    for ref in ("app/settings.py:Parser.parse", "src/app/settings.py:Parser::parse"):
+        doc = cli_json("get", ref, "--json", env=env)
+        assert doc["content"].splitlines() == ["    def parse(text):", "        return text.split()"]
+    res = cli_json("multi-get", "app/settings.py:Parser", "app/settings.py:render", "--json", env=env)
+    assert [(d["from_line"], d["to_line"]) for d in res["documents"]] == [(11, 18), (17, 18)]
+    r = _run_cli("get", "app/settings.py:save_settings", "--json", env=env)
+    err = json.loads(r.stdout)["error"]
+    assert r.returncode == 1 and err["code"] == "NOT_FOUND" and err["details"]["name"] == "save_settings"
+    assert "its definitions: load_settings, Parser, parse, Token, render" in err["message"]
+    # A file whose name ends so is that file.
+    assert cli_json("get", "src/notes:draft.md", "--json", env=env)["content"] == "# Draft\n"

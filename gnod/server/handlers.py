@@ -16,7 +16,7 @@ from gnod import __version__, wire
 from gnod.config import CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled, Pace
-from gnod.lines import expand
+from gnod.lines import expand, file_line
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
 from gnod.protocol import (
@@ -60,6 +60,7 @@ from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
+from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
 
 RECENT_ERRORS = 20
@@ -321,6 +322,7 @@ async def embed(d: Daemon, p: EmbedParams, call: Call) -> EmbedResult:
 
 
 _MAX_DOCID = 2**63 - 1  # SQLite's rowid range: a larger number names no document
+DEFINITIONS_NAMED = 12  # of a file with no definition asked for by `path:NAME`: some it has
 
 
 def _number(text: str) -> int | None:
@@ -356,6 +358,26 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
             {"ref": ref, "collections": names},
         )
     return found[0] if found else None
+
+
+def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
+    """The file lines (first, how many) of the definition `name` (`Class.method` or
+    `Class::method` for a member) in `doc`, as `search --symbol` finds it; NOT_FOUND
+    naming some the file has where it has none so named."""
+    container, _, member = name.replace("::", ".").rpartition(".")
+    defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
+    for s in defined:
+        if s.name == member and (not container or s.container == container):
+            first = file_line(doc.line_shifts, s.start_line)
+            return first, file_line(doc.line_shifts, s.end_line) - first + 1
+    names = list(dict.fromkeys(s.name for s in defined if s.name))
+    some = ", ".join(names[:DEFINITIONS_NAMED]) + (", …" if len(names) > DEFINITIONS_NAMED else "")
+    has = f"its definitions: {some}" if names else "it has none parsed"
+    raise RpcError(
+        wire.NOT_FOUND,
+        f"{ref!r}: no definition named {name!r} in {doc.collection}/{doc.rel_path} ({has})",
+        {"ref": ref, "name": name},
+    )
 
 
 def _folder(conn: apsw.Connection, ref: str) -> int | None:
@@ -449,13 +471,21 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
     return head, first, int(m[2]) - first + 1 if m[2] else None
 
 
+# `kernel/fork.c:copy_process`, `parser.py:Parser.parse`: a definition in the file.
+_DEFINITION_SUFFIX = re.compile(r":([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)$")
+
+
 def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
     """The document `ref` names (resolve_ref) and the lines its suffix names: the first,
-    and how many (None: to the end)."""
+    and how many (None: to the end); a suffix naming a definition in it, its lines."""
     name, line, count = _split_line_suffix(ref)
     doc = resolve_ref(conn, d, name)
     if doc is None and line is not None:  # a name that ends so (`notes:2024`)
         return resolve_ref(conn, d, ref), None, None
+    if doc is None and (m := _DEFINITION_SUFFIX.search(ref)) and m.start() > 0:
+        doc = resolve_ref(conn, d, ref[: m.start()])
+        if doc is not None:
+            return doc, *_definition_lines(conn, doc, m[1], ref)
     if doc is not None and line == 0:
         raise RpcError(wire.INVALID_PARAMS, f"{ref!r} names line 0: lines start at 1", {"ref": ref})
     if doc is not None and count is not None and count < 1:
