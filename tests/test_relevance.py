@@ -607,3 +607,28 @@ def test_bench_rejects_a_broken_fixture(idx, tmp_path):
     assert r.returncode == 1
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "INVALID_PARAMS" and "relevant" in err["message"]
+
+
+def test_passages_of_a_name_of_code_hold_the_name(tmp_path):
+    """`search spin_lock_irqsave --per-doc 10` filled the passages holding the name with
+    others holding only its words (`spin_unlock_irqrestore(&key->lock…`): where some
+    passages hold the name, the others are left out."""
+    body = "\n\n".join(
+        [
+            "static void take(struct key *key)\n{\n\tspin_lock_irqsave(&key->lock, flags);\n}",
+            *(
+                f"static void drop_{i}(struct key *key)\n{{\n\tspin_unlock_irqrestore(&key->lock, flags);\n}}"
+                for i in range(4)
+            ),
+            "static void again(struct key *key)\n{\n\tspin_lock_irqsave(&key->lock, fl2);\n}",
+        ]
+    )
+    with running_gnod() as (env, _):
+        cli_json(
+            "collection", "add", write_tree(str(tmp_path), {"net/key.c": body + "\n"}), "--name", "k", "--json", env=env
+        )
+        hit = search(env, "spin_lock_irqsave", "--per-doc", "10")["hits"][0]
+        assert [s["text"].count("spin_lock_irqsave") for s in hit["snippets"]] == [1, 1]
+        # Words, not a name: every passage holding them.
+        hit = search(env, "spin lock", "--per-doc", "10")["hits"][0]
+        assert len(hit["snippets"]) == 6

@@ -59,8 +59,11 @@ def answer(
         if stored is not None:
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
             head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
-            passages[r.doc_id] = best_snippets(
-                pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head, res.phrases
+            passages[r.doc_id] = _naming(
+                best_snippets(
+                    pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head, res.phrases
+                ),
+                res.name,
             )
     # A document written since the lexical index took it (a long run commits to it every
     # few seconds) was matched by its text before: without a passage that matches now, it
@@ -114,6 +117,17 @@ def answer(
 
 
 _QUOTES = "\"'`"  # around a name pasted from prose or Markdown
+
+
+def _naming(passages: list[Passage], name: str | None) -> list[Passage]:
+    """A search for one name of code (`spin_lock_irqsave`): the passages holding it, where
+    some do; the others hold only its words (`spin_unlock_irqrestore(&key->lock…`), which
+    `--per-doc 10` listed beside them."""
+    if name is None or len(passages) < 2:
+        return passages
+    lowered = name.lower()
+    holding = [s for s in passages if lowered in s.text.lower()]
+    return holding or passages
 
 
 def definitions(
