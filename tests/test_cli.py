@@ -807,6 +807,9 @@ def test_ls(indexed):
     ]
     err = cli_error("ls", "nope/guides", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
+    # A glob as the argument: the same word on it.
+    err = cli_error("ls", "*/guides", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "no path begins with '*/guides'" in err["message"]
     # A folder inside the collections, as `get` takes a path (`ls mm` in the kernel tree
     # said there was no collection of that name).
     for ref in ("guides", "guides/"):

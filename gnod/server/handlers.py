@@ -623,8 +623,6 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
             rows = store.list_docs(conn, collection, under, p.limit, p.offset)
             total = store.count_docs(conn, collection, under)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
-        if inside and not total and not folders:
-            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
         if not total and not folders and any(ch in prefix for ch in "*?["):
             given = p.prefix or p.collection or ""
             raise RpcError(
@@ -633,6 +631,8 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
                 f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
                 {"prefix": given},
             )
+        if inside and not total and not folders:
+            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
         return LsResult(entries=entries, total=total, folders=folders)
 
     return await d.read(run)
