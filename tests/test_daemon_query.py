@@ -328,6 +328,10 @@ def test_cli_query_explain_and_ask(hybrid, run_cli):
     assert r.returncode == 1 and '"INVALID_QUERY"' in r.stdout
     r = run_cli("ask", "how", "do", "I", "bake", "bread", "--no-answer", "--files", env=env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md")
+    # Colour asked for alone is for a person (`| less -R`): human text, not the pipe's JSON.
+    r = run_cli("ask", "how", "do", "I", "bake", "bread", "--no-answer", "--color", "always", env=env)
+    assert r.returncode == 0 and "\x1b[" in r.stdout and "cooking/bread.md" in r.stdout
+    assert not r.stdout.startswith("{")
 
 
 def test_a_pasted_page_is_searched_as_written_and_reranked(hybrid):
