@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gnoctl import commands
-from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, params, split_args
+from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, for_format, params, split_args
 from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS as SPEC
 
@@ -298,7 +298,8 @@ def _results(method: str) -> Callable[[dict, dict], int]:
 
     def run(p: dict, c: dict) -> int:
         fmt = _chosen(c)
-        return commands.retrieve(method, p, fmt, _autostart(c), _view(fmt, c["color"], c["no_pager"], c["null"]))
+        view = _view(fmt, c["color"], c["no_pager"], c["null"])
+        return commands.retrieve(method, for_format(method, p, fmt), fmt, _autostart(c), view)
 
     return run
 

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import sys
 
-from gnoctl.args import FAST_OPTIONS, LS_LIMIT_MAX, Fallback, out_of_range, params, parse_fast, parse_plain
+from gnoctl.args import (
+    FAST_OPTIONS,
+    LS_LIMIT_MAX,
+    Fallback,
+    for_format,
+    out_of_range,
+    params,
+    parse_fast,
+    parse_plain,
+)
 
 TYPE_CHECKING = False  # typing imports re: too slow here (mypy reads it as True)
 if TYPE_CHECKING:
@@ -29,7 +38,7 @@ def _fast(argv: list[str]) -> int | None:
     if out_of_range(command, opts, words) or (opts.get("null") and opts.get("format") != "files"):
         return None
     autostart = False if opts.get("no_autostart") else None
-    p = params(command, opts, words)
+    p = for_format(command, params(command, opts, words), opts.get("format"))
     sent = _send_early(command, p)
     from gnoctl import commands
     from gnoctl.output.common import View
