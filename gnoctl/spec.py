@@ -82,6 +82,14 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "metavar": "GLOB",
         },
         {
+            "dest": "filters.types",
+            "flags": ("-t", "--type"),
+            "kind": "list",
+            "default": None,
+            "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "metavar": "TYPE",
+        },
+        {
             "dest": "filters.lang",
             "flags": ("--lang",),
             "kind": "str",
@@ -222,6 +230,14 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "metavar": "GLOB",
         },
         {
+            "dest": "filters.types",
+            "flags": ("-t", "--type"),
+            "kind": "list",
+            "default": None,
+            "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "metavar": "TYPE",
+        },
+        {
             "dest": "filters.lang",
             "flags": ("--lang",),
             "kind": "str",
@@ -309,6 +325,14 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
+        },
+        {
+            "dest": "filters.types",
+            "flags": ("-t", "--type"),
+            "kind": "list",
+            "default": None,
+            "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "metavar": "TYPE",
         },
         {
             "dest": "filters.lang",
@@ -440,6 +464,14 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "metavar": "GLOB",
         },
         {
+            "dest": "filters.types",
+            "flags": ("-t", "--type"),
+            "kind": "list",
+            "default": None,
+            "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "metavar": "TYPE",
+        },
+        {
             "dest": "filters.lang",
             "flags": ("--lang",),
             "kind": "str",
@@ -547,6 +579,14 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only documents whose path in its collection matches GLOB (`*` spans folders; `**/` may be none; `{c,h}`: either; a folder: what it holds; a first folder that names a collection: in it; `.`, `./usb/*`: from the working directory; repeatable: any of them; `!GLOB`: none of those).",
             "metavar": "GLOB",
+        },
+        {
+            "dest": "filters.types",
+            "flags": ("-t", "--type"),
+            "kind": "list",
+            "default": None,
+            "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "metavar": "TYPE",
         },
         {
             "dest": "filters.lang",

@@ -219,6 +219,48 @@ NAMED_FILES: dict[str, str] = {
 }
 
 
+# Kinds of files a search may be narrowed to (`--type`, as ripgrep's `-t` names them):
+# each the path globs of its files (search.filters reads them as `--path` globs).
+FILE_TYPES: dict[str, tuple[str, ...]] = {
+    "c": ("*.c", "*.h"),
+    "cpp": ("*.cc", "*.cpp", "*.cxx", "*.hh", "*.hpp", "*.hxx", "*.inl", "*.h", "*.cu", "*.cuh"),
+    "cs": ("*.cs",),
+    "go": ("*.go",),
+    "java": ("*.java",),
+    "js": ("*.js", "*.jsx", "*.mjs", "*.cjs"),
+    "ts": ("*.ts", "*.tsx", "*.mts", "*.cts"),
+    "py": ("*.py", "*.pyi"),
+    "rust": ("*.rs",),
+    "ruby": ("*.rb", "**/Gemfile", "**/Rakefile"),
+    "php": ("*.php",),
+    "swift": ("*.swift",),
+    "kotlin": ("*.kt", "*.kts"),
+    "sh": ("*.sh", "*.bash", "*.zsh"),
+    "asm": ("*.s", "*.S", "*.asm"),
+    "dts": ("*.dts", "*.dtsi"),
+    "kconfig": ("**/Kconfig", "**/Kconfig.*"),
+    "make": ("**/Makefile", "**/makefile", "**/GNUmakefile", "**/Kbuild", "*.mk"),
+    "cmake": ("**/CMakeLists.txt", "*.cmake"),
+    "docker": ("**/Dockerfile", "**/Containerfile"),
+    "md": ("*.md", "*.markdown", "*.mdx"),
+    "rst": ("*.rst",),
+    "txt": ("*.txt", "*.text"),
+    "org": ("*.org",),
+    "adoc": ("*.adoc",),
+    "tex": ("*.tex", "*.bib"),
+    "yaml": ("*.yaml", "*.yml"),
+    "toml": ("*.toml",),
+    "json": ("*.json",),
+    "html": ("*.html", "*.htm", "*.xhtml"),
+    "css": ("*.css", "*.scss"),
+    "sql": ("*.sql",),
+    "pdf": ("*.pdf",),
+    "office": ("*.docx", "*.xlsx", "*.pptx"),
+    "mail": ("*.eml", "*.msg"),
+    "image": ("*.png", "*.jpg", "*.jpeg", "*.tif", "*.tiff", "*.webp", "*.gif", "*.bmp"),
+}
+
+
 _FAMILY_END = re.compile(r"[.\-_]")  # where a family's name ends in a variant's (Makefile_32.cpu)
 
 

@@ -151,6 +151,17 @@ class Filters(Params):
         ]
         | None
     ) = None
+    # Kinds of files (gnod.config.FILE_TYPES' names): a document of any of them passes.
+    types: Annotated[
+        list[str],
+        cli(
+            "-t",
+            "--type",
+            metavar="TYPE",
+            help="Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, "
+            "make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+        ),
+    ] = []
     # The document's language: a Snowball name or an ISO code.
     lang: Annotated[str, cli("--lang", help="Only documents in this language (de, german, …).")] | None = None
     # Part of the frontmatter `from` (a message's sender, "Name <address>"), in any case.

@@ -1233,3 +1233,31 @@ def test_status_reports_the_readers_load(daemon, tmp_path):
         cli("status", "--human", env=env).stdout,
         re.M,
     )
+
+
+def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
+    """`-t c` as `rg -t c`: there was only `--path '*.{c,h}'`. A type is its files' globs,
+    any of several types, and a document must pass `--path` too; an unknown type names
+    the known ones."""
+    files = {
+        "src/kettle.c": "int kettle_boil(void) { return 1; }\n",
+        "src/kettle.h": "int kettle_boil(void);\n",
+        "tools/kettle.py": "def kettle_boil():\n    return 1\n",
+        "docs/kettle.md": "# Kettle\n\nHow the kettle boils.\n",
+        "drivers/Kconfig": "config KETTLE\n\tbool 'A kettle'\n",
+        "lib/kettle.c": "int kettle_pour(void) { return 2; }\n",
+    }
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", write_tree(str(tmp_path), files), "--name", "k", "--json", env=env)
+
+        def found(*args: str) -> set[str]:
+            return set(hit_paths(search(env, "kettle", "-n", "20", *args)))
+
+        assert found("-t", "c") == {"k/src/kettle.c", "k/src/kettle.h", "k/lib/kettle.c"}
+        assert found("--type", "py", "-t", "kconfig") == {"k/tools/kettle.py", "k/drivers/Kconfig"}
+        assert found("-t", "c", "--path", "src/*") == {"k/src/kettle.c", "k/src/kettle.h"}  # both
+        assert found("-t", "md") == {"k/docs/kettle.md"}
+        r = cli("query", "kettle", "-t", "py", "--no-expand", "--no-rerank", "--json", env=env)
+        assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
+        err = cli_error("search", "kettle", "-t", "cobol", env=env)
+        assert err["code"] == "INVALID_PARAMS" and "no file type named 'cobol' (types: c, cpp" in err["message"]

@@ -761,7 +761,7 @@ def _options(name: str) -> set[str]:
 
 def test_query_and_ask_options():
     fmt = {"--format", "--human", "--json", "--jsonl", "--files", "-0", "--null", "--csv", "--md", "--xml", "--color"}
-    filters = {"--tag", "--since", "--until", "--path", "--lang", "--from"}
+    filters = {"--tag", "--since", "--until", "--path", "-t", "--type", "--lang", "--from"}
     assert (
         _options("query")
         == {

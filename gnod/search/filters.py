@@ -1,4 +1,4 @@
-"""Search filters (collections, tags, dates, path, language, sender): what they mean, checked once.
+"""Search filters (collections, tags, dates, path, file type, language, sender): what they mean, checked once.
 
 Each retriever applies them inside its own query (lexical: the engine's query, built in
 gnod.search.lexical from these helpers; vectors: the SQL condition of `where`, over
@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
+from gnod.config import FILE_TYPES
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.documents import sender_key
 from gnod.text.language import normalize_language
@@ -37,6 +38,7 @@ class Filter:
     since: str | None = None  # ISO day: the document's date ≥
     until: str | None = None  # ISO day: the document's date ≤
     path: tuple[str, ...] = ()  # globs over the path inside its collection: any of them; `!GLOB`: none of those
+    types: tuple[str, ...] = ()  # config.FILE_TYPES names: a file of any of them (and of `path`)
     lang: str | None = None  # a Snowball name once resolved; an ISO code is accepted
     sender: str | None = None  # part of the frontmatter `from` (a message's "Name <address>"), any case
 
@@ -51,7 +53,7 @@ class FilterError(ValueError):
 def resolve(f: Filter) -> Filter:
     """`f` with its language as the index stores it (a Snowball name); FilterError for a
     value that would silently match nothing (an impossible day, an unclosed `[` in the
-    glob, an empty tag)."""
+    glob, a file type of no name known, an empty tag)."""
     for name, day in (("since", f.since), ("until", f.until)):
         try:
             if day is not None:
@@ -59,14 +61,10 @@ def resolve(f: Filter) -> Filter:
         except ValueError:
             raise FilterError(f"{name}: {day} is not a day of the calendar (YYYY-MM-DD)") from None
     for glob in f.path:
-        if not glob.removeprefix(NOT):
-            raise FilterError(f"path: {glob!r} names no path")
-        if _unclosed_class(glob):
-            raise FilterError(f"path: {glob!r} opens a [character class] it does not close")
-        if _group_end(glob, glob.find("{")) < 0:
-            raise FilterError(f"path: {glob!r} opens a {{group,of,alternatives}} it does not close")
-        if len(braces(glob)) > PATH_BRACE_GLOBS_MAX:
-            raise FilterError(f"path: {glob!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs")
+        _check_glob(glob)
+    unknown = [t for t in f.types if t not in FILE_TYPES]
+    if unknown:
+        raise FilterError(f"type: no file type named {unknown[0]!r} (types: {', '.join(FILE_TYPES)})")
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
@@ -82,11 +80,29 @@ def resolve(f: Filter) -> Filter:
     return replace(f, lang=lang)
 
 
+def _check_glob(glob: str) -> None:
+    """FilterError for a path glob that names nothing or cannot be read."""
+    if not glob.removeprefix(NOT):
+        raise FilterError(f"path: {glob!r} names no path")
+    if _unclosed_class(glob):
+        raise FilterError(f"path: {glob!r} opens a [character class] it does not close")
+    if _group_end(glob, glob.find("{")) < 0:
+        raise FilterError(f"path: {glob!r} opens a {{group,of,alternatives}} it does not close")
+    if len(braces(glob)) > PATH_BRACE_GLOBS_MAX:
+        raise FilterError(f"path: {glob!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs")
+
+
 def globs(f: Filter) -> tuple[list[str], list[str]]:
     """The path globs a document must match one of (none: any path), and those it must
     match none of (their `!` taken off), each `{a,b}` group read as its alternatives."""
     taken = [b for g in f.path if not g.startswith(NOT) for b in braces(g)]
     return taken, [b for g in f.path if g.startswith(NOT) for b in braces(g[1:])]
+
+
+def type_globs(f: Filter) -> list[str]:
+    """The path globs of the file types `f` asks for, a document matching one of them
+    (none: any file)."""
+    return [glob for name in f.types for glob in FILE_TYPES[name]]
 
 
 def braces(glob: str) -> list[str]:
@@ -222,7 +238,7 @@ def glob_regex(glob: str, reverse: bool = False) -> str:
 
 
 def active(f: Filter) -> bool:
-    return bool(f.collections or f.tags or f.since or f.until or f.path or f.lang or f.sender)
+    return bool(f.collections or f.tags or f.since or f.until or f.path or f.types or f.lang or f.sender)
 
 
 def describe(f: Filter) -> str:
@@ -231,6 +247,7 @@ def describe(f: Filter) -> str:
     parts += [f"tag {tag}" for tag in f.tags]
     parts += [f"{name} {value}" for name, value in (("since", f.since), ("until", f.until)) if value]
     parts += [f"path {glob}" for glob in f.path]
+    parts += [f"type {name}" for name in f.types]
     parts += [f"{name} {value}" for name, value in (("lang", f.lang), ("from", f.sender)) if value]
     return ", ".join(parts)
 
@@ -261,7 +278,7 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         parts.append(f"{DOC_DATE} <= ?")
         args.append(f.until)
     taken, left_out = globs(f)
-    for each, sql in ((taken, "({})"), (left_out, "NOT ({})")):
+    for each, sql in ((taken, "({})"), (type_globs(f), "({})"), (left_out, "NOT ({})")):
         readings = [g for glob in each for g in path_globs(glob)]
         if readings:
             parts.append(sql.format(" OR ".join(["d.rel_path GLOB ?"] * len(readings))))

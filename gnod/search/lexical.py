@@ -273,8 +273,9 @@ def filter_query(conn: apsw.Connection, f: filters.Filter, searcher: tantivy.Sea
             )
         )
     taken, left_out = filters.globs(f)
-    if taken:
-        parts.append(Query.boolean_query([(Occur.Should, path_filter(g, searcher, conn)) for g in taken]))
+    for admitted in (taken, filters.type_globs(f)):
+        if admitted:
+            parts.append(Query.boolean_query([(Occur.Should, path_filter(g, searcher, conn)) for g in admitted]))
     if f.lang:
         parts.append(Query.term_query(SCHEMA, LANGUAGE, f.lang))
     if f.sender:

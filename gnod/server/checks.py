@@ -52,6 +52,7 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
                 since=f.since,
                 until=f.until,
                 path=tuple(globs),
+                types=tuple(f.types),
                 lang=f.lang,
                 sender=f.sender,
             )
