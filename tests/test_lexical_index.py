@@ -595,6 +595,51 @@ def test_several_path_globs_admit_any_of_them_but_those_a_bang_leaves_out(globs,
     assert [r[0] for r in rows] == expected
 
 
+@pytest.mark.parametrize(
+    "types, globs, expected",
+    [
+        (
+            ("c",),
+            (),
+            [
+                "arch/x86/mm/fault.c",
+                "drivers/net/usb/lan78xx.c",
+                "drivers/usb/core/hub.h",
+                "mm/slab.c",
+                "src/mm/page_alloc_test.c",
+                "tools/mm/.c",
+            ],
+        ),
+        (
+            ("kconfig", "rst"),
+            (),
+            [
+                "Documentation/index.rst",
+                "Documentation/usb/gadget.rst",
+                "Kconfig",
+                "arch/x86/Kconfig",
+                "arch/x86/Kconfig.debug",
+                "mm/Kconfig",
+            ],
+        ),
+        (("c",), ("mm",), ["mm/slab.c"]),
+        (("kconfig",), ("!arch/**",), ["Kconfig", "mm/Kconfig"]),
+    ],
+)
+def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expected, path_searcher):
+    """`-t c` is a file of one of the types' globs (config.FILE_TYPES) and of `--path`'s
+    too; the engine's filter and SQLite's (vectors, definitions) agree."""
+    searcher, stored = path_searcher
+    f = resolve(Filter(types=types, path=globs))
+    hits = searcher.search(filter_query(stored, f, searcher), 100).hits
+    assert sorted(PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])) == expected, types
+    sql, args = where(f)
+    rows = stored.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
+    assert [r[0] for r in rows] == expected
+    with pytest.raises(FilterError, match="no file type named 'cobol'"):
+        resolve(Filter(types=("cobol",)))
+
+
 def test_a_glob_s_groups_of_alternatives_are_read_as_the_shells_read_them():
     """`{a,b}` is a or b (`*.{c,h}`, `drivers/usb/{serial,core}/**`): it matched nothing,
     and the user heard only that no document passed. A group left open is an error, as is
