@@ -30,8 +30,8 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "kind": "int",
             "default": 10,
             "lo": 1,
-            "hi": 1000,
-            "help": "Number of results.",
+            "hi": 100000,
+            "help": "Number of results (at most 1,000; 100,000 with --files or --no-snippets).",
         },
         {
             "dest": "min_score",

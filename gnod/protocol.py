@@ -12,9 +12,9 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
-from gnod.wire import PROTOCOL_VERSION
+from gnod.wire import FILE_LIST_MAX, PROTOCOL_VERSION, SEARCH_RESULTS_MAX
 
-Limit = Annotated[int, Meta(ge=1, le=1000)]
+Limit = Annotated[int, Meta(ge=1, le=SEARCH_RESULTS_MAX)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
 Name = Annotated[str, Meta(min_length=1, max_length=64)]
 # A collection's description: a sentence or two for people and agents, not a document.
@@ -180,7 +180,17 @@ class Filters(Params):
 
 class SearchParams(Params):
     query: Annotated[str, Meta(max_length=32_000), cli(help='Words, "quoted phrases", -negated terms.', words=True)]
-    limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10
+    # At most SEARCH_RESULTS_MAX with passages, FILE_LIST_MAX without (gnod.server.retrieval).
+    limit: Annotated[
+        int,
+        Meta(ge=1, le=FILE_LIST_MAX),
+        cli(
+            "-n",
+            "--limit",
+            help=f"Number of results (at most {SEARCH_RESULTS_MAX:,}; "
+            f"{FILE_LIST_MAX:,} with --files or --no-snippets).",
+        ),
+    ] = 10
     min_score: Annotated[Score, cli("--min-score", help="Drop results scoring below this.")] = 0.0
     collections: Annotated[list[str], COLLECTION] = []
     filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)

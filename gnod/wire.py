@@ -23,6 +23,10 @@ MAX_FRAME = 64 * 1024 * 1024
 FRAME_TIMEOUT_S = 10.0
 # Open connections gnod serves at once; one more is answered BUSY and closed.
 MAX_CONNECTIONS = 256
+# Results a `search` gives with their passages, and without them (`snippets` false: a
+# list of files, `gnoctl search … --files | xargs`, which lists what `ls` would).
+SEARCH_RESULTS_MAX = 1000
+FILE_LIST_MAX = 100_000
 
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700

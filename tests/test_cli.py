@@ -710,7 +710,8 @@ def test_line_formats_say_when_the_limit_left_matches_out(indexed, fmt):
     (10 of 5,199 files calling mutex_lock in the kernel): stderr says the list is cut."""
     r = _run_cli("search", "deploy", "-n", "1", fmt, env=indexed.env)
     assert r.returncode == 0 and len(r.stdout.splitlines()) >= 1
-    assert "gnoctl: listed the best 1 documents; more match (-n N lists more, up to 1000)" in r.stderr
+    most = "100,000" if fmt == "--files" else "1,000"  # a list of files reads no passages
+    assert f"gnoctl: listed the best 1 documents; more match (-n N lists more, up to {most})" in r.stderr
     every = _run_cli("search", "deploy", "-n", "1000", fmt, env=indexed.env)
     assert every.returncode == 0 and every.stderr == ""
     # A cut made by --min-score is not the limit's: nothing to say.
@@ -718,6 +719,20 @@ def test_line_formats_say_when_the_limit_left_matches_out(indexed, fmt):
     assert scores[-1] < 0.9
     r = _run_cli("search", "deploy", "--min-score", "0.9", fmt, env=indexed.env)
     assert r.returncode == 0 and "listed the best" not in r.stderr
+
+
+def test_a_list_of_files_may_hold_every_match(indexed):
+    """`-n` stopped at 1,000 whatever the format: `search mutex_lock --files` could not
+    list the kernel's 5,904 files. Without passages (a list of files) it goes to 100,000;
+    with them, more than 1,000 is INVALID_PARAMS saying so."""
+    r = cli("search", "deploy", "-n", "5000", "--files", env=indexed.env)
+    assert len(r.stdout.splitlines()) == len(search(indexed.env, "deploy", "-n", "1000")["hits"])
+    res = search(indexed.env, "deploy", "-n", "100000", "--no-snippets")
+    assert res["hits"] and all(h["snippet"] is None for h in res["hits"])
+    err = cli_error("search", "deploy", "-n", "5000", env=indexed.env)
+    assert err["code"] == "INVALID_PARAMS" and "at most 1,000 results with their passages" in err["message"]
+    r = _run_cli("search", "deploy", "-n", "100001", "--files", env=indexed.env)
+    assert r.returncode == 1 and "100000" in r.stderr
 
 
 def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed):

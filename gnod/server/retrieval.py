@@ -26,6 +26,13 @@ from gnod.store import symbols as symstore
 
 
 async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
+    if p.snippets and p.limit > wire.SEARCH_RESULTS_MAX:
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            f"limit: at most {wire.SEARCH_RESULTS_MAX:,} results with their passages; a list of files "
+            f"(snippets false: gnoctl search … --files, or --no-snippets) takes up to {wire.FILE_LIST_MAX:,}",
+            {"limit": p.limit, "max": wire.SEARCH_RESULTS_MAX},
+        )
     where = search_filter(d, p.collections, p.filters)
     names = p.collections or [c.name for c in d.config.collections]
     waited = await d.watcher.wait_idle(names, p.wait_s) if p.wait_s and d.watcher is not None else True
