@@ -60,8 +60,11 @@ def test_calls_return_the_protocols_types(notes):
             gno.search("deploy", filters={"since": "yesterday"})  # the daemon takes days as written
         assert day.value.name == "INVALID_PARAMS" and "filters.since: expected a day as YYYY-MM-DD" in day.value.message
         with pytest.raises(DaemonError) as many:  # the field first, as a person reads it
+            gno.search("deploy", limit=200_000)
+        assert many.value.message == "invalid params for search: limit: expected `int` <= 100000"
+        with pytest.raises(DaemonError) as passages:  # more than a list of passages holds
             gno.search("deploy", limit=5000)
-        assert many.value.message == "invalid params for search: limit: expected `int` <= 1000"
+        assert passages.value.name == "INVALID_PARAMS" and passages.value.message.startswith("limit: at most 1,000")
         with pytest.raises(DaemonError) as missing:
             gno.get("notes/nope.md")
         assert missing.value.name == "NOT_FOUND"
