@@ -62,6 +62,12 @@ RENDER = {"search": hits.search_text, "vsearch": hits.vsearch_text, "query": hit
 LINE_FORMATS = ("jsonl", "files", "csv", "vimgrep")
 
 
+def _coloured(fmt: str | None, view: View) -> str | None:
+    """The format asked for; human text where none was and colour was (`--color always`
+    is for people: `| less -R`, not a pipe's JSON)."""
+    return "human" if fmt is None and view.color_when == "always" else fmt
+
+
 def retrieve(
     method: str,
     params: dict,
@@ -75,8 +81,7 @@ def retrieve(
     without (the empty result is still printed). `sent`: the reply's reader when the
     request went out already (gnoctl.main)."""
     view = view or View()
-    if fmt is None and view.color_when == "always":  # colour is for people: `| less -R`, not JSON
-        fmt = "human"
+    fmt = _coloured(fmt, view)
 
     def go(fmt: str) -> int:
         if not params["query"].strip():
@@ -594,8 +599,7 @@ def ask(params: dict, fmt: str | None, autostart: bool | None = None, view: View
     from gnoctl.output.answer import AnswerStream, ask_text
 
     view = view or View()
-    if fmt is None and view.color_when == "always":  # colour is for people: `| less -R`, not JSON
-        fmt = "human"
+    fmt = _coloured(fmt, view)
 
     def go(fmt: str) -> int:
         if not params["query"].strip():

@@ -251,13 +251,13 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "yaml": ("*.yaml", "*.yml"),
     "toml": ("*.toml",),
     "json": ("*.json",),
-    "html": ("*.html", "*.htm", "*.xhtml"),
+    "html": tuple(f"*{ext}" for ext in CONVERTED["html"]),
     "css": ("*.css", "*.scss"),
     "sql": ("*.sql",),
-    "pdf": ("*.pdf",),
-    "office": ("*.docx", "*.xlsx", "*.pptx"),
-    "mail": ("*.eml", "*.msg"),
-    "image": ("*.png", "*.jpg", "*.jpeg", "*.tif", "*.tiff", "*.webp", "*.gif", "*.bmp"),
+    "pdf": tuple(f"*{ext}" for ext in CONVERTED["pdf"]),
+    "office": tuple(f"*{ext}" for kind in ("docx", "xlsx", "pptx") for ext in CONVERTED[kind]),
+    "mail": tuple(f"*{ext}" for kind in ("eml", "msg") for ext in CONVERTED[kind]),
+    "image": tuple(f"*{ext}" for ext in CONVERTED["image"]),
 }
 
 

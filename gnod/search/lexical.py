@@ -554,8 +554,9 @@ class Preferences:
         # Any part held: one read of the matches finds the documents each part is among.
         any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
+        named_query = self._name_query(searcher)  # its names' document counts, looked up once
         while True:
-            named, all_named = self._subset(searcher, query, self._name_query(searcher), fetch, seen)
+            named, all_named = self._subset(searcher, query, named_query, fetch, seen)
             defining, all_defining = self._subset(searcher, query, self._defined_query(), fetch, seen)
             located, _ = self._subset(searcher, query, self._placed_query(), fetch, seen)
             boosts = {doc_id: self.lexical.name_match for doc_id in named}

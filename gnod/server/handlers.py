@@ -497,10 +497,11 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         doc, line, count = _ref_lines(conn, d, p.ref)
         if doc is None:
-            left_out = unindexed.explain(d, conn, _split_line_suffix(p.ref)[0])
+            path = _split_line_suffix(p.ref)[0]
+            left_out = unindexed.explain(d, conn, path)
             if left_out is not None:
                 raise RpcError(wire.NOT_FOUND, *left_out)
-            folder = _folder(conn, _split_line_suffix(p.ref)[0])
+            folder = _folder(conn, path)
             if folder is not None:
                 raise RpcError(
                     wire.NOT_FOUND,
@@ -570,11 +571,12 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
             {"pattern": pattern},
         )
     out: dict[int, DocRow] = {}
+    collections = store.collection_ids(conn)
     for glob in globs:
         name = glob.split("/", 1)[0]
         scope = None if any(ch in name for ch in "*?[") else name
         # A first folder that is no collection's name: a path inside any, as `get` takes one.
-        inside = scope is not None and scope not in store.collection_ids(conn)
+        inside = scope is not None and scope not in collections
         scope = None if inside else scope
         anchored = glob.lstrip("/")
         try:
