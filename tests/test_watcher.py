@@ -170,6 +170,32 @@ def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemo
     assert paths(daemon, "okapi") == ["kept/k.md"]
 
 
+def test_a_config_left_empty_for_a_moment_keeps_its_collections(daemon, tmp_path):
+    """A save held up between its truncate and its write (a busy machine, a slow disk)
+    leaves the file empty for longer than the watch's quiet time: a config that would
+    drop collections is adopted only once the file has stayed so for CONFIG_DROP_QUIET_S."""
+    docs = tmp_path / "kept"
+    write(docs / "k.md", "# K\n\nokapi stays\n")
+    cfg = daemon.paths.config_file
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    text = f'[[collections]]\nname = "kept"\npath = "{docs}"\n'
+    with open(cfg, "w") as f:
+        f.write(text)
+    eventually(daemon, "okapi", ["kept/k.md"])
+    with open(daemon.paths.log_file) as f:
+        adopted = f.read().count("config changed")
+    for _ in range(3):
+        with open(cfg, "w") as f:
+            f.flush()
+            time.sleep(0.4)  # past the quiet time, short of the time a drop waits
+            f.write(text)
+        time.sleep(0.3)
+    time.sleep(1.5)
+    with open(daemon.paths.log_file) as f:
+        assert f.read().count("config changed") == adopted
+    assert paths(daemon, "okapi") == ["kept/k.md"]
+
+
 def test_changes_while_down_are_reconciled_at_start(env, tmp_path):
     docs = tmp_path / "d"
     write(docs / "a.md", "# A\n\nkoala one\n")

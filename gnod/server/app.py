@@ -60,6 +60,10 @@ LEXICAL_WAIT_S = 5.0
 # A hand edit of config.toml is read once the file has been left alone this long (an
 # editor's save in place is a truncate and a write, milliseconds apart).
 CONFIG_QUIET_S = 0.1
+# ...and a config read so that drops collections, once nothing has written it for this
+# long: a save held up between its truncate and its write (a busy machine) would drop
+# every collection's index, where a removal by hand waits a second.
+CONFIG_DROP_QUIET_S = 1.0
 
 # The connection a request's task serves (None: gnod's own work): whose reads these are.
 CLIENT: contextvars.ContextVar[Hashable] = contextvars.ContextVar("client", default=None)
@@ -349,7 +353,8 @@ class Daemon:
         """Pick up edits made to the config file by hand since we last read it. The
         digest kept is that of the bytes loaded: an edit landing meanwhile (a file
         written in two steps) is read by the next call, not taken as seen. `quiet_s`
-        (the watch's reloads): the file is read once nothing has written it for that long."""
+        (the watch's reloads): the file is read once nothing has written it for that long,
+        and for CONFIG_DROP_QUIET_S when what it holds would drop collections."""
         try:
             raw = await _settled(self.paths.config_file, quiet_s) if quiet_s else _read(self.paths.config_file)
         except OSError as e:
@@ -363,6 +368,9 @@ class Daemon:
             self.config_error = str(e)
             self.rejected_digest = digest
             raise RpcError(wire.CONFIG_ERROR, str(e)) from None
+        if quiet_s and quiet_s < CONFIG_DROP_QUIET_S and _dropped(self.config, config):
+            await self.reload_config(CONFIG_DROP_QUIET_S)
+            return
         self.config_error = None
         log.info("config changed: %d collections", len(config.collections))
         await self.apply_config(config, rescan=True)
@@ -572,6 +580,11 @@ async def _settled(path: str, quiet_s: float) -> bytes | None:
         after = os.stat(path)
         if (after.st_mtime_ns, after.st_size) == (before.st_mtime_ns, before.st_size):
             return raw
+
+
+def _dropped(old: Config, new: Config) -> bool:
+    """Whether adopting `new` would remove a collection `old` has."""
+    return bool({c.name for c in old.collections} - {c.name for c in new.collections})
 
 
 def _digest(path: str) -> bytes | None:
