@@ -11,9 +11,15 @@ from hypothesis import strategies as st
 
 from gnod.search import snippet
 from gnod.search.constants import SNIPPET_LOOK_PER_TERM
-from gnod.search.snippet import Phrase, _window, best_snippets, match_spans
+from gnod.search.snippet import Phrase, TermBits, _window, best_snippets, match_spans
 from gnod.store import documents
 from gnod.text.analyzer import Analyzer, AnalyzerSet, fold, tokenize
+
+
+def snippets(pieces, body_line, analyzer, terms, n=1, groups=(), head=None, phrases=()):
+    """best_snippets for one document: the query's TermBits made for it alone."""
+    return best_snippets(pieces, body_line, TermBits(analyzer, terms, groups, phrases), n, head)
+
 
 WORDS = [
     "network",
@@ -142,7 +148,7 @@ def test_bounded_search_picks_what_reading_every_line_picks(seed, small, look, m
     n = rng.randint(1, 3)
     body_line = rng.randint(1, 3)
     expected = every_line(markdown, body_line, analyzer, terms, n)
-    got = [(s.line, s.text) for s in best_snippets([markdown], body_line, analyzer, terms, n, head=head)]
+    got = [(s.line, s.text) for s in snippets([markdown], body_line, analyzer, terms, n, head=head)]
     if expected:
         assert got == expected
     else:  # no line holds a term: the first non-empty line of the body
@@ -183,9 +189,29 @@ def test_a_line_holding_a_phrase_as_typed_is_picked_as_reading_every_line_picks(
     phrases = (Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in query_words), text, open_end),)
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n, phrases=phrases)
-    got = [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, head=head, phrases=phrases)]
+    got = [(s.line, s.text) for s in snippets([markdown], 1, analyzer, terms, n, head=head, phrases=phrases)]
     if expected:
         assert got == expected
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_query_s_term_bits_serve_its_documents_in_turn_as_their_own_would(seed):
+    """A search makes the query's TermBits once per language and reads each of its hits
+    with them: what the first documents taught them (each token's bits) changes nothing
+    in the snippets of the next."""
+    rng = random.Random(seed)
+    analyzer = Analyzer("english")
+    query = rng.sample(WORDS, rng.randint(1, 3))
+    terms = frozenset(t for w in query for t in (w.lower(), analyzer.stem(w.lower())))
+    phrases = (
+        Phrase(tuple(frozenset({w.lower(), analyzer.stem(w.lower())}) for w in query), " ".join(query).lower(), False),
+    )
+    shared = TermBits(analyzer, terms, (), phrases)
+    for _ in range(8):
+        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 10))) for _ in range(rng.randint(1, 200))]
+        markdown = "\n".join(lines)
+        n = rng.randint(1, 3)
+        assert best_snippets([markdown], 1, shared, n) == snippets([markdown], 1, analyzer, terms, n, phrases=phrases)
 
 
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
@@ -200,7 +226,7 @@ def test_a_word_typed_with_accents_is_found_and_marked_where_the_text_has_none_a
     )
     for typed, line, word in (("naïve", 22, "naive"), ("Günther", 23, "Gŭnther")):
         terms = frozenset({typed.lower(), analyzer.stem(typed.lower())})
-        [got] = best_snippets([markdown], 1, analyzer, terms)
+        [got] = snippets([markdown], 1, analyzer, terms)
         assert got.line == line
         [(start, end)] = got.matches
         assert got.text[start:end] == word
@@ -217,8 +243,8 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     words = ("usb", "register", "driver")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
     phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "usb_register_driver", False)
-    [without] = best_snippets([markdown], 1, analyzer, terms)
-    [got] = best_snippets([markdown], 1, analyzer, terms, phrases=(phrase,))
+    [without] = snippets([markdown], 1, analyzer, terms)
+    [got] = snippets([markdown], 1, analyzer, terms, phrases=(phrase,))
     assert without.line == 1 and got.line == 53
     assert got.text.startswith("int usb_register_driver(")
     # Nor inside a longer name that holds it whole: the call, not a longer function's name.
@@ -228,11 +254,11 @@ def test_an_identifier_s_snippet_is_a_line_holding_it_not_its_words_in_a_longer_
     words = ("mmc", "add", "host")
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
     phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host", False)
-    [got] = best_snippets([calls], 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets([calls], 1, analyzer, terms, phrases=(phrase,))
     assert got.text == "\tret = mmc_add_host(mmc);"
     # The text as typed inside other words is not the phrase: its words are not there.
     pair = Phrase((frozenset({"usb"}), frozenset({"driver"})), "usb_driver", False)
-    [other] = best_snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))
+    [other] = snippets(["xusb_driverx\nthe usb\n"], 1, analyzer, frozenset({"usb", "driver"}), phrases=(pair,))
     assert other.line == 2
 
 
@@ -248,7 +274,7 @@ def test_an_identifier_s_words_in_a_run_beat_its_words_apart_and_a_whole_run_bea
         words = tuple(typed.lower().split("_"))
         terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
         phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), typed, False)
-        [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
+        [got] = snippets([text], 1, analyzer, terms, phrases=(phrase,))
         return got.text.split("\n")[0]
 
     bus = (
@@ -275,7 +301,7 @@ def test_an_identifier_being_typed_is_shown_where_a_name_starts_as_typed(small, 
 
     def snippet_of(text: str, words: tuple[frozenset[str], ...], typed: str) -> str:
         terms = frozenset().union(*words)
-        [got] = best_snippets([text], 1, analyzer, terms, phrases=(Phrase(words, typed, True),))
+        [got] = snippets([text], 1, analyzer, terms, phrases=(Phrase(words, typed, True),))
         return got.text.split("\n")[0]
 
     of = "/* @name: Name of property holding a phandle */\n" + "\n" * 5 + "\tret = of_property_read_u32(np, name);\n"
@@ -294,7 +320,7 @@ def test_a_phrase_counts_in_the_bound_of_a_line_beside_the_terms_its_first_lette
     analyzer = Analyzer("english")
     terms = frozenset({"re", "resetting", "reset", "driver"})
     phrase = Phrase((frozenset({"resetting", "reset"}), frozenset({"driver"})), "resetting_driver", False)
-    [got] = best_snippets(["resetting the driver\nresetting_driver\n"], 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets(["resetting the driver\nresetting_driver\n"], 1, analyzer, terms, phrases=(phrase,))
     assert got.line == 2
 
 
@@ -317,7 +343,7 @@ def test_a_text_in_pieces_is_snippeted_from_its_first_piece_with_a_matching_line
         if expected:
             break
         before += piece.count("\n")
-    got = [(s.line, s.text) for s in best_snippets(pieces, body_line, analyzer, terms, n)]
+    got = [(s.line, s.text) for s in snippets(pieces, body_line, analyzer, terms, n)]
     if expected:
         assert got == expected
     else:
@@ -352,12 +378,12 @@ def test_a_long_documents_later_pieces_are_not_read_when_its_first_matches():
             yield piece
 
     terms = frozenset({"network", "driver", "reset"})
-    [got] = best_snippets(pieces(), 1, analyzer, terms)
+    [got] = snippets(pieces(), 1, analyzer, terms)
     assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network", 1)
     read.clear()
-    [got] = best_snippets(pieces(), 1, analyzer, frozenset())  # nothing to match: the first line
+    [got] = snippets(pieces(), 1, analyzer, frozenset())  # nothing to match: the first line
     assert (got.line, got.text.split("\n")[0], len(read)) == (1, "intro", 1)
-    [got] = best_snippets(["intro\n" + "filler\n" * 400, second], 1, analyzer, terms)
+    [got] = snippets(["intro\n" + "filler\n" * 400, second], 1, analyzer, terms)
     assert (got.line, got.text.split("\n")[0]) == (402, "the network driver reset")
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver", "reset"]
 
@@ -379,15 +405,15 @@ def test_a_later_piece_is_read_for_a_phrase_as_typed_that_the_first_lacks():
             read.append(piece)
             yield piece
 
-    [got] = best_snippets(pieces(first, inside, last), 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets(pieces(first, inside, last), 1, analyzer, terms, phrases=(phrase,))
     assert (got.line, got.text) == (853, "#define LANE_RESERVED_MASK 0x4") and len(read) == 3
     # Where the phrase stands apart nowhere, the first piece's snippet, every piece read.
     read.clear()
-    [got] = best_snippets(pieces(first, inside), 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets(pieces(first, inside), 1, analyzer, terms, phrases=(phrase,))
     assert got.line == 1 and len(read) == 2
     # Found in the first piece: no other is read.
     read.clear()
-    [got] = best_snippets(pieces(last, first), 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets(pieces(last, first), 1, analyzer, terms, phrases=(phrase,))
     assert got.line == 51 and len(read) == 1
 
 
@@ -398,9 +424,9 @@ def test_a_word_whose_stem_does_not_start_as_it_does_is_found_after_every_piece_
     analyzer = Analyzer("english")
     assert analyzer.stem("dying") == "die"
     filler = "nothing here\n" * 300
-    [got] = best_snippets([filler, "the star is dying\n" + filler], 1, analyzer, frozenset({"die"}))
+    [got] = snippets([filler, "the star is dying\n" + filler], 1, analyzer, frozenset({"die"}))
     assert (got.line, got.text.split("\n")[0]) == (301, "the star is dying")
-    [got] = best_snippets(["he was dying\n" + filler, "we die\n"], 1, analyzer, frozenset({"die"}))
+    [got] = snippets(["he was dying\n" + filler, "we die\n"], 1, analyzer, frozenset({"die"}))
     assert got.text == "we die"  # a piece with the term's letters first
 
 
@@ -412,9 +438,9 @@ def test_a_phrase_inside_a_longer_name_adds_nothing_to_a_line_s_bound(small, mon
     terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
     phrase = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "mmc_add_host", False)
     text = "void mmc_add_host_debugfs(struct mmc_host *host);\n" * 30 + "\tret = mmc_add_host(mmc);\n"
-    [got] = best_snippets([text], 1, analyzer, terms, phrases=(phrase,))
+    [got] = snippets([text], 1, analyzer, terms, phrases=(phrase,))
     assert (got.line, got.text) == (31, "\tret = mmc_add_host(mmc);")
-    bits = snippet._TermBits(analyzer, terms, (), (phrase,))
+    bits = snippet.TermBits(analyzer, terms, (), (phrase,))
     _, order, bounds = snippet._bounded(text, 0, snippet._probes(bits.leads()), bits)
     assert order[0] == 30 and bounds[0] == bits.ceiling and bounds[1] < bits.ceiling
 
@@ -436,11 +462,11 @@ def test_a_long_text_whose_first_lines_hold_every_term_is_read_no_further():
         asked.append(least)
         return head.removesuffix("\n")
 
-    [got] = best_snippets(pieces(), 1, analyzer, terms, head=first)
+    [got] = snippets(pieces(), 1, analyzer, terms, head=first)
     assert (got.line, got.text.split("\n")[0], len(read)) == (2, "the network driver", 0)
     assert [got.text[a:b] for a, b in got.matches] == ["network", "driver"]
     # No line there holds all three terms: the text is read for a line with them.
-    [got] = best_snippets(pieces(), 1, analyzer, terms | {"reset"}, head=first)
+    [got] = snippets(pieces(), 1, analyzer, terms | {"reset"}, head=first)
     assert (got.line, got.text.split("\n")[0], len(read)) == (13, "network driver reset", 1)
     # The more terms, the longer a text must be to be looked at first.
     assert asked == [2 * SNIPPET_LOOK_PER_TERM, 3 * SNIPPET_LOOK_PER_TERM]
@@ -482,7 +508,7 @@ def test_terms_sharing_their_first_letters_pick_what_reading_every_line_picks(se
     terms, groups = prefixed | words, ((prefixed - words,) if grouped else ())
     n = rng.randint(1, 3)
     expected = every_line(markdown, 1, analyzer, terms, n, groups)
-    assert [(s.line, s.text) for s in best_snippets([markdown], 1, analyzer, terms, n, groups, head)] == expected
+    assert [(s.line, s.text) for s in snippets([markdown], 1, analyzer, terms, n, groups, head)] == expected
 
 
 def test_a_line_with_two_query_words_beats_one_with_many_words_of_a_prefix():
@@ -492,9 +518,9 @@ def test_a_line_with_two_query_words_beats_one_with_many_words_of_a_prefix():
     analyzer = Analyzer("english")
     prefix = frozenset({"devm", "dev", "device", "devic"})
     terms = prefix | {"kmalloc"}
-    [got] = best_snippets([markdown], 1, analyzer, terms, 1, (prefix,))
+    [got] = snippets([markdown], 1, analyzer, terms, 1, (prefix,))
     assert got.line == 2
-    [alone] = best_snippets([markdown], 1, analyzer, prefix, 1, (prefix,))  # the prefix alone: its first line
+    [alone] = snippets([markdown], 1, analyzer, prefix, 1, (prefix,))  # the prefix alone: its first line
     assert alone.line == 1
 
 
@@ -505,7 +531,7 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     found alone credit that term only."""
     text = "\n".join(["unsigned int x;", "a data line", "and unlock unset", "nothing here"])
     terms = frozenset({"un", "unsigned", "unsign", "unset", "unlock", "a", "and"})
-    probes = snippet._probes(snippet._TermBits(Analyzer("english"), terms).leads())
+    probes = snippet._probes(snippet.TermBits(Analyzer("english"), terms).leads())
     per_word = snippet.TERMS_PER_WORD
     if small:
         order, bounds = snippet._small_bounds(text.lower(), 0, probes, len(terms), per_word)
@@ -521,7 +547,7 @@ def test_a_long_line_is_cut_around_its_first_match(small, monkeypatch):
     analyzer = Analyzer("english")
     long_line = "filler " * 200 + "the network driver reset path " + "tail " * 200
     markdown = f"short network line\n{long_line}\nend"
-    [got] = best_snippets([markdown], 1, analyzer, frozenset({"network", "driver", "reset"}))
+    [got] = snippets([markdown], 1, analyzer, frozenset({"network", "driver", "reset"}))
     assert got.line == 2
     assert got.text.startswith("…") and got.text.endswith("…")
     assert "network driver reset" in got.text
@@ -533,7 +559,7 @@ def test_a_big_document_gives_the_line_holding_most_terms():
     markdown = f"{filler}\n/* the network driver reset path */\n{filler}"
     analyzer = Analyzer("english")
     terms = frozenset({"network", "driver", "reset", "path"})
-    [snippet] = best_snippets([markdown], 1, analyzer, terms)
+    [snippet] = snippets([markdown], 1, analyzer, terms)
     assert snippet.line == 20001
     assert snippet.text.startswith("/* the network driver reset path */")
     assert [snippet.text[a:b] for a, b in snippet.matches][:4] == ["network", "driver", "reset", "path"]

@@ -46,7 +46,7 @@ from gnod.search.constants import (
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, fold, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
-# starts with it is one more: _TermBits.per_word).
+# starts with it is one more: TermBits.per_word).
 TERMS_PER_WORD = 2
 # What a phrase's run gives a line, which decides between lines of the same score: its
 # words in a run, and that run not joined to a longer name (_PhraseBit).
@@ -67,12 +67,16 @@ class Snippet(NamedTuple):
     matches: list[list[int]]  # [start, end) character offsets in `text` of the matched words
 
 
-class _TermBits(dict[str, int]):
+class TermBits(dict[str, int]):
     """token → the query terms it matches (its own form, its stem) as bits of an int, so
     a line's distinct terms are the bits of its tokens' OR: a lookup per token, each
-    token judged once per snippet. Each phrase of the query has a bit too, which a line
-    holds where it holds the phrase's words and the phrase as typed, and RUN_BITS more
-    for how closely it holds its words, which rank lines of the same score (`line`)."""
+    token judged once per search (made once for a query and its documents' language, it
+    serves each of them). Each phrase of the query has a bit too, which a line holds
+    where it holds the phrase's words and the phrase as typed, and RUN_BITS more for how
+    closely it holds its words, which rank lines of the same score (`line`). `terms`:
+    the query's stems and exact forms; `groups`: sets of them counted as one (a prefix's
+    words); `phrases`: the query's (its words, each the set of its forms among `terms`,
+    and its text as typed)."""
 
     def __init__(
         self,
@@ -82,8 +86,8 @@ class _TermBits(dict[str, int]):
         phrases: Iterable[Phrase] = (),
     ) -> None:
         super().__init__()
-        self.analyzer, self.terms = analyzer, terms
-        self.bit = _bits(terms, groups)
+        self.analyzer, self.terms = analyzer, _folded(terms)
+        self.bit = _bits(self.terms, [_folded(g) for g in groups])
         self.phrases = _phrase_bits(self.bit, phrases)
         self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
         self.runs = reduce(or_, (p.near | p.whole for p in self.phrases), 0)  # their runs' bits
@@ -95,6 +99,7 @@ class _TermBits(dict[str, int]):
         self.ceiling = len(set(self.bit.values())) + self.typed.bit_count()  # what a line can score at most
         self.run_ceiling = RUN_BITS * len(self.phrases)  # what its runs can give it at most
         self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
+        self.probes = _probes(self.leads())
 
     def __missing__(self, token: str) -> int:
         stem = self.analyzer.stem(token)
@@ -372,12 +377,9 @@ def _extended(codes: np.ndarray, at: np.ndarray, have: int, probe: str) -> np.nd
 def best_snippets(
     pieces: Iterable[str],
     body_line: int,
-    analyzer: Analyzer,
-    terms: frozenset[str],
+    bits: TermBits,
     n: int = 1,
-    groups: Iterable[frozenset[str]] = (),
     head: Callable[[int], str | None] | None = None,
-    phrases: Iterable[Phrase] = (),
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -386,17 +388,14 @@ def best_snippets(
     are read (and decompressed) only when none does, or when none there holds every
     phrase of the query as typed (a 24 MB register header's identifier is at its line
     222,891, its words apart in many lines before). A document without a matching line
-    gets its first non-empty line. `groups`: sets of terms counted as one (a prefix's
-    words). `phrases`: the query's (its words, each the set of its forms among `terms`,
-    and its text as typed): a line holding one counts one more (_TermBits.line).
+    gets its first non-empty line. `bits`: the query's terms and phrases (TermBits, in
+    the document's language); a line holding a phrase counts one more (TermBits.line).
     `head(least)`: the text's first lines if it has at least `least` bytes
     (documents.head), looked at first when the text is long for the query's terms
     (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
     those lines give every snippet asked for holding them all, these are the text's (the
     best lines, then the earliest), and no piece is read."""
-    terms = _folded(terms)
-    bits = _TermBits(analyzer, terms, [_folded(g) for g in groups], phrases)
-    probes = _probes(bits.leads())
+    probes, analyzer, terms = bits.probes, bits.analyzer, bits.terms
     if head is not None and terms:
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
         out = _look(opening, max(body_line - 1, 0), probes, bits, n) if opening is not None else []
@@ -405,7 +404,7 @@ def best_snippets(
     return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in _read(pieces, body_line, probes, bits, n)]
 
 
-def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _TermBits, n: int) -> list[Snippet]:
+def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: TermBits, n: int) -> list[Snippet]:
     """best_snippets from the text's pieces (their matches not yet found). Past the first
     piece, one where no line can count is passed over by scans in C: for a phrase the
     snippets lack, for any term before there is a snippet (a word holds its stem, but
@@ -446,7 +445,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: _Te
     return found or first
 
 
-def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) -> list[Snippet]:
+def _look(head: str, start: int, probes: Counter[str], bits: TermBits, n: int) -> list[Snippet]:
     """The snippets of a text whose first lines are `head`, if those lines decide them
     (every one holds all the terms); else none. Where no line may hold them all (by
     its bound), it costs the bounds alone."""
@@ -459,7 +458,7 @@ def _look(head: str, start: int, probes: Counter[str], bits: _TermBits, n: int) 
 
 
 def _matching(
-    text: str, lower: str, start: int, probes: Counter[str], bits: _TermBits, n: int
+    text: str, lower: str, start: int, probes: Counter[str], bits: TermBits, n: int
 ) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
     from line index `start` on that hold a term's first letters, if any does."""
@@ -469,7 +468,7 @@ def _matching(
     return lines, _by_bound(lines, order, bounds, bits, n, lower)
 
 
-def _every_line(text: str, start: int, bits: _TermBits, n: int) -> list[Snippet]:
+def _every_line(text: str, start: int, bits: TermBits, n: int) -> list[Snippet]:
     """The snippets of the text's best lines from line index `start` on, each line's
     words read: for a stem that does not start as its word does ("dying" → "die"), which
     no line's letters show. Only where no piece of the text has a term's first letters:
@@ -480,7 +479,7 @@ def _every_line(text: str, start: int, bits: _TermBits, n: int) -> list[Snippet]
     return _pick(every, scored, n, bits)[0]
 
 
-def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
+def _whole(snippet: Snippet, lines: _LineSource, bits: TermBits) -> bool:
     """Whether `snippet`, found in a text's first lines, is as the whole text gives it:
     its line holds every term, and its window ends before those lines do."""
     i = snippet.line - 1
@@ -489,14 +488,14 @@ def _whole(snippet: Snippet, lines: _LineSource, bits: _TermBits) -> bool:
     return -bits.score(_held(lines[i], bits))[0] == bits.ceiling
 
 
-def _held(line: str, bits: _TermBits) -> int:
+def _held(line: str, bits: TermBits) -> int:
     """The bits of the terms and phrases `line` holds."""
     (tokens,) = line_tokens([line])
     return bits.line(line, tokens)
 
 
 def _bounded(
-    text: str, start: int, probes: Counter[str], bits: _TermBits, lower: str | None = None
+    text: str, start: int, probes: Counter[str], bits: TermBits, lower: str | None = None
 ) -> tuple[_LineSource, list[int], list[int]]:
     """The text's lines, and those from `start` on that may hold a term, best bound
     first, with their bounds (by line tests for a small text, by arrays for a big one);
@@ -513,7 +512,7 @@ def _bounded(
 
 
 def _probes(leads: Iterable[tuple[str, int]]) -> Counter[str]:
-    """Each probe (_TermBits.leads: a term's first three letters, a phrase as typed), with
+    """Each probe (TermBits.leads: a term's first three letters, a phrase as typed), with
     how many distinct terms (by their bits: a group's are one) a line holding it may hold."""
     found: dict[str, set[int]] = {}
     for probe, b in leads:
@@ -644,7 +643,7 @@ def _big_bounds(
 
 
 def _by_bound(
-    lines: _LineSource, order: list[int], bounds: list[int], bits: _TermBits, n: int, lower: str
+    lines: _LineSource, order: list[int], bounds: list[int], bits: TermBits, n: int, lower: str
 ) -> list[Snippet]:
     """The snippets among the lines of `order`, read best bound first: a line holds at
     most as many terms as it holds their first three letters (its bound), so once the
@@ -673,7 +672,7 @@ def _by_bound(
     return []
 
 
-def _run_lines(lower: str, bits: _TermBits) -> set[int] | None:
+def _run_lines(lower: str, bits: TermBits) -> set[int] | None:
     """The lines of an ASCII text (`lower`) where a phrase's words may run (tokens
     starting with each word's terms' first letters, one character between each two), by
     a regular expression's scan; None for other text, whose tokens are not runs of ASCII
@@ -696,10 +695,10 @@ def _run_lines(lower: str, bits: _TermBits) -> set[int] | None:
 _Scored = tuple[int, int, int, int]
 
 
-def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: list[_Scored]) -> None:
+def _count(lines: _LineSource, which: Sequence[int], bits: TermBits, scored: list[_Scored]) -> None:
     """Add each line of `which` that holds a term to `scored` (_Scored): its bits are the
     OR of its tokens' bits, a lookup each (a prefix query reads thousands of lines in a
-    big header), and its phrases' (_TermBits.line)."""
+    big header), and its phrases' (TermBits.line)."""
     texts = [lines[i] for i in which]
     look, line = bits.__getitem__, bits.line
     for i, text, tokens in zip(which, texts, line_tokens(texts)):
@@ -708,7 +707,7 @@ def _count(lines: _LineSource, which: Sequence[int], bits: _TermBits, scored: li
             scored.append((*bits.score(found), i, found))
 
 
-def _column(line: str, bits: _TermBits, found: int) -> int:
+def _column(line: str, bits: TermBits, found: int) -> int:
     """Where the first of the query terms `line` holds (`found`, as _count gave their
     bits: a long line is not read again) starts (its first three letters)."""
     lower = _lowered(line)
@@ -717,7 +716,7 @@ def _column(line: str, bits: _TermBits, found: int) -> int:
 
 
 def _pick(
-    lines: _LineSource, scored: list[_Scored], n: int, bits: _TermBits
+    lines: _LineSource, scored: list[_Scored], n: int, bits: TermBits
 ) -> tuple[list[Snippet], tuple[int, int, int]]:
     """The best `n` scored lines' snippets (their matches not yet found), never
     overlapping, and the last one's (-score, -what its runs give, line index)."""

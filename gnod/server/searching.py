@@ -25,7 +25,7 @@ from gnod.search.constants import (
 )
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.snippet import Snippet as Passage
-from gnod.search.snippet import best_snippets, match_spans
+from gnod.search.snippet import TermBits, best_snippets, match_spans
 from gnod.server.hits import identity
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
@@ -52,18 +52,18 @@ def answer(
     docs = docstore.docs_with_contents(conn, [r.doc_id for r in res.rows], read=p.snippets)
     rows = [r for r in res.rows if r.doc_id in docs]  # a document deleted between the two statements is left out
     passages: dict[int, list[Passage]] = {}
+    bits: dict[str | None, TermBits] = {}  # the query's terms in each language of its documents
     for r in rows:
         doc, stored, body_line = docs[r.doc_id]
         if p.per_doc == 1 and r.doc_id in res.defined:
             continue  # its one passage is its definition (_definition_first), not looked for
         if stored is not None:
+            if doc.language not in bits:
+                bits[doc.language] = TermBits(analyzers.get(doc.language), res.stems, res.groups, res.phrases)
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
             head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
             passages[r.doc_id] = _naming(
-                best_snippets(
-                    pieces, body_line, analyzers.get(doc.language), res.stems, p.per_doc, res.groups, head, res.phrases
-                ),
-                res.name,
+                best_snippets(pieces, body_line, bits[doc.language], p.per_doc, head), res.name
             )
     # A document written since the lexical index took it (a long run commits to it every
     # few seconds) was matched by its text before: without a passage that matches now, it
