@@ -931,6 +931,60 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert first_passage("kernel/sched/core.c:999")[:2] != ("kernel/sched/core.c", 999)
 
 
+def test_a_name_a_macro_makes_from_its_argument_finds_the_macro_s_definition(db, tmp_path):
+    """A stack trace or a profiler names a system call as the kernel links it
+    (`__x64_sys_openat`, `__se_sys_openat+0x54/0xa0`), which no source file holds: the
+    macro's definition of what its first words leave (`SYSCALL_DEFINE4(openat, …)`) is
+    found, said so; a function of that name no macro makes is not, nor is a name whose
+    words leave nothing a macro made."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "fs/open.c": "static long do_sys_openat2(int dfd)\n{\n\treturn dfd;\n}\n\n"
+            "SYSCALL_DEFINE4(openat, int, dfd, const char __user *, filename, int, flags,\n"
+            "\t\tumode_t, mode)\n{\n\treturn do_sys_open(dfd, filename, flags, mode);\n}\n",
+            "tools/openat.c": "int openat(int dfd, const char *path)\n{\n\treturn dfd;\n}\n",
+            "kernel/fork.c": "SYSCALL_DEFINE0(fork)\n{\n\treturn kernel_clone(NULL);\n}\n",
+            "kernel/bpf/cgroup.c": "BPF_CALL_0(bpf_get_retval)\n{\n\treturn ctx->retval;\n}\n",
+            "arch/nios2/kernel/entry.S": "ENTRY(sys_fork)\n\tcall nios2_fork\n\tret\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="src", path=root))
+    _parse_all(db)
+
+    def symbol(query: str):
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query, symbol=True)
+            return answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+
+    for pasted, name in (
+        ("__x64_sys_openat", "__x64_sys_openat"),
+        ("__se_sys_openat+0x54/0xa0", "__se_sys_openat"),
+        ("__se_sys_openat.isra.0+0x54/0xa0 [vfs]", "__se_sys_openat"),
+        ("sys_openat", "sys_openat"),
+    ):
+        r = symbol(pasted)
+        assert [(h.path, h.snippet.line) for h in r.hits] == [("fs/open.c", 6)], pasted
+        assert r.notes == [
+            f"nothing defines {name!r}: showing 'openat', which SYSCALL_DEFINE4 defines under names it makes"
+        ]
+    # An assembler's ENTRY(sys_fork) is that name's own definition, which no macro prefixes.
+    assert [h.path for h in symbol("__do_sys_fork").hits] == ["kernel/fork.c"]
+    assert [h.path for h in symbol("____bpf_get_retval").hits] == ["kernel/bpf/cgroup.c"]
+    assert [h.path for h in symbol("openat").hits] == ["fs/open.c", "tools/openat.c"]  # the name itself: both
+    assert symbol("do_sys_openat2_x").hits == []  # no macro made what its words leave
+    assert symbol("sys_openat2").hits == []  # do_sys_openat2 is no macro's
+
+
 def test_a_name_with_words_left_out_is_still_a_name_of_code(db, tmp_path):
     """`kmalloc -staging` asks where kmalloc is defined as `kmalloc` does, the staging
     files left out: its definition first, its passage that definition; so does the name

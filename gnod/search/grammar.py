@@ -110,6 +110,17 @@ _FILE_WORD = r"(?:[\w.+-]*/)*[\w+-][\w.+-]*(?:/|\.[A-Za-z]\w*)"
 _LINE = re.compile(rf"({_FILE_WORD})(:\d+(?::\d+)?:?)")
 
 
+def framed(text: str) -> str:
+    """The function a pasted stack frame names (`__schedule.isra.0+0x10/0x120 [ext4]` →
+    `__schedule`); `text` itself when it is no frame."""
+    m = _FRAME.fullmatch(_MODULE.sub("", text))
+    return m[1] if m else text
+
+
+# The module a kernel's frame is in, after it (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`).
+_MODULE = re.compile(r"\s+\[\w+\]$")
+
+
 def _place(word: str) -> tuple[str, str]:
     """`word` without what places it in a program (the name or path, what was cut):
     no text holds `+0x2e3/0x8b0` or `:5413`, while the function or the file is what a

@@ -23,7 +23,7 @@ from gnod.search.constants import (
     SYMBOL_LINES,
     SYMBOL_PASSAGES,
 )
-from gnod.search.grammar import QuerySyntaxError
+from gnod.search.grammar import QuerySyntaxError, framed
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import TermBits, best_snippets, match_spans
 from gnod.server.hits import identity
@@ -146,7 +146,7 @@ def definitions(
     file_operations` (its definitions of that kind first), or quoted, `"kmalloc"`, is
     the name."""
     query, kinds = defining.declared(p.query.strip().strip(_QUOTES).strip())
-    query = query.removesuffix("()").removesuffix("(")
+    query = framed(query.removesuffix("()").removesuffix("("))
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
@@ -160,6 +160,12 @@ def definitions(
         )
         if found:
             notes.append(f"nothing defines {name!r}: showing {meant!r}")
+    made = None if found or prefix or container else _macro_made(conn, name, where, p.limit)
+    if made is not None:
+        found, names, macro = made
+        notes.append(
+            f"nothing defines {name!r}: showing {found[0].symbol.name!r}, which {macro} defines under names it makes"
+        )
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:
         by_doc.setdefault(f.doc_id, []).append(f)
@@ -201,6 +207,39 @@ def _meant(conn: apsw.Connection, name: str) -> str | None:
     contents define, its digits as typed (`handler_399` is no `handler_398`); None
     where none is."""
     return spelling.most_defined(symstore.defined_names(conn, spelling.name_edits(name.lower())))
+
+
+# A name's leading underscores, or its first word and the underscores after it (`__`,
+# `x64_`, `sys_`).
+_FIRST_WORD = re.compile(r"_+|[A-Za-z0-9]+_+")
+
+
+def _macro_made(
+    conn: apsw.Connection, name: str, where: filters.Filter, limit: int
+) -> tuple[list[symstore.Defined], set[str], str] | None:
+    """A name nothing defines that a C macro in capitals made from its argument, as
+    kernels name system calls (`SYSCALL_DEFINE4(openat, …)` is linked as
+    `__x64_sys_openat`, `__se_sys_openat`, `__do_sys_openat`, which stack traces and
+    profilers print; `BPF_CALL_0(bpf_get_retval)` as `____bpf_get_retval`): the
+    definitions such a macro makes of the name its first words leave, the shortest
+    last, with that name and the macro; None where none is."""
+    rest = name
+    while (m := _FIRST_WORD.match(rest)) and m.end() < len(rest):
+        rest = rest[m.end() :]
+        found, names = defining.definitions(conn, rest, where, None, wanted=limit)
+        call = re.compile(rf"\b([A-Z][A-Z0-9_]*)\(\s*{re.escape(rest)}\b")
+        docs = docstore.docs_with_contents(conn, list({f.doc_id for f in found}))
+        texts = {i: docstore.unpack(stored).split("\n") for i, (_, stored, _) in docs.items() if stored is not None}
+        made = [
+            (f, at)
+            for f in found
+            if defining.in_c(f.rel_path)
+            and f.symbol.start_line <= len(lines := texts.get(f.doc_id, []))
+            and (at := call.search(lines[f.symbol.start_line - 1]))
+        ]
+        if made:
+            return [f for f, _ in made], names, made[0][1][1]
+    return None
 
 
 def _none_pass(conn: apsw.Connection, where: filters.Filter) -> bool:
