@@ -299,6 +299,25 @@ def test_a_c_typedef_is_named_by_its_name_after_an_annotation_macro():
             "setup_param(quiet, int)\n{\n\treturn 0;\n}\n",
             [("openat", "function", 1), ("exc_nmi", "function", 8), ("exc_nmi_noist", "function", 12)],
         ),
+        # ...in a conditional at the file's top too (152 of the kernel's 682 system calls
+        # were not found), and after a stretch tree-sitter could not read (a per-CPU
+        # variable's initializer with directives in it: `--symbol getrandom` found
+        # nothing); a macro block in a conditional inside a function is no definition.
+        (
+            "#ifdef CONFIG_X86_IOPL_IOPERM\nSYSCALL_DEFINE1(iopl, unsigned int, level)\n{\n\treturn 0;\n}\n"
+            "#else\nSYSCALL_DEFINE1(iopl, unsigned int, level)\n{\n\treturn -ENOSYS;\n}\n#endif\n"
+            "void f(void)\n{\n#ifdef DEBUG\n\tCHECK_ALL(items)\n\t{\n\t\tcheck();\n\t}\n#endif\n}\n",
+            [("iopl", "function", 2), ("iopl", "function", 7), ("f", "function", 12)],
+        ),
+        (
+            "static DEFINE_PER_CPU(struct fast_pool, irq_randomness) = {\n#ifdef CONFIG_64BIT\n"
+            "#define FASTMIX_PERM SIPHASH_PERMUTATION\n\t.pool = { SIPHASH_CONST_0, SIPHASH_CONST_1 },\n"
+            "#else\n#define FASTMIX_PERM HSIPHASH_PERMUTATION\n\t.pool = { HSIPHASH_CONST_0 },\n#endif\n"
+            "\t.mix = __TIMER_INITIALIZER(mix_interrupt_randomness, 0)\n};\n\n"
+            "SYSCALL_DEFINE3(getrandom, char __user *, ubuf, size_t, len, unsigned int, flags)\n"
+            "{\n\tint ret = len;\n\treturn ret;\n}\n",
+            [("getrandom", "function", 12)],
+        ),
         # An attribute macro between the type and the name of a function of no
         # parameters: tree-sitter ends a declaration at the macro and reads the rest as a
         # definition of type `__do_softirq` (`--symbol __do_softirq` found nothing).

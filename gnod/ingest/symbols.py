@@ -83,7 +83,9 @@ GRAMMARS: dict[str, str] = {
 #    inside an enum's `#ifdef` gave FIX_IMMR_SIZE and PAGE_SIZE).
 # 9: C and C++ variables a file's top defines with a value (kind `variable`).
 # 10: the device tree `compatible` strings of C match tables (kind `compatible`).
-EXTRACTION = 10
+# 11: a C function a macro defines in a preprocessor conditional at the file's top (152
+#     of the kernel's 682 SYSCALL_DEFINE system calls, `getrandom` among them).
+EXTRACTION = 11
 
 
 def stamp(grammar: str) -> str:
@@ -126,13 +128,24 @@ _TS_QUERY = (
 (internal_module) @module
 """
 )
+# The blocks a C preprocessor conditional holds; at a file's top (_at_top), what they hold
+# is at its top too.
+_C_CONDITIONALS = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif")
+# A function a macro in capitals defines (`SYSCALL_DEFINE4(openat, …) {`), read as a call
+# and a block: at a file's top, or in a conditional there (`#ifdef CONFIG_X86_IOPL_IOPERM`).
+_C_MACRO_FUNCTION = "".join(
+    f"""({parent}
+  (expression_statement (call_expression function: (identifier) arguments: (argument_list . (identifier))))
+  @macro_function . (compound_statement))
+"""
+    for parent in ("translation_unit", "ERROR", *_C_CONDITIONALS)
+)
 _QUERIES: dict[str, str] = {
     "c": """
 (function_definition) @function
-(translation_unit
-  (expression_statement (call_expression function: (identifier) arguments: (argument_list . (identifier))))
-  @macro_function . (compound_statement))
-(struct_specifier name: (_) body: (_)) @struct
+"""
+    + _C_MACRO_FUNCTION
+    + """(struct_specifier name: (_) body: (_)) @struct
 (union_specifier name: (_) body: (_)) @union
 (enum_specifier name: (_) body: (_)) @enum
 (enumerator) @constant
@@ -380,7 +393,23 @@ def _misread_in_c(node: Any, kind: str, source: bytes) -> bool:
     `#define` in an enum's `#ifdef` read as enumerators."""
     if kind == "function":
         return not _declares_function(node)
+    if kind == "macro_function":
+        return not _at_top(node)
     return kind == CONSTANT and _in_directive(source, node.start_byte)
+
+
+def _at_top(node: Any) -> bool:
+    """Whether a C node is at its file's top, maybe in conditionals there, not in a
+    conditional inside a function (`#ifdef DEBUG` then `CHECK(x) { … }`). Where
+    tree-sitter read a stretch of the top as an error (a macro it could not expand), a
+    node in it is at the top where it starts its line, as a definition does and a
+    function's statement does not."""
+    parent = node.parent
+    while parent is not None and parent.type != "translation_unit":  # an error may be the root
+        if parent.type not in _C_CONDITIONALS and (parent.type != "ERROR" or node.start_point[1] != 0):
+            return False
+        parent = parent.parent
+    return True
 
 
 def _in_directive(source: bytes, at: int) -> bool:
@@ -397,8 +426,8 @@ def _declares_function(node: Any) -> bool:
     """Whether a C or C++ function definition is one: a loop macro and its block, as
     `for_each_node(node) { … }`, reads as a definition of type `for_each_node` whose
     declarator is `(node)`, not a name and its parameters, and after `else` as one of
-    type `else` named as the macro. A macro in capitals so read defines what it names
-    (`BPF_CALL_0(bpf_get_retval) { … }`): that one is kept."""
+    type `else` named as the macro. A macro in capitals so read at the file's top
+    defines what it names (`BPF_CALL_0(bpf_get_retval) { … }`): that one is kept."""
     kind = node.child_by_field_name("type")
     if kind is not None and kind.text in _C_STATEMENT_WORDS:
         return False
@@ -408,7 +437,7 @@ def _declares_function(node: Any) -> bool:
         target = inner if inner is not None else (target.named_children or [None])[0]
     if target is not None and target.type == "function_declarator" or _named_before_void(node) is not None:
         return True
-    return kind is not None and kind.type == "type_identifier" and kind.text.isupper()
+    return kind is not None and kind.type == "type_identifier" and kind.text.isupper() and _at_top(node)
 
 
 def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any, Any, str, str | None, str | None]:
