@@ -22,7 +22,10 @@ worker, pages they share counted once), save_to_searchable_p50_ms=
 (a new file in the tree → found by search), symbols_wait_seconds= (after the no-op
 updates, until the background parse of definitions is done: the searches are timed
 after it), symbol_took_ms_p50= and symbol_found_first= (share of SYMBOLS whose first
-`search --symbol` hit is the expected file), took_ms_p50= / took_ms_p99= (gnod's own
+`search --symbol` hit is the expected file), system_calls= and system_calls_found= (the
+tree's C system calls, `SYSCALL_DEFINEn(name, …)` at a line's start, and the share whose
+`search --symbol name` lists their file: macro-made definitions the parser must read),
+took_ms_p50= / took_ms_p99= (gnod's own
 timing, every query of QUERIES × --rounds) and per kind, the first round's own p50 and
 max (the index just written, its pages maybe not in memory yet), hard_took_ms_p50= and
 hard_took_ms_max= (HARD × --rounds: words in nearly every file; each query's median on a
@@ -44,6 +47,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -171,6 +175,20 @@ SYMBOLS: list[tuple[str, str]] = [
 PACKAGE = "linux-source-6.1"
 # The files calibration() prepares: the tree's first ones in walk order, this many bytes.
 CALIBRATION_BYTES = 8_000_000
+
+
+def system_calls(tree: str) -> list[tuple[str, str]]:
+    """(name, path) of each system call a C file of `tree` defines (`SYSCALL_DEFINE4(openat,`
+    and `COMPAT_SYSCALL_DEFINE…` at a line's start), once per file."""
+    pattern = re.compile(rb"^(?:COMPAT_)?SYSCALL_DEFINE\d\((\w+)", re.M)
+    found: set[tuple[str, str]] = set()
+    for folder, _dirs, files in os.walk(tree):
+        for name in files:
+            if name.endswith(".c"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    found.update((m.decode(), os.path.relpath(path, tree)) for m in pattern.findall(f.read()))
+    return sorted(found)
 
 
 def kernel_tree() -> str:
@@ -360,6 +378,12 @@ def main() -> None:
                 first += bool(r["hits"]) and r["hits"][0]["path"] == path
         print(f"# slowest of the first round: {slowest[1]!r}")
         emit(symbol_took_ms_p50=pct(sym_took, 0.5), symbol_found_first=first / args.rounds / len(SYMBOLS))
+        calls = system_calls(tree)
+        listed = sum(
+            any(h["path"] == path for h in d.call("search", {"query": name, "symbol": True, "limit": 100})["hits"])
+            for name, path in calls
+        )
+        emit(system_calls=len(calls), system_calls_found=listed / max(len(calls), 1))
 
         saved = []
         sub = os.path.join(tree, "gno-scale-bench")
