@@ -227,14 +227,16 @@ def _macro_made(
     while (m := _FIRST_WORD.match(rest)) and m.end() < len(rest):
         rest = rest[m.end() :]
         found, names = defining.definitions(conn, rest, where, None, wanted=limit)
+        found = [f for f in found if defining.in_c(f.rel_path)]
+        if not found:
+            continue
         call = re.compile(rf"\b([A-Z][A-Z0-9_]*)\(\s*{re.escape(rest)}\b")
         docs = docstore.docs_with_contents(conn, list({f.doc_id for f in found}))
         texts = {i: docstore.unpack(stored).split("\n") for i, (_, stored, _) in docs.items() if stored is not None}
         made = [
             (f, at)
             for f in found
-            if defining.in_c(f.rel_path)
-            and f.symbol.start_line <= len(lines := texts.get(f.doc_id, []))
+            if f.symbol.start_line <= len(lines := texts.get(f.doc_id, []))
             and (at := call.search(lines[f.symbol.start_line - 1]))
         ]
         if made:
