@@ -143,10 +143,9 @@ def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
     eventually(daemon, "capybara", [])
 
 
-def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemon, tmp_path):
-    """An editor saving config.toml in place truncates it, then writes it: read in between,
-    it is a config without collections, and adopting it would drop every collection's
-    index. The watch reads the file once it has been left alone for a moment."""
+def _kept_by_hand(daemon, tmp_path) -> tuple[str, str, int]:
+    """A collection that a hand-written config.toml names, indexed: the file's path, its
+    text, and how many configs gnod's log says it adopted so far."""
     docs = tmp_path / "kept"
     write(docs / "k.md", "# K\n\nokapi stays\n")
     cfg = daemon.paths.config_file
@@ -156,7 +155,21 @@ def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemo
         f.write(text)
     eventually(daemon, "okapi", ["kept/k.md"])
     with open(daemon.paths.log_file) as f:
-        adopted = f.read().count("config changed")
+        return cfg, text, f.read().count("config changed")
+
+
+def _still_kept(daemon, adopted: int) -> None:
+    """The same config throughout (none adopted since), and the collection's index whole."""
+    with open(daemon.paths.log_file) as f:
+        assert f.read().count("config changed") == adopted
+    assert paths(daemon, "okapi") == ["kept/k.md"]
+
+
+def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemon, tmp_path):
+    """An editor saving config.toml in place truncates it, then writes it: read in between,
+    it is a config without collections, and adopting it would drop every collection's
+    index. The watch reads the file once it has been left alone for a moment."""
+    cfg, text, adopted = _kept_by_hand(daemon, tmp_path)
     end = time.monotonic() + 4.5  # past two of the watch's 2 s wakes, and many events
     while time.monotonic() < end:
         with open(cfg, "w") as f:
@@ -165,25 +178,14 @@ def test_a_config_file_caught_half_written_is_not_taken_for_the_new_config(daemo
             f.write(text)
         time.sleep(0.012)
     time.sleep(1.0)
-    with open(daemon.paths.log_file) as f:
-        assert f.read().count("config changed") == adopted  # the same config throughout
-    assert paths(daemon, "okapi") == ["kept/k.md"]
+    _still_kept(daemon, adopted)
 
 
 def test_a_config_left_empty_for_a_moment_keeps_its_collections(daemon, tmp_path):
     """A save held up between its truncate and its write (a busy machine, a slow disk)
     leaves the file empty for longer than the watch's quiet time: a config that would
     drop collections is adopted only once the file has stayed so for CONFIG_DROP_QUIET_S."""
-    docs = tmp_path / "kept"
-    write(docs / "k.md", "# K\n\nokapi stays\n")
-    cfg = daemon.paths.config_file
-    os.makedirs(os.path.dirname(cfg), exist_ok=True)
-    text = f'[[collections]]\nname = "kept"\npath = "{docs}"\n'
-    with open(cfg, "w") as f:
-        f.write(text)
-    eventually(daemon, "okapi", ["kept/k.md"])
-    with open(daemon.paths.log_file) as f:
-        adopted = f.read().count("config changed")
+    cfg, text, adopted = _kept_by_hand(daemon, tmp_path)
     for _ in range(3):
         with open(cfg, "w") as f:
             f.flush()
@@ -191,9 +193,7 @@ def test_a_config_left_empty_for_a_moment_keeps_its_collections(daemon, tmp_path
             f.write(text)
         time.sleep(0.3)
     time.sleep(1.5)
-    with open(daemon.paths.log_file) as f:
-        assert f.read().count("config changed") == adopted
-    assert paths(daemon, "okapi") == ["kept/k.md"]
+    _still_kept(daemon, adopted)
 
 
 def test_changes_while_down_are_reconciled_at_start(env, tmp_path):
