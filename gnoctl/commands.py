@@ -108,7 +108,7 @@ def _cut(method: str, params: dict, result: dict) -> list[str]:
     limit = next(o for o in COMMANDS[method] if o["dest"] == "limit")
     if shown < params.get("limit", limit["default"]):  # min_score left the others out
         return []
-    most = limit["hi"] if params.get("snippets") is False else wire.SEARCH_RESULTS_MAX
+    most = wire.FILE_LIST_MAX if params.get("snippets") is False else wire.SEARCH_RESULTS_MAX
     more = f"-n N lists more, up to {most:,}" if shown < most else "narrow the search with --path or more words"
     return [f"listed the best {shown} documents; more match ({more})"]
 

@@ -441,7 +441,7 @@ def test_a_phrase_inside_a_longer_name_adds_nothing_to_a_line_s_bound(small, mon
     [got] = snippets([text], 1, analyzer, terms, phrases=(phrase,))
     assert (got.line, got.text) == (31, "\tret = mmc_add_host(mmc);")
     bits = snippet.TermBits(analyzer, terms, (), (phrase,))
-    _, order, bounds = snippet._bounded(text, 0, snippet._probes(bits.leads()), bits)
+    _, order, bounds = snippet._bounded(text, 0, bits)
     assert order[0] == 30 and bounds[0] == bits.ceiling and bounds[1] < bits.ceiling
 
 

@@ -395,16 +395,16 @@ def best_snippets(
     (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
     those lines give every snippet asked for holding them all, these are the text's (the
     best lines, then the earliest), and no piece is read."""
-    probes, analyzer, terms = bits.probes, bits.analyzer, bits.terms
+    analyzer, terms = bits.analyzer, bits.terms
     if head is not None and terms:
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
-        out = _look(opening, max(body_line - 1, 0), probes, bits, n) if opening is not None else []
+        out = _look(opening, max(body_line - 1, 0), bits, n) if opening is not None else []
         if out:
             return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
-    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in _read(pieces, body_line, probes, bits, n)]
+    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in _read(pieces, body_line, bits, n)]
 
 
-def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: TermBits, n: int) -> list[Snippet]:
+def _read(pieces: Iterable[str], body_line: int, bits: TermBits, n: int) -> list[Snippet]:
     """best_snippets from the text's pieces (their matches not yet found). Past the first
     piece, one where no line can count is passed over by scans in C: for a phrase the
     snippets lack, for any term before there is a snippet (a word holds its stem, but
@@ -422,7 +422,7 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: Ter
             if found
             else bool(first) and not any(term in lower for term in bits.bit)
         )
-        lines, out = (None, []) if passed else _matching(text, lower, start, probes, bits, n)
+        lines, out = (None, []) if passed else _matching(text, lower, start, bits, n)
         if out and lines is not None:
             held = _held(lines[out[0].line - 1], bits) & bits.typed if bits.typed else 0
             if not found or held.bit_count() > typed.bit_count():
@@ -445,24 +445,22 @@ def _read(pieces: Iterable[str], body_line: int, probes: Counter[str], bits: Ter
     return found or first
 
 
-def _look(head: str, start: int, probes: Counter[str], bits: TermBits, n: int) -> list[Snippet]:
+def _look(head: str, start: int, bits: TermBits, n: int) -> list[Snippet]:
     """The snippets of a text whose first lines are `head`, if those lines decide them
     (every one holds all the terms); else none. Where no line may hold them all (by
     its bound), it costs the bounds alone."""
     lower = _lowered(head)
-    lines, order, bounds = _bounded(head, start, probes, bits, lower)
+    lines, order, bounds = _bounded(head, start, bits, lower)
     if not bounds or bounds[0] < bits.ceiling:
         return []
     out = _by_bound(lines, order, bounds, bits, n, lower)
     return out if len(out) == n and all(_whole(s, lines, bits) for s in out) else []
 
 
-def _matching(
-    text: str, lower: str, start: int, probes: Counter[str], bits: TermBits, n: int
-) -> tuple[_LineSource, list[Snippet]]:
+def _matching(text: str, lower: str, start: int, bits: TermBits, n: int) -> tuple[_LineSource, list[Snippet]]:
     """The text's lines and the snippets (their matches not yet found) of its best lines
     from line index `start` on that hold a term's first letters, if any does."""
-    lines, order, bounds = _bounded(text, start, probes, bits, lower)
+    lines, order, bounds = _bounded(text, start, bits, lower)
     if not bits.terms:
         return lines, []
     return lines, _by_bound(lines, order, bounds, bits, n, lower)
@@ -495,19 +493,19 @@ def _held(line: str, bits: TermBits) -> int:
 
 
 def _bounded(
-    text: str, start: int, probes: Counter[str], bits: TermBits, lower: str | None = None
+    text: str, start: int, bits: TermBits, lower: str | None = None
 ) -> tuple[_LineSource, list[int], list[int]]:
     """The text's lines, and those from `start` on that may hold a term, best bound
     first, with their bounds (by line tests for a small text, by arrays for a big one);
     `lower`: the text lowercased, when it is at hand."""
     lower = _lowered(text) if lower is None else lower  # may change lengths (İ → i̇), never the line breaks
     if len(text) <= SNIPPET_SMALL_TEXT:
-        return text.split("\n"), *_small_bounds(lower, start, probes, bits.ceiling, bits.per_word, bits.apart)
+        return text.split("\n"), *_small_bounds(lower, start, bits.probes, bits.ceiling, bits.per_word, bits.apart)
     low_codes = _codes(lower)
     low_starts = _line_starts(low_codes)
     starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
     return _Lines(text, starts), *_big_bounds(
-        low_codes, low_starts, start, probes, bits.ceiling, bits.per_word, bits.apart
+        low_codes, low_starts, start, bits.probes, bits.ceiling, bits.per_word, bits.apart
     )
 
 
