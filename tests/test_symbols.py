@@ -156,8 +156,8 @@ def test_c_variables_a_file_defines_with_a_value_are_definitions():
     """`ext4_file_operations`, `sys_call_table`, `vm_swappiness`: a file's top defines them
     with their value, and a developer looks them up as functions; each declarator of a
     declaration is one. A declaration without a value (`extern`, a tentative one), a
-    macro's call and a variable inside a function are not; nor a name tree-sitter took
-    from an attribute macro after it (`*names[] __initdata`)."""
+    macro's call and a variable inside a function are not. Beside an attribute macro
+    (`*names[] __initdata`), the name is the variable's, not the macro's."""
     source = (
         "int vm_swappiness = 60;\n"
         "const struct file_operations ext4_file_operations = {\n\t.llseek = ext4_llseek,\n};\n"
@@ -174,13 +174,93 @@ def test_c_variables_a_file_defines_with_a_value_are_definitions():
         ("ext4_file_operations", "variable", 2, 4, None),
         ("sys_call_table", "variable", 5, 7, None),
         ("handler", "variable", 12, 12, None),
+        ("names", "variable", 13, 13, None),
         ("x", "variable", 14, 14, None),
         ("y", "variable", 14, 14, None),
         ("split_fops", "variable", 15, 16, None),  # from the declaration's first line
         ("f", "function", 17, 17, None),
     ]
     assert display("vm_swappiness", "variable", None) == "variable vm_swappiness"
+    # The kernel's attribute macros, before or after the name (each read as the name).
+    source = (
+        "static int x __read_mostly = 1;\n"
+        "static int __read_mostly y = 2;\n"
+        "static struct foo __initdata *bar = NULL;\n"
+        "static u8 size_index[24] __ro_after_init = {\n\t3,\n};\n"
+        "static struct regulator_init_data __maybe_unused ldo1 = {\n\t.a = 1,\n};\n"
+        "int __per_cpu_offset = 3;\n"
+    )
+    assert [name for name, *_ in _defs(source, "c")] == ["x", "y", "bar", "size_index", "ldo1", "__per_cpu_offset"]
     assert _defs("int g_count = 0;\nnamespace n {\n}\n", "cpp")[0] == ("g_count", "variable", 1, 1, None)
+
+
+def test_c_variables_in_conditionals_at_a_files_top_are_definitions_assembler_there_is_not():
+    """A header's include guard holds all of it, and a `#ifdef CONFIG_…` at a file's top
+    holds tables the kernel looks up (a fifth of them were not found). Not a variable in a
+    function's `#ifdef`, assembler under `#ifdef __ASSEMBLY__` (`\\opd = 255`), nor a
+    macro's body tree-sitter lost track of (its lines are indented)."""
+    source = (
+        "#ifndef _CXL_H_\n#define _CXL_H_\n"
+        "static const cxl_p1_reg_t CXL_PSL_CtxTime = {0x0000};\n"
+        "#ifdef CONFIG_X86_LOCAL_APIC\nstatic u64 acpi_lapic_addr __initdata = APIC_DEFAULT_PHYS_BASE;\n"
+        "#else\nstatic u64 acpi_lapic_addr = 0;\n#endif\n"
+        "#ifdef __ASSEMBLY__\n.macro\tGR_NUM\topd gr\n\t\\opd = 255\n\t.ifc \\gr,%r0\n\t\t\\opd = 0\n"
+        "\t.endif\n.endm\n#endif\n"
+        "int f(void)\n{\n#ifdef DEBUG\n\tint inner = 3;\n#endif\n\treturn 0;\n}\n"
+        "#if 1\n\tuint64_t ___res, ___n = (n);\n#endif\n"
+        "#endif\n"
+    )
+    assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == [
+        ("CXL_PSL_CtxTime", "variable", 3),
+        ("acpi_lapic_addr", "variable", 5),
+        ("acpi_lapic_addr", "variable", 7),
+        ("f", "function", 17),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        # Branches that each hold part of a definition: four signatures of one system call
+        # before its body (`--symbol clone` did not find kernel/fork.c), an `if` whose
+        # condition differs per branch (fanotify_init's body was an error to the file's
+        # end). They are read again down to each conditional's first branch.
+        (
+            "#ifdef CONFIG_CLONE_BACKWARDS\nSYSCALL_DEFINE5(clone, unsigned long, clone_flags, int, tls)\n"
+            "#elif defined(CONFIG_CLONE_BACKWARDS2)\nSYSCALL_DEFINE5(clone, unsigned long, newsp, int, tls)\n"
+            "#else\nSYSCALL_DEFINE5(clone, unsigned long, clone_flags, \\\n\t\tint, tls)\n#endif\n"
+            "{\n\treturn kernel_clone(&args);\n}\n\n"
+            "SYSCALL_DEFINE2(fanotify_init, unsigned int, flags, unsigned int, event_f_flags)\n{\n"
+            "#ifdef CONFIG_AUDITSYSCALL\n\tif (flags & ~(FANOTIFY_INIT_FLAGS | FAN_ENABLE_AUDIT))\n"
+            "#else\n\tif (flags & ~FANOTIFY_INIT_FLAGS)\n#endif\n\t\treturn -EINVAL;\n\treturn 0;\n}\n"
+            "static int fanotify_add_mark(int fd)\n{\n\treturn fd;\n}\n",
+            [
+                ("clone", "function", 2, 11),
+                ("fanotify_init", "function", 13, 22),
+                ("fanotify_add_mark", "function", 23, 26),
+            ],
+        ),
+        # A stretch tree-sitter cannot read at all (a loop macro ending a `do`: `}
+        # while_each_thread(g, t);`) swallowed every definition after it: kernel/exit.c's
+        # last 340 lines, `wait4` among them. It is read again a top-level block at a time.
+        (
+            "static long do_wait(struct wait_opts *wo)\n{\n\tstruct task_struct *tsk = current;\n\n\tdo {\n"
+            "\t\tretval = do_wait_thread(wo, tsk);\n\t} while_each_thread(current, tsk);\n\treturn retval;\n}\n\n"
+            "SYSCALL_DEFINE4(wait4, pid_t, upid, int __user *, stat_addr,\n\t\tint, options, struct rusage __user *, ru)\n"
+            "{\n\treturn kernel_wait4(upid, stat_addr, options, ru);\n}\n\n"
+            "long kernel_wait(pid_t pid, int *stat)\n{\n\treturn do_wait(&wo);\n}\n\n"
+            'static const struct ctl_table kern_exit_table[] = {\n\t{ .procname = "oops_limit" },\n\t{ }\n};\n',
+            [
+                ("do_wait", "function", 1, 9),
+                ("wait4", "function", 11, 15),
+                ("kernel_wait", "function", 17, 20),
+                ("kern_exit_table", "variable", 22, 25),
+            ],
+        ),
+    ],
+)
+def test_c_that_tree_sitter_cannot_read_whole_is_read_again(source, expected):
+    assert [(name, kind, start, end) for name, kind, start, end, _ in _defs(source, "c")] == expected
 
 
 def test_a_variable_named_by_a_name_of_code_puts_its_file_first_a_plain_word_does_not(db, tmp_path):

@@ -85,7 +85,10 @@ GRAMMARS: dict[str, str] = {
 # 10: the device tree `compatible` strings of C match tables (kind `compatible`).
 # 11: a C function a macro defines in a preprocessor conditional at the file's top (152
 #     of the kernel's 682 SYSCALL_DEFINE system calls, `getrandom` among them).
-EXTRACTION = 11
+# 12: C variables in a conditional at the file's top (a header's include guard), named
+#     beside an attribute macro (`x __read_mostly = 1`); C read again where tree-sitter
+#     could not read it whole (_first_branches, _apart: `clone`, `wait4`).
+EXTRACTION = 12
 
 
 def stamp(grammar: str) -> str:
@@ -131,15 +134,23 @@ _TS_QUERY = (
 # The blocks a C preprocessor conditional holds; at a file's top (_at_top), what they hold
 # is at its top too.
 _C_CONDITIONALS = ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif")
+
+
+def _at_c_top(pattern: str) -> str:
+    """A query's `pattern` under each parent a node at a C file's top may have: the file,
+    a conditional there (a header's include guard holds all of it), or an error there
+    (_at_top, applied afterwards, says which are)."""
+    return "".join(f"({parent} {pattern})\n" for parent in ("translation_unit", "ERROR", *_C_CONDITIONALS))
+
+
 # A function a macro in capitals defines (`SYSCALL_DEFINE4(openat, …) {`), read as a call
 # and a block: at a file's top, or in a conditional there (`#ifdef CONFIG_X86_IOPL_IOPERM`).
-_C_MACRO_FUNCTION = "".join(
-    f"""({parent}
-  (expression_statement (call_expression function: (identifier) arguments: (argument_list . (identifier))))
-  @macro_function . (compound_statement))
-"""
-    for parent in ("translation_unit", "ERROR", *_C_CONDITIONALS)
+_C_MACRO_FUNCTION = _at_c_top(
+    "(expression_statement (call_expression function: (identifier) arguments: (argument_list . (identifier))))"
+    " @macro_function . (compound_statement)"
 )
+# A variable a file's top defines with its value.
+_C_VARIABLE = _at_c_top("(declaration declarator: (init_declarator) @variable)")
 _QUERIES: dict[str, str] = {
     "c": """
 (function_definition) @function
@@ -151,8 +162,9 @@ _QUERIES: dict[str, str] = {
 (enumerator) @constant
 (type_definition) @type
 (preproc_function_def) @macro
-(translation_unit (declaration declarator: (init_declarator) @variable))
-(initializer_pair
+"""
+    + _C_VARIABLE
+    + """(initializer_pair
   designator: (field_designator (field_identifier) @_field)
   value: (string_literal (string_content) @compatible)
   (#eq? @_field "compatible"))
@@ -168,8 +180,8 @@ _QUERIES: dict[str, str] = {
 (type_definition) @type
 (alias_declaration) @type
 (preproc_function_def) @macro
-(translation_unit (declaration declarator: (init_declarator) @variable))
-""",
+"""
+    + _C_VARIABLE,
     "java": """
 (class_declaration) @class
 (record_declaration) @class
@@ -289,6 +301,12 @@ _C_DECLARATION_GOES_ON = re.compile(r"[ \t]*(?:\n[ \t]*)?[A-Za-z_*]")
 # 3 s for the whole tree (a file of code stops at its first line of it).
 _C_CODE_LINE = re.compile(r"\n(?![ \t]*(?:$|#|//|\*/[ \t]*$|(?:/\*|\*(?!/))(?:(?!\*/).)*(?:\*/[ \t]*)?$))", re.M)
 _C_FUNCTION_MACRO = re.compile(r"#[ \t]*define[ \t]+\w+\(")
+# A preprocessor conditional's directive, with the lines it continues onto (`\` ending one).
+_C_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n]*\\\n)*[^\n]*", re.M)
+_NOT_LINE_BREAK = re.compile(r"[^\n]")
+# The line closing a C block at a file's top: `}` at its start, then neither parenthesis (a
+# macro's statement expression, `})`, ends inside a function) nor a `\` (a macro's line).
+_C_BLOCK_END = re.compile(rb"^\}[^()\\\n]*\n", re.M)
 MAX_ATTRIBUTE = 400  # characters inside an attribute macro's parentheses, at most
 MAX_NAME = 200  # longer "names" are not identifiers (a parse gone wrong)
 
@@ -343,21 +361,77 @@ def _parser(grammar: str) -> tuple[Any, Any]:
 
 
 def parse(text: str, grammar: str) -> list[Symbol]:
-    """The definitions in `text`, in the order they start (an outer one before its members)."""
+    """The definitions in `text`, in the order they start (an outer one before its members).
+    C that tree-sitter cannot read whole is read again, to add what more it then finds:
+    down to its conditionals' first branches (_first_branches), and a stretch it still
+    cannot read a top-level block at a time (_apart)."""
     if grammar in line_symbols.GRAMMARS:
         return [Symbol(name, kind, start, end, None) for name, kind, start, end in line_symbols.parse(text, grammar)]
+    if grammar not in ("c", "cpp"):
+        return _read(text.encode("utf-8", "surrogatepass"), grammar)[0]
+    if _C_CODE_LINE.search("\n" + text) is None and _C_FUNCTION_MACRO.search(text) is None:
+        return []
+    text = _blank_attributes(text)
+    source = text.encode("utf-8", "surrogatepass")
+    symbols, errors = _read(source, grammar)
+    if errors is None:
+        return symbols
+    first = _first_branches(text)
+    if first is not None:
+        source = first.encode("utf-8", "surrogatepass")
+        more, errors = _read(source, grammar)
+        symbols = _merged(symbols, more)
+    pieces = _apart(source, errors or [])
+    return _merged(symbols, _read(source, grammar, pieces)[0]) if pieces else symbols
+
+
+def _merged(symbols: list[Symbol], more: list[Symbol]) -> list[Symbol]:
+    """`symbols` and those of `more` starting where none of the same name does, in order."""
+    known = {(s.name, s.start_line) for s in symbols}
+    more = [s for s in more if (s.name, s.start_line) not in known]
+    return sorted(symbols + more, key=lambda s: (s.start_line, -s.end_line)) if more else symbols
+
+
+def _read(
+    source: bytes, grammar: str, pieces: list[tuple[int, int]] | None = None
+) -> tuple[list[Symbol], list[tuple[int, int]] | None]:
+    """The definitions tree-sitter finds in `source` (or in each of its `pieces`, byte
+    ranges read apart), in the order they start; and where the whole source is read and
+    has an error, the byte ranges of the errors at its top (None: no error)."""
     import tree_sitter
 
-    if grammar in ("c", "cpp"):
-        if _C_CODE_LINE.search("\n" + text) is None and _C_FUNCTION_MACRO.search(text) is None:
-            return []
-        text = _blank_attributes(text)
     parser, query = _parser(grammar)
-    source = text.encode("utf-8", "surrogatepass")
-    tree = parser.parse(source)
-    captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
-    found = [(node, kind) for kind, nodes in captures.items() if not kind.startswith("_") for node in nodes]
-    found.sort(key=lambda f: (f[0].start_byte, -f[0].end_byte))
+    if pieces is None:
+        trees = [parser.parse(source)]
+    else:
+        trees = []
+        try:
+            line, counted = 0, 0  # the line byte `counted` is on (the pieces come in order)
+            for start, end in pieces:
+                line += source.count(b"\n", counted, start)
+                last = line + source.count(b"\n", start, end)
+                counted = end
+                first, after = (line, _column(source, start)), (last, _column(source, end))
+                parser.included_ranges = [tree_sitter.Range(first, after, start, end)]
+                trees.append(parser.parse(source))
+                line = last
+        finally:
+            parser.included_ranges = []  # the whole text, for the parser's next user
+    symbols: list[Symbol] = []
+    for tree in trees:
+        captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
+        found = [(node, kind) for kind, nodes in captures.items() if not kind.startswith("_") for node in nodes]
+        found.sort(key=lambda f: (f[0].start_byte, -f[0].end_byte))
+        symbols += _symbols(found, grammar, source)
+    root = trees[0].root_node
+    if pieces is not None or not root.has_error:
+        return symbols, None
+    errors = [root] if root.type == "ERROR" else [n for n in root.children if n.type == "ERROR"]
+    return symbols, [(n.start_byte, n.end_byte) for n in errors]
+
+
+def _symbols(found: list[tuple[Any, str]], grammar: str, source: bytes) -> list[Symbol]:
+    """The definitions of a tree's captures (`found`, in the order they start)."""
     symbols: list[Symbol] = []
     open_: list[tuple[int, str, str]] = []  # enclosing definitions: (end byte, name, kind)
     for node, kind in found:
@@ -387,14 +461,76 @@ def parse(text: str, grammar: str) -> list[Symbol]:
     return symbols
 
 
+def _column(source: bytes, at: int) -> int:
+    """Byte `at`'s column, as tree-sitter counts them (from 0, in bytes)."""
+    return at - source.rfind(b"\n", 0, at) - 1
+
+
+def _apart(source: bytes, errors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pieces to read apart of C's top-level `errors` (byte ranges, each from its
+    first line on): each ends after a line closing a top-level block (`}` at a line's
+    start), so what tree-sitter misreads in one block does not swallow the next ones. A
+    loop macro ending a `do` (`} while_each_thread(g, t);`) made kernel/exit.c's last
+    340 lines one error, its `wait4` and `waitid` with them. An error without such a
+    line inside is not read again."""
+    pieces: list[tuple[int, int]] = []
+    for start, end in errors:
+        start = source.rfind(b"\n", 0, start) + 1
+        cuts = [m.end() for m in _C_BLOCK_END.finditer(source, start, end) if m.end() < end]
+        if cuts:
+            bounds = [start, *cuts, end]
+            pieces += [(a, b) for a, b in zip(bounds, bounds[1:])]
+    return pieces
+
+
+def _first_branches(text: str) -> str | None:
+    """C with each preprocessor conditional down to its first branch: the code one
+    configuration compiles, its directives and later branches (`#elif`, `#else`) turned
+    into spaces (every line kept); None where no conditional has a later branch. Where
+    the branches each hold part of a definition, tree-sitter reads none of them: four
+    signatures of `SYSCALL_DEFINE5(clone, …)` before one body, an `if` whose condition
+    differs per branch (fanotify_init's)."""
+    spans: list[tuple[int, int]] = []
+    later: list[bool] = []  # per open conditional: whether its first branch is past
+    branched = False
+    hidden_from = -1  # where the text hidden by a later branch starts, while it is
+    for m in _C_CONDITIONAL.finditer(text):
+        word = m.group(1)
+        if word.startswith("if"):
+            later.append(False)
+        elif later and word == "endif":
+            later.pop()
+        elif later:
+            later[-1] = branched = True
+        hidden = any(later)
+        if hidden and hidden_from < 0:
+            hidden_from = m.start()
+        elif not hidden and hidden_from >= 0:
+            spans.append((hidden_from, m.end()))
+            hidden_from = -1
+        elif not hidden:
+            spans.append((m.start(), m.end()))
+    if hidden_from >= 0:
+        spans.append((hidden_from, len(text)))
+    return _blanked(text, spans) if branched else None
+
+
 def _misread_in_c(node: Any, kind: str, source: bytes) -> bool:
     """Whether a C or C++ capture is no definition: a loop macro and its block read as a
-    function (`for_each_node(node) {`: a definition of `(node)`), or the names of a
-    `#define` in an enum's `#ifdef` read as enumerators."""
+    function (`for_each_node(node) {`: a definition of `(node)`); a macro's function or
+    a variable not at the file's top (_at_top); a variable on an indented line, where
+    one at the top is not, or on assembler's (under `#ifdef __ASSEMBLY__`, `.macro
+    GR_NUM opd gr` then `\\opd = 255`), or in a macro's body whose `\\` lines
+    tree-sitter lost; or the names of a `#define` in an enum's `#ifdef` read as
+    enumerators."""
     if kind == "function":
         return not _declares_function(node)
     if kind == "macro_function":
         return not _at_top(node)
+    if kind == VARIABLE:
+        declaration = node.parent
+        line = source.rfind(b"\n", 0, declaration.start_byte) + 1
+        return source[line] in b" \t." or b"\\" in source[line : node.start_byte] or not _at_top(declaration)
     return kind == CONSTANT and _in_directive(source, node.start_byte)
 
 
@@ -514,14 +650,18 @@ def _blank_attributes(text: str) -> str:
             i += 1
         if depth == 0 and _C_DECLARATION_GOES_ON.match(text, i):
             spans.append((m.start(), i))
-    if not spans:
-        return text
+    return _blanked(text, spans)
+
+
+def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` with each of `spans` (in order; one overlapping the last is passed over)
+    turned into spaces but its line breaks: every offset and line stays where it was."""
     parts, at = [], 0
     for start, end in spans:
         if start >= at:
-            parts += [text[at:start], re.sub(r"[^\n]", " ", text[start:end])]
+            parts += [text[at:start], _NOT_LINE_BREAK.sub(" ", text[start:end])]
             at = end
-    return "".join(parts) + text[at:]
+    return "".join(parts) + text[at:] if parts else text
 
 
 def _after_attribute(target: Any) -> Any:
@@ -538,18 +678,29 @@ def _after_attribute(target: Any) -> Any:
 
 def _variable(node: Any, source: bytes) -> str | None:
     """A variable's name: what its declarator wraps (`*names[]`, `(*handler)(void)`).
-    None where tree-sitter misread the declarator (an attribute macro after the name,
-    `*names[] __initdata`, became the name and the name an error)."""
+    Beside an attribute macro (`x __read_mostly = 1`, `*names[] __initdata`, `__initdata
+    *bar`), tree-sitter reads one of the two names as an error: the name is the one not
+    starting with `__`, as the kernel's attribute macros do. None for a name it supposed."""
+    beside = [node.prev_named_sibling, *node.children]  # where an error holds one of the two
     target = node.child_by_field_name("declarator")
     while target is not None and target.type in _C_WRAPPERS:
-        if any(child.type == "ERROR" for child in target.children):
-            return None
+        beside += target.children
         inner = target.child_by_field_name("declarator")
         target = inner if inner is not None else (target.named_children or [None])[0]
-    if target is None or target.type != "identifier":
-        return None
+    if target is None or target.type != "identifier" or target.is_missing:
+        return None  # is_missing: a name tree-sitter supposed, to go on (`DEFINE_PER_CPU(…) = {`)
     name = _text(target, source)
+    if name.startswith("__"):
+        misread = (_first_identifier(n) for n in beside if n is not None and n.type == "ERROR")
+        name = next((text for n in misread if n is not None and not (text := _text(n, source)).startswith("__")), name)
     return name if len(name) <= MAX_NAME else None
+
+
+def _first_identifier(node: Any) -> Any:
+    """The first identifier in `node` (itself, or its first named child's, and so on)."""
+    while node is not None and node.type != "identifier":
+        node = (node.named_children or [None])[0]
+    return node
 
 
 def _text(node: Any, source: bytes) -> str:
