@@ -411,7 +411,7 @@ def _read(
                 line += source.count(b"\n", counted, start)
                 last = line + source.count(b"\n", start, end)
                 counted = end
-                first, after = (line, _column(source, start)), (last, _column(source, end))
+                first, after = (line, start - _line_start(source, start)), (last, end - _line_start(source, end))
                 parser.included_ranges = [tree_sitter.Range(first, after, start, end)]
                 trees.append(parser.parse(source))
                 line = last
@@ -461,9 +461,10 @@ def _symbols(found: list[tuple[Any, str]], grammar: str, source: bytes) -> list[
     return symbols
 
 
-def _column(source: bytes, at: int) -> int:
-    """Byte `at`'s column, as tree-sitter counts them (from 0, in bytes)."""
-    return at - source.rfind(b"\n", 0, at) - 1
+def _line_start(source: bytes, at: int) -> int:
+    """Where the line holding byte `at` starts (byte `at` less its column, as tree-sitter
+    counts columns: in bytes)."""
+    return source.rfind(b"\n", 0, at) + 1
 
 
 def _apart(source: bytes, errors: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -475,7 +476,7 @@ def _apart(source: bytes, errors: list[tuple[int, int]]) -> list[tuple[int, int]
     line inside is not read again."""
     pieces: list[tuple[int, int]] = []
     for start, end in errors:
-        start = source.rfind(b"\n", 0, start) + 1
+        start = _line_start(source, start)
         cuts = [m.end() for m in _C_BLOCK_END.finditer(source, start, end) if m.end() < end]
         if cuts:
             bounds = [start, *cuts, end]
@@ -529,7 +530,7 @@ def _misread_in_c(node: Any, kind: str, source: bytes) -> bool:
         return not _at_top(node)
     if kind == VARIABLE:
         declaration = node.parent
-        line = source.rfind(b"\n", 0, declaration.start_byte) + 1
+        line = _line_start(source, declaration.start_byte)
         return source[line] in b" \t." or b"\\" in source[line : node.start_byte] or not _at_top(declaration)
     return kind == CONSTANT and _in_directive(source, node.start_byte)
 
@@ -552,9 +553,9 @@ def _in_directive(source: bytes, at: int) -> bool:
     """Whether byte `at` of C source is on a preprocessor line (its continuations, after
     a `\\`, too): no enumerator is, though tree-sitter, recovering from a directive it
     does not expect inside an enum, may read one there."""
-    start = source.rfind(b"\n", 0, at) + 1
+    start = _line_start(source, at)
     while start > 1 and source[start - 2 : start] == b"\\\n":
-        start = source.rfind(b"\n", 0, start - 1) + 1
+        start = _line_start(source, start - 1)
     return source[start:at].lstrip(b" \t").startswith(b"#")
 
 
