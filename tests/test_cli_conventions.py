@@ -560,7 +560,7 @@ def test_removing_a_collection_gives_the_space_back(daemon, tmp_path):
         "collection", "add", many_files(str(tmp_path / "big"), 1500, words=900), "--name", "big", "--json", env=env
     )
     before = cli_json("status", "--json", env=env)["db_bytes"]
-    assert before > 4 * 1048576
+    assert before > 3 * 1048576  # ~4 MiB, give or take what the WAL holds at the time
     cli_json("collection", "remove", "big", "--json", env=env)
     after = cli_json("status", "--json", env=env)["db_bytes"]
     assert after < before / 5, (before, after)
