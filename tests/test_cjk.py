@@ -3,6 +3,8 @@ a query word (a phrase of its bigrams) finds the documents that contain it."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,7 +13,17 @@ from conftest import cli_json, lexical_index, lexical_paths, migrated_db, write_
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.search.grammar import Clause, compile_query, parse
-from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, exact_text, tokenize
+from gnod.text.analyzer import (
+    ASCII_SCAN_CHARS,
+    NON_ASCII_RE,
+    TOKEN_RE,
+    Analyzer,
+    AnalyzerSet,
+    exact_text,
+    fold,
+    non_ascii_runs,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -76,6 +88,32 @@ def test_text_with_other_characters_is_tokenized_as_the_regex_does(text):
     only its other words by TOKEN_RE; other text goes through TOKEN_RE whole: the tokens
     are TOKEN_RE's, in order, either way."""
     assert tokenize(text) == TOKEN_RE.findall(text.lower())
+
+
+@given(st.text(st.sampled_from("ab \néß—\u0301한\u1100\u1161🚀")), st.integers(1, 6))
+def test_non_ascii_runs_are_the_regexs_whatever_the_blocks(text, block):
+    """Blocks without a non-ASCII character are passed over, and a run across a block's
+    end is still one run."""
+    runs = [m.span() for m in non_ascii_runs(text, block)]
+    assert runs == [m.span() for m in NON_ASCII_RE.finditer(text)]
+
+
+def test_a_long_text_with_runs_across_blocks_is_tokenized_and_folded_as_a_whole():
+    """Where a source file's few accented words fall across the scan's blocks, its tokens
+    and its folded text are those of the whole text read at once."""
+    text = list("int x_1;\n" * (4 * ASCII_SCAN_CHARS // 10))
+    for at, run in (
+        (0, "é"),
+        (ASCII_SCAN_CHARS - 2, "éÈêË"),
+        (2 * ASCII_SCAN_CHARS - 1, "\u1100\u1161"),
+        (3 * ASCII_SCAN_CHARS, "e\u0301"),
+    ):
+        text[at : at + len(run)] = run
+    text = "".join(text)
+    assert len(list(non_ascii_runs(text))) == 4
+    assert tokenize(text) == TOKEN_RE.findall(text.lower())
+    whole = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
+    assert fold(text) == unicodedata.normalize("NFC", whole)
 
 
 @given(st.text(st.sampled_from("aZ9é\u0301東京タ _-.\n"), max_size=300), st.integers(1, 40))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import add
 
 import Stemmer
@@ -35,6 +35,10 @@ _ASCII_LINE_SEPARATORS = _ASCII_SEPARATORS[:10] + b"\n" + _ASCII_SEPARATORS[11:]
 # character) stay, so each word holding one is still whole, for TOKEN_RE to split.
 _ASCII_SEPARATORS_ONLY = _ASCII_SEPARATORS[:128] + bytes(range(128, 256))
 NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+# non_ascii_runs looks for them this many characters at a time: a block without one is
+# passed over by str.isascii, in C, where the regex reads every character (a 700 KB
+# driver with an accented name in its header: 5.8 ms a scan, 0.3 so).
+ASCII_SCAN_CHARS = 4096
 # Between the parts of an indexed text (its path, title and body; a path's folders): a
 # token of its own, which no phrase spans. Never a query's (tokens are alphanumeric) but
 # where a query names a path's folders (`x86/entry`, grammar._clause_forms).
@@ -62,6 +66,20 @@ CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
 # 1-3, which hold every CJK character: deleting them all (one C pass) leaves nothing
 # for text without CJK, at a half to a fifth of the cost of a `_CJK_RE` scan.
 _NOT_CJK_LEADS = bytes(sorted(set(range(256)) - {*range(0xE3, 0xEE), 0xEF, 0xF0}))
+
+
+def non_ascii_runs(text: str, block: int = ASCII_SCAN_CHARS) -> Iterator[re.Match[str]]:
+    """NON_ASCII_RE's matches in `text`, in order, read by the regex only in the blocks
+    of `block` characters that hold one (a run across a block's end is read whole with
+    the block it starts in)."""
+    at, n = 0, len(text)
+    while at < n:
+        end = min(at + block, n)
+        if not text[at:end].isascii():
+            if end < n and not text[end - 1].isascii() and not text[end].isascii():
+                end = NON_ASCII_RE.match(text, end).end()  # type: ignore[union-attr]  # text[end] is one
+            yield from NON_ASCII_RE.finditer(text, at, end)
+        at = end
 
 
 def _has_cjk(text: str, data: bytes) -> bool:
@@ -237,7 +255,7 @@ def _mostly_ascii_tokens(data: bytes) -> list[str]:
     spaced = data.translate(_ASCII_SEPARATORS_ONLY).decode("utf-8", "surrogatepass")
     out: list[str] = []
     at = 0  # where the text not yet tokenized starts
-    for m in NON_ASCII_RE.finditer(spaced):
+    for m in non_ascii_runs(spaced):
         if m.start() < at:  # in the word just read
             continue
         start = spaced.rfind(" ", 0, m.start()) + 1
@@ -255,8 +273,17 @@ def fold(text: str) -> str:
     """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u); Hangul and other
     composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
     never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
-    source file with one name in its copyright line costs one regex pass."""
-    return text if text.isascii() else NON_ASCII_RE.sub(_fold_run, text)
+    source file with one name in its copyright line costs a str.isascii pass and the
+    regex over one block (non_ascii_runs)."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    at = 0
+    for m in non_ascii_runs(text):
+        out += (text[at : m.start()], _fold_run(m))
+        at = m.end()
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _fold_run(m: re.Match[str]) -> str:
