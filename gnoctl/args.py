@@ -13,7 +13,6 @@ with `params`.
 
 from __future__ import annotations
 
-from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS
 
 # The output formats every search command renders (`--format NAME`); each also has its
@@ -279,7 +278,9 @@ def _values(spec: dict[str, tuple[str, str]], options: list[str], opts: dict) ->
                 opts[dest] = float(value)
             elif kind == "list":
                 opts.setdefault(dest, []).append(value)
-            elif kind == "day":
+            elif kind == "day":  # gnoctl.days is loaded by the searches that give one
+                from gnoctl.days import iso_day
+
                 opts[dest] = iso_day(value)
             else:
                 opts[dest] = value
