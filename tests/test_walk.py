@@ -256,6 +256,32 @@ def test_nested_gitignore_with_negation(tmp_path):
     assert "secret/s.md" in paths(tmp_path, Filter([], [], gitignore=False))
 
 
+def test_names_that_are_not_utf8_are_matched_by_globs_and_gitignore_files(tmp_path):
+    """The walk went down on such a name (the glob matcher cannot encode its surrogate
+    escapes) as soon as the collection had an exclude glob or a .gitignore: `collection
+    add`, `update` and the scan at start failed. It is read as a .gitignore's own lines
+    are, with U+FFFD for each byte that is not UTF-8."""
+    make(tmp_path, {"a.md": "", "notes/b.md": ""})
+    root = os.fsencode(str(tmp_path))
+    for name in (b"caf\xe9.md", b"notes/\xff.md", b"old-\xfe.md"):
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(b"text\n")
+    with open(os.path.join(root, b".gitignore"), "wb") as f:
+        f.write(b"*.o\nold-\xfe.md\n")  # a line naming one, in the same bytes
+
+    def walked(flt: Filter) -> tuple[list[str], list[tuple[str, str]]]:
+        issues: list = []
+        return [e.rel_path for e in walk(str(tmp_path), flt, issues)], sorted((i.rel_path, i.code) for i in issues)
+
+    # Left out and reported, as without a .gitignore; the one the .gitignore names is ignored.
+    bad = [("caf\\xe9.md", "BAD_NAME"), ("notes/\\xff.md", "BAD_NAME")]
+    assert walked(Filter([], [])) == (["a.md", "notes/b.md"], bad)
+    assert walked(Filter(["**/*.md"], ["notes/*.md"], gitignore=False)) == (
+        ["a.md"],
+        [("caf\\xe9.md", "BAD_NAME"), ("old-\\xfe.md", "BAD_NAME")],
+    )
+
+
 def test_stat_fields_and_symlinked_dirs_not_followed(tmp_path):
     make(tmp_path, {"a.md": "hello"})
     os.symlink(tmp_path, tmp_path / "loop", target_is_directory=True)

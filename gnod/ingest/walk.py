@@ -110,6 +110,15 @@ def special_reason(mode: int) -> str:
     return f"{kind}: only regular files are indexed"
 
 
+def _matches(spec: pathspec.PathSpec, path: str) -> bool:
+    """`spec.match_file(path)` for any name the file system gives: bytes of a name that
+    are not UTF-8 (kept as surrogate escapes, which the matcher cannot encode: adding the
+    collection failed) are read as U+FFFD, as a .gitignore's own lines are."""
+    if not path.isascii():
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return bool(spec.match_file(path))
+
+
 def _inside(real: str, root_real: str) -> bool:
     return real == root_real or real.startswith(root_real.rstrip("/") + "/")
 
@@ -149,19 +158,19 @@ class Filter:
     def wants_dir(self, name: str, rel_dir: str) -> bool:
         if name in self.excluded_dirs:
             return False
-        return not (self.exclude and self.exclude.match_file(rel_dir + "/"))
+        return not (self.exclude and _matches(self.exclude, rel_dir + "/"))
 
     def wants_file(self, name: str, rel_path: str) -> bool:
         if name in _DEFAULT_EXCLUDED_FILES:
             return False
         taken = (
-            self.include.match_file(rel_path)
+            _matches(self.include, rel_path)
             if self.include is not None
             else _default_kind(name, rel_path, self.project)
         )
-        if not (taken or (self.also is not None and self.also.match_file(rel_path))):
+        if not (taken or (self.also is not None and _matches(self.also, rel_path))):
             return False
-        return not (self.exclude and self.exclude.match_file(rel_path))
+        return not (self.exclude and _matches(self.exclude, rel_path))
 
     def kind_left_out(self, name: str, rel_path: str) -> bool:
         """Whether the default kinds of files (no include globs) and the `also` globs
@@ -169,7 +178,7 @@ class Filter:
         return (
             self.include is None
             and not _default_kind(name, rel_path, self.project)
-            and not (self.also is not None and self.also.match_file(rel_path))
+            and not (self.also is not None and _matches(self.also, rel_path))
         )
 
     def other_kind(self, name: str, rel_path: str) -> bool:
@@ -180,7 +189,7 @@ class Filter:
             not name.startswith(".")
             and name not in _DEFAULT_EXCLUDED_FILES
             and self.kind_left_out(name, rel_path)
-            and not (self.exclude and self.exclude.match_file(rel_path))
+            and not (self.exclude and _matches(self.exclude, rel_path))
         )
 
 
@@ -235,7 +244,7 @@ def _load_gitignore(abs_dir: str, base: str) -> Ignore | None:
 
 def _ignored(ignores: list[Ignore], rel: str) -> bool:
     for base, spec, _ in ignores:
-        if spec.match_file(rel[len(base) :] if base else rel):
+        if _matches(spec, rel[len(base) :] if base else rel):
             return True
     return False
 
