@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from conftest import write_tree
 from gnod.store.db import WAL_KEEP_BYTES, connect, empty_wal
 
 
@@ -60,3 +61,19 @@ def test_at_rest_the_wal_is_emptied_unless_a_reader_holds_it_and_the_writer_neve
     empty_wal(conn)
     assert os.path.getsize(wal) == 0
     assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 26
+
+
+def test_a_list_of_more_ids_than_sqlite_binds_reads_them_all(db, tmp_path):
+    """`search -n 100000 --files include` on the kernel tree (61,686 hits) failed with
+    "too many SQL variables": a statement binds at most 32,766 values."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.store import documents
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(str(tmp_path / "tree"), {f"f{i}.c": f"int f{i}(void) {{ return {i}; }}\n" for i in range(3)})
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="t", path=root))
+    ids = [r[0] for r in db.execute("SELECT id FROM documents ORDER BY id")]
+    many = list(range(1, 40_000)) + ids
+    assert sorted(documents.docs_with_contents(db, many)) == ids
+    assert sorted(documents.docs_by_ids(db, many)) == ids

@@ -6,7 +6,9 @@ extensions such as sqlite-vec.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 
 import apsw
 
@@ -21,6 +23,18 @@ RECLAIM_FREE_SHARE = 0.005
 # tree, kept until gnod stopped; this is about what SQLite's automatic checkpoint lets it
 # reach between two (1,000 pages), so steady writes do not shrink and grow it each time.
 WAL_KEEP_BYTES = 4 << 20
+# Values bound one `?` each in an `IN (…)` list (in_list); more go as one JSON array. A
+# statement takes at most 32,766 (SQLITE_MAX_VARIABLE_NUMBER): `search -n 100000
+# --files include` failed with "too many SQL variables".
+IN_BINDS_MAX = 500
+
+
+def in_list(values: Sequence[int | str]) -> tuple[str, list[int | str] | list[str]]:
+    """`(… )` for `x IN (…)` and the values it binds: a `?` each for a search's few hits,
+    one JSON array that json_each reads for many."""
+    if len(values) <= IN_BINDS_MAX:
+        return f"({','.join('?' * len(values))})", list(values)
+    return "(SELECT value FROM json_each(?))", [json.dumps(list(values))]
 
 
 def connect(path: str, *, readonly: bool = False) -> apsw.Connection:

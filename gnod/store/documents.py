@@ -19,6 +19,8 @@ import apsw
 import msgspec
 import zstandard
 
+from gnod.store.db import in_list
+
 
 class ChunkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """A chunk as a span of the document's canonical markdown (see content_chunks)."""
@@ -369,8 +371,8 @@ def _doc(row: Sequence[Any]) -> DocRow:
 def docs_by_ids(conn: apsw.Connection, ids: Sequence[int]) -> dict[int, DocRow]:
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks})", ids)}
+    among, values = in_list(ids)
+    return {r[0]: _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN {among}", values)}
 
 
 def docs_with_contents(
@@ -382,13 +384,13 @@ def docs_with_contents(
     reads its pages afresh."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
+    among, values = in_list(ids)
     if read:
         columns = "ct.markdown, ct.body_line"
         tables = f"{_DOC_FROM} LEFT JOIN content ct ON ct.mirror_hash = d.mirror_hash"
     else:
         columns, tables = "NULL, 0", _DOC_FROM
-    rows = conn.execute(f"SELECT {_DOC_FIELDS}, {columns} FROM {tables} WHERE d.id IN ({marks})", ids)
+    rows = conn.execute(f"SELECT {_DOC_FIELDS}, {columns} FROM {tables} WHERE d.id IN {among}", values)
     return {r[0]: (_doc(r[:-2]), r[-2], r[-1] or 0) for r in rows}
 
 
@@ -500,9 +502,10 @@ def list_folder(
             assert after is not None  # sub ends with "/", which has a successor
             folders.append((name, sub, conn.execute(count, (cid, sub, after)).fetchone()[0]))
             at, op = after, ">="
-    marks = ",".join("?" * len(ids))
+    among, values = in_list(ids)
     rows = [
-        _doc(r) for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN ({marks}) ORDER BY c.name, d.rel_path", ids)
+        _doc(r)
+        for r in conn.execute(f"SELECT {_DOC_COLUMNS} WHERE d.id IN {among} ORDER BY c.name, d.rel_path", values)
     ]
     return folders, rows, total
 

@@ -18,6 +18,7 @@ import apsw
 import msgspec
 
 from gnod.ingest.symbols import GRAMMARS, Symbol, display, grammar_for, path_globs, stamp
+from gnod.store.db import in_list
 from gnod.store.documents import compress, decompress, path_in
 
 # How a content parsed today is marked, per grammar: others are parsed again.
@@ -71,8 +72,8 @@ def backlog(conn: apsw.Connection, since: int | None = None) -> list[tuple[int, 
 def sources(conn: apsw.Connection, items: Sequence[tuple[int, str]]) -> list[tuple[int, str, bytes | str]]:
     """(content id, grammar, stored markdown) for the parser; contents gone meanwhile are left out."""
     grammar = dict(items)
-    marks = ",".join("?" * len(items))
-    rows = conn.execute(f"SELECT id, markdown FROM content WHERE id IN ({marks})", [i for i, _ in items])
+    among, values = in_list([i for i, _ in items])
+    rows = conn.execute(f"SELECT id, markdown FROM content WHERE id IN {among}", values)
     return [(content_id, grammar[content_id], stored) for content_id, stored in rows]
 
 
@@ -110,10 +111,11 @@ def of_documents(conn: apsw.Connection, docs: Iterable[tuple[str, str]]) -> dict
     wanted = list(dict.fromkeys(h for rel_path, h in docs if grammar_for(rel_path) is not None))
     if not wanted:
         return {}
+    among, values = in_list(wanted)
     rows = conn.execute(
         "SELECT ct.mirror_hash, s.symbols FROM content_symbols s JOIN content ct ON ct.id = s.content_id "
-        f"WHERE ct.mirror_hash IN ({','.join('?' * len(wanted))})",
-        wanted,
+        f"WHERE ct.mirror_hash IN {among}",
+        values,
     )
     return {mirror_hash: _unpack(blob) for mirror_hash, blob in rows}
 

@@ -17,6 +17,7 @@ import apsw
 import msgspec
 import numpy as np
 
+from gnod.store.db import in_list
 from gnod.store.documents import Contents
 
 
@@ -189,16 +190,17 @@ def chunk_hits(
     """Each chunk with every document that holds it (content is shared) and passes `condition`."""
     if not chunk_ids:
         return []
+    among, values = in_list(chunk_ids)
     sql = f"""SELECT cc.id, d.id, c.name, cc.seq, cc.start_line, cc.end_line, ct.mirror_hash, cc.pos, cc.length
               FROM content_chunks cc
               JOIN content ct ON ct.id = cc.content_id
               JOIN documents d ON d.mirror_hash = ct.mirror_hash
               JOIN collections c ON c.id = d.collection_id
-              WHERE cc.id IN ({",".join("?" * len(chunk_ids))})"""
+              WHERE cc.id IN {among}"""
     contents = Contents(conn)
     return [
         ChunkHit(cid, doc_id, name, seq, start, end, contents.span(h, pos, length))
         for cid, doc_id, name, seq, start, end, h, pos, length in conn.execute(
-            f"{sql} AND {condition}", [*chunk_ids, *args]
+            f"{sql} AND {condition}", [*values, *args]
         ).fetchall()
     ]
