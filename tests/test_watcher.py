@@ -138,6 +138,10 @@ def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
         f.write('[[collections]]\nname = "hand"\npaht = "/nowhere"\n')  # a typo: kept out, reported
     assert wait_until(lambda: "paht" in (daemon.result("status")["config_error"] or ""), CONVERGE_S)
     assert paths(daemon, "capybara") == ["hand/h.md", "hand/later.md"]
+    # The typo undone: the file holds the config in use again, and the error is gone.
+    with open(cfg, "w") as f:
+        f.write(f'[[collections]]\nname = "hand"\npath = "{docs}"\n')
+    assert wait_until(lambda: daemon.result("status")["config_error"] is None, CONVERGE_S)
     with open(cfg, "w") as f:
         f.write("")
     eventually(daemon, "capybara", [])

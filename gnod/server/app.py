@@ -361,6 +361,7 @@ class Daemon:
             raise RpcError(wire.CONFIG_ERROR, f"cannot read {self.paths.config_file}: {e.strerror or e}") from None
         digest = None if raw is None else hashlib.sha256(raw).digest()
         if digest == self.config_digest:
+            self.config_error = None  # the file holds the config in use (a broken edit undone)
             return
         try:
             config = Config() if raw is None else parse(raw, self.paths.config_file)
