@@ -621,7 +621,10 @@ def status(
         typer.Option(
             "-w",
             "--watch",
-            help="Refresh every second, in place on a terminal (JSON: one status per line), until Ctrl-C.",
+            help=(
+                "Refresh every second, in place on a terminal (JSON: one status per line), until Ctrl-C "
+                "or gnod stops (exit 3; a gnod started again is followed)."
+            ),
         ),
     ] = False,
     json_: JsonOpt = False,

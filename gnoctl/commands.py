@@ -234,7 +234,22 @@ def status(fmt: str | None, watch: bool = False, autostart: bool | None = None) 
         frame = StatusWatch(fmt)
         try:
             while True:
-                frame(client.call("status"))
+                try:
+                    result = client.call("status")
+                except DaemonError as e:
+                    if e.code != wire.INTERNAL_ERROR:
+                        raise
+                    # The connection was lost: a gnod started again is watched, a stopped one ends it.
+                    client.close()
+                    client = Client(autostart=False)
+                    try:
+                        result = client.call("status")
+                    except DaemonError as gone:
+                        if gone.code != wire.NOT_RUNNING:
+                            raise
+                        print("gnoctl: gnod stopped: nothing more to watch", file=sys.stderr)
+                        return wire.EXIT_NOT_RUNNING
+                frame(result)
                 time.sleep(STATUS_WATCH_S)
         except KeyboardInterrupt:  # the way to stop watching: not an error
             return 0

@@ -475,6 +475,22 @@ def test_status_watch_redraws_in_place_until_ctrl_c(daemon, tmp_path):
     assert "Traceback" not in session.stderr and "interrupted" not in session.stderr
 
 
+def test_status_watch_ends_as_watch_does_when_gnod_stops(daemon):
+    """It printed "lost the connection to gnod: [Errno 32] Broken pipe" and exited 2."""
+    piped = subprocess.Popen(
+        [sys.executable, "-m", "gnoctl.main", "status", "--watch", "--json"],
+        env=daemon.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert json.loads(piped.stdout.readline())["pid"] == daemon.proc.pid
+    daemon.stop()
+    assert piped.wait(20) == 3
+    err = piped.stderr.read()
+    assert "gnod stopped: nothing more to watch" in err and "lost the connection" not in err, err
+
+
 def test_ctrl_c_during_collection_add_says_indexing_goes_on(daemon, tmp_path):
     env = daemon.env
     big = many_files(str(tmp_path / "big"), 3000)
