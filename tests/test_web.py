@@ -160,6 +160,21 @@ def test_a_foreign_host_or_origin_is_refused(web):
     assert status == 200 and json.loads(reply)["ok"] is True
 
 
+def test_the_pages_requests_that_cannot_be_done_say_why(web):
+    """A re-index of no such collection was "ok", a body that is not JSON a 500 (with a
+    traceback on the terminal), and a relative folder was taken from where `gnoctl web`
+    was started."""
+    status, _, reply = web.post("/api/index", {"name": "nosuch"})
+    assert status == 400 and "nosuch" in json.loads(reply)["error"]["message"], reply
+    sent = {"Origin": web.origin, "X-CSRF-Token": web.csrf, "Content-Type": "application/json"}
+    for path in ("/api/collections", "/api/collections/remove", "/api/index"):
+        for body in (b"{not json", b"[1, 2]", b"\xff"):
+            status, _, reply = web.request("POST", path, sent, body, cookie=True)
+            assert status == 400 and "body is not" in json.loads(reply)["error"]["message"], (path, body, reply)
+    status, _, reply = web.post("/api/collections", {"path": "relative/dir", "name": "rel"})
+    assert status == 400 and "not a full path" in json.loads(reply)["error"]["message"], reply
+
+
 def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
     r = _run_cli("web", "--host", "0.0.0.0", "--port", "0", env=web.env, timeout=30)
     assert r.returncode == 1 and "refusing to serve 0.0.0.0" in r.stderr and "--allow-remote" in r.stderr
@@ -369,6 +384,7 @@ def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tm
     event, data = next(events)
     assert event == "status" and 'data-name="docs"' in data["html"] and "documents" in data["html"]
     assert "BINARY" in data["html"]  # the corpus's binary file, with its reason
+    assert re.search(r"index \d+(\.\d)? MiB", data["html"]), data["html"]  # the command line's units
     other = build_corpus(str(tmp_path / "other")).root
     status, _, reply = web.post("/api/collections", {"path": other, "name": "other"})
     assert status == 200 and json.loads(reply)["ok"], reply

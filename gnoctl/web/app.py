@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
+from gnoctl.output.common import size
 from gnoctl.web import render, search
 from gnoctl.web.live import Hub, sse
 from gnod import editor_url, wire
@@ -32,6 +33,9 @@ STATIC = os.path.join(os.path.dirname(__file__), "static")
 BUSY_POLL_S = 1.0
 SETTLE_S = 0.2  # a burst of changes (a checkout) becomes one refresh
 PING_S = 15.0
+# How long a re-index asked from the page is awaited for a refusal (an unknown collection)
+# before it is said to run: gnod refuses at once, and a run goes on in the background.
+REFUSAL_WAIT_S = 0.5
 SIMILAR = 8
 # A document's lines the page shows at once, around the hit: a 24 MB generated header whole
 # was 37 MB of HTML (8 s to make) that kept the browser busy for 106 s.
@@ -62,7 +66,7 @@ class Web:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.jinja.globals.update(doc_href=search.doc_href, ago=_ago, size=_size)
+        self.jinja.globals.update(doc_href=search.doc_href, ago=_ago, size=size)
         self.tasks: set[asyncio.Task] = set()
 
     def page(self, request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -327,7 +331,9 @@ class Web:
                     yield ": ping\n\n"
 
     async def add_collection(self, request: Request) -> Response:
-        form = await request.json()
+        form = await _json_object(request)
+        if isinstance(form, Response):
+            return form
         params: dict[str, Any] = {
             "name": str(form.get("name", "")).strip(),
             "path": str(form.get("path", "")).strip(),
@@ -336,8 +342,11 @@ class Web:
         if form.get("description"):
             params["description"] = str(form["description"])
         if not params["path"]:
-            return JSONResponse({"error": {"message": "a folder is needed"}}, status_code=400)
-        params["path"] = os.path.abspath(os.path.expanduser(params["path"]))
+            return _bad_request("a folder is needed")
+        params["path"] = os.path.expanduser(params["path"])
+        if not os.path.isabs(params["path"]):  # the page has no working directory to start from
+            return _bad_request(f"{params['path']!r} is not a full path: give one from / or ~")
+        params["path"] = os.path.normpath(params["path"])
         if not params["name"]:
             params["name"] = os.path.basename(params["path"].rstrip("/")) or "root"
         try:
@@ -349,7 +358,10 @@ class Web:
         return JSONResponse({"ok": True, "message": f"added {params['name']}: indexing", "result": added})
 
     async def remove_collection(self, request: Request) -> Response:
-        name = str((await request.json()).get("name", ""))
+        form = await _json_object(request)
+        if isinstance(form, Response):
+            return form
+        name = str(form.get("name", ""))
         try:
             removed = await self.link.call("collection.remove", {"name": name})
         except DaemonError as e:
@@ -358,27 +370,39 @@ class Web:
         return JSONResponse({"ok": True, "message": f"removed {name} ({removed['documents_removed']} documents)"})
 
     async def reindex(self, request: Request) -> Response:
-        name = str((await request.json()).get("name", "")) or None
-        self._index(name)
+        form = await _json_object(request)
+        if isinstance(form, Response):
+            return form
+        name = str(form.get("name", "")) or None
+        run = self._index(name)
+        done, _ = await asyncio.wait({run}, timeout=REFUSAL_WAIT_S)
+        refused = run.result() if done else None
+        if refused is not None:
+            return _error_response(refused)
         return JSONResponse({"ok": True, "message": f"re-indexing {name or 'every collection'}"})
 
-    def _index(self, collection: str | None) -> None:
-        """An index run in the background; its progress moves the status page."""
+    def _index(self, collection: str | None) -> asyncio.Task[DaemonError | None]:
+        """An index run in the background; its progress moves the status page. The task
+        ends with what gnod refused, if it did."""
 
         async def progress(method: str, params: dict) -> None:
             if method == "progress":
                 self.hub.publish({"kind": "progress", "collection": params.get("collection")})
 
-        async def run() -> None:
+        async def run() -> DaemonError | None:
             try:
                 await self.link.call("index", {"collection": collection}, progress)
             except DaemonError as e:
                 self.hub.publish({"kind": "error", "collection": collection, "message": e.message})
-            self.hub.publish({"kind": "indexed", "collection": collection})
+                return e
+            finally:
+                self.hub.publish({"kind": "indexed", "collection": collection})
+            return None
 
         task = asyncio.create_task(run())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        return task
 
     async def code_css(self, request: Request) -> Response:
         return Response(render.code_css(), media_type="text/css", headers={"cache-control": "max-age=3600"})
@@ -400,6 +424,19 @@ def _error(e: DaemonError) -> dict:
     return {"name": e.name, "message": e.message, "details": e.details, "exit": wire.exit_code_for(e.code)}
 
 
+async def _json_object(request: Request) -> dict[str, Any] | Response:
+    """The JSON object a POST carries, or the 400 that says it carries none."""
+    try:
+        body = await request.json()
+    except ValueError:  # not JSON, or not UTF-8
+        return _bad_request("the request's body is not JSON")
+    return body if isinstance(body, dict) else _bad_request("the request's body is not a JSON object")
+
+
+def _bad_request(message: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message}}, status_code=400)
+
+
 def _error_response(e: DaemonError) -> JSONResponse:
     return JSONResponse({"error": _error(e)}, status_code=400 if wire.exit_code_for(e.code) == 1 else 503)
 
@@ -413,17 +450,6 @@ def _ago(ts: float | None, now: float) -> str:
         return "never"
     s = max(0, int(now - ts))
     return f"{s} s ago" if s < 120 else f"{s // 60} min ago" if s < 7200 else f"{s // 3600} h ago"
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "?"
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
 
 
 def create(web: Web) -> Starlette:
