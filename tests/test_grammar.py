@@ -219,6 +219,9 @@ def test_parse(query, expected):
         ("d* x", ["d*: `*` only ends a prefix"]),
         ("x mmc_add_h*", ["mmc_add_h*: `*` ends a prefix of 2 letters or more; searched mmc_add alone"]),
         ("x -mmc_a*", ["-mmc_a*: `*` ends a prefix of 2 letters or more; searched mmc alone"]),
+        # Nothing after a separator: the name is searched (it said "only ends a prefix of 2 letters").
+        ("kmalloc_*", ["kmalloc_*: `*` ends a word's first letters, not a `_`; searched kmalloc, which finds"]),
+        ("x spin_lock_*", ["spin_lock_*: `*` ends a word's first letters, not a `_`; searched spin_lock,"]),
         ('"a*b" c', []),  # quoted: text, as asked
         ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
         ("-Wall -fno-common", ["-Wall, -fno-common: searched as text, since the query holds nothing else"]),

@@ -268,10 +268,16 @@ def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexica
         )
     stars = [c for c in clauses if "*" in c.raw and not c.prefix and not c.raw.lstrip("-").startswith('"')]
     if stars:
-        raw, typed = stars[0].raw, stars[0].raw.lstrip("-")[:-1]
+        raw, typed, tokens = stars[0].raw, stars[0].raw.lstrip("-")[:-1], stars[0].tokens
         runs = list(TOKEN_RE.finditer(typed))
-        if raw.endswith("*") and "*" not in typed and len(runs) > 1 and len(runs) >= len(stars[0].tokens):
-            searched = typed[: runs[len(stars[0].tokens) - 1].end()]  # `mmc_add_h*`: mmc_add
+        whole = raw.endswith("*") and "*" not in typed and bool(tokens) and len(runs) >= len(tokens)
+        searched = typed[: runs[len(tokens) - 1].end()] if whole else ""  # `mmc_add_h*`: mmc_add
+        if whole and not typed[-1].isalnum():  # `spin_lock_*`: no letters after the `_`
+            out.append(
+                f"{raw}: `*` ends a word's first letters, not a `{typed[-1]}`; searched {searched}, "
+                "which finds the names going on from it too"
+            )
+        elif whole and len(runs) > 1:
             out.append(f"{raw}: `*` ends a prefix of {prefix_min} letters or more; searched {searched} alone")
         else:
             out.append(
