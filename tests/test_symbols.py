@@ -1644,6 +1644,8 @@ MACROS = {
     "mm/use.c": "/* gfp.h: we define GFP_KERNEL there */\n#ifdef GFP_KERNEL\nstatic int flags = GFP_KERNEL;\n#endif\n",
     "lib/page.c": "int page_size(void)\n{\n\treturn 4096;\n}\n#define kmalloc_size 10\n",
     "lib/kmalloc.c": "int kmalloc_size(int n)\n{\n\treturn n;\n}\n",
+    "include/asm-generic/current.h": "#define current get_current()\n",
+    "tools/testing/selftests/signal/test_signals.c": "struct tdescr *current = &tde;\n",
     "notes.md": "# Notes on the headers\n\nThe kernel's headers hold lines such as this one, which the "
     "page quotes for its readers, and which is no C in a page of Markdown:\n\n#define GFP_KERNEL 0\n",
 }
@@ -1651,7 +1653,7 @@ MACROS = {
 
 def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_path):
     """`#define NAME value` is not stored (a register map holds thousands): the files whose
-    words hold `define NAME` are read for it, when no C file defines NAME otherwise."""
+    words hold `define NAME` are read for it, when no C header defines NAME otherwise."""
     env = daemon.env
     root = write_tree(str(tmp_path / "macros"), MACROS)
     cli_json("collection", "add", root, "--name", "macros", "--json", env=env)
@@ -1672,10 +1674,19 @@ def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_pat
         ("include/linux/gfp.h", "#define PAGE_SIZE"),
         ("lib/page.c", "page_size()"),
     ]
-    # A macro taking arguments is a stored definition already; a name a C function has is that.
+    # A macro taking arguments is a stored definition already.
     assert [(p, s[0][1]) for p, _, s in defined("MAX")] == [("include/linux/gfp.h", "MAX()")]
     assert [(p, [x[1] for x in s]) for p, _, s in defined("max")] == [("include/linux/gfp.h", ["MAX()"])]
-    assert [(p, s[0][1]) for p, _, s in defined("kmalloc_size")] == [("lib/kmalloc.c", "kmalloc_size()")]
+    # Beside what C source files define for themselves, but not beside a header's (the
+    # kernel's `current` was a selftest's variable alone).
+    assert [(p, s[0][1]) for p, _, s in defined("kmalloc_size")] == [
+        ("lib/kmalloc.c", "kmalloc_size()"),
+        ("lib/page.c", "#define kmalloc_size"),
+    ]
+    assert [(p, s[0][1]) for p, _, s in defined("current")] == [
+        ("include/asm-generic/current.h", "#define current"),
+        ("tools/testing/selftests/signal/test_signals.c", "variable current"),
+    ]
     # Mentions, `#ifdef`, and a Markdown line are not definitions; filters apply.
     assert defined("_GFP") == []
     assert _symbol(env, "GFP_KERNEL", "-c", "macros", "--path", "mm/*", expect=1)["hits"] == []

@@ -76,6 +76,7 @@ def definitions(
     completing: Starting | None = None,
     whole: bool = True,
     kinds: frozenset[str] = frozenset(),
+    macro_beside_sources: bool = False,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
     a method of that class) in documents passing `where`, best first, and the names that
@@ -97,7 +98,11 @@ def definitions(
     `spin_lock_i`), and only the names completing it may be a `#define NAME` (`define
     of`, looked for `of_`, is in 20 ms of files). `kinds` (a declaring keyword's,
     `struct page`): the definitions of those kinds come first, and no `#define` is
-    looked for (no keyword declares one)."""
+    looked for (no keyword declares one). `macro_beside_sources` (search --symbol, which
+    lists every definition): a C source file's definition (`.c`: its own) does not keep
+    the `#define NAME value` from being looked for, a header's still does (the kernel's
+    `current`: a selftest's variable, and the macro every architecture's current.h
+    defines; looking always cost `--symbol mutex_lock` 2 → 9 ms)."""
     sql, args = filters.where(filters.resolve(where))
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
@@ -129,7 +134,10 @@ def definitions(
         for macro, same in macros:
             if not any(
                 f.symbol.name in same
-                and ((in_c(f.rel_path) and f.symbol.kind != CONSTANT) or (kconfig_enough and f.symbol.kind == CONFIG))
+                and (
+                    (in_c(f.rel_path) and f.symbol.kind != CONSTANT and not (macro_beside_sources and _source(f)))
+                    or (kconfig_enough and f.symbol.kind == CONFIG)
+                )
                 for f in found
             ):
                 found += object_like(macro, where)
@@ -216,10 +224,15 @@ _OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
 Standing = tuple[bool, bool, int, bool, int]
 
 
+def _source(f: symstore.Defined) -> bool:
+    """Whether the definition is in a C source file (`.c`), which no other file includes."""
+    return f.rel_path.lower().endswith(".c")
+
+
 def standing(f: symstore.Defined, names: set[str], kinds: frozenset[str] = frozenset()) -> Standing:
     """How a definition stands among those of `names` (lower first), before its path:
     definitions' order, which a search for the name keeps among the files defining it.
     `kinds`: those a declaring keyword asked for, first."""
-    own = f.symbol.kind in _OWN_IN_C and f.rel_path.lower().endswith(".c")
+    own = f.symbol.kind in _OWN_IN_C and _source(f)
     unasked = bool(kinds) and f.symbol.kind not in kinds
     return f.symbol.name not in names, unasked, len(f.symbol.name), own, f.rel_path.count("/")

@@ -140,7 +140,7 @@ def definitions(
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
     passage per definition (its first lines; SYMBOL_PASSAGES, or `per_doc` if more).
     `Parser.parse` names a method of a class; `name*` every name starting so; a plain
-    name that no C file defines otherwise, C's `#define NAME value` too (`object_like`:
+    name that no C header defines otherwise, C's `#define NAME value` too (`object_like`:
     search.macros); `CONFIG_NAME`, Kconfig's `config NAME` too (search.defining, in its
     order). A name pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct
     file_operations` (its definitions of that kind first), or quoted, `"kmalloc"`, is
@@ -151,7 +151,9 @@ def definitions(
         raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
-    found, names = defining.definitions(conn, name, where, object_like, prefix, container, wanted=p.limit, kinds=kinds)
+    found, names = defining.definitions(
+        conn, name, where, object_like, prefix, container, wanted=p.limit, kinds=kinds, macro_beside_sources=True
+    )
     notes = []
     meant = None if found or prefix else _meant(conn, name)
     if meant is not None:
