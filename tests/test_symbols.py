@@ -1899,3 +1899,8 @@ def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
     assert "its definitions: load_settings, Parser, parse, Token, render" in err["message"]
     # A file whose name ends so is that file.
     assert cli_json("get", "src/notes:draft.md", "--json", env=env)["content"] == "# Draft\n"
+    # An object-like macro, as `--symbol` finds it (`get current.h:current` named none).
+    write_tree(root, {"include/current.h": "struct task;\n#define current \\\n\tget_current()\nint x = 1;\n"})
+    cli_json("update", "src", "--json", env=env)
+    doc = cli_json("get", "src/include/current.h:current", "--json", env=env)
+    assert (doc["from_line"], doc["to_line"], doc["content"]) == (2, 3, "#define current \\\n\tget_current()\n")

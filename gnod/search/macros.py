@@ -59,18 +59,25 @@ def object_like(
         parts.append((Occur.Must, condition))
     hits = searcher.search(Query.boolean_query(parts), files, count=False).hits
     ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
+    return [
+        Defined(doc_id, doc.rel_path, symbol)
+        for doc_id, (doc, stored, _) in docstore.docs_with_contents(conn, ids).items()
+        for symbol in defines(docstore.unpack_utf8(stored) if stored is not None else b"", name)
+    ]
+
+
+def defines(text: bytes, name: str) -> list[Symbol]:
+    """Each line `#define NAME` of a C file's stored text (UTF-8) not followed by `(`,
+    `name` in any case, as the definition it is."""
     # `define` first, a literal the regex engine finds fast; then what stands before it.
     defined = re.compile(rb"define[ \t]+((?i:" + re.escape(name.encode()) + rb"))(?![\w(])")
-    found: list[Defined] = []
-    for doc_id, (doc, stored, _) in docstore.docs_with_contents(conn, ids).items():
-        text = docstore.unpack_utf8(stored) if stored is not None else b""
-        for m in defined.finditer(text):
-            line_start = text.rfind(b"\n", 0, m.start()) + 1
-            if _DIRECTIVE.fullmatch(text, line_start, m.start()) is None:
-                continue
-            start = text.count(b"\n", 0, line_start) + 1
-            symbol = Symbol(m[1].decode(), DEFINE, start, _last_line(text, m.end(), start), None)
-            found.append(Defined(doc_id, doc.rel_path, symbol))
+    found = []
+    for m in defined.finditer(text):
+        line_start = text.rfind(b"\n", 0, m.start()) + 1
+        if _DIRECTIVE.fullmatch(text, line_start, m.start()) is None:
+            continue
+        start = text.count(b"\n", 0, line_start) + 1
+        found.append(Symbol(m[1].decode(), DEFINE, start, _last_line(text, m.end(), start), None))
     return found
 
 

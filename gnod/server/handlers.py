@@ -51,6 +51,8 @@ from gnod.protocol import (
 )
 from gnod.search import filters
 from gnod.search.constants import PATH_BRACE_GLOBS_MAX
+from gnod.search.defining import in_c
+from gnod.search.macros import defines as macros_defined
 from gnod.server import unindexed
 from gnod.server.checks import check_collections, find_collection
 from gnod.server.events import Subscription
@@ -366,6 +368,10 @@ def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -
     naming some the file has where it has none so named."""
     container, _, member = name.replace("::", ".").rpartition(".")
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
+    if not container and in_c(doc.rel_path) and not any(s.name == member for s in defined):
+        # An object-like macro is not stored (search.macros): read from the file, as `--symbol` does.
+        stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
+        defined = [*(macros_defined(store.unpack_utf8(stored), member) if stored is not None else []), *defined]
     for s in defined:
         if s.name == member and (not container or s.container == container):
             first = file_line(doc.line_shifts, s.start_line)
