@@ -76,3 +76,23 @@ def test_focus_opens_just_before_the_best_line():
     assert passages.focus(short, frozenset(), EN, 120) == passages.Focus(
         text="tiny", start_line=3, end_line=3, truncated=False
     )
+
+
+def test_where_the_document_defines_the_name_asked_its_passage_opens_there():
+    """`query mutex_lock` showed mutex.h's opening comment ("Mutexes: blocking mutual
+    exclusion locks": both words), where `search` showed `mutex_lock()`'s definition."""
+    head = "/*\n * Mutexes: blocking mutual exclusion locks\n */\n"
+    body = "struct mutex;\nextern void mutex_init(struct mutex *m);\n" * 3
+    cs = [
+        Chunk(seq=0, text=head, start_line=1, end_line=3),
+        Chunk(seq=1, text=body, start_line=4, end_line=9),
+        Chunk(seq=2, text="void mutex_lock(struct mutex *lock)\n{\n\tmight_sleep();\n}\n", start_line=10, end_line=13),
+    ]
+    stems = passages.query_stems(["mutex", "lock"], EN)
+    assert passages.best_passage(cs, stems, EN, budget_chars=40).seqs == [0]
+    p = passages.best_passage(cs, stems, EN, budget_chars=40, defined_at=10)
+    assert p.seqs == [2]
+    # The preview opens at the definition's line, even in a passage that holds more.
+    wide = passages.best_passage(cs, stems, EN, budget_chars=500, defined_at=10)
+    f = passages.focus(wide, stems, EN, limit=60, defined_at=10)
+    assert f.start_line == 10 and f.text.startswith("void mutex_lock(struct mutex *lock)")

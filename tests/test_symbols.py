@@ -1696,6 +1696,23 @@ def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_pat
     assert [(h["path"], h["snippet"]["line"]) for h in hits[:2]] == [("include/linux/gfp.h", 4), ("mm/use.c", 1)]
 
 
+def test_query_shows_a_name_where_it_is_defined_as_search_does(daemon, tmp_path):
+    """`query mutex_lock` (and `ask`, and the web page's hybrid search) showed mutex.h's
+    opening comment, which holds both words, not `mutex_lock()` as `search` does."""
+    env = daemon.env
+    comment = "/*\n * Mutexes: blocking mutual exclusion locks.\n" + " * A mutex is a lock.\n" * 60 + " */\n"
+    header = comment + "struct mutex { int owner; };\n" * 40 + "static inline void mutex_lock(struct mutex *m) {}\n"
+    source = "#include <mutex.h>\n" * 30 + "void mutex_lock(struct mutex *lock)\n{\n\tmight_sleep();\n}\n"
+    root = write_tree(str(tmp_path / "k"), {"include/mutex.h": header, "kernel/mutex.c": source})
+    cli_json("collection", "add", root, "--name", "k", "--json", env=env)
+    _parsed(env)
+    shown = {h["path"]: h["snippet"]["line"] for h in cli_json("search", "mutex_lock", "--json", env=env)["hits"]}
+    assert shown == {"kernel/mutex.c": 31, "include/mutex.h": 104}
+    r = _run_cli("query", "mutex_lock", "--json", env=env)  # no models here: BM25 alone, and said
+    previews = {h["path"]: (h["preview"]["start_line"], h["preview"]["symbol"]) for h in json.loads(r.stdout)["hits"]}
+    assert previews == {"kernel/mutex.c": (31, "mutex_lock()"), "include/mutex.h": (104, "mutex_lock()")}, previews
+
+
 def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     """`--symbol` finds a Kconfig option by its name and as C spells it (CONFIG_NAME), and
     an assembler entry point; a C macro of that name in a header comes after the option."""

@@ -253,6 +253,9 @@ class Hybrid:
         self.counts: dict[str | None, int] = {}  # documents per language in the index
         self.kept: list[Candidate] = []
         self.words: list[str] = []  # what passages and previews look for
+        # The line where each document defining the query's one name defines it (the
+        # original query's BM25: lexical.Result.defined): its passage opens there.
+        self.defined_at: dict[int, int] = {}
         self._budget = PIPELINE.previews.passage_chars
         self.synthetic: dict[fusion.DocId, fusion.Synthetic] | None = None
         self.blended: dict[fusion.DocId, fusion.Blended] = {}
@@ -415,6 +418,7 @@ class Hybrid:
         )
         self.notes += bm25.notes
         self.lists.append(ranked)
+        self.defined_at = {doc_id: symbol.start_line for doc_id, symbol in bm25.defined.items()}
         # Strong signal needs an absolute confidence: search scores are relative to the best
         # hit, so #1 is always at 1.0 however weak the match.
         exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows])
@@ -459,8 +463,9 @@ class Hybrid:
                 ]
                 an = analyzers.get(c.doc.language)
                 stems = passages.query_stems(self.words, an)
-                c.passage = passages.best_passage(c.chunks, stems, an, self._budget, c.vector_best)
-                c.focus = passages.focus(c.passage, stems, an, PIPELINE.previews.passage_chars)
+                at = self.defined_at.get(c.doc.id)
+                c.passage = passages.best_passage(c.chunks, stems, an, self._budget, c.vector_best, at)
+                c.focus = passages.focus(c.passage, stems, an, PIPELINE.previews.passage_chars, at)
 
         await self.ports.read(load)
 
@@ -659,7 +664,8 @@ class Hybrid:
             for c in cands:
                 an = analyzers.get(c.doc.language)
                 stems = passages.query_stems(self.words, an)
-                out.append(passages.best_passage(c.chunks or [], stems, an, budget_chars, c.vector_best))
+                at = self.defined_at.get(c.doc.id)
+                out.append(passages.best_passage(c.chunks or [], stems, an, budget_chars, c.vector_best, at))
             return out
 
         return await self.ports.read(pick)

@@ -8,6 +8,7 @@ the best chunks are taken up to a character budget, then put back in document or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 from msgspec import Struct
@@ -61,16 +62,21 @@ def best_passage(
     analyzer: Analyzer,
     budget_chars: int,
     vector_best: int | None = None,
+    defined_at: int | None = None,
 ) -> Passage:
     """The highest-scoring chunks that fit `budget_chars` (at least one), in document order.
 
     Score: distinct query stems in the chunk; the vector's best chunk gets +0.5, and
-    earlier chunks win ties (titles and summaries come first).
+    earlier chunks win ties (titles and summaries come first). The chunk holding line
+    `defined_at`, where the document defines the name the query is (`mutex_lock`), comes
+    first, as `search` shows that definition (the file's opening comment held the words).
     """
     if not chunks:
         return Passage(chunks=[])
 
     def score(c: Chunk) -> float:
+        if defined_at is not None and c.start_line <= defined_at <= c.end_line:
+            return math.inf
         found = len(stems.intersection(analyzer.stems(tokenize(c.text)))) if stems else 0
         return found + (0.5 if c.seq == vector_best else 0.0)
 
@@ -112,8 +118,11 @@ class Focus(Struct, frozen=True):
     truncated: bool
 
 
-def focus(passage: Passage, stems: frozenset[str], analyzer: Analyzer, limit: int) -> Focus:
-    """About `limit` characters of the passage, starting just before its best-matching line.
+def focus(
+    passage: Passage, stems: frozenset[str], analyzer: Analyzer, limit: int, defined_at: int | None = None
+) -> Focus:
+    """About `limit` characters of the passage, starting just before its best-matching line,
+    or at line `defined_at` (best_passage) where the passage holds it.
 
     A chunk is larger than a preview, and its first lines are often not what matched;
     so the preview opens one line before the line holding the most query stems.
@@ -121,15 +130,16 @@ def focus(passage: Passage, stems: frozenset[str], analyzer: Analyzer, limit: in
     numbered = [(c.start_line + k, line) for c in passage.chunks for k, line in enumerate(c.text.split("\n"))]
     if not numbered:
         return Focus(text="", start_line=1, end_line=1, truncated=False)
-    if len(passage.text) <= limit:
+    at = next((i for i, (n, _) in enumerate(numbered) if n == defined_at), None)
+    if len(passage.text) <= limit and at is None:
         return Focus(text=passage.text, start_line=passage.start_line, end_line=passage.end_line, truncated=False)
-    best, best_score = 0, 0
-    if stems:
+    best, best_score = (at, 0) if at is not None else (0, 0)
+    if stems and at is None:
         for i, (_, line) in enumerate(numbered):
             score = len(stems.intersection(analyzer.stems(tokenize(line)))) if line.strip() else 0
             if score > best_score:
                 best, best_score = i, score
-    start = best - 1 if best > 0 and numbered[best - 1][1].strip() else best
+    start = best - 1 if best > 0 and at is None and numbered[best - 1][1].strip() else best
     out: list[str] = []
     used = 0
     end = start
