@@ -44,7 +44,7 @@ from gnod.search.grammar import expand_prefixes, parse
 from gnod.search.lexical import filter_query, path_filter, path_query
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
-from gnod.store.documents import docs_by_ids, language_counts, unpack
+from gnod.store.documents import delete_collection, docs_by_ids, language_counts, unpack
 from gnod.store.lexical_index import SCHEMA, add_path, folder_name
 from gnod.store.migrations import MIGRATIONS, migrate
 from gnod.text.analyzer import AnalyzerSet, fold
@@ -1024,3 +1024,28 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
         ((frozenset({"mmc"}), frozenset({"add"})), "mmc_add_h", True),
         ((frozenset({"usb"}), frozenset({"drv"})), "usb drv*", False),
     )
+
+
+def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tmp_path):
+    """tantivy merges a segment with deleted documents only beside others of its size:
+    removing a big collection that shared segments with a small one left the index at
+    3.4 times its size built afresh. What is left is added again, and the segments of
+    the removed documents go; a search finds what is left throughout."""
+    analyzers = AnalyzerSet()
+    small = write_tree(str(tmp_path / "small"), {f"s{i}.md": f"# S {i}\n\nsmall note {i} kept\n" for i in range(30)})
+    words = " ".join(f"word{j} filler" for j in range(300))
+    big = write_tree(str(tmp_path / "big"), {f"b{i}.md": f"# B {i}\n\n{words} big{i}\n" for i in range(400)})
+    for name, root in (("small", small), ("big", big)):
+        index_collection(db, analyzers, CollectionConfig(name=name, path=root))
+    with lexical_index(db, analyzers) as index:  # both in one commit: the same segments
+        whole = index.info()[1]
+        removed = delete_collection(db, "big")
+        index.sync(db)
+        assert index.info()[1] > whole * 0.9  # deleted, not gone
+        assert index.compact(db, removed) == 30
+        held, size = index.info()
+        assert held == 30 and size < whole / 5, (whole, size)
+        assert lexical_ids(index) == {r[0] for r in db.execute("SELECT id FROM documents")}
+        assert len(lexical_paths(db, analyzers, "kept")) == 10  # the search's limit: found
+        # A removal smaller than what is left is tantivy's own merging's to take.
+        assert index.compact(db, 29) == 0

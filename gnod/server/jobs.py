@@ -322,7 +322,7 @@ class Writer:
             wanted = {c.name for c in cols}
             removed = [n for n in store.collection_ids(conn) if n not in wanted]
             for name in removed:
-                store.delete_collection(conn, name)
+                self._compact(conn, store.delete_collection(conn, name))
                 self.on_changes(name, [("removed", None)])
             with conn:
                 for c in cols:
@@ -334,11 +334,18 @@ class Writer:
     async def remove_collection(self, name: str) -> int:
         def job(conn: apsw.Connection) -> int:
             removed = store.delete_collection(conn, name)
+            self._compact(conn, removed)
             self.on_changes(name, [("removed", None)])
             reclaim(conn)
             return removed
 
         return await self.run_content(job)
+
+    def _compact(self, conn: apsw.Connection, removed: int) -> None:
+        """The lexical index after a collection's `removed` documents went (on the writer thread)."""
+        again = self.lexical.compact(conn, removed)
+        if again:
+            log.info("lexical index: %d documents added again to give back the space of %d removed", again, removed)
 
     def close(self) -> None:
         self.stop.set()

@@ -347,6 +347,30 @@ class LexicalIndex:
         self._taken += len(ids)
         return len(ids)
 
+    def compact(self, conn: apsw.Connection, removed: int) -> int:
+        """After `removed` documents went at once (a collection removed, SQLite's
+        transaction committed): where they were at least as many as those left, those
+        left are added again (each batch deleted and added in one commit, so a search
+        finds every one throughout), and the segments that held the removed ones, left
+        with none live, are dropped. tantivy merges a segment with deleted documents only
+        beside others of its size: removing a 5,798-file collection beside a 2,177-file
+        one left the index at 55 MiB, where it is 16 MiB built afresh. Returns how many
+        were added again."""
+        self.sync(conn)
+        left = [r[0] for r in conn.execute("SELECT id FROM documents ORDER BY id")]
+        if not removed or not left or removed < len(left):
+            return 0
+        t0 = committed = time.monotonic()
+        for start in range(0, len(left), READ_BATCH):
+            batch = left[start : start + READ_BATCH]
+            self._w().delete_documents_by_query(any_of(ID, batch))
+            self._add(conn, batch)
+            if commit_due(t0, committed, time.monotonic()) or start + READ_BATCH >= len(left):
+                self._commit()
+                committed = time.monotonic()
+        self._taken += len(left)
+        return len(left)
+
     def rest(self, then: Callable[[], None] | None = None) -> bool:
         """After a job: a writer that took REST_AFTER documents or more is let go, giving
         back the memory it holds (its indexing heap). That waits for the merges its last
