@@ -584,7 +584,13 @@ def similar(params: dict, fmt: str | None, autostart: bool | None = None, view: 
     view = view or View()
 
     def go(fmt: str) -> int:
-        result = Client(autostart=autostart).call("similar", params)
+        try:
+            result = Client(autostart=autostart).call("similar", params)
+        except DaemonError as e:  # a path from the working directory, as `get` takes it
+            here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
+            if here is None:
+                raise
+            result = Client(autostart=autostart).call("similar", {**params, "ref": here})
         view.emit(hits.similar_text(result, fmt, view.color(), view.links() if fmt == "human" else None), fmt)
         return 0
 

@@ -530,7 +530,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "A document: collection/path, gno://collection/path, an absolute path or #docid.",
+            "help": "A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a path from the working directory.",
         },
         {
             "dest": "limit",

@@ -370,7 +370,10 @@ class SimilarParams(Params):
     ref: Annotated[
         str,
         Meta(min_length=1),
-        cli(help="A document: collection/path, gno://collection/path, an absolute path or #docid."),
+        cli(
+            help="A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a "
+            "path from the working directory."
+        ),
     ]
     limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10
     collections: Annotated[list[str], COLLECTION] = []

@@ -459,6 +459,17 @@ def test_get_takes_a_path_from_the_working_directory(indexed):
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", ref
     assert cli_error("get", "deploy.md", env=indexed.env)["code"] == "NOT_FOUND"  # not from here
+    # `similar` takes it too (it said no indexed document matches).
+    for ref in ("deploy.md", "./deploy.md"):
+        r = subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", "similar", ref, "--json"],
+            env=indexed.env,
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0 and json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", r.stdout + r.stderr
 
 
 def test_get_by_collection_path(indexed):
