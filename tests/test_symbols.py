@@ -1921,3 +1921,22 @@ def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
     cli_json("update", "src", "--json", env=env)
     doc = cli_json("get", "src/include/current.h:current", "--json", env=env)
     assert (doc["from_line"], doc["to_line"], doc["content"]) == (2, 3, "#define current \\\n\tget_current()\n")
+
+
+def test_of_definitions_as_deep_one_in_an_include_folder_comes_first():
+    """`--symbol ARRAY_SIZE` listed fs/orangefs/orangefs-debug.h's own copy before the
+    kernel's include/linux/array_size.h (the same depth: the path decided)."""
+    from gnod.ingest.symbols import Symbol
+    from gnod.search.defining import standing
+
+    def defined(path: str) -> symstore.Defined:
+        return symstore.Defined(0, path, Symbol("ARRAY_SIZE", "macro", 1, 1, None))
+
+    paths = ["fs/orangefs/orangefs-debug.h", "include/linux/array_size.h", "lib/util.h", "tools/include/linux/kernel.h"]
+    ranked = sorted(map(defined, paths), key=lambda f: (*standing(f, {"ARRAY_SIZE"}), f.rel_path))
+    assert [f.rel_path for f in ranked] == [
+        "lib/util.h",  # nearer the top still comes first
+        "include/linux/array_size.h",
+        "fs/orangefs/orangefs-debug.h",
+        "tools/include/linux/kernel.h",
+    ]

@@ -88,7 +88,7 @@ def definitions(
     case first, then the name's length (a prefix's closest), then what other files can
     use before a macro or an enumerator a C source file defines for itself (_OWN_IN_C),
     then the file nearest the top of its collection (a vendored or test copy lies
-    deeper), then the path.
+    deeper), then one in an `include` folder, then the path.
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
     typed, the names that complete its last word are the ones asked for and returned
@@ -221,7 +221,7 @@ def _completes(name: str, typed: str) -> bool:
 _OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
 
 # A definition's place among others, before its path (standing).
-Standing = tuple[bool, bool, int, bool, int]
+Standing = tuple[bool, bool, int, bool, int, bool]
 
 
 def _source(f: symstore.Defined) -> bool:
@@ -232,7 +232,10 @@ def _source(f: symstore.Defined) -> bool:
 def standing(f: symstore.Defined, names: set[str], kinds: frozenset[str] = frozenset()) -> Standing:
     """How a definition stands among those of `names` (lower first), before its path:
     definitions' order, which a search for the name keeps among the files defining it.
-    `kinds`: those a declaring keyword asked for, first."""
+    `kinds`: those a declaring keyword asked for, first. Of two as deep, one in a folder
+    named `include` (C's public headers, by convention) first: the kernel's
+    include/linux/array_size.h before fs/orangefs/orangefs-debug.h's own ARRAY_SIZE."""
     own = f.symbol.kind in _OWN_IN_C and _source(f)
     unasked = bool(kinds) and f.symbol.kind not in kinds
-    return f.symbol.name not in names, unasked, len(f.symbol.name), own, f.rel_path.count("/")
+    public = f.rel_path.startswith("include/") or "/include/" in f.rel_path
+    return f.symbol.name not in names, unasked, len(f.symbol.name), own, f.rel_path.count("/"), not public
