@@ -250,6 +250,13 @@ STYLE_NOTES = {
     + "".join(f"Step {i} of the review comes next.\n" for i in range(12)),
 }
 
+WRITEBACK_NOTES = {
+    "mm/page-writeback.c": "/* page-writeback.c: writing back the dirty pages of the page cache. */\n\n"
+    + "".join(f"static void writeback_part_{i}(struct page *p) {{ start(p->part[{i}]); }}\n" for i in range(40)),
+    "notes/io.md": "# Disks\n\nThe page cache writeback thread wakes when a page is dirty for long.\n\n"
+    + "".join(f"Another question, number {i}, and its answer.\n" for i in range(12)),
+}
+
 
 def test_a_file_named_after_part_of_the_question_comes_first(tmp_path):
     def added(name: str, docs: dict[str, str]) -> None:
@@ -267,6 +274,11 @@ def test_a_file_named_after_part_of_the_question_comes_first(tmp_path):
         assert paths(res)[:2] == ["style/doc/coding-style.rst", "style/notes/review.md"]
         bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
         assert bm25["notes/review.md"] < bm25["doc/coding-style.rst"]
+        # Named after two of its words with another between them (before a note holding
+        # the three as typed: mm/page-writeback.c came 32nd on the kernel tree).
+        added("wb", WRITEBACK_NOTES)
+        res = search(env, "page cache writeback", "-c", "wb")
+        assert paths(res)[:2] == ["wb/mm/page-writeback.c", "wb/notes/io.md"]
         # A name more files have than name_part_files_max names none of them in particular.
         added(
             "two",

@@ -156,6 +156,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # A word more documents than this are named after (core.c, main.c, index.md) names
     # none of them in particular: only the query as a whole still does.
     name_part_files_max: int = 30
+    # The two or three words a file is named after may stand this many words apart in
+    # the query at most, from the first to the last ("page cache writeback" →
+    # page-writeback.c; a run of them was asked for, and it came 32nd).
+    name_words_span: int = 4
     # A document holding the query's words in order, as typed (a pasted line, an error
     # message, a description), or those of a part of it between punctuation (a pasted
     # message joining several programs' lines), is preferred by this much per word after

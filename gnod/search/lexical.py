@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
+from itertools import combinations
 from typing import NamedTuple
 
 import apsw
@@ -459,8 +460,9 @@ def _placed_first(
 
 def _name_words(clauses: Sequence[Clause], stem: Stem, whole: str, languages: Sequence[str | None]) -> tuple[str, ...]:
     """The names a file named after part of the query has (`whole` aside): each word but
-    a function word, as typed and as its stem (`forks` → fork.c), and each run of two or
-    three such words as typed (`coding style` → coding-style.rst)."""
+    a function word, as typed and as its stem (`forks` → fork.c), and two or three such
+    words as typed, in the query's order, at most name_words_span apart (`coding style`
+    → coding-style.rst, `page cache writeback` → page-writeback.c)."""
     plain = [
         c.tokens[0]
         if len(c.tokens) == 1 and not (c.negated or c.prefix or c.phrase or is_stopword(c.tokens[0], languages))
@@ -473,10 +475,12 @@ def _name_words(clauses: Sequence[Clause], stem: Stem, whole: str, languages: Se
         if not word:
             continue
         found.update(dict.fromkeys((word, *(fold(f[0]) for f in stem([plain[i]])))))
-        for n in (2, 3):
-            run = words[i : i + n]
-            if len(run) == n and all(run):
-                found[" ".join(run)] = None
+    at = [i for i, word in enumerate(words) if word]
+    span = PIPELINE.lexical.name_words_span
+    for n in (2, 3):
+        for chosen in combinations(at, n):
+            if chosen[-1] - chosen[0] < span:
+                found[" ".join(words[i] for i in chosen)] = None
     found.pop(whole, None)
     return tuple(found)
 
