@@ -80,6 +80,13 @@ def _collection_names(incomplete: str) -> list[str]:
     return [c["name"] for c in cols if isinstance(c, dict) and str(c.get("name", "")).startswith(incomplete)]
 
 
+def _type_names(incomplete: str) -> list[str]:
+    """Shell completion: the file types `-t` takes (gnod.config, read when completing)."""
+    from gnod.config import FILE_TYPES
+
+    return sorted(t for t in FILE_TYPES if t.startswith(incomplete))
+
+
 @app.callback()
 def _root(
     version: Annotated[
@@ -196,7 +203,7 @@ def _exit(code: int) -> None:
 # gnoctl.args.params, as the fast path does.
 
 _KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "day": str, "list": list[str]}
-_COMPLETIONS = {"collections": _collection_names}
+_COMPLETIONS = {"collections": _collection_names, "types": _type_names}
 
 
 def _day(text: str) -> str:

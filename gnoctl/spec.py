@@ -88,6 +88,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
             "metavar": "TYPE",
+            "complete": "types",
         },
         {
             "dest": "filters.lang",
@@ -236,6 +237,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
             "metavar": "TYPE",
+            "complete": "types",
         },
         {
             "dest": "filters.lang",
@@ -333,6 +335,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
             "metavar": "TYPE",
+            "complete": "types",
         },
         {
             "dest": "filters.lang",
@@ -470,6 +473,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
             "metavar": "TYPE",
+            "complete": "types",
         },
         {
             "dest": "filters.lang",
@@ -587,6 +591,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": None,
             "help": "Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
             "metavar": "TYPE",
+            "complete": "types",
         },
         {
             "dest": "filters.lang",

@@ -160,6 +160,7 @@ class Filters(Params):
             metavar="TYPE",
             help="Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, "
             "make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            complete="types",
         ),
     ] = []
     # The document's language: a Snowball name or an ISO code.

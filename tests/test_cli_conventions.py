@@ -31,6 +31,7 @@ from conftest import (
     socket_accepts,
     write_tree,
 )
+from gnod.config import FILE_TYPES
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -410,6 +411,9 @@ def test_completion_offers_collection_names(daemon, tmp_path):
     assert complete("gnoctl search deploy -c ") == ["notes", "novels", "work"]
     assert complete("gnoctl ls w") == ["work"]
     assert complete("gnoctl update ") == ["notes", "novels", "work"]
+    # File types, as -t takes them.
+    assert complete("gnoctl search deploy -t kc") == ["kconfig"]
+    assert complete("gnoctl query deploy --type c") == sorted(t for t in FILE_TYPES if t.startswith("c"))
 
 
 # --- status ------------------------------------------------------------------------------------------
