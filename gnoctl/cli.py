@@ -1032,6 +1032,15 @@ def split_words(command, args: list[str], negated_words: bool = True) -> tuple[l
     return split_args(kinds, args, negated_words)
 
 
+def _having(group: Any, option: str) -> list[str]:
+    """The commands (at the top level) that take `option`."""
+    return [
+        name
+        for name, command in group.commands.items()
+        if any(option in getattr(p, "opts", ()) for p in getattr(command, "params", ()))
+    ]
+
+
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's.
 
@@ -1056,6 +1065,9 @@ def run(argv: list[str]) -> int:
                     f"gnoctl {argv[0]} WORDS -- {option})",
                     file=sys.stderr,
                 )
+            others = _having(group, option) if option.startswith("--") else []
+            if others and argv[0] not in others:  # `search --explain`: click suggested --lang
+                print(f"({option} is an option of gnoctl {' and '.join(others)})", file=sys.stderr)
             return 1
         raise
     return result if isinstance(result, int) else 0

@@ -124,6 +124,10 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
         assert r.stdout == "" and "No such option" in r.stderr, (argv, r)
     r = _run_cli("search", "deploy", "-l", "5", env=live.env)
     assert "after `--`" in r.stderr  # how to mean the negated word
+    # Another command's option says which (click's suggestion for `--explain` was `--lang`).
+    r = _run_cli("search", "deploy", "--explain", env=live.env)
+    assert r.returncode == 1 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
+    assert "is an option of" not in _run_cli("search", "deploy", "--bogus", env=live.env).stderr
     # After `--`, `-l` is a query word again; `-staging` (a word, not one letter) never stopped being one.
     res = cli_json("search", "deploy", "--json", "--", "-l", env=live.env)
     assert res["query"] == "deploy -l"
