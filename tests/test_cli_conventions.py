@@ -566,8 +566,14 @@ def test_models_use_a_missing_file_is_refused(daemon):
     assert err["code"] == "INVALID_PARAMS" and "/missing/model.gguf" in err["message"]
     r = cli("models", "use", "embed=file:/missing/model.gguf", "--human", env=env, expect=1)
     assert "no model file" in r.stderr
+    # A file that is no GGUF model (it was taken, and `doctor` then advised downloading it).
+    fake = os.path.join(daemon.env["GNO_HOME"], "fake.gguf")
+    with open(fake, "w") as f:
+        f.write("not a model")
+    r = cli("models", "use", f"embed=file:{fake}", "--json", env=env, expect=1)
+    assert "is not a GGUF model file" in json.loads(r.stdout)["error"]["message"]
     embed = next(m for m in daemon.result("models.list")["models"] if m["role"] == "embed")
-    assert "missing" not in embed["uri"]  # nothing was switched or saved
+    assert "missing" not in embed["uri"] and "fake" not in embed["uri"]  # nothing was switched or saved
 
 
 def test_models_list_shows_preset_sizes_before_download(daemon):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 
 import msgspec
@@ -115,23 +114,41 @@ async def models_use(d: Daemon, p: ModelUseParams, call: Call) -> OkResult:
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     if p.role is not None:
-        _refuse_missing_file(p.role, getattr(config.models, p.role))
+        _refuse_unusable_file(p.role, getattr(config.models, p.role))
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=False)
     return OkResult(message=", ".join(f"{r}: {d.models.uri(r)}" for r in ROLES))
 
 
-def _refuse_missing_file(role: str, model_uri: str) -> None:
-    """A file: model must exist now: a typo would otherwise surface only at the first search."""
+# The first bytes of a GGUF file (llama.cpp's model format).
+GGUF_MAGIC = b"GGUF"
+
+
+def _refuse_unusable_file(role: str, model_uri: str) -> None:
+    """A file: model must exist now and be a GGUF file: a typo, or a file of another
+    kind, would otherwise surface only at the first search (or as advice to download it)."""
     from gnod.models import uri
 
     ref = uri.parse(model_uri)
-    if ref.scheme == "file" and not os.path.isfile(ref.path or ""):
+    if ref.scheme != "file":
+        return
+    path = ref.path or ""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(GGUF_MAGIC))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        head = None
+    except OSError as e:
         raise RpcError(
-            wire.INVALID_PARAMS,
-            f"{role}: no model file at {ref.path} (give the path of a .gguf file)",
-            {"role": role, "uri": model_uri},
-        )
+            wire.INVALID_PARAMS, f"{role}: cannot read {path}: {e.strerror or e}", {"role": role, "uri": model_uri}
+        ) from None
+    if head is None:
+        why = f"no model file at {path} (give the path of a .gguf file)"
+    elif head != GGUF_MAGIC:
+        why = f"{path} is not a GGUF model file (it does not begin with {GGUF_MAGIC.decode()})"
+    else:
+        return
+    raise RpcError(wire.INVALID_PARAMS, f"{role}: {why}", {"role": role, "uri": model_uri})
 
 
 async def models_clear(d: Daemon, p: ModelClearParams, call: Call) -> OkResult:
