@@ -67,6 +67,7 @@ class Client:
         self._sock: _socket.socket | None = None
         self._next_id = 0
         self._methods: dict[int, str] = {}  # id → method of the requests whose reply is not read yet
+        self.started = False  # this client started gnod (autostart)
 
     def connect(self) -> None:
         if self._sock is not None:
@@ -80,6 +81,7 @@ class Client:
                     wire.NOT_RUNNING, f"gnod is not running (start it with `gnoctl daemon start`{unset})"
                 ) from None
             start_daemon(self.paths)
+            self.started = True
             self._sock = connect_checked(self.paths)
         self._sock.settimeout(self.timeout)
 

@@ -86,7 +86,7 @@ def retrieve(
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = sent() if sent is not None else Client(autostart=autostart).call(method, params)
+        result = sent() if sent is not None else _started_or_not(method, params, autostart)
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]
@@ -95,6 +95,25 @@ def retrieve(
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
+
+
+# How long a search that started gnod waits, unless told (--wait), for gnod's scan at
+# start to index what changed while it was down (it found none of it, and a script's
+# `gnoctl search X && …` took that for no match).
+AUTOSTART_WAIT_S = 10.0
+
+
+def _started_or_not(method: str, params: dict, autostart: bool | None) -> dict:
+    """The call's result; a search that started gnod first waits for its scan at start."""
+    from gnoctl.spec import COMMANDS
+
+    client = Client(autostart=autostart)
+    client.connect()
+    waits = any(o["dest"] == "wait_s" for o in COMMANDS[method])  # search and query
+    if client.started and waits and not params.get("wait_s"):
+        params = {**params, "wait_s": AUTOSTART_WAIT_S}
+    result: dict = client.call(method, params)
+    return result
 
 
 def _cut(method: str, params: dict, result: dict) -> list[str]:

@@ -23,6 +23,7 @@ from conftest import (
     socket_accepts,
     start_gnod,
     wait_until,
+    write_tree,
 )
 from gnod import wire
 from gnod.wire import peer_uid
@@ -338,6 +339,27 @@ def test_search_autostarts_the_daemon(env, run_cli):
     r = run_cli("daemon", "stop", "--json", env=env)
     assert r.returncode == 0 and json.loads(r.stdout) == {"stopped": True}
     assert wait_until(lambda: lock_is_free(paths), 10)
+
+
+def test_a_search_that_starts_gnod_sees_what_changed_while_it_was_down(env, run_cli, tmp_path):
+    """It searched before gnod's scan at start had indexed the changes: no match (exit 1),
+    which `gnoctl search X && …` in a script takes for an answer."""
+    paths = paths_for(env)
+    root = write_tree(
+        str(tmp_path / "notes"), {f"n{i:04d}.md": f"# Note {i}\n\nplain words {i}\n" for i in range(3000)}
+    )
+    r = run_cli("collection", "add", root, "--name", "notes", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert run_cli("daemon", "stop", "--json", env=env).returncode == 0
+    assert wait_until(lambda: lock_is_free(paths), 10)
+    with open(os.path.join(root, "n2999.md"), "a") as f:
+        f.write("\nwritten while gnod was down: quokka\n")
+    try:
+        r = run_cli("search", "quokka", "--files", env=env)
+        assert r.returncode == 0 and r.stdout.strip().endswith("n2999.md"), r.stdout + r.stderr
+    finally:
+        run_cli("daemon", "stop", env=env)
+        wait_until(lambda: lock_is_free(paths), 10)
 
 
 def _write_broken_config(env) -> None:
