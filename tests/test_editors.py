@@ -695,6 +695,8 @@ def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_que
 
 PARSER_PY = "import os\n\n\ndef load(path):\n    return open(path).read()\n\n\nclass Parser:\n    def parse(self, text):\n        return text.split()\n"
 OTHER_PY = "def parse(text):\n    return [text]\n"
+# As the kernel writes a function: its type on a line of its own, the name on the next.
+FAIR_C = "#include <sched.h>\n\nstatic void\nenqueue_task_fair(struct rq *rq)\n{\n}\n"
 
 
 @pytest.fixture
@@ -703,8 +705,9 @@ def code(daemon, corpus):
     them), their definitions parsed."""
     corpus.write("code/parser.py", PARSER_PY)
     corpus.write("code/other.py", OTHER_PY)
+    corpus.write("code/fair.c", FAIR_C)
     daemon.result("collection.add", {"name": "docs", "path": corpus.root})
-    assert wait_until(lambda: (s := daemon.result("status", {})["symbols"])["parsed"] >= 2 and not s["pending"], 30)
+    assert wait_until(lambda: (s := daemon.result("status", {})["symbols"])["parsed"] >= 3 and not s["pending"], 30)
     return daemon
 
 
@@ -737,6 +740,35 @@ def test_nvim_gno_symbol_opens_the_one_definition_or_lists_several(code, corpus,
     assert any("] Parser.parse(): def parse(self, text):" in e["text"] for e in got["several"])
 
 
+def test_nvim_gno_symbol_lands_on_the_name_below_its_type_and_through_gnoctl_too(code, corpus, tmp_path):
+    """A C function's passage opens at its type (`static void`), the name on the line after:
+    the cursor went to the type's line. Without the socket, gnoctl was not asked for
+    definitions at all (`--symbol`): the mentions came."""
+    socketless = f"{{ socket = {json.dumps(str(tmp_path / 'absent.sock'))}, gnoctl = {{ {', '.join(map(json.dumps, GNOCTL))} }} }}"
+    got = nvim(
+        code.env,
+        tmp_path,
+        f"""
+  vim.cmd('GnoSymbol enqueue_task_fair')
+  local at = vim.api.nvim_win_get_cursor(0)
+  result.fair = {{ at[1], vim.api.nvim_get_current_line(), at[2] }}
+  result.notes = {{}}
+  vim.notify = function(message) table.insert(result.notes, message) end
+  vim.cmd('GnoSymbol laod')  -- typed wrong: another name is shown, and said
+  require('gno').setup({socketless})
+  vim.cmd('enew')
+  vim.cmd('GnoSymbol load')
+  at = vim.api.nvim_win_get_cursor(0)
+  result.cli = {{ vim.api.nvim_buf_get_name(0), at[1], at[2], require('gno').last_transport }}
+""",
+    )
+    assert got["fair"] == [4, "enqueue_task_fair(struct rq *rq)", 0]
+    assert got["notes"] == ["gno: nothing defines 'laod': showing 'load'"]
+    file, line, column, transport = got["cli"]
+    assert transport == "cli" and os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
+    assert (line, column) == (4, len("def "))
+
+
 def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpus, tmp_path):
     got = emacs(
         code.env,
@@ -760,3 +792,24 @@ def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpu
     rows = [row.split(":", 2) for row in got["several"][1:]]
     assert sorted((os.path.basename(f), int(n)) for f, n, _ in rows) == [("other.py", 1), ("parser.py", 9)]
     assert got["none"] == "gno: no definition of no_such_name"
+
+
+def test_emacs_gno_symbol_lands_on_the_name_below_its_type_and_through_gnoctl_too(code, corpus, tmp_path):
+    got = emacs(
+        code.env,
+        tmp_path,
+        f"""
+  (gno-symbol "enqueue_task_fair")
+  (push (cons 'fair (list (line-number-at-pos) (buffer-substring (line-beginning-position) (line-end-position))
+                          (current-column)))
+        result)
+  (setq gno-socket {json.dumps(str(tmp_path / "absent.sock"))}
+        gno-gnoctl '({" ".join(json.dumps(a) for a in GNOCTL)}))
+  (gno-symbol "load")
+  (push (cons 'cli (list (buffer-file-name) (line-number-at-pos) (current-column) gno-last-transport)) result)
+""",
+    )
+    assert got["fair"] == [4, "enqueue_task_fair(struct rq *rq)", 0]
+    file, line, column, transport = got["cli"]
+    assert transport == "cli" and os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
+    assert (line, column) == (4, len("def "))

@@ -179,8 +179,9 @@ again, once."
 (defun gno--cli-call (method params)
   "Run gnoctl METHOD --json for PARAMS; (result . error)."
   (let ((args (append (cdr gno-gnoctl)
-                      (list method "--json" "-n" (number-to-string (alist-get 'limit params))
-                            "--" (alist-get 'query params)))))
+                      (list method "--json" "-n" (number-to-string (alist-get 'limit params)))
+                      (when (alist-get 'symbol params) '("--symbol"))
+                      (list "--" (alist-get 'query params)))))
     (with-temp-buffer
       (apply #'call-process (car gno-gnoctl) nil '(t nil) nil args)
       (let ((out (condition-case nil (gno--json-read (buffer-string)) (error nil))))
@@ -209,29 +210,39 @@ again, once."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
+                   (place (if (equal method "query") '(0 . 0) (gno--match-place where)))
                    (symbol (alist-get 'symbol where))
                    (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
-              (list (alist-get 'abs_path h) line
+              (list (alist-get 'abs_path h) (+ line (car place))
                     (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
                             (if (stringp symbol) (concat symbol ": ") "") text)
-                    (gno--match-column where))))
+                    (cdr place))))
           (alist-get 'hits result)))
 
-(defun gno--match-column (passage)
-  "Where the first word PASSAGE matched starts on its first line, in characters.
-So a visit lands on the name searched for; 0 when no match is on that line, or
-when the line was cut to a window of itself (\"…\" first: its offsets are the
-window's)."
-  (let ((first (car (split-string (or (alist-get 'text passage) "") "\n")))
+(defun gno--match-place (passage)
+  "Where the first word PASSAGE matched starts: (LINES . COLUMN).
+LINES after the passage's first line (a C function's name is on the line after its
+type: `static void' then the name), COLUMN in characters, so a visit lands on the
+name searched for.  COLUMN is 0 when the line was cut to a window of itself (\"…\"
+first: its offsets are the window's); (0 . 0) without a match."
+  (let ((text (or (alist-get 'text passage) ""))
         (match (car (alist-get 'matches passage))))
-    (if (and match (not (string-prefix-p "…" first)) (< (car match) (length first)))
-        (car match)
-      0)))
+    (if (not (and match (<= (car match) (length text))))
+        '(0 . 0)
+      (let* ((before (substring text 0 (car match)))
+             (newline (string-match-p "\n[^\n]*\\'" before))
+             (start (if newline (1+ newline) 0)))
+        (cons (- (length (split-string before "\n")) 1)
+              (if (string-prefix-p "…" (substring text start)) 0 (- (car match) start)))))))
 
 (defun gno--search-hits (method query &optional symbol)
-  "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined."
-  (gno--hits method (gno-call method `((query . ,query) (limit . ,gno-limit)
-                                       ,@(when symbol '((symbol . t)))))))
+  "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined.
+The reply's notes are shown (`nothing defines kfree: showing free')."
+  (let ((result (gno-call method `((query . ,query) (limit . ,gno-limit)
+                                   ,@(when symbol '((symbol . t)))))))
+    (when-let ((notes (alist-get 'notes result)))
+      (message "gno: %s" (string-join notes "; ")))
+    (gno--hits method result)))
 
 (defun gno--goto-line (line &optional column)
   "Move to the start of LINE, or to its COLUMN-th character (at most its end)."

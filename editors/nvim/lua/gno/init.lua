@@ -39,7 +39,11 @@ end
 
 local cli_args = {
   search = function(p)
-    return { 'search', '--json', '-n', tostring(p.limit), '--', p.query }
+    local args = { 'search', '--json', '-n', tostring(p.limit) }
+    if p.symbol then
+      table.insert(args, '--symbol')
+    end
+    return vim.list_extend(args, { '--', p.query })
   end,
   query = function(p)
     return { 'query', '--json', '-n', tostring(p.limit), '--', p.query }
@@ -82,16 +86,24 @@ local function one_line(text)
   return (text or ''):gsub('%s+', ' ')
 end
 
---- The byte column (1-based) of the first word a passage matched on its first line, so
---- the cursor lands on the name searched for; 1 when none is there, or when the line
---- was cut to a window of itself ("…" first: its offsets are the window's).
-local function match_col(snippet)
-  local first = (snippet.text or ''):match('^[^\n]*')
+--- Where the first word a passage matched is, so the cursor lands on the name searched
+--- for: the lines after the passage's first, and the byte column (1-based) in its line
+--- (a C function's name is on the line after its type: `static void` then the name);
+--- column 1 when the line was cut to a window of itself ("…" first: its offsets are
+--- the window's), and 0, 1 without a match.
+local function match_place(snippet)
+  local text = snippet.text or ''
   local m = present(snippet.matches) and snippet.matches[1] or nil
-  if not m or first:sub(1, #'…') == '…' or m[1] >= vim.fn.strchars(first) then
-    return 1
+  if not m or m[1] > vim.fn.strchars(text) then
+    return 0, 1
   end
-  return vim.str_byteindex(first, m[1]) + 1
+  local before = text:sub(1, vim.str_byteindex(text, m[1]))
+  local _, lines = before:gsub('\n', '')
+  local start = before:match('.*\n()') or 1 -- the byte where the match's line starts
+  if text:sub(start, start + #'…' - 1) == '…' then
+    return lines, 1
+  end
+  return lines, #before - start + 2
 end
 
 --- Quickfix items (filename, lnum, col, text) of a search or query result.
@@ -100,7 +112,9 @@ function M.items(method, result)
   for _, h in ipairs(result.hits or {}) do
     local line, col, text = 1, 1, ''
     if method == 'search' and present(h.snippet) then
-      line, col, text = h.snippet.line, match_col(h.snippet), h.snippet.text
+      local after
+      after, col = match_place(h.snippet)
+      line, text = h.snippet.line + after, h.snippet.text
       if present(h.snippet.symbol) then
         text = h.snippet.symbol .. ': ' .. text
       end
@@ -145,10 +159,16 @@ function M.definition(name)
     return nil
   end
   local items = M.items('search', result)
+  local notes = result.notes or {}
   if #items == 0 then
-    local why = (result.notes or {})[1]
+    local why = notes[1]
     vim.notify('gno: no definition of ' .. name .. (why and (' (' .. why .. ')') or ''), vim.log.levels.INFO)
-  elseif #items == 1 then
+    return items
+  end
+  if #notes > 0 then -- another name than the one asked for (`nothing defines 'kfree': showing 'free'`)
+    vim.notify('gno: ' .. table.concat(notes, '; '), vim.log.levels.INFO)
+  end
+  if #items == 1 then
     M.open(items[1])
   else
     vim.fn.setqflist({}, ' ', { title = 'gno definitions: ' .. name, items = items })
