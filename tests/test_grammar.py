@@ -226,6 +226,12 @@ def test_parse(query, expected):
         ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
         ("-Wall -fno-common", ["-Wall, -fno-common: searched as text, since the query holds nothing else"]),
         ("x -Wall", []),
+        # A passage pasted: its `-word` is a word of it (it left out the passage's own file).
+        (
+            "Adaptive spinning for mutexes by Peter Zijlstra. (Ported to mainline from the -rt tree",
+            ["-rt: searched as text, a word of the passage"],
+        ),
+        ("usb storage driver for the old camera -gadget", []),  # 7 words: a negation
     ],
 )
 def test_syntax_of_other_engines_is_text_and_said_so(query, notes):
@@ -659,3 +665,10 @@ def test_property_plain_words_always_find_their_document(words):
     text = " ".join(words)
     db = make_db([(text, "english")])
     assert search(text, ["english", "german"], db=db) == {1}
+
+
+def test_a_negation_in_a_passage_is_a_word_of_it():
+    pasted = parse("Adaptive spinning for mutexes by Peter Zijlstra. (Ported to mainline from the -rt tree")
+    assert [c.tokens for c in pasted if c.negated] == [] and ("rt",) in [c.tokens for c in pasted]
+    typed = parse("usb storage driver for the old camera -gadget")
+    assert [c.tokens for c in typed if c.negated] == [("gadget",)]

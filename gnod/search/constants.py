@@ -206,6 +206,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     pool_growth: int = 4
     # Positive terms searched; a longer query keeps the rarest in the index (highest IDF).
     max_terms: int = 64
+    # A query of more words than this besides its `-word`s is a passage pasted (prose, a
+    # log line, a comment), whose `-word` is a word of it ("ported from the -rt tree":
+    # taken as a negation, it left out mutex.c, the sentence's own file): they are text.
+    # A query that leaves words out is typed, and short ("usb -gadget").
+    negation_words_max: int = 8
     # A word ending in `*` (what a picker sends for the word being typed) matches the
     # words of the index that start with it: the this-many found in the most documents,
     # each ranked by bm25 as if typed, with the idf of the most frequent of them (a rare

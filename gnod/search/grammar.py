@@ -170,7 +170,11 @@ def _excerpt(query: str, pos: int, width: int = 20) -> str:
     return f"{'…' if start else ''}{shown}{'…' if pos + width < len(query) else ''}"
 
 
-def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[Clause]:
+def parse(
+    query: str,
+    prefix_min: int = PIPELINE.lexical.prefix_min_chars,
+    negation_words_max: int = PIPELINE.lexical.negation_words_max,
+) -> list[Clause]:
     """Split a query into clauses (see the module docstring for the grammar).
 
     Clauses with no searchable token (``!!!``, ``""``, a lone ``-``) are dropped and
@@ -224,7 +228,9 @@ def parse(query: str, prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> li
     result = list(clauses.values())
     if not result:
         raise QuerySyntaxError("no searchable words in the query: it contains only punctuation or symbols")
-    if all(c.negated for c in result):  # nothing to leave out of: a flag's words (`-Wall`)
+    words = sum(not c.negated for c in result)
+    # Nothing to leave out of (a flag's words, `-Wall`), or a passage pasted ("from the -rt tree").
+    if not words or words > negation_words_max:
         result = [replace(c, negated=False) for c in result]
     return result
 
@@ -255,10 +261,15 @@ def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexica
     negations alone, searched as text."""
     out = []
     unnegated = [c.raw for c in clauses if not c.negated and _negation(c.raw, 0)]
-    if unnegated:
+    if unnegated and len(unnegated) == len(clauses):
         out.append(
             f"{', '.join(unnegated)}: searched as text, since the query holds nothing else "
             "(-word leaves a word out of what the other words find)"
+        )
+    elif unnegated:
+        out.append(
+            f"{', '.join(unnegated)}: searched as text, a word of the passage (-word leaves documents "
+            f"out in a query of at most {PIPELINE.lexical.negation_words_max} other words)"
         )
     operators = [c.raw for c in clauses if c.raw.lstrip("-") in _OPERATORS]
     if operators:
