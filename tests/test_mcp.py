@@ -209,6 +209,9 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
     assert last["to_line"] == max(1, last["content"].count("\n"))  # a first line past the budget: a part of it
     assert f"{multi['left_out']} more documents not read" in r["multi"].content[0].text
     assert len(r["listed"].structured_content["documents"]) == 6
+    # A list, not six documents "lines 0-0 of 0" that read as empty.
+    listed = r["listed"].content[0].text.splitlines()
+    assert len(listed) == 7 and listed[0].startswith("gno://") and listed[-1] == "(6 documents)", listed
     found = r["in space"].structured_content
     assert [h["path"] for h in found["hits"]] == ["space/moon.md"] and found["total_candidates"] == 2
     assert "(1 shown; more documents match: raise limit, or narrow with filters)" in r["in space"].content[0].text

@@ -20,8 +20,9 @@ from gnod.protocol import METHOD_PARAMS
 SNIPPET_CHARS = 240
 # Results an agent may ask for in one call (the daemon allows more; a context window does not).
 MAX_RESULTS = 100
-# Text `get` gives an agent unless it asks for more: ~16k tokens (a generated register header
-# is 24 MB, which took 29 s to come back whole and would fill any context).
+# Text `get` and `multi_get` give an agent unless it asks for more: ~16k tokens (a generated
+# register header is 24 MB, which took 29 s to come back whole and would fill any context;
+# multi_get's 256 KB of include/linux/*.h was past what agents take from one call).
 GET_MAX_BYTES = 65_536
 
 
@@ -200,7 +201,11 @@ def _document_text(d: dict) -> str:
 
 
 def _multi_get_text(r: dict) -> str:
-    parts = [_document_text(d) for d in r["documents"]]
+    if r["documents"] and not any(d["from_line"] for d in r["documents"]):  # content false: which documents
+        listed = [f"{d['uri']}  {d['title']}" for d in r["documents"]]
+        parts = ["\n".join([*listed, f"({len(listed)} documents)"])]
+    else:
+        parts = [_document_text(d) for d in r["documents"]]
     if r["missing"]:
         parts.append("Not found: " + ", ".join(r["missing"]))
     if r.get("left_out"):
@@ -418,7 +423,7 @@ READ_ONLY_TOOLS = [
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 4_194_304,
-                "default": 262_144,
+                "default": GET_MAX_BYTES,
                 "description": "Stop after this much text in all (whole lines; the documents past it are counted).",
             },
             "content": {
