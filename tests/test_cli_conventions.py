@@ -240,6 +240,15 @@ def test_colour_on_a_terminal(live, extra_env, flags, coloured):
     assert (ESC in out) is coloured, out
 
 
+def test_a_gno_uri_made_a_url_reads_the_same_document(live):
+    """A client that normalises URLs sends `gno://docs/odd%20dir/…`: it was NOT_FOUND."""
+    from urllib.parse import quote
+
+    doc = cli_json("get", f"gno://docs/{quote(ODD_REL)}", "--json", env=live.env)
+    assert doc["path"] == ODD_REL and "kettle" in doc["content"]
+    assert cli_json("get", f"gno://docs/{ODD_REL}", "--json", env=live.env)["path"] == ODD_REL
+
+
 def test_files_are_absolute_paths_everywhere_and_nul_separated_with_0(live):
     odd = os.path.join(live.root, ODD_REL)
     ls_files = cli("ls", "--files", env=live.env).stdout.splitlines()

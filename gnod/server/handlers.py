@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+from urllib.parse import unquote
 
 import apsw
 import msgspec
@@ -335,7 +336,17 @@ def _number(text: str) -> int | None:
 def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     """`gno://col/path`, `col/path`, an absolute path, `#docid`, or a path inside the one
     collection that has it (`include/linux/slab.h`, as grep and editors give paths;
-    INVALID_PARAMS naming them where several have it)."""
+    INVALID_PARAMS naming them where several have it). A `gno://` URI no document has
+    as given is also read percent-decoded, as a client that made it a URL sends it
+    (`gno://notes/odd%20dir/a.md`)."""
+    doc = _resolved(conn, d, ref)
+    if doc is None and ref.startswith(URI_PREFIX) and "%" in ref and (plain := unquote(ref)) != ref:
+        doc = _resolved(conn, d, plain)
+    return doc
+
+
+def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
+    """resolve_ref of `ref` as given."""
     if "\0" in ref:
         raise RpcError(wire.INVALID_PARAMS, "a document reference cannot contain a NUL byte", {"ref": ref})
     docid = _number(ref[1:]) if ref.startswith("#") else None
