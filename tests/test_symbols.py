@@ -939,6 +939,8 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     assert found("error: ‘struct page’ has no member named ‘mappin’")[0] == ("include/mm_types.h", "struct page")
     # The member is a name too, which alloc_pages' file holds: the declaration is the subject.
     assert found("error: 'struct page' has no member named 'alloc_pages'")[0] == ("include/mm_types.h", "struct page")
+    # A question naming one, unquoted (`how does mutex_lock work?` listed test files using it).
+    assert found("how does alloc_pages work?")[0] == ("include/gfp.h", "alloc_pages()")
 
 
 def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tmp_path):

@@ -804,16 +804,21 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     the kinds it asks for) that a pasted compiler or linker message quotes among its
     words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
     frame gives (_framed), or the one `compatible` string a pasted device tree line
-    quotes (`compatible = "snps,dw-apb-uart";`); None where it names none or several.
+    quotes (`compatible = "snps,dw-apb-uart";`), or else the one a question names among
+    its words (`how does mutex_lock work?`); None where it names none or several.
     A declaration quoted beside other names is the one the message is about (`'struct
     sk_buff' has no member named 'csum_start'`: the struct whose members to read), and
     so is the frame the instruction pointer names in a pasted oops (`RIP:
     0010:__list_del_entry_valid+0x25/0xc0` above its call trace: where it happened)."""
     names: set[tuple[str, frozenset[str]]] = set()
     pointed: set[str] = set()
+    bare: set[str] = set()  # names of code among words of prose, unquoted
     for before, c, after in zip([None, *clauses], clauses, [*clauses[1:], None]):
         if c.negated:
             continue
+        word = c.raw.rstrip(_ENDING)
+        if _IDENTIFIER.fullmatch(word) and NAMED_IN_CODE.search(word):
+            bare.add(word)
         if (quoted := _quoted(c.raw)) and NAMED_IN_CODE.search(quoted):
             names.add((quoted, frozenset()))
         elif _framed(c):
@@ -834,7 +839,13 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
         return declared[0]
     if len(pointed) == 1:
         return pointed.pop(), frozenset()
+    if not names and len(bare) == 1:  # a question about one (`how does mutex_lock work?`)
+        return bare.pop(), frozenset()
     return names.pop() if len(names) == 1 else (None, frozenset())
+
+
+# What ends a word of a sentence, not the word.
+_ENDING = "?!.,;:"
 
 
 # A word naming a file: a path (`kernel/sched/fair.c`, `/usr/src/linux/Makefile`) or a
