@@ -330,6 +330,7 @@ def test_embed_on_request_and_notes_on_what_vectors_miss(env, tmp_path, minilm, 
         d.result("collection.add", {"name": "notes", "path": str(notes)})
         err = d.rpc("vsearch", {"query": "feline"})["error"]  # nothing embeds by itself
         assert err["code"] == wire.MODEL_UNAVAILABLE and "fix: gnoctl embed" in err["message"]
+        assert err["data"]["details"] == {"role": "embed", "fix": "gnoctl embed"}  # as other roles' give it
         # `embed` embeds the backlog even with background embedding off.
         res = d.result("embed", {}, timeout=120)
         assert (res["embedded"], res["pending"]) == (len(TOPICS), 0)

@@ -11,7 +11,7 @@ import time
 
 from gnod import wire
 from gnod.lines import file_line
-from gnod.models.base import ModelUnavailable
+from gnod.models.base import ModelUnavailable, with_fix
 from gnod.models.worker import INTERACTIVE
 from gnod.protocol import SearchParams, SearchResult, VSearchHit, VSearchParams, VSearchResult
 from gnod.search import vector
@@ -59,8 +59,11 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     where = search_filter(d, p.collections, p.filters)
     served = d.vectors.index()
     if served is None:
-        # The reason carries its own fix where there is one (a model to pull, vectors to embed).
-        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {d.vectors.missing_reason()}")
+        # The reason carries its own fix where there is one (a model to pull, vectors to embed),
+        # in `details` too, as every other MODEL_UNAVAILABLE gives it.
+        reason, fix = d.vectors.missing()
+        details = {"role": "embed", **({"fix": fix} if fix else {})}
+        raise RpcError(wire.MODEL_UNAVAILABLE, f"vector search is unavailable: {with_fix(reason, fix)}", details)
     model, index = served
     try:
         qvec = await d.models.run("embed", lambda m: m.embed_query(p.query), INTERACTIVE, uri=model.uri)

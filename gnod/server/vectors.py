@@ -91,21 +91,25 @@ class Vectors:
 
     def missing_reason(self) -> str:
         """Why vector search cannot run, with the fix or how far the first embedding is."""
+        return with_fix(*self.missing())
+
+    def missing(self) -> tuple[str, str | None]:
+        """Why vector search cannot run, and the command that fixes it, if one does."""
         if self.ext_error:
-            return f"sqlite-vec is not available ({self.ext_error})"
+            return f"sqlite-vec is not available ({self.ext_error})", None
         if self.model_error:
-            return self.model_error
+            return self.model_error, None
         if self.loading:
-            return "the vectors are being loaded (vector search starts in a moment)"
+            return "the vectors are being loaded (vector search starts in a moment)", None
         if self.embedding and self.chunks:
             eta = f", about {_duration(self.pending / self.rate)} left" if self.rate else ""
-            return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})"
+            return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})", None
         # The embedding loop may not have tried the model yet: a missing file is the better answer.
         uri = self.models.uri("embed")
         for m in self.models.infos():
             if m.role == "embed" and m.uri == uri and m.error:
-                return with_fix(m.error, m.fix)
-        return "no vectors yet (fix: gnoctl embed)"
+                return m.error, m.fix
+        return "no vectors yet", "gnoctl embed"
 
     def lag_note(self) -> str | None:
         """What vector results cannot see yet: chunks still to embed, or a model switch in progress."""
