@@ -459,6 +459,9 @@ def test_get_takes_a_path_from_the_working_directory(indexed):
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", ref
     assert cli_error("get", "deploy.md", env=indexed.env)["code"] == "NOT_FOUND"  # not from here
+    # `..` in a collection's path leads where it leads (it was "in the folder … but not indexed").
+    assert get_json(indexed.env, "docs/notes/../guides/deploy.md:3")["uri"] == "gno://docs/guides/deploy.md"
+    assert cli_error("get", "docs/../elsewhere.md", env=indexed.env)["code"] == "NOT_FOUND"
     # `similar` takes it too (it said no indexed document matches).
     for ref in ("deploy.md", "./deploy.md"):
         r = subprocess.run(

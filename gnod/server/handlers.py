@@ -362,6 +362,10 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
     doc = store.doc_by_path(conn, name, rel) if rel else None
     if doc is not None:
         return doc
+    col = d.collection(name) if ".." in rel.split("/") else None
+    if col is not None:  # `kernel/../include/linux/sched.h`: where it leads, another collection's maybe
+        there = os.path.normpath(os.path.join(col.path, rel))
+        return store.doc_by_abs_path(conn, os.path.realpath(there)) or store.doc_by_abs_path(conn, there)
     found = store.docs_by_rel_path(conn, ref)
     if len(found) > 1:
         names = [f.collection for f in found]
