@@ -12,7 +12,7 @@ import sys
 import time
 
 from gnoctl.args import LS_LIMIT_MAX
-from gnoctl.client import Client, DaemonError, holds_lock, is_running, start_daemon
+from gnoctl.client import Client, DaemonError, holds_lock, is_running, retry_wait, start_daemon
 from gnoctl.output import hits
 from gnoctl.output.common import ProgressLine, View, print_error, quiet_stdout, show
 from gnod import wire
@@ -86,7 +86,7 @@ def retrieve(
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = sent() if sent is not None else _started_or_not(method, params, autostart)
+        result = _unless_busy(sent, lambda: _started_or_not(method, params, autostart))
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]
@@ -95,6 +95,19 @@ def retrieve(
         return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
+
+
+def _unless_busy(sent: Callable[[], Any] | None, call: Callable[[], Any]) -> Any:
+    """`sent()` (the reply to a request already sent) or `call()`; once more after the wait
+    gnod names when it refuses the call as overloaded (client.retry_wait)."""
+    try:
+        return sent() if sent is not None else call()
+    except DaemonError as e:
+        wait = retry_wait(e)
+        if wait is None:
+            raise
+    time.sleep(wait)
+    return call()
 
 
 # How long a search that started gnod waits, unless told (--wait), for gnod's scan at
@@ -148,7 +161,7 @@ def get(
 
     def go(fmt: str) -> int:
         try:
-            doc = sent() if sent is not None else Client(autostart=autostart).call("get", params)
+            doc = _unless_busy(sent, lambda: Client(autostart=autostart).call("get", params))
         except DaemonError as e:
             here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
             if here is None:

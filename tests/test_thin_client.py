@@ -8,6 +8,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -23,6 +24,8 @@ from gnoctl.args import (
     Fallback,
     parse_fast,
 )
+from gnoctl.client import DaemonError
+from gnod import wire
 
 HEAVY = [
     "llama_cpp",
@@ -687,3 +690,63 @@ def test_a_file_list_asks_the_daemon_for_no_passages(monkeypatch):
         handed = _handed(monkeypatch, "fast", argv)
         assert handed[1].get("snippets") is snippets, argv
         assert handed == _handed(monkeypatch, "typer", argv), argv
+
+
+def test_a_call_refused_as_overloaded_is_sent_again_once_after_the_wait_named():
+    """50 busy agents made `gnoctl search` fail in 0.03 s with "retry in 1071 ms": it waits
+    that long and asks again, once; a longer wait, a second refusal or another error is said."""
+    from gnoctl.client import BUSY_RETRY_MAX_S
+    from gnoctl.commands import _unless_busy
+
+    calls: list[float] = []
+
+    def refused(after_ms: int):
+        def call():
+            calls.append(time.monotonic())
+            if len(calls) == 1:
+                raise DaemonError(wire.BUSY, "gnod is overloaded", {"retry_after_ms": after_ms})
+            return {"hits": []}
+
+        return call
+
+    assert _unless_busy(None, refused(50)) == {"hits": []}
+    assert len(calls) == 2 and calls[1] - calls[0] >= 0.05
+    calls.clear()
+
+    def sent():  # the reply to the request the fast path sent first
+        raise DaemonError(wire.BUSY, "gnod is overloaded", {"retry_after_ms": 20})
+
+    assert _unless_busy(sent, lambda: {"hits": ["again"]}) == {"hits": ["again"]}
+    with pytest.raises(DaemonError):  # refused again: said
+        _unless_busy(sent, refused(20))
+    calls.clear()
+    too_long = int(BUSY_RETRY_MAX_S * 1000) + 1
+    with pytest.raises(DaemonError):
+        _unless_busy(None, refused(too_long))
+    assert len(calls) == 1
+    with pytest.raises(DaemonError):  # a connection refused past the cap names no wait
+        _unless_busy(None, lambda: (_ for _ in ()).throw(DaemonError(wire.BUSY, "too many connections")))
+
+
+def test_the_mcp_bridge_sends_a_read_refused_as_overloaded_again_once(monkeypatch):
+    """Through MCP, 10 of 10 calls behind 50 busy agents were refused, a `get` of three
+    lines among them. A read is sent again once after the wait named; a write is not."""
+    import asyncio
+
+    from gnoctl.mcp.daemon import DaemonLink
+
+    sent: list[str] = []
+
+    async def answer(self, method, params, on_notify, start):
+        sent.append(method)
+        if len(sent) % 2:
+            raise DaemonError(wire.BUSY, "gnod is overloaded", {"retry_after_ms": 10})
+        return {"ok": True}
+
+    monkeypatch.setattr(DaemonLink, "_call", answer)
+    link = DaemonLink(autostart=False)
+    assert asyncio.run(link.call("get", {"ref": "a.md"})) == {"ok": True} and sent == ["get", "get"]
+    sent.clear()
+    with pytest.raises(DaemonError):
+        asyncio.run(link.call("collection.add", {"name": "x", "path": "/x"}))
+    assert sent == ["collection.add"]

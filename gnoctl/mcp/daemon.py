@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 
-from gnoctl.client import DaemonError, start_daemon
+from gnoctl.client import DaemonError, retry_wait, start_daemon
 from gnod import wire
 from gnod.paths import Paths
 
@@ -57,7 +57,19 @@ class DaemonLink:
         return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
 
     async def call(self, method: str, params: dict, on_notify: Notify | None = None, start: bool = True) -> dict:
-        """The method's result; DaemonError for an error reply or no daemon (`start`: may start one)."""
+        """The method's result; DaemonError for an error reply or no daemon (`start`: may start one).
+        A read gnod refused as overloaded is sent again once after the wait it names
+        (client.retry_wait): an agent's `get` of three lines was refused behind 50 busy agents."""
+        try:
+            return await self._call(method, params, on_notify, start)
+        except DaemonError as e:
+            wait = retry_wait(e) if method in READ_ONLY else None
+            if wait is None:
+                raise
+        await asyncio.sleep(wait)
+        return await self._call(method, params, on_notify, start)
+
+    async def _call(self, method: str, params: dict, on_notify: Notify | None, start: bool) -> dict:
         conn = self._idle.pop() if self._idle else await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
