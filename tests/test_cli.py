@@ -89,6 +89,13 @@ def test_collection_add_summary(indexed):
     assert indexed.add_other["collections"][0]["added"] == len(OTHER_DOCS)
 
 
+def test_collection_add_over_the_protocol_wants_an_absolute_path(indexed):
+    """The MCP bridge sent an agent's `relative/dir` on, and gnod took it from its own
+    working directory; gnoctl makes the path absolute from the user's."""
+    err = indexed.daemon.rpc("collection.add", {"name": "rel", "path": "relative/dir"})["error"]
+    assert err["data"]["name"] == "INVALID_PARAMS" and "not an absolute path" in err["message"], err
+
+
 def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
     """Files of kinds gno does not read by default are counted by extension, so the user
     hears of them; hidden, ignored and excluded ones are left out on purpose, and with

@@ -185,6 +185,11 @@ async def collection_list(d: Daemon, params, call: Call) -> CollectionListResult
 
 async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> IndexResult:
     await d.reload_config()
+    if not os.path.isabs(os.path.expanduser(p.path)):
+        # gnod's working directory is not the caller's (gnoctl sends the path absolute).
+        raise RpcError(
+            wire.INVALID_PARAMS, f"{p.path!r} is not an absolute path: give one from / or ~", {"path": p.path}
+        )
     try:
         # The params are the config's fields (tests/test_config.py keeps them so) plus how to add.
         col = validate_collection(CollectionConfig(**{f: getattr(p, f) for f in CollectionConfig.__struct_fields__}))
