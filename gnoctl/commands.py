@@ -693,7 +693,12 @@ def models_use(choice: str, fmt: str | None) -> int:
     def go(fmt: str) -> int:
         role, eq, uri = choice.partition("=")
         params = {"role": role, "uri": uri} if eq else {"preset": choice}
-        show(Client().call("models.use", params), fmt, used_lines)
+        client = Client()
+        used = client.call("models.use", params)
+        if fmt != "json":  # what happens to the vectors depends on the embed model being there
+            embed = next((m for m in client.call("models.list")["models"] if m["role"] == "embed"), None)
+            used = {**used, "embed_ready": bool(embed and embed["cached"])}
+        show(used, fmt, used_lines)
         return 0
 
     return _run(fmt, go)

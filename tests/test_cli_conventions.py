@@ -585,6 +585,13 @@ def test_models_use_a_missing_file_is_refused(daemon):
     assert "missing" not in embed["uri"] and "fake" not in embed["uri"]  # nothing was switched or saved
 
 
+def test_models_use_says_no_vectors_come_while_the_embed_model_is_missing(daemon):
+    """It said "new vectors are made in the background" with no embed model downloaded."""
+    out = cli("models", "use", "light", "--human", env=daemon.env).stdout
+    assert "not downloaded: no new vectors until `gnoctl models pull embed`" in out, out
+    assert "made in the background" not in out
+
+
 def test_models_list_shows_preset_sizes_before_download(daemon):
     out = cli("models", "list", "--human", env=daemon.env).stdout
     sizes = re.findall(r"not downloaded, ~(\d+) MiB", out)

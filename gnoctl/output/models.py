@@ -26,11 +26,14 @@ def pulled_lines(res: dict) -> list[str]:
 
 
 def used_lines(res: dict) -> list[str]:
-    """`models use`: the daemon's message one change a line, and what happens to the vectors."""
-    return [
-        res["message"].replace(", ", "\n"),
-        "new vectors are made in the background; the old ones serve until then (gnoctl embed waits for it)",
-    ]
+    """`models use`: the daemon's message one change a line, and what happens to the vectors
+    (`embed_ready`: the embed model in use is downloaded)."""
+    then = (
+        "new vectors are made in the background; the old ones serve until then (gnoctl embed waits for it)"
+        if res.get("embed_ready", True)
+        else "the embed model is not downloaded: no new vectors until `gnoctl models pull embed`"
+    )
+    return [res["message"].replace(", ", "\n"), then]
 
 
 def write_paths(res: dict, fmt: str) -> None:
