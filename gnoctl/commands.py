@@ -86,7 +86,7 @@ def retrieve(
     def go(fmt: str) -> int:
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
-        result = _unless_busy(sent, lambda: _started_or_not(method, params, autostart))
+        result = _unless_busy(sent, lambda: _asked(method, params, autostart))
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]
@@ -116,7 +116,7 @@ def _unless_busy(sent: Callable[[], Any] | None, call: Callable[[], Any]) -> Any
 AUTOSTART_WAIT_S = 10.0
 
 
-def _started_or_not(method: str, params: dict, autostart: bool | None) -> dict:
+def _asked(method: str, params: dict, autostart: bool | None) -> dict:
     """The call's result; a search that started gnod first waits for its scan at start."""
     from gnoctl.spec import COMMANDS
 

@@ -454,32 +454,28 @@ def test_get_takes_a_path_from_the_working_directory(indexed):
     """As git and editors give paths: `deploy.md:3` typed in the collection's guides/
     folder, a name no collection's document has from its top."""
     here = os.path.dirname(indexed.corpus.path("guides/deploy.md"))
-    for ref in ("deploy.md:3", "./deploy.md", "../guides/deploy.md:3-4"):
+
+    def from_here(*argv: str) -> dict:
         r = subprocess.run(
-            [sys.executable, "-m", "gnoctl.main", "get", ref, "--json"],
+            [sys.executable, "-m", "gnoctl.main", *argv, "--json"],
             env=indexed.env,
             cwd=here,
             capture_output=True,
             text=True,
             timeout=60,
         )
-        assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", ref
+        assert r.returncode == 0, r.stdout + r.stderr
+        return json.loads(r.stdout)
+
+    for ref in ("deploy.md:3", "./deploy.md", "../guides/deploy.md:3-4"):
+        assert from_here("get", ref)["uri"] == "gno://docs/guides/deploy.md", ref
     assert cli_error("get", "deploy.md", env=indexed.env)["code"] == "NOT_FOUND"  # not from here
     # `..` in a collection's path leads where it leads (it was "in the folder … but not indexed").
     assert get_json(indexed.env, "docs/notes/../guides/deploy.md:3")["uri"] == "gno://docs/guides/deploy.md"
     assert cli_error("get", "docs/../elsewhere.md", env=indexed.env)["code"] == "NOT_FOUND"
     # `similar` takes it too (it said no indexed document matches).
     for ref in ("deploy.md", "./deploy.md"):
-        r = subprocess.run(
-            [sys.executable, "-m", "gnoctl.main", "similar", ref, "--json"],
-            env=indexed.env,
-            cwd=here,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert r.returncode == 0 and json.loads(r.stdout)["uri"] == "gno://docs/guides/deploy.md", r.stdout + r.stderr
+        assert from_here("similar", ref)["uri"] == "gno://docs/guides/deploy.md", ref
 
 
 def test_get_by_collection_path(indexed):
