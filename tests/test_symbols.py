@@ -941,6 +941,15 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     assert found("error: 'struct page' has no member named 'alloc_pages'")[0] == ("include/mm_types.h", "struct page")
     # A question naming one, unquoted (`how does mutex_lock work?` listed test files using it).
     assert found("how does alloc_pages work?")[0] == ("include/gfp.h", "alloc_pages()")
+    from gnod.search.grammar import parse
+    from gnod.search.lexical import _asked_about
+
+    def stop(word: str) -> bool:
+        return word in {"how", "does", "what", "the"}
+
+    assert _asked_about(parse("what calls alloc_pages?"), stop) == "alloc_pages"
+    assert _asked_about(parse("kmalloc GFP_KERNEL"), stop) is None  # words of code: their uses are asked for
+    assert _asked_about(parse("how does alloc_pages call free_pages"), stop) is None  # two names
 
 
 def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tmp_path):

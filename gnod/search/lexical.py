@@ -766,7 +766,8 @@ def _code_name(
     is a name (`schedule+0x2e/0x90`), a device tree's `compatible` string
     (`"snps,dw-apb-uart"`) one its drivers define. Of a longer query, the one name of
     code it quotes as a compiler does (`implicit declaration of function 'kmap_atomic'`)
-    or places in a frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`)."""
+    or places in a frame (`ext4_fill_super+0x1a2b/0x1d80 [ext4]`), or else that a question
+    names among words of prose (_asked_about)."""
     if lexical.definition_match <= 0:
         return None, False, frozenset()
     kinds = _declaring(clauses[0]) if len(clauses) == 2 else frozenset()
@@ -775,7 +776,7 @@ def _code_name(
         clauses = clauses[1:]
     elif len(clauses) > 1:
         name, kinds = _quoted_name(clauses)
-        return name, False, kinds
+        return (name, False, kinds) if name is not None else (_asked_about(clauses, stop), False, frozenset())
     if clauses[0].negated:
         return None, False, frozenset()
     if _framed(clauses[0]):
@@ -804,21 +805,16 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
     the kinds it asks for) that a pasted compiler or linker message quotes among its
     words (`'kmap_atomic'`, `'struct page' has no member named 'mappin'`), or a stack
     frame gives (_framed), or the one `compatible` string a pasted device tree line
-    quotes (`compatible = "snps,dw-apb-uart";`), or else the one a question names among
-    its words (`how does mutex_lock work?`); None where it names none or several.
+    quotes (`compatible = "snps,dw-apb-uart";`); None where it names none or several.
     A declaration quoted beside other names is the one the message is about (`'struct
     sk_buff' has no member named 'csum_start'`: the struct whose members to read), and
     so is the frame the instruction pointer names in a pasted oops (`RIP:
     0010:__list_del_entry_valid+0x25/0xc0` above its call trace: where it happened)."""
     names: set[tuple[str, frozenset[str]]] = set()
     pointed: set[str] = set()
-    bare: set[str] = set()  # names of code among words of prose, unquoted
     for before, c, after in zip([None, *clauses], clauses, [*clauses[1:], None]):
         if c.negated:
             continue
-        word = c.raw.rstrip(_ENDING)
-        if _IDENTIFIER.fullmatch(word) and NAMED_IN_CODE.search(word):
-            bare.add(word)
         if (quoted := _quoted(c.raw)) and NAMED_IN_CODE.search(quoted):
             names.add((quoted, frozenset()))
         elif _framed(c):
@@ -839,9 +835,22 @@ def _quoted_name(clauses: Sequence[Clause]) -> tuple[str | None, frozenset[str]]
         return declared[0]
     if len(pointed) == 1:
         return pointed.pop(), frozenset()
-    if not names and len(bare) == 1:  # a question about one (`how does mutex_lock work?`)
-        return bare.pop(), frozenset()
     return names.pop() if len(names) == 1 else (None, frozenset())
+
+
+def _asked_about(clauses: Sequence[Clause], stop: Callable[[str], bool]) -> str | None:
+    """The one name of code (snake_case, camelCase) a question names, unquoted, among words
+    of prose, a function word among them (`how does mutex_lock work?`: `work` ruled, and
+    test-ww_mutex.c came first); None for words of code alone (`kmalloc GFP_KERNEL` asks
+    for their uses, not GFP_KERNEL's definition)."""
+    if not any(len(c.tokens) == 1 and not c.negated and stop(c.tokens[0]) for c in clauses):
+        return None
+    named = {
+        word
+        for c in clauses
+        if not c.negated and _IDENTIFIER.fullmatch(word := c.raw.rstrip(_ENDING)) and NAMED_IN_CODE.search(word)
+    }
+    return named.pop() if len(named) == 1 else None
 
 
 # What ends a word of a sentence, not the word.
