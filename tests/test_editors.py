@@ -740,6 +740,28 @@ def test_nvim_gno_symbol_opens_the_one_definition_or_lists_several(code, corpus,
     assert any("] Parser.parse(): def parse(self, text):" in e["text"] for e in got["several"])
 
 
+def test_nvim_pick_with_a_query_says_an_error_or_no_match(indexed, tmp_path):
+    """Without telescope, `:GnoPick {query}` offered an empty list for a query gnod
+    rejected or that matched nothing, and said nothing."""
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        """
+  result.said = {}
+  vim.notify = function(message) table.insert(result.said, message) end
+  result.offered = 0
+  vim.ui.select = function(items) result.offered = result.offered + 1 end
+  vim.cmd('GnoPick "unclosed')
+  vim.cmd('GnoPick zqxnothingmatches')
+  vim.cmd('GnoPick deploy')
+""",
+    )
+    assert got["offered"] == 1  # the hits of `deploy` only
+    error, none = got["said"]
+    assert error.startswith("gno: INVALID_QUERY: unbalanced double quote"), error
+    assert none == "gno: nothing matches zqxnothingmatches"
+
+
 def test_nvim_gno_symbol_lands_on_the_name_below_its_type_and_through_gnoctl_too(code, corpus, tmp_path):
     """A C function's passage opens at its type (`static void`), the name on the line after:
     the cursor went to the type's line. Without the socket, gnoctl was not asked for

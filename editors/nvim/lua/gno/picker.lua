@@ -51,8 +51,22 @@ function M.telescope(initial)
   }):find()
 end
 
+--- `:GnoPick {query}` without telescope: the query's hits through vim.ui.select; an error,
+--- no hit, or what gnod changed about the query (its notes) is said, not an empty list.
 function M.select(query)
-  local items = search_now(query)
+  local result, err = gno.call('search', { query = query, limit = gno.config.limit })
+  if not result then
+    vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
+    return
+  end
+  local notes = table.concat(result.notes or {}, '; ')
+  local items = gno.items('search', result)
+  if #items == 0 then
+    vim.notify('gno: nothing matches ' .. query .. (notes ~= '' and (' (' .. notes .. ')') or ''), vim.log.levels.INFO)
+    return
+  elseif notes ~= '' then
+    vim.notify('gno: ' .. notes, vim.log.levels.INFO)
+  end
   vim.ui.select(items, { prompt = 'gno: ' .. query, format_item = label }, function(choice)
     if choice then
       gno.open(choice)
