@@ -228,11 +228,12 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
                     ("get", {"ref": "notes/missing.md"}),
                     ("search", {"query": "x", "limit": 5000}),
                     ("collection_add", {"name": "x", "path": "/tmp"}),
+                    ("ask", {}),
                     ("status", {}),  # the session is still fine after all that
                 )
             ]
 
-    bad_query, no_collection, no_doc, too_many, no_write, ok = run(go)
+    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, ok = run(go)
     assert bad_query.is_error and bad_query.content[0].text.startswith("INVALID_QUERY: ")
     assert bad_query.structured_content["error"]["code"] == "INVALID_QUERY"
     assert no_collection.is_error and no_collection.content[0].text.startswith("NOT_FOUND: ")
@@ -243,6 +244,8 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
         and too_many.content[0].text == "INVALID_PARAMS: limit: 5000 is greater than the maximum of 100"
     )
     assert no_write.is_error and "unknown tool 'collection_add'" in no_write.content[0].text
+    # It said "{} is not valid under any of the given schemas".
+    assert nothing_asked.content[0].text == "INVALID_PARAMS: arguments: one of question, query is required"
     assert not ok.is_error
 
 

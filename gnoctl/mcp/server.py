@@ -157,7 +157,11 @@ class Bridge:
         problem = next(iter(self._validators[spec.name].iter_errors(args)), None)
         if problem is not None:
             where = "/".join(str(p) for p in problem.absolute_path) or "arguments"
-            return _error_result(DaemonError(wire.INVALID_PARAMS, f"{where}: {problem.message}"))
+            message = problem.message
+            if problem.validator == "anyOf" and not problem.absolute_path and spec.one_of:
+                # `ask {}`: "{} is not valid under any of the given schemas" named neither.
+                message = f"one of {', '.join(spec.one_of)} is required"
+            return _error_result(DaemonError(wire.INVALID_PARAMS, f"{where}: {message}"))
         for key, prop in spec.properties.items():
             if key not in args and "default" in prop:
                 args[key] = prop["default"]
