@@ -160,17 +160,26 @@ def get(
     view = view or View()
 
     def go(fmt: str) -> int:
-        try:
-            doc = _unless_busy(sent, lambda: Client(autostart=autostart).call("get", params))
-        except DaemonError as e:
-            here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
-            if here is None:
-                raise
-            doc = Client(autostart=autostart).call("get", {**params, "ref": here})
-        write_document(doc, fmt, view)
+        def asked() -> Any:
+            return _unless_busy(sent, lambda: Client(autostart=autostart).call("get", params))
+
+        write_document(_or_from_here("get", params, autostart, asked), fmt, view)
         return 0
 
     return _run(fmt, go)
+
+
+def _or_from_here(method: str, params: dict, autostart: bool | None, first: Callable[[], Any]) -> Any:
+    """`first()`, the call of `method` with `params`; where gnod found no document so
+    named, the call again with its `ref` as a path from the working directory, if it is
+    one (_from_here)."""
+    try:
+        return first()
+    except DaemonError as e:
+        here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
+        if here is None:
+            raise
+    return Client(autostart=autostart).call(method, {**params, "ref": here})
 
 
 def _from_here(ref: str) -> str | None:
@@ -266,27 +275,34 @@ def status(fmt: str | None, watch: bool = False, autostart: bool | None = None) 
         frame = StatusWatch(fmt)
         try:
             while True:
-                try:
-                    result = client.call("status")
-                except DaemonError as e:
-                    if e.code != wire.INTERNAL_ERROR:
-                        raise
-                    # The connection was lost: a gnod started again is watched, a stopped one ends it.
-                    client.close()
-                    client = Client(autostart=False)
-                    try:
-                        result = client.call("status")
-                    except DaemonError as gone:
-                        if gone.code != wire.NOT_RUNNING:
-                            raise
-                        print("gnoctl: gnod stopped: nothing more to watch", file=sys.stderr)
-                        return wire.EXIT_NOT_RUNNING
+                client, result = _watched_status(client)
+                if result is None:
+                    print("gnoctl: gnod stopped: nothing more to watch", file=sys.stderr)
+                    return wire.EXIT_NOT_RUNNING
                 frame(result)
                 time.sleep(STATUS_WATCH_S)
         except KeyboardInterrupt:  # the way to stop watching: not an error
             return 0
 
     return _run(fmt, go)
+
+
+def _watched_status(client: Client) -> tuple[Client, dict | None]:
+    """`status --watch`'s next status and the client to ask after it: where the connection
+    was lost, one to a gnod started again; None for the status where gnod has stopped."""
+    try:
+        return client, client.call("status")
+    except DaemonError as e:
+        if e.code != wire.INTERNAL_ERROR:
+            raise
+    client.close()
+    client = Client(autostart=False)
+    try:
+        return client, client.call("status")
+    except DaemonError as gone:
+        if gone.code != wire.NOT_RUNNING:
+            raise
+    return client, None
 
 
 def watch(collections: list[str], fmt: str | None) -> int:
@@ -616,13 +632,9 @@ def similar(params: dict, fmt: str | None, autostart: bool | None = None, view: 
     view = view or View()
 
     def go(fmt: str) -> int:
-        try:
-            result = Client(autostart=autostart).call("similar", params)
-        except DaemonError as e:  # a path from the working directory, as `get` takes it
-            here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
-            if here is None:
-                raise
-            result = Client(autostart=autostart).call("similar", {**params, "ref": here})
+        result = _or_from_here(
+            "similar", params, autostart, lambda: Client(autostart=autostart).call("similar", params)
+        )
         view.emit(hits.similar_text(result, fmt, view.color(), view.links() if fmt == "human" else None), fmt)
         return 0
 
