@@ -401,6 +401,9 @@ class Snippet(Struct):
     matches: list[list[int]] = []  # [start, end) character offsets in `text` of the matched words
     # In source code: the definition the passage is in, `foo_probe()`, `Parser.parse()`, `struct foo`.
     symbol: str | None = None
+    # `text` cut from a long line after its start ("…" first): the UTF-8 bytes of the line
+    # before the cut (a match's byte column is this plus its bytes after the "…"); else 0.
+    offset: int = 0
 
 
 class DocumentIdentity(Struct):

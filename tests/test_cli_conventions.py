@@ -312,6 +312,23 @@ def test_vimgrep_lines_parse_with_spaces_and_colons_in_paths(live, command):
         assert file_line.encode()[col - 1 :].lower().startswith(b"kettle")
 
 
+def test_vimgrep_points_into_a_window_of_a_long_line(tmp_path):
+    """A long line's passage is a window cut from it ("…" first, the bytes before it
+    not shown): the column is still the word's in the file's line, in bytes."""
+    line = "Größe und Gewicht " * 60 + "the kettle descaling schedule " + "tail " * 100
+    root = write_tree(str(tmp_path / "notes"), {"long.md": f"# Long\n\n{line}\n"})
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", root, "--json", env=env)
+        out = cli("search", "descaling", "--vimgrep", env=env).stdout
+    m = VIMGREP.match(out.splitlines()[0])
+    assert m, out
+    path, lnum, col, text = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4)
+    with open(path, encoding="utf-8") as f:
+        file_line = f.read().split("\n")[lnum - 1]
+    assert text.startswith("…") and file_line == line
+    assert file_line.encode()[col - 1 :].startswith(b"descaling")
+
+
 def test_ls_is_aligned_and_says_when_it_stops(live, tmp_path):
     out = cli("ls", "--human", env=live.env).stdout.splitlines()
     titles = {"Deployment guide", "Staging", "Meeting"}

@@ -251,6 +251,11 @@ def emacs(env: dict, tmp_path, body: str) -> dict:
     return json.loads(out.read_text())
 
 
+def grep_rows(lines: list[str]) -> list[tuple[str, str, str]]:
+    """(file, line, text) of each line of a results buffer: `file\\0line:text`, as `grep -Z`."""
+    return [(f, n, t) for f, rest in (line.split("\0", 1) for line in lines) for n, t in [rest.split(":", 1)]]
+
+
 def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp_path):
     got = emacs(
         indexed.env,
@@ -271,14 +276,14 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
 """,
     )
     assert got["transport"] == "socket" and got["mode"] == "gno-results-mode" and got["grep"] == "grep-mode"
-    rows = [line.split(":", 2) for line in got["lines"][1:]]
+    rows = grep_rows(got["lines"][1:])
     assert [(os.path.realpath(f), int(n)) for f, n, _ in rows] == expected(
         indexed, corpus, "search", "deploy production"
     )
     assert got["lines"][0] == f"gno search: deploy production ({len(rows)} hits)" and rows
     first_file, first_line = expected(indexed, corpus, "search", "deploy production")[0]
     assert os.path.realpath(got["opened"][0]) == first_file and got["opened"][1] == first_line
-    query_rows = [line.split(":", 2) for line in got["query"][1:]]
+    query_rows = grep_rows(got["query"][1:])
     assert [(os.path.realpath(f), int(n)) for f, n, _ in query_rows] == expected(
         indexed, corpus, "query", "deploy production"
     )
@@ -302,7 +307,7 @@ def test_emacs_fallback_errors_and_completing_read(indexed, corpus, tmp_path):
 """,
     )
     assert got["transport"] == "cli"
-    assert got["lines"][1].startswith(os.path.realpath(corpus.path("notes/pasta.txt")) + ":")
+    assert got["lines"][1].startswith(os.path.realpath(corpus.path("notes/pasta.txt")) + "\0")
     assert got["error"].startswith("gno: unbalanced double quote")
     pasta = expected(indexed, corpus, "search", "pasta")[0]
     assert (os.path.realpath(got["found"][0]), got["found"][1]) == pasta  # completing-read → visited at its line
@@ -589,10 +594,10 @@ def test_emacs_results_buffer_follows_changes_until_killed(indexed, corpus, tmp_
     (gno-search "staging branch")
     (push (cons 'before (funcall lines)) result)
     (write-region "# Staging branch notes\\n\\nA staging branch checklist.\\n" nil {json.dumps(saved)})
-    (funcall wait (lambda () (seq-some (lambda (l) (string-match-p "/saved\\\\.md:" l)) (funcall lines))))
+    (funcall wait (lambda () (seq-some (lambda (l) (string-match-p "/saved\\\\.md\\0" l)) (funcall lines))))
     (push (cons 'added (funcall lines)) result)
     (delete-file {json.dumps(saved)})
-    (funcall wait (lambda () (not (seq-some (lambda (l) (string-match-p "/saved\\\\.md:" l)) (funcall lines)))))
+    (funcall wait (lambda () (not (seq-some (lambda (l) (string-match-p "/saved\\\\.md\\0" l)) (funcall lines)))))
     (push (cons 'removed (funcall lines)) result)
     (push (cons 'g (with-current-buffer "*gno*" (key-binding "g"))) result)
     (push (cons 'connections (funcall connections)) result)
@@ -603,9 +608,9 @@ def test_emacs_results_buffer_follows_changes_until_killed(indexed, corpus, tmp_
     before, added, removed = got["before"], got["added"], got["removed"]
 
     def files(lines: list[str]) -> list[str]:
-        return sorted(os.path.realpath(line.split(":", 1)[0]) for line in lines[1:])
+        return sorted(os.path.realpath(f) for f, _, _ in grep_rows(lines[1:]))
 
-    assert before[0] == "gno search: staging branch (1 hit)" and "guides/staging.md:" in before[1]
+    assert before[0] == "gno search: staging branch (1 hit)" and "guides/staging.md\0" in before[1]
     assert added[0] == "gno search: staging branch (2 hits)"  # re-run: the saved file joined the hits
     assert files(added) == sorted([*files(before), os.path.realpath(saved)])
     assert removed[0] == before[0] and files(removed) == files(before)  # and left them when it was deleted
@@ -811,7 +816,7 @@ def test_emacs_gno_symbol_visits_the_one_definition_or_lists_several(code, corpu
     assert os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
     assert (line, text) == (4, "def load(path):")
     assert column == text.index("load")  # on the name, not the line's start
-    rows = [row.split(":", 2) for row in got["several"][1:]]
+    rows = grep_rows(got["several"][1:])
     assert sorted((os.path.basename(f), int(n)) for f, n, _ in rows) == [("other.py", 1), ("parser.py", 9)]
     assert got["none"] == "gno: no definition of no_such_name"
 
@@ -835,3 +840,59 @@ def test_emacs_gno_symbol_lands_on_the_name_below_its_type_and_through_gnoctl_to
     file, line, column, transport = got["cli"]
     assert transport == "cli" and os.path.realpath(file) == os.path.realpath(corpus.path("code/parser.py"))
     assert (line, column) == (4, len("def "))
+
+
+LONG_LINE = "Größe und Gewicht " * 60 + "the kettle descaling schedule " + "tail " * 100
+
+
+@pytest.fixture
+def long_line(daemon, corpus):
+    """The corpus with a note whose one paragraph is a line of 1,600 characters, its
+    match past non-ASCII text."""
+    corpus.write("notes/long.md", f"# Long\n\n{LONG_LINE}\n")
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    return daemon
+
+
+def test_editors_land_on_a_match_in_a_window_of_a_long_line(long_line, tmp_path):
+    """A long line's passage is a window cut from it ("…" first, the bytes before it not
+    shown): Neovim's quickfix column and Emacs's visit (gno-find's, gno-consult's) went
+    to the line's start."""
+    got = nvim(
+        long_line.env,
+        tmp_path,
+        """
+  vim.cmd('Gno descaling')
+  vim.cmd('cfirst')
+  local at = vim.api.nvim_win_get_cursor(0)
+  result.at = vim.api.nvim_get_current_line():sub(at[2] + 1, at[2] + #'descaling')
+""",
+    )
+    assert got["at"] == "descaling"
+    got = emacs(
+        long_line.env,
+        tmp_path,
+        """
+  (prefer-coding-system 'utf-8)
+  (gno--visit (car (gno--search-hits "search" "descaling")))
+  (push (cons 'at (buffer-substring (point) (+ (point) (length "descaling")))) result)
+""",
+    )
+    assert got["at"] == "descaling"
+
+
+def test_emacs_results_buffer_visits_a_file_whose_name_holds_colons(daemon, corpus, tmp_path):
+    """grep-mode read `notes/call 10:30: agenda.md:4:…` as the file `notes/call 10` at line 30."""
+    corpus.write("notes/call 10:30: agenda.md", "# Agenda\n\nfirst\nthe zqxagenda item\n")
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    got = emacs(
+        daemon.env,
+        tmp_path,
+        """
+  (gno-search "zqxagenda")
+  (next-error)
+  (push (cons 'opened (list (buffer-file-name (window-buffer))
+                            (with-current-buffer (window-buffer) (line-number-at-pos)))) result)
+""",
+    )
+    assert got["opened"] == [corpus.path("notes/call 10:30: agenda.md"), 4]

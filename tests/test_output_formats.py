@@ -860,8 +860,10 @@ def test_vimgrep_line_points_at_the_first_query_word():
     )
     # Columns count bytes, as vim does; a negated word is not pointed at.
     assert vimgrep_line("/a", 1, "é hot kettle", "-hot kettle") == "/a:1:8:é hot kettle"
-    # A window cut out of a long line: its offsets are not the file's.
-    assert vimgrep_line("/a", 3, "…kettle", "kettle") == "/a:3:1:…kettle"
+    # A window cut out of a long line, 1,000 bytes in: its text follows the "…".
+    assert vimgrep_line("/a", 3, "…a kettle…", "kettle", [[3, 9]], 1000) == "/a:3:1003:…a kettle…"
+    # A line of the file that starts with "…" is no window.
+    assert vimgrep_line("/a", 3, "…kettle", "kettle") == "/a:3:4:…kettle"
     # A definition whose name follows its type's line: the name's line and column.
     text = "static int __init\ndecay (char *str)\n{"
     assert vimgrep_line("/a", 482, text, "decay", [[18, 23]]) == "/a:483:1:decay (char *str)"

@@ -91,7 +91,7 @@ def every_line(
             scored.append((-len(keys), -runs, i, col))
     out, taken = [], []
     for _, _, i, col in sorted(scored):
-        text, last = _window(lines, i, col)
+        text, last, _ = _window(lines, i, col)
         if any(a <= last and i <= b for a, b in taken):
             continue
         taken.append((i, last))
@@ -545,12 +545,14 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
 def test_a_long_line_is_cut_around_its_first_match(small, monkeypatch):
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
     analyzer = Analyzer("english")
-    long_line = "filler " * 200 + "the network driver reset path " + "tail " * 200
+    long_line = "fïller " * 200 + "the network driver reset path " + "tail " * 200
     markdown = f"short network line\n{long_line}\nend"
     [got] = snippets([markdown], 1, analyzer, frozenset({"network", "driver", "reset"}))
     assert got.line == 2
     assert got.text.startswith("…") and got.text.endswith("…")
     assert "network driver reset" in got.text
+    # Where the window starts in the line, in bytes (each ï is two).
+    assert long_line.encode()[got.offset :].decode().startswith(got.text[1:-1])
     assert (got.line, got.text) == every_line(markdown, 1, analyzer, frozenset({"network", "driver", "reset"}), 1)[0]
 
 

@@ -223,9 +223,11 @@ again, once."
   "Where the first word PASSAGE matched starts: (LINES . COLUMN).
 LINES after the passage's first line (a C function's name is on the line after its
 type: `static void' then the name), COLUMN in characters, so a visit lands on the
-name searched for.  COLUMN is 0 when the line was cut to a window of itself (\"…\"
-first: its offsets are the window's); (0 . 0) without a match."
+name searched for.  When the line was cut to a window of itself (\"…\" first, its
+`offset' bytes of the line not shown), COLUMN is (BYTES . CHARACTERS): the window's
+start, then the match's place in it; (0 . 0) without a match."
   (let ((text (or (alist-get 'text passage) ""))
+        (offset (or (alist-get 'offset passage) 0))
         (match (car (alist-get 'matches passage))))
     (if (not (and match (<= (car match) (length text))))
         '(0 . 0)
@@ -233,7 +235,9 @@ first: its offsets are the window's); (0 . 0) without a match."
              (newline (string-match-p "\n[^\n]*\\'" before))
              (start (if newline (1+ newline) 0)))
         (cons (- (length (split-string before "\n")) 1)
-              (if (string-prefix-p "…" (substring text start)) 0 (- (car match) start)))))))
+              (if (and (= start 0) (> offset 0))
+                  (cons offset (max 0 (1- (car match))))
+                (- (car match) start)))))))
 
 (defun gno--search-hits (method query &optional symbol)
   "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined.
@@ -245,9 +249,14 @@ The reply's notes are shown (`nothing defines kfree: showing free')."
     (gno--hits method result)))
 
 (defun gno--goto-line (line &optional column)
-  "Move to the start of LINE, or to its COLUMN-th character (at most its end)."
+  "Move to the start of LINE, or to its COLUMN-th character (at most its end).
+COLUMN (BYTES . CHARACTERS) is CHARACTERS after its first BYTES (`gno--match-place')."
   (goto-char (point-min))
   (forward-line (1- line))
+  (when (consp column)
+    (goto-char (min (line-end-position)
+                    (or (byte-to-position (+ (position-bytes (point)) (car column))) (point-max))))
+    (setq column (cdr column)))
   (when column
     (forward-char (min column (- (line-end-position) (point))))))
 
@@ -282,8 +291,10 @@ The reply's notes are shown (`nothing defines kfree: showing free')."
     (erase-buffer)
     (insert (format "gno %s: %s (%d hit%s)\n\n" (nth 0 gno--search) (nth 1 gno--search) (length hits)
                     (if (= (length hits) 1) "" "s")))
+    ;; A NUL after the file name, as `grep -Z' writes it (shown as ":"): grep-mode reads
+    ;; the name to there, so a name holding ":12:" is not cut at its first colon.
     (dolist (h hits)
-      (insert (format "%s:%d:%s\n" (nth 0 h) (nth 1 h) (nth 2 h))))
+      (insert (format "%s\0%d:%s\n" (nth 0 h) (nth 1 h) (nth 2 h))))
     (gno--goto-line line)
     (dolist (w windows)
       (set-window-point (car w) (save-excursion (gno--goto-line (cdr w)) (point))))))

@@ -36,12 +36,13 @@ def _query_words(query: str) -> list[str]:
     return words
 
 
-def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list | None = None) -> str:
+def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list | None = None, offset: int = 0) -> str:
     """`abs_path:line:col:text`, 1-based, the text one line: what quickfix (`:cexpr`),
     fzf and telescope parse. The line is the first match's (`matches`: a definition's
     name with --symbol, on the line after its type in `static int __init\ndecay(…)`),
     else the first with something on it; the column is the match's, else the first
-    query word's (bytes, as in vim)."""
+    query word's (bytes, as in vim). `offset`: the passage is a window cut from a long
+    line, `offset` bytes after its start ("…" first: Snippet.offset)."""
     lines = text.split("\n")
     at = matches[0][0] if matches else -1
     # The line holding the first match, else the first with something on it (a passage may start with a blank line).
@@ -52,15 +53,13 @@ def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list 
         skip, at = next((i for i, ln in enumerate(lines) if ln.strip()), 0), -1
     first = clean(lines[skip])
     line += skip
-    col = 1
-    if not first.startswith("…"):  # a cut-out window of a long line: its offsets are not the file's
-        if 0 <= at < len(first):
-            found = [at]
-        else:
-            lower = first.lower()
-            found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
-        if found:
-            col = len(first[: min(found)].encode()) + 1
+    cut = 1 if skip == 0 and offset > 0 else 0  # a window's text follows its "…"
+    if 0 <= at < len(first):
+        found = [at]
+    else:
+        lower = first.lower()
+        found = [i for i in (lower.find(w) for w in _query_words(query)) if i >= 0]
+    col = (offset if cut else 0) + len(first[cut : min(found)].encode()) + 1 if found else 1
     return f"{abs_path}:{max(1, line)}:{col}:{first}"  # clean left no \r or other control characters
 
 
@@ -142,7 +141,12 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
     if fmt == "vimgrep":  # a line per passage: each is a place to jump to, a file's in its order (quickfix's)
         return "\n".join(
             vimgrep_line(
-                h["abs_path"], snip.get("line", 1), snip.get("text") or h["title"], result["query"], snip.get("matches")
+                h["abs_path"],
+                snip.get("line", 1),
+                snip.get("text") or h["title"],
+                result["query"],
+                snip.get("matches"),
+                snip.get("offset", 0),
             )
             for h in hits
             for snip in sorted(passages(h), key=lambda s: s["line"]) or [{}]

@@ -65,6 +65,9 @@ class Snippet(NamedTuple):
     line: int  # 1-based line of the stored Markdown where `text` starts
     text: str
     matches: list[list[int]]  # [start, end) character offsets in `text` of the matched words
+    # `text` cut from a long line after its start ("…" first): the UTF-8 bytes of the line
+    # before the cut, so a match's byte column in the line is at hand (0: not cut so).
+    offset: int = 0
 
 
 class TermBits(dict[str, int]):
@@ -725,24 +728,26 @@ def _pick(
         if any(a <= i <= b for a, b in taken):
             continue
         line = lines[i]
-        text, end = _window(lines, i, _column(line, bits, found) if len(line) > SNIPPET_MAX_CHARS else 0)
+        text, end, offset = _window(lines, i, _column(line, bits, found) if len(line) > SNIPPET_MAX_CHARS else 0)
         if any(a <= end and i <= b for a, b in taken):
             continue
         taken.append((i, end))
-        out.append(Snippet(line=i + 1, text=text, matches=[]))
+        out.append(Snippet(line=i + 1, text=text, matches=[], offset=offset))
         last = (score, runs, i)
         if len(out) >= n:
             break
     return out, last
 
 
-def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int]:
-    """The snippet text starting at line `i`, and the index of its last line."""
+def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int, int]:
+    """The snippet text starting at line `i`, the index of its last line, and where a
+    window cut from a long line starts in it (Snippet.offset)."""
     first = lines[i]
     if len(first) > SNIPPET_MAX_CHARS:
         lo = max(0, min(col - SNIPPET_MAX_CHARS // 3, len(first) - SNIPPET_MAX_CHARS))
         text = first[lo : lo + SNIPPET_MAX_CHARS]
-        return ("…" if lo else "") + text + ("…" if lo + SNIPPET_MAX_CHARS < len(first) else ""), i
+        cut = "…" + text if lo else text
+        return cut + ("…" if lo + SNIPPET_MAX_CHARS < len(first) else ""), i, _utf8_len(first[:lo])
     out = [first]
     size = len(first)
     for j in range(i + 1, min(i + SNIPPET_MAX_LINES, len(lines))):
@@ -753,4 +758,9 @@ def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int]:
         size += len(nxt) + 1
     while out and not out[-1].strip():
         out.pop()
-    return "\n".join(out), i + max(len(out), 1) - 1
+    return "\n".join(out), i + max(len(out), 1) - 1, 0
+
+
+def _utf8_len(text: str) -> int:
+    """The UTF-8 bytes of `text` (a lone surrogate as three, as canonical text encodes it)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))

@@ -83,6 +83,7 @@ def answer(
                 text=s.text,
                 matches=s.matches,
                 symbol=symstore.label(symbols, s.line, s.line),  # its first line holds the match
+                offset=s.offset,
             )
             for s in passages.get(r.doc_id, [])
         ]

@@ -88,9 +88,9 @@ end
 
 --- Where the first word a passage matched is, so the cursor lands on the name searched
 --- for: the lines after the passage's first, and the byte column (1-based) in its line
---- (a C function's name is on the line after its type: `static void` then the name);
---- column 1 when the line was cut to a window of itself ("…" first: its offsets are
---- the window's), and 0, 1 without a match.
+--- (a C function's name is on the line after its type: `static void` then the name),
+--- past the bytes of the line a window cut from it leaves out (`offset`, its text
+--- "…" first); 0, 1 without a match.
 local function match_place(snippet)
   local text = snippet.text or ''
   local m = present(snippet.matches) and snippet.matches[1] or nil
@@ -100,8 +100,9 @@ local function match_place(snippet)
   local before = text:sub(1, vim.str_byteindex(text, m[1]))
   local _, lines = before:gsub('\n', '')
   local start = before:match('.*\n()') or 1 -- the byte where the match's line starts
-  if text:sub(start, start + #'…' - 1) == '…' then
-    return lines, 1
+  local offset = tonumber(snippet.offset) or 0
+  if lines == 0 and offset > 0 then
+    return 0, offset + #before - #'…' + 1
   end
   return lines, #before - start + 2
 end
