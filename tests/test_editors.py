@@ -896,3 +896,19 @@ def test_emacs_results_buffer_visits_a_file_whose_name_holds_colons(daemon, corp
 """,
     )
     assert got["opened"] == [corpus.path("notes/call 10:30: agenda.md"), 4]
+
+
+def test_nvim_opens_a_file_whose_name_holds_a_newline(daemon, corpus, tmp_path):
+    """`:edit` took the name up to its newline (E94: No matching buffer)."""
+    corpus.write("notes/two\nlines.md", "# Odd\n\nfirst\nthe zqxnewline item\n")
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    got = nvim(
+        daemon.env,
+        tmp_path,
+        """
+  vim.ui.select = function(items, _, choose) choose(items[1]) end
+  vim.cmd('GnoPick zqxnewline')
+  result.opened = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1], vim.bo.filetype }
+""",
+    )
+    assert got["opened"] == [corpus.path("notes/two\nlines.md"), 4, "markdown"]

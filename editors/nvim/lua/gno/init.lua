@@ -180,8 +180,12 @@ function M.definition(name)
   return items
 end
 
+--- Open a hit's file at its place. The buffer is made by name, not by `:edit`, whose
+--- command line ends at a newline that a file name may hold.
 function M.open(item)
-  vim.cmd('edit ' .. vim.fn.fnameescape(item.filename))
+  local buf = vim.fn.bufadd(item.filename)
+  vim.bo[buf].buflisted = true
+  vim.api.nvim_set_current_buf(buf)
   local lnum = math.min(item.lnum, vim.api.nvim_buf_line_count(0))
   local width = #vim.api.nvim_buf_get_lines(0, lnum - 1, lnum, false)[1]
   vim.api.nvim_win_set_cursor(0, { lnum, math.max(0, math.min((item.col or 1) - 1, width - 1)) })
