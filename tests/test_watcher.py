@@ -335,3 +335,35 @@ def test_a_collection_folder_that_goes_away_is_watched_again_when_it_is_back(wat
     assert wait_until(lambda: fresh()["watching"], CONVERGE_S), fresh()
     write(notes / "c.md", "# C\n\nwombat third\n")
     eventually(daemon, "wombat", ["notes/a.md", "notes/b.md", "notes/c.md"])
+
+
+def test_a_folder_linked_inside_the_collection_keeps_its_own_paths(watched):
+    """A link to a folder of the collection (and one to the collection itself) is not
+    followed; but inotify, watching each folder once, named the changes to the folder by
+    the link's path: edits went to `misc/notes-link/a.md`, `notes/a.md` kept its old text
+    and a deleted file stayed found."""
+    daemon, notes = watched
+    write(notes / "real" / "a.md", "# A\n\nan aardvark\n")
+    write(notes / "real" / "b.md", "# B\n\na bison\n")
+    eventually(daemon, "aardvark", ["notes/real/a.md"])
+    (notes / "misc").mkdir()
+    (notes / "misc" / "real-link").symlink_to("../real")
+    (notes / "self").symlink_to(".")
+    write(notes.parent / "elsewhere" / "y.md", "# Y\n\na yak\n")
+    (notes / "out").symlink_to("../elsewhere")
+    daemon.result("index", {"collection": "notes"})  # the watch holds the folders through the links by now
+    write(notes / "real" / "a.md", "# A\n\nan antelope\n")
+    write(notes / "real" / "c.md", "# C\n\na camel\n")
+    write(notes / "top.md", "# Top\n\na tapir\n")
+    (notes / "real" / "b.md").unlink()
+    eventually(daemon, "antelope", ["notes/real/a.md"])
+    eventually(daemon, "camel", ["notes/real/c.md"])
+    eventually(daemon, "tapir", ["notes/top.md"])
+    eventually(daemon, "bison", [])
+    assert sorted(e["path"] for e in daemon.result("ls", {"collection": "notes"})["entries"]) == [
+        "real/a.md",
+        "real/c.md",
+        "top.md",
+    ]
+    errors = daemon.result("status", {})["recent_errors"]
+    assert [(e["path"], e["code"]) for e in errors] == [("out", "OUTSIDE_ROOT")]

@@ -23,7 +23,7 @@ import msgspec
 from gnod.config import CollectionConfig
 from gnod.ingest import containers, ocr
 from gnod.ingest.failure import IngestFailure
-from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, valid_name, walk
+from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, through_link, valid_name, walk
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
@@ -118,6 +118,10 @@ def index_paths(
                 walk_errors.append(bad_name(rel))
             continue
         scope.add(rel)
+        if not col.follow_symlinks and through_link(col.path, rel):
+            if os.path.islink(os.path.join(col.path, rel)):
+                admit(col.path, flt, rel, walk_errors)  # reports a link out of the collection, as a walk does
+            continue  # not the collection's: what it held under this path goes
         if os.path.isdir(os.path.join(col.path, rel)):
             for e in walk(col.path, flt, walk_errors, start=rel, follow_symlinks=col.follow_symlinks):
                 entries[e.rel_path] = e

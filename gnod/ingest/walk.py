@@ -270,7 +270,8 @@ def admit(
     root: str, flt: Filter, rel_path: str, issues: list[WalkIssue] | None = None, follow_symlinks: bool = False
 ) -> WalkEntry | None:
     """The entry for one file if it exists and belongs to the collection (watcher events).
-    A file that belongs but cannot be indexed (bad name, link, special file) goes to `issues`."""
+    A file that belongs but cannot be indexed (bad name, link, special file) goes to
+    `issues`, as does a link to a folder out of the collection."""
     rel_dir, _, name = rel_path.rpartition("/")
     ignores = _chain(root, flt, rel_dir)
     if ignores is None:
@@ -279,9 +280,12 @@ def admit(
         ignore = _load_gitignore(os.path.join(root, rel_dir), rel_dir + "/" if rel_dir else "")
         if ignore is not None:
             ignores = [*ignores, ignore]
+    abs_path = os.path.join(root, rel_path)
+    if not follow_symlinks and os.path.islink(abs_path) and os.path.isdir(abs_path):
+        _report_folder_link(root, flt, rel_path, abs_path, ignores, issues)
+        return None
     if not flt.wants_file(name, rel_path) or (ignores and _ignored(ignores, rel_path)):
         return None
-    abs_path = os.path.join(root, rel_path)
     try:
         st = os.lstat(abs_path)
         if stat.S_ISLNK(st.st_mode):
@@ -300,6 +304,17 @@ def admit(
             issues.append(issue)
         return None
     return WalkEntry(rel_path, abs_path, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def through_link(root: str, rel_path: str) -> bool:
+    """Whether `rel_path` is a link to a folder, or lies in a folder reached through one:
+    a path a walk that does not follow links never gives (the watcher is told of
+    `misc/notes-link`, a link just made, and of files through it)."""
+    abs_path = os.path.join(root, rel_path)
+    if os.path.islink(abs_path) and os.path.isdir(abs_path):
+        return True
+    folder = os.path.dirname(abs_path)
+    return os.path.realpath(folder) != os.path.join(os.path.realpath(root), os.path.dirname(rel_path)).rstrip("/")
 
 
 def _link_issue(root: str, rel_path: str, abs_path: str) -> WalkIssue | None:
@@ -534,8 +549,7 @@ def _entry_kind(
     if entry.is_dir(follow_symlinks=link and follow):
         return "dir" if _wanted_dir(root, entry, rel, link, flt, ignores, visited, issues) else None
     if link and not follow and entry.is_dir():
-        if flt.wants_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/")):
-            _report_link(root, rel, entry.path, issues)
+        _report_folder_link(root, flt, rel, entry.path, ignores, issues)
         return None
     if not flt.wants_file(name, rel):
         if link or not flt.other_kind(name, rel) or not entry.is_file(follow_symlinks=False):
@@ -546,6 +560,14 @@ def _entry_kind(
     if link and (_report_link(root, rel, entry.path, issues) or not follow):
         return None
     return "file"
+
+
+def _report_folder_link(
+    root: str, flt: Filter, rel: str, abs_path: str, ignores: list[Ignore] | None, issues: list[WalkIssue] | None
+) -> None:
+    """Report a link to a folder (not followed) where the folder would be walked."""
+    if flt.wants_dir(rel.rpartition("/")[2], rel) and not (ignores and _ignored(ignores, rel + "/")):
+        _report_link(root, rel, abs_path, issues)
 
 
 def _report_link(root: str, rel: str, abs_path: str, issues: list[WalkIssue] | None) -> bool:

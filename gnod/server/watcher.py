@@ -257,16 +257,22 @@ class Watcher:
     def _on_changes(self, name: str, root: str, paths: set[str]) -> None:
         rels: set[str] = set()
         full = False
-        for p in paths:
-            if p.startswith(self._ignored):
+        col = self._cols.get(name)
+        through_links = col is not None and col.follow_symlinks  # a link's path is a document's too
+        real_dirs: dict[str, str] = {}
+        for changed in paths:
+            if changed.startswith(self._ignored):
                 continue  # our own database, logs, sockets
-            if p == root:  # the folder itself: moved, deleted, its permissions changed
+            if changed == root:  # the folder itself: moved, deleted, its permissions changed
                 full = True
                 continue
-            rel = p[len(root) + 1 :].replace(os.sep, "/")
-            if rel == ".gitignore" or rel.endswith("/.gitignore"):
-                full = True  # what is in or out may have changed anywhere below it
-            rels.add(rel)
+            real = unlinked(root, changed, real_dirs)
+            for p in {real, changed if through_links else None} - {None}:
+                assert p is not None
+                rel = p[len(root) + 1 :].replace(os.sep, "/")
+                if rel == ".gitignore" or rel.endswith("/.gitignore"):
+                    full = True  # what is in or out may have changed anywhere below it
+                rels.add(rel)
         if rels or full:
             self.request(name, rels, full)
 
@@ -424,6 +430,21 @@ class Watcher:
             return True
         except asyncio.TimeoutError:
             return False
+
+
+def unlinked(root: str, path: str, real_dirs: dict[str, str]) -> str | None:
+    """The changed `path` by the folders it is really in. inotify watches a folder once,
+    and names its changes by the last path it was watched through: a folder that a link
+    in the collection leads to (`misc/notes-link` → `notes`, `self` → `.`) has its files
+    named through the link. None when the folder is outside `root` (such a link is not
+    followed). `real_dirs` keeps the folders resolved for a batch (a few stats each)."""
+    folder, name = os.path.split(path)
+    real = real_dirs.get(folder)
+    if real is None:
+        real = real_dirs[folder] = os.path.realpath(folder)
+    if real == folder:
+        return path
+    return os.path.join(real, name) if real == root or real.startswith(root + os.sep) else None
 
 
 def gather_seconds(busy: bool, flushed_at: float, now: float) -> float:
