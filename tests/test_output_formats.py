@@ -888,3 +888,23 @@ def test_vimgrep_lists_a_files_passages_in_its_order():
         ["/a.c", "2"],
         ["/a.c", "9"],
     ]
+
+
+def test_ls_does_not_align_every_title_after_one_very_long_path(capsys):
+    """One 200-character file name pushed every title to column 210."""
+    from gnoctl.output.common import View
+    from gnoctl.output.documents import write_listing
+
+    def entry(path: str, title: str) -> dict:
+        return {"collection": "docs", "path": path, "title": title, "abs_path": "/d/" + path}
+
+    long = "notes/" + "x" * 200 + ".md"
+    entries = [entry("notes/a.md", "A"), entry("notes/garden.md", "Garden"), entry(long, "Long"), entry("b.md", "B")]
+    write_listing({"entries": entries, "total": 4}, "human", View(pager=False))
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.index(t) for line, t in zip(lines, ["A", "Garden", "Long", "B"])] == [
+        len("docs/notes/garden.md  "),
+        len("docs/notes/garden.md  "),
+        len("docs/" + long + "  "),
+        len("docs/notes/garden.md  "),
+    ]

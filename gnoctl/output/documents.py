@@ -41,6 +41,21 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int, patterns: l
         print(f"gnoctl: output truncated at {max_bytes} bytes{more} (raise --max-bytes)", file=sys.stderr)
 
 
+# `ls` aligns its titles after the paths, but not after a path over this many times the
+# median's length (a 200-character file name pushed every title off the screen): such
+# a path has its title two spaces after it.
+ALIGN_OUTLIER = 2
+ALIGN_MIN = 40  # a path this long is never an outlier
+
+
+def column_width(lengths: list[int]) -> int:
+    """Where the second column starts: after the longest path that is not an outlier."""
+    if not lengths:
+        return 0
+    cap = max(ALIGN_MIN, ALIGN_OUTLIER * sorted(lengths)[len(lengths) // 2])
+    return max(n for n in lengths if n <= cap) if min(lengths) <= cap else 0
+
+
 def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
     """`ls`: collection/path and title, aligned, after the folders of `ls -d` with their
     document counts; stderr says when -n cut the list short, and when nothing is under
@@ -58,7 +73,7 @@ def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
             for f in folders
         ]
         rows += [(f"{e['collection']}/{e['path']}", e["title"]) for e in entries]
-        width = max((len(path) for path, _ in rows), default=0)
+        width = column_width([len(path) for path, _ in rows])
         view.emit("\n".join(f"{path:<{width}}  {about}".rstrip() for path, about in rows), fmt)
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
         print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)", file=sys.stderr)
