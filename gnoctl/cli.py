@@ -371,6 +371,7 @@ def bench(
     ] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Recall is measured in the first K results.")] = 10,
     json_: JsonOpt = False,
+    human: HumanOpt = False,
     no_autostart: NoAutostartOpt = False,
 ) -> None:
     """Measure search quality on your own documents: nDCG@10, MRR@10, recall@K and latency
@@ -385,7 +386,7 @@ def bench(
     modes = [m.value for m in mode] if mode else list(BENCH_MODES)
     _exit(
         commands.bench(
-            fixture, list(dict.fromkeys(modes)), k, "json" if json_ else None, False if no_autostart else None
+            fixture, list(dict.fromkeys(modes)), k, _fmt(json_, human=human), False if no_autostart else None
         )
     )
 
@@ -692,7 +693,8 @@ def collection_add(
             "--include",
             help=(
                 "gitignore-style glob to index (repeatable), instead of the default kinds: Markdown, text, "
-                "source and build files, documents (what they leave out is counted in what it prints)."
+                "source and build files, documents (what those leave out is counted in what it prints; "
+                "what --include leaves out is not)."
             ),
         ),
     ] = None,

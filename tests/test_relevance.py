@@ -610,6 +610,8 @@ def test_bench_names_expected_documents_the_index_does_not_hold(idx, tmp_path):
     assert (
         "warning: 2 expected documents are not in the index and count as not found: notes/eu/KATUA.md, nope/x.md" in out
     )
+    piped = _run_cli("bench", str(path), "--mode", "search", "--human", env=idx.env)  # as every command takes it
+    assert piped.returncode == 0 and "count as not found" in piped.stdout and not piped.stdout.startswith("{")
 
 
 def test_bench_rejects_a_broken_fixture(idx, tmp_path):
