@@ -262,7 +262,7 @@ def test_search_json_schema(indexed):
         }
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
-        assert set(h["snippet"]) == {"line", "text", "matches", "symbol"}
+        assert set(h["snippet"]) == {"line", "text", "matches", "symbol", "offset"}
         assert h["snippet"]["symbol"] is None  # Markdown: no definitions
     assert res["hits"][0]["score"] == 1.0
     scores = [h["score"] for h in res["hits"]]
@@ -1076,6 +1076,10 @@ def test_duplicate_collection_name_is_rejected(daemon, corpus):
     add_docs(env, corpus)
     err = cli_error("collection", "add", corpus.root, "--name", "docs", env=env)
     assert err["code"] == "INVALID_PARAMS" and "already exists" in err["message"]
+    assert "`gnoctl update docs` indexes what changed in it" in err["message"]  # the same folder again
+    other = os.path.join(corpus.root, "guides")
+    err = cli_error("collection", "add", other, "--name", "docs", "--allow-overlap", env=env)
+    assert "pick another name (--name)" in err["message"] and "gnoctl update" not in err["message"]
 
 
 def test_config_file_typo(daemon, corpus):

@@ -76,7 +76,8 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     except ModelUnavailable as e:
         raise RpcError(
             wire.MODEL_UNAVAILABLE,
-            f"cannot answer: {e.text()} (or ask for the sources only: gnoctl ask --no-answer, or `answer: false`)",
+            f"cannot answer: {e.text()}. The sources alone need no model: `gnoctl ask --no-answer` "
+            "(`answer: false` in the protocol)",
             {"role": "generate", "fix": e.fix, "reason": e.message},  # reason: for a page, which has no flags
         ) from None
     texts = [

@@ -199,10 +199,16 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
         raise RpcError(wire.INVALID_PARAMS, f"{col.path} is not a directory", {"path": col.path})
     for other in d.config.collections:
         if other.name == col.name:
+            again = os.path.realpath(other.path) == os.path.realpath(col.path)
+            fix = (
+                f"`gnoctl update {col.name}` indexes what changed in it"
+                if again
+                else "pick another name (--name), or remove that collection first"
+            )
             raise RpcError(
                 wire.INVALID_PARAMS,
-                f"a collection named {col.name!r} already exists ({other.path}); remove it first or pick another name",
-                {"name": col.name},
+                f"a collection named {col.name!r} already exists ({other.path}): {fix}",
+                {"name": col.name, "path": other.path},
             )
     if not p.allow_overlap:
         _refuse_overlap(d, col)

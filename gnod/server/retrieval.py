@@ -30,7 +30,8 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
         raise RpcError(
             wire.INVALID_PARAMS,
             f"limit: at most {wire.SEARCH_RESULTS_MAX:,} results with their passages; a list of files "
-            f"(snippets false: gnoctl search … --files, or --no-snippets) takes up to {wire.FILE_LIST_MAX:,}",
+            f"without them (`gnoctl search --files`; `snippets: false` in the protocol) takes up to "
+            f"{wire.FILE_LIST_MAX:,}",
             {"limit": p.limit, "max": wire.SEARCH_RESULTS_MAX},
         )
     where = search_filter(d, p.collections, p.filters)
