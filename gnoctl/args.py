@@ -70,6 +70,8 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
         {
             "-w": ("watch", "flag"),
             "--watch": ("watch", "flag"),
+            "-e": ("errors", "flag"),
+            "--errors": ("errors", "flag"),
             "--no-autostart": ("no_autostart", "flag"),
             **_JSON_HUMAN,
         },

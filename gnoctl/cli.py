@@ -635,6 +635,12 @@ def status(
             ),
         ),
     ] = False,
+    errors: Annotated[
+        bool,
+        typer.Option(
+            "-e", "--errors", help="Every file that could not be indexed, with the reason (status names the last 5)."
+        ),
+    ] = False,
     json_: JsonOpt = False,
     human: HumanOpt = False,
     no_autostart: NoAutostartOpt = False,
@@ -648,7 +654,9 @@ def status(
     or measured (gnod tries 1, half and all the cores on the embedding backlog and keeps
     the fastest). Missing models and vectors come with the command that fixes them.
     """
-    _exit(commands.status(_fmt(json_, human=human), watch, False if no_autostart else None))
+    if errors and watch:
+        raise typer.BadParameter("--errors lists them once; it does not go with --watch", param_hint="'--errors'")
+    _exit(commands.status(_fmt(json_, human=human), watch, False if no_autostart else None, errors))
 
 
 @app.command()

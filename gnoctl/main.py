@@ -60,7 +60,10 @@ def _plain(argv: list[str]) -> int | None:
     fmt = opts.get("format")
     arg = words[0] if words else None
     if command == ("status",):
-        return commands.status(fmt, bool(opts.get("watch")), False if opts.get("no_autostart") else None)
+        if opts.get("watch") and opts.get("errors"):
+            return None  # typer says why they do not go together
+        autostart = False if opts.get("no_autostart") else None
+        return commands.status(fmt, bool(opts.get("watch")), autostart, bool(opts.get("errors")))
     if command == ("update",):
         return commands.update(arg, fmt)
     if command == ("collection", "list"):

@@ -72,7 +72,8 @@ NO_RERANK = cli("--no-rerank", help="Keep the fused order; do not run the cross-
 
 
 class StatusParams(Params):
-    pass
+    # How many ingest errors `recent_errors` lists, the most recent first.
+    errors: Annotated[int, Meta(ge=0, le=10_000_000)] = 20
 
 
 class CollectionAddParams(Params):
@@ -689,6 +690,7 @@ class StatusResult(Struct):
     job: JobInfo
     recent_errors: list[IngestErrorInfo]
     freshness: list[Freshness] = []
+    errors_total: int = 0  # the ingest errors held, listed or not
     config_error: str | None = None
     models: list[ModelInfo] = []
     vectors: VectorInfo | None = None

@@ -1297,3 +1297,21 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
         err = cli_error("search", "kettle", "-t", "cobol", env=env)
         assert err["code"] == "INVALID_PARAMS" and "no file type named 'cobol' (types: c, cpp" in err["message"]
+
+
+def test_status_says_how_many_files_failed_and_errors_lists_them_all(daemon, tmp_path):
+    """`status` named the last 5 files not indexed and said nothing of the others, which
+    no command listed (`status --json` stopped at 20)."""
+    files = {f"bin{i}.txt": "text\x00\x01\x02 binary " * 50 for i in range(7)}
+    root = write_tree(str(tmp_path / "blobs"), {**files, "ok.md": "# Ok\n\nfine\n"})
+    cli_json("collection", "add", root, "--name", "blobs", "--json", env=daemon.env)
+    lines = cli("status", "--human", env=daemon.env).stdout.splitlines()
+    assert sum(line.startswith("  ! blobs/bin") for line in lines) == 5
+    assert "  … 2 more files not indexed: `gnoctl status --errors` lists them" in lines
+    listed = cli("status", "--errors", "--human", env=daemon.env).stdout.splitlines()
+    assert sorted(line.split(":")[0] for line in listed) == [f"  ! blobs/bin{i}.txt" for i in range(7)]
+    st = cli_json("status", "--errors", "--json", env=daemon.env)
+    assert st["errors_total"] == 7 and len(st["recent_errors"]) == 7
+    assert cli_json("status", "--json", env=daemon.env)["errors_total"] == 7
+    r = _run_cli("status", "--errors", "--watch", env=daemon.env)
+    assert r.returncode == 1 and "does not go with --watch" in r.stderr

@@ -364,6 +364,7 @@ def _plain_handed(monkeypatch, path: str, argv: list[str]):
         ["status", "-w", "--json"],
         ["status", "--watch", "--human"],
         ["status", "--no-autostart", "--json"],
+        ["status", "-e", "--human"],
         ["ls"],
         ["ls", "notes", "-n5", "--prefix=guides/"],
         ["ls", "--prefix", "notes/guides", "--limit", "100000", "--files", "-0"],
@@ -386,6 +387,7 @@ def test_plain_parser_agrees_with_typer(monkeypatch, argv):
     [
         ["status", "--bogus"],
         ["status", "extra"],
+        ["status", "--errors", "--watch"],
         ["ls", "-n", "0"],
         ["ls", "-n", "100001"],
         ["ls", "-n", "many"],

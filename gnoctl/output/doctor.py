@@ -33,7 +33,8 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
         check(
             f"collection {c['name']}",
             "ok" if ok else "fail",
-            f"{c['documents']} documents, {c['errors']} errors, {c['path']}",
+            f"{c['documents']} documents, {c['errors']} errors"
+            f"{' (gnoctl status --errors lists them)' if c['errors'] else ''}, {c['path']}",
             "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it",
         )
     ocr = st.get("ocr")

@@ -10,6 +10,9 @@ import unicodedata
 from gnoctl import fastjson
 from gnoctl.output.common import duration, pace, size
 
+ERRORS_SHOWN = 5  # the files not indexed that `status` names; `status --errors` names every one
+ALL_ERRORS = 10_000_000  # as many as the protocol lets `status --errors` ask for
+
 
 def status_lines(st: dict) -> list[str]:
     """`gnoctl status` for a person: daemon, index, one line per collection, vectors, models."""
@@ -66,9 +69,20 @@ def status_lines(st: dict) -> list[str]:
             held = f", {size(m['rss_bytes'])}" if m.get("rss_bytes") and m["state"] == "ready" else ""
             latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
             out.append(f"  {m['role']:<9} {m['state']}{held}{latency}{err}  {m['uri']}{fix}")
-    for e in st["recent_errors"][:5]:
-        out.append(f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}")
+    out += [error_line(e) for e in st["recent_errors"][:ERRORS_SHOWN]]
+    more = st.get("errors_total", 0) - min(len(st["recent_errors"]), ERRORS_SHOWN)
+    if more > 0:
+        out.append(f"  … {more:,} more file{'s' if more != 1 else ''} not indexed: `gnoctl status --errors` lists them")
     return out
+
+
+def error_lines(st: dict) -> list[str]:
+    """`status --errors`: every file not indexed, the most recent first."""
+    return [error_line(e) for e in st["recent_errors"]] or ["no file failed to be indexed"]
+
+
+def error_line(e: dict) -> str:
+    return f"  ! {e['collection']}/{e['path']}: {e['code']}: {e['reason']}"
 
 
 def _background_lines(st: dict) -> list[str]:

@@ -66,8 +66,6 @@ from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
 
-RECENT_ERRORS = 20
-
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
     stats = {row[0]: row for row in store.collection_stats(conn)}
@@ -98,7 +96,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
 
     def read(conn, _analyzers) -> StatusResult:
         cols = _collection_infos(d, conn)
-        errors = [IngestErrorInfo(*r) for r in store.recent_errors(conn, None, RECENT_ERRORS)]
+        errors = [IngestErrorInfo(*r) for r in store.recent_errors(conn, None, params.errors)]
         try:
             db_bytes = sum(
                 os.path.getsize(d.paths.db_file + s) for s in ("", "-wal") if os.path.exists(d.paths.db_file + s)
@@ -119,6 +117,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             languages=d.languages(conn),
             job=d.writer.job,
             recent_errors=errors,
+            errors_total=store.error_count(conn),
             freshness=freshness,
             config_error=d.config_error,
             models=d.models.infos(),

@@ -776,6 +776,11 @@ def collection_stats(conn: apsw.Connection) -> list[tuple[Any, ...]]:
     )
 
 
+def error_count(conn: apsw.Connection) -> int:
+    """The ingest errors held, of every collection."""
+    return int(conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0])
+
+
 def recent_errors(conn: apsw.Connection, collection: str | None, limit: int) -> list[tuple[Any, ...]]:
     sql = (
         "SELECT c.name, e.rel_path, e.code, e.reason, e.at FROM ingest_errors e "
