@@ -572,8 +572,8 @@ def ls(
     collection: Annotated[
         Optional[str],
         typer.Argument(
-            help="Collection to list, or a folder of one as `ls` prints paths (tree/mm) or inside them (mm); "
-            "default: all.",
+            help="Collection to list, or a folder of one as `ls` prints paths (tree/mm) or inside them (mm), "
+            "or from here (., ../mm); default: all.",
             autocompletion=_collection_names,
         ),
     ] = None,

@@ -1315,3 +1315,30 @@ def test_status_says_how_many_files_failed_and_errors_lists_them_all(daemon, tmp
     assert cli_json("status", "--json", env=daemon.env)["errors_total"] == 7
     r = _run_cli("status", "--errors", "--watch", env=daemon.env)
     assert r.returncode == 1 and "does not go with --watch" in r.stderr
+
+
+def test_ls_takes_a_folder_from_the_working_directory(indexed, tmp_path):
+    """`gnoctl ls .` in a collection's folder said "no collection named '.'", though
+    `get` and `--path` read a path from there."""
+
+    def ls_in(cwd: str, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "gnoctl.main", "ls", *args, "--json"],
+            cwd=cwd,
+            env=indexed.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def listed(r: subprocess.CompletedProcess) -> list[str]:
+        assert r.returncode == 0, r.stderr + r.stdout
+        return sorted(f"{e['collection']}/{e['path']}" for e in json.loads(r.stdout)["entries"])
+
+    guides = ["docs/guides/deploy.md", "docs/guides/staging.md"]
+    assert listed(ls_in(indexed.corpus.path("guides"), ".")) == guides
+    assert listed(ls_in(indexed.corpus.root, "./guides")) == guides
+    assert listed(ls_in(indexed.corpus.path("guides"), "..")) == listed(ls_in(str(tmp_path), "docs"))
+    assert listed(ls_in(str(tmp_path), indexed.corpus.path("guides/deploy.md"))) == guides[:1]
+    outside = ls_in(str(tmp_path), ".")
+    assert outside.returncode == 1 and json.loads(outside.stdout)["error"]["code"] == "NOT_FOUND"
