@@ -220,6 +220,30 @@ def test_word_finds_its_page(index, query, page):
     assert paths(index, query)[:1] == [page]
 
 
+@pytest.mark.parametrize(
+    "query, page",
+    [
+        ("库", "zh.md"),  # ends its run (数据库。): only the bigram 据库 holds it
+        ("器", "zh.md"),  # 服务器。
+        ("豆", "ja.md"),  # 新鮮な豆を: inside a run
+        ("늘", "ko.md"),  # 늘어요
+    ],
+)
+def test_a_one_character_word_is_found_inside_a_run(index, query, page):
+    """Everyday words of one character (茶, 猫, 肉) were found only standing alone: a
+    run is indexed as its bigrams."""
+    assert paths(index, query) == [page]
+    assert paths(index, f"数据库 -{query}") == ([] if page == "zh.md" else ["zh.md"])
+
+
+def test_a_one_character_words_snippet_marks_it():
+    from gnod.search.snippet import TermBits, best_snippets
+
+    text = "# 题目\n\n无关的一行。\n我喜欢喝茶，我的猫也喜欢。\n"
+    [got] = best_snippets([text], 1, TermBits(Analyzer(None), frozenset({"茶"})))
+    assert got.line == 4 and [got.text[a:b] for a, b in got.matches] == ["茶"]
+
+
 def test_absent_words_sharing_characters_do_not_match(index):
     assert paths(index, "库存") == []  # shares 库 with 数据库, but not a bigram
     assert paths(index, "文本") == []  # 本文 reversed: bigrams keep the order

@@ -69,7 +69,7 @@ from gnod.store.lexical_index import (
     tag_key,
     words,
 )
-from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, fold, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, cjk_character, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 
@@ -176,12 +176,25 @@ def _form_query(field: str, form: Sequence[str], stem: Stem | None = None) -> Qu
     as a phrase: the exact phrase, bar a document with the words exact elsewhere and the
     phrase only inflected."""
     folded: list[str | tuple[int, str]] = [fold(t) for t in form]
+    if len(folded) == 1 and cjk_character(form[0]):
+        return _in_runs(field, form[0])
     if len(folded) == 1:
         return Query.term_query(SCHEMA, field, folded[0])
     if field != EXACT:
         return Query.phrase_query(SCHEMA, field, folded)
     assert stem is not None, "a phrase of exact words needs its stemmed forms"
     return Query.boolean_query(exact_phrase(form, stem))
+
+
+def _in_runs(field: str, char: str) -> Query:
+    """A word of one CJK character: the term alone (a run of one), and the bigrams it
+    starts or ends (茶叶, 喝茶), matched by a regex, each document scored as one term."""
+    return Query.boolean_query(
+        [
+            (Occur.Should, Query.term_query(SCHEMA, field, char)),
+            (Occur.Should, Query.regex_query(SCHEMA, field, f"{char}.|.{char}")),
+        ]
+    )
 
 
 def _words(form: Sequence[str]) -> list[str]:

@@ -43,7 +43,7 @@ from gnod.search.constants import (
     SNIPPET_MAX_LINES,
     SNIPPET_SMALL_TEXT,
 )
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, fold, line_tokens
+from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, cjk_character, fold, line_tokens
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
 # starts with it is one more: TermBits.per_word).
@@ -109,6 +109,8 @@ class TermBits(dict[str, int]):
         bits = self.bit.get(token, 0) | self.bit.get(stem, 0)
         if not token.isascii():  # the terms are folded (_folded)
             bits |= self.bit.get(fold(token), 0) | self.bit.get(fold(stem), 0)
+            if len(token) == 2 and cjk_character(token[0]):  # a run's bigram holds its characters
+                bits |= self.bit.get(token[0], 0) | self.bit.get(token[1], 0)
         self[token] = bits
         return bits
 
@@ -307,13 +309,15 @@ def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> l
             continue
         for run in CJK_RUN_RE.finditer(m.group()):
             s = run.group()
-            for k in range(len(s) - 1):
-                if s[k : k + 2] in terms:
+            for k in range(len(s)):
+                pair = len(s) > k + 1 and s[k : k + 2] in terms
+                width = 2 if pair else 1 if s[k] in terms else 0  # a bigram, or a word of one
+                if width:
                     start = m.start() + run.start() + k
                     if spans and spans[-1][1] >= start:
-                        spans[-1][1] = start + 2
+                        spans[-1][1] = max(spans[-1][1], start + width)
                     else:
-                        spans.append([start, start + 2])
+                        spans.append([start, start + width])
     return spans
 
 

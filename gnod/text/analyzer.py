@@ -82,6 +82,12 @@ def non_ascii_runs(text: str, block: int = ASCII_SCAN_CHARS) -> Iterator[re.Matc
         at = end
 
 
+def cjk_character(token: str) -> bool:
+    """Whether `token` is one CJK character: a word (茶, 猫) that a document holds mostly
+    inside runs, which are indexed as their bigrams (喝茶, 茶叶)."""
+    return len(token) == 1 and _CJK_RE.match(token) is not None
+
+
 def _has_cjk(text: str, data: bytes) -> bool:
     """Whether non-ASCII `text` (`data`: its UTF-8) holds a CJK character."""
     if not data.translate(None, _NOT_CJK_LEADS):
