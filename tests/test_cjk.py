@@ -299,3 +299,20 @@ def test_a_cjk_query_is_matched_as_written_not_stemmed_in_other_languages(daemon
     assert res["hits"][0]["path"] == "ja/soffice.md"
     # A query in a language with a stemmer keeps its own.
     assert cli_json("search", "Dieser Befehl ist ein Alias von soffice", "--json", env=env)["languages"] == ["german"]
+
+
+def test_letters_without_a_mark_are_folded_as_people_type_them(tmp_path):
+    """`oeufs` did not find `œufs`, nor `lodz` `Łódź`: only marks were taken off."""
+    assert fold("Œuvre cœur Straße Łódź Ærø þorn") == "OEuvre coeur Strasse Lodz AEro thorn"
+    root = write_tree(
+        str(tmp_path / "notes"),
+        {
+            "fr.md": "# Recette\n\nBattre les œufs avec le sucre, puis ajouter la farine et le lait.\n",
+            "pl.md": "# Podróż\n\nW sobotę jedziemy pociągiem do Łodzi, a potem do Gdańska na weekend.\n",
+        },
+    )
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
+    for query, page in (("oeufs", "fr.md"), ("œufs", "fr.md"), ("lodzi", "pl.md"), ("Łodzi", "pl.md")):
+        assert lexical_paths(conn, analyzers, query) == [page], query

@@ -62,7 +62,8 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 # 6: the parts of camelCase names (ingest.lexical_text).
 # 7: a separator between a path's folders (analyzer.path_text).
-LAYOUT = 7
+# 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold).
+LAYOUT = 8
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
 # but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits

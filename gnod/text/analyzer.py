@@ -276,8 +276,9 @@ def _mostly_ascii_tokens(data: bytes) -> list[str]:
 
 
 def fold(text: str) -> str:
-    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u); Hangul and other
-    composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
+    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u), and the letters
+    without a mark that people type in ASCII (œ → oe, ł → l, ß → ss: _UNMARKED); Hangul
+    and other composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
     never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
     source file with one name in its copyright line costs a str.isascii pass and the
     regex over one block (non_ascii_runs)."""
@@ -294,7 +295,33 @@ def fold(text: str) -> str:
 
 def _fold_run(m: re.Match[str]) -> str:
     stripped = "".join(ch for ch in unicodedata.normalize("NFD", m.group()) if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped)
+    return unicodedata.normalize("NFC", stripped).translate(_UNMARKED)
+
+
+# Letters that carry no mark to take off (no decomposition) but that people type
+# without, as search engines' ASCII folding reads them: `oeufs` is `œufs`, `lodz` is
+# `łódź`, `strasse` is `Straße`.
+_UNMARKED = str.maketrans(
+    {
+        "œ": "oe",
+        "Œ": "OE",
+        "æ": "ae",
+        "Æ": "AE",
+        "ø": "o",
+        "Ø": "O",
+        "ł": "l",
+        "Ł": "L",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "TH",
+        "ß": "ss",
+        "ẞ": "SS",
+        "ı": "i",
+    }
+)
 
 
 def exact_text(text: str) -> str:
