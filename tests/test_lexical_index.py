@@ -1051,3 +1051,35 @@ def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tm
         assert len(lexical_paths(db, analyzers, "kept")) == 10  # the search's limit: found
         # A removal smaller than what is left is tantivy's own merging's to take.
         assert index.compact(db, 29) == 0
+
+
+def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
+    """Obsidian's templates write `created:`, not `date:`: such a note was dated by its
+    file's mtime (today), and `--until 2022-12-31` missed it. The engine's filter and
+    SQLite's (vectors, definitions) agree."""
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "created.md": "---\ncreated: 2021-03-04\n---\n# Lemur\n\nlemur notes\n",
+            "dated.md": "---\ndate: 2020-01-01\ncreated: 2023-05-05\n---\n# Lemur two\n\nlemur notes\n",
+            "empty.md": "---\ndate:\ncreated: 2022-06-07\n---\n# Lemur three\n\nlemur notes\n",
+            "toml.md": "+++\ncreated = 2019-09-09\n+++\n# Lemur four\n\nlemur notes\n",
+            "plain.md": "# Lemur five\n\nlemur notes\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    expected = ["created.md", "dated.md", "empty.md", "toml.md"]
+    f = resolve(Filter(until="2022-12-31"))
+    with lexical_index(conn, AnalyzerSet()) as index:
+        searcher = index.searcher()
+        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
+        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == expected
+    sql, args = where(f)
+    rows = conn.execute(
+        f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
+    )
+    assert [r[0] for r in rows] == expected

@@ -62,7 +62,9 @@ def test_scalars_stay_strings_and_keys_are_lowercased() -> None:
 
 def test_matching_quotes_are_stripped() -> None:
     meta, _, _ = split_frontmatter('---\na: "double: quoted"\nb: \'single\'\nc: "unbalanced\'\nd: ""\n---\n')
-    assert meta == {"a": "double: quoted", "b": "single", "c": "\"unbalanced'", "d": ""}
+    assert meta == {"a": "double: quoted", "b": "single", "c": "unbalanced'", "d": ""}
+    # A quote left open is dropped: the title of `title: "unterminated` had it.
+    assert split_frontmatter('---\ntitle: "unterminated\n---\n')[0] == {"title": "unterminated"}
 
 
 def test_colons_inside_values() -> None:
@@ -133,7 +135,7 @@ def test_malformed_lines_are_ignored() -> None:
         "body\n"
     )
     meta, body, lines = split_frontmatter(text)
-    assert meta == {"title": "Kept", "nested": "", "list": "[unclosed, x"}
+    assert meta == {"title": "Kept", "nested": "", "list": ["unclosed", "x"]}  # a list, its `]` forgotten
     assert (body, lines) == ("body\n", 12)
 
 
@@ -275,3 +277,33 @@ def test_restructuredtext_is_titled_by_its_first_section_not_a_comment_in_a_lite
 )
 def test_title_from_filename(filename: str, title: str) -> None:
     assert extract_title({}, "no heading here\n", filename) == title
+
+
+def test_toml_frontmatter_is_read() -> None:
+    """Hugo's and Zola's `+++` blocks were body text: no title, no tags, no date."""
+    text = (
+        '+++\ntitle = "TOML frontmatter"\ntags = ["hugo", "notes"]\ndate = 2023-04-05T10:00:00Z\n'
+        "draft = false\nweight = 3\n[params]\nx = 1\n+++\n# Heading\n\nbody\n"
+    )
+    meta, body, lines = split_frontmatter(text)
+    assert meta == {
+        "title": "TOML frontmatter",
+        "tags": ["hugo", "notes"],
+        "date": "2023-04-05T10:00:00+00:00",
+        "draft": "false",
+        "weight": "3",
+    }
+    assert (body, lines) == ("# Heading\n\nbody\n", 9)
+    # A block that is not TOML stays text, as one left open does.
+    for broken in ('+++\ntitle = "open\n+++\nbody\n', "+++\ntitle = 1\nbody\n"):
+        assert split_frontmatter(broken) == ({}, broken, 0)
+
+
+def test_a_documents_date_is_its_date_else_created() -> None:
+    from gnod.store.documents import date_of
+
+    assert date_of({"created": "2022-01-02", "date": "2021-05-06"}) == "2021-05-06"
+    assert date_of({"created": "2022-01-02", "date": ""}) == "2022-01-02"
+    assert date_of({"created": "2022-01-02"}) == "2022-01-02"
+    assert date_of({"date": ["2021"], "created": "2022-01-02"}) is None  # as SQL reads it: no day
+    assert date_of({}) is None

@@ -8,8 +8,10 @@ on) the malformed blocks real note collections are full of.
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
+import tomllib
 
 from gnod.config import extension
 from gnod.text.fences import fenced_spans, in_spans
@@ -18,6 +20,7 @@ from gnod.text.fences import fenced_spans, in_spans
 LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
 
 _CLOSING_FENCE_RE = re.compile(r"\n(?:---|\.\.\.)(?:\n|\Z)")
+_TOML_FENCE_RE = re.compile(r"\n\+\+\+(?:\n|\Z)")
 _ITEM_RE = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
 _INLINE_ITEM_RE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^,]+)""")
 _BLOCK_SCALAR_RE = re.compile(r"[|>][+-]?")
@@ -37,11 +40,15 @@ TITLE_RULES = 2
 
 
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
-    """Split leading `---` frontmatter off `text`.
+    """Split leading frontmatter off `text`: YAML's between `---` lines, or TOML's
+    between `+++` lines (Hugo, Zola), read by tomllib.
 
     Returns (metadata, body after the closing fence, lines used by the block including
-    both fences), or ({}, text, 0) when the text has no closed frontmatter block.
+    both fences), or ({}, text, 0) when the text has no closed frontmatter block (or a
+    TOML block that is not TOML).
     """
+    if text.startswith("+++\n"):
+        return _split_toml(text)
     if not text.startswith("---\n"):
         return {}, text, 0
     close = _CLOSING_FENCE_RE.search(text, 3)
@@ -49,6 +56,35 @@ def split_frontmatter(text: str) -> tuple[dict, str, int]:
         return {}, text, 0
     meta = _parse_block(text[4 : close.start()].split("\n"))
     return meta, text[close.end() :], text.count("\n", 0, close.start()) + 2
+
+
+def _split_toml(text: str) -> tuple[dict, str, int]:
+    close = _TOML_FENCE_RE.search(text, 3)
+    if close is None:
+        return {}, text, 0
+    try:
+        table = tomllib.loads(text[4 : close.start()])
+    except tomllib.TOMLDecodeError:
+        return {}, text, 0
+    meta: dict = {}
+    for key, value in table.items():
+        if isinstance(value, list):
+            value = [_toml_text(v) for v in value if not isinstance(v, dict | list)]
+        elif isinstance(value, dict):
+            continue  # a table ([params]): no key gno reads
+        else:
+            value = _toml_text(value)
+        meta[key.lower()] = _as_list(value) if key.lower() in LIST_KEYS else value
+    return meta, text[close.end() :], text.count("\n", 0, close.start()) + 2
+
+
+def _toml_text(value: object) -> str:
+    """A TOML value as frontmatter's text: a date or time in ISO form, true as `true`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return str(value)
 
 
 def _parse_block(lines: list[str]) -> dict:
@@ -80,8 +116,8 @@ def _parse_block(lines: list[str]) -> dict:
         elif _BLOCK_SCALAR_RE.fullmatch(value):
             scalar = []
             meta[key] = (" " if value[0] == ">" else "\n", scalar)
-        elif value.startswith("[") and value.endswith("]"):
-            meta[key] = _inline_list(value[1:-1])
+        elif value.startswith("["):  # a list, its `]` maybe forgotten
+            meta[key] = _inline_list(value[1:].removesuffix("]"))
         else:
             meta[key] = _unquote(value)
     for k, v in meta.items():
@@ -151,8 +187,9 @@ def _strip_closing_hashes(text: str) -> str:
 
 
 def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
+    """The value without its quotes; a quote left open (`"unterminated`) is dropped too."""
+    if value[:1] in ('"', "'"):
+        return value[1:-1] if len(value) >= 2 and value[-1] == value[0] else value[1:]
     return value
 
 

@@ -15,13 +15,15 @@ from typing import Any, NamedTuple
 
 from gnod.config import FILE_TYPES
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
-from gnod.store.documents import sender_key
+from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
 
-# A document's date: an ISO frontmatter `date` (its day), else the file's mtime (UTC day).
+# A document's date, in SQL: an ISO frontmatter date (its day: DATE_KEYS, the first one
+# there), else the file's mtime (UTC day); as lexical_index.document_day reads it.
+_WRITTEN = "COALESCE(" + ", ".join(f"NULLIF(json_extract(d.metadata, '$.{k}'), '')" for k in DATE_KEYS) + ")"
 DOC_DATE = (
-    "(CASE WHEN json_extract(d.metadata, '$.date') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
-    "THEN substr(json_extract(d.metadata, '$.date'), 1, 10) "
+    f"(CASE WHEN {_WRITTEN} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
+    f"THEN substr({_WRITTEN}, 1, 10) "
     "ELSE date(d.mtime_ns / 1000000000, 'unixepoch') END)"
 )
 

@@ -106,6 +106,22 @@ def tags_of(meta: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(t for t in tags if t))
 
 
+# Where a document's frontmatter gives its date, first found first: `date` (Hugo,
+# Jekyll…), else `created` (Obsidian's templates). Past them, and for a value that is no
+# ISO day, the date is the file's mtime.
+DATE_KEYS = ("date", "created")
+
+
+def date_of(meta: dict[str, Any]) -> str | None:
+    """A document's frontmatter date as written: the first of DATE_KEYS given a value
+    (not empty), if that is text (as filters.DOC_DATE reads it in SQL)."""
+    for key in DATE_KEYS:
+        value = meta.get(key)
+        if value is not None and value != "":
+            return value if isinstance(value, str) else None
+    return None
+
+
 def sender_key(sender: str) -> str:
     """A sender as `--from` compares it, in a document's `from` and in the filter's value."""
     return sender.strip().lower()

@@ -41,7 +41,7 @@ import apsw
 import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
-from gnod.store.documents import LexicalText, senders_of, tags_of
+from gnod.store.documents import LexicalText, date_of, senders_of, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
 
 log = logging.getLogger("gnod")
@@ -62,7 +62,8 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 # Bump when the fields or what goes into them change: the index is then rebuilt.
 # 6: the parts of camelCase names (ingest.lexical_text).
 # 7: a separator between a path's folders (analyzer.path_text).
-# 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold).
+# 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold); a
+#    frontmatter `created` as the date where there is no `date` (documents.DATE_KEYS).
 LAYOUT = 8
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
@@ -134,10 +135,10 @@ class NotReady(Exception):
 
 
 def document_day(metadata: dict[str, Any], mtime_ns: int) -> int:
-    """A document's date as a day number (date.toordinal): an ISO frontmatter `date`,
-    else the file's mtime (UTC day)."""
-    raw = metadata.get("date")
-    if isinstance(raw, str):
+    """A document's date as a day number (date.toordinal): an ISO frontmatter date
+    (documents.DATE_KEYS), else the file's mtime (UTC day)."""
+    raw = date_of(metadata)
+    if raw is not None:
         try:
             return date.fromisoformat(raw[:10]).toordinal()
         except ValueError:
