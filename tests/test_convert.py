@@ -191,8 +191,11 @@ def test_titles_come_from_the_heading_then_metadata():
     assert "# Roadmap" in convert(make_pptx(), "r.pptx")
     html = convert(HTML, "m.html")  # <title> becomes the heading; scripts are dropped
     assert html.startswith("# Kettle Manual\n") and "hidden" not in html
+    # A page's <title> leads its own heading, which stays (both searchable).
     with_h1 = HTML.replace(b"<body>", b"<body><h1>Real Heading</h1>")
-    assert convert(with_h1, "m.html").startswith("# Real Heading")
+    assert convert(with_h1, "m.html").startswith("# Kettle Manual\n\n# Real Heading")
+    same = HTML.replace(b"<body>", b"<body><h1>kettle  manual</h1>")
+    assert convert(same, "m.html").startswith("# kettle manual\n\nDescale")  # once
     assert convert(make_epub(), "t.epub").startswith("# Stormy Tales\n")
 
 

@@ -263,8 +263,12 @@ def convert_json(data: bytes, path: str) -> str:
 def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -> str:
     """One markitdown converter, called directly (no MarkItDown(): no magika model load).
 
-    A title markitdown found in metadata (<title>, dc:title) becomes a leading `# ` heading
-    when the Markdown has none, so the heading, else that title, else the name is the title.
+    A title markitdown found in metadata (dc:title, <title>) becomes a leading `# ` heading
+    when the Markdown has none, so the heading, else that title, else the name is the
+    title. A web page's <title> leads whatever its headings (a saved page or bookmark is
+    known by it: "Best hiking trails in the Dolomites" over its `<h1>Hiking the
+    Dolomites`); a document's metadata title is often a template's ("Microsoft Word -
+    doc1"), and yields to its heading.
     """
     try:
         import markitdown.converters as mc
@@ -288,8 +292,10 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     if converter_class == "XlsxConverter":
         markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
     title = " ".join((result.title or "").split())
-    if title and markdown.strip() and not extract_title({}, markdown, ""):
-        markdown = f"# {title}\n\n{markdown}"
+    if title and markdown.strip():
+        heading = extract_title({}, markdown, "")
+        if not heading or (converter_class == "HtmlConverter" and heading.casefold() != title.casefold()):
+            markdown = f"# {title}\n\n{markdown}"
     return markdown
 
 
