@@ -191,6 +191,8 @@ DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() 
 ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAILBOX_SUFFIXES = (".mbox",)
 CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
+# Between a container's path and a member's: `mail/archive.mbox!/3.eml`, `docs.zip!/a/b.md`.
+MEMBER_SEP = "!/"
 
 
 # A Maildir message (maildir(5)): a file in the cur/ or new/ folder of a Maildir, named

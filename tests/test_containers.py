@@ -353,6 +353,17 @@ def test_gnod_searches_a_mailbox_by_words_and_dates(tmp_path):
         assert hits[0]["abs_path"] == str(box)
         got = cli_json("get", "m/inbox.mbox!/1.eml", "--json", env=env)["content"]
         assert "The boiler needs a service before winter." in got and "ann@example.org" in got
+        # The mailbox's own path, as --files prints it: ls and --path take its messages,
+        # get says what it holds (it said "not indexed yet: `gnoctl update` indexes it").
+        members = ["m/inbox.mbox!/1.eml", "m/inbox.mbox!/2.eml"]
+        for args in (("m/inbox.mbox",), (str(box),), ("m/inbox.mbox", "-d")):
+            listed = cli_json("ls", *args, "--json", env=env)["entries"]
+            assert [f"{e['collection']}/{e['path']}" for e in listed] == members, args
+        hits = cli_json("search", "boiler", "--path", "inbox.mbox", "--json", env=env)["hits"]
+        assert sorted(h["path"] for h in hits) == ["inbox.mbox!/1.eml", "inbox.mbox!/2.eml"]
+        err = cli_json("get", str(box), "--json", env=env, expect=1)["error"]
+        assert err["details"]["why"] == "CONTAINER" and err["details"]["documents"] == 2
+        assert "holds 2 documents" in err["message"] and "`gnoctl ls m/inbox.mbox` lists them" in err["message"]
         with open(box, "ab") as f:
             f.write(mbox(message("Gutter", "The gutter overflows in the storm.")))
 

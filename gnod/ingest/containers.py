@@ -23,11 +23,10 @@ import tarfile
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 
-from gnod.config import ARCHIVE_SUFFIXES, CONTAINER_SUFFIXES
+from gnod.config import ARCHIVE_SUFFIXES, CONTAINER_SUFFIXES, MEMBER_SEP
 from gnod.ingest.convert import MiB
 from gnod.ingest.failure import IngestFailure
 
-SEP = "!/"
 MAX_MEMBERS = 10_000  # of an archive
 MAX_MESSAGES = 1_000_000  # of a mailbox (bounded by the size a file may have: read whole)
 MAX_EXPANDED_BYTES = 256 * MiB  # what one container's documents may hold in memory at once
@@ -62,7 +61,7 @@ def kind(rel_path: str) -> str | None:
 
 def file_of(rel_path: str) -> str:
     """The file on disk that holds `rel_path` (itself, unless it is a member)."""
-    return rel_path.split(SEP, 1)[0]
+    return rel_path.split(MEMBER_SEP, 1)[0]
 
 
 class _Budget:
@@ -170,7 +169,7 @@ def _archive(name: str, data: bytes, budget: _Budget, depth: int) -> Iterator[tu
             except IngestFailure as f:
                 yield inner, f
                 continue
-            yield from ((f"{inner}{SEP}{sub}", b) for sub, b in nested)
+            yield from ((f"{inner}{MEMBER_SEP}{sub}", b) for sub, b in nested)
         else:
             yield inner, body
 

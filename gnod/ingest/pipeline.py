@@ -20,7 +20,7 @@ from typing import NamedTuple
 import apsw
 import msgspec
 
-from gnod.config import CollectionConfig
+from gnod.config import MEMBER_SEP, CollectionConfig
 from gnod.ingest import containers, ocr
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, through_link, valid_name, walk
@@ -284,7 +284,7 @@ class _Run:
         self.batch_end = self.started + BATCH_SECONDS
         # Each container's stat and member paths (documents and failures) as indexed.
         self.containers: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-        sep = containers.SEP
+        sep = MEMBER_SEP
         members = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items() if sep in rel]
         for rel, stat in members + [(rel, stat) for rel, stat in failed.items() if sep in rel]:
             self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
@@ -362,7 +362,7 @@ class _Run:
             return [msgspec.structs.replace(task, old_members={}, failed=(f.code, f.reason))]
         out = []
         for shard in containers.shards(spans):
-            names = [f"{e.rel_path}{containers.SEP}{n}.eml" for n in range(shard[0], shard[0] + len(shard[1]))]
+            names = [f"{e.rel_path}{MEMBER_SEP}{n}.eml" for n in range(shard[0], shard[0] + len(shard[1]))]
             mine = {rel: old[rel] for rel in names if rel in old}
             out.append(msgspec.structs.replace(task, old_members=mine, shard=shard))
         return out

@@ -26,6 +26,7 @@ from typing import TypeVar
 
 import msgspec
 
+from gnod.config import MEMBER_SEP
 from gnod.ingest import containers
 from gnod.ingest.convert import MAX_DOCUMENT_BYTES, MiB
 from gnod.ingest.failure import IngestFailure
@@ -144,8 +145,8 @@ def _expand(
     out: list[tuple[str, PreparedDoc | Unchanged | Failed]] = []
     try:
         for inner, body in members:
-            rel = f"{e.rel_path}{containers.SEP}{inner}"
-            if archive and not wanted.wants_file(inner.rpartition("/")[2], rel.replace(containers.SEP, "/")):
+            rel = f"{e.rel_path}{MEMBER_SEP}{inner}"
+            if archive and not wanted.wants_file(inner.rpartition("/")[2], rel.replace(MEMBER_SEP, "/")):
                 continue
             if isinstance(body, IngestFailure):
                 out.append((rel, Failed(body.code, body.reason)))

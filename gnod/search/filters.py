@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
-from gnod.config import FILE_TYPES
+from gnod.config import FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
@@ -217,11 +217,12 @@ def path_globs(glob: str) -> list[str]:
     no folder at all: in gitignore's globs and ripgrep's `**/Kconfig` is also the
     Kconfig at the top. (`*` runs over `/` here, so `**/` is otherwise `*/`.) A path
     without wildcards is also a folder, as git reads it (`drivers/usb`: the file of that
-    name, or what the folder holds); one that ends in `/` is a folder only."""
+    name, or what the folder holds), or a mailbox or archive (`mail/archive.mbox`: its
+    documents, `mail/archive.mbox!/3.eml`); one that ends in `/` is a folder only."""
     if glob.endswith("/"):
         return [glob + "*"]
     if _WILDCARD.search(glob) is None:
-        return [glob, glob + "/*"]
+        return [glob, glob + "/*", glob + MEMBER_SEP + "*"]
     pieces = _ANY_FOLDERS.split(glob)
     if len(pieces) == 1:
         return [glob]

@@ -14,7 +14,7 @@ import msgspec
 import pathspec
 
 from gnod import __version__, wire
-from gnod.config import CollectionConfig, ConfigError, save, validate_collection
+from gnod.config import MEMBER_SEP, CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled, Pace
 from gnod.lines import expand, file_line
@@ -645,14 +645,18 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
         path = prefix.strip("/")
         folders: list[LsFolder] = []
         one = store.doc_by_path(conn, collection, path) if collection and path and (named or p.folders) else None
+        # A folder named is that folder (`ls tree/driver` is not drivers/); a mailbox or an
+        # archive named is a folder of its documents (`mail/archive.mbox!/3.eml`).
+        folder = path + "/" if path else ""
+        if path and (named or p.folders) and not store.list_docs(conn, collection, folder, 1, 0):
+            folder = path + MEMBER_SEP
         if one is not None:  # a document named, as ls(1) lists a file
             rows, total = [one], 1
         elif p.folders:
-            found, rows, total = store.list_folder(conn, collection, path + "/" if path else "", p.limit, p.offset)
+            found, rows, total = store.list_folder(conn, collection, folder, p.limit, p.offset)
             folders = [LsFolder(name, folder, n) for name, folder, n in found]
         else:
-            # A folder named is that folder (`ls tree/driver` is not drivers/).
-            under = path + "/" if named and path else prefix
+            under = folder if named and path else prefix
             rows = store.list_docs(conn, collection, under, p.limit, p.offset)
             total = store.count_docs(conn, collection, under)
         entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]

@@ -11,21 +11,32 @@ from typing import Any
 import apsw
 import msgspec
 
-from gnod.config import OUTPUT_DIRS, CollectionConfig
+from gnod.config import MEMBER_SEP, OUTPUT_DIRS, CollectionConfig
 from gnod.ingest.walk import Filter, admit
 from gnod.server.hits import URI_PREFIX
 from gnod.server.rpc import Daemon
+from gnod.store import documents as store
 
 
 def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]] | None:
     """(message, details) for a `ref` that names a file in a collection's folder which
-    the index lacks; None when it names no such file. `details.why`: FAILED (reading or
+    the index lacks; None when it names no such file. `details.why`: CONTAINER (a mailbox
+    or an archive: its documents are, each named `file!/member`), FAILED (reading or
     converting it failed: its code and reason), FILTERED (include or exclude globs, the
     default exclusions, a .gitignore), KIND (no default kind of file; an `also` glob
     takes it) or PENDING (not indexed yet)."""
     for col, rel in _places(d, ref):
         if not rel or not os.path.isfile(os.path.join(col.path, rel)):
             continue
+        members = store.list_docs(conn, col.name, rel + MEMBER_SEP, 1, 0)
+        if members:
+            n = store.count_docs(conn, col.name, rel + MEMBER_SEP)
+            first = f"{col.name}/{members[0].rel_path}"
+            return (
+                f"{ref!r} holds {n:,} document{'s' if n != 1 else ''}, each read on its own ({first!r}…): "
+                f"`gnoctl ls {col.name}/{rel}` lists them",
+                {"ref": ref, "collection": col.name, "path": rel, "why": "CONTAINER", "documents": n},
+            )
         failed = conn.execute(
             "SELECT e.code, e.reason FROM ingest_errors e JOIN collections c ON c.id = e.collection_id "
             "WHERE c.name = ? AND e.rel_path = ?",

@@ -19,6 +19,7 @@ import apsw
 import msgspec
 import zstandard
 
+from gnod.config import MEMBER_SEP
 from gnod.store.db import in_list
 
 
@@ -197,7 +198,7 @@ def _in_scope(conn: apsw.Connection, sql: str, collection_id: int, scope: Iterab
     for rel in dict.fromkeys(scope):
         yield from conn.execute(sql + " AND rel_path = ?", (collection_id, rel))
         # rel/… and rel!/… ('0' is the character after '/').
-        for lo, hi in ((rel + "/", rel + "0"), (rel + "!/", rel + "!0")):
+        for lo, hi in ((rel + "/", rel + "0"), (rel + MEMBER_SEP, rel + "!0")):
             yield from conn.execute(sql + " AND rel_path > ? AND rel_path < ?", (collection_id, lo, hi))
 
 
