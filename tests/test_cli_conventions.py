@@ -657,7 +657,7 @@ def test_quickstart_is_idempotent_and_shows_the_repository(gno_home):
         assert "README.md" in out and "docs/protocol.md" in out
         assert "gnod/" in out or "gnoctl/" in out
         assert "degraded:" in out  # the hybrid query ran without downloaded models, and said so
-    assert ", 0 added," not in first and ", 0 added," in second  # the second run only re-checked
+    assert "documents 0 added," not in first and "documents 0 added," in second  # the second run only re-checked
 
 
 @pytest.mark.timeout(300)

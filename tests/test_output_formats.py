@@ -908,3 +908,13 @@ def test_ls_does_not_align_every_title_after_one_very_long_path(capsys):
         len("docs/" + long + "  "),
         len("docs/notes/garden.md  "),
     ]
+
+
+def test_an_index_runs_line_counts_files_apart_from_documents():
+    """One note, a mailbox of two messages and a binary file said `3 files, 3 added, …
+    1 failed`: the files found, and what became of more documents than that."""
+    from gnoctl.output.collections import index_lines
+
+    stats = {"collection": "cnt", "scanned": 3, "added": 3, "updated": 0, "unchanged": 0, "removed": 0}
+    [line] = index_lines({"collections": [{**stats, "errors": 1, "seconds": 0.5, "other_kinds": {}}]})
+    assert line == "cnt: 3 files; documents 3 added, 0 updated, 0 unchanged, 0 removed; 1 failed (0.50s)"

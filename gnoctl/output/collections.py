@@ -10,14 +10,15 @@ OTHER_KINDS_SHOWN = 4
 
 
 def index_lines(res: dict) -> list[str]:
-    """A line per collection an index run went through: what it found and changed; and
-    one more where the default kinds of files left some out."""
+    """A line per collection an index run went through: the files it found, then the
+    documents it changed (a mailbox is one file of many documents), then what failed;
+    and one more where the default kinds of files left some out."""
     return run_lines(
         res,
         lambda s: (
-            f"{s['collection']}: {s['scanned']} files, {s['added']} added, {s['updated']} updated, "
-            f"{s['unchanged']} unchanged, {s['removed']} removed, {s['errors']} failed "
-            f"({s['seconds']:.2f}s)"
+            f"{s['collection']}: {s['scanned']:,} {'file' if s['scanned'] == 1 else 'files'}; documents "
+            f"{s['added']:,} added, {s['updated']:,} updated, {s['unchanged']:,} unchanged, "
+            f"{s['removed']:,} removed; {s['errors']:,} failed ({s['seconds']:.2f}s)"
         ),
     )
 
