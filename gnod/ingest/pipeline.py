@@ -110,6 +110,7 @@ def index_paths(
     walk_errors: list[WalkIssue] = []
     entries: dict[str, WalkEntry] = {}
     scope: set[str] = set()
+    real_root = os.path.realpath(col.path)
     for rel in set(rel_paths):
         if not valid_name(rel):
             # Not storable as text: its display form is what `ingest_errors` may hold.
@@ -118,7 +119,7 @@ def index_paths(
                 walk_errors.append(bad_name(rel))
             continue
         scope.add(rel)
-        if not col.follow_symlinks and through_link(col.path, rel):
+        if not col.follow_symlinks and through_link(col.path, real_root, rel):
             if os.path.islink(os.path.join(col.path, rel)):
                 admit(col.path, flt, rel, walk_errors)  # reports a link out of the collection, as a walk does
             continue  # not the collection's: what it held under this path goes

@@ -306,15 +306,16 @@ def admit(
     return WalkEntry(rel_path, abs_path, st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def through_link(root: str, rel_path: str) -> bool:
+def through_link(root: str, real_root: str, rel_path: str) -> bool:
     """Whether `rel_path` is a link to a folder, or lies in a folder reached through one:
     a path a walk that does not follow links never gives (the watcher is told of
-    `misc/notes-link`, a link just made, and of files through it)."""
+    `misc/notes-link`, a link just made, and of files through it). `real_root`: the
+    realpath of `root`."""
     abs_path = os.path.join(root, rel_path)
     if os.path.islink(abs_path) and os.path.isdir(abs_path):
         return True
-    folder = os.path.dirname(abs_path)
-    return os.path.realpath(folder) != os.path.join(os.path.realpath(root), os.path.dirname(rel_path)).rstrip("/")
+    folder = os.path.dirname(rel_path)
+    return os.path.realpath(os.path.join(root, folder)) != os.path.join(real_root, folder).rstrip("/")
 
 
 def _link_issue(root: str, rel_path: str, abs_path: str) -> WalkIssue | None:

@@ -267,8 +267,7 @@ class Watcher:
                 full = True
                 continue
             real = unlinked(root, changed, real_dirs)
-            for p in {real, changed if through_links else None} - {None}:
-                assert p is not None
+            for p in ([real] if real is not None else []) + ([changed] if through_links and real != changed else []):
                 rel = p[len(root) + 1 :].replace(os.sep, "/")
                 if rel == ".gitignore" or rel.endswith("/.gitignore"):
                     full = True  # what is in or out may have changed anywhere below it
