@@ -13,7 +13,7 @@ from gnod.search import snippet
 from gnod.search.constants import SNIPPET_LOOK_PER_TERM
 from gnod.search.snippet import Phrase, TermBits, _window, best_snippets, match_spans
 from gnod.store import documents
-from gnod.text.analyzer import Analyzer, AnalyzerSet, fold, tokenize
+from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, fold, tokenize
 
 
 def snippets(pieces, body_line, analyzer, terms, n=1, groups=(), head=None, phrases=()):
@@ -86,8 +86,10 @@ def every_line(
                     typed = typed_in(lower, text, open_end)
                     keys |= {("phrase", text)} if typed else set()
                     runs += 2 if typed else len(run_in(lower, analyzer, words))
-            near = [t for t in terms if group_of.get(t, t) in keys]  # a group's every term marks where it is
-            col = min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0)
+            near = frozenset(t for t in terms if group_of.get(t, t) in keys)  # a group's every term marks it
+            # A long line's window: around its first word holding one of them (else its first letters).
+            words = (m.start() for m in TOKEN_RE.finditer(lines[i].lower()) if line_terms(m.group(), analyzer, near))
+            col = next(words, min((lower.find(t[:3]) for t in near if lower.find(t[:3]) >= 0), default=0))
             scored.append((-len(keys), -runs, i, col))
     out, taken = [], []
     for _, _, i, col in sorted(scored):
@@ -586,3 +588,21 @@ def test_match_spans_find_stems_and_exact_forms_in_any_case():
         "run",
         "run",
     ]
+
+
+def test_a_long_lines_window_holds_its_matching_word_not_an_earlier_one_sharing_its_letters():
+    """`provisioning` at character 385 of a paragraph: the window was cut around the
+    `pro` of `process` (character 16), and the word was left out of the snippet (no
+    match marked; editors and --vimgrep went to column 1)."""
+    analyzer = Analyzer("english")
+    line = (
+        "The deployment process starts when the release manager tags the build and the pipeline promotes "
+        "the artifacts through staging, where the smoke tests run against a copy of production data and the "
+        "on-call engineer reviews the dashboards for regressions in latency and error rates before anything "
+        "is allowed to proceed further; only after that review does the final step begin, in which "
+        "provisioning of the new hosts happens automatically."
+    )
+    terms = frozenset({"provisioning", analyzer.stem("provisioning")})
+    [got] = snippets([f"# Deploy notes\n\n{line}\n"], 1, analyzer, terms)
+    assert [got.text[a:b] for a, b in got.matches] == ["provisioning"]
+    assert line.encode()[got.offset :].decode().startswith(got.text.removeprefix("…").removesuffix("…"))

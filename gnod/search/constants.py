@@ -375,6 +375,9 @@ SNIPPET_LOOK_TERMS = 4
 # A snippet is at most this many lines and characters (a longer line is cut around its match).
 SNIPPET_MAX_LINES = 3
 SNIPPET_MAX_CHARS = 320
+# A line longer than that is cut to a window around its first word holding a query term:
+# at most this many words holding a term's first three letters are read to find it.
+SNIPPET_COLUMN_WORDS = 1000
 # Characters per token assumed when turning the reranker's token budget into text (passages).
 PASSAGE_CHARS_PER_TOKEN = 3
 # `ask`: sources scoring below this fraction of the best one are left out, and so are

@@ -27,6 +27,7 @@ snippet with all the terms, the rest is not read.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,13 +38,14 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from gnod.search.constants import (
+    SNIPPET_COLUMN_WORDS,
     SNIPPET_LOOK_PER_TERM,
     SNIPPET_LOOK_TERMS,
     SNIPPET_MAX_CHARS,
     SNIPPET_MAX_LINES,
     SNIPPET_SMALL_TEXT,
 )
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, cjk_character, fold, line_tokens
+from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, cjk_character, fold, line_tokens, tokenize
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
 # starts with it is one more: TermBits.per_word).
@@ -713,11 +715,34 @@ def _count(lines: _LineSource, which: Sequence[int], bits: TermBits, scored: lis
 
 
 def _column(line: str, bits: TermBits, found: int) -> int:
-    """Where the first of the query terms `line` holds (`found`, as _count gave their
-    bits: a long line is not read again) starts (its first three letters)."""
-    lower = _lowered(line)
-    at = (lower.find(t[:3]) for t, bit in bits.bit.items() if found & bit)
-    return min((a for a in at if a >= 0), default=0)
+    """Where the first word of `line` holding one of the query terms it holds (`found`,
+    as _count gave their bits) starts: the words holding a term's first three letters
+    are read in order until one holds it (`provisioning`, not the `process` before it,
+    whose window left the word out), up to SNIPPET_COLUMN_WORDS of them; else where the
+    first of them starts (a stem that does not start as its word does). The line is
+    lowercased, not folded (ß → ss would move the places): a term folded from its word
+    (`oeufs`) is looked for there as folded, and found only if written so."""
+    lower = line.lower()
+    probes = {t[:3] for t, bit in bits.bit.items() if found & bit}
+    ahead = [(at, p) for p in probes if (at := lower.find(p)) >= 0]  # each probe's next place
+    heapq.heapify(ahead)
+    first = ahead[0][0] if ahead else 0
+    for _ in range(SNIPPET_COLUMN_WORDS):
+        if not ahead:
+            break
+        at, probe = ahead[0]
+        lo, hi = at, at + len(probe)
+        while lo and lower[lo - 1].isalnum():
+            lo -= 1
+        while hi < len(lower) and lower[hi].isalnum():
+            hi += 1
+        if any(bits[t] & found for t in tokenize(lower[lo:hi])):
+            return lo
+        while ahead and ahead[0][0] < hi:  # past this word, for every probe in it
+            _, p = heapq.heappop(ahead)
+            if (nxt := lower.find(p, hi)) >= 0:
+                heapq.heappush(ahead, (nxt, p))
+    return first
 
 
 def _pick(
