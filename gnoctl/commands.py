@@ -401,11 +401,12 @@ def collection_add(
     import os
 
     from gnoctl.output.collections import index_lines
+    from gnod.config import name_for
 
     def go(fmt: str) -> int:
         abs_path = os.path.abspath(os.path.expanduser(path))
         params = {
-            "name": name or _default_name(abs_path),
+            "name": name or name_for(abs_path),
             "path": abs_path,
             "include": include,
             "exclude": exclude,
@@ -424,12 +425,6 @@ def collection_add(
         return 0
 
     return _run(fmt, go)
-
-
-def _default_name(path: str) -> str:
-    base = path.rstrip("/").rpartition("/")[2] or "root"
-    cleaned = "".join(ch if ch.isalnum() or ch in "_.-" else "-" for ch in base).lstrip("._-")
-    return (cleaned or "docs")[:64]
 
 
 def collection_list(fmt: str | None) -> int:

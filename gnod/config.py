@@ -21,6 +21,15 @@ from gnod.text.language import normalize_language
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
+
+def name_for(path: str) -> str:
+    """A collection's name when none is given: its folder's, what NAME_RE refuses in it
+    made `-` (`My Notes` → `My-Notes`)."""
+    base = path.rstrip("/").rpartition("/")[2] or "root"
+    cleaned = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_.-") else "-" for ch in base).lstrip("._-")
+    return (cleaned or "docs")[:64]
+
+
 # Prose: a `# line` is a heading (a title).
 PROSE_EXTENSIONS: tuple[str, ...] = (".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc")
 # Markdown, plain text and source code: indexed as written.

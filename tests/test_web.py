@@ -173,6 +173,10 @@ def test_the_pages_requests_that_cannot_be_done_say_why(web):
             assert status == 400 and "body is not" in json.loads(reply)["error"]["message"], (path, body, reply)
     status, _, reply = web.post("/api/collections", {"path": "relative/dir", "name": "rel"})
     assert status == 400 and "not a full path" in json.loads(reply)["error"]["message"], reply
+    # A document page without its document: a 400 that says what it needs (it was a 502).
+    for path in ("/doc", "/doc?ref="):
+        status, _, page = web.get(path)
+        assert status == 400 and "which document?" in page, (path, status)
 
 
 def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
@@ -217,6 +221,8 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     # Enter: hybrid, which works (degraded) without models.
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy billing", "mode": "hybrid"}))[2])
     assert found["mode"] == "hybrid" and found["hits"][0]["ref"] == "docs/guides/deploy.md"
+    # What it did without, as the result says it ("without no vector search: …" read twice over).
+    assert "<li>skipped: no vector search" in found["html"] and "without no" not in found["html"]
 
 
 def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
@@ -400,6 +406,13 @@ def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tm
     # The background parse of source files shows, as it goes and when it is done.
     assert any('class="definitions"' in d["html"] and "parsed" in d["html"] for _, d in events)
     assert web.post("/api/collections/remove", {"name": "code"})[0] == 200
+    # No name given: the folder's, made valid as `gnoctl collection add` makes it.
+    spaced = tmp_path / "My Notes"
+    spaced.mkdir()
+    (spaced / "n.md").write_text("# N\n\nnote\n")
+    status, _, reply = web.post("/api/collections", {"path": str(spaced), "name": ""})
+    assert status == 200 and json.loads(reply)["message"] == "added My-Notes: indexing", reply
+    assert web.post("/api/collections/remove", {"name": "My-Notes"})[0] == 200
 
 
 def test_the_status_stream_shows_the_ocr_backlog_read(web, tmp_path):

@@ -28,6 +28,7 @@ from gnoctl.output.common import size
 from gnoctl.web import render, search
 from gnoctl.web.live import Hub, sse
 from gnod import editor_url, wire
+from gnod.config import name_for
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 BUSY_POLL_S = 1.0
@@ -137,16 +138,14 @@ class Web:
         ref = request.query_params.get("ref", "")
         line = _int(request.query_params.get("line"))
         start = _int(request.query_params.get("from")) or (max(1, line - DOC_LINES // 2) if line else 1)
+        if not ref.strip():
+            missing = {"name": "INVALID_PARAMS", "message": "which document? /doc?ref=collection/path", "details": {}}
+            return self.page(request, "error.html", status_code=400, error=missing, title="Document")
         try:
             doc = await self._window(ref, start)
         except DaemonError as e:
-            return self.page(
-                request,
-                "error.html",
-                status_code=404 if e.name == "NOT_FOUND" else 502,
-                error=_error(e),
-                title="Document",
-            )
+            status = {"NOT_FOUND": 404, "INVALID_PARAMS": 400}.get(e.name, 502)
+            return self.page(request, "error.html", status_code=status, error=_error(e), title="Document")
         if line is not None and not doc["from_line"] <= line <= doc["to_line"]:
             line = None
         name = f"{doc['collection']}/{doc['path']}"
@@ -348,7 +347,7 @@ class Web:
             return _bad_request(f"{params['path']!r} is not a full path: give one from / or ~")
         params["path"] = os.path.normpath(params["path"])
         if not params["name"]:
-            params["name"] = os.path.basename(params["path"].rstrip("/")) or "root"
+            params["name"] = name_for(params["path"])
         try:
             added = await self.link.call("collection.add", params)
         except DaemonError as e:
