@@ -301,6 +301,22 @@ def test_a_long_document_is_shown_a_window_at_a_time_around_the_hit(web):
     assert "Lines" not in web.get("/doc?" + urlencode({"ref": "docs/guides/deploy.md", "line": 5}))[2]
 
 
+@pytest.mark.parametrize(
+    "items",
+    ["- item {i}", "1. item {i}", "- [ ] item {i}", "- group\n  - item {i}"],
+    ids=["tight", "ordered", "tasks", "nested"],
+)
+def test_the_document_view_marks_a_hit_in_a_list(items):
+    """A hit in a tight list was neither marked nor scrolled to: its item's paragraph,
+    which got the id, is never rendered."""
+    from gnoctl.web import render
+
+    text = "# Shopping list\n\n" + "\n".join(items.format(i=i) + (" capybara" if i == 80 else "") for i in range(100))
+    line = next(n for n, row in enumerate(text.split("\n"), 1) if "capybara" in row)
+    page = str(render.document(text, "list.md", line))
+    assert page.count('id="hit"') == 1 and re.search(r'<li class="hit" id="hit">[^<]*item 80 capybara', page), page
+
+
 def test_the_document_view_puts_back_the_blank_lines_its_file_has():
     """The stored text has one blank line for several; `get` gives the file's lines (with
     them put back), which the view numbers as the file does."""

@@ -157,12 +157,13 @@ def _markdown(text: str, line: int | None, first: int = 1) -> Markup:
 
 
 def _mark_hit(tokens, hit: int | None) -> None:
-    """Give the innermost block holding line `hit` (0-based) the hit's id."""
+    """Give the innermost block holding line `hit` (0-based) the hit's id: one that is
+    shown (a tight list's items hold paragraphs that are never rendered)."""
     if hit is None:
         return
     best = None
     for token in tokens:  # an inner block comes after its container: `<=` keeps the inner one
-        block = token.nesting == 1 or token.type in ("fence", "code_block", "hr")
+        block = (token.nesting == 1 and not token.hidden) or token.type in ("fence", "code_block", "hr")
         if block and token.map and token.map[0] <= hit < max(token.map[1], token.map[0] + 1):
             if best is None or token.map[1] - token.map[0] <= best.map[1] - best.map[0]:
                 best = token
