@@ -12,6 +12,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from urllib.parse import quote, urlencode
 
@@ -548,6 +549,34 @@ def test_browser_result_list_follows_a_saved_file(web, browser):
     finally:
         if os.path.exists(web.corpus.path("notes/zucchini.md")):
             os.remove(web.corpus.path("notes/zucchini.md"))
+
+
+HIDE = """
+Object.defineProperty(document, "hidden", {value: arguments[0], configurable: true});
+document.dispatchEvent(new Event("visibilitychange"));
+"""
+
+
+def test_browser_a_hidden_page_lets_its_stream_go_and_catches_up_when_shown(web, browser):
+    """Each open gno page held an event stream, and a browser gives a host six
+    connections: with five results opened in tabs, a seventh page never loaded. A page
+    out of sight holds none; shown again, it searches again for what it missed."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "q").send_keys("parsnip")
+    _wait(browser, lambda d: "Nothing matched" in d.find_element(By.ID, "results").text)
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.live") == "yes")
+    browser.execute_script(HIDE, True)
+    assert browser.execute_script("return document.body.dataset.live") == "no"
+    web.corpus.write("notes/parsnip.md", "# Parsnip soup\n\nRoast the parsnip first.\n")
+    try:
+        time.sleep(1.5)  # saved and indexed meanwhile; a page out of sight does not hear it
+        assert "Parsnip soup" not in _titles(browser)
+        browser.execute_script(HIDE, False)
+        _wait(browser, lambda d: "Parsnip soup" in _titles(d))
+        _wait(browser, lambda d: d.execute_script("return document.body.dataset.live") == "yes")
+    finally:
+        os.remove(web.corpus.path("notes/parsnip.md"))
 
 
 def test_browser_open_document_says_when_its_file_changes_or_goes(web, browser):

@@ -18,6 +18,30 @@ async function post(url, body) {
   }
 }
 
+// An event stream held only while its page is shown: a browser gives a host six
+// connections, each open gno page held one, and a seventh tab never loaded. A page shown
+// again opens it anew and calls `back` (what changed meanwhile was not heard).
+function shownStream(url, listeners, back) {
+  let source = null;
+  const open = () => {
+    source = new EventSource(url);
+    for (const [name, listener] of Object.entries(listeners)) source.addEventListener(name, listener);
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden && source) {
+      source.close();
+      source = null;
+      document.body.dataset.live = "no";
+    } else if (!document.hidden && !source) {
+      open();
+      back?.();
+    }
+  });
+  if (!document.hidden) open();
+}
+
+const isLive = () => { document.body.dataset.live = "yes"; };
+
 // `/` anywhere but in a field goes to the search box.
 document.addEventListener("keydown", (event) => {
   const field = event.target.closest("input, textarea, select, [contenteditable]");
@@ -179,15 +203,19 @@ function initSearch() {
 
   // Saved, added or deleted files: the open list is searched again.
   let refresh = null;
-  const changes = new EventSource("/events/changes");
-  changes.addEventListener("ready", () => { document.body.dataset.live = "yes"; });
-  changes.addEventListener("change", (event) => {
-    const change = JSON.parse(event.data);
-    if (!box.value.trim()) return;
-    if (shown.mode === "hybrid" && change.kind === "changed" && !shown.uris.has(change.uri)) return;
+  const again = () => {
     clearTimeout(refresh);
     refresh = setTimeout(() => send(shown.mode, shown.typing), 150);
-  });
+  };
+  shownStream("/events/changes", {
+    ready: isLive,
+    change: (event) => {
+      const change = JSON.parse(event.data);
+      if (!box.value.trim()) return;
+      if (shown.mode === "hybrid" && change.kind === "changed" && !shown.uris.has(change.uri)) return;
+      again();
+    },
+  }, () => { if (box.value.trim()) again(); });
   setMode(shown.mode);
 }
 
@@ -230,12 +258,13 @@ function initStatus() {
     message.textContent = reply.error ? reply.error.message : reply.message;
     message.classList.toggle("error", Boolean(reply.error));
   };
-  const updates = new EventSource("/events/status");
-  updates.addEventListener("status", (event) => {
-    const focused = document.activeElement.closest("#panel [data-action]");
-    const again = focused && `[data-action="${focused.dataset.action}"][data-name="${CSS.escape(focused.dataset.name)}"]`;
-    panel.innerHTML = JSON.parse(event.data).html;
-    if (again) $(again, panel)?.focus();
+  shownStream("/events/status", {
+    status: (event) => {
+      const focused = document.activeElement.closest("#panel [data-action]");
+      const again = focused && `[data-action="${focused.dataset.action}"][data-name="${CSS.escape(focused.dataset.name)}"]`;
+      panel.innerHTML = JSON.parse(event.data).html;
+      if (again) $(again, panel)?.focus();
+    },
   });
   panel.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
@@ -261,14 +290,15 @@ function initDoc() {
   if (hit) hit.scrollIntoView({block: "center"});
   // The file saved, or gone, while the page is open: said where the reader looks first.
   const uri = $("article.doc").dataset.uri;
-  const changes = new EventSource("/events/changes");
-  changes.addEventListener("ready", () => { document.body.dataset.live = "yes"; });
-  changes.addEventListener("change", (event) => {
-    const change = JSON.parse(event.data);
-    if (change.uri !== uri) return;
-    const gone = change.kind === "removed";
-    $("#removed").hidden = !gone;
-    $("#changed").hidden = gone;
+  shownStream("/events/changes", {
+    ready: isLive,
+    change: (event) => {
+      const change = JSON.parse(event.data);
+      if (change.uri !== uri) return;
+      const gone = change.kind === "removed";
+      $("#removed").hidden = !gone;
+      $("#changed").hidden = gone;
+    },
   });
 }
 
