@@ -9,6 +9,7 @@ import http.client
 import json
 import os
 import re
+import select
 import stat
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pytest
 from test_daemon_query import models  # noqa: F401  (a fixture: the small test models)
 from test_daemon_vectors import write_topics
 
-from conftest import _run_cli, build_corpus, running_gnod, wait_until
+from conftest import _run_cli, build_corpus, cli_json, running_gnod, socket_accepts, wait_until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -185,6 +186,19 @@ def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
     assert r.returncode == 1 and "refusing to serve 0.0.0.0" in r.stderr and "--allow-remote" in r.stderr
     r = _run_cli("web", "--port", str(web.port), env=web.env, timeout=30)
     assert r.returncode == 2 and "is taken" in r.stderr and "open http" not in r.stdout, r.stderr
+
+
+def test_open_says_when_there_is_no_browser_to_open(web):
+    """`--open` on a machine without one did nothing, and said nothing."""
+    proc, address = start_web({**web.env, "BROWSER": "false"}, "--open")
+    try:
+        lines = []
+        while len(lines) < 2 and select.select([proc.stderr], [], [], 10)[0]:
+            lines.append(proc.stderr.readline())
+        assert any("no browser to open here: open the address above" in line for line in lines), lines
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_the_command_line_never_loads_the_web_stack():
@@ -826,3 +840,27 @@ def test_browser_asks_and_follows_a_citation_to_its_line(asking):
         )
         if ref == "notes/space/logbook.md":  # its second chunk, far below the first screen
             assert start > 40 and browser.execute_script("return scrollY") > 0
+
+
+def test_the_status_page_says_gnod_stopped_and_does_not_start_it_again(tmp_path):
+    """With the status page open, `gnoctl daemon stop` was followed by 12 s of the old
+    panel, then a new gnod: the panel's refresh started one."""
+    corpus = build_corpus(str(tmp_path / "corpus"))
+    with running_gnod() as (env, daemon):
+        daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+        proc, address = start_web(env)
+        try:
+            web = Web(proc, address, env, corpus, daemon)
+            events = web.events("/events/status")
+            assert 'data-name="docs"' in next(events)[1]["html"]
+            time.sleep(0.5)  # the page's watch in place
+            assert cli_json("daemon", "stop", "--json", env=env)["stopped"]
+            t0 = time.monotonic()
+            event, data = next(events)
+            assert event == "status" and "not running" in data["html"], data["html"]
+            assert time.monotonic() - t0 < 5
+            time.sleep(2)
+            assert not socket_accepts(daemon.paths.socket_path)  # stopped, and left so
+        finally:
+            proc.terminate()
+            proc.wait(10)

@@ -26,7 +26,7 @@ from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.common import size
 from gnoctl.web import render, search
-from gnoctl.web.live import Hub, sse
+from gnoctl.web.live import STOPPED, Hub, sse
 from gnod import editor_url, wire
 from gnod.config import name_for
 
@@ -270,10 +270,13 @@ class Web:
         html, _ = await self._status_panel()
         return self.page(request, "status.html", panel=html)
 
-    async def _status_panel(self) -> tuple[str, bool]:
-        """(the status panel's HTML, whether gnod is busy indexing, embedding, parsing or reading scans)."""
+    async def _status_panel(self, start: bool = True) -> tuple[str, bool]:
+        """(the status panel's HTML, whether gnod is busy indexing, embedding, parsing or
+        reading scans). `start`: gnod may be started for it (the page opening, which
+        starts gnod as every client does; not its stream: a gnod stopped while the page
+        is open stays stopped)."""
         try:
-            st = await self.link.call("status", {})
+            st = await self.link.call("status", {}, start=start)
         except DaemonError as e:
             return self.fragment("_status.html", error=_error(e)), False
         errors: dict[str, list[dict]] = {}
@@ -298,7 +301,7 @@ class Web:
         with self.hub.listen() as changes:
             shown = None
             while True:
-                html, busy = await self._status_panel()
+                html, busy = await self._status_panel(start=False)
                 if html != shown:
                     yield sse("status", {"html": html})
                     shown = html
@@ -325,9 +328,12 @@ class Web:
                 pass  # gnod is not running: the changes come once it is back
             while True:
                 try:
-                    yield sse("change", await asyncio.wait_for(changes.get(), PING_S))
+                    change = await asyncio.wait_for(changes.get(), PING_S)
                 except TimeoutError:
                     yield ": ping\n\n"
+                    continue
+                if change["kind"] != STOPPED:  # a list searched again would start gnod again
+                    yield sse("change", change)
 
     async def add_collection(self, request: Request) -> Response:
         form = await _json_object(request)

@@ -18,6 +18,7 @@ from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 
 RETRY_S = 1.0
+STOPPED = "stopped"  # the event the hub publishes when gnod goes away (no change of a document)
 QUEUE = 1000
 SETTLE_S = 0.1
 
@@ -63,6 +64,8 @@ class Hub:
             except DaemonError:
                 pass  # not running, or gone mid-stream: try again shortly
             finally:
+                if self.live.is_set():  # gnod went away: the status page says so now
+                    self.publish({"kind": STOPPED})
                 self.live.clear()
                 watch.cancel()
             await asyncio.sleep(RETRY_S)

@@ -63,8 +63,8 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
             file=sys.stderr,
             flush=True,
         )
-    if open_browser:
-        webbrowser.open(address)
+    if open_browser and not webbrowser.open(address):
+        print("gnoctl web: no browser to open here: open the address above", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=GRACE_S)
     try:
         await uvicorn.Server(config).serve(sockets=[sock])
