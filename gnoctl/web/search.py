@@ -74,7 +74,8 @@ class Request:
             return None
         if result.get("total_candidates", len(hits) + 1) <= len(hits):  # `search` knows: nothing more
             return None
-        query = [("q", self.text), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
+        # What was searched (`spin_lock_irqsa*` while typing it): the same results and more.
+        query = [("q", self.sent()), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
         query += [("c", c) for c in self.collections] + list(self.filters().items())
         return "/?" + urlencode([(k, ",".join(v) if isinstance(v, list) else v) for k, v in query])
 
@@ -86,8 +87,10 @@ class Request:
         return as_typed(self.text) if self.typing and self.mode != "hybrid" else self.text.strip()
 
     def one_name(self) -> bool:
-        """A one-word lexical search: the page offers where that name is defined."""
-        return self.mode == "lexical" and len(self.text.split()) == 1 and self.text.strip().isidentifier()
+        """A one-word lexical search of a whole word: the page offers where that name is
+        defined (not for one being typed, `mutex_lo`, which names nothing yet)."""
+        word = self.sent()
+        return self.mode == "lexical" and len(word.split()) == 1 and word.strip().isidentifier()
 
     def filtered(self) -> bool:
         return bool(self.collections or self.filters())

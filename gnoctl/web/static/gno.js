@@ -82,8 +82,11 @@ function initSearch() {
     return p;
   }
 
-  function address(searchMode) {
+  // The page's address: what was searched (`sent`: the word being typed as a prefix,
+  // `mutex_lo*`), so a reload, Back or a bookmark shows these results again.
+  function address(searchMode, sent) {
     const p = params(searchMode, false);
+    if (sent) p.set("q", sent);
     for (const [k, v] of [...p]) if (!v) p.delete(k);
     return box.value.trim() ? `/?${p}` : "/";
   }
@@ -150,7 +153,7 @@ function initSearch() {
     setMode(searchMode);
     const n = data.count;
     info.textContent = `${data.more ? "the first " : ""}${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
-    history.replaceState(null, "", address(searchMode));
+    history.replaceState(null, "", address(searchMode, data.sent));
     if (typedAt !== undefined) {
       // After the frame that shows the results: the time from keystroke to pixels.
       requestAnimationFrame(() => setTimeout(() => {
