@@ -552,6 +552,24 @@ def test_browser_types_a_query_and_opens_a_hit_at_its_line(web, browser):
     assert "Deployment guide" in _titles(browser)
 
 
+def test_browser_says_when_its_session_is_over_and_keeps_what_it_showed(web, browser):
+    """Without its cookie the page said "gno web is not answering (stopped?)", though the
+    server had answered 401; a failed Enter left "searching words and meaning…" for good."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    box = browser.find_element(By.ID, "q")
+    box.send_keys("kettle")
+    _wait(browser, lambda d: _titles(d))
+    said = browser.find_element(By.ID, "info").text
+    box.send_keys(' "', Keys.ENTER)  # hybrid, an open quote the grammar refuses
+    _wait(browser, lambda d: d.find_element(By.ID, "error").is_displayed())
+    assert browser.find_element(By.ID, "info").text == said
+    browser.delete_all_cookies()
+    box.send_keys(Keys.BACKSPACE, "x")
+    _wait(browser, lambda d: "session is over" in d.find_element(By.ID, "error").text)
+
+
 def test_browser_result_list_follows_a_saved_file(web, browser):
     from selenium.webdriver.common.by import By
 

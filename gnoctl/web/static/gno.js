@@ -10,6 +10,7 @@ async function post(url, body) {
     method: "POST", credentials: "same-origin", body: JSON.stringify(body),
     headers: {"Content-Type": "application/json", "X-CSRF-Token": token},
   });
+  if (response.status === 401) return {error: {message: SESSION_OVER}};
   const text = await response.text();
   try {
     return JSON.parse(text);
@@ -41,6 +42,9 @@ function shownStream(url, listeners, back) {
 }
 
 const isLive = () => { document.body.dataset.live = "yes"; };
+
+// A request the server refused for want of this browser's session (its cookie gone or expired).
+const SESSION_OVER = "this page's session is over: open the address `gnoctl web` printed (with its key) again";
 
 // `/` anywhere but in a field goes to the search box.
 document.addEventListener("keydown", (event) => {
@@ -119,12 +123,13 @@ function initSearch() {
       history.replaceState(null, "", "/");
       return;
     }
+    const said = info.textContent;  // of the results shown, which stay if this fails
     if (searchMode === "hybrid") info.textContent = "searching words and meaning…";
     inFlight = typing;
     let data;
     try {
       const response = await fetch(`/api/search?${params(searchMode, typing)}`, {credentials: "same-origin"});
-      data = await response.json();
+      data = response.status === 401 ? {error: {message: SESSION_OVER}} : await response.json();
     } catch {
       data = {error: {message: "gno web is not answering (stopped?)"}};
     } finally {
@@ -134,6 +139,7 @@ function initSearch() {
       painted = id;
       if (data.error) {
         showError(data.error.message);  // the last results stay
+        info.textContent = said;
       } else {
         paint(data, searchMode, typing, typedAt);
       }
