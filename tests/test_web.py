@@ -282,7 +282,7 @@ def test_the_document_view_marks_the_line(web):
     marked = re.search(r'<(\w+)[^>]*id="hit"[^>]*>(.*?)</\1>', page, re.S)
     assert marked and "Run the release pipeline" in marked.group(2)
     assert "file://" + quote(web.corpus.path("guides/deploy.md")) + "#5" in page
-    assert 'href="/file?ref=docs/guides/deploy.md"' in page
+    assert 'href="/file?ref=docs%2Fguides%2Fdeploy.md"' in page
     assert '<aside class="similar"' in page and "docs%2Fguides%2Fstaging.md" in page
     page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
@@ -334,6 +334,27 @@ def test_the_document_view_marks_a_hit_in_a_list(items):
     line = next(n for n, row in enumerate(text.split("\n"), 1) if "capybara" in row)
     page = str(render.document(text, "list.md", line))
     assert page.count('id="hit"') == 1 and re.search(r'<li class="hit" id="hit">[^<]*item 80 capybara', page), page
+
+
+def test_relative_links_and_pictures_lead_to_the_collections_documents(web):
+    """`[the deploy notes](deploy.md)` led to /deploy.md and `![](img/d.png)` to
+    /img/d.png, both 404: the page knows documents by collection and path."""
+    from gnoctl.web import render
+
+    text = "# Arch\n\n![diagram](img/d.png) [deploy](deploy.md) [up](../b%20c.md#s) [web](https://x.org) [far](../../out.md)\n"
+    html = str(render.document(text, "notes/arch.md", None, 1, "docs"))
+    assert '<img src="/file?ref=docs%2Fnotes%2Fimg%2Fd.png"' in html
+    assert '<a href="/doc?ref=docs%2Fnotes%2Fdeploy.md">deploy</a>' in html
+    assert '<a href="/doc?ref=docs%2Fb+c.md">up</a>' in html
+    assert '<a href="https://x.org">web</a>' in html and '<a href="../../out.md">far</a>' in html
+    web.corpus.write("notes/linked.md", "# Linked\n\nSee [the guide](../guides/deploy.md).\n")
+    try:
+        assert wait_until(lambda: web.get("/doc?ref=docs/notes/linked.md")[0] == 200, 10)
+        page = web.get("/doc?ref=docs/notes/linked.md")[2]
+        href = re.search(r'<a href="([^"]+)">the guide</a>', page).group(1).replace("&amp;", "&")
+        assert href == "/doc?ref=docs%2Fguides%2Fdeploy.md" and web.get(href)[0] == 200
+    finally:
+        os.remove(web.corpus.path("notes/linked.md"))
 
 
 def test_the_document_view_puts_back_the_blank_lines_its_file_has():

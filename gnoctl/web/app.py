@@ -27,6 +27,7 @@ from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.common import size
 from gnoctl.web import render, search
 from gnoctl.web.live import STOPPED, Hub, sse
+from gnoctl.web.urls import doc_href, file_href
 from gnod import editor_url, wire
 from gnod.config import name_for
 
@@ -67,7 +68,7 @@ class Web:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.jinja.globals.update(doc_href=search.doc_href, ago=_ago, size=size)
+        self.jinja.globals.update(doc_href=doc_href, file_href=file_href, ago=_ago, size=size)
         self.tasks: set[asyncio.Task] = set()
 
     def page(self, request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
@@ -162,9 +163,9 @@ class Web:
             doc=doc,
             line=line,
             ref=name,
-            earlier=search.doc_href(name, line, earlier) if earlier else None,
-            later=search.doc_href(name, line, later) if later else None,
-            html=render.document(doc["content"], doc["path"], line, doc["from_line"]),
+            earlier=doc_href(name, line, earlier) if earlier else None,
+            later=doc_href(name, line, later) if later else None,
+            html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"]),
             similar=similar,
             converted=render.converted(doc["path"]),
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),
@@ -257,7 +258,7 @@ class Web:
 
         def link(n: int) -> str | None:
             s = by_n.get(n)
-            return search.doc_href(f"{s['collection']}/{s['path']}", s["start_line"]) if s else None
+            return doc_href(f"{s['collection']}/{s['path']}", s["start_line"]) if s else None
 
         for s in sources:
             s["href"] = link(s["n"])

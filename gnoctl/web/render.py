@@ -9,8 +9,10 @@ found in the rendered page: the block holding it gets `id="hit"`.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from functools import cache
+from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
@@ -18,6 +20,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
+
+from gnoctl.web.urls import doc_href, file_href
 
 # Shown as lines of text, not as Markdown.
 PLAIN = frozenset({".txt", ".text", ".log", ".csv", ".tsv"})
@@ -92,15 +96,17 @@ def converted(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in CONVERTED
 
 
-def document(content: str, path: str, line: int | None, first: int = 1) -> Markup:
+def document(content: str, path: str, line: int | None, first: int = 1, collection: str | None = None) -> Markup:
     """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
-    `content` is its lines from `first` on (a long document's window)."""
+    `content` is its lines from `first` on (a long document's window). In Markdown of a
+    `collection`, a link or picture by a relative path leads to that document's page or
+    file (it led to /deploy.md, which this server does not know)."""
     kind = kind_of(path)
     if kind == "code":
         return _code(content, _lexer_for(path), first, line, numbers=True)
     if kind == "plain":
         return _plain(content, line, first)
-    return _markdown(content, line, first)
+    return _markdown(content, line, first, (collection, posixpath.dirname(path)) if collection else None)
 
 
 def _lexer_for(path: str):
@@ -140,7 +146,7 @@ def _frontmatter(text: str) -> tuple[str, int]:
     return "", 0
 
 
-def _markdown(text: str, line: int | None, first: int = 1) -> Markup:
+def _markdown(text: str, line: int | None, first: int = 1, folder: tuple[str, str] | None = None) -> Markup:
     front, skipped = _frontmatter(text) if first == 1 else ("", 0)
     out = []
     if front:
@@ -152,8 +158,27 @@ def _markdown(text: str, line: int | None, first: int = 1) -> Markup:
     md = _parser()
     tokens = md.parse("\n".join(text.split("\n")[skipped:]), env)
     _mark_hit(tokens, env["hit"])
+    if folder is not None:
+        _relink(tokens, *folder)
     out.append(Markup(md.renderer.render(tokens, md.options, env)))
     return Markup("").join(out)
+
+
+def _relink(tokens, collection: str, folder: str) -> None:
+    """Links and pictures by a path relative to the document (`deploy.md`,
+    `img/diagram.png`, `../guides/a.md#setup`) lead to that document of the collection:
+    its page, or its file for a picture. A path out of the collection is left as it is."""
+    for token in tokens:
+        for t in token.children or ():
+            name = "href" if t.type == "link_open" else "src" if t.type == "image" else None
+            value = t.attrGet(name) if name else None
+            if not isinstance(value, str) or urlsplit(value).scheme or value.startswith(("/", "#", "?")):
+                continue
+            path = posixpath.normpath(posixpath.join(folder, unquote(urlsplit(value).path)))
+            if path.startswith("../") or path in (".", ".."):
+                continue
+            ref = f"{collection}/{path}"
+            t.attrSet(name, file_href(ref) if name == "src" else doc_href(ref))
 
 
 def _mark_hit(tokens, hit: int | None) -> None:

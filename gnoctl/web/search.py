@@ -18,6 +18,7 @@ from starlette.datastructures import QueryParams
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.hits import passages
 from gnoctl.web import render
+from gnoctl.web.urls import doc_href
 
 LIMIT = 20  # results a search shows first; "more results" asks for twice as many
 MAX_LIMIT = 320
@@ -116,12 +117,6 @@ class Hit:
     def code(self) -> bool:
         """Source code: its passages keep their indentation, in a fixed-width font."""
         return render.kind_of(self.path) == "code"
-
-
-def doc_href(ref: str, line: int | None = None, start: int | None = None) -> str:
-    """The document page, its `line` marked; `start`: the first line of a long one's window."""
-    query = [("ref", ref)] + ([("line", str(line))] if line else []) + ([("from", str(start))] if start else [])
-    return "/doc?" + urlencode(query) + ("#hit" if line and not start else "")
 
 
 def _search_hit(h: dict) -> Hit:

@@ -1,0 +1,16 @@
+"""The page's addresses of a document: its rendered page and its own file."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+
+def doc_href(ref: str, line: int | None = None, start: int | None = None) -> str:
+    """The document page, its `line` marked; `start`: the first line of a long one's window."""
+    query = [("ref", ref)] + ([("line", str(line))] if line else []) + ([("from", str(start))] if start else [])
+    return "/doc?" + urlencode(query) + ("#hit" if line and not start else "")
+
+
+def file_href(ref: str) -> str:
+    """The document's own file, as the browser shows it (a PDF, a picture)."""
+    return "/file?" + urlencode([("ref", ref)])
