@@ -10,6 +10,7 @@ import json
 import os
 import re
 import select
+import signal
 import stat
 import subprocess
 import sys
@@ -908,3 +909,22 @@ def test_the_status_page_says_gnod_stopped_and_does_not_start_it_again(tmp_path)
         finally:
             proc.terminate()
             proc.wait(10)
+
+
+def test_ctrl_c_ends_the_open_pages_streams_without_a_traceback(web):
+    """Ctrl-C with a page open printed "Cancel 1 running task(s), timeout graceful shutdown
+    exceeded" and a CancelledError traceback per open stream, and took 3 s."""
+    proc, address = start_web(web.env)
+    port = int(address.split(":")[2].split("/")[0])
+    cookie = Web(proc, address, web.env, web.corpus, web.daemon).cookie
+    streams = []
+    for path in ("/events/changes", "/events/status"):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", path, headers={"Host": f"127.0.0.1:{port}", "Cookie": cookie})
+        assert conn.getresponse().status == 200
+        streams.append(conn)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=15)
+    assert proc.returncode in (0, 130) and time.monotonic() - t0 < 2.5, err
+    assert "Traceback" not in err and "ERROR" not in err, err

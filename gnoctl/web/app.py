@@ -26,7 +26,7 @@ from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.common import size
 from gnoctl.web import render, search
-from gnoctl.web.live import STOPPED, Hub, sse
+from gnoctl.web.live import ENDED, STOPPED, Hub, sse
 from gnoctl.web.urls import doc_href, file_href
 from gnod import editor_url, wire
 from gnod.config import name_for
@@ -307,11 +307,13 @@ class Web:
                     yield sse("status", {"html": html})
                     shown = html
                 try:
-                    await asyncio.wait_for(changes.get(), BUSY_POLL_S if busy else PING_S)
+                    change = await asyncio.wait_for(changes.get(), BUSY_POLL_S if busy else PING_S)
                 except TimeoutError:
                     if not busy:
                         yield ": ping\n\n"
                     continue
+                if change["kind"] == ENDED:
+                    return
                 await asyncio.sleep(SETTLE_S)
                 while not changes.empty():
                     changes.get_nowait()
@@ -333,6 +335,8 @@ class Web:
                 except TimeoutError:
                     yield ": ping\n\n"
                     continue
+                if change["kind"] == ENDED:
+                    return
                 if change["kind"] != STOPPED:  # a list searched again would start gnod again
                     yield sse("change", change)
 

@@ -19,6 +19,7 @@ from gnoctl.mcp.daemon import DaemonLink
 
 RETRY_S = 1.0
 STOPPED = "stopped"  # the event the hub publishes when gnod goes away (no change of a document)
+ENDED = "ended"  # the event that ends every stream: the server is stopping
 QUEUE = 1000
 SETTLE_S = 0.1
 
@@ -29,6 +30,7 @@ class Hub:
         self._queues: set[asyncio.Queue[dict]] = set()
         self._follower: asyncio.Task | None = None
         self.live = asyncio.Event()  # set while the subscription is in place
+        self.ended = False  # the server is stopping: a stream opened now ends at once
 
     def publish(self, event: dict) -> None:
         for q in list(self._queues):
@@ -42,6 +44,8 @@ class Hub:
     def listen(self) -> Iterator[asyncio.Queue[dict]]:
         """A queue of the events from now on, for as long as the `with` lasts."""
         q: asyncio.Queue[dict] = asyncio.Queue(QUEUE)
+        if self.ended:
+            q.put_nowait({"kind": ENDED})
         self._queues.add(q)
         if self._follower is None or self._follower.done():
             self._follower = asyncio.create_task(self._follow(), name="gno-web:watch")
@@ -75,6 +79,12 @@ class Hub:
             self.publish({k: params.get(k) for k in ("kind", "collection", "path", "uri")})
         elif method == "lagged":
             self.publish({"kind": "lagged"})
+
+    def end(self) -> None:
+        """Every open stream ends (ENDED): on Ctrl-C the server then finds none running,
+        where it cancelled each with a traceback."""
+        self.ended = True
+        self.publish({"kind": ENDED})
 
     def close(self) -> None:
         if self._follower is not None:

@@ -12,6 +12,7 @@ import os
 import socket
 import sys
 import webbrowser
+from types import FrameType
 
 from gnoctl.local_http import HttpError, allowed, is_loopback, listen, load_token
 from gnoctl.mcp.daemon import DaemonLink
@@ -66,8 +67,15 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
     if open_browser and not webbrowser.open(address):
         print("gnoctl web: no browser to open here: open the address above", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=GRACE_S)
+    loop = asyncio.get_running_loop()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            loop.call_soon_threadsafe(web.hub.end)  # the open pages' streams end first
+            super().handle_exit(sig, frame)
+
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        await Server(config).serve(sockets=[sock])
     finally:
         web.close()
     return 0
