@@ -298,7 +298,9 @@ def test_killing_the_server_mid_embedding_keeps_the_backlog(env, tmp_path):
         # Lexical search never needs the server.
         assert [h["path"] for h in d.result("search", {"query": "purr content"})["hits"]] == ["cats.md"]
         srv = LlamaServer(srv.port).start(str(tmp_path))
-        assert wait_until(lambda: d.result("status")["vectors"]["pending"] == 0, 120, 0.2)
+        # The backlog done, and its vectors served (the cycle that embedded the last ones
+        # ends a moment after `pending` reads 0).
+        assert wait_until(lambda: (v := d.result("status")["vectors"])["pending"] == 0 and v["available"], 120, 0.2)
         st = d.result("status")["vectors"]
         assert st["embedded"] == st["chunks"] >= done  # nothing embedded before the kill was lost
         assert d.result("vsearch", {"query": "felines purring", "limit": 1})["hits"][0]["path"] == "cats.md"
