@@ -606,3 +606,13 @@ def test_a_long_lines_window_holds_its_matching_word_not_an_earlier_one_sharing_
     [got] = snippets([f"# Deploy notes\n\n{line}\n"], 1, analyzer, terms)
     assert [got.text[a:b] for a, b in got.matches] == ["provisioning"]
     assert line.encode()[got.offset :].decode().startswith(got.text.removeprefix("…").removesuffix("…"))
+
+
+def test_a_word_after_a_blob_of_letters_holding_its_first_letters_is_found():
+    """A line of a megabyte of letters with the term's first letters inside them: that
+    is no word of the term (it is read at most a window wide each way), the word after is."""
+    analyzer = Analyzer("english")
+    line = "x" * 1_000_000 + "abcprovisioning" + "y" * 1000 + " provisioning here"
+    [got] = snippets([f"# T\n\n{line}\n"], 1, analyzer, frozenset({"provisioning", analyzer.stem("provisioning")}))
+    assert [got.text[a:b] for a, b in got.matches] == ["provisioning"]
+    assert line.encode()[got.offset :].decode().startswith(got.text.removeprefix("…").removesuffix("…"))

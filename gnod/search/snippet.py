@@ -732,9 +732,10 @@ def _column(line: str, bits: TermBits, found: int) -> int:
             break
         at, probe = ahead[0]
         lo, hi = at, at + len(probe)
-        while lo and lower[lo - 1].isalnum():
+        # The word around it, read at most a window wide each way (a blob of letters is no word).
+        while lo > at - SNIPPET_MAX_CHARS and lo and lower[lo - 1].isalnum():
             lo -= 1
-        while hi < len(lower) and lower[hi].isalnum():
+        while hi < at + SNIPPET_MAX_CHARS and hi < len(lower) and lower[hi].isalnum():
             hi += 1
         if any(bits[t] & found for t in tokenize(lower[lo:hi])):
             return lo
