@@ -472,6 +472,20 @@ def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tm
     assert web.post("/api/collections/remove", {"name": "My-Notes"})[0] == 200
 
 
+def test_a_re_index_that_changed_nothing_shows_when_it_checked(web):
+    """Re-indexing from the status page left "indexed 7 min ago" as it was: nothing said
+    that the run happened when no file had changed."""
+
+    def docs_item() -> str:
+        item = re.search(r'data-name="docs".*?</p>', web.get("/status")[2], re.S)
+        return item.group(0) if item else ""
+
+    time.sleep(1.5)  # past the newest document's indexing
+    assert web.post("/api/index", {"name": "docs"})[0] == 200
+    assert wait_until(lambda: "checked" in docs_item(), 10), docs_item()
+    assert re.search(r"checked \d s ago", docs_item()), docs_item()
+
+
 def test_the_status_stream_shows_the_ocr_backlog_read(web, tmp_path):
     """A picture is found by its name at once and read by OCR in the background: the
     status panel says so once it is read (with the real Tesseract; see tests/test_ocr.py)."""
