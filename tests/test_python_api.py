@@ -62,6 +62,9 @@ def test_calls_return_the_protocols_types(notes):
         with pytest.raises(DaemonError) as many:  # the field first, as a person reads it
             gno.search("deploy", limit=200_000)
         assert many.value.message == "invalid params for search: limit: expected `int` <= 100000"
+        with pytest.raises(DaemonError) as long:  # a page pasted past the limit: its length as people count it
+            gno.search("deploy " * 5000)
+        assert long.value.message == "invalid params for search: query: expected text of at most 32,000 characters"
         with pytest.raises(DaemonError) as passages:  # more than a list of passages holds
             gno.search("deploy", limit=5000)
         assert passages.value.name == "INVALID_PARAMS" and passages.value.message.startswith("limit: at most 1,000")

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import logging
 import os
+import re
 import select
 import signal
 import threading
@@ -74,10 +75,17 @@ _request_decoder = msgspec.json.Decoder(Request)
 _param_decoders = {m: msgspec.json.Decoder(t) for m, t in METHOD_PARAMS.items()}
 
 
+_TEXT_LENGTH = re.compile(r"`str` of length ([<>]=) (\d+)")
+
+
 def _as_read(e: msgspec.ValidationError) -> str:
     """A params error as a person reads it: the field first (`limit: expected `int` <=
-    1000`, where msgspec ends with "- at `$.limit`"), a day's pattern as a day."""
+    1000`, where msgspec ends with "- at `$.limit`"), a day's pattern as a day, a text's
+    length in characters (`query: expected text of at most 32,000 characters`)."""
     said = str(e).replace(f"`str` matching regex {DAY_PATTERN!r}", "a day as YYYY-MM-DD")
+    said = _TEXT_LENGTH.sub(
+        lambda m: f"text of {'at most' if m[1] == '<=' else 'at least'} {int(m[2]):,} characters", said
+    )
     what, at, where = said.rpartition(" - at `$.")
     return f"{where.removesuffix('`')}: {what[:1].lower()}{what[1:]}" if at else said
 
