@@ -290,12 +290,12 @@ STATUS_WATCH_S = 1.0
 
 
 def status(fmt: str | None, watch: bool = False, autostart: bool | None = None, errors: bool = False) -> int:
-    from gnoctl.output.status import ALL_ERRORS, StatusWatch, error_lines, status_lines
+    from gnoctl.output.status import StatusWatch, error_lines, status_lines
 
     def go(fmt: str) -> int:
         client = Client(autostart=autostart)
         if errors:
-            show(client.call("status", {"errors": ALL_ERRORS}), fmt, error_lines)
+            show(client.call("status", {"errors": wire.STATUS_ERRORS_MAX}), fmt, error_lines)
             return 0
         if not watch:
             show(client.call("status"), fmt, status_lines)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
-from gnod.wire import FILE_LIST_MAX, PROTOCOL_VERSION, SEARCH_RESULTS_MAX
+from gnod.wire import FILE_LIST_MAX, PROTOCOL_VERSION, SEARCH_RESULTS_MAX, STATUS_ERRORS_MAX
 
 Limit = Annotated[int, Meta(ge=1, le=SEARCH_RESULTS_MAX)]
 Score = Annotated[float, Meta(ge=0.0, le=1.0)]
@@ -73,7 +73,7 @@ NO_RERANK = cli("--no-rerank", help="Keep the fused order; do not run the cross-
 
 class StatusParams(Params):
     # How many ingest errors `recent_errors` lists, the most recent first.
-    errors: Annotated[int, Meta(ge=0, le=10_000_000)] = 20
+    errors: Annotated[int, Meta(ge=0, le=STATUS_ERRORS_MAX)] = 20
 
 
 class CollectionAddParams(Params):

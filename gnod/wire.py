@@ -27,6 +27,7 @@ MAX_CONNECTIONS = 256
 # list of files, `gnoctl search … --files | xargs`, which lists what `ls` would).
 SEARCH_RESULTS_MAX = 1000
 FILE_LIST_MAX = 100_000
+STATUS_ERRORS_MAX = 10_000_000  # files not indexed `status` lists at most (`status --errors`: all)
 
 # JSON-RPC 2.0 standard codes.
 PARSE_ERROR = -32700

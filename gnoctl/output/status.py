@@ -11,7 +11,6 @@ from gnoctl import fastjson
 from gnoctl.output.common import duration, pace, size
 
 ERRORS_SHOWN = 5  # the files not indexed that `status` names; `status --errors` names every one
-ALL_ERRORS = 10_000_000  # as many as the protocol lets `status --errors` ask for
 
 
 def status_lines(st: dict) -> list[str]:
