@@ -248,14 +248,15 @@ def ls(
         asked = f"{collection}/{prefix}" if collection and prefix else collection or prefix
         every = limit is None and fmt in LS_EVERY_FORMATS
         client = Client()
+        first = {"limit": LS_PAGE if every else limit or LS_LIMIT}
         try:
-            res = client.call("ls", {**params, "limit": LS_PAGE if every else limit or LS_LIMIT})
+            res = client.call("ls", {**params, **first})
         except DaemonError as e:
-            here = _listed_from_here(client, collection) if e.code == wire.NOT_FOUND and collection else None
+            here = _from_here_folder(collection) if e.code == wire.NOT_FOUND and collection else None
             if here is None:
                 raise
-            params.update(collection=here[0], prefix=here[1] + prefix)
-            res = client.call("ls", {**params, "limit": LS_PAGE if every else limit or LS_LIMIT})
+            params["collection"] = here
+            res = client.call("ls", {**params, **first})
         while every and res["entries"] and len(res["entries"]) < res["total"]:
             more = client.call("ls", {**params, "limit": LS_PAGE, "offset": len(res["entries"])})
             if not more["entries"]:
@@ -268,22 +269,14 @@ def ls(
     return _run(fmt, go)
 
 
-def _listed_from_here(client: Client, arg: str) -> tuple[str, str] | None:
-    """(collection, prefix) of `arg` as a folder or file from the working directory
-    (`ls .`, `ls ../guides`), where a collection's folder holds it; None for any other.
-    Asked only when gnod found no collection or folder so named, as `get` does."""
+def _from_here_folder(arg: str) -> str | None:
+    """`arg` as an absolute path (gnod names the collection holding it) where it is a
+    folder or file from the working directory (`ls .`, `ls ../guides`); None for any
+    other. Asked only when gnod found no collection or folder so named, as `get` does."""
     import os
 
-    path = os.path.realpath(os.path.expanduser(arg))
-    if not os.path.exists(path):
-        return None
-    for c in client.call("collection.list")["collections"]:
-        root = os.path.realpath(c["path"])
-        if path == root:
-            return c["name"], ""
-        if path.startswith(root + os.sep):
-            return c["name"], path[len(root) + 1 :] + ("/" if os.path.isdir(path) else "")
-    return None
+    path = os.path.abspath(os.path.expanduser(arg))
+    return path if os.path.exists(path) else None
 
 
 STATUS_WATCH_S = 1.0

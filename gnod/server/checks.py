@@ -84,12 +84,24 @@ def _inside(d: Daemon, glob: str, searched: list[str]) -> tuple[str, str]:
     """The collection among `searched` (all when none) whose folder holds the absolute
     path `glob`, and the glob inside it ("" for the folder itself); INVALID_PARAMS for
     one outside them, which would match nothing."""
-    forms = dict.fromkeys([glob.rstrip("/"), os.path.realpath(glob)])  # as given, and through its links
-    cols = [c for c in d.config.collections if not searched or c.name in searched]
-    for c in cols:
+    found = holding(d, glob, searched)
+    if found is None:
+        cols = [c for c in d.config.collections if not searched or c.name in searched]
+        folders = ", ".join(f"{c.name}: {c.path}" for c in cols) or "none"
+        raise RpcError(wire.INVALID_PARAMS, f"path: {glob} is in no collection's folder searched ({folders})")
+    return found
+
+
+def holding(d: Daemon, path: str, among: list[str] | None = None) -> tuple[str, str] | None:
+    """The collection among `among` (all when none) whose folder holds the absolute
+    `path`, as given or through its links, and the path inside it ("" for the folder
+    itself); None where none does."""
+    forms = dict.fromkeys([path.rstrip("/"), os.path.realpath(path)])
+    for c in d.config.collections:
+        if among and c.name not in among:
+            continue
         root = c.path.rstrip("/")
         for form in forms:
             if form == root or form.startswith(root + "/"):
                 return c.name, form[len(root) + 1 :]
-    folders = ", ".join(f"{c.name}: {c.path}" for c in cols) or "none"
-    raise RpcError(wire.INVALID_PARAMS, f"path: {glob} is in no collection's folder searched ({folders})")
+    return None

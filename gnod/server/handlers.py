@@ -55,7 +55,7 @@ from gnod.search.constants import PATH_BRACE_GLOBS_MAX
 from gnod.search.defining import in_c
 from gnod.search.macros import defines as macros_defined
 from gnod.server import unindexed
-from gnod.server.checks import check_collections, find_collection
+from gnod.server.checks import check_collections, find_collection, holding
 from gnod.server.events import Subscription
 from gnod.server.hits import URI_PREFIX, identity
 from gnod.server.jobs import StorageError
@@ -627,6 +627,15 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     collection: str | None = p.collection
     prefix = p.prefix.removeprefix(URI_PREFIX)
+    if collection and os.path.isabs(collection):  # a folder or file from gnoctl's working directory (`ls .`)
+        held = holding(d, collection)
+        if held is None:
+            raise RpcError(wire.NOT_FOUND, f"{collection} is in no collection's folder", {"path": collection})
+        name, there = held
+        if prefix:  # `--prefix` inside that folder
+            collection, prefix = name, "/".join(part for part in (there, prefix) if part)
+        else:
+            collection = "/".join(part for part in held if part)
     # `ls notes/2024`: a folder (or a document) of a collection, as `ls` prints paths.
     named = inside = False
     if collection and not prefix and d.collection(collection) is None:
