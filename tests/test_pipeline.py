@@ -3,6 +3,7 @@ removal, and crash atomicity (a SIGKILLed writer never leaves half a document)."
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import lexical_ids, lexical_index, lexical_paths
+from conftest import lexical_ids, lexical_index, lexical_paths, write_tree
 from gnod.config import SOURCE_LANGUAGE, CollectionConfig
 from gnod.ingest.canonical import mirror_hash
 from gnod.ingest.pipeline import index_collection
@@ -482,4 +483,23 @@ def test_a_config_file_an_older_gnod_gave_a_language_takes_its_collections_at_th
     assert (stats.added, stats.updated, stats.removed) == (0, 0, 0)
     assert db.execute("SELECT language FROM documents WHERE rel_path = 'bindings/dmac.yaml'").fetchone()[0] == "english"
     assert "bindings/dmac.yaml" in lexical_paths(db, AnalyzerSet(), "dma controllers")
+    check_invariants(db)
+
+
+def test_code_has_no_frontmatter_a_yaml_files_first_document_is_its_text(db, tmp_path):
+    """A `---` line opens a note's frontmatter, but in code it is the code's own: the first
+    of a Kubernetes manifest's documents (its Service) was read as frontmatter and left
+    out of the file's text, and its words found nothing."""
+    root = tmp_path / "c"
+    manifest = "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: frontdoor\n---\nkind: Deployment\n"
+    write_tree(str(root), {"deploy/app.yaml": manifest, "note.md": "---\ntags: [pumps]\n---\nThe frontdoor pump.\n"})
+    run(db, root)
+    read = {
+        rel: (json.loads(meta), body_line)
+        for rel, meta, body_line in db.execute(
+            "SELECT d.rel_path, d.metadata, c.body_line FROM documents d JOIN content c USING(mirror_hash)"
+        )
+    }
+    assert read == {"deploy/app.yaml": ({}, 1), "note.md": ({"tags": ["pumps"]}, 4)}
+    assert sorted(lexical_paths(db, AnalyzerSet(), "frontdoor")) == ["deploy/app.yaml", "note.md"]
     check_invariants(db)

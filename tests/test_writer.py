@@ -159,3 +159,74 @@ def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_pat
         assert after == expected and due_after is False and pending == 0
     finally:
         writer.close()
+
+
+def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_path, monkeypatch):
+    """An index written before TOML frontmatter was read, and while a YAML file's first
+    document was taken for frontmatter, keeps what those readings gave until each file
+    changes. Opening it marks the documents of the kinds read otherwise since
+    (reread.READINGS; a code file only where it was read with frontmatter), and a
+    container holding one; the next walk reads them again, and they come out as a fresh
+    index of today's reads them (lexical index, body line and chunks alike). Once."""
+    import zipfile
+
+    from conftest import lexical_paths_in
+    from gnod.ingest import markdown, prepare
+
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "post.md").write_text('+++\ntitle = "Pumps"\ntags = ["garden"]\n+++\nThe pump of the pond.\n')
+    (root / "app.yaml").write_text("---\nkind: Service\nname: frontdoor\n---\nkind: Deployment\n")
+    (root / "main.c").write_text("int main(void) { return 0; }\n")
+    with zipfile.ZipFile(root / "notes.zip", "w") as z:  # its first member is read as it was
+        z.writestr("a.c", "int pond;\n")
+        z.writestr("z.md", '+++\ntitle = "Zinc"\n+++\nZinc plating.\n')
+    col = CollectionConfig(name="site", path=str(root))
+
+    def indexed(path) -> tuple[dict, object]:
+        """Open the index at `path` (a Writer, as gnod starts), walk the collection: what
+        each document holds, and the walk's counts."""
+        writer = Writer(str(path), ingest_workers=0)
+        writer.open()
+
+        def held(conn: apsw.Connection) -> dict:
+            rows = conn.execute(
+                "SELECT d.rel_path, d.title, d.metadata, c.body_line, c.id FROM documents d "
+                "JOIN content c ON c.mirror_hash = d.mirror_hash"
+            ).fetchall()
+            chunks = (
+                "SELECT seq, pos, length, start_line, end_line FROM content_chunks WHERE content_id = ? ORDER BY seq"
+            )
+            found = {q: lexical_paths_in(writer.lexical, conn, writer.analyzers, q) for q in ("frontdoor", "garden")}
+            return {
+                "documents": {r[0]: (r[1], r[2], r[3], conn.execute(chunks, (r[4],)).fetchall()) for r in rows},
+                "found": found,
+            }
+
+        async def scenario():
+            await writer.reconcile_lexical(lambda: None)
+            await writer.sync_collections([col])
+            stats = await writer.index(col, None)
+            return await writer.run(held), stats
+
+        try:
+            return asyncio.run(scenario())
+        finally:
+            writer.close()
+
+    fresh, _ = indexed(tmp_path / "fresh.sqlite")
+    old = tmp_path / "old.sqlite"
+    with monkeypatch.context() as m:  # the readings of an older gno
+        m.setattr(markdown, "_split_toml", lambda text: ({}, text, 0))
+        m.setattr(prepare, "CODE_EXTENSIONS", frozenset())
+        stale, _ = indexed(old)
+    conn = apsw.Connection(str(old))
+    store.set_meta_value(conn, "read_rules", "1")
+    conn.close()
+    again, stats = indexed(old)
+    _, later = indexed(old)
+    assert stale["found"]["frontdoor"] == [] and stale["documents"]["post.md"][1] == "{}"
+    assert again == fresh and fresh["found"] == {"frontdoor": ["app.yaml"], "garden": ["post.md"]}
+    assert fresh["documents"]["notes.zip!/z.md"][0] == "Zinc"
+    assert (stats.updated, stats.unchanged) == (3, 2)  # post.md, app.yaml, z.md; main.c, a.c
+    assert (later.updated, later.unchanged) == (0, 4)  # the zip unchanged counts once

@@ -70,13 +70,15 @@ def prepare(
         markdown, waiting = "", True
     canonical, line_shifts = canonicalize_lines(markdown)  # the shifts: where the canonical lines were
     deadline.check("conversion")
-    meta, body, fm_lines = split_frontmatter(canonical)
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
     ext = extension(name)
     script = not ext and canonical.startswith("#!")  # a program without an extension (a project's)
     code = ext in CODE_EXTENSIONS or script
     source = ext in SOURCE_EXTENSIONS or script
+    # Frontmatter is a document's: in code a `---` line is the code's own (the first of a
+    # YAML file's documents, a Kubernetes manifest's Service, was left out of its text).
+    meta, body, fm_lines = ({}, canonical, 0) if code else split_frontmatter(canonical)
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True

@@ -21,7 +21,7 @@ import apsw
 
 from gnod import wire
 from gnod.config import CollectionConfig
-from gnod.ingest import titles
+from gnod.ingest import reread, titles
 from gnod.ingest.lexical_text import deriver
 from gnod.ingest.pipeline import ChangeFn, Pace, ProgressFn, index_collection
 from gnod.ingest.workers import PreparePool
@@ -153,6 +153,10 @@ class Writer:
         applied = migrate(self._conn)
         if applied:  # a migration that rewrote a table leaves the old one's pages free
             reclaim(self._conn)
+        with self._conn:
+            marked = reread.mark(self._conn)
+        if marked:
+            log.info("%d documents read by an older gno's rules: the rescan reads them again", marked)
         self.lexical.open()
         return applied
 

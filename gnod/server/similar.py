@@ -8,13 +8,13 @@ itself and identical copies (same content) are left out, and the search filters 
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Literal
 
 import numpy as np
 
 from gnod import wire
-from gnod.ingest.markdown import split_frontmatter
 from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
 from gnod.search.constants import SIMILAR_TEXT_CHARS
@@ -61,8 +61,8 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
 
         def by_terms(conn, analyzers) -> tuple[list[str], list[SimilarHit]]:
             # What the index holds of it: title, tags and body, not the frontmatter's keys.
-            content = docstore.content_of(conn, doc.mirror_hash)
-            meta, body, _ = split_frontmatter(content[0] if content else "")
+            markdown, body_line = docstore.content_of(conn, doc.mirror_hash) or ("", 1)
+            meta, body = json.loads(doc.metadata), docstore.body_of(markdown, body_line)
             searcher = lex.searcher()
             text = f"{docstore.indexed_title(doc.title, meta)}\n{body[:SIMILAR_TEXT_CHARS]}"
             words = informative_terms(searcher, text, doc.language)

@@ -244,11 +244,9 @@ def put_document(
         (doc.mirror_hash, doc.packed, doc.body_line, now),
     )
     if conn.changes():  # new content (not shared with another document): add its chunks
-        content_id = conn.last_insert_rowid()
-        conn.executemany(
-            "INSERT INTO content_chunks(content_id, seq, pos, length, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
-            [(content_id, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in doc.chunks],
-        )
+        _put_chunks(conn, conn.last_insert_rowid(), doc.chunks)
+    else:
+        _as_read_now(conn, doc)
     meta = json.dumps(doc.metadata, ensure_ascii=False) if doc.metadata else "{}"
     fields = (
         doc.size,
@@ -293,6 +291,27 @@ def put_document(
     if old is not None and old_mirror != doc.mirror_hash:
         _gc_content(conn, old_mirror)
     return int(doc_id)
+
+
+def _put_chunks(conn: apsw.Connection, content_id: int, chunks: Sequence[ChunkRow]) -> None:
+    conn.executemany(
+        "INSERT INTO content_chunks(content_id, seq, pos, length, start_line, end_line) VALUES (?, ?, ?, ?, ?, ?)",
+        [(content_id, c.seq, c.pos, c.length, c.start_line, c.end_line) for c in chunks],
+    )
+
+
+def _as_read_now(conn: apsw.Connection, doc: PreparedDoc) -> None:
+    """Content stored before with another body line (its frontmatter read by older rules:
+    gnod.ingest.reread) takes the body line and the chunks this reading gives; the
+    vectors of its old chunks go with them (content_chunks_tombstone)."""
+    content_id, body_line = conn.execute(
+        "SELECT id, body_line FROM content WHERE mirror_hash = ?", (doc.mirror_hash,)
+    ).fetchone()
+    if body_line == doc.body_line:
+        return
+    conn.execute("DELETE FROM content_chunks WHERE content_id = ?", (content_id,))
+    conn.execute("UPDATE content SET body_line = ? WHERE id = ?", (doc.body_line, content_id))
+    _put_chunks(conn, content_id, doc.chunks)
 
 
 def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int, inode: int) -> None:
@@ -743,6 +762,36 @@ def set_title(conn: apsw.Connection, doc_id: int, title: str) -> None:
     """Give a document another title; the lexical index takes it again (its title is indexed)."""
     conn.execute("UPDATE documents SET title = ? WHERE id = ?", (title, doc_id))
     _pending(conn, doc_id)
+
+
+def read_with(conn: apsw.Connection) -> Iterator[tuple[int, int, str, int]]:
+    """(id, collection id, rel_path, body line) of every document: how it was read."""
+    yield from conn.execute(
+        "SELECT d.id, d.collection_id, d.rel_path, c.body_line "
+        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash"
+    )
+
+
+def failed_paths(conn: apsw.Connection) -> list[tuple[int, str]]:
+    """(collection id, rel_path) of every file that failed."""
+    return [(int(cid), str(rel)) for cid, rel in conn.execute("SELECT collection_id, rel_path FROM ingest_errors")]
+
+
+def read_again(conn: apsw.Connection, ids: Sequence[int], files: Iterable[tuple[int, str]]) -> None:
+    """Make the next walk read these documents again, and the `files` (collection id,
+    rel_path: whole files, containers whose members all go) that failed or hold them:
+    a stat no file has, and no source hash to find the same bytes by."""
+    conn.execute(
+        "UPDATE documents SET inode = -1, source_hash = '' WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(ids)),),
+    )
+    for cid, rel in files:
+        conn.execute("UPDATE ingest_errors SET inode = -1 WHERE collection_id = ? AND rel_path = ?", (cid, rel))
+        prefix = rel + MEMBER_SEP
+        conn.execute(
+            "UPDATE documents SET inode = -1 WHERE collection_id = ? AND substr(rel_path, 1, ?) = ?",
+            (cid, len(prefix), prefix),
+        )
 
 
 def meta_value(conn: apsw.Connection, key: str) -> str | None:
