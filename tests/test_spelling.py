@@ -11,6 +11,7 @@ from gnod.ingest.pipeline import index_collection
 from gnod.ingest.symbols import parse_batch
 from gnod.protocol import SearchParams
 from gnod.search import filters, lexical, spelling
+from gnod.search.constants import PIPELINE
 from gnod.server.searching import answer
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
@@ -30,13 +31,32 @@ def test_a_correction_is_a_far_more_common_word_one_edit_away():
     df = {"cache": 800, "cahe": 2, "cahce": 1, "from": 3000, "form": 270, "lock": 500, "look": 40}.get
 
     def fix(word: str) -> str | None:
-        return spelling.correction(word, lambda w: df(w) or 0, 50.0, 4)
+        return spelling.correction(word, lambda w: df(w) or 0, 50.0, 4, 64)
 
     assert fix("cahce") == "cache"  # the tree's own typo (1 document) does not make it a word
     assert fix("lokc") == "lock"  # the most common of several
     assert fix("form") is None  # a word beside a commoner one stays
     assert fix("pmd") is None and fix("1234") is None  # too short; a number
     assert fix("cach3") is None  # a name with a digit, not a word typed wrong
+
+
+def test_a_word_longer_than_any_slip_is_not_respelled():
+    """Its edits are ~55 strings a letter, each as long as it: a pasted word of 32,000
+    letters (the longest query) took 24 GB before the kernel ended the search. Past
+    spelling_max_chars nothing is looked up, nor built."""
+    asked: list[str] = []
+
+    def df(word: str) -> int:
+        asked.append(word)
+        return 0
+
+    longest = PIPELINE.lexical.spelling_max_chars
+    for word in ("acgt" * 8000, "a" * (longest + 1)):
+        assert spelling.correction(word, df, 50.0, 4, longest) is None
+        assert spelling.name_corrections(f"{word}_x", df, 4, longest) == []
+        assert spelling.name_edits(word, longest) == []
+    assert asked == []
+    assert spelling.correction("b" * longest, df, 50.0, 4, longest) is None and asked  # one as long is looked up
 
 
 def test_a_respelled_query_keeps_the_rest_as_typed():
@@ -106,8 +126,8 @@ def test_a_name_no_definition_has_is_looked_up_as_the_defined_name_one_edit_away
     assert r.notes == []
     # A name's digits are what it names: user_75 (none) is not user_7, nor user_5.
     assert _search(tree, "user_75", symbol=True).hits == []
-    assert "dwc_ep" not in spelling.name_edits("dwc3_ep") and "dwc3_epp" in spelling.name_edits("dwc3_ep")
-    assert all("3" in e for e in spelling.name_edits("dwc3_ep"))
+    assert "dwc_ep" not in spelling.name_edits("dwc3_ep", 64) and "dwc3_epp" in spelling.name_edits("dwc3_ep", 64)
+    assert all("3" in e for e in spelling.name_edits("dwc3_ep", 64))
 
 
 def test_the_lexical_search_respells_for_every_caller(tree):

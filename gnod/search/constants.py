@@ -248,6 +248,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # common one (`form`, 11 times fewer than `from`) stays.
     spelling_ratio: float = 50.0
     spelling_min_chars: int = 4
+    # A longer word or name is no slip of one letter (a pasted DNA sequence, a key): not
+    # respelled. Its edits are ~55 strings a letter, each as long as it: a word of 32,000
+    # letters took 24 GB before the kernel ended the search.
+    spelling_max_chars: int = 64
     # Where some matches are found, only a word in at most this many documents is looked
     # at (one typed wrong is in none, or in a tree's few own typos): a rare name's search
     # (`dwc3_gadget_giveback`, a handful of files) does not pay for its common words' edits.

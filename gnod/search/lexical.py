@@ -1166,14 +1166,18 @@ def _respelled(
     fixes = {
         word: right
         for word in words
-        if (right := spelling.correction(word, df, lexical.spelling_ratio, lexical.spelling_min_chars))
+        if (
+            right := spelling.correction(
+                word, df, lexical.spelling_ratio, lexical.spelling_min_chars, lexical.spelling_max_chars
+            )
+        )
     }
     if not fixes and not some:
         for c in clauses:
             name = c.raw.lower()
             if len(c.tokens) < 2 or name != "_".join(c.tokens):
                 continue
-            meant = spelling.name_corrections(name, df, lexical.spelling_min_chars)
+            meant = spelling.name_corrections(name, df, lexical.spelling_min_chars, lexical.spelling_max_chars)
             right = spelling.most_defined(symstore.defined_names(conn, meant))
             if right is not None:
                 fixes.update((a, b) for a, b in zip(c.tokens, right.split("_")) if a != b)

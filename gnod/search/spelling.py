@@ -23,16 +23,16 @@ def edits(word: str, letters: str = WORD_LETTERS) -> set[str]:
     return out
 
 
-def _checkable(word: str, min_chars: int) -> bool:
+def _checkable(word: str, min_chars: int, max_chars: int) -> bool:
     """Whether `word` may be a word typed wrong: one with a digit is a name or a number as
     typed (`word1` is no `words`, `ext5` no `ext4`)."""
-    return len(word) >= min_chars and word.isascii() and word.isalpha()
+    return min_chars <= len(word) <= max_chars and word.isascii() and word.isalpha()
 
 
-def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int) -> str | None:
+def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int, max_chars: int) -> str | None:
     """The word one edit from `word` in the most documents, where that is at least `ratio`
     times as many as hold `word`; ties go to the first in order (the same every time)."""
-    if not _checkable(word, min_chars):
+    if not _checkable(word, min_chars, max_chars):
         return None
     best, most = None, ratio * max(df(word), 1)
     for other in sorted(edits(word)):
@@ -42,21 +42,24 @@ def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int
     return best
 
 
-def name_corrections(name: str, df: Callable[[str], int], min_chars: int) -> list[str]:
+def name_corrections(name: str, df: Callable[[str], int], min_chars: int, max_chars: int) -> list[str]:
     """The snake_case `name` (lowercase) with one of its words one edit away, that word
     held by the index: the names it may have been meant as, for a lookup of those defined."""
     words = name.split("_")
     out = []
     for i, word in enumerate(words):
-        if not _checkable(word, min_chars):
+        if not _checkable(word, min_chars, max_chars):
             continue
         out += ["_".join([*words[:i], other, *words[i + 1 :]]) for other in sorted(edits(word)) if df(other)]
     return out
 
 
-def name_edits(name: str) -> list[str]:
+def name_edits(name: str, max_chars: int) -> list[str]:
     """The names one edit from `name` (lowercase) that keep its digits as they are: a
-    number in a name is part of what it names, not a slip (`handler_399`, `dwc3`)."""
+    number in a name is part of what it names, not a slip (`handler_399`, `dwc3`); none
+    for a name longer than `max_chars`."""
+    if len(name) > max_chars:
+        return []
     digits = [c for c in name if c.isdigit()]
     return sorted(other for other in edits(name, NAME_LETTERS) if [c for c in other if c.isdigit()] == digits)
 

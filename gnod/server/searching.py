@@ -16,6 +16,7 @@ from gnod.lines import expand, file_line, stored_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
 from gnod.search import defining, filters, lexical, macros, spelling
 from gnod.search.constants import (
+    PIPELINE,
     SEARCH_MACRO_FILES,
     SNIPPET_FIRST_LOOK_BYTES,
     SNIPPET_MAX_CHARS,
@@ -209,7 +210,8 @@ def _meant(conn: apsw.Connection, name: str) -> str | None:
     """The name one edit from `name` (a name typed wrong: `mutex_lokc`) that the most
     contents define, its digits as typed (`handler_399` is no `handler_398`); None
     where none is."""
-    return spelling.most_defined(symstore.defined_names(conn, spelling.name_edits(name.lower())))
+    edits = spelling.name_edits(name.lower(), PIPELINE.lexical.spelling_max_chars)
+    return spelling.most_defined(symstore.defined_names(conn, edits))
 
 
 # A name's leading underscores, or its first word and the underscores after it (`__`,
