@@ -395,6 +395,26 @@ def test_bad_refs_are_user_errors(indexed, method, params, code):
     assert err["code"] != wire.INTERNAL_ERROR
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["acgt" * 8000, "a_" * 16000, '"' + "the " * 7999 + '"'],
+    ids=["one word (a pasted sequence)", "a name of 16,000 words", "a phrase of 8,000"],
+)
+def test_the_longest_queries_are_answered_at_once(indexed, query):
+    """Queries as long as a query may be (32,000 characters): each step that read one
+    long word again from each of its letters (the language guess: 21 s), built its
+    spelling's edits (24 GB, until the kernel ended the search), matched a phrase of
+    thousands of words (12 s), or took a name's words one by one for a macro's prefix
+    (`--symbol`, 3.7 s) is bounded. The timeout is a guard, not a measure: these answer
+    in milliseconds."""
+    for symbol in (False, True):
+        reply = indexed.rpc("search", {"query": query, "limit": 10, "symbol": symbol}, timeout=10)
+        if symbol and query.startswith('"'):
+            assert error_of(reply)["code"] == wire.INVALID_QUERY  # --symbol takes one name
+            continue
+        assert reply["result"]["hits"] == []
+
+
 def test_superscript_docid_is_not_a_docid_but_a_real_one_works(indexed):
     doc = indexed.result("get", {"ref": "refs/a.md"})
     assert indexed.result("get", {"ref": f"#{doc['docid']}"})["path"] == "a.md"

@@ -342,6 +342,10 @@ LOAD_WINDOW_S = 60.0
 # "drivers/*/usb/*.c") is neither: terms of the path's parts (search.lexical._parts_query).
 PATH_SETTLED_MAX = 5000
 PATH_ANCHOR_MIN = 3
+# A longer phrase (a pasted paragraph, `a_a_a_…` of 16,000 words) is matched as its runs
+# of this many words, each a phrase, all of them in the document: the engine's phrase
+# costs grow with its words (16,000 took 12 s), and the same run is read once.
+PHRASE_RUN_WORDS = 32
 # Occurrences of `**/` in a path glob that may each stand for no folder (filters.path_globs):
 # each doubles the globs matched, 2**3 at most.
 PATH_ANY_FOLDERS_READ = 3
@@ -449,6 +453,10 @@ SYMBOL_SHORTEST_FROM = 200
 # `search --symbol NAME`: at most this many C files holding the words `define NAME` are
 # read for an object-like macro's definition (search.macros).
 SYMBOL_MACRO_FILES = 100
+# `search --symbol NAME` that nothing defines: at most this many of its first words are
+# taken for a macro's prefix (`__ia32_compat_sys_` of a system call's `__ia32_compat_sys_openat`);
+# each is a lookup, and a name of 16,000 words took 3.7 s.
+SYMBOL_MACRO_PREFIX_WORDS = 4
 # A search for one name of code that nothing else defines reads this many, for the
 # documents defining it to come first (lexical._defining): 100 took PAGE_SIZE's search
 # from 6 to 26 ms on the kernel tree; the first of the engine's order hold most of them.

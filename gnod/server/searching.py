@@ -22,6 +22,7 @@ from gnod.search.constants import (
     SNIPPET_MAX_CHARS,
     SNIPPET_PIECE_BYTES,
     SYMBOL_LINES,
+    SYMBOL_MACRO_PREFIX_WORDS,
     SYMBOL_PASSAGES,
 )
 from gnod.search.grammar import QuerySyntaxError, framed
@@ -226,10 +227,13 @@ def _macro_made(
     kernels name system calls (`SYSCALL_DEFINE4(openat, …)` is linked as
     `__x64_sys_openat`, `__se_sys_openat`, `__do_sys_openat`, which stack traces and
     profilers print; `BPF_CALL_0(bpf_get_retval)` as `____bpf_get_retval`): the
-    definitions such a macro makes of the name its first words leave, the shortest
-    last, with that name and the macro; None where none is."""
+    definitions such a macro makes of the name its first words leave (up to
+    SYMBOL_MACRO_PREFIX_WORDS of them), the shortest last, with that name and the
+    macro; None where none is."""
     rest = name
-    while (m := _FIRST_WORD.match(rest)) and m.end() < len(rest):
+    for _ in range(SYMBOL_MACRO_PREFIX_WORDS):
+        if not (m := _FIRST_WORD.match(rest)) or m.end() == len(rest):
+            break
         rest = rest[m.end() :]
         found, names = defining.definitions(conn, rest, where, None, wanted=limit)
         found = [f for f in found if defining.in_c(f.rel_path)]
