@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import lexical_paths
+from conftest import lexical_index, lexical_paths
 from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
-from gnod.search import lexical
+from gnod.search import filters, lexical
 from gnod.store.db import connect
 from gnod.store.documents import language_counts
 from gnod.store.migrations import migrate
@@ -139,3 +139,57 @@ def test_a_query_is_stemmed_in_the_languages_its_function_words_point_to(stemmed
     for query in ("spin_lock_ir*", "spin lock ir*", "dog_ir", "spinLockIr"):
         assert lexical.query_languages(query, source_tree) == ["english"], query
     assert lexical.query_languages("mutex_lock die Katzen schlafen im Garten", counts) == ["german"]
+
+
+@pytest.fixture(scope="module")
+def mostly_english(tmp_path_factory):
+    """Notes in English, and a French and a German one: too few for their languages to
+    stem a query that does not clearly say so."""
+    root = tmp_path_factory.mktemp("notes")
+    for i in range(30):
+        (root / f"en{i}.md").write_text(f"# Note {i}\n\nThe garden pump stopped on day {i}; we fixed the valve.\n")
+    (root / "tarte.md").write_text(
+        "# Pâte brisée\n\nMélanger la farine et le beurre. Laisser reposer la pâte une heure au frais.\n"
+    )
+    (root / "schluessel.md").write_text(
+        "# Schlüssel\n\nDanach müssen die Gateways neu gestartet werden. Führe rotate_api_keys_now aus.\n"
+    )
+    conn = connect(str(tmp_path_factory.mktemp("db") / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    yield conn, AnalyzerSet()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "query, page",
+    [
+        ('"Laisser reposer la pâte"', "tarte.md"),
+        ('"Danach müssen die Gateways"', "schluessel.md"),
+        ("rotate_api_keys_now", "schluessel.md"),  # a name's words are a phrase too
+    ],
+)
+def test_a_phrase_copied_from_a_note_finds_it_whatever_the_query_is_stemmed_in(mostly_english, query, page):
+    """Such a short phrase tells no language: it is stemmed in the index's, English
+    alone here, and the note's words hold it only in their own language's stems (`pâte`
+    is `pât` in English, `pat` in French): its exact words were there, the phrase not.
+    Where its rarest word is rare, a phrase holds in the other languages' stems too."""
+    conn, analyzers = mostly_english
+    with lexical_index(conn, analyzers) as index:
+        r = lexical.search(index, conn, analyzers, query, language_counts(conn), 10)
+    assert r.languages == ["english"] and [row.doc_id for row in r.rows] == [doc_id(conn, page)]
+
+
+def test_a_search_filtered_to_a_language_is_stemmed_in_it(mostly_english):
+    """`--lang fr` asks for French documents: the query is French, and its inflected
+    words meet theirs (`reposait`: French `repos`, English `reposait`)."""
+    conn, analyzers = mostly_english
+    french = filters.resolve(filters.Filter(lang="fr"))
+    with lexical_index(conn, analyzers) as index:
+        r = lexical.search(index, conn, analyzers, "reposait", language_counts(conn), 10, french)
+        assert r.languages == ["french"] and [row.doc_id for row in r.rows] == [doc_id(conn, "tarte.md")]
+        assert lexical.search(index, conn, analyzers, "reposait", language_counts(conn), 10).rows == []
+
+
+def doc_id(conn, rel_path: str) -> int:
+    return conn.execute("SELECT id FROM documents WHERE rel_path = ?", (rel_path,)).fetchone()[0]

@@ -172,6 +172,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # about them before the one holding the expression, which is what such a query names.
     # A longer one is a question or a pasted paragraph, which no page holds word for word.
     said_max_words: int = 6
+    # A phrase (quoted, or a name's words) holds in a document of a language the query is
+    # not stemmed in (a French note among English ones, whose phrase tells no language)
+    # by that language's stems, where its rarest word is in at most this many documents:
+    # then the other languages' phrases read few documents each.
+    phrase_elsewhere_docs: int = 1000
     # A query of one identifier (`dwc3_gadget_giveback`, `kmallocNode`) asks where it is
     # defined as often as where it is used: a document defining it (its definitions are
     # parsed after indexing, gnod.server.symbols) counts this much more, enough to pass

@@ -87,9 +87,10 @@ def relative_scores(raw: Sequence[float]) -> list[float]:
 
 
 def query_languages(
-    query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical
+    query: str, counts: Mapping[str | None, int], lexical: Lexical = PIPELINE.lexical, asked: str | None = None
 ) -> list[str | None]:
-    """The languages a query is stemmed in: its own when it is clearly written in one the
+    """The languages a query is stemmed in: the one its search is filtered to (`asked`,
+    `--lang`), where the index holds it; its own when it is clearly written in one the
     index holds; none (None: matched as written) when it is written in a script without
     a stemmer (CJK, Thai…) and the index holds unstemmed documents; else, among the
     languages holding `min_language_share` of the index, those whose function words it
@@ -102,6 +103,8 @@ def query_languages(
     word cut by a Basque stemmer); its exact forms still find every document. Only the
     query's prose tells its language (_prose): `spin_lock_ir*`, typed in a picker, read
     Lithuanian by its `ir` ("and"), which then dropped as a stopword with every hit."""
+    if asked is not None and counts.get(asked):
+        return [asked]
     query = _prose(query)
     own = query_language(query)
     if own is not None and counts.get(own):
@@ -229,6 +232,7 @@ def match_query(
     stem: Stem | None = None,
     blend: Mapping[tuple[str, ...], float] | None = None,
     as_written: bool = False,
+    held: Stem | None = None,
 ) -> list[tuple[Occur, Query]]:
     """Each (field, compiled query, weight) side's forms as one flat disjunction (flat,
     so the engine can skip blocks that cannot reach the top); a document holding a
@@ -243,7 +247,11 @@ def match_query(
     Chinese, Japanese): such a clause's phrase holds where its words are as written too,
     where those documents hold `kmem cache free` and never `kmem cach free`; scoring
     nothing there (its words, rare in the stems field, would outweigh every stemmed
-    match), a document so matched is ranked by its exact words, as for a word alone."""
+    match), a document so matched is ranked by its exact words, as for a word alone.
+    `held` (search's _held_in): the stemmed phrases that hold an exact form, `stem`'s and
+    those of the index's other languages where looked for; such a phrase counts as the
+    form written as is does."""
+    held = held or stem
     share = (blend or {}).get
     weights = {field: weight for field, _, weight in sides}
     forms = {field: dict.fromkeys(f for clause in compiled.positives for f in clause) for field, compiled, _ in sides}
@@ -258,23 +266,27 @@ def match_query(
     out: list[tuple[Occur, Query]] = []
     for form, phrases in paired.items():
         either = [(Occur.Should, _form_query(STEMS, p)) for p in phrases]
-        if as_written and form not in phrases:
-            either.append((Occur.Should, Query.const_score_query(_form_query(STEMS, form), 0.0)))
-        held = Query.boolean_query(either)
+        unscored = [*(held(form) if held is not None else []), *([form] if as_written else [])]
+        either += [
+            (Occur.Should, Query.const_score_query(_form_query(STEMS, p), 0.0))
+            for p in dict.fromkeys(unscored)
+            if p not in phrases
+        ]
+        holding = Query.boolean_query(either)
         exact = Query.boolean_query([(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)])
         group = [
-            (Occur.Must, Query.boost_query(held, weights[STEMS] * share(form, 1.0))),
+            (Occur.Must, Query.boost_query(holding, weights[STEMS] * share(form, 1.0))),
             (Occur.Should, Query.boost_query(exact, weights[EXACT] * share(form, 1.0))),
         ]
         out.append((Occur.Should, Query.boolean_query(group)))
     for field, compiled, weight in sides:
         done = taken if field == STEMS else paired.keys() if field == EXACT else ()
         out += [
-            (Occur.Should, Query.boost_query(_form_query(field, form, stem), weight * share(form, 1.0)))
+            (Occur.Should, Query.boost_query(_form_query(field, form, held), weight * share(form, 1.0)))
             for form in forms[field]
             if form not in done
         ]
-        out += [(Occur.MustNot, _form_query(field, form, stem)) for form in compiled.negatives]
+        out += [(Occur.MustNot, _form_query(field, form, held)) for form in compiled.negatives]
     return out
 
 
@@ -537,9 +549,11 @@ class Preferences:
         stem: Stem,
         defined: Mapping[int, defining.Standing] | None = None,
         placed: Mapping[int, int] | None = None,
+        held: Stem | None = None,
     ) -> None:
         self.lexical = lexical
         self.stem = stem
+        self.held = held or stem  # the stemmed phrases that hold a phrase (match_query)
         self.weights: dict[int, int] = {
             language_code(lang): counts.get(lang, 0) for lang in languages if lang is not None
         }
@@ -577,9 +591,9 @@ class Preferences:
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
         # The phrase's clauses (none without one), made once for every round.
-        phrase = [] if self.phrase is None else exact_phrase(self.phrase, self.stem)
+        phrase = [] if self.phrase is None else exact_phrase(self.phrase, self.held)
         held = Query.boolean_query(phrase) if phrase else None
-        parts = [(bonus, exact_phrase(part, self.stem)) for bonus, part in self.parts]
+        parts = [(bonus, exact_phrase(part, self.held)) for bonus, part in self.parts]
         # Any part held: one read of the matches finds the documents each part is among.
         any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
@@ -1063,7 +1077,7 @@ def search(
     """
     searcher = index.searcher()
     building = index.progress
-    languages = query_languages(query, counts, lexical)
+    languages = query_languages(query, counts, lexical, where.lang)
     stem_langs = [lang for lang in languages if lang] or ["english"]
 
     def stop(t: str) -> bool:
@@ -1089,6 +1103,8 @@ def search(
 
     def stem(form: Sequence[str]) -> list[tuple[str, ...]]:
         return analyzers.stem_sequences(form, languages)
+
+    held = _held_in(analyzers, stem, [lang for lang in counts if lang not in languages], df, lexical)
 
     condition = filter_query(conn, where, searcher)
     # The names defined starting as a prefix clause is typed: its words, then its definitions.
@@ -1122,7 +1138,7 @@ def search(
     w = float(lexical.exact_weight)
     blend = _blended(clauses, df, searcher.num_docs, stem, lexical.prefix_longer_share)
     sides = [(STEMS, stemmed, 1 / (1 + w)), (EXACT, exact, w / (1 + w))]
-    parts = match_query(sides, stem, blend, as_written=bool(counts.get(None)) and None not in languages)
+    parts = match_query(sides, stem, blend, as_written=bool(counts.get(None)) and None not in languages, held=held)
     if condition is not None:
         matches = Query.boolean_query([(o, q) for o, q in parts if o == Occur.Should])
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
@@ -1132,7 +1148,7 @@ def search(
     typing = starting if typed else None
     whole = not typed or clauses[-1].prefix
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
-    prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings, placed)
+    prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings, placed, held)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
@@ -1195,6 +1211,26 @@ def _respelled(
                 fixes.update((a, b) for a, b in zip(c.tokens, right.split("_")) if a != b)
     respelled = spelling.respelled(query, fixes.items())
     return respelled if respelled != query else None
+
+
+def _held_in(
+    analyzers: AnalyzerSet, stem: Stem, others: Sequence[str | None], df: Callable[[str], int], lexical: Lexical
+) -> Stem:
+    """The stemmed phrases that hold a form of several words: `stem`'s (the query's
+    languages), and where its rarest word is in at most phrase_elsewhere_docs documents,
+    those of the index's `others` languages. A phrase copied from a note of a language
+    the query is not stemmed in (a French note among English ones: a short phrase tells
+    no language) is in that note's stems; a rare word bounds what the other phrases cost
+    (a name of common words, `copy_from_user`, is read in the query's languages only)."""
+    stemmed = [lang for lang in others if lang is not None]
+
+    def held(form: Sequence[str]) -> list[tuple[str, ...]]:
+        own = stem(form)
+        if not stemmed or min(map(df, _words(form)), default=0) > lexical.phrase_elsewhere_docs:
+            return own
+        return list(dict.fromkeys([*own, *analyzers.stem_sequences(form, stemmed)]))
+
+    return held
 
 
 def _said(clauses: Sequence[Clause], stop: Callable[[str], bool], lexical: Lexical) -> list[Clause]:
