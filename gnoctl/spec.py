@@ -95,7 +95,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--lang",),
             "kind": "str",
             "default": None,
-            "help": "Only documents in this language (de, german, …).",
+            "help": "Only documents in this language (de, german, …); the query is stemmed in it.",
         },
         {
             "dest": "filters.from",
@@ -244,7 +244,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--lang",),
             "kind": "str",
             "default": None,
-            "help": "Only documents in this language (de, german, …).",
+            "help": "Only documents in this language (de, german, …); the query is stemmed in it.",
         },
         {
             "dest": "filters.from",
@@ -342,7 +342,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--lang",),
             "kind": "str",
             "default": None,
-            "help": "Only documents in this language (de, german, …).",
+            "help": "Only documents in this language (de, german, …); the query is stemmed in it.",
         },
         {
             "dest": "filters.from",
@@ -480,7 +480,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--lang",),
             "kind": "str",
             "default": None,
-            "help": "Only documents in this language (de, german, …).",
+            "help": "Only documents in this language (de, german, …); the query is stemmed in it.",
         },
         {
             "dest": "filters.from",
@@ -598,7 +598,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--lang",),
             "kind": "str",
             "default": None,
-            "help": "Only documents in this language (de, german, …).",
+            "help": "Only documents in this language (de, german, …); the query is stemmed in it.",
         },
         {
             "dest": "filters.from",

@@ -165,7 +165,12 @@ class Filters(Params):
         ),
     ] = []
     # The document's language: a Snowball name or an ISO code.
-    lang: Annotated[str, cli("--lang", help="Only documents in this language (de, german, …).")] | None = None
+    lang: (
+        Annotated[
+            str, cli("--lang", help="Only documents in this language (de, german, …); the query is stemmed in it.")
+        ]
+        | None
+    ) = None
     # Part of the frontmatter `from` (a message's sender, "Name <address>"), in any case.
     sender: (
         Annotated[
