@@ -30,7 +30,7 @@ from gnod import protocol as P
 pytestmark = pytest.mark.timeout(300)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-READ_TOOLS = {"search", "vsearch", "query", "ask", "get", "multi_get", "ls", "status"}
+READ_TOOLS = {"search", "vsearch", "query", "ask", "similar", "get", "multi_get", "ls", "status"}
 WRITE_TOOLS = {"collection_add", "collection_remove", "update", "embed"}
 
 
@@ -127,6 +127,7 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         "vsearch": ({"query": "feline pets napping", "limit": 3}, P.VSearchResult),
         "query": ({"query": "how do I bake bread", "expand": False}, P.QueryResult),
         "ask": ({"question": "how do I bake bread", "answer": False, "sources": 2}, P.AskResult),
+        "similar": ({"ref": "notes/pets/dogs.md", "limit": 3}, P.SimilarResult),
         "get": ({"ref": "notes/pets/dogs.md:3"}, P.Document),
         "multi_get": ({"pattern": "notes/space/*.md"}, P.MultiGetResult),
         "ls": ({"collection": "notes", "prefix": "pets/"}, P.LsResult),
@@ -142,6 +143,14 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
             out["ask by query"] = await c.call_tool(
                 "ask", {"query": "how do I bake bread", "answer": False, "sources": 2}
             )
+            # The filters of `search` hold for every search tool (an agent asked `query` with them).
+            for name, args in (
+                ("query", {"query": "how do I bake bread", "expand": False}),
+                ("vsearch", {"query": "feline pets napping"}),
+                ("ask", {"question": "how do I bake bread", "answer": False}),
+                ("similar", {"ref": "notes/pets/dogs.md"}),
+            ):
+                out[f"{name} filtered"] = await c.call_tool(name, {**args, "filters": {"path": "space/**"}})
             out["query with variants"] = await c.call_tool(
                 "query",
                 {"query": "sourdough loaf", "variants": {"lexical": ["bread dough"], "semantic": ["baking at home"]}},
@@ -158,6 +167,11 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert "gno://notes/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
     assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
     assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
+    assert results["similar"].content[0].text.startswith("Documents like gno://notes/pets/dogs.md (by meaning):")
+    assert "gno://notes/pets/cats.md" in results["similar"].content[0].text.splitlines()[1]
+    for name, key in (("query", "hits"), ("vsearch", "hits"), ("ask", "considered"), ("similar", "hits")):
+        found = results[f"{name} filtered"].structured_content[key]
+        assert found and {h["path"].split("/")[0] for h in found} == {"space"}, (name, found)
     assert results["ask by query"].structured_content["sources"] == results["ask"].structured_content["sources"]
     given = results["query with variants"].structured_content
     assert given["expansion"]["source"] == "client" and given["expansion"]["lexical"] == ["bread dough"]

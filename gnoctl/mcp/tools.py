@@ -101,8 +101,9 @@ _FILTERS = _param(
     "search",
     "filters",
     "Only documents that pass all of these: `path` a glob over the path in its collection (`drivers/mmc/**`, "
-    "`*.h`; a first folder that names a collection: in it), `since`/`until` days (YYYY-MM-DD), `tags`, `lang`, "
-    "`from` (a message's sender).",
+    "`*.h`; a first folder that names a collection: in it), `types` file types as ripgrep's -t (`c`, `py`, "
+    "`md`, `pdf`…), `since`/`until` days (YYYY-MM-DD), `tags`, `lang` (also the language the query is "
+    "read in), `from` (a message's sender).",
 )
 _MODE = _param("query", "mode", "`deep` searches a bigger pool (slower; needs at least 2 keywords).", type="string")
 _WAIT = _param(
@@ -192,6 +193,13 @@ def _ask_text(r: dict) -> str:
         sources = r["sources"] or r["considered"]
     lines = [f"[{s['n']}] {s['uri']}:{s['start_line']}-{s['end_line']}  {s['title']}" for s in sources]
     return head + ("\n\nSources:\n" + "\n".join(lines) if lines else "")
+
+
+def _similar_text(r: dict) -> str:
+    how = "by meaning" if r["method"] == "vector" else "by its words: " + ", ".join(r["terms"])
+    out = [f"Documents like {r['uri']} ({how}):"] if r["hits"] else [f"No documents are like {r['uri']}."]
+    out += [f"{h['uri']}  {h['title']}  ({h['score']:.2f})" for h in r["hits"]]
+    return "\n".join(out + r.get("notes", []))
 
 
 def _document_text(d: dict) -> str:
@@ -320,6 +328,7 @@ READ_ONLY_TOOLS = [
             "limit": _LIMIT,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
+            "filters": _FILTERS,
         },
         ("query",),
         _vsearch_text,
@@ -338,6 +347,7 @@ READ_ONLY_TOOLS = [
             "mode": _MODE,
             "min_score": _MIN_SCORE,
             "collections": _COLLECTIONS,
+            "filters": _FILTERS,
             "expand": {
                 "type": "boolean",
                 "default": True,
@@ -363,6 +373,7 @@ READ_ONLY_TOOLS = [
             "sources": _param("ask", "sources", "Most sources to give the generator."),
             "mode": _MODE,
             "collections": _COLLECTIONS,
+            "filters": _FILTERS,
             "variants": _VARIANTS,
             "answer": {
                 "type": "boolean",
@@ -398,6 +409,22 @@ READ_ONLY_TOOLS = [
         },
         ("ref",),
         _document_text,
+    ),
+    ToolSpec(
+        "similar",
+        "similar",
+        "Documents like this one",
+        "Find the documents most like a given one (by meaning with the embedding model, else by its rarest "
+        "words): related notes, other versions, the same topic elsewhere. The document itself and its "
+        "identical copies are left out.",
+        {
+            "ref": _REF,
+            "limit": _LIMIT,
+            "collections": _COLLECTIONS,
+            "filters": _FILTERS,
+        },
+        ("ref",),
+        _similar_text,
     ),
     ToolSpec(
         "multi_get",
