@@ -31,9 +31,16 @@ def test_a_correction_is_a_far_more_common_word_one_edit_away():
     df = {"cache": 800, "cahe": 2, "cahce": 1, "from": 3000, "form": 270, "lock": 500, "look": 40}.get
 
     def fix(word: str) -> str | None:
-        return spelling.correction(word, lambda w: df(w) or 0, 50.0, 4, 64)
+        return spelling.correction(word, lambda w: df(w) or 0, 50.0, 4, 64, 3)
 
     assert fix("cahce") == "cache"  # the tree's own typo (1 document) does not make it a word
+    # A word no document holds: one in a few documents will do (a notes folder's words).
+    notes = {"autovacuum": 17, "vacuum": 40, "autovacum": 0, "stagng": 0, "staging": 2}.get
+
+    def fix_note(word: str) -> str | None:
+        return spelling.correction(word, lambda w: notes(w) or 0, 50.0, 4, 64, 3)
+
+    assert fix_note("autovacum") == "autovacuum" and fix_note("stagng") is None  # 2 of 3
     assert fix("lokc") == "lock"  # the most common of several
     assert fix("form") is None  # a word beside a commoner one stays
     assert fix("pmd") is None and fix("1234") is None  # too short; a number
@@ -52,11 +59,11 @@ def test_a_word_longer_than_any_slip_is_not_respelled():
 
     longest = PIPELINE.lexical.spelling_max_chars
     for word in ("acgt" * 8000, "a" * (longest + 1)):
-        assert spelling.correction(word, df, 50.0, 4, longest) is None
+        assert spelling.correction(word, df, 50.0, 4, longest, 3) is None
         assert spelling.name_corrections(f"{word}_x", df, 4, longest) == []
         assert spelling.name_edits(word, longest) == []
     assert asked == []
-    assert spelling.correction("b" * longest, df, 50.0, 4, longest) is None and asked  # one as long is looked up
+    assert spelling.correction("b" * longest, df, 50.0, 4, longest, 3) is None and asked  # one as long is looked up
 
 
 def test_a_respelled_query_keeps_the_rest_as_typed():

@@ -253,6 +253,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # common one (`form`, 11 times fewer than `from`) stays.
     spelling_ratio: float = 50.0
     spelling_min_chars: int = 4
+    # A word no document holds is respelled as one in at least this many: a notes folder
+    # holds its words in a handful of notes (`autovacum`: 17 hold `autovacuum`, where 50
+    # were asked for), and a word in none is no typo of the tree's own.
+    spelling_absent_docs: int = 3
     # A longer word or name is no slip of one letter (a pasted DNA sequence, a key): not
     # respelled. Its edits are ~55 strings a letter, each as long as it: a word of 32,000
     # letters took 24 GB before the kernel ended the search.

@@ -1196,7 +1196,12 @@ def _respelled(
         for word in words
         if (
             right := spelling.correction(
-                word, df, lexical.spelling_ratio, lexical.spelling_min_chars, lexical.spelling_max_chars
+                word,
+                df,
+                lexical.spelling_ratio,
+                lexical.spelling_min_chars,
+                lexical.spelling_max_chars,
+                lexical.spelling_absent_docs,
             )
         )
     }

@@ -29,12 +29,16 @@ def _checkable(word: str, min_chars: int, max_chars: int) -> bool:
     return min_chars <= len(word) <= max_chars and word.isascii() and word.isalpha()
 
 
-def correction(word: str, df: Callable[[str], int], ratio: float, min_chars: int, max_chars: int) -> str | None:
+def correction(
+    word: str, df: Callable[[str], int], ratio: float, min_chars: int, max_chars: int, absent_docs: int
+) -> str | None:
     """The word one edit from `word` in the most documents, where that is at least `ratio`
-    times as many as hold `word`; ties go to the first in order (the same every time)."""
+    times as many as hold `word`, or `absent_docs` for a word no document holds; ties go
+    to the first in order (the same every time)."""
     if not _checkable(word, min_chars, max_chars):
         return None
-    best, most = None, ratio * max(df(word), 1)
+    held = df(word)
+    best, most = None, ratio * held if held else absent_docs
     for other in sorted(edits(word)):
         n = df(other)
         if n >= most:
