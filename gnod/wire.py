@@ -96,6 +96,19 @@ def exit_code_for(code: int) -> int:
     return EXIT_RUNTIME
 
 
+# A value the caller gave is quoted whole in a message up to this many characters.
+SAID_MAX = 80
+
+
+def said(value: str) -> str:
+    """A value the caller gave, as a message quotes it: its repr, cut past SAID_MAX
+    characters with how long it is (a 32,000-character query said back filled an
+    agent's context; the value itself is in the error's details)."""
+    if len(value) <= SAID_MAX:
+        return repr(value)
+    return f"{value[: SAID_MAX - 20]!r}… ({len(value):,} characters)"
+
+
 def frame(body: bytes) -> bytes:
     """Prefix an encoded message with its length header."""
     return len(body).to_bytes(HEADER_SIZE, "big") + body

@@ -201,6 +201,7 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
             return {
                 "get": await c.call_tool("get", {"ref": "notes/pets/dogs.md", "max_bytes": 12}),
                 "get default": await c.call_tool("get", {"ref": "notes/pets/dogs.md"}),
+                "get a line in part": await c.call_tool("get", {"ref": "notes/pets/dogs.md:3", "max_bytes": 5}),
                 "multi": await c.call_tool("multi_get", {"pattern": "notes/**/*.md", "max_bytes": 40}),
                 "listed": await c.call_tool("multi_get", {"pattern": "notes/**/*.md", "content": False}),
                 "in space": await c.call_tool(
@@ -214,6 +215,10 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
     got = r["get"].structured_content
     assert (got["content"], got["from_line"], got["to_line"], got["truncated"]) == ("# Dogs\n\n", 1, 2, True)
     assert "lines 1-2 of 3 (cut at max_bytes: read on with from_line=3)" in r["get"].content[0].text
+    # A line longer than max_bytes is given in part: reading on from the next line would skip its rest.
+    part = r["get a line in part"]
+    assert part.structured_content["to_line"] == 3 and len(part.structured_content["content"]) == 5
+    assert "(line 3 is longer than max_bytes: shown in part; raise max_bytes to read it whole)" in part.content[0].text
     whole = r["get default"].structured_content
     assert whole["truncated"] is False and whole["to_line"] == whole["total_lines"] == 3
     multi = r["multi"].structured_content
@@ -243,11 +248,20 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
                     ("search", {"query": "x", "limit": 5000}),
                     ("collection_add", {"name": "x", "path": "/tmp"}),
                     ("ask", {}),
+                    ("search", {"query": "bread " * 7000}),
+                    ("get", {"ref": "notes/" + "x" * 3000}),
+                    # What strict-mode clients send for the arguments they leave out, and a float limit.
+                    ("search", {"query": "bread", "collections": None, "filters": {"path": None}, "limit": 2.0}),
                     ("status", {}),  # the session is still fine after all that
                 )
             ]
 
-    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, ok = run(go)
+    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, too_long, long_ref, nulls, ok = run(go)
+    # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
+    assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"
+    assert long_ref.content[0].text.startswith("NOT_FOUND: no indexed document matches 'notes/xxx")
+    assert len(long_ref.content[0].text) < 200 and long_ref.content[0].text.endswith("… (3,006 characters)")
+    assert not nulls.is_error and nulls.structured_content["hits"][0]["path"] == "cooking/bread.md"
     assert bad_query.is_error and bad_query.content[0].text.startswith("INVALID_QUERY: ")
     assert bad_query.structured_content["error"]["code"] == "INVALID_QUERY"
     assert no_collection.is_error and no_collection.content[0].text.startswith("NOT_FOUND: ")

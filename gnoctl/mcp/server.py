@@ -153,11 +153,11 @@ class Bridge:
             return _error_result(
                 DaemonError(wire.METHOD_NOT_FOUND, f"unknown tool {params.name!r}", {"tools": sorted(self.specs)})
             )
-        args = dict(params.arguments or {})
+        args = _given(params.arguments or {}, spec.properties)
         problem = next(iter(self._validators[spec.name].iter_errors(args)), None)
         if problem is not None:
             where = "/".join(str(p) for p in problem.absolute_path) or "arguments"
-            message = problem.message
+            message = _wrong(problem)
             if problem.validator == "anyOf" and not problem.absolute_path and spec.one_of:
                 # `ask {}`: "{} is not valid under any of the given schemas" named neither.
                 message = f"one of {', '.join(spec.one_of)} is required"
@@ -226,6 +226,37 @@ class Bridge:
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=doc["content"])]
         )
+
+
+def _given(arguments: dict, properties: dict) -> dict:
+    """The arguments an agent gave: a null is one not given (strict-mode clients send
+    null for every optional field they leave out, in `filters` too), and a whole number
+    written as a float (`limit: 2.0`, which JSON Schema calls an integer) is that integer."""
+    out = {}
+    for key, value in arguments.items():
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if v is not None}
+        elif isinstance(value, float) and value.is_integer() and properties.get(key, {}).get("type") == "integer":
+            value = int(value)
+        out[key] = value
+    return out
+
+
+def _wrong(problem: jsonschema.ValidationError) -> str:
+    """What is wrong with an argument, without saying a long value back: jsonschema's
+    message quotes it whole (a 40,000-character query gave a 40,037-character error)."""
+    given, bound = problem.instance, problem.validator_value
+    if problem.validator in ("maxLength", "minLength") and isinstance(given, str):
+        most = "at most" if problem.validator == "maxLength" else "at least"
+        return f"{most} {bound:,} characters ({len(given):,} given)"
+    if problem.validator in ("maxItems", "minItems") and isinstance(given, list):
+        most = "at most" if problem.validator == "maxItems" else "at least"
+        return f"{most} {bound:,} items ({len(given):,} given)"
+    if len(problem.message) <= 4 * wire.SAID_MAX:
+        return problem.message
+    return f"{problem.validator} {bound!r} is not met by the value given ({type(given).__name__})"
 
 
 def _mcp_error(e: DaemonError) -> MCPError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import msgspec
 
 from gnod.protocol import METHOD_PARAMS
+from gnod.wire import said
 
 # Longest line of text shown per hit; the full passage is in structuredContent.
 SNIPPET_CHARS = 240
@@ -146,7 +147,7 @@ def _line(text: str) -> str:
 
 def _search_text(r: dict) -> str:
     if not r["hits"]:
-        return "\n".join([f"No documents match {r['query']!r}.", *r.get("notes", [])])
+        return "\n".join([f"No documents match {said(r['query'])}.", *r.get("notes", [])])
     out = []
     for h in r["hits"]:
         passages = h.get("snippets") or [h.get("snippet") or {}]
@@ -163,7 +164,7 @@ def _search_text(r: dict) -> str:
 
 def _vsearch_text(r: dict) -> str:
     if not r["hits"]:
-        return f"No documents have vectors close to {r['query']!r}." + "".join(f"\n{n}" for n in r.get("notes", []))
+        return f"No documents have vectors close to {said(r['query'])}." + "".join(f"\n{n}" for n in r.get("notes", []))
     out = []
     for h in r["hits"]:
         out.append(f"{h['uri']}:{h['start_line']}  {h['title']}  ({h['score']:.2f})")
@@ -179,7 +180,7 @@ def _query_text(r: dict) -> str:
         if prev.get("text"):
             out.append(f"  {_line(prev['text'])}")
     if not out:
-        out.append(f"No documents match {r['query']!r}.")
+        out.append(f"No documents match {said(r['query'])}.")
     out += [f"note: {d}" for d in r.get("degraded", [])] + r.get("notes", [])
     return "\n".join(out)
 
@@ -203,7 +204,14 @@ def _similar_text(r: dict) -> str:
 
 
 def _document_text(d: dict) -> str:
-    more = f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})" if d.get("truncated") else ""
+    more = ""
+    if d.get("truncated"):  # whole lines, unless the one line asked for is longer than max_bytes
+        cut_line = d["content"] and not d["content"].endswith("\n")
+        more = (
+            f" (line {d['to_line']} is longer than max_bytes: shown in part; raise max_bytes to read it whole)"
+            if cut_line
+            else f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})"
+        )
     head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
     return f"{head}\n\n{d['content']}"
 

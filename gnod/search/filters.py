@@ -17,6 +17,7 @@ from gnod.config import FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
+from gnod.wire import said
 
 # A document's date, in SQL: an ISO frontmatter date (its day: DATE_KEYS, the first one
 # there), else the file's mtime (UTC day); as lexical_index.document_day reads it.
@@ -66,7 +67,7 @@ def resolve(f: Filter) -> Filter:
         _check_glob(glob)
     unknown = [t for t in f.types if t not in FILE_TYPES]
     if unknown:
-        raise FilterError(f"type: no file type named {unknown[0]!r} (types: {', '.join(FILE_TYPES)})")
+        raise FilterError(f"type: no file type named {said(unknown[0])} (types: {', '.join(FILE_TYPES)})")
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
@@ -85,13 +86,13 @@ def resolve(f: Filter) -> Filter:
 def _check_glob(glob: str) -> None:
     """FilterError for a path glob that names nothing or cannot be read."""
     if not glob.removeprefix(NOT):
-        raise FilterError(f"path: {glob!r} names no path")
+        raise FilterError(f"path: {said(glob)} names no path")
     if _unclosed_class(glob):
-        raise FilterError(f"path: {glob!r} opens a [character class] it does not close")
+        raise FilterError(f"path: {said(glob)} opens a [character class] it does not close")
     if _group_end(glob, glob.find("{")) < 0:
-        raise FilterError(f"path: {glob!r} opens a {{group,of,alternatives}} it does not close")
+        raise FilterError(f"path: {said(glob)} opens a {{group,of,alternatives}} it does not close")
     if len(braces(glob)) > PATH_BRACE_GLOBS_MAX:
-        raise FilterError(f"path: {glob!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs")
+        raise FilterError(f"path: {said(glob)} stands for more than {PATH_BRACE_GLOBS_MAX} globs")
 
 
 def globs(f: Filter) -> tuple[list[str], list[str]]:

@@ -34,6 +34,7 @@ from gnod.store import symbols as symstore
 from gnod.store.llm_cache import key as cache_key
 from gnod.text.language import detect_language
 from gnod.text.stopwords import is_stopword
+from gnod.wire import said
 
 if TYPE_CHECKING:
     import apsw
@@ -361,7 +362,7 @@ class Hybrid:
             try:
                 ranked, _ = await self._bm25(q, "variant", PIPELINE.limits.bm25_variant)
             except QuerySyntaxError:
-                self.notes.append(f"lexical variant dropped (not a valid query): {q!r}")
+                self.notes.append(f"lexical variant dropped (not a valid query): {said(q)}")
                 return None
             return ranked
 

@@ -72,6 +72,7 @@ from gnod.store.lexical_index import (
 from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, cjk_character, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
+from gnod.wire import said
 
 
 def relative_scores(raw: Sequence[float]) -> list[float]:
@@ -1173,12 +1174,12 @@ def search(
     if respelled is None:
         return result
     if result.rows:
-        result.notes.append(f"did you mean {respelled!r}?")
+        result.notes.append(f"did you mean {said(respelled)}?")
         return result
     again = search(index, conn, analyzers, respelled, counts, limit, where, min_score, lexical, object_like, False)
     if not again.rows:
         return result
-    again.notes.insert(0, f"nothing matches {query!r}: searched {respelled!r}")
+    again.notes.insert(0, f"nothing matches {said(query)}: searched {said(respelled)}")
     return again
 
 

@@ -434,7 +434,9 @@ class Daemon:
             )
         handler = METHODS.get(req.method)
         if handler is None:
-            raise RpcError(wire.METHOD_NOT_FOUND, f"unknown method {req.method!r}", {"methods": sorted(METHODS)})
+            raise RpcError(
+                wire.METHOD_NOT_FOUND, f"unknown method {wire.said(req.method)}", {"methods": sorted(METHODS)}
+            )
         if self.stopping.is_set() and req.method != "status":
             raise RpcError(wire.SHUTTING_DOWN, "gnod is shutting down")
         try:

@@ -17,7 +17,7 @@ def find_collection(d: Daemon, name: str) -> CollectionConfig:
     if col is not None:
         return col
     known = ", ".join(c.name for c in d.config.collections) or "none"
-    raise RpcError(wire.NOT_FOUND, f"no collection named {name!r} (collections: {known})", {"name": name})
+    raise RpcError(wire.NOT_FOUND, f"no collection named {wire.said(name)} (collections: {known})", {"name": name})
 
 
 def check_collections(d: Daemon, names: list[str]) -> None:

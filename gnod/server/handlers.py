@@ -187,7 +187,7 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     if not os.path.isabs(os.path.expanduser(p.path)):
         # gnod's working directory is not the caller's (gnoctl sends the path absolute).
         raise RpcError(
-            wire.INVALID_PARAMS, f"{p.path!r} is not an absolute path: give one from / or ~", {"path": p.path}
+            wire.INVALID_PARAMS, f"{wire.said(p.path)} is not an absolute path: give one from / or ~", {"path": p.path}
         )
     try:
         # The params are the config's fields (tests/test_config.py keeps them so) plus how to add.
@@ -381,7 +381,7 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
         names = [f.collection for f in found]
         raise RpcError(
             wire.INVALID_PARAMS,
-            f"{ref!r} is in collections {', '.join(names)}: name one ({names[0]}/{ref})",
+            f"{wire.said(ref)} is in collections {', '.join(names)}: name one ({names[0]}/{ref})",
             {"ref": ref, "collections": names},
         )
     return found[0] if found else None
@@ -406,7 +406,7 @@ def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -
     has = f"its definitions: {some}" if names else "it has none parsed"
     raise RpcError(
         wire.NOT_FOUND,
-        f"{ref!r}: no definition named {name!r} in {doc.collection}/{doc.rel_path} ({has})",
+        f"{wire.said(ref)}: no definition named {wire.said(name)} in {doc.collection}/{doc.rel_path} ({has})",
         {"ref": ref, "name": name},
     )
 
@@ -518,9 +518,9 @@ def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, in
         if doc is not None:
             return doc, *_definition_lines(conn, doc, m[1], ref)
     if doc is not None and line == 0:
-        raise RpcError(wire.INVALID_PARAMS, f"{ref!r} names line 0: lines start at 1", {"ref": ref})
+        raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names line 0: lines start at 1", {"ref": ref})
     if doc is not None and count is not None and count < 1:
-        raise RpcError(wire.INVALID_PARAMS, f"{ref!r} names its last line before its first", {"ref": ref})
+        raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names its last line before its first", {"ref": ref})
     return doc, line, count
 
 
@@ -536,17 +536,17 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
             if folder is not None:
                 raise RpcError(
                     wire.NOT_FOUND,
-                    f"{p.ref!r} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
+                    f"{wire.said(p.ref)} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
                     f"not a document: `gnoctl ls {p.ref.rstrip('/')} -d` lists it",
                     {"ref": p.ref, "documents": folder},
                 )
-            raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
+            raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
         for named, given, said in (
             (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),
             (count, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),
         ):
             if named is not None and given is not None and named != given:
-                raise RpcError(wire.INVALID_PARAMS, f"{p.ref!r} names {said}: give them once", {"ref": p.ref})
+                raise RpcError(wire.INVALID_PARAMS, f"{wire.said(p.ref)} names {said}: give them once", {"ref": p.ref})
         return _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
 
     return await d.read(run)
@@ -598,7 +598,7 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
     if len(globs) > PATH_BRACE_GLOBS_MAX:
         raise RpcError(
             wire.INVALID_PARAMS,
-            f"pattern {pattern!r} stands for more than {PATH_BRACE_GLOBS_MAX} globs",
+            f"pattern {wire.said(pattern)} stands for more than {PATH_BRACE_GLOBS_MAX} globs",
             {"pattern": pattern},
         )
     out: dict[int, DocRow] = {}
@@ -613,7 +613,9 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
         try:
             spec = pathspec.GitIgnoreSpec.from_lines(["/" + anchored])
         except ValueError as e:  # pathspec's pattern errors are ValueErrors
-            raise RpcError(wire.INVALID_PARAMS, f"invalid pattern {pattern!r}: {e}", {"pattern": pattern}) from None
+            raise RpcError(
+                wire.INVALID_PARAMS, f"invalid pattern {wire.said(pattern)}: {e}", {"pattern": pattern}
+            ) from None
         # Only the paths starting as the glob's literal start does (`tree/mm/*.c`: mm/) are
         # tested: a listing's range of the index, not each of the tree's 76k paths (0.8 s).
         in_collection = anchored if inside else anchored.partition("/")[2] if scope else ""
@@ -673,7 +675,7 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
             given = p.prefix or p.collection or ""
             raise RpcError(
                 wire.INVALID_PARAMS,
-                f"no path begins with {given!r}: `ls` takes a folder, not a glob "
+                f"no path begins with {wire.said(given)}: `ls` takes a folder, not a glob "
                 f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
                 {"prefix": given},
             )

@@ -11,6 +11,7 @@ from functools import partial
 
 import apsw
 
+from gnod import wire
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import expand, file_line, stored_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
@@ -164,12 +165,13 @@ def definitions(
             conn, meant, where, object_like, False, container, wanted=p.limit, kinds=kinds
         )
         if found:
-            notes.append(f"nothing defines {name!r}: showing {meant!r}")
+            notes.append(f"nothing defines {wire.said(name)}: showing {meant!r}")
     made = None if found or prefix or container else _macro_made(conn, name, where, p.limit)
     if made is not None:
         found, names, macro = made
         notes.append(
-            f"nothing defines {name!r}: showing {found[0].symbol.name!r}, which {macro} defines under names it makes"
+            f"nothing defines {wire.said(name)}: showing {found[0].symbol.name!r}, "
+            f"which {macro} defines under names it makes"
         )
     by_doc: dict[int, list[symstore.Defined]] = {}
     for f in found:

@@ -34,7 +34,7 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     where = search_filter(d, p.collections, p.filters)
     doc = await d.read(lambda conn, _a: resolve_ref(conn, d, p.ref))
     if doc is None:
-        raise RpcError(wire.NOT_FOUND, f"no indexed document matches {p.ref!r}", {"ref": p.ref})
+        raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
     notes: list[str] = []
     served = d.vectors.index()
     hits: list[SimilarHit] | None = None

@@ -11,6 +11,7 @@ from typing import Any
 import apsw
 import msgspec
 
+from gnod import wire
 from gnod.config import MEMBER_SEP, OUTPUT_DIRS, CollectionConfig
 from gnod.ingest.walk import Filter, admit
 from gnod.server.hits import URI_PREFIX
@@ -33,7 +34,7 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
             n = store.count_docs(conn, col.name, rel + MEMBER_SEP)
             first = f"{col.name}/{members[0].rel_path}"
             return (
-                f"{ref!r} holds {n:,} document{'s' if n != 1 else ''}, each read on its own ({first!r}…): "
+                f"{wire.said(ref)} holds {n:,} document{'s' if n != 1 else ''}, each read on its own ({first!r}…): "
                 f"`gnoctl ls {col.name}/{rel}` lists them",
                 {"ref": ref, "collection": col.name, "path": rel, "why": "CONTAINER", "documents": n},
             )
@@ -67,7 +68,7 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
         else:
             why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
         details = {"ref": ref, "collection": col.name, "path": rel, "why": why}
-        return f"{ref!r} is in the folder of collection {col.name!r} but not indexed: {text}", details
+        return f"{wire.said(ref)} is in the folder of collection {col.name!r} but not indexed: {text}", details
     return None
 
 
