@@ -15,10 +15,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from gnoctl import commands
+from gnoctl import commands, fastjson
 from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, for_format, params, split_args
 from gnoctl.days import iso_day
 from gnoctl.spec import COMMANDS as SPEC
+from gnod import wire
 
 # `-h` as well as `--help`, on every command (click passes this down to subcommands).
 HELP = {"help_option_names": ["-h", "--help"]}
@@ -1069,6 +1070,12 @@ def run(argv: list[str]) -> int:
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
             option = getattr(e, "option_name", "") or ""
+            if "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+                # As gnod's errors are: a script reading stdout sees the error it asked for.
+                details = {"usage": True, **({"option": option} if option else {})}
+                message = getattr(e, "format_message", e.__str__)()
+                error = {"code": wire.ERROR_NAMES[wire.INVALID_PARAMS], "message": message, "details": details}
+                print(fastjson.dumps({"error": error}, indent=2))
             if argv and argv[0] in WORD_COMMANDS and len(option) == 2:
                 print(
                     f"(to search without the word {option[1:]!r}, put {option} after `--`: "

@@ -136,6 +136,21 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
     assert [h["path"] for h in res["hits"]] == ["deploy.md"]
 
 
+def test_a_usage_error_with_json_is_a_json_error_on_stdout(live):
+    """As the README says, and as gnod's errors are: a script that asked for JSON reads
+    the error from stdout (it got nothing there, and click's text on stderr)."""
+    for argv, option in (
+        (["search", "deploy", "--json", "--bogus"], "--bogus"),
+        (["search", "x", "-n", "0", "--json"], ""),
+    ):
+        r = _run_cli(*argv, env=live.env)
+        error = json.loads(r.stdout)["error"]
+        assert r.returncode == 1 and error["code"] == "INVALID_PARAMS" and error["details"]["usage"] is True, r
+        assert error["details"].get("option", "") == option and error["message"] in r.stderr
+    r = _run_cli("search", "deploy", "--", "--json", "-x", env=live.env)  # words after `--`
+    assert "error" not in json.loads(r.stdout)
+
+
 # --- exit statuses -------------------------------------------------------------------------------
 
 
