@@ -57,12 +57,16 @@ class DaemonError(Exception):
         return wire.exit_code_for(self.code)
 
 
+# The connection went while a call was out: gnod stopped, or was killed, before it answered.
+GONE = "gnod closed the connection before it answered (it stopped or restarted): `gnoctl status` says if it is up"
+
+
 def _recv_exact(sock: _socket.socket, n: int) -> bytes:
     buf = bytearray()
     while len(buf) < n:
         part = sock.recv(n - len(buf))
         if not part:
-            raise DaemonError(wire.INTERNAL_ERROR, "gnod closed the connection")
+            raise DaemonError(wire.CANCELLED, GONE)
         buf += part
     return bytes(buf)
 
@@ -129,7 +133,7 @@ class Client:
         try:
             self._sock.sendall(wire.frame(body))
         except (BrokenPipeError, ConnectionResetError) as e:
-            raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
+            raise DaemonError(wire.CANCELLED, f"{GONE} ({e.strerror})") from None
         self._methods[req_id] = method
         return req_id
 
@@ -161,9 +165,9 @@ class Client:
                 yield "", msg["result"]
                 return
         except (BrokenPipeError, ConnectionResetError) as e:
-            raise DaemonError(wire.INTERNAL_ERROR, f"lost the connection to gnod: {e}") from None
+            raise DaemonError(wire.CANCELLED, f"{GONE} ({e.strerror})") from None
         except TimeoutError:
-            raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not answer {method} within {self.timeout:g} s") from None
+            raise DaemonError(wire.BUSY, f"gnod did not answer {method} within {self.timeout:g} s") from None
 
     # --- the typed API (docs/python.md): options are the method's params in docs/protocol.md
 

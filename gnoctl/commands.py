@@ -314,7 +314,7 @@ def _watched_status(client: Client) -> tuple[Client, dict | None]:
     try:
         return client, client.call("status")
     except DaemonError as e:
-        if e.code != wire.INTERNAL_ERROR:
+        if e.code != wire.CANCELLED:  # the connection went (client.GONE)
             raise
     client.close()
     client = Client(autostart=False)

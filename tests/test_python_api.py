@@ -145,3 +145,21 @@ def test_send_then_reply_is_call_in_two_steps(notes):
             gno.reply(bad)
         assert err.value.name == "INVALID_QUERY"
         assert gno.call("search", params)["hits"]  # the connection goes on after an error reply
+
+
+def test_a_call_whose_gnod_goes_away_is_cancelled_not_a_bug(gno_home):
+    """gnod killed while a call waits for its answer: the call was stopped, and a read can
+    be sent again (it was INTERNAL, which the protocol keeps for gnod's own bugs)."""
+    import signal
+
+    from conftest import make_env, start_gnod
+
+    d = start_gnod(make_env(gno_home))
+    with Client(paths_for(d.env), autostart=False) as gno:
+        waiting = gno.send("watch", {})  # answered only when gnod stops
+        os.kill(d.proc.pid, signal.SIGKILL)
+        with pytest.raises(DaemonError) as err:
+            gno.reply(waiting)
+    d.stop()
+    assert (err.value.name, err.value.exit_code) == ("CANCELLED", 2)
+    assert "gnod closed the connection before it answered" in err.value.message

@@ -78,14 +78,16 @@ class DaemonLink:
             # sent. A read can always be sent again; a write that went out may have been applied.
             if gone.delivered and method not in READ_ONLY:
                 raise DaemonError(
-                    wire.INTERNAL_ERROR,
+                    wire.CANCELLED,
                     f"lost the connection to gnod during {method}; check `status` before trying again",
                 ) from None
         conn = await self._open(start)
         try:
             return await self._exchange(conn, method, params, on_notify)
         except _Gone:
-            raise DaemonError(wire.INTERNAL_ERROR, f"gnod closed the connection during {method}") from None
+            raise DaemonError(
+                wire.CANCELLED, f"gnod closed the connection during {method} (it stopped or restarted): call again"
+            ) from None
 
     async def _exchange(self, conn, method: str, params: dict, on_notify: Notify | None) -> dict:
         reader, writer = conn
