@@ -599,7 +599,10 @@ def test_get_of_a_folder_says_ls_lists_it(indexed):
     for ref, shown in (("docs/guides", "docs/guides"), ("guides/", "guides")):
         err = cli_error("get", ref, env=indexed.env)
         assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": ref, "documents": 2}
-        assert f"is a folder of 2 indexed documents, not a document: `gnoctl ls {shown} -d` lists it" in err["message"]
+        assert (
+            f"is a folder of 2 indexed documents, not a document: `ls` with `folders` lists it (gnoctl ls {shown} -d)"
+            in err["message"]
+        )
 
 
 def test_get_ignored_file_is_not_found(indexed):

@@ -237,7 +237,8 @@ def _refuse_overlap(d: Daemon, col: CollectionConfig) -> None:
         raise RpcError(
             wire.INVALID_PARAMS,
             f"{col.path} {how} {other.name!r} ({other.path}): its documents would be indexed "
-            "twice and every result would repeat (gnoctl collection add --allow-overlap adds it anyway)",
+            "twice and every result would repeat (`allow_overlap` adds it anyway: gnoctl collection add "
+            "--allow-overlap)",
             {"path": col.path, "collection": other.name, "collection_path": other.path},
         )
 
@@ -537,7 +538,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
                 raise RpcError(
                     wire.NOT_FOUND,
                     f"{wire.said(p.ref)} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
-                    f"not a document: `gnoctl ls {p.ref.rstrip('/')} -d` lists it",
+                    f"not a document: `ls` with `folders` lists it (gnoctl ls {p.ref.rstrip('/')} -d)",
                     {"ref": p.ref, "documents": folder},
                 )
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
