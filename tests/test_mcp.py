@@ -670,19 +670,28 @@ def test_a_2025_11_25_client_subscribes_and_hears_of_saved_and_added_documents(h
                     f.write("# Hamsters\n\nHamsters store food in their cheeks.\n")
                 while not any(isinstance(m, types.ResourceListChangedNotification) for m in heard):
                     await anyio.sleep(0.1)
+                # A rename is a removal and an addition, in one commit: the list changed once.
+                before = len(heard)
+                os.rename(os.path.join(notes, "pets", "hamsters.md"), os.path.join(notes, "pets", "gerbils.md"))
+                while len(heard) == before:
+                    await anyio.sleep(0.1)
+                await anyio.sleep(1.0)  # anything more would have come by now
+                renamed = heard[before:]
             await c.unsubscribe_resource("gno://notes/pets/dogs.md")
-        return version, caps
+        return version, caps, renamed
 
     try:
-        version, caps = run(go)
+        version, caps, renamed = run(go)
     finally:
         with open(dogs, "w") as f:
             f.write(original)
-        if os.path.exists(os.path.join(notes, "pets", "hamsters.md")):
-            os.unlink(os.path.join(notes, "pets", "hamsters.md"))
+        for name in ("hamsters.md", "gerbils.md"):
+            if os.path.exists(os.path.join(notes, "pets", name)):
+                os.unlink(os.path.join(notes, "pets", name))
     assert version == "2025-11-25" and caps.subscribe and caps.list_changed
     updated = [m for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
     assert updated and str(updated[0].params.uri) == "gno://notes/pets/dogs.md"
+    assert [type(m) for m in renamed] == [types.ResourceListChangedNotification], renamed
 
 
 def test_the_status_text_says_what_the_background_has_yet_to_read():

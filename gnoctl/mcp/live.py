@@ -25,7 +25,17 @@ from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 
 RETRY_S = 1.0
+# Changes heard within this long are told once each: a rename (a removal and an addition)
+# was two list_changed notifications, an editor's save through a temporary file four.
+TELL_AFTER_S = 0.1
 log = logging.getLogger("gnoctl.mcp")
+
+
+def _client(ctx) -> object:
+    """The client a request came from, the same for all its requests: the SDK's connection
+    (ctx.session is a proxy made per request: a client that listed the resources and
+    subscribed to one was told every change twice, as two sessions)."""
+    return getattr(ctx.session, "_connection", ctx.session)
 
 
 class Live:
@@ -36,6 +46,9 @@ class Live:
         self._follower: asyncio.Task | None = None
         # Earlier-protocol sessions → the uris each subscribed to (none: it listed resources).
         self._sessions: dict[object, set[str]] = {}
+        self._updated: dict[str, None] = {}  # documents changed since the last telling, in order
+        self._listed = False  # and whether the list of documents changed
+        self._telling: asyncio.Task | None = None
 
     def _start(self) -> None:
         if self._follower is None or self._follower.done():
@@ -48,23 +61,24 @@ class Live:
     def note(self, ctx) -> None:
         """A session that listed the resources hears when the list changes."""
         if ctx.protocol_version not in MODERN:
-            self._sessions.setdefault(ctx.session, set())
+            self._sessions.setdefault(_client(ctx), set())
             self._start()
 
     async def subscribe(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self._sessions.setdefault(ctx.session, set()).add(str(params.uri))
+        self._sessions.setdefault(_client(ctx), set()).add(str(params.uri))
         self._start()
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        self._sessions.get(ctx.session, set()).discard(str(params.uri))
+        self._sessions.get(_client(ctx), set()).discard(str(params.uri))
         return types.EmptyResult()
 
-    async def _notify(self, uri: str | None, listed: bool) -> None:
+    async def _notify(self, updated: list[str], listed: bool) -> None:
         for session, uris in list(self._sessions.items()):
             try:
-                if uri is not None and uri in uris:
-                    await session.send_resource_updated(uri)  # type: ignore[attr-defined]
+                for uri in updated:
+                    if uri in uris:
+                        await session.send_resource_updated(uri)  # type: ignore[attr-defined]
                 if listed:
                     await session.send_resource_list_changed()  # type: ignore[attr-defined]
             except Exception as e:  # the client has gone: forget it
@@ -87,7 +101,18 @@ class Live:
         else:
             return
         if uri:
+            self._updated[uri] = None
+        self._listed |= listed
+        if self._telling is None or self._telling.done():
+            self._telling = asyncio.create_task(self._tell())
+
+    async def _tell(self) -> None:
+        """What changed in the last TELL_AFTER_S, told once: each document, then the list."""
+        await asyncio.sleep(TELL_AFTER_S)
+        updated, listed = list(self._updated), self._listed
+        self._updated, self._listed = {}, False
+        for uri in updated:
             await self.bus.publish(ResourceUpdated(uri=uri))
         if listed:
             await self.bus.publish(ResourcesListChanged())
-        await self._notify(uri, listed)
+        await self._notify(updated, listed)
