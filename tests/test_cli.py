@@ -23,6 +23,7 @@ from conftest import (
     cli_json,
     run_cli_tty,
     running_gnod,
+    wait_until,
     write_tree,
 )
 from gnod.config import CollectionConfig
@@ -587,12 +588,45 @@ def test_get_line_range(indexed):
 
 
 @pytest.mark.parametrize(
-    "ref", ["docs/nope.md", "nope/guides/deploy.md", "gno://docs/nope.md", "/definitely/not/indexed.md", "#999999"]
+    "ref, why",
+    [
+        ("docs/nope.md", "MISSING"),  # a file of a collection named: not in its folder
+        ("nope/guides/deploy.md", None),
+        ("gno://docs/nope.md", "MISSING"),
+        ("/definitely/not/indexed.md", None),
+        ("#999999", None),
+    ],
 )
-def test_get_unknown_is_not_found(indexed, ref):
+def test_get_unknown_is_not_found(indexed, ref, why):
     err = cli_error("get", ref, env=indexed.env)
     assert err["code"] == "NOT_FOUND"
-    assert err["details"] == {"ref": ref}
+    assert err["details"]["ref"] == ref and err["details"].get("why") == why
+
+
+def test_get_of_a_file_moved_since_names_where_its_name_is_now(daemon, tmp_path):
+    """An agent's `get` of a hit it had, the note moved or deleted since: it said only that
+    no indexed document matched, as for a typo."""
+    root = tmp_path / "notes"
+    (root / "inbox").mkdir(parents=True)
+    (root / "inbox" / "plan.md").write_text("# Plan\n\nthe garden plan\n")
+    cli_json("collection", "add", str(root), "--name", "notes", "--json", env=daemon.env)
+    (root / "done").mkdir()
+    os.rename(root / "inbox" / "plan.md", root / "done" / "plan.md")
+
+    def listed() -> list[str]:
+        return [e["path"] for e in json.loads(_run_cli("ls", "notes", "--json", env=daemon.env).stdout)["entries"]]
+
+    assert wait_until(lambda: listed() == ["done/plan.md"], 10)
+    err = cli_error("get", "notes/inbox/plan.md", env=daemon.env)
+    assert err["message"] == (
+        "'notes/inbox/plan.md': no such file in the folder of collection 'notes' (moved or deleted?); "
+        "notes has notes/done/plan.md"
+    )
+    assert err["details"]["why"] == "MISSING" and err["details"]["named"] == ["notes/done/plan.md"]
+    os.unlink(root / "done" / "plan.md")
+    assert wait_until(lambda: listed() == [], 10)
+    err = cli_error("get", "notes/done/plan.md", env=daemon.env)
+    assert err["message"].endswith("(moved or deleted?)") and err["details"]["named"] == []
 
 
 def test_get_of_a_folder_says_ls_lists_it(indexed):

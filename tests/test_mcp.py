@@ -259,8 +259,8 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, too_long, long_ref, nulls, ok = run(go)
     # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
     assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"
-    assert long_ref.content[0].text.startswith("NOT_FOUND: no indexed document matches 'notes/xxx")
-    assert len(long_ref.content[0].text) < 200 and long_ref.content[0].text.endswith("… (3,006 characters)")
+    assert long_ref.content[0].text.startswith("NOT_FOUND: 'notes/xxx") and len(long_ref.content[0].text) < 200
+    assert "… (3,006 characters): no such file in the folder of collection 'notes'" in long_ref.content[0].text
     assert not nulls.is_error and nulls.structured_content["hits"][0]["path"] == "cooking/bread.md"
     assert bad_query.is_error and bad_query.content[0].text.startswith("INVALID_QUERY: ")
     assert bad_query.structured_content["error"]["code"] == "INVALID_QUERY"

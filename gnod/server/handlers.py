@@ -541,6 +541,9 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
                     f"not a document: `ls` with `folders` lists it (gnoctl ls {p.ref.rstrip('/')} -d)",
                     {"ref": p.ref, "documents": folder},
                 )
+            gone = unindexed.missing(d, conn, path)
+            if gone is not None:
+                raise RpcError(wire.NOT_FOUND, *gone)
             raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
         for named, given, said in (
             (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),

@@ -18,6 +18,9 @@ from gnod.server.hits import URI_PREFIX
 from gnod.server.rpc import Daemon
 from gnod.store import documents as store
 
+# A missing file's ref names at most this many documents of its file's name.
+NAMED_SHOWN = 3
+
 
 def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]] | None:
     """(message, details) for a `ref` that names a file in a collection's folder which
@@ -69,6 +72,32 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
             why, text = "PENDING", "it is not indexed yet: `gnoctl update` indexes it"
         details = {"ref": ref, "collection": col.name, "path": rel, "why": why}
         return f"{wire.said(ref)} is in the folder of collection {col.name!r} but not indexed: {text}", details
+    return None
+
+
+def missing(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]] | None:
+    """(message, details) for a `ref` naming a file of a collection (`collection/path`,
+    its gno:// uri or an absolute path) that is not in its folder: moved or deleted since
+    it was found (an agent's `get` of a hit it had), with the documents of that name the
+    collection has now (`details.why` MISSING, `details.named`); None for another ref."""
+    place = _place(d, ref)
+    if place is None or os.path.lexists(os.path.join(place[0].path, place[1])):
+        return None
+    col, rel = place
+    named = [f"{col.name}/{p}" for p in store.paths_named(conn, col.name, os.path.basename(rel), NAMED_SHOWN)]
+    there = f"; {col.name} has {', '.join(named)}" if named else ""
+    return (
+        f"{wire.said(ref)}: no such file in the folder of collection {col.name!r} (moved or deleted?){there}",
+        {"ref": ref, "collection": col.name, "path": rel, "why": "MISSING", "named": named},
+    )
+
+
+def _place(d: Daemon, ref: str) -> tuple[CollectionConfig, str] | None:
+    """The collection and path `ref` names by the collection's name, its uri or an absolute
+    path in its folder; None for a bare path (any collection's)."""
+    bare = ref.removeprefix(URI_PREFIX)
+    if os.path.isabs(bare) or bare.startswith("~") or d.collection(bare.partition("/")[0]) is not None:
+        return next((p for p in _places(d, ref) if p[1] and p[1] != "."), None)
     return None
 
 

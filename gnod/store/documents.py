@@ -500,6 +500,16 @@ def any_passing(conn: apsw.Connection, sql: str, args: list[Any]) -> bool:
     return conn.execute(f"SELECT 1 FROM {_DOC_FROM} WHERE {sql} LIMIT 1", args).fetchone() is not None
 
 
+def paths_named(conn: apsw.Connection, collection: str, name: str, limit: int) -> list[str]:
+    """Up to `limit` paths of the collection's documents whose file is named `name`."""
+    rows = conn.execute(
+        "SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id "
+        "WHERE c.name = ? AND (d.rel_path = ? OR substr(d.rel_path, -?) = ?) ORDER BY d.rel_path LIMIT ?",
+        (collection, name, len(name) + 1, "/" + name, limit),
+    )
+    return [r[0] for r in rows]
+
+
 def count_docs(conn: apsw.Connection, collection: str | None, prefix: str) -> int:
     where, args = _doc_filter(collection, prefix)
     sql = f"SELECT count(*) FROM documents d JOIN collections c ON c.id = d.collection_id{where}"
