@@ -1379,3 +1379,20 @@ def test_ls_takes_a_folder_from_the_working_directory(indexed, tmp_path):
     assert listed(ls_in(str(tmp_path), indexed.corpus.path("guides/deploy.md"))) == guides[:1]
     outside = ls_in(str(tmp_path), ".")
     assert outside.returncode == 1 and json.loads(outside.stdout)["error"]["code"] == "NOT_FOUND"
+
+
+def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):
+    """A name typed or pasted decomposed (i + ¨, as macOS writes names) named nothing when
+    the file's was composed, and the other way round."""
+    import unicodedata
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    composed, decomposed = "naïve café.md", unicodedata.normalize("NFD", "crème brûlée.md")
+    (root / composed).write_text("# Naive\n\nan idea\n")
+    (root / decomposed).write_text("# Dessert\n\na recipe\n")
+    cli_json("collection", "add", str(root), "--name", "notes", "--json", env=daemon.env)
+    for name in (composed, decomposed):
+        for form in ("NFC", "NFD"):
+            asked = "notes/" + unicodedata.normalize(form, name)
+            assert get_json(daemon.env, asked)["path"] == name, (name, form)

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import time
+import unicodedata
 from urllib.parse import unquote
 
 import apsw
@@ -349,10 +350,16 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     collection that has it (`include/linux/slab.h`, as grep and editors give paths;
     INVALID_PARAMS naming them where several have it). A `gno://` URI no document has
     as given is also read percent-decoded, as a client that made it a URL sends it
-    (`gno://notes/odd%20dir/a.md`)."""
+    (`gno://notes/odd%20dir/a.md`), and a name no document has as given is also read in
+    Unicode's composed and decomposed forms: a name typed or pasted in one (a macOS copy,
+    `naïve` as i + ¨) names the file stored in the other."""
     doc = _resolved(conn, d, ref)
     if doc is None and ref.startswith(URI_PREFIX) and "%" in ref and (plain := unquote(ref)) != ref:
-        doc = _resolved(conn, d, plain)
+        ref = plain
+        doc = _resolved(conn, d, ref)
+    for form in ("NFC", "NFD") if doc is None and not ref.isascii() else ():
+        if (other := unicodedata.normalize(form, ref)) != ref and (doc := _resolved(conn, d, other)) is not None:
+            break
     return doc
 
 
