@@ -703,3 +703,42 @@ def test_the_status_text_says_what_the_background_has_yet_to_read():
     assert "ocr" not in _status_text({**base, "ocr": {"pending": 0}, "symbols": {"pending": 0}})
     text = _status_text({**base, "ocr": {"pending": 2}, "symbols": {"pending": 5}})
     assert "5 source files still to parse" in text and "2 pictures or scans still to read" in text
+
+
+@pytest.mark.filterwarnings("ignore:resources/.*subscribe is removed as of 2026-07-28")
+def test_a_client_is_told_the_tools_changed_when_a_collection_comes_or_goes(hybrid, tmp_path):
+    """The search tools' `collections` argument names the collections: one added after
+    the client listed the tools was named nowhere until it listed them again, unasked."""
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "a.md").write_text("# Extra\n\nan extra note\n")
+    heard: list = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.append(message)
+
+    async def go():
+        async with Client(bridge(hybrid.env), mode="legacy", message_handler=on_message) as c:
+            assert c.server_capabilities.tools.list_changed
+            await c.list_tools()
+            await anyio.sleep(0.5)  # the bridge's follower joins gnod's watch
+            await anyio.to_thread.run_sync(
+                lambda: hybrid.result("collection.add", {"name": "extra", "path": str(extra)})
+            )
+            with anyio.fail_after(20):
+                while not heard:
+                    await anyio.sleep(0.1)
+            named = {t.name: t for t in (await c.list_tools()).tools}["search"]
+            await anyio.to_thread.run_sync(lambda: hybrid.result("collection.remove", {"name": "extra"}))
+            with anyio.fail_after(20):
+                while len(heard) < 2:
+                    await anyio.sleep(0.1)
+            return named.input_schema["properties"]["collections"]["description"]
+
+    try:
+        described = run(go)
+    finally:
+        if any(c["name"] == "extra" for c in hybrid.result("collection.list")["collections"]):
+            hybrid.result("collection.remove", {"name": "extra"})
+    assert "extra" in described and len(heard) == 2

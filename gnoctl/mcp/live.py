@@ -18,7 +18,7 @@ import logging
 
 import mcp_types as types
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS as MODERN
 
 from gnoctl.client import DaemonError
@@ -38,6 +38,11 @@ def _client(ctx) -> object:
     return getattr(ctx.session, "_connection", ctx.session)
 
 
+def _named(collections: list[dict]) -> frozenset[tuple[str, str]]:
+    """What the tools say of the collections: each one's name and description."""
+    return frozenset((c["name"], c.get("description") or "") for c in collections)
+
+
 class Live:
     def __init__(self, link: DaemonLink) -> None:
         self.link = link
@@ -49,6 +54,12 @@ class Live:
         self._updated: dict[str, None] = {}  # documents changed since the last telling, in order
         self._listed = False  # and whether the list of documents changed
         self._telling: asyncio.Task | None = None
+        # The tools name the collections (their `collections` argument): the collections a
+        # client was last told of, the earlier-protocol clients that listed the tools, and
+        # whether a change may have added or removed a collection since the last telling.
+        self._collections: frozenset[tuple[str, str]] | None = None
+        self._tool_clients: set[object] = set()
+        self._recollect = False
 
     def _start(self) -> None:
         if self._follower is None or self._follower.done():
@@ -63,6 +74,13 @@ class Live:
         if ctx.protocol_version not in MODERN:
             self._sessions.setdefault(_client(ctx), set())
             self._start()
+
+    def told_tools(self, ctx, collections: list[dict]) -> None:
+        """A client was given the tools, which name these collections: it hears when they change."""
+        self._collections = _named(collections)
+        if ctx.protocol_version not in MODERN:
+            self._tool_clients.add(_client(ctx))
+        self._start()
 
     async def subscribe(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self._sessions.setdefault(_client(ctx), set()).add(str(params.uri))
@@ -96,6 +114,10 @@ class Live:
     async def _on_change(self, method: str, params: dict) -> None:
         if method == "change":
             uri, listed = params.get("uri"), params.get("kind") != "changed"
+            known = self._collections is not None and any(
+                name == params.get("collection") for name, _ in self._collections
+            )
+            self._recollect |= listed and (uri is None or not known)
         elif method == "lagged":
             uri, listed = None, True
         else:
@@ -116,3 +138,23 @@ class Live:
         if listed:
             await self.bus.publish(ResourcesListChanged())
         await self._notify(updated, listed)
+        if self._recollect:
+            self._recollect = False
+            await self._tell_collections()
+
+    async def _tell_collections(self) -> None:
+        """Tell the clients given the tools that they changed, where the collections did."""
+        try:
+            now = _named((await self.link.call("collection.list", {}, start=False))["collections"])
+        except DaemonError:
+            return
+        if self._collections is None or now == self._collections:
+            return
+        self._collections = now
+        await self.bus.publish(ToolsListChanged())
+        for client in list(self._tool_clients):
+            try:
+                await client.send_tool_list_changed()  # type: ignore[attr-defined]
+            except Exception as e:  # the client has gone: forget it
+                log.debug("dropping a closed MCP session: %s", e)
+                self._tool_clients.discard(client)

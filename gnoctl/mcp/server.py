@@ -101,12 +101,13 @@ def _error_result(e: DaemonError) -> types.CallToolResult:
 
 
 class _Server(Server):
-    """Declares that the resource list changes (the SDK declares it only when told, and
-    the HTTP transport never tells it): earlier-protocol clients then listen for it."""
+    """Declares that the resource list and the tools change (the SDK declares it only when
+    told, and the HTTP transport never tells it): earlier-protocol clients then listen for
+    it. The tools change with the collections, which their `collections` argument names."""
 
     def create_initialization_options(self, notification_options=None, *args, **kwargs):
         return super().create_initialization_options(
-            notification_options or NotificationOptions(resources_changed=True), *args, **kwargs
+            notification_options or NotificationOptions(resources_changed=True, tools_changed=True), *args, **kwargs
         )
 
 
@@ -145,6 +146,7 @@ class Bridge:
 
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
         collections = await self.collections()
+        self.live.told_tools(ctx, collections)
         return types.ListToolsResult(tools=[_tool(s, collections) for s in self.specs.values()])
 
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
