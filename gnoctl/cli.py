@@ -1052,6 +1052,12 @@ def _having(group: Any, option: str) -> list[str]:
     ]
 
 
+# What asks for an output format: a usage error prints as JSON where --json alone did.
+_FORMAT_FLAGS = frozenset(
+    {"--format", "--human", "--json", "--jsonl", "--files", "--csv", "--md", "--xml", "--vimgrep"}
+)
+
+
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's.
 
@@ -1070,7 +1076,8 @@ def run(argv: list[str]) -> int:
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
             option = getattr(e, "option_name", "") or ""
-            if "--json" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+            options = argv[: argv.index("--") if "--" in argv else len(argv)]
+            if [o for o in options if o.split("=")[0] in _FORMAT_FLAGS] == ["--json"]:
                 # As gnod's errors are: a script reading stdout sees the error it asked for.
                 details = {"usage": True, **({"option": option} if option else {})}
                 message = getattr(e, "format_message", e.__str__)()
