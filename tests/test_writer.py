@@ -164,10 +164,12 @@ def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_pat
 def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_path, monkeypatch):
     """An index written before TOML frontmatter was read, and while a YAML file's first
     document was taken for frontmatter, keeps what those readings gave until each file
-    changes. Opening it marks the documents of the kinds read otherwise since
-    (reread.READINGS; a code file only where it was read with frontmatter), and a
-    container holding one; the next walk reads them again, and they come out as a fresh
-    index of today's reads them (lexical index, body line and chunks alike). Once."""
+    changes. Opening it marks the documents an older gno read (documents.read_rules) of
+    the kinds read otherwise since (reread.READINGS; a code file only where it was read
+    with frontmatter), and a container holding one; the next walk reads them again, and
+    they come out as a fresh index of today's reads them (lexical index, body line and
+    chunks alike). Once; and each document by the gno that read it last (an index went
+    back to an older gno and forward again kept what the older one read)."""
     import zipfile
 
     from conftest import lexical_paths_in
@@ -221,12 +223,17 @@ def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_
         m.setattr(prepare, "CODE_EXTENSIONS", frozenset())
         stale, _ = indexed(old)
     conn = apsw.Connection(str(old))
-    store.set_meta_value(conn, "read_rules", "1")
+    conn.execute("UPDATE documents SET read_rules = 1")  # as the older gno that read them left them
     conn.close()
     again, stats = indexed(old)
     _, later = indexed(old)
+    conn = apsw.Connection(str(old))  # an older gno ran on it again, and read post.md anew
+    conn.execute("UPDATE documents SET read_rules = 1 WHERE rel_path = 'post.md'")
+    conn.close()
+    _, back = indexed(old)
     assert stale["found"]["frontdoor"] == [] and stale["documents"]["post.md"][1] == "{}"
     assert again == fresh and fresh["found"] == {"frontdoor": ["app.yaml"], "garden": ["post.md"]}
     assert fresh["documents"]["notes.zip!/z.md"][0] == "Zinc"
     assert (stats.updated, stats.unchanged) == (3, 2)  # post.md, app.yaml, z.md; main.c, a.c
     assert (later.updated, later.unchanged) == (0, 4)  # the zip unchanged counts once
+    assert (back.updated, back.unchanged) == (1, 3)

@@ -14,6 +14,7 @@ from gnod.ingest.convert import convert
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import lexical_text
 from gnod.ingest.markdown import extract_title, split_frontmatter
+from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
@@ -120,6 +121,7 @@ def prepare(
         metadata=meta,
         chunks=chunks,
         text=lexical_text(entry.rel_path, heading, body, stemmed, analyzers.get(language)),
+        read_rules=READ_RULES,
         other_languages=stemmed.others,
         language_confident=sure,
         line_shifts=line_shifts,

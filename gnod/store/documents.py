@@ -64,6 +64,7 @@ class PreparedDoc(msgspec.Struct, frozen=True, gc=False):
     metadata: dict[str, Any]
     chunks: list[ChunkRow]
     text: LexicalText
+    read_rules: int  # gnod.ingest.reread.READ_RULES: what it was read by
     # Languages some blocks of the body were stemmed in besides `language` (a document
     # that mixes languages): queries weigh them by how much of the index they hold.
     other_languages: tuple[str, ...] = ()
@@ -261,12 +262,13 @@ def put_document(
         meta,
         doc.line_shifts,
         now,
+        doc.read_rules,
     )
     if old is None:
         conn.execute(
             "INSERT INTO documents(size, mtime_ns, inode, source_hash, mirror_hash, title, language, "
-            "other_languages, language_confident, metadata, line_shifts, indexed_at, collection_id, rel_path) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "other_languages, language_confident, metadata, line_shifts, indexed_at, read_rules, collection_id, "
+            "rel_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (*fields, collection_id, doc.rel_path),
         )
         doc_id = conn.last_insert_rowid()
@@ -274,8 +276,8 @@ def put_document(
         doc_id = old.id
         (old_mirror,) = conn.execute("SELECT mirror_hash FROM documents WHERE id = ?", (doc_id,)).fetchone()
         conn.execute(
-            "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, "
-            "language=?, other_languages=?, language_confident=?, metadata=?, line_shifts=?, indexed_at=? WHERE id=?",
+            "UPDATE documents SET size=?, mtime_ns=?, inode=?, source_hash=?, mirror_hash=?, title=?, language=?, "
+            "other_languages=?, language_confident=?, metadata=?, line_shifts=?, indexed_at=?, read_rules=? WHERE id=?",
             (*fields, doc_id),
         )
     _pending(conn, doc_id)
@@ -774,11 +776,21 @@ def set_title(conn: apsw.Connection, doc_id: int, title: str) -> None:
     _pending(conn, doc_id)
 
 
-def read_with(conn: apsw.Connection) -> Iterator[tuple[int, int, str, int]]:
-    """(id, collection id, rel_path, body line) of every document: how it was read."""
+def read_before(conn: apsw.Connection, rules: int) -> Iterator[tuple[int, int, str, int, int]]:
+    """(id, collection id, rel_path, body line, read rules) of each document read by
+    rules older than `rules` (gnod.ingest.reread)."""
     yield from conn.execute(
-        "SELECT d.id, d.collection_id, d.rel_path, c.body_line "
-        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash"
+        "SELECT d.id, d.collection_id, d.rel_path, c.body_line, d.read_rules "
+        "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash WHERE d.read_rules < ?",
+        (rules,),
+    )
+
+
+def read_by(conn: apsw.Connection, ids: Sequence[int], rules: int) -> None:
+    """Record that these documents are as `rules` read them (nothing in them changes)."""
+    conn.execute(
+        "UPDATE documents SET read_rules = ? WHERE id IN (SELECT value FROM json_each(?))",
+        (rules, json.dumps(list(ids))),
     )
 
 

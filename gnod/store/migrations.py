@@ -335,6 +335,18 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0015_read_rules",
+        """
+        -- The rules each document was read by (gnod.ingest.reread.READ_RULES): a gno that
+        -- reads a kind of file otherwise reads again those read by older rules, whichever
+        -- gno read them last (an older gno run on this index refuses it: it lacks this
+        -- migration; kept for the index as a whole, the rules missed what one wrote).
+        ALTER TABLE documents ADD COLUMN read_rules INTEGER NOT NULL DEFAULT 1;
+        DELETE FROM schema_meta WHERE key = 'read_rules';
+        """,
+        None,
+    ),
 ]
 
 
