@@ -363,6 +363,9 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             # Lost the start race: the winner holds the lock but may not be listening yet.
             if is_running(paths):
                 return paths.read_pid() or proc.pid
+        elif code == wire.GNOD_EXIT_INDEX_TOO_NEW:
+            said = _tail(out, 1).removeprefix("gnod: ")
+            raise DaemonError(wire.VERSION_MISMATCH, said, {"log": out, "exit_status": code})
         else:
             err = wire.CONFIG_ERROR if code == wire.GNOD_EXIT_CONFIG else wire.INTERNAL_ERROR
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})

@@ -85,6 +85,7 @@ _USER_ERRORS = frozenset(
 GNOD_EXIT_RUNNING = 1  # another gnod holds this runtime dir's lock
 GNOD_EXIT_RUNTIME_DIR = 2  # the runtime dir is unusable (owner, path length)
 GNOD_EXIT_CONFIG = 78  # sysexits.h EX_CONFIG: the config file is invalid
+GNOD_EXIT_INDEX_TOO_NEW = 65  # sysexits.h EX_DATAERR: the index was written by a newer gno
 
 
 def exit_code_for(code: int) -> int:

@@ -165,6 +165,39 @@ def test_invalid_config_prevents_start(env):
     assert "config error" in err and "paht" in err
 
 
+def test_an_index_a_newer_gno_wrote_is_refused_at_once_and_said_plainly(env, run_cli):
+    """gnod exited 1 (as when another gnod holds the lock), its reason only in a traceback
+    in gnod.out: gnoctl waited its whole 30 s for a gnod that had gone, then pointed at
+    that file. Now gnod says why in one line, in the log too, and exits 65; gnoctl says
+    it as VERSION_MISMATCH at once; systemd does not retry it; nothing is changed."""
+    from conftest import migrated_db
+
+    paths = paths_for(env)
+    os.makedirs(paths.data_dir, mode=0o700)
+    conn = migrated_db(paths.db_file)
+    conn.execute("INSERT INTO migrations(name, applied_at) VALUES ('0999_from_the_future', 0)")
+    conn.close()
+    d = start_gnod(env, wait=False)
+    try:
+        assert d.proc.wait(20) == wire.GNOD_EXIT_INDEX_TOO_NEW == 65
+    finally:
+        d.stop()
+    said = "was written by a newer gno (migrations this one lacks: 0999_from_the_future)"
+    assert said in d.stderr() and "Traceback" not in d.stderr()
+    with open(paths.log_file) as f:
+        assert said in f.read()
+    started = time.monotonic()
+    r = run_cli("search", "anything", "--json", env=env)
+    assert time.monotonic() - started < 10 and r.returncode == 2, r
+    error = json.loads(r.stdout)["error"]
+    assert error["code"] == "VERSION_MISMATCH" and said in error["message"], error
+    assert lock_is_free(paths) and not os.path.exists(paths.socket_path)
+    with open(
+        os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "systemd", "gnod.service")
+    ) as f:
+        assert "RestartPreventExitStatus=65 78" in f.read()
+
+
 # --- peers -------------------------------------------------------------------------------
 
 

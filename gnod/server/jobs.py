@@ -29,7 +29,7 @@ from gnod.protocol import IndexStats, JobInfo
 from gnod.store import documents as store
 from gnod.store.db import connect, empty_wal, reclaim
 from gnod.store.lexical_index import LexicalIndex
-from gnod.store.migrations import migrate
+from gnod.store.migrations import migrate, pending
 from gnod.text.analyzer import ingest_analyzers
 
 T = TypeVar("T")
@@ -150,6 +150,9 @@ class Writer:
 
     def _open(self) -> list[str]:
         self._conn = connect(self.db_path)
+        due = pending(self._conn)
+        if due:  # a big index takes a while: the log says why nothing answers yet
+            log.info("migrating the index (%s): clients wait until it is done", ", ".join(due))
         applied = migrate(self._conn)
         if applied:  # a migration that rewrote a table leaves the old one's pages free
             reclaim(self._conn)

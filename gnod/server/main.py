@@ -16,6 +16,7 @@ from gnod.paths import Paths
 from gnod.server.app import Daemon
 from gnod.server.jobs import tune_malloc
 from gnod.server.lifecycle import AlreadyRunning, RuntimeDirError, make_private
+from gnod.store.migrations import IndexTooNew
 
 LOG_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeDirError as e:
         print(f"gnod: {e}", file=sys.stderr)
         return wire.GNOD_EXIT_RUNTIME_DIR
+    except IndexTooNew as e:
+        logging.getLogger("gnod").error("%s", e)
+        print(f"gnod: {e}", file=sys.stderr)
+        return wire.GNOD_EXIT_INDEX_TOO_NEW
     return 0
 
 

@@ -7,6 +7,7 @@ what a migration does is fixed when it ships.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -350,18 +351,31 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
 ]
 
 
-def migrate(conn: apsw.Connection) -> list[str]:
-    """Apply pending migrations in order; returns the names applied."""
+class IndexTooNew(Exception):
+    """The index was written by a newer gno: this one does not know all its migrations."""
+
+
+def pending(conn: apsw.Connection) -> list[str]:
+    """The migrations `migrate` would apply, in order; IndexTooNew for an index a newer
+    gno wrote (it may hold what this gno cannot read: nothing is changed)."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     conn.execute("CREATE TABLE IF NOT EXISTS migrations(name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    known = {name for name, _, _ in MIGRATIONS}
-    unknown = done - known
+    unknown = done - {name for name, _, _ in MIGRATIONS}
     if unknown:
-        raise RuntimeError(f"index was written by a newer gno (unknown migrations: {', '.join(sorted(unknown))})")
+        raise IndexTooNew(
+            f"the index in {os.path.dirname(conn.filename)} was written by a newer gno (migrations this one "
+            f"lacks: {', '.join(sorted(unknown))}): run that version, or move that folder away to start anew"
+        )
+    return [name for name, _, _ in MIGRATIONS if name not in done]
+
+
+def migrate(conn: apsw.Connection) -> list[str]:
+    """Apply pending migrations in order; returns the names applied (IndexTooNew: see pending)."""
+    due = set(pending(conn))
     applied = []
     for name, sql, step in MIGRATIONS:
-        if name in done:
+        if name not in due:
             continue
         with conn:
             conn.execute(sql)
