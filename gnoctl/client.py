@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     R = TypeVar("R")
 
 START_TIMEOUT_S = 30.0
+# While the gnod that holds the index is alive but not listening yet (its first start
+# after an upgrade migrates the index: 15 s for the kernel tree's), a client waits for
+# it this long, where it would start one (it would lose the lock to it).
+STARTING_WAIT_S = 600.0
 # A call gnod refused as overloaded (BUSY with `retry_after_ms`) is sent again once after
 # the wait it names, where that is at most this long: a person or an agent waits a second
 # rather than read an error (50 busy agents made `gnoctl search` fail in 0.03 s).
@@ -91,13 +95,21 @@ class Client:
         try:
             self._sock = connect_checked(self.paths)
         except (FileNotFoundError, ConnectionRefusedError):
+            starting = starting_pid(self.paths)
             if not self.autostart:
                 unset = ", or unset GNO_NO_AUTOSTART" if self._off_by_env else ""
-                raise DaemonError(
-                    wire.NOT_RUNNING, f"gnod is not running (start it with `gnoctl daemon start`{unset})"
-                ) from None
-            start_daemon(self.paths)
-            self.started = True
+                said = (
+                    f"gnod (pid {starting}) is starting and not answering yet (a first start after an upgrade "
+                    "migrates the index: `gnoctl daemon logs` says so)"
+                    if starting
+                    else f"gnod is not running (start it with `gnoctl daemon start`{unset})"
+                )
+                raise DaemonError(wire.NOT_RUNNING, said, {"starting_pid": starting} if starting else {}) from None
+            if starting:
+                wait_listening(self.paths, starting)
+            else:
+                start_daemon(self.paths)
+                self.started = True
             self._sock = connect_checked(self.paths)
         self._sock.settimeout(self.timeout)
 
@@ -336,6 +348,35 @@ def holds_lock(paths: Paths) -> bool:
     return False
 
 
+def starting_pid(paths: Paths) -> int | None:
+    """The pid of a gnod that holds the instance lock while nothing listens on its
+    socket: one starting (migrating the index); None otherwise (a pid file a killed gnod
+    left, its pid another process's now, holds no lock)."""
+    pid = paths.read_pid()
+    if pid is None:
+        return None
+    try:
+        posix.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's: the lock says whether it is a gnod
+    return pid if holds_lock(paths) else None
+
+
+def wait_listening(paths: Paths, pid: int, timeout: float = STARTING_WAIT_S) -> None:
+    """Wait while gnod `pid` starts (it is alive, not listening yet) until it listens."""
+    deadline = time.monotonic() + timeout
+    while not is_running(paths):
+        if starting_pid(paths) != pid:
+            if is_running(paths):
+                return
+            raise DaemonError(wire.NOT_RUNNING, f"gnod (pid {pid}) stopped while starting: see `gnoctl daemon logs`")
+        if time.monotonic() > deadline:
+            raise DaemonError(wire.BUSY, f"gnod (pid {pid}) has not listened within {timeout:.0f} s of this wait")
+        time.sleep(0.05)
+
+
 def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     """Start gnod detached from this terminal and wait until it accepts connections."""
     import os
@@ -352,17 +393,23 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             start_new_session=True,
             close_fds=True,
         )
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = started + timeout
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is None:
             # Ready only when *our* gnod serves: another one answering now may be on its way out.
-            if paths.read_pid() == proc.pid and is_running(paths):
-                return proc.pid
+            if paths.read_pid() == proc.pid:
+                if is_running(paths):
+                    return proc.pid
+                deadline = started + max(timeout, STARTING_WAIT_S)  # it holds the index: it listens once migrated
         elif code == wire.GNOD_EXIT_RUNNING:
             # Lost the start race: the winner holds the lock but may not be listening yet.
             if is_running(paths):
                 return paths.read_pid() or proc.pid
+            if (winner := starting_pid(paths)) is not None:
+                wait_listening(paths, winner)
+                return winner
         elif code == wire.GNOD_EXIT_INDEX_TOO_NEW:
             said = _tail(out, 1).removeprefix("gnod: ")
             raise DaemonError(wire.VERSION_MISMATCH, said, {"log": out, "exit_status": code})

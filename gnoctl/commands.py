@@ -12,7 +12,7 @@ import sys
 import time
 
 from gnoctl.args import LS_LIMIT_MAX
-from gnoctl.client import Client, DaemonError, holds_lock, is_running, retry_wait, start_daemon
+from gnoctl.client import Client, DaemonError, holds_lock, is_running, retry_wait, start_daemon, starting_pid
 from gnoctl.output import hits
 from gnoctl.output.common import ProgressLine, View, print_error, quiet_stdout, show
 from gnod import wire
@@ -513,7 +513,9 @@ def daemon_status(fmt: str | None) -> int:
     def go(fmt: str) -> int:
         paths = Paths.from_env()
         if not is_running(paths):
-            show({"running": False, "socket": paths.socket_path}, fmt, running_lines)
+            starting = starting_pid(paths)
+            said = {"running": False, "socket": paths.socket_path, **({"starting_pid": starting} if starting else {})}
+            show(said, fmt, running_lines)
             return wire.EXIT_NOT_RUNNING
         st = Client(paths, autostart=False).call("status")
         show(

@@ -198,6 +198,46 @@ def test_an_index_a_newer_gno_wrote_is_refused_at_once_and_said_plainly(env, run
         assert "RestartPreventExitStatus=65 78" in f.read()
 
 
+def test_a_gnod_that_holds_the_index_and_does_not_listen_yet_is_waited_for(env, run_cli):
+    """A first start after an upgrade migrates the index before gnod listens (15 s for the
+    kernel tree's): gnoctl said "gnod is not running", and a search gave up after 30 s.
+    Here a process holds gnod's lock and pid file without listening, as such a gnod does,
+    then goes: it is said to be starting, and a search waits for it (not for 30 s, nor
+    starting another, which would lose the lock to it)."""
+    paths = paths_for(env)
+    os.makedirs(paths.runtime_dir, mode=0o700, exist_ok=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "open(sys.argv[2], 'w').write(str(os.getpid())); print('held', flush=True); time.sleep(3)",
+            paths.lock_file,
+            paths.pid_file,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        r = run_cli("status", "--no-autostart", "--json", env=env)
+        error = json.loads(r.stdout)["error"]
+        assert r.returncode == 3 and f"gnod (pid {holder.pid}) is starting" in error["message"], r
+        r = run_cli("daemon", "status", "--json", env=env)
+        assert r.returncode == 3 and json.loads(r.stdout)["starting_pid"] == holder.pid
+        started = time.monotonic()
+        r = run_cli("search", "anything", "--json", env=env)
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.returncode == 3 and 1.0 < waited < 20, (waited, r)
+    assert f"gnod (pid {holder.pid}) stopped while starting" in json.loads(r.stdout)["error"]["message"]
+    r = run_cli("daemon", "status", "--json", env=env)  # its pid file left behind names no gnod
+    assert "starting_pid" not in json.loads(r.stdout)
+
+
 # --- peers -------------------------------------------------------------------------------
 
 

@@ -19,6 +19,11 @@ def stopped_lines(msg: dict, timeout: float) -> list[str]:
 
 def running_lines(msg: dict) -> list[str]:
     """`daemon status`: running (with its pid and uptime) or not, and the socket."""
+    if msg.get("starting_pid"):
+        return [
+            f"gnod (pid {msg['starting_pid']}) is starting, not listening yet (socket {msg['socket']}); "
+            "a first start after an upgrade migrates the index: `gnoctl daemon logs` says so"
+        ]
     if not msg["running"]:
         return [f"gnod is not running (socket {msg['socket']})"]
     return [f"gnod is running (pid {msg['pid']}, up {msg['uptime_s']:.0f}s, socket {msg['socket']})"]
