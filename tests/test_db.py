@@ -77,3 +77,34 @@ def test_a_list_of_more_ids_than_sqlite_binds_reads_them_all(db, tmp_path):
     many = list(range(1, 40_000)) + ids
     assert sorted(documents.docs_with_contents(db, many)) == ids
     assert sorted(documents.docs_by_ids(db, many)) == ids
+
+
+def test_converting_an_older_index_builds_its_new_file_on_disk_not_in_memory(tmp_path):
+    """An index from before incremental auto-vacuum is converted by one VACUUM, which
+    builds the new file in a temporary database: with the connection's temp_store=MEMORY
+    that was in memory, an older gno's 2 GB kernel index held 1.5 GB through an upgrade.
+    Here a 200 MB one: the converting process stays under that size, and the connection
+    keeps its in-memory temporary tables afterwards."""
+    import subprocess
+    import sys
+
+    import apsw
+
+    path = str(tmp_path / "old.sqlite")
+    old = apsw.Connection(path)  # as an older gno made it: no auto_vacuum
+    old.execute("CREATE TABLE t(x BLOB)")
+    with old:
+        for _ in range(200):
+            old.execute("INSERT INTO t VALUES (randomblob(1000000))")
+    old.close()
+    script = (
+        "import resource, sys\n"
+        "from gnod.store.db import connect, reclaim\n"
+        "conn = connect(sys.argv[1]); reclaim(conn)\n"
+        "print(conn.execute('PRAGMA auto_vacuum').fetchone()[0], conn.execute('PRAGMA temp_store').fetchone()[0],"
+        " resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True, check=True)
+    incremental, temp_store, peak_mb = map(int, r.stdout.split())
+    assert (incremental, temp_store) == (2, 2)  # converted; MEMORY again
+    assert peak_mb < 200, peak_mb

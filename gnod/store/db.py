@@ -74,7 +74,14 @@ def reclaim(conn: apsw.Connection) -> None:
         conn.execute("PRAGMA incremental_vacuum").fetchall()  # one page per step: run them all
     else:
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        conn.execute("VACUUM")
+        # VACUUM builds the new file in a temporary database: on disk, not in memory as
+        # the connection's own temporary tables are (an older gno's 2 GB kernel index
+        # held 1.5 GB of memory for the minutes of an upgrade).
+        conn.execute("PRAGMA temp_store=FILE")
+        try:
+            conn.execute("VACUUM")
+        finally:
+            conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
