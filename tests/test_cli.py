@@ -1248,9 +1248,33 @@ def test_status_says_the_files_are_being_listed_before_their_count_is_known():
     job = {"running": True, "collection": "tree", "done": 0, "total": 0, "started_at": time.time()}
     assert _collection_state(c, job, None) == "indexing: listing the files"
     walked = _collection_state(c, {**job, "done": 10, "total": 65_285, "started_at": time.time() - 1}, None)
-    assert walked == "indexing 10/65285"  # no pace before gnod has one
+    assert walked == "indexing 10/65,285"  # no pace before gnod has one
     paced = {**job, "done": 60_010, "total": 65_285, "rate": 612.4, "eta_s": 65.3}
-    assert _collection_state(c, paced, None) == "indexing 60010/65285 (612 files/s, ETA 1m05s)"
+    assert _collection_state(c, paced, None) == "indexing 60,010/65,285 (612 files/s, ETA 1m05s)"
+
+
+def test_status_while_the_lexical_index_is_built_after_an_upgrade():
+    """Searches answer from what the lexical index holds while it is built (it said they
+    wait), and the rescan queued behind the build waits for it (it said "indexing" for
+    the build's whole minute, before any file was read)."""
+    from gnoctl.output.status import status_lines
+
+    st = {
+        "version": "1", "pid": 1, "uptime_s": 5, "protocol": 1, "db_path": "/i.sqlite", "db_bytes": 1 << 20,
+        "documents": 65_312, "config_path": "/c.toml", "languages": ["english"], "recent_errors": [],
+        "lexical": {"ready": False, "done": 8_000, "total": 65_312, "documents": 0, "bytes": 0},
+        "job": {"running": False},
+        "collections": [{"name": "kernel", "documents": 65_312, "errors": 0, "path": "/k", "last_indexed_at": 0}],
+        "freshness": [{"collection": "kernel", "watching": True, "pending": 0, "indexing": True}],
+    }  # fmt: skip
+    lines = status_lines(st)
+    assert (
+        "lexical index: being built from the stored documents, 8,000 of 65,312 (searches answer from what it holds so far)"
+        in lines
+    )
+    assert "  kernel   65,312 docs  rescan waits for the lexical index to be built  /k" in lines
+    built = status_lines({**st, "lexical": {**st["lexical"], "ready": True, "documents": 65_312}})
+    assert "  kernel   65,312 docs  0 pending, indexing  /k" in built
 
 
 def test_progress_line_shows_the_pace_and_a_path_cut_at_a_folder(monkeypatch, capsys):

@@ -18,7 +18,7 @@ def status_lines(st: dict) -> list[str]:
     memory = f", {size(st['rss_bytes'])} resident" if st.get("rss_bytes") else ""
     out = [
         f"gnod {st['version']} (pid {st['pid']}, up {duration(st['uptime_s'])}{memory}), protocol {st['protocol']}",
-        f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']} documents",
+        f"index:  {st['db_path']} ({size(st['db_bytes'])}), {st['documents']:,} documents",
         f"config: {st['config_path']}",
     ]
     lex = st.get("lexical")
@@ -26,9 +26,10 @@ def status_lines(st: dict) -> list[str]:
         out.append(
             "lexical index: "
             + (
-                f"{lex['documents']} documents, {size(lex['bytes'])}"
+                f"{lex['documents']:,} documents, {size(lex['bytes'])}"
                 if lex["ready"]
-                else f"being built from the stored documents, {lex['done']} of {lex['total']} (searches wait)"
+                else f"being built from the stored documents, {lex['done']:,} of {lex['total']:,} "
+                "(searches answer from what it holds so far)"
             )
         )
     load = st.get("load")
@@ -51,10 +52,11 @@ def status_lines(st: dict) -> list[str]:
         out.append("no collections yet: gnoctl collection add PATH")
     fresh = {f["collection"]: f for f in st.get("freshness", [])}
     width = max((len(c["name"]) for c in st["collections"]), default=0)
+    building = lex is not None and not lex["ready"]
     for c in st["collections"]:
-        state = _collection_state(c, st["job"], fresh.get(c["name"]))
+        state = _collection_state(c, st["job"], fresh.get(c["name"]), building)
         errors = f", {c['errors']} failed" if c["errors"] else ""  # the lines below say why
-        out.append(f"  {c['name']:<{width}}  {c['documents']:>7} docs  {state}{errors}  {c['path']}")
+        out.append(f"  {c['name']:<{width}}  {c['documents']:>7,} docs  {state}{errors}  {c['path']}")
         if c.get("description"):
             out.append(f"  {'':<{width}}  {c['description']}")
     out += _background_lines(st)
@@ -152,20 +154,23 @@ def _ago(ts: int | None) -> str:
     return f"{s}s ago"
 
 
-def _collection_state(c: dict, job: dict, f: dict | None) -> str:
-    """One truthful state: the running index job first, then what the watcher holds."""
+def _collection_state(c: dict, job: dict, f: dict | None, building: bool = False) -> str:
+    """One truthful state: the running index job first, then what the watcher holds (a
+    rescan queued while the lexical index is built from the stored documents waits)."""
     if job["running"] and job.get("collection") == c["name"]:
         done, total = job["done"], job["total"]
         if not total:  # the walk has not ended: how many files there are is not known yet
             return "indexing: listing the files"
-        return f"indexing {done}/{total}{pace(job)}"
+        return f"indexing {done:,}/{total:,}{pace(job)}"
     indexed = f"indexed {_ago(c['last_indexed_at'])}"
     if f is None:
         return indexed
     if f.get("last_error"):
         return f"watch error: {f['last_error']}"
+    if f["indexing"] and building and not job["running"]:
+        return "rescan waits for the lexical index to be built"
     if f["indexing"] or f["pending"]:
-        return f"{f['pending']} pending" + (", indexing" if f["indexing"] else "")
+        return f"{f['pending']:,} pending" + (", indexing" if f["indexing"] else "")
     if not f["watching"]:
         return f"not watched, {indexed}"
     change = f"last change {_ago(f['last_change_at'])}" if f.get("last_change_at") else indexed

@@ -93,13 +93,14 @@ class Symbols:
         if since is None:
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
         self.pending = len(backlog)
-        t0, done, busy = time.monotonic(), 0, 0.0
+        t0, done = time.monotonic(), 0
+        timed, timed_s = 0, 0.0  # the batches after the first, which paid for the workers' start
         self.rate = None
         for at in range(0, len(backlog), BATCH_CONTENTS):
             if not await not_indexing(lambda: self.writer.job.running, stopping):
                 break
             self.parsing = True
-            began = time.monotonic()
+            began, before = time.monotonic(), done
             head = backlog[at : at + BATCH_CONTENTS]
             batch = await self._read(lambda conn, _a: store.sources(conn, head))
             for part in _by_size(batch, BATCH_BYTES):
@@ -111,8 +112,9 @@ class Symbols:
                 done += stored
                 self.parsed += stored
             self.pending = len(backlog) - at - len(head)
-            busy += time.monotonic() - began
-            self.rate = done / busy if done else None
+            if at:  # the first batch's time was mostly the workers starting (an ETA of 20 h, for 4 min)
+                timed, timed_s = timed + done - before, timed_s + time.monotonic() - began
+                self.rate = timed / timed_s if timed else None
         if not stopping.is_set():
             self._since = started
         if done:
