@@ -709,6 +709,9 @@ class StatusResult(Struct):
     storage_error: str | None = None
     ocr: OcrInfo | None = None
     symbols: SymbolInfo | None = None
+    # A start-up step converting what an older gno stored, as it goes (compressing its
+    # content: "…: 12,000 rows so far"); None when there is none.
+    upkeep: str | None = None
 
 
 class VSearchHit(DocumentIdentity):

@@ -115,13 +115,24 @@ def test_a_whole_collection_run_gives_its_memory_back(tmp_path):
         writer.close()
 
 
-def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_path):
+def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_path, monkeypatch):
     """An index written before reStructuredText titles were read keeps a page's old title
     (a shell comment in a literal block) until its file changes: the writer takes the
     prose documents' titles again from the stored text, once per change of the rules
-    (markdown.TITLE_RULES, in schema_meta), and the lexical index takes each changed one."""
+    (markdown.TITLE_RULES, in schema_meta), and the lexical index takes each changed one.
+    Meanwhile `status` says so (Writer.upkeep: how far it is), and nothing after."""
     from gnod.ingest import titles
     from gnod.ingest.markdown import TITLE_RULES
+
+    monkeypatch.setattr(titles, "RETITLE_BATCH", 1)  # a batch a document: the upkeep seen between them
+    said: list[str | None] = []
+    retitle = titles.retitle
+
+    def watched(conn: apsw.Connection, after: int):
+        said.append(writer.upkeep)
+        return retitle(conn, after)
+
+    monkeypatch.setattr(titles, "retitle", watched)
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -157,6 +168,9 @@ def test_titles_taken_by_older_rules_are_taken_again_from_what_is_stored(tmp_pat
         expected = {"sched.rst": "Deadline", "guide.md": "Guide", "main.c": "main"}
         assert fresh == expected and due is True
         assert after == expected and due_after is False and pending == 0
+        going = "taking the prose documents' titles again"
+        assert said == 2 * [None, f"{going}: 1 row so far", f"{going}: 2 rows so far"]
+        assert writer.upkeep is None
     finally:
         writer.close()
 

@@ -259,6 +259,8 @@ def _status_text(s: dict) -> str:
     ocr = s.get("ocr") or {}
     if ocr.get("pending"):
         out.append(f"  ocr: {ocr['pending']} pictures or scans still to read (only their names are searchable)")
+    if s.get("upkeep"):
+        out.append(f"  upgrade: {s['upkeep']}")
     if s.get("config_error"):
         out.append(f"  config error: {s['config_error']}")
     return "\n".join(out)

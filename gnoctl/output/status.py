@@ -48,6 +48,8 @@ def status_lines(st: dict) -> list[str]:
         out.append(f"config error (the last good config is in use): {st['config_error']}")
     if st.get("storage_error"):
         out.append(f"index storage: {st['storage_error']}")
+    if st.get("upkeep"):
+        out.append(f"upgrade: {st['upkeep']}")
     if not st["collections"]:
         out.append("no collections yet: gnoctl collection add PATH")
     fresh = {f["collection"]: f for f in st.get("freshness", [])}

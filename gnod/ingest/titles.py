@@ -25,16 +25,16 @@ def due(conn: apsw.Connection) -> bool:
     return store.meta_value(conn, _KEY) != str(TITLE_RULES)
 
 
-def retitle(conn: apsw.Connection, after: int) -> int | None:
+def retitle(conn: apsw.Connection, after: int) -> tuple[int, int] | None:
     """Take again the titles of up to RETITLE_BATCH prose documents from id `after` on;
-    returns the last id done, or None once none is left (the rules are then recorded).
-    Call inside a transaction."""
+    returns (the last id done, documents done), or None once none is left (the rules
+    are then recorded). Call inside a transaction."""
     rows = store.titled_sources(conn, _GLOBS, after, RETITLE_BATCH)
     for doc_id, rel_path, title, metadata, markdown, body_line in rows:
         new = extract_title(json.loads(metadata), store.body_of(markdown, body_line), rel_path.rsplit("/", 1)[-1])
         if new != title:
             store.set_title(conn, doc_id, new)
     if rows:
-        return int(rows[-1][0])
+        return int(rows[-1][0]), len(rows)
     store.set_meta_value(conn, _KEY, str(TITLE_RULES))
     return None

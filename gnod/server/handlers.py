@@ -124,6 +124,7 @@ async def status(d: Daemon, params, call: Call) -> StatusResult:
             models=d.models.infos(),
             vectors=d.vectors.info(),
             storage_error=d.writer.storage_error,
+            upkeep=d.writer.upkeep,
             gpu=d.models.gpu_info(),  # on this reader thread: the first call imports llama_cpp
             threads=d.models.threads_info(),
             rss_bytes=rss_bytes(),

@@ -110,7 +110,9 @@ def trim_heap() -> None:
 
 # A batch of an upgrade's work: it does what is due from rowid `after` on and returns the
 # last rowid done, None once nothing was left (Writer._in_batches).
-Batch = Callable[[apsw.Connection, int], int | None]
+# One batch of a start-up conversion (store.pack_old_content, titles.retitle): from the
+# row after the id given, (the last id done, rows done), or None once none is left.
+Batch = Callable[[apsw.Connection, int], tuple[int, int] | None]
 
 
 class _Aside:
@@ -131,6 +133,7 @@ class Writer:
         # Bumped after every committed job, so readers can drop cached facts (languages).
         self.generation = 0
         self.storage_error: str | None = None  # disk full / I/O failure, until a content write succeeds
+        self.upkeep: str | None = None  # a start-up conversion of what an older gno stored, as it goes
         self._conn: apsw.Connection | None = None
         self.analyzers = ingest_analyzers()
         self.lexical = LexicalIndex(os.path.dirname(db_path), deriver(self.analyzers, self.pool.spread))
@@ -176,7 +179,7 @@ class Writer:
         """Compress the content an older gno stored as text, a batch per job (so other
         jobs run in between), then give the freed pages back to the file system. Until
         then both forms read the same (store.documents.unpack)."""
-        batches = await self._in_batches(store.pack_old_content)
+        batches = await self._in_batches(store.pack_old_content, "compressing the content an older gno stored")
         if batches:
             await self.run(reclaim)
             log.info("content stored before compression: compressed (%d batches)", batches)
@@ -189,24 +192,26 @@ class Writer:
         rules (gnod.ingest.titles), a batch per job, so other jobs run in between."""
         if not await self.run(titles.due):
             return
-        batches = await self._in_batches(titles.retitle)
+        batches = await self._in_batches(titles.retitle, "taking the prose documents' titles again")
         await self.run(self._rest)  # the lexical index's writer took the pages again
         log.info("prose documents' titles taken again by today's rules (%d batches)", batches)
 
-    async def _in_batches(self, batch: Batch) -> int:
+    async def _in_batches(self, batch: Batch, what: str) -> int:
         """Run `batch` a transaction and a job at a time (so other jobs run in between)
-        until nothing is left; returns how many did some work."""
+        until nothing is left, `upkeep` saying `what` it does and how far it is; returns
+        how many batches did some work."""
 
-        def step(conn: apsw.Connection, after: int) -> int | None:
+        def step(conn: apsw.Connection, after: int) -> tuple[int, int] | None:
             with conn:
                 return batch(conn, after)
 
-        last: int | None = 0
-        batches = 0
-        while last is not None:
-            start = last
-            last = await self.run(lambda conn: step(conn, start))
-            batches += last is not None
+        last, batches, rows = 0, 0, 0
+        try:
+            while (done := await self.run(lambda conn: step(conn, last))) is not None:
+                last, batches, rows = done[0], batches + 1, rows + done[1]
+                self.upkeep = f"{what}: {rows:,} row{'s' if rows != 1 else ''} so far"
+        finally:
+            self.upkeep = None
         return batches
 
     def _rest(self, conn: apsw.Connection) -> None:

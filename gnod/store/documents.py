@@ -685,17 +685,17 @@ def head(stored: str | bytes, size: int, least: int) -> str | None:
     return next(pieces(stored, size), "").removesuffix("\n")
 
 
-def pack_old_content(conn: apsw.Connection, after: int) -> int | None:
+def pack_old_content(conn: apsw.Connection, after: int) -> tuple[int, int] | None:
     """Compress up to PACK_BATCH rows of content stored as text (by gno before
-    compression), from rowid `after` on; returns the last rowid done, None when none
-    was left. Call inside a transaction."""
+    compression), from rowid `after` on; returns (the last rowid done, rows done), None
+    when none was left. Call inside a transaction."""
     rows = conn.execute(
         "SELECT rowid, markdown FROM content WHERE rowid > ? AND typeof(markdown) = 'text' ORDER BY rowid LIMIT ?",
         (after, PACK_BATCH),
     ).fetchall()
     for rowid, markdown in rows:
         conn.execute("UPDATE content SET markdown = ? WHERE rowid = ?", (pack(markdown), rowid))
-    return rows[-1][0] if rows else None
+    return (rows[-1][0], len(rows)) if rows else None
 
 
 def index_languages(conn: apsw.Connection) -> list[str | None]:
