@@ -297,6 +297,11 @@ def test_toml_frontmatter_is_read() -> None:
     # A block that is not TOML stays text, as one left open does.
     for broken in ('+++\ntitle = "open\n+++\nbody\n', "+++\ntitle = 1\nbody\n"):
         assert split_frontmatter(broken) == ({}, broken, 0)
+    # Zola keeps tags in [taxonomies]: read as the top level's, which win where both say.
+    zola = '+++\ntitle = "Zola"\n[taxonomies]\ntags = ["rust", "zola"]\ncategories = ["blog"]\n[extra]\nx = 1\n+++\nb\n'
+    assert split_frontmatter(zola)[0] == {"title": "Zola", "tags": ["rust", "zola"], "categories": ["blog"]}
+    both = '+++\ntags = ["top"]\n[taxonomies]\ntags = ["below"]\n+++\nb\n'
+    assert split_frontmatter(both)[0] == {"tags": ["top"]}
 
 
 def test_a_documents_date_is_its_date_else_created() -> None:

@@ -66,8 +66,14 @@ def _split_toml(text: str) -> tuple[dict, str, int]:
         table = tomllib.loads(text[4 : close.start()])
     except tomllib.TOMLDecodeError:
         return {}, text, 0
+    # Zola keeps tags (and any taxonomy) in a [taxonomies] table: its keys are read as
+    # top-level ones, where the block has none so named.
+    taxonomies = table.get("taxonomies")
+    items = [*table.items(), *(taxonomies.items() if isinstance(taxonomies, dict) else ())]
     meta: dict = {}
-    for key, value in table.items():
+    for key, value in items:
+        if key.lower() in meta:
+            continue  # a taxonomy the top level names too
         if isinstance(value, list):
             value = [_toml_text(v) for v in value if not isinstance(v, dict | list)]
         elif isinstance(value, dict):

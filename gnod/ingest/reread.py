@@ -25,7 +25,8 @@ class Reading(NamedTuple):
 
 
 READINGS = (
-    # TOML's +++ frontmatter is read (Hugo, Zola); a YAML value's unclosed quote is not kept in it.
+    # TOML's +++ frontmatter is read (Hugo; Zola, its [taxonomies] too); a YAML value's unclosed
+    # quote is not kept in it.
     Reading(2, frozenset(PROSE_EXTENSIONS)),
     # A web page is titled by its <title>, before its own <h1>.
     Reading(2, frozenset(CONVERTED["html"])),
