@@ -32,7 +32,9 @@ hard_took_ms_max= (HARD × --rounds: words in nearly every file; each query's me
 `# hard:` line), typing_took_ms_p50= and typing_took_ms_max= (TYPING, the same way:
 identifiers being typed, as an editor's picker sends them), glob_took_ms_p50= and
 glob_took_ms_max= (GLOBS, the same way: path
-filters that no literal start or end narrows), gnoctl_search_p50_ms= beside
+filters that no literal start or end narrows), hostile_took_ms_p50= and
+hostile_took_ms_max= (HOSTILE, the same way: queries of 32,000 characters),
+gnoctl_search_p50_ms= beside
 python_startup_p50_ms= (`python -I -S -c pass`, the same loop), with --compare,
 overlap_at_10= (mean share of each query's top 10 that the saved run also had), and
 calibration_ms= / calibration_end_ms= (one core's CPU time, in this process, to prepare
@@ -162,6 +164,17 @@ GLOBS: list[tuple[str, str]] = [
     ("how to submit a patch", "Documentation/*.rst"),
     ("spinlock", "*test*"),
 ]
+# Queries as long as a query may be (32,000 characters), of the shapes that once took
+# seconds to gigabytes (one word, a name of many words, a phrase of many words, with and
+# without --symbol): timed apart as HARD is (`# hostile:` lines show their first letters).
+HOSTILE: list[tuple[str, dict]] = [
+    ("acgt" * 8000, {}),
+    ("acgt" * 8000, {"symbol": True}),
+    ("a_" * 16000, {}),
+    ("a_" * 16000, {"symbol": True}),
+    ('"' + "the " * 7999 + '"', {}),
+    (" ".join(f'"page {w}"' for w in ("fault", "cache", "table", "size") * 250), {}),
+]
 # `search --symbol` names with the file that defines them (the canonical one, not a copy
 # under tools/): what symbol_found_first= counts.
 SYMBOLS: list[tuple[str, str]] = [
@@ -279,7 +292,12 @@ def apart(d: Daemon, name: str, queries: list[tuple[str, dict]], rounds: int) ->
     for _ in range(rounds):
         for q, extra in queries:
             r = d.call("search", {"query": q, "limit": 10, **extra})
-            key = " ".join([q, *(f"--{k} {v}" for k, v in extra.get("filters", {}).items())])
+            shown = q if len(q) <= 60 else f"{q[:40]}… ({len(q):,} characters)"
+            flags = [
+                *(f"--{k} {v}" for k, v in extra.get("filters", {}).items()),
+                *(["--symbol"] * extra.get("symbol", 0)),
+            ]
+            key = " ".join([shown, *flags])
             took.setdefault(key, []).append(r["took_ms"])
             hits[key] = len(r["hits"])
     for key, ts in took.items():
@@ -369,6 +387,7 @@ def main() -> None:
         apart(d, "hard", [(q, {}) for q in HARD], args.rounds)
         apart(d, "typing", [(q, {}) for q in TYPING], args.rounds)
         apart(d, "glob", [(q, {"filters": {"path": g}}) for q, g in GLOBS], args.rounds)
+        apart(d, "hostile", HOSTILE, args.rounds)
 
         sym_took, first = [], 0
         for _ in range(args.rounds):
