@@ -488,7 +488,7 @@ def test_status_is_one_truthful_line_per_collection(daemon, tmp_path):
             time.sleep(0.02)
         out = cli("status", "--human", env=env).stdout
         line = _status_line(out, "big")
-        assert re.search(r"indexing \d+/3000 \(\d+ files/s, ETA \d+[smh]", line), line
+        assert re.search(r"indexing [\d,]+/3,000 \(\d+ files/s, ETA \d+[smh]", line), line
         assert "up to date" not in line
         assert "up to date" in _status_line(out, "small")
         assert "None" not in out and "languages: " in out
@@ -501,7 +501,7 @@ def test_status_is_one_truthful_line_per_collection(daemon, tmp_path):
         add.communicate(timeout=120)
     assert add.returncode == 0
     line = _status_line(cli("status", "--human", env=env).stdout, "big")
-    assert "3000 docs" in line and "up to date" in line, line
+    assert "3,000 docs" in line and "up to date" in line, line
 
 
 def test_status_watch_redraws_in_place_until_ctrl_c(daemon, tmp_path):

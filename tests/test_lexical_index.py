@@ -92,11 +92,12 @@ def old_index(db_path: str, root) -> None:
         "BEGIN INSERT OR IGNORE INTO vec_tombstones(chunk_id) VALUES (old.id); END; "
         "DROP TABLE symbol_vocab; DROP TRIGGER content_symbols_delete; DROP TABLE symbol_names; "
         "DROP TABLE content_symbols; "
-        "ALTER TABLE documents DROP COLUMN line_shifts; DROP TABLE ocr_pending; "
+        "ALTER TABLE documents DROP COLUMN line_shifts; ALTER TABLE documents DROP COLUMN read_rules; "
+        "DROP TABLE ocr_pending; "
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
-        "'0014_config_files_guessed')"
+        "'0014_config_files_guessed', '0015_read_rules')"
     )
     conn.close()
 
@@ -124,6 +125,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0012_symbol_vocab",
             "0013_symbol_names_membership",
             "0014_config_files_guessed",
+            "0015_read_rules",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
