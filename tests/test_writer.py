@@ -251,3 +251,51 @@ def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_
     assert (stats.updated, stats.unchanged) == (3, 2)  # post.md, app.yaml, z.md; main.c, a.c
     assert (later.updated, later.unchanged) == (0, 4)  # the zip unchanged counts once
     assert (back.updated, back.unchanged) == (1, 3)
+
+
+def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
+    """The first batch's time is mostly the parsing workers starting: timed with the
+    others, it made an ETA of 20 h for a parse of 4 min (an upgraded kernel index). The
+    rate is the batches' after it: none is said until the second batch is done."""
+    from gnod.server import symbols as backlog
+    from gnod.store import symbols as symstore
+    from gnod.store.db import connect
+
+    root = tmp_path / "src"
+    root.mkdir()
+    for i in range(6):
+        (root / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    col = CollectionConfig(name="src", path=str(root))
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+    monkeypatch.setattr(backlog, "BATCH_CONTENTS", 2)  # three batches
+    rates: list[float | None] = []
+    put = symstore.put
+
+    def watched(conn: apsw.Connection, items):
+        rates.append(parsing.rate)  # the rate said while this batch is stored
+        return put(conn, items)
+
+    monkeypatch.setattr(symstore, "put", watched)
+
+    async def read(fn):
+        conn = connect(writer.db_path, readonly=True)
+        try:
+            return fn(conn, None)
+        finally:
+            conn.close()
+
+    parsing = backlog.Symbols(writer, read)
+
+    async def scenario() -> None:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        await writer.index(col, None)
+        await parsing._cycle(asyncio.Event())
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert parsing.parsed == 6 and len(rates) == 3
+    assert rates[:2] == [None, None] and rates[2] is not None and rates[2] > 0
