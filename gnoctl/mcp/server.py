@@ -246,16 +246,22 @@ def _given(arguments: dict, properties: dict) -> dict:
     return out
 
 
+# The schema's length bounds, as _wrong says them.
+_LENGTHS = {
+    "maxLength": ("at most", "characters"),
+    "minLength": ("at least", "characters"),
+    "maxItems": ("at most", "items"),
+    "minItems": ("at least", "items"),
+}
+
+
 def _wrong(problem: jsonschema.ValidationError) -> str:
     """What is wrong with an argument, without saying a long value back: jsonschema's
     message quotes it whole (a 40,000-character query gave a 40,037-character error)."""
     given, bound = problem.instance, problem.validator_value
-    if problem.validator in ("maxLength", "minLength") and isinstance(given, str):
-        most = "at most" if problem.validator == "maxLength" else "at least"
-        return f"{most} {bound:,} characters ({len(given):,} given)"
-    if problem.validator in ("maxItems", "minItems") and isinstance(given, list):
-        most = "at most" if problem.validator == "maxItems" else "at least"
-        return f"{most} {bound:,} items ({len(given):,} given)"
+    said = _LENGTHS.get(problem.validator)
+    if said is not None and isinstance(given, str | list):
+        return f"{said[0]} {bound:,} {said[1]} ({len(given):,} given)"
     if len(problem.message) <= 4 * wire.SAID_MAX:
         return problem.message
     return f"{problem.validator} {bound!r} is not met by the value given ({type(given).__name__})"

@@ -55,10 +55,11 @@ def mark(conn: apsw.Connection) -> int:
         else:
             same.append(doc_id)
     tried = int(store.meta_value(conn, _FAILED_KEY) or 1)
-    for cid, rel in store.failed_paths(conn):
-        if any(r.since > tried and extension(rel) in r.extensions for r in READINGS if not r.framed):
-            files.update({(cid, rel), (cid, rel.split(MEMBER_SEP, 1)[0])})
+    if tried < READ_RULES:  # once per rules: the failures are not read at every start
+        for cid, rel in store.failed_paths(conn):
+            if any(r.since > tried and extension(rel) in r.extensions for r in READINGS if not r.framed):
+                files.update({(cid, rel), (cid, rel.split(MEMBER_SEP, 1)[0])})
+        store.set_meta_value(conn, _FAILED_KEY, str(READ_RULES))
     store.read_again(conn, due, sorted(files))
     store.read_by(conn, same, READ_RULES)
-    store.set_meta_value(conn, _FAILED_KEY, str(READ_RULES))
     return len(due)

@@ -108,8 +108,6 @@ def trim_heap() -> None:
         pass
 
 
-# A batch of an upgrade's work: it does what is due from rowid `after` on and returns the
-# last rowid done, None once nothing was left (Writer._in_batches).
 # One batch of a start-up conversion (store.pack_old_content, titles.retitle): from the
 # row after the id given, (the last id done, rows done), or None once none is left.
 Batch = Callable[[apsw.Connection, int], tuple[int, int] | None]

@@ -81,9 +81,11 @@ def missing(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
     it was found (an agent's `get` of a hit it had), with the documents of that name the
     collection has now (`details.why` MISSING, `details.named`); None for another ref."""
     place = _place(d, ref)
-    if place is None or os.path.lexists(os.path.join(place[0].path, place[1])):
+    if place is None:
         return None
     col, rel = place
+    if os.path.lexists(os.path.join(col.path, rel)):
+        return None
     named = [f"{col.name}/{p}" for p in store.paths_named(conn, col.name, os.path.basename(rel), NAMED_SHOWN)]
     there = f"; {col.name} has {', '.join(named)}" if named else ""
     return (
