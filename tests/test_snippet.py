@@ -616,3 +616,16 @@ def test_a_word_after_a_blob_of_letters_holding_its_first_letters_is_found():
     [got] = snippets([f"# T\n\n{line}\n"], 1, analyzer, frozenset({"provisioning", analyzer.stem("provisioning")}))
     assert [got.text[a:b] for a, b in got.matches] == ["provisioning"]
     assert line.encode()[got.offset :].decode().startswith(got.text.removeprefix("…").removesuffix("…"))
+
+
+def test_a_word_written_against_cjk_text_is_marked():
+    """`HSK` in `（HSK五级）`, `Python` in `今日はPythonで`: the index holds them as words
+    (tokenize splits the token at its CJK runs), and they were found but never marked,
+    so editors and --vimgrep went to the line's start."""
+    analyzer = AnalyzerSet().get(None)
+    text = "下个月参加汉语水平考试（HSK五级）。今日はPythonでスクリプトを書いた。"
+    marked = lambda terms: [text[a:b] for a, b in match_spans(text, analyzer, frozenset(terms))]  # noqa: E731
+    assert marked({"hsk"}) == ["HSK"]
+    assert marked({"python"}) == ["Python"]
+    assert marked({"hsk", "五级"}) == ["HSK五级"]  # side by side: one mark
+    assert marked({"スク", "クリ"}) == ["スクリ"]

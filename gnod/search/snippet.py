@@ -302,25 +302,38 @@ _ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
 def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
     spans: list[list[int]] = []
     for m in TOKEN_RE.finditer(text):
-        word = m.group().lower()
-        stem = analyzer.stem(word)
-        if word in terms or stem in terms or fold(word) in terms or fold(stem) in terms:
+        if _matched(m.group(), analyzer, terms):
             spans.append([m.start(), m.end()])
             continue
-        if word.isascii():  # no CJK run in it
+        if m.group().isascii():  # no CJK run in it
             continue
-        for run in CJK_RUN_RE.finditer(m.group()):
-            s = run.group()
-            for k in range(len(s)):
-                pair = len(s) > k + 1 and s[k : k + 2] in terms
-                width = 2 if pair else 1 if s[k] in terms else 0  # a bigram, or a word of one
+        # The token's other text and CJK runs alternate, as tokenize splits them
+        # (`HSK五级` is `hsk` and `五级`): a word beside a run is judged as a word.
+        at = m.start()
+        for i, part in enumerate(CJK_RUN_RE.split(m.group())):
+            if not i % 2:
+                if part and _matched(part, analyzer, terms):
+                    spans.append([at, at + len(part)])
+                at += len(part)
+                continue
+            for k in range(len(part)):
+                pair = len(part) > k + 1 and part[k : k + 2] in terms
+                width = 2 if pair else 1 if part[k] in terms else 0  # a bigram, or a word of one
                 if width:
-                    start = m.start() + run.start() + k
+                    start = at + k
                     if spans and spans[-1][1] >= start:
                         spans[-1][1] = max(spans[-1][1], start + width)
                     else:
                         spans.append([start, start + width])
+            at += len(part)
     return spans
+
+
+def _matched(token: str, analyzer: Analyzer, terms: frozenset[str]) -> bool:
+    """Whether a word (its lowercase form, its stem, either without accents) is a term."""
+    word = token.lower()
+    stem = analyzer.stem(word)
+    return word in terms or stem in terms or fold(word) in terms or fold(stem) in terms
 
 
 class _LineSource(Protocol):
