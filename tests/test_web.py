@@ -624,6 +624,45 @@ def test_browser_result_list_follows_a_saved_file(web, browser):
             os.remove(web.corpus.path("notes/zucchini.md"))
 
 
+COUNT_SEARCHES = """
+window.searched = [];
+const fetched = window.fetch;
+window.fetch = (url, options) => {
+  if (String(url).startsWith("/api/search")) window.searched.push(new URLSearchParams(String(url).split("?")[1]).get("q"));
+  return fetched(url, options);
+};
+"""
+
+
+def test_browser_searches_what_an_input_method_composed_not_each_step(web, browser):
+    """東京 typed through an input method goes と, とう… before it is 東京: each step was
+    searched (`と` listed results), and the list and the address rewritten; and the
+    arrow keys that pick a candidate moved the selection in the results."""
+    from selenium.webdriver.common.by import By
+
+    box = browser.find_element(By.ID, "q")
+    box.send_keys("kettle ")
+    _wait(browser, lambda d: _titles(d))
+    browser.execute_script(COUNT_SEARCHES)
+    for step in ("と", "とう", "とうきょう", "東京"):
+        browser.execute_cdp_cmd(
+            "Input.imeSetComposition", {"text": step, "selectionStart": len(step), "selectionEnd": len(step)}
+        )
+    browser.execute_cdp_cmd(
+        "Input.dispatchKeyEvent",
+        {"type": "rawKeyDown", "key": "ArrowDown", "code": "ArrowDown", "windowsVirtualKeyCode": 229},
+    )
+    time.sleep(0.5)  # what a search of a step would have taken to be sent
+    assert browser.execute_script("return window.searched") == []
+    assert box.get_attribute("value") == "kettle 東京"
+    assert not browser.find_elements(By.CSS_SELECTOR, ".result.selected")
+    browser.execute_cdp_cmd("Input.insertText", {"text": "東京"})  # the composition ends
+    _wait(browser, lambda d: d.execute_script("return window.searched") == ["kettle 東京"])
+    _wait(
+        browser, lambda d: d.execute_script("return decodeURIComponent(location.search)").startswith("?q=kettle+東京")
+    )
+
+
 HIDE = """
 Object.defineProperty(document, "hidden", {value: arguments[0], configurable: true});
 document.dispatchEvent(new Event("visibilitychange"));

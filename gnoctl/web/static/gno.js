@@ -182,10 +182,16 @@ function initSearch() {
     }
   }
 
-  box.addEventListener("input", (event) => {
+  // While an input method composes (とうきょう on its way to 東京), what the box holds is
+  // not typed yet: it is searched once the composition ends.
+  const typed = (event) => {
     select(-1);  // Enter now searches what is typed
     send("lexical", true, event.timeStamp);
+  };
+  box.addEventListener("input", (event) => {
+    if (!event.isComposing) typed(event);
   });
+  box.addEventListener("compositionend", typed);
   form.addEventListener("change", (event) => {
     if (event.target !== box) send(shown.mode === "hybrid" ? "hybrid" : "lexical", shown.mode !== "hybrid");
   });
@@ -194,7 +200,8 @@ function initSearch() {
     send("hybrid", false);
   });
   document.addEventListener("keydown", (event) => {
-    if (!event.target.closest("#q, .hit-link")) return;
+    // Keys that pick and confirm an input method's candidates are its own.
+    if (event.isComposing || !event.target.closest("#q, .hit-link")) return;
     if (event.key === "ArrowDown") {
       event.preventDefault();
       select(selected + 1);
