@@ -910,6 +910,21 @@ def test_ls_does_not_align_every_title_after_one_very_long_path(capsys):
     ]
 
 
+def test_ls_aligns_titles_after_names_whose_characters_are_two_columns_wide(capsys):
+    """`京都旅行.md` takes 11 columns, not 7: its title started 4 columns after those of
+    the ASCII and Cyrillic names beside it."""
+    from gnoctl.output.common import View, columns
+    from gnoctl.output.documents import write_listing
+
+    def entry(path: str, title: str) -> dict:
+        return {"collection": "n", "path": path, "title": title, "abs_path": "/n/" + path}
+
+    entries = [entry("ja/京都旅行.md", "京都"), entry("ja/読書.txt", "読書"), entry("ru/дача.md", "Дача")]
+    write_listing({"entries": entries, "total": 3}, "human", View(pager=False))
+    lines = capsys.readouterr().out.splitlines()
+    assert [columns(line[: line.rindex("  ") + 2]) for line in lines] == [len("n/ja/") + 11 + 2] * 3
+
+
 def test_an_index_runs_line_counts_files_apart_from_documents():
     """One note, a mailbox of two messages and a binary file said `3 files, 3 added, …
     1 failed`: the files found, and what became of more documents than that."""

@@ -8,6 +8,7 @@ import sys
 
 from gnoctl import fastjson
 from gnoctl.output.common import (
+    char_columns,
     clean,
     csv_text,
     file_list,
@@ -149,14 +150,6 @@ def ask_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
     return "\n".join(_ask_human(result, painter(color)))
 
 
-def _cell_width(ch: str) -> int:
-    import unicodedata
-
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
 class AnswerStream:
     """`ask`'s answer as it is generated, on a terminal's stderr; silent elsewhere.
 
@@ -186,7 +179,7 @@ class AnswerStream:
             if ch == "\n":
                 self._rows, self._col = self._rows + 1, 0
                 continue
-            w = _cell_width(ch)
+            w = char_columns(ch)
             if self._col + w > self._cols:  # wraps before this character
                 self._rows, self._col = self._rows + 1, 0
             self._col += w

@@ -189,6 +189,24 @@ def pace(progress: dict) -> str:
     return f" ({progress['rate']:.0f} files/s, ETA {duration(progress['eta_s'])})"
 
 
+def char_columns(ch: str) -> int:
+    """Terminal columns a character takes: none for a combining mark, two for a wide
+    one (CJK, full-width forms)."""
+    import unicodedata
+
+    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def columns(text: str) -> int:
+    """Terminal columns `text` takes (its length, for ASCII)."""
+    return len(text) if text.isascii() else sum(map(char_columns, text))
+
+
+def pad(text: str, width: int) -> str:
+    """`text` and spaces to `width` terminal columns (as str.ljust counts characters)."""
+    return text + " " * (width - columns(text))
+
+
 def path_tail(path: str, width: int) -> str:
     """The end of `path` in at most `width` characters, cut at a folder (…/usb/core.c),
     not inside a name."""

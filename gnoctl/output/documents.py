@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gnoctl.output.common import View, dump, file_list, json_lines
+from gnoctl.output.common import View, columns, dump, file_list, json_lines, pad
 
 
 def write_document(doc: dict, fmt: str, view: View) -> None:
@@ -73,8 +73,8 @@ def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
             for f in folders
         ]
         rows += [(f"{e['collection']}/{e['path']}", e["title"]) for e in entries]
-        width = column_width([len(path) for path, _ in rows])
-        view.emit("\n".join(f"{path:<{width}}  {about}".rstrip() for path, about in rows), fmt)
+        width = column_width([columns(path) for path, _ in rows])  # a CJK name's characters take two
+        view.emit("\n".join(f"{pad(path, width)}  {about}".rstrip() for path, about in rows), fmt)
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
         print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)", file=sys.stderr)
     elif asked and not entries and not folders and fmt != "json":

@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-import unicodedata
 
 from gnoctl import fastjson
-from gnoctl.output.common import duration, pace, size
+from gnoctl.output.common import char_columns, columns, duration, pace, pad, size
 
 ERRORS_SHOWN = 5  # the files not indexed that `status` names; `status --errors` names every one
 
@@ -53,12 +52,12 @@ def status_lines(st: dict) -> list[str]:
     if not st["collections"]:
         out.append("no collections yet: gnoctl collection add PATH")
     fresh = {f["collection"]: f for f in st.get("freshness", [])}
-    width = max((len(c["name"]) for c in st["collections"]), default=0)
+    width = max((columns(c["name"]) for c in st["collections"]), default=0)
     building = lex is not None and not lex["ready"]
     for c in st["collections"]:
         state = _collection_state(c, st["job"], fresh.get(c["name"]), building)
         errors = f", {c['errors']} failed" if c["errors"] else ""  # the lines below say why
-        out.append(f"  {c['name']:<{width}}  {c['documents']:>7,} docs  {state}{errors}  {c['path']}")
+        out.append(f"  {pad(c['name'], width)}  {c['documents']:>7,} docs  {state}{errors}  {c['path']}")
         if c.get("description"):
             out.append(f"  {'':<{width}}  {c['description']}")
     out += _background_lines(st)
@@ -131,19 +130,15 @@ class StatusWatch:
 
 def fit(line: str, width: int) -> str:
     """`line` cut to `width` terminal columns (wide characters take two), ending in "…"."""
-    if sum(map(_columns, line)) <= width:
+    if columns(line) <= width:
         return line
     kept, used = [], 0
     for ch in line:
-        used += _columns(ch)
+        used += char_columns(ch)
         if used > width - 1:
             break
         kept.append(ch)
     return "".join(kept) + "…"
-
-
-def _columns(ch: str) -> int:
-    return 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
 
 
 def _ago(ts: int | None) -> str:
