@@ -199,6 +199,51 @@ def test_titles_come_from_the_heading_then_metadata():
     assert convert(make_epub(), "t.epub").startswith("# Stormy Tales\n")
 
 
+LEGACY_NOTES = {
+    "shift_jis": "大阪に行きました。たこ焼きがおいしかった。来年も行きたい。",
+    "euc_jp": "東京タワーに登った。とても高かった。夜景がきれいだった。",
+    "gb18030": "我们下周去广州吃早茶。虾饺和烧卖都很好吃。",
+    "big5": "我們下週去台北。夜市的小吃很好吃。",
+    "euc_kr": "해수욕장에 갔어요. 날씨가 정말 좋았어요.",
+    "cp1251": "Заметка в кодировке cp1251: купить молоко и хлеб.",
+    "koi8_r": "Привет, как дела? Всё хорошо, спасибо.",
+}
+
+
+@pytest.mark.parametrize("charset", LEGACY_NOTES)
+def test_a_note_in_a_legacy_charset_is_read_in_it(charset):
+    """Shift_JIS, GB18030, windows-1251… were read as Latin-1: `Çàìåòêà` for `Заметка`,
+    and none of the note's words could be found."""
+    text = LEGACY_NOTES[charset]
+    assert convert(text.encode(charset), "note.txt").strip() == text
+
+
+def test_western_text_outside_utf8_stays_as_browsers_read_it():
+    """A Latin-1 author's name in a C file, a French note, Windows quotes: one letter at a
+    time outside ASCII is windows-1252 (a detection guessed cp775 for `Jürgen`)."""
+    code = "/* Copyright (C) 1998 Jürgen Müller */\nint main(void) { return 0; }\n"
+    assert convert(code.encode("latin-1"), "main.c") == code
+    assert (
+        convert("Réunion à l'hôtel, café crème.".encode("latin-1"), "n.txt").strip() == "Réunion à l'hôtel, café crème."
+    )
+    assert convert("“Quoted” – dash".encode("cp1252"), "q.txt").strip() == "“Quoted” – dash"
+    assert convert(b"undefined \x81 byte", "u.txt").strip() == "undefined \x81 byte"  # Latin-1 for what cp1252 lacks
+
+
+def test_a_web_page_is_read_in_the_charset_it_declares():
+    """`<meta charset="shift_jis">` and `charset=windows-1251` were ignored: titles became
+    `Ã¢y[W` and `Ñòàðàÿ ñòðàíèöà`."""
+    sjis = (
+        '<html><head><meta charset="shift_jis"><title>古いページ</title></head><body><p>日本語の本文</p></body></html>'
+    )
+    assert convert(sjis.encode("shift_jis"), "old.html").startswith("# 古いページ")
+    ru = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1251">'
+        "<title>Старая страница</title></head><body><p>Текст</p></body></html>"
+    )
+    assert convert(ru.encode("cp1251"), "old.html").startswith("# Старая страница")
+
+
 def test_csv_and_json_shapes():
     assert convert(CSV, "p.csv") == "| name | city |\n| --- | --- |\n| Ada | London |\n| Linus | Helsinki |\n"
     assert convert(b"a\tb|c\n1\t2\n", "t.tsv") == "| a | b\\|c |\n| --- | --- |\n| 1 | 2 |\n"

@@ -118,7 +118,12 @@ def test_charsets_that_are_wrong_or_unknown_still_decode():
     latin.set_content("Café crème, naïve façade.", charset="iso-8859-1", cte="quoted-printable")
     assert b"=E9" in latin.as_bytes()
     assert "Café crème, naïve façade." in render(latin)[1]
-    for payload, expected in ((b"Caf\xc3\xa9 au lait", "Café au lait"), (b"Caf\xe9 noir", "Café noir")):
+    russian = "Встреча переносится на пятницу, купите молоко."
+    for payload, expected in (
+        (b"Caf\xc3\xa9 au lait", "Café au lait"),
+        (b"Caf\xe9 noir", "Café noir"),
+        (russian.encode("cp1251"), russian),  # read as Latin-1, it was mojibake
+    ):
         bogus = message(body="")
         bogus.set_content(payload, "text", "plain", cte="base64")
         bogus.set_param("charset", "x-no-such-charset")

@@ -253,6 +253,47 @@ def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_
     assert (back.updated, back.unchanged) == (1, 3)
 
 
+def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, monkeypatch):
+    """A Shift_JIS note indexed as Latin-1 mojibake stays so until it changes, unless
+    the index's opening marks it (its stored text has Latin-1's upper half); a note in
+    ASCII is not read again."""
+    from conftest import lexical_paths_in
+    from gnod.ingest import convert
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "osaka.txt").write_bytes("大阪に行きました。たこ焼きがおいしかった。".encode("shift_jis"))
+    (root / "plain.txt").write_text("Nothing but ASCII here.\n")
+    col = CollectionConfig(name="notes", path=str(root))
+    path = str(tmp_path / "index.sqlite")
+
+    def indexed():
+        writer = Writer(path, ingest_workers=0)
+        writer.open()
+
+        async def scenario():
+            await writer.reconcile_lexical(lambda: None)
+            await writer.sync_collections([col])
+            stats = await writer.index(col, None)
+            found = await writer.run(lambda conn: lexical_paths_in(writer.lexical, conn, writer.analyzers, "大阪"))
+            return found, stats
+
+        try:
+            return asyncio.run(scenario())
+        finally:
+            writer.close()
+
+    with monkeypatch.context() as m:  # the reading of an older gno
+        m.setattr(convert, "decode_legacy", lambda data, declared=None: data.decode("latin-1"))
+        stale, _ = indexed()
+    conn = apsw.Connection(path)
+    conn.execute("UPDATE documents SET read_rules = 2")  # the rules before legacy charsets
+    conn.close()
+    again, stats = indexed()
+    assert stale == [] and again == ["osaka.txt"]
+    assert (stats.updated, stats.unchanged) == (1, 1)
+
+
 def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
     """The first batch's time is mostly the parsing workers starting: timed with the
     others, it made an ETA of 20 h for a parse of 4 min (an upgraded kernel index). The

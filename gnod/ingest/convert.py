@@ -45,6 +45,7 @@ from typing import TypeVar, cast
 
 from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
 from gnod.ingest import mail, media, ocr
+from gnod.ingest.charsets import decode_legacy
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
 
@@ -198,11 +199,10 @@ def _describe(e: BaseException) -> str:
 # --- text formats: in-process, linear time -------------------------------------------------
 
 
-def decode_text(data: bytes) -> str:
-    """Bytes → str for text files: UTF-8 (with or without BOM), UTF-16 with BOM, else Latin-1.
-
-    Latin-1 never fails, so a legacy-encoded note is still indexed rather than lost.
-    """
+def decode_text(data: bytes, declared: str | None = None) -> str:
+    """Bytes → str for text files: UTF-8 (with or without BOM), UTF-16 with BOM, else
+    the `declared` charset or a legacy one (charsets.decode_legacy, which never fails:
+    a legacy-encoded note is still indexed rather than lost)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16")
@@ -213,7 +213,21 @@ def decode_text(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        return decode_legacy(data, declared)
+
+
+# A web page's own charset, where a browser looks for it: a <meta> in its first 1024 bytes
+# (`<meta charset="shift_jis">`, `<meta http-equiv="Content-Type" content="text/html;
+# charset=windows-1251">`), or an XHTML page's XML declaration.
+_DECLARED_RE = re.compile(
+    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)|<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""", re.I
+)
+HTML_PRESCAN_BYTES = 1024
+
+
+def declared_charset(page: bytes) -> str | None:
+    m = _DECLARED_RE.search(page, 0, HTML_PRESCAN_BYTES)
+    return (m.group(1) or m.group(2)).decode("ascii") if m else None
 
 
 def convert_text(data: bytes, path: str) -> str:
@@ -275,8 +289,8 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
         from markitdown import MissingDependencyException, StreamInfo
     except ImportError:
         raise IngestFailure("UNSUPPORTED", "markitdown is not installed") from None
-    if converter_class == "HtmlConverter":  # our decoding: BOMs, Latin-1 fallback, NUL → BINARY
-        data, charset = decode_text(data).encode("utf-8"), "utf-8"
+    if converter_class == "HtmlConverter":  # our decoding: BOMs, the page's or a legacy charset, NUL → BINARY
+        data, charset = decode_text(data, declared_charset(data)).encode("utf-8"), "utf-8"
     else:
         charset = None
     info = StreamInfo(extension=ext, filename=os.path.basename(path), charset=charset)

@@ -27,6 +27,7 @@ from email.message import MIMEPart
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
 
+from gnod.ingest.charsets import decode_legacy
 from gnod.ingest.failure import IngestFailure
 from gnod.text.fences import fenced_spans, in_spans
 
@@ -189,7 +190,7 @@ def _leaves(msg: MIMEPart) -> Iterator[tuple[MIMEPart, int | None]]:
 
 def _decode(part: MIMEPart) -> str:
     """A text part in its declared charset; a wrong or unknown one falls back to UTF-8,
-    then Latin-1 (which never fails), as `convert.decode_text` does for files."""
+    then a legacy charset (which never fails), as `convert.decode_text` does for files."""
     data = part.get_payload(decode=True)
     if not isinstance(data, bytes):
         return ""
@@ -199,7 +200,7 @@ def _decode(part: MIMEPart) -> str:
                 return data.decode(charset)
             except (LookupError, ValueError):  # unknown or not a text codec; UnicodeDecodeError
                 pass
-    return data.decode("latin-1")
+    return decode_legacy(data)
 
 
 def _text(msg: MIMEPart, name: str) -> str:

@@ -8,11 +8,12 @@ again from what is stored (gnod.ingest.titles)."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import apsw
 
-from gnod.config import CODE_EXTENSIONS, CONVERTED, MEMBER_SEP, PROSE_EXTENSIONS, extension
+from gnod.config import CODE_EXTENSIONS, CONVERTED, MEMBER_SEP, PROSE_EXTENSIONS, TEXT_EXTENSIONS, extension
 from gnod.store import documents as store
 
 
@@ -22,8 +23,12 @@ class Reading(NamedTuple):
     since: int
     extensions: frozenset[str]  # the files it reads otherwise
     framed: bool = False  # only those an older gno read with frontmatter (content.body_line > 1)
+    # Only those whose stored text has a character of Latin-1's upper half (U+0080–U+00FF),
+    # as a text not in UTF-8 was read.
+    latin: bool = False
 
 
+LEGACY_TEXT_KINDS = ("html", "csv", "json", "srt", "vtt", "ics")  # converted from text (convert.decode_text)
 READINGS = (
     # TOML's +++ frontmatter is read (Hugo; Zola, its [taxonomies] too); a YAML value's unclosed
     # quote is not kept in it.
@@ -32,7 +37,10 @@ READINGS = (
     Reading(2, frozenset(CONVERTED["html"])),
     # Code has no frontmatter: the first of a YAML file's documents was read as a note's.
     Reading(2, CODE_EXTENSIONS, framed=True),
+    # A text not in UTF-8 is read in its legacy charset (gnod.ingest.charsets), not as Latin-1.
+    Reading(3, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), latin=True),
 )
+_LATIN_UPPER = re.compile("[\\x80-\\xff]")
 # The rules files are read by now: the last Reading's `since`.
 READ_RULES = max(r.since for r in READINGS)
 _FAILED_KEY = "failures_read_rules"  # schema_meta: the READ_RULES the failed files were last tried by
@@ -46,9 +54,10 @@ def mark(conn: apsw.Connection) -> int:
     due: list[int] = []
     same: list[int] = []
     files: set[tuple[int, str]] = set()
-    for doc_id, cid, rel, body_line, rules in store.read_before(conn, READ_RULES):
+    for doc_id, cid, rel, body_line, rules, content_id in store.read_before(conn, READ_RULES):
         ext = extension(rel)
-        if any(r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed) for r in READINGS):
+        due_by = [r for r in READINGS if r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed)]
+        if any(not r.latin for r in due_by) or (due_by and _LATIN_UPPER.search(store.stored_text(conn, content_id))):
             due.append(doc_id)
             if MEMBER_SEP in rel:
                 files.add((cid, rel.split(MEMBER_SEP, 1)[0]))

@@ -776,14 +776,20 @@ def set_title(conn: apsw.Connection, doc_id: int, title: str) -> None:
     _pending(conn, doc_id)
 
 
-def read_before(conn: apsw.Connection, rules: int) -> Iterator[tuple[int, int, str, int, int]]:
-    """(id, collection id, rel_path, body line, read rules) of each document read by
-    rules older than `rules` (gnod.ingest.reread)."""
+def read_before(conn: apsw.Connection, rules: int) -> Iterator[tuple[int, int, str, int, int, int]]:
+    """(id, collection id, rel_path, body line, read rules, content rowid) of each
+    document read by rules older than `rules` (gnod.ingest.reread)."""
     yield from conn.execute(
-        "SELECT d.id, d.collection_id, d.rel_path, c.body_line, d.read_rules "
+        "SELECT d.id, d.collection_id, d.rel_path, c.body_line, d.read_rules, c.rowid "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash WHERE d.read_rules < ?",
         (rules,),
     )
+
+
+def stored_text(conn: apsw.Connection, content_id: int) -> str:
+    """The stored text of a content row (by rowid)."""
+    row = conn.execute("SELECT markdown FROM content WHERE rowid = ?", (content_id,)).fetchone()
+    return unpack(row[0]) if row else ""
 
 
 def read_by(conn: apsw.Connection, ids: Sequence[int], rules: int) -> None:
