@@ -21,6 +21,7 @@ from gnod.text.analyzer import (
     AnalyzerSet,
     exact_text,
     fold,
+    narrow,
     non_ascii_runs,
     tokenize,
 )
@@ -38,7 +39,8 @@ from gnod.text.analyzer import (
         ("東京タワーに行く", ["東京", "京タ", "タワ", "ワー", "ーに", "に行", "行く"]),
         ("ひらがな", ["ひら", "らが", "がな"]),
         ("コーヒー・ショップ", ["コー", "ーヒ", "ヒー", "ショ", "ョッ", "ップ"]),
-        ("ｺｰﾋｰ", ["ｺｰ", "ｰﾋ", "ﾋｰ"]),
+        ("ｺｰﾋｰ", ["コー", "ーヒ", "ヒー"]),  # half-width katakana as its usual form
+        ("ＰＤＦファイル", ["pdf", "ファ", "ァイ", "イル"]),  # full-width Latin too
         # Korean: words are space-separated; each is bigrammed.
         ("한국어를 배우다", ["한국", "국어", "어를", "배우", "우다"]),
         # Mixed with Latin and digits: split at the script boundary.
@@ -70,7 +72,7 @@ def test_tokenize_cjk(text, tokens):
     ],
 )
 def test_non_cjk_text_is_tokenized_as_before(text):
-    assert tokenize(text) == TOKEN_RE.findall(text.lower())
+    assert tokenize(text) == TOKEN_RE.findall(narrow(text.lower()))
 
 
 # Stretches of ASCII, each followed by a letter or mark of another script, a symbol or
@@ -299,6 +301,37 @@ def test_a_cjk_query_is_matched_as_written_not_stemmed_in_other_languages(daemon
     assert res["hits"][0]["path"] == "ja/soffice.md"
     # A query in a language with a stemmer keeps its own.
     assert cli_json("search", "Dieser Befehl ist ein Alias von soffice", "--json", env=env)["languages"] == ["german"]
+
+
+def test_forms_of_another_width_find_and_mark_their_usual_ones(tmp_path):
+    """Japanese input methods type ＰＤＦ, ３つ, Ｗｉ－Ｆｉ and ﾃｽﾄ; none was found by
+    PDF, 3つ, wifi or テスト, nor the other way round. And a word with a voiced kana
+    (ガス, データ) was found but not marked: its letters were compared unfolded."""
+    from gnod.search.snippet import TermBits, best_snippets
+
+    root = write_tree(
+        str(tmp_path / "notes"),
+        {
+            "wide.md": "# メモ\n\nＰＤＦファイルを３つ送った。Ｗｉ－Ｆｉが遅い。\n",
+            "half.md": "# 結果\n\nﾃｽﾄの結果はまだです。\n",
+            "usual.md": "# 家\n\n東京ガスのデータを見た。\n",
+        },
+    )
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
+    for query, page in (("PDF", "wide.md"), ("wi-fi", "wide.md"), ("Ｗｉ－Ｆｉ", "wide.md"), ("テスト", "half.md")):
+        assert lexical_paths(conn, analyzers, query) == [page], query
+    assert lexical_paths(conn, analyzers, "ﾃﾞｰﾀ") == ["usual.md"]
+    marked = {}
+    for text, terms in (
+        ("ＰＤＦファイル", {"pdf"}),
+        ("ﾃｽﾄの結果", {"テス", "スト"}),
+        ("東京ガスのデータ", {"ガス", "デー", "ータ"}),
+    ):
+        [got] = best_snippets([text], 1, TermBits(Analyzer(None), frozenset(terms)))
+        marked[text] = [got.text[a:b] for a, b in got.matches]
+    assert marked == {"ＰＤＦファイル": ["ＰＤＦ"], "ﾃｽﾄの結果": ["ﾃｽﾄ"], "東京ガスのデータ": ["ガス", "データ"]}
 
 
 def test_letters_without_a_mark_are_folded_as_people_type_them(tmp_path):

@@ -316,9 +316,13 @@ def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> l
                     spans.append([at, at + len(part)])
                 at += len(part)
                 continue
+            # The terms are folded (ガス is held as カス, ﾃｽﾄ as テスト): so is the run,
+            # whole where that keeps its length, else a piece at a time.
+            folded = fold(part)
+            piece = folded.__getitem__ if len(folded) == len(part) else lambda cut: fold(part[cut])
             for k in range(len(part)):
-                pair = len(part) > k + 1 and part[k : k + 2] in terms
-                width = 2 if pair else 1 if part[k] in terms else 0  # a bigram, or a word of one
+                pair = len(part) > k + 1 and piece(slice(k, k + 2)) in terms
+                width = 2 if pair else 1 if piece(slice(k, k + 1)) in terms else 0  # a bigram, or a word of one
                 if width:
                     start = at + k
                     if spans and spans[-1][1] >= start:

@@ -64,7 +64,8 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 # 7: a separator between a path's folders (analyzer.path_text).
 # 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold); a
 #    frontmatter `created` as the date where there is no `date` (documents.DATE_KEYS).
-LAYOUT = 8
+# 9: full-width Latin and half-width katakana as their usual forms (analyzer.narrow).
+LAYOUT = 9
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
 # but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits

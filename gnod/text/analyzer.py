@@ -88,6 +88,19 @@ def cjk_character(token: str) -> bool:
     return len(token) == 1 and _CJK_RE.match(token) is not None
 
 
+# The forms of another width that Japanese (and Chinese, Korean) input methods type:
+# full-width Latin letters, digits and signs (ＰＤＦ, ３つ, Ｗｉ－Ｆｉ) and half-width
+# katakana (ﾃｽﾄ), read as their usual forms (NFKC), as search engines' CJK width
+# filters read them. UTF-8 of U+FF00-U+FFFF starts with one of _WIDTH_LEADS.
+_WIDTH_FORMS_RE = re.compile("[\uff01-\uffee]+")
+_WIDTH_LEADS = (b"\xef\xbc", b"\xef\xbd", b"\xef\xbe", b"\xef\xbf")
+
+
+def narrow(text: str) -> str:
+    """`text` with its width forms as their usual ones (ＰＤＦ → PDF, ﾃｽﾄ → テスト)."""
+    return _WIDTH_FORMS_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+
+
 def _has_cjk(text: str, data: bytes) -> bool:
     """Whether non-ASCII `text` (`data`: its UTF-8) holds a CJK character."""
     if not data.translate(None, _NOT_CJK_LEADS):
@@ -225,6 +238,11 @@ def tokenize(text: str) -> list[str]:
     if lowered.isascii():
         return lowered.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
     data = lowered.encode("utf-8", "surrogatepass")
+    if any(lead in data for lead in _WIDTH_LEADS):
+        lowered = narrow(lowered)
+        if lowered.isascii():
+            return lowered.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split()
+        data = lowered.encode("utf-8", "surrogatepass")
     if not _has_cjk(lowered, data):
         if len(data) - len(lowered) <= len(data) * MOSTLY_ASCII_SHARE:
             return _mostly_ascii_tokens(data)
@@ -276,8 +294,9 @@ def _mostly_ascii_tokens(data: bytes) -> list[str]:
 
 
 def fold(text: str) -> str:
-    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u), and the letters
-    without a mark that people type in ASCII (œ → oe, ł → l, ß → ss: _UNMARKED); Hangul
+    """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u), the letters
+    without a mark that people type in ASCII (œ → oe, ł → l, ß → ss: _UNMARKED), and
+    the forms of another width as their usual ones (narrow: ＰＤＦ → PDF); Hangul
     and other composed letters stay composed. Only the non-ASCII runs are looked at (a mark is
     never ASCII, and no ASCII letter composes with a non-ASCII one but a mark), so a
     source file with one name in its copyright line costs a str.isascii pass and the
@@ -294,7 +313,7 @@ def fold(text: str) -> str:
 
 
 def _fold_run(m: re.Match[str]) -> str:
-    stripped = "".join(ch for ch in unicodedata.normalize("NFD", m.group()) if not unicodedata.combining(ch))
+    stripped = "".join(ch for ch in unicodedata.normalize("NFD", narrow(m.group())) if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", stripped).translate(_UNMARKED)
 
 
