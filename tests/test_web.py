@@ -420,6 +420,8 @@ def test_definitions_are_a_mode_and_hits_name_the_function_they_are_in(web):
         # A one-word search links to where that word is defined.
         assert 'href="/?q=platform_get_irq&amp;mode=definitions"' in mentioned["html"]
         assert "mode=definitions" not in json.loads(web.get("/api/search?q=deploy+production")[2])["html"]
+        notes = json.loads(web.get("/api/search?q=kettle")[2])  # found in notes only: nothing to define it
+        assert notes["hits"] and "mode=definitions" not in notes["html"]
     finally:
         os.remove(web.corpus.path("code/probe.c"))
         # Gone from the index before the next test listens for changes.

@@ -88,8 +88,9 @@ class Request:
         return as_typed(self.text) if self.typing and self.mode != "hybrid" else self.text.strip()
 
     def one_name(self) -> bool:
-        """A one-word lexical search of a whole word: the page offers where that name is
-        defined (not for one being typed, `mutex_lo`, which names nothing yet)."""
+        """A one-word lexical search of a whole word, whose page offers where that name is
+        defined if it found source code (_results.html: in notes the link led to "Nothing
+        matched"); not for a word being typed, `mutex_lo`, which names nothing yet."""
         word = self.sent()
         return self.mode == "lexical" and len(word.split()) == 1 and word.strip().isidentifier()
 
