@@ -230,6 +230,19 @@ def test_western_text_outside_utf8_stays_as_browsers_read_it():
     assert convert(b"undefined \x81 byte", "u.txt").strip() == "undefined \x81 byte"  # Latin-1 for what cp1252 lacks
 
 
+def test_a_text_an_older_gno_read_as_latin_1_is_told_by_what_reads_otherwise_now():
+    """Read again at an upgrade: windows-1252's quotes (C1 controls, as Latin-1 read
+    them), another script's bytes; not the UTF-8 texts with an accented letter here and
+    there (2,201 of a kernel tree's files were read again, 2 of them not UTF-8)."""
+    from gnod.ingest.reread import _read_otherwise
+
+    as_latin_1 = lambda text, charset: text.encode(charset).decode("latin-1").encode()  # noqa: E731
+    assert _read_otherwise(as_latin_1("“Quoted” – dash", "cp1252"))
+    assert _read_otherwise(as_latin_1("大阪に行きました。", "shift_jis"))
+    assert not _read_otherwise("/* (C) 1998 Jürgen Müller */ int café;".encode())
+    assert not _read_otherwise(b"plain ASCII")
+
+
 def test_a_web_page_is_read_in_the_charset_it_declares():
     """`<meta charset="shift_jis">` and `charset=windows-1251` were ignored: titles became
     `Ã¢y[W` and `Ñòàðàÿ ñòðàíèöà`."""

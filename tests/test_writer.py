@@ -255,8 +255,8 @@ def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_
 
 def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, monkeypatch):
     """A Shift_JIS note indexed as Latin-1 mojibake stays so until it changes, unless
-    the index's opening marks it (its stored text has Latin-1's upper half); a note in
-    ASCII is not read again."""
+    the index's opening marks it (its Latin-1 letters come in runs); a note in ASCII,
+    or in UTF-8 with its accented letters one at a time, is not read again."""
     from conftest import lexical_paths_in
     from gnod.ingest import convert
 
@@ -264,6 +264,7 @@ def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, m
     root.mkdir()
     (root / "osaka.txt").write_bytes("大阪に行きました。たこ焼きがおいしかった。".encode("shift_jis"))
     (root / "plain.txt").write_text("Nothing but ASCII here.\n")
+    (root / "cafe.txt").write_text("Un café crème, s'il vous plaît.\n")  # UTF-8: read so before too
     col = CollectionConfig(name="notes", path=str(root))
     path = str(tmp_path / "index.sqlite")
 
@@ -291,7 +292,7 @@ def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, m
     conn.close()
     again, stats = indexed()
     assert stale == [] and again == ["osaka.txt"]
-    assert (stats.updated, stats.unchanged) == (1, 1)
+    assert (stats.updated, stats.unchanged) == (1, 2)
 
 
 def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):

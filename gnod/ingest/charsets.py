@@ -38,9 +38,15 @@ def decode_legacy(data: bytes, declared: str | None = None) -> str:
         return data.decode("latin-1")
 
 
-def _detected(data: bytes) -> str | None:
+def in_runs(data: bytes) -> bool:
+    """Whether most of the bytes beyond ASCII at the start of `data` come in runs (not
+    Western text, whose letters outside ASCII come one at a time)."""
     runs = [len(run) for run in _HIGH_RUN.findall(data, 0, SAMPLE_BYTES)]
-    if sum(n for n in runs if n > 1) * 2 <= sum(runs):  # mostly single letters: Western text
+    return sum(n for n in runs if n > 1) * 2 > sum(runs)
+
+
+def _detected(data: bytes) -> str | None:
+    if not in_runs(data):
         return None
     import charset_normalizer
 

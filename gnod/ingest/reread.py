@@ -14,6 +14,7 @@ from typing import NamedTuple
 import apsw
 
 from gnod.config import CODE_EXTENSIONS, CONVERTED, MEMBER_SEP, PROSE_EXTENSIONS, TEXT_EXTENSIONS, extension
+from gnod.ingest.charsets import in_runs
 from gnod.store import documents as store
 
 
@@ -23,8 +24,7 @@ class Reading(NamedTuple):
     since: int
     extensions: frozenset[str]  # the files it reads otherwise
     framed: bool = False  # only those an older gno read with frontmatter (content.body_line > 1)
-    # Only those whose stored text has a character of Latin-1's upper half (U+0080–U+00FF),
-    # as a text not in UTF-8 was read.
+    # Only those an older gno read as Latin-1 that read otherwise now (_read_otherwise).
     latin: bool = False
 
 
@@ -40,7 +40,7 @@ READINGS = (
     # A text not in UTF-8 is read in its legacy charset (gnod.ingest.charsets), not as Latin-1.
     Reading(3, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), latin=True),
 )
-_LATIN_UPPER = re.compile("[\\x80-\\xff]")
+_C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
 READ_RULES = max(r.since for r in READINGS)
 _FAILED_KEY = "failures_read_rules"  # schema_meta: the READ_RULES the failed files were last tried by
@@ -57,7 +57,7 @@ def mark(conn: apsw.Connection) -> int:
     for doc_id, cid, rel, body_line, rules, content_id in store.read_before(conn, READ_RULES):
         ext = extension(rel)
         due_by = [r for r in READINGS if r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed)]
-        if any(not r.latin for r in due_by) or (due_by and _LATIN_UPPER.search(store.stored_text(conn, content_id))):
+        if any(not r.latin for r in due_by) or (due_by and _read_otherwise(store.stored_utf8(conn, content_id))):
             due.append(doc_id)
             if MEMBER_SEP in rel:
                 files.add((cid, rel.split(MEMBER_SEP, 1)[0]))
@@ -72,3 +72,15 @@ def mark(conn: apsw.Connection) -> int:
     store.read_again(conn, due, sorted(files))
     store.read_by(conn, same, READ_RULES)
     return len(due)
+
+
+def _read_otherwise(stored: bytes) -> bool:
+    """Whether a text (`stored`: its stored text's UTF-8) that an older gno may have read
+    as Latin-1 reads otherwise now (charsets.decode_legacy): it holds a C1 control
+    (windows-1252's quotes and dashes, as Latin-1 read them), or its Latin-1 letters
+    come in runs (another script's bytes). Most texts hold no such letter at all: their
+    UTF-8 has none of the two lead bytes they take."""
+    if b"\xc2" not in stored and b"\xc3" not in stored:
+        return False
+    text = stored.decode("utf-8", "surrogatepass")
+    return _C1.search(text) is not None or in_runs(text.encode("latin-1", "ignore"))

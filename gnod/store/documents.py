@@ -786,10 +786,10 @@ def read_before(conn: apsw.Connection, rules: int) -> Iterator[tuple[int, int, s
     )
 
 
-def stored_text(conn: apsw.Connection, content_id: int) -> str:
-    """The stored text of a content row (by rowid)."""
+def stored_utf8(conn: apsw.Connection, content_id: int) -> bytes:
+    """The stored text of a content row (by rowid), as UTF-8 (unpack_utf8)."""
     row = conn.execute("SELECT markdown FROM content WHERE rowid = ?", (content_id,)).fetchone()
-    return unpack(row[0]) if row else ""
+    return unpack_utf8(row[0]) if row else b""
 
 
 def read_by(conn: apsw.Connection, ids: Sequence[int], rules: int) -> None:
