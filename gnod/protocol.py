@@ -412,9 +412,11 @@ class Snippet(Struct):
     offset: int = 0
 
 
-class DocumentIdentity(Struct):
+class DocumentIdentity(Struct, kw_only=True):
     """Which document a hit or a read is: the fields every client shows and links from
-    (built in one place, server/hits.py `identity`)."""
+    (built in one place, server/hits.py `identity`). Keyword-only, here and in each
+    result that has these fields: a field with a default may be added here, and the
+    fields are still sent in this order."""
 
     docid: int
     uri: str  # gno://collection/rel_path
@@ -422,9 +424,12 @@ class DocumentIdentity(Struct):
     path: str  # relative to the collection root
     abs_path: str
     title: str
+    # Its text is not abs_path's: converted from another format (HTML, PDF, Office, mail…)
+    # or a member of an archive or mailbox. Its lines number that text, as `get` gives it.
+    converted: bool = False
 
 
-class SearchHit(DocumentIdentity):
+class SearchHit(DocumentIdentity, kw_only=True):
     score: float  # ranking bm25 / the best hit's, in (0, 1] (docs/protocol.md); not comparable across queries
     bm25: float  # (bm25 of stems + w · bm25 of exact forms) / (1 + w); more negative = better
     language: str | None
@@ -432,7 +437,7 @@ class SearchHit(DocumentIdentity):
     snippets: list[Snippet] = []  # with per_doc > 1: up to per_doc passages, best first
 
 
-class SimilarHit(DocumentIdentity):
+class SimilarHit(DocumentIdentity, kw_only=True):
     language: str | None
     score: float  # vector: (1 + cos) / 2 of the best chunk; terms: bm25 relative to the best hit
 
@@ -473,7 +478,7 @@ class SearchResult(Struct):
     notes: list[str] = []  # what the search changed about the query (e.g. terms left out)
 
 
-class Document(DocumentIdentity):
+class Document(DocumentIdentity, kw_only=True):
     language: str | None
     metadata: dict[str, Any]
     mirror_hash: str
@@ -491,16 +496,10 @@ class MultiGetResult(Struct):
     left_out: int = 0  # documents found but not read: max_bytes was spent
 
 
-class LsEntry(Struct):
-    docid: int
-    uri: str
-    collection: str
-    path: str
-    title: str
+class LsEntry(DocumentIdentity, kw_only=True):
     size: int
     mtime_ns: int
     language: str | None
-    abs_path: str = ""  # the file on disk (what `gnoctl ls --files` prints)
 
 
 class LsFolder(Struct):
@@ -714,7 +713,7 @@ class StatusResult(Struct):
     upkeep: str | None = None
 
 
-class VSearchHit(DocumentIdentity):
+class VSearchHit(DocumentIdentity, kw_only=True):
     score: float  # 1 - cosine distance / 2 = (1 + cos) / 2, in [0, 1]
     cosine: float
     chunk: int  # sequence number of the best-matching chunk
@@ -779,7 +778,7 @@ class HitExplain(Struct):
     rerank_input: RerankInput | None = None
 
 
-class QueryHit(DocumentIdentity):
+class QueryHit(DocumentIdentity, kw_only=True):
     language: str | None
     score: float  # final blended score in [0, 1]
     sources: list[str]  # retrievers that found it: bm25, vector

@@ -255,6 +255,7 @@ def test_search_json_schema(indexed):
             "path",
             "abs_path",
             "title",
+            "converted",
             "score",
             "bm25",
             "language",

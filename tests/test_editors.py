@@ -912,3 +912,70 @@ def test_nvim_opens_a_file_whose_name_holds_a_newline(daemon, corpus, tmp_path):
 """,
     )
     assert got["opened"] == [corpus.path("notes/two\nlines.md"), 4, "markdown"]
+
+
+PAGE = """<html><head><title>Bread</title></head>
+<body>
+<ul>
+  <li><a href="https://example.org">News</a></li>
+</ul>
+<p>Knead the
+  zqxdough for ten minutes.</p>
+</body></html>
+"""
+
+
+def test_nvim_opens_a_converted_documents_text_at_its_hit(daemon, corpus, tmp_path):
+    """A web page's hit numbers the lines of its Markdown: opened as its file, the cursor
+    landed on `<ul>` (line 5 of the page), not on the word searched for."""
+    corpus.write("web/bread.html", PAGE)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    [hit] = daemon.result("search", {"query": "zqxdough"})["hits"]
+    assert hit["converted"] and hit["uri"] == "gno://docs/web/bread.html"
+    got = nvim(
+        daemon.env,
+        tmp_path,
+        """
+  vim.cmd('Gno zqxdough')
+  vim.cmd('cfirst')
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  result.opened = { vim.api.nvim_buf_get_name(0), vim.fn.getline('.'):sub(col + 1, col + 8), vim.bo.filetype,
+    vim.bo.modifiable }
+""",
+    )
+    assert got["opened"] == ["gno://docs/web/bread.html", "zqxdough", "markdown", False]
+    through_gnoctl = nvim(  # without the socket, `get` goes through gnoctl as searches do
+        daemon.env,
+        tmp_path,
+        f"""
+  require('gno').setup({{ socket = {json.dumps(str(tmp_path / "absent.sock"))}, gnoctl = {{ {", ".join(json.dumps(a) for a in GNOCTL)} }} }})
+  vim.cmd('edit gno://docs/web/bread.html')
+  result.lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  result.transport = require('gno').last_transport
+""",
+    )
+    assert through_gnoctl["transport"] == "cli" and "zqxdough for ten minutes." in " ".join(through_gnoctl["lines"])
+
+
+def test_emacs_visits_a_converted_documents_text_at_its_hit(daemon, corpus, tmp_path):
+    """As in Neovim: the web page was visited as its file, at the line of its Markdown."""
+    corpus.write("web/bread.html", PAGE)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    got = emacs(
+        daemon.env,
+        tmp_path,
+        f"""
+  (gno-search "zqxdough")
+  (next-error)
+  (with-current-buffer (window-buffer)
+    (push (cons 'opened (list (buffer-substring (point) (+ (point) 8)) buffer-read-only
+                              (string-suffix-p "docs/web/bread.html.md" buffer-file-name)))
+          result))
+  (setq gno-socket {json.dumps(str(tmp_path / "absent.sock"))} gno-gnoctl '({" ".join(json.dumps(a) for a in GNOCTL)}))
+  (push (cons 'same (gno--hit-file (car (alist-get 'hits (gno-call "search" '((query . "zqxdough") (limit . 5)))))))
+        result)
+  (push (cons 'transport gno-last-transport) result)
+""",
+    )
+    assert got["opened"] == ["zqxdough", True, True]
+    assert got["transport"] == "cli" and got["same"].endswith("docs/web/bread.html.md")  # `get` through gnoctl too

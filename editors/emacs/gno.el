@@ -179,9 +179,11 @@ again, once."
 (defun gno--cli-call (method params)
   "Run gnoctl METHOD --json for PARAMS; (result . error)."
   (let ((args (append (cdr gno-gnoctl)
-                      (list method "--json" "-n" (number-to-string (alist-get 'limit params)))
-                      (when (alist-get 'symbol params) '("--symbol"))
-                      (list "--" (alist-get 'query params)))))
+                      (if (equal method "get")
+                          (list method "--json" "--" (alist-get 'ref params))
+                        (append (list method "--json" "-n" (number-to-string (alist-get 'limit params)))
+                                (when (alist-get 'symbol params) '("--symbol"))
+                                (list "--" (alist-get 'query params)))))))
     (with-temp-buffer
       (apply #'call-process (car gno-gnoctl) nil '(t nil) nil args)
       (let ((out (condition-case nil (gno--json-read (buffer-string)) (error nil))))
@@ -199,7 +201,7 @@ again, once."
     reply))
 
 (defun gno-call (method params)
-  "Call METHOD (search or query) with PARAMS: over the socket, else through gnoctl."
+  "Call METHOD (search, query or get) with PARAMS: over the socket, else through gnoctl."
   (let ((reply (gno--call method params)))
     (when (cdr reply)
       (user-error "gno: %s" (alist-get 'message (cdr reply))))
@@ -213,11 +215,44 @@ again, once."
                    (place (if (equal method "query") '(0 . 0) (gno--match-place where)))
                    (symbol (alist-get 'symbol where))
                    (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
-              (list (alist-get 'abs_path h) (+ line (car place))
+              (list (gno--hit-file h) (+ line (car place))
                     (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
                             (if (stringp symbol) (concat symbol ": ") "") text)
                     (cdr place))))
           (alist-get 'hits result)))
+
+(defvar gno--text-directory (expand-file-name (format "gno-%d/text" (user-uid)) temporary-file-directory)
+  "Where converted documents' texts are written for visiting (`gno--hit-file'): the
+user's own (0700), as gnod's runtime directory there.")
+
+(defun gno--hit-file (hit)
+  "What visiting HIT visits: its file; for a converted document (a web page, a PDF:
+its lines number the Markdown gnod holds, not its file's), a copy of that text under
+`gno--text-directory', written now (grep-mode visits only what exists)."
+  (if (not (alist-get 'converted hit))
+      (alist-get 'abs_path hit)
+    (let* ((ref (concat (alist-get 'collection hit) "/" (alist-get 'path hit)))
+           (file (concat (file-name-as-directory gno--text-directory) ref ".md"))
+           (doc (car (gno--call "get" `((ref . ,ref))))))
+      (if (null doc)
+          (alist-get 'abs_path hit)  ; gone since the search: its file says so
+        (with-file-modes #o700
+          (make-directory (file-name-directory file) t))
+        (let ((coding-system-for-write 'utf-8-unix))
+          (with-file-modes #o600
+            (write-region (alist-get 'content doc) nil file nil 'silent)))
+        (when-let ((buf (get-file-buffer file)))  ; shown before: the text as it is now
+          (with-current-buffer buf
+            (unless (buffer-modified-p)
+              (revert-buffer t t t))))
+        file))))
+
+(defun gno--text-read-only ()
+  "A converted document's text (`gno--hit-file') is read-only: it is gnod's, not a file's."
+  (when (and buffer-file-name (string-prefix-p (file-name-as-directory gno--text-directory) buffer-file-name))
+    (setq buffer-read-only t)))
+
+(add-hook 'find-file-hook #'gno--text-read-only)
 
 (defun gno--match-place (passage)
   "Where the first word PASSAGE matched starts: (LINES . COLUMN).

@@ -18,3 +18,11 @@ end, { nargs = '?', desc = 'gno: where a name (default: the word under the curso
 vim.api.nvim_create_user_command('GnoPick', function(opts)
   require('gno.picker').pick(opts.args)
 end, { nargs = '*', desc = 'gno live picker' })
+
+vim.api.nvim_create_autocmd('BufReadCmd', {
+  pattern = 'gno://*',
+  callback = function(ev)
+    require('gno').read_text(ev.buf, ev.match)
+  end,
+  desc = "gno: a converted document's text (a web page's, a PDF's), as gnod holds it",
+})

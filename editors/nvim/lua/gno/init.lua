@@ -48,6 +48,9 @@ local cli_args = {
   query = function(p)
     return { 'query', '--json', '-n', tostring(p.limit), '--', p.query }
   end,
+  get = function(p)
+    return { 'get', '--json', '--', p.ref }
+  end,
 }
 
 --- Run `gnoctl METHOD --json` (which starts gnod when needed); result or nil, error.
@@ -64,7 +67,7 @@ local function via_cli(method, params)
   return decoded
 end
 
---- One search-like call (search or query), over the socket or else through gnoctl.
+--- One call (search, query or get), over the socket or else through gnoctl.
 function M.call(method, params)
   local c = M.connection()
   if c then
@@ -123,7 +126,9 @@ function M.items(method, result)
       line, text = h.preview.start_line, h.preview.text
     end
     table.insert(items, {
-      filename = h.abs_path, lnum = line, col = col,
+      -- A converted document (a web page, a PDF…) is opened as the text gnod holds, whose
+      -- lines its hits number (M.read_text), not as its file.
+      filename = h.converted and h.uri or h.abs_path, lnum = line, col = col,
       text = string.format('%s [%.2f] %s', h.title, h.score, one_line(text)),
       user_data = { uri = h.uri },
     })
@@ -178,6 +183,24 @@ function M.definition(name)
     end
   end
   return items
+end
+
+--- Fill BUF, named by a converted document's gno:// URI, with the document's text as
+--- gnod holds it (`get`): read-only Markdown.
+function M.read_text(buf, uri)
+  local result, err = M.call('get', { ref = uri })
+  if not result then
+    vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
+    return
+  end
+  local text = result.content:gsub('\n$', '')
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].readonly = true
+  vim.bo[buf].filetype = 'markdown'
 end
 
 --- Open a hit's file at its place. The buffer is made by name, not by `:edit`, whose
