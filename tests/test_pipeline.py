@@ -107,6 +107,20 @@ def test_failures_are_recorded_and_the_run_goes_on(db, tmp_path):
     assert (s.added, s.errors) == (1, 0) and count(db, "ingest_errors") == 0
 
 
+def test_a_failure_goes_when_the_file_is_back_as_it_was_indexed(db, tmp_path):
+    """A note broken by a bad write (its last good text stays indexed), then restored from
+    a backup: the same bytes as indexed, so nothing is read again, and its failure was
+    listed on (`update` and `status` disagreed on the failures)."""
+    good = "# Methods\n\nWe sampled forty ponds.\n"
+    (tmp_path / "ch3.md").write_text(good)
+    run(db, tmp_path)
+    (tmp_path / "ch3.md").write_bytes(b"\x00\x01 not text")
+    assert run(db, tmp_path).errors == 1 and count(db, "ingest_errors") == 1
+    (tmp_path / "ch3.md").write_text(good)
+    s = run(db, tmp_path)
+    assert (s.unchanged, s.errors) == (1, 0) and count(db, "ingest_errors") == 0
+
+
 def test_a_noop_update_writes_nothing_and_reads_the_indexed_states_once(db, tmp_path):
     """A run that finds nothing changed leaves the database as it was, failures and the
     walk's own issues included, so the indexed states read for it serve the next run;

@@ -413,6 +413,8 @@ class _Run:
         elif isinstance(outcome, Unchanged):
             assert old is not None
             store.touch_document(self.conn, old.id, *stat)
+            if rel_path in self.failed:  # it failed since; now it is back as indexed (a backup restored)
+                store.clear_errors(self.conn, self.cid, [rel_path])
             self.stats.unchanged += 1
         else:
             # A store failure (disk full, I/O) propagates: the batch rolls back whole.
