@@ -346,3 +346,24 @@ def test_a_pasted_page_is_searched_as_written_and_reranked(hybrid):
     # The reranker reads the start of the page (half its context), so it still runs.
     assert res["counts"]["reranked"] > 0 and not res["degraded"]
     assert "cooking/bread.md" in [h["path"] for h in res["hits"]]
+
+
+def test_a_hit_whose_file_failed_since_it_was_indexed_says_so(daemon, corpus):
+    """A PDF overwritten by a truncated copy keeps its last good text indexed (nothing is
+    lost), and a search found it with no word that the file now fails: search and query
+    say so, until the file reads again."""
+    corpus.write("notes/pastry.md", "# Pastry\n\nCroissants need cold butter.\n")
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    with open(corpus.path("notes/pastry.md"), "wb") as f:
+        f.write(b"\x00\x01 half written")
+    daemon.result("index", {"collection": "docs"})
+    said = "docs/notes/pastry.md: its file could not be read since it was indexed (BINARY)"
+    for res in (
+        daemon.result("search", {"query": "croissants"}),
+        query(daemon, query="croissants", rerank=False, expand=False),
+    ):
+        assert [h["path"] for h in res["hits"]] == ["notes/pastry.md"]
+        assert any(n.startswith(said) for n in res["notes"]), res["notes"]
+    corpus.write("notes/pastry.md", "# Pastry\n\nCroissants need cold butter.\n")
+    daemon.result("index", {"collection": "docs"})
+    assert not any("could not be read" in n for n in daemon.result("search", {"query": "croissants"})["notes"])

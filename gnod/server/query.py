@@ -37,7 +37,7 @@ from gnod.search.constants import PIPELINE
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.hybrid import Candidate, Given, Hybrid, Outcome, Ranked, Request, VectorSource
 from gnod.server.checks import search_filter
-from gnod.server.hits import identity
+from gnod.server.hits import failing_notes, identity
 from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
@@ -121,6 +121,8 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
         out = await run.run()
     except QuerySyntaxError as e:
         raise RpcError(wire.INVALID_QUERY, e.message, {"query": p.query}) from None
+    shown = [h.candidate.doc.id for h in out.hits]
+    failing = await d.read(lambda conn, _a: docstore.failing(conn, shown)) if shown else []
     return run, QueryResult(
         query=p.query,
         mode=out.mode,
@@ -130,6 +132,7 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
         expansion=ExpansionInfo(**dataclasses.asdict(out.expansion)) if out.expansion else None,
         degraded=out.degraded,
         notes=out.notes
+        + failing_notes(failing)
         + (d.watcher.lag_notes(names, 0.0 if waited else p.wait_s) if d.watcher is not None else [])
         + [lag for lag in [d.ocr.lag_note()] if lag],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),

@@ -17,7 +17,7 @@ from gnod.protocol import SearchParams, SearchResult, VSearchHit, VSearchParams,
 from gnod.search import vector
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.checks import search_filter
-from gnod.server.hits import identity
+from gnod.server.hits import failing_notes, identity
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.searching import answer
 from gnod.server.watcher import freshness_list
@@ -71,11 +71,11 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
     except ModelUnavailable as e:
         raise model_unavailable(e) from None
 
-    def run(conn, _a) -> list[VSearchHit]:
+    def run(conn, _a) -> tuple[list[VSearchHit], list[str]]:
         rows = vector.search(conn, index, qvec, p.limit, where, p.min_score)
         docs = docstore.docs_by_ids(conn, [r.doc_id for r in rows])
         defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash) for doc in docs.values()])
-        return [
+        hits = [
             VSearchHit(
                 **identity(doc),
                 score=r.score,
@@ -89,13 +89,14 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
             for r in rows
             if (doc := docs.get(r.doc_id)) is not None
         ]
+        return hits, failing_notes(docstore.failing(conn, [h.docid for h in hits]))
 
-    hits = await d.read(run)
+    hits, notes = await d.read(run)
     lag = d.vectors.lag_note()
     return VSearchResult(
         query=p.query,
         model=model.uri,
         hits=hits,
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
-        notes=[lag] if lag else [],
+        notes=notes + ([lag] if lag else []),
     )

@@ -29,7 +29,7 @@ from gnod.search.constants import (
 from gnod.search.grammar import QuerySyntaxError, framed
 from gnod.search.snippet import Snippet as Passage
 from gnod.search.snippet import TermBits, best_snippets, match_spans
-from gnod.server.hits import identity
+from gnod.server.hits import failing_notes, identity
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
@@ -116,7 +116,7 @@ def answer(
         dropped_stopwords=res.dropped_stopwords,
         languages=res.languages,
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
-        notes=res.notes,
+        notes=res.notes + failing_notes(docstore.failing(conn, [h.docid for h in hits])),
     )
 
 

@@ -800,6 +800,22 @@ def read_by(conn: apsw.Connection, ids: Sequence[int], rules: int) -> None:
     )
 
 
+def failing(conn: apsw.Connection, doc_ids: Sequence[int]) -> list[tuple[str, str, str]]:
+    """(collection, rel_path, error code) of those of the documents whose file failed to be
+    read since it was indexed (their last good text stays indexed), or whose archive or
+    mailbox did; nothing read where no file failed."""
+    if not doc_ids or conn.execute("SELECT NOT EXISTS(SELECT 1 FROM ingest_errors)").fetchone()[0]:
+        return []
+    rows = conn.execute(
+        "SELECT c.name, d.rel_path, e.code FROM documents d JOIN collections c ON c.id = d.collection_id "
+        "JOIN ingest_errors e ON e.collection_id = d.collection_id "
+        "AND e.rel_path IN (d.rel_path, substr(d.rel_path, 1, instr(d.rel_path, ?) - 1)) "
+        "WHERE d.id IN (SELECT value FROM json_each(?))",
+        (MEMBER_SEP, json.dumps(list(doc_ids))),
+    )
+    return [(str(c), str(rel), str(code)) for c, rel, code in rows]
+
+
 def failed_paths(conn: apsw.Connection) -> list[tuple[int, str]]:
     """(collection id, rel_path) of every file that failed."""
     return [(int(cid), str(rel)) for cid, rel in conn.execute("SELECT collection_id, rel_path FROM ingest_errors")]
