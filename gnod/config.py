@@ -231,7 +231,8 @@ NAMED_FILES: dict[str, str] = {
 
 
 # Kinds of files a search may be narrowed to (`--type`, as ripgrep's `-t` names them):
-# each the path globs of its files (search.filters reads them as `--path` globs).
+# each the path globs of its files (search.filters reads them as `--path` globs, a
+# converted format's extension in lower or upper case: a scanner's SCAN0001.PDF is a pdf).
 FILE_TYPES: dict[str, tuple[str, ...]] = {
     "c": ("*.c", "*.h"),
     "cpp": ("*.cc", "*.cpp", "*.cxx", "*.hh", "*.hpp", "*.hxx", "*.inl", "*.h", "*.cu", "*.cuh"),
@@ -267,7 +268,11 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "sql": ("*.sql",),
     "pdf": tuple(f"*{ext}" for ext in CONVERTED["pdf"]),
     "office": tuple(f"*{ext}" for kind in ("docx", "xlsx", "pptx") for ext in CONVERTED[kind]),
+    **{kind: tuple(f"*{ext}" for ext in CONVERTED[kind]) for kind in ("docx", "xlsx", "pptx", "epub", "csv")},
+    "ipynb": tuple(f"*{ext}" for ext in CONVERTED["ipynb"]),
     "mail": tuple(f"*{ext}" for kind in ("eml", "msg") for ext in CONVERTED[kind]),
+    "subtitles": tuple(f"*{ext}" for kind in ("srt", "vtt") for ext in CONVERTED[kind]),
+    "calendar": tuple(f"*{ext}" for ext in CONVERTED["ics"]),
     "image": tuple(f"*{ext}" for ext in CONVERTED["image"]),
 }
 

@@ -1344,6 +1344,9 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         "docs/kettle.md": "# Kettle\n\nHow the kettle boils.\n",
         "drivers/Kconfig": "config KETTLE\n\tbool 'A kettle'\n",
         "lib/kettle.c": "int kettle_pour(void) { return 2; }\n",
+        "lib/kettle.C": "int kettle_fill() { return 3; }\n",  # C++, as its case says
+        "scans/KETTLE.CSV": "item,price\nkettle,30\n",  # a Windows export: a csv all the same
+        "scans/kettle.csv": "item,price\nkettle lid,5\n",
     }
     with running_gnod() as (env, _):
         cli_json("collection", "add", write_tree(str(tmp_path), files), "--name", "k", "--json", env=env)
@@ -1355,6 +1358,7 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         assert found("--type", "py", "-t", "kconfig") == {"k/tools/kettle.py", "k/drivers/Kconfig"}
         assert found("-t", "c", "--path", "src/*") == {"k/src/kettle.c", "k/src/kettle.h"}  # both
         assert found("-t", "md") == {"k/docs/kettle.md"}
+        assert found("-t", "csv") == {"k/scans/KETTLE.CSV", "k/scans/kettle.csv"}
         r = cli("query", "kettle", "-t", "py", "--no-expand", "--no-rerank", "--json", env=env)
         assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
         err = cli_error("search", "kettle", "-t", "cobol", env=env)

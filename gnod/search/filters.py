@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, NamedTuple
 
-from gnod.config import FILE_TYPES, MEMBER_SEP
+from gnod.config import DOCUMENT_EXTENSIONS, FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
@@ -104,8 +104,12 @@ def globs(f: Filter) -> tuple[list[str], list[str]]:
 
 def type_globs(f: Filter) -> list[str]:
     """The path globs of the file types `f` asks for, a document matching one of them
-    (none: any file)."""
-    return [glob for name in f.types for glob in FILE_TYPES[name]]
+    (none: any file); a converted format's extension in upper case too, as scanners and
+    Windows write them (SCAN0001.PDF, IMG_2041.JPG), where in code the case may say
+    another language (`.C` is C++)."""
+    found = [glob for name in f.types for glob in FILE_TYPES[name]]
+    upper = [g.upper() for g in found if g.startswith("*.") and g[1:] in DOCUMENT_EXTENSIONS]
+    return list(dict.fromkeys(found + upper))
 
 
 def braces(glob: str) -> list[str]:
