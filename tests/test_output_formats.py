@@ -350,6 +350,17 @@ def test_query_human_explain():
     assert json.loads(fusion.split(" ", 5)[-1])["weights"]["hyde"] == PIPELINE.fusion.weights.hyde  # compact JSON
 
 
+def test_a_file_holding_several_hits_is_listed_once():
+    """Two mails of one mailbox (or members of one zip) printed its path twice with
+    --files, for xargs to open twice."""
+    from gnoctl.output.hits import search_text
+
+    box = "/srv/mail/inbox.mbox"
+    result = {"query": "q", "hits": [{"abs_path": box}, {"abs_path": "/srv/a.md"}, {"abs_path": box}]}
+    assert search_text(result, "files", color=False).splitlines() == [box, "/srv/a.md"]
+    assert search_text(result, "files", color=False, null=True) == f"{box}\0/srv/a.md\0"
+
+
 def test_query_files():
     assert query_text(make_query(), "files", False).splitlines() == [
         "/srv/docs/guides/deploy.md",

@@ -138,7 +138,7 @@ def ask_text(result: dict, fmt: str, color: bool, null: bool = False) -> str:
         return json_lines(_ask_shown(result)[1])
     if fmt == "files":  # what the answer cites (nothing when it abstains), or the selection with --no-answer
         cited = result["answer"] is not None or result["abstained"]
-        return file_list(dict.fromkeys(s["abs_path"] for s in result["sources" if cited else "considered"]), null)
+        return file_list([s["abs_path"] for s in result["sources" if cited else "considered"]], null)
     if fmt == "vimgrep":
         return "\n".join(vimgrep_line(s["abs_path"], s["start_line"], s["title"], "") for s in _ask_shown(result)[1])
     if fmt == "csv":

@@ -131,10 +131,12 @@ def size(n: int | None) -> str:
 
 
 def file_list(paths, null: bool = False) -> str:
-    """Absolute paths, one per line, or each ended by NUL with `-0` (for `xargs -0`)."""
+    """Absolute paths, one per line, or each ended by NUL with `-0` (for `xargs -0`); each
+    once, where first named (an archive's or mailbox's members all name its file)."""
+    unique = dict.fromkeys(paths)
     if null:
-        return "".join(p + "\0" for p in paths)
-    return "\n".join(paths)
+        return "".join(p + "\0" for p in unique)
+    return "\n".join(unique)
 
 
 def json_lines(items) -> str:
