@@ -160,7 +160,8 @@ class Filters(Params):
             "--type",
             metavar="TYPE",
             help="Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, "
-            "make, md, rst, txt, yaml, json, pdf…; an unknown one lists them; repeatable: any of them).",
+            "make, md, rst, txt, yaml, json, pdf, office, docx, csv, mail, image…; a document format's extension in "
+            "either case, .pdf or .PDF; an unknown one lists them; repeatable: any of them).",
             complete="types",
         ),
     ] = []
@@ -464,6 +465,7 @@ class Freshness(Struct):
     last_change_at: float | None = None  # unix time of the last filesystem event
     last_indexed_at: float | None = None
     last_error: str | None = None
+    changes: int = 0  # changed paths being indexed now (a batch of them; a rescan's count is the job's)
 
 
 class SearchResult(Struct):

@@ -1254,6 +1254,37 @@ def test_status_says_the_files_are_being_listed_before_their_count_is_known():
     assert _collection_state(c, paced, None) == "indexing 60,010/65,285 (612 files/s, ETA 1m05s)"
 
 
+def test_status_says_how_many_changed_paths_the_watcher_is_indexing():
+    """300 documents copied in showed `0 pending, indexing` for 40 s: the watcher's batch
+    had taken them all, and no job counted them."""
+    from gnoctl.output.status import _collection_state
+
+    c = {"name": "docs", "last_indexed_at": None}
+    idle = {"running": False}
+    f = {"collection": "docs", "watching": True, "pending": 0, "indexing": True, "changes": 300}
+    assert _collection_state(c, idle, f) == "indexing 300 changed paths"
+    assert _collection_state(c, idle, {**f, "pending": 12}) == "indexing 300 changed paths, 12 more pending"
+    assert _collection_state(c, idle, {**f, "changes": 0}) == "0 pending, indexing"  # a rescan's job not begun
+
+
+def test_the_watcher_says_how_many_changed_paths_it_indexes(daemon, tmp_path):
+    """freshness.changes: the batch it took, while it indexes it; 0 once done."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    daemon.result("collection.add", {"name": "n", "path": str(notes)})
+    for i in range(200):
+        (notes / f"n{i}.md").write_text(f"# Note {i}\n\nA line about herons {i}.\n")
+    seen = []
+
+    def indexed() -> bool:
+        st = daemon.result("status")
+        seen.append(st["freshness"][0]["changes"])
+        return st["documents"] == 200 and not st["freshness"][0]["indexing"]
+
+    assert wait_until(indexed, 30, 0.002)
+    assert max(seen) > 0 and seen[-1] == 0
+
+
 def test_status_while_the_lexical_index_is_built_after_an_upgrade():
     """Searches answer from what the lexical index holds while it is built (it said they
     wait), and the rescan queued behind the build waits for it (it said "indexing" for

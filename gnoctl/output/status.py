@@ -166,6 +166,9 @@ def _collection_state(c: dict, job: dict, f: dict | None, building: bool = False
         return f"watch error: {f['last_error']}"
     if f["indexing"] and building and not job["running"]:
         return "rescan waits for the lexical index to be built"
+    if f.get("changes"):  # a batch of changes, which no job counts
+        more = f", {f['pending']:,} more pending" if f["pending"] else ""
+        return f"indexing {f['changes']:,} changed path{'s' if f['changes'] != 1 else ''}{more}"
     if f["indexing"] or f["pending"]:
         return f"{f['pending']:,} pending" + (", indexing" if f["indexing"] else "")
     if not f["watching"]:

@@ -53,6 +53,7 @@ class _State:
         self.ready = asyncio.Event()  # the OS watch is established (or has failed)
         self.rescan_on_ready = False
         self.running = False
+        self.taken = 0  # changed paths the running flush indexes
         self.watching = False
         self.files: int | None = None
         self.last_change_at: float | None = None
@@ -299,6 +300,7 @@ class Watcher:
                     return
                 full, paths = state.full, state.pending
                 state.full, state.pending, state.running = False, set(), True
+                state.taken = 0 if full else len(paths)
                 retry = False
                 try:
                     if full:
@@ -331,7 +333,7 @@ class Watcher:
                     state.last_error = f"{type(e).__name__}: {e}"
                     log.exception("%s: indexing changes failed", name)
                 finally:
-                    state.running = False
+                    state.running, state.taken = False, 0
                     state.flushed_at = time.monotonic()
                     async with self._changed:
                         self._changed.notify_all()
@@ -377,6 +379,7 @@ class Watcher:
             last_change_at=s.last_change_at,
             last_indexed_at=s.last_indexed_at,
             last_error=s.watch_error or s.last_error,
+            changes=s.taken,
         )
 
     def _run_of(self, name: str) -> bool:
