@@ -474,6 +474,21 @@ def test_the_status_stream_shows_each_collection_and_what_a_post_changes(web, tm
     assert web.post("/api/collections/remove", {"name": "My-Notes"})[0] == 200
 
 
+def test_the_status_panel_says_how_many_changed_paths_are_being_indexed():
+    """As `gnoctl status`: a batch of changes showed a bare "indexing" (freshness.changes)."""
+    from gnoctl.web.app import Web
+
+    page = Web(link=None, editor_template="")  # type: ignore[arg-type]  # only its templates
+    st = {
+        "version": "1", "pid": 1, "db_bytes": 1 << 20, "documents": 74, "models": [], "vectors": {"available": False},
+        "job": {"running": False},
+        "collections": [{"name": "docs", "documents": 74, "path": "/d", "errors": 0, "last_indexed_at": 0}],
+        "freshness": [{"collection": "docs", "watching": True, "pending": 5, "indexing": True, "changes": 230}],
+    }  # fmt: skip
+    html = page.fragment("_status.html", st=st, fresh={"docs": st["freshness"][0]}, errors={}, now=time.time())
+    assert "indexing 230 changed paths, 5 more pending" in html
+
+
 def test_a_re_index_that_changed_nothing_shows_when_it_checked(web):
     """Re-indexing from the status page left "indexed 7 min ago" as it was: nothing said
     that the run happened when no file had changed."""
