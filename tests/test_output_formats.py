@@ -361,6 +361,25 @@ def test_a_file_holding_several_hits_is_listed_once():
     assert search_text(result, "files", color=False, null=True) == f"{box}\0/srv/a.md\0"
 
 
+def test_a_query_hits_lines_are_those_of_its_match_where_its_passage_starts_before():
+    """`query Okapi` showed a mail's title, From and first line (`…2.eml:10`), its match on
+    line 22 cut off below them."""
+    text = (
+        "# Expenses\n\nFrom: Ann\n\nThe taxi receipt is attached.\n\n| item | cost |\n| Taxi Okapi | 30 |\n| Tea | 2 |"
+    )
+    at = text.index("Okapi")
+    hit = {
+        "collection": "mail", "path": "inbox.mbox!/2.eml", "title": "Expenses", "score": 1.0, "sources": ["bm25"],
+        "preview": {"text": text, "start_line": 10, "end_line": 18, "complete": False, "matches": [[at, at + 5]]},
+    }  # fmt: skip
+    result = {**make_query(hits=False), "hits": [hit]}
+    out = query_text(result, "human", False).splitlines()
+    assert "mail/inbox.mbox!/2.eml:17" in out[0]
+    assert out[1].strip() == "| Taxi Okapi | 30 |" and out[2].strip() == "| Tea | 2 |"
+    near = {**hit, "preview": {**hit["preview"], "matches": [[2, 10]]}}  # in its first lines: as it was
+    assert "2.eml:10" in query_text({**result, "hits": [near]}, "human", False).splitlines()[0]
+
+
 def test_query_files():
     assert query_text(make_query(), "files", False).splitlines() == [
         "/srv/docs/guides/deploy.md",

@@ -257,8 +257,8 @@ def similar_text(result: dict, fmt: str, color: bool, link: Link | None = None) 
     return search_text({**result, "query": result["uri"], "dropped_stopwords": []}, fmt, color, link=link)
 
 
-def _query_location(hit: dict) -> str:
-    return f"{hit['collection']}/{hit['path']}:{hit['preview']['start_line']}{_in_symbol(hit['preview'])}"
+def _query_location(hit: dict, preview: dict) -> str:
+    return f"{hit['collection']}/{hit['path']}:{preview['start_line']}{_in_symbol(preview)}"
 
 
 def _counts_line(result: dict) -> str:
@@ -273,17 +273,40 @@ def _tally(counts: dict) -> str:
     return ", ".join(f"{one_line(clean(k))} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def _at_first_match(preview: dict, n: int = 3) -> dict:
+    """`preview` from the line of its first match on, where the first `n` lines that are
+    shown hold none (a mail's passage: its title, `From`, a line, then the table row that
+    matched): the lines shown and the line named are those of the match."""
+    matches = preview.get("matches") or []
+    if not matches:
+        return preview
+    text = preview["text"]
+    first = min(a for a, _ in matches)
+    skipped = text.count("\n", 0, first)
+    shown = [i for i, line in enumerate(text.split("\n")) if line.strip()][:n]
+    if skipped <= (shown[-1] if shown else 0):
+        return preview
+    cut = text.rfind("\n", 0, first) + 1
+    return {
+        **preview,
+        "text": text[cut:],
+        "start_line": preview["start_line"] + skipped,
+        "matches": [[a - cut, b - cut] for a, b in matches if a >= cut],
+    }
+
+
 def query_human(result: dict, paint, link: Link | None = None) -> list[str]:
     hits = result["hits"]
     lines = [] if hits else ["No results."]
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
         mark = paint("2", "  [whole document]") if h["preview"]["complete"] else ""
-        where = _linked(link, h, h["preview"]["start_line"], paint("36", _query_location(h)))
+        preview = _at_first_match(h["preview"])
+        where = _linked(link, h, preview["start_line"], paint("36", _query_location(h, preview)))
         lines.append(
             f"{paint('2', rank)} {paint('33', score)}  {where}  {paint('1', one_line(clean(h['title'])))}{mark}"
         )
-        lines.extend(f"      {ln}" for ln in _snippet_lines(h["preview"], paint, skip_blank=True))
+        lines.extend(f"      {ln}" for ln in _snippet_lines(preview, paint, skip_blank=True))
         if h.get("explain"):
             lines.append(paint("2", f"      found by {', '.join(h['sources']) or '-'}"))
             lines.extend(paint("2", f"      {ln}") for ln in hit_lines(result, h["explain"]))
@@ -347,7 +370,8 @@ def _query_md(result: dict) -> str:
     rows = ["| # | score | document | title | found by |", "|---|---|---|---|---|"]
     for i, h in enumerate(hits, 1):
         title = md(h["title"]) + (" *(whole document)*" if h["preview"]["complete"] else "")
-        rows.append(f"| {i} | {h['score']:.3f} | {md_code(_query_location(h))} | {title} | {', '.join(h['sources'])} |")
+        where = md_code(_query_location(h, h["preview"]))
+        rows.append(f"| {i} | {h['score']:.3f} | {where} | {title} | {', '.join(h['sources'])} |")
     rows += ["", md(_counts_line(result))]
     dist = result["distribution"]
     for name, counts in (("collection", dist["collections"]), ("tag", dist["tags"])):
@@ -358,7 +382,7 @@ def _query_md(result: dict) -> str:
         rows += ["", "## Explain", ""]
         for i, h in enumerate(hits, 1):
             if h.get("explain"):
-                rows.append(f"{i}. {md_code(_query_location(h))}")
+                rows.append(f"{i}. {md_code(_query_location(h, h['preview']))}")
                 rows.extend(f"    - {md(ln.strip())}" for ln in hit_lines(result, h["explain"]))
         rows += ["", "```text", *(ln.replace("```", "` ` `") for ln in query_lines(result)), "```"]
     return "\n".join(rows)
