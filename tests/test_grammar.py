@@ -187,6 +187,8 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False,
             ],
         ),
         ("page_alloc.c:12", [C(["page", "alloc", "c"], phrase=True, raw="page_alloc.c", cut=":12")]),
+        # A sentence's punctuation after it: every `kernel BUG at …` line ends with `!`.
+        ("mm/slub.c:4312!", [C(["mm", "slub", "c"], phrase=True, raw="mm/slub.c", cut=":4312!")]),
         # A time, a port, a name without an extension keep their numbers.
         (
             "10:30 localhost:8080 Makefile:12",

@@ -105,9 +105,10 @@ _FRAME = re.compile(
 )
 # A file's line (and column) as a compiler, a traceback or a WARNING gives it: a path that
 # has a folder or an extension (_FILE_WORD), then `:line`, `:line:column`, maybe the
-# message's colon.
+# message's colon, or the punctuation a sentence puts after it (`kernel BUG at
+# mm/slub.c:4312!`).
 _FILE_WORD = r"(?:[\w.+-]*/)*[\w+-][\w.+-]*(?:/|\.[A-Za-z]\w*)"
-_LINE = re.compile(rf"({_FILE_WORD})(:\d+(?::\d+)?:?)")
+_LINE = re.compile(rf"({_FILE_WORD})(:\d+(?::\d+)?[:!,.;)\]]*)")
 
 
 def framed(text: str) -> str:
