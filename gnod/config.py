@@ -236,6 +236,7 @@ NAMED_FILES: dict[str, str] = {
 FILE_TYPES: dict[str, tuple[str, ...]] = {
     "c": ("*.c", "*.h"),
     "cpp": ("*.cc", "*.cpp", "*.cxx", "*.hh", "*.hpp", "*.hxx", "*.inl", "*.h", "*.cu", "*.cuh"),
+    "h": ("*.h", "*.hh", "*.hpp", "*.hxx"),  # headers alone, as ripgrep's `-t h`
     "cs": ("*.cs",),
     "go": ("*.go",),
     "java": ("*.java",),

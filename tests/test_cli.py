@@ -1390,6 +1390,7 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         assert found("-t", "c", "--path", "src/*") == {"k/src/kettle.c", "k/src/kettle.h"}  # both
         assert found("-t", "md") == {"k/docs/kettle.md"}
         assert found("-t", "csv") == {"k/scans/KETTLE.CSV", "k/scans/kettle.csv"}
+        assert found("-t", "h") == {"k/src/kettle.h"}
         r = cli("query", "kettle", "-t", "py", "--no-expand", "--no-rerank", "--json", env=env)
         assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
         err = cli_error("search", "kettle", "-t", "cobol", env=env)
