@@ -979,3 +979,21 @@ def test_emacs_visits_a_converted_documents_text_at_its_hit(daemon, corpus, tmp_
     )
     assert got["opened"] == ["zqxdough", True, True]
     assert got["transport"] == "cli" and got["same"].endswith("docs/web/bread.html.md")  # `get` through gnoctl too
+
+
+def test_nvim_gno_says_what_gnod_noted_about_the_search(indexed, tmp_path):
+    """`:Gno kmem_cahce_alloc` listed the hits of `kmem_cache_alloc` under the title of the
+    word typed, and said nothing of the notes the command line prints (a correction, an
+    `OR` read as a word, what is not indexed yet)."""
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        """
+  local said = {}
+  vim.notify = function(msg) table.insert(said, msg) end
+  vim.cmd('Gno deploy OR production')
+  result.said = said
+  result.n = #vim.fn.getqflist()
+""",
+    )
+    assert got["n"] > 0 and any("OR: a word here, not an operator" in m for m in got["said"]), got

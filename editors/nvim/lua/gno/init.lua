@@ -145,10 +145,16 @@ function M.to_quickfix(method, query)
   end
   local items = M.items(method, result)
   vim.fn.setqflist({}, ' ', { title = 'gno ' .. method .. ': ' .. query, items = items })
+  local notes = result.notes or {}
   if #items == 0 then
-    vim.notify('gno: nothing matches ' .. query, vim.log.levels.INFO)
-  elseif M.config.open_quickfix then
-    vim.cmd('botright copen')
+    vim.notify('gno: nothing matches ' .. query .. (notes[1] and (' (' .. notes[1] .. ')') or ''), vim.log.levels.INFO)
+  else
+    if #notes > 0 then -- what gnod changed about the query (`searched 'kmem_cache_alloc'`), or cannot see yet
+      vim.notify('gno: ' .. table.concat(notes, '; '), vim.log.levels.INFO)
+    end
+    if M.config.open_quickfix then
+      vim.cmd('botright copen')
+    end
   end
   return items
 end
