@@ -373,6 +373,16 @@ def test_the_document_view_puts_back_the_blank_lines_its_file_has():
     assert re.search(r'class="linenos"> ?9<', marked) and ">second<" in marked
 
 
+def test_a_documents_tabs_line_up_beside_its_line_numbers():
+    """The numbers sit in the lines, and a browser counts tab stops from the line's
+    start: one tab of kernel code showed as 3 columns, two as 11."""
+    from gnoctl.web import render
+
+    for path in ("fork.c", "notes.txt"):
+        html = str(render.document("int f(void)\n{\n\tif (x)\n\t\treturn 1;\n}\n", path, 3))
+        assert "\t" not in html and "        " + "        " in html, path  # two tabs: 16 columns
+
+
 def test_citations_link_to_their_lines_and_code_marks_the_hit_line():
     from gnoctl.web import render
 

@@ -96,6 +96,11 @@ def converted(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in CONVERTED
 
 
+# A tab's stops in a document shown with its line numbers: a browser counts them from
+# the line's start, number and all (one tab of kernel code showed as 3 columns, two as 11).
+TAB_COLUMNS = 8
+
+
 def document(content: str, path: str, line: int | None, first: int = 1, collection: str | None = None) -> Markup:
     """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
     `content` is its lines from `first` on (a long document's window). In Markdown of a
@@ -103,9 +108,9 @@ def document(content: str, path: str, line: int | None, first: int = 1, collecti
     file (it led to /deploy.md, which this server does not know)."""
     kind = kind_of(path)
     if kind == "code":
-        return _code(content, _lexer_for(path), first, line, numbers=True)
+        return _code(content.expandtabs(TAB_COLUMNS), _lexer_for(path), first, line, numbers=True)
     if kind == "plain":
-        return _plain(content, line, first)
+        return _plain(content.expandtabs(TAB_COLUMNS), line, first)
     return _markdown(content, line, first, (collection, posixpath.dirname(path)) if collection else None)
 
 
