@@ -412,6 +412,25 @@ def test_c_definitions_are_named_as_written(source, expected):
     assert [(name, kind, start) for name, kind, start, _, _ in _defs(source, "c")] == expected
 
 
+def test_a_loop_macro_over_a_body_without_braces_ends_no_function():
+    """`for_each_possible_cpu(i)` and its body on the next line: tree-sitter read them as
+    a declaration gone wrong, `nr_context_switches` held the rest of kernel/sched/core.c
+    (6,000 lines), `cpu_rq` became a function and `nr_iowait_cpu` was lost. A GNU-style
+    definition named so, at its line's start, stays one."""
+    source = (
+        "unsigned long long nr_context_switches(void)\n{\n\tint i;\n\tunsigned long long sum = 0;\n\n"
+        "\tfor_each_possible_cpu(i)\n\t\tsum += cpu_rq(i)->nr_switches;\n\n\treturn sum;\n}\n\n"
+        "unsigned int nr_iowait_cpu(int cpu)\n{\n\tlist_for_each_entry(p, &head,\n\t\t\t    list) {\n"
+        "\t\tcount++;\n\t}\n\treturn atomic_read(&cpu_rq(cpu)->nr_iowait);\n}\n\n"
+        "static void\nforeach_node(struct tree *t)\n{\n\tvisit(t);\n}\n"
+    )
+    assert [(name, kind, start, end) for name, kind, start, end, _ in _defs(source, "c")] == [
+        ("nr_context_switches", "function", 1, 10),
+        ("nr_iowait_cpu", "function", 12, 19),
+        ("foreach_node", "function", 21, 25),
+    ]
+
+
 REGISTER_MAP = """/*
  * Copyright 2022 Example
  */

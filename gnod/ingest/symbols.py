@@ -88,7 +88,9 @@ GRAMMARS: dict[str, str] = {
 # 12: C variables in a conditional at the file's top (a header's include guard), named
 #     beside an attribute macro (`x __read_mostly = 1`); C read again where tree-sitter
 #     could not read it whole (_first_branches, _apart: `clone`, `wait4`).
-EXTRACTION = 12
+# 13: a C loop macro opening a statement read as `for(;;)` (_as_loops: a body without
+#     braces ended no function: `nr_context_switches` held the rest of its file).
+EXTRACTION = 13
 
 
 def stamp(grammar: str) -> str:
@@ -304,6 +306,11 @@ _C_FUNCTION_MACRO = re.compile(r"#[ \t]*define[ \t]+\w+\(")
 # A preprocessor conditional's directive, with the lines it continues onto (`\` ending one).
 _C_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 _NOT_LINE_BREAK = re.compile(r"[^\n]")
+# A loop macro opening a statement (`for_each_possible_cpu(i)`, `list_for_each_entry(…)`,
+# BSD's `TAILQ_FOREACH(…)`), which the line's end leaves to its body: indented, as a
+# statement is in its function (at a line's start it is a definition's name, GNU style).
+_C_LOOP_MACRO = re.compile(r"^[ \t]+(\w*for_?each\w*)[ \t]*\(", re.M | re.I)
+_C_LOOP_BODY_FOLLOWS = re.compile(r"[ \t]*(?:\{[ \t]*)?(?:/[/*].*)?\n")
 # The line closing a C block at a file's top: `}` at its start, then neither parenthesis (a
 # macro's statement expression, `})`, ends inside a function) nor a `\` (a macro's line).
 _C_BLOCK_END = re.compile(rb"^\}[^()\\\n]*\n", re.M)
@@ -371,7 +378,7 @@ def parse(text: str, grammar: str) -> list[Symbol]:
         return _read(text.encode("utf-8", "surrogatepass"), grammar)[0]
     if _C_CODE_LINE.search("\n" + text) is None and _C_FUNCTION_MACRO.search(text) is None:
         return []
-    text = _blank_attributes(text)
+    text = _as_loops(_blank_attributes(text))
     source = text.encode("utf-8", "surrogatepass")
     symbols, errors = _read(source, grammar)
     if errors is None:
@@ -652,6 +659,33 @@ def _blank_attributes(text: str) -> str:
         if depth == 0 and _C_DECLARATION_GOES_ON.match(text, i):
             spans.append((m.start(), i))
     return _blanked(text, spans)
+
+
+def _as_loops(text: str) -> str:
+    """C with each loop macro that opens a statement (_C_LOOP_MACRO: the line ends after
+    its arguments, or with its body's `{`) written as `for(;;)` and spaces: without a
+    preprocessor tree-sitter read `for_each_possible_cpu(i)` and a body without braces
+    on the next line as a declaration gone wrong, and the function held the rest of the
+    file (`nr_context_switches` in kernel/sched/core.c, 6,000 lines; the next function
+    lost). Every offset and line stays where it was."""
+    spans = []
+    for m in _C_LOOP_MACRO.finditer(text):
+        depth, i = 1, m.end()
+        while depth and i < len(text) and i - m.end() < MAX_ATTRIBUTE:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0 and _C_LOOP_BODY_FOLLOWS.match(text, i):
+            spans.append((m.start(1), i))
+    if not spans:
+        return text
+    blanked = _blanked(text, spans)
+    return (
+        "".join(
+            blanked[at:start] + "for(;;)" + blanked[start + len("for(;;)") : end]
+            for (start, end), at in zip(spans, [0] + [e for _, e in spans[:-1]])
+        )
+        + blanked[spans[-1][1] :]
+    )
 
 
 def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
