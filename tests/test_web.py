@@ -241,6 +241,25 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert "<li>skipped: no vector search" in found["html"] and "without no" not in found["html"]
 
 
+def test_a_hits_second_passage_says_which_line_it_is_from(web):
+    """It followed the first as if the code went on (spinlock.h's line 379, then 523)."""
+    web.corpus.write("notes/gap.md", "# Gap\n\nzqxgap first\n" + "filler\n" * 20 + "zqxgap second\n")
+    try:
+        assert wait_until(lambda: web.daemon.result("search", {"query": "zqxgap"})["hits"], 30)
+        html = json.loads(web.get("/api/search?q=zqxgap")[2])["html"]
+        assert '<a class="gap" href="/doc?ref=docs%2Fnotes%2Fgap.md&amp;line=24#hit">line 24</a>' in html, html
+    finally:
+        os.remove(web.corpus.path("notes/gap.md"))
+        assert wait_until(lambda: not web.daemon.result("search", {"query": "zqxgap"})["hits"], 30)
+
+
+def test_what_a_search_skipped_or_changed_comes_before_its_results(web):
+    """A hybrid search run as lexical alone said so below its 20 results."""
+    html = json.loads(web.get("/api/search?" + urlencode({"q": "kettle OR deploy", "mode": "hybrid"}))[2])["html"]
+    assert "skipped: " in html and "OR: a word here" in html
+    assert html.index('class="notes"') < html.index('class="hits"')
+
+
 def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
     """The page showed at most 20 results, said "20 results" as if that were all, and
     offered no more; code passages lost their indentation in a proportional font."""

@@ -9,7 +9,7 @@ same rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from markupsafe import Markup
@@ -109,6 +109,7 @@ class Hit:
     score: float
     passages: list[Markup]
     symbol: str | None = None  # in source code: the definition its first passage is in
+    lines: list[int] = field(default_factory=list)  # where each passage starts
 
     @property
     def href(self) -> str:
@@ -132,6 +133,7 @@ def _search_hit(h: dict) -> Hit:
         score=h["score"],
         passages=[render.passage(p["text"], p.get("matches") or []) for p in found],
         symbol=found[0].get("symbol") if found else None,
+        lines=[p["line"] for p in found],
     )
 
 
