@@ -303,23 +303,28 @@ def test_a_cjk_query_is_matched_as_written_not_stemmed_in_other_languages(daemon
     assert cli_json("search", "Dieser Befehl ist ein Alias von soffice", "--json", env=env)["languages"] == ["german"]
 
 
+def notes_index(tmp_path, files: dict[str, str]):
+    """(connection, analyzers) of an index of `files`, a folder of notes."""
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=write_tree(str(tmp_path / "notes"), files)))
+    return conn, analyzers
+
+
 def test_forms_of_another_width_find_and_mark_their_usual_ones(tmp_path):
     """Japanese input methods type ＰＤＦ, ３つ, Ｗｉ－Ｆｉ and ﾃｽﾄ; none was found by
     PDF, 3つ, wifi or テスト, nor the other way round. And a word with a voiced kana
     (ガス, データ) was found but not marked: its letters were compared unfolded."""
     from gnod.search.snippet import TermBits, best_snippets
 
-    root = write_tree(
-        str(tmp_path / "notes"),
+    conn, analyzers = notes_index(
+        tmp_path,
         {
             "wide.md": "# メモ\n\nＰＤＦファイルを３つ送った。Ｗｉ－Ｆｉが遅い。\n",
             "half.md": "# 結果\n\nﾃｽﾄの結果はまだです。\n",
             "usual.md": "# 家\n\n東京ガスのデータを見た。\n",
         },
     )
-    conn = migrated_db(str(tmp_path / "index.sqlite"))
-    analyzers = AnalyzerSet()
-    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
     for query, page in (("PDF", "wide.md"), ("wi-fi", "wide.md"), ("Ｗｉ－Ｆｉ", "wide.md"), ("テスト", "half.md")):
         assert lexical_paths(conn, analyzers, query) == [page], query
     assert lexical_paths(conn, analyzers, "ﾃﾞｰﾀ") == ["usual.md"]
@@ -337,15 +342,12 @@ def test_forms_of_another_width_find_and_mark_their_usual_ones(tmp_path):
 def test_letters_without_a_mark_are_folded_as_people_type_them(tmp_path):
     """`oeufs` did not find `œufs`, nor `lodz` `Łódź`: only marks were taken off."""
     assert fold("Œuvre cœur Straße Łódź Ærø þorn") == "OEuvre coeur Strasse Lodz AEro thorn"
-    root = write_tree(
-        str(tmp_path / "notes"),
+    conn, analyzers = notes_index(
+        tmp_path,
         {
             "fr.md": "# Recette\n\nBattre les œufs avec le sucre, puis ajouter la farine et le lait.\n",
             "pl.md": "# Podróż\n\nW sobotę jedziemy pociągiem do Łodzi, a potem do Gdańska na weekend.\n",
         },
     )
-    conn = migrated_db(str(tmp_path / "index.sqlite"))
-    analyzers = AnalyzerSet()
-    index_collection(conn, analyzers, CollectionConfig(name="c", path=root))
     for query, page in (("oeufs", "fr.md"), ("œufs", "fr.md"), ("lodzi", "pl.md"), ("Łodzi", "pl.md")):
         assert lexical_paths(conn, analyzers, query) == [page], query
