@@ -718,11 +718,14 @@ def test_multi_get_glob_star_stays_in_one_directory(indexed):
 
 
 def test_multi_get_refs_and_missing(indexed):
-    r = _run_cli("multi-get", "docs/README.md", "docs/nope.md", "--json", env=indexed.env)
+    """A definition the file does not have is missing, as a file that is not there: it
+    failed the whole call, and the documents found were not printed."""
+    refs = ["docs/README.md", "docs/nope.md", "docs/guides/deploy.md:no_such_name"]
+    r = _run_cli("multi-get", *refs, "--json", env=indexed.env)
     assert r.returncode == 1
     res = json.loads(r.stdout)
     assert [d["path"] for d in res["documents"]] == ["README.md"]
-    assert res["missing"] == ["docs/nope.md"]
+    assert res["missing"] == ["docs/nope.md", "docs/guides/deploy.md:no_such_name"]
 
 
 def test_multi_get_takes_line_references_as_get_does(indexed):

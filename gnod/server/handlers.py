@@ -572,7 +572,12 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         docs: list[tuple[DocRow, int | None, int | None]] = []  # each with the lines its ref names
         missing: list[str] = []
         for ref in p.refs:
-            doc, line, count = _ref_lines(conn, d, ref)
+            try:
+                doc, line, count = _ref_lines(conn, d, ref)
+            except RpcError as e:
+                if e.code != wire.NOT_FOUND:  # a malformed ref (`:0`) is the call's error
+                    raise
+                doc = None  # a definition the file does not have: missing, as a file that is not there
             if doc is None:
                 missing.append(ref)
             else:
