@@ -380,6 +380,22 @@ def test_a_query_hits_lines_are_those_of_its_match_where_its_passage_starts_befo
     assert "2.eml:10" in query_text({**result, "hits": [near]}, "human", False).splitlines()[0]
 
 
+def test_multi_get_heads_a_document_shown_in_part_with_its_lines(capsys):
+    """A `:copy_process` reference showed `===== tree/kernel/fork.c — fork`, not which
+    lines: those of the definition."""
+    from gnoctl.output.common import View
+    from gnoctl.output.documents import write_documents
+
+    def doc(first: int, last: int) -> dict:
+        return {"collection": "tree", "path": "kernel/fork.c", "title": "fork", "content": "x\n",
+                "from_line": first, "to_line": last, "total_lines": 3421}  # fmt: skip
+
+    res = {"documents": [doc(2096, 2664), doc(1, 3421)], "missing": [], "truncated": False}
+    write_documents(res, "human", View(pager=False), 1 << 20)
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("=====")]
+    assert heads == ["===== tree/kernel/fork.c:2096-2664 — fork", "===== tree/kernel/fork.c — fork"]
+
+
 def test_query_files():
     assert query_text(make_query(), "files", False).splitlines() == [
         "/srv/docs/guides/deploy.md",

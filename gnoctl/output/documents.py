@@ -16,6 +16,13 @@ def write_document(doc: dict, fmt: str, view: View) -> None:
         sys.stdout.write(doc["content"])
 
 
+def _named(doc: dict) -> str:
+    """A document as `get` takes it: with the lines shown where they are not all of it
+    (a definition's: `kernel/fork.c:2096-2664`)."""
+    part = doc["from_line"] > 1 or doc["to_line"] < doc["total_lines"]
+    return f"{doc['collection']}/{doc['path']}" + (f":{doc['from_line']}-{doc['to_line']}" if part else "")
+
+
 def write_documents(res: dict, fmt: str, view: View, max_bytes: int, patterns: list[str] | None = None) -> None:
     """`multi-get`: JSON, the paths, or each document after a header line; what was not
     found (a reference, or one of the `patterns` matching nothing) and a cut at
@@ -26,7 +33,7 @@ def write_documents(res: dict, fmt: str, view: View, max_bytes: int, patterns: l
     if fmt == "files":
         view.emit(file_list([d["abs_path"] for d in res["documents"]], view.null), fmt)
     else:
-        text = "".join(f"===== {d['collection']}/{d['path']} — {d['title']}\n{d['content']}" for d in res["documents"])
+        text = "".join(f"===== {_named(d)} — {d['title']}\n{d['content']}" for d in res["documents"])
         if not view.page(text.removesuffix("\n")):
             sys.stdout.write(text)
     for m in res["missing"]:
