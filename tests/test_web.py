@@ -260,6 +260,21 @@ def test_what_a_search_skipped_or_changed_comes_before_its_results(web):
     assert html.index('class="notes"') < html.index('class="hits"')
 
 
+def test_a_converted_documents_page_says_its_text_was_extracted(web):
+    """As the protocol's `converted` says (the page kept a list of extensions of its own)."""
+    web.corpus.write(
+        "notes/saved.xhtml", "<html><head><title>Saved</title></head><body><p>zqxsaved page</p></body></html>"
+    )
+    try:
+        assert wait_until(lambda: web.daemon.result("search", {"query": "zqxsaved"})["hits"], 30)
+        page = web.get("/doc?" + urlencode({"ref": "docs/notes/saved.xhtml"}))[2]
+        assert "The text gno extracted from this file" in page
+        assert "extracted from this file" not in web.get("/doc?ref=docs/guides/deploy.md")[2]
+    finally:
+        os.remove(web.corpus.path("notes/saved.xhtml"))
+        assert wait_until(lambda: not web.daemon.result("search", {"query": "zqxsaved"})["hits"], 30)
+
+
 def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
     """The page showed at most 20 results, said "20 results" as if that were all, and
     offered no more; code passages lost their indentation in a proportional font."""
@@ -337,6 +352,7 @@ def test_a_long_document_is_shown_a_window_at_a_time_around_the_hit(web):
     assert f"Lines {first - DOC_LINES}–{first - 1} of 5000" in page and 'id="hit"' not in page
     page = web.get("/doc?" + urlencode({"ref": "docs/src/regs.h", "line": 9999}))[2]  # past the end: the start
     assert f"Lines 1–{DOC_LINES} of 5000" in page and 'id="hit"' not in page and 'rel="prev"' not in page
+    assert "Line 9999 is past the end of this document (5000 lines)" in page  # it said nothing of it
     assert "Lines" not in web.get("/doc?" + urlencode({"ref": "docs/guides/deploy.md", "line": 5}))[2]
 
 

@@ -147,6 +147,7 @@ class Web:
         except DaemonError as e:
             status = {"NOT_FOUND": 404, "INVALID_PARAMS": 400}.get(e.name, 502)
             return self.page(request, "error.html", status_code=status, error=_error(e), title="Document")
+        line_asked = line
         if line is not None and not doc["from_line"] <= line <= doc["to_line"]:
             line = None
         name = f"{doc['collection']}/{doc['path']}"
@@ -167,7 +168,8 @@ class Web:
             later=doc_href(name, line, later) if later else None,
             html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"]),
             similar=similar,
-            converted=render.converted(doc["path"]),
+            converted=doc["converted"],
+            past=line_asked if line_asked is not None and line_asked > doc["total_lines"] else None,
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),
             editor_url=None
             if self.editor_template == editor_url.template("file")

@@ -50,12 +50,6 @@ MARKDOWN = frozenset(
     }
 )
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"})  # their OCR text
-CONVERTED = (
-    frozenset(
-        {".pdf", ".docx", ".xlsx", ".pptx", ".epub", ".html", ".htm", ".json", ".ipynb", ".srt", ".vtt", ".ics", ".eml"}
-    )
-    | IMAGES
-)
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 
@@ -90,10 +84,6 @@ def _kind_of(ext: str) -> str:
     except ClassNotFound:
         return "plain"
     return "code"
-
-
-def converted(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() in CONVERTED
 
 
 # A tab's stops in a document shown with its line numbers: a browser counts them from
