@@ -527,6 +527,15 @@ class Corpus:
         return p
 
 
+def converted(rel_path: str) -> bool:
+    """Whether results say a document at `rel_path` is converted (server.hits.identity:
+    the protocol's `converted`, which editors and the web view read)."""
+    from gnod.server.hits import identity
+    from gnod.store.documents import DocRow
+
+    return bool(identity(DocRow(1, "c", "/c", rel_path, "t", None, "h", 0, 0, "{}"))["converted"])
+
+
 def build_corpus(root: str) -> Corpus:
     os.makedirs(root, exist_ok=True)
     c = Corpus(root=root, indexable=list(INDEXABLE), skipped=[], binary=BINARY_FILE)

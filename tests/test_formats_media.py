@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import cli_json
+from conftest import cli_json, converted
 from gnod.config import DEFAULT_EXTENSIONS
 from gnod.ingest import media
 from gnod.ingest.convert import DEFAULT_REGISTRY, IngestFailure, Registry, builtin_converters, convert
@@ -279,7 +279,7 @@ def test_registered_where_the_walk_the_registry_and_the_web_view_find_them():
         assert ext in DEFAULT_EXTENSIONS
         c = DEFAULT_REGISTRY.resolve(b"text", f"x{ext.upper()}")
         assert (c.name, c.isolated) == (name, isolated)
-        assert render.kind_of(f"x{ext}") == "markdown" and render.converted(f"x{ext}")
+        assert render.kind_of(f"x{ext}") == "markdown" and converted(f"x{ext}")
 
 
 def test_in_process_vtt_is_linear_and_srt_runs_under_the_deadline():

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from test_convert import make_docx, make_pdf
 
+from conftest import converted
 from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.mail import MAX_PARTS, to_markdown
 from gnod.ingest.markdown import extract_title, split_frontmatter
@@ -221,4 +222,4 @@ def test_the_web_view_shows_a_message_as_converted_markdown():
     from gnoctl.web import render
 
     for path in ("note.eml", "inbox.mbox!/42.eml"):
-        assert render.kind_of(path) == "markdown" and render.converted(path)
+        assert render.kind_of(path) == "markdown" and converted(path)
