@@ -668,24 +668,21 @@ def _as_loops(text: str) -> str:
     on the next line as a declaration gone wrong, and the function held the rest of the
     file (`nr_context_switches` in kernel/sched/core.c, 6,000 lines; the next function
     lost). Every offset and line stays where it was."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     for m in _C_LOOP_MACRO.finditer(text):
         depth, i = 1, m.end()
         while depth and i < len(text) and i - m.end() < MAX_ATTRIBUTE:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
-        if depth == 0 and _C_LOOP_BODY_FOLLOWS.match(text, i):
+        if depth == 0 and _C_LOOP_BODY_FOLLOWS.match(text, i) and (not spans or m.start(1) >= spans[-1][1]):
             spans.append((m.start(1), i))
     if not spans:
         return text
-    blanked = _blanked(text, spans)
-    return (
-        "".join(
-            blanked[at:start] + "for(;;)" + blanked[start + len("for(;;)") : end]
-            for (start, end), at in zip(spans, [0] + [e for _, e in spans[:-1]])
-        )
-        + blanked[spans[-1][1] :]
-    )
+    blanked, parts, at = _blanked(text, spans), [], 0
+    for start, _ in spans:  # a name is longer than `for(;;)`: it takes the blanked name's place
+        parts += [blanked[at:start], "for(;;)"]
+        at = start + len("for(;;)")
+    return "".join(parts) + blanked[at:]
 
 
 def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
