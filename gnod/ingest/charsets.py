@@ -38,6 +38,21 @@ def decode_legacy(data: bytes, declared: str | None = None) -> str:
         return data.decode("latin-1")
 
 
+# A web page's own charset, where a browser looks for it: a <meta> in its first 1024 bytes
+# (`<meta charset="shift_jis">`, `<meta http-equiv="Content-Type" content="text/html;
+# charset=windows-1251">`), or an XHTML page's XML declaration.
+_DECLARED_RE = re.compile(
+    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)|<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""", re.I
+)
+HTML_PRESCAN_BYTES = 1024
+
+
+def declared_charset(page: bytes) -> str | None:
+    """The charset a web page says it is in, if it says so where a browser looks."""
+    m = _DECLARED_RE.search(page, 0, HTML_PRESCAN_BYTES)
+    return (m.group(1) or m.group(2)).decode("ascii") if m else None
+
+
 def in_runs(data: bytes) -> bool:
     """Whether most of the bytes beyond ASCII at the start of `data` come in runs (not
     Western text, whose letters outside ASCII come one at a time)."""

@@ -45,7 +45,7 @@ from typing import TypeVar, cast
 
 from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
 from gnod.ingest import mail, media, ocr
-from gnod.ingest.charsets import decode_legacy
+from gnod.ingest.charsets import declared_charset, decode_legacy
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
 
@@ -214,20 +214,6 @@ def decode_text(data: bytes, declared: str | None = None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return decode_legacy(data, declared)
-
-
-# A web page's own charset, where a browser looks for it: a <meta> in its first 1024 bytes
-# (`<meta charset="shift_jis">`, `<meta http-equiv="Content-Type" content="text/html;
-# charset=windows-1251">`), or an XHTML page's XML declaration.
-_DECLARED_RE = re.compile(
-    rb"""<meta[^>]*?charset\s*=\s*["']?\s*([\w.:-]+)|<\?xml[^>]*?encoding\s*=\s*["']([\w.:-]+)""", re.I
-)
-HTML_PRESCAN_BYTES = 1024
-
-
-def declared_charset(page: bytes) -> str | None:
-    m = _DECLARED_RE.search(page, 0, HTML_PRESCAN_BYTES)
-    return (m.group(1) or m.group(2)).decode("ascii") if m else None
 
 
 def convert_text(data: bytes, path: str) -> str:
