@@ -920,8 +920,8 @@ def test_the_values_a_program_printed_at_a_messages_ends_are_no_words_of_its_sou
 
 def test_a_query_of_a_name_files_are_known_by_puts_that_file_first(tmp_path):
     """`MAINTAINERS`, typed as the file is named (config.NAMED_FILES), is that file: a big
-    one, which bm25 put after every short file saying "maintainers"; typed as a word,
-    bm25's order stays."""
+    one, which bm25 put after every short file saying "maintainers"; so is the word, the
+    file's name (Preferences: a name is worth its words)."""
     root = str(tmp_path / "src")
     entry = "".join(
         f"SUBSYSTEM {i}\nM:\tPerson {i} <p{i}@example.org>\nS:\tMaintained\nF:\tdrivers/d{i}/\n\n" for i in range(300)
@@ -934,7 +934,7 @@ def test_a_query_of_a_name_files_are_known_by_puts_that_file_first(tmp_path):
     index_collection(conn, analyzers, CollectionConfig(name="c", path=write_tree(root, files)))
     assert lexical_paths(conn, analyzers, "MAINTAINERS")[0] == "MAINTAINERS"
     assert lexical_paths(conn, analyzers, "MAINTAINERS Person 7")[0] == "MAINTAINERS"
-    assert lexical_paths(conn, analyzers, "maintainers")[0] != "MAINTAINERS"
+    assert lexical_paths(conn, analyzers, "maintainers")[0] == "MAINTAINERS"
     # A name more files have than preference_pool: asked for alone, the one at the top.
     write_tree(root, {"Makefile": "all: vmlinux\n" + "# the top of the build\n" * 40})
     write_tree(root, {f"drivers/d{i}/Makefile": f"obj-y += d{i}.o\n" for i in range(4)})

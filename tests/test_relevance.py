@@ -258,6 +258,46 @@ WRITEBACK_NOTES = {
 }
 
 
+# A long file named after what it implements, which says "implementation" once: its bm25
+# for the question is far below that of short notes holding both words (kernel/workqueue.c
+# came 26th for "workqueue implementation" while a name only lifted bm25 by a tenth).
+WORKQUEUE_NOTES = {
+    "kernel/workqueue.c": "/* workqueue.c: the implementation of queued work. */\n\n"
+    + "".join(
+        f"static void worker_step_{i}(struct worker *w) {{ process_one(w, w->pool->items[{i}]); }}\n"
+        for i in range(150)
+    )
+    + "".join(f"void queue_item_{i}(struct workqueue_struct *wq) {{ insert(wq, {i}); }}\n" for i in range(150)),
+    **{
+        f"notes/n{i}.md": f"# Note {i}\n\nThe implementation of driver {i} defers its interrupt work to a workqueue.\n"
+        for i in range(3)
+    },
+    # Named after the other word: the query asks for two names.
+    "docs/implementation.md": "# Implementation\n\nThe plan, step by step.\n",
+    # Where few documents hold the word, as in a source tree.
+    **NOTES,
+    **{f"misc/m{i}.md": f"# Entry {i}\n\nNothing about queues in entry number {i}.\n" for i in range(60)},
+    **{f"misc/i{i}.md": f"# Plan {i}\n\nA note on the implementation of plan {i}.\n" for i in range(12)},
+}
+
+
+def test_a_long_file_named_after_a_word_of_the_question_passes_short_notes(tmp_path):
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", write_tree(str(tmp_path), WORKQUEUE_NOTES), "--name", "wq", "--json", env=env)
+        res = search(env, "workqueue implementation")
+        bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+        assert paths(res)[0] == "wq/kernel/workqueue.c"
+        # bm25 alone puts it behind the notes, by more than a tenth (negative: more
+        # negative is better).
+        assert bm25["kernel/workqueue.c"] * 1.1 > bm25["notes/n0.md"]
+        # Each document gets its own name's idf: workqueue.c is among the 4 documents
+        # holding "workqueue".
+        docs = len(WORKQUEUE_NOTES)
+        credit = PIPELINE.lexical.name_match * math.log(1 + (docs - 4 + 0.5) / (4 + 0.5))
+        note = next(h for h in res["hits"] if h["path"] == "notes/n0.md")
+        assert note["score"] == pytest.approx(note["bm25"] / (bm25["kernel/workqueue.c"] - credit), abs=1e-6)
+
+
 def test_a_file_named_after_part_of_the_question_comes_first(tmp_path):
     def added(name: str, docs: dict[str, str]) -> None:
         cli_json("collection", "add", write_tree(str(tmp_path / name), docs), "--name", name, "--json", env=env)
@@ -311,9 +351,12 @@ def test_scores_are_relative_to_the_best_hit_and_the_last_is_not_zero(idx):
     last = hits[-1]
     assert 0 < last["score"] < 1
     # As docs/protocol.md says: English pages in an English query's results are preferred,
-    # and deploying.md is named as the query.
+    # and deploying.md is named as the query, which gets the idf of its word (both copies
+    # hold "deploying" as typed).
     lex = PIPELINE.lexical
-    best = hits[0]["bm25"] * (1 + lex.language_prior + lex.name_match)
+    docs = cli_json("status", "--json", env=idx.env)["documents"]
+    credit = lex.name_match * math.log(1 + (docs - 2 + 0.5) / (2 + 0.5))
+    best = hits[0]["bm25"] * (1 + lex.language_prior) - credit
     assert last["score"] == pytest.approx(last["bm25"] * (1 + lex.language_prior) / best, abs=1e-6)
 
 

@@ -459,6 +459,14 @@ class _Seen(NamedTuple):
     places: dict[int, tuple[int, int]]
 
 
+class _Name(NamedTuple):
+    """A name the query asks for (Preferences._names): the documents having it, and what
+    each gets (name_match times its words' idf)."""
+
+    query: Query
+    credit: float
+
+
 def _top(searcher: tantivy.Searcher, query: Query, n: int, seen: _Seen | None = None) -> list[tuple[int, float]]:
     """The best `n` matches: (doc id, bm25 as the engine scores it: higher is better),
     ties in the engine's order; `seen`, when given, gets each one's language and place."""
@@ -475,12 +483,17 @@ def _top(searcher: tantivy.Searcher, query: Query, n: int, seen: _Seen | None = 
 
 
 def _settled(
-    top: list[tuple[int, float]], ranked: list[tuple[int, float, float]], fetch: int, pool: int, lift: float
+    top: list[tuple[int, float]],
+    ranked: list[tuple[int, float, float]],
+    fetch: int,
+    pool: int,
+    lift: float,
+    credit: float,
 ) -> bool:
     """Whether `ranked`'s best `pool` are those of every match: all were read (`top` is
-    the best `fetch` by bm25), or one not read, scoring at most top[-1] and lifted by at
-    most `lift`, cannot pass the pool's last."""
-    return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift <= ranked[pool - 1][2]
+    the best `fetch` by bm25), or one not read, scoring at most top[-1], lifted by at
+    most `lift` and given at most `credit`, cannot pass the pool's last."""
+    return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift + credit <= ranked[pool - 1][2]
 
 
 def _placed_first(
@@ -524,16 +537,18 @@ def _name_words(clauses: Sequence[Clause], stem: Stem, whole: str, languages: Se
 
 
 class Preferences:
-    """Preferences that scale a match's bm25; `best` applies them to every match they
-    could lift into the results, so the results do not depend on how many are asked
-    for. Name and language are small, deciding near-ties only; a
-    phrase grows with its length, as a long line found word for word is the known item:
+    """Preferences that scale a match's bm25, or add to it; `best` applies them to every
+    match they could lift into the results, so the results do not depend on how many are
+    asked for. Language is small, deciding near-ties only; a phrase grows with its length,
+    as a long line found word for word is the known item; a name is worth its words:
     - by phrase, × (1 + phrase_match × words after the first): the document holds the
       query's words in order, as typed (a pasted line, a description, an error message),
       or else the words of its longest part it holds so (_parts: a pasted message);
-    - by name, × (1 + name_match): the document's title or file name is the query, word
-      for word ("tar" → tar.md): it is the one asked for by name; or, of a name few files
-      have, part of the query (_name_words: "how does printk work" → printk.c);
+    - by name, + name_match × the idf of the name's words: the document's title or file
+      name is the query, word for word ("tar" → tar.md), or, of a name few files have,
+      part of it (_name_words: "how does printk work" → printk.c). Its names are as a
+      short field of their own: a long file is named after what it holds, and its bm25
+      for the words of its name is the lower the longer it is;
     - by language, × (1 + language_prior × share): the share of the document's language
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
       not known) is many languages at once, so it earns no preference.
@@ -598,37 +613,36 @@ class Preferences:
         # Any part held: one read of the matches finds the documents each part is among.
         any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
-        named_query = self._name_query(searcher)  # its names' document counts, looked up once
+        names = self._names(searcher, df)  # looked up once
         while True:
-            named, all_named = self._subset(searcher, query, named_query, fetch, seen)
+            having, credit, unread = self._named(searcher, query, names, fetch, seen)
             defining, all_defining = self._subset(searcher, query, self._defined_query(), fetch, seen)
             located, _ = self._subset(searcher, query, self._placed_query(), fetch, seen)
-            boosts = {doc_id: self.lexical.name_match for doc_id in named}
-            for doc_id in defining:
-                boosts[doc_id] = boosts.get(doc_id, 0.0) + self.lexical.definition_match
+            boosts = dict.fromkeys(defining, self.lexical.definition_match)
             top = _top(searcher, query, fetch, seen)
             lift = 1.0 + (self.lexical.language_prior if self.by_language else 0.0)
-            lift += 0.0 if all_named else self.lexical.name_match
             lift += 0.0 if all_defining else self.lexical.definition_match
-            read = {**dict(top), **named, **defining, **located}
+            read = {**dict(top), **having, **defining, **located}
             if among:  # a holder not read is lifted by at most the phrase's bonus
                 phrased = self._among(searcher, phrase, top)
-                ranked = self._rank({**read, **phrased}, phrased, boosts, seen, self._parted(searcher, parts, top))
-                if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus):
+                parted = self._parted(searcher, parts, top)
+                ranked = self._rank({**read, **phrased}, phrased, boosts, credit, seen, parted)
+                if _settled(top, ranked, fetch, pool, lift + self.phrase_bonus, unread):
                     break
                 among = False
             phrased, all_phrased = self._subset(searcher, query, held, fetch, seen)
             holders, all_parted = self._subset(searcher, query, any_part, fetch, seen)
             parted = self._parted(searcher, parts, list(holders.items()))
-            ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, seen, parted)
+            ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, credit, seen, parted)
             parts_lift = 0.0 if all_parted else self.parts[0][0]
-            if _settled(top, ranked, fetch, pool, lift + (parts_lift if all_phrased else self.phrase_bonus)):
+            bound = lift + (parts_lift if all_phrased else self.phrase_bonus)
+            if _settled(top, ranked, fetch, pool, bound, unread):
                 break
             if all_phrased and not all_parted:  # a closer bound may spare a round
                 parts_lift = self._parts_lift(searcher, query, parts, fetch, seen, holders)
                 parted = self._parted(searcher, parts, list(holders.items()))
-                ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, seen, parted)
-                if _settled(top, ranked, fetch, pool, lift + parts_lift):
+                ranked = self._rank({**read, **phrased, **holders}, phrased, boosts, credit, seen, parted)
+                if _settled(top, ranked, fetch, pool, lift + parts_lift, unread):
                     break
             fetch *= self.lexical.pool_growth
         ranked = self._defined_first(_placed_first(ranked, located, self.placed), defining)
@@ -672,17 +686,44 @@ class Preferences:
         first = sorted((r for r in ranked if r[0] in defining), key=lambda r: self.defined[r[0]])
         return [(doc_id, s, best) for doc_id, s, _ in first] + [r for r in ranked if r[0] not in defining]
 
-    def _name_query(self, searcher: tantivy.Searcher) -> Query | None:
-        """The documents named as the query is, or after part of it (a name at most
-        name_part_files_max documents have); None where none is: a query's matches met
-        with a name's was read whole (`wait_event_in*`: 30 ms of 84)."""
+    def _names(self, searcher: tantivy.Searcher, df: Callable[[str], int]) -> list[_Name]:
+        """The names documents have that the query asks for: its own, and each of its
+        parts that at most name_part_files_max documents have; none that no document
+        has: a query's matches met with a name's were read whole (`wait_event_in*`:
+        30 ms of 84)."""
         if self.name is None:
-            return None
-        names = [self.name] if searcher.doc_freq(NAMES, self.name) else []
-        names += [w for w in self.name_words if 0 < searcher.doc_freq(NAMES, w) <= self.lexical.name_part_files_max]
+            return []
+        found = [self.name] if searcher.doc_freq(NAMES, self.name) else []
+        found += [w for w in self.name_words if 0 < searcher.doc_freq(NAMES, w) <= self.lexical.name_part_files_max]
+        docs = searcher.num_docs
+        return [
+            _Name(
+                Query.term_query(SCHEMA, NAMES, name),
+                self.lexical.name_match * sum(_idf(max(df(w), 1), docs) for w in name.split()),
+            )
+            for name in found
+        ]
+
+    def _named(
+        self, searcher: tantivy.Searcher, query: Query, names: list[_Name], n: int, seen: _Seen
+    ) -> tuple[dict[int, float], dict[int, float], float]:
+        """The best `n` matches of `query` having any of the `names`, with their bm25;
+        what names give each (the most of those it has: a second read, of those matches
+        alone, where there are several names); and what a match not read may still get."""
         if not names:
-            return None
-        return Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, NAMES, n)) for n in names])
+            return {}, {}, 0.0
+        condition = Query.boolean_query([(Occur.Should, name.query) for name in names])
+        having, every = self._subset(searcher, query, condition, n, seen)
+        most = max(name.credit for name in names)
+        if len(names) == 1 or not having:
+            return having, dict.fromkeys(having, most), 0.0 if every else most
+        credits = Query.disjunction_max_query([Query.const_score_query(m.query, m.credit) for m in names])
+        among = Query.const_score_query(any_of(ID, list(having)), 0.0)
+        both = Query.boolean_query([(Occur.Must, among), (Occur.Must, credits)])
+        hits = searcher.search(both, len(having), count=False).hits
+        ids = searcher.fast_field_values(ID, [addr for _, addr in hits])
+        credit = {int(i): float(score) for (score, _), i in zip(hits, ids) if i is not None}
+        return having, credit, 0.0 if every else most
 
     def _placed_query(self) -> Query | None:
         return any_of(ID, list(self.placed)) if self.placed else None
@@ -746,21 +787,27 @@ class Preferences:
         found: dict[int, float],
         phrased: dict[int, float],
         boosts: dict[int, float],
+        credit: dict[int, float],
         seen: _Seen,
         parted: dict[int, float],
     ) -> list[tuple[int, float, float]]:
         """(doc id, bm25, ranking bm25), best first (higher is better here), a tie in the
         engine's order: then a match not read, which comes after those read in that
         order, never ties its way in, so the results do not depend on how many are read.
-        `boosts`: what the name and a definition add for the documents they hold;
-        `parted`: a part's bonus, for those holding one and not the phrase."""
+        `boosts`: what a definition adds for the documents holding one;
+        `credit`: what names give those having them (_named), but in a language the
+        query is not searched in (its translations share its name: `tar` in 40 languages
+        of manual pages); `parted`: a part's bonus, for those holding one and not the phrase."""
         ranked = []
         for doc_id, score in found.items():
             f = 1.0 + boosts.get(doc_id, 0.0)
             f += self.phrase_bonus if doc_id in phrased else parted.get(doc_id, 0.0)
+            given = credit.get(doc_id, 0.0)
             if self.by_language:
-                f += self.lexical.language_prior * self.weights.get(seen.languages.get(doc_id, 0), 0) / self.top
-            ranked.append((doc_id, score, score * f))
+                code = seen.languages.get(doc_id, 0)
+                f += self.lexical.language_prior * self.weights.get(code, 0) / self.top
+                given = given if code == 0 or code in self.weights else 0.0
+            ranked.append((doc_id, score, score * f + given))
         ranked.sort(key=lambda r: (-r[2], seen.places[r[0]]))
         return ranked
 
