@@ -385,8 +385,11 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
     out = os.path.join(paths.state_dir, "gnod.out")
     with open(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
+        # -P: `-m` would put the working directory first on gnod's import path (and its
+        # processes'), so a repository's `gnod/` or `apsw.py` where gnoctl runs would be
+        # what gnod imports.
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gnod.server.main", "--quiet"],
+            [sys.executable, "-P", "-m", "gnod.server.main", "--quiet"],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -414,6 +414,28 @@ def test_search_autostarts_the_daemon(env, run_cli):
     assert wait_until(lambda: lock_is_free(paths), 10)
 
 
+def test_gnod_started_in_a_folder_of_python_files_imports_none_of_them(env, run_cli, tmp_path):
+    """`python -m` puts the working directory first on the import path: gnod started by a
+    gnoctl run in a cloned repository imported that repository's modules (its `gnod/`,
+    or an `apsw.py`), and so did its converter. It imports only gno's own."""
+    from test_convert import make_docx
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("apsw", "markitdown", "csv"):  # csv: the converter's, before it has gnod's path
+        (repo / f"{name}.py").write_text(f"open({str(tmp_path / name)!r}, 'w').close()\nraise ImportError('not gno')\n")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "report.docx").write_bytes(make_docx())
+    gnoctl = [sys.executable, "-P", "-m", "gnoctl.main"]  # gnod's imports, not this one's
+    r = subprocess.run([*gnoctl, "collection", "add", str(docs), "--json"], cwd=repo, env=env, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(run_cli("search", "revenue", "--json", env=env).stdout)["hits"]
+    assert [h["path"] for h in hits] == ["report.docx"]
+    assert not [name for name in ("apsw", "markitdown", "csv") if os.path.exists(tmp_path / name)]
+    run_cli("daemon", "stop", env=env)
+
+
 def test_a_search_that_starts_gnod_sees_what_changed_while_it_was_down(env, run_cli, tmp_path):
     """It searched before gnod's scan at start had indexed the changes: no match (exit 1),
     which `gnoctl search X && …` in a script takes for an answer."""

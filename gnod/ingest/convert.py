@@ -461,6 +461,7 @@ class _Isolator:
             self._proc = subprocess.Popen(
                 [
                     sys.executable,
+                    "-P",  # not the working directory's modules (gnoctl.client.start_daemon)
                     "-c",
                     f"import sys; sys.path.insert(0, {_SOURCE_ROOT!r}); "
                     f"from gnod.ingest.convert import serve; serve({down_r}, {up_w})",
