@@ -134,6 +134,39 @@ def test_a_fifo_swapped_in_after_the_walk_does_not_block(tmp_path):
     assert isinstance(out[0], Failed) and out[0].code == "SPECIAL" and "FIFO" in out[0].reason
 
 
+def test_a_file_removed_after_the_walk_listed_it_is_removed_not_failed(tmp_path, monkeypatch):
+    """A branch switched under a run: the walk listed files that are gone when they are
+    read. They were reported as READ failures ("No such file or directory") until the
+    next change; they are gone, as the next walk would find."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest import pipeline
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("a.md", "b.md"):
+        (root / name).write_text(f"# {name}\n\nwords of {name}\n")
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
+    col = CollectionConfig(name="c", path=str(root))
+    assert pipeline.index_collection(conn, AnalyzerSet(), col).added == 2
+    listed = {
+        name: WalkEntry(name, str(root / name), 99, time.time_ns(), (root / "a.md").stat().st_ino)
+        for name in ("b.md", "new.md")
+    }
+    (root / "b.md").unlink()
+    real = pipeline.walk
+
+    def walk(*args, **kw):  # what a walk listed just before the files went
+        yield from real(*args, **kw)
+        yield from listed.values()
+
+    monkeypatch.setattr(pipeline, "walk", walk)
+    stats = pipeline.index_collection(conn, AnalyzerSet(), col)
+    assert (stats.errors, stats.removed, stats.added) == (0, 1, 0)
+    assert conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
+    assert [r[0] for r in conn.execute("SELECT rel_path FROM documents")] == ["a.md"]
+
+
 def test_fifo_in_a_collection_is_reported_and_stop_works(daemon, tmp_path):
     root = tmp_path / "docs"
     root.mkdir()

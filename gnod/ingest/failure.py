@@ -10,3 +10,8 @@ class IngestFailure(Exception):
         super().__init__(reason)
         self.code = code
         self.reason = reason
+
+
+# A file listed by the walk and gone when it was opened (deleted or renamed away since: a
+# branch switched under a run): no failure to record, but a file to remove.
+GONE = "GONE"

@@ -22,7 +22,7 @@ import msgspec
 
 from gnod.config import MEMBER_SEP, CollectionConfig
 from gnod.ingest import containers, ocr
-from gnod.ingest.failure import IngestFailure
+from gnod.ingest.failure import GONE, IngestFailure
 from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, through_link, valid_name, walk
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
@@ -393,7 +393,7 @@ class _Run:
         e = task.entry
         stat = (e.size, e.mtime_ns, e.inode)
         if not isinstance(outcome, Expanded):
-            if isinstance(outcome, Failed) and e.rel_path in self.containers:
+            if isinstance(outcome, Failed) and outcome.code != GONE and e.rel_path in self.containers:
                 # A container that cannot be read now (damaged, grown past a limit) keeps
                 # what it held indexed, as an unreadable directory does.
                 self.seen.update(self.containers[e.rel_path][1])
@@ -407,7 +407,15 @@ class _Run:
 
     def _store(self, rel_path: str, stat: tuple[int, int, int], outcome: PreparedDoc | Unchanged | Failed) -> None:
         old = self.states.get(rel_path)
-        if isinstance(outcome, Failed):
+        if isinstance(outcome, Failed) and outcome.code == GONE:
+            # Removed since the walk listed it: gone now, as the next walk would find.
+            if rel_path in self.failed:
+                store.clear_errors(self.conn, self.cid, [rel_path])
+            if old is not None:
+                store.delete_documents(self.conn, [old.id])
+                self.stats.removed += 1
+                self.committed.append(("removed", rel_path))
+        elif isinstance(outcome, Failed):
             store.record_error(self.conn, self.cid, rel_path, outcome.code, outcome.reason, *stat)
             self.stats.errors += 1
         elif isinstance(outcome, Unchanged):
@@ -458,7 +466,7 @@ class _Run:
                 if not (unreadable and rel.startswith(unreadable))
             ]
         store.delete_documents(self.conn, [doc_id for _, doc_id in gone])
-        self.stats.removed = len(gone)
+        self.stats.removed += len(gone)
         self.committed.extend(("removed", rel) for rel, _ in gone)
         # A failure the walk reports again stays as recorded (a no-op update writes nothing).
         reported = {i.rel_path for i in walk_errors}

@@ -29,7 +29,7 @@ import msgspec
 from gnod.config import MEMBER_SEP
 from gnod.ingest import containers
 from gnod.ingest.convert import MAX_DOCUMENT_BYTES, MiB
-from gnod.ingest.failure import IngestFailure
+from gnod.ingest.failure import GONE, IngestFailure
 from gnod.ingest.prepare import Deadline, prepare
 from gnod.ingest.walk import Filter, WalkEntry, special_reason
 from gnod.store.documents import PreparedDoc
@@ -189,6 +189,8 @@ def open_regular(path: str, follow_symlinks: bool) -> tuple[int, os.stat_result]
     except OSError as err:
         if err.errno == errno.ELOOP and not follow_symlinks:
             raise IngestFailure("SYMLINK", "became a symbolic link after it was listed: not followed") from None
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise IngestFailure(GONE, "removed after it was listed") from None
         raise IngestFailure("READ", f"cannot read: {err.strerror or err}") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
