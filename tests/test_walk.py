@@ -256,6 +256,39 @@ def test_nested_gitignore_with_negation(tmp_path):
     assert "secret/s.md" in paths(tmp_path, Filter([], [], gitignore=False))
 
 
+def test_a_repositorys_own_excludes_and_the_users_are_honoured_as_git_does(tmp_path, monkeypatch):
+    """.git/info/exclude at a repository's top and the user's excludes file (git's
+    core.excludesFile, by default ~/.config/git/ignore) leave files out as git and
+    ripgrep do; a .gitignore's line decides over them (`!keep.log.md`)."""
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    make(
+        repo,
+        {
+            "a.md": "",
+            "scratch/s.md": "",
+            "x.log.md": "",
+            "keep.log.md": "",
+            ".gitignore": "!keep.log.md\n",
+            ".git/info/exclude": "# local only\nscratch/\n",
+            "vendor/lib/.git/info/exclude": "*.md\n!readme.md\n",  # a nested repository's own
+            "vendor/lib/readme.md": "",
+            "vendor/lib/notes.md": "",
+            "vendor/top.md": "",
+        },
+    )
+    found = ["a.md", "keep.log.md", "vendor/lib/readme.md", "vendor/top.md", "x.log.md"]
+    assert sorted(paths(repo, Filter([], []))) == found
+    make(home, {".config/git/ignore": "*.log.md\n"})
+    assert sorted(paths(repo, Filter([], []))) == ["a.md", "keep.log.md", "vendor/lib/readme.md", "vendor/top.md"]
+    # core.excludesFile names another; ~/.gitconfig is read after the XDG one and wins.
+    make(home, {".config/git/config": "[core]\n\texcludesFile = ~/none\n", "mine": "top.md\n"})
+    make(home, {".gitconfig": '[user]\n\tname = me\n[Core]\n\texcludesfile = "~/mine"  ; mine\n'})
+    assert sorted(paths(repo, Filter([], []))) == ["a.md", "keep.log.md", "vendor/lib/readme.md", "x.log.md"]
+    assert "scratch/s.md" in paths(repo, Filter([], [], gitignore=False))
+
+
 def test_names_that_are_not_utf8_are_matched_by_globs_and_gitignore_files(tmp_path):
     """The walk went down on such a name (the glob matcher cannot encode its surrogate
     escapes) as soon as the collection had an exclude glob or a .gitignore: `collection

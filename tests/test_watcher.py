@@ -124,6 +124,17 @@ def test_gitignore_change_reevaluates(watched):
     eventually(daemon, "lemur", ["notes/drafts/out.md", "notes/keep.md"])
 
 
+def test_a_change_to_git_info_exclude_reevaluates(watched):
+    daemon, notes = watched
+    write(notes / "scratch" / "s.md", "# S\n\nokapi scratch\n")
+    write(notes / "keep.md", "# Keep\n\nokapi notes\n")
+    eventually(daemon, "okapi", ["notes/keep.md", "notes/scratch/s.md"])
+    write(notes / ".git" / "info" / "exclude", "scratch/\n")
+    eventually(daemon, "okapi", ["notes/keep.md"])
+    write(notes / ".git" / "info" / "exclude", "# nothing\n")
+    eventually(daemon, "okapi", ["notes/keep.md", "notes/scratch/s.md"])
+
+
 def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
     docs = tmp_path / "hand"
     write(docs / "h.md", "# H\n\nhandwritten capybara\n")

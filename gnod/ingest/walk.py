@@ -25,6 +25,7 @@ from gnod.config import (
     CollectionConfig,
     extension,
 )
+from gnod.ingest import git_excludes
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -205,40 +206,60 @@ def _default_kind(name: str, rel_path: str, project: bool = False) -> bool:
     return project and not ext and not name.startswith(".") and not name.endswith(("~", "#"))
 
 
-# .gitignore path → (its stat, its compiled spec): each file is compiled once while it
-# stays the same, not on every walk or watcher event (a big repository's root .gitignore
-# costs ~4 ms to compile).
-_specs: dict[str, tuple[tuple[int, int, int], pathspec.GitIgnoreSpec]] = {}
+# A directory → (the stats of its ignore files, their compiled spec): each is compiled
+# once while its files stay the same, not on every walk or watcher event (a big
+# repository's root .gitignore costs ~4 ms to compile).
+_specs: dict[str, tuple[tuple[tuple[int, int, int], ...], pathspec.GitIgnoreSpec]] = {}
 _MAX_SPECS = 4096
+# A repository's own ignore rules, beside its .gitignore files (`git help gitignore`): at
+# the top of its work tree, read before the .gitignore there, whose lines win.
+GIT_EXCLUDE = ".git/info/exclude"
 
 
 class Ignore(NamedTuple):
-    """A .gitignore in force: the directory it sits in (relative, with "/"), its spec,
-    and the stat it was compiled from (what a kept listing below it depends on)."""
+    """The ignore rules in force from a directory down: the directory (relative, with
+    "/"), their spec, and the stats of the files they were compiled from (what a kept
+    listing below it depends on)."""
 
     base: str
     spec: pathspec.GitIgnoreSpec
-    stamp: tuple[int, int, int]
+    stamp: tuple[tuple[int, int, int], ...]
 
 
 def _load_gitignore(abs_dir: str, base: str) -> Ignore | None:
-    path = os.path.join(abs_dir, ".gitignore")
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the open, and the writer with it
-            raise FileNotFoundError(path)
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        known = _specs.get(path)
-        if known is not None and known[0] == key:
-            return Ignore(base, known[1], key)
-        with open(path, encoding="utf-8", errors="replace") as f:
-            spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
-    except (FileNotFoundError, NotADirectoryError, PermissionError, IsADirectoryError):
-        _specs.pop(path, None)
+    """The rules of the directory's .gitignore and, at a repository's top, of
+    .git/info/exclude and the user's excludes file (gnod.ingest.git_excludes), in git's
+    order: the later a line, the more it decides."""
+    files = [os.path.join(abs_dir, ".gitignore")]
+    exclude = os.path.join(abs_dir, GIT_EXCLUDE)
+    if os.path.isfile(exclude):
+        files[:0] = [git_excludes.user_file(), exclude]
+    stats = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        if stat.S_ISREG(st.st_mode):  # a FIFO would block the open, and the writer with it
+            stats.append((path, (st.st_mtime_ns, st.st_size, st.st_ino)))
+    if not stats:
+        _specs.pop(abs_dir, None)
         return None
+    key = tuple(k for _, k in stats)
+    known = _specs.get(abs_dir)
+    if known is not None and known[0] == key:
+        return Ignore(base, known[1], key)
+    lines: list[str] = []
+    for path, _ in stats:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines += f.read().splitlines()
+        except (FileNotFoundError, PermissionError, IsADirectoryError):
+            continue
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
     if len(_specs) >= _MAX_SPECS:
         _specs.clear()
-    _specs[path] = (key, spec)
+    _specs[abs_dir] = (key, spec)
     return Ignore(base, spec, key)
 
 
@@ -339,7 +360,7 @@ class _Listing(NamedTuple):
     files: tuple[str, ...]
     subdirs: tuple[str, ...]
     issues: tuple[WalkIssue, ...]
-    gitignore: bool = True  # whether the directory held a .gitignore when listed
+    gitignore: bool = True  # whether the directory held a .gitignore (or a .git) when listed
     others: tuple[tuple[str, int], ...] = ()  # files of other kinds (Filter.other_kind), by extension
 
 
@@ -529,7 +550,7 @@ def _scan(
                 issues.append(bad_name(rel))
         elif kind == "other":
             others[extension(rel)] += 1
-    gitignore = any(entry.name == ".gitignore" for entry in entries)
+    gitignore = any(entry.name in (".gitignore", ".git") for entry in entries)
     return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore, tuple(others.items()))
 
 

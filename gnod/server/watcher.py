@@ -22,10 +22,15 @@ import watchfiles
 
 from gnod.config import CollectionConfig, same_files
 from gnod.ingest.pipeline import Cancelled, index_paths
+from gnod.ingest.walk import GIT_EXCLUDE
 from gnod.protocol import Freshness, IndexStats
 from gnod.server.jobs import StorageError, Writer
 
 log = logging.getLogger("gnod.watch")
+
+# Files whose change may put anything below them in or out (walk.GIT_EXCLUDE: git's own).
+_IGNORE_FILES = (".gitignore", GIT_EXCLUDE)
+_IGNORE_FILES_BELOW = tuple("/" + name for name in _IGNORE_FILES)
 
 # watchfiles batching: a batch closes after STEP_MS without events, or DEBOUNCE_MS at most.
 # watchfiles looks every STEP_MS, so a save waits 1–2 steps before gnod sees it: 10 ms
@@ -270,7 +275,7 @@ class Watcher:
             real = unlinked(root, changed, real_dirs)
             for p in ([real] if real is not None else []) + ([changed] if through_links and real != changed else []):
                 rel = p[len(root) + 1 :].replace(os.sep, "/")
-                if rel == ".gitignore" or rel.endswith("/.gitignore"):
+                if rel in _IGNORE_FILES or rel.endswith(_IGNORE_FILES_BELOW):
                     full = True  # what is in or out may have changed anywhere below it
                 rels.add(rel)
         if rels or full:
