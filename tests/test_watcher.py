@@ -340,6 +340,10 @@ def test_a_collection_folder_that_goes_away_is_watched_again_when_it_is_back(wat
 
     assert wait_until(lambda: not fresh()["watching"], CONVERGE_S), fresh()
     assert "no such folder" in fresh()["last_error"]
+    # A search says so: its hits are as last indexed, not what the folder holds.
+    res = daemon.result("search", {"query": "wombat"})
+    assert [h["path"] for h in res["hits"]] == ["a.md"]
+    assert any("'notes' is not watched" in n and "no such folder" in n for n in res["notes"]), res["notes"]
     away.rename(notes)
     write(notes / "b.md", "# B\n\nwombat second\n")
     eventually(daemon, "wombat", ["notes/a.md", "notes/b.md"])

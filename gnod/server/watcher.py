@@ -402,8 +402,9 @@ class Watcher:
 
     def lag_notes(self, names: list[str], waited_out: float = 0.0) -> list[str]:
         """What a search of these collections cannot see yet: those being indexed (their
-        changes are searchable a batch at a time) and those with changes seen and not yet
-        indexed; `waited_out`: a `--wait` of this many seconds ran out first."""
+        changes are searchable a batch at a time), those with changes seen and not yet
+        indexed, and those not watched (their folder gone, moved, unreadable);
+        `waited_out`: a `--wait` of this many seconds ran out first."""
         notes = []
         job = self.writer.job
         for f in map(self.freshness, names):
@@ -416,6 +417,8 @@ class Watcher:
                 notes.append(f"{f.collection!r} is being indexed: results may be incomplete or out of date")
             elif f.pending:
                 notes.append(f"{f.collection!r} has changes not indexed yet: results may be out of date")
+            elif (s := self._states.get(f.collection)) is not None and s.watch_error:
+                notes.append(f"{f.collection!r} is not watched ({s.watch_error}): its documents are as last indexed")
         if notes and waited_out:
             notes[0] = f"not up to date after waiting {waited_out:g} s: {notes[0]}"
         return notes
