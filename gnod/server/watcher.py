@@ -28,8 +28,10 @@ from gnod.server.jobs import StorageError, Writer
 
 log = logging.getLogger("gnod.watch")
 
-# Files whose change may put anything below them in or out (walk.GIT_EXCLUDE: git's own).
-_IGNORE_FILES = (".gitignore", GIT_EXCLUDE)
+# Paths whose change may put anything below them in or out (walk.GIT_EXCLUDE: git's
+# own; a repository's folders, made with it at once: the watch may miss a file written
+# into a folder new to it).
+_IGNORE_FILES = (".gitignore", GIT_EXCLUDE, ".git", ".git/info")
 _IGNORE_FILES_BELOW = tuple("/" + name for name in _IGNORE_FILES)
 
 # watchfiles batching: a batch closes after STEP_MS without events, or DEBOUNCE_MS at most.
