@@ -398,6 +398,7 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
         )
     started = time.monotonic()
     deadline = started + timeout
+    holding = False  # our gnod holds the index (its pid file) and does not listen yet
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is None:
@@ -406,6 +407,7 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
                 if is_running(paths):
                     return proc.pid
                 deadline = started + max(timeout, STARTING_WAIT_S)  # it holds the index: it listens once migrated
+                holding = True
         elif code == wire.GNOD_EXIT_RUNNING:
             # Lost the start race: the winner holds the lock but may not be listening yet.
             if is_running(paths):
@@ -420,7 +422,11 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             err = wire.CONFIG_ERROR if code == wire.GNOD_EXIT_CONFIG else wire.INTERNAL_ERROR
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})
         time.sleep(0.02)
-    raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {timeout:.0f} s; see {out}", {"log": out})
+    waited = time.monotonic() - started
+    if holding:
+        said = f"gnod (pid {proc.pid}) took the index but has not listened within {waited:.0f} s; see {out}"
+        raise DaemonError(wire.INTERNAL_ERROR, said, {"log": out, "pid": proc.pid})
+    raise DaemonError(wire.INTERNAL_ERROR, f"gnod did not start within {waited:.0f} s; see {out}", {"log": out})
 
 
 def _tail(path: str, lines: int = 5) -> str:

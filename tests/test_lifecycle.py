@@ -547,6 +547,49 @@ if os.environ.get("GNO_TEST_SLOW_GNOD") and "gnod.server.main" in getattr(sys, "
 """
 
 
+_STUCK_GNOD_SITECUSTOMIZE = """
+import fcntl, os, sys, time
+if os.environ.get("GNO_TEST_STUCK_GNOD") and "gnod.server.main" in getattr(sys, "orig_argv", []):
+    fd = os.open(os.environ["GNO_TEST_LOCK"], os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    open(os.environ["GNO_TEST_PID"], "w").write(str(os.getpid()))
+    time.sleep(60)
+"""
+
+
+def test_an_autostarted_gnod_that_never_listens_is_waited_for_and_said_to_be_stuck(env, tmp_path, monkeypatch):
+    """A gnod that took the index (its lock, its pid file) is waited for up to
+    STARTING_WAIT_S (a migration), not the start's 30 s: the message said "did not start
+    within 30 s" after a 10-minute wait. It says how long, and that it holds the index."""
+    from gnoctl import client
+
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    (stuck / "sitecustomize.py").write_text(_STUCK_GNOD_SITECUSTOMIZE)
+    paths = paths_for(env)
+    os.makedirs(paths.runtime_dir, mode=0o700, exist_ok=True)
+    for key, value in {
+        **env,
+        "PYTHONPATH": str(stuck),
+        "GNO_TEST_STUCK_GNOD": "1",
+        "GNO_TEST_LOCK": paths.lock_file,
+        "GNO_TEST_PID": paths.pid_file,
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(client, "STARTING_WAIT_S", 2.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(client.DaemonError) as raised:
+            client.start_daemon(paths, timeout=0.5)
+        waited = time.monotonic() - started
+        pid = raised.value.details["pid"]
+        assert raised.value.message.startswith(f"gnod (pid {pid}) took the index but has not listened within 2 s")
+        assert 1.9 < waited < 10
+    finally:
+        if os.path.exists(paths.pid_file):
+            os.kill(int(open(paths.pid_file).read()), signal.SIGKILL)
+
+
 def test_autostarted_gnod_does_not_outlive_a_lost_race(env, tmp_path):
     # Deterministic version of a race between two autostarts: the gnod that gnoctl spawns
     # is held back for 1 s (sitecustomize, test-only), another gnod answers meanwhile.
