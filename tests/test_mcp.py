@@ -85,6 +85,8 @@ def test_tools_list_schemas_are_valid_and_within_the_daemon_limits(hybrid):
         jsonschema.Draft202012Validator.check_schema(t.output_schema)
         assert t.output_schema["type"] == "object" and t.output_schema["properties"], t.name
         assert t.input_schema["additionalProperties"] is False and len(t.description) > 50, t.name
+        # The Anthropic API refuses a tool whose schema has one of these at its top.
+        assert not {"anyOf", "oneOf", "allOf"} & t.input_schema.keys(), t.name
         assert t.annotations.read_only_hint is (t.name in READ_TOOLS)
         daemon = _daemon_limits(specs[t.name].method)
         sent = specs[t.name].params({k: None for k in t.input_schema["properties"]})
@@ -248,6 +250,7 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
                     ("search", {"query": "x", "limit": 5000}),
                     ("collection_add", {"name": "x", "path": "/tmp"}),
                     ("ask", {}),
+                    ("ask", {"question": "bread?", "query": "cats?", "answer": False}),
                     ("search", {"query": "bread " * 7000}),
                     ("get", {"ref": "notes/" + "x" * 3000}),
                     # What strict-mode clients send for the arguments they leave out, and a float limit.
@@ -256,7 +259,9 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
                 )
             ]
 
-    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, too_long, long_ref, nulls, ok = run(go)
+    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, two_asked, too_long, long_ref, nulls, ok = run(
+        go
+    )
     # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
     assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"
     assert long_ref.content[0].text.startswith("NOT_FOUND: 'notes/xxx") and len(long_ref.content[0].text) < 200
@@ -274,6 +279,7 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     assert no_write.is_error and "unknown tool 'collection_add'" in no_write.content[0].text
     # It said "{} is not valid under any of the given schemas".
     assert nothing_asked.content[0].text == "INVALID_PARAMS: arguments: one of question, query is required"
+    assert two_asked.content[0].text == "INVALID_PARAMS: arguments: question and query are the same argument: give one"
     assert not ok.is_error
 
 

@@ -159,11 +159,15 @@ class Bridge:
         problem = next(iter(self._validators[spec.name].iter_errors(args)), None)
         if problem is not None:
             where = "/".join(str(p) for p in problem.absolute_path) or "arguments"
-            message = _wrong(problem)
-            if problem.validator == "anyOf" and not problem.absolute_path and spec.one_of:
-                # `ask {}`: "{} is not valid under any of the given schemas" named neither.
-                message = f"one of {', '.join(spec.one_of)} is required"
-            return _error_result(DaemonError(wire.INVALID_PARAMS, f"{where}: {message}"))
+            return _error_result(DaemonError(wire.INVALID_PARAMS, f"{where}: {_wrong(problem)}"))
+        synonyms = [name for name in spec.one_of if name in args]
+        if spec.one_of and not synonyms:
+            return _error_result(
+                DaemonError(wire.INVALID_PARAMS, f"arguments: one of {', '.join(spec.one_of)} is required")
+            )
+        if len({args[name] for name in synonyms}) > 1:
+            said = " and ".join(synonyms)
+            return _error_result(DaemonError(wire.INVALID_PARAMS, f"arguments: {said} are the same argument: give one"))
         for key, prop in spec.properties.items():
             if key not in args and "default" in prop:
                 args[key] = prop["default"]

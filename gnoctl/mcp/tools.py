@@ -40,18 +40,18 @@ class ToolSpec:
     write: bool = False  # offered only with --enable-write
     destructive: bool = False
     streams: bool = False  # long: daemon progress (or ask's tokens) becomes MCP progress
-    one_of: tuple[str, ...] = ()  # at least one of these arguments (synonyms) is required
+    # Synonyms, one of which is required: checked on a call (McpServer.call_tool), not said
+    # in the schema, whose top level hosts take without anyOf/oneOf/allOf (the Anthropic
+    # API refuses such a tool, and some hosts drop it or every tool with it).
+    one_of: tuple[str, ...] = ()
 
     def input_schema(self) -> dict:
-        schema = {
+        return {
             "type": "object",
             "properties": self.properties,
             "required": list(self.required),
             "additionalProperties": False,
         }
-        if self.one_of:
-            schema["anyOf"] = [{"required": [name]} for name in self.one_of]
-        return schema
 
 
 # --- argument schemas ---------------------------------------------------------------------------
@@ -378,7 +378,7 @@ READ_ONLY_TOOLS = [
         "answer it). Runs hybrid search, then the local generate model: can take tens of seconds; progress "
         "carries the answer as it is written. Prefer `query` + `get` when you want to read the sources yourself.",
         {
-            "question": _query("ask", "The question."),
+            "question": _query("ask", "The question (required, as this or as `query`)."),
             "query": _query("ask", "The question (the same as `question`, named as the other tools name it)."),
             "sources": _param("ask", "sources", "Most sources to give the generator."),
             "mode": _MODE,
