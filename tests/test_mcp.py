@@ -217,6 +217,12 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
     got = r["get"].structured_content
     assert (got["content"], got["from_line"], got["to_line"], got["truncated"]) == ("# Dogs\n\n", 1, 2, True)
     assert "lines 1-2 of 3 (cut at max_bytes: read on with from_line=3)" in r["get"].content[0].text
+    # Each line after its number in the file, as `cat -n` writes them: an agent cites line 3.
+    whole = r["get default"]
+    third = whole.structured_content["content"].split("\n")[2]
+    assert whole.content[0].text.endswith(f"\n\n     1\t# Dogs\n     2\t\n     3\t{third}\n")
+    cut = r["get a line in part"]
+    assert cut.content[0].text.endswith(f"\n\n     3\t{cut.structured_content['content']}")
     # A line longer than max_bytes is given in part: reading on from the next line would skip its rest.
     part = r["get a line in part"]
     assert part.structured_content["to_line"] == 3 and len(part.structured_content["content"]) == 5

@@ -91,6 +91,12 @@ def _query(method: str, what: str) -> dict:
 
 _LIMIT = _param("search", "limit", "Most results to return.", maximum=MAX_RESULTS)
 _MIN_SCORE = _param("search", "min_score", "Drop results scoring below this (scores are in [0, 1]).")
+_MIN_RELATIVE_SCORE = _param(
+    "search",
+    "min_score",
+    "Drop results scoring below this. A score is relative to the best result's (1.0): this keeps "
+    "those nearly as good as the best, however good that is, and tells nothing of relevance.",
+)
 _COLLECTIONS = _param(
     "search",
     "collections",
@@ -102,7 +108,8 @@ _FILTERS = _param(
     "search",
     "filters",
     "Only documents that pass all of these: `path` a glob over the path in its collection (`drivers/mmc/**`, "
-    "`*.h`; a first folder that names a collection: in it), `types` file types as ripgrep's -t (`c`, `py`, "
+    "`*.h`; a first folder that names a collection: in it; a list passes any, and `!tests/**` in it leaves "
+    "those out), `types` file types as ripgrep's -t (`c`, `py`, "
     "`md`, `pdf`…), `since`/`until` days (YYYY-MM-DD), `tags`, `lang` (also the language the query is "
     "read in), `from` (a message's sender).",
 )
@@ -132,8 +139,9 @@ _REF = {
     "minLength": 1,
     "maxLength": 4096,
     "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
-    "(as search results give them), an absolute path or `#docid`; `collection/path:NAME` is the "
-    "definition NAME in that file (a function, a class, `Class.method`).",
+    "(as search results give them), `collection/path:FIRST-LAST` (those lines), an absolute path or "
+    "`#docid`; `collection/path:NAME` is the definition NAME in that file (a function, a class, "
+    "`Class.method`).",
 }
 
 
@@ -213,7 +221,16 @@ def _document_text(d: dict) -> str:
             else f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})"
         )
     head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
-    return f"{head}\n\n{d['content']}"
+    return f"{head}\n\n{_numbered(d['content'], d['from_line'])}"
+
+
+def _numbered(content: str, first: int) -> str:
+    """`content`'s lines, each after its number in the file and a tab (as `cat -n` writes
+    them): an agent cites or edits line 121 without counting from the header."""
+    lines = content.split("\n")
+    end = lines.pop() if lines and lines[-1] == "" else None  # after the last line's break
+    numbered = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first))
+    return numbered + ("\n" if end is not None else "")
 
 
 def _multi_get_text(r: dict) -> str:
@@ -309,7 +326,7 @@ READ_ONLY_TOOLS = [
         {
             "query": _query("search", 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
             "limit": _LIMIT,
-            "min_score": _MIN_SCORE,
+            "min_score": _MIN_RELATIVE_SCORE,
             "collections": _COLLECTIONS,
             "filters": _FILTERS,
             "per_doc": _param(
