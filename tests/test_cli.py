@@ -526,6 +526,10 @@ def test_get_takes_the_line_forms_of_grep_and_editors(indexed):
     doc = get_json(indexed.env, "docs/guides/deploy.md:1-3")
     assert (doc["from_line"], doc["to_line"]) == (1, 3)
     assert doc["content"].splitlines()[0] == "# Deployment guide"
+    # As GitHub links lines (an agent copies them from a link).
+    doc = get_json(indexed.env, "docs/guides/deploy.md#L3-L4")
+    assert (doc["from_line"], doc["to_line"]) == (3, 4)
+    assert get_json(indexed.env, "docs/guides/deploy.md#L3")["content"].startswith("How to deploy the billing")
 
 
 def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
@@ -542,6 +546,10 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         assert err["code"] == "INVALID_PARAMS" and "in collections a, b: name one (a/notes.md)" in err["message"]
         assert err["details"] == {"ref": "notes.md", "collections": ["a", "b"]}
         assert cli_error("get", "src/none.c", env=env)["code"] == "NOT_FOUND"
+        # A file named as it was seen elsewhere (a traceback's `only.c`): the documents of that name.
+        err = cli_error("get", "only.c", env=env)
+        assert err["code"] == "NOT_FOUND" and err["message"].endswith("; documents of that name: a/src/only.c")
+        assert err["details"] == {"ref": "only.c", "named": ["a/src/only.c"]}
 
 
 def test_get_gives_the_files_lines_blank_ones_too(tmp_path):

@@ -139,7 +139,8 @@ _REF = {
     "minLength": 1,
     "maxLength": 4096,
     "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
-    "(as search results give them), `collection/path:FIRST-LAST` (those lines), an absolute path or "
+    "(as search results give them), `collection/path:FIRST-LAST` or `#LFIRST-LLAST` (those lines), an "
+    "absolute path or "
     "`#docid`; `collection/path:NAME` is the definition NAME in that file (a function, a class, "
     "`Class.method`).",
 }

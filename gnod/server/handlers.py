@@ -497,18 +497,19 @@ def _described(
 
 # A reference's lines: `:LINE` (a search snippet's; `:LINE:`, pasted with the colon the
 # human output puts before the text), `:LINE:COLUMN` (vimgrep's; the column is dropped)
-# or `:FIRST-LAST`.
-_LINE_SUFFIX = re.compile(r":([0-9]+)(?::[0-9]*|-([0-9]+))?$")
+# or `:FIRST-LAST`; or as GitHub links them, `#L42` and `#L42-L50`.
+_LINE_SUFFIX = re.compile(r"(?::([0-9]+)(?::[0-9]*|-([0-9]+))?|#L([0-9]+)(?:-L([0-9]+))?)$")
 
 
 def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
-    """`notes/a.md:42` → (`notes/a.md`, 42, None); `:42:7` and `:42:` → line 42; `:42-50` → (…, 42, 9 lines)."""
+    """`notes/a.md:42` → (`notes/a.md`, 42, None); `:42:7` and `:42:` → line 42; `:42-50`
+    and `#L42-L50` → (…, 42, 9 lines)."""
     m = _LINE_SUFFIX.search(ref)
     head = ref[: m.start()] if m else ""
     if m is None or not head or head.endswith("gno"):
         return ref, None, None
-    first = int(m[1])
-    return head, first, int(m[2]) - first + 1 if m[2] else None
+    first, last = int(m[1] or m[3]), m[2] or m[4]
+    return head, first, int(last) - first + 1 if last else None
 
 
 # `kernel/fork.c:copy_process`, `parser.py:Parser.parse`: a definition in the file.
@@ -552,7 +553,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
             gone = unindexed.missing(d, conn, path)
             if gone is not None:
                 raise RpcError(wire.NOT_FOUND, *gone)
-            raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
+            raise RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, p.ref))
         for named, given, said in (
             (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),
             (count, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),

@@ -94,6 +94,21 @@ def missing(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
     )
 
 
+def named_elsewhere(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]]:
+    """(message, details) for a `ref` that names no document at all: with the documents
+    whose file has its name, in any collection (`wire.py` for `repo/gnod/wire.py`, a
+    file an agent names as it read it in a traceback), up to NAMED_SHOWN
+    (`details.named`)."""
+    base = os.path.basename(ref.removeprefix(URI_PREFIX).rstrip("/"))
+    named: list[str] = []
+    for col in d.config.collections if base else ():
+        named += [f"{col.name}/{p}" for p in store.paths_named(conn, col.name, base, NAMED_SHOWN - len(named))]
+        if len(named) >= NAMED_SHOWN:
+            break
+    there = f"; documents of that name: {', '.join(named)}" if named else ""
+    return f"no indexed document matches {wire.said(ref)}{there}", {"ref": ref, "named": named}
+
+
 def _place(d: Daemon, ref: str) -> tuple[CollectionConfig, str] | None:
     """The collection and path `ref` names by the collection's name, its uri or an absolute
     path in its folder; None for a bare path (any collection's)."""
