@@ -142,6 +142,7 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
             for name, (args, _) in calls.items():
                 out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
             out["ls folders"] = await c.call_tool("ls", {"collection": "notes", "folders": True})
+            out["ls a page"] = await c.call_tool("ls", {"collection": "notes", "limit": 1})
             out["ask by query"] = await c.call_tool(
                 "ask", {"query": "how do I bake bread", "answer": False, "sources": 2}
             )
@@ -184,6 +185,11 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         "space/moon.md",
     }
     assert results["ls"].content[0].text.splitlines()[-1] == "(2 of 2 documents)"
+    paged = results["ls a page"].content[0].text.splitlines()[-1]
+    assert (
+        paged
+        == f"(1 of {results['ls a page'].structured_content['total']} documents; `offset` pages through the others)"
+    )
     assert results["ls folders"].content[0].text.splitlines() == [
         "gno://notes/cooking/  (2 documents)",
         "gno://notes/pets/  (2 documents)",

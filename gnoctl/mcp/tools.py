@@ -253,7 +253,8 @@ def _multi_get_text(r: dict) -> str:
 def _ls_text(r: dict) -> str:
     lines = [f"gno://{f['collection']}/{f['path']}  ({f['documents']} documents)" for f in r.get("folders", [])]
     lines += [f"{e['uri']}  {e['title']}" for e in r["entries"]]
-    return "\n".join(lines + [f"({len(r['entries'])} of {r['total']} documents)"])
+    more = "; `offset` pages through the others" if len(r["entries"]) < r["total"] else ""
+    return "\n".join(lines + [f"({len(r['entries'])} of {r['total']} documents{more})"])
 
 
 def _status_text(s: dict) -> str:
