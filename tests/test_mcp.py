@@ -723,6 +723,43 @@ def test_the_status_text_says_what_the_background_has_yet_to_read():
     assert "5 source files still to parse" in text and "2 pictures or scans still to read" in text
 
 
+def test_a_client_is_told_the_tools_changed_when_gnod_starts_after_it_listed_them(tmp_path):
+    """Listed while gnod was down, the tools named no collection ("`ls` or `status` lists
+    them"); once gnod was started they still did, and nothing said they had changed."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\na note\n")
+    home = make_home()
+    env = make_env(home)
+    os.makedirs(os.path.join(home, "config"), exist_ok=True)
+    with open(os.path.join(home, "config", "config.toml"), "w") as f:
+        f.write(f'[[collections]]\nname = "late"\npath = "{notes}"\n')
+    heard: list = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.append(message)
+
+    def described(tools) -> str:
+        return {t.name: t for t in tools}["search"].input_schema["properties"]["collections"]["description"]
+
+    async def go():
+        async with Client(bridge({**env, "GNO_NO_AUTOSTART": "1"}), mode="legacy", message_handler=on_message) as c:
+            before = described((await c.list_tools()).tools)
+            started = await anyio.to_thread.run_sync(lambda: _run_cli("daemon", "start", env=env))
+            assert started.returncode == 0, started.stderr
+            with anyio.fail_after(20):
+                while not heard:
+                    await anyio.sleep(0.1)
+            return before, described((await c.list_tools()).tools)
+
+    try:
+        before, after = run(go)
+    finally:
+        cleanup_home(home)
+    assert "late" not in before and "late" in after
+
+
 @pytest.mark.filterwarnings("ignore:resources/.*subscribe is removed as of 2026-07-28")
 def test_a_client_is_told_the_tools_changed_when_a_collection_comes_or_goes(hybrid, tmp_path):
     """The search tools' `collections` argument names the collections: one added after

@@ -105,6 +105,9 @@ class Live:
 
     async def _follow(self) -> None:
         while True:
+            # gnod may have started (again) since the tools were listed: with no collections
+            # when it was down, or with others.
+            await self._tell_collections()
             try:
                 await self.link.call("watch", {}, self._on_change, start=False)  # returns when gnod stops
             except DaemonError:
