@@ -712,6 +712,29 @@ def test_a_2025_11_25_client_subscribes_and_hears_of_saved_and_added_documents(h
     assert [type(m) for m in renamed] == [types.ResourceListChangedNotification], renamed
 
 
+def test_a_search_with_many_passages_gives_at_most_a_budget_of_text():
+    """100 documents of 10 passages came to 204,000 characters of text, past what hosts
+    take from one call; the structured content still holds them all."""
+    from gnoctl.mcp.tools import TEXT_MAX_CHARS, _search_text
+
+    snip = {"line": 7, "text": "x" * 300, "symbol": "f()"}
+    hits = [
+        {"uri": f"gno://c/d{i}.c", "title": f"d{i}", "score": 1.0, "snippet": snip, "snippets": [snip] * 10}
+        for i in range(100)
+    ]
+    text = _search_text({"query": "x", "hits": hits, "total_candidates": 100, "notes": ["a note"]})
+    *lines, cut, note = text.split("\n")
+    shown = sum(line.startswith("gno://c/d") and line.endswith("(1.00)") for line in lines)
+    assert 0 < shown < 100 and len(text) < TEXT_MAX_CHARS + 11 * 320
+    assert (
+        cut
+        == f"(text cut at 65,536 characters after {shown} of 100 documents: lower limit or per_doc to read them all here)"
+    )
+    assert note == "a note"
+    small = _search_text({"query": "x", "hits": hits[:2], "total_candidates": 2})
+    assert "cut" not in small and small.count("\n") == 2 * 2 * 10 - 1
+
+
 def test_the_status_text_says_what_the_background_has_yet_to_read():
     """An agent reading `status` learns that a search may miss what is still being parsed
     or read by OCR (the text the MCP status tool returns beside its structured result)."""

@@ -25,6 +25,9 @@ MAX_RESULTS = 100
 # register header is 24 MB, which took 29 s to come back whole and would fill any context;
 # multi_get's 256 KB of include/linux/*.h was past what agents take from one call).
 GET_MAX_BYTES = 65_536
+# Text a search's results give an agent at most (~16k tokens, as `get`): 100 documents of 10
+# passages each came to 204,000 characters, past what hosts take from one call.
+TEXT_MAX_CHARS = 65_536
 
 
 @dataclass(frozen=True)
@@ -157,15 +160,24 @@ def _line(text: str) -> str:
 def _search_text(r: dict) -> str:
     if not r["hits"]:
         return "\n".join([f"No documents match {said(r['query'])}.", *r.get("notes", [])])
-    out = []
-    for h in r["hits"]:
-        passages = h.get("snippets") or [h.get("snippet") or {}]
-        for i, snip in enumerate(passages):
+    out: list[str] = []
+    size = 0
+    for n, h in enumerate(r["hits"]):
+        if size > TEXT_MAX_CHARS:
+            out.append(
+                f"(text cut at {TEXT_MAX_CHARS:,} characters after {n} of {len(r['hits'])} documents: "
+                "lower limit or per_doc to read them all here)"
+            )
+            return "\n".join(out + r.get("notes", []))
+        lines = []
+        for i, snip in enumerate(h.get("snippets") or [h.get("snippet") or {}]):
             where = f"  in {snip['symbol']}" if snip.get("symbol") else ""
             head = f"  {h['title']}  ({h['score']:.2f})" if i == 0 else ""
-            out.append(f"{h['uri']}:{snip.get('line', 1)}{where}{head}")
+            lines.append(f"{h['uri']}:{snip.get('line', 1)}{where}{head}")
             if snip.get("text"):
-                out.append(f"  {_line(snip['text'])}")
+                lines.append(f"  {_line(snip['text'])}")
+        out += lines
+        size += sum(len(line) + 1 for line in lines)
     if r.get("total_candidates", 0) > len(r["hits"]):
         out.append(f"({len(r['hits'])} shown; more documents match: raise limit, or narrow with filters)")
     return "\n".join(out + r.get("notes", []))
