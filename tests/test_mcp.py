@@ -170,6 +170,10 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
     assert "gno://notes/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
     assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
     assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
+    # No answer asked for: the sources to read, each passage with its lines numbered.
+    first = results["ask"].structured_content["considered"][0]
+    passage = first["text"].rstrip("\n").split("\n")
+    assert f"\n{first['start_line']:>6}\t{passage[0]}\n" in results["ask"].content[0].text
     assert results["similar"].content[0].text.startswith("Documents like gno://notes/pets/dogs.md (by meaning):")
     assert "gno://notes/pets/cats.md" in results["similar"].content[0].text.splitlines()[1]
     for name, key in (("query", "hits"), ("vsearch", "hits"), ("ask", "considered"), ("similar", "hits")):

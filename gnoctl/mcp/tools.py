@@ -207,13 +207,20 @@ def _query_text(r: dict) -> str:
 
 
 def _ask_text(r: dict) -> str:
+    """The answer and its sources; without an answer asked for (`answer: false`), each
+    source's passage too, its lines numbered: what the agent asked for to read itself."""
     if r["abstained"]:
         head = f"No answer: {r['abstain_reason']}"
         sources = r["considered"]
     else:
         head = r["answer"] or "(sources only; no answer was generated)"
         sources = r["sources"] or r["considered"]
-    lines = [f"[{s['n']}] {s['uri']}:{s['start_line']}-{s['end_line']}  {s['title']}" for s in sources]
+    passages = not r["abstained"] and r["answer"] is None
+    lines = []
+    for s in sources:
+        lines.append(f"[{s['n']}] {s['uri']}:{s['start_line']}-{s['end_line']}  {s['title']}")
+        if passages and s.get("text"):
+            lines.append(_numbered(s["text"].rstrip("\n"), s["start_line"]))
     return head + ("\n\nSources:\n" + "\n".join(lines) if lines else "")
 
 
