@@ -230,18 +230,12 @@ def _load_gitignore(abs_dir: str, base: str) -> Ignore | None:
     """The rules of the directory's .gitignore and, at a repository's top, of
     .git/info/exclude and the user's excludes file (gnod.ingest.git_excludes), in git's
     order: the later a line, the more it decides."""
-    files = [os.path.join(abs_dir, ".gitignore")]
     exclude = os.path.join(abs_dir, GIT_EXCLUDE)
-    if os.path.isfile(exclude):
-        files[:0] = [git_excludes.user_file(), exclude]
-    stats = []
-    for path in files:
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            continue
-        if stat.S_ISREG(st.st_mode):  # a FIFO would block the open, and the writer with it
-            stats.append((path, (st.st_mtime_ns, st.st_size, st.st_ino)))
+    stats = [(exclude, k)] if (k := _file_stamp(exclude)) else []
+    if stats and (k := _file_stamp(user := git_excludes.user_file())):
+        stats.insert(0, (user, k))
+    if k := _file_stamp(gitignore := os.path.join(abs_dir, ".gitignore")):
+        stats.append((gitignore, k))
     if not stats:
         _specs.pop(abs_dir, None)
         return None
@@ -261,6 +255,16 @@ def _load_gitignore(abs_dir: str, base: str) -> Ignore | None:
         _specs.clear()
     _specs[abs_dir] = (key, spec)
     return Ignore(base, spec, key)
+
+
+def _file_stamp(path: str) -> tuple[int, int, int] | None:
+    """The stat of the regular file at `path` a kept spec depends on; None for none (a
+    FIFO would block the open, and the writer with it)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
 def _ignored(ignores: list[Ignore], rel: str) -> bool:
