@@ -316,6 +316,24 @@ def test_a_save_after_a_quiet_spell_is_not_held_back_by_reads():
     assert abs(waited - (BUSY_GATHER_S - 0.05)) < 1e-9
 
 
+def test_a_gathering_flush_goes_ahead_once_the_reads_are_over():
+    """A save made just after a flush, while a read is in flight, waits for that read,
+    not for the whole spacing: a client that saves and searches for each save is
+    answered in tens of milliseconds. Reads that never stop keep it back the whole way."""
+    import asyncio
+
+    from gnod.server.watcher import BUSY_GATHER_S, gather
+
+    async def waited(busy_for: float) -> float:
+        t0 = time.monotonic()
+        await gather(lambda: time.monotonic() < t0 + busy_for, t0)
+        return time.monotonic() - t0
+
+    assert asyncio.run(waited(0.0)) < 0.01
+    assert 0.03 <= asyncio.run(waited(0.03)) < BUSY_GATHER_S / 2
+    assert asyncio.run(waited(10.0)) >= BUSY_GATHER_S - 0.005
+
+
 def test_collections_share_one_watch_and_each_gets_its_changes(watched, tmp_path):
     daemon, notes = watched
     outer, inner = tmp_path / "outer", tmp_path / "outer" / "inner"
