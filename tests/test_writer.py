@@ -341,3 +341,69 @@ def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
         writer.close()
     assert parsing.parsed == 6 and len(rates) == 3
     assert rates[:2] == [None, None] and rates[2] is not None and rates[2] > 0
+
+
+def test_an_edit_waits_for_no_long_run_of_another_collection_while_its_own_rescan_does(tmp_path, monkeypatch):
+    """Adding a collection restarts the watch over every root, and the collections it
+    watched are rescanned for what changed in between. That rescan waits its turn behind
+    the new collection's long run; an edit seen meanwhile is indexed between the run's
+    batches, not after the whole run (50 busy clients' edits waited out a 20 s add)."""
+    from gnod.server.watcher import Watcher
+
+    monkeypatch.setattr(pipeline, "BATCH_SECONDS", 0.0)  # every document is a batch of its own
+    big, notes = tmp_path / "big", tmp_path / "notes"
+    big.mkdir()
+    notes.mkdir()
+    for i in range(50):
+        (big / f"f{i:04d}.md").write_text(f"# File {i}\n\nplain words number {i} for the long run\n")
+    (notes / "n.md").write_text("# Note\n\nquokka sightings\n")
+    cols = {
+        c.name: c
+        for c in (CollectionConfig(name="big", path=str(big)), CollectionConfig(name="notes", path=str(notes)))
+    }
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+    committed: list[str] = []  # the collection of each commit that changed documents, in order
+    writer.on_changes = lambda name, _changes: committed.append(name)
+    held, release = threading.Event(), threading.Event()
+
+    def progress(phase: str, done: int, total: int, path: str, pace) -> None:
+        if phase == "scan":  # hold the long run (on the writer thread) until the edit is seen
+            held.set()
+            release.wait(10)
+
+    async def scenario() -> list[str]:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([cols["notes"]])
+        await writer.index(cols["notes"], None)
+        watcher = Watcher(writer, [], cols.get)
+        try:
+            watcher.sync([cols["notes"]])
+            await watcher.wait_ready("notes")
+            await writer.sync_collections(list(cols.values()))
+            long_run = asyncio.create_task(writer.index(cols["big"], progress))
+            await asyncio.to_thread(held.wait, 10)
+            watcher.sync(list(cols.values()))  # new roots: the watch restarts, notes is rescanned
+            await watcher.wait_ready("big")
+            (notes / "n.md").write_text("# Note\n\nwombat sightings\n")
+            for _ in range(300):  # until the edit is taken (before, never: it waited for the pass)
+                if watcher.freshness("notes").changes:
+                    break
+                await asyncio.sleep(0.01)
+            committed.clear()
+            release.set()
+            await long_run
+            await watcher.wait_idle(["notes"], 10)
+            return committed
+        finally:
+            await watcher.close()
+
+    try:
+        committed = asyncio.run(scenario())
+        assert committed.count("notes") == 1 and committed[-1] == "big", committed  # between the run's batches
+        conn = writer._conn
+        assert conn is not None
+        (size,) = conn.execute("SELECT size FROM documents WHERE rel_path = 'n.md'").fetchone()
+        assert size == (notes / "n.md").stat().st_size
+    finally:
+        writer.close()

@@ -57,6 +57,7 @@ class _State:
 
     def __init__(self) -> None:
         self.pending: set[str] = set()
+        self.joined = asyncio.Event()  # set when paths join `pending`
         self.full = False
         self.ready = asyncio.Event()  # the OS watch is established (or has failed)
         self.rescan_on_ready = False
@@ -292,6 +293,7 @@ class Watcher:
         if rels:
             state.pending |= rels
             state.last_change_at = time.time()
+            state.joined.set()
         state.full = state.full or full or len(state.pending) > STORM_PATHS
         if name not in self._flushers:
             self._flushers[name] = asyncio.create_task(self._flush(name), name=f"flush:{name}")
@@ -312,21 +314,13 @@ class Watcher:
                     if full:
                         if paths:  # what is gone goes first: the pass removes it only at its end
                             await self.writer.run_content(partial(self._paths, col, paths, gone=True), aside=name)
-                        stats = await self.writer.index(col, None)
+                        stats = await self._rescan(col, state)
                         state.files = stats.scanned
                     else:
                         stats = await self.writer.run_content(partial(self._paths, col, paths), aside=name)
                     state.last_error = None
                     state.last_indexed_at = time.time()
-                    if stats.added or stats.updated or stats.removed:
-                        log.info(
-                            "%s: %d added, %d updated, %d removed (%s)",
-                            name,
-                            stats.added,
-                            stats.updated,
-                            stats.removed,
-                            "rescan" if full else f"{len(paths)} paths",
-                        )
+                    _logged(name, stats, "rescan" if full else f"{len(paths)} paths")
                 except Cancelled:
                     return
                 except StorageError as e:
@@ -349,6 +343,34 @@ class Watcher:
             self._flushers.pop(name, None)
             async with self._changed:
                 self._changed.notify_all()
+
+    async def _rescan(self, col: CollectionConfig, state: _State) -> IndexStats:
+        """A stat-only pass of the whole collection. It waits its turn behind a long run
+        of another collection (a `collection add` restarts the watch, and the collections
+        it watched are rescanned): the changes seen meanwhile are indexed between that
+        run's batches, as without the pass, not after the whole run."""
+        run = asyncio.ensure_future(self.writer.index(col, None))
+        while not run.done():
+            state.joined.clear()
+            if not state.pending:
+                joined = asyncio.ensure_future(state.joined.wait())
+                await asyncio.wait((run, joined), return_when=asyncio.FIRST_COMPLETED)
+                joined.cancel()
+                continue
+            paths, state.pending = state.pending, set()
+            state.taken = len(paths)
+            try:
+                stats = await self.writer.run_content(partial(self._paths, col, paths), aside=col.name)
+            except Cancelled:
+                raise
+            except Exception:  # taken again after the pass, where a failure is handled
+                state.pending |= paths
+                break
+            finally:
+                state.taken = 0
+            state.last_indexed_at = time.time()
+            _logged(col.name, stats, f"{len(paths)} paths")
+        return await run
 
     def _paths(self, col: CollectionConfig, paths: set[str], conn: apsw.Connection, gone: bool = False) -> IndexStats:
         """Bring `paths` of the collection up to date (the writer's job); with `gone`,
@@ -456,6 +478,11 @@ def unlinked(root: str, path: str, real_dirs: dict[str, str]) -> str | None:
     if real == folder:
         return path
     return os.path.join(real, name) if real == root or real.startswith(root + os.sep) else None
+
+
+def _logged(name: str, stats: IndexStats, what: str) -> None:
+    if stats.added or stats.updated or stats.removed:
+        log.info("%s: %d added, %d updated, %d removed (%s)", name, stats.added, stats.updated, stats.removed, what)
 
 
 def gather_seconds(busy: bool, flushed_at: float, now: float) -> float:
