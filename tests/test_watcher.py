@@ -402,3 +402,21 @@ def test_a_folder_linked_inside_the_collection_keeps_its_own_paths(watched):
     ]
     errors = daemon.result("status", {})["recent_errors"]
     assert [(e["path"], e["code"]) for e in errors] == [("out", "OUTSIDE_ROOT")]
+
+
+def test_a_note_saved_beside_a_big_generated_file_is_searchable_before_it(watched, tmp_path):
+    """A big file among a flush's changes is indexed in a commit of its own after the
+    rest: a note saved with a build's 8 MB bundle is searchable while the bundle is
+    still being prepared (both in one commit, the note waited for it)."""
+    daemon, notes = watched
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    lines = (f"var handler_{i} = function(event) {{ return dispatch_{i % 97}(event); }};" for i in range(130_000))
+    (outside / "bundle.js").write_text("\n".join(lines) + "\nzqbundleword\n")
+    (outside / "note.md").write_text("# Note\n\nnarwhal sightings\n")
+    assert (outside / "bundle.js").stat().st_size > 8_000_000
+    os.rename(outside / "bundle.js", notes / "bundle.js")  # both in one batch of events
+    os.rename(outside / "note.md", notes / "note.md")
+    assert wait_until(lambda: paths(daemon, "narwhal") == ["notes/note.md"], CONVERGE_S)
+    assert paths(daemon, "zqbundleword") == []  # still being prepared
+    eventually(daemon, "zqbundleword", ["notes/bundle.js"])

@@ -50,6 +50,10 @@ RETRY_S = 5.0  # how soon a missing collection folder is looked for, or a failed
 STORAGE_RETRY_S = 2.0  # after a disk-full / I/O failure, how soon the same work is tried again
 # Beyond this many pending paths one stat-only pass of the collection is cheaper.
 STORM_PATHS = 1000
+# A changed file this big is indexed after the rest of its flush, in a commit of its own:
+# preparing it takes long (17 MB of generated JavaScript: ~1 s), and a note saved with
+# it waited 2.1 s instead of ~40 ms.
+ALONE_BYTES = 1 << 20
 
 
 class _State:
@@ -382,7 +386,10 @@ class Watcher:
             if not paths:
                 return IndexStats(collection=col.name)
         w = self.writer
-        return index_paths(conn, w.analyzers, col, paths, w.stop, w.pool, w.on_changes, w.lexical)
+        big = {p for p in paths if _size(os.path.join(col.path, p)) >= ALONE_BYTES}
+        parts = [paths - big, big] if big and big != paths else [paths]
+        done = [index_paths(conn, w.analyzers, col, part, w.stop, w.pool, w.on_changes, w.lexical) for part in parts]
+        return _summed(done)
 
     # --- reporting ----------------------------------------------------------------------
 
@@ -478,6 +485,28 @@ def unlinked(root: str, path: str, real_dirs: dict[str, str]) -> str | None:
     if real == folder:
         return path
     return os.path.join(real, name) if real == root or real.startswith(root + os.sep) else None
+
+
+def _size(path: str) -> int:
+    """A file's size (a link's own); 0 when it is gone."""
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _summed(parts: list[IndexStats]) -> IndexStats:
+    """The stats of runs over parts of one collection's changed paths, as one run's."""
+    first, *rest = parts
+    for s in rest:
+        first.scanned += s.scanned
+        first.added += s.added
+        first.updated += s.updated
+        first.unchanged += s.unchanged
+        first.removed += s.removed
+        first.errors += s.errors
+        first.seconds += s.seconds
+    return first
 
 
 def _logged(name: str, stats: IndexStats, what: str) -> None:
