@@ -612,6 +612,15 @@ def test_get_unknown_is_not_found(indexed, ref, why):
     assert err["details"]["ref"] == ref and err["details"].get("why") == why
 
 
+def test_similar_of_a_ref_naming_no_document_says_what_it_names(indexed):
+    """`similar` explains a ref that names no document as `get` does (it said only that
+    no indexed document matched): the documents of that file name, a folder."""
+    err = cli_error("similar", "deploy.md", env=indexed.env)
+    assert err["code"] == "NOT_FOUND" and err["details"]["named"] == ["docs/guides/deploy.md"], err
+    err = cli_error("similar", "docs/guides", env=indexed.env)
+    assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": "docs/guides", "documents": 2}
+
+
 def test_get_of_a_file_moved_since_names_where_its_name_is_now(daemon, tmp_path):
     """An agent's `get` of a hit it had, the note moved or deleted since: it said only that
     no indexed document matched, as for a typo."""

@@ -420,6 +420,28 @@ def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -
     )
 
 
+def not_found(d: Daemon, conn: apsw.Connection, ref: str) -> RpcError:
+    """NOT_FOUND for a `ref` that names no indexed document, saying what it names: a file
+    in a collection's folder that the index lacks (and why), a folder, a file moved or
+    deleted since, or nothing, with the documents of its file's name."""
+    path = _split_line_suffix(ref)[0]
+    left_out = unindexed.explain(d, conn, path)
+    if left_out is not None:
+        return RpcError(wire.NOT_FOUND, *left_out)
+    folder = _folder(conn, path)
+    if folder is not None:
+        return RpcError(
+            wire.NOT_FOUND,
+            f"{wire.said(ref)} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
+            f"not a document: `ls` with `folders` lists it (gnoctl ls {ref.rstrip('/')} -d)",
+            {"ref": ref, "documents": folder},
+        )
+    gone = unindexed.missing(d, conn, path)
+    if gone is not None:
+        return RpcError(wire.NOT_FOUND, *gone)
+    return RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, ref))
+
+
 def _folder(conn: apsw.Connection, ref: str) -> int | None:
     """How many documents the folder `ref` names holds (`collection/folder`, or a folder
     inside the collections, as `get` takes a path), or None where it names none."""
@@ -538,22 +560,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         doc, line, count = _ref_lines(conn, d, p.ref)
         if doc is None:
-            path = _split_line_suffix(p.ref)[0]
-            left_out = unindexed.explain(d, conn, path)
-            if left_out is not None:
-                raise RpcError(wire.NOT_FOUND, *left_out)
-            folder = _folder(conn, path)
-            if folder is not None:
-                raise RpcError(
-                    wire.NOT_FOUND,
-                    f"{wire.said(p.ref)} is a folder of {folder:,} indexed document{'s' if folder != 1 else ''}, "
-                    f"not a document: `ls` with `folders` lists it (gnoctl ls {p.ref.rstrip('/')} -d)",
-                    {"ref": p.ref, "documents": folder},
-                )
-            gone = unindexed.missing(d, conn, path)
-            if gone is not None:
-                raise RpcError(wire.NOT_FOUND, *gone)
-            raise RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, p.ref))
+            raise not_found(d, conn, p.ref)
         for named, given, said in (
             (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),
             (count, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),

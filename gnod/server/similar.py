@@ -10,31 +10,37 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Literal
 
+import apsw
 import numpy as np
 
-from gnod import wire
 from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
 from gnod.search.constants import SIMILAR_TEXT_CHARS
 from gnod.search.similar import informative_terms
 from gnod.server.checks import search_filter
-from gnod.server.handlers import resolve_ref
+from gnod.server.handlers import not_found, resolve_ref
 from gnod.server.hits import doc_uri, identity
-from gnod.server.rpc import Call, Daemon, RpcError
+from gnod.server.rpc import Call, Daemon
 from gnod.store import documents as docstore
 
 # Extra results fetched so that leaving out the document and its copies still leaves `limit`.
 _SPARE = 8
 
 
+def _document(d: Daemon, ref: str, conn: apsw.Connection, _a: object) -> docstore.DocRow:
+    doc = resolve_ref(conn, d, ref)
+    if doc is None:
+        raise not_found(d, conn, ref)
+    return doc
+
+
 async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     t0 = time.perf_counter()
     where = search_filter(d, p.collections, p.filters)
-    doc = await d.read(lambda conn, _a: resolve_ref(conn, d, p.ref))
-    if doc is None:
-        raise RpcError(wire.NOT_FOUND, f"no indexed document matches {wire.said(p.ref)}", {"ref": p.ref})
+    doc = await d.read(partial(_document, d, p.ref))
     notes: list[str] = []
     served = d.vectors.index()
     hits: list[SimilarHit] | None = None
