@@ -762,6 +762,34 @@ def test_an_identifier_being_typed_finds_what_its_last_token_may_become(tmp_path
     conn.close()
 
 
+def test_a_quoted_phrase_ending_in_a_prefix_finds_the_phrase_being_typed(tmp_path):
+    """`"remaining budg*"` found nothing: a `*` in quotes was text, so the phrase's last
+    word had to be whole, while a web page's box sends a phrase being typed so. Its last
+    word stands for the words that start so after the words before it, adjacent, in
+    order; `"remaining budg"*` is the same; after a word too short to be a prefix, the
+    `*` is still text."""
+    root = tmp_path / "docs"
+    write(
+        root,
+        {
+            "report.md": "# Report\n\nSpending is on track; the remaining budget covers the service contract.\n",
+            "apart.md": "# Apart\n\nThe budget was cut and the remaining funds went to travel.\n",
+            "order.md": "# Order\n\nA budgeted amount remaining from last year.\n",
+            "rotor.md": "# Rotor\n\nA rotor imbalance stops the centrifuge.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    for query in ('"remaining budg*"', '"remaining budg"*', '"Remaining Budge*"'):
+        assert lexical_paths(conn, analyzers, query) == ["report.md"], query
+    assert lexical_paths(conn, analyzers, '"rotor imb*"') == ["rotor.md"]
+    assert lexical_paths(conn, analyzers, '"imbalance rot*"') == []  # in order
+    assert sorted(lexical_paths(conn, analyzers, 'budg* -"remaining budg*"')) == ["apart.md", "order.md"]
+    conn.close()
+
+
 def test_a_prefix_scores_its_words_with_the_most_frequent_one_s_idf(tmp_path):
     """`kmalloc*` (what an editor's picker sends for a word typed whole) put comments
     saying "kmalloced" above kmalloc's uses: each word a prefix stands for was scored
@@ -1020,13 +1048,18 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
     )
     # An identifier being typed: its last word is the words its prefix stands for, and
     # its text as typed is the start of what a line holds (open); so is that of one
-    # whose last token is too short to be a prefix, and a `*` in quotes is text.
-    typing = expand_prefixes(parse('+mmc_add* mmc_add_h* "usb drv*"'), lambda clause: ["add", "address"])
+    # whose last token is too short to be a prefix, and of a quoted phrase ending in a
+    # prefix, in the quotes or after them; after a word too short to be one, `*` is text.
+    typing = expand_prefixes(
+        parse('+mmc_add* mmc_add_h* "usb drv*" "pci dev"* "usb d*"'), lambda clause: ["add", "address"]
+    )
     got = lexical._phrases(typing, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
     assert got == (
         ((frozenset({"mmc"}), frozenset({"add", "address"})), "mmc_add", True),
         ((frozenset({"mmc"}), frozenset({"add"})), "mmc_add_h", True),
-        ((frozenset({"usb"}), frozenset({"drv"})), "usb drv*", False),
+        ((frozenset({"usb"}), frozenset({"add", "address"})), "usb drv", True),
+        ((frozenset({"pci"}), frozenset({"add", "address"})), "pci dev", True),
+        ((frozenset({"usb"}), frozenset({"d"})), "usb d*", False),
     )
 
 

@@ -226,9 +226,13 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert json.loads(web.get("/api/search?" + urlencode({"q": "kettle ", "typing": 1}))[2])["sent"] == "kettle "
     found = json.loads(web.get("/api/search?q=kettle")[2])
     assert "&lt;script&gt;" in found["html"] and "<script>" not in found["html"]
-    # A phrase being typed is searched as typed so far (an open quote was an error at every keystroke).
-    found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the', "typing": 1}))[2])
-    assert found["sent"] == '"deploy the"' and found["error"] is None
+    # A phrase being typed is closed, its last word a prefix (an open quote was an error at
+    # every keystroke, and closed as typed it found nothing until the word was whole).
+    found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the bill', "typing": 1}))[2])
+    assert found["sent"] == '"deploy the bill*"' and found["error"] is None
+    assert [h["ref"] for h in found["hits"]] == ["docs/guides/deploy.md"]
+    found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the ', "typing": 1}))[2])
+    assert found["sent"] == '"deploy the"'
     # A half-typed query the grammar rejects: an error, for the page to show beside the last results.
     status, _, body = web.get("/api/search?" + urlencode({"q": "deploy ->", "typing": 1}))
     assert status == 200  # `->` alone is no word: dropped beside one

@@ -27,10 +27,14 @@ MODES = ("lexical", "hybrid", "definitions")
 
 def as_typed(text: str) -> str:
     """`text` with its last word as a prefix, unless that word is done (a space after
-    it), quoted, negated, one letter or already a prefix; a phrase being typed is closed
-    (`"spin lock` searches "spin lock": an open quote was an error at every keystroke)."""
+    it), quoted, negated, one letter or already a prefix; a phrase being typed is closed,
+    its last word a prefix too (`"rotor imb` searches "rotor imb*": an open quote was an
+    error at every keystroke, and closed as typed it found nothing until the word was
+    whole)."""
     if text.count('"') % 2:
-        return text.rstrip() + '"'
+        words = text.rpartition('"')[2].split()
+        typing = bool(words) and not text[-1].isspace() and len(words[-1]) >= 2 and "*" not in words[-1]
+        return text.rstrip() + ("*" if typing else "") + '"'
     if not text or text[-1].isspace():
         return text
     last = text.split()[-1]

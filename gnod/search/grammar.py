@@ -5,6 +5,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 * ``deploy production``    plain terms (OR-ed, ranked by BM25 — never AND-ed, so a
                            natural-language question is not emptied by one absent word)
 * ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
+* ``"rotor imb*"``         a phrase whose last word is a prefix (``"rotor imb"*`` too):
+                           ``rotor imbalance``…, the words that start so in the
+                           documents holding the words before it
 * ``-term``, ``-"a b"``    negation (a ``-`` before a letter or a quote: before a digit, a
                            symbol or a word in capitals alone it is text, as in
                            ``return -1``, ``->next`` and ``return -ENODEV``; ``-usb``
@@ -210,10 +213,26 @@ def parse(
                     f"closed (near {_excerpt(query, i)!r}); close the phrase with another "
                     '" or remove the quote'
                 )
-            raw = query[start : close + 1]
-            tokens = tuple(tokenize(query[i + 1 : close]))
+            inner = query[i + 1 : close]
+            tokens = tuple(tokenize(inner))
             i = close + 1
-            clause = Clause(tokens, phrase=True, compound=False, negated=negated, raw=raw) if tokens else None
+            starred = query.startswith("*", i) and (i + 1 == n or query[i + 1].isspace())
+            i += starred
+            starred = starred or (len(inner) > 1 and inner[-1] == "*" and bool(TOKEN_RE.fullmatch(inner[-2])))
+            prefix = starred and bool(tokens) and len(tokens[-1]) >= prefix_min
+            raw = query[start:i]
+            clause = (
+                Clause(
+                    tokens,
+                    phrase=len(tokens) > 1 or not prefix,
+                    compound=False,
+                    negated=negated,
+                    raw=raw,
+                    prefix=prefix,
+                )
+                if tokens
+                else None
+            )
         else:
             end = i
             while end < n and not query[end].isspace():

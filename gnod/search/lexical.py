@@ -1346,7 +1346,10 @@ def _phrases(
             if c.prefix:
                 words = (*words, _terms([_last_word(c)], analyzers, languages, stop))
             if c.raw.removeprefix("-").startswith('"'):  # `-"a b"` alone is a phrase searched
-                out.append(Phrase(words, " ".join(c.raw.removeprefix("-").strip('"').split()), False))
+                quoted = c.raw.removeprefix("-").removesuffix("*").strip('"')
+                out.append(
+                    Phrase(words, " ".join((quoted.removesuffix("*") if c.prefix else quoted).split()), c.prefix)
+                )
             else:
                 typed = c.raw.removeprefix("+")
                 out.append(Phrase(words, typed.removesuffix("*"), typed.endswith("*")))
