@@ -326,6 +326,10 @@ def test_the_document_view_marks_the_line(web):
     page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404
+    # A ref naming its line, as gnoctl get takes it (it was refused: "give them once").
+    status, _, page = web.get("/doc?" + urlencode({"ref": "docs/guides/deploy.md:5"}))
+    marked = re.search(r'<(\w+)[^>]*id="hit"[^>]*>(.*?)</\1>', page, re.S)
+    assert status == 200 and marked and "Run the release pipeline" in marked.group(2)
     status, headers, body = web.get("/file?ref=docs/notes/markup.md")
     assert (
         status == 200

@@ -143,6 +143,12 @@ class Web:
             missing = {"name": "INVALID_PARAMS", "message": "which document? /doc?ref=collection/path", "details": {}}
             return self.page(request, "error.html", status_code=400, error=missing, title="Document")
         try:
+            if ":" in ref.removeprefix("gno://"):  # `path:12`, `path:3-9`, `path:NAME`, as gnoctl get takes them
+                named = await self.link.call("get", {"ref": ref, "lines": 1})
+                ref = f"{named['collection']}/{named['path']}"
+                if line is None and named["from_line"] > 1:
+                    line = named["from_line"]
+                    start = _int(request.query_params.get("from")) or max(1, line - DOC_LINES // 2)
             doc = await self._window(ref, start)
         except DaemonError as e:
             status = {"NOT_FOUND": 404, "INVALID_PARAMS": 400}.get(e.name, 502)
