@@ -612,6 +612,15 @@ def test_get_unknown_is_not_found(indexed, ref, why):
     assert err["details"]["ref"] == ref and err["details"].get("why") == why
 
 
+def test_a_ref_leading_out_of_a_collection_s_folder_names_none_of_its_files(indexed):
+    """`docs/../../../etc/passwd` was said to be a file in the folder of docs that its
+    globs leave out (and how to take it in); a path leading out is no file of it."""
+    for ref in ("docs/" + "../" * 12 + "etc/passwd", "docs/../" + os.path.basename(indexed.other) + "/x.md"):
+        err = indexed.daemon.rpc("get", {"ref": ref})["error"]
+        assert err["data"]["name"] == "NOT_FOUND" and "why" not in err["data"]["details"], err
+        assert "in the folder of collection" not in err["message"], err
+
+
 def test_similar_of_a_ref_naming_no_document_says_what_it_names(indexed):
     """`similar` explains a ref that names no document as `get` does (it said only that
     no indexed document matched): the documents of that file name, a folder."""

@@ -5,6 +5,7 @@ said only that no indexed document matched)."""
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Iterator
 from typing import Any
 
@@ -131,6 +132,18 @@ def _places(d: Daemon, ref: str) -> Iterator[tuple[CollectionConfig, str]]:
     name, _, rel = ref.partition("/")
     named = d.collection(name)
     if named is not None:
-        yield named, rel
-    for col in d.config.collections:
-        yield col, ref
+        if (inside := _inside(rel)) is None:
+            return  # out of its folder: no path of any collection
+        yield named, inside
+    if (inside := _inside(ref)) is not None:
+        for col in d.config.collections:
+            yield col, inside
+
+
+def _inside(rel: str) -> str | None:
+    """`rel` with its `.` and `..` folded, or None where it leads out of the folder it is
+    relative to (`notes/../../../etc/passwd` is no file of the collection notes)."""
+    if not rel:
+        return rel
+    folded = posixpath.normpath(rel)
+    return None if folded == ".." or folded.startswith("../") else folded
