@@ -199,6 +199,52 @@ def test_titles_come_from_the_heading_then_metadata():
     assert convert(make_epub(), "t.epub").startswith("# Stormy Tales\n")
 
 
+def test_office_documents_and_pdfs_are_titled_by_what_their_authors_titled_them():
+    """A PDF's Info title, Word's Title style, a DOCX's title property: all were passed
+    over, and a PDF was titled by its file name, a report by a section's heading. A
+    template's or an application's title is none; a slide's marker is no text of it."""
+    from fpdf import FPDF
+    from pptx import Presentation
+
+    def pdf(title: str) -> bytes:
+        out = FPDF()
+        out.set_title(title)
+        out.add_page()
+        out.set_font("helvetica", size=12)
+        out.multi_cell(0, 10, text="Spending is on track for the third quarter.")
+        return bytes(out.output())
+
+    assert convert(pdf("Quarterly Grant Report Q3 2024"), "grant_q3.pdf").startswith("# Quarterly Grant Report")
+    for junk in ("Microsoft Word - grant_q3.docx", "Untitled", "grant_q3"):
+        assert convert(pdf(junk), "grant_q3.pdf").startswith("Spending"), junk
+
+    def docx(title_style: str | None, core: str | None) -> bytes:
+        d = docx_module.Document()
+        if core:
+            d.core_properties.title = core
+        if title_style:
+            d.add_paragraph(title_style, style="Title")
+        d.add_paragraph("Stop the centrifuge when the rotor is out of balance.")
+        d.add_heading("Emergency procedure", 1)
+        out = io.BytesIO()
+        d.save(out)
+        return out.getvalue()
+
+    import docx as docx_module
+
+    assert convert(docx("Lab Safety Protocol", "Core Title"), "s.docx").startswith("# Lab Safety Protocol\n")
+    assert convert(docx(None, "Lab Safety Protocol"), "s.docx").startswith("# Lab Safety Protocol\n")
+    assert convert(docx(None, None), "s.docx").startswith("Stop the centrifuge")
+
+    deck = Presentation()
+    for name in ("Roadmap", "Budget"):
+        deck.slides.add_slide(deck.slide_layouts[1]).shapes.title.text = name
+    out = io.BytesIO()
+    deck.save(out)
+    text = convert(out.getvalue(), "deck.pptx")
+    assert "# Roadmap" in text and "# Budget" in text and "Slide number" not in text
+
+
 LEGACY_NOTES = {
     "shift_jis": "大阪に行きました。たこ焼きがおいしかった。来年も行きたい。",
     "euc_jp": "東京タワーに登った。とても高かった。夜景がきれいだった。",

@@ -407,3 +407,50 @@ def test_an_edit_waits_for_no_long_run_of_another_collection_while_its_own_resca
         assert size == (notes / "n.md").stat().st_size
     finally:
         writer.close()
+
+
+def test_pdfs_and_office_files_are_read_again_for_their_titles_but_not_scans(tmp_path):
+    """PDFs, DOCX and PPTX files an older gno read are read again once (their metadata
+    titles, Word's Title style, a slide's marker); a scanned PDF, whose text OCR read and
+    whose reading is the same, is not: it would be OCRed again, seconds a page."""
+    from fpdf import FPDF
+
+    from gnod.ingest import reread
+    from gnod.store.documents import pack
+
+    root = tmp_path / "papers"
+    root.mkdir()
+    for name in ("report.pdf", "scan.pdf"):
+        pdf = FPDF()
+        pdf.set_title("Quarterly Grant Report")
+        pdf.add_page()
+        pdf.set_font("helvetica", size=12)
+        pdf.multi_cell(0, 10, text=f"The text of {name}.")
+        (root / name).write_bytes(bytes(pdf.output()))
+    (root / "note.md").write_text("# Note\n\nA plain note.\n")
+    col = CollectionConfig(name="papers", path=str(root))
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+
+    async def scenario() -> None:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        await writer.index(col, None)
+
+    try:
+        asyncio.run(scenario())
+        conn = writer._conn
+        assert conn is not None
+        with conn:  # as OCR stores a scan's pages, and as the gno before these readings left them
+            conn.execute(
+                "UPDATE content SET markdown = ? WHERE mirror_hash = "
+                "(SELECT mirror_hash FROM documents WHERE rel_path = 'scan.pdf')",
+                (pack("## Page 1\n\nThe text of scan.pdf.\n"),),
+            )
+            conn.execute("UPDATE documents SET read_rules = 3")
+        with conn:
+            assert reread.mark(conn) == 1
+        again = {r[0] for r in conn.execute("SELECT rel_path FROM documents WHERE inode = -1")}
+        assert again == {"report.pdf"}
+    finally:
+        writer.close()

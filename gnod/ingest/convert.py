@@ -24,6 +24,7 @@ index run stores it by its name and gnod's OCR backlog reads it.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import logging
@@ -263,12 +264,13 @@ def convert_json(data: bytes, path: str) -> str:
 def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -> str:
     """One markitdown converter, called directly (no MarkItDown(): no magika model load).
 
-    A title markitdown found in metadata (dc:title, <title>) becomes a leading `# ` heading
-    when the Markdown has none, so the heading, else that title, else the name is the
-    title. A web page's <title> leads whatever its headings (a saved page or bookmark is
-    known by it: "Best hiking trails in the Dolomites" over its `<h1>Hiking the
-    Dolomites`); a document's metadata title is often a template's ("Microsoft Word -
-    doc1"), and yields to its heading.
+    A title found in metadata (dc:title, <title>, a PDF's Info Title, a DOCX's title
+    property) becomes a leading `# ` heading when the Markdown does not open with one
+    (one further down is a section's), so that heading, else that title, else the name
+    is the title; a template's or an application's ("Microsoft Word - doc1.docx",
+    "Presentation1") is none. A web page's <title> leads whatever its headings (a saved
+    page or bookmark is known by it: "Best hiking trails in the Dolomites" over its
+    `<h1>Hiking the Dolomites`).
     """
     try:
         import markitdown.converters as mc
@@ -280,8 +282,9 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     else:
         charset = None
     info = StreamInfo(extension=ext, filename=os.path.basename(path), charset=charset)
+    options = {"style_map": _DOCX_STYLES} if converter_class == "DocxConverter" else {}
     try:
-        result = getattr(mc, converter_class)().convert(io.BytesIO(data), info)
+        result = getattr(mc, converter_class)().convert(io.BytesIO(data), info, **options)
     except MissingDependencyException:
         raise IngestFailure("UNSUPPORTED", f"markitdown lacks the dependencies for {ext} files") from None
     except Exception as e:
@@ -291,12 +294,81 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     markdown = result.markdown or ""
     if converter_class == "XlsxConverter":
         markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
-    title = " ".join((result.title or "").split())
+    if converter_class == "PptxConverter":
+        markdown = _SLIDE_NUMBER_RE.sub("", markdown)
+    title = " ".join((result.title or _METADATA_TITLE.get(converter_class, lambda _d: "")(data)).split())
+    if not _plausible_title(title, path):
+        title = ""
     if title and markdown.strip():
-        heading = extract_title({}, markdown, "")
-        if not heading or (converter_class == "HtmlConverter" and heading.casefold() != title.casefold()):
+        if converter_class == "HtmlConverter":
+            lead = (extract_title({}, markdown, "") or "").casefold() != title.casefold()
+        else:  # a heading further down is a section's
+            lead = not markdown.lstrip().startswith("# ")
+        if lead:
             markdown = f"# {title}\n\n{markdown}"
     return markdown
+
+
+# Word's own title and subtitle styles as headings (mammoth left them paragraphs, and the
+# first `Heading 1` below them titled the document).
+_DOCX_STYLES = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:fresh"
+# markitdown marks each slide so; its title is the slide's heading, and the marker's words
+# were indexed ("slide number" found every deck first).
+_SLIDE_NUMBER_RE = re.compile(r"^<!-- Slide number: \d+ -->\n?", re.M)
+# Metadata titles that name no document: a template's, an application's default, a file name.
+_TEMPLATE_TITLE_RE = re.compile(
+    r"^(?:microsoft (?:word|powerpoint|excel) - |untitled\b|(?:document|presentation|slide)\s*\d*$)"
+    r"|\.(?:docx?|pdf|pptx?|xlsx?|odt|rtf|tex|dvi|ps|indd)$",
+    re.I,
+)
+CORE_XML_MAX_BYTES = 1 << 20  # a DOCX's docProps/core.xml read for its title, at most
+
+
+def _plausible_title(title: str, path: str) -> bool:
+    """Whether a metadata title names the document (not "Microsoft Word - doc1.docx",
+    "Untitled", "Presentation1" or the file's own name)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return (
+        len(title) >= 3
+        and any(c.isalpha() for c in title)
+        and not _TEMPLATE_TITLE_RE.search(title)
+        and title.casefold() != stem.casefold()
+    )
+
+
+def _pdf_title(data: bytes) -> str:
+    """The PDF's Info `Title` (markitdown reads only its text), or ""."""
+    from pdfminer.pdfdocument import PDFDocument
+    from pdfminer.pdfparser import PDFParser
+    from pdfminer.pdftypes import resolve1
+    from pdfminer.utils import decode_text
+
+    try:
+        for info in PDFDocument(PDFParser(io.BytesIO(data))).info:
+            title = resolve1(info.get("Title"))
+            if isinstance(title, bytes):
+                return decode_text(title)
+            if isinstance(title, str):
+                return title
+    except Exception:  # a damaged Info dictionary: the text was read, the title is not needed
+        return ""
+    return ""
+
+
+def _docx_title(data: bytes) -> str:
+    """The DOCX's document property `title` (docProps/core.xml's dc:title), or ""."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            if z.getinfo("docProps/core.xml").file_size > CORE_XML_MAX_BYTES:
+                return ""
+            core = z.read("docProps/core.xml").decode("utf-8", "replace")
+    except (KeyError, zipfile.BadZipFile, OSError):
+        return ""
+    m = re.search(r"<dc:title>(.*?)</dc:title>", core, re.S)
+    return html.unescape(m[1]) if m else ""
+
+
+_METADATA_TITLE: dict[str, Callable[[bytes], str]] = {"PdfConverter": _pdf_title, "DocxConverter": _docx_title}
 
 
 def _markitdown(

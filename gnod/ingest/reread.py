@@ -26,6 +26,8 @@ class Reading(NamedTuple):
     framed: bool = False  # only those an older gno read with frontmatter (content.body_line > 1)
     # Only those an older gno read as Latin-1 that read otherwise now (_read_otherwise).
     latin: bool = False
+    # Not those whose text OCR read (_scanned): their reading is the same, and costs seconds a page.
+    unscanned: bool = False
 
 
 LEGACY_TEXT_KINDS = ("html", "csv", "json", "srt", "vtt", "ics")  # converted from text (convert.decode_text)
@@ -39,6 +41,9 @@ READINGS = (
     Reading(2, CODE_EXTENSIONS, framed=True),
     # A text not in UTF-8 is read in its legacy charset (gnod.ingest.charsets), not as Latin-1.
     Reading(3, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), latin=True),
+    # A PDF's Info title and a DOCX's title property or Title style title them; a slide's
+    # `<!-- Slide number: N -->` is no text of a deck.
+    Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
@@ -57,6 +62,8 @@ def mark(conn: apsw.Connection) -> int:
     for doc_id, cid, rel, body_line, rules, content_id in store.read_before(conn, READ_RULES):
         ext = extension(rel)
         due_by = [r for r in READINGS if r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed)]
+        if any(r.unscanned for r in due_by) and _scanned(store.stored_utf8(conn, content_id)):
+            due_by = [r for r in due_by if not r.unscanned]
         if any(not r.latin for r in due_by) or (due_by and _read_otherwise(store.stored_utf8(conn, content_id))):
             due.append(doc_id)
             if MEMBER_SEP in rel:
@@ -72,6 +79,11 @@ def mark(conn: apsw.Connection) -> int:
     store.read_again(conn, due, sorted(files))
     store.read_by(conn, same, READ_RULES)
     return len(due)
+
+
+def _scanned(stored: bytes) -> bool:
+    """Whether a text (its stored UTF-8) is what OCR read of pages (gnod.ingest.ocr)."""
+    return stored.startswith(b"## Page 1\n")
 
 
 def _read_otherwise(stored: bytes) -> bool:
