@@ -595,18 +595,19 @@ def lexical_ids(index) -> set[int]:
     return set(searcher.fast_field_values("id", [addr for _, addr in hits]))
 
 
-def lexical_paths(conn, analyzers, query: str, limit: int = 10) -> list[str]:
-    """The paths BM25 ranks for `query`, best first, as `search` would return them."""
+def lexical_paths(conn, analyzers, query: str, limit: int = 10, respell: bool = True) -> list[str]:
+    """The paths BM25 ranks for `query`, best first, as `search` would return them
+    (`respell` False: nothing searched otherwise where nothing matches)."""
     with lexical_index(conn, analyzers) as index:
-        return lexical_paths_in(index, conn, analyzers, query, limit)
+        return lexical_paths_in(index, conn, analyzers, query, limit, respell)
 
 
-def lexical_paths_in(index, conn, analyzers, query: str, limit: int = 10) -> list[str]:
+def lexical_paths_in(index, conn, analyzers, query: str, limit: int = 10, respell: bool = True) -> list[str]:
     """lexical_paths with a lexical index already open (its writer holds the lock)."""
     from gnod.search import lexical
     from gnod.store.documents import docs_by_ids, language_counts
 
-    rows = lexical.search(index, conn, analyzers, query, language_counts(conn), limit).rows
+    rows = lexical.search(index, conn, analyzers, query, language_counts(conn), limit, respell=respell).rows
     docs = docs_by_ids(conn, [r.doc_id for r in rows])
     return [docs[r.doc_id].rel_path for r in rows]
 

@@ -84,6 +84,7 @@ def tree(db, tmp_path):
     )
     files["mm/slab.c"] = "void *kmem_cache_alloc(struct kmem_cache *c)\n{\n\treturn c;\n}\n"
     files["Documentation/typos.rst"] = "Typos\n=====\n\nA cahce, as one file spells it.\n"
+    files["Documentation/catalyst.rst"] = "Catalyst\n========\n\nThe zephyrine catalyst.\n"
     files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
@@ -113,6 +114,20 @@ def test_a_query_matching_nothing_is_searched_respelled_with_a_note(tree):
     # Nothing near: nothing found, nothing said.
     r = _search(tree, "xyzzyplugh")
     assert r.hits == [] and r.notes == []
+
+
+def test_a_word_nothing_holds_is_searched_as_the_start_of_longer_ones_with_a_note(tree):
+    """`zephyr` matched nothing (no stem joins it to zephyrine): the page's box found
+    it while it was typed, as `zephyr*`, and lost it at Enter. A respelling is tried
+    first; a word shorter than absent_prefix_min_chars is no prefix, nor is a word left
+    out."""
+    r = _search(tree, "zephyr")
+    assert [h.path for h in r.hits] == ["Documentation/catalyst.rst"]
+    assert r.notes == ["nothing matches 'zephyr': searched 'zephyr*'"]
+    assert _search(tree, "zep").hits == []  # too short
+    r = _search(tree, "kmem_cahce_alloc")  # respelled, not a prefix
+    assert r.notes == ["nothing matches 'kmem_cahce_alloc': searched 'kmem_cache_alloc'"]
+    assert _search(tree, "catalyst -zephyr").notes == []
 
 
 def test_a_rare_word_near_a_common_one_is_suggested_and_its_matches_kept(tree):

@@ -267,6 +267,10 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # at (one typed wrong is in none, or in a tree's few own typos): a rare name's search
     # (`dwc3_gadget_giveback`, a handful of files) does not pay for its common words' edits.
     spelling_rare_docs: int = 5
+    # Where nothing matches and no respelling does, a word of at least this many letters
+    # that no document holds is searched as a prefix (`zephyr`: zephyrine; the web page
+    # found it while it was typed, as `zephyr*`, and lost it at Enter).
+    absent_prefix_min_chars: int = 4
 
 
 class Indexing(Struct, frozen=True, kw_only=True):

@@ -1218,16 +1218,32 @@ def search(
         at_line=dict.fromkeys(placed, line) if line else {},
     )
     respelled = _respelled(df, conn, query, parsed, lexical, bool(rows)) if respell and len(rows) < limit else None
-    if respelled is None:
-        return result
-    if result.rows:
+    if respelled is not None and result.rows:
         result.notes.append(f"did you mean {said(respelled)}?")
         return result
-    again = search(index, conn, analyzers, respelled, counts, limit, where, min_score, lexical, object_like, False)
-    if not again.rows:
-        return result
-    again.notes.insert(0, f"nothing matches {said(query)}: searched {said(respelled)}")
-    return again
+    retries = [respelled, _prefixed(df, query, parsed, lexical)] if respell and not result.rows else []
+    for other in retries:
+        if other is None:
+            continue
+        again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
+        if again.rows:
+            again.notes.insert(0, f"nothing matches {said(query)}: searched {said(other)}")
+            return again
+    return result
+
+
+def _prefixed(df: Callable[[str], int], query: str, parsed: Sequence[Clause], lexical: Lexical) -> str | None:
+    """`query` with each plain word no document holds (of absent_prefix_min_chars letters
+    or more) as a prefix: the start of a longer word (`zephyr`, of zephyrine), which no
+    stem joins to it; None where none is."""
+    absent = [
+        (t, t + "*")
+        for c in parsed
+        if not (c.negated or c.prefix or c.phrase)
+        for t in c.tokens
+        if len(t) >= lexical.absent_prefix_min_chars and not df(t)
+    ]
+    return spelling.respelled(query, absent) if absent else None
 
 
 def _respelled(
