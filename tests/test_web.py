@@ -704,6 +704,18 @@ window.fetch = (url, options) => {
 """
 
 
+def test_browser_typing_into_a_page_opened_with_a_query_goes_on_after_it(web, browser):
+    """`/?q=release` opened, then " pipel" typed, searched "release pipel*": the caret
+    was at the start of the box ("pipelrelease")."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(web.origin + "/?q=release")
+    box = browser.find_element(By.ID, "q")
+    box.send_keys(" pipel")
+    assert box.get_attribute("value") == "release pipel"
+    _wait(browser, lambda d: "Deployment guide" in _titles(d))
+
+
 def test_browser_searches_what_an_input_method_composed_not_each_step(web, browser):
     """東京 typed through an input method goes と, とう… before it is 東京: each step was
     searched (`と` listed results), and the list and the address rewritten; and the

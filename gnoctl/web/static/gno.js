@@ -64,6 +64,8 @@ document.addEventListener("keydown", (event) => {
 function initSearch() {
   const form = $("#search");
   const box = $("#q");
+  // A page opened with a query (a link, back, reload): typing goes on after it, not before.
+  box.setSelectionRange(box.value.length, box.value.length);
   const results = $("#results");
   const info = $("#info");
   const error = $("#error");
