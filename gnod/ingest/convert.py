@@ -61,11 +61,15 @@ HELPER_IDLE_S = 120.0
 HELPER_START_S = 120.0  # starting the helper and importing markitdown, billed to no file
 
 # Kinds with an unmistakable binary signature: they override the extension.
-BINARY_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "epub", "zip", "ole", "encrypted-office"})
+BINARY_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "epub", "zip", "damaged-zip", "ole", "encrypted-office"})
 # Kinds several formats share: a converter claims one only for its own extensions (an OLE
 # file is a .doc, .xls, .ppt or Outlook .msg).
 SHARED_KINDS = frozenset({"ole"})
-_KIND_NAMES = {"zip": "a zip archive", "ole": "a legacy OLE file (.doc, .xls, .ppt…)"}
+_KIND_NAMES = {
+    "zip": "a zip archive",
+    "damaged-zip": "a zip archive cut short or damaged, which cannot be opened (as a file still being copied)",
+    "ole": "a legacy OLE file (.doc, .xls, .ppt…)",
+}
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
@@ -120,7 +124,7 @@ def _sniff_zip(data: bytes) -> str:
             ):
                 return "epub"
     except (zipfile.BadZipFile, OSError, ValueError, RuntimeError):
-        return "zip"
+        return "damaged-zip"
     if "[Content_Types].xml" in names:
         for prefix, kind in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
             if any(n.startswith(prefix) for n in names):
