@@ -78,4 +78,5 @@ def described_lines(c: dict) -> list[str]:
 
 
 def removed_lines(res: dict) -> list[str]:
-    return [f"removed collection {res['name']} ({res['documents_removed']} documents)"]
+    n = res["documents_removed"]
+    return [f"removed collection {res['name']} ({n:,} document{'s' if n != 1 else ''})"]

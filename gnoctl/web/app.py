@@ -385,7 +385,8 @@ class Web:
         except DaemonError as e:
             return _error_response(e)
         self.hub.publish({"kind": "removed", "collection": name})
-        return JSONResponse({"ok": True, "message": f"removed {name} ({removed['documents_removed']} documents)"})
+        n = removed["documents_removed"]
+        return JSONResponse({"ok": True, "message": f"removed {name} ({n:,} document{'s' if n != 1 else ''})"})
 
     async def reindex(self, request: Request) -> Response:
         form = await _json_object(request)
