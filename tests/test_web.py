@@ -215,6 +215,29 @@ def test_the_command_line_never_loads_the_web_stack():
 # --- search, documents, answers ----------------------------------------------------------
 
 
+def test_a_pasted_page_is_searched_from_the_page_as_from_gnoctl(web):
+    """A query past 16 KB once in the address (a pasted page: the grammar takes 32,000
+    characters) got h11's "Invalid HTTP request received.", which the page took for gno
+    web gone; one longer than the grammar takes gets the grammar's error."""
+    import socket
+
+    pasted = "the release pipeline déploiement " * 900
+    assert len(urlencode({"q": pasted})) > 32_000 and len(pasted) < 32_000
+    path = "/api/search?" + urlencode({"q": pasted})
+    head = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{web.port}\r\nCookie: {web.cookie}\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", web.port), timeout=30) as s:
+        s.sendall(head[:20_000].encode())  # as a browser's packets come: the head not whole yet
+        time.sleep(0.3)
+        s.sendall(head[20_000:].encode())
+        reply = b""
+        while chunk := s.recv(65536):
+            reply += chunk
+    status, body = int(reply.split(b" ", 2)[1]), reply.split(b"\r\n\r\n", 1)[1]
+    assert status == 200 and json.loads(body)["hits"][0]["ref"] == "docs/guides/deploy.md", reply[:300]
+    status, _, body = web.get("/api/search?" + urlencode({"q": "a" * 32_001}))
+    assert status == 400 and "at most 32,000 characters" in json.loads(body)["error"]["message"]
+
+
 def test_search_as_you_type_returns_highlighted_hits(web):
     status, _, body = web.get("/api/search?" + urlencode({"q": "deplo", "typing": 1}))
     found = json.loads(body)

@@ -22,6 +22,10 @@ from gnoctl.web.security import Guard, Sessions
 from gnod.paths import Paths
 
 GRACE_S = 1  # open event streams are closed after this on Ctrl-C, not waited for
+# A request's line and headers, at most: a search's address holds the query, up to the
+# grammar's 32,000 characters, each up to 9 once encoded (a pasted page went over h11's
+# 16 KB and got "Invalid HTTP request received.", which the page took for gno web gone).
+REQUEST_HEAD_MAX_BYTES = 512 * 1024
 
 
 def _names(host: str, port: int) -> tuple[list[str], list[str]]:
@@ -66,7 +70,13 @@ async def _serve(host: str, port: int, open_browser: bool, allow_remote: bool) -
         )
     if open_browser and not webbrowser.open(address):
         print("gnoctl web: no browser to open here: open the address above", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=GRACE_S)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=GRACE_S,
+        h11_max_incomplete_event_size=REQUEST_HEAD_MAX_BYTES,
+    )
     loop = asyncio.get_running_loop()
 
     class Server(uvicorn.Server):
