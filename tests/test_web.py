@@ -346,6 +346,11 @@ def test_the_document_view_marks_the_line(web):
     assert "file://" + quote(web.corpus.path("guides/deploy.md")) + "#5" in page
     assert 'href="/file?ref=docs%2Fguides%2Fdeploy.md"' in page
     assert '<aside class="similar"' in page and "docs%2Fguides%2Fstaging.md" in page
+    # Found by shared words (no vectors here), as the page now says (gnoctl similar did).
+    aside = page.split('<aside class="similar"', 1)[1]
+    assert re.search(
+        r'<p class="notes">no vectors \(.*\): found by the document&#39;s most informative words</p>', aside
+    )
     page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404

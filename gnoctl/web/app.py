@@ -160,9 +160,9 @@ class Web:
         earlier = max(1, doc["from_line"] - DOC_LINES) if doc["from_line"] > 1 else None
         later = doc["to_line"] + 1 if doc["to_line"] < doc["total_lines"] else None
         try:
-            similar = (await self.link.call("similar", {"ref": ref, "limit": SIMILAR}))["hits"]
+            alike = await self.link.call("similar", {"ref": ref, "limit": SIMILAR})
         except DaemonError:
-            similar = []
+            alike = {"hits": [], "notes": []}
         abs_path = doc["abs_path"]
         return self.page(
             request,
@@ -173,7 +173,8 @@ class Web:
             earlier=doc_href(name, line, earlier) if earlier else None,
             later=doc_href(name, line, later) if later else None,
             html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"]),
-            similar=similar,
+            similar=alike["hits"],
+            similar_notes=alike["notes"],  # how they were found, where not by meaning
             converted=doc["converted"],
             past=line_asked if line_asked is not None and line_asked > doc["total_lines"] else None,
             file_url=editor_url.url(FILE_URL, abs_path, line or 1),
