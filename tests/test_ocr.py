@@ -140,7 +140,7 @@ def test_a_scanned_pdf_is_read_page_by_page():
     assert "Lighthouse keeper" in second
 
 
-def test_the_collection_language_picks_the_traineddata():
+def test_the_collection_language_or_the_text_s_own_picks_the_traineddata():
     langs = need_tesseract()
     assert ocr.tesseract_language("german", ("deu", "eng")) == "deu"
     assert ocr.tesseract_language("italian", ("deu", "eng")) == "eng"  # not installed: English
@@ -149,7 +149,14 @@ def test_the_collection_language_picks_the_traineddata():
         pytest.skip("tesseract-ocr-deu is not installed")
     data = encode(picture(["Die Größe der Straße", "Müller schließt früh"]), "PNG")
     assert "Straße" in convert(data, "brief.png", "german")
-    assert "Straße" not in convert(data, "brief.png")  # English data reads ß as something else
+    assert "Straße" not in convert(data, "brief.png", "english")  # English data reads ß as something else
+    # No language given: read again in the one its English reading is in (a folder of
+    # letters in several languages has no one language to give).
+    assert "Straße" in convert(data, "brief.png")
+    assert "zeppelin hangar" in convert(encode(picture(["Invoice for the zeppelin hangar"]), "PNG"), "r.png")
+    if "fra" in langs:
+        receipt = ["REÇU", "Merci pour votre achat, le montant total est de douze euros"]
+        assert "REÇU" in convert(encode(picture(receipt), "PNG"), "recu.png")
 
 
 def convert_in_subprocess(files: dict[str, bytes], tmp_path, env: dict | None = None) -> dict[str, str]:

@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import time
 
+from gnod.text.language import detect_language
+
 FIX = "apt-get install tesseract-ocr (macOS: brew install tesseract)"
 # Smaller pictures (icons, bullets, spacers) hold no text worth reading: empty documents,
 # without running Tesseract (a code repository has many).
@@ -132,7 +134,8 @@ def ocr_image(data: bytes, language: str | None = None, later: bool = False) -> 
         for i in range(min(frames, MAX_PAGES)):
             im.seek(i)
             try:
-                texts.append(ocr.read(_pgm(im), int(dpi[0]) if dpi and dpi[0] >= 70 else None, partial=i > 0))
+                page = (_pgm(im), int(dpi[0]) if dpi and dpi[0] >= 70 else None)
+                texts.append(ocr.read(*page, partial=True) if i else ocr.read_first(*page))
             except _Stopped:
                 return _pages(texts, frames, f"its {OCR_TIMEOUT_S:g} s limit")
     return texts[0] if frames == 1 else _pages(texts, frames)
@@ -156,7 +159,8 @@ def ocr_pdf(data: bytes, language: str | None = None, later: bool = False) -> st
             scale = min(PDF_DPI / 72, (MAX_PAGE_PIXELS / max(1.0, width * height)) ** 0.5)
             bitmap = doc[i].render(scale=scale, grayscale=True)
             try:
-                texts[i] = ocr.read(_pgm(bitmap.to_pil()), round(72 * scale), partial=i > drawn[0])
+                page = (_pgm(bitmap.to_pil()), round(72 * scale))
+                texts[i] = ocr.read(*page, partial=True) if i > drawn[0] else ocr.read_first(*page)
             except _Stopped:
                 return _pages(texts[:i], total, f"its {OCR_TIMEOUT_S:g} s limit")
     finally:
@@ -175,11 +179,26 @@ class _Ocr:
     `later`: only check that Tesseract is there (NEEDS_OCR otherwise), then raise LATER."""
 
     def __init__(self, language: str | None, later: bool = False) -> None:
-        self.exe, _, available = installed()
+        self.exe, _, self.available = installed()
         if later:
             raise OcrFailure(LATER, "its text is read by OCR in the background")
-        self.lang = tesseract_language(language, available)
+        self.lang = tesseract_language(language, self.available)
+        self.given = language is not None  # the collection's language: read in it, not guessed
         self.deadline = time.monotonic() + OCR_TIMEOUT_S
+
+    def read_first(self, pgm: bytes, dpi: int | None) -> str:
+        """The first page. Where no language was given, it is read again, and the pages
+        after it read, in the language its first reading is in when Tesseract has that
+        language's data: English data reads a French receipt's REÇU as RECU, and ß as
+        something else."""
+        text = self.read(pgm, dpi)
+        if self.given:
+            return text
+        code = TESSERACT_CODES.get(detect_language(text) or "", self.lang)
+        if code == self.lang or code not in self.available:
+            return text
+        self.lang = code
+        return self.read(pgm, dpi)
 
     def read(self, pgm: bytes, dpi: int | None, partial: bool = False) -> str:
         cmd = [self.exe, "stdin", "stdout", "-l", self.lang, *(["--dpi", str(dpi)] if dpi else [])]
