@@ -1234,14 +1234,15 @@ def search(
 
 def _prefixed(df: Callable[[str], int], query: str, parsed: Sequence[Clause], lexical: Lexical) -> str | None:
     """`query` with each plain word no document holds (of absent_prefix_min_chars letters
-    or more) as a prefix: the start of a longer word (`zephyr`, of zephyrine), which no
-    stem joins to it; None where none is."""
+    or more, and no longer than a word respelled: a pasted DNA sequence is no word begun)
+    as a prefix: the start of a longer word (`zephyr`, of zephyrine), which no stem joins
+    to it; None where none is."""
     absent = [
         (t, t + "*")
         for c in parsed
         if not (c.negated or c.prefix or c.phrase)
         for t in c.tokens
-        if len(t) >= lexical.absent_prefix_min_chars and not df(t)
+        if lexical.absent_prefix_min_chars <= len(t) <= lexical.spelling_max_chars and not df(t)
     ]
     return spelling.respelled(query, absent) if absent else None
 
