@@ -202,7 +202,8 @@ def test_titles_come_from_the_heading_then_metadata():
 def test_office_documents_and_pdfs_are_titled_by_what_their_authors_titled_them():
     """A PDF's Info title, Word's Title style, a DOCX's title property: all were passed
     over, and a PDF was titled by its file name, a report by a section's heading. A
-    template's or an application's title is none; a slide's marker is no text of it."""
+    template's or an application's title is none; a slide's marker is no text of it; a
+    PDF's pages are sections."""
     from fpdf import FPDF
     from pptx import Presentation
 
@@ -235,6 +236,20 @@ def test_office_documents_and_pdfs_are_titled_by_what_their_authors_titled_them(
     assert convert(docx("Lab Safety Protocol", "Core Title"), "s.docx").startswith("# Lab Safety Protocol\n")
     assert convert(docx(None, "Lab Safety Protocol"), "s.docx").startswith("# Lab Safety Protocol\n")
     assert convert(docx(None, None), "s.docx").startswith("Stop the centrifuge")
+
+    # A PDF's pages are sections, as a scan's are: a hit says which page to cite (its
+    # text came as one run, page breaks gone).
+    report = FPDF()
+    report.set_title("Quarterly Grant Report Q3 2024")
+    for text in ("Spending is on track.", "", "The remaining budget covers the service contract."):
+        report.add_page()
+        report.set_font("helvetica", size=12)
+        report.multi_cell(0, 10, text=text)
+    assert convert(bytes(report.output()), "grant_q3.pdf") == (
+        "# Quarterly Grant Report Q3 2024\n\n## Page 1\n\nSpending is on track.\n\n"
+        "## Page 3\n\nThe remaining budget covers the service contract.\n"
+    )
+    assert "## Page" not in convert(pdf("Quarterly Grant Report Q3 2024"), "grant_q3.pdf")  # one page: none
 
     deck = Presentation()
     for name in ("Roadmap", "Budget"):

@@ -426,9 +426,23 @@ def convert_outlook(data: bytes, path: str, language: str | None = None) -> str:
 
 
 def convert_pdf(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
-    """markitdown's text layer; a PDF without one (a scan) is OCRed instead."""
+    """markitdown's text layer, each page under `## Page N` as a scan's are (a hit says
+    which page to cite; pdfminer ends each with a form feed); a PDF without one (a scan)
+    is OCRed instead."""
     text = convert_markitdown("PdfConverter", ".pdf", data, path)
-    return text if text.strip() else _ocr(ocr.ocr_pdf, data, language, ocr_later)
+    if not text.strip():
+        return _ocr(ocr.ocr_pdf, data, language, ocr_later)
+    title, rest = _titled(text)
+    pages = rest.removesuffix("\f").split("\f")
+    if len(pages) < 2:
+        return text
+    return title + ocr.paged([page.strip() for page in pages], len(pages))
+
+
+def _titled(markdown: str) -> tuple[str, str]:
+    """(the heading convert_markitdown put first, with its blank line; the rest)."""
+    head, sep, rest = markdown.partition("\n\n")
+    return (head + sep, rest) if head.startswith("# ") and "\f" not in head else ("", markdown)
 
 
 def convert_image(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:

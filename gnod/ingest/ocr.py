@@ -137,8 +137,8 @@ def ocr_image(data: bytes, language: str | None = None, later: bool = False) -> 
                 page = (_pgm(im), int(dpi[0]) if dpi and dpi[0] >= 70 else None)
                 texts.append(ocr.read(*page, partial=True) if i else ocr.read_first(*page))
             except _Stopped:
-                return _pages(texts, frames, f"its {OCR_TIMEOUT_S:g} s limit")
-    return texts[0] if frames == 1 else _pages(texts, frames)
+                return paged(texts, frames, f"its {OCR_TIMEOUT_S:g} s limit")
+    return texts[0] if frames == 1 else paged(texts, frames)
 
 
 def ocr_pdf(data: bytes, language: str | None = None, later: bool = False) -> str:
@@ -162,12 +162,12 @@ def ocr_pdf(data: bytes, language: str | None = None, later: bool = False) -> st
                 page = (_pgm(bitmap.to_pil()), round(72 * scale))
                 texts[i] = ocr.read(*page, partial=True) if i > drawn[0] else ocr.read_first(*page)
             except _Stopped:
-                return _pages(texts[:i], total, f"its {OCR_TIMEOUT_S:g} s limit")
+                return paged(texts[:i], total, f"its {OCR_TIMEOUT_S:g} s limit")
     finally:
         doc.close()
     if not any(texts):
         raise OcrFailure("EMPTY", f"a scanned PDF, but OCR found no text on its {len(drawn)} page(s)")
-    return _pages(texts, total)
+    return paged(texts, total)
 
 
 class _Stopped(Exception):
@@ -229,8 +229,9 @@ def _pgm(im) -> bytes:
     return out.getvalue()
 
 
-def _pages(texts: list[str], total: int, why: str = "") -> str:
-    """Each page's text under `## Page N`, and a last line naming the pages left unread."""
+def paged(texts: list[str], total: int, why: str = "") -> str:
+    """Each page's text under `## Page N` (a scan's, a PDF's text layer), and a last line
+    naming the pages OCR left unread."""
     parts = [f"## Page {n}\n\n{text}" for n, text in enumerate(texts, 1) if text]
     if len(texts) < total:
         left = f"Page {total} was" if len(texts) + 1 == total else f"Pages {len(texts) + 1}–{total} were"

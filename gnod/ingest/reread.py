@@ -41,7 +41,8 @@ READINGS = (
     Reading(2, CODE_EXTENSIONS, framed=True),
     # A text not in UTF-8 is read in its legacy charset (gnod.ingest.charsets), not as Latin-1.
     Reading(3, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), latin=True),
-    # A PDF's Info title and a DOCX's title property or Title style title them; a slide's
+    # A PDF's Info title and a DOCX's title property or Title style title them; a PDF's
+    # text layer is in `## Page N` sections, as a scan's pages are; a slide's
     # `<!-- Slide number: N -->` is no text of a deck.
     Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
 )
@@ -82,7 +83,9 @@ def mark(conn: apsw.Connection) -> int:
 
 
 def _scanned(stored: bytes) -> bool:
-    """Whether a text (its stored UTF-8) is what OCR read of pages (gnod.ingest.ocr)."""
+    """Whether a text (its stored UTF-8) is what OCR read of pages (gnod.ingest.ocr), as
+    read by rules before 4: from then on a PDF's text layer is in `## Page N` sections
+    too, and a later reading must tell the two apart otherwise."""
     return stored.startswith(b"## Page 1\n")
 
 
