@@ -177,9 +177,10 @@ def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit
   picker.move(state, target - 1)
   local want = state.items[state.selected]
   picker.accept(state)
+  result.closed = picker.current == nil
+  assert(vim.wait(5000, function() return vim.api.nvim_buf_get_name(0) == want.filename end, 10), 'not opened')
   result.want = { want.filename, want.lnum }
   result.opened = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1] }
-  result.closed = picker.current == nil
 """
         % json.dumps(corpus.path("saved.md")),
     )
@@ -218,7 +219,9 @@ def test_nvim_picker_asks_for_the_latest_keystroke_only_and_enter_waits_for_it(i
   vim.api.nvim_buf_set_lines(state.prompt_buf, 0, -1, false, { state.prefix .. 'staging bra' })
   picker.accept(state) -- before the debounce and the reply: the hit is the new query's
   result.waiting = picker.current ~= nil
-  assert(vim.wait(5000, function() return picker.current == nil end, 10), 'never opened')
+  assert(vim.wait(5000, function()
+    return picker.current == nil and vim.api.nvim_buf_get_name(0):find('staging.md', 1, true) ~= nil
+  end, 10), 'never opened')
   result.opened = vim.api.nvim_buf_get_name(0)
   result.sent_after = sent
 """,
@@ -692,6 +695,25 @@ def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_que
         assert kept[: len(lines)] == lines and "unbalanced double quote" in kept[-1]
         vim.type('d"')
         assert "unbalanced" not in vim.shows('staging bra "old"')[-1]
+    finally:
+        vim.close()
+
+
+def test_nvim_picker_opens_a_hit_on_its_word_as_typed_keys_accept_it(indexed, tmp_path):
+    """Enter in the picker's prompt (insert mode) put the cursor on the hit's word, and
+    leaving insert mode then moved it one column left: on the byte before the word (a
+    multibyte letter's last byte shown as the letter before it)."""
+    vim = _Remote(indexed.env, tmp_path, "require('gno.picker').pick('')")
+    try:
+        assert wait_until(lambda: vim.lua('require("gno.picker").current ~= nil'), 10, 0.05)
+        vim.type("staging branch")
+        vim.shows("staging branch")
+        want = vim.lua('require("gno.picker").current.items[1]')
+        vim.type("<CR>")
+        assert wait_until(lambda: vim.lua('require("gno.picker").current == nil'), 10, 0.05)
+        assert wait_until(lambda: vim.lua("vim.api.nvim_get_mode().mode") == "n", 10, 0.05)
+        cursor = vim.lua("vim.api.nvim_win_get_cursor(0)")
+        assert cursor == [want["lnum"], want["col"] - 1], (cursor, want)  # the API's columns are 0-based
     finally:
         vim.close()
 

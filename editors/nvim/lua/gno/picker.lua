@@ -194,7 +194,8 @@ function M.accept(state)
   local item = state.items[state.selected]
   M.close(state)
   if item then
-    gno.open(item)
+    -- Once insert mode has ended: leaving it moves the cursor a column left.
+    vim.schedule(function() gno.open(item) end)
   end
 end
 
