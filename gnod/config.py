@@ -320,6 +320,12 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".cache/",
     "dist/",
     "build/",
+    # A notes app's own settings (Obsidian rewrites its workspace.json as you work), and
+    # the deleted notes that it and the desktop's trash keep.
+    ".obsidian/",
+    ".trash/",
+    ".Trash/",
+    ".Trashes/",
     ".DS_Store",
 )
 OUTPUT_DIRS: frozenset[str] = frozenset(("dist", "build"))

@@ -34,9 +34,12 @@ def test_defaults_skip_junk_and_unknown_extensions(tmp_path):
             "node_modules/x.md": "x",
             ".git/HEAD.md": "h",
             "sub/e.MD": "e",
+            ".obsidian/workspace.json": "{}",  # a vault's app settings and its deleted notes
+            ".trash/old.md": "o",
+            ".github/workflows/ci.yml": "on: push",  # other hidden folders are text like any
         },
     )
-    assert paths(tmp_path, Filter([], [])) == ["a.md", "b.txt", "c.py", "sub/e.MD"]
+    assert sorted(paths(tmp_path, Filter([], []))) == [".github/workflows/ci.yml", "a.md", "b.txt", "c.py", "sub/e.MD"]
 
 
 def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp_path):
