@@ -300,6 +300,8 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
         markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
     if converter_class == "PptxConverter":
         markdown = _SLIDE_NUMBER_RE.sub("", markdown)
+    if converter_class == "PdfConverter":
+        markdown = _paged(markdown)
     title = " ".join((result.title or _METADATA_TITLE.get(converter_class, lambda _d: "")(data)).split())
     if not _plausible_title(title, path):
         title = ""
@@ -426,23 +428,17 @@ def convert_outlook(data: bytes, path: str, language: str | None = None) -> str:
 
 
 def convert_pdf(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
-    """markitdown's text layer, each page under `## Page N` as a scan's are (a hit says
-    which page to cite; pdfminer ends each with a form feed); a PDF without one (a scan)
+    """markitdown's text layer (its pages as sections: _paged); a PDF without one (a scan)
     is OCRed instead."""
     text = convert_markitdown("PdfConverter", ".pdf", data, path)
-    if not text.strip():
-        return _ocr(ocr.ocr_pdf, data, language, ocr_later)
-    title, rest = _titled(text)
-    pages = rest.removesuffix("\f").split("\f")
-    if len(pages) < 2:
-        return text
-    return title + ocr.paged([page.strip() for page in pages], len(pages))
+    return text if text.strip() else _ocr(ocr.ocr_pdf, data, language, ocr_later)
 
 
-def _titled(markdown: str) -> tuple[str, str]:
-    """(the heading convert_markitdown put first, with its blank line; the rest)."""
-    head, sep, rest = markdown.partition("\n\n")
-    return (head + sep, rest) if head.startswith("# ") and "\f" not in head else ("", markdown)
+def _paged(text: str) -> str:
+    """A PDF's text layer of two pages or more with each page under `## Page N`, as a
+    scan's are (a hit says which page to cite; pdfminer ends each with a form feed)."""
+    pages = text.removesuffix("\f").split("\f")
+    return ocr.paged([page.strip() for page in pages], len(pages)) if len(pages) > 1 else text
 
 
 def convert_image(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
