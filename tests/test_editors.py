@@ -92,7 +92,8 @@ QF = """
 
 
 def expected(daemon, corpus, method: str, query: str) -> list[tuple[str, int]]:
-    hits = daemon.result(method, {"query": query, "limit": 50})["hits"]
+    """The hits' places as the plugins ask for them (their limits: 50 for search, 10 for query)."""
+    hits = daemon.result(method, {"query": query, "limit": 50 if method == "search" else 10})["hits"]
     line = (lambda h: h["snippet"]["line"]) if method == "search" else (lambda h: h["preview"]["start_line"])
     return [(os.path.realpath(h["abs_path"]), line(h)) for h in hits]
 
@@ -113,6 +114,8 @@ def test_nvim_gno_fills_the_quickfix_list_over_the_socket(indexed, corpus, tmp_p
   result.search = qf
   result.transport = require('gno').last_transport
   result.window = vim.bo.buftype
+  result.said = {}
+  vim.notify = function(msg) table.insert(result.said, msg) end
   vim.cmd('GnoQuery deploy production')
 """
         + QF
@@ -120,6 +123,8 @@ def test_nvim_gno_fills_the_quickfix_list_over_the_socket(indexed, corpus, tmp_p
   result.query = qf
 """,
     )
+    # The plugin's own limit for a hybrid search is one it allows (no "above standard mode's maximum").
+    assert not [m for m in got["said"] if "maximum" in m], got["said"]
     assert got["transport"] == "socket" and got["window"] == "quickfix"
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
     assert got["search"][0]["file"].endswith("guides/deploy.md") and "Deployment guide" in got["search"][0]["text"]
@@ -273,9 +278,11 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
   (next-error)
   (push (cons 'opened (list (buffer-file-name (window-buffer)) (with-current-buffer (window-buffer)
                                                                  (line-number-at-pos)))) result)
+  (with-current-buffer (messages-buffer) (let ((inhibit-read-only t)) (erase-buffer)))
   (gno-query "deploy production")
   (with-current-buffer "*gno*"
     (push (cons 'query (split-string (buffer-string) "\\n" t)) result))
+  (push (cons 'said (with-current-buffer (messages-buffer) (buffer-string))) result)
 """,
     )
     assert got["transport"] == "socket" and got["mode"] == "gno-results-mode" and got["grep"] == "grep-mode"
@@ -286,6 +293,7 @@ def test_emacs_gno_search_lists_hits_in_grep_mode_and_jumps(indexed, corpus, tmp
     assert got["lines"][0] == f"gno search: deploy production ({len(rows)} hits)" and rows
     first_file, first_line = expected(indexed, corpus, "search", "deploy production")[0]
     assert os.path.realpath(got["opened"][0]) == first_file and got["opened"][1] == first_line
+    assert "maximum" not in got["said"], got["said"]  # its limit for a hybrid search is one allowed
     query_rows = grep_rows(got["query"][1:])
     assert [(os.path.realpath(f), int(n)) for f, n, _ in query_rows] == expected(
         indexed, corpus, "query", "deploy production"

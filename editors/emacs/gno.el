@@ -35,7 +35,11 @@
   "Socket path; nil means the one gnod uses (GNO_HOME, XDG_RUNTIME_DIR, TMPDIR)."
   :type '(choice (const nil) file))
 
-(defcustom gno-limit 50 "Most hits per search." :type 'integer)
+(defcustom gno-limit 50 "Most hits per keyword search (at most 1000)." :type 'integer)
+
+(defcustom gno-query-limit 10
+  "Most hits per hybrid search: reranked, so fewer (at most 32 in standard mode)."
+  :type 'integer)
 
 (defcustom gno-timeout 30 "Seconds to wait for gnod's reply." :type 'number)
 
@@ -277,7 +281,8 @@ start, then the match's place in it; (0 . 0) without a match."
 (defun gno--search-hits (method query &optional symbol)
   "The hits of METHOD for QUERY, best first; SYMBOL: where QUERY is defined.
 The reply's notes are shown (`nothing defines kfree: showing free')."
-  (let ((result (gno-call method `((query . ,query) (limit . ,gno-limit)
+  (let ((result (gno-call method `((query . ,query)
+                                   (limit . ,(if (equal method "query") gno-query-limit gno-limit))
                                    ,@(when symbol '((symbol . t)))))))
     (when-let ((notes (alist-get 'notes result)))
       (message "gno: %s" (string-join notes "; ")))

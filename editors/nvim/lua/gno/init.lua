@@ -9,7 +9,8 @@ local M = {}
 M.config = {
   gnoctl = { 'gnoctl' }, -- the command used when gnod's socket is absent (it starts gnod)
   socket = nil, -- default: the path gnod uses (GNO_HOME, XDG_RUNTIME_DIR, TMPDIR)
-  limit = 50,
+  limit = 50, -- keyword search's hits (at most 1000)
+  query_limit = 10, -- hybrid search's: reranked, so fewer (at most 32 in standard mode, as gnoctl query)
   timeout_ms = 30000,
   open_quickfix = true,
 }
@@ -138,7 +139,8 @@ end
 
 --- Search and fill the quickfix list; returns the items (nil on error, which is shown).
 function M.to_quickfix(method, query)
-  local result, err = M.call(method, { query = query, limit = M.config.limit })
+  local limit = method == 'query' and M.config.query_limit or M.config.limit
+  local result, err = M.call(method, { query = query, limit = limit })
   if not result then
     vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
     return nil
