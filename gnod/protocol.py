@@ -547,6 +547,9 @@ class IndexStats(Struct):
     # A walk of the whole collection without include globs: the files it left out for
     # their kind (an extension no converter reads), by extension ("" for none), most first.
     other_kinds: dict[str, int] = {}
+    # The same walk's folders left out as build output for their name alone (build/, dist/
+    # outside a project's tree: no .gitignore at the collection's top), by name, most first.
+    output_folders: dict[str, int] = {}
 
 
 class IndexResult(Struct):

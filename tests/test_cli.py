@@ -172,6 +172,34 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         )
 
 
+def test_collection_add_tells_which_folders_it_took_for_build_output(tmp_path):
+    """A plain folder's build/ and dist/ are taken for a build's output by their names:
+    the user hears of them and how to let them in, and then they are indexed."""
+    tree = write_tree(
+        str(tmp_path / "notes"),
+        {
+            "a.md": "# A\n\nalpha\n",
+            "build/shed.md": "# Building the shed\n\nplanks\n",
+            "garden/build/beds.md": "# Raised beds\n\nplanks\n",
+            "dist/x.md": "# Distances\n\nplanks\n",
+            "node_modules/m.md": "# Module\n\nplanks\n",
+        },
+    )
+    with running_gnod() as (env, _d):
+        add = cli_json("collection", "add", tree, "--name", "n", "--json", env=env)
+        assert add["collections"][0]["output_folders"] == {"build": 2, "dist": 1}
+        text = cli("update", "n", "--human", env=env).stdout
+        assert (
+            "not indexed: 3 folders taken for build output by name (build/ 2, dist/ 1); a .gitignore at the "
+            "collection's top (an empty one will do) lets them in"
+        ) in text
+        open(os.path.join(tree, ".gitignore"), "w").close()
+        update = cli_json("update", "n", "--json", env=env)
+        assert update["collections"][0]["output_folders"] == {}
+        found = cli_json("search", "planks", "--json", env=env)["hits"]  # the watcher may have taken them first
+        assert sorted(h["path"] for h in found) == ["build/shed.md", "dist/x.md", "garden/build/beds.md"]
+
+
 def test_a_file_the_index_has_not_taken_yet_is_pending(tmp_path):
     """The watcher indexes a new file within a second, so the one case a running gnod
     cannot hold still is read here on a collection whose index is empty."""

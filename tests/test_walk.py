@@ -60,9 +60,18 @@ def test_build_output_is_left_out_where_no_gitignore_says_what_the_output_is(tmp
     make(tmp_path / "repo", {**files, ".git/HEAD": "ref: refs/heads/main", ".gitignore": "/build/\n"})
     make(tmp_path / "tarball", {**files, ".gitignore": "/build/\n"})
     plain = CollectionConfig(name="n", path=str(tmp_path / "notes"))
-    assert paths(tmp_path / "notes", Filter.of(plain)) == ["a.md"]
+    outputs: Counter[str] = Counter()
+    assert [e.rel_path for e in walk(str(tmp_path / "notes"), Filter.of(plain), outputs=outputs)] == ["a.md"]
+    # What is taken for output by its name alone is counted, so that the user hears of it;
+    # what is never content (node_modules/) or an exclude glob leaves out is not.
+    assert outputs == {"build": 2, "dist": 1}
+    outputs.clear()
+    list(walk(str(tmp_path / "notes"), Filter([], ["dist/"]), outputs=outputs))
+    assert outputs == {"build": 2}
     repo = CollectionConfig(name="r", path=str(tmp_path / "repo"))
     assert paths(tmp_path / "repo", Filter.of(repo)) == ["a.md", "dist/b.md", "tools/build/Makefile"]
+    list(walk(str(tmp_path / "repo"), Filter.of(repo), outputs=outputs))
+    assert outputs == {"build": 2}  # unchanged: its .gitignore left its build/ out
     tarball = CollectionConfig(name="t", path=str(tmp_path / "tarball"))
     assert paths(tmp_path / "tarball", Filter.of(tarball)) == ["a.md", "dist/b.md", "tools/build/Makefile"]
     # Without its .gitignore files the work tree is a folder like another.

@@ -25,13 +25,11 @@ def index_lines(res: dict) -> list[str]:
 
 def run_lines(res: dict, line: Callable[[dict], str]) -> list[str]:
     """`line` of each collection's stats in an index run's result, each followed by what
-    the default kinds of files left out of it, if anything."""
+    the default kinds of files and names of build output left out of it, if anything."""
     out = []
     for stats in res["collections"]:
         out.append(line(stats))
-        left_out = _other_kinds_line(stats)
-        if left_out:
-            out.append(f"  {left_out}")
+        out += [f"  {left_out}" for left_out in (_other_kinds_line(stats), _output_folders_line(stats)) if left_out]
     return out
 
 
@@ -47,6 +45,20 @@ def _other_kinds_line(stats: dict) -> str | None:
     return (
         f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); "
         "--also globs take them besides the default kinds (`also` in the collection's config)"
+    )
+
+
+def _output_folders_line(stats: dict) -> str | None:
+    """The folders a collection's index run left out as build output for their name alone."""
+    folders = stats.get("output_folders") or {}
+    if not folders:
+        return None
+    total = sum(folders.values())
+    named = ", ".join(f"{name}/ {n:,}" for name, n in folders.items())
+    return (
+        f"not indexed: {total:,} folder{'s' if total != 1 else ''} taken for build output by name ({named}); "
+        "a .gitignore at the collection's top (an empty one will do) lets them in where the collection follows "
+        ".gitignore files (the default): its rules then say what output is"
     )
 
 

@@ -82,11 +82,13 @@ def index_collection(
     walk_errors: list[WalkIssue] = []
     flt = Filter.of(col)
     others: Counter[str] = Counter()
-    entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks, others=others)
+    outputs: Counter[str] = Counter()
+    entries = walk(col.path, flt, walk_errors, follow_symlinks=col.follow_symlinks, others=others, outputs=outputs)
     stats = _apply(
         conn, analyzers, col, cid, entries, None, walk_errors, progress, stop, pool, t0, changed, lex, between
     )
     stats.other_kinds = dict(others.most_common())
+    stats.output_folders = dict(outputs.most_common())
     return stats
 
 

@@ -161,6 +161,15 @@ class Filter:
             return False
         return not (self.exclude and _matches(self.exclude, rel_dir + "/"))
 
+    def output_dir(self, name: str, rel_dir: str) -> bool:
+        """Whether a folder is left out as build output for its name alone (outside a
+        project's tree, OUTPUT_DIRS), not by an exclude glob: what the user hears of."""
+        return (
+            name in OUTPUT_DIRS
+            and name in self.excluded_dirs
+            and not (self.exclude and _matches(self.exclude, rel_dir + "/"))
+        )
+
     def wants_file(self, name: str, rel_path: str) -> bool:
         if name in _DEFAULT_EXCLUDED_FILES:
             return False
@@ -366,6 +375,7 @@ class _Listing(NamedTuple):
     issues: tuple[WalkIssue, ...]
     gitignore: bool = True  # whether the directory held a .gitignore (or a .git) when listed
     others: tuple[tuple[str, int], ...] = ()  # files of other kinds (Filter.other_kind), by extension
+    outputs: tuple[str, ...] = ()  # folders taken for build output (Filter.output_dir), by name
 
 
 # Directory path → its last listing, reused while the directory's mtime, the filters and
@@ -385,6 +395,7 @@ def walk(
     start: str = "",
     follow_symlinks: bool = False,
     others: Counter[str] | None = None,
+    outputs: Counter[str] | None = None,
 ) -> Iterator[WalkEntry]:
     """Yield every file under `root` (or under its subdirectory `start`) that the filter
     admits, depth first, sorted by name.
@@ -395,7 +406,8 @@ def walk(
     FIFOs and other special files) is reported into `issues` rather than skipped
     silently; a link inside the root that is not followed is not reported (its target is
     walked as itself). `others` counts the files left out for their kind alone, by
-    extension ("" for none).
+    extension ("" for none); `outputs` the folders left out for their name alone, as build
+    output (OUTPUT_DIRS, outside a project's tree), by name.
     """
     ignores0 = _chain(root, flt, start)
     if ignores0 is None:
@@ -424,6 +436,8 @@ def walk(
             report(issue)
         if others is not None and listing.others:
             others.update(dict(listing.others))
+        if outputs is not None and listing.outputs:
+            outputs.update(listing.outputs)
         here = abs_dir if abs_dir.endswith("/") else abs_dir + "/"  # os.path.join, without its cost per file
         if listing.files:
             yield from _stat_files(here, prefix, listing.files, report)
@@ -539,6 +553,7 @@ def _scan(
     subdirs: list[str] = []
     issues: list[WalkIssue] = []
     others: Counter[str] = Counter()
+    outputs: list[str] = []
     for entry in entries:
         rel = prefix + entry.name
         try:
@@ -554,8 +569,10 @@ def _scan(
                 issues.append(bad_name(rel))
         elif kind == "other":
             others[extension(rel)] += 1
+        elif kind == "output":
+            outputs.append(entry.name)
     gitignore = any(entry.name in (".gitignore", ".git") for entry in entries)
-    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore, tuple(others.items()))
+    return _Listing(key, tuple(files), tuple(subdirs), tuple(issues), gitignore, tuple(others.items()), tuple(outputs))
 
 
 def _entry_kind(
@@ -568,12 +585,16 @@ def _entry_kind(
     issues: list[WalkIssue],
 ) -> str | None:
     """ "dir" or "file" for an entry to walk, "other" for a regular file left out for its
-    kind alone (Filter.other_kind), None for one left out otherwise (with its issue, if any)."""
+    kind alone (Filter.other_kind), "output" for a folder left out as build output for its
+    name alone (Filter.output_dir), None for one left out otherwise (with its issue, if any)."""
     name = entry.name
     link = entry.is_symlink()
     follow = visited is not None
     if entry.is_dir(follow_symlinks=link and follow):
-        return "dir" if _wanted_dir(root, entry, rel, link, flt, ignores, visited, issues) else None
+        if _wanted_dir(root, entry, rel, link, flt, ignores, visited, issues):
+            return "dir"
+        output = not link and flt.output_dir(name, rel) and not (ignores and _ignored(ignores, rel + "/"))
+        return "output" if output else None
     if link and not follow and entry.is_dir():
         _report_folder_link(root, flt, rel, entry.path, ignores, issues)
         return None
