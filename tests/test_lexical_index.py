@@ -440,7 +440,8 @@ def test_an_index_being_built_serves_what_it_holds_so_far(tmp_path, monkeypatch)
         # Syntax of other engines is text here, and the search says so.
         found = lexical.search(lex, conn, AnalyzerSet(), "deploying OR staging", {"english": 3}, 10)
         assert found.notes == [
-            "OR: a word here, not an operator (every word is optional and ranked; -word leaves one out)"
+            "OR: a word here, not an operator (every word is optional and ranked; -word leaves one out)",
+            "no document has 'staging': the results hold the rest of the query",
         ]
     finally:
         lex.close()

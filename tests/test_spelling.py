@@ -140,6 +140,24 @@ def test_a_rare_word_near_a_common_one_is_suggested_and_its_matches_kept(tree):
     assert _search(tree, "form").notes == []
 
 
+def test_the_words_no_document_has_are_named_beside_the_results_found_without_them(tree):
+    """`catalyst xyzzyplugh`: the results hold catalyst alone, and the reader is told why
+    (a search engine's "missing: …"); a word held in another form (its stem), a word left
+    out, begun or a function word is not said missing, nor one respelled."""
+    r = _search(tree, "catalyst xyzzyplugh frobozz")
+    assert [h.path for h in r.hits] == ["Documentation/catalyst.rst"]
+    assert r.notes == ["no document has 'xyzzyplugh', 'frobozz': the results hold the rest of the query"]
+    assert _search(tree, "catalysts forms").notes == []  # held by their stems
+    assert _search(tree, "catalyst -xyzzyplugh").notes == []
+    assert _search(tree, "catalyst xyzzy*").notes == []
+    assert _search(tree, "the catalyst").notes == []
+    assert _search(tree, "catalyst cahce").notes == ["did you mean 'catalyst cache'?"]
+    # Pasted text (more than absent_said_max_words words) is searched for what it shares.
+    words = [f"wordnone{i}" for i in range(PIPELINE.lexical.absent_said_max_words)]
+    assert _search(tree, " ".join(["catalyst", *words[1:]])).notes[0].startswith("no document has 'wordnone1', ")
+    assert _search(tree, " ".join(["catalyst", *words])).notes == []
+
+
 def test_a_name_no_definition_has_is_looked_up_as_the_defined_name_one_edit_away(tree):
     r = _search(tree, "kmem_cahce_alloc", symbol=True)
     assert [h.path for h in r.hits] == ["mm/slab.c"] and r.hits[0].snippet.symbol == "kmem_cache_alloc()"

@@ -271,6 +271,11 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # that no document holds is searched as a prefix (`zephyr`: zephyrine; the web page
     # found it while it was typed, as `zephyr*`, and lost it at Enter).
     absent_prefix_min_chars: int = 4
+    # The words of a query of at most this many (not function words) that no document
+    # holds are named beside its results ("no document has 'zorblax'"); a longer query
+    # is pasted text (a page, a log), searched for what it shares with the documents, and
+    # the words none holds are no news there.
+    absent_said_max_words: int = 8
 
 
 class Indexing(Struct, frozen=True, kw_only=True):

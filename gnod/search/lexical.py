@@ -1217,10 +1217,16 @@ def search(
         defined=defined,
         at_line=dict.fromkeys(placed, line) if line else {},
     )
-    respelled = _respelled(df, conn, query, parsed, lexical, bool(rows)) if respell and len(rows) < limit else None
+    held_by = _held_by(searcher, df, stem)
+    some = bool(rows)
+    respelled = _respelled(df, held_by, conn, query, parsed, lexical, some) if respell and len(rows) < limit else None
     if respelled is not None and result.rows:
         result.notes.append(f"did you mean {said(respelled)}?")
         return result
+    absent = _absent(held_by, parsed, stop, lexical.absent_said_max_words) if result.rows else []
+    if absent:
+        shown = ", ".join(map(said, absent))
+        result.notes.append(f"no document has {shown}: the results hold the rest of the query")
     retries = [respelled, _prefixed(df, query, parsed, lexical)] if respell and not result.rows else []
     for other in retries:
         if other is None:
@@ -1230,6 +1236,34 @@ def search(
             again.notes.insert(0, f"nothing matches {said(query)}: searched {said(other)}")
             return again
     return result
+
+
+def _held_by(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], int]:
+    """word → how many documents hold it in some form: as typed, or by its stem in one of
+    the query's languages (the most of those), as the search itself finds it."""
+
+    def held(word: str) -> int:
+        stems = (searcher.doc_freq(STEMS, form[0]) for form in stem((word,)) if len(form) == 1)
+        return max([df(word), *stems])
+
+    return held
+
+
+def _absent(held: Callable[[str], int], parsed: Sequence[Clause], stop: Callable[[str], bool], most: int) -> list[str]:
+    """The words of the query asked for (not left out, not begun, not function words)
+    that no document holds, as typed or by their stem in any of the query's languages:
+    the results were found without them, which a person reading them should know (a
+    search engine says "missing: …"). A run of CJK characters is searched by its bigrams,
+    not as a word, and a compound's parts may be held joined (`data-base`): neither is
+    said absent. None for a query of more than `most` such words: pasted text."""
+    words = dict.fromkeys(
+        t
+        for c in parsed
+        if not (c.negated or c.prefix or c.compound)
+        for t in c.tokens
+        if not (stop(t) or any(map(cjk_character, t)))
+    )
+    return [t for t in words if not held(t)] if len(words) <= most else []
 
 
 def _prefixed(df: Callable[[str], int], query: str, parsed: Sequence[Clause], lexical: Lexical) -> str | None:
@@ -1248,18 +1282,27 @@ def _prefixed(df: Callable[[str], int], query: str, parsed: Sequence[Clause], le
 
 
 def _respelled(
-    df: Callable[[str], int], conn: apsw.Connection, query: str, parsed: Sequence[Clause], lexical: Lexical, some: bool
+    df: Callable[[str], int],
+    held_by: Callable[[str], int],
+    conn: apsw.Connection,
+    query: str,
+    parsed: Sequence[Clause],
+    lexical: Lexical,
+    some: bool,
 ) -> str | None:
     """`query` (`parsed`: its clauses) with its words typed wrong respelled (search.spelling;
-    `df`: the search's doc_frequency), None where none seems to be. With `some` matches, only rare words are
-    looked at (spelling_rare_docs); with none, a snake_case name whose words are all words
-    may be a defined name one edit away (`copy_form_user`)."""
+    `df`: the search's doc_frequency; `held_by`: _held_by's, a word's documents in any
+    form, which a word is judged by: `forms`, held by its stem, is no typo of `form`),
+    None where none seems to be. With `some` matches, only rare words are looked at
+    (spelling_rare_docs); with none, a snake_case name whose words are all words may be
+    a defined name one edit away (`copy_form_user`)."""
     clauses = [c for c in parsed if not c.negated and not c.prefix]
-    words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= lexical.spelling_rare_docs)
+    words = {t: held_by(t) for c in clauses for t in c.tokens}
     fixes = {
         word: right
-        for word in words
-        if (
+        for word, held in words.items()
+        if (not some or held <= lexical.spelling_rare_docs)
+        and (
             right := spelling.correction(
                 word,
                 df,
@@ -1267,6 +1310,7 @@ def _respelled(
                 lexical.spelling_min_chars,
                 lexical.spelling_max_chars,
                 lexical.spelling_absent_docs,
+                held,
             )
         )
     }

@@ -30,14 +30,21 @@ def _checkable(word: str, min_chars: int, max_chars: int) -> bool:
 
 
 def correction(
-    word: str, df: Callable[[str], int], ratio: float, min_chars: int, max_chars: int, absent_docs: int
+    word: str,
+    df: Callable[[str], int],
+    ratio: float,
+    min_chars: int,
+    max_chars: int,
+    absent_docs: int,
+    held: int | None = None,
 ) -> str | None:
     """The word one edit from `word` in the most documents, where that is at least `ratio`
-    times as many as hold `word`, or `absent_docs` for a word no document holds; ties go
-    to the first in order (the same every time)."""
+    times as many as hold `word` (`held`, when the caller counts its other forms too;
+    else df(word)), or `absent_docs` for a word no document holds; ties go to the first
+    in order (the same every time)."""
     if not _checkable(word, min_chars, max_chars):
         return None
-    held = df(word)
+    held = df(word) if held is None else held
     best, most = None, ratio * held if held else absent_docs
     for other in sorted(edits(word)):
         n = df(other)
