@@ -22,6 +22,8 @@ def test_edits_are_the_strings_one_edit_away():
     near = spelling.edits("lokc")
     assert {"lock", "loc", "lokcs", "lokec"} <= near and not {"look", "block"} & near  # those two edits away
     assert "lokc" not in near and "lo_kc" not in near
+    # The first letter is kept: `wall` is another word than `all` or `call`, not a slip.
+    assert not {"all", "call", "awll"} & spelling.edits("wall") and "walls" in spelling.edits("wall")
     assert "lo_kc" in spelling.edits("lokc", spelling.NAME_LETTERS) and "lok3" not in near
     # n deletions, n-1 swaps, 26n changes, 26(n+1) insertions, less the repeats
     assert len(spelling.edits("abcd")) <= 4 + 3 + 26 * 4 + 26 * 5
@@ -70,6 +72,7 @@ def test_a_respelled_query_keeps_the_rest_as_typed():
     fixes = [("cahce", "cache"), ("prempt", "preempt")]
     assert spelling.respelled("kmem_cahce_alloc -cachep", fixes) == "kmem_cache_alloc -cachep"
     assert spelling.respelled("CONFIG_PREMPT_RT", fixes) == "CONFIG_PREEMPT_RT"
+    assert spelling.respelled("Cahce", fixes) == "Cache"  # a capital typed first stays (class names)
     assert spelling.respelled("cahcerow cahce", fixes) == "cahcerow cache"  # whole words only
 
 
@@ -83,6 +86,9 @@ def tree(db, tmp_path):
         "static inline long copy_from_user(void *to, const void *from, long n)\n{\n\treturn n;\n}\n"
     )
     files["mm/slab.c"] = "void *kmem_cache_alloc(struct kmem_cache *c)\n{\n\treturn c;\n}\n"
+    files["tools/shell.py"] = "def console():\n    return Console()\n\n\nclass Console:\n    pass\n"
+    files["Documentation/wall.rst"] = "Wall\n====\n\nA wall, as few files name it; we will see.\n"
+    files.update({f"Documentation/will{i}.rst": f"Will {i}\n======\n\nWe will.\n" for i in range(60)})
     files["Documentation/typos.rst"] = "Typos\n=====\n\nA cahce, as one file spells it.\n"
     files["Documentation/catalyst.rst"] = "Catalyst\n========\n\nThe zephyrine catalyst.\n"
     files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
@@ -138,6 +144,8 @@ def test_a_rare_word_near_a_common_one_is_suggested_and_its_matches_kept(tree):
     assert _search(tree, "cahce", limit=1).notes == []
     # A word of a few documents beside one in 61: not this far apart, no suggestion.
     assert _search(tree, "form").notes == []
+    # A function word is never what was meant: it is searched for in no document.
+    assert _search(tree, "wall").notes == []
 
 
 def test_the_words_no_document_has_are_named_beside_the_results_found_without_them(tree):
@@ -164,6 +172,9 @@ def test_a_name_no_definition_has_is_looked_up_as_the_defined_name_one_edit_away
     assert r.notes == ["nothing defines 'kmem_cahce_alloc': showing 'kmem_cache_alloc'"]
     r = _search(tree, "kmem_cache_alloc", symbol=True)
     assert r.notes == []
+    # In capitals where typed so: the class, before the function of its name in lower case.
+    r = _search(tree, "Consloe", symbol=True)
+    assert r.hits[0].snippet.symbol == "class Console" and r.notes == ["nothing defines 'Consloe': showing 'Console'"]
     # A name's digits are what it names: user_75 (none) is not user_7, nor user_5.
     assert _search(tree, "user_75", symbol=True).hits == []
     assert "dwc_ep" not in spelling.name_edits("dwc3_ep", 64) and "dwc3_epp" in spelling.name_edits("dwc3_ep", 64)

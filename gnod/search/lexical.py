@@ -1219,7 +1219,9 @@ def search(
     )
     held_by = _held_by(searcher, df, stem)
     some = bool(rows)
-    respelled = _respelled(df, held_by, conn, query, parsed, lexical, some) if respell and len(rows) < limit else None
+    respelled = (
+        _respelled(df, held_by, stop, conn, query, parsed, lexical, some) if respell and len(rows) < limit else None
+    )
     if respelled is not None and result.rows:
         result.notes.append(f"did you mean {said(respelled)}?")
         return result
@@ -1284,6 +1286,7 @@ def _prefixed(df: Callable[[str], int], query: str, parsed: Sequence[Clause], le
 def _respelled(
     df: Callable[[str], int],
     held_by: Callable[[str], int],
+    stop: Callable[[str], bool],
     conn: apsw.Connection,
     query: str,
     parsed: Sequence[Clause],
@@ -1293,11 +1296,16 @@ def _respelled(
     """`query` (`parsed`: its clauses) with its words typed wrong respelled (search.spelling;
     `df`: the search's doc_frequency; `held_by`: _held_by's, a word's documents in any
     form, which a word is judged by: `forms`, held by its stem, is no typo of `form`),
-    None where none seems to be. With `some` matches, only rare words are looked at
+    None where none seems to be. A function word is never what was meant (`stop`): it is
+    in every document and searched for in none (`wall` is no `will`). With `some` matches, only rare words are looked at
     (spelling_rare_docs); with none, a snake_case name whose words are all words may be
     a defined name one edit away (`copy_form_user`)."""
     clauses = [c for c in parsed if not c.negated and not c.prefix]
     words = {t: held_by(t) for c in clauses for t in c.tokens}
+
+    def worded(word: str) -> int:
+        return 0 if stop(word) else df(word)
+
     fixes = {
         word: right
         for word, held in words.items()
@@ -1305,7 +1313,7 @@ def _respelled(
         and (
             right := spelling.correction(
                 word,
-                df,
+                worded,
                 lexical.spelling_ratio,
                 lexical.spelling_min_chars,
                 lexical.spelling_max_chars,

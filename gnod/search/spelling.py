@@ -13,8 +13,11 @@ NAME_LETTERS = WORD_LETTERS + "0123456789_"  # a name of code's, as the collecti
 
 
 def edits(word: str, letters: str = WORD_LETTERS) -> set[str]:
-    """Every string one edit from `word`, the letters added or changed among `letters`."""
-    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    """Every string one edit from `word` that keeps its first letter, the letters added or
+    changed among `letters`: typed first, a word's first letter is the one least often
+    wrong, and a word changed there is another word (`wall` is no slip for `all` or
+    `call`, nor `-Wall` for `-call`)."""
+    cuts = [(word[:i], word[i:]) for i in range(1, len(word) + 1)]
     out = {a + b[1:] for a, b in cuts if b}
     out |= {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
     out |= {a + c + b[1:] for a, b in cuts if b for c in letters}
@@ -83,11 +86,14 @@ def most_defined(defined: dict[str, int]) -> str | None:
 
 def respelled(query: str, fixes: Iterable[tuple[str, str]]) -> str:
     """`query` with each word typed wrong (a whole word, or a part of a snake_case name)
-    replaced, in capitals where it was typed so."""
+    replaced, in capitals where it was typed so (all of it, or its first letter)."""
     for wrong, right in fixes:
 
         def cased(m: re.Match[str], right: str = right) -> str:
-            return right.upper() if m.group().isupper() else right
+            typed = m.group()
+            if typed.isupper():
+                return right.upper()
+            return right[:1].upper() + right[1:] if typed[:1].isupper() else right  # Consloe → Console
 
         query = re.sub(rf"(?<![A-Za-z0-9]){re.escape(wrong)}(?![A-Za-z0-9])", cased, query, flags=re.IGNORECASE)
     return query

@@ -211,10 +211,12 @@ def definitions(
 
 def _meant(conn: apsw.Connection, name: str) -> str | None:
     """The name one edit from `name` (a name typed wrong: `mutex_lokc`) that the most
-    contents define, its digits as typed (`handler_399` is no `handler_398`); None
-    where none is."""
+    contents define, its digits as typed (`handler_399` is no `handler_398`), in capitals
+    where it was typed so (`Consloe`: the class Console, before its console() methods);
+    None where none is."""
     edits = spelling.name_edits(name.lower(), PIPELINE.lexical.spelling_max_chars)
-    return spelling.most_defined(symstore.defined_names(conn, edits))
+    meant = spelling.most_defined(symstore.defined_names(conn, edits))
+    return None if meant is None else spelling.respelled(name, [(name.lower(), meant)])
 
 
 # A name's leading underscores, or its first word and the underscores after it (`__`,
