@@ -791,6 +791,54 @@ def test_a_quoted_phrase_ending_in_a_prefix_finds_the_phrase_being_typed(tmp_pat
     conn.close()
 
 
+def test_quoted_words_are_matched_as_typed_in_the_documents_and_their_passages(tmp_path):
+    """`"WebSocketDisconnect"`, `"add_tasks"`: quotes read as search engines read them,
+    the words as typed (folded), not their stems' other words (WebSocketDisconnected, a
+    lone add_task), in the documents found and in the lines shown and marked; unquoted,
+    the stems find both."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+    from gnod.store.documents import language_counts
+
+    root = tmp_path / "src"
+    write(
+        root,
+        {
+            "ws.py": "class WebSocketDisconnected(RuntimeError):\n    pass\n\n\n"
+            "class WebSocketDisconnect(Exception):\n    pass\n",
+            "other.py": "raise WebSocketDisconnected()\n",
+            "runs.md": "# Runs\n\nThe runner runs.\n",
+            "running.md": "# Running\n\nKeep running.\n",
+            # add_task, and `tasks` elsewhere: its words as typed and their stems together.
+            "bg.py": "def add_task(self, func):\n    self.tasks.append(func)\n",
+            "bgs.py": "def add_tasks(self, funcs):\n    self.tasks += funcs\n",
+            "memo.md": "# Memo\n\nA memory\nbarrier, across a line.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    assert lexical_paths(conn, analyzers, '"WebSocketDisconnect"') == ["ws.py"]
+    assert sorted(lexical_paths(conn, analyzers, "WebSocketDisconnect")) == ["other.py", "ws.py"]
+    assert lexical_paths(conn, analyzers, '"running"') == ["running.md"]
+    assert sorted(lexical_paths(conn, analyzers, "running")) == ["running.md", "runs.md"]
+    # A quoted run of words is read for where the index cannot tell (it keeps no places
+    # of the exact words); any run of spaces between them.
+    assert lexical_paths(conn, analyzers, '"add_tasks"') == ["bgs.py"]
+    assert sorted(lexical_paths(conn, analyzers, "add_tasks")) == ["bg.py", "bgs.py"]
+    assert lexical_paths(conn, analyzers, '"memory barrier"') == ["memo.md"]
+    with lexical_index(conn, analyzers) as index:
+        params = SearchParams(query='"WebSocketDisconnect"', per_doc=2)
+        (hit,) = answer(index, conn, analyzers, params, language_counts(conn), Filter()).hits
+        assert [(s.line, s.text) for s in hit.snippets or [hit.snippet]][0] == (
+            5,
+            "class WebSocketDisconnect(Exception):\n    pass",
+        )
+        assert all("Disconnected" not in s.text[a:b] for s in [hit.snippet, *hit.snippets] for a, b in s.matches)
+    conn.close()
+
+
 def test_a_prefix_scores_its_words_with_the_most_frequent_one_s_idf(tmp_path):
     """`kmalloc*` (what an editor's picker sends for a word typed whole) put comments
     saying "kmalloced" above kmalloc's uses: each word a prefix stands for was scored

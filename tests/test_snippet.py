@@ -576,7 +576,7 @@ def test_a_big_document_gives_the_line_holding_most_terms():
 )
 def test_ascii_match_spans_are_those_of_the_word_by_word_reading(text, terms):
     analyzer = AnalyzerSet().get("english")
-    assert match_spans(text, analyzer, terms) == snippet._spans_any_script(text, analyzer, terms)
+    assert match_spans(text, analyzer, terms) == snippet._spans_any_script(text, analyzer, terms, terms)
 
 
 def test_match_spans_find_stems_and_exact_forms_in_any_case():

@@ -1854,7 +1854,8 @@ def test_camel_case_names_are_found_by_their_parts_and_first_by_their_whole_name
     assert paths("kmallocNode")[0] in ("web/alloc.ts", "drivers/alloc.c")
     assert set(paths("kmallocNode")) == {"web/alloc.ts", "drivers/alloc.c"}
     assert paths("node") == ["web/alloc.ts"]
-    assert paths('"kmalloc node"') == ["web/alloc.ts"]
+    assert paths("kmalloc_node") == ["web/alloc.ts"]  # the phrase of its parts
+    assert paths('"kmalloc node"') == []  # quoted: as typed, which no file holds
 
 
 def test_the_lag_note_counts_the_files_left():

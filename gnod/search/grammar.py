@@ -4,7 +4,8 @@ The grammar is deliberately narrow; everything it does not name is plain text:
 
 * ``deploy production``    plain terms (OR-ed, ranked by BM25 — never AND-ed, so a
                            natural-language question is not emptied by one absent word)
-* ``"exact phrase"``       a quoted phrase: tokens adjacent and in order
+* ``"exact phrase"``       a quoted phrase or word: as typed (no other form of its
+                           words: grammar.verbatim), tokens adjacent and in order
 * ``"rotor imb*"``         a phrase whose last word is a prefix (``"rotor imb"*`` too):
                            ``rotor imbalance``…, the words that start so in the
                            documents holding the words before it
@@ -91,6 +92,8 @@ class CompiledQuery:
     positive_stems: frozenset[str]  # every stem of every positive clause (snippets/highlighting)
     terms: tuple[str, ...]  # the positive clauses' raw text, for display/--explain
     dropped_stopwords: tuple[str, ...]
+    # The forms of quoted clauses (no other clause's): matched as typed (lexical.match_query).
+    verbatim: frozenset[tuple[str, ...]] = frozenset()
 
 
 # --------------------------------------------------------------------------- parsing
@@ -451,11 +454,14 @@ def compile_query(
 
     stems: set[str] = set()
     pos_forms: dict[tuple[tuple[str, ...], ...], None] = {}
+    quoted: set[tuple[str, ...]] = set()
+    unquoted: set[tuple[str, ...]] = set()
     for c in kept:
         forms = tuple(_clause_forms(c, analyzers, langs))
         for form in forms:
             stems.update(form)
         pos_forms.setdefault(forms, None)
+        (quoted if verbatim(c) else unquoted).update(forms)
     stems.discard(SEPARATOR_TOKEN)
     neg_forms: dict[tuple[str, ...], None] = {}
     for c in negatives:
@@ -468,4 +474,13 @@ def compile_query(
         positive_stems=frozenset(stems),
         terms=tuple(c.raw for c in kept),
         dropped_stopwords=dropped,
+        verbatim=frozenset(quoted - unquoted),
     )
+
+
+def verbatim(c: Clause) -> bool:
+    """Whether a clause is to be matched as typed, its words neither stemmed nor
+    inflected: a quoted phrase or word (`"add_tasks"` is not add_task, `"WebSocketDisconnect"`
+    not WebSocketDisconnected), as search engines read quotes; not one begun (`"a b*"`)
+    nor a path's folders (`"x86/entry"`), which are matched as ever."""
+    return c.raw.startswith('"') and not c.prefix and "/" not in c.raw

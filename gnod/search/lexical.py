@@ -44,6 +44,7 @@ from gnod.search.grammar import (
     keep_informative,
     parse,
     text_not_syntax,
+    verbatim,
 )
 from gnod.search.snippet import Phrase
 from gnod.store import documents as store
@@ -162,6 +163,7 @@ class Result:
     stems: frozenset[str]  # what a snippet or a highlight should mark
     notes: list[str]
     groups: tuple[frozenset[str], ...] = ()  # of `stems`: each prefix's, which a snippet counts once
+    verbatim: frozenset[str] = frozenset()  # of `stems`: the quoted words, marked only as typed
     phrases: tuple[Phrase, ...] = ()  # for snippets (_phrases)
     name: str | None = None  # the query's one name of code (_code_name): a hit defining it shows where
     # Each document defining `name` (_defining): its first definition, where its passage opens.
@@ -256,6 +258,7 @@ def match_query(
     share = (blend or {}).get
     weights = {field: weight for field, _, weight in sides}
     forms = {field: dict.fromkeys(f for clause in compiled.positives for f in clause) for field, compiled, _ in sides}
+    quoted = {form for field, compiled, _ in sides if field == EXACT for form in compiled.verbatim}
     paired: dict[tuple[str, ...], list[tuple[str, ...]]] = {}  # exact form → its stemmed phrases
     taken: set[tuple[str, ...]] = set()
     if stem is not None and STEMS in forms and EXACT in forms:
@@ -277,15 +280,28 @@ def match_query(
         exact = Query.boolean_query([(Occur.Must, Query.term_query(SCHEMA, EXACT, t)) for t in _words(form)])
         group = [
             (Occur.Must, Query.boost_query(holding, weights[STEMS] * share(form, 1.0))),
-            (Occur.Should, Query.boost_query(exact, weights[EXACT] * share(form, 1.0))),
+            (
+                Occur.Must if form in quoted else Occur.Should,
+                Query.boost_query(exact, weights[EXACT] * share(form, 1.0)),
+            ),
         ]
         out.append((Occur.Should, Query.boolean_query(group)))
+    # A quoted clause's forms are its exact ones alone (grammar.verbatim), where there
+    # are exact forms (a phrase's exact words are a Must of its pair, above), weighing as
+    # much as the stems and exact forms of another together.
+    whole = sum(weights.values())
+    as_typed = EXACT in forms
     for field, compiled, weight in sides:
         done = taken if field == STEMS else paired.keys() if field == EXACT else ()
         out += [
-            (Occur.Should, Query.boost_query(_form_query(field, form, held), weight * share(form, 1.0)))
+            (
+                Occur.Should,
+                Query.boost_query(
+                    _form_query(field, form, held), (whole if form in compiled.verbatim else weight) * share(form, 1.0)
+                ),
+            )
             for form in forms[field]
-            if form not in done
+            if form not in done and not (as_typed and field == STEMS and form in compiled.verbatim)
         ]
         out += [(Occur.MustNot, _form_query(field, form, held)) for form in compiled.negatives]
     return out
@@ -1198,6 +1214,7 @@ def search(
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings, placed, held)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
+    found = _holding(conn, found, _typed_phrases(parsed))
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
@@ -1209,7 +1226,8 @@ def search(
         terms=list(stemmed.terms),
         dropped_stopwords=list(stemmed.dropped_stopwords),
         languages=list(languages),
-        stems=stemmed.positive_stems | exact.positive_stems,
+        stems=_marked(stemmed, exact),
+        verbatim=frozenset(fold(f[0]) for f in exact.verbatim if len(f) == 1),
         notes=notes,
         groups=groups,
         phrases=phrases,
@@ -1249,6 +1267,49 @@ def _held_by(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -
         return max([df(word), *stems])
 
     return held
+
+
+def _typed_phrases(parsed: Sequence[Clause]) -> list[re.Pattern[str]]:
+    """Where every clause asked for is a quoted run of words (grammar.verbatim), each as a
+    pattern of the text lowercased and folded: its words as typed, one after the other as
+    tokenize reads them (anything but letters and digits between them: `"dwc3 gadget
+    giveback"` is in dwc3_gadget_giveback), whole words at either end. The index keeps
+    no places of the exact words, so a document found holds the words as typed and
+    their stems together, not always the run (`"add_tasks"`: a file's `add_task` and a
+    `tasks` elsewhere); what is asked for alone is then read for."""
+    asked = [c for c in parsed if not c.negated]
+    if not asked or not all(verbatim(c) and len(c.tokens) > 1 for c in asked):
+        return []
+    if any(cjk_character(ch) for c in asked for t in c.tokens for ch in t):
+        return []  # a CJK run's tokens are its overlapping bigrams: no run of words
+    edge = "[^\\W_]"  # a letter or a digit: a word's, as tokenize splits them
+    return [
+        re.compile(f"(?<!{edge})" + "[\\W_]+".join(re.escape(fold(t)) for t in c.tokens) + f"(?!{edge})") for c in asked
+    ]
+
+
+def _holding(
+    conn: apsw.Connection, found: list[tuple[int, float, float]], typed: list[re.Pattern[str]]
+) -> list[tuple[int, float, float]]:
+    """The documents of `found` whose text holds one of the `typed` runs (_typed_phrases);
+    all of them where there are none."""
+    if not typed or not found:
+        return found
+    texts = store.docs_with_contents(conn, [doc_id for doc_id, _, _ in found])
+    held = {
+        doc_id
+        for doc_id, (_doc, stored, _line) in texts.items()
+        if stored is not None and any(p.search(fold(store.unpack(stored).lower())) for p in typed)
+    }
+    return [r for r in found if r[0] in held]
+
+
+def _marked(stemmed: CompiledQuery, exact: CompiledQuery) -> frozenset[str]:
+    """What a snippet or a highlight should mark: the terms of both sides, less the stems
+    that a quoted word alone has (`"running"` marks no `runs`)."""
+    others = {t for forms in stemmed.positives for f in forms if f not in stemmed.verbatim for t in f}
+    quoted = {f[0] for f in stemmed.verbatim if len(f) == 1} - others
+    return (stemmed.positive_stems - quoted) | exact.positive_stems
 
 
 def _absent(held: Callable[[str], int], parsed: Sequence[Clause], stop: Callable[[str], bool], most: int) -> list[str]:

@@ -81,7 +81,8 @@ class TermBits(dict[str, int]):
     closely it holds its words, which rank lines of the same score (`line`). `terms`:
     the query's stems and exact forms; `groups`: sets of them counted as one (a prefix's
     words); `phrases`: the query's (its words, each the set of its forms among `terms`,
-    and its text as typed)."""
+    and its text as typed); `verbatim`: the terms a word holds only as typed, not by its
+    stem (a quoted word's: `"WebSocketDisconnect"` is not in WebSocketDisconnected)."""
 
     def __init__(
         self,
@@ -89,9 +90,11 @@ class TermBits(dict[str, int]):
         terms: frozenset[str],
         groups: Iterable[frozenset[str]] = (),
         phrases: Iterable[Phrase] = (),
+        verbatim: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, _folded(terms)
+        self.verbatim = _folded(verbatim)
         self.bit = _bits(self.terms, [_folded(g) for g in groups])
         self.phrases = _phrase_bits(self.bit, phrases)
         self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
@@ -108,9 +111,10 @@ class TermBits(dict[str, int]):
 
     def __missing__(self, token: str) -> int:
         stem = self.analyzer.stem(token)
-        bits = self.bit.get(token, 0) | self.bit.get(stem, 0)
+        bits = self.bit.get(token, 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
         if not token.isascii():  # the terms are folded (_folded)
-            bits |= self.bit.get(fold(token), 0) | self.bit.get(fold(stem), 0)
+            stem = fold(stem)
+            bits |= self.bit.get(fold(token), 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
             if len(token) == 2 and cjk_character(token[0]):  # a run's bigram holds its characters
                 bits |= self.bit.get(token[0], 0) | self.bit.get(token[1], 0)
         self[token] = bits
@@ -276,22 +280,26 @@ def _lowered(text: str) -> str:
     return fold(text.lower())
 
 
-def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
+def match_spans(
+    text: str, analyzer: Analyzer, terms: frozenset[str], verbatim: frozenset[str] = frozenset()
+) -> list[list[int]]:
     """[start, end) character offsets in `text` of the words a query matched: a word
-    whose stem (in `analyzer`'s language) or whose own lowercase form is among `terms`;
-    in CJK runs, each matching character bigram (adjacent ones merged)."""
+    whose stem (in `analyzer`'s language) or whose own lowercase form is among `terms`
+    (only the latter for those `verbatim`: TermBits); in CJK runs, each matching
+    character bigram (adjacent ones merged)."""
     if not terms:
         return []
     terms = _folded(terms)
+    by_stem = terms - _folded(verbatim) if verbatim else terms
     if not text.isascii():
-        return _spans_any_script(text, analyzer, terms)
+        return _spans_any_script(text, analyzer, terms, by_stem)
     # An ASCII token is a run of letters and digits (tokenize's byte table): each is
     # judged as it comes, its stem from the analyzer's cache, so no pattern is built for
     # a snippet (compiling one per snippet was ~0.2 ms of a new query's search).
     stem, spans = analyzer.stem, []
     for m in _ASCII_TOKEN_RE.finditer(text):
         word = m.group().lower()
-        if word in terms or stem(word) in terms:
+        if word in terms or stem(word) in by_stem:
             spans.append([m.start(), m.end()])
     return spans
 
@@ -299,10 +307,10 @@ def match_spans(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[li
 _ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
 
 
-def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> list[list[int]]:
+def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str], by_stem: frozenset[str]) -> list[list[int]]:
     spans: list[list[int]] = []
     for m in TOKEN_RE.finditer(text):
-        if _matched(m.group(), analyzer, terms):
+        if _matched(m.group(), analyzer, terms, by_stem):
             spans.append([m.start(), m.end()])
             continue
         if m.group().isascii():  # no CJK run in it
@@ -312,7 +320,7 @@ def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> l
         at = m.start()
         for i, part in enumerate(CJK_RUN_RE.split(m.group())):
             if not i % 2:
-                if part and _matched(part, analyzer, terms):
+                if part and _matched(part, analyzer, terms, by_stem):
                     spans.append([at, at + len(part)])
                 at += len(part)
                 continue
@@ -333,11 +341,12 @@ def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str]) -> l
     return spans
 
 
-def _matched(token: str, analyzer: Analyzer, terms: frozenset[str]) -> bool:
-    """Whether a word (its lowercase form, its stem, either without accents) is a term."""
+def _matched(token: str, analyzer: Analyzer, terms: frozenset[str], by_stem: frozenset[str]) -> bool:
+    """Whether a word (its lowercase form, or its stem among `by_stem`, either without
+    accents) is a term."""
     word = token.lower()
     stem = analyzer.stem(word)
-    return word in terms or stem in terms or fold(word) in terms or fold(stem) in terms
+    return word in terms or stem in by_stem or fold(word) in terms or fold(stem) in by_stem
 
 
 class _LineSource(Protocol):
@@ -426,8 +435,11 @@ def best_snippets(
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
         out = _look(opening, max(body_line - 1, 0), bits, n) if opening is not None else []
         if out:
-            return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in out]
-    return [s._replace(matches=match_spans(s.text, analyzer, terms)) for s in _read(pieces, body_line, bits, n)]
+            return [s._replace(matches=match_spans(s.text, analyzer, terms, bits.verbatim)) for s in out]
+    return [
+        s._replace(matches=match_spans(s.text, analyzer, terms, bits.verbatim))
+        for s in _read(pieces, body_line, bits, n)
+    ]
 
 
 def _read(pieces: Iterable[str], body_line: int, bits: TermBits, n: int) -> list[Snippet]:

@@ -62,7 +62,9 @@ def answer(
             continue  # its one passage is its definition (_definition_first), not looked for
         if stored is not None:
             if doc.language not in bits:
-                bits[doc.language] = TermBits(analyzers.get(doc.language), res.stems, res.groups, res.phrases)
+                bits[doc.language] = TermBits(
+                    analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
+                )
             pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
             head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
             passages[r.doc_id] = _naming(
@@ -95,7 +97,7 @@ def answer(
         if own is not None and text is not None:
             found = _definition_first(text.split("\n"), own, doc.line_shifts, found, p.per_doc)
         if named is not None and text is not None:
-            at = _named_line(text, named, doc.line_shifts, analyzers.get(doc.language), res.stems, symbols)
+            at = _named_line(text, named, doc.line_shifts, analyzers.get(doc.language), res, symbols)
             if at is not None:
                 found = [at, *(f for f in found if not f.line <= named <= f.line + f.text.count("\n"))][: p.per_doc]
         hits.append(
@@ -274,7 +276,7 @@ def _definition_first(
 
 
 def _named_line(
-    text: str, line: int, line_shifts: str, analyzer: Analyzer, stems: frozenset[str], symbols: list[Symbol]
+    text: str, line: int, line_shifts: str, analyzer: Analyzer, res: lexical.Result, symbols: list[Symbol]
 ) -> Snippet | None:
     """The file's `line` (of the stored `text`), as a query naming it (`fs/ext4/inode.c:1234`)
     shows it first at that file: its words matched marked, the definition it is in named;
@@ -285,7 +287,10 @@ def _named_line(
     shown = lines[line - 1][:SNIPPET_MAX_CHARS]
     at = stored_line(line_shifts, line)
     return Snippet(
-        line=line, text=shown, matches=match_spans(shown, analyzer, stems), symbol=symstore.label(symbols, at, at)
+        line=line,
+        text=shown,
+        matches=match_spans(shown, analyzer, res.stems, res.verbatim),
+        symbol=symstore.label(symbols, at, at),
     )
 
 
