@@ -826,6 +826,7 @@ def test_quoted_words_are_matched_as_typed_in_the_documents_and_their_passages(t
     # A quoted run of words is read for where the index cannot tell (it keeps no places
     # of the exact words); any run of spaces between them.
     assert lexical_paths(conn, analyzers, '"add_tasks"') == ["bgs.py"]
+    assert lexical_paths(conn, analyzers, '"add_tasks"', limit=1) == ["bgs.py"]  # read on past the first
     assert sorted(lexical_paths(conn, analyzers, "add_tasks")) == ["bg.py", "bgs.py"]
     assert lexical_paths(conn, analyzers, '"memory barrier"') == ["memo.md"]
     with lexical_index(conn, analyzers) as index:
