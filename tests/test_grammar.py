@@ -225,6 +225,11 @@ def test_parse(query, expected):
         ("kmalloc_*", ["kmalloc_*: `*` ends a word's first letters, not a `_`; searched kmalloc, which finds"]),
         ("x spin_lock_*", ["spin_lock_*: `*` ends a word's first letters, not a `_`; searched spin_lock,"]),
         ('"a*b" c', []),  # quoted: text, as asked
+        # A quoted phrase's last word begun, too short to be a prefix: the words before it.
+        ('"rotate API k*"', ['"rotate API k*": `*` ends a prefix of 2 letters or more; searched "rotate api" alone']),
+        ('"rotate API k"*', ['"rotate API k"*: `*` ends a prefix of 2 letters or more; searched "rotate api" alone']),
+        ('"k*"', ['"k*": `*` only ends a prefix of 2 letters or more ("rotor imb*"); here it is text']),
+        ('"rotor imb*"', []),
         ("NOT k*alloc", ["NOT: a word here", "k*alloc: `*` only ends"]),
         ("-Wall -fno-common", ["-Wall, -fno-common: searched as text, since the query holds nothing else"]),
         ("x -Wall", []),

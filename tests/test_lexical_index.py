@@ -767,8 +767,8 @@ def test_a_quoted_phrase_ending_in_a_prefix_finds_the_phrase_being_typed(tmp_pat
     """`"remaining budg*"` found nothing: a `*` in quotes was text, so the phrase's last
     word had to be whole, while a web page's box sends a phrase being typed so. Its last
     word stands for the words that start so after the words before it, adjacent, in
-    order; `"remaining budg"*` is the same; after a word too short to be a prefix, the
-    `*` is still text."""
+    order; `"remaining budg"*` is the same; a last word too short to be a prefix is
+    left out, the words before it searched (a note says so: grammar.text_not_syntax)."""
     root = tmp_path / "docs"
     write(
         root,
@@ -786,6 +786,8 @@ def test_a_quoted_phrase_ending_in_a_prefix_finds_the_phrase_being_typed(tmp_pat
     for query in ('"remaining budg*"', '"remaining budg"*', '"Remaining Budge*"'):
         assert lexical_paths(conn, analyzers, query) == ["report.md"], query
     assert lexical_paths(conn, analyzers, '"rotor imb*"') == ["rotor.md"]
+    # A new word's first letter (what a page's box sends as it is typed): the words before it.
+    assert lexical_paths(conn, analyzers, '"rotor i*"') == ["rotor.md"]
     assert lexical_paths(conn, analyzers, '"imbalance rot*"') == []  # in order
     assert sorted(lexical_paths(conn, analyzers, 'budg* -"remaining budg*"')) == ["apart.md", "order.md"]
     conn.close()
@@ -1099,7 +1101,7 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
     # An identifier being typed: its last word is the words its prefix stands for, and
     # its text as typed is the start of what a line holds (open); so is that of one
     # whose last token is too short to be a prefix, and of a quoted phrase ending in a
-    # prefix, in the quotes or after them; after a word too short to be one, `*` is text.
+    # prefix, in the quotes or after them; a word too short to be one is left out.
     typing = expand_prefixes(
         parse('+mmc_add* mmc_add_h* "usb drv*" "pci dev"* "usb d*"'), lambda clause: ["add", "address"]
     )
@@ -1109,8 +1111,7 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
         ((frozenset({"mmc"}), frozenset({"add"})), "mmc_add_h", True),
         ((frozenset({"usb"}), frozenset({"add", "address"})), "usb drv", True),
         ((frozenset({"pci"}), frozenset({"add", "address"})), "pci dev", True),
-        ((frozenset({"usb"}), frozenset({"d"})), "usb d*", False),
-    )
+    )  # `"usb d*"`: usb alone, a word, no phrase
 
 
 def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tmp_path):

@@ -256,6 +256,9 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert [h["ref"] for h in found["hits"]] == ["docs/guides/deploy.md"]
     found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the ', "typing": 1}))[2])
     assert found["sent"] == '"deploy the"'
+    # A new word's first letter: the phrase so far, not a blank list.
+    found = json.loads(web.get("/api/search?" + urlencode({"q": '"deploy the b', "typing": 1}))[2])
+    assert found["sent"] == '"deploy the b*"' and [h["ref"] for h in found["hits"]] == ["docs/guides/deploy.md"]
     # A half-typed query the grammar rejects: an error, for the page to show beside the last results.
     status, _, body = web.get("/api/search?" + urlencode({"q": "deploy ->", "typing": 1}))
     assert status == 200  # `->` alone is no word: dropped beside one

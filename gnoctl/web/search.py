@@ -30,10 +30,11 @@ def as_typed(text: str) -> str:
     it), quoted, negated, one letter or already a prefix; a phrase being typed is closed,
     its last word a prefix too (`"rotor imb` searches "rotor imb*": an open quote was an
     error at every keystroke, and closed as typed it found nothing until the word was
-    whole)."""
+    whole), even of one letter, which gnod leaves out (`"rotor i*` searches "rotor":
+    closed as typed, the list went blank at each new word's first letter)."""
     if text.count('"') % 2:
         words = text.rpartition('"')[2].split()
-        typing = bool(words) and not text[-1].isspace() and len(words[-1]) >= 2 and "*" not in words[-1]
+        typing = bool(words) and not text[-1].isspace() and "*" not in words[-1]
         return text.rstrip() + ("*" if typing else "") + '"'
     if not text or text[-1].isspace():
         return text

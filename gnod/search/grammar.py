@@ -177,6 +177,35 @@ def _excerpt(query: str, pos: int, width: int = 20) -> str:
     return f"{'…' if start else ''}{shown}{'…' if pos + width < len(query) else ''}"
 
 
+def _quoted_clause(query: str, start: int, i: int, negated: bool, prefix_min: int) -> tuple[Clause | None, int]:
+    """The quoted phrase whose quote is at `i` (its clause from `start`, a `-` before it
+    with `negated`), and where the query goes on after it. A `*` at its end, in the
+    quotes or after them, makes its last word a prefix; one too short to be one is left
+    out (`"rotate API k*"`: rotate API, as a page's box sends a phrase being typed)."""
+    close = query.find('"', i + 1)
+    if close < 0:
+        raise QuerySyntaxError(
+            f"unbalanced double quote: the quote at character {i + 1} is never "
+            f"closed (near {_excerpt(query, i)!r}); close the phrase with another "
+            '" or remove the quote'
+        )
+    inner = query[i + 1 : close]
+    tokens = tuple(tokenize(inner))
+    i = close + 1
+    starred = query.startswith("*", i) and (i + 1 == len(query) or query[i + 1].isspace())
+    i += starred
+    starred = starred or (len(inner) > 1 and inner[-1] == "*" and bool(TOKEN_RE.fullmatch(inner[-2])))
+    prefix = starred and bool(tokens) and len(tokens[-1]) >= prefix_min
+    if starred and not prefix and len(tokens) > 1:
+        tokens = tokens[:-1]
+    if not tokens:
+        return None, i
+    raw = query[start:i]
+    return Clause(
+        tokens, phrase=len(tokens) > 1 or not prefix, compound=False, negated=negated, raw=raw, prefix=prefix
+    ), i
+
+
 def parse(
     query: str,
     prefix_min: int = PIPELINE.lexical.prefix_min_chars,
@@ -209,33 +238,7 @@ def parse(
             negated = True
             i += 1
         if query[i] == '"':
-            close = query.find('"', i + 1)
-            if close < 0:
-                raise QuerySyntaxError(
-                    f"unbalanced double quote: the quote at character {i + 1} is never "
-                    f"closed (near {_excerpt(query, i)!r}); close the phrase with another "
-                    '" or remove the quote'
-                )
-            inner = query[i + 1 : close]
-            tokens = tuple(tokenize(inner))
-            i = close + 1
-            starred = query.startswith("*", i) and (i + 1 == n or query[i + 1].isspace())
-            i += starred
-            starred = starred or (len(inner) > 1 and inner[-1] == "*" and bool(TOKEN_RE.fullmatch(inner[-2])))
-            prefix = starred and bool(tokens) and len(tokens[-1]) >= prefix_min
-            raw = query[start:i]
-            clause = (
-                Clause(
-                    tokens,
-                    phrase=len(tokens) > 1 or not prefix,
-                    compound=False,
-                    negated=negated,
-                    raw=raw,
-                    prefix=prefix,
-                )
-                if tokens
-                else None
-            )
+            clause, i = _quoted_clause(query, start, i, negated, prefix_min)
         else:
             end = i
             while end < n and not query[end].isspace():
@@ -273,6 +276,12 @@ def _negatable(query: str, at: int) -> bool:
     return not (len(word) > 1 and word.isupper())
 
 
+def _quoted_star(raw: str) -> bool:
+    """Whether a clause is a quoted phrase with a `*` at its end, in the quotes or after."""
+    typed = raw.lstrip("-")
+    return typed.startswith('"') and (typed.endswith('"*') or typed.endswith('*"'))
+
+
 # Other engines' operators: here each is a word (and a stopword, dropped beside others).
 _OPERATORS = ("AND", "OR", "NOT")
 
@@ -299,6 +308,14 @@ def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexica
         out.append(
             f"{', '.join(dict.fromkeys(operators))}: a word here, not an operator "
             "(every word is optional and ranked; -word leaves one out)"
+        )
+    begun = [c for c in clauses if _quoted_star(c.raw) and not c.prefix]
+    if begun:
+        raw, words = begun[0].raw, begun[0].tokens
+        out.append(
+            f'{raw}: `*` ends a prefix of {prefix_min} letters or more; searched "{" ".join(words)}" alone'
+            if len(tokenize(raw.lstrip("-").strip('"*'))) > len(words)
+            else f'{raw}: `*` only ends a prefix of {prefix_min} letters or more ("rotor imb*"); here it is text'
         )
     stars = [c for c in clauses if "*" in c.raw and not c.prefix and not c.raw.lstrip("-").startswith('"')]
     if stars:
