@@ -489,6 +489,9 @@ class Document(DocumentIdentity, kw_only=True):
     total_lines: int
     content: str  # the file's lines from_line..to_line (blank lines as many as it has)
     truncated: bool = False
+    # `get`'s: where the file could not be read since it was indexed (too large now,
+    # damaged), that this is the text read last.
+    notes: list[str] = []
 
 
 class MultiGetResult(Struct):

@@ -350,8 +350,8 @@ def test_a_pasted_page_is_searched_as_written_and_reranked(hybrid):
 
 def test_a_hit_whose_file_failed_since_it_was_indexed_says_so(daemon, corpus):
     """A PDF overwritten by a truncated copy keeps its last good text indexed (nothing is
-    lost), and a search found it with no word that the file now fails: search and query
-    say so, until the file reads again."""
+    lost), and a search found it with no word that the file now fails: search, query and
+    get say so, until the file reads again."""
     corpus.write("notes/pastry.md", "# Pastry\n\nCroissants need cold butter.\n")
     daemon.result("collection.add", {"name": "docs", "path": corpus.root})
     with open(corpus.path("notes/pastry.md"), "wb") as f:
@@ -364,6 +364,13 @@ def test_a_hit_whose_file_failed_since_it_was_indexed_says_so(daemon, corpus):
     ):
         assert [h["path"] for h in res["hits"]] == ["notes/pastry.md"]
         assert any(n.startswith(said) for n in res["notes"]), res["notes"]
+    # So does `get`, which gives that text (it said nothing: a file grown past the size
+    # limit read as empty, exit 0).
+    doc = daemon.result("get", {"ref": "docs/notes/pastry.md"})
+    assert "Croissants" in doc["content"] and doc["notes"] == [
+        f"{said}: the document shows the text read last (gnoctl status --errors)"
+    ]
     corpus.write("notes/pastry.md", "# Pastry\n\nCroissants need cold butter.\n")
     daemon.result("index", {"collection": "docs"})
     assert not any("could not be read" in n for n in daemon.result("search", {"query": "croissants"})["notes"])
+    assert daemon.result("get", {"ref": "docs/notes/pastry.md"})["notes"] == []

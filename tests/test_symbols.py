@@ -1936,6 +1936,9 @@ def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
     doc = cli_json("get", "src/app/settings.py:load_settings", "--json", env=env)
     assert (doc["from_line"], doc["to_line"]) == (6, 8)  # the file's lines: two blank ones before the source
     assert doc["content"].splitlines()[0] == "def load_settings(path):"
+    # --lines: the definition's first lines (it was refused: "names 3 lines… give them once").
+    doc = cli_json("get", "src/app/settings.py:load_settings", "--lines", "1", "--json", env=env)
+    assert (doc["from_line"], doc["to_line"], doc["content"]) == (6, 6, "def load_settings(path):\n")
     for ref in ("app/settings.py:Parser.parse", "src/app/settings.py:Parser::parse"):
         doc = cli_json("get", ref, "--json", env=env)
         assert doc["content"].splitlines() == ["    def parse(text):", "        return text.split()"]

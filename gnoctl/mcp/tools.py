@@ -241,7 +241,8 @@ def _document_text(d: dict) -> str:
             else f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})"
         )
     head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
-    return f"{head}\n\n{_numbered(d['content'], d['from_line'])}"
+    notes = "".join(f"\nNote: {n}" for n in d.get("notes", []))
+    return f"{head}{notes}\n\n{_numbered(d['content'], d['from_line'])}"
 
 
 def _numbered(content: str, first: int) -> str:
@@ -256,7 +257,7 @@ def _numbered(content: str, first: int) -> str:
 def _multi_get_text(r: dict) -> str:
     if r["documents"] and not any(d["from_line"] for d in r["documents"]):  # content false: which documents
         listed = [f"{d['uri']}  {d['title']}" for d in r["documents"]]
-        parts = ["\n".join([*listed, f"({len(listed)} documents)"])]
+        parts = ["\n".join([*listed, f"({len(listed)} document{'s' if len(listed) != 1 else ''})"])]
     else:
         parts = [_document_text(d) for d in r["documents"]]
     if r["missing"]:

@@ -9,11 +9,13 @@ from gnoctl.output.common import View, columns, dump, file_list, json_lines, pad
 
 def write_document(doc: dict, fmt: str, view: View) -> None:
     """`get`: the document as JSON, else its text exactly as indexed (paged on a terminal
-    when taller than it)."""
+    when taller than it), its notes on stderr."""
     if fmt == "json":
         dump(doc)
     elif not view.page(doc["content"].removesuffix("\n")):
         sys.stdout.write(doc["content"])
+    for note in doc.get("notes", []):
+        print(f"gnoctl: note: {note}", file=sys.stderr)
 
 
 def _named(doc: dict) -> str:

@@ -58,7 +58,7 @@ from gnod.search.macros import defines as macros_defined
 from gnod.server import unindexed
 from gnod.server.checks import check_collections, find_collection, holding
 from gnod.server.events import Subscription
-from gnod.server.hits import URI_PREFIX, identity
+from gnod.server.hits import URI_PREFIX, failing_notes, identity
 from gnod.server.jobs import StorageError
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.watcher import freshness_list
@@ -561,13 +561,18 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
         doc, line, count = _ref_lines(conn, d, p.ref)
         if doc is None:
             raise not_found(d, conn, p.ref)
+        # A definition's lines are where to start, and how many unless `lines` says (its
+        # first lines: `fork.c:copy_process --lines 20`); a range typed is given once.
+        ranged = _split_line_suffix(p.ref)[2] is not None
         for named, given, said in (
             (line, p.from_line, f"line {line}, and from_line (--from-line) is {p.from_line}"),
-            (count, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),
+            (count if ranged else None, p.lines, f"{count} lines, and lines (--lines) is {p.lines}"),
         ):
             if named is not None and given is not None and named != given:
                 raise RpcError(wire.INVALID_PARAMS, f"{wire.said(p.ref)} names {said}: give them once", {"ref": p.ref})
-        return _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
+        out = _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
+        out.notes = failing_notes(store.failing(conn, [doc.id]), "the document")
+        return out
 
     return await d.read(run)
 

@@ -31,16 +31,17 @@ def identity(doc: DocRow) -> dict[str, Any]:
     }
 
 
-def failing_notes(failing: list[tuple[str, str, str]]) -> list[str]:
-    """What a result says of its hits whose file failed to be read since it was indexed
-    (documents.failing): they show the text read last, which the file may no longer hold."""
+def failing_notes(failing: list[tuple[str, str, str]], shown: str = "its hit") -> list[str]:
+    """What a result says of its hits (`shown`: what it gives of one) whose file failed to
+    be read since it was indexed (documents.failing): they show the text read last, which
+    the file may no longer hold."""
     if not failing:
         return []
     if len(failing) == 1:
         collection, rel_path, code = failing[0]
         return [
             f"{collection}/{rel_path}: its file could not be read since it was indexed ({code}): "
-            "its hit shows the text read last (gnoctl status --errors)"
+            f"{shown} shows the text read last (gnoctl status --errors)"
         ]
     codes = ", ".join(sorted({code for _, _, code in failing}))
     return [
