@@ -477,6 +477,34 @@ def test_python_methods_belong_to_their_class_and_nested_functions_stay_local():
     ]
 
 
+def test_python_names_a_module_or_a_class_assigns_are_definitions():
+    """`--symbol HTTP_404_NOT_FOUND` and `--symbol __version__` found nothing: a module's
+    and a class's own assignments to a name define it (an enum's members), the statement
+    whole; not a function's locals, nor several names or an attribute assigned at once."""
+    source = (
+        '__version__ = "1.2"\n'
+        "HTTP_404_NOT_FOUND: int = 404\n"
+        "ROUTES = {\n"
+        '    "a": 1,\n'
+        "}\n"
+        "class Color(Enum):\n"
+        "    RED = 1\n"
+        "    def hue(self):\n"
+        "        x = 2\n"
+        "        return x\n"
+        "a, b = 1, 2\n"
+        "obj.attr = 5\n"
+    )
+    assert _defs(source, "python") == [
+        ("__version__", "variable", 1, 1, None),
+        ("HTTP_404_NOT_FOUND", "variable", 2, 2, None),
+        ("ROUTES", "variable", 3, 5, None),
+        ("Color", "class", 6, 10, None),
+        ("RED", "variable", 7, 7, "Color"),
+        ("hue", "method", 8, 10, "Color"),
+    ]
+
+
 def test_typescript_go_and_rust_definitions():
     assert _defs(TS_SOURCE, "typescript") == [
         ("Shape", "interface", 1, 1, None),

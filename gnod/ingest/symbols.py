@@ -90,7 +90,9 @@ GRAMMARS: dict[str, str] = {
 #     could not read it whole (_first_branches, _apart: `clone`, `wait4`).
 # 13: a C loop macro opening a statement read as `for(;;)` (_as_loops: a body without
 #     braces ended no function: `nr_context_switches` held the rest of its file).
-EXTRACTION = 13
+# 14: Python's names a module or a class assigns (`HTTP_404_NOT_FOUND = 404`,
+#     `__version__`, an enum's members), as variables.
+EXTRACTION = 14
 
 
 def stamp(grammar: str) -> str:
@@ -196,6 +198,8 @@ _QUERIES: dict[str, str] = {
     "python": """
 (function_definition) @function
 (class_definition) @class
+(module (expression_statement (assignment left: (identifier))) @variable)
+(class_definition body: (block (expression_statement (assignment left: (identifier))) @variable))
 """,
     "go": """
 (function_declaration) @function
@@ -595,6 +599,10 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
     if kind == COMPATIBLE:
         name = _text(node, source)
         return node, node, kind, name if 0 < len(name) <= MAX_NAME else None, None
+    if kind == VARIABLE and grammar == "python":  # the assignment's statement, named by its target
+        target = node.named_children[0].child_by_field_name("left")
+        name = _text(target, source)
+        return node, node, kind, name if len(name) <= MAX_NAME else None, None
     if kind == VARIABLE:
         declaration = node.parent
         first = declaration if declaration.child_by_field_name("declarator") == node else node
