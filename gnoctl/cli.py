@@ -915,7 +915,7 @@ def mcp(
 ) -> None:
     """Serve gno to AI agents over MCP (Model Context Protocol), as a thin bridge to gnod.
 
-    Tools: search, vsearch, query, ask, get, multi_get, ls, status (and the write tools with
+    Tools: search, vsearch, query, ask, get, similar, multi_get, ls, status (and the write tools with
     --enable-write); documents are resources gno://collection/path. Every agent shares the one
     gnod (started when absent), its warm models and its fresh index. Over stdio (an MCP
     client's `command: gnoctl, args: [mcp]`) it exits when stdin closes.

@@ -493,6 +493,27 @@ def test_max_memory_unloads_the_idle_model_first(minilm, tmp_path):
     assert second == {"embed": "ready", "generate": "ready"}
 
 
+def test_the_models_are_listed_in_the_order_of_their_roles_whichever_was_asked_for_first(minilm, tmp_path):
+    """`status` listed the models in the order they were first asked for, which changed
+    from run to run."""
+    from gnod.config import ModelsConfig
+    from gnod.models.base import ModelUnavailable
+    from gnod.models.manager import Models
+
+    cfg = ModelsConfig(embed=f"file:{minilm}", generate=f"file:{tmp_path / 'absent.gguf'}", threads=1)
+
+    async def scenario() -> list[str]:
+        models = Models(cfg, str(tmp_path / "cache"))
+        try:
+            with pytest.raises(ModelUnavailable):  # missing: its slot is there all the same
+                await models.get("generate")
+            return [m.role for m in models.infos()]
+        finally:
+            models.close()
+
+    assert asyncio.run(scenario()) == ["embed", "rerank", "generate"]
+
+
 def test_closing_the_manager_frees_each_loaded_model_after_the_call_in_progress(minilm, tmp_path):
     """Shutdown frees llama.cpp's model and context on the model thread (and drops queued work)."""
     from gnod.config import ModelsConfig

@@ -348,13 +348,15 @@ class Models:
             raise
 
     def infos(self) -> list[ModelInfo]:
-        """Each configured role's model, plus any other model still loaded."""
+        """Each configured role's model, plus any other model still loaded, in the order
+        of ROLES (not of their first use: `status` listed them differently run to run)."""
         for role in ROLES:
             slot = self._slot(role, self.uri(role))
             if slot.model is None and slot.state in ("unloaded", "missing"):
                 self._check_file(slot)
         wanted = {(r, self.uri(r)) for r in ROLES}
-        return [s.info() for k, s in self._slots.items() if k in wanted or s.model is not None]
+        kept = [(k, s) for k, s in self._slots.items() if k in wanted or s.model is not None]
+        return [s.info() for _, s in sorted(kept, key=lambda ks: ROLES.index(ks[0][0]))]
 
     async def unload_idle(self, now: float | None = None) -> list[str]:
         """Unload models idle past the TTL, and models no longer configured."""
