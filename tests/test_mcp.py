@@ -271,13 +271,30 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
                     ("get", {"ref": "notes/" + "x" * 3000}),
                     # What strict-mode clients send for the arguments they leave out, and a float limit.
                     ("search", {"query": "bread", "collections": None, "filters": {"path": None}, "limit": 2.0}),
+                    # Days as gnoctl takes them (the schema refused `yesterday`), and one that is none.
+                    ("search", {"query": "bread", "filters": {"since": "10 years ago", "until": "today"}}),
+                    ("search", {"query": "bread", "filters": {"since": "someday"}}),
                     ("status", {}),  # the session is still fine after all that
                 )
             ]
 
-    bad_query, no_collection, no_doc, too_many, no_write, nothing_asked, two_asked, too_long, long_ref, nulls, ok = run(
-        go
-    )
+    (
+        bad_query,
+        no_collection,
+        no_doc,
+        too_many,
+        no_write,
+        nothing_asked,
+        two_asked,
+        too_long,
+        long_ref,
+        nulls,
+        days,
+        no_day,
+        ok,
+    ) = run(go)
+    assert not days.is_error and days.structured_content["hits"][0]["path"] == "cooking/bread.md"
+    assert no_day.content[0].text.startswith("INVALID_PARAMS: filters: 'someday' is not a day: YYYY-MM-DD, today")
     # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
     assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"
     assert long_ref.content[0].text.startswith("NOT_FOUND: 'notes/xxx") and len(long_ref.content[0].text) < 200
@@ -484,14 +501,19 @@ def test_write_tools_report_progress(hybrid, tmp_path):
             seen.append((done, total, message))
 
         async with Client(bridge(hybrid.env, "--enable-write")) as c:
-            added = await c.call_tool(
-                "collection_add", {"name": "more", "path": str(tmp_path / "more")}, progress_callback=progress
-            )
+            # Named after its folder, as gnoctl collection add names it.
+            added = await c.call_tool("collection_add", {"path": str(tmp_path / "more")}, progress_callback=progress)
             found = await c.call_tool("search", {"query": "quarterly budget", "collections": ["more"]})
+            # The way past an overlap that the error names is the tool's own argument.
+            again = {"name": "again", "path": str(tmp_path / "more")}
+            overlap = await c.call_tool("collection_add", again)
+            allowed = await c.call_tool("collection_add", {**again, "allow_overlap": True})
+            await c.call_tool("collection_remove", {"name": "again"})
             removed = await c.call_tool("collection_remove", {"name": "more"})
-        return seen, added, found, removed
+        return seen, added, found, removed, overlap, allowed
 
-    seen, added, found, removed = run(go)
+    seen, added, found, removed, overlap, allowed = run(go)
+    assert overlap.is_error and "allow_overlap" in overlap.content[0].text and not allowed.is_error
     assert not added.is_error and added.content[0].text.startswith("more: 40 added")
     assert added.content[0].text.endswith(
         "\n  not indexed: 1 file of other kinds (.svg 1); --also globs take them besides the default kinds "

@@ -17,7 +17,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.mcp.live import Live
-from gnoctl.mcp.tools import ToolSpec, tools
+from gnoctl.mcp.tools import ToolSpec, tools, with_days
 from gnod import wire
 
 URI_TEMPLATE = "gno://{collection}/{+path}"
@@ -171,6 +171,10 @@ class Bridge:
         for key, prop in spec.properties.items():
             if key not in args and "default" in prop:
                 args[key] = prop["default"]
+        try:
+            args = with_days(args)
+        except ValueError as e:
+            return _error_result(DaemonError(wire.INVALID_PARAMS, f"filters: {e}"))
         try:
             result = await self.link.call(spec.method, spec.params(args), self._progress(ctx, spec))
         except DaemonError as e:

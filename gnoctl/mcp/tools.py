@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from gnoctl.days import FORMS, iso_day
 from gnod.protocol import METHOD_PARAMS
 from gnod.wire import said
 
@@ -107,15 +108,35 @@ _COLLECTIONS = _param(
     items={"type": "string", "minLength": 1, "maxLength": 64},
     maxItems=32,
 )
-_FILTERS = _param(
-    "search",
-    "filters",
-    "Only documents that pass all of these: `path` a glob over the path in its collection (`drivers/mmc/**`, "
-    "`*.h`; a first folder that names a collection: in it; a list passes any, and `!tests/**` in it leaves "
-    "those out), `types` file types as ripgrep's -t (`c`, `py`, "
-    "`md`, `pdf`…), `since`/`until` days (YYYY-MM-DD), `tags`, `lang` (also the language the query is "
-    "read in), `from` (a message's sender).",
-)
+
+
+def _filters() -> dict:
+    """The filters' schema, its days as the tools take them: gnoctl's forms (days.FORMS),
+    made the daemon's YYYY-MM-DD by the bridge (with_days), as `--since` takes them."""
+    schema = _param(
+        "search",
+        "filters",
+        "Only documents that pass all of these: `path` a glob over the path in its collection (`drivers/mmc/**`, "
+        "`*.h`; a first folder that names a collection: in it; a list passes any, and `!tests/**` in it leaves "
+        "those out), `types` file types as ripgrep's -t (`c`, `py`, "
+        f"`md`, `pdf`…), `since`/`until` days ({FORMS}), `tags`, `lang` (also the language the query is "
+        "read in), `from` (a message's sender).",
+    )
+    days = {"type": "string", "minLength": 1, "maxLength": 64}
+    return {**schema, "properties": {**schema["properties"], "since": days, "until": days}}
+
+
+def with_days(args: dict) -> dict:
+    """`args` with their filters' `since` and `until` as YYYY-MM-DD (days.iso_day, on this
+    machine's calendar); ValueError saying which forms are read."""
+    given = args.get("filters")
+    if not isinstance(given, dict) or not ({"since", "until"} & given.keys()):
+        return args
+    days = {key: iso_day(given[key]) for key in ("since", "until") if isinstance(given.get(key), str)}
+    return {**args, "filters": {**given, **days}}
+
+
+_FILTERS = _filters()
 _MODE = _param("query", "mode", "`deep` searches a bigger pool (slower; needs at least 2 keywords).", type="string")
 _WAIT = _param(
     "search", "wait_s", "First wait up to this many seconds for files saved just now to be indexed.", maximum=60.0
@@ -333,7 +354,11 @@ def _ask_params(a: dict) -> dict:
 
 
 def _add_params(a: dict) -> dict:
-    return {**a, "index": True}
+    """collection.add's: indexed now, named after its folder where no name is given (as
+    `gnoctl collection add` names it)."""
+    from gnod.config import name_for
+
+    return {**a, "name": a.get("name") or name_for(a.get("path") or ""), "index": True}
 
 
 READ_ONLY_TOOLS = [
@@ -563,7 +588,12 @@ WRITE_TOOLS = [
         "Add a folder to the index as a named collection and index it now (progress is reported); it is "
         "then kept up to date as files change.",
         {
-            "name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Collection name."},
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "Collection name (default: the folder's name).",
+            },
             "path": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "Absolute folder path."},
             "include": {
                 "type": "array",
@@ -591,8 +621,14 @@ WRITE_TOOLS = [
                 "maxLength": 500,
                 "description": "What the collection holds, in a sentence (shown to agents choosing where to search).",
             },
+            "allow_overlap": {
+                "type": "boolean",
+                "default": False,
+                "description": "Add it although another collection covers the folder (the same, a parent or a "
+                "sub-folder): its files are then indexed twice.",
+            },
         },
-        ("name", "path"),
+        ("path",),
         _index_text,
         params=_add_params,
         write=True,
