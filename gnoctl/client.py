@@ -377,6 +377,15 @@ def wait_listening(paths: Paths, pid: int, timeout: float = STARTING_WAIT_S) -> 
         time.sleep(0.05)
 
 
+def _reaped(proc: Any) -> None:
+    """Wait for the gnod started here in a thread of its own, so that a client that
+    lives on (`gnoctl web`, the MCP bridge) does not keep it as a zombie once it stops;
+    a short one ends first, and gnod is then init's."""
+    import threading
+
+    threading.Thread(target=proc.wait, name="gnod-reaper", daemon=True).start()
+
+
 def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
     """Start gnod detached from this terminal and wait until it accepts connections."""
     import os
@@ -405,6 +414,7 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             # Ready only when *our* gnod serves: another one answering now may be on its way out.
             if paths.read_pid() == proc.pid:
                 if is_running(paths):
+                    _reaped(proc)
                     return proc.pid
                 deadline = started + max(timeout, STARTING_WAIT_S)  # it holds the index: it listens once migrated
                 holding = True
@@ -423,6 +433,7 @@ def start_daemon(paths: Paths, timeout: float = START_TIMEOUT_S) -> int:
             raise DaemonError(err, f"gnod exited with status {code} while starting: {_tail(out)}", {"log": out})
         time.sleep(0.02)
     waited = time.monotonic() - started
+    _reaped(proc)
     if holding:
         said = f"gnod (pid {proc.pid}) took the index but has not listened within {waited:.0f} s; see {out}"
         raise DaemonError(wire.INTERNAL_ERROR, said, {"log": out, "pid": proc.pid})

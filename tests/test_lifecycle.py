@@ -504,6 +504,36 @@ def test_concurrent_autostart(env):
         assert int(f.read()) == pid
 
 
+def test_a_client_that_lives_on_keeps_no_zombie_of_the_gnod_it_started(env):
+    """`gnoctl web` started gnod (its child), and after `daemon stop` kept it as
+    `[python] <defunct>` for as long as the page was served."""
+    script = (
+        "import sys, time\n"
+        "from gnoctl.client import Client\n"
+        "c = Client(autostart=True)\n"
+        "print(c.call('status')['pid'], flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        pid = int(client.stdout.readline())
+        with RawConn(paths_for(env).socket_path) as c:
+            c.call("shutdown")
+
+        def state() -> str | None:
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    return next(line.split()[1] for line in f if line.startswith("State:"))
+            except FileNotFoundError:
+                return None  # reaped: gone
+
+        assert wait_until(lambda: state() is None, 30.0), state()
+    finally:
+        client.communicate("\n", timeout=30)
+
+
 def test_autostart_waits_for_a_race_winner_that_is_not_listening_yet(env):
     # The other side of the race: gnoctl's gnod finds the lock taken ("already running")
     # before the winner has bound its socket. Here the test holds the lock, then hands
