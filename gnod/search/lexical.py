@@ -70,7 +70,7 @@ from gnod.store.lexical_index import (
     tag_key,
     words,
 )
-from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, cjk_character, fold, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, WORD_CHAR, AnalyzerSet, cjk_character, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 from gnod.wire import said
@@ -1290,10 +1290,9 @@ def _run_pattern(words: Sequence[str]) -> str:
     digits between them, no letter or digit at either end; its first word opens it,
     so the scan is one for that word's letters (a look behind first made it try every
     place: 4 ms for a kernel search's 40 files)."""
-    edge = "[^\\W_]"  # a letter or a digit: a word's, as tokenize splits them
     first = re.escape(words[0])
     rest = "".join("[\\W_]+" + re.escape(w) for w in words[1:])
-    return f"{first}(?<!{edge}{first}){rest}(?!{edge})"
+    return f"{first}(?<!{WORD_CHAR}{first}){rest}(?!{WORD_CHAR})"
 
 
 def _holding(

@@ -62,6 +62,9 @@ _CJK = (
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
 CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
+# A character a word goes on with, as tokenize reads words: a letter or a digit, not of
+# a CJK run (a run beside a word is a token of its own: `用kmem_cache_create创建`).
+WORD_CHAR = f"[^\\W_{_CJK}]"
 # Every byte except the UTF-8 lead bytes of U+3000-U+DFFF, U+F000-U+FFFF and planes
 # 1-3, which hold every CJK character: deleting them all (one C pass) leaves nothing
 # for text without CJK, at a half to a fifth of the cost of a `_CJK_RE` scan.
