@@ -76,9 +76,10 @@ def list_lines(res: dict) -> list[str]:
     lines = []
     for c in res["collections"]:
         extra = f" language={c['language']}" if c.get("language") else ""
-        lines.append(f"{c['name']:<16} {c['documents']:>7} docs  {c['path']}{extra}")
-        if c.get("description"):
-            lines.append(f"{'':<16} {c['description']}")
+        head = f"{c['name']:<16} {c['documents']:>7} docs  "
+        lines.append(f"{head}{c['path']}{extra}")
+        if c.get("description"):  # under the folder, as the collection's second line
+            lines.append(" " * len(head) + c["description"])
     return lines
 
 
