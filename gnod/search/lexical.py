@@ -1374,31 +1374,33 @@ def _respelled(
     `df`: the search's doc_frequency; `held_by`: _held_by's, a word's documents in any
     form, which a word is judged by: `forms`, held by its stem, is no typo of `form`),
     None where none seems to be. A function word is never what was meant (`stop`): it is
-    in every document and searched for in none (`wall` is no `will`). With `some` matches, only rare words are looked at
-    (spelling_rare_docs); with none, a snake_case name whose words are all words may be
-    a defined name one edit away (`copy_form_user`)."""
+    in every document and searched for in none (`wall` is no `will`). With `some`
+    matches, only rare words are looked at (spelling_rare_docs); with none, a snake_case
+    name whose words are all words may be a defined name one edit away (`copy_form_user`)."""
     clauses = [c for c in parsed if not c.negated and not c.prefix]
-    words = {t: held_by(t) for c in clauses for t in c.tokens}
+    rare = lexical.spelling_rare_docs
+    # As typed first: a word in more documents so is in more in any form.
+    words = dict.fromkeys(t for c in clauses for t in c.tokens if not some or df(t) <= rare)
 
     def worded(word: str) -> int:
         return 0 if stop(word) else df(word)
 
-    fixes = {
-        word: right
-        for word, held in words.items()
-        if (not some or held <= lexical.spelling_rare_docs)
-        and (
-            right := spelling.correction(
-                word,
-                worded,
-                lexical.spelling_ratio,
-                lexical.spelling_min_chars,
-                lexical.spelling_max_chars,
-                lexical.spelling_absent_docs,
-                held,
-            )
+    fixes: dict[str, str] = {}
+    for word in words:
+        held = held_by(word)
+        if some and held > rare:
+            continue
+        right = spelling.correction(
+            word,
+            worded,
+            lexical.spelling_ratio,
+            lexical.spelling_min_chars,
+            lexical.spelling_max_chars,
+            lexical.spelling_absent_docs,
+            held,
         )
-    }
+        if right:
+            fixes[word] = right
     if not fixes and not some:
         for c in clauses:
             name = c.raw.lower()
