@@ -1214,7 +1214,7 @@ def search(
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
     prefer = Preferences(query, parsed, languages, counts, lexical, stem, standings, placed, held)
     found = prefer.best(searcher, Query.boolean_query(parts), pool, df)
-    found = _holding(conn, found, _typed_phrases(parsed), limit)
+    found = _holding(conn, found, parsed, limit)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
@@ -1296,12 +1296,15 @@ def _run_pattern(words: Sequence[str]) -> str:
 
 
 def _holding(
-    conn: apsw.Connection, found: list[tuple[int, float, float]], typed: list[re.Pattern[str]], limit: int
+    conn: apsw.Connection, found: list[tuple[int, float, float]], parsed: Sequence[Clause], limit: int
 ) -> list[tuple[int, float, float]]:
-    """The documents of `found` whose text holds one of the `typed` runs (_typed_phrases):
-    read best first, `limit` at a time, until `limit` of them do (those shown); the
-    matches after them are left as they are, counted unread (reading the 40 files of a
-    kernel search took 4 ms). All of them where there are no runs."""
+    """The documents of `found` whose text holds one of the query's quoted runs, where
+    it is made of them alone (_typed_phrases): read best first, `limit` at a time, until
+    `limit` of them do (those shown); the matches after them are left as they are,
+    counted unread (reading the 40 files of a kernel search took 4 ms). All of them
+    where there are no runs; the runs' patterns are made only where something matched
+    (a pasted run of 5,000 words took 7 ms to compile for no match)."""
+    typed = _typed_phrases(parsed) if found else []
     if not typed:
         return found
     kept: list[tuple[int, float, float]] = []
