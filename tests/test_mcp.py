@@ -738,6 +738,25 @@ def test_a_2025_11_25_client_subscribes_and_hears_of_saved_and_added_documents(h
     assert [type(m) for m in renamed] == [types.ResourceListChangedNotification], renamed
 
 
+def test_a_passage_keeps_its_lines_in_the_text():
+    """An agent read code joined onto one line (`class WebSocketDisconnect(Exception):
+    def __init__(…) -> None: self.code = code`): the text keeps each line, indented under
+    its hit, without blank ones, within SNIPPET_CHARS."""
+    from gnoctl.mcp.tools import SNIPPET_CHARS, _search_text
+
+    code = "class Gone(Exception):\n\n    def __init__(self, code: int) -> None:   \n        self.code = code"
+    hit = {"uri": "gno://c/ws.py", "title": "ws", "score": 1.0, "snippet": {"line": 20, "text": code}}
+    assert _search_text({"query": "Gone", "hits": [hit], "total_candidates": 1}).split("\n") == [
+        "gno://c/ws.py:20  ws  (1.00)",
+        "  class Gone(Exception):",
+        "      def __init__(self, code: int) -> None:",
+        "          self.code = code",
+    ]
+    long = {**hit, "snippet": {"line": 1, "text": "\n".join(["y" * 100] * 5)}}
+    text = _search_text({"query": "y", "hits": [long], "total_candidates": 1})
+    assert text.endswith("…") and len(text.split("\n", 1)[1]) == 2 + SNIPPET_CHARS
+
+
 def test_a_search_with_many_passages_gives_at_most_a_budget_of_text():
     """100 documents of 10 passages came to 204,000 characters of text, past what hosts
     take from one call; the structured content still holds them all."""

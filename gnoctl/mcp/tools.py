@@ -18,7 +18,7 @@ from gnoctl.days import FORMS, iso_day
 from gnod.protocol import METHOD_PARAMS
 from gnod.wire import said
 
-# Longest line of text shown per hit; the full passage is in structuredContent.
+# Most text shown per passage of a hit, in its lines; the full passage is in structuredContent.
 SNIPPET_CHARS = 240
 # Results an agent may ask for in one call (the daemon allows more; a context window does not).
 MAX_RESULTS = 100
@@ -174,8 +174,12 @@ _REF = {
 
 
 def _line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+    """A passage as the text shows it: its lines as they are, each indented under its
+    hit, blank ones and trailing spaces left out, cut at SNIPPET_CHARS. Joined into one
+    line, code lost its lines and its indentation (`class X(Exception): def __init__…`)."""
+    lines = [line.rstrip() for line in text.split("\n") if line.strip()]
+    shown = "\n  ".join(lines)
+    return shown if len(shown) <= SNIPPET_CHARS else shown[: SNIPPET_CHARS - 1] + "…"
 
 
 def _search_text(r: dict) -> str:
