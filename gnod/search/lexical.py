@@ -1054,7 +1054,22 @@ def _held(searcher: tantivy.Searcher, condition: Query, forms: Sequence[Sequence
     )
 
 
-def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], float]:
+def _stem_frequency(searcher: tantivy.Searcher, stem: Stem) -> Callable[[str], list[int]]:
+    """word → how many documents hold each of its stems (one per language the query is
+    stemmed in that stems it to one word), memoized: what _inflected and _held_by weigh
+    a word by."""
+    cache: dict[str, list[int]] = {}
+
+    def frequencies(word: str) -> list[int]:
+        if word not in cache:
+            stems = dict.fromkeys(form[0] for form in stem((word,)) if len(form) == 1)
+            cache[word] = [searcher.doc_freq(STEMS, s) for s in stems]
+        return cache[word]
+
+    return frequencies
+
+
+def _inflected(df: Callable[[str], int], stem_df: Callable[[str], list[int]]) -> Callable[[str], float]:
     """word → how far the documents holding its stem (in each of the query's languages)
     differ in number from those holding it as typed, as a share of the latter: a word of
     prose comes in other forms (`lock`: locks, locked; 5 % more documents), a name of
@@ -1064,8 +1079,7 @@ def _inflected(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem)
         exact = df(word)
         if not exact:
             return 1.0
-        stems = {form[0] for form in stem((word,)) if len(form) == 1}
-        return max((abs(searcher.doc_freq(STEMS, s) - exact) / exact for s in stems), default=1.0)
+        return max((abs(n - exact) / exact for n in stem_df(word)), default=1.0)
 
     return share
 
@@ -1208,7 +1222,8 @@ def search(
         parts = [(Occur.Must, condition), (Occur.Must, matches), *((o, q) for o, q in parts if o != Occur.Should)]
     # What is left out (`kmalloc -staging`) does not make a name of code less of one.
     asked = [c for c in clauses if not c.negated] or clauses
-    name, typed, kinds = _code_name(asked, lexical, _inflected(searcher, df, stem), stop)
+    stem_df = _stem_frequency(searcher, stem)
+    name, typed, kinds = _code_name(asked, lexical, _inflected(df, stem_df), stop)
     typing = starting if typed else None
     whole = not typed or clauses[-1].prefix
     defined, standings = _defining(conn, name, where, object_like, typing, whole, kinds)
@@ -1235,7 +1250,7 @@ def search(
         defined=defined,
         at_line=dict.fromkeys(placed, line) if line else {},
     )
-    held_by = _held_by(searcher, df, stem)
+    held_by = _held_by(df, stem_df)
     some = bool(rows)
     respelled = (
         _respelled(df, held_by, stop, conn, query, parsed, lexical, some) if respell and len(rows) < limit else None
@@ -1258,13 +1273,12 @@ def search(
     return result
 
 
-def _held_by(searcher: tantivy.Searcher, df: Callable[[str], int], stem: Stem) -> Callable[[str], int]:
+def _held_by(df: Callable[[str], int], stem_df: Callable[[str], list[int]]) -> Callable[[str], int]:
     """word → how many documents hold it in some form: as typed, or by its stem in one of
     the query's languages (the most of those), as the search itself finds it."""
 
     def held(word: str) -> int:
-        stems = (searcher.doc_freq(STEMS, form[0]) for form in stem((word,)) if len(form) == 1)
-        return max([df(word), *stems])
+        return max([df(word), *stem_df(word)])
 
     return held
 
