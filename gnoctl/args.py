@@ -91,6 +91,7 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
             "--null": ("null", "flag"),
             "--color": ("color", "str"),
             "--no-pager": ("no_pager", "flag"),
+            **options("ls"),
         },
         1,
     ),

@@ -568,7 +568,6 @@ def multi_get(
     _exit(commands.multi_get(refs or [], pattern, max_bytes, fmt, _view(fmt, no_pager=no_pager, null=null)))
 
 
-@app.command()
 def ls(
     collection: Annotated[
         Optional[str],
@@ -611,16 +610,27 @@ def ls(
     null: NullOpt = False,
     color: ColorOpt = Color.auto,
     no_pager: NoPagerOpt = False,
+    **filters: Any,
 ) -> None:
     """List indexed documents: collection/path and title, aligned.
 
     When there are more than -n documents, the first -n are listed and stderr says how
     many there are (JSON has `total`); --files and --jsonl list them all unless -n
     says. `gnoctl ls tree/drivers -d` shows what is in a folder, one level: its folders
-    first (`tree/drivers/usb/  1,204 documents`).
+    first (`tree/drivers/usb/  1,204 documents`). The search filters choose which
+    documents are listed: `gnoctl ls notes --tag meeting --since 2.weeks.ago`; nothing
+    passing them exits 1.
     """
     fmt = _fmt(json_, files, human=human, jsonl=jsonl)
-    _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null), folders))
+    chosen = params("ls", {o["dest"]: filters[_param_name(o)] for o in SPEC["ls"]}, []).get("filters")
+    _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null), folders, chosen))
+
+
+# `ls`'s own options, then the filters' (gnoctl.spec), which typer passes as `filters`.
+ls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [*list(inspect.signature(ls, eval_str=True).parameters.values())[:-1], *_spec_parameters("ls")]
+)
+app.command()(ls)
 
 
 @app.command()

@@ -237,12 +237,16 @@ def ls(
     fmt: str | None,
     view: View | None = None,
     folders: bool = False,
+    filters: dict | None = None,
 ) -> int:
-    """`limit` None: LS_LIMIT, or every document in LS_EVERY_FORMATS."""
+    """`limit` None: LS_LIMIT, or every document in LS_EVERY_FORMATS. `filters`: the
+    params' filters, as a search's."""
     from gnoctl.output.documents import write_listing
 
     view = view or View()
-    params = {"collection": collection, "prefix": prefix, **({"folders": True} if folders else {})}
+    params: dict[str, Any] = {"collection": collection, "prefix": prefix, **({"folders": True} if folders else {})}
+    if filters:
+        params["filters"] = filters
 
     def go(fmt: str) -> int:
         asked = f"{collection}/{prefix}" if collection and prefix else collection or prefix
@@ -262,9 +266,11 @@ def ls(
             if not more["entries"]:
                 break
             res["entries"] += more["entries"]
-        write_listing(res, fmt, view, asked)
-        # A folder or collection holding nothing is no match, as `search` finding nothing.
-        return EXIT_NO_MATCH if asked and not res["entries"] and not res.get("folders") else 0
+        write_listing(res, fmt, view, asked, bool(filters))
+        # A folder or collection holding nothing is no match, as `search` finding nothing,
+        # and so are filters that leave every document out.
+        chosen = asked or filters
+        return EXIT_NO_MATCH if chosen and not res["entries"] and not res.get("folders") else 0
 
     return _run(fmt, go)
 

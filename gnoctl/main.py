@@ -84,7 +84,8 @@ def _plain(argv: list[str]) -> int | None:
     from gnoctl.output.common import View
 
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))
-    return commands.ls(arg, opts.get("prefix", ""), limit, fmt, view, bool(opts.get("folders")))
+    chosen = params("ls", opts, []).get("filters")
+    return commands.ls(arg, opts.get("prefix", ""), limit, fmt, view, bool(opts.get("folders")), chosen)
 
 
 def _send_early(method: str, p: dict) -> Callable[[], Any] | None:

@@ -369,6 +369,9 @@ class LsParams(Params):
     offset: Annotated[int, Meta(ge=0)] = 0
     # One level, as ls(1): the folders right in `prefix` (a folder) and the documents directly in it.
     folders: bool = False
+    # Only the documents that pass these, as a search's (tags, days, path globs, types, language,
+    # sender); not with `folders`.
+    filters: Annotated[Filters, NESTED] = msgspec.field(default_factory=Filters)
 
 
 class SimilarParams(Params):

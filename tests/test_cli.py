@@ -947,6 +947,50 @@ def test_ls(indexed):
         ]
 
 
+def test_ls_lists_the_documents_that_pass_the_search_filters(tmp_path):
+    """`ls` takes a search's filters: a writer asked for the notes tagged `meeting` from
+    this month and had to search for a word every one of them held."""
+    notes = write_tree(
+        str(tmp_path / "notes"),
+        {
+            "standup.md": "---\ntags: [meeting, work]\ndate: 2026-03-10\n---\n# Standup\n\nBlockers.\n",
+            "retro.md": "---\ntags: [Meeting]\ndate: 2025-06-01\n---\n# Retro\n\nWhat went well.\n",
+            "scripts/tally.py": "def tally(votes):\n    return len(votes)\n",
+            "ideas.md": "# Ideas\n\nA garden.\n",
+        },
+    )
+    typer_ls = [sys.executable, "-c", "from gnoctl.cli import run; import sys; sys.exit(run(sys.argv[1:]))", "ls"]
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", notes, "--name", "notes", "--json", env=env)
+
+        def paths(*args: str, expect: int = 0) -> list[str]:
+            fast = cli_json("ls", *args, "--json", env=env, expect=expect)
+            # typer parses the same options the same way (`--help`, a typo: it takes over).
+            slow = subprocess.run([*typer_ls, *args, "--json"], env=env, capture_output=True, text=True, timeout=60)
+            assert json.loads(slow.stdout) == fast, slow.stderr
+            assert fast["total"] == len(fast["entries"])
+            return [e["path"] for e in fast["entries"]]
+
+        assert paths("--tag", "meeting") == ["retro.md", "standup.md"]  # in any case, as search's
+        assert paths("notes", "--tag", "meeting", "--since", "2026-01-01") == ["standup.md"]
+        assert paths("--tag", "meeting", "--tag", "work") == ["standup.md"]
+        assert paths("-t", "py") == ["scripts/tally.py"]
+        assert paths("--path", "!*.md") == ["scripts/tally.py"]
+        assert paths("notes/scripts", "--type", "md", expect=1) == []
+        # A document named: listed if it passes, else nothing (exit 1, as search finding nothing).
+        assert paths("notes/retro.md", "--until", "2025-12-31") == ["retro.md"]
+        r = _run_cli("ls", "notes/retro.md", "--since", "2026-01-01", "--human", env=env)
+        assert r.returncode == 1 and r.stdout == ""
+        assert "gnoctl: no document under 'notes/retro.md' passes the filters" in r.stderr
+        r = _run_cli("ls", "--tag", "holiday", "--files", env=env)
+        assert r.returncode == 1 and r.stdout == "" and "no document passes the filters" in r.stderr
+        # A listing by folder counts what is under each folder: it takes no filters.
+        err = cli_error("ls", "notes", "-d", "--tag", "meeting", env=env)
+        assert err["code"] == "INVALID_PARAMS" and "without `folders` (gnoctl ls without -d)" in err["message"]
+        err = cli_error("ls", "--type", "nosuchtype", env=env)
+        assert err["code"] == "INVALID_PARAMS"
+
+
 def test_ls_folders_shows_one_level(indexed):
     """`ls -d` is what is in a folder, as ls(1) shows it: the folders right in it with
     the documents under each, then its own documents (a helper browsing the kernel tree

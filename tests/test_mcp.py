@@ -143,6 +143,11 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
                 out[name] = await c.call_tool(name, args)  # the SDK checks it against the outputSchema
             out["ls folders"] = await c.call_tool("ls", {"collection": "notes", "folders": True})
             out["ls a page"] = await c.call_tool("ls", {"collection": "notes", "limit": 1})
+            # As search's filters, its days as the bridge reads them (the notes were written today).
+            out["ls filtered"] = await c.call_tool(
+                "ls", {"collection": "notes", "filters": {"path": "space/**", "since": "yesterday"}}
+            )
+            out["ls none passing"] = await c.call_tool("ls", {"filters": {"until": "yesterday"}})
             out["ask by query"] = await c.call_tool(
                 "ask", {"query": "how do I bake bread", "answer": False, "sources": 2}
             )
@@ -189,6 +194,11 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         "space/moon.md",
     }
     assert results["ls"].content[0].text.splitlines()[-1] == "(2 of 2 documents)"
+    assert [e["path"] for e in results["ls filtered"].structured_content["entries"]] == [
+        "space/mars.md",
+        "space/moon.md",
+    ]
+    assert results["ls none passing"].content[0].text == "(0 of 0 documents)"
     paged = results["ls a page"].content[0].text.splitlines()[-1]
     assert (
         paged

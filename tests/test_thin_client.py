@@ -140,6 +140,7 @@ def test_fast_commands_run_without_typer(argv, tmp_path):
         ["status"],
         ["status", "--json"],
         ["ls", "-n", "5"],
+        ["ls", "notes", "--tag", "meeting", "--since", "yesterday", "-t", "md", "--path", "./x"],
         ["update", "notes"],
         ["collection", "list"],
         ["multi-get", "notes/a.md:3", "notes/b.md", "-p", "notes/*.md", "--files"],

@@ -544,9 +544,10 @@ READ_ONLY_TOOLS = [
         "ls",
         "ls",
         "List documents",
-        "List indexed documents (uri and title), optionally of one collection and under a path prefix. "
+        "List indexed documents (uri and title), optionally of one collection and under a path prefix, "
+        "and only those passing `filters` (as search's: tags, days, path globs, file types, language). "
         "Use to browse, or to learn the collections' layout: with folders true, one level of a folder "
-        "(its sub-folders with their document counts, then the documents directly in it).",
+        "(its sub-folders with their document counts, then the documents directly in it; no filters then).",
         {
             "collection": {"type": "string", "minLength": 1, "maxLength": 64, "description": "One collection."},
             "prefix": {
@@ -568,6 +569,7 @@ READ_ONLY_TOOLS = [
                 "description": "Documents to list at most.",
             },
             "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Documents to skip (paging)."},
+            "filters": _FILTERS,
         },
         (),
         _ls_text,

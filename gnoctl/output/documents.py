@@ -65,10 +65,10 @@ def column_width(lengths: list[int]) -> int:
     return max(n for n in lengths if n <= cap) if min(lengths) <= cap else 0
 
 
-def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
+def write_listing(res: dict, fmt: str, view: View, asked: str = "", filtered: bool = False) -> None:
     """`ls`: collection/path and title, aligned, after the folders of `ls -d` with their
     document counts; stderr says when -n cut the list short, and when nothing is under
-    the collection or folder `asked` for."""
+    the collection or folder `asked` for, or nothing passes the filters (`filtered`)."""
     entries, folders = res["entries"], res.get("folders", [])
     if fmt == "json":
         dump(res)
@@ -86,5 +86,8 @@ def write_listing(res: dict, fmt: str, view: View, asked: str = "") -> None:
         view.emit("\n".join(f"{pad(path, width)}  {about}".rstrip() for path, about in rows), fmt)
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`
         print(f"gnoctl: listed {len(entries)} of {res['total']} documents (-n N lists more)", file=sys.stderr)
+    elif filtered and not entries and fmt != "json":
+        under = f" under {asked!r}" if asked else ""
+        print(f"gnoctl: no document{under} passes the filters", file=sys.stderr)
     elif asked and not entries and not folders and fmt != "json":
         print(f"gnoctl: nothing indexed under {asked!r}", file=sys.stderr)

@@ -8,6 +8,7 @@ import os
 import re
 import time
 import unicodedata
+from typing import Any
 from urllib.parse import unquote
 
 import apsw
@@ -31,6 +32,7 @@ from gnod.protocol import (
     Document,
     EmbedParams,
     EmbedResult,
+    Filters,
     GetParams,
     IndexParams,
     IndexResult,
@@ -56,7 +58,7 @@ from gnod.search.constants import PATH_BRACE_GLOBS_MAX
 from gnod.search.defining import in_c
 from gnod.search.macros import defines as macros_defined
 from gnod.server import unindexed
-from gnod.server.checks import check_collections, find_collection, holding
+from gnod.server.checks import check_collections, find_collection, holding, search_filter
 from gnod.server.events import Subscription
 from gnod.server.hits import URI_PREFIX, failing_notes, identity
 from gnod.server.jobs import StorageError
@@ -657,6 +659,50 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
 
 
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
+    collection, prefix, named, inside = _ls_scope(d, p)
+    passing = _ls_passing(d, collection, p)
+
+    def run(conn, _a) -> LsResult:
+        path = prefix.strip("/")
+        folders: list[LsFolder] = []
+        one = store.doc_by_path(conn, collection, path) if collection and path and (named or p.folders) else None
+        # A folder named is that folder (`ls tree/driver` is not drivers/); a mailbox or an
+        # archive named is a folder of its documents (`mail/archive.mbox!/3.eml`).
+        folder = path + "/" if path else ""
+        if path and (named or p.folders) and not store.list_docs(conn, collection, folder, 1, 0):
+            folder = path + MEMBER_SEP
+        if one is not None:  # a document named, as ls(1) lists a file
+            passes = passing is None or store.any_passing(conn, f"d.id = ? AND ({passing[0]})", [one.id, *passing[1]])
+            rows, total = ([one], 1) if passes else ([], 0)
+        elif p.folders:
+            found, rows, total = store.list_folder(conn, collection, folder, p.limit, p.offset)
+            folders = [LsFolder(name, folder, n) for name, folder, n in found]
+        else:
+            under = folder if named and path else prefix
+            rows = store.list_docs(conn, collection, under, p.limit, p.offset, passing)
+            total = store.count_docs(conn, collection, under, passing)
+            if not total and passing is not None and store.count_docs(conn, collection, under):
+                return LsResult(entries=[], total=0, folders=[])  # there, but the filters leave it all out
+        entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
+        if not total and not folders and one is None and any(ch in prefix for ch in "*?["):
+            given = p.prefix or p.collection or ""
+            raise RpcError(
+                wire.INVALID_PARAMS,
+                f"no path begins with {wire.said(given)}: `ls` takes a folder, not a glob "
+                f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
+                {"prefix": given},
+            )
+        if inside and not total and not folders and one is None:
+            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
+        return LsResult(entries=entries, total=total, folders=folders)
+
+    return await d.read(run)
+
+
+def _ls_scope(d: Daemon, p: LsParams) -> tuple[str | None, str, bool, bool]:
+    """The collection `ls` lists (None: all), the prefix in it, whether that prefix was
+    named as a folder or document (`ls notes/2024`), and whether it is a folder inside
+    every collection (`ls mm`); NOT_FOUND for an unknown collection or a folder of none."""
     collection: str | None = p.collection
     prefix = p.prefix.removeprefix(URI_PREFIX)
     if collection and os.path.isabs(collection):  # a folder or file from gnoctl's working directory (`ls .`)
@@ -681,39 +727,21 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
     head, slash, rest = prefix.partition("/")
     if collection is None and slash and d.collection(head) is not None:
         collection, prefix = head, rest
+    return collection, prefix, named, inside
 
-    def run(conn, _a) -> LsResult:
-        path = prefix.strip("/")
-        folders: list[LsFolder] = []
-        one = store.doc_by_path(conn, collection, path) if collection and path and (named or p.folders) else None
-        # A folder named is that folder (`ls tree/driver` is not drivers/); a mailbox or an
-        # archive named is a folder of its documents (`mail/archive.mbox!/3.eml`).
-        folder = path + "/" if path else ""
-        if path and (named or p.folders) and not store.list_docs(conn, collection, folder, 1, 0):
-            folder = path + MEMBER_SEP
-        if one is not None:  # a document named, as ls(1) lists a file
-            rows, total = [one], 1
-        elif p.folders:
-            found, rows, total = store.list_folder(conn, collection, folder, p.limit, p.offset)
-            folders = [LsFolder(name, folder, n) for name, folder, n in found]
-        else:
-            under = folder if named and path else prefix
-            rows = store.list_docs(conn, collection, under, p.limit, p.offset)
-            total = store.count_docs(conn, collection, under)
-        entries = [LsEntry(**identity(r), size=r.size, mtime_ns=r.mtime_ns, language=r.language) for r in rows]
-        if not total and not folders and any(ch in prefix for ch in "*?["):
-            given = p.prefix or p.collection or ""
-            raise RpcError(
-                wire.INVALID_PARAMS,
-                f"no path begins with {wire.said(given)}: `ls` takes a folder, not a glob "
-                f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
-                {"prefix": given},
-            )
-        if inside and not total and not folders:
-            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
-        return LsResult(entries=entries, total=total, folders=folders)
 
-    return await d.read(run)
+def _ls_passing(d: Daemon, collection: str | None, p: LsParams) -> tuple[str, list[Any]] | None:
+    """The SQL condition of `ls`'s filters (filters.where), resolved as a search's; None
+    when none is given. One level of a folder (`folders`) counts every document under
+    each folder it shows, so it takes none: INVALID_PARAMS."""
+    if p.filters == Filters():
+        return None
+    if p.folders:
+        raise RpcError(
+            wire.INVALID_PARAMS,
+            "filters list documents, not one level of a folder: give them without `folders` (gnoctl ls without -d)",
+        )
+    return filters.where(search_filter(d, [collection] if collection else [], p.filters))
 
 
 async def watch(d: Daemon, p: WatchParams, call: Call) -> WatchResult:
