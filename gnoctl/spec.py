@@ -117,7 +117,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--symbol",),
             "kind": "flag",
             "default": False,
-            "help": "Find where QUERY is defined in source code (a function, method, class, type or macro; any case; NAME* for names starting so; `struct NAME`, `fn NAME`: that kind first), not where it is mentioned.",
+            "help": "Find where QUERY is defined in source code (a function, method, class, type or macro; any case; NAME* for names starting so; `struct NAME`, `fn NAME`: that kind first; `Class.method`, `module.NAME`, `module::NAME`: by its class, or the file or folder it is in), not where it is mentioned.",
         },
         {
             "dest": "per_doc",

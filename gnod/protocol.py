@@ -210,8 +210,9 @@ class SearchParams(Params):
         cli(
             "--symbol",
             help="Find where QUERY is defined in source code (a function, method, class, type or macro; "
-            "any case; NAME* for names starting so; `struct NAME`, `fn NAME`: that kind first), not where it "
-            "is mentioned.",
+            "any case; NAME* for names starting so; `struct NAME`, `fn NAME`: that kind first; `Class.method`, "
+            "`module.NAME`, `module::NAME`: by its class, or the file or folder it is in), not where it is "
+            "mentioned.",
         ),
     ] = False
     # Passages (snippets) per document.

@@ -1633,7 +1633,34 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     assert len(canonicalize(PY_SOURCE).splitlines()) < len(PY_SOURCE.splitlines())
     got = cli_json("get", f"src/app/settings.py:{hit['snippet']['line']}", "-l", "1", "--json", env=env)
     assert got["content"] == "    def parse(text):\n" and got["from_line"] == hit["snippet"]["line"]
-    assert _symbol(env, "Token.parse", expect=1)["hits"] == []
+    # A method by another class, or a name by a module it is not in: where the name is.
+    res = _symbol(env, "Token.parse")
+    assert [h["snippet"]["symbol"] for h in res["hits"]] == ["Parser.parse()"]
+    assert res["notes"] == ["nothing defines 'Token.parse' as named: showing where 'parse' is defined"]
+    # A qualified name as code and tracebacks write it: its module (a file or a folder of
+    # the path, the last qualifier), its class, or both; Rust's and C++'s `::` as `.`.
+    for qualified, symbol in [
+        ("settings.Parser.parse", "Parser.parse()"),
+        ("app.settings.load_settings", "load_settings()"),
+        ("Settings.load_settings", "load_settings()"),
+        ("Parser.Token.render", "Token.render()"),
+        ("point::square", "square()"),
+        ("src::Point::manhattan", "Point.manhattan()"),
+        ("server.NewServer", "NewServer()"),
+        ("cmd.NewServer", "NewServer()"),
+    ]:
+        (hit,) = _symbol(env, qualified)["hits"]
+        assert hit["snippet"]["symbol"] == symbol, qualified
+    for qualified, symbol in [
+        ("settings.parse", "Parser.parse()"),  # a method is its class's
+        ("cmd.ListenAndServe", "Server.ListenAndServe()"),
+        ("web.manhattan", "Point.manhattan()"),
+        ("geo.load_settings", "load_settings()"),
+    ]:
+        res = _symbol(env, qualified)
+        assert [h["snippet"]["symbol"] for h in res["hits"]] == [symbol], qualified
+        assert res["notes"][0].startswith(f"nothing defines '{qualified}' as named"), qualified
+    assert _symbol(env, "app.load_settings.x", expect=1)["hits"] == []
     # A name as declared, its kind's keyword before it: the name.
     assert _symbol(env, "struct foo_dev")["hits"][0]["snippet"]["symbol"] == "struct foo_dev"
     # Every definition of a hit's, not only its first (as --per-doc 1 is for a search).

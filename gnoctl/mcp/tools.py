@@ -387,7 +387,7 @@ READ_ONLY_TOOLS = [
             "symbol": _param(
                 "search",
                 "symbol",
-                "Find where `query`, one name (foo_probe, Parser.parse, or a prefix such as kmalloc*), is "
+                "Find where `query`, one name (foo_probe, Parser.parse, module.name, or a prefix such as kmalloc*), is "
                 "defined in source code (C, C++, Java, Python, Go, Rust, TypeScript, JavaScript, C#, Ruby, PHP, "
                 "Swift), not where it is mentioned.",
             ),

@@ -79,16 +79,16 @@ def definitions(
     macro_beside_sources: bool = False,
 ) -> tuple[list[symstore.Defined], set[str]]:
     """The definitions of `name` (`prefix`: of every name starting so; `container`: of
-    a method of that class) in documents passing `where`, best first, and the names that
-    are the one asked for (`CONFIG_SLUB_DEBUG` is also Kconfig's `SLUB_DEBUG`). C's
-    `#define NAME value` is looked for where no C file defines the name otherwise (an
-    enumerator does not count), nor,
-    with `kconfig_enough`, a Kconfig option (a search's preference needs no more; for
-    `CONFIG_PM` it read 45 files for none). Exact
-    case first, then the name's length (a prefix's closest), then what other files can
-    use before a macro or an enumerator a C source file defines for itself (_OWN_IN_C),
-    then the file nearest the top of its collection (a vendored or test copy lies
-    deeper), then one in an `include` folder, then the path.
+    a method of that class, or of a name at the top of that module: `within`) in
+    documents passing `where`, best first, and the names that are the one asked for
+    (`CONFIG_SLUB_DEBUG` is also Kconfig's `SLUB_DEBUG`). C's `#define NAME value` is
+    looked for where no C file defines the name otherwise (an enumerator does not
+    count), nor, with `kconfig_enough`, a Kconfig option (a search's preference needs no
+    more; for `CONFIG_PM` it read 45 files for none). Exact case first, then the name's
+    length (a prefix's closest), then what other files can use before a macro or an
+    enumerator a C source file defines for itself (_OWN_IN_C), then the file nearest
+    the top of its collection (a vendored or test copy lies deeper), then one in an
+    `include` folder, then the path.
     `wanted`: how many documents are asked for (a prefix's shortest names suffice).
     `completing` (the name being typed, in a search): where nothing defines the name as
     typed, the names that complete its last word are the ones asked for and returned
@@ -107,11 +107,8 @@ def definitions(
     # A prefix's shortest names are its closest, but not a class's methods' nor the
     # documents a filter admits, nor Kconfig's options among names of every kind.
     shortest = prefix and not container and not filters.active(where)
-    found = [
-        f
-        for f in _named(conn, name, prefix, shortest, sql, args, wanted)
-        if not container or (f.symbol.container or "").casefold() == container.casefold()
-    ]
+    found = _named(conn, name, prefix, shortest, sql, args, wanted)
+    found = [f for f in found if within(f, container)] if container else found
     names = {name}
     option = ""  # CONFIG_SLUB_DEBUG: Kconfig's `config SLUB_DEBUG`
     if not container and name[: len(CONFIG_PREFIX)].upper() == CONFIG_PREFIX and len(name) > len(CONFIG_PREFIX):
@@ -143,6 +140,21 @@ def definitions(
                 found += object_like(macro, where)
     found.sort(key=lambda f: (*standing(f, names, kinds), f.rel_path, f.symbol.start_line))
     return found, names
+
+
+def within(f: symstore.Defined, qualifier: str) -> bool:
+    """Whether a definition is the one a qualified name names by what comes before its
+    last `.` (`qualifier`): a method of the class that names last (`Parser.parse`,
+    `settings.Parser.parse`), or a definition at the top of a file whose path names it
+    last, as a module or package (`settings.load_settings` in app/settings.py,
+    `server.Serve` in server/http.go, `fork.copy_process` in kernel/fork.c), any case.
+    What comes before that is not asked: a module's names are often defined elsewhere
+    (`os.path.join` in posixpath.py)."""
+    last = qualifier.rpartition(".")[2].casefold()
+    if f.symbol.container is not None:
+        return f.symbol.container.replace("::", ".").rpartition(".")[2].casefold() == last
+    *folders, file = f.rel_path.casefold().split("/")
+    return last in folders or file.partition(".")[0] == last
 
 
 def _named(

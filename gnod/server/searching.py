@@ -145,22 +145,31 @@ def definitions(
 ) -> SearchResult:
     """`search --symbol`: where the name in `p.query` is defined, a hit per document and a
     passage per definition (its first lines; SYMBOL_PASSAGES, or `per_doc` if more).
-    `Parser.parse` names a method of a class; `name*` every name starting so; a plain
+    `Parser.parse` names a method of a class, `settings.load` (or `settings::load`) a
+    name at the top of a module (defining.within); `name*` every name starting so; a plain
     name that no C header defines otherwise, C's `#define NAME value` too (`object_like`:
     search.macros); `CONFIG_NAME`, Kconfig's `config NAME` too (search.defining, in its
     order). A name pasted as called, `kmalloc(` or `kmalloc()`, as declared, `struct
     file_operations` (its definitions of that kind first), or quoted, `"kmalloc"`, is
     the name."""
     query, kinds = defining.declared(p.query.strip().strip(_QUOTES).strip())
-    query = framed(query.removesuffix("()").removesuffix("("))
+    query = framed(query.removesuffix("()").removesuffix("(")).replace("::", ".")  # Rust's and C++'s paths too
     if not query or any(c.isspace() for c in query) or query.strip("*.") != query.rstrip("*"):
-        raise QuerySyntaxError("--symbol takes one name: foo_probe, Parser.parse, or a prefix such as kmalloc*")
+        raise QuerySyntaxError(
+            "--symbol takes one name: foo_probe, Parser.parse, settings.load, or a prefix such as kmalloc*"
+        )
     prefix = query.endswith("*")
     container, _, name = query.rstrip("*").rpartition(".")
     found, names = defining.definitions(
         conn, name, where, object_like, prefix, container, wanted=p.limit, kinds=kinds, macro_beside_sources=True
     )
     notes = []
+    if not found and container:  # a qualifier guessed wrong (`os.path.join`: posixpath.py's)
+        found, names = defining.definitions(
+            conn, name, where, object_like, prefix, wanted=p.limit, kinds=kinds, macro_beside_sources=True
+        )
+        if found:
+            notes.append(f"nothing defines {wire.said(query)} as named: showing where {wire.said(name)} is defined")
     meant = None if found or prefix else _meant(conn, name)
     if meant is not None:
         found, names = defining.definitions(
