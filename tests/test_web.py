@@ -432,6 +432,43 @@ def test_relative_links_and_pictures_lead_to_the_collections_documents(web):
         os.remove(web.corpus.path("notes/linked.md"))
 
 
+def test_wiki_links_lead_to_the_note_they_name(web):
+    """A notes app's `[[Plan]]` showed as its brackets: it names a note by its file name,
+    in any folder and any case, the linking note's own folder first."""
+    from gnoctl.web import render
+
+    html = str(
+        render.document("See [[Plan]], [[Road map#Q3|the map]] and `[[code]]`.\n", "notes/a.md", None, 1, "docs")
+    )
+    assert '<a href="/wiki?c=docs&amp;in=notes&amp;name=Plan" class="wiki">Plan</a>' in html
+    assert '<a href="/wiki?c=docs&amp;in=notes&amp;name=Road+map" class="wiki">the map</a>' in html
+    assert "<code>[[code]]</code>" in html
+    notes = {
+        "notes/plan.md": "# Plan here\n",
+        "projects/Plan.md": "# Plan there\n",
+        "projects/q3/Road Map.md": "# Road map\n",
+        "notes/links.md": "# Links\n\n[[PLAN]] [[projects/plan|theirs]] [[road map#Q3]] [[Nowhere]]\n",
+    }
+    for rel, text in notes.items():
+        web.corpus.write(rel, text)
+    try:
+        assert wait_until(lambda: web.get("/doc?ref=docs/notes/links.md")[0] == 200, 10)
+        page = web.get("/doc?ref=docs/notes/links.md")[2]
+        hrefs = [h.replace("&amp;", "&") for h in re.findall(r'<a href="(/wiki[^"]+)" class="wiki">', page)]
+        assert len(hrefs) == 4
+        led = [web.get(href) for href in hrefs]
+        assert [(status, headers.get("location")) for status, headers, _ in led[:3]] == [
+            (303, "/doc?ref=docs%2Fnotes%2Fplan.md"),  # its own folder's, before a shallower one
+            (303, "/doc?ref=docs%2Fprojects%2FPlan.md"),
+            (303, "/doc?ref=docs%2Fprojects%2Fq3%2FRoad+Map.md"),
+        ]
+        status, _, body = led[3]
+        assert status == 404 and "no note of docs is named &#39;Nowhere&#39;" in body
+    finally:
+        for rel in notes:
+            os.remove(web.corpus.path(rel))
+
+
 def test_the_document_view_puts_back_the_blank_lines_its_file_has():
     """The stored text has one blank line for several; `get` gives the file's lines (with
     them put back), which the view numbers as the file does."""

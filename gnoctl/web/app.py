@@ -18,14 +18,21 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gnoctl.client import DaemonError
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output.common import size
-from gnoctl.web import render, search
+from gnoctl.web import render, search, wiki
 from gnoctl.web.live import ENDED, STOPPED, Hub, sse
 from gnoctl.web.urls import doc_href, file_href
 from gnod import editor_url, wire
@@ -39,6 +46,9 @@ PING_S = 15.0
 # before it is said to run: gnod refuses at once, and a run goes on in the background.
 REFUSAL_WAIT_S = 0.5
 SIMILAR = 8
+# The files a `[[wiki link]]`'s name may be that are weighed (gnoctl.web.wiki.chosen):
+# notes of one name in that many folders is more than a vault holds.
+WIKI_CANDIDATES = 1000
 # A document's lines the page shows at once, around the hit: a 24 MB generated header whole
 # was 37 MB of HTML (8 s to make) that kept the browser busy for 106 s.
 DOC_LINES = 2000
@@ -182,6 +192,29 @@ class Web:
             if self.editor_template == editor_url.template("file")
             else editor_url.url(self.editor_template, abs_path, line or 1),
         )
+
+    async def wiki(self, request: Request) -> Response:
+        """A `[[wiki link]]` followed: the page of the note it names (gnoctl.web.wiki)."""
+        collection = request.query_params.get("c", "")
+        folder = request.query_params.get("in", "")
+        name = request.query_params.get("name", "").strip()
+        try:
+            if not (collection and name):
+                raise DaemonError(wire.INVALID_PARAMS, "which note? /wiki?c=collection&name=Note")
+            listed = await self.link.call(
+                "ls", {"collection": collection, "limit": WIKI_CANDIDATES, "filters": {"path": wiki.patterns(name)}}
+            )
+            path = wiki.chosen(name, folder, [e["path"] for e in listed["entries"]])
+            if path is None:
+                raise DaemonError(
+                    wire.NOT_FOUND,
+                    f"no note of {collection} is named {name!r}: a [[link]] names a note by its file name, without .md",
+                    {"collection": collection, "name": name},
+                )
+        except DaemonError as e:
+            status = {"NOT_FOUND": 404, "INVALID_PARAMS": 400}.get(e.name, 502)
+            return self.page(request, "error.html", status_code=status, error=_error(e), title="Note")
+        return RedirectResponse(doc_href(f"{collection}/{path}"), status_code=303)
 
     async def _window(self, ref: str, start: int) -> dict:
         """The document's DOC_LINES lines (at most DOC_BYTES) from `start`, or from its first
@@ -479,6 +512,7 @@ def create(web: Web) -> Starlette:
             Route("/api/search", web.api_search),
             Route("/doc", web.doc),
             Route("/file", web.original),
+            Route("/wiki", web.wiki),
             Route("/ask", web.ask),
             Route("/api/ask", web.api_ask),
             Route("/status", web.status),

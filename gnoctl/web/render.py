@@ -15,13 +15,15 @@ from functools import cache
 from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
-from gnoctl.web.urls import doc_href, file_href
+from gnoctl.web import wiki
+from gnoctl.web.urls import doc_href, file_href, wiki_href
 
 # Shown as lines of text, not as Markdown.
 PLAIN = frozenset({".txt", ".text", ".log", ".csv", ".tsv"})
@@ -95,7 +97,8 @@ def document(content: str, path: str, line: int | None, first: int = 1, collecti
     """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
     `content` is its lines from `first` on (a long document's window). In Markdown of a
     `collection`, a link or picture by a relative path leads to that document's page or
-    file (it led to /deploy.md, which this server does not know)."""
+    file (it led to /deploy.md, which this server does not know), and a `[[wiki link]]`
+    to the note it names."""
     kind = kind_of(path)
     if kind == "code":
         return _code(content.expandtabs(TAB_COLUMNS), _lexer_for(path), first, line, numbers=True)
@@ -155,6 +158,7 @@ def _markdown(text: str, line: int | None, first: int = 1, folder: tuple[str, st
     _mark_hit(tokens, env["hit"])
     if folder is not None:
         _relink(tokens, *folder)
+        _wikilinks(tokens, *folder)
     out.append(Markup(md.renderer.render(tokens, md.options, env)))
     return Markup("").join(out)
 
@@ -174,6 +178,36 @@ def _relink(tokens, collection: str, folder: str) -> None:
                 continue
             ref = f"{collection}/{path}"
             t.attrSet(name, file_href(ref) if name == "src" else doc_href(ref))
+
+
+def _wikilinks(tokens, collection: str, folder: str) -> None:
+    """`[[Note]]` in a note's text (not in code, nor in a link) is a link to the note of
+    that name in the collection (gnoctl.web.wiki), showing its label or its name."""
+    for token in tokens:
+        if token.type != "inline" or not any(t.type == "text" and "[[" in t.content for t in token.children or ()):
+            continue
+        out: list[Token] = []
+        depth = 0  # inside a link of the text's own
+        for t in token.children:
+            depth += t.type == "link_open"
+            depth -= t.type == "link_close"
+            if t.type != "text" or depth or "[[" not in t.content:
+                out.append(t)
+                continue
+            at = 0
+            for m in wiki.LINK.finditer(t.content):
+                out.append(_text(t.content[at : m.start()]))
+                opening = Token("link_open", "a", 1)
+                opening.attrSet("href", wiki_href(collection, folder, m[2].strip()))
+                opening.attrSet("class", "wiki")
+                out += [opening, _text(wiki.label(m)), Token("link_close", "a", -1)]
+                at = m.end()
+            out.append(_text(t.content[at:]))
+        token.children = [t for t in out if t.type != "text" or t.content]
+
+
+def _text(content: str) -> Token:
+    return Token("text", "", 0, content=content)
 
 
 def _mark_hit(tokens, hit: int | None) -> None:

@@ -14,3 +14,9 @@ def doc_href(ref: str, line: int | None = None, start: int | None = None) -> str
 def file_href(ref: str) -> str:
     """The document's own file, as the browser shows it (a PDF, a picture)."""
     return "/file?" + urlencode([("ref", ref)])
+
+
+def wiki_href(collection: str, folder: str, name: str) -> str:
+    """A `[[wiki link]]`'s address: the note `name` names, found from a note in `folder`
+    of `collection` when the link is followed (gnoctl.web.wiki)."""
+    return "/wiki?" + urlencode([("c", collection), ("in", folder), ("name", name)])
