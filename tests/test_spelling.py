@@ -91,6 +91,7 @@ def tree(db, tmp_path):
     files.update({f"Documentation/will{i}.rst": f"Will {i}\n======\n\nWe will.\n" for i in range(60)})
     files["Documentation/typos.rst"] = "Typos\n=====\n\nA cahce, as one file spells it.\n"
     files["Documentation/catalyst.rst"] = "Catalyst\n========\n\nThe zephyrine catalyst.\n"
+    files["Documentation/donnees.rst"] = "Data\n====\n\nLes données.\n"
     files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
@@ -156,6 +157,8 @@ def test_the_words_no_document_has_are_named_beside_the_results_found_without_th
     assert [h.path for h in r.hits] == ["Documentation/catalyst.rst"]
     assert r.notes == ["no document has 'xyzzyplugh', 'frobozz': the results hold the rest of the query"]
     assert _search(tree, "catalysts forms").notes == []  # held by their stems
+    r = _search(tree, "donnée")  # by its stem, which the index holds without accents
+    assert [h.path for h in r.hits] == ["Documentation/donnees.rst"] and r.notes == []
     assert _search(tree, "catalyst -xyzzyplugh").notes == []
     assert _search(tree, "catalyst xyzzy*").notes == []
     assert _search(tree, "the catalyst").notes == []

@@ -1063,7 +1063,7 @@ def _stem_frequency(searcher: tantivy.Searcher, stem: Stem) -> Callable[[str], l
     def frequencies(word: str) -> list[int]:
         if word not in cache:
             stems = dict.fromkeys(form[0] for form in stem((word,)) if len(form) == 1)
-            cache[word] = [searcher.doc_freq(STEMS, s) for s in stems]
+            cache[word] = [searcher.doc_freq(STEMS, fold(s)) for s in stems]  # held as folded
         return cache[word]
 
     return frequencies
