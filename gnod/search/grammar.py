@@ -138,6 +138,13 @@ def _place(word: str) -> tuple[str, str]:
     return word, ""
 
 
+# An English possessive's `'s` (or `’s`) after a word of letters: `Hartmann's comments`
+# asks for Hartmann's comments, which most documents write `Hartmann`, not the run
+# `hartmann s` that the word's tokens would make a phrase of (a document's `Hartmann's`
+# still holds `hartmann`). A contraction's (`it's`, `what's`) leaves a function word.
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_]{2})['’][sS]$")
+
+
 def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause | None:
     """A bare (unquoted) word: a term, a prefix, a hyphenated compound, or an identifier
     phrase (its last token a prefix when the word ends with `*`)."""
@@ -150,7 +157,7 @@ def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause 
             return Clause(start, phrase=len(start) > 1, compound=False, negated=negated, raw=raw, prefix=True)
         if len(start) > 1:  # `mmc_add_h*`: too short a prefix (any word) after whole ones
             return _word_clause(_without_last_token(typed), negated, raw, prefix_min)
-    tokens = tuple(tokenize(word))
+    tokens = tuple(tokenize(_POSSESSIVE.sub("", word)))
     if not tokens:
         return None
     if len(tokens) == 1:
