@@ -8,6 +8,7 @@ the two parse alike by construction.
 from __future__ import annotations
 
 import inspect
+import shlex
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -1068,6 +1069,19 @@ _FORMAT_FLAGS = frozenset(
 )
 
 
+# The options of the filters, which `ls` takes without words too.
+_FILTER_FLAGS = frozenset(flag for o in SPEC["ls"] for flag in o["flags"])
+
+
+def _filter_options(options: list[str]) -> list[str]:
+    """The filters' options among a command's, each with its value."""
+    out: list[str] = []
+    for i, option in enumerate(options):
+        if option.split("=")[0] in _FILTER_FLAGS:
+            out += options[i : i + (1 if "=" in option else 2)]
+    return out
+
+
 def run(argv: list[str]) -> int:
     """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's.
 
@@ -1099,6 +1113,10 @@ def run(argv: list[str]) -> int:
                     f"gnoctl {argv[0]} WORDS -- {option})",
                     file=sys.stderr,
                 )
+            words = argv[argv.index("--") + 1 :] if "--" in argv else []
+            filtered = _filter_options(options[1:])
+            if argv and argv[0] == "search" and not words and filtered:
+                print(f"(to list the documents that pass filters: gnoctl ls {shlex.join(filtered)})", file=sys.stderr)
             others = _having(group, option) if option.startswith("--") else []
             if others and argv[0] not in others:  # `search --explain`: click suggested --lang
                 print(f"({option} is an option of gnoctl {' and '.join(others)})", file=sys.stderr)

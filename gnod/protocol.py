@@ -160,8 +160,9 @@ class Filters(Params):
             "--type",
             metavar="TYPE",
             help="Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, "
-            "make, md, rst, txt, yaml, json, pdf, office, docx, csv, mail, image…; a document format's extension in "
-            "either case, .pdf or .PDF; an unknown one lists them; repeatable: any of them).",
+            "make, md, rst, txt, yaml, json, pdf, office, docx, csv, mail, image…, or an extension in any case: "
+            "png, .PDF; a document's file matches whether its extension is .pdf or .PDF; an unknown one lists "
+            "them; repeatable: any of them).",
             complete="types",
         ),
     ] = []

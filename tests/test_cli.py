@@ -1496,11 +1496,16 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         assert found("-t", "c", "--path", "src/*") == {"k/src/kettle.c", "k/src/kettle.h"}  # both
         assert found("-t", "md") == {"k/docs/kettle.md"}
         assert found("-t", "csv") == {"k/scans/KETTLE.CSV", "k/scans/kettle.csv"}
+        # An extension names its type, with its dot or not, in any case (`-t .PDF`, `-t yml`).
+        assert found("-t", ".CSV") == found("-t", "Csv") == {"k/scans/KETTLE.CSV", "k/scans/kettle.csv"}
+        assert found("-t", ".py", "-t", "PY") == {"k/tools/kettle.py"}
         assert found("-t", "h") == {"k/src/kettle.h"}
         r = cli("query", "kettle", "-t", "py", "--no-expand", "--no-rerank", "--json", env=env)
         assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
         err = cli_error("search", "kettle", "-t", "cobol", env=env)
         assert err["code"] == "INVALID_PARAMS" and "no file type named 'cobol' (types: c, cpp" in err["message"]
+        err = cli_error("search", "kettle", "-t", "pyy", env=env)
+        assert "no file type named 'pyy' (did you mean 'py'? types: c, cpp" in err["message"]
 
 
 def test_status_says_how_many_files_failed_and_errors_lists_them_all(daemon, tmp_path):

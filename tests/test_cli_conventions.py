@@ -128,6 +128,11 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
     r = _run_cli("search", "deploy", "--explain", env=live.env)
     assert r.returncode == 1 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
     assert "is an option of" not in _run_cli("search", "deploy", "--bogus", env=live.env).stderr
+    # Filters without words: `ls` lists what passes them (`search -t pdf` said only that a query was missing).
+    r = _run_cli("search", "-t", "pdf", "--tag=my notes", "-n", "3", env=live.env)
+    assert r.returncode == 1 and "Missing argument" in r.stderr
+    assert "(to list the documents that pass filters: gnoctl ls -t pdf '--tag=my notes')" in r.stderr
+    assert "gnoctl ls" not in _run_cli("search", "-n", "3", env=live.env).stderr
     # After `--`, `-l` is a query word again; `-staging` (a word, not one letter) never stopped being one.
     res = cli_json("search", "deploy", "--json", "--", "-l", env=live.env)
     assert res["query"] == "deploy -l"

@@ -641,6 +641,8 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     assert [r[0] for r in rows] == expected
     with pytest.raises(FilterError, match="no file type named 'cobol'"):
         resolve(Filter(types=("cobol",)))
+    # An extension, with its dot or not, in any case, is the type that holds it.
+    assert resolve(Filter(types=(".PDF", "png", "yml", "Md", "md"))).types == ("pdf", "image", "yaml", "md")
 
 
 def test_a_glob_s_groups_of_alternatives_are_read_as_the_shells_read_them():

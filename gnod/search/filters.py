@@ -8,6 +8,7 @@ search still returns `limit` results when that many documents pass.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, replace
 from datetime import date
@@ -65,9 +66,13 @@ def resolve(f: Filter) -> Filter:
             raise FilterError(f"{name}: {day} is not a day of the calendar (YYYY-MM-DD)") from None
     for glob in f.path:
         _check_glob(glob)
-    unknown = [t for t in f.types if t not in FILE_TYPES]
+    types = tuple(dict.fromkeys(map(type_named, f.types)))
+    unknown = [t for t in types if t not in FILE_TYPES]
     if unknown:
-        raise FilterError(f"type: no file type named {said(unknown[0])} (types: {', '.join(FILE_TYPES)})")
+        near = difflib.get_close_matches(unknown[0], FILE_TYPES, 1)
+        meant = f"did you mean {said(near[0])}? " if near else ""
+        raise FilterError(f"type: no file type named {said(unknown[0])} ({meant}types: {', '.join(FILE_TYPES)})")
+    f = replace(f, types=types)
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
@@ -81,6 +86,23 @@ def resolve(f: Filter) -> Filter:
     except ValueError as e:
         raise FilterError(f"lang: {e}") from None
     return replace(f, lang=lang)
+
+
+# An extension → the file type holding it (`png` → image, `eml` → mail, `yml` → yaml),
+# where no type is named so: the first in FILE_TYPES' order.
+_TYPE_OF_EXTENSION = {
+    glob[2:].lower(): name
+    for name, globs in reversed(FILE_TYPES.items())
+    for glob in globs
+    if glob.startswith("*.") and "*" not in glob[2:]
+}
+
+
+def type_named(given: str) -> str:
+    """A `-t` value as FILE_TYPES names it: a type's name, or an extension (with its dot
+    or not, in any case: `.PDF`, `png`) as the type holding it; else as given."""
+    name = given.strip().removeprefix(".").lower()
+    return name if name in FILE_TYPES else _TYPE_OF_EXTENSION.get(name, given)
 
 
 def _check_glob(glob: str) -> None:
