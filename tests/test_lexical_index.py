@@ -97,7 +97,7 @@ def old_index(db_path: str, root) -> None:
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
-        "'0014_config_files_guessed', '0015_read_rules')"
+        "'0014_config_files_guessed', '0015_read_rules', '0016_written_days')"
     )
     conn.close()
 
@@ -126,6 +126,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0013_symbol_names_membership",
             "0014_config_files_guessed",
             "0015_read_rules",
+            "0016_written_days",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1171,3 +1172,43 @@ def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
         f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
     )
     assert [r[0] for r in rows] == expected
+
+
+def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in_sqlite(tmp_path):
+    """`date: 03.11.2025` (as German notes write it), `2025/04/09` or `April 9, 2025` was
+    no ISO day: the note was dated by its file's time, and `--since` gave the wrong set."""
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "dotted.md": "---\ndate: 03.11.2025\n---\n# Lemur\n\nlemur notes\n",
+            "slashed.md": "---\ndate: 2025/11/03\n---\n# Lemur two\n\nlemur notes\n",
+            "named.md": "---\ndate: November 3, 2025\n---\n# Lemur three\n\nlemur notes\n",
+            "german.md": "---\ndate: Montag, 3. November 2025\n---\n# Lemur four\n\nlemur notes\n",
+            "ambiguous.md": "---\ndate: 03/11/2025\n---\n# Lemur five\n\nlemur notes\n",
+            "iso.md": "---\ndate: 2025-11-04\n---\n# Lemur six\n\nlemur notes\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    f = resolve(Filter(since="2025-11-03", until="2025-11-03"))
+    expected = ["dotted.md", "german.md", "named.md", "slashed.md"]  # the ambiguous one by its file's time
+    with lexical_index(conn, AnalyzerSet()) as index:
+        searcher = index.searcher()
+        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
+        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == expected
+    sql, args = where(f)
+    rows = conn.execute(
+        f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
+    )
+    assert [r[0] for r in rows] == expected
+    # An index written before takes those documents again, for their day, at the next start.
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0016_written_days'")
+    assert migrate(conn) == ["0016_written_days"]
+    pending = {
+        r[0] for r in conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id")
+    }
+    assert pending == {"ambiguous.md", *expected}

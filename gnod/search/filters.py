@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from gnod.config import DOCUMENT_EXTENSIONS, FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
+from gnod.store.db import DAY_FUNCTION
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
 from gnod.wire import said
@@ -26,7 +27,7 @@ _WRITTEN = "COALESCE(" + ", ".join(f"NULLIF(json_extract(d.metadata, '$.{k}'), '
 DOC_DATE = (
     f"(CASE WHEN {_WRITTEN} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
     f"THEN substr({_WRITTEN}, 1, 10) "
-    "ELSE date(d.mtime_ns / 1000000000, 'unixepoch') END)"
+    f"ELSE coalesce({DAY_FUNCTION}({_WRITTEN}), date(d.mtime_ns / 1000000000, 'unixepoch')) END)"
 )
 
 

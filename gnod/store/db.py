@@ -12,7 +12,10 @@ from collections.abc import Sequence
 
 import apsw
 
+from gnod.text.dates import iso_day
+
 BUSY_TIMEOUT_MS = 5_000
+DAY_FUNCTION = "gno_day"  # SQL's text.dates.iso_day (connect)
 READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
 # A rewrite that leaves more than this share of the file's pages free gives them back
 # (reclaim_freed): definitions parsed again after an upgrade left 1 % of the kernel
@@ -52,6 +55,9 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA journal_size_limit={WAL_KEEP_BYTES}")
+    # Where a document's frontmatter date is no ISO day (`03.11.2025`), SQL reads it so:
+    # filters.DOC_DATE, as the lexical index's day (lexical_index.document_day).
+    conn.createscalarfunction(DAY_FUNCTION, iso_day, 1, deterministic=True)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")

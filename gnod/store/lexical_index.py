@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import apsw
@@ -43,6 +43,7 @@ import tantivy
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, date_of, senders_of, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
+from gnod.text.dates import written_day
 
 log = logging.getLogger("gnod")
 
@@ -136,14 +137,13 @@ class NotReady(Exception):
 
 
 def document_day(metadata: dict[str, Any], mtime_ns: int) -> int:
-    """A document's date as a day number (date.toordinal): an ISO frontmatter date
-    (documents.DATE_KEYS), else the file's mtime (UTC day)."""
+    """A document's date as a day number (date.toordinal): its frontmatter date
+    (documents.DATE_KEYS) where that is a day as people write one (text.dates), else
+    the file's mtime (UTC day)."""
     raw = date_of(metadata)
-    if raw is not None:
-        try:
-            return date.fromisoformat(raw[:10]).toordinal()
-        except ValueError:
-            pass
+    day = written_day(raw) if raw is not None else None
+    if day is not None:
+        return day.toordinal()
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
 
 

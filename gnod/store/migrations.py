@@ -348,6 +348,19 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0016_written_days",
+        """
+        -- A frontmatter date that is no ISO day (`03.11.2025`, `April 9, 2025`) is read
+        -- as a day now (gnod.text.dates): the lexical index takes those documents again,
+        -- for their day, at the next start.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM documents
+        WHERE coalesce(nullif(json_extract(metadata, '$.date'), ''), nullif(json_extract(metadata, '$.created'), ''))
+            NOT GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*';
+        """,
+        None,
+    ),
 ]
 
 
