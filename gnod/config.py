@@ -279,6 +279,13 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 
 
 _FAMILY_END = re.compile(r"[.\-_]")  # where a family's name ends in a variant's (Makefile_32.cpu)
+_CONVERTED = frozenset(DOCUMENT_EXTENSIONS)
+
+
+def converted(rel_path: str) -> bool:
+    """Whether a document's text is converted to Markdown from its file (a PDF, a slide
+    deck, a mailbox's or an archive's member), not the file's own text."""
+    return MEMBER_SEP in rel_path or extension(rel_path) in _CONVERTED
 
 
 def extension(path: str) -> str:

@@ -1568,3 +1568,57 @@ def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):
         for form in ("NFC", "NFD"):
             asked = "notes/" + unicodedata.normalize(form, name)
             assert get_json(daemon.env, asked)["path"] == name, (name, form)
+
+
+def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tmp_path):
+    """A thesis writer cites "p. 3" or a slide: a PDF hit said only its Markdown line
+    (`smith2021.pdf:13`), and `get 'smith2021.pdf:Page 2'` found no such file. A hit in a
+    converted document names the section it is in (a PDF's `## Page N`, a slide's title);
+    `get REF:HEADING` or `REF#HEADING` reads that section, of any Markdown document."""
+    from fpdf import FPDF
+    from pptx import Presentation
+
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    report = FPDF()
+    for text in ("Sediment cores were taken in spring.", "Zinc chloride was added to the samples."):
+        report.add_page()
+        report.set_font("helvetica", size=12)
+        report.multi_cell(0, 10, text=text)
+    (folder / "smith2021.pdf").write_bytes(bytes(report.output()))
+    deck = Presentation()
+    for title, body in (("Roadmap", "Fieldwork in May."), ("Budget", "The centrifuge costs too much.")):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    deck.save(str(folder / "talk.pptx"))
+    (folder / "guide.md").write_text("# Guide\n\nIntro.\n\n## Install\n\nRun setup.\n\n## Use\n\nSearch.\n")
+    (folder / "tool.py").write_text("# Install\n\ndef install():\n    return 1\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "thesis", "--json", env=env)
+        (hit,) = search(env, "zinc chloride")["hits"]
+        assert (hit["path"], hit["snippet"]["symbol"]) == ("smith2021.pdf", "Page 2")
+        r = cli("search", "zinc chloride", "--vimgrep", env=env)
+        assert r.stdout.startswith(str(folder / "smith2021.pdf") + ":")
+        r = cli("search", "zinc chloride", "--human", "--color", "never", env=env)
+        assert f"thesis/smith2021.pdf:{hit['snippet']['line']}: Page 2" in r.stdout
+        assert search(env, "centrifuge")["hits"][0]["snippet"]["symbol"] == "Budget"
+        # A document's own text names no section: a Python comment is no heading.
+        assert search(env, "install")["hits"] and all(
+            h["snippet"]["symbol"] in (None, "install()")
+            for h in search(env, "install")["hits"]
+            if h["path"] != "guide.md"
+        )
+        for ref in ("thesis/smith2021.pdf:Page 2", "thesis/smith2021.pdf#page2"):
+            got = cli_json("get", ref, "--json", env=env)
+            assert got["content"].startswith("## Page 2\n") and "Zinc chloride" in got["content"], ref
+            assert "Sediment" not in got["content"], ref
+        got = cli_json("get", "thesis/guide.md:Install", "--json", env=env)
+        assert got["content"] == "## Install\n\nRun setup.\n" and got["from_line"] == 5
+        assert cli_json("get", "thesis/talk.pptx#Budget", "--json", env=env)["content"].startswith("# Budget")
+        err = cli_error("get", "thesis/guide.md#Uninstall", env=env)
+        assert err["code"] == "NOT_FOUND"
+        assert "no section named 'Uninstall' in thesis/guide.md (its headings: Guide, Install, Use)" in err["message"]
+        # Code's `:NAME` is still a definition (once parsed, in the background).
+        assert wait_until(lambda: cli_json("status", "--json", env=env)["symbols"]["parsed"] > 0, 30)
+        assert cli_json("get", "thesis/tool.py:install", "--json", env=env)["content"].startswith("def install():")

@@ -640,7 +640,12 @@ class Hybrid:
             for c, score, (text, start, end, complete, truncated) in shown:
                 an = analyzers.get(c.doc.language)
                 matches = match_spans(text, an, typed | passages.query_stems(self.words, an))
-                symbol = None if complete else symstore.label(defined.get(c.doc.mirror_hash, []), start, end)
+                symbol = (
+                    None
+                    if complete
+                    else symstore.label(defined.get(c.doc.mirror_hash, []), start, end)
+                    or docstore.section_at(conn, c.doc, start)
+                )
                 out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches, symbol)))
             return out
 

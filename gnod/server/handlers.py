@@ -19,6 +19,7 @@ from gnod import __version__, wire
 from gnod.config import MEMBER_SEP, CollectionConfig, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled, Pace
+from gnod.ingest.symbols import grammar_for
 from gnod.lines import expand, file_line
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
@@ -68,6 +69,7 @@ from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
+from gnod.text.headings import headings, section_lines
 
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
@@ -540,6 +542,30 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
 _DEFINITION_SUFFIX = re.compile(r":([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)$")
 
 
+# `guide.md#Install`, `paper.pdf:Page 2`: the section under that heading of a document.
+_SECTION_SUFFIX = re.compile(r"[#:]([^#:/\n]*[^#:/\s][^#:/\n]*)$")
+
+
+def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
+    """The file lines (first, how many) of the section under the heading `name` in `doc`
+    (text.headings: a PDF's `Page 2`, a deck's slide, a note's `Install`); NOT_FOUND
+    naming some of its headings where none is so named."""
+    stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
+    text = store.unpack(stored) if stored is not None else ""
+    found = section_lines(text, name)
+    if found is not None:
+        first, last = file_line(doc.line_shifts, found[0]), file_line(doc.line_shifts, found[1])
+        return first, last - first + 1
+    titles = list(dict.fromkeys(title for _, _, title in headings(text)))
+    some = ", ".join(titles[:DEFINITIONS_NAMED]) + (", …" if len(titles) > DEFINITIONS_NAMED else "")
+    has = f"its headings: {some}" if titles else "it has no headings"
+    raise RpcError(
+        wire.NOT_FOUND,
+        f"{wire.said(ref)}: no section named {wire.said(name)} in {doc.collection}/{doc.rel_path} ({has})",
+        {"ref": ref, "headings": titles[:DEFINITIONS_NAMED]},
+    )
+
+
 def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
     """The document `ref` names (resolve_ref) and the lines its suffix names: the first,
     and how many (None: to the end); a suffix naming a definition in it, its lines."""
@@ -549,8 +575,13 @@ def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, in
         return resolve_ref(conn, d, ref), None, None
     if doc is None and (m := _DEFINITION_SUFFIX.search(ref)) and m.start() > 0:
         doc = resolve_ref(conn, d, ref[: m.start()])
-        if doc is not None:
+        if doc is not None and grammar_for(doc.rel_path) is not None:
             return doc, *_definition_lines(conn, doc, m[1], ref)
+        doc = None  # a document's section (`guide.md:Install`)
+    if doc is None and (m := _SECTION_SUFFIX.search(ref)) and m.start() > 0:
+        doc = resolve_ref(conn, d, ref[: m.start()])
+        if doc is not None:
+            return doc, *_section_lines(conn, doc, m[1].strip(), ref)
     if doc is not None and line == 0:
         raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names line 0: lines start at 1", {"ref": ref})
     if doc is not None and count is not None and count < 1:

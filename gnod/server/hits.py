@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gnod.config import DOCUMENT_EXTENSIONS, MEMBER_SEP, extension
+from gnod.config import converted
 from gnod.ingest.containers import file_of
 from gnod.store.documents import DocRow
 
 URI_PREFIX = "gno://"
-_CONVERTED = frozenset(DOCUMENT_EXTENSIONS)  # the kinds of files converted to Markdown
 
 
 def doc_uri(collection: str, rel_path: str) -> str:
@@ -27,7 +26,7 @@ def identity(doc: DocRow) -> dict[str, Any]:
         "path": doc.rel_path,
         "abs_path": f"{doc.root.rstrip('/')}/{file_of(doc.rel_path)}",  # a member's: its container's
         "title": doc.title,
-        "converted": MEMBER_SEP in doc.rel_path or extension(doc.rel_path) in _CONVERTED,
+        "converted": converted(doc.rel_path),
     }
 
 

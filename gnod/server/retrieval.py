@@ -84,7 +84,8 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
                 start_line=file_line(doc.line_shifts, r.chunk.start_line),
                 end_line=file_line(doc.line_shifts, r.chunk.end_line),
                 text=r.chunk.text,
-                symbol=symstore.label(defined.get(doc.mirror_hash, []), r.chunk.start_line, r.chunk.end_line),
+                symbol=symstore.label(defined.get(doc.mirror_hash, []), r.chunk.start_line, r.chunk.end_line)
+                or docstore.section_at(conn, doc, r.chunk.start_line),
             )
             for r in rows
             if (doc := docs.get(r.doc_id)) is not None

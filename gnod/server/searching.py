@@ -34,6 +34,7 @@ from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import Analyzer, AnalyzerSet
+from gnod.text.headings import section_of
 
 
 def answer(
@@ -82,18 +83,24 @@ def answer(
     for r in rows:
         doc, stored, _body = docs[r.doc_id]
         symbols = defined.get(doc.mirror_hash, [])
+        own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
+        # A converted document's passage is named by its section: a PDF's page, a slide.
+        ident = identity(doc)
+        sectioned = ident["converted"] and r.doc_id in passages and stored is not None  # as docstore.section_at
+        wanted = (own, named) != (None, None) or sectioned
+        text = docstore.unpack(stored) if stored is not None and wanted else None
         found = [
             Snippet(
                 line=file_line(doc.line_shifts, s.line),
                 text=s.text,
                 matches=s.matches,
-                symbol=symstore.label(symbols, s.line, s.line),  # its first line holds the match
+                # Its first line holds the match.
+                symbol=symstore.label(symbols, s.line, s.line)
+                or (section_of(text, s.line) if sectioned and text else None),
                 offset=s.offset,
             )
             for s in passages.get(r.doc_id, [])
         ]
-        own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
-        text = docstore.unpack(stored) if stored is not None and (own, named) != (None, None) else None
         if own is not None and text is not None:
             found = _definition_first(text.split("\n"), own, doc.line_shifts, found, p.per_doc)
         if named is not None and text is not None:
@@ -102,7 +109,7 @@ def answer(
                 found = [at, *(f for f in found if not f.line <= named <= f.line + f.text.count("\n"))][: p.per_doc]
         hits.append(
             SearchHit(
-                **identity(doc),
+                **ident,
                 score=r.score,
                 bm25=r.bm25,
                 language=doc.language,

@@ -19,8 +19,9 @@ import apsw
 import msgspec
 import zstandard
 
-from gnod.config import MEMBER_SEP
+from gnod.config import MEMBER_SEP, converted
 from gnod.store.db import in_list
+from gnod.text.headings import section_of
 
 
 class ChunkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -607,6 +608,16 @@ def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | Non
     """(canonical Markdown, line where its body starts)."""
     row = conn.execute("SELECT markdown, body_line FROM content WHERE mirror_hash = ?", (mirror_hash,)).fetchone()
     return (unpack(row[0]), row[1]) if row else None
+
+
+def section_at(conn: apsw.Connection, doc: DocRow, line: int) -> str | None:
+    """The section a converted document's stored `line` is in (text.headings: a PDF's
+    `Page 2`, a slide's title), which a passage of it is cited by; None for a document
+    of its own text (code's `# comment` is no heading)."""
+    if not converted(doc.rel_path):
+        return None
+    found = content_of(conn, doc.mirror_hash)
+    return section_of(found[0], line) if found is not None else None
 
 
 # Content is stored zstd-compressed: ~4× smaller for source code and prose, read back at

@@ -1,0 +1,57 @@
+"""A Markdown text's sections by their ATX headings (`## Page 2`, `# Results`): the one a
+line is in, and the lines of the one a heading names. A converted PDF's pages are such
+sections (`## Page N`, ingest.ocr.paged), as are a slide deck's slides (each under its
+title) and a document's chapters; a heading inside fenced code is code, not a heading."""
+
+from __future__ import annotations
+
+import re
+
+from gnod.text.fences import fenced_spans, in_spans
+
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.M)
+
+
+def headings(text: str) -> list[tuple[int, int, str]]:
+    """(0-based line, level, title) of each heading of `text`, in order."""
+    fences = fenced_spans(text) if "```" in text or "~~~" in text else []
+    out, line, counted = [], 0, 0
+    for m in HEADING_RE.finditer(text):
+        if fences and in_spans(fences, m.start()):
+            continue
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        out.append((line, len(m[1]), m[2].strip()))
+    return out
+
+
+def section_of(text: str, line: int) -> str | None:
+    """The title of the heading that `line` (1-based) is under, or on; None above the first."""
+    found = None
+    for at, _, title in headings(text):
+        if at >= line:
+            break
+        found = title
+    return found
+
+
+def section_lines(text: str, name: str) -> tuple[int, int] | None:
+    """The 1-based first and last line of the section whose heading's title is `name`
+    (in any case, spaces aside: `page2` is `Page 2`), up to the next heading of its level
+    or above; the first such section; None where none is."""
+    want = _key(name)
+    heads = headings(text)
+    for i, (at, level, title) in enumerate(heads):
+        if _key(title) != want:
+            continue
+        end = next((a for a, lv, _ in heads[i + 1 :] if lv <= level), text.count("\n") + 1)
+        last = end  # the line before the next section's heading, 1-based
+        lines = text.split("\n")
+        while last > at + 1 and not lines[last - 1].strip():  # its blank lines at the end left out
+            last -= 1
+        return at + 1, last
+    return None
+
+
+def _key(title: str) -> str:
+    return "".join(title.split()).casefold()
