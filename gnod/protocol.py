@@ -180,7 +180,8 @@ class Filters(Params):
             cli(
                 "--from",
                 metavar="SENDER",
-                help="Only messages whose sender holds SENDER, in any case (an address, a domain, a name).",
+                help="Only messages whose sender holds SENDER, in any case, accents aside (an address, a domain, "
+                "a name).",
             ),
         ]
         | None

@@ -97,7 +97,7 @@ def old_index(db_path: str, root) -> None:
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
-        "'0014_config_files_guessed', '0015_read_rules', '0016_written_days')"
+        "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded')"
     )
     conn.close()
 
@@ -127,6 +127,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0014_config_files_guessed",
             "0015_read_rules",
             "0016_written_days",
+            "0017_senders_folded",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )

@@ -135,6 +135,19 @@ def test_charsets_that_are_wrong_or_unknown_still_decode():
     assert "Grüße" in render(lying)[1]
 
 
+def test_headers_in_raw_utf8_keep_their_letters():
+    """RFC 6532 lets mailers write UTF-8 in headers unencoded; the parser keeps those
+    bytes as escapes, and the frontmatter had `Jrg Schfer` (so `--from schafer` missed
+    him). A raw byte that is no UTF-8 is read as Latin-1."""
+    raw = message(subject="Prüfbericht", body="Die Werte.").as_bytes()
+    raw = raw.replace(b"Ann Lee <ann@example.org>", "Jörg Schäfer <js@uni.de>".encode())
+    raw = raw.replace(b"Subject: =?utf-8?q?Pr=C3=BCfbericht?=", "Subject: Prüfbericht".encode())
+    meta, _, _ = render(raw)
+    assert meta["from"] == ["Jörg Schäfer <js@uni.de>"] and meta["title"] == "Prüfbericht"
+    latin = raw.replace("Jörg".encode(), "J\xf6rg".encode("latin-1"))
+    assert render(latin)[0]["from"] == ["Jörg Schäfer <js@uni.de>"]
+
+
 @pytest.mark.parametrize(
     "subject",
     [

@@ -254,9 +254,18 @@ def _summary(msg: MIMEPart) -> str:
     return " · ".join(f"**{label}:** {value}" for label, value in fields if value)
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte the parser could not decode (surrogateescape)
+
+
 def _clean(value: str) -> str:
     """One line of printable text: whitespace runs (newlines too) become one space, and
-    control and format characters, which YAML and the canonical text reject, are dropped."""
+    control and format characters, which YAML and the canonical text reject, are dropped.
+    A header's raw 8-bit bytes (RFC 6532's UTF-8, which mailers write unencoded), which
+    the parser keeps as escapes, are read as UTF-8, else as Latin-1: `Jörg Schäfer` had
+    lost its ö and ä."""
+    if _ESCAPED_BYTE.search(value):
+        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+        value = _ESCAPED_BYTE.sub(lambda m: chr(ord(m[0]) - 0xDC00), value)  # Latin-1's
     return " ".join("".join(c for c in value if c.isprintable() or c.isspace()).split())
 
 

@@ -45,6 +45,8 @@ READINGS = (
     # text layer is in `## Page N` sections, as a scan's pages are; a slide's
     # `<!-- Slide number: N -->` is no text of a deck.
     Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
+    # A message's headers in raw UTF-8 (RFC 6532) keep their letters: `Jörg Schäfer`, not `Jrg Schfer`.
+    Reading(5, frozenset().union(*(CONVERTED[k] for k in ("eml", "msg")))),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.

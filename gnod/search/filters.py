@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from gnod.config import DOCUMENT_EXTENSIONS, FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
-from gnod.store.db import DAY_FUNCTION
+from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.text.language import normalize_language
 from gnod.wire import said
@@ -318,6 +318,8 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         parts.append("d.language = ?")
         args.append(f.lang)
     if f.sender:  # `from` is a list of senders, or one (json_each reads a lone string as one)
-        parts.append("EXISTS (SELECT 1 FROM json_each(d.metadata, '$.from') s WHERE instr(lower(s.value), ?) > 0)")
+        parts.append(
+            f"EXISTS (SELECT 1 FROM json_each(d.metadata, '$.from') s WHERE instr({FOLD_FUNCTION}(s.value), ?) > 0)"
+        )
         args.append(sender_key(f.sender))  # as documents.senders_of gives them
     return (" AND ".join(parts) or "1"), args

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 
 import apsw
 
+from gnod.text.analyzer import fold
 from gnod.text.dates import iso_day
 
 BUSY_TIMEOUT_MS = 5_000
 DAY_FUNCTION = "gno_day"  # SQL's text.dates.iso_day (connect)
+FOLD_FUNCTION = "gno_fold"  # SQL's analyzer.fold of a text in lower case (connect)
 READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
 # A rewrite that leaves more than this share of the file's pages free gives them back
 # (reclaim_freed): definitions parsed again after an upgrade left 1 % of the kernel
@@ -58,6 +60,8 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     # Where a document's frontmatter date is no ISO day (`03.11.2025`), SQL reads it so:
     # filters.DOC_DATE, as the lexical index's day (lexical_index.document_day).
     conn.createscalarfunction(DAY_FUNCTION, iso_day, 1, deterministic=True)
+    # A sender's text as `--from` compares it (documents.sender_key).
+    conn.createscalarfunction(FOLD_FUNCTION, _folded, 1, deterministic=True)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")
@@ -66,6 +70,10 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
         # Every commit empties a reader's page cache: mapped pages are read back without a copy.
         conn.execute(f"PRAGMA mmap_size={READER_MMAP_BYTES}")
     return conn
+
+
+def _folded(text: object) -> object:
+    return fold(text.lower()) if isinstance(text, str) else text
 
 
 def reclaim(conn: apsw.Connection) -> None:

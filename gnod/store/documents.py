@@ -21,6 +21,7 @@ import zstandard
 
 from gnod.config import MEMBER_SEP, converted
 from gnod.store.db import in_list
+from gnod.text.analyzer import fold
 from gnod.text.headings import section_of
 
 
@@ -126,8 +127,10 @@ def date_of(meta: dict[str, Any]) -> str | None:
 
 
 def sender_key(sender: str) -> str:
-    """A sender as `--from` compares it, in a document's `from` and in the filter's value."""
-    return sender.strip().lower()
+    """A sender as `--from` compares it, in a document's `from` and in the filter's value:
+    in lower case, accents off (`schafer` finds Schäfer, as a search finds Müller by
+    `muller`; SQL's FOLD_FUNCTION folds the same)."""
+    return fold(sender.strip().lower())
 
 
 def senders_of(meta: dict[str, Any]) -> list[str]:

@@ -361,6 +361,17 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0017_senders_folded",
+        """
+        -- `--from` compares senders with their accents off (documents.sender_key): the
+        -- lexical index takes the messages whose sender has a letter past ASCII again.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM documents
+        WHERE json_extract(metadata, '$.from') GLOB '*[^ -~]*' OR json_extract(metadata, '$.from') LIKE '%\\u%';
+        """,
+        None,
+    ),
 ]
 
 
