@@ -1622,3 +1622,21 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         # Code's `:NAME` is still a definition (once parsed, in the background).
         assert wait_until(lambda: cli_json("status", "--json", env=env)["symbols"]["parsed"] > 0, 30)
         assert cli_json("get", "thesis/tool.py:install", "--json", env=env)["content"].startswith("def install():")
+
+
+def test_a_collection_named_as_its_folder_is_says_the_name_it_has(tmp_path):
+    """`collection add "Lit Review"` names it Lit-Review; `-c "Lit Review"` then said only
+    that no collection has that name."""
+    folder = tmp_path / "Lit Review"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nSediment.\n")
+    with running_gnod() as (env, _d):
+        added = cli_json("collection", "add", str(folder), "--json", env=env)
+        assert added["collections"][0]["collection"] == "Lit-Review"
+        err = cli_error("search", "sediment", "-c", "Lit Review", env=env)
+        assert err["code"] == "NOT_FOUND"
+        assert "no collection named 'Lit Review' (did you mean 'Lit-Review'? collections: Lit-Review)" in err["message"]
+        err = cli_error("search", "x", "-c", "Lit-Reveiw", env=env)  # typed wrong
+        assert "(did you mean 'Lit-Review'? collections: Lit-Review)" in err["message"]
+        err = cli_error("search", "x", "-c", "zzz", env=env)
+        assert "no collection named 'zzz' (collections: Lit-Review)" in err["message"]

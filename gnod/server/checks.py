@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from difflib import get_close_matches
 
 from gnod import wire
-from gnod.config import CollectionConfig
+from gnod.config import CollectionConfig, name_for
 from gnod.protocol import Filters
 from gnod.search import filters
 from gnod.server.rpc import Daemon, RpcError
@@ -16,8 +17,15 @@ def find_collection(d: Daemon, name: str) -> CollectionConfig:
     col = d.collection(name)
     if col is not None:
         return col
-    known = ", ".join(c.name for c in d.config.collections) or "none"
-    raise RpcError(wire.NOT_FOUND, f"no collection named {wire.said(name)} (collections: {known})", {"name": name})
+    names = [c.name for c in d.config.collections]
+    # A name as its folder was called (`Lit Review`: the collection is `Lit-Review`), or typed wrong.
+    named = name_for(name)
+    meant = named if d.collection(named) is not None else next(iter(get_close_matches(name, names, 1)), None)
+    hint = f"did you mean {wire.said(meant)}? " if meant else ""
+    known = ", ".join(names) or "none"
+    raise RpcError(
+        wire.NOT_FOUND, f"no collection named {wire.said(name)} ({hint}collections: {known})", {"name": name}
+    )
 
 
 def check_collections(d: Daemon, names: list[str]) -> None:
