@@ -373,6 +373,13 @@ def test_unsupported_binary_and_too_large():
     assert code_of(plain_zip.getvalue(), "fake.docx") == "CORRUPT"
     assert code_of(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "old.doc") == "UNSUPPORTED"
     assert code_of(b"\x00\x01binary", "blob.txt") == "BINARY"
+    # UTF-16 without a byte order mark, as Windows tools write it, is text; random bytes
+    # with NULs beside them are not.
+    note = "Überschwemmungsgebiet\r\nNitrat und Phosphor im Überblick.\r\n"
+    for order in ("utf-16-le", "utf-16-be"):
+        assert convert(note.encode(order), "notes.txt") == note, order
+    assert code_of(bytes(range(256)) * 8, "blob.txt") == "BINARY"
+    assert code_of(b"\x00\x01\x00\x02" * 100, "blob.txt") == "BINARY"  # no text: control characters
     assert code_of(b"a" * (MAX_TEXT_BYTES + 1), "huge.txt") == "TOO_LARGE"
     strict = Registry([c for c in builtin_converters() if c.name != "other"])
     assert code_of(b"plain words", "notes.weird", strict) == "UNSUPPORTED"

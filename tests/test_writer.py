@@ -295,6 +295,47 @@ def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, m
     assert (stats.updated, stats.unchanged) == (1, 2)
 
 
+def test_a_text_that_failed_as_binary_before_utf16_without_a_bom_was_read_is_tried_again(tmp_path, monkeypatch):
+    """A note a Windows tool saved as UTF-16 without a byte order mark failed as binary;
+    an index opened by a gno that reads it tries it again once, and not the texts read."""
+    from conftest import lexical_paths_in
+    from gnod.ingest import convert
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "auen.txt").write_bytes("Überschwemmungsgebiet und Auen.\r\n".encode("utf-16-le"))
+    (root / "plain.txt").write_text("Nothing but ASCII here.\n")
+    col = CollectionConfig(name="notes", path=str(root))
+    path = str(tmp_path / "index.sqlite")
+
+    def indexed():
+        writer = Writer(path, ingest_workers=0)
+        writer.open()
+
+        async def scenario():
+            await writer.reconcile_lexical(lambda: None)
+            await writer.sync_collections([col])
+            stats = await writer.index(col, None)
+            found = await writer.run(lambda conn: lexical_paths_in(writer.lexical, conn, writer.analyzers, "auen"))
+            return found, stats
+
+        try:
+            return asyncio.run(scenario())
+        finally:
+            writer.close()
+
+    with monkeypatch.context() as m:  # the reading of an older gno
+        m.setattr(convert, "_utf16_without_bom", lambda data: None)
+        stale, stale_stats = indexed()
+    conn = apsw.Connection(path)
+    conn.execute("UPDATE documents SET read_rules = 4")
+    conn.execute("UPDATE schema_meta SET value = '4' WHERE key = 'failures_read_rules'")
+    conn.close()
+    again, stats = indexed()
+    assert stale == [] and stale_stats.errors == 1
+    assert again == ["auen.txt"] and (stats.added, stats.updated, stats.unchanged, stats.errors) == (1, 0, 1, 0)
+
+
 def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
     """The first batch's time is mostly the parsing workers starting: timed with the
     others, it made an ETA of 20 h for a parse of 4 min (an upgraded kernel index). The

@@ -75,6 +75,11 @@ _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
 _PASSWORD_ERRORS = frozenset({"PDFPasswordIncorrect", "PDFEncryptionError"})
 _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
+# UTF-16 without a byte order mark: at least this share of the high bytes of its first
+# characters are NUL (Latin script), and its text holds no control character but line
+# ends, tabs and form feeds (_utf16_without_bom).
+UTF16_ZERO_SHARE = 0.5
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 _SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -214,11 +219,33 @@ def decode_text(data: bytes, declared: str | None = None) -> str:
         except UnicodeDecodeError:
             raise IngestFailure("DECODE", "invalid UTF-16 text") from None
     if b"\x00" in data[:8192]:
-        raise IngestFailure("BINARY", "binary file (contains NUL bytes); not a text document")
+        text = _utf16_without_bom(data)
+        if text is None:
+            raise IngestFailure("BINARY", "binary file (contains NUL bytes); not a text document")
+        return text
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return decode_legacy(data, declared)
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """`data` as UTF-16 without a byte order mark (Windows tools write it so), where its
+    start reads as such: a NUL beside every character of Latin script, all on the same
+    side (little- or big-endian), and the text it decodes to has no control character
+    but line ends and tabs. None for other data with NULs, which is binary."""
+    head = data[:8192]
+    if len(data) % 2 or len(head) < 2:
+        return None
+    for order, zeros, other in (("utf-16-le", head[1::2], head[0::2]), ("utf-16-be", head[0::2], head[1::2])):
+        if b"\x00" in other or zeros.count(0) < len(zeros) * UTF16_ZERO_SHARE:
+            continue
+        try:
+            text = data.decode(order)
+        except UnicodeDecodeError:
+            return None
+        return None if _CONTROL.search(text) else text
+    return None
 
 
 def convert_text(data: bytes, path: str) -> str:

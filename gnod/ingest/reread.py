@@ -28,6 +28,8 @@ class Reading(NamedTuple):
     latin: bool = False
     # Not those whose text OCR read (_scanned): their reading is the same, and costs seconds a page.
     unscanned: bool = False
+    # Only the files of those kinds that failed (another try): those read are read the same.
+    failed_only: bool = False
 
 
 LEGACY_TEXT_KINDS = ("html", "csv", "json", "srt", "vtt", "ics")  # converted from text (convert.decode_text)
@@ -47,6 +49,8 @@ READINGS = (
     Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
     # A message's headers in raw UTF-8 (RFC 6532) keep their letters: `Jörg Schäfer`, not `Jrg Schfer`.
     Reading(5, frozenset().union(*(CONVERTED[k] for k in ("eml", "msg")))),
+    # A text in UTF-16 without a byte order mark is read (it failed as binary).
+    Reading(5, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), failed_only=True),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
@@ -64,7 +68,11 @@ def mark(conn: apsw.Connection) -> int:
     files: set[tuple[int, str]] = set()
     for doc_id, cid, rel, body_line, rules, content_id in store.read_before(conn, READ_RULES):
         ext = extension(rel)
-        due_by = [r for r in READINGS if r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed)]
+        due_by = [
+            r
+            for r in READINGS
+            if r.since > rules and ext in r.extensions and (body_line > 1 or not r.framed) and not r.failed_only
+        ]
         if any(r.unscanned for r in due_by) and _scanned(store.stored_utf8(conn, content_id)):
             due_by = [r for r in due_by if not r.unscanned]
         if any(not r.latin for r in due_by) or (due_by and _read_otherwise(store.stored_utf8(conn, content_id))):
