@@ -402,6 +402,37 @@ def crashing(data: bytes, path: str) -> str:
     os._exit(3)
 
 
+def test_a_notebooks_outputs_are_text_of_it():
+    """An analysis notebook printed `decreasing`; `search decreasing` found nothing, as
+    its outputs were left out. Text outputs follow their cell; pictures and HTML do not,
+    and a long output is cut; a notebook in R is fenced as R."""
+    cells = [
+        {"cell_type": "markdown", "source": ["## Trend\n", "Nitrate by year."]},
+        {
+            "cell_type": "code",
+            "source": "print(trend(df))\ndf.slope",
+            "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": ["decreasing\n"]},
+                {"output_type": "execute_result", "data": {"text/plain": ["-0.45"], "image/png": "iVBOR"}},
+                {"output_type": "display_data", "data": {"text/html": ["<table>secret markup</table>"]}},
+                {"output_type": "error", "ename": "KeyError", "evalue": "'site'", "traceback": ["\x1b[31mKeyError"]},
+                {"output_type": "stream", "name": "stdout", "text": "\x1b[32mgreen\x1b[0m\n" + "row\n" * 5000},
+            ],
+        },
+    ]
+    meta = {"language_info": {"name": "R"}, "title": "Nitrate trends"}
+    text = convert(json.dumps({"cells": cells, "metadata": meta}).encode(), "trends.ipynb")
+    assert text.startswith(
+        "# Nitrate trends\n\n## Trend\nNitrate by year.\n\n```r\nprint(trend(df))\ndf.slope\n```\n\n"
+    )
+    output = text.split("```output\n", 1)[1]
+    assert output.startswith("decreasing\n-0.45\nKeyError: 'site'\ngreen\nrow\n")
+    assert "secret markup" not in text and "iVBOR" not in text and "\x1b" not in text
+    assert len(output) < 4100 and output.rstrip("`\n").endswith("…")
+    assert code_of(b"{not json", "broken.ipynb") == "CORRUPT"
+    assert code_of(b"[1, 2]", "list.ipynb") == "CORRUPT"
+
+
 def test_order_is_visible_and_first_match_wins():
     assert DEFAULT_REGISTRY.names == [
         "text",

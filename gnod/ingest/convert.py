@@ -79,6 +79,11 @@ _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
 # characters are NUL (Latin script), and its text holds no control character but line
 # ends, tabs and form feeds (_utf16_without_bom).
 UTF16_ZERO_SHARE = 0.5
+# What a notebook cell's output gives its text at most (a printed table or a log can be
+# megabytes; the notebook's own code and notes are what it is found by).
+NOTEBOOK_OUTPUT_CHARS = 4000
+# A terminal's colours in a notebook's output (a traceback's, a progress bar's).
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 _SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -284,9 +289,87 @@ def convert_json(data: bytes, path: str) -> str:
         text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except (ValueError, RecursionError):
         pass
-    body = text.strip("\n")
+    return _fenced(text, "json") + "\n"
+
+
+def convert_ipynb(data: bytes, path: str) -> str:
+    """A Jupyter notebook's cells in order: Markdown as written, code fenced in the
+    kernel's language, and after a code cell what it printed or gave as text (streams,
+    `text/plain` and `text/markdown` results, an error's name and message) in an
+    `output` block: an analysis's result is often what its author remembers (markitdown
+    left every output out). Pictures and HTML are left out, and each output is cut at
+    NOTEBOOK_OUTPUT_CHARS. The notebook's `title` metadata leads as a heading where its
+    first cell opens with none."""
+    try:
+        notebook = json.loads(decode_text(data).lstrip("\ufeff"))
+    except (ValueError, RecursionError) as e:
+        raise IngestFailure("CORRUPT", f"not a valid notebook: {_describe(e)}") from None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells", []), list):
+        raise IngestFailure("CORRUPT", "not a valid notebook: no list of cells")
+    meta: dict = notebook["metadata"] if isinstance(notebook.get("metadata"), dict) else {}
+    language = _notebook_language(meta)
+    parts: list[str] = []
+    for cell in notebook.get("cells", []):
+        if not isinstance(cell, dict):
+            continue
+        source = _joined(cell.get("source"))
+        kind = cell.get("cell_type")
+        if kind == "markdown":
+            parts.append(source)
+        elif kind in ("code", "raw"):
+            parts.append(_fenced(source, language if kind == "code" else ""))
+            outputs = cell.get("outputs") if kind == "code" else None
+            shown = [text for out in outputs or () if (text := _output_text(out))]
+            if shown:
+                parts.append(_fenced("\n".join(shown), "output"))
+    markdown = "\n\n".join(p for p in parts if p.strip()) + "\n"
+    title = meta.get("title")
+    if isinstance(title, str) and title.strip() and not markdown.lstrip().startswith("# "):
+        markdown = f"# {title.strip()}\n\n{markdown}"
+    return markdown
+
+
+def _notebook_language(meta: dict) -> str:
+    for key in ("language_info", "kernelspec"):
+        value = meta.get(key)
+        name = value.get("name" if key == "language_info" else "language") if isinstance(value, dict) else None
+        if isinstance(name, str) and re.fullmatch(r"[\w+#-]+", name):
+            return name.lower()
+    return "python"
+
+
+def _joined(source: object) -> str:
+    """A notebook's text: a string, or a list of its lines."""
+    if isinstance(source, str):
+        return source
+    return "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else ""
+
+
+def _output_text(out: object) -> str:
+    """What a code cell's output shows as text, cut at NOTEBOOK_OUTPUT_CHARS."""
+    if not isinstance(out, dict):
+        return ""
+    kind = out.get("output_type")
+    if kind == "stream":
+        text = _joined(out.get("text"))
+    elif kind in ("execute_result", "display_data"):
+        shown: dict = out["data"] if isinstance(out.get("data"), dict) else {}
+        text = _joined(shown.get("text/markdown") or shown.get("text/plain"))
+    elif kind == "error":
+        text = f"{out.get('ename', '')}: {out.get('evalue', '')}".strip(": ")
+    else:
+        text = ""
+    text = _ANSI_ESCAPE.sub("", text).strip("\n")
+    if len(text) > NOTEBOOK_OUTPUT_CHARS:
+        text = text[:NOTEBOOK_OUTPUT_CHARS].rsplit("\n", 1)[0] + "\n…"
+    return text
+
+
+def _fenced(body: str, info: str) -> str:
+    """`body` in a fence longer than any run of backticks in it."""
+    body = body.strip("\n")
     fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
-    return f"{fence}json\n{body}\n{fence}\n"
+    return f"{fence}{info}\n{body}\n{fence}"
 
 
 # --- rich formats: markitdown, in the helper process ----------------------------------------
@@ -493,7 +576,7 @@ def builtin_converters() -> list[Converter]:
         _markitdown("epub", "EpubConverter", "epub"),
         Converter("csv", convert_csv, frozenset(CONVERTED["csv"])),
         Converter("json", convert_json, frozenset(CONVERTED["json"])),
-        _markitdown("ipynb", "IpynbConverter", None, MAX_TEXT_BYTES),
+        Converter("ipynb", convert_ipynb, frozenset(CONVERTED["ipynb"])),
         # Isolated: srt's regex backtracks for minutes on a long run of digits or blanks.
         _media("srt", media.srt_markdown, "subtitles", isolated=True),
         # In-process: webvtt-py reads line by line in linear time (about 3 MB/s).

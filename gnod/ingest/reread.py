@@ -49,6 +49,8 @@ READINGS = (
     Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
     # A message's headers in raw UTF-8 (RFC 6532) keep their letters: `Jörg Schäfer`, not `Jrg Schfer`.
     Reading(5, frozenset().union(*(CONVERTED[k] for k in ("eml", "msg")))),
+    # A notebook's outputs are text of it.
+    Reading(5, frozenset(CONVERTED["ipynb"])),
     # A text in UTF-16 without a byte order mark is read (it failed as binary).
     Reading(5, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), failed_only=True),
 )
