@@ -458,6 +458,8 @@ class SimilarResult(Struct):
     hits: list[SimilarHit]  # the document itself and identical copies are left out
     took_ms: float
     notes: list[str] = []
+    # The uris of the documents with the same text as it (identical copies), in any collection.
+    copies: list[str] = []
 
 
 class Freshness(Struct):

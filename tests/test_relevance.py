@@ -595,10 +595,17 @@ def test_similar_reads_the_indexed_text_not_the_frontmatter_keys(filtered):
     assert res["hits"][0]["path"] == "ops/new.md"
 
 
-def test_similar_leaves_out_identical_copies(idx):
+def test_similar_leaves_out_identical_copies_and_names_them(idx):
+    """A drafts folder's copies were left out without a word, where which files are
+    copies is what a person asking `similar` there wants to know."""
     res = cli_json("similar", "copy/deploying.md", "--json", env=idx.env)
     assert all(h["path"] != "deploying.md" for h in res["hits"])
     assert res["hits"][0]["path"] == "deployed.md"
+    assert res["copies"] == ["gno://notes/deploying.md"]
+    assert "1 identical copy (the same text) left out: notes/deploying.md" in res["notes"]
+    r = _run_cli("similar", "copy/deploying.md", "--human", env={**idx.env, "NO_COLOR": "1"})
+    assert "1 identical copy (the same text) left out: notes/deploying.md" in r.stdout + r.stderr
+    assert cli_json("similar", "notes/birds.md", "--json", env=idx.env)["copies"] == []
 
 
 # --- gnoctl bench --------------------------------------------------------------------------------

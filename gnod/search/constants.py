@@ -420,6 +420,10 @@ SIMILAR_MAX_TERMS = 24
 # MoreLikeThis parses at most 5,000 tokens: a 24 MB register header took 2-3 s whole
 # (the web page of a document waits for its similar ones).
 SIMILAR_TEXT_CHARS = 65_536
+# A document's identical copies (the same text) that `similar` names, at most, and how
+# many of them its note spells out.
+SIMILAR_COPIES_MAX = 100
+SIMILAR_COPIES_SAID = 3
 # Vector search fetches this many chunks per wanted document (more when documents hold
 # many near chunks).
 VECTOR_OVERFETCH = 3

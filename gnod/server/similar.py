@@ -18,7 +18,7 @@ import numpy as np
 
 from gnod.protocol import SimilarHit, SimilarParams, SimilarResult
 from gnod.search import lexical, vector
-from gnod.search.constants import SIMILAR_TEXT_CHARS
+from gnod.search.constants import SIMILAR_COPIES_MAX, SIMILAR_COPIES_SAID, SIMILAR_TEXT_CHARS
 from gnod.search.similar import informative_terms
 from gnod.server.checks import search_filter
 from gnod.server.handlers import not_found, resolve_ref
@@ -41,7 +41,8 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
     t0 = time.perf_counter()
     where = search_filter(d, p.collections, p.filters)
     doc = await d.read(partial(_document, d, p.ref))
-    notes: list[str] = []
+    copies = await d.read(lambda conn, _a: docstore.copies_of(conn, doc, SIMILAR_COPIES_MAX))
+    notes: list[str] = _copies_note(copies)
     served = d.vectors.index()
     hits: list[SimilarHit] | None = None
     terms: list[str] = []
@@ -90,7 +91,19 @@ async def similar(d: Daemon, p: SimilarParams, call: Call) -> SimilarResult:
         hits=hits,
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=notes,
+        copies=[doc_uri(*c) for c in copies],
     )
+
+
+def _copies_note(copies: list[tuple[str, str]]) -> list[str]:
+    """What `similar` says of the document's identical copies, which it leaves out of its
+    hits: a drafts folder's copies are what a person asking it may want to know of."""
+    if not copies:
+        return []
+    named = ", ".join(f"{c}/{path}" for c, path in copies[:SIMILAR_COPIES_SAID])
+    more = ", …" if len(copies) > SIMILAR_COPIES_SAID else ""
+    count = f"{len(copies)}{'+' if len(copies) >= SIMILAR_COPIES_MAX else ''}"
+    return [f"{count} identical cop{'y' if len(copies) == 1 else 'ies'} (the same text) left out: {named}{more}"]
 
 
 def _others(conn, doc: docstore.DocRow, found: list[tuple[int, float]], limit: int) -> list[SimilarHit]:

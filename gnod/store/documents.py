@@ -613,6 +613,16 @@ def content_of(conn: apsw.Connection, mirror_hash: str) -> tuple[str, int] | Non
     return (unpack(row[0]), row[1]) if row else None
 
 
+def copies_of(conn: apsw.Connection, doc: DocRow, limit: int) -> list[tuple[str, str]]:
+    """(collection, path) of up to `limit` other documents with `doc`'s text, in order."""
+    rows = conn.execute(
+        "SELECT c.name, d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id "
+        "WHERE d.mirror_hash = ? AND d.id != ? ORDER BY c.name, d.rel_path LIMIT ?",
+        (doc.mirror_hash, doc.id, limit),
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
 def section_at(conn: apsw.Connection, doc: DocRow, line: int) -> str | None:
     """The section a converted document's stored `line` is in (text.headings: a PDF's
     `Page 2`, a slide's title), which a passage of it is cited by; None for a document
