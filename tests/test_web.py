@@ -370,6 +370,28 @@ def test_the_document_view_marks_the_line(web):
     )  # the file as it is, shown as text
 
 
+def test_the_original_of_a_legacy_text_and_of_a_message_is_what_gno_read(web):
+    """A Latin-1 note was sent as UTF-8 (`�berschwemmungsgebiet`); a mailbox's message
+    was the whole mailbox."""
+    with open(web.corpus.path("notes/alt.txt"), "wb") as f:
+        f.write("Überschwemmungsgebiet der Elbe.\n".encode("latin-1"))
+    mbox = b"From a@b Mon Jan  1 00:00:00 2024\nFrom: a@b\nSubject: One\n\nFirst body.\n\n"
+    mbox += b"From a@b Mon Jan  1 00:00:00 2024\nFrom: a@b\nSubject: Two\n\nSecond body.\n"
+    with open(web.corpus.path("notes/box.mbox"), "wb") as f:
+        f.write(mbox)
+    try:
+        assert wait_until(lambda: web.get("/file?ref=docs/notes/box.mbox!/2.eml")[0] == 200, 10)
+        assert wait_until(lambda: web.get("/file?ref=docs/notes/alt.txt")[0] == 200, 10)
+        status, headers, body = web.get("/file?ref=docs/notes/alt.txt")
+        assert headers["content-type"] == "text/plain; charset=utf-8" and "Überschwemmungsgebiet der Elbe." in body
+        status, headers, body = web.get("/file?ref=docs/notes/box.mbox!/2.eml")
+        assert "Second body." in body and "First body." not in body
+        assert "sandbox" in headers["content-security-policy"]
+    finally:
+        for name in ("alt.txt", "box.mbox"):
+            os.remove(web.corpus.path(f"notes/{name}"))
+
+
 def test_a_long_document_is_shown_a_window_at_a_time_around_the_hit(web):
     """A 24 MB generated header was 37 MB of HTML that kept the browser busy for 106 s: a
     long document shows DOC_LINES lines around the hit, with links to the lines before

@@ -36,7 +36,7 @@ from gnoctl.web import render, search, wiki
 from gnoctl.web.live import ENDED, STOPPED, Hub, sse
 from gnoctl.web.urls import doc_href, file_href
 from gnod import editor_url, wire
-from gnod.config import name_for
+from gnod.config import MEMBER_SEP, name_for
 
 STATIC = os.path.join(os.path.dirname(__file__), "static")
 BUSY_POLL_S = 1.0
@@ -234,10 +234,22 @@ class Web:
         except DaemonError as e:
             return JSONResponse({"error": _error(e)}, status_code=404)
         kind = mimetypes.guess_type(doc["abs_path"])[0] or "application/octet-stream"
-        if kind in SCRIPTED or kind.startswith("text/"):
+        textual = kind in SCRIPTED or kind.startswith("text/")
+        if textual:
             kind = "text/plain; charset=utf-8"
         if not os.path.isfile(doc["abs_path"]):
             return JSONResponse({"error": {"message": f"{doc['abs_path']} is gone"}}, status_code=404)
+        if MEMBER_SEP in doc["path"] or (textual and not await asyncio.to_thread(_utf8_file, doc["abs_path"])):
+            # A mailbox's message, an archive's member: not the whole container; a text in
+            # Latin-1 or another legacy charset (sent as UTF-8 it was mojibake): as gno read it.
+            try:
+                read = await self.link.call(
+                    "get", {"ref": f"{doc['collection']}/{doc['path']}", "max_bytes": DOC_BYTES}
+                )
+            except DaemonError as e:
+                return JSONResponse({"error": _error(e)}, status_code=404)
+            headers = {"content-security-policy": FILE_CSP, "cache-control": "no-store"}
+            return Response(read["content"], media_type="text/plain; charset=utf-8", headers=headers)
         return FileResponse(
             doc["abs_path"],
             media_type=kind,
@@ -465,6 +477,18 @@ class Web:
         for task in self.tasks:
             task.cancel()
         self.link.close()
+
+
+def _utf8_file(path: str) -> bool:
+    """Whether the file's bytes are UTF-8 (or it cannot be read: the file response says so)."""
+    try:
+        with open(path, "rb") as f:
+            f.read().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _stream(events: AsyncIterator[str]) -> StreamingResponse:
