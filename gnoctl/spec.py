@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -171,7 +171,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -261,7 +261,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -359,7 +359,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -497,7 +497,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -615,7 +615,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this frontmatter tag (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",

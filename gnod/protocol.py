@@ -116,9 +116,15 @@ class Filters(Params):
     """Which documents a search may return; applied inside the index query, so `limit`
     results still come back when that many documents pass (see docs/protocol.md)."""
 
-    # Every one among the document's frontmatter tags (case-insensitive).
+    # Every one among the document's tags (case-insensitive): its frontmatter `tags` and
+    # `keywords`, and a Markdown note's `#tags` in its text.
     tags: Annotated[
-        list[str], cli("--tag", help="Only documents with this frontmatter tag (repeatable: all of them).")
+        list[str],
+        cli(
+            "--tag",
+            help="Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all "
+            "of them).",
+        ),
     ] = []
     # The document's date (frontmatter `date`, else mtime, UTC) ≥
     since: (

@@ -956,7 +956,8 @@ def test_ls_lists_the_documents_that_pass_the_search_filters(tmp_path):
             "standup.md": "---\ntags: [meeting, work]\ndate: 2026-03-10\n---\n# Standup\n\nBlockers.\n",
             "retro.md": "---\ntags: [Meeting]\ndate: 2025-06-01\n---\n# Retro\n\nWhat went well.\n",
             "scripts/tally.py": "def tally(votes):\n    return len(votes)\n",
-            "ideas.md": "# Ideas\n\nA garden.\n",
+            "ideas.md": "# Ideas\n\nA garden. #someday #Garden\n",
+            "paper.md": "---\nkeywords: [wetlands, garden]\n---\n# Paper\n\nNitrate.\n",
         },
     )
     typer_ls = [sys.executable, "-c", "from gnoctl.cli import run; import sys; sys.exit(run(sys.argv[1:]))", "ls"]
@@ -974,6 +975,10 @@ def test_ls_lists_the_documents_that_pass_the_search_filters(tmp_path):
         assert paths("--tag", "meeting") == ["retro.md", "standup.md"]  # in any case, as search's
         assert paths("notes", "--tag", "meeting", "--since", "2026-01-01") == ["standup.md"]
         assert paths("--tag", "meeting", "--tag", "work") == ["standup.md"]
+        # A note's `#tags` in its text, and `keywords`, are tags too (Obsidian's, pandoc's).
+        assert paths("--tag", "someday") == ["ideas.md"]
+        assert paths("--tag", "garden") == ["ideas.md", "paper.md"]
+        assert sorted(h["path"] for h in search(env, "garden", "--tag", "garden")["hits"]) == ["ideas.md", "paper.md"]
         assert paths("-t", "py") == ["scripts/tally.py"]
         assert paths("--path", "!*.md") == ["scripts/tally.py"]
         assert paths("notes/scripts", "--type", "md", expect=1) == []

@@ -97,7 +97,8 @@ def old_index(db_path: str, root) -> None:
         "DELETE FROM migrations WHERE name IN ('0004_lexical_index', '0005_language_indexes', "
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
-        "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded')"
+        "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded', "
+        "'0018_keywords_are_tags')"
     )
     conn.close()
 
@@ -128,6 +129,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0015_read_rules",
             "0016_written_days",
             "0017_senders_folded",
+            "0018_keywords_are_tags",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1213,3 +1215,32 @@ def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in
         r[0] for r in conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id")
     }
     assert pending == {"ambiguous.md", *expected}
+
+
+def test_keywords_are_tags_in_the_engine_and_in_sqlite_and_an_older_index_takes_them_again(tmp_path):
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "paper.md": "---\nkeywords: [wetlands, nitrate]\n---\n# Paper\n\nlemur notes\n",
+            "note.md": "---\ntags: [wetlands]\n---\n# Note\n\nlemur notes\n",
+            "plain.md": "# Plain\n\nlemur notes\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    f = resolve(Filter(tags=("Wetlands",)))
+    with lexical_index(conn, AnalyzerSet()) as index:
+        searcher = index.searcher()
+        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
+        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == ["note.md", "paper.md"]
+    sql, args = where(f)
+    rows = conn.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
+    assert [r[0] for r in rows] == ["note.md", "paper.md"]
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0018_keywords_are_tags'")
+    assert migrate(conn) == ["0018_keywords_are_tags"]
+    pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id").fetchall()
+    assert pending == [("paper.md",)]

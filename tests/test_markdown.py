@@ -312,3 +312,18 @@ def test_a_documents_date_is_its_date_else_created() -> None:
     assert date_of({"created": "2022-01-02"}) == "2022-01-02"
     assert date_of({"date": ["2021"], "created": "2022-01-02"}) is None  # as SQL reads it: no day
     assert date_of({}) is None
+
+
+def test_a_notes_hash_tags_are_read_from_its_text_but_not_from_code_links_or_headings() -> None:
+    """Obsidian, Logseq and Bear take `#meeting` in a note's text for a tag."""
+    from gnod.ingest.markdown import inline_tags
+
+    text = (
+        "# Heading\n"
+        "Met with Anna #meeting #Project/Alpha and #project/alpha again.\n"
+        "See [x](#anchor), http://a.b/#frag, issue #123 and `#notatag`.\n"
+        "```c\n#include <stdio.h>\n```\n"
+        "Done #todo- #über #2024-review\n"
+    )
+    assert inline_tags(text) == ["meeting", "Project/Alpha", "todo", "über", "2024-review"]
+    assert inline_tags("No tags here, not even C#.\n") == []

@@ -468,7 +468,7 @@ def test_pdfs_and_office_files_are_read_again_for_their_titles_but_not_scans(tmp
         pdf.set_font("helvetica", size=12)
         pdf.multi_cell(0, 10, text=f"The text of {name}.")
         (root / name).write_bytes(bytes(pdf.output()))
-    (root / "note.md").write_text("# Note\n\nA plain note.\n")
+    (root / "note.txt").write_text("Note\n\nA plain note.\n")  # no reading since 3 reads it otherwise
     col = CollectionConfig(name="papers", path=str(root))
     writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
     writer.open()

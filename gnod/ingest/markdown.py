@@ -39,6 +39,38 @@ _RST_SECTION_RE = re.compile(r"^([^\s\\].*)\n([!-/:-@\[-`{-~])\2*[ \t]*$", re.M)
 TITLE_RULES = 2
 
 
+# Markdown, where a `#word` in the text is a tag (Obsidian, Logseq, Bear): `#meeting`,
+# `#project/alpha`, not a heading's `# `, a link's `(#anchor)`, a URL's `/#part`, `#123`.
+MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx"})
+_INLINE_TAG_RE = re.compile(r"(?<!\S)#([\w/-]*[^\W\d_][\w/-]*)")
+_CODE_SPAN_RE = re.compile(r"(`+)[^`]*?\1")
+
+
+def inline_tags(body: str) -> list[str]:
+    """The `#tags` written in a Markdown note's text, in order, once each (in any case),
+    not in code (fenced or a `span`)."""
+    fences = fenced_spans(body) if "```" in body or "~~~" in body else []
+    found: dict[str, str] = {}
+    for line_start, line in _lines_with_hash(body):
+        if fences and in_spans(fences, line_start):
+            continue
+        for m in _INLINE_TAG_RE.finditer(_CODE_SPAN_RE.sub(" ", line)):
+            tag = m[1].strip("/-")
+            if tag:
+                found.setdefault(tag.casefold(), tag)
+    return list(found.values())
+
+
+def _lines_with_hash(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of each line of `text` holding a `#`."""
+    out, at = [], 0
+    for line in text.split("\n"):
+        if "#" in line:
+            out.append((at, line))
+        at += len(line) + 1
+    return out
+
+
 def split_frontmatter(text: str) -> tuple[dict, str, int]:
     """Split leading frontmatter off `text`: YAML's between `---` lines, or TOML's
     between `+++` lines (Hugo, Zola), read by tomllib.

@@ -13,11 +13,11 @@ from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import convert
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import lexical_text
-from gnod.ingest.markdown import extract_title, split_frontmatter
+from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags, split_frontmatter
 from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
+from gnod.store.documents import ChunkRow, PreparedDoc, as_tags, compress, indexed_title
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language_sure
 
@@ -80,6 +80,8 @@ def prepare(
     # Frontmatter is a document's: in code a `---` line is the code's own (the first of a
     # YAML file's documents, a Kubernetes manifest's Service, was left out of its text).
     meta, body, fm_lines = ({}, canonical, 0) if code else split_frontmatter(canonical)
+    if ext in MARKDOWN_EXTENSIONS and (inline := inline_tags(body)):  # a notes app's `#tags`: tags too
+        meta = {**meta, "tags": list(dict.fromkeys([*as_tags(meta.get("tags")), *inline]))}
     title = extract_title(meta, "" if code else body, name)
     deadline.check("frontmatter and title")
     sure = True

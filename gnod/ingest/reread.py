@@ -15,6 +15,7 @@ import apsw
 
 from gnod.config import CODE_EXTENSIONS, CONVERTED, MEMBER_SEP, PROSE_EXTENSIONS, TEXT_EXTENSIONS, extension
 from gnod.ingest.charsets import in_runs
+from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.store import documents as store
 
 
@@ -49,6 +50,8 @@ READINGS = (
     Reading(4, frozenset().union(*(CONVERTED[k] for k in ("pdf", "docx", "pptx"))), unscanned=True),
     # A message's headers in raw UTF-8 (RFC 6532) keep their letters: `Jörg Schäfer`, not `Jrg Schfer`.
     Reading(5, frozenset().union(*(CONVERTED[k] for k in ("eml", "msg")))),
+    # A Markdown note's `#tags` in its text are tags of it.
+    Reading(5, MARKDOWN_EXTENSIONS),
     # A notebook's outputs are text of it.
     Reading(5, frozenset(CONVERTED["ipynb"])),
     # A text in UTF-16 without a byte order mark is read (it failed as binary).

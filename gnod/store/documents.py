@@ -99,15 +99,25 @@ class DocRow(msgspec.Struct, frozen=True):
     line_shifts: str = ""  # canonical lines → the file's (gnod.lines.file_line)
 
 
-def tags_of(meta: dict[str, Any]) -> list[str]:
-    """A document's frontmatter `tags` (from its metadata), `#` dropped, in order, once each."""
-    raw = meta.get("tags")
+# The frontmatter keys whose values are a document's tags: `tags` (with a Markdown note's
+# `#tags`, gnod.ingest.prepare), and `keywords` as pandoc and Hugo write them.
+TAG_KEYS = ("tags", "keywords")
+
+
+def as_tags(raw: object) -> list[str]:
+    """A frontmatter value as tags: a list, or a string of them separated by commas; `#`
+    dropped, in order, once each."""
     if isinstance(raw, str):
         raw = raw.split(",")
     if not isinstance(raw, list):
         return []
     tags = (t.strip().lstrip("#").strip() for t in raw if isinstance(t, str))
     return list(dict.fromkeys(t for t in tags if t))
+
+
+def tags_of(meta: dict[str, Any]) -> list[str]:
+    """A document's tags (from its metadata: TAG_KEYS), in order, once each."""
+    return list(dict.fromkeys(tag for key in TAG_KEYS for tag in as_tags(meta.get(key))))
 
 
 # Where a document's frontmatter gives its date, first found first: `date` (Hugo,
