@@ -333,6 +333,17 @@ def test_filters_narrow_the_results(web):
     assert found["error"]["name"] == "NOT_FOUND"
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy", "c": "docs", "since": "2000-01-01"}))[2])
     assert found["count"] >= 2
+    # A path glob, file types and a sender, as the CLI's --path, -t and --from (the page had none).
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy", "path": "guides/**"}))[2])
+    assert found["count"] >= 1 and all(h["ref"].startswith("docs/guides/") for h in found["hits"])
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "spaghetti", "type": "txt, md"}))[2])
+    assert [h["ref"] for h in found["hits"]] == ["docs/notes/pasta.txt"]
+    assert json.loads(web.get("/api/search?" + urlencode({"q": "spaghetti", "type": "md"}))[2])["count"] == 0
+    found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy", "from": "nobody"}))[2])
+    assert found["count"] == 0
+    page = web.get("/?" + urlencode({"q": "deploy", "path": "guides/**", "type": "md", "from": "ann"}))[2]
+    for field, value in (("path", "guides/**"), ("type", "md"), ("from", "ann")):
+        assert f'name="{field}" value="{value}"' in page, field
 
 
 def test_the_search_page_renders_results_without_script(web):

@@ -9,6 +9,7 @@ same rows.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -56,6 +57,9 @@ class Request:
     since: str = ""
     until: str = ""
     lang: str = ""
+    path: str = ""  # a glob, as `--path` takes one
+    types: tuple[str, ...] = ()
+    sender: str = ""
     limit: int = LIMIT
 
     @classmethod
@@ -71,6 +75,9 @@ class Request:
             since=q.get("since", ""),
             until=q.get("until", ""),
             lang=q.get("lang", "").strip(),
+            path=q.get("path", "").strip(),
+            types=tuple(t.strip() for t in re.split(r"[,\s]+", q.get("type", "")) if t.strip()),
+            sender=q.get("from", "").strip(),
             limit=min(MAX_LIMIT, max(1, int(n))) if n.isdigit() else LIMIT,
         )
 
@@ -82,12 +89,26 @@ class Request:
             return None
         # What was searched (`spin_lock_irqsa*` while typing it): the same results and more.
         query = [("q", self.sent()), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
-        query += [("c", c) for c in self.collections] + list(self.filters().items())
-        return "/?" + urlencode([(k, ",".join(v) if isinstance(v, list) else v) for k, v in query])
+        query += [("c", c) for c in self.collections] + self.fields()
+        return "/?" + urlencode(query)
 
     def filters(self) -> dict:
-        found = {"tags": list(self.tags), "since": self.since, "until": self.until, "lang": self.lang}
+        """The params' filters (their names on the wire)."""
+        found = {
+            "tags": list(self.tags),
+            "since": self.since,
+            "until": self.until,
+            "lang": self.lang,
+            "path": self.path,
+            "types": list(self.types),
+            "from": self.sender,
+        }
         return {k: v for k, v in found.items() if v}
+
+    def fields(self) -> list[tuple[str, str]]:
+        """The filters as the page's form names its fields (`type`, a list as one value)."""
+        named = {"types": "type"}
+        return [(named.get(k, k), ",".join(v) if isinstance(v, list) else v) for k, v in self.filters().items()]
 
     def sent(self) -> str:
         return as_typed(self.text) if self.typing and self.mode != "hybrid" else self.text.strip()
