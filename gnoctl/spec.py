@@ -130,6 +130,16 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "metavar": "N",
         },
         {
+            "dest": "context",
+            "flags": ("-C", "--context"),
+            "kind": "int",
+            "default": None,
+            "lo": 0,
+            "hi": 50,
+            "help": "Show N lines before and after each passage's matching line, as grep -C (--vimgrep: the matching lines alone).",
+            "metavar": "N",
+        },
+        {
             "dest": "wait_s",
             "flags": ("--wait",),
             "kind": "float",

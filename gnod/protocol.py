@@ -229,6 +229,22 @@ class SearchParams(Params):
         Meta(ge=1, le=10),
         cli("--per-doc", metavar="N", help="Up to N passages per document (--vimgrep and --csv: a line each)."),
     ] = 1
+    # Each passage as the N lines before its matching line, that line and the N after it
+    # (the file's lines); null: the matching line and the lines after it that fit.
+    context: (
+        Annotated[
+            int,
+            Meta(ge=0, le=50),
+            cli(
+                "-C",
+                "--context",
+                metavar="N",
+                help="Show N lines before and after each passage's matching line, as grep -C (--vimgrep: "
+                "the matching lines alone).",
+            ),
+        ]
+        | None
+    ) = None
     # Wait up to this long for pending changes (watcher) to be indexed before searching.
     wait_s: Annotated[float, Meta(ge=0.0, le=600.0), WAIT] = 0.0
 

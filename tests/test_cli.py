@@ -1645,3 +1645,36 @@ def test_a_collection_named_as_its_folder_is_says_the_name_it_has(tmp_path):
         assert "(did you mean 'Lit-Review'? collections: Lit-Review)" in err["message"]
         err = cli_error("search", "x", "-c", "zzz", env=env)
         assert "no collection named 'zzz' (collections: Lit-Review)" in err["message"]
+
+
+def test_context_shows_the_lines_around_a_passages_matching_line_as_grep_c(tmp_path):
+    """ripgrep's -C: a passage as the N file lines before its matching line, that line
+    and the N after, numbered as the file is (its runs of blank lines kept)."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    lines = [
+        "def setup():",
+        "    pass",
+        "",
+        "",
+        "",
+        "def teardown():",
+        "    # the kettle boils",
+        "    return 0",
+        "x = 1",
+    ]
+    (folder / "app.py").write_text("\n".join(lines) + "\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "src", "--json", env=env)
+        (hit,) = search(env, "kettle", "-C", "2")["hits"]
+        snip = hit["snippet"]
+        assert snip["line"] == 5 and snip["text"].split("\n") == lines[4:9]
+        (start, end), *_ = snip["matches"]
+        assert snip["text"][start:end] == "kettle"
+        assert search(env, "kettle", "--context", "0")["hits"][0]["snippet"]["text"] == "    # the kettle boils"
+        (top,) = search(env, "setup", "-C", "3")["hits"]  # at the top: from the first line
+        assert top["snippet"]["line"] == 1 and top["snippet"]["text"].split("\n") == lines[:4]
+        r = cli("search", "kettle", "-C", "2", "--vimgrep", env=env)  # a line per match: its own
+        assert r.stdout == f"{folder / 'app.py'}:7:11:    # the kettle boils\n"
+        r = cli("search", "kettle", "-C", "1", "--human", "--color", "never", env=env)
+        assert "      def teardown():\n          # the kettle boils\n          return 0" in r.stdout

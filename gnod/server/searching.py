@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from functools import partial
 
 import apsw
+import msgspec
 
 from gnod import wire
 from gnod.ingest.symbols import Symbol, display
@@ -107,6 +108,9 @@ def answer(
             at = _named_line(text, named, doc.line_shifts, analyzers.get(doc.language), res, symbols)
             if at is not None:
                 found = [at, *(f for f in found if not f.line <= named <= f.line + f.text.count("\n"))][: p.per_doc]
+        if p.context is not None and found and stored is not None:
+            lines = expand(text if text is not None else docstore.unpack(stored), doc.line_shifts).split("\n")
+            found = [_in_context(s, lines, p.context, analyzers.get(doc.language), res) for s in found]
         hits.append(
             SearchHit(
                 **ident,
@@ -130,6 +134,19 @@ def answer(
 
 
 _QUOTES = "\"'`"  # around a name pasted from prose or Markdown
+
+
+def _in_context(s: Snippet, lines: list[str], n: int, analyzer: Analyzer, res: lexical.Result) -> Snippet:
+    """`s` as the `n` lines of the file (`lines`) before its first line, that line and
+    the `n` after it, its matches found again (grep's -C); a passage cut from a long line
+    stays as it is."""
+    if s.offset or not 0 < s.line <= len(lines):
+        return s
+    first = max(s.line - n, 1)
+    text = "\n".join(lines[first - 1 : s.line + n])
+    return msgspec.structs.replace(
+        s, line=first, text=text, matches=match_spans(text, analyzer, res.stems, res.verbatim)
+    )
 
 
 def _naming(passages: list[Passage], name: str | None) -> list[Passage]:
