@@ -35,7 +35,6 @@ from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
 from gnod.text.analyzer import Analyzer, AnalyzerSet
-from gnod.text.headings import section_of
 
 
 def answer(
@@ -85,9 +84,9 @@ def answer(
         doc, stored, _body = docs[r.doc_id]
         symbols = defined.get(doc.mirror_hash, [])
         own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
-        # A converted document's passage is named by its section: a PDF's page, a slide.
         ident = identity(doc)
-        sectioned = ident["converted"] and r.doc_id in passages and stored is not None  # as docstore.section_at
+        # A converted document's passage is named by its section: a PDF's page, a slide.
+        sectioned = ident["converted"] and r.doc_id in passages
         wanted = (own, named) != (None, None) or sectioned
         text = docstore.unpack(stored) if stored is not None and wanted else None
         found = [
@@ -97,7 +96,7 @@ def answer(
                 matches=s.matches,
                 # Its first line holds the match.
                 symbol=symstore.label(symbols, s.line, s.line)
-                or (section_of(text, s.line) if sectioned and text else None),
+                or (docstore.section_label(doc, text, s.line) if sectioned and text else None),
                 offset=s.offset,
             )
             for s in passages.get(r.doc_id, [])

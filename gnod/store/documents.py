@@ -633,14 +633,19 @@ def copies_of(conn: apsw.Connection, doc: DocRow, limit: int) -> list[tuple[str,
     return [(r[0], r[1]) for r in rows]
 
 
+def section_label(doc: DocRow, text: str, line: int) -> str | None:
+    """The section a converted document's stored `line` (of its stored `text`) is in
+    (text.headings: a PDF's `Page 2`, a slide's title), which a passage of it is cited
+    by; None for a document of its own text (code's `# comment` is no heading)."""
+    return section_of(text, line) if converted(doc.rel_path) else None
+
+
 def section_at(conn: apsw.Connection, doc: DocRow, line: int) -> str | None:
-    """The section a converted document's stored `line` is in (text.headings: a PDF's
-    `Page 2`, a slide's title), which a passage of it is cited by; None for a document
-    of its own text (code's `# comment` is no heading)."""
+    """section_label, the document's text read here (only where it is converted)."""
     if not converted(doc.rel_path):
         return None
     found = content_of(conn, doc.mirror_hash)
-    return section_of(found[0], line) if found is not None else None
+    return section_label(doc, found[0], line) if found is not None else None
 
 
 # Content is stored zstd-compressed: ~4× smaller for source code and prose, read back at
