@@ -568,7 +568,8 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
 
 def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
     """The document `ref` names (resolve_ref) and the lines its suffix names: the first,
-    and how many (None: to the end); a suffix naming a definition in it, its lines."""
+    and how many (None: to the end); a suffix naming a definition in it (source code),
+    its lines, or a heading of it (another document: `#Install`, `:Page 2`), its section's."""
     name, line, count = _split_line_suffix(ref)
     doc = resolve_ref(conn, d, name)
     if doc is None and line is not None:  # a name that ends so (`notes:2024`)
