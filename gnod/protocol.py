@@ -439,6 +439,8 @@ class Snippet(Struct):
     # `text` cut from a long line after its start ("…" first): the UTF-8 bytes of the line
     # before the cut (a match's byte column is this plus its bytes after the "…"); else 0.
     offset: int = 0
+    # The lines of `text` before the line it was found by (search's `context`); else 0.
+    before: int = 0
 
 
 class DocumentIdentity(Struct, kw_only=True):

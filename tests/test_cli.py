@@ -292,7 +292,7 @@ def test_search_json_schema(indexed):
         }
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
-        assert set(h["snippet"]) == {"line", "text", "matches", "symbol", "offset"}
+        assert set(h["snippet"]) == {"line", "text", "matches", "symbol", "offset", "before"}
         assert h["snippet"]["symbol"] is None  # Markdown: no definitions
     assert res["hits"][0]["score"] == 1.0
     scores = [h["score"] for h in res["hits"]]
@@ -1676,5 +1676,9 @@ def test_context_shows_the_lines_around_a_passages_matching_line_as_grep_c(tmp_p
         assert top["snippet"]["line"] == 1 and top["snippet"]["text"].split("\n") == lines[:4]
         r = cli("search", "kettle", "-C", "2", "--vimgrep", env=env)  # a line per match: its own
         assert r.stdout == f"{folder / 'app.py'}:7:11:    # the kettle boils\n"
-        r = cli("search", "kettle", "-C", "1", "--human", "--color", "never", env=env)
-        assert "      def teardown():\n          # the kettle boils\n          return 0" in r.stdout
+        # On a terminal: every line, under the line it was found by (a tryout's -C 5 showed
+        # three lines, named by the first).
+        assert snip["before"] == 2 and search(env, "kettle")["hits"][0]["snippet"]["before"] == 0
+        r = cli("search", "kettle", "-C", "3", "--human", "--color", "never", env=env)
+        assert "src/app.py:7" in r.stdout
+        assert "\n".join(f"      {ln}" for ln in lines[3:9]) in r.stdout

@@ -95,7 +95,13 @@ def passages(hit: dict) -> list[dict]:
 def _location(hit: dict) -> str:
     snip = hit.get("snippet")
     loc = f"{hit['collection']}/{hit['path']}"
-    return f"{loc}:{snip['line']}{_in_symbol(snip)}" if snip else loc
+    return f"{loc}:{_found_line(snip)}{_in_symbol(snip)}" if snip else loc
+
+
+def _found_line(snip: dict) -> int:
+    """The line a passage was found by: its first, or after the lines of context before it."""
+    line: int = snip["line"] + snip.get("before", 0)
+    return line
 
 
 def _in_symbol(passage: dict) -> str:
@@ -225,15 +231,17 @@ def _search_human(result: dict, paint, link: Link | None) -> str:
     lines = []
     for i, h in enumerate(hits, 1):
         rank, score = f"{i:>2}.", f"{h['score']:.2f}"
-        line = h["snippet"]["line"] if h.get("snippet") else 1
+        line = _found_line(h["snippet"]) if h.get("snippet") else 1
         lines.append(
             f"{paint('2', rank)} {paint('33', score)}  {_linked(link, h, line, paint('36', _location(h)))}  "
             f"{paint('1', h['title'])}"
         )
         for k, snip in enumerate(passages(h)):
             if k:
-                lines.append(paint("2", f"      ⋯ line {snip['line']}{_in_symbol(snip)}"))
-            lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint))
+                lines.append(paint("2", f"      ⋯ line {_found_line(snip)}{_in_symbol(snip)}"))
+            # A search's passage whole (a few lines, or what -C asked for); a vsearch chunk's first lines.
+            shown = snip["text"].count("\n") + 1 if "before" in snip else 3
+            lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint, n=shown))
     return "\n".join(lines + footer)
 
 

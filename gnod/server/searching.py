@@ -143,9 +143,8 @@ def _in_context(s: Snippet, lines: list[str], n: int, analyzer: Analyzer, res: l
         return s
     first = max(s.line - n, 1)
     text = "\n".join(lines[first - 1 : s.line + n])
-    return msgspec.structs.replace(
-        s, line=first, text=text, matches=match_spans(text, analyzer, res.stems, res.verbatim)
-    )
+    matches = match_spans(text, analyzer, res.stems, res.verbatim)
+    return msgspec.structs.replace(s, line=first, text=text, matches=matches, before=s.line - first)
 
 
 def _naming(passages: list[Passage], name: str | None) -> list[Passage]:
