@@ -951,13 +951,18 @@ PAGE = """<html><head><title>Bread</title></head>
 </ul>
 <p>Knead the
   zqxdough for ten minutes.</p>
+<p>Let it rest.</p>
+<p>Bake it for forty minutes.</p>
+<p>Cool it on a rack.</p>
 </body></html>
 """
 
 
 def test_nvim_opens_a_converted_documents_text_at_its_hit(daemon, corpus, tmp_path):
     """A web page's hit numbers the lines of its Markdown: opened as its file, the cursor
-    landed on `<ul>` (line 5 of the page), not on the word searched for."""
+    landed on `<ul>` (line 5 of the page), not on the word searched for; and on the
+    text's last line, the first time the buffer was read (the quickfix entry's mark moved
+    with the lines that filled it)."""
     corpus.write("web/bread.html", PAGE)
     daemon.result("collection.add", {"name": "docs", "path": corpus.root})
     [hit] = daemon.result("search", {"query": "zqxdough"})["hits"]

@@ -203,7 +203,11 @@ function M.read_text(buf, uri)
   end
   local text = result.content:gsub('\n$', '')
   vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  -- Marks kept where they are (`:lockmarks`): a quickfix entry's line is the text's, and
+  -- filling the empty buffer moved it to the last line (the first jump to a hit landed there).
+  vim.b[buf].gno_text = vim.split(text, '\n', { plain = true })
+  vim.cmd(string.format('lockmarks call nvim_buf_set_lines(%d, 0, -1, v:false, getbufvar(%d, "gno_text"))', buf, buf))
+  vim.b[buf].gno_text = nil
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].swapfile = false
   vim.bo[buf].modifiable = false
