@@ -147,6 +147,19 @@ def test_nvim_falls_back_to_gnoctl_json_without_the_socket(indexed, corpus, tmp_
     )
     assert got["transport"] == "cli"
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
+    # No gnoctl where it was set (or not on PATH): said so, not a Lua traceback (E475).
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        f"""
+  require('gno').setup({{ socket = {json.dumps(str(tmp_path / "absent.sock"))}, gnoctl = '/nonexistent/gnoctl' }})
+  result.said = {{}}
+  vim.notify = function(msg) table.insert(result.said, msg) end
+  vim.cmd('Gno deploy production')
+""",
+    )
+    assert "error" not in got and len(got["said"]) == 1, got
+    assert got["said"][0].startswith("gno: GNOCTL_NOT_FOUND: gnod is not running and gnoctl (/nonexistent/gnoctl)")
 
 
 def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit(indexed, corpus, tmp_path):

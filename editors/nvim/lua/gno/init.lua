@@ -57,6 +57,15 @@ local cli_args = {
 --- Run `gnoctl METHOD --json` (which starts gnod when needed); result or nil, error.
 local function via_cli(method, params)
   local cmd = vim.list_extend(vim.deepcopy(M.config.gnoctl), cli_args[method](params))
+  if vim.fn.executable(cmd[1]) ~= 1 then -- E475 and a Lua traceback otherwise
+    return nil, {
+      code = 'GNOCTL_NOT_FOUND',
+      message = string.format(
+        "gnod is not running and gnoctl (%s) is not a program on PATH: set require('gno').setup({ gnoctl = ... })",
+        cmd[1]
+      ),
+    }
+  end
   local out = vim.fn.system(cmd)
   local ok, decoded = pcall(vim.json.decode, out)
   if not ok or type(decoded) ~= 'table' then
