@@ -209,6 +209,33 @@ def test_nvim_live_picker_requeries_as_you_type_and_on_changes_and_opens_the_hit
     assert got["opened"][0].endswith("guides/staging.md") and got["opened"][1] == got["want"][1] >= 1
 
 
+def test_nvim_picker_follows_changes_after_gnod_restarts(indexed, corpus, tmp_path):
+    """The picker's live refresh stopped for good after `gnoctl daemon restart`: a file
+    added then showed up only at the next keystroke."""
+    added = corpus.path("capybara.md")
+    got = nvim(
+        indexed.env,
+        tmp_path,
+        f"""
+  local picker = require('gno.picker')
+  picker.pick('')
+  local state = picker.current
+  vim.api.nvim_buf_set_lines(state.prompt_buf, 0, -1, false, {{ state.prefix .. 'zqxcapybara' }})
+  vim.api.nvim_exec_autocmds('TextChangedI', {{ buffer = state.prompt_buf }})
+  assert(vim.wait(5000, function() return state.shown == 'zqxcapybara' end, 10), 'no reply')
+  result.before = #state.items
+  result.restart = vim.fn.system({{ {", ".join(json.dumps(a) for a in GNOCTL)}, 'daemon', 'restart' }})
+  local f = io.open({json.dumps(added)}, 'w')
+  f:write('# Capybara\\n\\nA zqxcapybara note.\\n')
+  f:close()
+  result.after = vim.wait(15000, function() return #state.items > 0 end, 20)
+  picker.close(state)
+""",
+    )
+    os.remove(added)
+    assert got.get("before") == 0 and got["after"] is True, got
+
+
 def test_nvim_picker_asks_for_the_latest_keystroke_only_and_enter_waits_for_it(indexed, tmp_path):
     """On a big tree a search can take a second: each keystroke's search was queued
     behind the others, the list showed the last one 2.8 s after typing stopped, and

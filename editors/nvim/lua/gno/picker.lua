@@ -7,6 +7,9 @@ local gno = require('gno')
 
 local M = {}
 local DEBOUNCE_MS = 60
+-- After gnod stopped: how long between tries to subscribe again, and how many.
+local RESUBSCRIBE_MS = 500
+local RESUBSCRIBE_TRIES = 20
 
 local function label(item)
   return vim.fn.fnamemodify(item.filename, ':~:.') .. ':' .. item.lnum .. '  ' .. item.text
@@ -160,6 +163,43 @@ local function prompt_text(state)
   return line:sub(#state.prefix + 1)
 end
 
+--- Live updates: a saved, added or deleted file re-runs the current search, over a
+--- connection of the picker's own (closing the picker ends the subscription). When gnod
+--- stops (a restart), another is made once it is back, up to RESUBSCRIBE_TRIES times
+--- RESUBSCRIBE_MS apart, and the list is searched again for what changed meanwhile
+--- (the refresh stopped for good after `gnoctl daemon restart`).
+local function subscribe(state, tries)
+  if M.current ~= state then
+    return
+  end
+  local rpc = require('gno.rpc')
+  local watch = rpc.connect(gno.config.socket or rpc.socket_path(), 200)
+  if not watch then
+    if tries > 0 then
+      vim.defer_fn(function() subscribe(state, tries - 1) end, RESUBSCRIBE_MS)
+    end
+    return
+  end
+  state.watch = watch
+  local refresh = nil
+  local function again()
+    if refresh then
+      refresh:stop()
+    end
+    refresh = vim.defer_fn(function() M.update(state, state.text) end, DEBOUNCE_MS)
+  end
+  watch.on_close = function()
+    if M.current == state then -- gnod stopped, not the picker
+      vim.defer_fn(function() subscribe(state, RESUBSCRIBE_TRIES) end, RESUBSCRIBE_MS)
+    end
+  end
+  watch:request('watch', vim.empty_dict(), function() end, again)
+  if state.subscribed then -- again, after gnod came back
+    again()
+  end
+  state.subscribed = true
+end
+
 function M.close(state)
   if state.watch then
     state.watch:close()
@@ -233,20 +273,10 @@ function M.prompt(initial)
   map('<Up>', function() M.move(state, -1) end)
   map('<Esc>', function() M.close(state) end)
   map('<C-c>', function() M.close(state) end)
-  -- Live updates: a saved, added or deleted file re-runs the current search (its own
-  -- connection, so closing the picker ends the subscription).
-  local watch = gno.connection() and require('gno.rpc').connect(gno.config.socket or require('gno.rpc').socket_path())
-  if watch then
-    state.watch = watch
-    local refresh = nil
-    watch:request('watch', vim.empty_dict(), function() end, function()
-      if refresh then
-        refresh:stop()
-      end
-      refresh = vim.defer_fn(function() M.update(state, state.text) end, DEBOUNCE_MS)
-    end)
-  end
   M.current = state
+  if gno.connection() then
+    subscribe(state, 0)
+  end
   render(state)
   vim.cmd('startinsert!')
   if initial and initial ~= '' then

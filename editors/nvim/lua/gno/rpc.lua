@@ -48,6 +48,8 @@ function M.connect(path, timeout_ms)
     pipe:close()
     return nil, failure or 'timed out connecting to ' .. path
   end
+  -- `on_close(reason)`, set by a subscription's owner: called on the main loop once the
+  -- connection is gone (gnod stopped, or closed here).
   local self = setmetatable({ pipe = pipe, buf = '', next_id = 0, pending = {}, listeners = {}, closed = false },
     Conn)
   pipe:read_start(function(err, data)
@@ -82,6 +84,9 @@ function Conn:_close(reason)
     for id, cb in pairs(self.pending) do
       self.pending[id] = nil
       cb({ code = 'DISCONNECTED', message = tostring(reason) }, nil)
+    end
+    if self.on_close then -- a subscription's owner, whose call was answered long ago
+      self.on_close(reason)
     end
   end)
 end
