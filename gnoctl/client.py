@@ -63,6 +63,21 @@ class DaemonError(Exception):
 
 # The connection went while a call was out: gnod stopped, or was killed, before it answered.
 GONE = "gnod closed the connection before it answered (it stopped or restarted): `gnoctl status` says if it is up"
+# How long a search that started gnod waits, unless told (--wait), for gnod's scan at
+# start to index what changed while it was down (it found none of it, and a script's
+# `gnoctl search X && …` took that for no match; an agent's first search, through the
+# MCP bridge that started gnod, likewise).
+AUTOSTART_WAIT_S = 10.0
+
+
+def with_autostart_wait(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` of a call made by a client that started gnod: a method that can wait
+    (its params take `wait_s`: search, query) waits AUTOSTART_WAIT_S unless told."""
+    from gnoctl.spec import COMMANDS
+
+    if params.get("wait_s") or not any(o["dest"] == "wait_s" for o in COMMANDS.get(method, ())):
+        return params
+    return {**params, "wait_s": AUTOSTART_WAIT_S}
 
 
 def _recv_exact(sock: _socket.socket, n: int) -> bytes:

@@ -12,7 +12,16 @@ import sys
 import time
 
 from gnoctl.args import LS_LIMIT_MAX
-from gnoctl.client import Client, DaemonError, holds_lock, is_running, retry_wait, start_daemon, starting_pid
+from gnoctl.client import (
+    Client,
+    DaemonError,
+    holds_lock,
+    is_running,
+    retry_wait,
+    start_daemon,
+    starting_pid,
+    with_autostart_wait,
+)
 from gnoctl.output import hits
 from gnoctl.output.common import ProgressLine, View, print_error, quiet_stdout, show
 from gnod import wire
@@ -110,22 +119,11 @@ def _unless_busy(sent: Callable[[], Any] | None, call: Callable[[], Any]) -> Any
     return call()
 
 
-# How long a search that started gnod waits, unless told (--wait), for gnod's scan at
-# start to index what changed while it was down (it found none of it, and a script's
-# `gnoctl search X && …` took that for no match).
-AUTOSTART_WAIT_S = 10.0
-
-
 def _asked(method: str, params: dict, autostart: bool | None) -> dict:
     """The call's result; a search that started gnod first waits for its scan at start."""
-    from gnoctl.spec import COMMANDS
-
     client = Client(autostart=autostart)
     client.connect()
-    waits = any(o["dest"] == "wait_s" for o in COMMANDS[method])  # search and query
-    if client.started and waits and not params.get("wait_s"):
-        params = {**params, "wait_s": AUTOSTART_WAIT_S}
-    result: dict = client.call(method, params)
+    result: dict = client.call(method, with_autostart_wait(method, params) if client.started else params)
     return result
 
 

@@ -875,3 +875,30 @@ def test_a_client_is_told_the_tools_changed_when_a_collection_comes_or_goes(hybr
         if any(c["name"] == "extra" for c in hybrid.result("collection.list")["collections"]):
             hybrid.result("collection.remove", {"name": "extra"})
     assert "extra" in described and len(heard) == 2
+
+
+def test_a_bridge_that_started_gnod_waits_for_its_scan_before_its_first_search(tmp_path):
+    """An agent's session starts the bridge, which starts gnod: its first search found
+    nothing of what changed while gnod was down (`'notes' is being indexed`), where
+    gnoctl's first search waits for that scan."""
+    home = make_home()
+    env = make_env(home)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "index.md").write_text("# Index\n\nThe first note.\n")
+    try:
+        d = start_gnod(env)
+        d.result("collection.add", {"name": "notes", "path": str(notes)})
+        d.stop()
+        for i in range(40):  # gnod is down: these are found by its scan at start
+            (notes / f"later{i}.md").write_text(f"# Later {i}\n\nA zqxnarwhal note, {i}.\n")
+
+        async def go():
+            async with Client(bridge(env), mode="legacy") as c:
+                return await c.call_tool("search", {"query": "zqxnarwhal", "limit": 50})
+
+        res = run(go)
+        assert not res.is_error, res.content
+        assert len(res.structured_content["hits"]) == 40, res.structured_content.get("notes")
+    finally:
+        cleanup_home(home)

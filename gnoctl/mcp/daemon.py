@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 
-from gnoctl.client import DaemonError, retry_wait, start_daemon
+from gnoctl.client import DaemonError, retry_wait, start_daemon, with_autostart_wait
 from gnod import wire
 from gnod.paths import Paths
 
@@ -42,6 +42,8 @@ class DaemonLink:
         self.autostart = autostart
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._next_id = 0
+        # This link started gnod, and no search has waited for its scan at start since.
+        self._started = False
 
     async def _open(self, start: bool = True) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         path = self.paths.socket_path
@@ -54,6 +56,7 @@ class DaemonLink:
                     "gnod is not running (start it with `gnoctl daemon start`, or unset GNO_NO_AUTOSTART)",
                 ) from None
         await asyncio.to_thread(start_daemon, self.paths)
+        self._started = True
         return await asyncio.open_unix_connection(path, limit=wire.MAX_FRAME)
 
     async def call(self, method: str, params: dict, on_notify: Notify | None = None, start: bool = True) -> dict:
@@ -71,6 +74,10 @@ class DaemonLink:
 
     async def _call(self, method: str, params: dict, on_notify: Notify | None, start: bool) -> dict:
         conn = self._idle.pop() if self._idle else await self._open(start)
+        if self._started and (waiting := with_autostart_wait(method, params)) is not params:
+            # The first search after this link started gnod waits for its scan at start, as
+            # gnoctl's does: an agent's first answers were false negatives while it ran.
+            params, self._started = waiting, False
         try:
             return await self._exchange(conn, method, params, on_notify)
         except _Gone as gone:
