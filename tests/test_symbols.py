@@ -2029,3 +2029,32 @@ def test_of_definitions_as_deep_one_in_an_include_folder_comes_first():
         "fs/orangefs/orangefs-debug.h",
         "tools/include/linux/kernel.h",
     ]
+
+
+def test_a_name_being_typed_or_a_types_name_puts_its_definitions_first(daemon, tmp_path):
+    """A tryout's picker: `parse_ecb*` (the name's words typed whole) opened the test
+    importing parse_ecb_xml, `allocat*` a test, and `Reconciler` listed its class 8th,
+    below the notes and tests naming it."""
+    env = daemon.env
+    files = {
+        "rates.py": "def parse_ecb_xml(xml):\n    return xml\n\n\nclass EcbRateProvider:\n"
+        "    def refresh(self):\n        return parse_ecb_xml(self.xml)\n",
+        "tests/test_rates.py": "from rates import parse_ecb_xml\n\n\ndef test_parse_ecb_xml():\n"
+        "    assert parse_ecb_xml('x') == 'x'\n    assert parse_ecb_xml('y') == 'y'\n",
+        "money.py": "class Money:\n    def allocate(self, parts):\n        return parts\n",
+        "tests/test_money.py": "def test_split():\n    # allocate, allocate, allocate\n    assert allocate(3)\n",
+        "reconcile.py": "class Reconciler:\n    pass\n",
+        "notes/plan.md": "# Plan\n\nThe reconciler reconciles; the reconciler is slow. Reconciler notes.\n",
+    }
+    root = write_tree(str(tmp_path / "src"), files)
+    cli_json("collection", "add", root, "--name", "src", "--json", env=env)
+    _parsed(env)
+
+    def first(query: str) -> tuple[str, str | None]:
+        hit = cli_json("search", query, "--json", env=env)["hits"][0]
+        return hit["path"], hit["snippet"]["symbol"]
+
+    assert first("parse_ecb*") == ("rates.py", "parse_ecb_xml()")
+    assert first("allocat*") == ("money.py", "Money.allocate()")
+    assert first("Reconciler") == ("reconcile.py", "class Reconciler")
+    assert first("reconciler")[0] == "notes/plan.md"  # a word of prose, as typed so

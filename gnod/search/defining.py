@@ -27,6 +27,9 @@ ObjectLike = Callable[[str, filters.Filter], list[symstore.Defined]]
 Starting = Callable[[str], list[str] | None]
 
 C_GRAMMARS = ("c", "cpp")  # the grammars of C and C++ (ingest.symbols)
+# The kinds of definition a type's name has: a word typed with a capital is such a name
+# where one is defined in its case (search.lexical._code_name: `Reconciler`, `Console`).
+TYPES = frozenset({"class", "struct", "interface", "trait", "enum", "type", "union"})
 
 _FUNCTIONS = frozenset({"function", "method"})
 # The keyword a name is declared with, typed or pasted before it (`struct page`, `fn
@@ -211,20 +214,31 @@ def _completions(
     """The definitions, in documents passing the SQL condition `sql`, of the names that
     are `typed` with its last word completed and no word more, in its case
     (`spin_lock_ir`: spin_lock_irq and spin_lock_irqsave; not _raw_spin_lock_irq nor
-    spin_lock_irq_rcu_node): the names an identifier being typed is heading for. None
-    where `starting` gives none (too many names start as typed)."""
+    spin_lock_irq_rcu_node): the names an identifier being typed is heading for; where
+    none is, those going on from it by more words (`parse_ecb`: parse_ecb_xml, whose
+    last word was typed whole). None where `starting` gives none (too many names start
+    as typed)."""
     folded = typed.lower()
-    names = [n for n in starting(folded) or () if _completes(n, folded)]
+    started = starting(folded) or []
+    names = [n for n in started if _completes(n, folded)]
+    heading = _completes
+    if not names:  # `parse_ecb`, its last word typed whole: the names going on from it (parse_ecb_xml)
+        names, heading = [n for n in started if n != folded], _goes_on
     if not names:
         return []
-    return [
-        f for f in symstore.lookup(conn, names, False, sql, args, SYMBOL_CONTENTS) if _completes(f.symbol.name, typed)
-    ]
+    return [f for f in symstore.lookup(conn, names, False, sql, args, SYMBOL_CONTENTS) if heading(f.symbol.name, typed)]
 
 
 def _completes(name: str, typed: str) -> bool:
     """Whether `name` is `typed` with its last word completed and no word more."""
     return name.startswith(typed) and "_" not in name[len(typed) :] and not _HUMP.search(name, max(len(typed) - 1, 0))
+
+
+def _goes_on(name: str, typed: str) -> bool:
+    """Whether `name` is `typed` and more words after it (`parse_ecb_xml`, `parseEcbXml`
+    for `parse_ecb`, `parseEcb`), in its case."""
+    rest = name[len(typed) :]
+    return name.startswith(typed) and bool(rest) and (rest[0] == "_" or _HUMP.match(name, len(typed) - 1) is not None)
 
 
 # What a C source file (`.c`) defines for itself, which no other file includes: a macro

@@ -862,7 +862,10 @@ def _code_name(
     word is begun, whose words search no more than `spin_lock` or `sched` (too short a
     prefix) while the names completing it can be defined. A single plain word is a name
     where the index holds it uninflected (`inflected`: the share of documents holding
-    another form of it; name_inflection_share): `kmalloc`, not `lock`. After a keyword
+    another form of it; name_inflection_share): `kmalloc`, not `lock`; or where it is
+    typed as a type's name is, with a capital (`Reconciler`: the types defined in its
+    case); one being typed (`allocat*`, a picker's) is, as the names it completes may
+    be defined (`allocate`), whatever other forms its words have. After a keyword
     declaring it (`struct page`, `fn main`: defining.DECLARING), a word is a name (after
     one that is a word of prose too, as it would be alone), whose definitions of the
     kinds the keyword asks for (the third value) come first. A stack frame's function
@@ -894,12 +897,13 @@ def _code_name(
     if NAMED_IN_CODE.search(raw):
         return raw, typing, kinds
     word = raw.lower()
-    if (
-        (typing and not clauses[0].prefix)
-        or stop(word)
-        or (not any_word and inflected(word) > lexical.name_inflection_share)
-    ):
+    if (typing and not clauses[0].prefix) or stop(word):
         return None, False, frozenset()  # `k*`: one letter is no name yet
+    if not any_word and not typing and inflected(word) > lexical.name_inflection_share:
+        # A word of prose, but as a type's name is typed (`Reconciler`, `Console`): the
+        # types defined in its case, where some are (_defining keeps those alone).
+        capital = raw[:1].isupper() and not raw.isupper() and not kinds
+        return (raw, typing, defining.TYPES) if capital else (None, False, frozenset())
     return raw, typing, kinds
 
 
