@@ -529,6 +529,36 @@ def test_typescript_go_and_rust_definitions():
     ]
 
 
+def test_javascript_and_go_constants_and_variables_at_a_modules_top():
+    """`--symbol DEFAULT_RETRY` and `--symbol ErrLimited` found nothing (a tryout's agent
+    took the names for absent): a module's `const`, `let`, `var` are definitions, not a
+    function's own; an arrow function stays a function."""
+    ts = (
+        "export const DEFAULT_RETRY = 5;\nconst MAX_SKEW = 300;\nexport let server = createServer(h);\n"
+        "export const handle = (r: Request) => r;\nfunction f() {\n  const inner = 1;\n}\nvar legacy = 1;\n"
+    )
+    assert _defs(ts, "typescript") == [
+        ("DEFAULT_RETRY", "variable", 1, 1, None),
+        ("MAX_SKEW", "variable", 2, 2, None),
+        ("server", "variable", 3, 3, None),
+        ("handle", "function", 4, 4, None),
+        ("f", "function", 5, 7, None),
+        ("legacy", "variable", 8, 8, None),
+    ]
+    assert [d[:2] for d in _defs("export const A = 1;\n", "javascript")] == [("A", "variable")]
+    go = (
+        "package x\n\nconst DefaultBurst = 100\n\nconst (\n\tLow = iota\n\tHigh\n)\n\n"
+        'var ErrLimited = errors.New("limited")\n\nfunc f() {\n\tconst local = 1\n\tvar v = 2\n}\n'
+    )
+    assert _defs(go, "go") == [
+        ("DefaultBurst", "constant", 3, 3, None),
+        ("Low", "constant", 6, 6, None),
+        ("High", "constant", 7, 7, None),
+        ("ErrLimited", "variable", 10, 10, None),
+        ("f", "function", 12, 15, None),
+    ]
+
+
 def test_cpp_and_java_definitions_with_their_classes():
     cpp = (
         "namespace geo {\nclass Shape {\n public:\n  virtual double area() const = 0;\n  Shape() {}\n};\n"
@@ -1692,7 +1722,10 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
     assert _symbol(env, "foo_probe", "--path", "tolls/", expect=1)["notes"] == [
         "no indexed document passes the filters (path tolls/), whatever the query"
     ]
-    assert _symbol(env, "foo_gone", "--path", "tools/", expect=1)["notes"] == []
+    # Nothing defines it: said so, which is not to say no document holds it.
+    assert _symbol(env, "foo_gone", "--path", "tools/", expect=1)["notes"] == [
+        "nothing defines 'foo_gone' in the source files read: a search without `symbol` finds it as text"
+    ]
     assert [h["path"] for h in _symbol(env, "foo_probe", "-n", "1")["hits"]] == ["drivers/foo/foo.c"]
     bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=1)
     assert bad["error"]["code"] == "INVALID_QUERY" and "one name" in bad["error"]["message"]

@@ -92,7 +92,9 @@ GRAMMARS: dict[str, str] = {
 #     braces ended no function: `nr_context_switches` held the rest of its file).
 # 14: Python's names a module or a class assigns (`HTTP_404_NOT_FOUND = 404`,
 #     `__version__`, an enum's members), as variables.
-EXTRACTION = 14
+# 15: JavaScript's and TypeScript's `const`/`let`/`var` at a module's top (exported or
+#     not), and Go's package-level `const` (constants) and `var` (variables).
+EXTRACTION = 15
 
 
 def stamp(grammar: str) -> str:
@@ -124,6 +126,10 @@ _JS_QUERY = """
 (class_declaration) @class
 (method_definition) @method
 (variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @function
+(program (lexical_declaration (variable_declarator name: (identifier)) @variable))
+(program (variable_declaration (variable_declarator name: (identifier)) @variable))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @variable)))
+(program (export_statement (variable_declaration (variable_declarator name: (identifier)) @variable)))
 """
 _TS_QUERY = (
     _JS_QUERY
@@ -205,6 +211,9 @@ _QUERIES: dict[str, str] = {
 (function_declaration) @function
 (method_declaration) @method
 (type_spec) @type
+(source_file (const_declaration (const_spec) @constant))
+(source_file (var_declaration (var_spec) @variable))
+(source_file (var_declaration (var_spec_list (var_spec) @variable)))
 """,
     "rust": """
 (function_item) @function
@@ -432,6 +441,9 @@ def _read(
     for tree in trees:
         captures = tree_sitter.QueryCursor(query).captures(tree.root_node)
         found = [(node, kind) for kind, nodes in captures.items() if not kind.startswith("_") for node in nodes]
+        # A JavaScript `const f = () => …` is captured as a function and as a variable: a function.
+        functions = {(node.start_byte, node.end_byte) for node, kind in found if kind == "function"}
+        found = [(n, k) for n, k in found if k != VARIABLE or (n.start_byte, n.end_byte) not in functions]
         found.sort(key=lambda f: (f[0].start_byte, -f[0].end_byte))
         symbols += _symbols(found, grammar, source)
     root = trees[0].root_node
@@ -603,10 +615,14 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
         target = node.named_children[0].child_by_field_name("left")
         name = _text(target, source)
         return node, node, kind, name if len(name) <= MAX_NAME else None, None
-    if kind == VARIABLE:
+    if kind == VARIABLE and grammar in ("c", "cpp"):
         declaration = node.parent
         first = declaration if declaration.child_by_field_name("declarator") == node else node
         return first, node, kind, _variable(node, source), None
+    if kind == VARIABLE and node.type == "variable_declarator":  # JavaScript's: from `export const` on
+        declaration = node.parent.parent if node.parent.parent.type == "export_statement" else node.parent
+        name, _ = _name(node, kind, grammar, source)
+        return declaration, declaration, kind, name, None
     name, scope = _name(node, kind, grammar, source)
     if kind == "function" and grammar == "c" and (named := _named_by_macro(node) or _named_before_void(node)):
         return named[0], node, kind, _text(named[1], source), scope

@@ -19,7 +19,7 @@ from gnod.search.grammar import QuerySyntaxError
 from gnod.server.checks import search_filter
 from gnod.server.hits import failing_notes, identity
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
-from gnod.server.searching import answer
+from gnod.server.searching import UNDEFINED, answer
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
@@ -51,6 +51,8 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
         result.notes += d.watcher.lag_notes(names, 0.0 if waited else p.wait_s)
     lag = d.symbols.lag_note() if p.symbol else d.ocr.lag_note()
     if lag:
+        if p.symbol:  # what is not parsed yet may define it
+            result.notes = [n for n in result.notes if not n.endswith(UNDEFINED)]
         result.notes.append(lag)
     return result
 

@@ -238,8 +238,22 @@ def definitions(
         dropped_stopwords=[],
         languages=[],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
-        notes=[filters.none_pass(where)] if not found and _none_pass(conn, where) else notes,
+        notes=_undefined(conn, where, query) if not found else notes,
     )
+
+
+def _undefined(conn: apsw.Connection, where: filters.Filter, query: str) -> list[str]:
+    """What a search for a definition that found none says: that no document passes the
+    filters, or that none defines the name, which is not to say none holds it (an agent
+    took `No documents match 'DEFAULT_RETRY'` for the name being absent)."""
+    if _none_pass(conn, where):
+        return [filters.none_pass(where)]
+    return [f"nothing defines {wire.said(query)}{UNDEFINED}"]
+
+
+# How the note of a search for a definition that found none ends (_undefined): while
+# source files are still being parsed, the note saying so stands instead (retrieval).
+UNDEFINED = " in the source files read: a search without `symbol` finds it as text"
 
 
 def _meant(conn: apsw.Connection, name: str) -> str | None:
