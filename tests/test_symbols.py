@@ -2091,3 +2091,27 @@ def test_a_name_being_typed_or_a_types_name_puts_its_definitions_first(daemon, t
     assert first("allocat*") == ("money.py", "Money.allocate()")
     assert first("Reconciler") == ("reconcile.py", "class Reconciler")
     assert first("reconciler")[0] == "notes/plan.md"  # a word of prose, as typed so
+
+
+def test_an_extraction_parses_again_only_the_grammars_it_changed(db, tmp_path):
+    """Extraction 15 changed JavaScript's and Go's queries, and the kernel tree's 63k C
+    files were parsed again (3 minutes of both cores): a content is marked with the last
+    extraction that changed its grammar, and the others' stay parsed."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.ingest.symbols import EXTRACTION, REVISED, stamp
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(
+        str(tmp_path / "src"),
+        {"a.c": "int f(void)\n{\n\treturn 0;\n}\n", "b.go": "package b\n\nconst Limit = 3\n", "c.py": "X = 1\n"},
+    )
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
+    _parse_all(db)
+    assert symstore.backlog(db) == []
+    assert stamp("go") == f"go/{EXTRACTION}" and "go" in REVISED[EXTRACTION]
+    assert stamp("c") != f"c/{EXTRACTION}" and stamp("python") != f"python/{EXTRACTION}"
+    # As an index parsed by the extraction before left them: only the Go file is due.
+    db.execute("UPDATE content_symbols SET grammar = 'go/14' WHERE grammar = ?", (stamp("go"),))
+    due = symstore.backlog(db)
+    assert [g for _, g in due] == ["go"]
