@@ -171,16 +171,18 @@ def test_every_read_tool_answers_with_structured_content_and_text(hybrid):
         assert not r.is_error, (name, r.content)
         msgspec.convert(r.structured_content, tp, strict=True)  # the protocol's JSON, unchanged
         assert r.content[0].type == "text" and r.content[0].text
-    assert results["search"].content[0].text.startswith("gno://notes/cooking/pasta.md:")
-    assert "gno://notes/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
-    assert "gno://notes/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
-    assert "Sources:\n[1] gno://notes/cooking/bread.md" in results["ask"].content[0].text
+    # A hit is named by its file's own path, which an agent's tools read and edit too.
+    notes = os.path.dirname(os.path.dirname(results["search"].structured_content["hits"][0]["abs_path"]))
+    assert results["search"].content[0].text.startswith(f"{notes}/cooking/pasta.md:")
+    assert f"{notes}/pets/cats.md:" in results["vsearch"].content[0].text.splitlines()[0]
+    assert f"{notes}/cooking/bread.md" in results["query"].content[0].text.splitlines()[0]
+    assert f"Sources:\n[1] {notes}/cooking/bread.md" in results["ask"].content[0].text
     # No answer asked for: the sources to read, each passage with its lines numbered.
     first = results["ask"].structured_content["considered"][0]
     passage = first["text"].rstrip("\n").split("\n")
     assert f"\n{first['start_line']:>6}\t{passage[0]}\n" in results["ask"].content[0].text
     assert results["similar"].content[0].text.startswith("Documents like gno://notes/pets/dogs.md (by meaning):")
-    assert "gno://notes/pets/cats.md" in results["similar"].content[0].text.splitlines()[1]
+    assert f"{notes}/pets/cats.md" in results["similar"].content[0].text.splitlines()[1]
     for name, key in (("query", "hits"), ("vsearch", "hits"), ("ask", "considered"), ("similar", "hits")):
         found = results[f"{name} filtered"].structured_content[key]
         assert found and {h["path"].split("/")[0] for h in found} == {"space"}, (name, found)
@@ -258,7 +260,7 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
     assert len(r["listed"].structured_content["documents"]) == 6
     # A list, not six documents "lines 0-0 of 0" that read as empty.
     listed = r["listed"].content[0].text.splitlines()
-    assert len(listed) == 7 and listed[0].startswith("gno://") and listed[-1] == "(6 documents)", listed
+    assert len(listed) == 7 and listed[0].startswith("/") and listed[-1] == "(6 documents)", listed
     found = r["in space"].structured_content
     assert [h["path"] for h in found["hits"]] == ["space/moon.md"] and found["total_candidates"] == 2
     assert "(1 shown; more documents match: raise limit, or narrow with filters)" in r["in space"].content[0].text
@@ -755,13 +757,23 @@ def test_a_passage_keeps_its_lines_in_the_text():
     from gnoctl.mcp.tools import SNIPPET_CHARS, _search_text
 
     code = "class Gone(Exception):\n\n    def __init__(self, code: int) -> None:   \n        self.code = code"
-    hit = {"uri": "gno://c/ws.py", "title": "ws", "score": 1.0, "snippet": {"line": 20, "text": code}}
+    hit = {
+        "uri": "gno://c/ws.py",
+        "path": "ws.py",
+        "abs_path": "/src/ws.py",
+        "title": "ws",
+        "score": 1.0,
+        "snippet": {"line": 20, "text": code},
+    }
     assert _search_text({"query": "Gone", "hits": [hit], "total_candidates": 1}).split("\n") == [
-        "gno://c/ws.py:20  ws  (1.00)",
+        "/src/ws.py:20  ws  (1.00)",  # the file's own path, which an agent's tools read and edit
         "  class Gone(Exception):",
         "      def __init__(self, code: int) -> None:",
         "          self.code = code",
     ]
+    # A converted document's text is gno's, not its file's: named by its uri.
+    pdf = {**hit, "uri": "gno://c/paper.pdf", "path": "paper.pdf", "abs_path": "/src/paper.pdf"}
+    assert _search_text({"query": "Gone", "hits": [pdf], "total_candidates": 1}).startswith("gno://c/paper.pdf:20")
     long = {**hit, "snippet": {"line": 1, "text": "\n".join(["y" * 100] * 5)}}
     text = _search_text({"query": "y", "hits": [long], "total_candidates": 1})
     assert text.endswith("…") and len(text.split("\n", 1)[1]) == 2 + SNIPPET_CHARS
@@ -774,12 +786,20 @@ def test_a_search_with_many_passages_gives_at_most_a_budget_of_text():
 
     snip = {"line": 7, "text": "x" * 300, "symbol": "f()"}
     hits = [
-        {"uri": f"gno://c/d{i}.c", "title": f"d{i}", "score": 1.0, "snippet": snip, "snippets": [snip] * 10}
+        {
+            "uri": f"gno://c/d{i}.c",
+            "path": f"d{i}.c",
+            "abs_path": f"/src/d{i}.c",
+            "title": f"d{i}",
+            "score": 1.0,
+            "snippet": snip,
+            "snippets": [snip] * 10,
+        }
         for i in range(100)
     ]
     text = _search_text({"query": "x", "hits": hits, "total_candidates": 100, "notes": ["a note"]})
     *lines, cut, note = text.split("\n")
-    shown = sum(line.startswith("gno://c/d") and line.endswith("(1.00)") for line in lines)
+    shown = sum(line.startswith("/src/d") and line.endswith("(1.00)") for line in lines)
     assert 0 < shown < 100 and len(text) < TEXT_MAX_CHARS + 11 * 320
     assert (
         cut

@@ -28,7 +28,8 @@ INSTRUCTIONS = (
     "gno searches the user's own documents (notes, docs, code) through the local gnod daemon, which "
     "keeps the index fresh as files are saved. Exact names, identifiers and phrases: `search`. Questions "
     "in natural language: `query` (or `ask` for a cited answer). Read what you found with `get` "
-    "(a hit's uri:line) or `multi_get`. Documents are also resources: gno://collection/path."
+    "(a hit's path:line: a file's absolute path, which your own tools can read and edit too, or a "
+    "converted document's gno:// uri) or `multi_get`. Documents are also resources: gno://collection/path."
 )
 
 

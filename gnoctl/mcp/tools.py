@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import msgspec
 
 from gnoctl.days import FORMS, iso_day
+from gnod.config import converted
 from gnod.protocol import METHOD_PARAMS
 from gnod.wire import said
 
@@ -162,11 +163,10 @@ _REF = {
     "type": "string",
     "minLength": 1,
     "maxLength": 4096,
-    "description": "A document: `gno://collection/path`, `collection/path`, `collection/path:LINE` "
-    "(as search results give them), `collection/path:FIRST-LAST` or `#LFIRST-LLAST` (those lines), an "
-    "absolute path or "
-    "`#docid`; `collection/path:NAME` is the definition NAME in that file (a function, a class, "
-    "`Class.method`).",
+    "description": "A document: its absolute path or `gno://collection/path`, `:LINE` after either (as "
+    "results give them), `collection/path`, `:FIRST-LAST` or `#LFIRST-LLAST` (those lines), or "
+    "`#docid`; `PATH:NAME` is the definition NAME in a source file (a function, a class, "
+    "`Class.method`), `PATH#HEADING` a document's section under that heading (a PDF's `Page 2`).",
 }
 
 
@@ -180,6 +180,13 @@ def _line(text: str) -> str:
     lines = [line.rstrip() for line in text.split("\n") if line.strip()]
     shown = "\n  ".join(lines)
     return shown if len(shown) <= SNIPPET_CHARS else shown[: SNIPPET_CHARS - 1] + "…"
+
+
+def _place(doc: dict) -> str:
+    """Where a result names a document: its file's absolute path, which an agent's own
+    tools read and edit (and `get` takes, with `:line`); a converted document's gno://
+    uri (a PDF's text, a mailbox's message), whose text is gno's, not its file's."""
+    return str(doc["uri"] if converted(doc["path"]) else doc["abs_path"])
 
 
 def _search_text(r: dict) -> str:
@@ -198,7 +205,7 @@ def _search_text(r: dict) -> str:
         for i, snip in enumerate(h.get("snippets") or [h.get("snippet") or {}]):
             where = f"  in {snip['symbol']}" if snip.get("symbol") else ""
             head = f"  {h['title']}  ({h['score']:.2f})" if i == 0 else ""
-            lines.append(f"{h['uri']}:{snip.get('line', 1)}{where}{head}")
+            lines.append(f"{_place(h)}:{snip.get('line', 1)}{where}{head}")
             if snip.get("text"):
                 lines.append(f"  {_line(snip['text'])}")
         out += lines
@@ -213,7 +220,7 @@ def _vsearch_text(r: dict) -> str:
         return f"No documents have vectors close to {said(r['query'])}." + "".join(f"\n{n}" for n in r.get("notes", []))
     out = []
     for h in r["hits"]:
-        out.append(f"{h['uri']}:{h['start_line']}  {h['title']}  ({h['score']:.2f})")
+        out.append(f"{_place(h)}:{h['start_line']}  {h['title']}  ({h['score']:.2f})")
         out.append(f"  {_line(h['text'])}")
     return "\n".join(out + r.get("notes", []))
 
@@ -222,7 +229,7 @@ def _query_text(r: dict) -> str:
     out = []
     for h in r["hits"]:
         prev = h.get("preview") or {}
-        out.append(f"{h['uri']}:{prev.get('start_line', 1)}  {h['title']}  ({h['score']:.2f})")
+        out.append(f"{_place(h)}:{prev.get('start_line', 1)}  {h['title']}  ({h['score']:.2f})")
         if prev.get("text"):
             out.append(f"  {_line(prev['text'])}")
     if not out:
@@ -243,7 +250,7 @@ def _ask_text(r: dict) -> str:
     passages = not r["abstained"] and r["answer"] is None
     lines = []
     for s in sources:
-        lines.append(f"[{s['n']}] {s['uri']}:{s['start_line']}-{s['end_line']}  {s['title']}")
+        lines.append(f"[{s['n']}] {_place(s)}:{s['start_line']}-{s['end_line']}  {s['title']}")
         if passages and s.get("text"):
             lines.append(_numbered(s["text"].rstrip("\n"), s["start_line"]))
     return head + ("\n\nSources:\n" + "\n".join(lines) if lines else "")
@@ -252,7 +259,7 @@ def _ask_text(r: dict) -> str:
 def _similar_text(r: dict) -> str:
     how = "by meaning" if r["method"] == "vector" else "by its words: " + ", ".join(r["terms"])
     out = [f"Documents like {r['uri']} ({how}):"] if r["hits"] else [f"No documents are like {r['uri']}."]
-    out += [f"{h['uri']}  {h['title']}  ({h['score']:.2f})" for h in r["hits"]]
+    out += [f"{_place(h)}  {h['title']}  ({h['score']:.2f})" for h in r["hits"]]
     return "\n".join(out + r.get("notes", []))
 
 
@@ -265,7 +272,7 @@ def _document_text(d: dict) -> str:
             if cut_line
             else f" (cut at max_bytes: read on with from_line={d['to_line'] + 1})"
         )
-    head = f"{d['uri']}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
+    head = f"{_place(d)}  lines {d['from_line']}-{d['to_line']} of {d['total_lines']}{more}"
     notes = "".join(f"\nNote: {n}" for n in d.get("notes", []))
     return f"{head}{notes}\n\n{_numbered(d['content'], d['from_line'])}"
 
@@ -281,7 +288,7 @@ def _numbered(content: str, first: int) -> str:
 
 def _multi_get_text(r: dict) -> str:
     if r["documents"] and not any(d["from_line"] for d in r["documents"]):  # content false: which documents
-        listed = [f"{d['uri']}  {d['title']}" for d in r["documents"]]
+        listed = [f"{_place(d)}  {d['title']}" for d in r["documents"]]
         parts = ["\n".join([*listed, f"({len(listed)} document{'s' if len(listed) != 1 else ''})"])]
     else:
         parts = [_document_text(d) for d in r["documents"]]
@@ -297,7 +304,7 @@ def _multi_get_text(r: dict) -> str:
 
 def _ls_text(r: dict) -> str:
     lines = [f"gno://{f['collection']}/{f['path']}  ({f['documents']} documents)" for f in r.get("folders", [])]
-    lines += [f"{e['uri']}  {e['title']}" for e in r["entries"]]
+    lines += [f"{_place(e)}  {e['title']}" for e in r["entries"]]
     more = "; `offset` pages through the others" if len(r["entries"]) < r["total"] else ""
     return "\n".join(lines + [f"({len(r['entries'])} of {r['total']} documents{more})"])
 
@@ -372,7 +379,8 @@ READ_ONLY_TOOLS = [
         "Keyword search",
         "Find documents containing exact words, names, code identifiers (snake_case, os.path.join), error "
         'messages or "quoted phrases" (BM25, fast, no models). Use this first for anything literal. '
-        "Supports -negated words. Returns uri:line, title, score and the matching line for each hit "
+        "Supports -negated words. Returns path:line (a file's absolute path; a converted document's gno:// "
+        "uri), title, score and the matching line for each hit "
         "(in source code, the function or class it is in). With `symbol`, finds where a name is defined.",
         {
             "query": _query("search", 'Words, "phrases", -negated words, identifiers, or a pasted passage.'),
@@ -418,7 +426,7 @@ READ_ONLY_TOOLS = [
         "Best-quality search for questions and topics in natural language: keyword and meaning search for "
         "the question and its variants (the local LLM's, or better, your own in `variants`), fused and "
         "reranked. Slower than `search` (up to seconds). "
-        "Returns uri:line, title, score and the best passage of each document.",
+        "Returns path:line (as search does), title, score and the best passage of each document.",
         {
             "query": _query("query", "A question or topic, or a pasted passage."),
             "limit": {**_LIMIT, "maximum": 100},
@@ -470,7 +478,7 @@ READ_ONLY_TOOLS = [
         "get",
         "get",
         "Read a document",
-        "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `uri:line`, "
+        "Read one document (or some lines of it) as indexed Markdown, e.g. a search hit's `path:line`, "
         "which reads from that line on. Use from_line/lines to read around a hit instead of the whole "
         "file. At most max_bytes of whole lines come back; the header says where to read on.",
         {
@@ -544,7 +552,7 @@ READ_ONLY_TOOLS = [
         "ls",
         "ls",
         "List documents",
-        "List indexed documents (uri and title), optionally of one collection and under a path prefix, "
+        "List indexed documents (path and title), optionally of one collection and under a path prefix, "
         "and only those passing `filters` (as search's: tags, days, path globs, file types, language). "
         "Use to browse, or to learn the collections' layout: with folders true, one level of a folder "
         "(its sub-folders with their document counts, then the documents directly in it; no filters then).",
