@@ -79,11 +79,13 @@ def test_tools_list_schemas_are_valid_and_within_the_daemon_limits(hybrid):
     assert {t.name for t in listed} == READ_TOOLS
     assert {t.name for t in with_write} == READ_TOOLS | WRITE_TOOLS
     specs = tools(True)
+    # An agent's host puts the tools in every prompt: their schemas of the results were
+    # two thirds of 58,000 characters (14k tokens). structuredContent is the protocol's
+    # result, docs/schemas/<method>.result.json.
+    assert sum(len(t.model_dump_json(exclude_none=True)) for t in listed) < 25_000
     for t in with_write:
         jsonschema.Draft202012Validator.check_schema(t.input_schema)
-        # What structuredContent holds is declared: the protocol's result schema.
-        jsonschema.Draft202012Validator.check_schema(t.output_schema)
-        assert t.output_schema["type"] == "object" and t.output_schema["properties"], t.name
+        assert t.output_schema is None, t.name
         assert t.input_schema["additionalProperties"] is False and len(t.description) > 50, t.name
         # The Anthropic API refuses a tool whose schema has one of these at its top.
         assert not {"anyOf", "oneOf", "allOf"} & t.input_schema.keys(), t.name

@@ -33,18 +33,6 @@ INSTRUCTIONS = (
 )
 
 
-def output_schema(method: str) -> dict:
-    """The method's result as the protocol's JSON Schema (docs/schemas/<method>.result.json),
-    with the result's own definition at the root, as MCP wants an object there."""
-    import msgspec
-
-    from gnod.protocol import METHOD_RESULTS
-
-    schema = msgspec.json.schema(METHOD_RESULTS[method])
-    root = schema["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
-    return {**root, "$defs": schema["$defs"]}
-
-
 def instructions(collections: list[dict]) -> str:
     """What the server tells an agent at the start, with the collections it can ask and what
     each holds (`collection describe`), so it knows where to search."""
@@ -80,7 +68,6 @@ def _tool(spec: ToolSpec, collections: list[dict]) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=_schema(spec, collections),
-        output_schema=output_schema(spec.method),
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=not spec.write,
