@@ -412,7 +412,7 @@ def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -
         defined = [*(macros_defined(store.unpack_utf8(stored), member) if stored is not None else []), *defined]
     for s in defined:
         if s.name == member and (not container or s.container == container):
-            first = file_line(doc.line_shifts, s.start_line)
+            first = file_line(doc.line_shifts, _decorated(conn, doc, s.start_line))
             return first, file_line(doc.line_shifts, s.end_line) - first + 1
     names = list(dict.fromkeys(s.name for s in defined if s.name))
     some = ", ".join(names[:DEFINITIONS_NAMED]) + (", …" if len(names) > DEFINITIONS_NAMED else "")
@@ -540,6 +540,20 @@ def _split_line_suffix(ref: str) -> tuple[str, int | None, int | None]:
 
 # `kernel/fork.c:copy_process`, `parser.py:Parser.parse`: a definition in the file.
 _DEFINITION_SUFFIX = re.compile(r":([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)$")
+
+
+def _decorated(conn: apsw.Connection, doc: DocRow, line: int) -> int:
+    """The stored line a definition starting at `line` is read from: in Python, its first
+    decorator's (`@classmethod`, `@dataclass(frozen=True)`: `get money.py:Money.parse`
+    left them out), a line of its own each; else `line`. A search's passage and a jump
+    to the definition still start at its name's line."""
+    if line < 2 or grammar_for(doc.rel_path) != "python":
+        return line
+    stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
+    lines = store.unpack(stored).split("\n") if stored is not None else []
+    while line > 1 and line - 2 < len(lines) and lines[line - 2].lstrip().startswith("@"):
+        line -= 1
+    return line
 
 
 # `guide.md#Install`, `paper.pdf:Page 2`: the section under that heading of a document.
