@@ -1620,6 +1620,14 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
             assert "Sediment" not in got["content"], ref
         got = cli_json("get", "thesis/guide.md:Install", "--json", env=env)
         assert got["content"] == "## Install\n\nRun setup.\n" and got["from_line"] == 5
+        # As a GitHub or Obsidian anchor names it.
+        assert cli_json("get", "thesis/guide.md#install", "--json", env=env)["content"] == got["content"]
+        (folder / "sync.md").write_text("# Sync\n\n## Action items\n\n- Ship it.\n")
+        cli_json("update", "thesis", "--json", env=env)
+        assert (
+            cli_json("get", "thesis/sync.md#action-items", "--json", env=env)["content"]
+            == "## Action items\n\n- Ship it.\n"
+        )
         assert cli_json("get", "thesis/talk.pptx#Budget", "--json", env=env)["content"].startswith("# Budget")
         err = cli_error("get", "thesis/guide.md#Uninstall", env=env)
         assert err["code"] == "NOT_FOUND"

@@ -37,8 +37,9 @@ def section_of(text: str, line: int) -> str | None:
 
 def section_lines(text: str, name: str) -> tuple[int, int] | None:
     """The 1-based first and last line of the section whose heading's title is `name`
-    (in any case, spaces aside: `page2` is `Page 2`), up to the next heading of its level
-    or above; the first such section; None where none is."""
+    (in any case, spaces and punctuation aside: `page2` is `Page 2`, `action-items` is
+    `Action items`), up to the next heading of its level or above; the first such
+    section; None where none is."""
     want = _key(name)
     heads = headings(text)
     for i, (at, level, title) in enumerate(heads):
@@ -54,4 +55,9 @@ def section_lines(text: str, name: str) -> tuple[int, int] | None:
 
 
 def _key(title: str) -> str:
-    return "".join(title.split()).casefold()
+    """A heading's title as a name of it is compared: letters and digits, in any case (a
+    GitHub or Obsidian anchor, `action-items`, names `Action items`)."""
+    return _NOT_WORD.sub("", title).casefold()
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
