@@ -78,6 +78,19 @@ def test_focus_opens_just_before_the_best_line():
     )
 
 
+def test_a_preview_starts_at_its_first_line_of_text():
+    """A chunk opening with the blank line after a note's frontmatter had its preview,
+    and an editor's jump to it, start on that blank line."""
+    blank = passages.Passage(chunks=[Chunk(seq=0, text="\n# Retry design\nWe retry.", start_line=5, end_line=7)])
+    assert passages.focus(blank, frozenset(), EN, 120) == passages.Focus(
+        text="# Retry design\nWe retry.", start_line=6, end_line=7, truncated=False
+    )
+    body = "\n\n" + "\n".join(f"line {i} of the design" for i in range(30))
+    long = passages.Passage(chunks=[Chunk(seq=0, text=body, start_line=5, end_line=5 + body.count("\n"))])
+    f = passages.focus(long, frozenset(), EN, limit=60)
+    assert f.text.startswith("line 0 of the design") and f.start_line == 7
+
+
 def test_where_the_document_defines_the_name_asked_its_passage_opens_there():
     """`query mutex_lock` showed mutex.h's opening comment ("Mutexes: blocking mutual
     exclusion locks": both words), where `search` showed `mutex_lock()`'s definition."""

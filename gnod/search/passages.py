@@ -132,7 +132,14 @@ def focus(
         return Focus(text="", start_line=1, end_line=1, truncated=False)
     at = next((i for i, (n, _) in enumerate(numbered) if n == defined_at), None)
     if len(passage.text) <= limit and at is None:
-        return Focus(text=passage.text, start_line=passage.start_line, end_line=passage.end_line, truncated=False)
+        # From its first line of text: a chunk opening with the blank line after a
+        # frontmatter had its preview, and an editor's jump, start there.
+        first = passage.chunks[0].text
+        text = passage.text.lstrip("\n")
+        start_line = passage.start_line + len(first) - len(first.lstrip("\n"))
+        return Focus(
+            text=text, start_line=min(start_line, passage.end_line), end_line=passage.end_line, truncated=False
+        )
     best, best_score = (at, 0) if at is not None else (0, 0)
     if stems and at is None:
         for i, (_, line) in enumerate(numbered):
@@ -147,9 +154,13 @@ def focus(
         line = numbered[i][1]
         if out and used + len(line) + 1 > limit:
             break
+        if not out and not line.strip():  # blank lines before its text: not where it starts
+            start += 1
+            continue
         out.append(line)
         used += len(line) + 1
         end = i
+    start = min(start, end)
     text, cut = preview_text("\n".join(out).strip("\n"), limit)
     truncated = cut or start > 0 or end < len(numbered) - 1
     return Focus(text=text, start_line=numbered[start][0], end_line=numbered[end][0], truncated=truncated)
