@@ -254,6 +254,8 @@ def test_missing_models_degrade_with_one_message_each(env, tmp_path):
         assert any(m.startswith("no generate model") for m in res["degraded"]) or res["expansion"] is None
         assert any(m.startswith("no rerank model") and "gnoctl models pull rerank" in m for m in res["degraded"])
         assert len(res["degraded"]) == len(set(res["degraded"]))
+        # A model is named by its file, not its URI of 120 characters, said in every query.
+        assert "hf:" not in text and ".gguf is not downloaded" in text
         # Nothing matches: ask abstains instead of failing for the missing generator.
         a = d.result("ask", {"query": "zebra quantum chromodynamics"})
         assert a["abstained"] and "nothing in your collections" in a["abstain_reason"]

@@ -20,7 +20,7 @@ from gnod.config import ModelsConfig
 from gnod.models import presets
 from gnod.models.base import ROLES, Embedder, Model, ModelUnavailable, Reranker, Role, TextGenerator
 from gnod.models.threads import Threads
-from gnod.models.uri import REMOTE_PREFIX
+from gnod.models.uri import REMOTE_PREFIX, named
 from gnod.models.worker import INTERACTIVE, ModelThread
 from gnod.protocol import GpuInfo, ModelInfo, ThreadRate, ThreadsInfo
 
@@ -126,7 +126,7 @@ class Models:
             raise ModelUnavailable(slot.role, str(e), "check the URI in config.toml [models]") from None
         if path is None:
             raise ModelUnavailable(
-                slot.role, f"{slot.role} model {slot.uri} is not downloaded", f"gnoctl models pull {slot.role}"
+                slot.role, f"{slot.role} model {named(slot.uri)} is not downloaded", f"gnoctl models pull {slot.role}"
             )
         slot.path = str(path)
         slot.size_bytes = os.path.getsize(path)
@@ -207,7 +207,7 @@ class Models:
             return
         if path is None:
             slot.state = "missing"
-            slot.error = f"{slot.role} model {slot.uri} is not downloaded"
+            slot.error = f"{slot.role} model {named(slot.uri)} is not downloaded"
             slot.fix = f"gnoctl models pull {slot.role}"
         elif slot.state == "missing":
             slot.state, slot.error, slot.fix = "unloaded", None, None

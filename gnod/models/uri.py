@@ -69,6 +69,17 @@ class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
         return f"hf:{self.repo}{rev}/{self.filename}"
 
 
+def named(uri: str) -> str:
+    """A model as a sentence names it: its file's name (`multilingual-e5-small-q8_0.gguf`,
+    where the URI ran to 120 characters, said three times in each degraded `query`), or
+    a served model's name; the URI as written where it does not parse."""
+    try:
+        ref = parse(uri)
+    except ModelURIError:
+        return uri
+    return ref.filename.rpartition("/")[2]
+
+
 def _bad(uri: str, why: str) -> ModelURIError:
     return ModelURIError(f"bad model URI {uri!r}: {why}; examples: {EXAMPLES}")
 
