@@ -253,11 +253,31 @@ def test_files_read_by_older_rules_are_read_again_once_when_the_index_opens(tmp_
     assert (back.updated, back.unchanged) == (1, 3)
 
 
+def _indexed(path: str, col: CollectionConfig, word: str):
+    """Open the index at `path` as gnod starts (a Writer), walk `col`: the documents the
+    lexical index finds by `word`, and the walk's counts."""
+    from conftest import lexical_paths_in
+
+    writer = Writer(path, ingest_workers=0)
+    writer.open()
+
+    async def scenario():
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        stats = await writer.index(col, None)
+        found = await writer.run(lambda conn: lexical_paths_in(writer.lexical, conn, writer.analyzers, word))
+        return found, stats
+
+    try:
+        return asyncio.run(scenario())
+    finally:
+        writer.close()
+
+
 def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, monkeypatch):
     """A Shift_JIS note indexed as Latin-1 mojibake stays so until it changes, unless
     the index's opening marks it (its Latin-1 letters come in runs); a note in ASCII,
     or in UTF-8 with its accented letters one at a time, is not read again."""
-    from conftest import lexical_paths_in
     from gnod.ingest import convert
 
     root = tmp_path / "notes"
@@ -268,29 +288,13 @@ def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, m
     col = CollectionConfig(name="notes", path=str(root))
     path = str(tmp_path / "index.sqlite")
 
-    def indexed():
-        writer = Writer(path, ingest_workers=0)
-        writer.open()
-
-        async def scenario():
-            await writer.reconcile_lexical(lambda: None)
-            await writer.sync_collections([col])
-            stats = await writer.index(col, None)
-            found = await writer.run(lambda conn: lexical_paths_in(writer.lexical, conn, writer.analyzers, "大阪"))
-            return found, stats
-
-        try:
-            return asyncio.run(scenario())
-        finally:
-            writer.close()
-
     with monkeypatch.context() as m:  # the reading of an older gno
         m.setattr(convert, "decode_legacy", lambda data, declared=None: data.decode("latin-1"))
-        stale, _ = indexed()
+        stale, _ = _indexed(path, col, "大阪")
     conn = apsw.Connection(path)
     conn.execute("UPDATE documents SET read_rules = 2")  # the rules before legacy charsets
     conn.close()
-    again, stats = indexed()
+    again, stats = _indexed(path, col, "大阪")
     assert stale == [] and again == ["osaka.txt"]
     assert (stats.updated, stats.unchanged) == (1, 2)
 
@@ -298,7 +302,6 @@ def test_a_text_read_as_latin_1_before_legacy_charsets_is_read_again(tmp_path, m
 def test_a_text_that_failed_as_binary_before_utf16_without_a_bom_was_read_is_tried_again(tmp_path, monkeypatch):
     """A note a Windows tool saved as UTF-16 without a byte order mark failed as binary;
     an index opened by a gno that reads it tries it again once, and not the texts read."""
-    from conftest import lexical_paths_in
     from gnod.ingest import convert
 
     root = tmp_path / "notes"
@@ -308,30 +311,14 @@ def test_a_text_that_failed_as_binary_before_utf16_without_a_bom_was_read_is_tri
     col = CollectionConfig(name="notes", path=str(root))
     path = str(tmp_path / "index.sqlite")
 
-    def indexed():
-        writer = Writer(path, ingest_workers=0)
-        writer.open()
-
-        async def scenario():
-            await writer.reconcile_lexical(lambda: None)
-            await writer.sync_collections([col])
-            stats = await writer.index(col, None)
-            found = await writer.run(lambda conn: lexical_paths_in(writer.lexical, conn, writer.analyzers, "auen"))
-            return found, stats
-
-        try:
-            return asyncio.run(scenario())
-        finally:
-            writer.close()
-
     with monkeypatch.context() as m:  # the reading of an older gno
         m.setattr(convert, "_utf16_without_bom", lambda data: None)
-        stale, stale_stats = indexed()
+        stale, stale_stats = _indexed(path, col, "auen")
     conn = apsw.Connection(path)
     conn.execute("UPDATE documents SET read_rules = 4")
     conn.execute("UPDATE schema_meta SET value = '4' WHERE key = 'failures_read_rules'")
     conn.close()
-    again, stats = indexed()
+    again, stats = _indexed(path, col, "auen")
     assert stale == [] and stale_stats.errors == 1
     assert again == ["auen.txt"] and (stats.added, stats.updated, stats.unchanged, stats.errors) == (1, 0, 1, 0)
 
