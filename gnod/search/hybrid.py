@@ -644,7 +644,7 @@ class Hybrid:
                     None
                     if complete
                     else symstore.label(defined.get(c.doc.mirror_hash, []), start, end)
-                    or docstore.section_at(conn, c.doc, start)
+                    or _section(conn, c.doc, start, contents.get(c.doc.mirror_hash))
                 )
                 out.append(Ranked(c, score, Preview(text, start, end, complete, truncated, matches, symbol)))
             return out
@@ -675,3 +675,10 @@ class Hybrid:
             return out
 
         return await self.ports.read(pick)
+
+
+def _section(conn: apsw.Connection, doc: docstore.DocRow, line: int, content: tuple[str, int] | None) -> str | None:
+    """docstore.section_at, from the text read already for the top previews where it was."""
+    return (
+        docstore.section_label(doc, content[0], line) if content is not None else docstore.section_at(conn, doc, line)
+    )
