@@ -1145,6 +1145,21 @@ def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tm
         assert index.compact(db, 29) == 0
 
 
+def _passing(conn, f) -> tuple[list[str], list[str]]:
+    """The paths of the documents passing `f`, by the engine's filter and by SQLite's
+    (vectors, definitions, ls), each in order: the two must agree."""
+    with lexical_index(conn, AnalyzerSet()) as index:
+        searcher = index.searcher()
+        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
+        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
+        engine = sorted(d.rel_path for d in docs_by_ids(conn, ids).values())
+    sql, args = where(f)
+    rows = conn.execute(
+        f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
+    )
+    return engine, [r[0] for r in rows]
+
+
 def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
     """Obsidian's templates write `created:`, not `date:`: such a note was dated by its
     file's mtime (today), and `--until 2022-12-31` missed it. The engine's filter and
@@ -1165,16 +1180,7 @@ def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     expected = ["created.md", "dated.md", "empty.md", "toml.md"]
     f = resolve(Filter(until="2022-12-31"))
-    with lexical_index(conn, AnalyzerSet()) as index:
-        searcher = index.searcher()
-        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
-        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
-        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == expected
-    sql, args = where(f)
-    rows = conn.execute(
-        f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
-    )
-    assert [r[0] for r in rows] == expected
+    assert _passing(conn, f) == (expected, expected)
 
 
 def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in_sqlite(tmp_path):
@@ -1197,16 +1203,7 @@ def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     f = resolve(Filter(since="2025-11-03", until="2025-11-03"))
     expected = ["dotted.md", "german.md", "named.md", "slashed.md"]  # the ambiguous one by its file's time
-    with lexical_index(conn, AnalyzerSet()) as index:
-        searcher = index.searcher()
-        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
-        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
-        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == expected
-    sql, args = where(f)
-    rows = conn.execute(
-        f"SELECT d.rel_path FROM documents d JOIN collections c ON c.id = d.collection_id WHERE {sql} ORDER BY 1", args
-    )
-    assert [r[0] for r in rows] == expected
+    assert _passing(conn, f) == (expected, expected)
     # An index written before takes those documents again, for their day, at the next start.
     conn.execute("DELETE FROM lexical_pending")
     conn.execute("DELETE FROM migrations WHERE name = '0016_written_days'")
@@ -1231,14 +1228,7 @@ def test_keywords_are_tags_in_the_engine_and_in_sqlite_and_an_older_index_takes_
     migrate(conn)
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     f = resolve(Filter(tags=("Wetlands",)))
-    with lexical_index(conn, AnalyzerSet()) as index:
-        searcher = index.searcher()
-        hits = searcher.search(filter_query(conn, f, searcher), 100).hits
-        ids = [int(i) for i in searcher.fast_field_values("id", [a for _, a in hits])]
-        assert sorted(d.rel_path for d in docs_by_ids(conn, ids).values()) == ["note.md", "paper.md"]
-    sql, args = where(f)
-    rows = conn.execute(f"SELECT d.rel_path FROM documents d WHERE {sql} ORDER BY 1", args)
-    assert [r[0] for r in rows] == ["note.md", "paper.md"]
+    assert _passing(conn, f) == (["note.md", "paper.md"], ["note.md", "paper.md"])
     conn.execute("DELETE FROM lexical_pending")
     conn.execute("DELETE FROM migrations WHERE name = '0018_keywords_are_tags'")
     assert migrate(conn) == ["0018_keywords_are_tags"]
