@@ -1234,3 +1234,30 @@ def test_keywords_are_tags_in_the_engine_and_in_sqlite_and_an_older_index_takes_
     assert migrate(conn) == ["0018_keywords_are_tags"]
     pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id").fetchall()
     assert pending == [("paper.md",)]
+
+
+def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or_how_it_is_listed(tmp_path):
+    """SQLite's lower() lowers ASCII only, and its json_each reads `tags: a, b` as one tag:
+    `ls --tag überblick` missed `#Überblick` and `--tag ops` a note tagged `meeting, ops`,
+    where a search (the engine's filter) found both."""
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "umlaut.md": "---\ntags: [Überblick]\n---\n# Umlaut\n\nlemur\n",
+            "listed.md": "---\ntags: meeting, ops\n---\n# Listed\n\nlemur\n",
+            "hashed.md": "---\nkeywords: '#Ops'\n---\n# Hashed\n\nlemur\n",
+            "inline.md": "# Inline\n\nlemur #ÜBERBLICK\n",
+            "number.md": "---\ntags: [2024, ops-team]\n---\n# Number\n\nlemur\n",
+            "plain.md": "# Plain\n\nlemur ops überblick\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    for tag, expected in (
+        ("überblick", ["inline.md", "umlaut.md"]),
+        ("#OPS", ["hashed.md", "listed.md"]),
+        ("meeting", ["listed.md"]),
+    ):
+        assert _passing(conn, resolve(Filter(tags=(tag,)))) == (expected, expected), tag

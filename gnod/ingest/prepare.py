@@ -17,7 +17,8 @@ from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags
 from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
-from gnod.store.documents import ChunkRow, PreparedDoc, as_tags, compress, indexed_title
+from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
+from gnod.store.tags import as_tags
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language_sure
 

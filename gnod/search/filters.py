@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 
 from gnod.config import DOCUMENT_EXTENSIONS, FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
-from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION
-from gnod.store.documents import DATE_KEYS, TAG_KEYS, sender_key
+from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION, TAG_FUNCTION
+from gnod.store.documents import DATE_KEYS, sender_key
+from gnod.store.tags import tag_key
 from gnod.text.language import normalize_language
 from gnod.wire import said
 
@@ -297,9 +298,8 @@ def where(f: Filter) -> tuple[str, list[Any]]:
         parts.append(f"c.name IN ({','.join('?' * len(f.collections))})")
         args += list(f.collections)
     for tag in f.tags:
-        held = " UNION ALL ".join(f"SELECT value FROM json_each(d.metadata, '$.{key}')" for key in TAG_KEYS)
-        parts.append(f"EXISTS (SELECT 1 FROM ({held}) t WHERE lower(trim(t.value, '# ')) = lower(trim(?, '# ')))")
-        args.append(tag)
+        parts.append(f"{TAG_FUNCTION}(d.metadata, ?)")
+        args.append(tag_key(tag))
     if f.since:
         parts.append(f"{DOC_DATE} >= ?")
         args.append(f.since)

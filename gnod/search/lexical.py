@@ -67,9 +67,9 @@ from gnod.store.lexical_index import (
     LexicalIndex,
     any_of,
     language_code,
-    tag_key,
     words,
 )
+from gnod.store.tags import tag_key
 from gnod.text.analyzer import SEPARATOR_TOKEN, WORD_CHAR, AnalyzerSet, cjk_character, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword

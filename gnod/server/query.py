@@ -43,6 +43,7 @@ from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
 from gnod.store.lexical_index import LexicalIndex
 from gnod.store.llm_cache import LlmCache
+from gnod.store.tags import tags_of
 from gnod.text.analyzer import AnalyzerSet
 
 T = TypeVar("T")
@@ -235,7 +236,7 @@ def _distribution(cands: list[Candidate]) -> Distribution:
             meta = json.loads(c.doc.metadata) if c.doc.metadata else {}
         except ValueError:
             meta = {}
-        tags.update(docstore.tags_of(meta) if isinstance(meta, dict) else [])
+        tags.update(tags_of(meta) if isinstance(meta, dict) else [])
     return Distribution(collections=dict(cols.most_common()), tags=dict(tags.most_common()))
 
 

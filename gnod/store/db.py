@@ -12,12 +12,14 @@ from collections.abc import Sequence
 
 import apsw
 
+from gnod.store.tags import has_tag
 from gnod.text.analyzer import fold
 from gnod.text.dates import iso_day
 
 BUSY_TIMEOUT_MS = 5_000
 DAY_FUNCTION = "gno_day"  # SQL's text.dates.iso_day (connect)
 FOLD_FUNCTION = "gno_fold"  # SQL's analyzer.fold of a text in lower case (connect)
+TAG_FUNCTION = "gno_has_tag"  # SQL's tags.has_tag (connect)
 READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
 # A rewrite that leaves more than this share of the file's pages free gives them back
 # (reclaim_freed): definitions parsed again after an upgrade left 1 % of the kernel
@@ -62,6 +64,8 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     conn.createscalarfunction(DAY_FUNCTION, iso_day, 1, deterministic=True)
     # A sender's text as `--from` compares it (documents.sender_key).
     conn.createscalarfunction(FOLD_FUNCTION, _folded, 1, deterministic=True)
+    # Whether a document has a tag, as `--tag` compares it (tags.tag_key).
+    conn.createscalarfunction(TAG_FUNCTION, has_tag, 2, deterministic=True)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA temp_store=MEMORY")

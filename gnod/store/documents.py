@@ -21,6 +21,7 @@ import zstandard
 
 from gnod.config import MEMBER_SEP, converted
 from gnod.store.db import in_list
+from gnod.store.tags import tags_of
 from gnod.text.analyzer import fold
 from gnod.text.headings import section_of
 
@@ -97,27 +98,6 @@ class DocRow(msgspec.Struct, frozen=True):
     mtime_ns: int
     metadata: str
     line_shifts: str = ""  # canonical lines → the file's (gnod.lines.file_line)
-
-
-# The frontmatter keys whose values are a document's tags: `tags` (with a Markdown note's
-# `#tags`, gnod.ingest.prepare), and `keywords` as pandoc and Hugo write them.
-TAG_KEYS = ("tags", "keywords")
-
-
-def as_tags(raw: object) -> list[str]:
-    """A frontmatter value as tags: a list, or a string of them separated by commas; `#`
-    dropped, in order, once each."""
-    if isinstance(raw, str):
-        raw = raw.split(",")
-    if not isinstance(raw, list):
-        return []
-    tags = (t.strip().lstrip("#").strip() for t in raw if isinstance(t, str))
-    return list(dict.fromkeys(t for t in tags if t))
-
-
-def tags_of(meta: dict[str, Any]) -> list[str]:
-    """A document's tags (from its metadata: TAG_KEYS), in order, once each."""
-    return list(dict.fromkeys(tag for key in TAG_KEYS for tag in as_tags(meta.get(key))))
 
 
 # Where a document's frontmatter gives its date, first found first: `date` (Hugo,

@@ -41,7 +41,8 @@ import apsw
 import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
-from gnod.store.documents import LexicalText, date_of, senders_of, tags_of
+from gnod.store.documents import LexicalText, date_of, senders_of
+from gnod.store.tags import tag_key, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
 from gnod.text.dates import written_day
 
@@ -145,11 +146,6 @@ def document_day(metadata: dict[str, Any], mtime_ns: int) -> int:
     if day is not None:
         return day.toordinal()
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
-
-
-def tag_key(tag: str) -> str:
-    """A tag as the index holds it and filters compare it: no `#`, case-folded."""
-    return tag.strip("# ").casefold()
 
 
 def language_code(language: str | None) -> int:

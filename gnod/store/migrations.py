@@ -375,7 +375,7 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
     (
         "0018_keywords_are_tags",
         """
-        -- A frontmatter's `keywords` are tags (documents.TAG_KEYS): the lexical index takes
+        -- A frontmatter's `keywords` are tags (tags.TAG_KEYS): the lexical index takes
         -- the documents that have some again, for its tags.
         INSERT OR IGNORE INTO lexical_pending(doc_id)
         SELECT id FROM documents WHERE json_array_length(metadata, '$.keywords') > 0
