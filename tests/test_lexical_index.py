@@ -1261,3 +1261,31 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
         ("meeting", ["listed.md"]),
     ):
         assert _passing(conn, resolve(Filter(tags=(tag,)))) == (expected, expected), tag
+
+
+def test_what_a_negation_left_out_is_said_with_how_to_search_for_it(tmp_path):
+    """`set -euo pipefail` pasted from a script left out the one script that holds it,
+    silently: `-euo` is a negation. The search says what each query's negations left out
+    of what its other words found, and how to search for such a word instead."""
+    root = tmp_path / "ops"
+    write(
+        root,
+        {
+            "backup.sh": '#!/bin/sh\nset -euo pipefail\nfind "$DIR" -mtime +14 -delete\n',
+            "deploy.md": "# Deploy\n\nThe pipeline sets the release tag.\n",
+            "other.md": "# Other\n\nNothing of that here.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def notes(query: str) -> list[str]:
+            return lexical.search(index, conn, AnalyzerSet(), query, {"english": 3}, 10).notes
+
+        hint = "-euo left out 1 document holding the other words; to search for a word starting with -, quote it: '\"-euo\"'"
+        assert hint in notes("set -euo pipefail")
+        assert "-mtime left out 1 document" in " ".join(notes("find -mtime"))
+        assert not any("left out" in n for n in notes("pipeline -staging"))  # nothing to leave out
+        assert not any("left out" in n for n in notes('"-euo" pipefail'))

@@ -1236,6 +1236,14 @@ def search(
     found = _holding(conn, found, parsed, limit)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
+    negated = [c.raw for c in clauses if c.negated]
+    left_out = _left_out(searcher, parts) if negated else 0
+    if left_out:
+        quoted = said(f'"{negated[0]}"')
+        notes.append(
+            f"{', '.join(negated)} left out {left_out:,} document{'s' * (left_out != 1)} holding the other words;"
+            f" to search for a word starting with -, quote it: {quoted}"
+        )
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
@@ -1275,6 +1283,17 @@ def search(
             again.notes.insert(0, f"nothing matches {said(query)}: searched {said(other)}")
             return again
     return result
+
+
+def _left_out(searcher: tantivy.Searcher, parts: list[tuple[Occur, Query]]) -> int:
+    """How many documents the query's negations (its MustNot `parts`) left out of what
+    the rest of it matches: `set -euo pipefail`, pasted from a script, left out the
+    script."""
+    rest = [(o, q) for o, q in parts if o != Occur.MustNot]
+    if not any(o == Occur.Must for o, _ in rest):  # words alone: any of them
+        rest = [(Occur.Must, Query.boolean_query(rest))]
+    negations = Query.boolean_query([(Occur.Should, q) for o, q in parts if o == Occur.MustNot])
+    return int(searcher.search(Query.boolean_query([*rest, (Occur.Must, negations)]), 1, count=True).count)
 
 
 def _held_by(df: Callable[[str], int], stem_df: Callable[[str], list[int]]) -> Callable[[str], int]:
