@@ -1289,3 +1289,41 @@ def test_what_a_negation_left_out_is_said_with_how_to_search_for_it(tmp_path):
         assert "-mtime left out 1 document" in " ".join(notes("find -mtime"))
         assert not any("left out" in n for n in notes("pipeline -staging"))  # nothing to leave out
         assert not any("left out" in n for n in notes('"-euo" pipefail'))
+
+
+def test_a_cjk_question_matching_no_run_whole_is_searched_by_its_characters_pairs(tmp_path):
+    """No spaces part a Japanese or Chinese sentence's words: asked as a question, it is
+    one word (a run of bigrams in a row) that no note holds whole, and `東京の出版社の締め切り
+    はいつ？` found nothing (and `ask` said the notes do not answer it). Searched again by
+    its pairs, the notes holding most of them come first."""
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "tokyo.md": "# 東京出張メモ\n\n東京の出版社との打ち合わせ。締め切りは四月末です。\n",
+            "osaka.md": "# 大阪\n\n大阪の出版社に電話した。\n",
+            "shanghai.md": "# 合同\n\n北京公司与上海工厂之间的供货合同需要翻译。\n",
+            "english.md": "# Notes\n\nNothing in Japanese here.\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def found(query: str) -> tuple[list[str], list[str]]:
+            result = lexical.search(index, conn, AnalyzerSet(), query, {None: 3, "english": 1}, 10)
+            paths = docs_by_ids(conn, [r.doc_id for r in result.rows])
+            return [paths[r.doc_id].rel_path for r in result.rows], result.notes
+
+        paths, notes = found("東京の出版社の締め切りはいつ？")
+        assert paths[0] == "tokyo.md" and "english.md" not in paths
+        assert (
+            notes[0]
+            == "nothing matches '東京の出版社の締め切りはいつ？': searched its characters two by two, any of them"
+        )
+        paths, _ = found("上海工厂的供货合同")
+        assert paths[0] == "shanghai.md"
+        # A run a note holds whole is still a phrase: no other note for its pairs alone.
+        assert found("東京の出版社") == (["tokyo.md"], [])
+        assert found('"東京の締め切り"') == ([], [])  # quoted: as typed, or nothing

@@ -21,7 +21,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
                            word whose last part is a name of code itself also stands
                            for that name (``kernel.panic_on_oops``: ``panic_on_oops``)
 * ``東京タワー``, ``Python3を使う`` a word with CJK: the adjacent phrase of its tokens
-                           (CJK runs are character bigrams, see :func:`tokenize`)
+                           (CJK runs are character bigrams, see :func:`tokenize`;
+                           a query matching nothing so is searched again with them
+                           apart: lexical._cjk_apart)
 * ``dock*``                a prefix: any word of the index starting with ``dock``
                            (its last token must have at least ``prefix_min_chars``
                            characters; otherwise ``*`` is text)

@@ -1154,8 +1154,8 @@ def search(
 
     `counts` is documents per language in the index (store.language_counts): it picks
     the languages the query is stemmed in. With `respell`, a query matching nothing is
-    searched again with its words typed wrong respelled (_respelled), a note saying so;
-    one matching fewer than `limit` gets a note suggesting them.
+    searched again with its words typed wrong respelled (_respelled), or its CJK runs
+    apart (_cjk_apart), a note saying so; one matching fewer than `limit` gets a note suggesting them.
     """
     searcher = index.searcher()
     building = index.progress
@@ -1236,14 +1236,7 @@ def search(
     found = _holding(conn, found, parsed, limit)
     if not found and condition is not None and not searcher.search(condition, 1, count=False).hits:
         notes.append(filters.none_pass(where))
-    negated = [c.raw for c in clauses if c.negated]
-    left_out = _left_out(searcher, parts) if negated else 0
-    if left_out:
-        quoted = said(f'"{negated[0]}"')
-        notes.append(
-            f"{', '.join(negated)} left out {left_out:,} document{'s' * (left_out != 1)} holding the other words;"
-            f" to search for a word starting with -, quote it: {quoted}"
-        )
+    notes += _left_out(searcher, clauses, parts)
     # Rounded as shown, so `--min-score` keeps exactly the hits shown at or above it.
     scores = [round(s, 6) for s in relative_scores([r[2] for r in found])]
     rows = [Row(doc_id, score, raw) for (doc_id, raw, _), score in zip(found, scores) if score >= min_score]
@@ -1274,26 +1267,53 @@ def search(
     if absent:
         shown = ", ".join(map(said, absent))
         result.notes.append(f"no document has {shown}: the results hold the rest of the query")
-    retries = [respelled, _prefixed(df, query, parsed, lexical)] if respell and not result.rows else []
+    apart = _cjk_apart(query, parsed) if respell and not result.rows else None
+    retries = [respelled, _prefixed(df, query, parsed, lexical), apart] if respell and not result.rows else []
     for other in retries:
         if other is None:
             continue
         again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
         if again.rows:
-            again.notes.insert(0, f"nothing matches {said(query)}: searched {said(other)}")
+            searched = "its characters two by two, any of them" if other is apart else said(other)
+            again.notes.insert(0, f"nothing matches {said(query)}: searched {searched}")
             return again
     return result
 
 
-def _left_out(searcher: tantivy.Searcher, parts: list[tuple[Occur, Query]]) -> int:
-    """How many documents the query's negations (its MustNot `parts`) left out of what
-    the rest of it matches: `set -euo pipefail`, pasted from a script, left out the
-    script."""
+def _cjk_apart(query: str, parsed: Sequence[Clause]) -> str | None:
+    """`query` with each bare word holding CJK (a run of its characters: no spaces part
+    its words) as its tokens apart, each a word of its own (`東京の出版社の締め切りは
+    いつ？` → `東京 京の の出 …`): a question asked as a sentence is no run a document
+    holds whole, where a run's pairs (tokenize) find the notes that hold most of them, as
+    the words of a European language's question do. None where no word holds CJK."""
+    apart = query
+    for c in parsed:
+        if not (c.negated or c.prefix or c.raw.startswith('"')) and any(
+            cjk_character(ch) for t in c.tokens for ch in t
+        ):
+            apart = apart.replace(c.raw, " ".join(c.tokens))
+    return apart if apart != query else None
+
+
+def _left_out(searcher: tantivy.Searcher, clauses: Sequence[Clause], parts: list[tuple[Occur, Query]]) -> list[str]:
+    """The note saying how many documents the query's negations (its MustNot `parts`)
+    left out of what the rest of it matches, if any: `set -euo pipefail`, pasted from a
+    script, left out the script."""
+    negated = [c.raw for c in clauses if c.negated]
+    if not negated:
+        return []
     rest = [(o, q) for o, q in parts if o != Occur.MustNot]
     if not any(o == Occur.Must for o, _ in rest):  # words alone: any of them
         rest = [(Occur.Must, Query.boolean_query(rest))]
     negations = Query.boolean_query([(Occur.Should, q) for o, q in parts if o == Occur.MustNot])
-    return int(searcher.search(Query.boolean_query([*rest, (Occur.Must, negations)]), 1, count=True).count)
+    n = int(searcher.search(Query.boolean_query([*rest, (Occur.Must, negations)]), 1, count=True).count)
+    if not n:
+        return []
+    quoted = said(f'"{negated[0]}"')
+    return [
+        f"{', '.join(negated)} left out {n:,} document{'s' * (n != 1)} holding the other words;"
+        f" to search for a word starting with -, quote it: {quoted}"
+    ]
 
 
 def _held_by(df: Callable[[str], int], stem_df: Callable[[str], list[int]]) -> Callable[[str], int]:
