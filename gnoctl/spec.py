@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -181,7 +181,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -271,7 +271,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -369,7 +369,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -507,7 +507,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",
@@ -625,7 +625,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--tag",),
             "kind": "list",
             "default": None,
-            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all of them).",
+            "help": "Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents ignored, a parent finds its nested tags (repeatable: all of them).",
         },
         {
             "dest": "filters.since",

@@ -122,8 +122,8 @@ class Filters(Params):
         list[str],
         cli(
             "--tag",
-            help="Only documents with this tag: frontmatter tags or keywords, a note's #tags (repeatable: all "
-            "of them).",
+            help="Only documents with this tag: frontmatter tags or keywords, a note's #tags; case and accents "
+            "ignored, a parent finds its nested tags (repeatable: all of them).",
         ),
     ] = []
     # The document's date (frontmatter `date`, else mtime, UTC) ≥

@@ -98,7 +98,7 @@ def old_index(db_path: str, root) -> None:
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
         "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded', "
-        "'0018_keywords_are_tags')"
+        "'0018_keywords_are_tags', '0019_tags_folded')"
     )
     conn.close()
 
@@ -130,6 +130,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0016_written_days",
             "0017_senders_folded",
             "0018_keywords_are_tags",
+            "0019_tags_folded",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1250,17 +1251,32 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
             "inline.md": "# Inline\n\nlemur #ÜBERBLICK\n",
             "number.md": "---\ntags: [2024, ops-team]\n---\n# Number\n\nlemur\n",
             "plain.md": "# Plain\n\nlemur ops überblick\n",
+            "nested.md": "---\ntags: [Projekt/Übersetzung, café]\n---\n# Nested\n\nlemur\n",
         },
     )
     conn = connect(str(tmp_path / "index.sqlite"))
     migrate(conn)
     index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
-    for tag, expected in (
+    cases = (
         ("überblick", ["inline.md", "umlaut.md"]),
+        ("ueberblick", []),
+        ("Uberblick", ["inline.md", "umlaut.md"]),  # accents off, as a search's words
         ("#OPS", ["hashed.md", "listed.md"]),
         ("meeting", ["listed.md"]),
-    ):
+        ("projekt", ["nested.md"]),  # a nested tag by its parent
+        ("projekt/*", ["nested.md"]),
+        ("projekt/ubersetzung", ["nested.md"]),
+        ("übersetzung", []),  # a child alone is no tag
+        ("cafe", ["nested.md"]),
+    )
+    for tag, expected in cases:
         assert _passing(conn, resolve(Filter(tags=(tag,)))) == (expected, expected), tag
+    # An index written before takes the documents with such tags again, at the next start.
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0019_tags_folded'")
+    assert migrate(conn) == ["0019_tags_folded"]
+    pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id ORDER BY 1")
+    assert [r[0] for r in pending] == ["inline.md", "nested.md", "umlaut.md"]
 
 
 def test_what_a_negation_left_out_is_said_with_how_to_search_for_it(tmp_path):

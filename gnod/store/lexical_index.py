@@ -42,7 +42,7 @@ import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, date_of, senders_of
-from gnod.store.tags import tag_key, tags_of
+from gnod.store.tags import tag_keys, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
 from gnod.text.dates import written_day
 
@@ -182,8 +182,8 @@ def document(
     doc.add_unsigned(COLLECTION, collection_id)
     doc.add_text(LANGUAGE, language or "")
     doc.add_unsigned(LANGUAGE_CODE, language_code(language))
-    for tag in tags_of(metadata):
-        doc.add_text(TAG, tag_key(tag))
+    for key in tag_keys(tags_of(metadata)):
+        doc.add_text(TAG, key)
     for sender in senders_of(metadata):
         doc.add_text(SENDER, sender)
     doc.add_integer(DAY, document_day(metadata, mtime_ns))

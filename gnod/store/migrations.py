@@ -383,6 +383,21 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0019_tags_folded",
+        """
+        -- `--tag` compares tags with their accents off and finds a nested tag by its
+        -- parent (tags.tag_keys): the lexical index takes the documents whose tags have
+        -- a letter past ASCII or a `/` again.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM (
+            SELECT id, coalesce(json_extract(metadata, '$.tags'), '') || ' '
+                || coalesce(json_extract(metadata, '$.keywords'), '') AS held
+            FROM documents
+        ) WHERE held GLOB '*[^ -~]*' OR held LIKE '%\\u%' OR held LIKE '%/%';
+        """,
+        None,
+    ),
 ]
 
 

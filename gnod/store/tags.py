@@ -8,7 +8,10 @@ pass the same documents.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
+
+from gnod.text.analyzer import fold
 
 # The frontmatter keys whose values are a document's tags: `tags` (with a Markdown note's
 # `#tags`, gnod.ingest.prepare), and `keywords` as pandoc and Hugo write them.
@@ -32,17 +35,31 @@ def tags_of(meta: dict[str, Any]) -> list[str]:
 
 
 def tag_key(tag: str) -> str:
-    """A tag as the index holds it and filters compare it: no `#`, case-folded."""
-    return tag.strip("# ").casefold()
+    """A tag as the index holds it and filters compare it: no `#`, case-folded, accents
+    off as a search's words (`--tag cafe` finds #café); a parent given as `projekt/` or
+    `projekt/*` is `projekt` (tag_keys)."""
+    return fold(tag.strip("# ").removesuffix("*").rstrip("/").casefold())
+
+
+def tag_keys(tags: Iterable[str]) -> list[str]:
+    """The keys a document is filtered by for its `tags`: each one's, and a nested tag's
+    parents' (`projekt/übersetzung` is also `projekt`, as a notes app's tag search
+    finds it by its parent), once each."""
+    keys: dict[str, None] = {}
+    for tag in tags:
+        parts = tag_key(tag).split("/")
+        keys.update(dict.fromkeys("/".join(parts[:n]) for n in range(1, len(parts) + 1)))
+    return [k for k in keys if k]
 
 
 def has_tag(metadata: object, key: str) -> int:
-    """Whether a document's metadata (its JSON text) holds a tag whose tag_key is `key`:
-    SQLite's own lower() lowers ASCII only and json_each reads `tags: a, b` as one tag."""
+    """Whether a document's metadata (its JSON text) holds a tag with the key `key`
+    (tag_keys): SQLite's own lower() lowers ASCII only, and its json_each reads `tags:
+    a, b` as one tag."""
     if not isinstance(metadata, str) or not any(f'"{name}"' in metadata for name in TAG_KEYS):
         return 0
     try:
         meta = json.loads(metadata)
     except ValueError:
         return 0
-    return int(isinstance(meta, dict) and any(tag_key(tag) == key for tag in tags_of(meta)))
+    return int(isinstance(meta, dict) and key in tag_keys(tags_of(meta)))
