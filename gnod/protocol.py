@@ -126,7 +126,7 @@ class Filters(Params):
             "ignored, a parent finds its nested tags (repeatable: all of them).",
         ),
     ] = []
-    # The document's date (frontmatter `date`, else mtime, UTC) ≥
+    # The document's date (frontmatter `date` or `created`, else its file's name's day, else mtime, UTC) ≥
     since: (
         Annotated[
             IsoDate,
@@ -134,7 +134,8 @@ class Filters(Params):
                 "--since",
                 metavar="DAY",
                 help="Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, "
-                "2 weeks ago; the document's frontmatter `date`, else the file's modification time).",
+                "2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, "
+                "2025-03-14.md, else the file's modification time).",
             ),
         ]
         | None

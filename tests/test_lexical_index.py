@@ -60,6 +60,7 @@ DOCS = {
 def write(root, files: dict[str, str]) -> None:
     root.mkdir(exist_ok=True)
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
 
 
@@ -98,7 +99,7 @@ def old_index(db_path: str, root) -> None:
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
         "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded', "
-        "'0018_keywords_are_tags', '0019_tags_folded')"
+        "'0018_keywords_are_tags', '0019_tags_folded', '0020_named_days')"
     )
     conn.close()
 
@@ -131,6 +132,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0017_senders_folded",
             "0018_keywords_are_tags",
             "0019_tags_folded",
+            "0020_named_days",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1343,3 +1345,32 @@ def test_a_cjk_question_matching_no_run_whole_is_searched_by_its_characters_pair
         # A run a note holds whole is still a phrase: no other note for its pairs alone.
         assert found("東京の出版社") == (["tokyo.md"], [])
         assert found('"東京の締め切り"') == ([], [])  # quoted: as typed, or nothing
+
+
+def test_a_note_named_by_its_day_is_of_that_day_in_the_engine_and_in_sqlite(tmp_path):
+    """A daily note (`Daily/2025-03-18.md`) or a blog's post (`2025-03-18-launch.md`)
+    without a frontmatter date was dated by its file's mtime: `--since 2025-03-14 --until
+    2025-03-22` left the week's daily notes out."""
+    root = tmp_path / "notes"
+    write(
+        root,
+        {
+            "Daily/2025-03-18.md": "# Tuesday\n\nlemur\n",
+            "_posts/2025-03-18-launch.md": "# Launch\n\nlemur\n",
+            "2025-03-18 Standup.md": "# Standup\n\nlemur\n",
+            "dated/2025-03-18.md": "---\ndate: 2024-01-01\n---\n# Dated\n\nlemur\n",  # its frontmatter's day
+            "20250318.md": "# Compact\n\nlemur\n",
+            "v2025-03-18.md": "# Version\n\nlemur\n",
+            "2025-13-45.md": "# No day\n\nlemur\n",
+            "2025-03-180.md": "# Longer number\n\nlemur\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    expected = ["2025-03-18 Standup.md", "Daily/2025-03-18.md", "_posts/2025-03-18-launch.md"]
+    assert _passing(conn, resolve(Filter(since="2025-03-14", until="2025-03-22"))) == (expected, expected)
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0020_named_days'")
+    assert migrate(conn) == ["0020_named_days"]
+    assert conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0] == 7

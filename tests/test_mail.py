@@ -60,7 +60,7 @@ def test_plain_text_message_has_its_headers_as_frontmatter():
     meta, body, _ = render(msg)
     assert meta["title"] == "Kettle order" and extract_title(meta, body, "1.eml") == "Kettle order"
     assert meta["date"] == "2024-01-02T10:15:00+01:00"
-    assert document_day(meta, 0) == date(2024, 1, 2).toordinal()
+    assert document_day(meta, "inbox.mbox!/1.eml", 0) == date(2024, 1, 2).toordinal()
     assert meta["from"] == ["Ann Lee <ann@example.org>"]
     assert meta["to"] == ["Bob <bob@example.org>", "carol@example.org"]
     assert meta["cc"] == ["Dan <dan@example.org>"]

@@ -16,19 +16,22 @@ from typing import Any, NamedTuple
 
 from gnod.config import DOCUMENT_EXTENSIONS, FILE_TYPES, MEMBER_SEP
 from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
-from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION, TAG_FUNCTION
+from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION, NAMED_DAY_FUNCTION, TAG_FUNCTION
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.store.tags import tag_key
+from gnod.text.dates import NAMED_DAY_GLOB
 from gnod.text.language import normalize_language
 from gnod.wire import said
 
 # A document's date, in SQL: an ISO frontmatter date (its day: DATE_KEYS, the first one
-# there), else the file's mtime (UTC day); as lexical_index.document_day reads it.
+# there), else the day its file's name starts with, else the file's mtime (UTC day); as
+# lexical_index.document_day reads it.
 _WRITTEN = "COALESCE(" + ", ".join(f"NULLIF(json_extract(d.metadata, '$.{k}'), '')" for k in DATE_KEYS) + ")"
+_NAMED = f"(CASE WHEN d.rel_path GLOB '{NAMED_DAY_GLOB}' THEN {NAMED_DAY_FUNCTION}(d.rel_path) END)"
 DOC_DATE = (
     f"(CASE WHEN {_WRITTEN} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
     f"THEN substr({_WRITTEN}, 1, 10) "
-    f"ELSE coalesce({DAY_FUNCTION}({_WRITTEN}), date(d.mtime_ns / 1000000000, 'unixepoch')) END)"
+    f"ELSE coalesce({DAY_FUNCTION}({_WRITTEN}), {_NAMED}, date(d.mtime_ns / 1000000000, 'unixepoch')) END)"
 )
 
 

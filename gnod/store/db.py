@@ -14,10 +14,11 @@ import apsw
 
 from gnod.store.tags import has_tag
 from gnod.text.analyzer import fold
-from gnod.text.dates import iso_day
+from gnod.text.dates import iso_day, iso_named_day
 
 BUSY_TIMEOUT_MS = 5_000
 DAY_FUNCTION = "gno_day"  # SQL's text.dates.iso_day (connect)
+NAMED_DAY_FUNCTION = "gno_named_day"  # SQL's text.dates.iso_named_day (connect)
 FOLD_FUNCTION = "gno_fold"  # SQL's analyzer.fold of a text in lower case (connect)
 TAG_FUNCTION = "gno_has_tag"  # SQL's tags.has_tag (connect)
 READER_MMAP_BYTES = 8 << 30  # address space only: pages are mapped as read
@@ -62,6 +63,7 @@ def connect(path: str, *, readonly: bool = False) -> apsw.Connection:
     # Where a document's frontmatter date is no ISO day (`03.11.2025`), SQL reads it so:
     # filters.DOC_DATE, as the lexical index's day (lexical_index.document_day).
     conn.createscalarfunction(DAY_FUNCTION, iso_day, 1, deterministic=True)
+    conn.createscalarfunction(NAMED_DAY_FUNCTION, iso_named_day, 1, deterministic=True)
     # A sender's text as `--from` compares it (documents.sender_key).
     conn.createscalarfunction(FOLD_FUNCTION, _folded, 1, deterministic=True)
     # Whether a document has a tag, as `--tag` compares it (tags.tag_key).

@@ -44,7 +44,7 @@ from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, date_of, senders_of
 from gnod.store.tags import tag_keys, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
-from gnod.text.dates import written_day
+from gnod.text.dates import named_day, written_day
 
 log = logging.getLogger("gnod")
 
@@ -137,12 +137,14 @@ class NotReady(Exception):
         self.total = total
 
 
-def document_day(metadata: dict[str, Any], mtime_ns: int) -> int:
+def document_day(metadata: dict[str, Any], rel_path: str, mtime_ns: int) -> int:
     """A document's date as a day number (date.toordinal): its frontmatter date
     (documents.DATE_KEYS) where that is a day as people write one (text.dates), else
-    the file's mtime (UTC day)."""
+    the day its file's name starts with (a daily note's), else the file's mtime (UTC
+    day)."""
     raw = date_of(metadata)
     day = written_day(raw) if raw is not None else None
+    day = day or named_day(rel_path)
     if day is not None:
         return day.toordinal()
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
@@ -186,7 +188,7 @@ def document(
         doc.add_text(TAG, key)
     for sender in senders_of(metadata):
         doc.add_text(SENDER, sender)
-    doc.add_integer(DAY, document_day(metadata, mtime_ns))
+    doc.add_integer(DAY, document_day(metadata, rel_path, mtime_ns))
     add_path(doc, rel_path)
     return doc
 

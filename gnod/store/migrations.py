@@ -398,6 +398,17 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0020_named_days",
+        """
+        -- A note named by its day (`2025-03-14.md`) is of that day, where its frontmatter
+        -- gives none (text.dates.named_day): the lexical index takes the documents whose
+        -- path may end in such a name again, for their day.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM documents WHERE rel_path GLOB '*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*';
+        """,
+        None,
+    ),
 ]
 
 

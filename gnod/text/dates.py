@@ -9,6 +9,9 @@ name in English, German, French, Spanish, Italian, Dutch or Portuguese, in full 
 first three letters, before or after the day, maybe after the weekday (`April 9, 2025`,
 `9 April 2025`, `Mittwoch, 9. April 2025`, `1er août 2025`). A year has four digits. Anything else is no day: the caller
 falls back to the file's time.
+
+A note without such a date may be named by its day, as a notes app names a daily note
+(`2025-03-14.md`) and a blog its posts (`2025-03-14-launch.md`): named_day.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ _SLASHED = re.compile(rf"(\d{{1,2}})([/-])(\d{{1,2}})\2{_YEAR}")
 _WEEKDAY = r"(?:[a-z]+\.?,\s*)?"  # `Wednesday, April 9, 2025`, `Mi., 9. April 2025`
 _DAY_MONTH = re.compile(rf"{_WEEKDAY}{_DAY}\s*(?:de\s+)?{_MONTH}\s*,?\s*(?:de\s+)?{_YEAR}")
 _MONTH_DAY = re.compile(rf"{_WEEKDAY}{_MONTH}\s+{_DAY}\s*,?\s*{_YEAR}")
+# A file's name that starts with an ISO day, and no digit after it.
+_NAMED = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?!\d)")
+# SQL's cheap test of a path that may end in such a name (named_day decides).
+NAMED_DAY_GLOB = "*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
 
 
 def written_day(text: str) -> date | None:
@@ -67,6 +74,23 @@ def written_day(text: str) -> date | None:
     except ValueError:  # the 31st of April
         return None
     return None
+
+
+def named_day(path: str) -> date | None:
+    """The day a file's name starts with, ISO-written (`Daily/2025-03-14.md`,
+    `_posts/2025-03-14-launch.md`; an archive's member by its own name); None where
+    it starts with none."""
+    m = _NAMED.match(path[path.rfind("/") + 1 :])
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3])) if m else None
+    except ValueError:  # 2025-13-45
+        return None
+
+
+def iso_named_day(path: object) -> str | None:
+    """`named_day` as YYYY-MM-DD (SQL's `gno_named_day`, as iso_day)."""
+    found = named_day(path) if isinstance(path, str) else None
+    return found.isoformat() if found is not None else None
 
 
 def iso_day(text: object) -> str | None:
