@@ -420,3 +420,35 @@ def test_a_note_saved_beside_a_big_generated_file_is_searchable_before_it(watche
     assert wait_until(lambda: paths(daemon, "narwhal") == ["notes/note.md"], CONVERGE_S)
     assert paths(daemon, "zqbundleword") == []  # still being prepared
     eventually(daemon, "zqbundleword", ["notes/bundle.js"])
+
+
+def test_a_big_file_that_keeps_changing_rests_between_its_indexings(watched):
+    """A big file read again whole for each change (a log written to a line a second)
+    kept a core busy: after an indexing that took long it rests REST_FACTOR times as long
+    before the next one, while a note saved meanwhile is searchable at once."""
+    from gnod.server.watcher import rested
+
+    resting = {"app.log": 105.0, "old.log": 99.0}
+    assert rested({"app.log", "note.md"}, resting, 100.0) == ({"note.md"}, 105.0)
+    assert resting == {"app.log": 105.0}  # a rest over is forgotten
+    assert rested({"app.log"}, resting, 101.0) == (set(), 105.0)
+    assert rested({"app.log"}, resting, 105.0) == ({"app.log"}, 105.0)
+
+    daemon, notes = watched
+    lines = "\n".join(
+        f"var handler_{i} = function(event) {{ return dispatch_{i % 97}(event); }};" for i in range(130_000)
+    )
+    (notes / "bundle.js").write_text(lines + "\nzqbundleword\n")
+    eventually(daemon, "zqbundleword", ["notes/bundle.js"])
+    with open(notes / "bundle.js", "a") as f:
+        f.write("zqsecondword\n")
+    write(notes / "note.md", "# Note\n\nwalrus sightings\n")
+    eventually(daemon, "walrus", ["notes/note.md"])
+
+    def resting() -> bool:  # seen, not being indexed
+        (fresh,) = daemon.result("status")["freshness"]
+        return fresh["pending"] == 1 and not fresh["indexing"]
+
+    assert wait_until(resting, 2.0)
+    assert paths(daemon, "zqsecondword") == []
+    assert wait_until(lambda: paths(daemon, "zqsecondword") == ["notes/bundle.js"], 4 * CONVERGE_S)

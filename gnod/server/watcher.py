@@ -11,6 +11,7 @@ a vanished root or an event storm falls back to one stat-only pass of the collec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -54,6 +55,12 @@ STORM_PATHS = 1000
 # preparing it takes long (17 MB of generated JavaScript: ~1 s), and a note saved with
 # it waited 2.1 s instead of ~40 ms.
 ALONE_BYTES = 1 << 20
+# Such a file that keeps changing (a log written to, read again whole for each line: a
+# 4.6 MB log taking a line a second kept a core busy) rests this many times as long as
+# its last indexing took before it is indexed again: at most a fifth of a core for it,
+# its newest lines a few seconds late. A note saved beside it does not wait.
+REST_FACTOR = 4.0
+REST_MIN_S = 0.1  # a flush shorter than this lets nothing rest
 
 
 class _State:
@@ -74,6 +81,7 @@ class _State:
         self.last_error: str | None = None  # of the last indexing of its changes
         self.watch_error: str | None = None  # why its folder is not watched, while it is not
         self.flushed_at = float("-inf")  # time.monotonic() when the last flush ended
+        self.resting: dict[str, float] = {}  # big path → time.monotonic() it may be indexed again
 
 
 class _Watch:
@@ -310,10 +318,17 @@ class Watcher:
                 col = self._current(name)
                 if col is None:
                     return
-                full, paths = state.full, state.pending
-                state.full, state.pending, state.running = False, set(), True
+                ready, wake = rested(state.pending, state.resting, time.monotonic())
+                if not (ready or state.full):  # every path pending rests: until one may go, or another joins
+                    state.joined.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(state.joined.wait(), wake - time.monotonic())
+                    continue
+                full, paths = state.full, state.pending if state.full else ready
+                state.full, state.pending, state.running = False, state.pending - paths, True
                 state.taken = 0 if full else len(paths)
                 retry = False
+                started = time.monotonic()
                 try:
                     if full:
                         if paths:  # what is gone goes first: the pass removes it only at its end
@@ -325,6 +340,10 @@ class Watcher:
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     _logged(name, stats, "rescan" if full else f"{len(paths)} paths")
+                    spent = time.monotonic() - started
+                    if not full and spent >= REST_MIN_S:
+                        big = [p for p in paths if _size(os.path.join(col.path, p)) >= ALONE_BYTES]
+                        state.resting.update(dict.fromkeys(big, time.monotonic() + REST_FACTOR * spent))
                 except Cancelled:
                     return
                 except StorageError as e:
@@ -512,6 +531,15 @@ def _summed(parts: list[IndexStats]) -> IndexStats:
 def _logged(name: str, stats: IndexStats, what: str) -> None:
     if stats.added or stats.updated or stats.removed:
         log.info("%s: %d added, %d updated, %d removed (%s)", name, stats.added, stats.updated, stats.removed, what)
+
+
+def rested(pending: set[str], resting: dict[str, float], now: float) -> tuple[set[str], float]:
+    """The `pending` paths that may be indexed at `now` (none resting till later), and
+    when the first of the others may; `resting` loses the paths whose rest is over."""
+    for path in [p for p, until in resting.items() if until <= now]:
+        del resting[path]
+    ready = {p for p in pending if p not in resting}
+    return ready, min((resting[p] for p in pending - ready), default=now)
 
 
 def gather_seconds(busy: bool, flushed_at: float, now: float) -> float:
