@@ -6,7 +6,10 @@ Copies the corpus (default: English tldr pages) to a temp folder, adds it as a
 collection, then performs edits of four kinds (new file, modify, rename, delete),
 each carrying a unique word, and polls `search` until the change is visible.
 Prints save_to_searchable_p50_ms=, save_to_searchable_p95_ms= (and per kind), then
-burst_5000_seconds= for 5,000 new files appearing at once until all are listed.
+burst_5000_seconds= for 5,000 new files appearing at once until all are listed, then
+busy_file_cpu_share= (gnod's CPU seconds per second while a 5 MB file takes a line a
+second for --busy-seconds, as a log being written does) and busy_file_last_line_ms=
+(from its last line to that line searchable).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import shutil
 import tempfile
 import time
 
-from common import Daemon, emit, tldr_pages
+from common import Daemon, emit, tldr_pages, tree_cpu
 from common import percentile as p
 
 POLL_S = 0.005
@@ -40,6 +43,7 @@ def main() -> None:
     ap.add_argument("--corpus", help="folder to copy and watch (default: tldr pages/)")
     ap.add_argument("--edits", type=int, default=60, help="edits to time (≥ 50 for the report)")
     ap.add_argument("--burst", type=int, default=5000)
+    ap.add_argument("--busy-seconds", type=int, default=20, help="how long the big file takes a line a second")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="gno-fresh-", dir="/tmp")
     root = os.path.join(work, "corpus")
@@ -104,6 +108,22 @@ def main() -> None:
                     break
                 time.sleep(0.02)
             emit(burst_files=args.burst, burst_write_seconds=written, burst_5000_seconds=time.perf_counter() - t0)
+
+            busy = os.path.join(root, "busy", "app.js")
+            os.makedirs(os.path.dirname(busy))
+            with open(busy, "w") as f:
+                f.writelines(
+                    f"var handler_{i} = function(e) {{ return dispatch_{i % 97}(e); }};\n" for i in range(90_000)
+                )
+            visible(client, "handler_89999", True)
+            cpu0, t0 = tree_cpu(d.proc.pid), time.perf_counter()
+            for i in range(args.busy_seconds):
+                time.sleep(max(0.0, t0 + i - time.perf_counter()))
+                with open(busy, "a") as f:
+                    f.write(f"var busyline{i}x = {i};\n")
+            last = visible(client, f"busyline{args.busy_seconds - 1}x", True)
+            share = (tree_cpu(d.proc.pid) - cpu0) / (time.perf_counter() - t0)
+            emit(busy_file_cpu_share=share, busy_file_last_line_ms=last * 1000)
             client.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
