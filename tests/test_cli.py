@@ -243,6 +243,11 @@ def test_binary_file_is_a_recorded_ingest_error(indexed):
     assert st["documents"] == 7
     assert set(st["languages"]) >= {"english", "german"}
     assert st["job"]["running"] is False
+    # doctor counts them in words ("1 errors" read as a slip).
+    by = {c["component"]: c for c in cli_json("doctor", "--json", env=indexed.env)["checks"]}
+    assert by["collection docs"]["detail"].startswith(
+        "5 documents, 1 file not indexed (gnoctl status --errors lists them), "
+    )
 
 
 def test_collection_list(indexed):

@@ -25,6 +25,7 @@ from gnod.ingest.convert import (
     MAX_TEXT_BYTES,
     Converter,
     IngestFailure,
+    MiB,
     Registry,
     builtin_converters,
     convert,
@@ -381,6 +382,13 @@ def test_unsupported_binary_and_too_large():
     assert code_of(bytes(range(256)) * 8, "blob.txt") == "BINARY"
     assert code_of(b"\x00\x01\x00\x02" * 100, "blob.txt") == "BINARY"  # no text: control characters
     assert code_of(b"a" * (MAX_TEXT_BYTES + 1), "huge.txt") == "TOO_LARGE"
+    # A file no converter names is read as text, and said so ("the other limit" read as nothing).
+    with pytest.raises(IngestFailure) as exc:
+        DEFAULT_REGISTRY.convert(b"a" * (MAX_TEXT_BYTES + MiB), "app.log")
+    assert (
+        exc.value.reason
+        == f"file is {MAX_TEXT_BYTES // MiB + 1} MiB; a text file is read up to {MAX_TEXT_BYTES // MiB} MiB"
+    )
     strict = Registry([c for c in builtin_converters() if c.name != "other"])
     assert code_of(b"plain words", "notes.weird", strict) == "UNSUPPORTED"
     assert convert(b"all: build\n", "Makefile") == "all: build\n"  # the fallback reads it as text

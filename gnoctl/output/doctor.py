@@ -30,11 +30,12 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
         check("index storage", "ok", f"{st['db_path']} ({size(st['db_bytes'])})")
     for c in st["collections"]:
         ok = os.path.isdir(c["path"])
+        docs, failed = c["documents"], c["errors"]
         check(
             f"collection {c['name']}",
             "ok" if ok else "fail",
-            f"{c['documents']} documents, {c['errors']} errors"
-            f"{' (gnoctl status --errors lists them)' if c['errors'] else ''}, {c['path']}",
+            f"{docs:,} document{'s' * (docs != 1)}, {failed:,} file{'s' * (failed != 1)} not indexed"
+            f"{' (gnoctl status --errors lists them)' if failed else ''}, {c['path']}",
             "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it",
         )
     ocr = st.get("ocr")

@@ -188,8 +188,9 @@ class Registry:
         }
         fn = partial(cast(Callable[..., str], c.convert), **options) if options else c.convert
         if len(data) > c.max_bytes:
+            kind = "text" if c.name == "other" else c.name  # the converter of any file not named
             raise IngestFailure(
-                "TOO_LARGE", f"file is {len(data) // MiB} MiB; the {c.name} limit is {c.max_bytes // MiB} MiB"
+                "TOO_LARGE", f"file is {len(data) // MiB} MiB; a {kind} file is read up to {c.max_bytes // MiB} MiB"
             )
         if c.isolated:
             text = _ISOLATOR.run(fn, data, path, self.timeout)
