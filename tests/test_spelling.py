@@ -15,7 +15,7 @@ from gnod.search.constants import PIPELINE
 from gnod.server.searching import answer
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
-from gnod.text.analyzer import AnalyzerSet
+from gnod.text.analyzer import AnalyzerSet, fold
 
 
 def test_edits_are_the_strings_one_edit_away():
@@ -47,6 +47,14 @@ def test_a_correction_is_a_far_more_common_word_one_edit_away():
     assert fix("form") is None  # a word beside a commoner one stays
     assert fix("pmd") is None and fix("1234") is None  # too short; a number
     assert fix("cach3") is None  # a name with a digit, not a word typed wrong
+    # The index holds words with their accents off: a word typed with them is looked up so
+    # (`Gewährleistng` found nothing, `Gewahrleistng` its word).
+    german = {"gewahrleistung": 9, "ubersetzung": 12}.get
+
+    def fix_german(word: str) -> str | None:
+        return spelling.correction(word, lambda w: german(fold(w)) or 0, 50.0, 4, 64, 3)
+
+    assert fix_german("gewährleistng") == "gewahrleistung" and fix_german("übersetzng") == "ubersetzung"
 
 
 def test_a_word_longer_than_any_slip_is_not_respelled():
@@ -92,6 +100,9 @@ def tree(db, tmp_path):
     files["Documentation/typos.rst"] = "Typos\n=====\n\nA cahce, as one file spells it.\n"
     files["Documentation/catalyst.rst"] = "Catalyst\n========\n\nThe zephyrine catalyst.\n"
     files["Documentation/donnees.rst"] = "Data\n====\n\nLes données.\n"
+    files.update(
+        {f"Documentation/vertrag{i}.rst": f"Vertrag {i}\n=========\n\nDie Gewährleistung gilt.\n" for i in range(3)}
+    )
     files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
@@ -113,6 +124,9 @@ def test_a_query_matching_nothing_is_searched_respelled_with_a_note(tree):
     assert [h.path for h in r.hits] == ["mm/slab.c"]
     assert r.notes == ["nothing matches 'kmem_cahce_alloc': searched 'kmem_cache_alloc'"]
     assert r.query == "kmem_cahce_alloc" and r.terms == ["kmem_cache_alloc"]
+    r = _search(tree, "Gewährleistng")  # typed with its umlaut, as the word is written
+    assert sorted(h.path for h in r.hits) == [f"Documentation/vertrag{i}.rst" for i in range(3)]
+    assert r.notes == ["nothing matches 'Gewährleistng': searched 'Gewahrleistung'"]
     # A name whose words are all words, one of them wrong: the name defined one edit away.
     r = _search(tree, "copy_form_user")
     assert r.hits[0].path == "include/uaccess.h" and r.notes == [

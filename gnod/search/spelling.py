@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from gnod.text.analyzer import fold
+
 WORD_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 NAME_LETTERS = WORD_LETTERS + "0123456789_"  # a name of code's, as the collections' definitions hold them
 
@@ -45,11 +47,12 @@ def correction(
     times as many as hold `word` (`held`, when the caller counts its other forms too;
     else df(word)), or `absent_docs` for a word no document holds; ties go to the first
     in order (the same every time)."""
-    if not _checkable(word, min_chars, max_chars):
+    typed = fold(word)  # as the index holds its words: accents off (`gewährleistng`)
+    if not _checkable(typed, min_chars, max_chars):
         return None
     held = df(word) if held is None else held
     best, most = None, ratio * held if held else absent_docs
-    for other in sorted(edits(word)):
+    for other in sorted(edits(typed)):
         n = df(other)
         if n >= most:
             best, most = other, n + 1  # a later one must be held by more
