@@ -1148,6 +1148,16 @@ def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tm
         assert index.compact(db, 29) == 0
 
 
+def _indexed(tmp_path, files: dict[str, str]) -> apsw.Connection:
+    """A new index of the collection `c` holding `files`."""
+    root = tmp_path / "notes"
+    write(root, files)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
+    return conn
+
+
 def _passing(conn, f) -> tuple[list[str], list[str]]:
     """The paths of the documents passing `f`, by the engine's filter and by SQLite's
     (vectors, definitions, ls), each in order: the two must agree."""
@@ -1167,9 +1177,8 @@ def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
     """Obsidian's templates write `created:`, not `date:`: such a note was dated by its
     file's mtime (today), and `--until 2022-12-31` missed it. The engine's filter and
     SQLite's (vectors, definitions) agree."""
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "created.md": "---\ncreated: 2021-03-04\n---\n# Lemur\n\nlemur notes\n",
             "dated.md": "---\ndate: 2020-01-01\ncreated: 2023-05-05\n---\n# Lemur two\n\nlemur notes\n",
@@ -1178,9 +1187,6 @@ def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
             "plain.md": "# Lemur five\n\nlemur notes\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     expected = ["created.md", "dated.md", "empty.md", "toml.md"]
     f = resolve(Filter(until="2022-12-31"))
     assert _passing(conn, f) == (expected, expected)
@@ -1189,9 +1195,8 @@ def test_a_notes_created_is_its_date_in_the_engine_and_in_sqlite(tmp_path):
 def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in_sqlite(tmp_path):
     """`date: 03.11.2025` (as German notes write it), `2025/04/09` or `April 9, 2025` was
     no ISO day: the note was dated by its file's time, and `--since` gave the wrong set."""
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "dotted.md": "---\ndate: 03.11.2025\n---\n# Lemur\n\nlemur notes\n",
             "slashed.md": "---\ndate: 2025/11/03\n---\n# Lemur two\n\nlemur notes\n",
@@ -1201,9 +1206,6 @@ def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in
             "iso.md": "---\ndate: 2025-11-04\n---\n# Lemur six\n\nlemur notes\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     f = resolve(Filter(since="2025-11-03", until="2025-11-03"))
     expected = ["dotted.md", "german.md", "named.md", "slashed.md"]  # the ambiguous one by its file's time
     assert _passing(conn, f) == (expected, expected)
@@ -1218,18 +1220,14 @@ def test_a_date_written_as_people_write_it_is_the_notes_day_in_the_engine_and_in
 
 
 def test_keywords_are_tags_in_the_engine_and_in_sqlite_and_an_older_index_takes_them_again(tmp_path):
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "paper.md": "---\nkeywords: [wetlands, nitrate]\n---\n# Paper\n\nlemur notes\n",
             "note.md": "---\ntags: [wetlands]\n---\n# Note\n\nlemur notes\n",
             "plain.md": "# Plain\n\nlemur notes\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     f = resolve(Filter(tags=("Wetlands",)))
     assert _passing(conn, f) == (["note.md", "paper.md"], ["note.md", "paper.md"])
     conn.execute("DELETE FROM lexical_pending")
@@ -1243,9 +1241,8 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
     """SQLite's lower() lowers ASCII only, and its json_each reads `tags: a, b` as one tag:
     `ls --tag überblick` missed `#Überblick` and `--tag ops` a note tagged `meeting, ops`,
     where a search (the engine's filter) found both."""
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "umlaut.md": "---\ntags: [Überblick]\n---\n# Umlaut\n\nlemur\n",
             "listed.md": "---\ntags: meeting, ops\n---\n# Listed\n\nlemur\n",
@@ -1256,9 +1253,6 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
             "nested.md": "---\ntags: [Projekt/Übersetzung, café]\n---\n# Nested\n\nlemur\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     cases = (
         ("überblick", ["inline.md", "umlaut.md"]),
         ("ueberblick", []),
@@ -1285,18 +1279,14 @@ def test_what_a_negation_left_out_is_said_with_how_to_search_for_it(tmp_path):
     """`set -euo pipefail` pasted from a script left out the one script that holds it,
     silently: `-euo` is a negation. The search says what each query's negations left out
     of what its other words found, and how to search for such a word instead."""
-    root = tmp_path / "ops"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "backup.sh": '#!/bin/sh\nset -euo pipefail\nfind "$DIR" -mtime +14 -delete\n',
             "deploy.md": "# Deploy\n\nThe pipeline sets the release tag.\n",
             "other.md": "# Other\n\nNothing of that here.\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     with lexical_index(conn, AnalyzerSet()) as index:
 
         def notes(query: str) -> list[str]:
@@ -1314,9 +1304,8 @@ def test_a_cjk_question_matching_no_run_whole_is_searched_by_its_characters_pair
     one word (a run of bigrams in a row) that no note holds whole, and `東京の出版社の締め切り
     はいつ？` found nothing (and `ask` said the notes do not answer it). Searched again by
     its pairs, the notes holding most of them come first."""
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "tokyo.md": "# 東京出張メモ\n\n東京の出版社との打ち合わせ。締め切りは四月末です。\n",
             "osaka.md": "# 大阪\n\n大阪の出版社に電話した。\n",
@@ -1324,9 +1313,6 @@ def test_a_cjk_question_matching_no_run_whole_is_searched_by_its_characters_pair
             "english.md": "# Notes\n\nNothing in Japanese here.\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     with lexical_index(conn, AnalyzerSet()) as index:
 
         def found(query: str) -> tuple[list[str], list[str]]:
@@ -1351,9 +1337,8 @@ def test_a_note_named_by_its_day_is_of_that_day_in_the_engine_and_in_sqlite(tmp_
     """A daily note (`Daily/2025-03-18.md`) or a blog's post (`2025-03-18-launch.md`)
     without a frontmatter date was dated by its file's mtime: `--since 2025-03-14 --until
     2025-03-22` left the week's daily notes out."""
-    root = tmp_path / "notes"
-    write(
-        root,
+    conn = _indexed(
+        tmp_path,
         {
             "Daily/2025-03-18.md": "# Tuesday\n\nlemur\n",
             "_posts/2025-03-18-launch.md": "# Launch\n\nlemur\n",
@@ -1365,9 +1350,6 @@ def test_a_note_named_by_its_day_is_of_that_day_in_the_engine_and_in_sqlite(tmp_
             "2025-03-180.md": "# Longer number\n\nlemur\n",
         },
     )
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
-    index_collection(conn, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
     expected = ["2025-03-18 Standup.md", "Daily/2025-03-18.md", "_posts/2025-03-18-launch.md"]
     assert _passing(conn, resolve(Filter(since="2025-03-14", until="2025-03-22"))) == (expected, expected)
     conn.execute("DELETE FROM lexical_pending")
