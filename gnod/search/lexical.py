@@ -1274,8 +1274,8 @@ def search(
             continue
         again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
         if again.rows:
-            searched = "its characters two by two, any of them" if other is apart else said(other)
-            again.notes.insert(0, f"nothing matches {said(query)}: searched {searched}")
+            instead = "its characters two by two, any of them" if other is apart else said(other)
+            again.notes.insert(0, f"nothing matches {said(query)}: searched {instead}")
             return again
     return result
 
@@ -1306,7 +1306,8 @@ def _left_out(searcher: tantivy.Searcher, clauses: Sequence[Clause], parts: list
     if not any(o == Occur.Must for o, _ in rest):  # words alone: any of them
         rest = [(Occur.Must, Query.boolean_query(rest))]
     negations = Query.boolean_query([(Occur.Should, q) for o, q in parts if o == Occur.MustNot])
-    n = int(searcher.search(Query.boolean_query([*rest, (Occur.Must, negations)]), 1, count=True).count)
+    found = searcher.search(Query.boolean_query([*rest, (Occur.Must, negations)]), 1, count=True)
+    n = int(found.count)  # type: ignore[attr-defined]  # tantivy's stub leaves `count` out
     if not n:
         return []
     quoted = said(f'"{negated[0]}"')
