@@ -8,7 +8,10 @@ TYPE_CHECKING = False  # datetime and re are imported when a day is read, not wi
 if TYPE_CHECKING:
     import datetime
 
-FORMS = "YYYY-MM-DD, today, yesterday, last week, 3.days.ago or 2 weeks ago (days, weeks, months, years)"
+FORMS = (
+    "YYYY-MM-DD (or 14.03.2025, 2025/03/14), today, yesterday, last week, 3.days.ago or 2 weeks ago "
+    "(days, weeks, months, years)"
+)
 
 
 def iso_day(text: str, today: datetime.date | None = None) -> str:
@@ -20,6 +23,17 @@ def iso_day(text: str, today: datetime.date | None = None) -> str:
     words = " ".join(text.strip().lower().split())
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", words):
         return words
+    # As a note's frontmatter may write it (gnod.text.dates): the day first with dots, or
+    # the year first with slashes; a day that is none (31.02.2025) is said so.
+    written = re.fullmatch(r"(\d{1,2})\. ?(\d{1,2})\. ?(\d{4})", words) or re.fullmatch(
+        r"(\d{4})/(\d{1,2})/(\d{1,2})", words
+    )
+    if written:
+        y, m, d = map(int, written.groups() if len(written[1]) == 4 else written.groups()[::-1])
+        try:
+            return datetime.date(y, m, d).isoformat()
+        except ValueError:
+            raise ValueError(f"{text!r} is not a day: {FORMS}") from None
     day = today or datetime.date.today()
     if words in ("today", "now"):
         return day.isoformat()

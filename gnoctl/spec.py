@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -188,7 +188,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -278,7 +278,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -376,7 +376,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -514,7 +514,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -632,7 +632,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {

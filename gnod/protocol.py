@@ -133,7 +133,7 @@ class Filters(Params):
             cli(
                 "--since",
                 metavar="DAY",
-                help="Only documents dated on or after this day (YYYY-MM-DD, yesterday, 3.days.ago, "
+                help="Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, "
                 "2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, "
                 "2025-03-14.md, else the file's modification time).",
             ),

@@ -490,9 +490,20 @@ def test_days_as_git_reads_them():
         ("1.month.ago", "2024-02-29"),  # the month's last day where it is shorter
         ("13 months ago", "2023-02-28"),
         ("last year", "2023-03-31"),
+        ("14.03.2025", "2025-03-14"),  # the day first, as German and others write it
+        ("4. 3. 2025", "2025-03-04"),
+        ("2025/03/14", "2025-03-14"),
     ):
         assert iso_day(text, today) == day, text
-    for text in ("someday", "2024-1-2", "3 fortnights ago", "-1 days ago", "9999 years ago"):
+    for text in (
+        "someday",
+        "2024-1-2",
+        "3 fortnights ago",
+        "-1 days ago",
+        "9999 years ago",
+        "31.02.2025",
+        "03/14/2025",
+    ):
         with pytest.raises(ValueError, match="not a day|before the first year"):
             iso_day(text, today)
 
