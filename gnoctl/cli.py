@@ -32,7 +32,7 @@ app = typer.Typer(
     "on first use; GNO_HOME sets one root for config, data and runtime files.\n\n"
     "Output is human text on a terminal and JSON otherwise (but `get`, which prints the document's "
     "text either way); --human or --format picks. "
-    "Exit status: 0 ok (for search, vsearch and query: something matched), 1 no match or "
+    "Exit status: 0 ok (for search, vsearch, query and similar: something matched), 1 no match or "
     "bad input (a usage error, an unknown option), 2 runtime error, 3 daemon not running.",
     no_args_is_help=True,
     add_completion=True,

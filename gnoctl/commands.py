@@ -658,7 +658,7 @@ def similar(params: dict, fmt: str | None, autostart: bool | None = None, view: 
             "similar", params, autostart, lambda: Client(autostart=autostart).call("similar", params)
         )
         view.emit(hits.similar_text(result, fmt, view.color(), view.links() if fmt == "human" else None), fmt)
-        return 0
+        return 0 if result["hits"] else EXIT_NO_MATCH
 
     return _run(fmt, go)
 

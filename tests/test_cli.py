@@ -1071,12 +1071,16 @@ def test_similar_reads_a_long_document_s_beginning_for_its_words(daemon, tmp_pat
             "long.md": f"# Long\n\n{head}{filler}{tail}",
             "birds.md": f"# Birds\n\n{head}",
             "airships.md": f"# Airships\n\n{tail}",
+            "lonely.md": "# Lonely\n\nQuokkas grin on Rottnest.\n",
         },
     )
     cli_json("collection", "add", str(tmp_path / "long"), "--name", "long", "--json", env=daemon.env)
     res = cli_json("similar", "long/long.md", "--json", env=daemon.env)
     assert res["method"] == "terms" and {"flamingos", "lagoon"} <= set(res["terms"])
     assert not {"zeppelins", "hangar"} & set(res["terms"]) and [h["path"] for h in res["hits"]] == ["birds.md"]
+    # Nothing like it: exit 1, as a search that matched nothing.
+    r = _run_cli("similar", "long/lonely.md", env=daemon.env)
+    assert r.returncode == 1 and json.loads(r.stdout)["hits"] == [], r.stdout + r.stderr
 
 
 def test_update_after_modify_add_delete(daemon, corpus):
