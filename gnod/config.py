@@ -33,6 +33,8 @@ def name_for(path: str) -> str:
 # Prose: a `# line` is a heading (a title).
 PROSE_EXTENSIONS: tuple[str, ...] = (".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc")
 # Markdown, plain text and source code: indexed as written.
+# systemd's unit files: an ops folder's services, sockets, timers and mounts (INI-like config).
+SYSTEMD_UNITS = (".service", ".socket", ".timer", ".mount", ".automount", ".target")
 TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".py",
     ".pyi",
@@ -137,6 +139,7 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".ld",
     ".po",
     ".pot",
+    *SYSTEMD_UNITS,
 )
 # Source code and config, where `# …` is a comment, never a title.
 CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_EXTENSIONS)
@@ -145,7 +148,7 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 # tree binding Polish, another's Dutch): ingest.prepare marks it unsure, and
 # ingest.pipeline.settle_languages gives it the collection's language where one dominates.
 CONFIG_EXTENSIONS: frozenset[str] = frozenset(
-    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".config", ".properties"}
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".config", ".properties", *SYSTEMD_UNITS}
 )
 # Program source (code without config and markup): its keywords and identifiers, and
 # nearly always its comments, are English, so it is not run through language detection
@@ -263,6 +266,10 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "tex": ("*.tex", "*.bib"),
     "yaml": ("*.yaml", "*.yml"),
     "toml": ("*.toml",),
+    "ini": ("*.ini",),
+    "config": ("*.cfg", "*.conf", "*.config", "*.ini", "*.properties"),
+    "systemd": tuple(f"*{ext}" for ext in SYSTEMD_UNITS),
+    "log": ("*.log",),  # indexed where a collection's globs take them (`--also '*.log'`)
     "json": ("*.json",),
     "html": tuple(f"*{ext}" for ext in CONVERTED["html"]),
     "css": ("*.css", "*.scss"),

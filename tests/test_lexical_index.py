@@ -650,6 +650,16 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
         resolve(Filter(types=("cobol",)))
     # An extension, with its dot or not, in any case, is the type that holds it.
     assert resolve(Filter(types=(".PDF", "png", "yml", "Md", "md"))).types == ("pdf", "image", "yaml", "md")
+    # An ops folder's kinds, as ripgrep names them (`-t ini` was refused).
+    assert resolve(Filter(types=("ini", "conf", ".service", "log", "cfg"))).types == ("ini", "config", "systemd", "log")
+
+
+def test_systemd_units_are_indexed_as_config():
+    """An ops folder's `app.service` and `backup.timer` were left out as files of other kinds."""
+    from gnod.config import CONFIG_EXTENSIONS, DEFAULT_EXTENSIONS, extension
+
+    for name in ("app.service", "backup.timer", "data.mount", "gnod.socket"):
+        assert extension(name) in DEFAULT_EXTENSIONS and extension(name) in CONFIG_EXTENSIONS, name
 
 
 def test_a_glob_s_groups_of_alternatives_are_read_as_the_shells_read_them():
