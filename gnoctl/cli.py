@@ -32,8 +32,8 @@ app = typer.Typer(
     "on first use; GNO_HOME sets one root for config, data and runtime files.\n\n"
     "Output is human text on a terminal and JSON otherwise (but `get`, which prints the document's "
     "text either way); --human or --format picks. "
-    "Exit status: 0 ok (for search, vsearch, query and similar: something matched), 1 no match or "
-    "bad input (a usage error, an unknown option), 2 runtime error, 3 daemon not running.",
+    "Exit status: 0 ok (for search, vsearch, query and similar: something matched), 1 no match, "
+    "2 an error (bad input included: a usage error, an unknown collection), 3 daemon not running.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -995,7 +995,7 @@ def mcp_install(
     Edits the client's own file (created when absent): the other servers, comments and
     layout stay as they are. Run again: nothing changes ("already configured"). An entry
     of that name that runs something else is kept unless --force. A file that is not
-    valid JSON/TOML is left untouched: exit 1. Restart the client afterwards.
+    valid JSON/TOML is left untouched: exit 2. Restart the client afterwards.
     """
     _exit(commands.mcp_install(target.value, scope.value, name, enable_write, force, dry_run, _fmt(json_, human=human)))
 
@@ -1083,7 +1083,7 @@ def _filter_options(options: list[str]) -> list[str]:
 
 
 def run(argv: list[str]) -> int:
-    """Run the typer app on `argv`; usage errors exit 1 (bad input), like the daemon's.
+    """Run the typer app on `argv`; usage errors exit 2 (wire.EXIT_ERROR), like the daemon's.
 
     The search commands and `get` are handed to click split as the fast parser splits
     them: options, then `--`, then the words."""
@@ -1120,6 +1120,6 @@ def run(argv: list[str]) -> int:
             others = _having(group, option) if option.startswith("--") else []
             if others and argv[0] not in others:  # `search --explain`: click suggested --lang
                 print(f"({option} is an option of gnoctl {' and '.join(others)})", file=sys.stderr)
-            return 1
+            return wire.EXIT_ERROR
         raise
     return result if isinstance(result, int) else 0

@@ -20,12 +20,8 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 class HttpError(Exception):
-    """A setting that makes serving unsafe or impossible; the message says which, `status`
-    is gnoctl's exit status."""
-
-    def __init__(self, message: str, status: int = 1) -> None:
-        super().__init__(message)
-        self.status = status
+    """A setting that makes serving unsafe or impossible; the message says which (gnoctl
+    exits wire.EXIT_ERROR)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -76,8 +72,7 @@ def listen(host: str, port: int, who: str, retry: Callable[[int], str]) -> socke
         if e.errno == errno.EADDRINUSE:
             raise HttpError(
                 f"port {port} on {host} is taken (another {who}?): "
-                f"choose another, e.g. {retry(port + 1 if port < 65535 else port - 1)}",
-                status=2,
+                f"choose another, e.g. {retry(port + 1 if port < 65535 else port - 1)}"
             ) from None
         raise HttpError(f"cannot serve on {host}:{port}: {e.strerror}") from None
     sock.listen(socket.SOMAXCONN)  # a browser opened at once waits in the backlog, not refused

@@ -147,12 +147,12 @@ def main(argv: list[str] | None = None, leave: bool = False) -> int:
         return code or 0
     except OSError as err:  # the output cannot be written (a full disk, a lost terminal)
         from gnoctl.output.common import quiet_stdout
-        from gnod.wire import EXIT_RUNTIME
+        from gnod.wire import EXIT_ERROR
 
         quiet_stdout()
         where = f": {err.filename}" if err.filename else ""
         print(f"gnoctl: {err.strerror or err}{where}", file=sys.stderr)
-        return EXIT_RUNTIME
+        return EXIT_ERROR
     return code
 
 

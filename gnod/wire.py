@@ -72,8 +72,10 @@ ERROR_NAMES: dict[int, str] = {
     IO_ERROR: "IO_ERROR",
 }
 
-EXIT_USER = 1
-EXIT_RUNTIME = 2
+# As grep's and ripgrep's: 1 is "nothing matched" (gnoctl.commands.EXIT_NO_MATCH), so an
+# error of any kind, bad input included, is 2 (`if ! gnoctl search -c typo X` read a
+# misspelled collection as no match).
+EXIT_ERROR = 2
 EXIT_NOT_RUNNING = 3
 
 _USER_ERRORS = frozenset(
@@ -89,12 +91,14 @@ GNOD_EXIT_INDEX_TOO_NEW = 65  # sysexits.h EX_DATAERR: the index was written by 
 
 
 def exit_code_for(code: int) -> int:
-    """CLI exit status for a JSON-RPC error code: 1 bad input, 2 runtime, 3 not running."""
-    if code == NOT_RUNNING:
-        return EXIT_NOT_RUNNING
-    if code in _USER_ERRORS:
-        return EXIT_USER
-    return EXIT_RUNTIME
+    """CLI exit status for a JSON-RPC error code: 3 not running, else 2."""
+    return EXIT_NOT_RUNNING if code == NOT_RUNNING else EXIT_ERROR
+
+
+def bad_input(code: int) -> bool:
+    """Whether an error code says the caller's input was wrong (an HTTP 400), not that
+    something failed (a 503)."""
+    return code in _USER_ERRORS
 
 
 # A value the caller gave is quoted whole in a message up to this many characters.

@@ -51,8 +51,9 @@ def hit_paths(result: dict) -> list[str]:
     return [f"{h['collection']}/{h['path']}" for h in result["hits"]]
 
 
-def cli_error(*args: str, env, expect: int = 1) -> dict:
-    """Run a failing command with --json; check the error shape; return the error object."""
+def cli_error(*args: str, env, expect: int = 2) -> dict:
+    """Run a failing command with --json; check the error shape (and that stderr says it
+    too: a script's stdout may go to a file); return the error object."""
     r = _run_cli(*args, "--json", env=env)
     assert r.returncode == expect, f"{r.returncode}\nstdout: {r.stdout}\nstderr: {r.stderr}"
     doc = json.loads(r.stdout)
@@ -61,6 +62,7 @@ def cli_error(*args: str, env, expect: int = 1) -> dict:
     assert set(err) == {"code", "message", "details"}, err
     assert isinstance(err["message"], str) and err["message"]
     assert isinstance(err["details"], dict)
+    assert err["message"].splitlines()[0] in r.stderr, r.stderr
     return err
 
 
@@ -370,7 +372,7 @@ def test_two_format_flags_conflict(indexed):
     # Regression: the fast parser used to let the last flag win (exit 0) where typer refuses.
     for flags in (("--json", "--csv"), ("--md", "--xml", "--files")):
         r = _run_cli("search", "deploy", *flags, env=indexed.env)
-        assert r.returncode == 1, r
+        assert r.returncode == 2, r
         assert r.stdout == ""
         assert "pick one output format" in r.stderr
 
@@ -387,7 +389,7 @@ def test_limit(indexed):
 
 def test_limit_out_of_range_is_a_usage_error(indexed):
     r = _run_cli("search", "deploy", "-n", "0", env=indexed.env)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "limit" in r.stderr.lower() or "-n" in r.stderr
 
 
@@ -453,7 +455,7 @@ def test_negated_words_survive_the_typer_fallback(indexed):
     # to split `-production` into short options (`-c` swallowing 'tion'). The error must be
     # about the real problem.
     r = _run_cli("search", "deploy", "-production", "--limit", "0", env=indexed.env)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "tion" not in r.stdout + r.stderr
     assert "limit" in r.stderr.lower()
 
@@ -463,9 +465,9 @@ def test_malformed_query(indexed):
     assert err["code"] == "INVALID_QUERY"
     assert "quote" in err["message"]
     assert err["details"] == {"query": '"unclosed'}
-    # Human formats: the message on stderr, exit 1, nothing on stdout.
+    # Human formats: the message on stderr, exit 2, nothing on stdout.
     r = _run_cli("search", '"unclosed', "--csv", env=indexed.env)
-    assert r.returncode == 1 and r.stdout == "" and "quote" in r.stderr
+    assert r.returncode == 2 and r.stdout == "" and "quote" in r.stderr
 
 
 def test_a_query_of_negations_alone_is_searched_as_text_and_says_so(indexed):
@@ -849,7 +851,7 @@ def test_a_list_of_files_may_hold_every_match(indexed):
     err = cli_error("search", "deploy", "-n", "5000", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "at most 1,000 results with their passages" in err["message"]
     r = _run_cli("search", "deploy", "-n", "100001", "--files", env=indexed.env)
-    assert r.returncode == 1 and "100000" in r.stderr
+    assert r.returncode == 2 and "100000" in r.stderr
 
 
 def test_a_path_glob_may_begin_with_the_collection_as_paths_are_printed(indexed):
@@ -906,7 +908,7 @@ def test_a_path_glob_from_the_working_directory_or_absolute_names_the_folder(ind
     assert hit_paths(search(env, "deploy", "--path", indexed.corpus.path("guides"))) == guides
     assert hit_paths(search(env, "deploy", "--path", indexed.corpus.path("guides") + "/*")) == guides
     r = search_in(str(tmp_path), "--path", ".")
-    assert r.returncode == 1
+    assert r.returncode == 2
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "INVALID_PARAMS" and f"{tmp_path} is in no collection's folder" in err["message"]
 
@@ -1246,7 +1248,7 @@ def test_config_file_typo(daemon, corpus):
     with open(cfg, "w") as f:
         f.write('[[collections]]\nname="x"\npaht="/tmp"\n')
     r = _run_cli("update", env=env)
-    assert r.returncode == 1, r
+    assert r.returncode == 2, r
     assert "paht" in r.stdout + r.stderr
     err = cli_error("update", env=env)
     assert err["code"] == "CONFIG_ERROR" and "paht" in err["message"]
@@ -1537,7 +1539,7 @@ def test_status_says_how_many_files_failed_and_errors_lists_them_all(daemon, tmp
     assert st["errors_total"] == 7 and len(st["recent_errors"]) == 7
     assert cli_json("status", "--json", env=daemon.env)["errors_total"] == 7
     r = _run_cli("status", "--errors", "--watch", env=daemon.env)
-    assert r.returncode == 1 and "does not go with --watch" in r.stderr
+    assert r.returncode == 2 and "does not go with --watch" in r.stderr
 
 
 def test_ls_takes_a_folder_from_the_working_directory(indexed, tmp_path):
@@ -1564,7 +1566,7 @@ def test_ls_takes_a_folder_from_the_working_directory(indexed, tmp_path):
     assert listed(ls_in(indexed.corpus.path("guides"), "..")) == listed(ls_in(str(tmp_path), "docs"))
     assert listed(ls_in(str(tmp_path), indexed.corpus.path("guides/deploy.md"))) == guides[:1]
     outside = ls_in(str(tmp_path), ".")
-    assert outside.returncode == 1 and json.loads(outside.stdout)["error"]["code"] == "NOT_FOUND"
+    assert outside.returncode == 2 and json.loads(outside.stdout)["error"]["code"] == "NOT_FOUND"
 
 
 def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):

@@ -120,17 +120,17 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
         ["status", "-q"],
     ):
         r = _run_cli(*argv, env=live.env)
-        assert r.returncode == 1, (argv, r)
+        assert r.returncode == 2, (argv, r)
         assert r.stdout == "" and "No such option" in r.stderr, (argv, r)
     r = _run_cli("search", "deploy", "-l", "5", env=live.env)
     assert "after `--`" in r.stderr  # how to mean the negated word
     # Another command's option says which (click's suggestion for `--explain` was `--lang`).
     r = _run_cli("search", "deploy", "--explain", env=live.env)
-    assert r.returncode == 1 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
+    assert r.returncode == 2 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
     assert "is an option of" not in _run_cli("search", "deploy", "--bogus", env=live.env).stderr
     # Filters without words: `ls` lists what passes them (`search -t pdf` said only that a query was missing).
     r = _run_cli("search", "-t", "pdf", "--tag=my notes", "-n", "3", env=live.env)
-    assert r.returncode == 1 and "Missing argument" in r.stderr
+    assert r.returncode == 2 and "Missing argument" in r.stderr
     assert "(to list the documents that pass filters: gnoctl ls -t pdf '--tag=my notes')" in r.stderr
     assert "gnoctl ls" not in _run_cli("search", "-n", "3", env=live.env).stderr
     # After `--`, `-l` is a query word again; `-staging` (a word, not one letter) never stopped being one.
@@ -150,7 +150,7 @@ def test_a_usage_error_with_json_is_a_json_error_on_stdout(live):
     ):
         r = _run_cli(*argv, env=live.env)
         error = json.loads(r.stdout)["error"]
-        assert r.returncode == 1 and error["code"] == "INVALID_PARAMS" and error["details"]["usage"] is True, r
+        assert r.returncode == 2 and error["code"] == "INVALID_PARAMS" and error["details"]["usage"] is True, r
         assert error["details"].get("option", "") == option and error["message"] in r.stderr
     r = _run_cli("search", "deploy", "--", "--json", "-x", env=live.env)  # words after `--`
     assert "error" not in json.loads(r.stdout)
@@ -169,8 +169,8 @@ def test_exit_status_found_no_match_error_no_daemon(live, tmp_path):
         assert json.loads(r.stdout)["hits"] == []
         r = cli(command, "zzyzx", "--files", *floor, env=live.env, expect=1)
         assert r.stdout == ""
-    # Bad input stays 1 (with the error object, so JSON tells it from "no match"); runtime 2; no daemon 3.
-    r = cli("search", '"unclosed', "--json", env=live.env, expect=1)
+    # An error is 2, bad input (with the error object) as a failure; no daemon 3.
+    r = cli("search", '"unclosed', "--json", env=live.env, expect=2)
     assert json.loads(r.stdout)["error"]["code"] == "INVALID_QUERY"
     r = cli("ask", "what is the kettle schedule", "--json", env=live.env, expect=2)  # no generate model
     assert json.loads(r.stdout)["error"]["code"] == "MODEL_UNAVAILABLE"
@@ -240,7 +240,7 @@ def test_human_text_in_a_pipe(live):
     r = cli("search", "kettle", "--color", "always", env=live.env)
     assert r.stdout.startswith(ESC + "2m 1.") and "kettle" in r.stdout
     assert cli("search", "kettle", "--color", "never", env=live.env).stdout.startswith("{")
-    r = cli("search", "kettle", "--json", "--format", "csv", env=live.env, expect=1)
+    r = cli("search", "kettle", "--json", "--format", "csv", env=live.env, expect=2)
     assert "pick one output format" in r.stderr
 
 
@@ -285,7 +285,7 @@ def test_files_are_absolute_paths_everywhere_and_nul_separated_with_0(live):
         assert out.endswith("\0") and "\n" not in out, argv
         paths = out[:-1].split("\0")
         assert all(os.path.isfile(p) for p in paths) and (odd in paths), argv
-    r = cli("search", "kettle", "-0", env=live.env, expect=1)
+    r = cli("search", "kettle", "-0", env=live.env, expect=2)
     assert "-0" in r.stderr and "--files" in r.stderr
 
 
@@ -405,9 +405,9 @@ def test_long_human_output_pages_on_a_terminal(live, tmp_path):
 
 
 def test_get_past_the_end_says_so(live):
-    r = cli("get", "docs/deploy.md:200", env=live.env, expect=1)
+    r = cli("get", "docs/deploy.md:200", env=live.env, expect=2)
     assert "line 200 is past the end of docs/deploy.md (4 lines)" in r.stderr and r.stdout == ""
-    r = cli("get", "docs/deploy.md", "--from-line", "5", "--json", env=live.env, expect=1)
+    r = cli("get", "docs/deploy.md", "--from-line", "5", "--json", env=live.env, expect=2)
     err = json.loads(r.stdout)["error"]
     assert "past the end" in err["message"] and err["details"]["total_lines"] == 4
     assert cli("get", "docs/deploy.md:4", env=live.env).stdout == "Roll back when errors climb.\n"
@@ -425,11 +425,11 @@ def test_overlapping_collections_are_refused(daemon, tmp_path):
         (os.path.join(root, "sub"), "sub", "is inside the collection"),
         (str(tmp_path), "parent", "contains the collection"),
     ):
-        r = cli("collection", "add", path, "--name", name, "--json", env=env, expect=1)
+        r = cli("collection", "add", path, "--name", name, "--json", env=env, expect=2)
         err = json.loads(r.stdout)["error"]
         assert err["code"] == "INVALID_PARAMS" and how in err["message"] and "'notes'" in err["message"], err
         assert err["details"]["collection"] == "notes"
-        r = cli("collection", "add", path, "--name", name, "--human", env=env, expect=1)
+        r = cli("collection", "add", path, "--name", name, "--human", env=env, expect=2)
         assert "--allow-overlap" in r.stderr
     names = [c["name"] for c in cli_json("collection", "list", "--json", env=env)["collections"]]
     assert names == ["notes"]
@@ -607,16 +607,16 @@ def test_config_edits_keep_comments_and_layout(daemon, tmp_path):
 
 def test_models_use_a_missing_file_is_refused(daemon):
     env = daemon.env
-    r = cli("models", "use", "embed=file:/missing/model.gguf", "--json", env=env, expect=1)
+    r = cli("models", "use", "embed=file:/missing/model.gguf", "--json", env=env, expect=2)
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "INVALID_PARAMS" and "/missing/model.gguf" in err["message"]
-    r = cli("models", "use", "embed=file:/missing/model.gguf", "--human", env=env, expect=1)
+    r = cli("models", "use", "embed=file:/missing/model.gguf", "--human", env=env, expect=2)
     assert "no model file" in r.stderr
     # A file that is no GGUF model (it was taken, and `doctor` then advised downloading it).
     fake = os.path.join(daemon.env["GNO_HOME"], "fake.gguf")
     with open(fake, "w") as f:
         f.write("not a model")
-    r = cli("models", "use", f"embed=file:{fake}", "--json", env=env, expect=1)
+    r = cli("models", "use", f"embed=file:{fake}", "--json", env=env, expect=2)
     assert "is not a GGUF model file" in json.loads(r.stdout)["error"]["message"]
     embed = next(m for m in daemon.result("models.list")["models"] if m["role"] == "embed")
     assert "missing" not in embed["uri"] and "fake" not in embed["uri"]  # nothing was switched or saved

@@ -325,9 +325,9 @@ def test_cli_query_explain_and_ask(hybrid, run_cli):
     r = run_cli("query", "bread", "dough", "--no-expand", "--md", env=env)
     assert r.returncode == 0 and "cooking/bread.md" in r.stdout
     r = run_cli("query", "volcano", "--mode", "deep", "--md", env=env)
-    assert r.returncode == 1 and "at least 2 keywords" in r.stderr
+    assert r.returncode == 2 and "at least 2 keywords" in r.stderr
     r = run_cli("query", "volcano", "--mode", "deep", "--json", env=env)
-    assert r.returncode == 1 and '"INVALID_QUERY"' in r.stdout
+    assert r.returncode == 2 and '"INVALID_QUERY"' in r.stdout
     r = run_cli("ask", "how", "do", "I", "bake", "bread", "--no-answer", "--files", env=env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("cooking/bread.md")
     # Colour asked for alone is for a person (`| less -R`): human text, not the pipe's JSON.

@@ -338,7 +338,7 @@ def test_shutdown_during_index_stops_promptly_and_keeps_work(daemon, tmp_path):
         assert daemon.result("shutdown")["ok"] is True
         reply = conn.recv_reply("idx")
         assert "error" in reply, "an index cut short by shutdown must not report success"
-        assert wire.exit_code_for(reply["error"]["code"]) == wire.EXIT_RUNTIME
+        assert wire.exit_code_for(reply["error"]["code"]) == wire.EXIT_ERROR
     assert daemon.proc.wait(10) == 0, daemon.stderr()
     assert time.monotonic() - t0 < 5
     daemon.stop()
@@ -476,7 +476,7 @@ def test_autostart_with_broken_config_reports_gnods_error(env, run_cli):
 def test_autostart_with_broken_config_is_a_config_error(env, run_cli):
     _write_broken_config(env)
     r = run_cli("search", "foo", "--json", env=env)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert json.loads(r.stdout)["error"]["code"] == "CONFIG_ERROR"
 
 

@@ -308,7 +308,9 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
         ok,
     ) = run(go)
     assert not days.is_error and days.structured_content["hits"][0]["path"] == "cooking/bread.md"
-    assert no_day.content[0].text.startswith("INVALID_PARAMS: filters: 'someday' is not a day: YYYY-MM-DD, today")
+    assert no_day.content[0].text.startswith(
+        "INVALID_PARAMS: filters: 'someday' is not a day: YYYY-MM-DD (or 14.03.2025, 2025/03/14), today"
+    )
     # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
     assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"
     assert long_ref.content[0].text.startswith("NOT_FOUND: 'notes/xxx") and len(long_ref.content[0].text) < 200
@@ -645,9 +647,9 @@ def test_http_needs_the_token_and_a_local_origin(http_bridge):
 
 def test_http_refuses_a_public_bind_without_a_token(env):
     r = _run_cli("mcp", "--http", "0.0.0.0:8765", "--no-token", env=env)
-    assert r.returncode == 1 and "refusing to serve 0.0.0.0 without a token" in r.stderr
+    assert r.returncode == 2 and "refusing to serve 0.0.0.0 without a token" in r.stderr
     r = _run_cli("mcp", "--http", "host:port", env=env)
-    assert r.returncode == 1 and "--http wants [HOST:]PORT" in r.stderr
+    assert r.returncode == 2 and "--http wants [HOST:]PORT" in r.stderr
 
 
 def test_resource_listeners_hear_of_saved_files(hybrid, tmp_path):

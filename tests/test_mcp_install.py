@@ -309,10 +309,10 @@ def test_a_malformed_file_is_left_untouched(target, home, env):
     broken = original + ("\n[mcp_servers\n" if syntax == "toml" else "\n}\n")
     path = write(os.path.join(home, rel), broken)
     for verb in ("install", "uninstall"):
-        out = gnoctl_json("mcp", verb, "--target", target, env=env, expect=1)
+        out = gnoctl_json("mcp", verb, "--target", target, env=env, expect=2)
         assert out["error"]["code"] == "MALFORMED_CONFIG" and out["error"]["details"]["path"] == path
         assert read(path) == broken
-    r = gnoctl("mcp", "install", "--target", target, "--human", env=env, expect=1)
+    r = gnoctl("mcp", "install", "--target", target, "--human", env=env, expect=2)
     assert f"{path} is not valid {'TOML' if syntax == 'toml' else 'JSON'}" in r.stderr
     row = status_row(gnoctl_json("mcp", "status", env=env), target)  # status still reports the others: exit 0
     assert row["exists"] is True and "is not valid" in row["error"]
@@ -351,7 +351,7 @@ def test_project_scope_is_the_file_in_the_current_directory(target, home, env, t
 
 
 def test_a_client_without_project_files_says_so(env):
-    out = gnoctl_json("mcp", "install", "--target", "zed", "--scope", "project", env=env, expect=1)
+    out = gnoctl_json("mcp", "install", "--target", "zed", "--scope", "project", env=env, expect=2)
     assert out["error"]["code"] == "NO_PROJECT_SCOPE"
 
 
@@ -363,9 +363,9 @@ def test_a_different_entry_is_replaced_only_with_force(home, env):
     theirs = {"command": "/opt/old/gnoctl", "args": ["mcp"]}
     text = json.dumps({"mcpServers": {"gno": theirs, "server-name": {"command": "npx", "args": []}}}, indent=2)
     path = write(os.path.join(home, rel), text)
-    out = gnoctl_json("mcp", "install", "--target", "cursor", env=env, expect=1)
+    out = gnoctl_json("mcp", "install", "--target", "cursor", env=env, expect=2)
     assert out["error"]["code"] == "ENTRY_CONFLICT" and out["error"]["details"]["previous"] == theirs
-    r = gnoctl("mcp", "install", "--target", "cursor", "--human", env=env, expect=1)
+    r = gnoctl("mcp", "install", "--target", "cursor", "--human", env=env, expect=2)
     assert "/opt/old/gnoctl" in r.stderr and GNOCTL in r.stderr and "--force" in r.stderr
     assert read(path) == text
 
@@ -475,9 +475,9 @@ def test_status_flags_a_command_that_is_gone(home, env):
 
 
 def test_serving_options_do_not_go_with_a_subcommand(env):
-    r = gnoctl("mcp", "--enable-write", "status", env=env, expect=1)
+    r = gnoctl("mcp", "--enable-write", "status", env=env, expect=2)
     assert "serving options go with `gnoctl mcp` alone" in r.stderr
-    gnoctl("mcp", "install", "--target", "emacs", env=env, expect=1)
+    gnoctl("mcp", "install", "--target", "emacs", env=env, expect=2)
 
 
 def test_the_cli_knows_every_target():

@@ -329,7 +329,7 @@ def test_ocr_runs_in_the_background_and_an_index_run_does_not_wait_for_it(tmp_pa
         assert sorted(h["path"] for h in hits["hits"]) == ["notes.md", "whiteboard.jpg"]
         assert not any("OCR" in n for n in hits["notes"])
         assert [h["path"] for h in cli_json("search", "lighthouse", "--json", env=env)["hits"]] == ["scan.pdf"]
-        assert cli_json("get", "desk/blank-scan.pdf", "--json", env=env, expect=1)["error"]["code"] == "NOT_FOUND"
+        assert cli_json("get", "desk/blank-scan.pdf", "--json", env=env, expect=2)["error"]["code"] == "NOT_FOUND"
         assert cli_json("status", "--json", env=env)["documents"] == 3
         # An unchanged file is not read again; a changed picture goes through the backlog again.
         again = cli_json("update", "desk", "--json", env=env)["collections"][0]

@@ -395,7 +395,7 @@ def test_a_pasted_page_is_a_query(idx):
     assert res["notes"] == []  # few distinct words: nothing left out
 
     r = _run_cli("search", "x" * 32_001, "--json", env=idx.env)
-    assert r.returncode == 1
+    assert r.returncode == 2
     err = json.loads(r.stdout)["error"]
     assert "32000" in err["message"].replace(",", "")
 
@@ -499,12 +499,12 @@ def test_bad_filters_are_clear_errors(filtered):
         (["--tag", ""], "tag: empty"),
     ):
         r = _run_cli("search", "deploy", *args, "--json", env=filtered.env)
-        assert r.returncode == 1, r.stderr
+        assert r.returncode == 2, r.stderr
         err = json.loads(r.stdout)["error"]
         assert err["code"] == "INVALID_PARAMS" and words in err["message"], err
     # A day gnoctl cannot read is refused before it is sent, with the forms it reads.
     r = _run_cli("search", "deploy", "--since", "someday", "--json", env=filtered.env)
-    assert r.returncode == 1 and "'someday' is not a day" in r.stderr and "3.days.ago" in r.stderr, r.stderr
+    assert r.returncode == 2 and "'someday' is not a day" in r.stderr and "3.days.ago" in r.stderr, r.stderr
 
 
 # --- highlighting and passages per document ------------------------------------------------------
@@ -573,10 +573,10 @@ def test_similar_without_vectors_searches_the_documents_rarest_words(idx):
     paths = [h["path"] for h in res["hits"]]
     assert paths[0] == "lagoon.md" and "birds.md" not in paths
     assert any("no vectors" in n for n in res["notes"])
-    # Filters hold; an unknown document is NOT_FOUND (exit 1).
-    assert cli_json("similar", "notes/birds.md", "--path", "nothing/*", "--json", env=idx.env)["hits"] == []
+    # Filters hold (nothing passing: exit 1, as no match); an unknown document is NOT_FOUND (exit 2).
+    assert cli_json("similar", "notes/birds.md", "--path", "nothing/*", "--json", env=idx.env, expect=1)["hits"] == []
     r = _run_cli("similar", "notes/nope.md", "--json", env=idx.env)
-    assert r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
+    assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND"
     r = _run_cli("similar", "notes/birds.md", "--files", env=idx.env)
     assert r.returncode == 0 and r.stdout.splitlines()[0].endswith("/lagoon.md")
     # Human text on a pipe when asked, as search gives it.
@@ -668,7 +668,7 @@ def test_bench_rejects_a_broken_fixture(idx, tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"queries": [{"query": "x"}]}')
     r = _run_cli("bench", str(path), "--json", env=idx.env)
-    assert r.returncode == 1
+    assert r.returncode == 2
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "INVALID_PARAMS" and "relevant" in err["message"]
 

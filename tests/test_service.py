@@ -251,7 +251,7 @@ def test_logs_prints_the_last_lines(env):
     assert r.stdout == "line 99\nline 100\n"
     assert _run_cli("daemon", "logs", "--lines", "0", env=env).stdout == ""
     r = _run_cli("daemon", "logs", "-n", "-1", env=env)
-    assert r.returncode == 1
+    assert r.returncode == 2
 
 
 def test_logs_reach_into_the_rotated_file(env):

@@ -1727,7 +1727,7 @@ def test_definitions_are_found_by_name_and_named_beside_hits(daemon, tmp_path):
         "nothing defines 'foo_gone' in the source files read: a search without `symbol` finds it as text"
     ]
     assert [h["path"] for h in _symbol(env, "foo_probe", "-n", "1")["hits"]] == ["drivers/foo/foo.c"]
-    bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=1)
+    bad = cli_json("search", "--symbol", "two names", "--json", env=env, expect=2)
     assert bad["error"]["code"] == "INVALID_QUERY" and "one name" in bad["error"]["message"]
 
     # An ordinary search names the definition its passage is in; prose has none.
@@ -2005,7 +2005,7 @@ def test_results_name_the_files_lines_where_the_stored_text_has_dropped_blank_li
         7,
         10,
     )
-    past = cli_json("get", f"lines/notes.md:{zebra + 1}", "--json", env=env, expect=1)
+    past = cli_json("get", f"lines/notes.md:{zebra + 1}", "--json", env=env, expect=2)
     assert f"({zebra} lines)" in past["error"]["message"]
 
     _parsed(env)
@@ -2038,7 +2038,7 @@ def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
     assert [(d["from_line"], d["to_line"]) for d in res["documents"]] == [(11, 18), (17, 18)]
     r = _run_cli("get", "app/settings.py:save_settings", "--json", env=env)
     err = json.loads(r.stdout)["error"]
-    assert r.returncode == 1 and err["code"] == "NOT_FOUND" and err["details"]["name"] == "save_settings"
+    assert r.returncode == 2 and err["code"] == "NOT_FOUND" and err["details"]["name"] == "save_settings"
     assert "its definitions: load_settings, Parser, parse, Token, render" in err["message"]
     # A file whose name ends so is that file.
     assert cli_json("get", "src/notes:draft.md", "--json", env=env)["content"] == "# Draft\n"

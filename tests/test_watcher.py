@@ -262,7 +262,7 @@ def test_cli_search_wait_sees_a_file_saved_just_before(watched, run_cli, extra):
 def test_cli_search_wait_rejects_out_of_range(watched, run_cli):
     daemon, _ = watched
     r = run_cli("search", "x", "--wait", "-1", env=daemon.env)
-    assert r.returncode == 1 and "--wait" in r.stderr
+    assert r.returncode == 2 and "--wait" in r.stderr
 
 
 def test_status_human_shows_freshness_and_config_error(watched, monkeypatch, capsys):

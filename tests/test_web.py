@@ -184,7 +184,7 @@ def test_the_pages_requests_that_cannot_be_done_say_why(web):
 
 def test_a_remote_bind_needs_the_flag_and_a_taken_port_is_said(web):
     r = _run_cli("web", "--host", "0.0.0.0", "--port", "0", env=web.env, timeout=30)
-    assert r.returncode == 1 and "refusing to serve 0.0.0.0" in r.stderr and "--allow-remote" in r.stderr
+    assert r.returncode == 2 and "refusing to serve 0.0.0.0" in r.stderr and "--allow-remote" in r.stderr
     r = _run_cli("web", "--port", str(web.port), env=web.env, timeout=30)
     assert r.returncode == 2 and "is taken" in r.stderr and "open http" not in r.stdout, r.stderr
 

@@ -7,7 +7,7 @@ import sys
 
 from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.mcp.server import Bridge
-from gnod import __version__
+from gnod import __version__, wire
 
 
 async def _stdio(bridge: Bridge) -> None:
@@ -33,6 +33,6 @@ def run(http: str | None, enable_write: bool, token_file: str | None, no_token: 
             return asyncio.run(serve(bridge, __version__, http, token_file, no_token))
         except HttpError as e:
             print(f"gnoctl mcp: {e}", file=sys.stderr)
-            return e.status
+            return wire.EXIT_ERROR
     except KeyboardInterrupt:
         return 130

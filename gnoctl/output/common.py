@@ -100,11 +100,12 @@ def quiet_stdout() -> None:
 
 
 def print_error(err, fmt: str) -> None:
-    """`--json` keeps the error shape {"error": {code, message, details}} on stdout."""
+    """The error on stderr; in JSON also on stdout, in the shape {"error": {code, message,
+    details}} a script reading it expects (JSON is the default off a terminal, and
+    `gnoctl … > out.json` had hidden the error in the file)."""
     if fmt == "json":
         print(fastjson.dumps({"error": {"code": err.name, "message": err.message, "details": err.details}}, indent=2))
-    else:
-        print(f"gnoctl: {err.message}", file=sys.stderr)
+    print(f"gnoctl: {err.message}", file=sys.stderr)
 
 
 def dump(obj) -> None:

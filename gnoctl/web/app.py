@@ -131,7 +131,7 @@ class Web:
                 ],
                 html=self.fragment("_results.html", hits=hits, result=result, req=req),
             )
-        status = 200 if error is None else 400 if error["exit"] == 1 else 503
+        status = 200 if error is None else 400 if error["bad_input"] else 503
         return JSONResponse(body, status_code=status, headers={"cache-control": "no-store"})
 
     async def _search(self, req: search.Request) -> tuple[list[search.Hit], dict | None, dict | None]:
@@ -498,7 +498,7 @@ def _stream(events: AsyncIterator[str]) -> StreamingResponse:
 
 
 def _error(e: DaemonError) -> dict:
-    return {"name": e.name, "message": e.message, "details": e.details, "exit": wire.exit_code_for(e.code)}
+    return {"name": e.name, "message": e.message, "details": e.details, "bad_input": wire.bad_input(e.code)}
 
 
 async def _json_object(request: Request) -> dict[str, Any] | Response:
@@ -515,7 +515,7 @@ def _bad_request(message: str) -> JSONResponse:
 
 
 def _error_response(e: DaemonError) -> JSONResponse:
-    return JSONResponse({"error": _error(e)}, status_code=400 if wire.exit_code_for(e.code) == 1 else 503)
+    return JSONResponse({"error": _error(e)}, status_code=400 if wire.bad_input(e.code) else 503)
 
 
 def _int(value: str | None) -> int | None:

@@ -19,6 +19,7 @@ from gnoctl.mcp.daemon import DaemonLink
 from gnoctl.output import links
 from gnoctl.web.app import Web, create
 from gnoctl.web.security import Guard, Sessions
+from gnod import wire
 from gnod.paths import Paths
 
 GRACE_S = 1  # open event streams are closed after this on Ctrl-C, not waited for
@@ -96,6 +97,6 @@ def run(host: str, port: int, open_browser: bool, allow_remote: bool) -> int:
         return asyncio.run(_serve(host, port, open_browser, allow_remote))
     except HttpError as e:
         print(f"gnoctl web: {e}", file=sys.stderr)
-        return e.status
+        return wire.EXIT_ERROR
     except KeyboardInterrupt:
         return 130
