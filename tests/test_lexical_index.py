@@ -99,7 +99,7 @@ def old_index(db_path: str, root) -> None:
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
         "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded', "
-        "'0018_keywords_are_tags', '0019_tags_folded', '0020_named_days')"
+        "'0018_keywords_are_tags', '0019_tags_folded', '0020_named_days', '0021_aliases')"
     )
     conn.close()
 
@@ -133,6 +133,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0018_keywords_are_tags",
             "0019_tags_folded",
             "0020_named_days",
+            "0021_aliases",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1366,3 +1367,30 @@ def test_a_note_named_by_its_day_is_of_that_day_in_the_engine_and_in_sqlite(tmp_
     conn.execute("DELETE FROM migrations WHERE name = '0020_named_days'")
     assert migrate(conn) == ["0020_named_days"]
     assert conn.execute("SELECT count(*) FROM lexical_pending").fetchone()[0] == 7
+
+
+def test_a_notes_aliases_are_its_other_names(tmp_path):
+    """Obsidian's `aliases` were used nowhere: `Rechtsglossar`, a note's other name, found
+    nothing. They are searched with the title's weight, as names of the note."""
+    conn = _indexed(
+        tmp_path,
+        {
+            "Glossar Recht.md": "---\naliases: [Rechtsglossar, glossaire juridique]\n---\n# Glossar Recht\n\nVertrag, Haftung.\n",
+            "Notiz.md": "---\nalias: Merkzettel\n---\n# Notiz\n\nEinkaufen.\n",
+            "other.md": "# Other\n\nThe juridique word once, and a glossaire.\n",
+        },
+    )
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def first(query: str) -> str:
+            result = lexical.search(index, conn, AnalyzerSet(), query, {"german": 2, "english": 1}, 10)
+            return docs_by_ids(conn, [result.rows[0].doc_id])[result.rows[0].doc_id].rel_path
+
+        assert first("Rechtsglossar") == "Glossar Recht.md"
+        assert first("glossaire juridique") == "Glossar Recht.md"
+        assert first("merkzettel") == "Notiz.md"
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0021_aliases'")
+    assert migrate(conn) == ["0021_aliases"]
+    pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id ORDER BY 1")
+    assert [r[0] for r in pending] == ["Glossar Recht.md", "Notiz.md"]

@@ -131,10 +131,25 @@ def senders_of(meta: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(sender_key(v) for v in values if isinstance(v, str) and v.strip()))
 
 
+# The frontmatter keys whose values are a note's other names (Obsidian's `aliases`).
+ALIAS_KEYS = ("aliases", "alias")
+
+
+def aliases_of(meta: dict[str, Any]) -> list[str]:
+    """A note's other names: a list, or a string of them separated by commas; in order,
+    once each."""
+    names: list[str] = []
+    for key in ALIAS_KEYS:
+        raw = meta.get(key)
+        values = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        names += (v.strip() for v in values if isinstance(v, str) and v.strip())
+    return list(dict.fromkeys(names))
+
+
 def indexed_title(title: str, meta: dict[str, Any]) -> str:
-    """What a document's title column holds: its title, then its tags (searchable as
-    words, with the title's weight)."""
-    return " ".join([title, *tags_of(meta)])
+    """What a document's title column holds: its title, its other names and its tags
+    (searchable as words, with the title's weight)."""
+    return " ".join([title, *aliases_of(meta), *tags_of(meta)])
 
 
 # --- collections -------------------------------------------------------------------

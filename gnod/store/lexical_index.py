@@ -41,7 +41,7 @@ import apsw
 import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
-from gnod.store.documents import LexicalText, date_of, senders_of
+from gnod.store.documents import LexicalText, aliases_of, date_of, senders_of
 from gnod.store.tags import tag_keys, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
 from gnod.text.dates import named_day, written_day
@@ -178,7 +178,7 @@ def document(
     doc.add_text(STEMS, _joined(text.stem_path, text.stem_title, text.stem_body))
     doc.add_text(EXACT, _joined(text.exact_path, text.exact_title, text.exact_body))
     stem = os.path.splitext(os.path.basename(rel_path))[0]
-    for name in dict.fromkeys((words(title), words(stem))):
+    for name in dict.fromkeys((words(title), words(stem), *map(words, aliases_of(metadata)))):
         if name:
             doc.add_text(NAMES, name)
     doc.add_unsigned(COLLECTION, collection_id)

@@ -409,6 +409,17 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0021_aliases",
+        """
+        -- A note's frontmatter `aliases` are its other names (documents.ALIAS_KEYS): the
+        -- lexical index takes the documents that have some again, for their title and names.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM documents WHERE json_type(metadata, '$.aliases') IN ('array', 'text')
+            OR json_type(metadata, '$.alias') IN ('array', 'text');
+        """,
+        None,
+    ),
 ]
 
 
