@@ -5,8 +5,8 @@
     python3 examples/client.py watch [COLLECTION…]       # print each change as it happens
 
 It does not start gnod: run `gnoctl daemon start` (or any gnoctl command) first.
-Exit status as gnoctl's (docs/protocol.md): 1 bad input, 2 gnod failed, 3 gnod not
-running or gone (a watch that ends because gnod stopped exits 3 too).
+Exit status as gnoctl's (docs/protocol.md): 2 an error, 3 gnod not running or gone (a
+watch that ends because gnod stopped exits 3 too).
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import sys
 
 HEADER = struct.Struct(">I")  # every frame: a 4-byte big-endian length, then UTF-8 JSON
 PROTOCOL = 1
-# Error codes that mean the request itself was wrong (docs/protocol.md, "gnoctl exit" 1).
-USER_ERRORS = {-32600, -32601, -32602, -32002, -32007, -32008, -32009}
 
 
 class GnodError(Exception):
@@ -28,7 +26,7 @@ class GnodError(Exception):
 
     def __init__(self, error: dict) -> None:
         super().__init__(f"{error['data']['name']}: {error['message']}")
-        self.status = 3 if error["code"] == -32001 else 1 if error["code"] in USER_ERRORS else 2
+        self.status = 3 if error["code"] == -32001 else 2
 
 
 def socket_path() -> str:

@@ -326,22 +326,22 @@ SEARCH_HELP = """Lexical (BM25) search: exact words first, then their stems in t
     (docs/protocol.md). Matched words are bold on
     a terminal, `**bold**` with --md, offsets (`matches`) in JSON. Output is human text
     on a terminal and JSON otherwise unless a format is given. Exit: 0 ok (something
-    matched), 1 no match (the empty result is still printed) or bad input, 2 runtime
-    error, 3 daemon not running (with --no-autostart).
+    matched), 1 no match (the empty result is still printed), 2 an error (bad input
+    included), 3 daemon not running (with --no-autostart).
     """
 VSEARCH_HELP = """Vector (semantic) search: documents whose meaning is nearest to the query.
 
     Uses the embedding model's vectors of every chunk (see `gnoctl embed`, `gnoctl
     models`); each document is scored by its best chunk, shown as the snippet. Score is
     (1 + cosine) / 2. With a collection filter you still get the full -n results.
-    Exit: 0 ok (something matched), 1 no match or bad input, 2 no vectors or model
+    Exit: 0 ok (something matched), 1 no match, 2 bad input, no vectors or model
     unavailable (see `gnoctl doctor`), 3 daemon not running.
     """
 SIMILAR_HELP = """Documents like REF: nearest by meaning when it has vectors, else found by its
     most informative words (rare in the index, frequent in it); `method` says which.
 
-    The document itself and identical copies are left out. Exit: 0 ok, 1 bad input
-    (NOT_FOUND when REF is not indexed), 2 runtime error, 3 daemon not running.
+    The document itself and identical copies are left out. Exit: 0 ok, 1 nothing
+    like it, 2 an error (NOT_FOUND when REF is not indexed), 3 daemon not running.
     """
 _spec_command("search", _RESULTS, SEARCH_HELP, _results("search"))
 _spec_command("vsearch", _RESULTS, VSEARCH_HELP, _results("vsearch"))
@@ -383,7 +383,7 @@ def bench(
     The fixture: {"collections": ["notes"], "queries": [{"query": "how do we deploy",
     "relevant": ["notes/deploy.md"]}]} (`relevant` may map documents to grades). A mode
     the daemon cannot serve (vsearch without vectors) is reported as skipped. Exit: 0
-    ok, 1 bad fixture or input, 2 runtime error, 3 daemon not running.
+    ok, 2 a bad fixture or input, or a runtime error, 3 daemon not running.
     """
     modes = [m.value for m in mode] if mode else list(BENCH_MODES)
     _exit(
@@ -403,9 +403,9 @@ QUERY_HELP = """Hybrid search: BM25 and vectors, LLM query variants, fused and r
     without a local generator. As in `search`, `-word` is a negated term, a one-letter
     `-x` an option; words after `--` are all the query's, never options.
 
-    Exit: 0 ok (something matched), 1 no match or bad input (including --mode deep
-    with fewer than 2 keywords: INVALID_QUERY), 2 model or runtime error, 3 daemon not
-    running (with --no-autostart).
+    Exit: 0 ok (something matched), 1 no match, 2 an error: bad input (including --mode
+    deep with fewer than 2 keywords: INVALID_QUERY), a model or runtime error; 3 daemon
+    not running (with --no-autostart).
     """
 ASK_HELP = """Answer a question from your documents, citing them as [1], [2]…
 
@@ -414,9 +414,9 @@ ASK_HELP = """Answer a question from your documents, citing them as [1], [2]…
     with its citations numbered in order, then replaces it, followed by the sources.
     When the sources do not answer the question it says so instead (exit 0).
 
-    Exit: 0 ok (also when it abstains), 1 bad input, 2 no generate model (see
-    `gnoctl doctor`; --no-answer needs none) or another runtime error, 3 daemon not
-    running (with --no-autostart).
+    Exit: 0 ok (also when it abstains), 2 bad input, no generate model (see `gnoctl
+    doctor`; --no-answer needs none) or another error, 3 daemon not running (with
+    --no-autostart).
     """
 _spec_command("query", _RESULTS, QUERY_HELP, _results("query"))
 

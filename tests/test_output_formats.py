@@ -788,9 +788,9 @@ def test_ask_command_does_not_stream_json_or_no_answer(fake, capsys, monkeypatch
 
 
 def test_empty_query_is_bad_input_without_a_daemon(capsys):
-    assert commands.retrieve("query", {"query": "  "}, "json") == 1
+    assert commands.retrieve("query", {"query": "  "}, "json") == 2
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "INVALID_QUERY"
-    assert commands.ask({"query": ""}, "csv") == 1
+    assert commands.ask({"query": ""}, "csv") == 2
     assert "empty question" in capsys.readouterr().err
 
 
@@ -876,7 +876,7 @@ def test_typer_parses_query_after_split():
 def test_help_explains_exit_codes(command, capsys):
     assert cli.run([command, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "Exit: 0 ok" in out and "1 bad input" in out.replace("no match or ", "") and "3 daemon not running" in out
+    assert "Exit: 0 ok" in out and "2 bad input" in out.replace("2 an error: ", "2 ") and "3 daemon not running" in out
     if command == "query":
         assert "1 no match" in out
         assert "INVALID_QUERY" in out and "deep" in out
@@ -892,8 +892,8 @@ def test_help_explains_exit_codes(command, capsys):
         ["query"],
     ],
 )
-def test_usage_errors_exit_1(argv, capsys):
-    assert cli.run(argv) == 1
+def test_usage_errors_exit_2(argv, capsys):
+    assert cli.run(argv) == 2
 
 
 def test_vimgrep_line_points_at_the_first_query_word():

@@ -52,7 +52,7 @@ def test_calls_return_the_protocols_types(notes):
         # Errors carry gnod's stable names, whatever the method.
         with pytest.raises(DaemonError) as bad:
             gno.search('"unclosed')
-        assert bad.value.name == "INVALID_QUERY" and bad.value.exit_code == 1
+        assert bad.value.name == "INVALID_QUERY" and bad.value.exit_code == 2
         with pytest.raises(DaemonError) as typo:
             gno.search("deploy", limt=3)
         assert typo.value.name == "INVALID_PARAMS" and "limt" in typo.value.message

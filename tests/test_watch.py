@@ -146,7 +146,7 @@ def test_example_client_calls_and_follows_changes(daemon, corpus):
         bad = subprocess.run(
             [sys.executable, example, "search", '"unclosed'], env=daemon.env, capture_output=True, text=True, timeout=30
         )
-        assert (bad.returncode, bad.stdout) == (1, "") and bad.stderr.startswith("client.py: INVALID_QUERY: ")
+        assert (bad.returncode, bad.stdout) == (2, "") and bad.stderr.startswith("client.py: INVALID_QUERY: ")
         assert "Traceback" not in bad.stderr
         # gnod stopping ends the watch with exit 3 and says so.
         daemon.stop()
