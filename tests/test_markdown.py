@@ -327,3 +327,14 @@ def test_a_notes_hash_tags_are_read_from_its_text_but_not_from_code_links_or_hea
     )
     assert inline_tags(text) == ["meeting", "Project/Alpha", "todo", "über", "2024-review"]
     assert inline_tags("No tags here, not even C#.\n") == []
+
+
+def test_a_section_is_named_in_any_case_and_with_or_without_its_accents():
+    """`get notes.md:Marz` said there was no section `Marz` (its headings: …, März), where
+    `:terminologie` named `Terminologie`: a heading is compared as a search's words are."""
+    from gnod.text.headings import section_lines
+
+    text = "# Rechnungen 2025\n\n## Februar\n\nZwei.\n\n## März\n\nDrei.\n"
+    assert section_lines(text, "Marz") == section_lines(text, "märz") == (7, 9)
+    assert section_lines(text, "februar") == (3, 5)
+    assert section_lines(text, "Mai") is None

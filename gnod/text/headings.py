@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from gnod.text.analyzer import fold
 from gnod.text.fences import fenced_spans, in_spans
 
 HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.M)
@@ -56,8 +57,9 @@ def section_lines(text: str, name: str) -> tuple[int, int] | None:
 
 def _key(title: str) -> str:
     """A heading's title as a name of it is compared: letters and digits, in any case (a
-    GitHub or Obsidian anchor, `action-items`, names `Action items`)."""
-    return _NOT_WORD.sub("", title).casefold()
+    GitHub or Obsidian anchor, `action-items`, names `Action items`), accents off as a
+    search's words (`Marz` names `März`)."""
+    return fold(_NOT_WORD.sub("", title).casefold())
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
