@@ -46,6 +46,19 @@ def retry_wait(e: DaemonError) -> float | None:
     return wait if wait <= BUSY_RETRY_MAX_S else None
 
 
+class LocalError(Exception):
+    """A failure of gnoctl's own work (a service's file, an MCP client's config), shaped
+    like gnod's errors (name, message, details) for gnoctl's output."""
+
+    exit_code = wire.EXIT_ERROR
+
+    def __init__(self, name: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.message = message
+        self.details = details or {}
+
+
 class DaemonError(Exception):
     """An error reply from gnod (or the lack of a daemon), with its stable name."""
 

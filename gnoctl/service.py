@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 
+from gnoctl.client import LocalError
 from gnod.paths import Paths
 
 UNIT_NAME = "gnod.service"
@@ -37,16 +38,8 @@ COMMAND_TIMEOUT_S = 60
 _BLOCK = 65536
 
 
-class ServiceError(Exception):
-    """A failure shaped like gnod's errors (name, message, details), for gnoctl's output."""
-
-    exit_code = 2
-
-    def __init__(self, name: str, message: str, details: dict | None = None) -> None:
-        super().__init__(message)
-        self.name = name
-        self.message = message
-        self.details = details or {}
+class ServiceError(LocalError):
+    """systemd or launchd could not take the service, or its file could not be written."""
 
 
 # --- rendering ---------------------------------------------------------------------------

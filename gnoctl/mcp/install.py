@@ -20,19 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gnoctl.client import LocalError
 from gnoctl.mcp import jsonc
-from gnod import wire
 
 
-class InstallError(Exception):
-    """A failure shaped like gnod's errors (name, message, details), for gnoctl's output."""
-
-    def __init__(self, name: str, message: str, details: dict | None = None, exit_code: int = wire.EXIT_ERROR) -> None:
-        super().__init__(message)
-        self.name = name
-        self.message = message
-        self.details = details or {}
-        self.exit_code = exit_code
+class InstallError(LocalError):
+    """An MCP client's config file could not be read, understood or written."""
 
 
 def _home() -> str:
@@ -165,7 +158,7 @@ def _read(path: str) -> str | None:
             "MALFORMED_CONFIG", f"{path} is not UTF-8 text; fix it (or move it away) and run again", {"path": path}
         ) from None
     except OSError as e:
-        raise InstallError("IO_ERROR", f"cannot read {path}: {e.strerror}", {"path": path}, wire.EXIT_ERROR) from None
+        raise InstallError("IO_ERROR", f"cannot read {path}: {e.strerror}", {"path": path}) from None
 
 
 def _malformed(target: Target, path: str, why: str) -> InstallError:
@@ -250,7 +243,7 @@ def _write(path: str, old: str | None, new: str) -> None:
         mode = stat.S_IMODE(os.stat(real).st_mode) if old is not None else _umask_mode()
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.", suffix=".tmp")
     except OSError as e:
-        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}, wire.EXIT_ERROR) from None
+        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(new)
@@ -262,12 +255,11 @@ def _write(path: str, old: str | None, new: str) -> None:
                 "CONFIG_CHANGED",
                 f"{path} changed while gnoctl was editing it; run the command again",
                 {"path": path},
-                wire.EXIT_ERROR,
             )
         os.replace(tmp, real)
     except OSError as e:
         os.unlink(tmp)
-        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}, wire.EXIT_ERROR) from None
+        raise InstallError("IO_ERROR", f"cannot write {path}: {e.strerror}", {"path": path}) from None
     except BaseException:
         os.unlink(tmp)
         raise
