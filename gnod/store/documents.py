@@ -21,7 +21,7 @@ import zstandard
 
 from gnod.config import MEMBER_SEP, converted
 from gnod.store.db import in_list
-from gnod.store.tags import tags_of
+from gnod.store.tags import listed, tags_of
 from gnod.text.analyzer import fold
 from gnod.text.headings import section_of
 
@@ -136,14 +136,9 @@ ALIAS_KEYS = ("aliases", "alias")
 
 
 def aliases_of(meta: dict[str, Any]) -> list[str]:
-    """A note's other names: a list, or a string of them separated by commas; in order,
-    once each."""
-    names: list[str] = []
-    for key in ALIAS_KEYS:
-        raw = meta.get(key)
-        values = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
-        names += (v.strip() for v in values if isinstance(v, str) and v.strip())
-    return list(dict.fromkeys(names))
+    """A note's other names (tags.listed: a list, or a string of them separated by
+    commas), in order, once each."""
+    return list(dict.fromkeys(name for key in ALIAS_KEYS for name in listed(meta.get(key))))
 
 
 def indexed_title(title: str, meta: dict[str, Any]) -> str:

@@ -18,15 +18,16 @@ from gnod.text.analyzer import fold
 TAG_KEYS = ("tags", "keywords")
 
 
+def listed(raw: object) -> list[str]:
+    """A frontmatter value naming several things (tags, a note's aliases): a list, or a
+    string of them separated by commas; each stripped, in order, once each."""
+    values = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return list(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
+
+
 def as_tags(raw: object) -> list[str]:
-    """A frontmatter value as tags: a list, or a string of them separated by commas; `#`
-    dropped, in order, once each."""
-    if isinstance(raw, str):
-        raw = raw.split(",")
-    if not isinstance(raw, list):
-        return []
-    tags = (t.strip().lstrip("#").strip() for t in raw if isinstance(t, str))
-    return list(dict.fromkeys(t for t in tags if t))
+    """A frontmatter value as tags (listed), `#` dropped."""
+    return list(dict.fromkeys(t for t in (v.lstrip("#").strip() for v in listed(raw)) if t))
 
 
 def tags_of(meta: dict[str, Any]) -> list[str]:
