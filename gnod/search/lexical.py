@@ -1267,15 +1267,15 @@ def search(
     if absent:
         shown = ", ".join(map(said, absent))
         result.notes.append(f"no document has {shown}: the results hold the rest of the query")
-    apart = _cjk_apart(query, parsed) if respell and not result.rows else None
-    retries = [respelled, _prefixed(df, query, parsed, lexical), apart] if respell and not result.rows else []
-    for other in retries:
-        if other is None:
-            continue
+    if not (respell and not result.rows):
+        return result
+    retries = [(other, said(other)) for other in (respelled, _prefixed(df, query, parsed, lexical)) if other]
+    apart = _cjk_apart(query, parsed)
+    retries += [(apart, "its characters two by two, any of them")] if apart else []
+    for other, shown in retries:
         again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
         if again.rows:
-            instead = "its characters two by two, any of them" if other is apart else said(other)
-            again.notes.insert(0, f"nothing matches {said(query)}: searched {instead}")
+            again.notes.insert(0, f"nothing matches {said(query)}: searched {shown}")
             return again
     return result
 
