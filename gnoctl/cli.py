@@ -133,7 +133,10 @@ MdOpt = Annotated[bool, typer.Option("--md", help="A Markdown table.")]
 XmlOpt = Annotated[bool, typer.Option("--xml", help="An XML document.")]
 VimgrepOpt = Annotated[
     bool,
-    typer.Option("--vimgrep", help="abs_path:line:col:text, one line per hit, 1-based (vim quickfix, fzf, telescope)."),
+    typer.Option(
+        "--vimgrep",
+        help="abs_path:line:col:text, a line per matching line of a passage, 1-based (vim quickfix, fzf, telescope).",
+    ),
 ]
 ColorOpt = Annotated[
     Color,

@@ -126,7 +126,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": 1,
             "lo": 1,
             "hi": 10,
-            "help": "Up to N passages per document (--vimgrep and --csv: a line each).",
+            "help": "Up to N passages per document (--csv: a line each; --vimgrep: a line per matching line).",
             "metavar": "N",
         },
         {

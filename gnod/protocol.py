@@ -228,7 +228,11 @@ class SearchParams(Params):
     per_doc: Annotated[
         int,
         Meta(ge=1, le=10),
-        cli("--per-doc", metavar="N", help="Up to N passages per document (--vimgrep and --csv: a line each)."),
+        cli(
+            "--per-doc",
+            metavar="N",
+            help="Up to N passages per document (--csv: a line each; --vimgrep: a line per matching line).",
+        ),
     ] = 1
     # Each passage as the N lines before its matching line, that line and the N after it
     # (the file's lines); null: the matching line and the lines after it that fit.

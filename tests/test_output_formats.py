@@ -936,6 +936,21 @@ def test_vimgrep_lists_a_files_passages_in_its_order():
     ]
 
 
+def test_vimgrep_lists_each_matching_line_of_a_passage_once():
+    """A passage of three lines matching on its first and third gave one place to jump
+    to, the first: the third's match was left out of the quickfix list. A line matching
+    twice is still one place (`rg --column`'s, as telescope lists them)."""
+    from gnoctl.output.hits import search_text
+
+    text = "the kettle boils\nno match here\n  and the Kettle hums, kettle"
+    snippet = {"line": 7, "text": text, "matches": [[4, 10], [41, 47], [55, 61]]}
+    result = {"query": "kettle", "hits": [{"abs_path": "/a b.md", "title": "a", "snippet": snippet}]}
+    assert search_text(result, "vimgrep", color=False).splitlines() == [
+        "/a b.md:7:5:the kettle boils",
+        "/a b.md:9:11:  and the Kettle hums, kettle",
+    ]
+
+
 def test_ls_does_not_align_every_title_after_one_very_long_path(capsys):
     """One 200-character file name pushed every title to column 210."""
     from gnoctl.output.common import View

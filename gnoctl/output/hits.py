@@ -63,6 +63,26 @@ def vimgrep_line(abs_path: str, line: int, text: str, query: str, matches: list 
     return f"{abs_path}:{max(1, line)}:{col}:{first}"  # clean left no \r or other control characters
 
 
+def vimgrep_lines(abs_path: str, line: int, text: str, query: str, matches: list | None, offset: int = 0) -> list[str]:
+    """A passage's vimgrep lines: one per line of it holding a match, at its first match
+    (as `rg --column` lists them, and telescope asks: a line matching three words is one
+    place to jump to, not three); a passage without matches is its vimgrep_line."""
+    starts = sorted({text.rfind("\n", 0, a) + 1 for a, _ in matches or () if 0 <= a < len(text)})
+    if len(starts) < 2:
+        return [vimgrep_line(abs_path, line, text, query, matches, offset)]
+    out = []
+    for start in starts:
+        end = text.find("\n", start)
+        own = [[a - start, b - start] for a, b in matches or () if start <= a < (len(text) if end < 0 else end)]
+        lead = text.count("\n", 0, start)
+        out.append(
+            vimgrep_line(
+                abs_path, line + lead, text[start : None if end < 0 else end], query, own, offset if not lead else 0
+            )
+        )
+    return out
+
+
 def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: bool = False) -> list[str]:
     """The first `n` lines of a snippet or preview (cut at `width`, control characters
     dropped), its matched words in bold when `paint` colours."""
@@ -144,9 +164,12 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
         return json_lines(hits)
     if fmt == "files":
         return file_list([h["abs_path"] for h in hits], null)
-    if fmt == "vimgrep":  # a line per passage: each is a place to jump to, a file's in its order (quickfix's)
+    if fmt == "vimgrep":  # a line per matching line: each is a place to jump to, a file's in its order (quickfix's)
         return "\n".join(
-            vimgrep_line(
+            jump
+            for h in hits
+            for snip in sorted(passages(h), key=lambda s: s["line"]) or [{}]
+            for jump in vimgrep_lines(
                 h["abs_path"],
                 snip.get("line", 1),
                 snip.get("text") or h["title"],
@@ -154,8 +177,6 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
                 snip.get("matches"),
                 snip.get("offset", 0),
             )
-            for h in hits
-            for snip in sorted(passages(h), key=lambda s: s["line"]) or [{}]
         )
     if fmt == "csv":
         return _search_csv(hits)
