@@ -6,6 +6,7 @@ Unknown keys and wrong types are errors that name the key (msgspec's path, e.g.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tempfile
@@ -497,13 +498,38 @@ def parse(raw: bytes, path: str) -> Config:
     try:
         config = msgspec.toml.decode(raw, type=Config)
     except msgspec.ValidationError as e:
-        raise ConfigError(f"{path}: {e}") from None
+        raise ConfigError(f"{path}: {e}{_meant(str(e))}") from None
     except msgspec.DecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     try:
         return validate(config)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
+
+
+# msgspec's words for a key no table has: the key, and the table's place (`$.daemon`,
+# `$.collections[0]`; none for the top level).
+_UNKNOWN = re.compile(r"unknown field `([^`]*)`(?: - at `\$((?:\.\w+|\[\d+\])*)`)?")
+
+
+def _meant(message: str) -> str:
+    """For an unknown key, the keys of its table that it may be a misspelling of, else
+    all of them: ` (did you mean `idle_unload_s`?)`; "" for any other error."""
+    m = _UNKNOWN.search(message)
+    if m is None:
+        return ""
+    table: type = Config
+    for name in re.findall(r"\.(\w+)", m[2] or ""):
+        field = next((f for f in msgspec.structs.fields(table) if f.name == name), None)
+        inner = getattr(field.type, "__args__", (field.type,))[0] if field is not None else None
+        if not (isinstance(inner, type) and issubclass(inner, msgspec.Struct)):
+            return ""
+        table = inner
+    keys = [f.name for f in msgspec.structs.fields(table)]
+    close = difflib.get_close_matches(m[1], keys, n=2, cutoff=0.6)
+    if close:
+        return f" (did you mean {' or '.join(f'`{k}`' for k in close)}?)"
+    return f" (the keys there: {', '.join(keys)})"
 
 
 def save(path: str, config: Config) -> None:

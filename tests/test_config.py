@@ -89,6 +89,22 @@ def test_errors_name_the_key(tmp_path, text, needle):
     assert needle in str(e.value)
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('[[collections]]\nname = "x"\npaht = "/tmp"\n', "(did you mean `path`?)"),
+        ("[models]\nidle_unload = 60\n", "(did you mean `idle_unload_s`?)"),
+        ("[modles]\n", "(did you mean `models`?)"),
+        ("[client]\nzzz = 1\n", "(the keys there: editor_url, hyperlinks)"),
+    ],
+)
+def test_an_unknown_key_names_the_key_meant(tmp_path, text, said):
+    """A misspelt key was only called unknown: the user had to look up the key's name."""
+    with pytest.raises(ConfigError) as e:
+        load(write(tmp_path, text))
+    assert str(e.value).endswith(said)
+
+
 def test_validate_collection_rejects_empty_glob():
     with pytest.raises(ConfigError, match="exclude"):
         validate_collection(CollectionConfig(name="a", path="/tmp", exclude=[" "]))
