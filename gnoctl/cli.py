@@ -864,11 +864,12 @@ def daemon_install(
     Writes ~/.config/systemd/user/gnod.service (honouring XDG_CONFIG_HOME) or
     ~/Library/LaunchAgents/dev.gno.gnod.plist for the gnod installed with this gnoctl,
     recording GNO_HOME when it is set, then enables and starts it. A gnod started by
-    gnoctl is stopped first, so the service manager owns the running one.
+    gnoctl is stopped once the service manager has answered, so that it owns the
+    running one.
 
     If systemctl or launchctl is missing or fails (e.g. no user session bus in a
-    container), the file is still written and the commands to run by hand are
-    printed: exit 2.
+    container), the file is still written, a gnod running keeps running, and the
+    commands to run by hand are printed: exit 2.
     """
     _exit(commands.daemon_install(print_, _fmt(json_, human=human)))
 

@@ -582,8 +582,7 @@ def daemon_install(print_only: bool, fmt: str | None) -> int:
             return 0
         paths = Paths.from_env()
         # A gnod that gnoctl started holds the lock: the service's own would exit and be retried.
-        stopped = _stop(paths, 20.0)["stopped"]
-        show({**service.install(print_only=False, paths=paths), "stopped_running": stopped}, fmt, installed_lines)
+        show(service.install(False, paths, lambda: _stop(paths, 20.0)["stopped"]), fmt, installed_lines)
         return 0
 
     # --print is the file itself, even in a pipe (`gnoctl daemon install --print > gnod.service`).

@@ -15,8 +15,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
-from gnoctl.client import LocalError
+from gnoctl.client import LocalError, holds_lock
 from gnod.paths import Paths
 
 UNIT_NAME = "gnod.service"
@@ -35,6 +36,7 @@ _ROOT = next(
 UNIT_TEMPLATE = os.path.join(_ROOT, "systemd", UNIT_NAME)
 PLIST_TEMPLATE = os.path.join(_ROOT, "launchd", f"{LABEL}.plist")
 COMMAND_TIMEOUT_S = 60
+NOT_RUN = "not run"  # a step after one that failed
 _BLOCK = 65536
 
 
@@ -183,16 +185,16 @@ def _apply(steps: list[tuple[list[list[str]], list[str]]]) -> list[dict]:
     return failed
 
 
-def _fail(done: str, failed: list[dict], details: dict) -> ServiceError:
+def _fail(done: str, failed: list[dict], details: dict, after: str = "") -> ServiceError:
     manager = "systemctl" if _manager() == "systemd" else "launchctl"
-    why = "; ".join(f"`{f['command']}`: {f['error']}" for f in failed)
+    why = "; ".join(f"`{f['command']}`: {f['error']}" for f in failed if f["error"] != NOT_RUN)
     hint = ""
     if any("connect to bus" in f["error"] for f in failed):
         hint = " (no systemd user manager is reachable here: a container, or a shell outside a login session)"
     run = "\n".join(f"  {f['run']}" for f in failed)
     return ServiceError(
         "SERVICE_MANAGER_FAILED",
-        f"{done}, but {manager} failed{hint}: {why}\nrun by hand once it works:\n{run}",
+        f"{done}, but {manager} failed{hint}: {why}\nrun by hand once it works:\n{run}{after}",
         {**details, "failed": failed, "run_by_hand": [f["run"] for f in failed]},
     )
 
@@ -216,10 +218,14 @@ def _launchd_loaded() -> bool:
     return _run(["launchctl", "print", f"{_gui_domain()}/{LABEL}"]) is None
 
 
-def install(print_only: bool, paths: Paths | None = None) -> dict:
+def install(print_only: bool, paths: Paths | None = None, stop_running: Callable[[], bool] = lambda: False) -> dict:
     """Write the unit/plist, then enable and start it; with print_only, only say what it would write.
 
-    Raises ServiceError (exit 2) when systemctl/launchctl is missing or fails: the file is
+    `stop_running` stops a gnod running outside the service (it holds the lock the
+    service's would wait for) and says whether there was one: it is called once the
+    service manager has answered, so that where there is none to answer (a container,
+    a shell outside a login session) the running gnod keeps serving. Raises
+    ServiceError (exit 2) when systemctl/launchctl is missing or fails: the file is
     written anyway and the error lists the commands to run by hand.
     """
     paths = paths or Paths.from_env()
@@ -230,30 +236,34 @@ def install(print_only: bool, paths: Paths | None = None) -> dict:
     if manager == "systemd":
         _write(path, content)
         status = f"systemctl --user status {UNIT_NAME}"
-        steps = [
-            ([cmd], cmd)
-            for cmd in (["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", UNIT_NAME])
-        ]
+        reload, enable = ["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", UNIT_NAME]
+        steps, later = [([reload], reload)], [([enable], enable)]
     else:
         # launchd opens StandardOutPath itself and does not create its directory.
         os.makedirs(paths.state_dir, mode=0o700, exist_ok=True)
         _write(path, content)
         status = f"launchctl print {_gui_domain()}/{LABEL}"
         bootstrap = ["launchctl", "bootstrap", _gui_domain(), path]
-        steps = [([bootstrap, ["launchctl", "load", "-w", path]], bootstrap)]
+        steps = []
+        later = [([bootstrap, ["launchctl", "load", "-w", path]], bootstrap)]
         if _launchd_loaded():  # a loaded agent keeps its old definition until booted out
-            steps.insert(
-                0,
-                (
-                    [["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"]],
-                    ["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"],
-                ),
-            )
+            bootout = ["launchctl", "bootout", f"{_gui_domain()}/{LABEL}"]
+            steps.append(([bootout], bootout))
     result = {"manager": manager, "path": path, "written": True, "status": status, "logs": log_paths(paths)}
     failed = _apply(steps)
     if failed:
-        raise _fail(f"wrote {path}", failed, result)
-    return {**result, "started": True}
+        kept = "\nthe gnod running now was left running" if holds_lock(paths) else ""
+        raise _fail(f"wrote {path}", failed + _not_run(later), {**result, "stopped_running": False}, kept)
+    stopped = stop_running()
+    failed = _apply(later)
+    if failed:
+        raise _fail(f"wrote {path}", failed, {**result, "stopped_running": stopped})
+    return {**result, "started": True, "stopped_running": stopped}
+
+
+def _not_run(steps: list[tuple[list[list[str]], list[str]]]) -> list[dict]:
+    """The steps left after one failed, for the commands to run by hand."""
+    return [{"command": shlex.join(cmds[0]), "error": NOT_RUN, "run": shlex.join(by_hand)} for cmds, by_hand in steps]
 
 
 def uninstall(paths: Paths | None = None) -> dict:
