@@ -810,6 +810,57 @@ def collection_describe(
     _exit(commands.collection_describe(name, description, _fmt(json_, human=human)))
 
 
+@collection_app.command("set")
+def collection_set(
+    name: Annotated[str, typer.Argument(help="Collection name.", autocompletion=_collection_names)],
+    include: Annotated[
+        Optional[list[str]],
+        typer.Option("--include", help="Glob to index instead of the default kinds (repeatable); '' for the defaults."),
+    ] = None,
+    also: Annotated[
+        Optional[list[str]],
+        typer.Option("--also", help="Glob to index besides the default kinds or --include (repeatable); '' for none."),
+    ] = None,
+    exclude: Annotated[
+        Optional[list[str]], typer.Option("--exclude", help="Glob to skip (repeatable); '' for none.")
+    ] = None,
+    language: Annotated[
+        Optional[str],
+        typer.Option("--language", help="Language of the documents (e.g. en, de); auto: detected per document."),
+    ] = None,
+    gitignore: Annotated[
+        Optional[bool],
+        typer.Option("--gitignore/--no-gitignore", help="Leave out what .gitignore excludes, or index it."),
+    ] = None,
+    follow_symlinks: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--follow-symlinks/--no-follow-symlinks",
+            help="Follow symbolic links whose targets are inside the folder, or not.",
+        ),
+    ] = None,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Only change the settings; index later.")] = False,
+    json_: JsonOpt = False,
+    human: HumanOpt = False,
+) -> None:
+    """Change which files a collection indexes, then index it (progress on a terminal).
+
+    Each option given replaces that setting (`--exclude build/ --exclude '*.log'` is the
+    whole list of excludes); the others stay. What the new settings take in is indexed,
+    what they leave out is removed. The settings are kept in config.toml, as `collection
+    add` wrote them. Ctrl-C stops waiting, not the indexing.
+    """
+    settings = {
+        "include": include,
+        "also": also,
+        "exclude": exclude,
+        "language": language,
+        "gitignore": gitignore,
+        "follow_symlinks": follow_symlinks,
+    }
+    _exit(commands.collection_set(name, settings, not no_index, _fmt(json_, human=human)))
+
+
 @collection_app.command("remove")
 def collection_remove(
     name: Annotated[str, typer.Argument(help="Collection name.", autocompletion=_collection_names)],

@@ -448,6 +448,24 @@ def collection_describe(name: str, description: str | None, fmt: str | None) -> 
     return _run(fmt, go)
 
 
+def collection_set(name: str, settings: dict, index: bool, fmt: str | None) -> int:
+    """Change the `settings` given (not None; a list of just '' empties it), then index."""
+    from gnoctl.output.collections import index_lines, settings_line
+
+    def go(fmt: str) -> int:
+        given = {k: [] if v == [""] else v for k, v in settings.items() if v is not None}
+        params = {"name": name, **given, "index": index}
+        res = _index_in_background(fmt, "collection.set", params)
+        if fmt == "json":
+            show(res, fmt, index_lines)
+            return 0
+        (info,) = [c for c in Client().call("collection.list")["collections"] if c["name"] == name]
+        show(res, fmt, lambda r: [*index_lines(r), settings_line(info)])
+        return 0
+
+    return _run(fmt, go)
+
+
 def collection_remove(name: str, fmt: str | None) -> int:
     from gnoctl.output.collections import removed_lines
 

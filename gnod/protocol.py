@@ -100,6 +100,20 @@ class CollectionDescribeParams(Params):
     description: Description  # "" removes it
 
 
+class CollectionSetParams(Params):
+    """A collection's settings of which files it indexes: each one given replaces the
+    one in force (a list given empty empties it); null leaves it as it is."""
+
+    name: Name
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    also: list[str] | None = None
+    language: str | None = None  # "auto": detected per document again
+    gitignore: bool | None = None
+    follow_symlinks: bool | None = None
+    index: bool = True  # index right away what the new settings take in or leave out
+
+
 class CollectionListParams(Params):
     pass
 
@@ -1023,6 +1037,7 @@ COLLECTION_ADD = Method("collection.add", CollectionAddParams, IndexResult)
 COLLECTION_LIST = Method("collection.list", CollectionListParams, CollectionListResult)
 COLLECTION_REMOVE = Method("collection.remove", CollectionNameParams, CollectionRemoveResult)
 COLLECTION_DESCRIBE = Method("collection.describe", CollectionDescribeParams, CollectionInfo)
+COLLECTION_SET = Method("collection.set", CollectionSetParams, IndexResult)
 INDEX = Method("index", IndexParams, IndexResult)
 SEARCH = Method("search", SearchParams, SearchResult)
 GET = Method("get", GetParams, Document)

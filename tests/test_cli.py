@@ -124,7 +124,8 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
         text = cli("update", "t", "--human", env=env).stdout
         assert (
             "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); "
-            "--also globs take them besides the default kinds (`also` in the collection's config)"
+            "--also globs take them besides the default kinds (gnoctl collection set t --also '*.svg', "
+            "with those it has)"
         ) in text
         cli("collection", "remove", "t", "--json", env=env)
         add = cli_json("collection", "add", tree, "--name", "t", "--include", "*.md", "--json", env=env)
@@ -1174,6 +1175,37 @@ def test_collection_description_is_kept_shown_and_changed_without_reindexing(dae
     assert cli_error("collection", "describe", "nope", "x", env=env)["code"] == "NOT_FOUND"
     assert cli_error("collection", "describe", "nope", env=env)["code"] == "NOT_FOUND"
     assert cli_error("collection", "describe", "docs", "x" * 501, env=env)["code"] == "INVALID_PARAMS"
+
+
+def test_collection_set_changes_which_files_are_indexed(tmp_path):
+    """Changing a collection's globs meant editing config.toml by hand: `collection set`
+    replaces the settings given, keeps the others, and indexes what they take in or
+    leave out; the watch follows the new settings."""
+    tree = write_tree(
+        str(tmp_path / "notes"),
+        {"plan.md": "# Plan\n\nheron plan\n", "drafts/d1.md": "heron draft\n", "run.log": "heron log\n"},
+    )
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", tree, "--name", "n", "--language", "en", "--json", env=env)
+        res = cli_json("collection", "set", "n", "--exclude", "drafts/", "--also", "*.log", "--json", env=env)
+        (stats,) = res["collections"]
+        assert (stats["added"], stats["removed"]) == (1, 1)
+        assert sorted(h["path"] for h in search(env, "heron")["hits"]) == ["plan.md", "run.log"]
+        with open(os.path.join(env["GNO_HOME"], "config", "config.toml")) as f:
+            saved = f.read()
+        assert 'exclude = ["drafts/"]' in saved and 'also = ["*.log"]' in saved and 'language = "english"' in saved
+        write_tree(tree, {"drafts/d2.md": "heron second draft\n", "b.log": "heron again\n"})
+        assert [h["path"] for h in search(env, "again", "--wait", "10")["hits"]] == ["b.log"]
+        assert search(env, "second", expect=1)["hits"] == []  # the watch leaves the new draft out
+        # '' empties a list; what is not given stays; a terminal hears the settings now.
+        out = cli("collection", "set", "n", "--exclude", "", "--language", "auto", "--human", env=env).stdout
+        assert out.splitlines()[-1] == "  now: also *.log; language auto; gitignore on"
+        assert len(search(env, "heron")["hits"]) == 5
+        # Bad input changes nothing.
+        assert cli_error("collection", "set", "nope", "--exclude", "x", env=env)["code"] == "NOT_FOUND"
+        assert cli_error("collection", "set", "n", "--language", "klingon", env=env)["code"] == "INVALID_PARAMS"
+        (info,) = cli_json("collection", "list", "--json", env=env)["collections"]
+        assert (info["exclude"], info["also"], info["language"]) == ([], ["*.log"], None)
 
 
 OSC8 = re.compile(r"\x1b]8;;([^\x1b]*)\x1b\\(.*?)\x1b]8;;\x1b\\")

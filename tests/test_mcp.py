@@ -533,7 +533,7 @@ def test_write_tools_report_progress(hybrid, tmp_path):
     assert not added.is_error and added.content[0].text.startswith("more: 40 added")
     assert added.content[0].text.endswith(
         "\n  not indexed: 1 file of other kinds (.svg 1); --also globs take them besides the default kinds "
-        "(`also` in the collection's config)"
+        "(gnoctl collection set more --also '*.svg', with those it has)"
     )
     assert seen and seen[-1][0] == seen[-1][1] == 40 and any("more" in m for _, _, m in seen)
     assert len(found.structured_content["hits"]) == 10

@@ -42,9 +42,11 @@ def _other_kinds_line(stats: dict) -> str | None:
     more = ", …" if len(kinds) > OTHER_KINDS_SHOWN else ""
     total = sum(kinds.values())
     files = "file" if total == 1 else "files"
+    first = next(iter(kinds))
+    glob = f"'*{first}'" if first else "GLOB"
     return (
-        f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); "
-        "--also globs take them besides the default kinds (`also` in the collection's config)"
+        f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); --also globs take them "
+        f"besides the default kinds (gnoctl collection set {stats['collection']} --also {glob}, with those it has)"
     )
 
 
@@ -88,6 +90,19 @@ def described_lines(c: dict) -> list[str]:
     if c.get("description"):
         return [f"{c['name']}: {c['description']}"]
     return [f'{c["name"]}: no description (gnoctl collection describe {c["name"]} "WHAT IT HOLDS")']
+
+
+def settings_line(c: dict) -> str:
+    """A collection's settings of which files it indexes, as `collection set` takes them."""
+    globs = [f"{key} {' '.join(c.get(key) or ())}" for key in ("include", "also", "exclude") if c.get(key)]
+    return "  now: " + "; ".join(
+        [
+            *(globs or ["the default kinds"]),
+            f"language {c.get('language') or 'auto'}",
+            f"gitignore {'on' if c.get('gitignore') else 'off'}",
+            *(["following symlinks"] if c.get("follow_symlinks") else []),
+        ]
+    )
 
 
 def removed_lines(res: dict) -> list[str]:

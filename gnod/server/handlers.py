@@ -30,6 +30,7 @@ from gnod.protocol import (
     CollectionListResult,
     CollectionNameParams,
     CollectionRemoveResult,
+    CollectionSetParams,
     Document,
     EmbedParams,
     EmbedResult,
@@ -270,6 +271,36 @@ async def collection_describe(d: Daemon, p: CollectionDescribeParams, call: Call
     await d.apply_config(config, rescan=False)
     infos = await d.read(lambda conn, _a: _collection_infos(d, conn))
     return next(i for i in infos if i.name == p.name)
+
+
+async def collection_set(d: Daemon, p: CollectionSetParams, call: Call) -> IndexResult:
+    """Change which files a collection indexes (its globs, language, .gitignore, links),
+    then index it: the files the new settings take in are added, those they leave out
+    removed."""
+    await d.reload_config()
+    old = find_collection(d, p.name)
+    given = {f: getattr(p, f) for f in _SETTINGS if getattr(p, f) is not None}
+    if given.get("language") == "auto":
+        given["language"] = None
+    try:
+        col = validate_collection(msgspec.structs.replace(old, **given))
+    except ConfigError as e:
+        raise RpcError(wire.INVALID_PARAMS, str(e)) from None
+    if col != old:
+        config = msgspec.structs.replace(
+            d.config, collections=[col if c.name == p.name else c for c in d.config.collections]
+        )
+        save(d.paths.config_file, config)
+        await d.apply_config(config, rescan=not p.index)
+        if d.watcher is not None:
+            await d.watcher.wait_ready(col.name)
+    if not p.index:
+        return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
+    return await _run_index(d, [col], call)
+
+
+# What `collection.set` changes: which files a collection indexes, and how it reads them.
+_SETTINGS = ("include", "exclude", "also", "language", "gitignore", "follow_symlinks")
 
 
 async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> IndexResult:

@@ -35,6 +35,7 @@ METHODS: dict[str, Handler] = dict(
         _route(P.COLLECTION_LIST, handlers.collection_list),
         _route(P.COLLECTION_REMOVE, handlers.collection_remove),
         _route(P.COLLECTION_DESCRIBE, handlers.collection_describe),
+        _route(P.COLLECTION_SET, handlers.collection_set),
         _route(P.INDEX, handlers.index),
         _route(P.EMBED, handlers.embed),
         _route(P.GET, handlers.get),
