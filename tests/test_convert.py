@@ -9,6 +9,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -251,6 +252,23 @@ def test_office_documents_and_pdfs_are_titled_by_what_their_authors_titled_them(
         "## Page 3\n\nThe remaining budget covers the service contract.\n"
     )
     assert "## Page" not in convert(pdf("Quarterly Grant Report Q3 2024"), "grant_q3.pdf")  # one page: none
+
+    # A page with a table is read by markitdown as a table: the pages were joined as one
+    # run then, an empty one left out, and the paper had no page to cite.
+    paper = FPDF()
+    for page in ("Abstract. Graphs aggregate features.", "", "table", "Conclusion. The xylophone heads generalize."):
+        paper.add_page()
+        paper.set_font("helvetica", size=11)
+        if page == "table":
+            with paper.table() as table:
+                for row in (("Model", "Precision", "Recall"), ("GCN", "0.612", "0.544"), ("Ours", "0.718", "0.629")):
+                    table.row(row)
+        else:
+            paper.multi_cell(0, 6, text=page)
+    text = convert(bytes(paper.output()), "paper.pdf")
+    assert text.startswith("## Page 1\n\nAbstract. Graphs aggregate features.\n\n## Page 3\n\n| Model")
+    assert "| GCN | 0.612 | 0.544 |" in re.sub(" +", " ", text)
+    assert text.endswith("\n\n## Page 4\n\nConclusion. The xylophone heads generalize.\n")
 
     deck = Presentation()
     for name in ("Roadmap", "Budget"):

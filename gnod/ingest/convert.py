@@ -412,7 +412,7 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     if converter_class == "PptxConverter":
         markdown = _SLIDE_NUMBER_RE.sub("", markdown)
     if converter_class == "PdfConverter":
-        markdown = _paged(markdown)
+        markdown = _paged(markdown if "\f" in markdown else _form_pages(data) or markdown)
     title = " ".join((result.title or _METADATA_TITLE.get(converter_class, lambda _d: "")(data)).split())
     if not _plausible_title(title, path):
         title = ""
@@ -550,6 +550,33 @@ def _paged(text: str) -> str:
     scan's are (a hit says which page to cite; pdfminer ends each with a form feed)."""
     pages = text.removesuffix("\f").split("\f")
     return ocr.paged([page.strip() for page in pages], len(pages)) if len(pages) > 1 else text
+
+
+def _form_pages(data: bytes) -> str | None:
+    """The text of a PDF that markitdown read with pdfplumber (a page of it looks like a
+    table or a form), each page ended with a form feed as pdfminer ends them: markitdown
+    joins the pages it read so with blank lines and leaves out empty ones, so the pages
+    were lost (a paper with a table of results had no `Page N` to cite). Read page by
+    page as markitdown reads them (its table and form layout); None where this
+    markitdown has no such reading of a page (a later version's), or where pdfplumber
+    fails on the file (markitdown's own reading of it stands then)."""
+    import pdfplumber
+    from markitdown.converters import _pdf_converter as reader
+
+    form = getattr(reader, "_extract_form_content_from_words", None)
+    merged = getattr(reader, "_merge_partial_numbering_lines", lambda text: text)
+    if form is None:
+        return None
+    pages = []
+    try:
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            for page in pdf.pages:
+                content = form(page)
+                pages.append(merged((content if content is not None else page.extract_text() or "").strip()))
+                page.close()
+    except Exception:  # as markitdown falls back from pdfplumber, whatever it raised
+        return None
+    return "".join(f"{text}\f" for text in pages)
 
 
 def convert_image(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:

@@ -56,6 +56,8 @@ READINGS = (
     Reading(5, frozenset(CONVERTED["ipynb"])),
     # A text in UTF-16 without a byte order mark is read (it failed as binary).
     Reading(5, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), failed_only=True),
+    # A PDF a page of which markitdown reads as a table keeps its `## Page N` sections.
+    Reading(6, frozenset(CONVERTED["pdf"]), unscanned=True),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
