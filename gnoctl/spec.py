@@ -146,7 +146,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": 0.0,
             "lo": 0.0,
             "hi": 600.0,
-            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed (read-your-writes after saving a file).",
+            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed, and pictures and scans saved in the last 2 minutes to be read by OCR (read-your-writes after saving a file).",
             "metavar": "SECONDS",
         },
     ),
@@ -447,7 +447,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "default": 0.0,
             "lo": 0.0,
             "hi": 600.0,
-            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed (read-your-writes after saving a file).",
+            "help": "First wait up to SECONDS for changes the watcher has seen, and a collection add or update under way, to be indexed, and pictures and scans saved in the last 2 minutes to be read by OCR (read-your-writes after saving a file).",
             "metavar": "SECONDS",
         },
         {

@@ -56,7 +56,8 @@ WAIT = cli(
     "--wait",
     metavar="SECONDS",
     help="First wait up to SECONDS for changes the watcher has seen, and a collection add or "
-    "update under way, to be indexed (read-your-writes after saving a file).",
+    "update under way, to be indexed, and pictures and scans saved in the last 2 minutes to be read by OCR "
+    "(read-your-writes after saving a file).",
 )
 MODE = cli(
     "--mode",

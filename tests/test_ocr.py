@@ -340,6 +340,22 @@ def test_ocr_runs_in_the_background_and_an_index_run_does_not_wait_for_it(tmp_pa
         assert ocr_done(env)["ocr"]["read"] == 4
 
 
+def test_a_search_waiting_for_what_was_saved_waits_for_a_new_pictures_ocr(tmp_path):
+    """`search --wait` (read-your-writes) returned as soon as a picture saved just now was
+    indexed by its name, before OCR had read it: nothing found, and the text a few
+    seconds later."""
+    need_tesseract()
+    folder = tmp_path / "desk"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nNothing here yet.\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "desk", "--json", env=env)
+        (folder / "board.png").write_bytes(encode(picture(["Narwhal migration routes"]), "PNG"))
+        hits = cli_json("search", "narwhal", "--wait", "60", "--json", env=env)
+        assert [h["path"] for h in hits["hits"]] == ["board.png"]  # its name has no narwhal: its text
+        assert not any("OCR" in n for n in hits["notes"])
+
+
 def test_a_backlog_left_by_a_stopped_gnod_is_read_at_the_next_start(env, tmp_path):
     """The backlog is in the database: a picture still waiting when gnod stopped (put
     back in the backlog here, as a stop during the OCR would leave it) is read after a start."""

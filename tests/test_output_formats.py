@@ -994,3 +994,11 @@ def test_an_index_runs_line_counts_files_apart_from_documents():
     stats = {"collection": "cnt", "scanned": 3, "added": 3, "updated": 0, "unchanged": 0, "removed": 0}
     [line] = index_lines({"collections": [{**stats, "errors": 1, "seconds": 0.5, "other_kinds": {}}]})
     assert line == "cnt: 3 files; documents 3 added, 0 updated, 0 unchanged, 0 removed; 1 failed (0.50s)"
+
+
+def test_one_picture_waiting_for_ocr_is_said_in_the_singular():
+    """`status` said "1 pictures or scans waiting"."""
+    from gnoctl.output.status import _ocr_line
+
+    assert _ocr_line({"pending": 1, "reading": [], "read": 0}).startswith("1 picture or scan waiting ")
+    assert _ocr_line({"pending": 2, "reading": [], "read": 0}).startswith("2 pictures or scans waiting ")

@@ -329,7 +329,8 @@ def _status_text(s: dict) -> str:
         out.append(f"  definitions: {sym['pending']} source files still to parse (search with symbol misses them)")
     ocr = s.get("ocr") or {}
     if ocr.get("pending"):
-        out.append(f"  ocr: {ocr['pending']} pictures or scans still to read (only their names are searchable)")
+        what = "picture or scan" if ocr["pending"] == 1 else "pictures or scans"
+        out.append(f"  ocr: {ocr['pending']} {what} still to read (only their names are searchable)")
     if s.get("upkeep"):
         out.append(f"  upgrade: {s['upkeep']}")
     if s.get("config_error"):

@@ -210,7 +210,8 @@ def _ocr_line(ocr: dict) -> str:
         return ocr["error"]
     parts = []
     if ocr["pending"]:
-        parts.append(f"{ocr['pending']:,} pictures or scans waiting (found by their names only)")
+        what = "picture or scan" if ocr["pending"] == 1 else "pictures or scans"
+        parts.append(f"{ocr['pending']:,} {what} waiting (found by their names only)")
     if ocr["reading"]:
         parts.append("reading " + ", ".join(ocr["reading"]))
     if ocr["read"]:

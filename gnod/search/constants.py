@@ -485,3 +485,10 @@ SYMBOL_MACRO_PREFIX_WORDS = 4
 # documents defining it to come first (lexical._defining): 100 took PAGE_SIZE's search
 # from 6 to 26 ms on the kernel tree; the first of the engine's order hold most of them.
 SEARCH_MACRO_FILES = 16
+# A search's `wait_s` (read-your-writes) also waits for the OCR of the pictures and scans
+# of its collections modified within this many seconds: a scan saved just now is found by
+# its text, not only its name; an older backlog (a first index of hundreds of scans) is
+# not waited for, or every such search would wait its whole `wait_s`.
+OCR_WAIT_RECENT_S = 120.0
+# How often a search waiting for OCR looks whether those files are read.
+OCR_WAIT_POLL_S = 0.1

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
@@ -21,6 +22,7 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import store_ocr
 from gnod.ingest.walk import WalkEntry
 from gnod.ingest.workers import Expanded, Task, Unchanged, run_task
+from gnod.search.constants import OCR_WAIT_POLL_S, OCR_WAIT_RECENT_S
 from gnod.server.background import IDLE_CHECK_S, in_worker, not_indexing, serve
 from gnod.server.jobs import Writer
 from gnod.store import ocr as store
@@ -48,6 +50,19 @@ class OcrBacklog:
             return None
         what = "1 picture or scan is" if self.pending == 1 else f"{self.pending:,} pictures or scans are"
         return f"{what} still waiting for OCR: only their names are searchable yet"
+
+    async def wait_recent(self, names: list[str], timeout: float) -> bool:
+        """Wait until the pictures and scans of collections `names` modified in the last
+        OCR_WAIT_RECENT_S are read (a scan saved just now, as a search's `wait_s` asks);
+        False on timeout."""
+        deadline = time.monotonic() + timeout
+        since = time.time_ns() - int(OCR_WAIT_RECENT_S * 1e9)
+        while await self._read(lambda conn, _a: store.waiting_since(conn, names, since)):
+            if time.monotonic() + OCR_WAIT_POLL_S > deadline:
+                return False
+            self.wake.set()
+            await asyncio.sleep(OCR_WAIT_POLL_S)
+        return True
 
     async def run(self, stopping: asyncio.Event) -> None:
         await serve(

@@ -38,6 +38,7 @@ from gnod.search.grammar import QuerySyntaxError
 from gnod.search.hybrid import Candidate, Given, Hybrid, Outcome, Ranked, Request, VectorSource
 from gnod.server.checks import search_filter
 from gnod.server.hits import failing_notes, identity
+from gnod.server.retrieval import caught_up
 from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
 from gnod.store import documents as docstore
@@ -115,7 +116,7 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
     """The pipeline run (`ask` reads its passages) and its result."""
     request = _request(d, p)
     names = p.collections or [c.name for c in d.config.collections]
-    waited = await d.watcher.wait_idle(names, p.wait_s) if p.wait_s and d.watcher is not None else True
+    waited = await caught_up(d, names, p.wait_s)
     run = Hybrid(DaemonPorts(d), request)
     t0 = time.perf_counter()
     try:

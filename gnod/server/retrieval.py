@@ -36,7 +36,7 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
         )
     where = search_filter(d, p.collections, p.filters)
     names = p.collections or [c.name for c in d.config.collections]
-    waited = await d.watcher.wait_idle(names, p.wait_s) if p.wait_s and d.watcher is not None else True
+    waited = await caught_up(d, names, p.wait_s)
     index = await d.lexical()
 
     def run(conn, analyzers) -> SearchResult:
@@ -55,6 +55,18 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
             result.notes = [n for n in result.notes if not n.endswith(UNDEFINED)]
         result.notes.append(lag)
     return result
+
+
+async def caught_up(d: Daemon, names: list[str], wait_s: float) -> bool:
+    """Wait up to `wait_s` for what was saved in collections `names` before the call to
+    be indexed, and for the pictures and scans saved just now to be read by OCR (a
+    search's read-your-writes); False when the time ran out first."""
+    if not wait_s:
+        return True
+    deadline = time.monotonic() + wait_s
+    if d.watcher is not None and not await d.watcher.wait_idle(names, wait_s):
+        return False
+    return await d.ocr.wait_recent(names, max(0.0, deadline - time.monotonic()))
 
 
 async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:

@@ -28,6 +28,17 @@ def backlog(conn: apsw.Connection) -> list[Waiting]:
     return [Waiting(*row) for row in conn.execute(sql)]
 
 
+def waiting_since(conn: apsw.Connection, collections: list[str], mtime_ns: int) -> int:
+    """How many documents of `collections` wait for OCR whose file was modified at
+    `mtime_ns` or later."""
+    marks = ",".join("?" * len(collections))
+    sql = (
+        "SELECT count(*) FROM ocr_pending o JOIN documents d ON d.id = o.doc_id "
+        f"JOIN collections c ON c.id = d.collection_id WHERE c.name IN ({marks}) AND d.mtime_ns >= ?"
+    )
+    return int(conn.execute(sql, [*collections, mtime_ns]).fetchone()[0])
+
+
 def count(conn: apsw.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM ocr_pending").fetchone()[0])
 
