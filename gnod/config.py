@@ -182,6 +182,8 @@ CONVERTED: dict[str, tuple[str, ...]] = {
     "html": (".html", ".htm", ".xhtml"),
     "pdf": (".pdf",),
     "docx": (".docx",),
+    "odt": (".odt",),
+    "rtf": (".rtf",),
     "xlsx": (".xlsx",),
     "pptx": (".pptx",),
     "epub": (".epub",),
@@ -276,8 +278,11 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "css": ("*.css", "*.scss"),
     "sql": ("*.sql",),
     "pdf": tuple(f"*{ext}" for ext in CONVERTED["pdf"]),
-    "office": tuple(f"*{ext}" for kind in ("docx", "xlsx", "pptx") for ext in CONVERTED[kind]),
-    **{kind: tuple(f"*{ext}" for ext in CONVERTED[kind]) for kind in ("docx", "xlsx", "pptx", "epub", "csv")},
+    "office": tuple(f"*{ext}" for kind in ("docx", "odt", "rtf", "xlsx", "pptx") for ext in CONVERTED[kind]),
+    **{
+        kind: tuple(f"*{ext}" for ext in CONVERTED[kind])
+        for kind in ("docx", "odt", "rtf", "xlsx", "pptx", "epub", "csv")
+    },
     "ipynb": tuple(f"*{ext}" for ext in CONVERTED["ipynb"]),
     "mail": tuple(f"*{ext}" for kind in ("eml", "msg") for ext in CONVERTED[kind]),
     "subtitles": tuple(f"*{ext}" for kind in ("srt", "vtt") for ext in CONVERTED[kind]),

@@ -145,6 +145,28 @@ def make_epub() -> bytes:
     return out.getvalue()
 
 
+def make_odt(title: str | None = None, heading: bool = True) -> bytes:
+    from odfdo import Document, Header, List, Paragraph, Table
+
+    d = Document("text")
+    if title:
+        d.meta.set_title(title)
+    if heading:
+        d.body.append(Header(1, "Chapter 3 Pangolin results"))
+    d.body.append(Paragraph("The pangolin estimator converges, as Gödel feared."))
+    table = Table("Results", width=2, height=2)
+    for (x, y), value in {(0, 0): "Model", (1, 0): "Score", (0, 1): "GCN", (1, 1): "0.61"}.items():
+        table.set_value((x, y), value)
+    d.body.append(table)
+    d.body.append(List(["first finding", "second finding"]))
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+# A Rich Text Format file as word processors write it: a font table, a letter escaped in
+# its code page and one in Unicode.
+RTF = rb"{\rtf1\ansi\ansicpg1252{\fonttbl\f0\fswiss Helvetica;}\f0\pard Kurt G\'f6del and Schr\u246?dinger.\par Lemmings\par}"
 CSV = b"name,city\nAda,London\nLinus,Helsinki\n"
 JSON = b'{"service": "billing", "replicas": 3, "tags": ["prod", "eu"]}'
 IPYNB = json.dumps(
@@ -170,6 +192,8 @@ SAMPLES = {
     "people.csv": (lambda: CSV, "| Linus | Helsinki |"),
     "service.json": (lambda: JSON, '"service": "billing"'),
     "churn.ipynb": (lambda: IPYNB, "We model customer churn."),
+    "chapter.odt": (make_odt, "| GCN   | 0.61  |"),
+    "abstract.rtf": (lambda: RTF, "Kurt Gödel and Schrödinger.\nLemmings"),
 }
 
 
@@ -186,6 +210,28 @@ def code_of(data: bytes, path: str, registry: Registry = DEFAULT_REGISTRY) -> st
 def test_every_format_converts(name):
     make, expected = SAMPLES[name]
     assert expected in convert(make(), name)
+
+
+def test_opendocument_text_and_rtf_are_read_not_left_out_or_indexed_as_markup():
+    """A LibreOffice .odt failed as UNSUPPORTED (a zip archive), and an .rtf was indexed
+    as its markup, `{\\rtf1\\ansi{\\fonttbl…`, though the files gno left out named --also
+    for them."""
+    odt = convert(make_odt(), "chapter.odt")
+    assert odt.startswith("# Chapter 3 Pangolin results\n\nThe pangolin estimator converges, as Gödel feared.")
+    assert "first finding" in odt and sniff(make_odt()) == "odt"
+    titled = convert(make_odt("Pangolin Thesis", heading=False), "chapter.odt")
+    assert titled.startswith("# Pangolin Thesis\n\nThe pangolin estimator")
+    assert convert(make_odt("Pangolin Thesis"), "chapter.odt").startswith("# Chapter 3")  # a heading of its own
+    assert "| GCN" in convert(make_odt(), "misnamed.docx")  # its signature decides
+    assert convert(RTF, "abstract.rtf") == "Kurt Gödel and Schrödinger.\nLemmings\n"
+    cyrillic = rb"{\rtf1\ansi\ansicpg1251\pard \'c0\'ed\'ed\'e0\par}"
+    assert convert(cyrillic, "anna.rtf").strip() == "Анна"
+    broken = io.BytesIO()
+    with zipfile.ZipFile(broken, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+    assert code_of(broken.getvalue(), "broken.odt") == "CORRUPT"
+    assert code_of(rb"{\rtf1\ansi{\fonttbl\f0 Helvetica;}}", "blank.rtf") == "EMPTY"
+    assert {".odt", ".rtf"} <= set(DEFAULT_EXTENSIONS)
 
 
 def test_titles_come_from_the_heading_then_metadata():
@@ -465,6 +511,8 @@ def test_order_is_visible_and_first_match_wins():
         "html",
         "pdf",
         "docx",
+        "odt",
+        "rtf",
         "xlsx",
         "pptx",
         "epub",
@@ -549,7 +597,7 @@ def test_index_a_folder_of_every_format(db, tmp_path):
     root = tmp_path / "docs"
     write_formats(root)
     stats = index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)))
-    assert (stats.scanned, stats.added, stats.errors) == (15, 11, 4)
+    assert (stats.scanned, stats.added, stats.errors) == (17, 13, 4)
     errors = dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall())
     assert errors == {"cut.pdf": "CORRUPT", "secret.pdf": "ENCRYPTED", "secret.docx": "ENCRYPTED", "scan.pdf": "EMPTY"}
     for name, (_, expected) in SAMPLES.items():
@@ -562,7 +610,7 @@ def test_index_a_folder_of_every_format(db, tmp_path):
     assert titles["tales.epub"] == "Stormy Tales" and titles["report.pdf"] == "report"
     mirror = db.execute("SELECT mirror_hash FROM documents WHERE rel_path = 'misnamed.txt'").fetchone()[0]
     assert store.content_of(db, mirror)[0].startswith("A PDF hiding behind")  # indexed as the PDF it is
-    assert index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root))).unchanged == 11
+    assert index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root))).unchanged == 13
 
 
 def test_worker_processes_convert_too(db, tmp_path):
@@ -575,7 +623,7 @@ def test_worker_processes_convert_too(db, tmp_path):
         stats = index_collection(db, AnalyzerSet(), CollectionConfig(name="c", path=str(root)), pool=pool)
     finally:
         pool.close()
-    assert (stats.added, stats.errors) == (PARALLEL_MIN + 11, 4)
+    assert (stats.added, stats.errors) == (PARALLEL_MIN + 13, 4)
 
 
 def test_the_workers_prepare_the_first_tasks_while_the_rest_are_still_being_found(tmp_path):

@@ -61,7 +61,9 @@ HELPER_IDLE_S = 120.0
 HELPER_START_S = 120.0  # starting the helper and importing markitdown, billed to no file
 
 # Kinds with an unmistakable binary signature: they override the extension.
-BINARY_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "epub", "zip", "damaged-zip", "ole", "encrypted-office"})
+BINARY_KINDS = frozenset(
+    {"pdf", "docx", "odt", "xlsx", "pptx", "epub", "zip", "damaged-zip", "ole", "encrypted-office"}
+)
 # Kinds several formats share: a converter claims one only for its own extensions (an OLE
 # file is a .doc, .xls, .ppt or Outlook .msg).
 SHARED_KINDS = frozenset({"ole"})
@@ -71,6 +73,8 @@ _KIND_NAMES = {
     "ole": "a legacy OLE file (.doc, .xls, .ppt…)",
 }
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# A zip's first member, `mimetype`, names the formats that start so (EPUB, OpenDocument).
+_ZIP_MIMETYPES = {b"application/epub+zip": "epub", b"application/vnd.oasis.opendocument.text": "odt"}
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
 _PASSWORD_ERRORS = frozenset({"PDFPasswordIncorrect", "PDFEncryptionError"})
@@ -127,12 +131,10 @@ def _sniff_zip(data: bytes) -> str:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             names = z.namelist()
-            if (
-                "mimetype" in names
-                and z.getinfo("mimetype").file_size < 64
-                and (z.read("mimetype").strip() == b"application/epub+zip")
-            ):
-                return "epub"
+            if "mimetype" in names and z.getinfo("mimetype").file_size < 64:
+                kind = _ZIP_MIMETYPES.get(z.read("mimetype").strip())
+                if kind is not None:
+                    return kind
     except (zipfile.BadZipFile, OSError, ValueError, RuntimeError):
         return "damaged-zip"
     if "[Content_Types].xml" in names:
@@ -503,6 +505,54 @@ def _markitdown(
     )
 
 
+# --- OpenDocument text and RTF ------------------------------------------------------------
+
+
+def convert_odt(data: bytes, path: str) -> str:
+    """An OpenDocument text (LibreOffice's .odt) as odfdo writes it in Markdown: its
+    headings, lists and tables; titled by its metadata title where it has one."""
+    import odfdo
+
+    try:
+        doc = odfdo.Document(io.BytesIO(data))
+        markdown = doc.to_markdown()
+        title = _odf_title(data)
+    except Exception as e:  # lxml's and zipfile's errors, a member missing: no valid document
+        raise IngestFailure("CORRUPT", f"not a readable OpenDocument text: {type(e).__name__}: {e}"[:300]) from None
+    if not isinstance(markdown, str):  # a spreadsheet's tables: not an .odt's
+        raise IngestFailure("UNSUPPORTED", "an OpenDocument spreadsheet named .odt")
+    if title and markdown.strip() and _plausible_title(title, path) and not markdown.lstrip().startswith("# "):
+        markdown = f"# {title}\n\n{markdown}"
+    return markdown
+
+
+def _odf_title(data: bytes) -> str:
+    """The title in an OpenDocument's metadata (odfdo reads it from a file on disk only)."""
+    from xml.etree import ElementTree
+
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        if "meta.xml" not in z.namelist():
+            return ""
+        found = ElementTree.fromstring(z.read("meta.xml")).find(".//{http://purl.org/dc/elements/1.1/}title")
+    return " ".join((found.text or "").split()) if found is not None else ""
+
+
+def convert_rtf(data: bytes, path: str) -> str:
+    """A Rich Text Format file's text, its control words dropped and its escaped letters
+    (`\\'f6`, `\\u246?`) read: it was indexed as its markup (`{\\rtf1\\ansi{\\fonttbl…`)."""
+    from striprtf.striprtf import rtf_to_text
+
+    text = data.decode("latin-1")  # RTF is 7-bit: its other letters are escapes, in its code page
+    m = _RTF_CODE_PAGE.search(text[:2048])
+    try:
+        return rtf_to_text(text, encoding=f"cp{m[1]}" if m else "cp1252", errors="replace")
+    except LookupError:  # a code page Python has no codec for
+        return rtf_to_text(text, errors="replace")
+
+
+_RTF_CODE_PAGE = re.compile(r"\\ansicpg(\d+)")
+
+
 # --- transcripts and calendars (gnod.ingest.media) ----------------------------------------
 
 
@@ -599,6 +649,8 @@ def builtin_converters() -> list[Converter]:
             _markitdown("pdf", "PdfConverter", "pdf"), convert=convert_pdf, takes_language=True, reads_pictures=True
         ),
         _markitdown("docx", "DocxConverter", "docx"),
+        Converter("odt", convert_odt, frozenset(CONVERTED["odt"]), frozenset({"odt"}), MAX_DOCUMENT_BYTES, True, False),
+        Converter("rtf", convert_rtf, frozenset(CONVERTED["rtf"]), max_bytes=MAX_DOCUMENT_BYTES, allow_empty=False),
         _markitdown("xlsx", "XlsxConverter", "xlsx"),
         _markitdown("pptx", "PptxConverter", "pptx"),
         _markitdown("epub", "EpubConverter", "epub"),

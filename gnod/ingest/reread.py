@@ -58,6 +58,9 @@ READINGS = (
     Reading(5, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), failed_only=True),
     # A PDF a page of which markitdown reads as a table keeps its `## Page N` sections.
     Reading(6, frozenset(CONVERTED["pdf"]), unscanned=True),
+    # An OpenDocument text is read (it failed as an unsupported zip), an RTF file's text
+    # (it was its markup, where an `also` glob took it).
+    Reading(6, frozenset(CONVERTED["odt"] + CONVERTED["rtf"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
