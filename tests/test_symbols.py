@@ -613,7 +613,7 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
     assert grammar_for("arch/arm/Kconfig-nommu") == "kconfig"
     assert set(GRAMMARS.values()) == {
         *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
-        *("csharp", "ruby", "php", "swift", "kconfig", "asm", "dts"),
+        *("csharp", "ruby", "php", "swift", "kconfig", "asm", "dts", "latex", "bibtex"),
     }
 
 
@@ -692,6 +692,44 @@ def test_device_tree_labels_are_read_with_their_nodes():
         ("its", "label", 11, 11, None),
     ]
     assert grammar_for("arch/arm64/boot/dts/rockchip/rk3399.dtsi") == grammar_for("board.dts") == "dts"
+
+
+LATEX = r"""\documentclass{book}
+\begin{document}
+\chapter{Introduction}
+Open systems lose coherence~\cite{smith2020}.
+\section*[Short]{The \emph{Big} Incompleteness}
+As G\"odel showed~\cite{goedel1931}.
+\subsection{Proof sketch}
+Diagonal argument.
+\section{Outlook}
+More.
+\end{document}
+"""
+BIBTEX = """@string{pr = "Physical Review"}
+@article{smith2020,
+  author = {Smith, Jane},
+  title = {Decoherence},
+}
+@Book{goedel1931,
+  author = {G{\\"o}del, Kurt},
+}
+"""
+
+
+def test_latex_sections_and_bibtex_entries_are_read_by_their_lines():
+    """A thesis's .tex had no sections (a hit named none, `get ch1.tex#Incompleteness`
+    found none) and a .bib entry was no definition of its citation key: a section runs
+    to the next of its level or above (or `\\end{document}`), its title's commands left
+    out; an entry to the next, named by its key; `@string` defines no entry."""
+    assert _defs(LATEX, "latex") == [
+        ("Introduction", "chapter", 3, 10, None),
+        ("The Big Incompleteness", "section", 5, 8, None),
+        ("Proof sketch", "subsection", 7, 8, None),
+        ("Outlook", "section", 9, 10, None),
+    ]
+    assert _defs(BIBTEX, "bibtex") == [("smith2020", "article", 2, 5, None), ("goedel1931", "book", 6, 8, None)]
+    assert grammar_for("thesis/ch1.tex") == "latex" and grammar_for("refs.bib") == "bibtex"
 
 
 def test_kconfig_options_and_assembler_entry_points_are_read_by_their_lines():
@@ -1867,6 +1905,22 @@ def test_kconfig_options_and_assembler_labels_through_gnod(daemon, tmp_path):
     assert (hits[0]["path"], hits[0]["snippet"]["line"]) == ("mm/Kconfig", 4)
 
 
+def test_a_thesis_s_sections_and_citation_keys_through_gnod(daemon, tmp_path):
+    """A hit in a .tex names its section, `get` reads a section or a BibTeX entry by
+    name, `--symbol` finds an entry by its citation key."""
+    env = daemon.env
+    root = write_tree(str(tmp_path / "thesis"), {"ch1.tex": LATEX, "refs.bib": BIBTEX})
+    cli_json("collection", "add", root, "--name", "thesis", "--json", env=env)
+    _parsed(env)
+    (hit,) = cli_json("search", "diagonal", "-c", "thesis", "--json", env=env)["hits"]
+    assert (hit["path"], hit["snippet"]["line"], hit["snippet"]["symbol"]) == ("ch1.tex", 8, "subsection Proof sketch")
+    got = cli_json("get", "thesis/ch1.tex#the-big-incompleteness", "--json", env=env)
+    assert got["content"].startswith("\\section*[Short]{The") and got["content"].rstrip().endswith("Diagonal argument.")
+    assert cli_json("get", "thesis/refs.bib:goedel1931", "--json", env=env)["content"].startswith("@Book{goedel1931,")
+    hits = _symbol(env, "smith2020", "-c", "thesis")["hits"]
+    assert [(h["path"], h["snippet"]["symbol"]) for h in hits] == [("refs.bib", "article smith2020")]
+
+
 def daemon_human(env, query: str) -> str:
     r = _run_cli("search", query, "--human", "--color", "never", env=env)
     assert r.returncode == 0, r.stderr
@@ -2113,7 +2167,7 @@ def test_an_extraction_parses_again_only_the_grammars_it_changed(db, tmp_path):
     index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
     _parse_all(db)
     assert symstore.backlog(db) == []
-    assert stamp("go") == f"go/{EXTRACTION}" and "go" in REVISED[EXTRACTION]
+    assert stamp("go") == "go/15" and "go" in REVISED[15] and stamp("latex") == f"latex/{EXTRACTION}"
     assert stamp("c") != f"c/{EXTRACTION}" and stamp("python") != f"python/{EXTRACTION}"
     # As an index parsed by the extraction before left them: only the Go file is due.
     db.execute("UPDATE content_symbols SET grammar = 'go/14' WHERE grammar = ?", (stamp("go"),))

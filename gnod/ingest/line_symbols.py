@@ -1,5 +1,6 @@
 """Definitions that a line declares, in languages no tree-sitter grammar of ours reads:
-Kconfig's options, assembler's entry points, device trees' labelled nodes.
+Kconfig's options, assembler's entry points, device trees' labelled nodes, LaTeX's
+chapters and sections, BibTeX's entries.
 
 Each is declared on its line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`, a
 global `name:` label, `label: node@addr {`), so a regular expression reads them exactly,
@@ -43,8 +44,20 @@ _DTS_NODE = re.compile(r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*:[ \t]*)+)(?:[\w,.+\-]+(?:
 _DTS_LABEL = re.compile(r"[A-Za-z_]\w*")
 _BRACE = re.compile(r"[{}]")
 
+# A LaTeX sectioning command (`\section*[short]{Title}`) at a line's start, by its level;
+# its section runs to the next of its level or above. The title is read to its closing
+# brace (`\section{The \emph{big} idea}`), its commands and braces dropped.
+_LATEX_LEVELS = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4, "paragraph": 5}
+_LATEX_SECTION = re.compile(r"^[ \t]*\\(" + "|".join(_LATEX_LEVELS) + r")\*?[ \t]*(?:\[[^\]\n]*\])?[ \t]*\{", re.M)
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+\*?|[{}~]")
+_LATEX_END = re.compile(r"^[ \t]*\\end\{document\}", re.M)
+# A BibTeX entry (`@article{mueller2019,`) at a line's start: named by its citation key,
+# its kind its type; it runs to the next entry. @string, @preamble and @comment are none.
+_BIB_ENTRY = re.compile(r"^[ \t]*@[ \t]*([A-Za-z]+)[ \t]*[{(][ \t]*([^,\s{}()]+)[ \t]*,", re.M)
+_BIB_NOT_ENTRIES = frozenset({"string", "preamble", "comment"})
+
 KCONFIG = "kconfig"
-GRAMMARS = frozenset({KCONFIG, "asm", "dts"})
+GRAMMARS = frozenset({KCONFIG, "asm", "dts", "latex", "bibtex"})
 # How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
 CONFIG_PREFIX = "CONFIG_"
 
@@ -55,6 +68,10 @@ def parse(text: str, grammar: str) -> list[tuple[str, str, int, int]]:
     line = lambda at: bisect_left(newlines, at) + 1  # noqa: E731  (1-based, of the offset `at`)
     if grammar == "dts":
         return _dts(text, line)
+    if grammar == "latex":
+        return _latex(text, line)
+    if grammar == "bibtex":
+        return _bibtex(text, line)
     return _kconfig(text, line) if grammar == KCONFIG else _asm(text, line)
 
 
@@ -102,4 +119,32 @@ def _dts(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int
                 break
         start, end = line(m.start()), line(max(at - 1, m.start()))
         out += [(label, LABEL, start, end) for label in _DTS_LABEL.findall(m[1])]
+    return out
+
+
+def _latex(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    found = []  # (kind, title, level, start offset)
+    for m in _LATEX_SECTION.finditer(text):
+        depth, at = 1, m.end()
+        while depth and at < len(text) and text[at] != "\n":
+            depth += {"{": 1, "}": -1}.get(text[at], 0)
+            at += 1
+        title = " ".join(_LATEX_COMMAND.sub(" ", text[m.end() : at - 1 if not depth else at]).split())
+        if title:
+            found.append((m[1], title, _LATEX_LEVELS[m[1]], m.start()))
+    end = _LATEX_END.search(text)
+    last = end.start() if end else len(text.rstrip())
+    out = []
+    for i, (kind, title, level, start) in enumerate(found):
+        stop = next((s for _, _, lv, s in found[i + 1 :] if lv <= level), last)
+        out.append((title, kind, line(start), line(max(stop - 1, start))))
+    return out
+
+
+def _bibtex(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    starts = [m for m in _BIB_ENTRY.finditer(text) if m[1].lower() not in _BIB_NOT_ENTRIES]
+    out = []
+    for i, m in enumerate(starts):
+        stop = starts[i + 1].start() if i + 1 < len(starts) else len(text.rstrip())
+        out.append((m[2], m[1].lower(), line(m.start()), line(max(stop - 1, m.start()))))
     return out

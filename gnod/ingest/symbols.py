@@ -66,6 +66,8 @@ GRAMMARS: dict[str, str] = {
     ".s": "asm",
     ".dts": "dts",
     ".dtsi": "dts",
+    ".tex": "latex",
+    ".bib": "bibtex",
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and the
@@ -97,9 +99,10 @@ GRAMMARS: dict[str, str] = {
 #     `__version__`, an enum's members), as variables.
 # 15: JavaScript's and TypeScript's `const`/`let`/`var` at a module's top (exported or
 #     not), and Go's package-level `const` (constants) and `var` (variables).
-EXTRACTION = 15
+# 16: LaTeX's chapters and sections, BibTeX's entries by their citation keys (line_symbols).
+EXTRACTION = 16
 # The grammars each extraction from 15 on changed (before it, an extraction changed them all).
-REVISED = {15: ("javascript", "typescript", "tsx", "go")}
+REVISED = {15: ("javascript", "typescript", "tsx", "go"), 16: ("latex", "bibtex")}
 _BEFORE_REVISED = 14
 
 

@@ -70,7 +70,7 @@ from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
-from gnod.text.headings import headings, section_lines
+from gnod.text.headings import headings, section_lines, title_key
 
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
@@ -593,15 +593,19 @@ _SECTION_SUFFIX = re.compile(r"[#:]([^#:/\n]*[^#:/\s][^#:/\n]*)$")
 
 def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
     """The file lines (first, how many) of the section under the heading `name` in `doc`
-    (text.headings: a PDF's `Page 2`, a deck's slide, a note's `Install`); NOT_FOUND
-    naming some of its headings where none is so named."""
+    (text.headings: a PDF's `Page 2`, a deck's slide, a note's `Install`), else of a
+    definition so named, as a heading's name is compared (a LaTeX file's `\\section{}`,
+    a BibTeX entry's key); NOT_FOUND naming some of its headings where none is so named."""
     stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
     text = store.unpack(stored) if stored is not None else ""
     found = section_lines(text, name)
+    defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
+    if found is None:
+        found = next(((s.start_line, s.end_line) for s in defined if title_key(s.name) == title_key(name)), None)
     if found is not None:
         first, last = file_line(doc.line_shifts, found[0]), file_line(doc.line_shifts, found[1])
         return first, last - first + 1
-    titles = list(dict.fromkeys(title for _, _, title in headings(text)))
+    titles = list(dict.fromkeys([*(title for _, _, title in headings(text)), *(s.name for s in defined)]))
     some = ", ".join(titles[:DEFINITIONS_NAMED]) + (", …" if len(titles) > DEFINITIONS_NAMED else "")
     has = f"its headings: {some}" if titles else "it has no headings"
     raise RpcError(

@@ -41,10 +41,10 @@ def section_lines(text: str, name: str) -> tuple[int, int] | None:
     (in any case, spaces and punctuation aside: `page2` is `Page 2`, `action-items` is
     `Action items`), up to the next heading of its level or above; the first such
     section; None where none is."""
-    want = _key(name)
+    want = title_key(name)
     heads = headings(text)
     for i, (at, level, title) in enumerate(heads):
-        if _key(title) != want:
+        if title_key(title) != want:
             continue
         end = next((a for a, lv, _ in heads[i + 1 :] if lv <= level), text.count("\n") + 1)
         last = end  # the line before the next section's heading, 1-based
@@ -55,7 +55,7 @@ def section_lines(text: str, name: str) -> tuple[int, int] | None:
     return None
 
 
-def _key(title: str) -> str:
+def title_key(title: str) -> str:
     """A heading's title as a name of it is compared: letters and digits, in any case (a
     GitHub or Obsidian anchor, `action-items`, names `Action items`), accents off as a
     search's words (`Marz` names `März`)."""
