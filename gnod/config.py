@@ -151,18 +151,17 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 CONFIG_EXTENSIONS: frozenset[str] = frozenset(
     {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".config", ".properties", *SYSTEMD_UNITS}
 )
+# TeX's files (LaTeX, BibTeX): their accented letters are spelled as commands (G\"odel),
+# read as letters for the index and passages (gnod.text.tex).
+TEX_EXTENSIONS: frozenset[str] = frozenset({".tex", ".bib"})
 # Program source (code without config and markup): its keywords and identifiers, and
 # nearly always its comments, are English, so it is not run through language detection
 # (which only guesses at identifiers).
 SOURCE_EXTENSIONS: frozenset[str] = (
     CODE_EXTENSIONS
     - CONFIG_EXTENSIONS
-    - {
-        ".tex",
-        ".bib",
-        ".po",  # translations: in the languages they translate into
-        ".pot",
-    }
+    - TEX_EXTENSIONS
+    - {".po", ".pot"}  # translations: in the languages they translate into
 )
 # Program source is stemmed in English, marked unsure: in a collection that is mostly in
 # another language (German comments), ingest.pipeline.settle_languages gives it that language.

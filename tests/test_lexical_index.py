@@ -99,7 +99,7 @@ def old_index(db_path: str, root) -> None:
         "'0006_collection_indexed_at', '0007_language_counts', '0008_chunks_by_content_id', '0009_symbols', "
         "'0010_line_shifts', '0011_ocr_pending', '0012_symbol_vocab', '0013_symbol_names_membership', "
         "'0014_config_files_guessed', '0015_read_rules', '0016_written_days', '0017_senders_folded', "
-        "'0018_keywords_are_tags', '0019_tags_folded', '0020_named_days', '0021_aliases')"
+        "'0018_keywords_are_tags', '0019_tags_folded', '0020_named_days', '0021_aliases', '0022_tex_accents')"
     )
     conn.close()
 
@@ -134,6 +134,7 @@ def test_an_older_index_converts_from_what_is_stored(tmp_path):
             "0019_tags_folded",
             "0020_named_days",
             "0021_aliases",
+            "0022_tex_accents",
         ]
         == [m[0] for m in MIGRATIONS[3:]]
     )
@@ -1394,3 +1395,38 @@ def test_a_notes_aliases_are_its_other_names(tmp_path):
     assert migrate(conn) == ["0021_aliases"]
     pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id ORDER BY 1")
     assert [r[0] for r in pending] == ["Glossar Recht.md", "Notiz.md"]
+
+
+def test_a_tex_file_s_accented_letters_are_found_as_letters(tmp_path):
+    """A BibTeX file spells names `G{\\"o}del`, `Erd{\\H{o}}s`: indexed as their pieces,
+    found by no search for Gödel or Godel, and its passage held no match."""
+    conn = _indexed(
+        tmp_path,
+        {
+            "refs.bib": '@book{goedel1931,\n  author = {G{\\"o}del, Kurt},\n  title = {{\\"U}ber formal}\n}\n'
+            "@article{erdos1947,\n  author = {Erd{\\H{o}}s, Paul},\n}\n",
+            "ch1.tex": '\\section{Incompleteness}\nAs G\\"odel showed, Stra\\ss e.\n',
+            "plain.md": "# Plain\n\nNothing about logicians.\n",
+        },
+    )
+    with lexical_index(conn, AnalyzerSet()) as index:
+        for query in ("Gödel", "godel", "Erdős", "erdos", '"Gödel, Kurt"', "über formal", "straße"):
+            result = lexical.search(index, conn, AnalyzerSet(), query, {"english": 3}, 10)
+            paths = {docs_by_ids(conn, [r.doc_id])[r.doc_id].rel_path for r in result.rows}
+            assert paths and paths <= {"refs.bib", "ch1.tex"}, query
+        from gnod.protocol import SearchParams
+        from gnod.server.searching import answer
+
+        found = answer(
+            index, conn, AnalyzerSet(), SearchParams(query="erdos"), language_counts(conn), resolve(Filter())
+        )
+        (hit,) = found.hits
+        assert (hit.path, hit.snippet.line) == ("refs.bib", 6)
+        assert hit.snippet.text.startswith("  author = {Erdős, Paul},")
+        (start, end), *_ = hit.snippet.matches
+        assert hit.snippet.text[start:end] == "Erdős"
+    conn.execute("DELETE FROM lexical_pending")
+    conn.execute("DELETE FROM migrations WHERE name = '0022_tex_accents'")
+    assert migrate(conn) == ["0022_tex_accents"]
+    pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id ORDER BY 1")
+    assert [r[0] for r in pending] == ["ch1.tex", "refs.bib"]

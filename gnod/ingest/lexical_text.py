@@ -10,7 +10,7 @@ from typing import Any
 
 import apsw
 
-from gnod.config import CAMEL_CASE_EXTENSIONS, extension
+from gnod.config import CAMEL_CASE_EXTENSIONS, TEX_EXTENSIONS, extension
 from gnod.ingest.sections import StemmedBody, stem_body
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
@@ -23,6 +23,14 @@ from gnod.text.analyzer import (
     ingest_analyzers,
     path_text,
 )
+from gnod.text.tex import decode_accents
+
+
+def indexed_body(rel_path: str, body: str) -> str:
+    """A document's text as its words are indexed: a TeX file's with its accented letters
+    as letters (text.tex), as its passages are read (server.searching) so that they hold
+    the matches; its lines stay the file's."""
+    return decode_accents(body) if extension(rel_path) in TEX_EXTENSIONS else body
 
 
 def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, analyzer: Analyzer) -> LexicalText:
@@ -83,7 +91,7 @@ def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
     """Each row of store.lexical_sources → (its id, its lexical text)."""
     out = []
     for doc_id, rel_path, title, metadata, markdown, body_line, language, others in rows:
-        body = store.body_of(markdown, body_line)
+        body = indexed_body(rel_path, store.body_of(markdown, body_line))
         stemmed = stem_body(body, language, analyzers, per_block=bool(others))
         heading = store.indexed_title(title, json.loads(metadata))
         out.append((doc_id, lexical_text(rel_path, heading, body, stemmed, analyzers.get(language))))

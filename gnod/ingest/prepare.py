@@ -12,7 +12,7 @@ from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import convert
 from gnod.ingest.failure import IngestFailure
-from gnod.ingest.lexical_text import lexical_text
+from gnod.ingest.lexical_text import indexed_body, lexical_text
 from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags, split_frontmatter
 from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
@@ -98,7 +98,8 @@ def prepare(
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.
-    stemmed = stem_body(body, language, analyzers, per_block=not (language_hint or source), deadline=deadline.check)
+    indexed = indexed_body(entry.rel_path, body)
+    stemmed = stem_body(indexed, language, analyzers, per_block=not (language_hint or source), deadline=deadline.check)
     language = stemmed.language
     deadline.check("stemming")
     offset = len(canonical) - len(body)
@@ -123,7 +124,7 @@ def prepare(
         language=language,
         metadata=meta,
         chunks=chunks,
-        text=lexical_text(entry.rel_path, heading, body, stemmed, analyzers.get(language)),
+        text=lexical_text(entry.rel_path, heading, indexed, stemmed, analyzers.get(language)),
         read_rules=READ_RULES,
         other_languages=stemmed.others,
         language_confident=sure,

@@ -29,6 +29,7 @@ import tantivy
 from tantivy import Occur, Query
 
 from gnod.config import NAMED_FILES
+from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import COMPATIBLE, CONSTANT, VARIABLE, Symbol
 from gnod.search import defining, filters, spelling
@@ -1374,7 +1375,7 @@ def _holding(
             for r in batch
             if r[0] in texts
             and (stored := texts[r[0]][1]) is not None
-            and any(p.search(fold(store.unpack(stored).lower())) for p in typed)
+            and any(p.search(fold(indexed_body(texts[r[0]][0].rel_path, store.unpack(stored)).lower())) for p in typed)
         ]
         if len(kept) >= limit:
             return kept + found[at + limit :]

@@ -13,6 +13,7 @@ import apsw
 import msgspec
 
 from gnod import wire
+from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import expand, file_line, stored_line
 from gnod.protocol import SearchHit, SearchParams, SearchResult, Snippet
@@ -66,8 +67,8 @@ def answer(
                 bits[doc.language] = TermBits(
                     analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
                 )
-            pieces = docstore.pieces(stored, SNIPPET_PIECE_BYTES)
-            head = partial(docstore.head, stored, SNIPPET_FIRST_LOOK_BYTES)
+            pieces = (indexed_body(doc.rel_path, piece) for piece in docstore.pieces(stored, SNIPPET_PIECE_BYTES))
+            head = partial(_head, doc.rel_path, stored)
             passages[r.doc_id] = _naming(
                 best_snippets(pieces, body_line, bits[doc.language], p.per_doc, head), res.name
             )
@@ -130,6 +131,12 @@ def answer(
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=res.notes + failing_notes(docstore.failing(conn, [h.docid for h in hits])),
     )
+
+
+def _head(rel_path: str, stored: str | bytes, least: int) -> str | None:
+    """documents.head of a stored text, read as its words are indexed."""
+    found = docstore.head(stored, SNIPPET_FIRST_LOOK_BYTES, least)
+    return indexed_body(rel_path, found) if found is not None else None
 
 
 _QUOTES = "\"'`"  # around a name pasted from prose or Markdown

@@ -420,6 +420,16 @@ MIGRATIONS: list[tuple[str, str, Callable[[apsw.Connection], None] | None]] = [
         """,
         None,
     ),
+    (
+        "0022_tex_accents",
+        """
+        -- A TeX file's accented letters are indexed as letters (`G\\"odel` as Gödel:
+        -- gnod.text.tex): the lexical index takes the LaTeX and BibTeX files again.
+        INSERT OR IGNORE INTO lexical_pending(doc_id)
+        SELECT id FROM documents WHERE lower(rel_path) GLOB '*.tex' OR lower(rel_path) GLOB '*.bib';
+        """,
+        None,
+    ),
 ]
 
 
