@@ -1650,7 +1650,7 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         assert r.stdout.startswith(str(folder / "smith2021.pdf") + ":")
         r = cli("search", "zinc chloride", "--human", "--color", "never", env=env)
         assert f"thesis/smith2021.pdf:{hit['snippet']['line']}: Page 2" in r.stdout
-        assert search(env, "centrifuge")["hits"][0]["snippet"]["symbol"] == "Budget"
+        assert search(env, "centrifuge")["hits"][0]["snippet"]["symbol"] == "Slide 2: Budget"
         # A document's own text names no section: a Python comment is no heading.
         assert search(env, "install")["hits"] and all(
             h["snippet"]["symbol"] in (None, "install()")
@@ -1671,7 +1671,9 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
             cli_json("get", "thesis/sync.md#action-items", "--json", env=env)["content"]
             == "## Action items\n\n- Ship it.\n"
         )
-        assert cli_json("get", "thesis/talk.pptx#Budget", "--json", env=env)["content"].startswith("# Budget")
+        budget = cli_json("get", "thesis/talk.pptx#Budget", "--json", env=env)["content"]
+        assert budget.startswith("## Slide 2: Budget") and "Roadmap" not in budget
+        assert cli_json("get", "thesis/talk.pptx:Slide 2", "--json", env=env)["content"] == budget
         err = cli_error("get", "thesis/guide.md#Uninstall", env=env)
         assert err["code"] == "NOT_FOUND"
         assert "no section named 'Uninstall' in thesis/guide.md (its headings: Guide, Install, Use)" in err["message"]

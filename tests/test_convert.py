@@ -316,13 +316,22 @@ def test_office_documents_and_pdfs_are_titled_by_what_their_authors_titled_them(
     assert "| GCN | 0.612 | 0.544 |" in re.sub(" +", " ", text)
     assert text.endswith("\n\n## Page 4\n\nConclusion. The xylophone heads generalize.\n")
 
+    # A deck's slides are sections by their numbers and titles, under its first title: a
+    # hit could not be cited by its slide, and an untitled slide ran into the one before.
     deck = Presentation()
-    for name in ("Roadmap", "Budget"):
-        deck.slides.add_slide(deck.slide_layouts[1]).shapes.title.text = name
+    for name in ("Roadmap", "Budget", "Budget", None):
+        slide = deck.slides.add_slide(deck.slide_layouts[1] if name else deck.slide_layouts[6])
+        if name:
+            slide.shapes.title.text = name
+        else:
+            slide.shapes.add_textbox(0, 0, 100, 100).text_frame.text = "The pelican figure."
+    deck.slides[2].notes_slide.notes_text_frame.text = "Mention the walrus."
     out = io.BytesIO()
     deck.save(out)
     text = convert(out.getvalue(), "deck.pptx")
-    assert "# Roadmap" in text and "# Budget" in text and "Slide number" not in text
+    assert text.startswith("# Roadmap\n\n## Slide 1: Roadmap\n") and "Slide number" not in text
+    assert "\n## Slide 3: Budget\n" in text and "\n### Slide 3 notes\nMention the walrus." in text
+    assert text.endswith("\n## Slide 4\nThe pelican figure.\n")
 
 
 LEGACY_NOTES = {

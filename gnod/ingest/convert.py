@@ -412,7 +412,7 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     if converter_class == "XlsxConverter":
         markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
     if converter_class == "PptxConverter":
-        markdown = _SLIDE_NUMBER_RE.sub("", markdown)
+        markdown = _slides(markdown)
     if converter_class == "PdfConverter":
         markdown = _paged(markdown if "\f" in markdown else _form_pages(data) or markdown)
     title = " ".join((result.title or _METADATA_TITLE.get(converter_class, lambda _d: "")(data)).split())
@@ -431,9 +431,8 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
 # Word's own title and subtitle styles as headings (mammoth left them paragraphs, and the
 # first `Heading 1` below them titled the document).
 _DOCX_STYLES = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:fresh"
-# markitdown marks each slide so; its title is the slide's heading, and the marker's words
-# were indexed ("slide number" found every deck first).
-_SLIDE_NUMBER_RE = re.compile(r"^<!-- Slide number: \d+ -->\n?", re.M)
+# markitdown marks each slide so, then gives its title as a heading (_slides).
+_SLIDE_NUMBER_RE = re.compile(r"^<!-- Slide number: (\d+) -->\n?", re.M)
 # Metadata titles that name no document: a template's, an application's default, a file name.
 _TEMPLATE_TITLE_RE = re.compile(
     r"^(?:microsoft (?:word|powerpoint|excel) - |untitled\b|(?:document|presentation|slide)\s*\d*$)"
@@ -453,6 +452,31 @@ def _plausible_title(title: str, path: str) -> bool:
         and not _TEMPLATE_TITLE_RE.search(title)
         and title.casefold() != stem.casefold()
     )
+
+
+def _slides(markdown: str) -> str:
+    """A deck's slides as sections named by their numbers and titles (`## Slide 4:
+    Results`, `## Slide 5` for one without a title), its speaker notes as `### Slide 4
+    notes`, under its first slide's title: the numbers were dropped (the marker's words
+    were indexed: "slide number" found every deck first), so a hit could not be cited by
+    its slide, a slide without a title ran into the one before, and three slides titled
+    Results were one section."""
+    parts = _SLIDE_NUMBER_RE.split(markdown)
+    if len(parts) < 3:
+        return markdown
+    out = [parts[0].strip()] if parts[0].strip() else []
+    deck = None
+    for number, body in zip(parts[1::2], parts[2::2]):
+        lines = body.strip("\n").split("\n")
+        first = next((i for i, line in enumerate(lines) if line.strip()), None)
+        title = lines[first][2:].strip() if first is not None and lines[first].startswith("# ") else ""
+        if title and first is not None:
+            lines[first] = f"## Slide {number}: {title}"
+        else:
+            lines.insert(0, f"## Slide {number}")
+        deck = title if deck is None else deck
+        out.append("\n".join(f"### Slide {number} notes" if line.strip() == "### Notes:" else line for line in lines))
+    return (f"# {deck}\n\n" if deck else "") + "\n\n".join(part.strip() for part in out) + "\n"
 
 
 def _pdf_title(data: bytes) -> str:

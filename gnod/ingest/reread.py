@@ -56,8 +56,9 @@ READINGS = (
     Reading(5, frozenset(CONVERTED["ipynb"])),
     # A text in UTF-16 without a byte order mark is read (it failed as binary).
     Reading(5, frozenset(TEXT_EXTENSIONS).union(*(CONVERTED[k] for k in LEGACY_TEXT_KINDS)), failed_only=True),
-    # A PDF a page of which markitdown reads as a table keeps its `## Page N` sections.
-    Reading(6, frozenset(CONVERTED["pdf"]), unscanned=True),
+    # A PDF a page of which markitdown reads as a table keeps its `## Page N` sections;
+    # a deck's slides are sections by their numbers (`## Slide 4: Results`).
+    Reading(6, frozenset(CONVERTED["pdf"] + CONVERTED["pptx"]), unscanned=True),
     # An OpenDocument text is read (it failed as an unsupported zip), an RTF file's text
     # (it was its markup, where an `also` glob took it).
     Reading(6, frozenset(CONVERTED["odt"] + CONVERTED["rtf"])),

@@ -39,12 +39,13 @@ def section_of(text: str, line: int) -> str | None:
 def section_lines(text: str, name: str) -> tuple[int, int] | None:
     """The 1-based first and last line of the section whose heading's title is `name`
     (in any case, spaces and punctuation aside: `page2` is `Page 2`, `action-items` is
-    `Action items`), up to the next heading of its level or above; the first such
-    section; None where none is."""
+    `Action items`; a title `A: B` is also named by A and by B, a slide's `Slide 4:
+    Results` by `Slide 4` and `Results`), up to the next heading of its level or above;
+    the first such section; None where none is."""
     want = title_key(name)
     heads = headings(text)
     for i, (at, level, title) in enumerate(heads):
-        if title_key(title) != want:
+        if want not in {title_key(title), *map(title_key, title.split(": ", 1))}:
             continue
         end = next((a for a, lv, _ in heads[i + 1 :] if lv <= level), text.count("\n") + 1)
         last = end  # the line before the next section's heading, 1-based
