@@ -200,6 +200,10 @@ CONVERTED: dict[str, tuple[str, ...]] = {
     "image": (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"),
 }
 DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() for ext in exts)
+# Tables: their cells are names, numbers and codes more than prose, so the language read
+# from them is only a guess (a CSV of English headers and Polish operators' names read
+# as Polish), which a collection's dominant language settles (ingest.pipeline).
+TABLE_EXTENSIONS: frozenset[str] = frozenset(CONVERTED["csv"] + CONVERTED["xlsx"])
 # Files that hold documents, each member one (gnod.ingest.containers), by how their
 # names end: archives and mailboxes (mbox: each message an .eml).
 ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")

@@ -342,3 +342,16 @@ def test_section_languages_count_towards_the_query_languages(make, tmp_path):
     assert (stats.updated, stats.removed) == (1, 1)
     assert language_counts(conn) == {"english": english - 1, "russian": 1}
     assert paths(conn, "deleting snapshot")[:1] == ["backup.md"]
+
+
+def test_a_table_takes_its_collection_s_language_over_the_names_in_its_cells(make):
+    """A CSV of English headers whose cells name Polish operators (Łukasz) was read as
+    Polish for certain: `operators` missed its `operator` column. A table's language is
+    a guess, which an English collection settles."""
+    rows = "".join(f"R{i:03d},{11 + i % 4},{50 + i * 0.7:.1f},{'Łukasz' if i % 3 else 'Zoë'}\n" for i in range(30))
+    more = {f"note{i}.md": f"# Note {i}\n\n{text}" for i, text in enumerate(OTHER_ENGLISH.values())}
+    conn = make({"measurements.csv": "run_id,temperature_mK,t2_us,operator\n" + rows, **OTHER_ENGLISH, **more})
+    (language,) = conn.execute("SELECT language FROM documents WHERE rel_path = 'measurements.csv'").fetchone()
+    assert language == "english"
+    assert paths(conn, "operators") == ["measurements.csv"]
+    assert prepared(rows, name="alone.csv").language == "polish"  # its own guess, before the collection's

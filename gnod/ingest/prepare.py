@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 import time
 
-from gnod.config import CODE_EXTENSIONS, CONFIG_EXTENSIONS, SOURCE_EXTENSIONS, SOURCE_LANGUAGE, extension
+from gnod.config import (
+    CODE_EXTENSIONS,
+    CONFIG_EXTENSIONS,
+    SOURCE_EXTENSIONS,
+    SOURCE_LANGUAGE,
+    TABLE_EXTENSIONS,
+    extension,
+)
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
@@ -91,7 +98,7 @@ def prepare(
         language = language_hint
     elif source:
         language, sure = SOURCE_LANGUAGE, False
-    elif ext in CONFIG_EXTENSIONS:
+    elif ext in CONFIG_EXTENSIONS or ext in TABLE_EXTENSIONS:
         language, sure = detect_language_sure(body)[0], False
     else:
         language, sure = detect_language_sure(body)

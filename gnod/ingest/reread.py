@@ -13,7 +13,15 @@ from typing import NamedTuple
 
 import apsw
 
-from gnod.config import CODE_EXTENSIONS, CONVERTED, MEMBER_SEP, PROSE_EXTENSIONS, TEXT_EXTENSIONS, extension
+from gnod.config import (
+    CODE_EXTENSIONS,
+    CONVERTED,
+    MEMBER_SEP,
+    PROSE_EXTENSIONS,
+    TABLE_EXTENSIONS,
+    TEXT_EXTENSIONS,
+    extension,
+)
 from gnod.ingest.charsets import in_runs
 from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.store import documents as store
@@ -62,6 +70,8 @@ READINGS = (
     # An OpenDocument text is read (it failed as an unsupported zip), an RTF file's text
     # (it was its markup, where an `also` glob took it).
     Reading(6, frozenset(CONVERTED["odt"] + CONVERTED["rtf"])),
+    # A table's language is a guess, which its collection's dominant language settles.
+    Reading(6, TABLE_EXTENSIONS),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
