@@ -234,6 +234,20 @@ def test_opendocument_text_and_rtf_are_read_not_left_out_or_indexed_as_markup():
     assert {".odt", ".rtf"} <= set(DEFAULT_EXTENSIONS)
 
 
+def test_a_word_table_without_a_header_row_has_its_first_row_for_header():
+    """markitdown gave such a table an empty header (`|  |  |` over `| --- |`), its header
+    words a row below it."""
+    import docx
+
+    d = docx.Document()
+    table = d.add_table(rows=2, cols=2)
+    for (r, c), text in {(0, 0): "Method", (0, 1): "Accuracy", (1, 0): "Baseline", (1, 1): "71.3%"}.items():
+        table.cell(r, c).text = text
+    out = io.BytesIO()
+    d.save(out)
+    assert convert(out.getvalue(), "t.docx").strip() == "| Method | Accuracy |\n| --- | --- |\n| Baseline | 71.3% |"
+
+
 def test_titles_come_from_the_heading_then_metadata():
     assert convert(make_docx(), "r.docx").startswith("# Quarterly Report\n")
     assert "# Roadmap" in convert(make_pptx(), "r.pptx")

@@ -79,6 +79,9 @@ _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
 _PASSWORD_ERRORS = frozenset({"PDFPasswordIncorrect", "PDFEncryptionError"})
 _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
+# A Word table without a header row comes with an empty one (`|  |  |` over `| --- |`):
+# its first row is its header (a passage showed the empty row, its words a row below).
+_EMPTY_HEADER_RE = re.compile(r"^\|(?:[ \t]*\|)+[ \t]*\n(\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*)\n(\|.*\|)[ \t]*$", re.M)
 # UTF-16 without a byte order mark: at least this share of the high bytes of its first
 # characters are NUL (Latin script), and its text holds no control character but line
 # ends, tabs and form feeds (_utf16_without_bom).
@@ -411,6 +414,8 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     markdown = result.markdown or ""
     if converter_class == "XlsxConverter":
         markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
+    if converter_class == "DocxConverter":
+        markdown = _EMPTY_HEADER_RE.sub(lambda m: f"{m[2]}\n{m[1]}", markdown)
     if converter_class == "PptxConverter":
         markdown = _slides(markdown)
     if converter_class == "PdfConverter":

@@ -70,8 +70,9 @@ READINGS = (
     # An OpenDocument text is read (it failed as an unsupported zip), an RTF file's text
     # (it was its markup, where an `also` glob took it).
     Reading(6, frozenset(CONVERTED["odt"] + CONVERTED["rtf"])),
-    # A table's language is a guess, which its collection's dominant language settles.
-    Reading(6, TABLE_EXTENSIONS),
+    # A table's language is a guess, which its collection's dominant language settles; a
+    # Word table without a header row has its first row for header, not an empty one.
+    Reading(6, TABLE_EXTENSIONS | frozenset(CONVERTED["docx"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
