@@ -451,6 +451,15 @@ def test_sniffed_content_beats_the_extension():
     assert sniff(make_epub()) == "epub" and sniff(make_pptx()) == "pptx" and sniff(CSV) is None
     assert sniff(b"\x00" * 128 + pdf) == "pdf"  # a binary prefix (MacBinary) before the header
     assert convert(b"A note: PDFs start with %PDF-1.7.\n", "pdf-notes.md").startswith("A note")
+    # A picture is one whatever its name: a phone's scan saved as .pdf was CORRUPT, not read.
+    from PIL import Image
+
+    for fmt in ("PNG", "JPEG", "GIF", "TIFF", "WEBP", "BMP"):
+        picture = io.BytesIO()
+        Image.new("RGB", (8, 8), "white").save(picture, fmt)
+        assert sniff(picture.getvalue()) == "image", fmt
+        assert DEFAULT_REGISTRY.resolve(picture.getvalue(), "scan.pdf").name == "image", fmt
+    assert sniff(b"BMW service notes: oil at 15,000 km.\n") is None
 
 
 def test_unsupported_binary_and_too_large():

@@ -62,7 +62,7 @@ HELPER_START_S = 120.0  # starting the helper and importing markitdown, billed t
 
 # Kinds with an unmistakable binary signature: they override the extension.
 BINARY_KINDS = frozenset(
-    {"pdf", "docx", "odt", "xlsx", "pptx", "epub", "zip", "damaged-zip", "ole", "encrypted-office"}
+    {"pdf", "docx", "odt", "xlsx", "pptx", "epub", "zip", "damaged-zip", "ole", "encrypted-office", "image"}
 )
 # Kinds several formats share: a converter claims one only for its own extensions (an OLE
 # file is a .doc, .xls, .ppt or Outlook .msg).
@@ -73,6 +73,9 @@ _KIND_NAMES = {
     "ole": "a legacy OLE file (.doc, .xls, .ppt…)",
 }
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# Pictures by their signatures (PNG, JPEG, GIF, TIFF; WebP in its RIFF; BMP by _bmp): a
+# phone's scan saved as .pdf was CORRUPT, not read.
+_PICTURE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
 # A zip's first member, `mimetype`, names the formats that start so (EPUB, OpenDocument).
 _ZIP_MIMETYPES = {b"application/epub+zip": "epub", b"application/vnd.oasis.opendocument.text": "odt"}
 _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
@@ -123,11 +126,18 @@ def sniff(data: bytes) -> str | None:
         return "pdf"
     if data.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _sniff_zip(data)
+    if data.startswith(_PICTURE_MAGIC) or (data[:4] == b"RIFF" and data[8:12] == b"WEBP") or _bmp(data):
+        return "image"
     if data.startswith(_OLE_MAGIC):
         return "encrypted-office" if _ENCRYPTED_PACKAGE in data else "ole"
     if _HTML_RE.match(data[:1024].removeprefix(b"\xef\xbb\xbf")):
         return "html"
     return None
+
+
+def _bmp(data: bytes) -> bool:
+    """A BMP: `BM`, its own size, four zero bytes (its `BM` alone would take a text)."""
+    return data[:2] == b"BM" and int.from_bytes(data[2:6], "little") == len(data) and data[6:10] == bytes(4)
 
 
 def _sniff_zip(data: bytes) -> str:
@@ -706,6 +716,7 @@ def builtin_converters() -> list[Converter]:
             "image",
             convert_image,
             frozenset(CONVERTED["image"]),
+            frozenset({"image"}),
             max_bytes=MAX_DOCUMENT_BYTES,
             isolated=True,
             takes_language=True,
