@@ -312,7 +312,7 @@ def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
     assert data["count"] == 1 and data["more"] == "/?q=kettle&mode=lexical&n=2"
     # A word being typed was searched as a prefix: more of those, not of the word alone (none).
     typed = json.loads(web.get("/api/search?" + urlencode({"q": "kettl", "n": 1, "typing": 1}))[2])
-    assert typed["count"] == 1 and typed["more"] == "/?q=kettl%2A&mode=lexical&n=2"
+    assert typed["count"] == 1 and typed["more"] == "/?q=kettl&mode=lexical&n=2&typing=1"
     assert json.loads(web.get(typed["more"].replace("/?", "/api/search?"))[2])["count"] == 2
     assert '<a href="/?q=kettle&amp;mode=lexical&amp;n=2" rel="next">More results</a>' in data["html"]
     page = web.get(data["more"])[2]
@@ -740,8 +740,14 @@ def test_browser_types_a_query_and_opens_a_hit_at_its_line(web, browser):
     box.send_keys("release pipel")  # half a word: found as a prefix
     _wait(browser, lambda d: "Deployment guide" in _titles(d))
     assert browser.find_element(By.ID, "mode").text.startswith("lexical")
-    # The address is what was searched: a reload or Back shows these results again.
-    assert "q=release+pipel*" in browser.execute_script("return location.search")
+    # The address is what was typed, searched as typed: a reload or Back shows these
+    # results again, and the box what the user typed (it held `release pipel*`, gno's `*`).
+    assert "q=release+pipel&" in browser.execute_script("return location.search") + "&"
+    assert "typing=1" in browser.execute_script("return location.search")
+    browser.refresh()
+    _wait(browser, lambda d: "Deployment guide" in _titles(d))
+    box = browser.find_element(By.ID, "q")
+    assert box.get_attribute("value") == "release pipel"
     box.send_keys(Keys.ARROW_DOWN, Keys.ENTER)
     _wait(browser, lambda d: "/doc?" in d.current_url)
     assert "line=5" in browser.current_url

@@ -87,8 +87,10 @@ class Request:
             return None
         if result.get("total_candidates", len(hits) + 1) <= len(hits):  # `search` knows: nothing more
             return None
-        # What was searched (`spin_lock_irqsa*` while typing it): the same results and more.
-        query = [("q", self.sent()), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
+        # What was typed, searched as it was (`spin_lock_irqsa*` while typing it): the same
+        # results and more, the box still holding what the user typed.
+        query = [("q", self.text), ("mode", self.mode), ("n", str(min(MAX_LIMIT, 2 * self.limit)))]
+        query += [("typing", "1")] if self.typing and self.mode != "hybrid" else []
         query += [("c", c) for c in self.collections] + self.fields()
         return "/?" + urlencode(query)
 

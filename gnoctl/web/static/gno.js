@@ -88,11 +88,11 @@ function initSearch() {
     return p;
   }
 
-  // The page's address: what was searched (`sent`: the word being typed as a prefix,
-  // `mutex_lo*`), so a reload, Back or a bookmark shows these results again.
-  function address(searchMode, sent) {
-    const p = params(searchMode, false);
-    if (sent) p.set("q", sent);
+  // The page's address: what was typed, and whether it was searched as it is being
+  // typed (its last word a prefix, `mutex_lo*`), so a reload, Back or a bookmark shows
+  // these results again, the box holding what the user typed (not a `*` of gno's).
+  function address(searchMode, typing) {
+    const p = params(searchMode, typing);
     for (const [k, v] of [...p]) if (!v) p.delete(k);
     return box.value.trim() ? `/?${p}` : "/";
   }
@@ -161,7 +161,7 @@ function initSearch() {
     setMode(searchMode);
     const n = data.count;
     info.textContent = `${data.more ? "the first " : ""}${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
-    history.replaceState(null, "", address(searchMode, data.sent));
+    history.replaceState(null, "", address(searchMode, typing));
     if (typedAt !== undefined) {
       // After the frame that shows the results: the time from keystroke to pixels.
       requestAnimationFrame(() => setTimeout(() => {
