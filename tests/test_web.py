@@ -247,6 +247,9 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert 'class="result"' in found["html"] and "<mark>" in found["html"]
     # A finished word is not a prefix; a document's markup is text.
     assert json.loads(web.get("/api/search?" + urlencode({"q": "kettle ", "typing": 1}))[2])["sent"] == "kettle "
+    # A word ending in no letter or digit is no word's first letters (`C++*` searched C).
+    for typed in ("C++", "50%"):
+        assert json.loads(web.get("/api/search?" + urlencode({"q": typed, "typing": 1}))[2])["sent"] == typed
     found = json.loads(web.get("/api/search?q=kettle")[2])
     assert "&lt;script&gt;" in found["html"] and "<script>" not in found["html"]
     # A phrase being typed is closed, its last word a prefix (an open quote was an error at

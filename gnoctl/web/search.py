@@ -28,7 +28,8 @@ MODES = ("lexical", "hybrid", "definitions")
 
 def as_typed(text: str) -> str:
     """`text` with its last word as a prefix, unless that word is done (a space after
-    it), quoted, negated, one letter or already a prefix; a phrase being typed is closed,
+    it), quoted, negated, one letter, already a prefix or ends in no letter or digit
+    (`C++` was searched `C++*`: C alone); a phrase being typed is closed,
     its last word a prefix too (`"rotor imb` searches "rotor imb*": an open quote was an
     error at every keystroke, and closed as typed it found nothing until the word was
     whole), even of one letter, which gnod leaves out (`"rotor i*` searches "rotor":
@@ -40,8 +41,8 @@ def as_typed(text: str) -> str:
     if not text or text[-1].isspace():
         return text
     last = text.split()[-1]
-    if '"' in last or "*" in last or last.startswith("-") or len(last) < 2:
-        return text
+    if '"' in last or "*" in last or last.startswith("-") or len(last) < 2 or not last[-1].isalnum():
+        return text  # `C++`, `50%`: no word's first letters end there
     return text + "*"
 
 
