@@ -347,6 +347,7 @@ def test_filters_narrow_the_results(web):
     page = web.get("/?" + urlencode({"q": "deploy", "path": "guides/**", "type": "md", "from": "ann"}))[2]
     for field, value in (("path", "guides/**"), ("type", "md"), ("from", "ann")):
         assert f'name="{field}" value="{value}"' in page, field
+    assert ">: path guides/** · type md · from ann</span></summary>" in page  # said while folded
 
 
 def test_the_search_page_renders_results_without_script(web):
@@ -987,6 +988,22 @@ def test_browser_filters_the_open_results_by_collection(web, browser, tmp_path):
         _wait(browser, lambda d: {r.split("/")[0] for r in _visible_results(d)} == {"docs"})
         assert sorted(_visible_results(browser)) == sorted(r for r in both if r.startswith("docs/"))
         assert browser.execute_script("return window.sameDocument") is True  # filtered in place, no reload
+        # A text field filters as it is typed (it waited for Enter or a click elsewhere), and
+        # the summary says what is on when the filters are folded away (it said "Filters").
+        docs_box.click()
+        path = browser.find_element(By.CSS_SELECTOR, 'input[name="path"]')
+        path.send_keys("runbooks/**")
+        _wait(
+            browser,
+            lambda d: sorted(_visible_results(d)) == ["team/runbooks/deploy-api.md", "team/runbooks/rollback.md"],
+        )
+        summary = browser.find_element(By.CSS_SELECTOR, "details.filters summary")
+        summary.click()  # folded
+        assert summary.text == "Filters: path runbooks/**"
+        summary.click()
+        browser.find_element(By.ID, "clear-filters").click()
+        _wait(browser, lambda d: sorted(_visible_results(d)) == sorted(both))
+        assert summary.text == "Filters" and not browser.find_element(By.ID, "clear-filters").is_displayed()
     finally:
         web.daemon.result("collection.remove", {"name": "team"})
 

@@ -126,6 +126,15 @@ class Request:
     def filtered(self) -> bool:
         return bool(self.collections or self.filters())
 
+    def described(self) -> str:
+        """The filters in force, as the page's summary of them says (gno.js's describe):
+        seen while they are folded away."""
+        named = [("collection", ", ".join(self.collections))] if self.collections else []
+        labels = {"tags": "tags", "since": "since", "until": "until", "lang": "language", "path": "path"}
+        labels |= {"type": "type", "from": "from"}
+        named += [(labels[field], value) for field, value in self.fields()]
+        return " · ".join(f"{label} {value}" for label, value in named)
+
 
 @dataclass
 class Hit:

@@ -194,8 +194,40 @@ function initSearch() {
     if (!event.isComposing) typed(event);
   });
   box.addEventListener("compositionend", typed);
+  // A filter changed: the open results are filtered again, a text field's as it is typed
+  // (it waited for Enter or a click elsewhere, the list showing the old results), and the
+  // filters' summary says which are on, seen when they are folded away.
+  const filtered = () => send(shown.mode === "hybrid" ? "hybrid" : "lexical", shown.mode !== "hybrid");
+  const clear = $("#clear-filters");
+  function describe() {
+    const p = new FormData(form);
+    const on = p.getAll("c").length ? [`collection ${p.getAll("c").join(", ")}`] : [];
+    const labels = {tags: "tags", since: "since", until: "until", lang: "language", path: "path", type: "type", from: "from"};
+    for (const [field, label] of Object.entries(labels)) {
+      const value = (p.get(field) || "").trim();
+      if (value) on.push(`${label} ${value}`);
+    }
+    $("#filters-on").textContent = on.length ? `: ${on.join(" · ")}` : "";
+    clear.hidden = !on.length;
+  }
+  let filtering = null;
+  form.addEventListener("input", (event) => {
+    if (event.target === box) return;
+    describe();
+    clearTimeout(filtering);
+    filtering = setTimeout(filtered, event.target.type === "checkbox" || event.target.type === "date" ? 0 : 300);
+  });
   form.addEventListener("change", (event) => {
-    if (event.target !== box) send(shown.mode === "hybrid" ? "hybrid" : "lexical", shown.mode !== "hybrid");
+    if (event.target !== box) describe();
+  });
+  clear.addEventListener("click", () => {
+    for (const field of form.querySelectorAll(".filter-grid input")) {
+      if (field.type === "checkbox") field.checked = false;
+      else field.value = "";
+    }
+    describe();
+    filtered();
+    box.focus();
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
