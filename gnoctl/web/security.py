@@ -1,8 +1,11 @@
 """Who may use the page: this user's browser, on the address `gnoctl web` printed.
 
 The printed address carries the secret (`?key=`); the first visit trades it for an
-HttpOnly SameSite=Strict cookie and redirects to the clean address, so the secret does
-not stay in the history or reach a Referer. The cookie is a session id signed with the
+HttpOnly SameSite=Lax cookie and redirects to the clean address, so the secret does
+not stay in the history or reach a Referer. Lax, not Strict: a link to the page from
+elsewhere (a wiki, a mail, a note) is a visit of this browser too (Strict sent no cookie
+with it: "open the printed address", in a browser that had); nothing another site's
+request could start changes anything without the CSRF token below. The cookie is a session id signed with the
 secret (it outlives a restart of `gnoctl web`, not a new secret), and each session has
 its CSRF token derived the same way: the pages carry it, and every request that changes
 something (anything but GET and HEAD) must send it back in `X-CSRF-Token` from an
@@ -128,7 +131,7 @@ class Guard:
                 self.sessions.new_cookie(),
                 max_age=COOKIE_DAYS * 86400,
                 httponly=True,
-                samesite="strict",
+                samesite="lax",
                 path="/",
             )
             return redirect
