@@ -371,7 +371,18 @@ def test_the_document_view_marks_the_line(web):
     assert re.search(
         r'<p class="notes">no vectors \(.*\): found by the document&#39;s most informative words</p>', aside
     )
-    page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3}))[2]
+    # Opened from a search: its matched words marked on the hit's line (the paragraph was
+    # tinted, no word in it marked), and a link back to the results.
+    href = next(
+        h["href"] for h in json.loads(web.get("/api/search?q=release+pipeline")[2])["hits"] if "deploy.md" in h["href"]
+    )
+    assert "mark=release" in href and "mark=pipeline" in href and "q=release+pipeline" in href
+    page = web.get(href.split("#")[0])[2]
+    marked = re.search(r'<(\w+)[^>]*id="hit"[^>]*>(.*?)</\1>', page, re.S)
+    assert "<mark>release</mark> <mark>pipeline</mark>" in marked.group(2)
+    assert page.count("<mark>") == 2  # on the hit's line alone
+    assert '<a href="/?q=release+pipeline">← Results for <q>release pipeline</q></a>' in page
+    page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3, "mark": "<script>"}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404
     # A ref naming its line, as gnoctl get takes it (it was refused: "give them once").

@@ -53,6 +53,7 @@ WIKI_CANDIDATES = 1000
 # was 37 MB of HTML (8 s to make) that kept the browser busy for 106 s.
 DOC_LINES = 2000
 DOC_BYTES = 1_000_000
+MARKS_MAX = 20  # words a document's address may ask to be marked on its hit's line
 # An original file shown by the browser must not run script in the page's origin.
 SCRIPTED = (
     "text/html",
@@ -149,6 +150,7 @@ class Web:
         ref = request.query_params.get("ref", "")
         line = _int(request.query_params.get("line"))
         start = _int(request.query_params.get("from")) or (max(1, line - DOC_LINES // 2) if line else 1)
+        marks = tuple(w for w in request.query_params.getlist("mark")[:MARKS_MAX] if w.strip())
         if not ref.strip():
             missing = {"name": "INVALID_PARAMS", "message": "which document? /doc?ref=collection/path", "details": {}}
             return self.page(request, "error.html", status_code=400, error=missing, title="Document")
@@ -182,7 +184,8 @@ class Web:
             ref=name,
             earlier=doc_href(name, line, earlier) if earlier else None,
             later=doc_href(name, line, later) if later else None,
-            html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"]),
+            html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"], marks),
+            query=request.query_params.get("q", "").strip(),
             similar=alike["hits"],
             similar_notes=alike["notes"],  # how they were found, where not by meaning
             converted=doc["converted"],

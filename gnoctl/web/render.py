@@ -93,7 +93,14 @@ def _kind_of(ext: str) -> str:
 TAB_COLUMNS = 8
 
 
-def document(content: str, path: str, line: int | None, first: int = 1, collection: str | None = None) -> Markup:
+def document(
+    content: str,
+    path: str,
+    line: int | None,
+    first: int = 1,
+    collection: str | None = None,
+    marks: tuple[str, ...] = (),
+) -> Markup:
     """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
     `content` is its lines from `first` on (a long document's window). In Markdown of a
     `collection`, a link or picture by a relative path leads to that document's page or
@@ -103,8 +110,8 @@ def document(content: str, path: str, line: int | None, first: int = 1, collecti
     if kind == "code":
         return _code(content.expandtabs(TAB_COLUMNS), _lexer_for(path), first, line, numbers=True)
     if kind == "plain":
-        return _plain(content.expandtabs(TAB_COLUMNS), line, first)
-    return _markdown(content, line, first, (collection, posixpath.dirname(path)) if collection else None)
+        return _plain(content.expandtabs(TAB_COLUMNS), line, first, marks)
+    return _markdown(content, line, first, (collection, posixpath.dirname(path)) if collection else None, marks)
 
 
 def _lexer_for(path: str):
@@ -126,11 +133,12 @@ def _code(text: str, lexer, first: int, line: int | None, numbers: bool = False)
     return Markup(html)
 
 
-def _plain(text: str, line: int | None, first: int = 1) -> Markup:
+def _plain(text: str, line: int | None, first: int = 1, marks: tuple[str, ...] = ()) -> Markup:
     rows = []
     for n, row in enumerate(text.split("\n"), first):
         mark = Markup(' class="hit" id="hit"') if n == line else Markup("")
-        rows.append(Markup('<span{}><span class="ln">{}</span>{}</span>').format(mark, n, row))
+        shown = passage(row, _spans(row, marks)) if n == line else row
+        rows.append(Markup('<span{}><span class="ln">{}</span>{}</span>').format(mark, n, shown))
     return Markup('<pre class="plain">') + Markup("\n").join(rows) + Markup("</pre>")
 
 
@@ -144,7 +152,9 @@ def _frontmatter(text: str) -> tuple[str, int]:
     return "", 0
 
 
-def _markdown(text: str, line: int | None, first: int = 1, folder: tuple[str, str] | None = None) -> Markup:
+def _markdown(
+    text: str, line: int | None, first: int = 1, folder: tuple[str, str] | None = None, marks: tuple[str, ...] = ()
+) -> Markup:
     front, skipped = _frontmatter(text) if first == 1 else ("", 0)
     out = []
     if front:
@@ -155,7 +165,7 @@ def _markdown(text: str, line: int | None, first: int = 1, folder: tuple[str, st
     env = {"hit": None if line is None else line - 1 - before, "first": before}
     md = _parser()
     tokens = md.parse("\n".join(text.split("\n")[skipped:]), env)
-    _mark_hit(tokens, env["hit"])
+    _mark_words(tokens, _mark_hit(tokens, env["hit"]), marks)
     if folder is not None:
         _relink(tokens, *folder)
         _wikilinks(tokens, *folder)
@@ -210,11 +220,11 @@ def _text(content: str) -> Token:
     return Token("text", "", 0, content=content)
 
 
-def _mark_hit(tokens, hit: int | None) -> None:
+def _mark_hit(tokens, hit: int | None) -> Token | None:
     """Give the innermost block holding line `hit` (0-based) the hit's id: one that is
-    shown (a tight list's items hold paragraphs that are never rendered)."""
+    shown (a tight list's items hold paragraphs that are never rendered); that block."""
     if hit is None:
-        return
+        return None
     best = None
     for token in tokens:  # an inner block comes after its container: `<=` keeps the inner one
         block = (token.nesting == 1 and not token.hidden) or token.type in ("fence", "code_block", "hr")
@@ -224,6 +234,42 @@ def _mark_hit(tokens, hit: int | None) -> None:
     if best is not None and best.type not in ("fence", "code_block"):  # code marks its own line
         best.attrJoin("class", "hit")
         best.attrSet("id", "hit")
+    return best
+
+
+def _mark_words(tokens: list[Token], block: Token | None, marks: tuple[str, ...]) -> None:
+    """The search's matched words (`marks`) in <mark> where they stand in the hit's
+    `block`: the page tinted the paragraph, the words not found in it."""
+    if block is None or not marks or block.nesting != 1:
+        return
+    depth = 0
+    for token in tokens[tokens.index(block) :]:
+        depth += token.nesting
+        if token.type == "inline" and token.children:
+            token.children = [piece for child in token.children for piece in _marked(child, marks)]
+        if depth == 0:
+            return
+
+
+def _marked(child: Token, marks: tuple[str, ...]) -> list[Token]:
+    """A text token as text and marked pieces (any other token as it is)."""
+    if child.type != "text":
+        return [child]
+    out, at = [], 0
+    for start, end in _spans(child.content, marks):
+        out += [_text(child.content[at:start]), Token("mark_open", "mark", 1), _text(child.content[start:end])]
+        out.append(Token("mark_close", "mark", -1))
+        at = end
+    return [*out, _text(child.content[at:])] if out else [child]
+
+
+def _spans(text: str, marks: tuple[str, ...]) -> list[list[int]]:
+    """Where `marks` stand in `text` (in any case, whole words), apart from each other."""
+    if not marks:
+        return []
+    pattern = "|".join(re.escape(m) for m in sorted(marks, key=len, reverse=True))
+    found = re.finditer(rf"(?<!\w)(?:{pattern})(?!\w)", text, re.IGNORECASE)
+    return [[m.start(), m.end()] for m in found]
 
 
 def _fence(self, tokens, idx, options, env) -> str:

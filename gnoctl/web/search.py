@@ -148,10 +148,12 @@ class Hit:
     passages: list[Markup]
     symbol: str | None = None  # in source code: the definition its first passage is in
     lines: list[int] = field(default_factory=list)  # where each passage starts
+    marks: tuple[str, ...] = ()  # the words matched in its first passage
+    query: str = ""  # the search it was found by
 
     @property
     def href(self) -> str:
-        return doc_href(self.ref, self.line)
+        return doc_href(self.ref, self.line, marks=self.marks, query=self.query)
 
     @property
     def code(self) -> bool:
@@ -159,7 +161,13 @@ class Hit:
         return render.kind_of(self.path) == "code"
 
 
-def _search_hit(h: dict) -> Hit:
+def _matched(passage: dict) -> tuple[str, ...]:
+    """The distinct words a passage's matches cover, as they are written there."""
+    text = passage.get("text") or ""
+    return tuple(dict.fromkeys(text[a:b] for a, b in passage.get("matches") or () if 0 <= a < b <= len(text)))
+
+
+def _search_hit(h: dict, query: str) -> Hit:
     found = passages(h)
     return Hit(
         ref=f"{h['collection']}/{h['path']}",
@@ -172,10 +180,12 @@ def _search_hit(h: dict) -> Hit:
         passages=[render.passage(p["text"], p.get("matches") or []) for p in found],
         symbol=found[0].get("symbol") if found else None,
         lines=[p["line"] for p in found],
+        marks=_matched(found[0]) if found else (),
+        query=query,
     )
 
 
-def _query_hit(h: dict) -> Hit:
+def _query_hit(h: dict, query: str) -> Hit:
     preview = h.get("preview") or {}
     text = preview.get("text") or ""
     return Hit(
@@ -188,6 +198,8 @@ def _query_hit(h: dict) -> Hit:
         score=h["score"],
         passages=[render.passage(text, preview.get("matches") or [])] if text else [],
         symbol=preview.get("symbol"),
+        marks=_matched(preview),
+        query=query,
     )
 
 
@@ -196,9 +208,9 @@ async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
     common = {"query": req.sent(), "limit": req.limit, "collections": list(req.collections), "filters": req.filters()}
     if req.mode == "hybrid":
         result = await link.call("query", common)
-        return [_query_hit(h) for h in result["hits"]], result
+        return [_query_hit(h, req.text.strip()) for h in result["hits"]], result
     if req.mode == "definitions":
         result = await link.call("search", {**common, "symbol": True, "per_doc": 2})
-        return [_search_hit(h) for h in result["hits"]], result
+        return [_search_hit(h, req.text.strip()) for h in result["hits"]], result
     result = await link.call("search", {**common, "per_doc": 2})
-    return [_search_hit(h) for h in result["hits"]], result
+    return [_search_hit(h, req.text.strip()) for h in result["hits"]], result
