@@ -157,7 +157,8 @@ def test_no_expand_no_rerank_uses_fusion_scores(hybrid):
 def test_smart_skip_on_few_candidates(hybrid):
     res = query(hybrid, query="volcano rovers", collections=["space"], explain=True, expand=False)
     assert res["counts"]["pool"] == 2 and res["counts"]["reranked"] == 0
-    assert any("smart skip" in n for n in res["notes"])
+    # Said in words a user reads ("smart skip: … synthetic scores capped" was the code's).
+    assert "2 matches, too few to rerank: scores are at most 0.70, unchecked by the reranker" in res["notes"]
     assert all(h["score"] <= 0.70 for h in res["hits"]) and res["hits"][0]["path"] == "mars.md"
     assert res["hits"][0]["explain"]["synthetic"] is not None
 

@@ -274,6 +274,8 @@ def test_search_as_you_type_returns_highlighted_hits(web):
     assert found["mode"] == "hybrid" and found["hits"][0]["ref"] == "docs/guides/deploy.md"
     # What it did without, as the result says it ("without no vector search: …" read twice over).
     assert "<li>skipped: no vector search" in found["html"] and "without no" not in found["html"]
+    # Folded: said on every search without models, it took a third of a phone's screen.
+    assert '<details class="notes degraded">\n  <summary>Searched without ' in found["html"]
 
 
 def test_a_hits_second_passage_says_which_line_it_is_from(web):

@@ -512,7 +512,12 @@ class Hybrid:
         if fusion.should_skip_rerank(self.mode, len(cands)):
             why = f"smart skip: {len(cands)} candidates (< {PIPELINE.smart_skip.min_candidates})"
             self.clock.skip("rerank", why)
-            self.notes.append(f"{why}; synthetic scores capped at {PIPELINE.smart_skip.cap:.2f}")
+            n, cap = len(cands), PIPELINE.smart_skip.cap
+            # Said to people: the stage's own `why` (smart skip, candidates) is for --explain.
+            self.notes.append(
+                f"{n} match{'es' if n != 1 else ''}, too few to rerank: scores are at most {cap:.2f}, "
+                "unchecked by the reranker"
+            )
             sims = {c.fused.doc_id: c.similarity for c in cands if c.similarity is not None}
             self.synthetic = {s.doc_id: s for s in fusion.smart_skip_scores([c.fused for c in cands], self.lists, sims)}
             return None
