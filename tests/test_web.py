@@ -352,6 +352,14 @@ def test_filters_narrow_the_results(web):
     for field, value in (("path", "guides/**"), ("type", "md"), ("from", "ann")):
         assert f'name="{field}" value="{value}"' in page, field
     assert ">: path guides/** · type md · from ann</span></summary>" in page  # said while folded
+    # Filters alone list what passes them ("all my urgent notes" showed nothing), by path.
+    found = json.loads(web.get("/api/search?" + urlencode({"path": "guides/**"}))[2])
+    listed = [h["ref"] for h in found["hits"]]
+    assert listed == sorted(listed) and listed and all(r.startswith("docs/guides/") for r in listed)
+    assert all(h["score"] is None for h in found["hits"]) and 'class="score"' not in found["html"]
+    found = json.loads(web.get("/api/search?" + urlencode({"path": "nowhere/**"}))[2])
+    assert found["count"] == 0 and "No document passes these filters." in found["html"]
+    assert json.loads(web.get("/api/search?q=")[2]).get("count", 0) == 0
 
 
 def test_the_search_page_renders_results_without_script(web):
@@ -1019,6 +1027,17 @@ def test_browser_filters_the_open_results_by_collection(web, browser, tmp_path):
         browser.find_element(By.ID, "clear-filters").click()
         _wait(browser, lambda d: sorted(_visible_results(d)) == sorted(both))
         assert summary.text == "Filters" and not browser.find_element(By.ID, "clear-filters").is_displayed()
+        # With no words, a filter lists what passes it.
+        from selenium.webdriver.common.keys import Keys
+
+        browser.find_element(By.ID, "q").send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+        _wait(browser, lambda d: not _visible_results(d))
+        browser.find_element(By.CSS_SELECTOR, 'input[name="path"]').send_keys("runbooks/**")
+        _wait(
+            browser,
+            lambda d: sorted(_visible_results(d)) == ["team/runbooks/deploy-api.md", "team/runbooks/rollback.md"],
+        )
+        assert "path=runbooks" in browser.execute_script("return location.search")
     finally:
         web.daemon.result("collection.remove", {"name": "team"})
 

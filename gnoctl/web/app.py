@@ -136,7 +136,7 @@ class Web:
         return JSONResponse(body, status_code=status, headers={"cache-control": "no-store"})
 
     async def _search(self, req: search.Request) -> tuple[list[search.Hit], dict | None, dict | None]:
-        if not req.text.strip():
+        if not req.text.strip() and not req.filtered():
             return [], None, None
         try:
             hits, result = await search.run(self.link, req)

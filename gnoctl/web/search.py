@@ -10,6 +10,7 @@ same rows.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -144,7 +145,7 @@ class Hit:
     collection: str
     path: str
     uri: str
-    score: float
+    score: float | None  # None: listed by the filters alone, no query to score it by
     passages: list[Markup]
     symbol: str | None = None  # in source code: the definition its first passage is in
     lines: list[int] = field(default_factory=list)  # where each passage starts
@@ -203,8 +204,39 @@ def _query_hit(h: dict, query: str) -> Hit:
     )
 
 
+def _listed(entry: dict) -> Hit:
+    return Hit(
+        ref=f"{entry['collection']}/{entry['path']}",
+        line=1,
+        title=entry.get("title") or entry["path"],
+        collection=entry["collection"],
+        path=entry["path"],
+        uri=entry["uri"],
+        score=None,
+        passages=[],
+    )
+
+
+async def listed(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
+    """The documents that pass the filters, with no text to search (`ls` with them:
+    "all my urgent notes"), by path; a result as a search's, its `total_candidates` the
+    documents listed."""
+    hits: list[Hit] = []
+    t0 = time.perf_counter()
+    for collection in req.collections or (None,):
+        params = {"collection": collection, "limit": req.limit + 1 - len(hits), "filters": req.filters()}
+        hits += [_listed(e) for e in (await link.call("ls", params))["entries"]]
+        if len(hits) > req.limit:
+            break
+    took_ms = (time.perf_counter() - t0) * 1000
+    return hits[: req.limit], {"notes": [], "total_candidates": len(hits), "took_ms": took_ms}
+
+
 async def run(link: DaemonLink, req: Request) -> tuple[list[Hit], dict]:
-    """(hits, gnod's result) for a request with text; DaemonError as gnod answers."""
+    """(hits, gnod's result) for a request; with no text, what the filters list
+    (`listed`); DaemonError as gnod answers."""
+    if not req.text.strip():
+        return await listed(link, req)
     common = {"query": req.sent(), "limit": req.limit, "collections": list(req.collections), "filters": req.filters()}
     if req.mode == "hybrid":
         result = await link.call("query", common)

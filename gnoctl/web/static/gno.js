@@ -94,7 +94,7 @@ function initSearch() {
   function address(searchMode, typing) {
     const p = params(searchMode, typing);
     for (const [k, v] of [...p]) if (!v) p.delete(k);
-    return box.value.trim() ? `/?${p}` : "/";
+    return box.value.trim() || describe() ? `/?${p}` : "/";
   }
 
   function setMode(searchMode) {
@@ -116,7 +116,7 @@ function initSearch() {
     }
     if (!typing) queued = null;  // this search covers what was typed
     const id = ++sent;
-    if (!box.value.trim()) {
+    if (!box.value.trim() && !describe()) {
       painted = id;
       results.innerHTML = "";
       info.textContent = "";
@@ -209,6 +209,7 @@ function initSearch() {
     }
     $("#filters-on").textContent = on.length ? `: ${on.join(" · ")}` : "";
     clear.hidden = !on.length;
+    return on.length;
   }
   let filtering = null;
   form.addEventListener("input", (event) => {
