@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import pytest
 from test_daemon_query import models  # noqa: F401  (a fixture: the small test models)
@@ -116,6 +116,7 @@ def start_web(env: dict, *args: str) -> tuple[subprocess.Popen, str]:
 def web(tmp_path_factory):
     corpus = build_corpus(str(tmp_path_factory.mktemp("web") / "corpus"))
     corpus.write("notes/markup.md", "# Markup test\n\nA <script>alert('kettle')</script> line about the kettle.\n")
+    corpus.write("notes/people.csv", "name,city\nAda,London\nLinus,Helsinki\n")
     corpus.write("src/regs.h", "".join(f"#define REG_{i:05d}_MASK 0x{i:08x}\n" for i in range(1, 5001)))
     with running_gnod() as (env, daemon):
         daemon.result("collection.add", {"name": "docs", "path": corpus.root})
@@ -373,7 +374,8 @@ def test_the_document_view_marks_the_line(web):
     assert status == 200
     marked = re.search(r'<(\w+)[^>]*id="hit"[^>]*>(.*?)</\1>', page, re.S)
     assert marked and "Run the release pipeline" in marked.group(2)
-    assert "file://" + quote(web.corpus.path("guides/deploy.md")) + "#5" in page
+    # Its path to copy (a file:// link there was dead: a browser opens none from a page over http).
+    assert f'data-copy="{web.corpus.path("guides/deploy.md")}"' in page and "file://" not in page
     assert 'href="/file?ref=docs%2Fguides%2Fdeploy.md"' in page
     assert '<aside class="similar"' in page and "docs%2Fguides%2Fstaging.md" in page
     # Found by shared words (no vectors here), as the page now says (gnoctl similar did).
@@ -392,6 +394,9 @@ def test_the_document_view_marks_the_line(web):
     assert "<mark>release</mark> <mark>pipeline</mark>" in marked.group(2)
     assert page.count("<mark>") == 2  # on the hit's line alone
     assert '<a href="/?q=release+pipeline">← Results for <q>release pipeline</q></a>' in page
+    # A CSV is a table (its rows were lines of pipes, wider than a phone's screen).
+    table = web.get("/doc?" + urlencode({"ref": "docs/notes/people.csv", "line": 3}))[2]
+    assert "<table>" in table and '<tr class="hit" id="hit">' in table
     page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3, "mark": "<script>"}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404

@@ -64,7 +64,6 @@ SCRIPTED = (
     "text/javascript",
     "application/javascript",
 )
-FILE_URL = "file://{path}#{line}"  # no host: a browser opens file:// links of this machine only
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; object-src 'self'; sandbox"
 
 
@@ -190,7 +189,6 @@ class Web:
             similar_notes=alike["notes"],  # how they were found, where not by meaning
             converted=doc["converted"],
             past=line_asked if line_asked is not None and line_asked > doc["total_lines"] else None,
-            file_url=editor_url.url(FILE_URL, abs_path, line or 1),
             editor_url=None
             if self.editor_template == editor_url.template("file")
             else editor_url.url(self.editor_template, abs_path, line or 1),

@@ -26,7 +26,7 @@ from gnoctl.web import wiki
 from gnoctl.web.urls import doc_href, file_href, wiki_href
 
 # Shown as lines of text, not as Markdown.
-PLAIN = frozenset({".txt", ".text", ".log", ".csv", ".tsv"})
+PLAIN = frozenset({".txt", ".text", ".log", ".rtf"})
 # Files gnod stores as Markdown (written so, or converted): rendered.
 MARKDOWN = frozenset(
     {
@@ -36,7 +36,10 @@ MARKDOWN = frozenset(
         ".mkd",
         ".pdf",
         ".docx",
+        ".odt",
         ".xlsx",
+        ".csv",  # a table (its rows were lines of pipes, wider than a phone)
+        ".tsv",
         ".pptx",
         ".epub",
         ".html",

@@ -339,6 +339,18 @@ function initStatus() {
 function initDoc() {
   const hit = $("#hit");
   if (hit) hit.scrollIntoView({block: "center"});
+  // The file's path to paste elsewhere: a browser opens no file:// link from a page served
+  // over http (the link there was dead).
+  for (const button of document.querySelectorAll("button.copy")) {
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(button.dataset.copy);
+        button.textContent = "Copied";
+      } catch {
+        window.prompt("The file's path:", button.dataset.copy);
+      }
+    });
+  }
   // The file saved, or gone, while the page is open: said where the reader looks first.
   const uri = $("article.doc").dataset.uri;
   shownStream("/events/changes", {
