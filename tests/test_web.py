@@ -586,6 +586,10 @@ def test_ask_without_a_generator_shows_the_sources_and_the_fix(web):
     assert data["html"].count("gnoctl models pull generate") == 1
     assert "--no-answer" not in data["html"] and "answer: false" not in data["html"]
     assert 'href="/doc?ref=docs%2Fguides%2Fdeploy.md&amp;line=' in data["html"]
+    # Said before a question is asked (an empty box, and the news only after asking).
+    page = web.get("/ask")[2]
+    assert "is not\n    downloaded yet" in page and "<code>gnoctl models pull generate</code>" in page
+    assert page.index('class="note writer"') < page.index('<form id="ask"')
 
 
 # --- live updates ------------------------------------------------------------------------
@@ -1150,6 +1154,7 @@ def test_browser_asks_and_follows_a_citation_to_its_line(asking):
         browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_STREAM})
         browser.find_element(By.LINK_TEXT, "Ask").click()
         box = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "form#ask #q"))
+        assert not browser.find_elements(By.CSS_SELECTOR, ".note.writer")  # it has one to write answers
         box.send_keys("What is on Mars?", Keys.ENTER)  # SmolLM2-135M answers it in a sentence
         _wait(
             browser,

@@ -263,7 +263,19 @@ class Web:
 
     async def ask(self, request: Request) -> Response:
         req = search.Request.from_query(request.query_params)
-        return self.page(request, "ask.html", req=req, collections=await self.collections())
+        return self.page(
+            request, "ask.html", req=req, collections=await self.collections(), writer=await self._writer()
+        )
+
+    async def _writer(self) -> dict | None:
+        """The generate model, where it cannot write answers (not downloaded, failing):
+        said before a question is asked (the page said so only after it)."""
+        try:
+            models = (await self.link.call("status", {}))["models"]
+        except DaemonError:
+            return None
+        found = next((m for m in models if m["role"] == "generate"), None)
+        return found if found is not None and found["state"] in ("missing", "error") else None
 
     async def api_ask(self, request: Request) -> Response:
         req = search.Request.from_query(request.query_params)
