@@ -16,7 +16,7 @@ import msgspec
 import pathspec
 
 from gnod import __version__, wire
-from gnod.config import MEMBER_SEP, CollectionConfig, ConfigError, save, validate_collection
+from gnod.config import MEMBER_SEP, CollectionConfig, Config, ConfigError, save, validate_collection
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled, Pace
 from gnod.ingest.symbols import grammar_for
@@ -219,11 +219,18 @@ async def collection_add(d: Daemon, p: CollectionAddParams, call: Call) -> Index
     if not p.allow_overlap:
         _refuse_overlap(d, col)
     config = msgspec.structs.replace(d.config, collections=[*d.config.collections, col])
-    save(d.paths.config_file, config)
-    await d.apply_config(config, rescan=not p.index)
-    if d.watcher is not None:
-        await d.watcher.wait_ready(col.name)
-    if not p.index:
+    return await _adopted(d, col, config, p.index, call)
+
+
+async def _adopted(d: Daemon, col: CollectionConfig, config: Config | None, index: bool, call: Call) -> IndexResult:
+    """Keep `config` (where it holds `col` new or changed; None: nothing changed), watch
+    `col` as it says, then index `col` unless `index` is false."""
+    if config is not None:
+        save(d.paths.config_file, config)
+        await d.apply_config(config, rescan=not index)
+        if d.watcher is not None:
+            await d.watcher.wait_ready(col.name)
+    if not index:
         return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
     return await _run_index(d, [col], call)
 
@@ -286,17 +293,9 @@ async def collection_set(d: Daemon, p: CollectionSetParams, call: Call) -> Index
         col = validate_collection(msgspec.structs.replace(old, **given))
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
-    if col != old:
-        config = msgspec.structs.replace(
-            d.config, collections=[col if c.name == p.name else c for c in d.config.collections]
-        )
-        save(d.paths.config_file, config)
-        await d.apply_config(config, rescan=not p.index)
-        if d.watcher is not None:
-            await d.watcher.wait_ready(col.name)
-    if not p.index:
-        return IndexResult(collections=[IndexStats(collection=col.name)], seconds=0.0)
-    return await _run_index(d, [col], call)
+    changed = [col if c.name == p.name else c for c in d.config.collections]
+    config = msgspec.structs.replace(d.config, collections=changed) if col != old else None
+    return await _adopted(d, col, config, p.index, call)
 
 
 # What `collection.set` changes: which files a collection indexes, and how it reads them.
