@@ -53,11 +53,11 @@ class OcrBacklog:
 
     async def wait_recent(self, names: list[str], timeout: float) -> bool:
         """Wait until the pictures and scans of collections `names` modified in the last
-        OCR_WAIT_RECENT_S are read (a scan saved just now, as a search's `wait_s` asks);
-        False on timeout."""
+        OCR_WAIT_RECENT_S are read and searchable (a scan saved just now, as a search's
+        `wait_s` asks); False on timeout."""
         deadline = time.monotonic() + timeout
         since = time.time_ns() - int(OCR_WAIT_RECENT_S * 1e9)
-        while await self._read(lambda conn, _a: store.waiting_since(conn, names, since)):
+        while await self._read(lambda conn, _a: store.unread_since(conn, names, since)):
             if time.monotonic() + OCR_WAIT_POLL_S > deadline:
                 return False
             self.wake.set()

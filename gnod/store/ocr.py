@@ -28,13 +28,15 @@ def backlog(conn: apsw.Connection) -> list[Waiting]:
     return [Waiting(*row) for row in conn.execute(sql)]
 
 
-def waiting_since(conn: apsw.Connection, collections: list[str], mtime_ns: int) -> int:
-    """How many documents of `collections` wait for OCR whose file was modified at
-    `mtime_ns` or later."""
+def unread_since(conn: apsw.Connection, collections: list[str], mtime_ns: int) -> int:
+    """How many documents of `collections` whose file was modified at `mtime_ns` or later
+    are not searchable by their text yet: waiting for OCR, or stored (by OCR, which no
+    index run waits for) and not yet taken by the lexical index's next commit."""
     marks = ",".join("?" * len(collections))
     sql = (
-        "SELECT count(*) FROM ocr_pending o JOIN documents d ON d.id = o.doc_id "
-        f"JOIN collections c ON c.id = d.collection_id WHERE c.name IN ({marks}) AND d.mtime_ns >= ?"
+        "SELECT count(*) FROM documents d JOIN collections c ON c.id = d.collection_id "
+        f"WHERE c.name IN ({marks}) AND d.mtime_ns >= ? AND (d.id IN (SELECT doc_id FROM ocr_pending) "
+        "OR d.id IN (SELECT doc_id FROM lexical_pending))"
     )
     return int(conn.execute(sql, [*collections, mtime_ns]).fetchone()[0])
 
