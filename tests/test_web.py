@@ -411,6 +411,10 @@ def test_the_document_view_marks_the_line(web):
         and "sandbox" in headers["content-security-policy"]
         and "<script>" in body
     )  # the file as it is, shown as text
+    # None to show: a page saying why (it was a bare JSON error).
+    status, headers, body = web.get("/file?ref=docs/nothing.md")
+    assert status == 404 and headers["content-type"].startswith("text/html")
+    assert "<h1>Original file</h1>" in body and "no such file in the folder of collection" in body
 
 
 def test_the_original_of_a_legacy_text_and_of_a_message_is_what_gno_read(web):
@@ -780,6 +784,7 @@ def test_browser_types_a_query_and_opens_a_hit_at_its_line(web, browser):
     # results again, and the box what the user typed (it held `release pipel*`, gno's `*`).
     assert "q=release+pipel&" in browser.execute_script("return location.search") + "&"
     assert "typing=1" in browser.execute_script("return location.search")
+    assert browser.title == "release pipel · gno"  # a bookmark's name: it stayed "gno"
     browser.refresh()
     _wait(browser, lambda d: "Deployment guide" in _titles(d))
     box = browser.find_element(By.ID, "q")

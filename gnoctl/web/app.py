@@ -229,17 +229,22 @@ class Web:
             return await self.link.call("get", {**window, "from_line": 1})
 
     async def original(self, request: Request) -> Response:
-        """The document's own file (a PDF as the browser shows it), read where gnod indexed it."""
+        """The document's own file (a PDF as the browser shows it), read where gnod indexed
+        it; a page saying why where there is none (it was a bare JSON error)."""
+
+        def missing(error: dict) -> Response:
+            return self.page(request, "error.html", status_code=404, error=error, title="Original file")
+
         try:
             doc = await self.link.call("get", {"ref": request.query_params.get("ref", ""), "lines": 1})
         except DaemonError as e:
-            return JSONResponse({"error": _error(e)}, status_code=404)
+            return missing(_error(e))
         kind = mimetypes.guess_type(doc["abs_path"])[0] or "application/octet-stream"
         textual = kind in SCRIPTED or kind.startswith("text/")
         if textual:
             kind = "text/plain; charset=utf-8"
         if not os.path.isfile(doc["abs_path"]):
-            return JSONResponse({"error": {"message": f"{doc['abs_path']} is gone"}}, status_code=404)
+            return missing({"message": f"{doc['abs_path']} is gone: deleted or moved since it was indexed"})
         if MEMBER_SEP in doc["path"] or (textual and not await asyncio.to_thread(_utf8_file, doc["abs_path"])):
             # A mailbox's message, an archive's member: not the whole container; a text in
             # Latin-1 or another legacy charset (sent as UTF-8 it was mojibake): as gno read it.
@@ -248,7 +253,7 @@ class Web:
                     "get", {"ref": f"{doc['collection']}/{doc['path']}", "max_bytes": DOC_BYTES}
                 )
             except DaemonError as e:
-                return JSONResponse({"error": _error(e)}, status_code=404)
+                return missing(_error(e))
             headers = {"content-security-policy": FILE_CSP, "cache-control": "no-store"}
             return Response(read["content"], media_type="text/plain; charset=utf-8", headers=headers)
         return FileResponse(

@@ -162,6 +162,7 @@ function initSearch() {
     const n = data.count;
     info.textContent = `${data.more ? "the first " : ""}${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
     history.replaceState(null, "", address(searchMode, typing));
+    document.title = box.value.trim() ? `${box.value.trim()} · gno` : "gno";  // a bookmark's name (it stayed "gno")
     if (typedAt !== undefined) {
       // After the frame that shows the results: the time from keystroke to pixels.
       requestAnimationFrame(() => setTimeout(() => {
