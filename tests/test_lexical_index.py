@@ -1430,3 +1430,23 @@ def test_a_tex_file_s_accented_letters_are_found_as_letters(tmp_path):
     assert migrate(conn) == ["0022_tex_accents"]
     pending = conn.execute("SELECT d.rel_path FROM lexical_pending p JOIN documents d ON d.id = p.doc_id ORDER BY 1")
     assert [r[0] for r in pending] == ["ch1.tex", "refs.bib"]
+
+
+def test_words_joined_by_a_slash_that_no_document_holds_so_are_searched_apart(tmp_path):
+    """`Q1/Q2` found nothing in notes that say Q1 and Q2 in their own places: a run joined
+    by a slash, a plus or an ampersand is searched apart when nothing holds it as typed
+    (a word being typed stays a prefix); an identifier is not."""
+    conn = _indexed(
+        tmp_path,
+        {"budget.md": "# Budget\n\nThe Q1 numbers and the Q2 plan.\n", "other.md": "# Other\n\nNothing here.\n"},
+    )
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def found(query: str) -> tuple[list[str], list[str]]:
+            result = lexical.search(index, conn, AnalyzerSet(), query, {"english": 2}, 10)
+            return [docs_by_ids(conn, [r.doc_id])[r.doc_id].rel_path for r in result.rows], result.notes
+
+        assert found("Q1/Q2") == (["budget.md"], ["nothing matches 'Q1/Q2': searched its words apart, 'q1 q2'"])
+        assert found("Q1/Q*")[0] == ["budget.md"]
+        assert found("numbers+plan")[0] == ["budget.md"]
+        assert found("q1_q2_numbers")[0] == []  # an identifier nothing defines: no words apart

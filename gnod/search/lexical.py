@@ -1273,6 +1273,8 @@ def search(
     retries = [(other, said(other)) for other in (respelled, _prefixed(df, query, parsed, lexical)) if other]
     apart = _cjk_apart(query, parsed)
     retries += [(apart, "its characters two by two, any of them")] if apart else []
+    joined = _joined_apart(query, parsed)
+    retries += [(joined, f"its words apart, {said(joined)}")] if joined else []
     for other, shown in retries:
         again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
         if again.rows:
@@ -1294,6 +1296,23 @@ def _cjk_apart(query: str, parsed: Sequence[Clause]) -> str | None:
         ):
             apart = apart.replace(c.raw, " ".join(c.tokens))
     return apart if apart != query else None
+
+
+def _joined_apart(query: str, parsed: Sequence[Clause]) -> str | None:
+    """`query` with each bare word that joins others by a slash, a plus, an ampersand or
+    the like (`Q1/Q2`, `GCN+GAT`, `R&D`), a run a document must hold as typed, as those
+    words apart: notes that say Q1 and Q2 in their own places (a word being typed stays
+    a prefix, `Q1/Q*`); None where no word joins others so. An identifier (`copy_to_us`)
+    or a hyphenated compound is left whole: its words apart would be any words."""
+    apart = query
+    for c in parsed:
+        if len(c.tokens) > 1 and _JOINED.search(c.raw) and not (c.negated or c.raw.startswith('"')):
+            words = [*c.tokens[:-1], c.tokens[-1] + ("*" if c.prefix else "")]
+            apart = apart.replace(c.raw, " ".join(words))
+    return apart if apart != query else None
+
+
+_JOINED = re.compile(r"\w[/+&|,;]\w")
 
 
 def _left_out(searcher: tantivy.Searcher, clauses: Sequence[Clause], parts: list[tuple[Occur, Query]]) -> list[str]:
