@@ -336,6 +336,16 @@ def test_more_results_are_a_link_away_and_the_count_says_which_are_shown(web):
     assert data["html"].index('class="also"') < data["html"].index('class="hits"')  # where it is defined: first
 
 
+def test_tags_typed_apart_by_spaces_are_each_a_tag():
+    """`meeting urgent` in Tags was one tag, which no note has: nothing, silently."""
+    from starlette.datastructures import QueryParams
+
+    from gnoctl.web.search import Request
+
+    for typed in ("meeting urgent", "meeting, urgent", " meeting,urgent ,"):
+        assert Request.from_query(QueryParams({"tags": typed})).tags == ("meeting", "urgent"), typed
+
+
 def test_filters_narrow_the_results(web):
     found = json.loads(web.get("/api/search?" + urlencode({"q": "deploy Bereitstellung", "lang": "de"}))[2])
     assert [h["ref"] for h in found["hits"]] == ["docs/german/anleitung.md"]

@@ -73,7 +73,8 @@ class Request:
             mode=mode if mode in MODES else "lexical",
             typing=bool(q.get("typing")),
             collections=tuple(c for c in q.getlist("c") if c),
-            tags=tuple(t.strip() for t in q.get("tags", "").split(",") if t.strip()),
+            # Apart by commas or spaces: a tag holds neither (`meeting urgent` was one tag, matching nothing).
+            tags=tuple(t for t in re.split(r"[,\s]+", q.get("tags", "")) if t),
             since=q.get("since", ""),
             until=q.get("until", ""),
             lang=q.get("lang", "").strip(),
