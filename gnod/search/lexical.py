@@ -1289,13 +1289,7 @@ def _cjk_apart(query: str, parsed: Sequence[Clause]) -> str | None:
     いつ？` → `東京 京の の出 …`): a question asked as a sentence is no run a document
     holds whole, where a run's pairs (tokenize) find the notes that hold most of them, as
     the words of a European language's question do. None where no word holds CJK."""
-    apart = query
-    for c in parsed:
-        if not (c.negated or c.prefix or c.raw.startswith('"')) and any(
-            cjk_character(ch) for t in c.tokens for ch in t
-        ):
-            apart = apart.replace(c.raw, " ".join(c.tokens))
-    return apart if apart != query else None
+    return _apart(query, parsed, lambda c: not c.prefix and any(cjk_character(ch) for t in c.tokens for ch in t))
 
 
 def _joined_apart(query: str, parsed: Sequence[Clause]) -> str | None:
@@ -1304,11 +1298,16 @@ def _joined_apart(query: str, parsed: Sequence[Clause]) -> str | None:
     words apart: notes that say Q1 and Q2 in their own places (a word being typed stays
     a prefix, `Q1/Q*`); None where no word joins others so. An identifier (`copy_to_us`)
     or a hyphenated compound is left whole: its words apart would be any words."""
+    return _apart(query, parsed, lambda c: len(c.tokens) > 1 and _JOINED.search(c.raw) is not None)
+
+
+def _apart(query: str, parsed: Sequence[Clause], taken: Callable[[Clause], bool]) -> str | None:
+    """`query` with each bare (not negated, not quoted) clause `taken` says as its tokens
+    apart, a prefix's last still a prefix; None where none is."""
     apart = query
     for c in parsed:
-        if len(c.tokens) > 1 and _JOINED.search(c.raw) and not (c.negated or c.raw.startswith('"')):
-            words = [*c.tokens[:-1], c.tokens[-1] + ("*" if c.prefix else "")]
-            apart = apart.replace(c.raw, " ".join(words))
+        if not (c.negated or c.raw.startswith('"')) and taken(c):
+            apart = apart.replace(c.raw, " ".join([*c.tokens[:-1], c.tokens[-1] + ("*" if c.prefix else "")]))
     return apart if apart != query else None
 
 

@@ -298,8 +298,9 @@ async def collection_set(d: Daemon, p: CollectionSetParams, call: Call) -> Index
     return await _adopted(d, col, config, p.index, call)
 
 
-# What `collection.set` changes: which files a collection indexes, and how it reads them.
-_SETTINGS = ("include", "exclude", "also", "language", "gitignore", "follow_symlinks")
+# What `collection.set` changes (its params but the collection's name and whether to
+# index): which files a collection indexes, and how it reads them.
+_SETTINGS = tuple(f for f in CollectionSetParams.__struct_fields__ if f not in ("name", "index"))
 
 
 async def _run_index(d: Daemon, cols: list[CollectionConfig], call: Call) -> IndexResult:
