@@ -211,6 +211,14 @@ MAILBOX_SUFFIXES = (".mbox",)
 CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
 # Between a container's path and a member's: `mail/archive.mbox!/3.eml`, `docs.zip!/a/b.md`.
 MEMBER_SEP = "!/"
+# A gzip file (a rotated log, a man page, `notes.md.gz`) is read as the file it holds,
+# which is named without the suffix (`uncompressed`); an archive's (`.tar.gz`) is a container.
+COMPRESSED_SUFFIX = ".gz"
+
+
+def uncompressed(path: str) -> str:
+    """The name of the file a gzip file holds: `syslog.2.gz` → `syslog.2`; any other path as it is."""
+    return path[: -len(COMPRESSED_SUFFIX)] if path[-3:].lower() == COMPRESSED_SUFFIX else path
 
 
 # A Maildir message (maildir(5)): a file in the cur/ or new/ folder of a Maildir, named
@@ -300,8 +308,8 @@ _CONVERTED = frozenset(DOCUMENT_EXTENSIONS)
 
 def converted(rel_path: str) -> bool:
     """Whether a document's text is converted to Markdown from its file (a PDF, a slide
-    deck, a mailbox's or an archive's member), not the file's own text."""
-    return MEMBER_SEP in rel_path or extension(rel_path) in _CONVERTED
+    deck, a mailbox's or an archive's member, a gzip file's), not the file's own text."""
+    return MEMBER_SEP in rel_path or extension(rel_path) in _CONVERTED or uncompressed(rel_path) != rel_path
 
 
 def extension(path: str) -> str:

@@ -1618,6 +1618,41 @@ def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):
             assert get_json(daemon.env, asked)["path"] == name, (name, form)
 
 
+def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
+    """A sysadmin's rotated logs and old notes are gzipped: they failed as binary. Each is
+    read as the file it holds: a gzipped note is taken by default and named by its
+    title, a log by an `also` glob, its lines the log's own; a gzipped PDF's hit names
+    its page, a log's or a note's no section (it was the note's title twice)."""
+    import gzip
+
+    from fpdf import FPDF
+
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / "rotate.md.gz").write_bytes(gzip.compress(b"# TLS runbook\n\nRun certbot renew on the edge hosts.\n"))
+    log = b"Nov 29 10:00:01 edge1 kernel: eth0 link down\nNov 29 10:00:05 edge1 sshd[123]: Failed password\n"
+    (folder / "syslog.2.gz").write_bytes(gzip.compress(log))
+    report = FPDF()
+    for text in ("Quarterly uptime was fine.", "The certbot timer failed twice."):
+        report.add_page()
+        report.set_font("helvetica", size=12)
+        report.multi_cell(0, 10, text=text)
+    (folder / "review.pdf.gz").write_bytes(gzip.compress(bytes(report.output())))
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+        hits = {h["path"]: h for h in search(env, "certbot")["hits"]}
+        assert set(hits) == {"rotate.md.gz", "review.pdf.gz"}
+        note, pdf = hits["rotate.md.gz"], hits["review.pdf.gz"]
+        assert (note["title"], note["converted"], note["snippet"]["symbol"]) == ("TLS runbook", True, None)
+        assert pdf["snippet"]["symbol"] == "Page 2"
+        assert cli_json("search", "sshd", "--json", env=env, expect=1)["hits"] == []
+        cli_json("collection", "set", "ops", "--also", "*.gz", "--json", env=env)
+        (hit,) = search(env, '"failed password"')["hits"]
+        assert (hit["path"], hit["snippet"]["line"], hit["snippet"]["symbol"]) == ("syslog.2.gz", 2, None)
+        got = cli_json("get", "ops/syslog.2.gz:2", "--json", env=env)
+        assert got["content"] == "Nov 29 10:00:05 edge1 sshd[123]: Failed password\n"
+
+
 def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tmp_path):
     """A thesis writer cites "p. 3" or a slide: a PDF hit said only its Markdown line
     (`smith2021.pdf:13`), and `get 'smith2021.pdf:Page 2'` found no such file. A hit in a

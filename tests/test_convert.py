@@ -6,6 +6,7 @@ format indexes through the real pipeline with the bad files in ingest_errors."""
 from __future__ import annotations
 
 import fcntl
+import gzip
 import io
 import json
 import os
@@ -23,6 +24,7 @@ from gnod.config import DEFAULT_EXTENSIONS, CollectionConfig
 from gnod.ingest import workers
 from gnod.ingest.convert import (
     DEFAULT_REGISTRY,
+    MAX_DOCUMENT_BYTES,
     MAX_TEXT_BYTES,
     Converter,
     IngestFailure,
@@ -232,6 +234,26 @@ def test_opendocument_text_and_rtf_are_read_not_left_out_or_indexed_as_markup():
     assert code_of(broken.getvalue(), "broken.odt") == "CORRUPT"
     assert code_of(rb"{\rtf1\ansi{\fonttbl\f0 Helvetica;}}", "blank.rtf") == "EMPTY"
     assert {".odt", ".rtf"} <= set(DEFAULT_EXTENSIONS)
+
+
+def test_a_gzip_file_is_read_as_the_file_it_holds():
+    """A rotated log (`syslog.2.gz`) or a gzipped note failed as BINARY, its bytes being
+    gzip's: it is read as the file it holds, converted as that file's name says."""
+    assert convert(gzip.compress(b"# Cert rotation\n\nRun certbot renew.\n"), "notes.md.gz").startswith("# Cert")
+    table = convert(gzip.compress(b"host,port\nalpha,443\n"), "hosts.csv.gz")
+    assert "| alpha | 443 |" in table  # a CSV's table, not its text
+    members = gzip.compress(b"first line\n") + gzip.compress(b"second line\n")  # gzip -c more >> log.gz
+    assert convert(members, "syslog.2.gz") == "first line\nsecond line\n"
+    assert convert(members + b"\0\0junk", "syslog.2.gz") == "first line\nsecond line\n"  # as gzip -d reads it
+    assert code_of(members[:15], "cut.log.gz") == "CORRUPT"  # cut short: a log being rotated
+    assert code_of(b"\x1f\x8b" + bytes(40), "damaged.gz") == "CORRUPT"
+    assert code_of(gzip.compress(bytes(range(256)) * 8), "blob.gz") == "BINARY"
+    with pytest.raises(IngestFailure) as big:
+        convert(gzip.compress(b"log line\n" * (MAX_TEXT_BYTES // 9 + 1), 1), "huge.log.gz")
+    assert big.value.code == "TOO_LARGE" and big.value.reason.startswith("uncompressed, it is 32 MiB;")
+    with pytest.raises(IngestFailure) as bomb:
+        convert(gzip.compress(bytes(MAX_DOCUMENT_BYTES + 1), 1), "zeros.txt.gz")
+    assert bomb.value.code == "TOO_LARGE" and "over 100 MiB" in bomb.value.reason
 
 
 def test_a_word_table_without_a_header_row_has_its_first_row_for_header():

@@ -162,6 +162,17 @@ def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
     ]
 
 
+def test_a_gzip_file_is_taken_by_default_where_the_file_it_holds_would_be(tmp_path):
+    """`notes.md.gz` is a note; a rotated log or a man page is taken by an `also` glob,
+    as the log itself would be, and a tarball stays an archive."""
+    make(tmp_path, {"notes.md.gz": "", "syslog.2.gz": "", "ls.1.gz": "", "site.tar.gz": "", "Makefile.gz": ""})
+    others: Counter[str] = Counter()
+    taken = ["Makefile.gz", "notes.md.gz", "site.tar.gz"]
+    assert [e.rel_path for e in walk(str(tmp_path), Filter([], []), others=others)] == taken
+    assert others == {".gz": 2}
+    assert paths(tmp_path, Filter([], [], also=["*.gz"])) == sorted([*taken, "ls.1.gz", "syslog.2.gz"])
+
+
 def test_also_globs_add_files_to_the_default_kinds_or_to_the_include_globs(tmp_path):
     """An `also` glob takes files besides what the collection takes anyway (where an
     include glob replaces the default kinds); what it takes is no other kind, and an

@@ -323,6 +323,30 @@ def test_a_text_that_failed_as_binary_before_utf16_without_a_bom_was_read_is_tri
     assert again == ["auen.txt"] and (stats.added, stats.updated, stats.unchanged, stats.errors) == (1, 0, 1, 0)
 
 
+def test_a_gzip_file_that_failed_as_binary_before_is_tried_again(tmp_path, monkeypatch):
+    """A rotated log an `also` glob took failed as binary while gno read a gzip file's
+    own bytes: an index opened by a gno that reads the file it holds tries it again."""
+    import gzip
+
+    from gnod.ingest import convert
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "syslog.2.gz").write_bytes(gzip.compress(b"Nov 29 sshd[123]: Failed password for root\n"))
+    col = CollectionConfig(name="logs", path=str(root), also=["*.gz"])
+    path = str(tmp_path / "index.sqlite")
+
+    with monkeypatch.context() as m:  # the reading of an older gno
+        m.setattr(convert, "_GZIP_MAGIC", b"not gzip")
+        stale, stale_stats = _indexed(path, col, "sshd")
+    conn = apsw.Connection(path)
+    conn.execute("UPDATE schema_meta SET value = '6' WHERE key = 'failures_read_rules'")
+    conn.close()
+    again, stats = _indexed(path, col, "sshd")
+    assert stale == [] and stale_stats.errors == 1
+    assert again == ["syslog.2.gz"] and (stats.added, stats.errors) == (1, 0)
+
+
 def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
     """The first batch's time is mostly the parsing workers starting: timed with the
     others, it made an ETA of 20 h for a parse of 4 min (an upgraded kernel index). The

@@ -38,13 +38,14 @@ import threading
 import time
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from multiprocessing.connection import Connection
 from typing import TypeVar, cast
 
-from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension
+from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension, uncompressed
 from gnod.ingest import mail, media, ocr
 from gnod.ingest.charsets import declared_charset, decode_legacy
 from gnod.ingest.failure import IngestFailure
@@ -73,6 +74,7 @@ _KIND_NAMES = {
     "ole": "a legacy OLE file (.doc, .xls, .ppt…)",
 }
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_GZIP_MAGIC = b"\x1f\x8b"
 # Pictures by their signatures (PNG, JPEG, GIF, TIFF; WebP in its RIFF; BMP by _bmp): a
 # phone's scan saved as .pdf was CORRUPT, not read.
 _PICTURE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
@@ -135,6 +137,30 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
+def gunzip(data: bytes) -> bytes:
+    """What a gzip file holds (each of its members, one after another, as `gzip -d`
+    gives them); IngestFailure when it is damaged or cut short (a log being rotated), or
+    expands past MAX_DOCUMENT_BYTES (a bomb is never expanded further)."""
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    while rest:
+        d = zlib.decompressobj(wbits=31)  # a gzip header and trailer
+        try:
+            out.append(d.decompress(rest, MAX_DOCUMENT_BYTES + 1 - size))
+        except zlib.error as e:
+            raise IngestFailure("CORRUPT", f"damaged gzip file ({e})") from None
+        size += len(out[-1])
+        if size > MAX_DOCUMENT_BYTES:
+            raise IngestFailure("TOO_LARGE", f"uncompressed, it is over {MAX_DOCUMENT_BYTES // MiB} MiB")
+        if not d.eof:
+            raise IngestFailure("CORRUPT", "gzip file cut short (still being written?)")
+        rest = d.unused_data.lstrip(b"\0")  # a member may be padded with NULs after it
+        if not rest.startswith(_GZIP_MAGIC):
+            break  # trailing bytes that are no member: ignored, as gzip -d does
+    return b"".join(out)
+
+
 def _bmp(data: bytes) -> bool:
     """A BMP: `BM`, its own size, four zero bytes (its `BM` alone would take a text)."""
     return data[:2] == b"BM" and int.from_bytes(data[2:6], "little") == len(data) and data[6:10] == bytes(4)
@@ -195,7 +221,11 @@ class Registry:
 
     def convert(self, data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
         """Markdown for one file, or IngestFailure. `language`: the collection's hint;
-        `ocr_later`: a picture or scan that needs OCR fails with code ocr.LATER instead."""
+        `ocr_later`: a picture or scan that needs OCR fails with code ocr.LATER instead.
+        A gzip file is converted as the file it holds (config.uncompressed names it)."""
+        compressed = data.startswith(_GZIP_MAGIC)
+        if compressed:
+            data, path = gunzip(data), uncompressed(path)
         c = self.resolve(data, path)
         options = {
             **({"language": language} if c.takes_language else {}),
@@ -204,9 +234,8 @@ class Registry:
         fn = partial(cast(Callable[..., str], c.convert), **options) if options else c.convert
         if len(data) > c.max_bytes:
             kind = "text" if c.name == "other" else c.name  # the converter of any file not named
-            raise IngestFailure(
-                "TOO_LARGE", f"file is {len(data) // MiB} MiB; a {kind} file is read up to {c.max_bytes // MiB} MiB"
-            )
+            size = f"uncompressed, it is {len(data) // MiB} MiB" if compressed else f"file is {len(data) // MiB} MiB"
+            raise IngestFailure("TOO_LARGE", f"{size}; a {kind} file is read up to {c.max_bytes // MiB} MiB")
         if c.isolated:
             text = _ISOLATOR.run(fn, data, path, self.timeout)
         else:

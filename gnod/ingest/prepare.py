@@ -13,6 +13,7 @@ from gnod.config import (
     SOURCE_LANGUAGE,
     TABLE_EXTENSIONS,
     extension,
+    uncompressed,
 )
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
@@ -81,7 +82,7 @@ def prepare(
     deadline.check("conversion")
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.
-    ext = extension(name)
+    ext = extension(uncompressed(name))  # a gzip file's: the kind of the file it holds
     script = not ext and canonical.startswith("#!")  # a program without an extension (a project's)
     code = ext in CODE_EXTENSIONS or script
     source = ext in SOURCE_EXTENSIONS or script

@@ -15,6 +15,7 @@ import apsw
 
 from gnod.config import (
     CODE_EXTENSIONS,
+    COMPRESSED_SUFFIX,
     CONVERTED,
     MEMBER_SEP,
     PROSE_EXTENSIONS,
@@ -73,6 +74,8 @@ READINGS = (
     # A table's language is a guess, which its collection's dominant language settles; a
     # Word table without a header row has its first row for header, not an empty one.
     Reading(6, TABLE_EXTENSIONS | frozenset(CONVERTED["docx"])),
+    # A gzip file is read as the file it holds (it failed as binary).
+    Reading(7, frozenset({COMPRESSED_SUFFIX})),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.

@@ -24,6 +24,7 @@ from gnod.config import (
     OUTPUT_DIRS,
     CollectionConfig,
     extension,
+    uncompressed,
 )
 from gnod.ingest import git_excludes
 
@@ -208,10 +209,14 @@ def _default_kind(name: str, rel_path: str, project: bool = False) -> bool:
     project's tree (`project`, Filter.of) a file without an extension is a script or a
     document (the kernel's 1,087: Documentation/ABI's sysfs pages, scripts/), while its
     .gitignore files leave out what a build makes; not one hidden (a tool's settings) or
-    an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything."""
+    an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything.
+    A gzip file is taken where the file it holds would be by its extension (`notes.md.gz`;
+    not `syslog.2.gz` or a project's `testdata/blob.gz`, which an `also` glob takes)."""
     ext = extension(rel_path)
     if ext in INDEXED_BY_DEFAULT or name.lower().endswith(CONTAINER_SUFFIXES):
         return True
+    if (inner := uncompressed(rel_path)) != rel_path:
+        return extension(inner) in INDEXED_BY_DEFAULT
     return project and not ext and not name.startswith(".") and not name.endswith(("~", "#"))
 
 

@@ -13,6 +13,7 @@ import apsw
 import msgspec
 
 from gnod import wire
+from gnod.config import converted, uncompressed
 from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import expand, file_line, stored_line
@@ -86,8 +87,9 @@ def answer(
         symbols = defined.get(doc.mirror_hash, [])
         own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
         ident = identity(doc)
-        # A converted document's passage is named by its section: a PDF's page, a slide.
-        sectioned = ident["converted"] and r.doc_id in passages
+        # A converted document's passage is named by its section: a PDF's page, a slide
+        # (a gzip file's as the file it holds: a log's is not, a gzipped PDF's is).
+        sectioned = converted(uncompressed(doc.rel_path)) and r.doc_id in passages
         wanted = (own, named) != (None, None) or sectioned
         text = docstore.unpack(stored) if stored is not None and wanted else None
         found = [
