@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
 from types import SimpleNamespace
 
 import pytest
@@ -1616,6 +1617,26 @@ def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):
         for form in ("NFC", "NFD"):
             asked = "notes/" + unicodedata.normalize(form, name)
             assert get_json(daemon.env, asked)["path"] == name, (name, form)
+
+
+def test_a_file_whose_day_changed_with_its_bytes_the_same_is_found_by_its_new_day(tmp_path):
+    """A runbook restored with `rsync -t` (or `touch -d`) keeps its bytes: its new mtime
+    was stored, and `ls --until` listed it, but `search` still dated it by the day it was
+    indexed, so `--until` left it out and `--since` kept it."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / "ssh.md").write_text("# SSH hardening\n\nPermitRootLogin no\n")
+    (folder / "other.md").write_text("# Other\n\nPermitRootLogin prohibit-password\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+        old = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+        os.utime(folder / "ssh.md", (old, old))
+        assert cli_json("update", "ops", "--json", env=env)["collections"][0]["unchanged"] == 2
+        before = search(env, "PermitRootLogin", "--until", "2024-06-01")["hits"]
+        assert [h["path"] for h in before] == ["ssh.md"]
+        assert [h["path"] for h in search(env, "PermitRootLogin", "--since", "2025-01-01")["hits"]] == ["other.md"]
+        listed = cli_json("ls", "ops", "--until", "2024-06-01", "--json", env=env)
+        assert [d["path"] for d in listed["entries"]] == ["ssh.md"]
 
 
 def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):

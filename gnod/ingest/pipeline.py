@@ -422,7 +422,7 @@ class _Run:
             self.stats.errors += 1
         elif isinstance(outcome, Unchanged):
             assert old is not None
-            store.touch_document(self.conn, old.id, *stat)
+            store.touch_document(self.conn, old.id, *stat, old.mtime_ns)
             if rel_path in self.failed:  # it failed since; now it is back as indexed (a backup restored)
                 store.clear_errors(self.conn, self.cid, [rel_path])
             self.stats.unchanged += 1

@@ -320,12 +320,21 @@ def _as_read_now(conn: apsw.Connection, doc: PreparedDoc) -> None:
     _put_chunks(conn, content_id, doc.chunks)
 
 
-def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int, inode: int) -> None:
-    """Same bytes, new stat (e.g. `touch`, a copy back): remember the stat, skip the work."""
+def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int, inode: int, before_ns: int) -> None:
+    """Same bytes, new stat (e.g. `touch`, a copy back): remember the stat, skip the work.
+    Where the file's day changed (`before_ns`: its mtime as indexed), the lexical index
+    takes the document again: its date there may be that day (a backup restored with
+    `rsync -t` was still found by `--since` the day it was copied)."""
     conn.execute(
         "UPDATE documents SET size = ?, mtime_ns = ?, inode = ? WHERE id = ?",
         (size, mtime_ns, inode, doc_id),
     )
+    if _utc_day(before_ns) != _utc_day(mtime_ns):
+        _pending(conn, doc_id)
+
+
+def _utc_day(mtime_ns: int) -> int:
+    return mtime_ns // (86_400 * 1_000_000_000)
 
 
 def delete_documents(conn: apsw.Connection, doc_ids: Iterable[int]) -> None:
