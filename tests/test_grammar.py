@@ -161,9 +161,26 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False,
         ("return -ENODEV", [C(["return"], raw="return"), C(["enodev"], raw="-ENODEV")]),
         ("-E2BIG -DDEBUG", [C(["e2big"], raw="-E2BIG"), C(["ddebug"], raw="-DDEBUG")]),
         ("-EINVAL,", [C(["einval"], raw="-EINVAL,")]),
+        ("usb -Gadget", [C(["usb"], raw="usb"), C(["gadget"], negated=True, raw="-Gadget")]),
+        # Nor before one letter, with digits or not: a pasted command's flag, no word to leave out.
         (
-            "usb -Gadget -X",
-            [C(["usb"], raw="usb"), C(["gadget"], negated=True, raw="-Gadget"), C(["x"], negated=True, raw="-X")],
+            "systemctl show -p MemoryMax -j4 -x,",
+            [
+                C(["systemctl"], raw="systemctl"),
+                C(["show"], raw="show"),
+                C(["p"], raw="-p"),
+                C(["memorymax"], raw="MemoryMax"),
+                C(["j4"], raw="-j4"),
+                C(["x"], raw="-x,"),
+            ],
+        ),
+        (
+            "kmalloc -pX -a-b",
+            [
+                C(["kmalloc"], raw="kmalloc"),
+                C(["px"], negated=True, raw="-pX"),
+                C(["a", "b"], phrase=True, compound=True, negated=True, raw="-a-b"),
+            ],
         ),
         # Negations alone leave nothing out of anything: they are text (a flag, `-Wall`).
         ("-Wall", [C(["wall"], raw="-Wall")]),

@@ -11,7 +11,9 @@ The grammar is deliberately narrow; everything it does not name is plain text:
                            documents holding the words before it
 * ``-term``, ``-"a b"``    negation (a ``-`` before a letter or a quote: before a digit, a
                            symbol or a word in capitals alone it is text, as in
-                           ``return -1``, ``->next`` and ``return -ENODEV``; ``-usb``
+                           ``return -1``, ``->next`` and ``return -ENODEV``, and before
+                           one letter, with digits or not, a command's flag:
+                           ``systemctl show -p MemoryMax``, ``make -j4``; ``-usb``
                            leaves USB out); in a query of negations alone, nothing is
                            left out of anything and each is text (``-Wall``, a flag)
 * ``real-time``, ``gpt-4`` hyphenated compound: the phrase of its parts OR their
@@ -278,11 +280,16 @@ def _negation(query: str, at: int) -> bool:
 def _negatable(query: str, at: int) -> bool:
     """Whether the word at `at`, after a `-`, is negated: one that starts with a letter,
     but not one in capitals alone (`return -ENODEV`, `-DDEBUG`: code's error codes and
-    flags). Matching ignores case, so `-usb` still leaves USB out."""
-    if not query[at].isalpha():
+    flags), nor one letter, with digits or not (`-p MemoryMax`, `-j4`: a pasted command's
+    flag; nobody leaves out the documents holding a letter). Matching ignores case, so
+    `-usb` still leaves USB out."""
+    if not query[at].isalpha() or _FLAG_RE.match(query, at):
         return False
     word = query[at:].split(None, 1)[0]
     return not (len(word) > 1 and word.isupper())
+
+
+_FLAG_RE = re.compile(r"[^\W\d_]\d*(?![\w-])")  # one letter, and digits or not: a command's flag
 
 
 def _quoted_star(raw: str) -> bool:
