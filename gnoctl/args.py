@@ -18,7 +18,7 @@ from gnoctl.spec import COMMANDS
 # The output formats every search command renders (`--format NAME`); each also has its
 # own flag (`--json`, `--md`, …).
 FORMATS = ("human", "json", "jsonl", "files", "csv", "md", "xml", "vimgrep")
-FORMAT_FLAGS = {"--" + name: name for name in FORMATS}
+FORMAT_FLAGS = {"--" + name: name for name in FORMATS} | {"-l": "files"}  # -l: the files, as rg -l
 COLOR_WHEN = ("auto", "always", "never")
 BENCH_MODES = ("search", "vsearch", "query")  # what `gnoctl bench` measures
 

@@ -125,6 +125,8 @@ FormatOpt = Annotated[
 ]
 JsonlOpt = Annotated[bool, typer.Option("--jsonl", help="JSON Lines: one hit per line, for streaming tools.")]
 FilesOpt = Annotated[bool, typer.Option("--files", help="One absolute path per line.")]
+# A search's files, as ripgrep's and grep's `-l` list those with matches.
+ResultFilesOpt = Annotated[bool, typer.Option("--files", "-l", help="One absolute path per line (as rg -l).")]
 NullOpt = Annotated[
     bool, typer.Option("-0", "--null", help="With --files: end each path with NUL, not a newline (for xargs -0).")
 ]
@@ -284,7 +286,7 @@ _FORMATS = (
     ("human", HumanOpt, False),
     ("json_", JsonOpt, False),
     ("jsonl", JsonlOpt, False),
-    ("files", FilesOpt, False),
+    ("files", ResultFilesOpt, False),
     ("null", NullOpt, False),
     ("csv", CsvOpt, False),
     ("md", MdOpt, False),
@@ -1120,7 +1122,7 @@ def _having(group: Any, option: str) -> list[str]:
 
 # What asks for an output format: a usage error prints as JSON where --json alone did.
 _FORMAT_FLAGS = frozenset(
-    {"--format", "--human", "--json", "--jsonl", "--files", "--csv", "--md", "--xml", "--vimgrep"}
+    {"--format", "--human", "--json", "--jsonl", "--files", "-l", "--csv", "--md", "--xml", "--vimgrep"}
 )
 
 
@@ -1162,10 +1164,10 @@ def run(argv: list[str]) -> int:
                 message = getattr(e, "format_message", e.__str__)()
                 error = {"code": wire.ERROR_NAMES[wire.INVALID_PARAMS], "message": message, "details": details}
                 print(fastjson.dumps({"error": error}, indent=2))
-            if argv and argv[0] in WORD_COMMANDS and len(option) == 2:
+            # An option nothing is near (click offered no other) may be text: `--max-old-space-size`.
+            if argv and argv[0] in WORD_COMMANDS and option.startswith("-") and not getattr(e, "possibilities", None):
                 print(
-                    f"(to search without the word {option[1:]!r}, put {option} after `--`: "
-                    f"gnoctl {argv[0]} WORDS -- {option})",
+                    f"(to search for {option} as text, put it after `--`: gnoctl {argv[0]} WORDS -- {option})",
                     file=sys.stderr,
                 )
             words = argv[argv.index("--") + 1 :] if "--" in argv else []

@@ -113,7 +113,7 @@ def test_version_is_the_installed_packages(flag, env):
 
 def test_unknown_options_are_errors_and_negated_words_still_work(live):
     for argv in (
-        ["search", "deploy", "-l", "5"],
+        ["search", "deploy", "-z", "5"],
         ["search", "deploy", "--bogus"],
         ["query", "deploy", "-x"],
         ["ls", "--bogus"],
@@ -122,8 +122,12 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
         r = _run_cli(*argv, env=live.env)
         assert r.returncode == 2, (argv, r)
         assert r.stdout == "" and "No such option" in r.stderr, (argv, r)
-    r = _run_cli("search", "deploy", "-l", "5", env=live.env)
-    assert "after `--`" in r.stderr  # how to mean the negated word
+    r = _run_cli("search", "deploy", "-z", "5", env=live.env)
+    assert "(to search for -z as text, put it after `--`: gnoctl search WORDS -- -z)" in r.stderr
+    # A long option nothing is near may be text too (a flag of a command pasted); a typo is not.
+    r = _run_cli("search", "--max-old-space-size", env=live.env)
+    assert "put it after `--`: gnoctl search WORDS -- --max-old-space-size" in r.stderr, r.stderr
+    assert "after `--`" not in _run_cli("search", "deploy", "--jsn", env=live.env).stderr
     # Another command's option says which (click's suggestion for `--explain` was `--lang`).
     r = _run_cli("search", "deploy", "--explain", env=live.env)
     assert r.returncode == 2 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
@@ -275,6 +279,7 @@ def test_files_are_absolute_paths_everywhere_and_nul_separated_with_0(live):
     assert sorted(ls_files) == sorted(os.path.join(live.root, rel) for rel in DOCS)
     search_files = cli("search", "kettle", "--files", env=live.env).stdout.splitlines()
     assert search_files == [odd]
+    assert cli("search", "kettle", "-l", env=live.env).stdout.splitlines() == search_files  # as rg -l
     for argv in (
         ["ls", "--files", "-0"],
         ["search", "kettle", "deploy", "--files", "--null"],

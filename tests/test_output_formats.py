@@ -827,6 +827,7 @@ def test_query_and_ask_options():
             "--lex",
             "--vec",
             "--hyde",
+            "-l",  # --files, as rg -l
         }
         | fmt
         | filters

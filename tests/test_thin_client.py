@@ -429,9 +429,9 @@ def test_typer_keeps_negated_words(monkeypatch, args):
     assert typer_side[1]["query"] == " ".join(args)
 
 
-@pytest.mark.parametrize("args", [["deploy", "-l", "5"], ["deploy", "-x"], ["deploy", "-q3"]])
+@pytest.mark.parametrize("args", [["deploy", "-z", "5"], ["deploy", "-x"], ["deploy", "-q3"]])
 def test_one_letter_options_are_options_not_words(monkeypatch, capsys, args):
-    # `gnoctl search deploy -l 5` used to search for "deploy -l 5": an unknown short option
+    # `gnoctl search deploy -z 5` used to search for "deploy -z 5": an unknown short option
     # is an error on both paths (after `--` it is a word again).
     assert _handed(monkeypatch, "fast", ["search", *args]) == "fallback"
     assert _handed(monkeypatch, "typer", ["search", *args]) == "error"
@@ -562,7 +562,7 @@ def test_parse_fast_examples():
         ("search", ["x", "--json", "--csv"]),  # typer explains the conflict
         ("search", ["x", "--limit=5=6"]),
         ("search", ["x", "-h"]),
-        ("search", ["x", "-l", "5"]),
+        ("search", ["x", "-z", "5"]),
         ("search", ["x", "--format", "yaml"]),
         ("search", ["x", "--color", "sometimes"]),
         ("search", ["x", "--format", "json", "--csv"]),
