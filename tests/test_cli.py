@@ -250,7 +250,7 @@ def test_binary_file_is_a_recorded_ingest_error(indexed):
     # doctor counts them in words ("1 errors" read as a slip).
     by = {c["component"]: c for c in cli_json("doctor", "--json", env=indexed.env)["checks"]}
     assert by["collection docs"]["detail"].startswith(
-        "5 documents, 1 file not indexed (gnoctl status --errors lists them), "
+        "5 documents, 1 file that could not be read (gnoctl status --errors lists them), "
     )
 
 

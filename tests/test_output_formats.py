@@ -1003,3 +1003,17 @@ def test_one_picture_waiting_for_ocr_is_said_in_the_singular():
 
     assert _ocr_line({"pending": 1, "reading": [], "read": 0}).startswith("1 picture or scan waiting ")
     assert _ocr_line({"pending": 2, "reading": [], "read": 0}).startswith("2 pictures or scans waiting ")
+
+
+def test_an_index_runs_other_kinds_name_eight_and_count_the_rest():
+    """A sysadmin's folder left out ten kinds: four were named and `…` hid the rest,
+    `.log` among them."""
+    from gnoctl.output.collections import run_lines
+
+    kinds = {ext: 1 for ext in ("", ".gz", ".1", ".local", ".cnf", ".log", ".8", ".5", ".svg", ".pem")}
+    stats = {"collection": "ops", "other_kinds": kinds, "output_folders": {}}
+    (_, left_out) = run_lines({"collections": [stats]}, lambda s: s["collection"])
+    assert left_out.startswith(
+        "  not indexed: 10 files of other kinds (no extension 1, .gz 1, .1 1, .local 1, .cnf 1, .log 1, .8 1, .5 1,"
+        " 2 more kinds); --also globs take them"
+    ), left_out

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable
 
 # Kinds of files named in the line on what was left out; the rest are counted.
-OTHER_KINDS_SHOWN = 4
+OTHER_KINDS_SHOWN = 8
 
 
 def index_lines(res: dict) -> list[str]:
@@ -39,7 +39,8 @@ def _other_kinds_line(stats: dict) -> str | None:
     if not kinds:
         return None
     named = [f"{ext or 'no extension'} {n:,}" for ext, n in list(kinds.items())[:OTHER_KINDS_SHOWN]]
-    more = ", …" if len(kinds) > OTHER_KINDS_SHOWN else ""
+    rest = len(kinds) - OTHER_KINDS_SHOWN
+    more = f", {rest:,} more kind{'s' * (rest != 1)}" if rest > 0 else ""
     total = sum(kinds.values())
     files = "file" if total == 1 else "files"
     first = next(iter(kinds))

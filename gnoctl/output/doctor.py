@@ -34,7 +34,7 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
         check(
             f"collection {c['name']}",
             "ok" if ok else "fail",
-            f"{docs:,} document{'s' * (docs != 1)}, {failed:,} file{'s' * (failed != 1)} not indexed"
+            f"{docs:,} document{'s' * (docs != 1)}, {failed:,} file{'s' * (failed != 1)} that could not be read"
             f"{' (gnoctl status --errors lists them)' if failed else ''}, {c['path']}",
             "" if ok else f"the folder is missing: gnoctl collection remove {c['name']} or restore it",
         )
