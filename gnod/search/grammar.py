@@ -280,7 +280,7 @@ def _negation(query: str, at: int) -> bool:
 def _negatable(query: str, at: int) -> bool:
     """Whether the word at `at`, after a `-`, is negated: one that starts with a letter,
     but not one in capitals alone (`return -ENODEV`, `-DDEBUG`: code's error codes and
-    flags), nor one letter, with digits or not (`-p MemoryMax`, `-j4`: a pasted command's
+    flags), nor one Latin letter, with digits or not (`-p MemoryMax`, `-j4`: a pasted command's
     flag; nobody leaves out the documents holding a letter). Matching ignores case, so
     `-usb` still leaves USB out."""
     if not query[at].isalpha() or _FLAG_RE.match(query, at):
@@ -289,7 +289,8 @@ def _negatable(query: str, at: int) -> bool:
     return not (len(word) > 1 and word.isupper())
 
 
-_FLAG_RE = re.compile(r"[^\W\d_]\d*(?![\w-])")  # one letter, and digits or not: a command's flag
+# One Latin letter, and digits or not: a command's flag (a CJK character is a word: `-库`).
+_FLAG_RE = re.compile(r"[A-Za-z]\d*(?![\w-])")
 
 
 def _quoted_star(raw: str) -> bool:
