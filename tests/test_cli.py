@@ -1639,6 +1639,22 @@ def test_a_file_whose_day_changed_with_its_bytes_the_same_is_found_by_its_new_da
         assert [d["path"] for d in listed["entries"]] == ["ssh.md"]
 
 
+def test_a_hit_is_shown_where_the_query_is_as_typed(tmp_path):
+    """`certbot renew` pointed at "Certbot renews it" (both words, by their stems) above
+    the command `certbot renew --cert-name …`; the line holding the words as typed is
+    shown, and with the words apart in no line, the first line holding both still is."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    runbook = "# TLS\n\nCertbot renews it every night.\n\nSteps:\n\n1. Run `certbot renew --cert-name edge`.\n"
+    (folder / "tls.md").write_text(runbook)
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+        (hit,) = search(env, "certbot renew")["hits"]
+        assert (hit["snippet"]["line"], hit["snippet"]["text"]) == (7, "1. Run `certbot renew --cert-name edge`.")
+        (hit,) = search(env, "renew certbot")["hits"]
+        assert hit["snippet"]["line"] == 3
+
+
 def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
     """A sysadmin's rotated logs and old notes are gzipped: they failed as binary. Each is
     read as the file it holds: a gzipped note is taken by default and named by its

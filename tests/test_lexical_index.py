@@ -1114,7 +1114,8 @@ def test_a_rebuild_stops_between_batches_when_gnod_stops_and_the_next_start_adds
 def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_typed():
     clauses = parse('usb_register_driver "Memory  Barriers" real-time plain words -not_this')
     got = lexical._phrases(clauses, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
-    assert got == (
+    assert all(p.runs for p in got)
+    assert tuple(p[:3] for p in got) == (
         ((frozenset({"usb"}), frozenset({"register", "regist"}), frozenset({"driver"})), "usb_register_driver", False),
         ((frozenset({"memory", "memori"}), frozenset({"barriers", "barrier"})), "Memory Barriers", False),
         ((frozenset({"real"}), frozenset({"time"})), "real-time", False),
@@ -1127,12 +1128,18 @@ def test_a_snippet_prefers_the_query_s_identifiers_compounds_and_quoted_runs_as_
         parse('+mmc_add* mmc_add_h* "usb drv*" "pci dev"* "usb d*"'), lambda clause: ["add", "address"]
     )
     got = lexical._phrases(typing, AnalyzerSet(), ["english"], lambda t: is_stopword(t, ["english"]))
-    assert got == (
+    assert tuple(p[:3] for p in got) == (
         ((frozenset({"mmc"}), frozenset({"add", "address"})), "mmc_add", True),
         ((frozenset({"mmc"}), frozenset({"add"})), "mmc_add_h", True),
         ((frozenset({"usb"}), frozenset({"add", "address"})), "usb drv", True),
         ((frozenset({"pci"}), frozenset({"add", "address"})), "pci dev", True),
     )  # `"usb d*"`: usb alone, a word, no phrase
+    # Plain words typed apart are the query's phrase as typed, which ranks no run: a line
+    # holding `certbot renew` is shown before one holding "Certbot renews" (_typed).
+    typed = lexical._typed(parse("Certbot renew"), AnalyzerSet(), ["english"], PIPELINE.lexical)
+    assert typed == (((frozenset({"certbot"}), frozenset({"renew"})), "Certbot renew", False, False),)
+    for other in ("certbot", "certbot -renew", "certbot ren*", "error: disk 0x1f"):
+        assert lexical._typed(parse(other), AnalyzerSet(), ["english"], PIPELINE.lexical) == (), other
 
 
 def test_a_removed_collection_as_big_as_what_is_left_gives_its_space_back(db, tmp_path):

@@ -81,11 +81,12 @@ def every_line(
             lower = fold(lines[i].lower())
             keys = {group_of.get(h, h) for h in hit}
             runs = 0
-            for words, text, open_end in phrases:
+            for words, text, open_end, with_runs in phrases:
                 if all(hit & w for w in words):
                     typed = typed_in(lower, text, open_end)
                     keys |= {("phrase", text)} if typed else set()
-                    runs += 2 if typed else len(run_in(lower, analyzer, words))
+                    if with_runs:
+                        runs += 2 if typed else len(run_in(lower, analyzer, words))
             near = frozenset(t for t in terms if group_of.get(t, t) in keys)  # a group's every term marks it
             # A long line's window: around its first word holding one of them (else its first letters).
             words = (m.start() for m in TOKEN_RE.finditer(lines[i].lower()) if line_terms(m.group(), analyzer, near))

@@ -1214,7 +1214,7 @@ def search(
     stemmed = compile_query(searched, analyzers, languages, stop)
     exact = compile_query(searched, analyzers, [None], stop)
     groups = _prefix_groups(clauses, analyzers, languages, stop)
-    phrases = _phrases(searched, analyzers, languages, stop)
+    phrases = _phrases(searched, analyzers, languages, stop) + _typed(clauses, analyzers, languages, lexical)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
     # bm25 = (bm25 over stems + w · bm25 over exact forms) / (1 + w)
@@ -1582,6 +1582,23 @@ def _phrases(
                 typed = c.raw.removeprefix("+")
                 out.append(Phrase(words, typed.removesuffix("*"), typed.endswith("*")))
     return tuple(out)
+
+
+def _typed(
+    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], lexical: Lexical
+) -> tuple[Phrase, ...]:
+    """The query of plain words as typed, a phrase a snippet prefers a line holding
+    (Preferences.phrase ranks the documents so): `certbot renew` is shown where a
+    command is `certbot renew --cert-name`, not at "Certbot renews it" above it. None
+    for a query of one clause, or one with a negation or a prefix, or a pasted message
+    whose printed values _phrase left out. Its words' run ranks no line: looking for
+    runs of every query's words read past the lines that settled its snippets."""
+    tokens = _phrase(clauses, lexical)
+    if tokens is None or len(tokens) != sum(len(c.tokens) for c in clauses):
+        return ()
+    forms = [tokens, *analyzers.stem_sequences(tokens, languages)]
+    words = tuple(frozenset(form[i] for form in forms) for i in range(len(tokens)))
+    return (Phrase(words, " ".join(c.raw.strip('"') for c in clauses), False, runs=False),)
 
 
 def _last_word(c: Clause) -> Clause:

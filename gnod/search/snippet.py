@@ -61,6 +61,9 @@ class Phrase(NamedTuple):
     words: Sequence[frozenset[str]]  # each word's forms among the terms
     text: str  # as typed
     open: bool  # `text` is the start of what a line holds (typed with `*` at its end)
+    # Whether its words in a run rank lines of the same score (RUN_BITS); without, only
+    # a line holding it as typed is preferred (the query's words typed apart: lexical._typed).
+    runs: bool = True
 
 
 class Snippet(NamedTuple):
@@ -105,7 +108,7 @@ class TermBits(dict[str, int]):
         leads = {t[:3] for t in self.bit}
         self.apart = {p.text: p.open for p in self.phrases if p.bit and p.text not in leads}
         self.ceiling = len(set(self.bit.values())) + self.typed.bit_count()  # what a line can score at most
-        self.run_ceiling = RUN_BITS * len(self.phrases)  # what its runs can give it at most
+        self.run_ceiling = RUN_BITS * sum(1 for p in self.phrases if p.near)  # what its runs can give it at most
         self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
         self.probes = _probes(self.leads())
 
@@ -136,7 +139,7 @@ class TermBits(dict[str, int]):
                 lower = lower or _lowered(text)
                 if phrase.bit and phrase.text in lower and _standalone(lower, phrase.text, phrase.open):
                     found |= phrase.bit | phrase.near | phrase.whole
-                else:
+                elif phrase.near:
                     found |= self._run(phrase, lower, tokens)
         return found
 
@@ -234,20 +237,22 @@ class _PhraseBit(NamedTuple):
 
 def _phrase_bits(bit: dict[str, int], phrases: Iterable[Phrase]) -> list[_PhraseBit]:
     """A bit and RUN_BITS more for each distinct phrase, after the terms'; a phrase
-    without a text as typed has only the RUN_BITS, and `bit` 0."""
+    without a text as typed has only the RUN_BITS, and `bit` 0; one without runs
+    (Phrase.runs) only its bit, `near` and `whole` 0."""
     out: dict[str | tuple[int, ...], _PhraseBit] = {}
     k = len(set(bit.values()))
-    for words, text, open_end in phrases:
+    for words, text, open_end, runs in phrases:
         forms_of = [_folded(forms) for forms in words]
         masks = tuple(reduce(or_, (bit.get(t, 0) for t in forms), 0) for forms in forms_of)
         typed = _lowered(text)
         key = typed or masks
-        if all(masks) and key not in out:
+        if all(masks) and key not in out and (typed or runs):
             own = 1 << k if typed else 0
             k += bool(typed)
             leads = tuple(frozenset(t[:3] for t in forms if t in bit) for forms in forms_of)
-            out[key] = _PhraseBit(own, 1 << k, 1 << (k + 1), masks, typed, open_end, leads)
-            k += RUN_BITS
+            near, whole = (1 << k, 1 << (k + 1)) if runs else (0, 0)
+            out[key] = _PhraseBit(own, near, whole, masks, typed, open_end, leads)
+            k += RUN_BITS * runs
     return list(out.values())
 
 
@@ -718,6 +723,8 @@ def _run_lines(lower: str, bits: TermBits) -> set[int] | None:
         return None
     out: set[int] = set()
     for phrase in bits.phrases:
+        if not phrase.near:
+            continue  # no run of it ranks a line
         words = ["(?:" + "|".join(map(re.escape, sorted(word))) + ")" for word in phrase.leads]
         line, counted = 0, 0
         for m in re.finditer("[a-z0-9]*[^a-z0-9\n]".join(words), lower):
