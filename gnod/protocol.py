@@ -605,6 +605,9 @@ class IndexStats(Struct):
     # The same walk's folders left out as build output for their name alone (build/, dist/
     # outside a project's tree: no .gitignore at the collection's top), by name, most first.
     output_folders: dict[str, int] = {}
+    # The collection's globs anchored at its top (a `/` inside, as .gitignore reads it)
+    # under a folder that is not there (`sites-available/*`): meant at any depth, they match nothing.
+    unanchored: list[str] = []
 
 
 class IndexResult(Struct):

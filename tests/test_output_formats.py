@@ -1017,3 +1017,15 @@ def test_an_index_runs_other_kinds_name_eight_and_count_the_rest():
         "  not indexed: 10 files of other kinds (no extension 1, .gz 1, .1 1, .local 1, .cnf 1, .log 1, .8 1, .5 1,"
         " 2 more kinds); --also globs take them"
     ), left_out
+
+
+def test_an_index_run_says_which_globs_are_anchored_at_a_folder_not_there():
+    from gnoctl.output.collections import run_lines
+
+    stats = {"collection": "ops", "other_kinds": {}, "unanchored": ["sites-available/*", "!/old/*"]}
+    assert run_lines({"collections": [stats]}, lambda s: s["collection"])[1:] == [
+        "  'sites-available/*' matches no file: a glob with a / inside is anchored at the collection's top, as in "
+        ".gitignore, and no sites-available/ is there; '**/sites-available/*' matches at any depth",
+        "  '!/old/*' matches no file: a glob with a / inside is anchored at the collection's top, as in "
+        ".gitignore, and no old/ is there; '!**/old/*' matches at any depth",
+    ]

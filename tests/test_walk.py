@@ -530,3 +530,24 @@ def test_a_directory_kept_without_a_gitignore_is_not_asked_for_one(tmp_path, mon
 )
 def test_a_maildir_message_reads_as_an_eml(path, ext):
     assert extension(path) == ext
+
+
+def test_globs_anchored_at_a_folder_the_top_lacks_are_named(tmp_path):
+    """`--also 'sites-available/*'` is anchored at the collection's top, as .gitignore
+    reads a glob with a `/` inside: where no such folder is there (it is deeper), the
+    glob took nothing, silently."""
+    from gnod.ingest.walk import anchored_nowhere
+
+    make(tmp_path, {"etc/nginx/sites-available/api": "server {}", "docs/a.md": "a"})
+    globs = [
+        "sites-available/*",
+        "**/sites-available/*",
+        "docs/*.md",
+        "/notes/*.md",
+        "!old/*",
+        "old/",
+        "*.log",
+        "*/sites-available/*",
+        "etc/nginx/*",
+    ]
+    assert anchored_nowhere(str(tmp_path), globs) == ["sites-available/*", "/notes/*.md", "!old/*"]

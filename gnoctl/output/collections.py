@@ -30,7 +30,19 @@ def run_lines(res: dict, line: Callable[[dict], str]) -> list[str]:
     for stats in res["collections"]:
         out.append(line(stats))
         out += [f"  {left_out}" for left_out in (_other_kinds_line(stats), _output_folders_line(stats)) if left_out]
+        out += [f"  {_unanchored_line(glob)}" for glob in stats.get("unanchored") or []]
     return out
+
+
+def _unanchored_line(glob: str) -> str:
+    """What a glob anchored at a folder the collection's top lacks means, and the glob
+    that matches at any depth."""
+    bang, rest = ("!", glob[1:]) if glob.startswith("!") else ("", glob)
+    anywhere = bang + "**/" + rest.removeprefix("/")
+    return (
+        f"'{glob}' matches no file: a glob with a / inside is anchored at the collection's top, as in "
+        f".gitignore, and no {rest.removeprefix('/').split('/', 1)[0]}/ is there; '{anywhere}' matches at any depth"
+    )
 
 
 def _other_kinds_line(stats: dict) -> str | None:

@@ -23,7 +23,18 @@ import msgspec
 from gnod.config import MEMBER_SEP, CollectionConfig
 from gnod.ingest import containers, ocr
 from gnod.ingest.failure import GONE, IngestFailure
-from gnod.ingest.walk import Filter, WalkEntry, WalkIssue, admit, bad_name, shown, through_link, valid_name, walk
+from gnod.ingest.walk import (
+    Filter,
+    WalkEntry,
+    WalkIssue,
+    admit,
+    anchored_nowhere,
+    bad_name,
+    shown,
+    through_link,
+    valid_name,
+    walk,
+)
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
@@ -89,6 +100,7 @@ def index_collection(
     )
     stats.other_kinds = dict(others.most_common())
     stats.output_folders = dict(outputs.most_common())
+    stats.unanchored = anchored_nowhere(col.path, [*col.include, *col.also, *col.exclude])
     return stats
 
 

@@ -7,6 +7,7 @@ the pipeline compares it with the index before reading a byte.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from collections import Counter
@@ -202,6 +203,23 @@ class Filter:
             and self.kind_left_out(name, rel_path)
             and not (self.exclude and _matches(self.exclude, rel_path))
         )
+
+
+def anchored_nowhere(root: str, globs: Sequence[str]) -> list[str]:
+    """The globs anchored at the top of `root` (a `/` before their end, as .gitignore
+    reads them) whose first folder, named without wildcards, is not there: a user's
+    `sites-available/*` meant the folder at any depth, and took no file."""
+    out = []
+    for glob in globs:
+        path = glob.removeprefix("!").removeprefix("/").rstrip("/")  # `old/`: a folder at any depth
+        first, slash, _ = path.partition("/")
+        if slash and first and first != "**" and not _WILDCARD.search(first):
+            if not os.path.lexists(os.path.join(root, first)):
+                out.append(glob)
+    return out
+
+
+_WILDCARD = re.compile(r"[*?\[\\]")
 
 
 def _default_kind(name: str, rel_path: str, project: bool = False) -> bool:
