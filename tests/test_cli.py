@@ -1655,6 +1655,21 @@ def test_a_hit_is_shown_where_the_query_is_as_typed(tmp_path):
         assert hit["snippet"]["line"] == 3
 
 
+def test_a_systemd_units_hit_names_its_section_and_get_reads_one(tmp_path):
+    """`get 'myapp.service#Service'` said the unit had no headings: an INI file's
+    sections are its definitions (parsed once it is indexed: `search --wait`)."""
+    folder = tmp_path / "units"
+    folder.mkdir()
+    unit = "[Unit]\nDescription=My app\n\n[Service]\nExecStart=/usr/bin/app\nMemoryMax=1G\n\n[Install]\nWantedBy=x\n"
+    (folder / "myapp.service").write_text(unit)
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "units", "--json", env=env)
+        wait_until(lambda: search(env, "MemoryMax")["hits"][0]["snippet"]["symbol"] is not None, timeout=20)
+        assert search(env, "MemoryMax")["hits"][0]["snippet"]["symbol"] == "section Service"
+        got = cli_json("get", "units/myapp.service#Service", "--json", env=env)
+        assert got["content"] == "[Service]\nExecStart=/usr/bin/app\nMemoryMax=1G\n" and got["from_line"] == 4
+
+
 def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
     """A sysadmin's rotated logs and old notes are gzipped: they failed as binary. Each is
     read as the file it holds: a gzipped note is taken by default and named by its

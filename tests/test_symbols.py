@@ -613,7 +613,7 @@ def test_tsx_javascript_and_the_extensions_each_grammar_reads():
     assert grammar_for("arch/arm/Kconfig-nommu") == "kconfig"
     assert set(GRAMMARS.values()) == {
         *("c", "cpp", "java", "python", "go", "rust", "typescript", "tsx", "javascript"),
-        *("csharp", "ruby", "php", "swift", "kconfig", "asm", "dts", "latex", "bibtex"),
+        *("csharp", "ruby", "php", "swift", "kconfig", "asm", "dts", "latex", "bibtex", "ini"),
     }
 
 
@@ -730,6 +730,24 @@ def test_latex_sections_and_bibtex_entries_are_read_by_their_lines():
     ]
     assert _defs(BIBTEX, "bibtex") == [("smith2020", "article", 2, 5, None), ("goedel1931", "book", 6, 8, None)]
     assert grammar_for("thesis/ch1.tex") == "latex" and grammar_for("refs.bib") == "bibtex"
+
+
+def test_the_sections_of_ini_files_are_read_by_their_lines():
+    """A sysadmin's `get myapp.service#Service` said the unit had no headings, and a hit
+    named no section: an INI file's `[section]` (a systemd unit's, git's `[remote
+    "origin"]`, TOML's tables and arrays of tables) runs to the next; a line an array
+    starts is none."""
+    unit = (
+        "# app\n[Unit]\nDescription=My app\n\n[Service]\nMemoryMax=1G\ndeps = [\n  [1, 2],\n]\n"
+        '[remote "origin"]  ; a comment\nurl = x\n[[servers]]\nname = a\n'
+    )
+    assert _defs(unit, "ini") == [
+        ("Unit", "section", 2, 3, None),
+        ("Service", "section", 5, 9, None),
+        ('remote "origin"', "section", 10, 11, None),
+        ("servers", "section", 12, 13, None),
+    ]
+    assert {grammar_for(p) for p in ("myapp.service", "setup.cfg", "pyproject.toml", "smb.conf", "php.ini")} == {"ini"}
 
 
 def test_kconfig_options_and_assembler_entry_points_are_read_by_their_lines():
@@ -2167,7 +2185,8 @@ def test_an_extraction_parses_again_only_the_grammars_it_changed(db, tmp_path):
     index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
     _parse_all(db)
     assert symstore.backlog(db) == []
-    assert stamp("go") == "go/15" and "go" in REVISED[15] and stamp("latex") == f"latex/{EXTRACTION}"
+    assert stamp("go") == "go/15" and "go" in REVISED[15] and stamp("latex") == "latex/16"
+    assert stamp("ini") == f"ini/{EXTRACTION}"
     assert stamp("c") != f"c/{EXTRACTION}" and stamp("python") != f"python/{EXTRACTION}"
     # As an index parsed by the extraction before left them: only the Go file is due.
     db.execute("UPDATE content_symbols SET grammar = 'go/14' WHERE grammar = ?", (stamp("go"),))

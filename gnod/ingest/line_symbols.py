@@ -1,6 +1,6 @@
 """Definitions that a line declares, in languages no tree-sitter grammar of ours reads:
 Kconfig's options, assembler's entry points, device trees' labelled nodes, LaTeX's
-chapters and sections, BibTeX's entries.
+chapters and sections, BibTeX's entries, the sections of INI files (systemd units, TOML).
 
 Each is declared on its line by a fixed form (`config NAME`, `SYM_FUNC_START(name)`, a
 global `name:` label, `label: node@addr {`), so a regular expression reads them exactly,
@@ -56,8 +56,14 @@ _LATEX_END = re.compile(r"^[ \t]*\\end\{document\}", re.M)
 _BIB_ENTRY = re.compile(r"^[ \t]*@[ \t]*([A-Za-z]+)[ \t]*[{(][ \t]*([^,\s{}()]+)[ \t]*,", re.M)
 _BIB_NOT_ENTRIES = frozenset({"string", "preamble", "comment"})
 
+# A section of an INI file (`[Service]` of a systemd unit, git's `[remote "origin"]`,
+# TOML's `[server.http]` and `[[servers]]`) at a line's start, named as its brackets hold
+# it; it runs to the next. A line an array starts (`[1, 2],`) holds more than brackets.
+_INI_SECTION = re.compile(r"^[ \t]*\[\[?[ \t]*([^\[\]\n]*[^\[\]\s])[ \t]*\]\]?[ \t]*(?:[#;][^\n]*)?$", re.M)
+SECTION = "section"
+
 KCONFIG = "kconfig"
-GRAMMARS = frozenset({KCONFIG, "asm", "dts", "latex", "bibtex"})
+GRAMMARS = frozenset({KCONFIG, "asm", "dts", "latex", "bibtex", "ini"})
 # How C, Makefiles and .config name a Kconfig option: `config SLUB_DEBUG` is CONFIG_SLUB_DEBUG.
 CONFIG_PREFIX = "CONFIG_"
 
@@ -72,6 +78,8 @@ def parse(text: str, grammar: str) -> list[tuple[str, str, int, int]]:
         return _latex(text, line)
     if grammar == "bibtex":
         return _bibtex(text, line)
+    if grammar == "ini":
+        return _ini(text, line)
     return _kconfig(text, line) if grammar == KCONFIG else _asm(text, line)
 
 
@@ -147,4 +155,15 @@ def _bibtex(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, 
     for i, m in enumerate(starts):
         stop = starts[i + 1].start() if i + 1 < len(starts) else len(text.rstrip())
         out.append((m[2], m[1].lower(), line(m.start()), line(max(stop - 1, m.start()))))
+    return out
+
+
+def _ini(text: str, line: Callable[[int], int]) -> list[tuple[str, str, int, int]]:
+    starts = list(_INI_SECTION.finditer(text))
+    out = []
+    for i, m in enumerate(starts):
+        stop = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        while stop > m.end() and text[stop - 1].isspace():  # the blank lines before the next are none of it
+            stop -= 1
+        out.append((m[1], SECTION, line(m.start()), line(max(stop - 1, m.start()))))
     return out

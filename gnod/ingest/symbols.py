@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from gnod.config import NAMED_FILES, extension
+from gnod.config import NAMED_FILES, SYSTEMD_UNITS, extension
 from gnod.ingest import line_symbols
 from gnod.store.documents import unpack
 
@@ -68,6 +68,8 @@ GRAMMARS: dict[str, str] = {
     ".dtsi": "dts",
     ".tex": "latex",
     ".bib": "bibtex",
+    # INI's sections: systemd units, TOML's tables, setup.cfg's, a .conf's that has them.
+    **dict.fromkeys((".ini", ".cfg", ".conf", ".toml", *SYSTEMD_UNITS), "ini"),
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and the
@@ -100,9 +102,10 @@ GRAMMARS: dict[str, str] = {
 # 15: JavaScript's and TypeScript's `const`/`let`/`var` at a module's top (exported or
 #     not), and Go's package-level `const` (constants) and `var` (variables).
 # 16: LaTeX's chapters and sections, BibTeX's entries by their citation keys (line_symbols).
-EXTRACTION = 16
+# 17: the sections of INI files (`[Service]` of a systemd unit, TOML's tables).
+EXTRACTION = 17
 # The grammars each extraction from 15 on changed (before it, an extraction changed them all).
-REVISED = {15: ("javascript", "typescript", "tsx", "go"), 16: ("latex", "bibtex")}
+REVISED = {15: ("javascript", "typescript", "tsx", "go"), 16: ("latex", "bibtex"), 17: ("ini",)}
 _BEFORE_REVISED = 14
 
 
