@@ -204,6 +204,13 @@ DOCUMENT_EXTENSIONS: tuple[str, ...] = tuple(ext for exts in CONVERTED.values() 
 # from them is only a guess (a CSV of English headers and Polish operators' names read
 # as Polish), which a collection's dominant language settles (ingest.pipeline).
 TABLE_EXTENSIONS: frozenset[str] = frozenset(CONVERTED["csv"] + CONVERTED["xlsx"])
+# Manual pages, by their section (`ls.1`, `systemd.exec.5`, `GET.1p`, `CA.pl.1ssl`) or
+# `.man`: roff source, read as Markdown (gnod.ingest.manpage) where the text starts as a
+# page does (a rotated log, `syslog.1`, is text). Not a default kind: `--also '*.[1-9]*'`
+# takes them, gzipped as /usr/share/man keeps them too.
+MAN_EXTENSIONS: frozenset[str] = frozenset(
+    {f".{n}{kind}" for n in range(1, 10) for kind in ("", "p", "pm", "ssl", "x", "perl", "tcl")} | {".man"}
+)
 # Files that hold documents, each member one (gnod.ingest.containers), by how their
 # names end: archives and mailboxes (mbox: each message an .eml).
 ARCHIVE_SUFFIXES = (".zip", ".7z", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
@@ -284,6 +291,7 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "config": ("*.cfg", "*.conf", "*.config", "*.ini", "*.properties"),
     "systemd": tuple(f"*{ext}" for ext in SYSTEMD_UNITS),
     "log": ("*.log",),  # indexed where a collection's globs take them (`--also '*.log'`)
+    "man": tuple(f"{glob}{gz}" for glob in ("*.[1-9]", "*.[1-9][a-z]*", "*.man") for gz in ("", COMPRESSED_SUFFIX)),
     "json": ("*.json",),
     "html": tuple(f"*{ext}" for ext in CONVERTED["html"]),
     "css": ("*.css", "*.scss"),
@@ -308,8 +316,9 @@ _CONVERTED = frozenset(DOCUMENT_EXTENSIONS)
 
 def converted(rel_path: str) -> bool:
     """Whether a document's text is converted to Markdown from its file (a PDF, a slide
-    deck, a mailbox's or an archive's member, a gzip file's), not the file's own text."""
-    return MEMBER_SEP in rel_path or extension(rel_path) in _CONVERTED or uncompressed(rel_path) != rel_path
+    deck, a manual page, a mailbox's or an archive's member, a gzip file's), not the file's own text."""
+    ext = extension(rel_path)
+    return MEMBER_SEP in rel_path or ext in _CONVERTED or ext in MAN_EXTENSIONS or uncompressed(rel_path) != rel_path
 
 
 def extension(path: str) -> str:

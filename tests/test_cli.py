@@ -1690,6 +1690,8 @@ def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
         report.set_font("helvetica", size=12)
         report.multi_cell(0, 10, text=text)
     (folder / "review.pdf.gz").write_bytes(gzip.compress(bytes(report.output())))
+    page = b".TH APP 5\n.SH NAME\napp \\- options\n.SH OPTIONS\n.PP\n\\fIProtectSystem=\\fR\nMounts /usr read-only.\n"
+    (folder / "app.5.gz").write_bytes(gzip.compress(page))  # a manual page as /usr/share/man keeps it
     with running_gnod() as (env, _d):
         cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
         hits = {h["path"]: h for h in search(env, "certbot")["hits"]}
@@ -1703,6 +1705,9 @@ def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
         assert (hit["path"], hit["snippet"]["line"], hit["snippet"]["symbol"]) == ("syslog.2.gz", 2, None)
         got = cli_json("get", "ops/syslog.2.gz:2", "--json", env=env)
         assert got["content"] == "Nov 29 10:00:05 edge1 sshd[123]: Failed password\n"
+        (hit,) = search(env, "ProtectSystem")["hits"]
+        assert (hit["path"], hit["title"], hit["snippet"]["symbol"]) == ("app.5.gz", "APP(5)", "OPTIONS")
+        assert [h["path"] for h in search(env, "mounts OR certbot", "-t", "man")["hits"]] == ["app.5.gz"]
 
 
 def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tmp_path):

@@ -45,8 +45,8 @@ from functools import partial
 from multiprocessing.connection import Connection
 from typing import TypeVar, cast
 
-from gnod.config import CONVERTED, TEXT_EXTENSIONS, extension, uncompressed
-from gnod.ingest import mail, media, ocr
+from gnod.config import CONVERTED, MAN_EXTENSIONS, TEXT_EXTENSIONS, extension, uncompressed
+from gnod.ingest import mail, manpage, media, ocr
 from gnod.ingest.charsets import declared_charset, decode_legacy
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
@@ -300,6 +300,13 @@ def _utf16_without_bom(data: bytes) -> str | None:
 
 def convert_text(data: bytes, path: str) -> str:
     return decode_text(data)
+
+
+def convert_man(data: bytes, path: str) -> str:
+    """A manual page's roff source as Markdown; a file only named as one (a rotated
+    `syslog.1`) as its text."""
+    text = decode_text(data)
+    return manpage.page_markdown(text) if manpage.is_page(text) else text
 
 
 def convert_csv(data: bytes, path: str) -> str:
@@ -751,6 +758,7 @@ def builtin_converters() -> list[Converter]:
             takes_language=True,
             reads_pictures=True,
         ),
+        Converter("man", convert_man, MAN_EXTENSIONS),
         # Last: names nobody claims (Makefile, .log under an include glob) are read as text.
         Converter("other", convert_text, frozenset({"*"})),
     ]

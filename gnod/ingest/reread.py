@@ -17,6 +17,7 @@ from gnod.config import (
     CODE_EXTENSIONS,
     COMPRESSED_SUFFIX,
     CONVERTED,
+    MAN_EXTENSIONS,
     MEMBER_SEP,
     PROSE_EXTENSIONS,
     TABLE_EXTENSIONS,
@@ -74,8 +75,9 @@ READINGS = (
     # A table's language is a guess, which its collection's dominant language settles; a
     # Word table without a header row has its first row for header, not an empty one.
     Reading(6, TABLE_EXTENSIONS | frozenset(CONVERTED["docx"])),
-    # A gzip file is read as the file it holds (it failed as binary).
-    Reading(7, frozenset({COMPRESSED_SUFFIX})),
+    # A gzip file is read as the file it holds (it failed as binary); a manual page as
+    # Markdown, not as its roff source (`\fBProtectSystem\fR` was the word fbprotectsystem).
+    Reading(7, frozenset({COMPRESSED_SUFFIX}) | MAN_EXTENSIONS),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
