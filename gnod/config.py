@@ -83,6 +83,7 @@ TEXT_EXTENSIONS: tuple[str, ...] = PROSE_EXTENSIONS + (
     ".yml",
     ".ini",
     ".cfg",
+    ".cnf",  # INI as MySQL and OpenSSL write it (my.cnf, openssl.cnf)
     ".tex",
     ".bib",
     # Assembler (.S and .s), C++ and Objective-C headers and sources, CUDA.
@@ -149,7 +150,7 @@ CODE_EXTENSIONS: frozenset[str] = frozenset(TEXT_EXTENSIONS) - frozenset(PROSE_E
 # tree binding Polish, another's Dutch): ingest.prepare marks it unsure, and
 # ingest.pipeline.settle_languages gives it the collection's language where one dominates.
 CONFIG_EXTENSIONS: frozenset[str] = frozenset(
-    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".config", ".properties", *SYSTEMD_UNITS}
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".cnf", ".conf", ".config", ".properties", *SYSTEMD_UNITS}
 )
 # TeX's files (LaTeX, BibTeX): their accented letters are spelled as commands (G\"odel),
 # read as letters for the index and passages (gnod.text.tex).
@@ -287,10 +288,13 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "tex": ("*.tex", "*.bib"),
     "yaml": ("*.yaml", "*.yml"),
     "toml": ("*.toml",),
-    "ini": ("*.ini",),
-    "config": ("*.cfg", "*.conf", "*.config", "*.ini", "*.properties"),
-    "systemd": tuple(f"*{ext}" for ext in SYSTEMD_UNITS),
-    "log": ("*.log",),  # indexed where a collection's globs take them (`--also '*.log'`)
+    "ini": ("*.ini", "*.cnf"),
+    "config": ("*.cfg", "*.conf", "*.config", "*.ini", "*.cnf", "*.properties"),
+    # A unit, and a drop-in that changes one (`myapp.service.d/override.conf`).
+    "systemd": tuple(f"*{ext}" for ext in SYSTEMD_UNITS) + tuple(f"**/*{ext}.d/*.conf" for ext in SYSTEMD_UNITS),
+    # Indexed where a collection's globs take them (`--also '*.log'`); rotated ones too
+    # (`app.log.1`, `app.log.2.gz`, syslog's).
+    "log": ("*.log", "*.log.*", "**/syslog", "**/syslog.*"),
     "man": tuple(f"{glob}{gz}" for glob in ("*.[1-9]", "*.[1-9][a-z]*", "*.man") for gz in ("", COMPRESSED_SUFFIX)),
     "json": ("*.json",),
     "html": tuple(f"*{ext}" for ext in CONVERTED["html"]),

@@ -656,6 +656,25 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     assert resolve(Filter(types=("ini", "conf", ".service", "log", "cfg"))).types == ("ini", "config", "systemd", "log")
 
 
+def test_an_ops_folders_types_take_its_drop_ins_rotated_logs_and_cnf_files():
+    """`-t systemd` left out a unit's drop-in, `-t log` the rotated logs, `-t ini` my.cnf."""
+    from gnod.config import CONFIG_EXTENSIONS, DEFAULT_EXTENSIONS, FILE_TYPES, extension
+    from gnod.search.filters import glob_regex, path_globs
+
+    def typed(path: str) -> set[str]:
+        return {
+            t
+            for t, globs in FILE_TYPES.items()
+            if any(re.fullmatch(glob_regex(g), path) for glob in globs for g in path_globs(glob))
+        }
+
+    assert "systemd" in typed("etc/systemd/system/myapp.service.d/override.conf")
+    assert "systemd" not in typed("etc/sysctl.d/99-tuning.conf")
+    assert all("log" in typed(p) for p in ("logs/app.log.1", "logs/app.log.2.gz", "var/log/syslog", "syslog.1"))
+    assert "log" not in typed("blog/post.md") and "ini" in typed("etc/mysql/my.cnf")
+    assert extension("my.cnf") in DEFAULT_EXTENSIONS and extension("openssl.cnf") in CONFIG_EXTENSIONS
+
+
 def test_systemd_units_are_indexed_as_config():
     """An ops folder's `app.service` and `backup.timer` were left out as files of other kinds."""
     from gnod.config import CONFIG_EXTENSIONS, DEFAULT_EXTENSIONS, extension

@@ -69,7 +69,7 @@ GRAMMARS: dict[str, str] = {
     ".tex": "latex",
     ".bib": "bibtex",
     # INI's sections: systemd units, TOML's tables, setup.cfg's, a .conf's that has them.
-    **dict.fromkeys((".ini", ".cfg", ".conf", ".toml", *SYSTEMD_UNITS), "ini"),
+    **dict.fromkeys((".ini", ".cfg", ".cnf", ".conf", ".toml", *SYSTEMD_UNITS), "ini"),
 }
 
 # What is extracted: bump it when the queries or the reading of names change, and the
