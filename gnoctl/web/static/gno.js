@@ -76,6 +76,7 @@ function initSearch() {
   let queued = null;     // what to send once the request in flight is back
   let selected = -1;
   let shown = {mode: mode.dataset.mode, typing: false, uris: uris()};
+  let counted = info.textContent;  // what the results shown were said to be
 
   function uris() {
     return new Set([...results.querySelectorAll(".result")].map((li) => li.dataset.uri));
@@ -119,13 +120,12 @@ function initSearch() {
     if (!box.value.trim() && !describe()) {
       painted = id;
       results.innerHTML = "";
-      info.textContent = "";
+      info.textContent = counted = "";
       error.hidden = true;
       shown = {mode: searchMode, typing, uris: new Set()};
       history.replaceState(null, "", "/");
       return;
     }
-    const said = info.textContent;  // of the results shown, which stay if this fails
     if (searchMode === "hybrid") info.textContent = "searching words and meaning…";
     inFlight = typing;
     let data;
@@ -140,8 +140,10 @@ function initSearch() {
     if (id > painted) {
       painted = id;
       if (data.error) {
-        showError(data.error.message);  // the last results stay
-        info.textContent = said;
+        // The last results stay, said to be those of the search before (their count
+        // beside the error read as this search's).
+        showError(data.error.message);
+        info.textContent = counted ? `${counted} · the last search that worked` : "";
       } else {
         paint(data, searchMode, typing, typedAt);
       }
@@ -161,6 +163,7 @@ function initSearch() {
     setMode(searchMode);
     const n = data.count;
     info.textContent = `${data.more ? "the first " : ""}${n} result${n === 1 ? "" : "s"} · ${Math.round(data.took_ms)} ms`;
+    counted = info.textContent;
     history.replaceState(null, "", address(searchMode, typing));
     document.title = box.value.trim() ? `${box.value.trim()} · gno` : "gno";  // a bookmark's name (it stayed "gno")
     if (typedAt !== undefined) {
