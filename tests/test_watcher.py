@@ -151,10 +151,14 @@ def test_config_edit_takes_effect_without_restart(daemon, tmp_path):
         f.write('[[collections]]\nname = "hand"\npaht = "/nowhere"\n')  # a typo: kept out, reported
     assert wait_until(lambda: "paht" in (daemon.result("status")["config_error"] or ""), CONVERGE_S)
     assert paths(daemon, "capybara") == ["hand/h.md", "hand/later.md"]
+    # A search says so too (only status did): the settings in use are the old ones.
+    (said,) = daemon.result("search", {"query": "capybara"})["notes"]
+    assert said.startswith("the config file has an error, and gnod keeps the settings it had") and "paht" in said
     # The typo undone: the file holds the config in use again, and the error is gone.
     with open(cfg, "w") as f:
         f.write(f'[[collections]]\nname = "hand"\npath = "{docs}"\n')
     assert wait_until(lambda: daemon.result("status")["config_error"] is None, CONVERGE_S)
+    assert daemon.result("search", {"query": "capybara"})["notes"] == []
     with open(cfg, "w") as f:
         f.write("")
     eventually(daemon, "capybara", [])

@@ -30,6 +30,15 @@ def identity(doc: DocRow) -> dict[str, Any]:
     }
 
 
+def config_notes(config_error: str | None) -> list[str]:
+    """What a result says while the config file holds an edit gnod could not load: its
+    old settings are in use (a misspelt `exlude` left a folder indexed, and searches
+    said nothing of it; only `status` did)."""
+    if config_error is None:
+        return []
+    return [f"the config file has an error, and gnod keeps the settings it had until it is fixed: {config_error}"]
+
+
 def failing_notes(failing: list[tuple[str, str, str]], shown: str = "its hit") -> list[str]:
     """What a result says of its hits (`shown`: what it gives of one) whose file failed to
     be read since it was indexed (documents.failing): they show the text read last, which

@@ -37,7 +37,7 @@ from gnod.search.constants import PIPELINE
 from gnod.search.grammar import QuerySyntaxError
 from gnod.search.hybrid import Candidate, Given, Hybrid, Outcome, Ranked, Request, VectorSource
 from gnod.server.checks import search_filter
-from gnod.server.hits import failing_notes, identity
+from gnod.server.hits import config_notes, failing_notes, identity
 from gnod.server.retrieval import caught_up
 from gnod.server.rpc import Call, Daemon, RpcError
 from gnod.server.watcher import freshness_list
@@ -136,7 +136,8 @@ async def run_query(d: Daemon, p: QueryParams) -> tuple[Hybrid, QueryResult]:
         notes=out.notes
         + failing_notes(failing)
         + (d.watcher.lag_notes(names, 0.0 if waited else p.wait_s) if d.watcher is not None else [])
-        + [lag for lag in [d.ocr.lag_note()] if lag],
+        + [lag for lag in [d.ocr.lag_note()] if lag]
+        + config_notes(d.config_error),
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         explain=_explain(out) if p.explain else None,
         freshness=freshness_list(d.watcher, names),

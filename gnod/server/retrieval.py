@@ -17,7 +17,7 @@ from gnod.protocol import SearchParams, SearchResult, VSearchHit, VSearchParams,
 from gnod.search import vector
 from gnod.search.grammar import QuerySyntaxError
 from gnod.server.checks import search_filter
-from gnod.server.hits import failing_notes, identity
+from gnod.server.hits import config_notes, failing_notes, identity
 from gnod.server.rpc import Call, Daemon, RpcError, model_unavailable
 from gnod.server.searching import UNDEFINED, answer
 from gnod.server.watcher import freshness_list
@@ -54,6 +54,7 @@ async def search(d: Daemon, p: SearchParams, call: Call) -> SearchResult:
         if p.symbol:  # what is not parsed yet may define it
             result.notes = [n for n in result.notes if not n.endswith(UNDEFINED)]
         result.notes.append(lag)
+    result.notes += config_notes(d.config_error)
     return result
 
 
@@ -113,5 +114,5 @@ async def vsearch(d: Daemon, p: VSearchParams, call: Call) -> VSearchResult:
         model=model.uri,
         hits=hits,
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
-        notes=notes + ([lag] if lag else []),
+        notes=notes + ([lag] if lag else []) + config_notes(d.config_error),
     )
