@@ -195,16 +195,6 @@ def test_output_shape(text: str) -> None:
     assert all(line == line.rstrip() for line in out.split("\n"))
 
 
-@given(TEXTS | st.text(alphabet=[" ", "\t", "\n", "a", "\xa0", "\u3000", "\ufeff", "\r", "\xe9", "\u0301"]))
-@settings(max_examples=800)
-def test_rule_5_trims_every_line_whether_or_not_the_text_has_trailing_whitespace(text: str) -> None:
-    """_clean returns a text without trailing whitespace as it is (not split into
-    lines): the same as trimming each line."""
-    cleaned = _clean(text)
-    assert cleaned == "\n".join(line.rstrip() for line in cleaned.split("\n"))
-    assert _clean(cleaned + " ") == cleaned and _clean(cleaned + "\u3000\n") == cleaned + "\n"
-
-
 # Hash
 
 
