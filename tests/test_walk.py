@@ -83,7 +83,8 @@ def test_a_projects_files_without_an_extension_are_taken_in_its_tree_only(tmp_pa
     """In a project's tree a file without an extension is a script or a document (the
     kernel's Documentation/ABI pages, scripts/decodecode), and its .gitignore says what a
     build makes; not a hidden one (a tool's settings) nor an editor's backup. In a plain
-    folder such a name may be anything: left out, and counted as another kind."""
+    folder such a name may be anything: left out unless `#!` opens it, and counted as
+    another kind."""
     from gnod.config import CollectionConfig
 
     files = {
@@ -106,8 +107,9 @@ def test_a_projects_files_without_an_extension_are_taken_in_its_tree_only(tmp_pa
     ]
     others: Counter[str] = Counter()
     plain = CollectionConfig(name="p", path=str(tmp_path / "plain"))
-    assert [e.rel_path for e in walk(str(tmp_path / "plain"), Filter.of(plain), others=others)] == ["a.md"]
-    assert others == {"": 5, ".bin": 1}
+    walked = [e.rel_path for e in walk(str(tmp_path / "plain"), Filter.of(plain), others=others)]
+    assert walked == ["a.md", "scripts/decodecode"]
+    assert others == {"": 4, ".bin": 1}
 
 
 def test_defaults_take_build_files_and_a_projects_plain_text_files(tmp_path):
@@ -551,3 +553,26 @@ def test_globs_anchored_at_a_folder_the_top_lacks_are_named(tmp_path):
         "etc/nginx/*",
     ]
     assert anchored_nowhere(str(tmp_path), globs) == ["sites-available/*", "/notes/*.md", "!old/*"]
+
+
+def test_a_script_without_an_extension_is_taken_outside_a_project_too(tmp_path):
+    """A sysadmin's `healthcheck` and ~/bin's `backup` (`#!` opens them) were left out
+    as files of no kind: only a project's tree took a file without an extension."""
+    from gnod.config import CollectionConfig
+
+    make(
+        tmp_path,
+        {
+            "bin/backup": "#!/bin/sh\ntar czf /backup/etc.tgz /etc\n",
+            "bin/notes": "no shebang\n",
+            "bin/.hidden": "#!/bin/sh\n",
+            "bin/backup~": "#!/bin/sh\n",
+            "run.md": "# Run\n",
+        },
+    )
+    (tmp_path / "bin" / "tool").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(64))
+    others: Counter[str] = Counter()
+    flt = Filter.of(CollectionConfig(name="ops", path=str(tmp_path)))
+    assert [e.rel_path for e in walk(str(tmp_path), flt, others=others)] == ["run.md", "bin/backup"]
+    assert others == {"": 3}  # notes, the program, the editor's backup
+    assert admit(str(tmp_path), flt, "bin/backup") is not None and admit(str(tmp_path), flt, "bin/notes") is None

@@ -138,8 +138,9 @@ class Filter:
         gitignore: bool = True,
         also: Sequence[str] = (),
         project: bool = False,
+        root: str | None = None,
     ) -> None:
-        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also), project)
+        self.key = (tuple(include), tuple(exclude), gitignore, tuple(also), project, root)
         self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
         self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
         self.also = pathspec.GitIgnoreSpec.from_lines(also) if also else None
@@ -147,6 +148,9 @@ class Filter:
         # A project's tree: its .gitignore files say what build output is, and files
         # without an extension are taken too (_default_kind).
         self.project = project
+        # The collection's folder, where a file without an extension is looked into: a
+        # script is taken (_default_kind). None: by its name alone.
+        self.root = root
         self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if project else _DEFAULT_EXCLUDED_DIRS
 
     @classmethod
@@ -156,7 +160,7 @@ class Filter:
         .gitignore files and is a project's tree: a git work tree, or one with a
         .gitignore at its top (a release tarball)."""
         project = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
-        return cls(col.include, col.exclude, col.gitignore, col.also, project)
+        return cls(col.include, col.exclude, col.gitignore, col.also, project, col.path)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:
         if name in self.excluded_dirs:
@@ -178,7 +182,7 @@ class Filter:
         taken = (
             _matches(self.include, rel_path)
             if self.include is not None
-            else _default_kind(name, rel_path, self.project)
+            else _default_kind(name, rel_path, self.project, self.root)
         )
         if not (taken or (self.also is not None and _matches(self.also, rel_path))):
             return False
@@ -189,7 +193,7 @@ class Filter:
         leave this one out."""
         return (
             self.include is None
-            and not _default_kind(name, rel_path, self.project)
+            and not _default_kind(name, rel_path, self.project, self.root)
             and not (self.also is not None and _matches(self.also, rel_path))
         )
 
@@ -222,20 +226,33 @@ def anchored_nowhere(root: str, globs: Sequence[str]) -> list[str]:
 _WILDCARD = re.compile(r"[*?\[\\]")
 
 
-def _default_kind(name: str, rel_path: str, project: bool = False) -> bool:
+def _default_kind(name: str, rel_path: str, project: bool = False, root: str | None = None) -> bool:
     """Whether a collection without include globs takes the file, by its kind. In a
     project's tree (`project`, Filter.of) a file without an extension is a script or a
     document (the kernel's 1,087: Documentation/ABI's sysfs pages, scripts/), while its
     .gitignore files leave out what a build makes; not one hidden (a tool's settings) or
-    an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything.
-    A gzip file is taken where the file it holds would be by its extension (`notes.md.gz`;
-    not `syslog.2.gz` or a project's `testdata/blob.gz`, which an `also` glob takes)."""
+    an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything, and
+    is taken where it is a script (`#!` opens it: ~/bin's `backup`, a `healthcheck`),
+    read from `root`. A gzip file is taken where the file it holds would be by its
+    extension (`notes.md.gz`; not `syslog.2.gz` or a project's `testdata/blob.gz`,
+    which an `also` glob takes)."""
     ext = extension(rel_path)
     if ext in INDEXED_BY_DEFAULT or name.lower().endswith(CONTAINER_SUFFIXES):
         return True
     if (inner := uncompressed(rel_path)) != rel_path:
         return extension(inner) in INDEXED_BY_DEFAULT
-    return project and not ext and not name.startswith(".") and not name.endswith(("~", "#"))
+    if ext or name.startswith(".") or name.endswith(("~", "#")):
+        return False
+    return project or (root is not None and _script(os.path.join(root, rel_path)))
+
+
+def _script(path: str) -> bool:
+    """Whether the file at `path` opens with `#!` (unreadable: no)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 # A directory → (the stats of its ignore files, their compiled spec): each is compiled
