@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from types import SimpleNamespace
 
@@ -1619,16 +1620,25 @@ def test_get_takes_a_name_in_either_unicode_form(daemon, tmp_path):
             assert get_json(daemon.env, asked)["path"] == name, (name, form)
 
 
+@contextmanager
+def _folder_added(tmp_path, name: str, files: dict[str, str | bytes]):
+    """A gnod of its own with the folder `name` (`files` written in it) added as a
+    collection of that name: (env, folder)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for rel, data in files.items():
+        (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", name, "--json", env=env)
+        yield env, folder
+
+
 def test_a_file_whose_day_changed_with_its_bytes_the_same_is_found_by_its_new_day(tmp_path):
     """A runbook restored with `rsync -t` (or `touch -d`) keeps its bytes: its new mtime
     was stored, and `ls --until` listed it, but `search` still dated it by the day it was
     indexed, so `--until` left it out and `--since` kept it."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / "ssh.md").write_text("# SSH hardening\n\nPermitRootLogin no\n")
-    (folder / "other.md").write_text("# Other\n\nPermitRootLogin prohibit-password\n")
-    with running_gnod() as (env, _d):
-        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+    runbooks = {"ssh.md": "# SSH hardening\n\nPermitRootLogin no\n", "other.md": "# O\n\nPermitRootLogin yes\n"}
+    with _folder_added(tmp_path, "ops", runbooks) as (env, folder):
         old = datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
         os.utime(folder / "ssh.md", (old, old))
         assert cli_json("update", "ops", "--json", env=env)["collections"][0]["unchanged"] == 2
@@ -1643,12 +1653,8 @@ def test_a_hit_is_shown_where_the_query_is_as_typed(tmp_path):
     """`certbot renew` pointed at "Certbot renews it" (both words, by their stems) above
     the command `certbot renew --cert-name …`; the line holding the words as typed is
     shown, and with the words apart in no line, the first line holding both still is."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
     runbook = "# TLS\n\nCertbot renews it every night.\n\nSteps:\n\n1. Run `certbot renew --cert-name edge`.\n"
-    (folder / "tls.md").write_text(runbook)
-    with running_gnod() as (env, _d):
-        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+    with _folder_added(tmp_path, "ops", {"tls.md": runbook}) as (env, _folder):
         (hit,) = search(env, "certbot renew")["hits"]
         assert (hit["snippet"]["line"], hit["snippet"]["text"]) == (7, "1. Run `certbot renew --cert-name edge`.")
         (hit,) = search(env, "renew certbot")["hits"]
@@ -1657,13 +1663,9 @@ def test_a_hit_is_shown_where_the_query_is_as_typed(tmp_path):
 
 def test_a_systemd_units_hit_names_its_section_and_get_reads_one(tmp_path):
     """`get 'myapp.service#Service'` said the unit had no headings: an INI file's
-    sections are its definitions (parsed once it is indexed: `search --wait`)."""
-    folder = tmp_path / "units"
-    folder.mkdir()
+    sections are its definitions (parsed in the background once it is indexed)."""
     unit = "[Unit]\nDescription=My app\n\n[Service]\nExecStart=/usr/bin/app\nMemoryMax=1G\n\n[Install]\nWantedBy=x\n"
-    (folder / "myapp.service").write_text(unit)
-    with running_gnod() as (env, _d):
-        cli_json("collection", "add", str(folder), "--name", "units", "--json", env=env)
+    with _folder_added(tmp_path, "units", {"myapp.service": unit}) as (env, _folder):
         wait_until(lambda: search(env, "MemoryMax")["hits"][0]["snippet"]["symbol"] is not None, timeout=20)
         assert search(env, "MemoryMax")["hits"][0]["snippet"]["symbol"] == "section Service"
         got = cli_json("get", "units/myapp.service#Service", "--json", env=env)
@@ -1679,21 +1681,20 @@ def test_gzip_files_are_searched_as_the_files_they_hold(tmp_path):
 
     from fpdf import FPDF
 
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / "rotate.md.gz").write_bytes(gzip.compress(b"# TLS runbook\n\nRun certbot renew on the edge hosts.\n"))
-    log = b"Nov 29 10:00:01 edge1 kernel: eth0 link down\nNov 29 10:00:05 edge1 sshd[123]: Failed password\n"
-    (folder / "syslog.2.gz").write_bytes(gzip.compress(log))
     report = FPDF()
     for text in ("Quarterly uptime was fine.", "The certbot timer failed twice."):
         report.add_page()
         report.set_font("helvetica", size=12)
         report.multi_cell(0, 10, text=text)
-    (folder / "review.pdf.gz").write_bytes(gzip.compress(bytes(report.output())))
+    log = b"Nov 29 10:00:01 edge1 kernel: eth0 link down\nNov 29 10:00:05 edge1 sshd[123]: Failed password\n"
     page = b".TH APP 5\n.SH NAME\napp \\- options\n.SH OPTIONS\n.PP\n\\fIProtectSystem=\\fR\nMounts /usr read-only.\n"
-    (folder / "app.5.gz").write_bytes(gzip.compress(page))  # a manual page as /usr/share/man keeps it
-    with running_gnod() as (env, _d):
-        cli_json("collection", "add", str(folder), "--name", "ops", "--json", env=env)
+    files = {
+        "rotate.md.gz": b"# TLS runbook\n\nRun certbot renew on the edge hosts.\n",
+        "syslog.2.gz": log,
+        "review.pdf.gz": bytes(report.output()),
+        "app.5.gz": page,  # a manual page as /usr/share/man keeps it
+    }
+    with _folder_added(tmp_path, "ops", {name: gzip.compress(data) for name, data in files.items()}) as (env, _f):
         hits = {h["path"]: h for h in search(env, "certbot")["hits"]}
         assert set(hits) == {"rotate.md.gz", "review.pdf.gz"}
         note, pdf = hits["rotate.md.gz"], hits["review.pdf.gz"]
