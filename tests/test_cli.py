@@ -112,7 +112,7 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             "logo.svg": "<svg/>",
             "art/icon.svg": "<svg/>",
             "run.log": "started",
-            "tools/frobnicate": "#!/bin/sh",
+            "tools/frobnicate": "data of no kind",  # no extension, no #!: no script
             ".clang-format": "BasedOnStyle: LLVM",
             "obj/.gitignore": "*.o\n",  # not at the top: no project's tree, whose files without an extension count
             "obj/main.o": "object",
