@@ -23,6 +23,7 @@ from gnod.config import MEMBER_SEP, converted
 from gnod.store.db import in_list
 from gnod.store.tags import listed, tags_of
 from gnod.text.analyzer import fold
+from gnod.text.dates import mtime_day
 from gnod.text.headings import section_of
 
 
@@ -329,12 +330,8 @@ def touch_document(conn: apsw.Connection, doc_id: int, size: int, mtime_ns: int,
         "UPDATE documents SET size = ?, mtime_ns = ?, inode = ? WHERE id = ?",
         (size, mtime_ns, inode, doc_id),
     )
-    if _utc_day(before_ns) != _utc_day(mtime_ns):
+    if mtime_day(before_ns) != mtime_day(mtime_ns):
         _pending(conn, doc_id)
-
-
-def _utc_day(mtime_ns: int) -> int:
-    return mtime_ns // (86_400 * 1_000_000_000)
 
 
 def delete_documents(conn: apsw.Connection, doc_ids: Iterable[int]) -> None:

@@ -34,7 +34,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 import apsw
@@ -44,7 +43,7 @@ from gnod.search.constants import ID_TERMS_MAX, INDEXING
 from gnod.store.documents import LexicalText, aliases_of, date_of, senders_of
 from gnod.store.tags import tag_keys, tags_of
 from gnod.text.analyzer import SEPARATOR, fold, tokenize
-from gnod.text.dates import named_day, written_day
+from gnod.text.dates import mtime_day, named_day, written_day
 
 log = logging.getLogger("gnod")
 
@@ -147,7 +146,7 @@ def document_day(metadata: dict[str, Any], rel_path: str, mtime_ns: int) -> int:
     day = day or named_day(rel_path)
     if day is not None:
         return day.toordinal()
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
+    return mtime_day(mtime_ns)
 
 
 def language_code(language: str | None) -> int:

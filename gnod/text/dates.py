@@ -17,7 +17,7 @@ A note without such a date may be named by its day, as a notes app names a daily
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime, timezone
 
 from gnod.text.analyzer import fold
 
@@ -50,6 +50,11 @@ _MONTH_DAY = re.compile(rf"{_WEEKDAY}{_MONTH}\s+{_DAY}\s*,?\s*{_YEAR}")
 _NAMED = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?!\d)")
 # SQL's cheap test of a path that may end in such a name (named_day decides).
 NAMED_DAY_GLOB = "*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
+
+
+def mtime_day(mtime_ns: int) -> int:
+    """A file's day by its mtime (UTC), as a day number (date.toordinal)."""
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).date().toordinal()
 
 
 def written_day(text: str) -> date | None:
