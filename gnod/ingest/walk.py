@@ -151,6 +151,7 @@ class Filter:
         # The collection's folder, where a file without an extension is looked into: a
         # script is taken (_default_kind). None: by its name alone.
         self.root = root
+        self._scripts: dict[str, bool] = {}  # rel_path → whether `#!` opens it, read once
         self.excluded_dirs = _DEFAULT_EXCLUDED_DIRS - OUTPUT_DIRS if project else _DEFAULT_EXCLUDED_DIRS
 
     @classmethod
@@ -182,18 +183,27 @@ class Filter:
         taken = (
             _matches(self.include, rel_path)
             if self.include is not None
-            else _default_kind(name, rel_path, self.project, self.root)
+            else _default_kind(name, rel_path, self.project, self._script)
         )
         if not (taken or (self.also is not None and _matches(self.also, rel_path))):
             return False
         return not (self.exclude and _matches(self.exclude, rel_path))
+
+    def _script(self, rel_path: str) -> bool:
+        """Whether `#!` opens the file (read once: wants_file, then other_kind, ask it of
+        a file that is no script); False without the collection's folder."""
+        if self.root is None:
+            return False
+        if rel_path not in self._scripts:
+            self._scripts[rel_path] = _opens_as_script(os.path.join(self.root, rel_path))
+        return self._scripts[rel_path]
 
     def kind_left_out(self, name: str, rel_path: str) -> bool:
         """Whether the default kinds of files (no include globs) and the `also` globs
         leave this one out."""
         return (
             self.include is None
-            and not _default_kind(name, rel_path, self.project, self.root)
+            and not _default_kind(name, rel_path, self.project, self._script)
             and not (self.also is not None and _matches(self.also, rel_path))
         )
 
@@ -226,14 +236,14 @@ def anchored_nowhere(root: str, globs: Sequence[str]) -> list[str]:
 _WILDCARD = re.compile(r"[*?\[\\]")
 
 
-def _default_kind(name: str, rel_path: str, project: bool = False, root: str | None = None) -> bool:
+def _default_kind(name: str, rel_path: str, project: bool = False, script: Callable[[str], bool] | None = None) -> bool:
     """Whether a collection without include globs takes the file, by its kind. In a
     project's tree (`project`, Filter.of) a file without an extension is a script or a
     document (the kernel's 1,087: Documentation/ABI's sysfs pages, scripts/), while its
     .gitignore files leave out what a build makes; not one hidden (a tool's settings) or
     an editor's backup (`notes~`, `#notes#`). Elsewhere such a name may be anything, and
-    is taken where it is a script (`#!` opens it: ~/bin's `backup`, a `healthcheck`),
-    read from `root`. A gzip file is taken where the file it holds would be by its
+    is taken where it is a script (`#!` opens it: ~/bin's `backup`, a `healthcheck`), as
+    `script` says. A gzip file is taken where the file it holds would be by its
     extension (`notes.md.gz`; not `syslog.2.gz` or a project's `testdata/blob.gz`,
     which an `also` glob takes)."""
     ext = extension(rel_path)
@@ -243,10 +253,10 @@ def _default_kind(name: str, rel_path: str, project: bool = False, root: str | N
         return extension(inner) in INDEXED_BY_DEFAULT
     if ext or name.startswith(".") or name.endswith(("~", "#")):
         return False
-    return project or (root is not None and _script(os.path.join(root, rel_path)))
+    return project or (script is not None and script(rel_path))
 
 
-def _script(path: str) -> bool:
+def _opens_as_script(path: str) -> bool:
     """Whether the file at `path` opens with `#!` (unreadable: no)."""
     try:
         with open(path, "rb") as f:
