@@ -1590,8 +1590,8 @@ def _typed(
     """The query of plain words as typed, a phrase a snippet prefers a line holding
     (Preferences.phrase ranks the documents so): `certbot renew` is shown where a
     command is `certbot renew --cert-name`, not at "Certbot renews it" above it. None
-    for a query of one clause, or one with a negation or a prefix, or a pasted message
-    whose printed values _phrase left out. Its words' run ranks no line: looking for
+    (an empty tuple) for a query of one clause, or one with a negation or a prefix, or
+    a pasted message whose printed values _phrase left out. Its words' run ranks no line: looking for
     runs of every query's words read past the lines that settled its snippets."""
     tokens = _phrase(clauses, lexical)
     if tokens is None or len(tokens) != sum(len(c.tokens) for c in clauses):
