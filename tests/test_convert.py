@@ -791,6 +791,32 @@ def test_an_idle_pool_lets_its_processes_go_and_starts_them_again():
     assert not pool.alive()
 
 
+def _meet(folder: str, others: int) -> bool:
+    """In a worker: sign in under `folder`, then whether `others` more signed in within 20 s."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    return wait_until(lambda: len(os.listdir(folder)) > others, 20)
+
+
+def test_background_calls_run_on_a_lane_per_core_of_the_ingest(tmp_path):
+    """Background work (a backlog of definitions or OCR) cannot run on the writer thread,
+    so its calls get a process for that core too: with one ingest worker, two run at once
+    (a backlog parsed on one core of two took twice as long). An idle ingest process is
+    let go when they start, not left holding its memory beside them."""
+    pool = PreparePool(1)
+    try:
+        assert pool.lanes == 2
+        assert pool.spread(sum, [[1, 2], [3], [4]]) == [3, 3, 4]
+        assert pool._ingest.alive()
+        both = [pool.submit(partial(_meet, str(tmp_path), 1)) for _ in range(2)]
+        assert [f.result(timeout=60) for f in both] == [True, True]
+        assert len(os.listdir(tmp_path)) == 2  # two processes
+        assert not pool._ingest.alive()
+    finally:
+        pool.close()
+    assert not pool.alive()
+    assert PreparePool(0).lanes == 1  # everything in-process: one call at a time, on a thread
+
+
 @pytest.mark.skipif(not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe sizes are Linux's")
 def test_worker_batches_come_back_through_a_wide_pipe():
     """A batch of prepared documents is about a megabyte: through the default 64 KB pipe
@@ -803,8 +829,8 @@ def test_worker_batches_come_back_through_a_wide_pipe():
     try:
         for _ in range(2):  # started, let go, started again
             assert pool.spread(sum, [[1, 2], [3], [4]]) == [3, 3, 4]
-            assert pool._pool is not None
-            reader = pool._pool._result_queue._reader  # type: ignore[attr-defined]
+            assert pool._ingest.pool is not None
+            reader = pool._ingest.pool._result_queue._reader  # type: ignore[attr-defined]
             assert fcntl.fcntl(reader.fileno(), fcntl.F_GETPIPE_SZ) == RESULT_PIPE_BYTES
             assert wait_until(lambda: not pool.alive(), 10)
     finally:

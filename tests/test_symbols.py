@@ -1825,6 +1825,24 @@ MACROS = {
 }
 
 
+def test_a_backlog_of_many_batches_is_parsed_whole_by_the_lanes_sharing_it(daemon, tmp_path):
+    """A backlog longer than a batch is shared by the lanes (one a background worker),
+    each taking the next batch when it is free: every file is parsed once, and each
+    file's definition is found."""
+    from gnod.server.symbols import BATCH_CONTENTS
+
+    env = daemon.env
+    count = 3 * BATCH_CONTENTS + 5
+    files = {f"lib/part{i:03d}.c": f"int part_{i:03d}_init(void)\n{{\n\treturn {i};\n}}\n" for i in range(count)}
+    root = write_tree(str(tmp_path / "many"), files)
+    cli_json("collection", "add", root, "--name", "many", "--json", env=env)
+    status = _parsed(env, 60)
+    assert (status["parsed"], status["pending"], status["error"]) == (count, 0, None)
+    for i in (0, BATCH_CONTENTS, 2 * BATCH_CONTENTS + 1, count - 1):
+        (hit,) = _symbol(env, f"part_{i:03d}_init")["hits"]
+        assert (hit["path"], hit["snippet"]["symbol"]) == (f"lib/part{i:03d}.c", f"part_{i:03d}_init()")
+
+
 def test_object_like_macros_are_found_where_their_define_line_is(daemon, tmp_path):
     """`#define NAME value` is not stored (a register map holds thousands): the files whose
     words hold `define NAME` are read for it, when no C header defines NAME otherwise."""

@@ -310,11 +310,13 @@ class PreparePool:
 
     def __init__(self, workers: int | None, idle_s: float = POOL_IDLE_S) -> None:
         self.workers = default_workers() if workers is None else workers
-        self.idle_s = idle_s  # the processes are let go once nothing has used them this long
-        self._pool: ProcessPoolExecutor | None = None
-        self._lock = threading.Lock()
-        self._users = 0  # runs, spreads and submitted calls under way
-        self._idle: threading.Timer | None = None  # lets the processes go when it fires
+        # Background calls (`submit`) that may run at once: the ingest's cores, its workers'
+        # and the writer thread's, which cannot take such work (tree-sitter and OCR would
+        # hold the GIL from clients' reads): a backlog of definitions to parse had one core
+        # of two (the kernel tree's took 211 s).
+        self.lanes = self.workers + 1 if self.workers else 1
+        self._ingest = _Processes(self.workers, idle_s)
+        self._background = _Processes(self.lanes, idle_s)
         self._readahead = _Readahead()
         # True while clients' reads are being served: the calling thread then leaves the
         # preparing to the workers, as its Python would take the GIL from those reads.
@@ -333,7 +335,7 @@ class PreparePool:
         todo = deque(_batches(first))
         more: Iterator[Task] | None = source  # None once every task has been taken
         pending: dict[Future, list[Task]] = {}
-        pool = self._acquire()
+        pool = self._ingest.acquire()
         try:
             while todo or pending or more is not None:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
@@ -362,7 +364,7 @@ class PreparePool:
         finally:
             for f in pending:
                 f.cancel()
-            self._release()
+            self._ingest.release()
 
     def _take(self, more: Iterator[Task], todo: deque[list[Task]]) -> Iterator[Task] | None:
         """Move the next CHUNKSIZE tasks of `more` into `todo`; None once there are no more."""
@@ -382,7 +384,7 @@ class PreparePool:
         todo = deque(enumerate(batches))
         results: dict[int, Y] = {}
         pending: dict[Future, int] = {}
-        pool = self._acquire()
+        pool = self._ingest.acquire()
         try:
             while todo or pending:
                 while todo and len(pending) < QUEUED_PER_WORKER * self.workers:
@@ -399,44 +401,70 @@ class PreparePool:
         finally:
             for f in pending:
                 f.cancel()
-            self._release()
+            self._ingest.release()
         return [results[i] for i in range(len(batches))]
 
     def submit(self, fn: Callable[[], Y]) -> Future:
-        """`fn()` (picklable, importable) in a worker: background work between the runs."""
-        pool = self._acquire()
+        """`fn()` (picklable, importable) in a background worker, `lanes` of them at once:
+        the backlogs' work between the runs. The ingest's processes, if idle, are let go
+        first: the background ones take their core."""
+        self._ingest.let_go_if_idle()
+        return self._background.submit(fn)
+
+    def alive(self) -> bool:
+        """Whether any worker process is started (not yet let go)."""
+        return self._ingest.alive() or self._background.alive()
+
+    def close(self) -> None:
+        self._ingest.close()
+        self._background.close()
+
+
+class _Processes:
+    """`workers` worker processes, started when first used and let go once nothing has
+    used them for `idle_s`."""
+
+    def __init__(self, workers: int, idle_s: float) -> None:
+        self.workers = workers
+        self.idle_s = idle_s
+        self.pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._users = 0  # runs, spreads and submitted calls under way
+        self._idle: threading.Timer | None = None  # lets the processes go when it fires
+
+    def submit(self, fn: Callable[[], Y]) -> Future:
+        pool = self.acquire()
         try:
             future = pool.submit(fn)
         except BaseException:
-            self._release()
+            self.release()
             raise
-        future.add_done_callback(lambda _: self._release())
+        future.add_done_callback(lambda _: self.release())
         return future
 
     def alive(self) -> bool:
-        """Whether the worker processes are started (not yet let go)."""
-        return self._pool is not None
+        return self.pool is not None
 
-    def _acquire(self) -> ProcessPoolExecutor:
-        """The executor, started if need be, counted as in use until `_release`."""
+    def acquire(self) -> ProcessPoolExecutor:
+        """The executor, started if need be, counted as in use until `release`."""
         with self._lock:
             self._users += 1
             if self._idle is not None:
                 self._idle.cancel()
                 self._idle = None
-            if self._pool is None:
+            if self.pool is None:
                 # spawn, not fork: the daemon has threads, and fork would copy their locks.
                 ctx = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(
+                self.pool = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
                 )
-                _widen_results(self._pool)
-            return self._pool
+                _widen_results(self.pool)
+            return self.pool
 
-    def _release(self) -> None:
+    def release(self) -> None:
         with self._lock:
             self._users -= 1
-            if self._users == 0 and self._pool is not None:
+            if self._users == 0 and self.pool is not None:
                 self._idle = threading.Timer(self.idle_s, self._let_go)
                 self._idle.daemon = True
                 self._idle.start()
@@ -445,17 +473,27 @@ class PreparePool:
         """The idle timer's end: the processes exit, unless the pool was used meanwhile
         (a timer cancelled while it was already firing is not the current one)."""
         with self._lock:
-            if self._users or self._idle is not threading.current_thread() or self._pool is None:
+            if self._users or self._idle is not threading.current_thread() or self.pool is None:
                 return
-            pool, self._pool, self._idle = self._pool, None, None
+            pool, self.pool, self._idle = self.pool, None, None
         pool.shutdown(wait=True)
+
+    def let_go_if_idle(self) -> None:
+        """The processes exit now if nothing uses them, without waiting for the timer."""
+        with self._lock:
+            if self._users or self.pool is None:
+                return
+            if self._idle is not None:
+                self._idle.cancel()
+            pool, self.pool, self._idle = self.pool, None, None
+        pool.shutdown(wait=False)
 
     def close(self) -> None:
         with self._lock:
             if self._idle is not None:
                 self._idle.cancel()
                 self._idle = None
-            pool, self._pool = self._pool, None
+            pool, self.pool = self.pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 

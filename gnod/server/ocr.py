@@ -76,7 +76,7 @@ class OcrBacklog:
         backlog = await self._read(lambda conn, _a: store.backlog(conn))
         self.pending = len(backlog)
         queue = iter(backlog)  # shared by the lanes: each takes the next file when it is free
-        lanes = max(1, self.writer.pool.workers)
+        lanes = self.writer.pool.lanes
         await asyncio.gather(*(self._lane(queue, stopping) for _ in range(lanes)))
 
     async def _lane(self, queue: Iterator[Waiting], stopping: asyncio.Event) -> None:

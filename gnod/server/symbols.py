@@ -93,15 +93,25 @@ class Symbols:
         if since is None:
             self.parsed = await self._read(lambda conn, _a: store.counts(conn))
         self.pending = len(backlog)
-        t0, done = time.monotonic(), 0
-        timed, timed_s = 0, 0.0  # the batches after the first, which paid for the workers' start
         self.rate = None
-        for at in range(0, len(backlog), BATCH_CONTENTS):
+        cycle = _Cycle(len(backlog), time.monotonic())
+        heads = (backlog[at : at + BATCH_CONTENTS] for at in range(0, len(backlog), BATCH_CONTENTS))
+        # One lane per background worker, each taking the next batch when it is free.
+        await asyncio.gather(*(self._lane(heads, cycle, stopping) for _ in range(self.writer.pool.lanes)))
+        if not stopping.is_set():
+            self._since = started
+        if cycle.done:
+            await self.writer.run(release_memory)  # the batches' buffers and their writes' pages, freed
+            await self.writer.run(reclaim_freed)  # what definitions parsed again (an upgrade) left free
+            await self.writer.run(empty_wal)
+            self.parsed = await self._read(lambda conn, _a: store.counts(conn))
+            log.info("definitions read from %d source file(s) in %.1f s", cycle.done, time.monotonic() - cycle.began)
+
+    async def _lane(self, heads: Iterator[list[tuple[int, str]]], cycle: _Cycle, stopping: asyncio.Event) -> None:
+        for head in heads:
             if not await not_indexing(lambda: self.writer.job.running, stopping):
-                break
+                return
             self.parsing = True
-            began, before = time.monotonic(), done
-            head = backlog[at : at + BATCH_CONTENTS]
             batch = await self._read(lambda conn, _a: store.sources(conn, head))
             for part in _by_size(batch, BATCH_BYTES):
                 found = await in_worker(self.writer.pool, partial(parse_batch, part))
@@ -109,20 +119,32 @@ class Symbols:
                 stored = await self.writer.run(
                     lambda conn: store.put(conn, [(i, grammar[i], symbols) for i, symbols in found])
                 )
-                done += stored
+                cycle.done += stored
                 self.parsed += stored
-            self.pending = len(backlog) - at - len(head)
-            if at:  # the first batch's time was mostly the workers starting (an ETA of 20 h, for 4 min)
-                timed, timed_s = timed + done - before, timed_s + time.monotonic() - began
-                self.rate = timed / timed_s if timed else None
-        if not stopping.is_set():
-            self._since = started
-        if done:
-            await self.writer.run(release_memory)  # the batches' buffers and their writes' pages, freed
-            await self.writer.run(reclaim_freed)  # what definitions parsed again (an upgrade) left free
-            await self.writer.run(empty_wal)
-            self.parsed = await self._read(lambda conn, _a: store.counts(conn))
-            log.info("definitions read from %d source file(s) in %.1f s", done, time.monotonic() - t0)
+            cycle.taken += len(head)
+            self.pending = cycle.total - cycle.taken
+            self.rate = cycle.rate(time.monotonic())
+
+
+class _Cycle:
+    """One look at the backlog, which the lanes share: contents stored, and the batches'
+    contents taken off it (stored, gone meanwhile, or not parsable)."""
+
+    def __init__(self, total: int, began: float) -> None:
+        self.total = total
+        self.began = began
+        self.done = 0
+        self.taken = 0
+        self._first: tuple[float, int] | None = None  # when the first batch ended, and `done` then
+
+    def rate(self, now: float) -> float | None:
+        """Contents stored a second since the first batch ended: that one's time was mostly
+        the workers starting (it gave an ETA of 20 h, for 4 min)."""
+        if self._first is None:
+            self._first = (now, self.done)
+            return None
+        at, done = self._first
+        return (self.done - done) / (now - at) if now > at and self.done > done else None
 
 
 def _by_size(batch: list[Source], limit: int) -> Iterator[list[Source]]:
