@@ -241,6 +241,34 @@ def test_ask_without_answer_returns_sources(hybrid):
     assert "bread" in res["considered"][0]["text"].lower()  # the passage itself, for clients to show
 
 
+def test_ask_fits_sources_of_code_into_the_model_s_context(env, tmp_path):
+    """Four passages of code hold more tokens than the generator's 4,096: the sources that
+    do not fit beside the answer are left out (the best kept), not sent to fail as an
+    internal error; `considered` lists what the model was given. (The test-size twin of
+    a preset generator: SmolLM2 reads such a prompt in a minute on one core.)"""
+    from testmodels.build import twin_gguf
+
+    configure(env, {"generate": str(twin_gguf("Qwen3-1.7B-Q4_K_M", mini=True))})
+    root = tmp_path / "code"
+    root.mkdir()
+    for i in range(12):
+        lines = "".join(
+            f"    self._s{i}x{j} = socket.create_connection((h{i}_{j}, {1000 * i + j}), timeout=t{i}y{j})\n"
+            for j in range(30)
+        )  # words of each file's own: no source repeats another
+        (root / f"net{i:02d}.py").write_text(f"def open_sockets_{i}(host):\n{lines}")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "code", "path": str(root)})
+        params = {"query": "socket create_connection timeout", "sources": 4, "expand": False, "max_tokens": 32}
+        res = d.result("ask", params, timeout=120)
+        assert res["model"].endswith(".gguf")
+        assert 1 <= len(res["considered"]) < 4
+        assert {s["docid"] for s in res["sources"]} <= {s["docid"] for s in res["considered"]}
+    finally:
+        d.stop()
+
+
 def test_missing_models_degrade_with_one_message_each(env, tmp_path):
     write_topics(tmp_path / "notes")  # no [models] config: the preset's files are not downloaded
     for i in range(5):  # enough candidates that the reranker is wanted (no smart skip)

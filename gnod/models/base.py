@@ -45,6 +45,12 @@ class Reranker(Backend, Protocol):
 
 
 class TextGenerator(Backend, Protocol):
+    @property
+    def context(self) -> int | None:
+        """Tokens the model holds at once, prompt and answer; None where a server keeps
+        it (its own limit applies there)."""
+
+    def count_tokens(self, text: str) -> int: ...
     def generate(
         self,
         messages: list[dict[str, str]],

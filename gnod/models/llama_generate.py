@@ -31,7 +31,11 @@ class LlamaGenerator:
             verbose=False,
         )
         self.uri = uri
+        self.context = context
         self._threads = threads
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
     def generate(
         self,

@@ -257,6 +257,10 @@ class RemoteReranker:
 
 class RemoteGenerator:
     remote = True
+    context = None  # the server's own: it refuses what does not fit
+
+    def count_tokens(self, text: str) -> int:
+        raise NotImplementedError("a server's context is its own: nothing is fitted to it")
 
     def __init__(self, uri: str, ref: ModelRef, api_key_env: str | None) -> None:
         self.uri = uri

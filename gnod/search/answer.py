@@ -10,7 +10,7 @@ cites nothing (or says it cannot answer) is an abstention, not an answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from msgspec import Struct
 
@@ -51,6 +51,27 @@ def select(texts: Sequence[str], scores: Sequence[float], limit: int) -> list[in
         chosen.append(i)
         seen.append(words)
     return chosen
+
+
+def fit(sources: Sequence[SourceText], tokens: Callable[[Sequence[SourceText]], int], room: int) -> list[SourceText]:
+    """The first of `sources` (best first) whose prompt takes at most `room` tokens
+    (`tokens`: a prompt's count): the last ones left out, then the one left cut at a word
+    to what fits, never none. A small model's context (SmolLM2's 4,096 tokens) holds five
+    passages of prose, but not of code, whose tokens are shorter: `ask` failed there."""
+    kept = list(sources)
+    while len(kept) > 1 and tokens(kept) > room:
+        kept.pop()
+    for _ in range(3):  # token counts are not linear in characters: measured again after a cut
+        over = tokens(kept)
+        if over <= room:
+            break
+        last = kept[-1]
+        bare = tokens([*kept[:-1], SourceText(last.title, last.location, "")])
+        share = max(0.0, (room - bare) / max(1, over - bare))
+        cut = last.text[: int(len(last.text) * share)]
+        cut = cut[: cut.rfind(" ")] if " " in cut else cut
+        kept[-1] = SourceText(last.title, last.location, f"{cut} …" if cut else "")
+    return kept
 
 
 def prompt(question: str, sources: Sequence[SourceText]) -> str:

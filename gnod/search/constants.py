@@ -414,6 +414,11 @@ PASSAGE_CHARS_PER_TOKEN = 3
 ANSWER_MIN_RELATIVE_SCORE = 0.25
 ANSWER_MAX_OVERLAP = 0.7
 ANSWER_SOURCE_CHARS = 1500
+# Tokens a chat template adds around the messages (role markers, the turn's start and end),
+# kept free beside the prompt's own when its sources are fitted to a model's context; an
+# answer may take at most this share of that context (the rest is the sources').
+ANSWER_TEMPLATE_TOKENS = 64
+ANSWER_MAX_CONTEXT_SHARE = 0.5
 # `similar`: the words of a document that stand for it in its query, the most informative first.
 SIMILAR_MAX_TERMS = 24
 # `similar` by words reads a document's first this many characters for them, as Lucene's

@@ -8,10 +8,10 @@ import time
 from gnod import wire
 from gnod.lines import file_line
 from gnod.models import presets
-from gnod.models.base import ModelUnavailable
+from gnod.models.base import ModelUnavailable, TextGenerator
 from gnod.protocol import AskParams, AskResult, QueryHit, QueryParams, Source, Token
 from gnod.search import answer
-from gnod.search.constants import ANSWER_SOURCE_CHARS
+from gnod.search.constants import ANSWER_MAX_CONTEXT_SHARE, ANSWER_SOURCE_CHARS, ANSWER_TEMPLATE_TOKENS
 from gnod.search.passages import Passage
 from gnod.server.query import run_query
 from gnod.server.rpc import Call, Daemon, RpcError
@@ -87,7 +87,20 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
         )
         for i in picks
     ]
-    messages = presets.chat(presets.family(gen.uri), answer.SYSTEM, answer.prompt(p.query, texts))
+    family = presets.family(gen.uri)
+
+    def fitted(m: TextGenerator) -> tuple[list[answer.SourceText], int]:
+        """The sources that fit the model's context beside the answer, and the answer's
+        most tokens (at most ANSWER_MAX_CONTEXT_SHARE of that context)."""
+        if m.context is None:
+            return texts, p.max_tokens
+        most = min(p.max_tokens, int(m.context * ANSWER_MAX_CONTEXT_SHARE))
+        room = m.context - most - ANSWER_TEMPLATE_TOKENS
+        return answer.fit(texts, lambda kept: m.count_tokens(answer.SYSTEM + answer.prompt(p.query, kept)), room), most
+
+    texts, max_tokens = await d.models.run("generate", fitted)
+    considered = considered[: len(texts)]  # what the model was given
+    messages = presets.chat(family, answer.SYSTEM, answer.prompt(p.query, texts))
     stream = p.stream and call.id is not None
 
     sent = 0
@@ -101,7 +114,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     # only stopped reading shows as a closed transport at the next token it misses.
     try:
         reply = await d.models.generate(
-            messages, max_tokens=p.max_tokens, on_token=on_token if stream else None, gone=call.conn.writer.is_closing
+            messages, max_tokens=max_tokens, on_token=on_token if stream else None, gone=call.conn.writer.is_closing
         )
     finally:
         if call.conn.writer.is_closing():
