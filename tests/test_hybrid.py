@@ -259,6 +259,36 @@ def test_vectors_find_what_shares_no_word_with_the_query(store):
     assert out.hits[0].candidate.similarity is not None
 
 
+def test_vectors_weigh_in_as_the_share_of_chunks_embedded(store):
+    """While a collection is being embedded, its vector list ranks the few chunks that have
+    vectors first (with 1 % embedded, `where are HTTP redirects followed` gave
+    xmlrpc/client.py first, 40th by its words): a vector list weighs in by the share
+    embedded, and says so. A document only the vectors find (quokka.md, given the vector
+    of `release rollout`) came before a match of the words; at 5 % it comes after all of
+    them, and vectors still find what no word matches."""
+    ports, vectors = store
+    conn = ports().conn
+    index = VectorIndex(DIM)
+    for mirror_hash, path in conn.execute("SELECT DISTINCT mirror_hash, rel_path FROM documents").fetchall():
+        chunks = chunks_of(conn, mirror_hash)
+        vecs = [embed("release rollout ship" if path == "quokka.md" else c[2]) for c in chunks]
+        index.add(np.array([c[0] for c in chunks]), np.stack(vecs))
+    whole = ports(vectors=VectorSource("fake://embedder", index, None))
+    _, out = run(whole, "deploy", expand=False)
+    assert paths(out).index("quokka.md") < paths(out).index("deploy/checklist.md")
+    assert [lst.effective_weight() for lst in out.lists if lst.source == "vector"] == [PIPELINE.fusion.weights.original]
+    assert not any("embedded so far" in n for n in out.notes)
+    part = ports(vectors=VectorSource("fake://embedder", index, None, 0.05))
+    _, out = run(part, "deploy", expand=False)
+    assert paths(out)[-1] == "quokka.md" and len(paths(out)) == 9
+    weights = [lst.effective_weight() for lst in out.lists if lst.source == "vector"]
+    assert weights == [pytest.approx(PIPELINE.fusion.weights.original * 0.05)]
+    assert "vector results weigh in as the share of chunks embedded so far (5%)" in out.notes
+    _, out = run(ports(vectors=vectors._replace(coverage=0.001)), "automobile", expand=False)
+    assert paths(out)[0] == "garage.md"
+    assert "vector results weigh in as the share of chunks embedded so far (under 1%)" in out.notes
+
+
 def test_previews_mark_the_query_words(store):
     ports, _ = store
     _, out = run(ports(), "oil change")

@@ -54,6 +54,10 @@ class VectorSource(NamedTuple):
     uri: str
     vector_index: VectorIndex
     lag: str | None  # what the vectors cannot see yet (chunks still to embed), if anything
+    # The share of the chunks that have vectors: a list drawn from 1 % of a collection
+    # being embedded ranked that 1 % first, above the words' best matches, so a vector
+    # list weighs in the fusion by that share (fully embedded: its kind's weight).
+    coverage: float = 1.0
 
 
 class Cache(Protocol):
@@ -220,8 +224,10 @@ def _ranked(
     label: str,
     rows: Sequence[lexical.Row] | Sequence[vector.Row],
     asked: int,
+    share: float = 1.0,
 ) -> fusion.RankedList:
-    """A retrieval list for fusion; fewer rows than asked means it holds every match."""
+    """A retrieval list for fusion; fewer rows than asked means it holds every match.
+    `share`: of its kind's weight, for a list that saw only part of the documents."""
     return fusion.RankedList(
         kind=kind,
         source=source,
@@ -229,6 +235,7 @@ def _ranked(
         doc_ids=[r.doc_id for r in rows],
         scores=[r.score for r in rows],
         exhaustive=len(rows) < asked,
+        weight=getattr(PIPELINE.fusion.weights, kind) * share if share < 1.0 else None,
     )
 
 
@@ -388,6 +395,10 @@ class Hybrid:
         self.models["embed"] = source.uri
         if source.lag:
             self.notes.append(source.lag)
+        if source.coverage < 1.0:
+            share = int(source.coverage * 100)
+            held = f"{share}%" if share else "under 1%"
+            self.notes.append(f"vector results weigh in as the share of chunks embedded so far ({held})")
         labelled = queries + ([("hyde", exp.hyde)] if exp.hyde else [])
         factors = {
             "original": PIPELINE.limits.vector_original,
@@ -406,7 +417,7 @@ class Hybrid:
         lists: list[fusion.RankedList] = []
         best: dict[int, tuple[int, float]] = {}
         for kind, q, rows, limit in results:
-            lists.append(_ranked(kind, "vector", q, rows, limit))
+            lists.append(_ranked(kind, "vector", q, rows, limit, source.coverage))
             for r in rows:
                 if r.doc_id not in best or r.score > best[r.doc_id][1]:
                     best[r.doc_id] = (r.chunk.seq, r.score)

@@ -75,7 +75,7 @@ class DaemonPorts:
         if served is None:
             return self.d.vectors.missing_reason()
         model, index = served
-        return VectorSource(model.uri, index, self.d.vectors.lag_note())
+        return VectorSource(model.uri, index, self.d.vectors.lag_note(), self.d.vectors.coverage())
 
     async def embed(self, uri: str, queries: Sequence[str], documents: Sequence[str]) -> list[np.ndarray]:
         def embed(m: Embedder) -> list[np.ndarray]:

@@ -111,6 +111,13 @@ class Vectors:
                 return m.error, m.fix
         return "no vectors yet", "gnoctl embed"
 
+    def coverage(self) -> float:
+        """The share of the chunks that the served vectors hold: 1.0 once all are embedded,
+        and while another model's vectors serve (they were whole when it was switched)."""
+        if self.serving is None or self.target is None or self.serving.uri != self.target.uri or not self.chunks:
+            return 1.0
+        return min(1.0, self.done / self.chunks)
+
     def lag_note(self) -> str | None:
         """What vector results cannot see yet: chunks still to embed, or a model switch in progress."""
         if self.serving is None or self.target is None or not self.pending:
