@@ -321,6 +321,19 @@ def test_threads_are_measured_on_the_backlog_unless_the_config_sets_them(env, tm
         d.stop()
 
 
+def test_a_background_embedding_call_takes_what_the_model_embeds_in_half_a_second():
+    """The model thread runs one call at a time: a query's embedding waits for the
+    background call under way, so a call takes as many chunks as the last one's speed
+    fits in EMBED_CALL_S (a slow model one at a time, a fast one up to BATCH)."""
+    from gnod.search.constants import EMBED_CALL_S
+    from gnod.server.vectors import BATCH, _call_size
+
+    assert _call_size(16, 12.0) == 1  # 1.3 chunks a second
+    assert _call_size(4, 4 * EMBED_CALL_S / 3) == 3
+    assert _call_size(1, 0.001) == BATCH
+    assert _call_size(8, 0.0) == BATCH
+
+
 def test_embed_on_request_and_notes_on_what_vectors_miss(env, tmp_path, minilm, run_cli):
     configure(env, minilm, embed_in_background="false")
     notes = tmp_path / "notes"

@@ -461,6 +461,10 @@ VECTOR_COMPACT_DEAD = 10_000
 # up to VECTOR_PREAD_ROWS rows of a vector file are read one by one, more are mapped.
 VECTOR_BUILD_SLICE = 5_000
 VECTOR_PREAD_ROWS = 1024
+# A background embedding call's most seconds at the speed the last one took: what a
+# query's own embedding (or rerank) waits for on the model thread: at 1.3 chunks a second
+# (chunks of code, a small CPU), a call of sixteen held a query's embedding for 12 s.
+EMBED_CALL_S = 0.5
 # A model's vectors are checkpointed beside the database at the end of an embedding run,
 # at shutdown, and at least this often while a long run goes on (start-up re-reads from
 # SQLite only what came after).

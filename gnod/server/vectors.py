@@ -20,12 +20,12 @@ from collections.abc import Callable
 import numpy as np
 
 from gnod.models import presets
-from gnod.models.base import ModelUnavailable, with_fix
+from gnod.models.base import Embedder, ModelUnavailable, with_fix
 from gnod.models.manager import Models
 from gnod.models.uri import REMOTE_PREFIX
 from gnod.models.worker import BACKGROUND
 from gnod.protocol import VectorInfo
-from gnod.search.constants import VECTOR_CHECKPOINT_S
+from gnod.search.constants import EMBED_CALL_S, VECTOR_CHECKPOINT_S
 from gnod.search.vector_index import VectorIndex
 from gnod.server.background import woken
 from gnod.server.jobs import Writer
@@ -34,7 +34,8 @@ from gnod.store import vectors as store
 
 log = logging.getLogger("gnod.vectors")
 
-# Chunks per model call: big enough to batch, small enough that a query waits < ~1 s.
+# Chunks per model call at most: big enough to batch; fewer where a call of them would
+# take longer than EMBED_CALL_S (_call_size).
 BATCH = 16
 IDLE_CHECK_S = 60.0  # with nothing changed, how often the backlog is looked at anyway
 MODEL_RETRY_S = 5.0  # after the embedding server failed, how soon it is tried again
@@ -307,8 +308,9 @@ class Vectors:
         after = 0
         t0, n0 = time.monotonic(), 0
         saved = t0
+        size = 1  # chunks in the next call: the first measures the model's speed
         while not stopping.is_set():
-            batch = await self._read(lambda conn, _a: store.pending(conn, model, after, BATCH))
+            batch = await self._read(lambda conn, _a: store.pending(conn, model, after, size))
             if not batch:
                 break
             if not self.embedding:
@@ -316,7 +318,7 @@ class Vectors:
                 if model.complete_at:
                     await self.writer.run(lambda conn: store.set_complete(conn, uri, False))
             texts = [presets.document_prompt(family, c.title, c.text) for c in batch]
-            vecs = await self.models.run("embed", lambda m: m.embed_documents(texts), BACKGROUND, uri=uri)
+            vecs, size = await self.models.run("embed", lambda m: _embed(m, texts), BACKGROUND, uri=uri)
             chunk_ids = [c.chunk_id for c in batch]
             await self.writer.run(lambda conn: store.put(conn, model, chunk_ids, vecs))
             await asyncio.to_thread(index.add, np.asarray(chunk_ids, dtype=np.int64), vecs)
@@ -375,3 +377,17 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def _embed(m: Embedder, texts: list[str]) -> tuple[np.ndarray, int]:
+    """`texts`' vectors, and how many chunks the next call takes (_call_size): a server's
+    calls do not hold the model thread, so they take the most."""
+    t0 = time.perf_counter()
+    vecs = m.embed_documents(texts)
+    return vecs, BATCH if m.remote else _call_size(len(texts), time.perf_counter() - t0)
+
+
+def _call_size(chunks: int, took: float) -> int:
+    """Chunks a call may take for it to last at most EMBED_CALL_S, at the speed a call of
+    `chunks` that took `took` seconds showed; between 1 and BATCH."""
+    return max(1, min(BATCH, int(chunks * EMBED_CALL_S / max(took, 1e-6))))
