@@ -1174,6 +1174,62 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert first_passage("kernel/sched/core.c:999")[:2] != ("kernel/sched/core.c", 999)
 
 
+def test_a_pasted_traceback_frame_finds_its_file_at_its_line(db, tmp_path):
+    """Python's frame gives its line as `, line N` after the quoted path, and Perl's
+    `die` as `at FILE line N.`: the file first, its passage that line (the module's
+    docstring came first, at line 1). A traceback's several frames name several files:
+    the last frame's, where the error was raised, is the one placed."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    body = "".join(f"        step_{i} = {i}\n" for i in range(30))
+    root = write_tree(
+        str(tmp_path / "lib"),
+        {
+            "http/client.py": '"""HTTP client: request, response."""\n\n\nclass HTTPConnection:\n'
+            f"    def request(self, method, url):\n{body}        raise ValueError('closed')\n",
+            "urllib/request.py": '"""Open URLs: request, response."""\n\n\ndef urlopen(url):\n'
+            "    return HTTPConnection().request('GET', url)\n",
+            "tools/fetch.pl": "#!/usr/bin/perl\nuse strict;\nmy $url = shift;\ndie 'no url' unless $url;\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="lib", path=root))
+    _parse_all(db)
+
+    def first(query: str) -> tuple[str, int, str | None]:
+        with lexical_index(db, an) as index:
+            r = answer(
+                index,
+                db,
+                an,
+                SearchParams(query=query),
+                docstore.language_counts(db),
+                filters.resolve(filters.Filter()),
+            )
+        hit = r.hits[0]
+        assert hit.snippet is not None
+        return hit.path, hit.snippet.line, hit.snippet.symbol
+
+    frame = 'File "/usr/lib/python3.11/http/client.py", line 35, in request'
+    assert first(frame) == ("http/client.py", 35, "HTTPConnection.request()")
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/urllib/request.py", line 5, in urlopen\n'
+        "    return HTTPConnection().request('GET', url)\n"
+        f"  {frame}\n"
+        "    raise ValueError('closed')\n"
+        "ValueError: closed\n"
+    )
+    assert first(traceback) == ("http/client.py", 35, "HTTPConnection.request()")
+    assert first("no url at tools/fetch.pl line 4.")[:2] == ("tools/fetch.pl", 4)
+
+
 def test_a_name_a_macro_makes_from_its_argument_finds_the_macro_s_definition(db, tmp_path):
     """A stack trace or a profiler names a system call as the kernel links it
     (`__x64_sys_openat`, `__se_sys_openat+0x54/0xa0`), which no source file holds: the

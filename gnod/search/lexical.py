@@ -977,7 +977,7 @@ _LINE_CUT = re.compile(r":(\d+)")
 
 
 def _placed(
-    searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int
+    searcher: tantivy.Searcher, conn: apsw.Connection, clauses: list[Clause], most: int, frame: Frame | None = None
 ) -> tuple[list[Clause], dict[int, int], int | None]:
     """The documents at the one file the query names (`mm/page_alloc.c:5413` in a pasted
     warning, `kernel/sched/fair.c`, `<linux/module.h>`, a name files are known by spelled so: `MAINTAINERS`,
@@ -987,7 +987,8 @@ def _placed(
     (but for a name files are known by, asked for alone: those at a collection's top). A
     path's words are in many files' text, while the file so named is the one asked for.
     The clauses come back with an absolute path's (`/usr/src/linux/mm/slub.c`) cut to
-    that end, the words it holds."""
+    that end, the words it holds. Of a pasted traceback's files, its `frame`'s is the
+    one named, at its line."""
     named = [
         (i, path)
         for i, c in enumerate(clauses)
@@ -995,6 +996,8 @@ def _placed(
         and not c.prefix
         and (_FILE_NAMED.fullmatch(path := c.raw.strip(_ENCLOSING).removeprefix("./")) or path in NAMED_FILES)
     ]
+    if frame is not None:
+        named = [(i, path) for i, path in named if path == frame.path.removeprefix("./")][:1]
     if len({path for _, path in named}) != 1:
         return clauses, {}, None
     if named[0][1] in NAMED_FILES and searcher.doc_freq(NAMES, words(named[0][1])) > most:
@@ -1012,12 +1015,34 @@ def _placed(
             return clauses, {}, None
         ids = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]
         at = named[0][0]
-        line = _LINE_CUT.match(clauses[at].cut)
+        cut = _LINE_CUT.match(clauses[at].cut)
+        line = int(cut.group(1)) if cut else frame.line if frame is not None else None
         if start:
             clauses = [*clauses[:at], replace(clauses[at], tokens=tuple(tokenize(end)), raw=end), *clauses[at + 1 :]]
         depths = {doc_id: doc.rel_path.count("/") for doc_id, doc in store.docs_by_ids(conn, ids).items()}
-        return clauses, depths, int(line.group(1)) if line else None
+        return clauses, depths, line
     return clauses, {}, None
+
+
+class Frame(NamedTuple):
+    """A file and line a pasted traceback names."""
+
+    path: str
+    line: int
+
+
+# A place a traceback gives as words: Python's frame (`File "/usr/lib/python3.11/http/
+# client.py", line 1294, in request`), Perl's `die` (`at tools/fetch.pl line 42.`).
+_FRAME = re.compile(r'\bFile "([^"\n]+)", line (\d+)|\bat (\S+) line (\d+)\b')
+
+
+def _last_frame(query: str) -> Frame | None:
+    """The last place the query gives so: a Python traceback lists the frame where the
+    error was raised last."""
+    found = None
+    for m in _FRAME.finditer(query):
+        found = Frame(m[1], int(m[2])) if m[1] is not None else Frame(m[3], int(m[4]))
+    return found
 
 
 def _framed(c: Clause) -> bool:
@@ -1209,7 +1234,9 @@ def search(
         found = searcher.terms_with_prefix(EXACT, fold(prefix), filter_query=among, limit=limit)
         return [term for term, _ in found]
 
-    clauses, placed, line = _placed(searcher, conn, expand_prefixes(clauses, complete), lexical.preference_pool)
+    clauses, placed, line = _placed(
+        searcher, conn, expand_prefixes(clauses, complete), lexical.preference_pool, _last_frame(query)
+    )
     searched = [*clauses, *_said(clauses, stop, lexical)]
     stemmed = compile_query(searched, analyzers, languages, stop)
     exact = compile_query(searched, analyzers, [None], stop)
