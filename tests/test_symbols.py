@@ -2076,6 +2076,7 @@ def test_camel_case_names_are_found_by_their_parts_and_first_by_their_whole_name
         "web/alloc.ts": "export function kmallocNode(size: number) { return new ArrayBuffer(size); }\n",
         "web/plain.ts": "export function kmalloc(size: number) { return new ArrayBuffer(size); }\n",
         "drivers/alloc.c": "void *kmallocNode(int size) { return 0; }\n",  # C: snake_case, not split
+        "web/redirect.ts": "export class HTTPRedirectHandler { follow(url: string) { return url; } }\n",
     }
     root = write_tree(str(tmp_path / "code"), files)
     cli_json("collection", "add", root, "--name", "code", "--json", env=env)
@@ -2090,6 +2091,10 @@ def test_camel_case_names_are_found_by_their_parts_and_first_by_their_whole_name
     assert paths("node") == ["web/alloc.ts"]
     assert paths("kmalloc_node") == ["web/alloc.ts"]  # the phrase of its parts
     assert paths('"kmalloc node"') == []  # quoted: as typed, which no file holds
+    # A longer name's end, typed as a name: its parts, as a phrase (no file holds it whole).
+    assert paths("RedirectHandler") == ["web/redirect.ts"]
+    assert paths("HandlerRedirect") == []
+    assert paths('"RedirectHandler"') == []
 
 
 def test_the_lag_note_counts_the_files_left():

@@ -57,7 +57,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gnod.search.constants import PIPELINE
-from gnod.text.analyzer import SEPARATOR_TOKEN, TOKEN_RE, AnalyzerSet, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, TOKEN_RE, AnalyzerSet, identifier_parts, tokenize
 
 MAX_QUERY_CHARS = 32_000
 
@@ -419,7 +419,21 @@ def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[st
         forms.update(dict.fromkeys(analyzers.stem_sequences(joined, languages)))
     forms.update(dict.fromkeys(_path_forms(clause, analyzers, languages)))
     forms.update(dict.fromkeys(_leaf_forms(clause, analyzers, languages)))
+    forms.update(dict.fromkeys(_camel_forms(clause, analyzers, languages)))
     return list(forms)
+
+
+def _camel_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
+    """A positive camelCase word's parts as a phrase (`RedirectHandler`: redirect
+    handler), as the stems of a language of such names hold each name's parts
+    (ingest.lexical_text): typed whole, a part of a longer name (`HTTPRedirectHandler`)
+    matched nothing. Quoted, it is matched as typed."""
+    if clause.negated or clause.prefix or clause.raw.startswith('"') or len(clause.tokens) != 1:
+        return []
+    groups = identifier_parts(clause.raw)
+    if len(groups) != 1 or "".join(groups[0]) != clause.tokens[0]:
+        return []
+    return analyzers.stem_sequences(groups[0], languages)
 
 
 def _leaf_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
