@@ -140,7 +140,8 @@ def _cut(method: str, params: dict, result: dict) -> list[str]:
         return []
     most = wire.FILE_LIST_MAX if params.get("snippets") is False else wire.SEARCH_RESULTS_MAX
     more = f"-n N lists more, up to {most:,}" if shown < most else "narrow the search with --path or more words"
-    return [f"listed the best {shown} documents; more match ({more})"]
+    best = "the best document" if shown == 1 else f"the best {shown} documents"
+    return [f"listed {best}; more match ({more})"]
 
 
 def get(

@@ -833,7 +833,7 @@ def test_line_formats_say_when_the_limit_left_matches_out(indexed, fmt):
     r = _run_cli("search", "deploy", "-n", "1", fmt, env=indexed.env)
     assert r.returncode == 0 and len(r.stdout.splitlines()) >= 1
     most = "100,000" if fmt == "--files" else "1,000"  # a list of files reads no passages
-    assert f"gnoctl: listed the best 1 documents; more match (-n N lists more, up to {most})" in r.stderr
+    assert f"gnoctl: listed the best document; more match (-n N lists more, up to {most})" in r.stderr
     every = _run_cli("search", "deploy", "-n", "1000", fmt, env=indexed.env)
     assert every.returncode == 0 and every.stderr == ""
     # A cut made by --min-score is not the limit's: nothing to say.

@@ -654,6 +654,17 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     assert resolve(Filter(types=(".PDF", "png", "yml", "Md", "md"))).types == ("pdf", "image", "yaml", "md")
     # An ops folder's kinds, as ripgrep names them (`-t ini` was refused).
     assert resolve(Filter(types=("ini", "conf", ".service", "log", "cfg"))).types == ("ini", "config", "systemd", "log")
+    # A language's own name is its files' type (`-t python` was refused, `py` too far to suggest).
+    assert resolve(Filter(types=("python", "JavaScript", "C++", "bash", "markdown"))).types == (
+        "py",
+        "js",
+        "cpp",
+        "sh",
+        "md",
+    )
+    from gnod.search import filters
+
+    assert len(resolve(Filter(types=tuple(filters._TYPE_OF_LANGUAGE))).types) > 10  # each a type
 
 
 def test_an_ops_folders_types_take_its_drop_ins_rotated_logs_and_cnf_files():

@@ -103,11 +103,38 @@ _TYPE_OF_EXTENSION = {
 }
 
 
+# A language's or format's own name → the file type of its files (`-t python` was no type).
+_TYPE_OF_LANGUAGE = {
+    "python": "py",
+    "javascript": "js",
+    "typescript": "ts",
+    "golang": "go",
+    "csharp": "cs",
+    "c#": "cs",
+    "c++": "cpp",
+    "shell": "sh",
+    "bash": "sh",
+    "assembly": "asm",
+    "makefile": "make",
+    "dockerfile": "docker",
+    "markdown": "md",
+    "restructuredtext": "rst",
+    "asciidoc": "adoc",
+    "latex": "tex",
+    "text": "txt",
+    "jupyter": "ipynb",
+    "email": "mail",
+}
+
+
 def type_named(given: str) -> str:
-    """A `-t` value as FILE_TYPES names it: a type's name, or an extension (with its dot
-    or not, in any case: `.PDF`, `png`) as the type holding it; else as given."""
+    """A `-t` value as FILE_TYPES names it: a type's name, a language's (`python`), or
+    an extension (with its dot or not, in any case: `.PDF`, `png`) as the type holding
+    it; else as given."""
     name = given.strip().removeprefix(".").lower()
-    return name if name in FILE_TYPES else _TYPE_OF_EXTENSION.get(name, given)
+    if name in FILE_TYPES:
+        return name
+    return _TYPE_OF_LANGUAGE.get(name) or _TYPE_OF_EXTENSION.get(name, given)
 
 
 def _check_glob(glob: str) -> None:
