@@ -509,7 +509,8 @@ def test_get_takes_a_path_from_the_working_directory(indexed):
 
     for ref in ("deploy.md:3", "./deploy.md", "../guides/deploy.md:3-4"):
         assert from_here("get", ref)["uri"] == "gno://docs/guides/deploy.md", ref
-    assert cli_error("get", "deploy.md", env=indexed.env)["code"] == "NOT_FOUND"  # not from here
+    # From elsewhere, the one document of that name in any folder.
+    assert get_json(indexed.env, "deploy.md")["uri"] == "gno://docs/guides/deploy.md"
     # `..` in a collection's path leads where it leads (it was "in the folder … but not indexed").
     assert get_json(indexed.env, "docs/notes/../guides/deploy.md:3")["uri"] == "gno://docs/guides/deploy.md"
     assert cli_error("get", "docs/../elsewhere.md", env=indexed.env)["code"] == "NOT_FOUND"
@@ -573,8 +574,11 @@ def test_get_takes_the_line_forms_of_grep_and_editors(indexed):
 def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
     """As grep and editors give paths: no collection in front, when only one has it."""
     with running_gnod() as (env, _d):
-        a = write_tree(str(tmp_path / "a"), {"notes.md": "# A\n\nalpha\n", "src/only.c": "int only;\n"})
-        b = write_tree(str(tmp_path / "b"), {"notes.md": "# B\n\nbeta\n"})
+        a = write_tree(
+            str(tmp_path / "a"),
+            {"notes.md": "# A\n\nalpha\n", "src/only.c": "int only;\n", "src/x/dup.c": "int x;\n"},
+        )
+        b = write_tree(str(tmp_path / "b"), {"notes.md": "# B\n\nbeta\n", "lib/dup.c": "int y;\n"})
         cli_json("collection", "add", a, "--name", "a", "--json", env=env)
         cli_json("collection", "add", b, "--name", "b", "--json", env=env)
         doc = get_json(env, "src/only.c:1")
@@ -584,10 +588,15 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         assert err["code"] == "INVALID_PARAMS" and "in collections a, b: name one (a/notes.md)" in err["message"]
         assert err["details"] == {"ref": "notes.md", "collections": ["a", "b"]}
         assert cli_error("get", "src/none.c", env=env)["code"] == "NOT_FOUND"
-        # A file named as it was seen elsewhere (a traceback's `only.c`): the documents of that name.
-        err = cli_error("get", "only.c", env=env)
-        assert err["code"] == "NOT_FOUND" and err["message"].endswith("; documents of that name: a/src/only.c")
-        assert err["details"] == {"ref": "only.c", "named": ["a/src/only.c"]}
+        # A file named as it was seen elsewhere (a traceback's `only.c`): the one document
+        # of that name, in any folder; where several are, NOT_FOUND names them.
+        doc = get_json(env, "only.c:1")
+        assert (doc["collection"], doc["path"], doc["content"]) == ("a", "src/only.c", "int only;\n")
+        err = cli_error("get", "dup.c:1", env=env)
+        assert err["code"] == "NOT_FOUND" and err["message"].endswith(
+            "; documents of that name: a/src/x/dup.c, b/lib/dup.c"
+        )
+        assert err["details"] == {"ref": "dup.c:1", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}
 
 
 def test_get_gives_the_files_lines_blank_ones_too(tmp_path):
@@ -662,8 +671,9 @@ def test_a_ref_leading_out_of_a_collection_s_folder_names_none_of_its_files(inde
 def test_similar_of_a_ref_naming_no_document_says_what_it_names(indexed):
     """`similar` explains a ref that names no document as `get` does (it said only that
     no indexed document matched): the documents of that file name, a folder."""
-    err = cli_error("similar", "deploy.md", env=indexed.env)
+    err = cli_error("similar", "old/deploy.md", env=indexed.env)
     assert err["code"] == "NOT_FOUND" and err["details"]["named"] == ["docs/guides/deploy.md"], err
+    assert cli_json("similar", "deploy.md", "--json", env=indexed.env)["uri"] == "gno://docs/guides/deploy.md"
     err = cli_error("similar", "docs/guides", env=indexed.env)
     assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": "docs/guides", "documents": 2}
 

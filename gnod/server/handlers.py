@@ -428,7 +428,17 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
             f"{wire.said(ref)} is in collections {', '.join(names)}: name one ({names[0]}/{ref})",
             {"ref": ref, "collections": names},
         )
-    return found[0] if found else None
+    if found or "/" in ref:
+        return found[0] if found else None
+    return _named_once(conn, d, ref)
+
+
+def _named_once(conn, d: Daemon, name: str) -> DocRow | None:
+    """The one document whose file is called `name` in any folder of any collection
+    (`get fetcher.py:1`, as a traceback or an agent names a file); None where none is
+    or several are (NOT_FOUND then names them: unindexed.named_elsewhere)."""
+    found = [(col.name, p) for col in d.config.collections for p in store.paths_named(conn, col.name, name, 2)]
+    return store.doc_by_path(conn, *found[0]) if len(found) == 1 else None
 
 
 def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
@@ -474,7 +484,7 @@ def not_found(d: Daemon, conn: apsw.Connection, ref: str) -> RpcError:
     gone = unindexed.missing(d, conn, path)
     if gone is not None:
         return RpcError(wire.NOT_FOUND, *gone)
-    return RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, ref))
+    return RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, ref, path))
 
 
 def _folder(conn: apsw.Connection, ref: str) -> int | None:

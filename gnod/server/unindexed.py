@@ -95,12 +95,13 @@ def missing(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
     )
 
 
-def named_elsewhere(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, Any]]:
-    """(message, details) for a `ref` that names no document at all: with the documents
-    whose file has its name, in any collection (`wire.py` for `repo/gnod/wire.py`, a
-    file an agent names as it read it in a traceback), up to NAMED_SHOWN
-    (`details.named`)."""
-    base = os.path.basename(ref.removeprefix(URI_PREFIX).rstrip("/"))
+def named_elsewhere(d: Daemon, conn: apsw.Connection, ref: str, path: str) -> tuple[str, dict[str, Any]]:
+    """(message, details) for a `ref` that names no document at all (`path`: the ref
+    without its line, `client.py` of `client.py:10`): with the documents whose file has
+    its name, in any collection (`wire.py` for `repo/gnod/wire.py`, a file an agent
+    names as it read it in a traceback; `client.py`, which several folders have), up to
+    NAMED_SHOWN (`details.named`)."""
+    base = os.path.basename(path.removeprefix(URI_PREFIX).rstrip("/"))
     named: list[str] = []
     for col in d.config.collections if base else ():
         named += [f"{col.name}/{p}" for p in store.paths_named(conn, col.name, base, NAMED_SHOWN - len(named))]
