@@ -1230,6 +1230,48 @@ def test_a_pasted_traceback_frame_finds_its_file_at_its_line(db, tmp_path):
     assert first("no url at tools/fetch.pl line 4.")[:2] == ("tools/fetch.pl", 4)
 
 
+def test_a_test_s_stand_in_comes_after_the_definition_it_stands_for(db, tmp_path):
+    """Tests define stand-ins by the names they test (`def urlopen(...)` in
+    Lib/test/test_urllib.py, as deep as urllib/request.py, whose path sorts after):
+    `--symbol urlopen` gave them first, and so did a search for the name. A file of
+    tests is one in a folder of tests or named as one, in any language."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.search.defining import in_tests
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    stub = "def urlopen(url, data=None):\n    return FakeResponse(url)\n"
+    root = write_tree(
+        str(tmp_path / "lib"),
+        {
+            "test/test_urllib.py": stub,
+            "test/test_urllib2.py": "import urllib\n\n" + stub,
+            "urllib/request.py": '"""Open URLs."""\n\n\ndef urlopen(url, data=None, timeout=None):\n    return opener.open(url)\n',
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="lib", path=root))
+    _parse_all(db)
+
+    def paths(**params) -> list[str]:
+        with lexical_index(db, an) as index:
+            r = answer(
+                index, db, an, SearchParams(**params), docstore.language_counts(db), filters.resolve(filters.Filter())
+            )
+        return [h.path for h in r.hits]
+
+    expected = ["urllib/request.py", "test/test_urllib.py", "test/test_urllib2.py"]
+    assert paths(query="urlopen", symbol=True) == expected
+    assert paths(query="urlopen") == expected
+    tests = ["Lib/test/x.py", "tools/testing/selftests/x.c", "fetch_test.go", "url.spec.ts", "UrlTest.java", "tests.py"]
+    assert all(map(in_tests, tests))
+    assert not any(map(in_tests, ["urllib/request.py", "Latest.py", "contest.c", "attest.py", "src/manifest.rs"]))
+
+
 def test_a_name_a_macro_makes_from_its_argument_finds_the_macro_s_definition(db, tmp_path):
     """A stack trace or a profiler names a system call as the kernel links it
     (`__x64_sys_openat`, `__se_sys_openat+0x54/0xa0`), which no source file holds: the

@@ -247,7 +247,20 @@ def _goes_on(name: str, typed: str) -> bool:
 _OWN_IN_C = frozenset({"macro", DEFINE, CONSTANT})
 
 # A definition's place among others, before its path (standing).
-Standing = tuple[bool, bool, int, bool, int, bool]
+Standing = tuple[bool, bool, int, bool, bool, int, bool]
+
+# Folders that hold tests, and the ends of a test's file name before its extension (a
+# Python `test_*` file begins so): their definitions are stand-ins for the real ones.
+_TEST_FOLDERS = frozenset({"test", "tests", "testing", "selftests", "__tests__", "spec", "specs", "testdata"})
+_TEST_NAME = re.compile(r"^tests?(?:[_-]|$)|(?:[_.-](?:test|tests|spec)|Tests?)$")
+
+
+def in_tests(rel_path: str) -> bool:
+    """Whether a file is a test's: in a folder of tests (`Lib/test/`, the kernel's
+    `tools/testing/selftests/`) or named as one (`test_urllib.py`, `fetch_test.go`,
+    `url.spec.ts`, `UrlTest.java`)."""
+    *folders, name = rel_path.split("/")
+    return any(f.lower() in _TEST_FOLDERS for f in folders) or bool(_TEST_NAME.search(name.rsplit(".", 1)[0]))
 
 
 def _source(f: symstore.Defined) -> bool:
@@ -258,10 +271,13 @@ def _source(f: symstore.Defined) -> bool:
 def standing(f: symstore.Defined, names: set[str], kinds: frozenset[str] = frozenset()) -> Standing:
     """How a definition stands among those of `names` (lower first), before its path:
     definitions' order, which a search for the name keeps among the files defining it.
-    `kinds`: those a declaring keyword asked for, first. Of two as deep, one in a folder
-    named `include` (C's public headers, by convention) first: the kernel's
-    include/linux/array_size.h before fs/orangefs/orangefs-debug.h's own ARRAY_SIZE."""
+    `kinds`: those a declaring keyword asked for, first. A test's stand-in after the
+    others (`--symbol urlopen` gave three of Lib/test/'s before urllib/request.py's, as
+    deep). Of two as deep, one in a folder named `include` (C's public headers, by
+    convention) first: the kernel's include/linux/array_size.h before
+    fs/orangefs/orangefs-debug.h's own ARRAY_SIZE."""
     own = f.symbol.kind in _OWN_IN_C and _source(f)
     unasked = bool(kinds) and f.symbol.kind not in kinds
     public = f.rel_path.startswith("include/") or "/include/" in f.rel_path
-    return f.symbol.name not in names, unasked, len(f.symbol.name), own, f.rel_path.count("/"), not public
+    depth = f.rel_path.count("/")
+    return f.symbol.name not in names, unasked, len(f.symbol.name), own, in_tests(f.rel_path), depth, not public
