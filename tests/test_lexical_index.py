@@ -893,6 +893,30 @@ def test_quoted_words_are_matched_as_typed_in_the_documents_and_their_passages(t
     conn.close()
 
 
+def test_a_quoted_run_typed_with_its_marks_puts_the_files_holding_it_so_first(tmp_path):
+    """`"self._sock"` matched `self.sock` as well (the index keeps words, not the marks
+    between them), and files using `self.sock` more often came first: the files holding
+    the run as typed, marks and all, come before those holding its words otherwise, at
+    any limit; typed with spaces alone, the run keeps bm25's order."""
+    files = {f"plain{i}.py": "def close(self):\n" + "    self.sock.close()\n" * (6 - i) for i in range(4)}
+    files["conn.py"] = "class Conn:\n    def __init__(self):\n" + "        pass\n" * 30 + "        self._sock = None\n"
+    files["pool.py"] = "class Pool:\n" + "    size = 1\n" * 30 + "    def drop(self):\n        self._sock = None\n"
+    files["notes.md"] = "# Notes\n\nThe socket is in self. sock, as said.\n"
+    root = tmp_path / "src"
+    write(root, files)
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    analyzers = AnalyzerSet()
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    found = lexical_paths(conn, analyzers, '"self._sock"')
+    assert sorted(found[:2]) == ["conn.py", "pool.py"] and len(found) == 7
+    assert sorted(lexical_paths(conn, analyzers, '"self._sock"', limit=2)) == ["conn.py", "pool.py"]
+    assert sorted(lexical_paths(conn, analyzers, '"self._sock = None"')) == ["conn.py", "pool.py"]
+    plain = lexical_paths(conn, analyzers, '"self sock"')
+    assert plain[:4] == [f"plain{i}.py" for i in range(4)]  # no marks typed: bm25's order
+    conn.close()
+
+
 def test_a_prefix_scores_its_words_with_the_most_frequent_one_s_idf(tmp_path):
     """`kmalloc*` (what an editor's picker sends for a word typed whole) put comments
     saying "kmalloced" above kmalloc's uses: each word a prefix stands for was scored

@@ -366,6 +366,10 @@ PATH_ANCHOR_MIN = 3
 # of this many words, each a phrase, all of them in the document: the engine's phrase
 # costs grow with its words (16,000 took 12 s), and the same run is read once.
 PHRASE_RUN_WORDS = 32
+# A quoted run typed with its marks (`"self._sock"`) puts the documents holding it so
+# before those holding its words apart otherwise (`self.sock`): matches are read, best
+# first, until a page of them is found or this many were read.
+AS_TYPED_READ_MAX = 400
 # Occurrences of `**/` in a path glob that may each stand for no folder (filters.path_globs):
 # each doubles the globs matched, 2**3 at most.
 PATH_ANY_FOLDERS_READ = 3

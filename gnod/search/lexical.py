@@ -33,7 +33,14 @@ from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import COMPATIBLE, CONSTANT, VARIABLE, Symbol
 from gnod.search import defining, filters, spelling
-from gnod.search.constants import PATH_ANCHOR_MIN, PATH_SETTLED_MAX, PHRASE_RUN_WORDS, PIPELINE, Lexical
+from gnod.search.constants import (
+    AS_TYPED_READ_MAX,
+    PATH_ANCHOR_MIN,
+    PATH_SETTLED_MAX,
+    PHRASE_RUN_WORDS,
+    PIPELINE,
+    Lexical,
+)
 from gnod.search.grammar import (
     NAMED_IN_CODE,
     Clause,
@@ -1399,6 +1406,21 @@ def _run_pattern(words: Sequence[str]) -> str:
     return f"{first}(?<!{WORD_CHAR}{first}){rest}(?!{WORD_CHAR})"
 
 
+def _as_typed(parsed: Sequence[Clause]) -> list[re.Pattern[str]]:
+    """Each quoted run typed with marks between its words (`"self._sock"`, `"x->next"`)
+    as a pattern of the text lowercased and folded, the marks as typed; none where the
+    words are typed apart by spaces alone (their run is all there is to look for)."""
+    out = []
+    for c in parsed:
+        text = fold(c.raw.strip('"').lower())
+        if c.negated or text == " ".join(c.tokens):
+            continue
+        before = f"(?<!{WORD_CHAR})" if re.match(WORD_CHAR, text) else ""
+        after = f"(?!{WORD_CHAR})" if re.search(f"{WORD_CHAR}$", text) else ""
+        out.append(re.compile(before + re.escape(text) + after))
+    return out
+
+
 def _holding(
     conn: apsw.Connection, found: list[tuple[int, float, float]], parsed: Sequence[Clause], limit: int
 ) -> list[tuple[int, float, float]]:
@@ -1407,24 +1429,30 @@ def _holding(
     `limit` of them do (those shown); the matches after them are left as they are,
     counted unread (reading the 40 files of a kernel search took 4 ms). All of them
     where there are no runs; the runs' patterns are made only where something matched
-    (a pasted run of 5,000 words took 7 ms to compile for no match)."""
+    (a pasted run of 5,000 words took 7 ms to compile for no match). Those holding a
+    run as typed with its marks (_as_typed) come first: read on until `limit` of them
+    are found, or AS_TYPED_READ_MAX matches were (`"self._sock"` found `self.sock`
+    first; the files holding it came 7th)."""
     typed = _typed_phrases(parsed) if found else []
     if not typed:
         return found
+    marked = _as_typed(parsed)
     kept: list[tuple[int, float, float]] = []
+    first: list[tuple[int, float, float]] = []  # holding a run as typed
     for at in range(0, len(found), limit):
         batch = found[at : at + limit]
         texts = store.docs_with_contents(conn, [doc_id for doc_id, _, _ in batch])
-        kept += [
-            r
-            for r in batch
-            if r[0] in texts
-            and (stored := texts[r[0]][1]) is not None
-            and any(p.search(fold(indexed_body(texts[r[0]][0].rel_path, store.unpack(stored)).lower())) for p in typed)
-        ]
-        if len(kept) >= limit:
-            return kept + found[at + limit :]
-    return kept
+        for r in batch:
+            stored = texts[r[0]][1] if r[0] in texts else None
+            if stored is None:
+                continue
+            text = fold(indexed_body(texts[r[0]][0].rel_path, store.unpack(stored)).lower())
+            if any(p.search(text) for p in typed):
+                (first if any(p.search(text) for p in marked) else kept).append(r)
+        read = at + limit
+        if len(first) >= limit or len(first) + len(kept) >= limit and (not marked or read >= AS_TYPED_READ_MAX):
+            return first + kept + found[read:]
+    return first + kept
 
 
 def _marked(stemmed: CompiledQuery, exact: CompiledQuery) -> frozenset[str]:
