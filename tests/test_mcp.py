@@ -268,6 +268,33 @@ def test_an_agent_reads_within_a_budget_of_whole_lines_and_searches_with_filters
     assert "(1 shown; more documents match: raise limit, or narrow with filters)" in r["in space"].content[0].text
 
 
+def test_a_read_s_text_keeps_within_max_bytes_with_its_lines_numbers(hybrid, tmp_path):
+    """The numbers before each line came on top of max_bytes: a file of 1,900 lines gave
+    78,893 characters for 65,536. The text an agent gets, numbers and header too, is at
+    most max_bytes of whole lines, and says where to read on."""
+    (tmp_path / "long").mkdir()
+    (tmp_path / "long" / "log.md").write_text("# Log\n\n" + "".join(f"entry {i}\n" for i in range(3000)))
+    hybrid.result("collection.add", {"name": "long", "path": str(tmp_path / "long")})
+
+    async def go():
+        async with Client(bridge(hybrid.env), mode="legacy") as c:
+            one = await c.call_tool("get", {"ref": "long/log.md", "max_bytes": 4000})
+            many = await c.call_tool("multi_get", {"pattern": "long/*.md", "max_bytes": 4000})
+            return one, many
+
+    try:
+        one, many = run(go)
+    finally:
+        hybrid.result("collection.remove", {"name": "long"})
+    for result in (one, many):
+        text = result.content[0].text
+        assert 3500 < len(text.encode()) <= 4000, len(text.encode())
+    got = one.structured_content
+    assert got["truncated"] and got["content"].endswith("\n")
+    assert f"(cut at max_bytes: read on with from_line={got['to_line'] + 1})" in one.content[0].text
+    assert one.content[0].text.endswith(f"{got['to_line']:>6}\tentry {got['to_line'] - 3}\n")
+
+
 def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     async def go():
         async with Client(bridge(hybrid.env)) as c:

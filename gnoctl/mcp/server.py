@@ -23,6 +23,10 @@ from gnod import wire
 URI_TEMPLATE = "gno://{collection}/{+path}"
 RESOURCE_NOT_FOUND = -32002  # MCP's code for resources/read of an unknown URI
 RESOURCES_PAGE = 500
+# Calls a read with max_bytes may take for its text to fit it (the first is nearly always
+# enough), from this budget on.
+FIT_TRIES = 3
+FIT_FROM_BYTES = 1024
 
 INSTRUCTIONS = (
     "gno searches the user's own documents (notes, docs, code) through the local gnod daemon, which "
@@ -164,10 +168,25 @@ class Bridge:
         except ValueError as e:
             return _error_result(DaemonError(wire.INVALID_PARAMS, f"filters: {e}"))
         try:
-            result = await self.link.call(spec.method, spec.params(args), self._progress(ctx, spec))
+            sent = spec.params(args)
+            result = await self.link.call(spec.method, sent, self._progress(ctx, spec))
+            text = spec.render(result)
+            # The text of `get` and `multi_get` within max_bytes, their lines' numbers too (a
+            # file of 1,900 lines came back as 78,893 characters for max_bytes 65,536): asked
+            # again for less, by the share the text is over. A smaller budget is a few lines'
+            # read, which the header and numbers alone may pass.
+            fits = "max_bytes" in spec.properties and args["max_bytes"] >= FIT_FROM_BYTES
+            for _ in range(FIT_TRIES if fits else 0):
+                size = len(text.encode())
+                fewer = sent["max_bytes"] * args["max_bytes"] // size
+                if size <= args["max_bytes"] or fewer < 1:
+                    break
+                sent = {**sent, "max_bytes": fewer}
+                result = await self.link.call(spec.method, sent, self._progress(ctx, spec))
+                text = spec.render(result)
         except DaemonError as e:
             return _error_result(e)
-        return types.CallToolResult(content=[types.TextContent(text=spec.render(result))], structured_content=result)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
 
     @staticmethod
     def _progress(ctx, spec: ToolSpec):
