@@ -117,12 +117,18 @@ def test_nvim_gno_fills_the_quickfix_list_over_the_socket(indexed, corpus, tmp_p
   result.said = {}
   vim.notify = function(msg) table.insert(result.said, msg) end
   vim.cmd('GnoQuery deploy production')
+  -- The command returns at once (a hybrid query takes seconds); the list fills when gnod answers.
+  result.title_at_once = vim.fn.getqflist({ title = 1 }).title
+  assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 1 }).title:find('gno query') ~= nil end, 20),
+    'no query result')
 """
         + QF
         + """
   result.query = qf
 """,
     )
+    assert got["title_at_once"] == "gno search: deploy production"
+    assert got["said"][0] == "gno: searching for deploy production…"
     # The plugin's own limit for a hybrid search is one it allows (no "above standard mode's maximum").
     assert not [m for m in got["said"] if "maximum" in m], got["said"]
     assert got["transport"] == "socket" and got["window"] == "quickfix"
@@ -143,10 +149,18 @@ def test_nvim_falls_back_to_gnoctl_json_without_the_socket(indexed, corpus, tmp_
         + """
   result.search = qf
   result.transport = require('gno').last_transport
+  vim.cmd('GnoQuery deploy production')  -- gnoctl run without waiting for it
+  assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 1 }).title:find('gno query') ~= nil end, 20),
+    'no query result')
+"""
+        + QF
+        + """
+  result.query = qf
 """,
     )
     assert got["transport"] == "cli"
     assert located(got["search"]) == expected(indexed, corpus, "search", "deploy production")
+    assert located(got["query"]) == expected(indexed, corpus, "query", "deploy production")
     # No gnoctl where it was set (or not on PATH): said so, not a Lua traceback (E475).
     got = nvim(
         indexed.env,

@@ -54,8 +54,8 @@ local cli_args = {
   end,
 }
 
---- Run `gnoctl METHOD --json` (which starts gnod when needed); result or nil, error.
-local function via_cli(method, params)
+--- The gnoctl command line of a call, or nil and why it cannot run.
+local function cli_command(method, params)
   local cmd = vim.list_extend(vim.deepcopy(M.config.gnoctl), cli_args[method](params))
   if vim.fn.executable(cmd[1]) ~= 1 then -- E475 and a Lua traceback otherwise
     return nil, {
@@ -66,7 +66,11 @@ local function via_cli(method, params)
       ),
     }
   end
-  local out = vim.fn.system(cmd)
+  return cmd
+end
+
+--- gnoctl's JSON output: result, or nil and an error table.
+local function decoded_output(out)
   local ok, decoded = pcall(vim.json.decode, out)
   if not ok or type(decoded) ~= 'table' then
     return nil, { code = 'CLI', message = vim.trim(out) }
@@ -75,6 +79,29 @@ local function via_cli(method, params)
     return nil, decoded.error
   end
   return decoded
+end
+
+--- Run `gnoctl METHOD --json` (which starts gnod when needed); result or nil, error.
+local function via_cli(method, params)
+  local cmd, err = cli_command(method, params)
+  if not cmd then
+    return nil, err
+  end
+  return decoded_output(vim.fn.system(cmd))
+end
+
+--- via_cli without waiting: `done(result, err)` runs on the main loop when gnoctl exits.
+local function via_cli_async(method, params, done)
+  local cmd, err = cli_command(method, params)
+  if not cmd then
+    return done(nil, err)
+  end
+  local out = {}
+  vim.fn.jobstart(cmd, {
+    stdout_buffered = true,
+    on_stdout = function(_, data) out = data end,
+    on_exit = function() done(decoded_output(table.concat(out, '\n'))) end,
+  })
 end
 
 --- One call (search, query or get), over the socket or else through gnoctl.
@@ -89,6 +116,25 @@ function M.call(method, params)
   end
   M.last_transport = 'cli'
   return via_cli(method, params)
+end
+
+--- M.call without waiting: `done(result, err)` runs on the main loop when gnod answers,
+--- and the editor goes on meanwhile (a hybrid query embeds and reranks: seconds).
+function M.call_async(method, params, done)
+  local c = M.connection()
+  if c then
+    M.last_transport = 'socket'
+    c:request(method, params, function(err, result)
+      if err and err.code == 'DISCONNECTED' then
+        M.last_transport = 'cli'
+        return via_cli_async(method, params, done)
+      end
+      done(result, err)
+    end)
+    return
+  end
+  M.last_transport = 'cli'
+  via_cli_async(method, params, done)
 end
 
 local function present(v)
@@ -147,9 +193,27 @@ function M.items(method, result)
 end
 
 --- Search and fill the quickfix list; returns the items (nil on error, which is shown).
-function M.to_quickfix(method, query)
+--- A hybrid `query` does not wait: it says it is under way and fills the list when gnod
+--- answers (`on_done(items)` then), as it may take seconds (a frozen editor, and over
+--- 30 s a timeout, while gnod embedded a backlog).
+function M.to_quickfix(method, query, on_done)
   local limit = method == 'query' and M.config.query_limit or M.config.limit
-  local result, err = M.call(method, { query = query, limit = limit })
+  local params = { query = query, limit = limit }
+  if method == 'query' then
+    vim.notify('gno: searching for ' .. query .. '…', vim.log.levels.INFO)
+    M.call_async(method, params, function(result, err)
+      local items = M.fill_quickfix(method, query, result, err)
+      if on_done then
+        on_done(items)
+      end
+    end)
+    return nil
+  end
+  return M.fill_quickfix(method, query, M.call(method, params))
+end
+
+--- The quickfix list of a search's result (items), or the error shown (nil).
+function M.fill_quickfix(method, query, result, err)
   if not result then
     vim.notify('gno: ' .. tostring(err.code) .. ': ' .. tostring(err.message), vim.log.levels.ERROR)
     return nil
