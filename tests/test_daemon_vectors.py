@@ -334,6 +334,41 @@ def test_a_background_embedding_call_takes_what_the_model_embeds_in_half_a_secon
     assert _call_size(8, 0.0) == BATCH
 
 
+def test_background_embedding_turned_off_stops_mid_backlog_and_says_so(env, tmp_path, minilm):
+    """`embed_in_background = false` saved while a backlog was being embedded: gnod said
+    the config changed and went on embedding until a restart, then said `no vectors yet`
+    beside the chunks embedded. It stops after the call under way, and says why vector
+    search waits and how far it got."""
+    configure(env, minilm, embed_in_background="true")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(600):
+        (notes / f"n{i:03d}.md").write_text(f"# Note {i}\n\nA note about the harbour, ferry {i} and its timetable.\n")
+    d = start_gnod(env)
+    try:
+        d.result("collection.add", {"name": "notes", "path": str(notes)})
+        assert wait_until(lambda: d.result("status")["vectors"]["embedded"] > 0, 60)
+        cfg = os.path.join(env["GNO_HOME"], "config", "config.toml")
+        with open(cfg) as f:
+            text = f.read()
+        with open(cfg, "w") as f:
+            f.write(text.replace("embed_in_background = true", "embed_in_background = false"))
+        d.result("collection.list")  # reloads the config
+        assert wait_until(lambda: not d.result("status")["vectors"]["embedding"], 30)
+        stopped = d.result("status")["vectors"]["embedded"]
+        time.sleep(1.0)
+        vectors = d.result("status")["vectors"]
+        assert vectors["embedded"] == stopped < 600, vectors
+        err = d.rpc("vsearch", {"query": "ferry"})["error"]
+        assert err["code"] == wire.MODEL_UNAVAILABLE
+        assert (
+            f"background embedding is off ([models] embed_in_background = false): {stopped:,} of 600" in err["message"]
+        )
+        assert "gnoctl embed" in err["message"]
+    finally:
+        d.stop()
+
+
 def test_embed_on_request_and_notes_on_what_vectors_miss(env, tmp_path, minilm, run_cli):
     configure(env, minilm, embed_in_background="false")
     notes = tmp_path / "notes"

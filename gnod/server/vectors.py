@@ -105,6 +105,12 @@ class Vectors:
         if self.embedding and self.chunks:
             eta = f", about {_duration(self.pending / self.rate)} left" if self.rate else ""
             return f"the first embedding is under way ({self.done:,} of {self.chunks:,} chunks{eta})", None
+        if self.done and not self._enabled():
+            return (
+                f"background embedding is off ([models] embed_in_background = false): {self.done:,} of "
+                f"{self.chunks:,} chunks embedded",
+                "gnoctl embed",
+            )
         # The embedding loop may not have tried the model yet: a missing file is the better answer.
         uri = self.models.uri("embed")
         for m in self.models.infos():
@@ -286,7 +292,7 @@ class Vectors:
             await self._load_index(model)
         self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
         self.pending = max(0, self.chunks - self.done)
-        await self._embed_backlog(model, stopping)
+        await self._embed_backlog(model, stopping, lambda: requested or forced is not None or self._enabled())
         if stopping.is_set():
             return
         self.chunks, self.done = await self._read(lambda conn, _a: store.counts(conn, model))
@@ -302,14 +308,16 @@ class Vectors:
             self.serving = None
         self.force_uri = None
 
-    async def _embed_backlog(self, model: store.VecModel, stopping: asyncio.Event) -> None:
-        """Embed the chunks without vectors, a batch at a time, until none is left or gnod stops."""
+    async def _embed_backlog(self, model: store.VecModel, stopping: asyncio.Event, wanted: Callable[[], bool]) -> None:
+        """Embed the chunks without vectors, a batch at a time, until none is left, gnod
+        stops, or they are no longer `wanted` (background embedding turned off in the
+        config mid-backlog: it went on until a restart)."""
         uri, index, family = model.uri, self.indexes[model.uri], presets.family(model.uri)
         after = 0
         t0, n0 = time.monotonic(), 0
         saved = t0
         size = 1  # chunks in the next call: the first measures the model's speed
-        while not stopping.is_set():
+        while not stopping.is_set() and wanted():
             batch = await self._read(lambda conn, _a: store.pending(conn, model, after, size))
             if not batch:
                 break
