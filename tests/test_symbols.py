@@ -1272,6 +1272,30 @@ def test_a_test_s_stand_in_comes_after_the_definition_it_stands_for(db, tmp_path
     assert not any(map(in_tests, ["urllib/request.py", "Latest.py", "contest.c", "attest.py", "src/manifest.rs"]))
 
 
+def test_a_file_defining_a_name_more_times_than_are_shown_says_so(db, tmp_path):
+    """A test file's thirty classes each defining `__init_subclass__` showed ten, and
+    nothing said the others were there."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.search.constants import SYMBOL_PASSAGES
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    classes = "".join(f"class C{i}:\n    def __init_subclass__(cls):\n        pass\n\n\n" for i in range(12))
+    root = write_tree(str(tmp_path / "lib"), {"test_typing.py": classes, "abc.py": classes[:60]})
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="lib", path=root))
+    _parse_all(db)
+    with lexical_index(db, an) as index:
+        params = SearchParams(query="__init_subclass__", symbol=True)
+        r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+    assert [(h.path, len(h.snippets)) for h in r.hits] == [("abc.py", 0), ("test_typing.py", SYMBOL_PASSAGES)]
+    assert r.notes == [f"lib/test_typing.py has 12 definitions of it: the first {SYMBOL_PASSAGES} are shown"]
+
+
 def test_a_name_a_macro_makes_from_its_argument_finds_the_macro_s_definition(db, tmp_path):
     """A stack trace or a profiler names a system call as the kernel links it
     (`__x64_sys_openat`, `__se_sys_openat+0x54/0xa0`), which no source file holds: the

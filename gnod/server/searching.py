@@ -227,6 +227,11 @@ def definitions(
         doc, stored, _body = docs[doc_id]
         lines = docstore.unpack(stored).split("\n") if stored is not None else []
         shown = by_doc[doc_id][: max(p.per_doc, SYMBOL_PASSAGES)]
+        if len(by_doc[doc_id]) > len(shown):  # a test file's thirty stand-ins of one method
+            notes.append(
+                f"{doc.collection}/{doc.rel_path} has {len(by_doc[doc_id]):,} definitions of it: "
+                f"the first {len(shown)} are shown"
+            )
         snippets = [_definition(lines, f.symbol, doc.line_shifts) for f in shown] if lines else []
         score = 1.0 if by_doc[doc_id][0].symbol.name in names else 0.5
         hits.append(
