@@ -29,6 +29,7 @@ from conftest import (
     lexical_paths_in,
     make_env,
     make_home,
+    migrated_db,
     start_gnod,
     write_tree,
 )
@@ -902,12 +903,10 @@ def test_a_quoted_run_typed_with_its_marks_puts_the_files_holding_it_so_first(tm
     files["conn.py"] = "class Conn:\n    def __init__(self):\n" + "        pass\n" * 30 + "        self._sock = None\n"
     files["pool.py"] = "class Pool:\n" + "    size = 1\n" * 30 + "    def drop(self):\n        self._sock = None\n"
     files["notes.md"] = "# Notes\n\nThe socket is in self. sock, as said.\n"
-    root = tmp_path / "src"
-    write(root, files)
-    conn = connect(str(tmp_path / "index.sqlite"))
-    migrate(conn)
+    write(tmp_path / "src", files)
+    conn = migrated_db(str(tmp_path / "index.sqlite"))
     analyzers = AnalyzerSet()
-    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(root)))
+    index_collection(conn, analyzers, CollectionConfig(name="c", path=str(tmp_path / "src")))
     found = lexical_paths(conn, analyzers, '"self._sock"')
     assert sorted(found[:2]) == ["conn.py", "pool.py"] and len(found) == 7
     assert sorted(lexical_paths(conn, analyzers, '"self._sock"', limit=2)) == ["conn.py", "pool.py"]
