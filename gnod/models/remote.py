@@ -259,9 +259,6 @@ class RemoteGenerator:
     remote = True
     context = None  # the server's own: it refuses what does not fit
 
-    def count_tokens(self, text: str) -> int:
-        raise NotImplementedError("a server's context is its own: nothing is fitted to it")
-
     def __init__(self, uri: str, ref: ModelRef, api_key_env: str | None) -> None:
         self.uri = uri
         self.client = Client("generate", ref, api_key_env)
@@ -269,6 +266,9 @@ class RemoteGenerator:
     @property
     def latency_ms(self) -> float | None:
         return self.client.latency_ms
+
+    def count_tokens(self, text: str) -> int:
+        raise NotImplementedError("a server's context is its own: nothing is fitted to it")
 
     def generate(
         self,

@@ -1450,7 +1450,7 @@ def _holding(
             if any(p.search(text) for p in typed):
                 (first if any(p.search(text) for p in marked) else kept).append(r)
         read = at + limit
-        if len(first) >= limit or len(first) + len(kept) >= limit and (not marked or read >= AS_TYPED_READ_MAX):
+        if len(first) >= limit or (len(first) + len(kept) >= limit and (not marked or read >= AS_TYPED_READ_MAX)):
             return first + kept + found[read:]
     return first + kept
 
