@@ -505,6 +505,34 @@ def test_python_names_a_module_or_a_class_assigns_are_definitions():
     ]
 
 
+def test_python_instance_attributes_are_their_class_s_variables():
+    """`self.retry_budget = 5` in `__init__` defined nothing (`--symbol retry_budget` found
+    only its uses): what a class's `__init__` assigns to its own instance, at the top of
+    its body, is a variable of that class; not another object's attribute, not one a
+    branch or another method assigns, not a module function's."""
+    source = (
+        "class Fetcher:\n"
+        "    def __init__(self, url, timeout=10):\n"
+        "        self.url = url\n"
+        "        self.retry_budget: int = 5\n"
+        "        other.x = 1\n"
+        "        if url:\n"
+        "            self.nested = 1\n"
+        "    def run(self):\n"
+        "        self.later = 2\n"
+        "def __init__(me):\n"
+        "    me.y = 1\n"
+    )
+    assert _defs(source, "python") == [
+        ("Fetcher", "class", 1, 9, None),
+        ("__init__", "method", 2, 7, "Fetcher"),
+        ("url", "variable", 3, 3, "Fetcher"),
+        ("retry_budget", "variable", 4, 4, "Fetcher"),
+        ("run", "method", 8, 9, "Fetcher"),
+        ("__init__", "function", 10, 11, None),
+    ]
+
+
 def test_typescript_go_and_rust_definitions():
     assert _defs(TS_SOURCE, "typescript") == [
         ("Shape", "interface", 1, 1, None),
@@ -2088,7 +2116,10 @@ def daemon_human(env, query: str) -> str:
 def test_a_big_batch_is_found_once_parsed_and_until_then_the_note_says_so(daemon, tmp_path):
     """Until the background parse has read a file, `--symbol` says that some are left."""
     env = daemon.env
-    many = {f"gen/mod{i}.py": f"def handler_{i}(event):\n    return {i}\n" * 50 for i in range(400)}
+    many = {
+        f"gen/mod{i}.py": f"def handler_{i}(event):\n" + f"    event += {i}\n" * 50 + "    return event\n"
+        for i in range(400)
+    }
     root = write_tree(str(tmp_path / "gen"), many)
     cli_json("collection", "add", root, "--name", "gen", "--json", env=env)
     notes_seen = []
@@ -2331,8 +2362,8 @@ def test_an_extraction_parses_again_only_the_grammars_it_changed(db, tmp_path):
     _parse_all(db)
     assert symstore.backlog(db) == []
     assert stamp("go") == "go/15" and "go" in REVISED[15] and stamp("latex") == "latex/16"
-    assert stamp("ini") == f"ini/{EXTRACTION}"
-    assert stamp("c") != f"c/{EXTRACTION}" and stamp("python") != f"python/{EXTRACTION}"
+    assert stamp("ini") == "ini/17" and stamp("python") == f"python/{EXTRACTION}"
+    assert stamp("c") != f"c/{EXTRACTION}" and stamp("go") != f"go/{EXTRACTION}"
     # As an index parsed by the extraction before left them: only the Go file is due.
     db.execute("UPDATE content_symbols SET grammar = 'go/14' WHERE grammar = ?", (stamp("go"),))
     due = symstore.backlog(db)

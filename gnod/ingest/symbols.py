@@ -103,9 +103,10 @@ GRAMMARS: dict[str, str] = {
 #     not), and Go's package-level `const` (constants) and `var` (variables).
 # 16: LaTeX's chapters and sections, BibTeX's entries by their citation keys (line_symbols).
 # 17: the sections of INI files (`[Service]` of a systemd unit, TOML's tables).
-EXTRACTION = 17
+# 18: Python's instance attributes, as its class's variables (`self.timeout = …` in `__init__`).
+EXTRACTION = 18
 # The grammars each extraction from 15 on changed (before it, an extraction changed them all).
-REVISED = {15: ("javascript", "typescript", "tsx", "go"), 16: ("latex", "bibtex"), 17: ("ini",)}
+REVISED = {15: ("javascript", "typescript", "tsx", "go"), 16: ("latex", "bibtex"), 17: ("ini",), 18: ("python",)}
 _BEFORE_REVISED = 14
 
 
@@ -220,6 +221,13 @@ _QUERIES: dict[str, str] = {
 (class_definition) @class
 (module (expression_statement (assignment left: (identifier))) @variable)
 (class_definition body: (block (expression_statement (assignment left: (identifier))) @variable))
+(function_definition
+  name: (identifier) @_init
+  parameters: (parameters . (identifier) @_self)
+  body: (block (expression_statement
+    (assignment left: (attribute object: (identifier) @_object attribute: (identifier)))) @attribute)
+  (#eq? @_init "__init__")
+  (#eq? @_object @_self))
 """,
     "go": """
 (function_declaration) @function
@@ -296,6 +304,8 @@ CONSTANT = "constant"
 # The kind of a C or C++ variable defined at a file's top with its value
 # (`const struct file_operations ext4_file_operations = {`, `int vm_swappiness = 60;`).
 VARIABLE = "variable"
+# What Python's query captures as an instance attribute; stored as its class's VARIABLE.
+_ATTRIBUTE = "attribute"
 # The kind of a device tree `compatible` string a C driver's match table holds
 # (`{ .compatible = "snps,dw-apb-uart" }`): the driver is where that device is handled.
 COMPATIBLE = "compatible"
@@ -480,7 +490,11 @@ def _symbols(found: list[tuple[Any, str]], grammar: str, source: bytes) -> list[
         if name is None:
             continue
         outer = open_[-1] if open_ else None
-        if kind == "method" and grammar == "go":
+        if kind == _ATTRIBUTE:  # `self.timeout = …` in `__init__`: a variable of its class
+            kind, container = VARIABLE, next((o[1] for o in reversed(open_) if o[2] in _CONTAINERS), None)
+            if container is None:  # a module's own function named __init__
+                continue
+        elif kind == "method" and grammar == "go":
             container = _go_receiver(node, source)
         elif container is not None:  # C++'s `Circle::area`, defined outside its class
             kind = "method"
@@ -625,9 +639,9 @@ def _definition(node: Any, kind: str, grammar: str, source: bytes) -> tuple[Any,
     if kind == COMPATIBLE:
         name = _text(node, source)
         return node, node, kind, name if 0 < len(name) <= MAX_NAME else None, None
-    if kind == VARIABLE and grammar == "python":  # the assignment's statement, named by its target
+    if kind in (VARIABLE, _ATTRIBUTE) and grammar == "python":  # the assignment's statement, named by its target
         target = node.named_children[0].child_by_field_name("left")
-        name = _text(target, source)
+        name = _text(target.child_by_field_name("attribute") if kind == _ATTRIBUTE else target, source)
         return node, node, kind, name if len(name) <= MAX_NAME else None, None
     if kind == VARIABLE and grammar in ("c", "cpp"):
         declaration = node.parent
