@@ -365,6 +365,11 @@ def test_background_embedding_turned_off_stops_mid_backlog_and_says_so(env, tmp_
             f"background embedding is off ([models] embed_in_background = false): {stopped:,} of 600" in err["message"]
         )
         assert "gnoctl embed" in err["message"]
+        # doctor gives the reason's own fix (it said `gnoctl models pull embed` of a file on disk).
+        by = {c["component"]: c for c in cli_json("doctor", "--json", env=d.env)["checks"]}
+        assert (
+            by["vectors"]["detail"].startswith("background embedding is off") and by["vectors"]["fix"] == "gnoctl embed"
+        )
     finally:
         d.stop()
 

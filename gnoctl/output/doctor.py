@@ -66,8 +66,11 @@ def checks(st: dict | None, daemon_error: str = "") -> list[dict]:
     vec = st.get("vectors") or {}
     if vec.get("available"):
         check("vectors", "ok", f"{vec['embedded']}/{vec['chunks']} chunks embedded with {vec['serving']}")
-    else:
-        check("vectors", "warn", vec.get("reason") or "no vectors yet", "gnoctl models pull embed; gnoctl embed")
+    else:  # the reason says its own fix, if any (a first embedding under way needs none)
+        detail, said, fix = (vec.get("reason") or "no vectors yet (fix: gnoctl embed)").rpartition(" (fix: ")
+        if not said:
+            detail, fix = fix, ""
+        check("vectors", "warn", detail, fix.removesuffix(")"))
     for m in st.get("models", []):
         status = {"ready": "ok", "unloaded": "ok", "loading": "ok", "missing": "warn"}.get(m["state"], "fail")
         latency = f", {m['latency_ms']:g} ms" if m.get("latency_ms") is not None else ""
