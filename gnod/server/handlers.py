@@ -428,7 +428,7 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
             f"{wire.said(ref)} is in collections {', '.join(names)}: name one ({names[0]}/{ref})",
             {"ref": ref, "collections": names},
         )
-    if found or "/" in ref:
+    if found or "/" in ref or ":" in ref or "#" in ref:
         return found[0] if found else None
     return _named_once(conn, d, ref)
 
@@ -436,9 +436,12 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
 def _named_once(conn, d: Daemon, name: str) -> DocRow | None:
     """The one document whose file is called `name` in any folder of any collection
     (`get fetcher.py:1`, as a traceback or an agent names a file); None where none is
-    or several are (NOT_FOUND then names them: unindexed.named_elsewhere)."""
-    found = [(col.name, p) for col in d.config.collections for p in store.paths_named(conn, col.name, name, 2)]
-    return store.doc_by_path(conn, *found[0]) if len(found) == 1 else None
+    or several are (NOT_FOUND then names them: unindexed.named_elsewhere). Each name
+    costs a scan of the paths (20-50 ms in the kernel tree's index), so one holding a
+    reference's suffix (`client.py:request`, `notes.md#Install`) is not looked for: its
+    name alone is, next (_ref_lines)."""
+    named = unindexed.documents_named(d, conn, name, 2)
+    return store.doc_by_path(conn, *named[0]) if len(named) == 1 else None
 
 
 def _definition_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:

@@ -102,13 +102,20 @@ def named_elsewhere(d: Daemon, conn: apsw.Connection, ref: str, path: str) -> tu
     names as it read it in a traceback; `client.py`, which several folders have), up to
     NAMED_SHOWN (`details.named`)."""
     base = os.path.basename(path.removeprefix(URI_PREFIX).rstrip("/"))
-    named: list[str] = []
-    for col in d.config.collections if base else ():
-        named += [f"{col.name}/{p}" for p in store.paths_named(conn, col.name, base, NAMED_SHOWN - len(named))]
-        if len(named) >= NAMED_SHOWN:
-            break
+    named = [f"{col}/{p}" for col, p in documents_named(d, conn, base, NAMED_SHOWN)] if base else []
     there = f"; documents of that name: {', '.join(named)}" if named else ""
     return f"no indexed document matches {wire.said(ref)}{there}", {"ref": ref, "named": named}
+
+
+def documents_named(d: Daemon, conn: apsw.Connection, name: str, most: int) -> list[tuple[str, str]]:
+    """(collection, path) of up to `most` documents whose file is called `name`, in any
+    folder of the collections in their config order."""
+    found: list[tuple[str, str]] = []
+    for col in d.config.collections:
+        found += [(col.name, p) for p in store.paths_named(conn, col.name, name, most - len(found))]
+        if len(found) >= most:
+            break
+    return found
 
 
 def _place(d: Daemon, ref: str) -> tuple[CollectionConfig, str] | None:
