@@ -67,13 +67,14 @@ class RankedList(Struct, frozen=True, kw_only=True):
     # one it did not return is no match at all, not one just past its last hit.
     exhaustive: bool = False
     weight: float | None = None  # None: the kind's weight from the pipeline
+    # Of that weight, for a list that saw only part of the documents (vectors still being
+    # embedded: the share embedded).
+    share: float = 1.0
     label: str = ""  # the query text behind the list (explain only)
 
     def effective_weight(self, pipeline: Pipeline = PIPELINE) -> float:
-        if self.weight is not None:
-            return self.weight
-        weight: float = getattr(pipeline.fusion.weights, self.kind)
-        return weight
+        weight: float = self.weight if self.weight is not None else getattr(pipeline.fusion.weights, self.kind)
+        return weight * self.share
 
 
 class Scale(NamedTuple):

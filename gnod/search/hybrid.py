@@ -227,7 +227,7 @@ def _ranked(
     share: float = 1.0,
 ) -> fusion.RankedList:
     """A retrieval list for fusion; fewer rows than asked means it holds every match.
-    `share`: of its kind's weight, for a list that saw only part of the documents."""
+    `share`: of its weight, for a list that saw only part of the documents."""
     return fusion.RankedList(
         kind=kind,
         source=source,
@@ -235,7 +235,7 @@ def _ranked(
         doc_ids=[r.doc_id for r in rows],
         scores=[r.score for r in rows],
         exhaustive=len(rows) < asked,
-        weight=getattr(PIPELINE.fusion.weights, kind) * share if share < 1.0 else None,
+        share=share,
     )
 
 
