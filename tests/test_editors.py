@@ -94,7 +94,13 @@ QF = """
 def expected(daemon, corpus, method: str, query: str) -> list[tuple[str, int]]:
     """The hits' places as the plugins ask for them (their limits: 50 for search, 10 for query)."""
     hits = daemon.result(method, {"query": query, "limit": 50 if method == "search" else 10})["hits"]
-    line = (lambda h: h["snippet"]["line"]) if method == "search" else (lambda h: h["preview"]["start_line"])
+
+    def line(h: dict) -> int:
+        """The line of the passage's first matched word."""
+        p = h["snippet"] if method == "search" else h["preview"]
+        first = p["line"] if method == "search" else p["start_line"]
+        return first + (p["text"][: p["matches"][0][0]].count("\n") if p["matches"] else 0)
+
     return [(os.path.realpath(h["abs_path"]), line(h)) for h in hits]
 
 
@@ -963,6 +969,39 @@ def test_editors_land_on_a_match_in_a_window_of_a_long_line(long_line, tmp_path)
 """,
     )
     assert got["at"] == "descaling"
+
+
+KETTLE = "# Kettle\n\nBoil the water first.\nKeep to the kettle zqxdescaling schedule.\n"
+
+
+def test_editors_open_a_query_hit_on_its_first_matched_word(daemon, corpus, tmp_path):
+    """A hybrid query's hit opened at its passage's first line and column, the heading
+    above the word asked for, where a search's hit opens on the word."""
+    corpus.write("notes/kettle.md", KETTLE)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    got = nvim(
+        daemon.env,
+        tmp_path,
+        """
+  vim.cmd('GnoQuery zqxdescaling')
+  assert(vim.wait(60000, function() return vim.fn.getqflist({ title = 1 }).title:find('gno query') ~= nil end, 20),
+    'no query result')
+  vim.cmd('cfirst')
+  local at = vim.api.nvim_win_get_cursor(0)
+  result.at = { at[1], vim.api.nvim_get_current_line():sub(at[2] + 1, at[2] + #'zqxdescaling') }
+""",
+    )
+    assert got["at"] == [4, "zqxdescaling"]
+    got = emacs(
+        daemon.env,
+        tmp_path,
+        """
+  (gno--visit (car (gno--search-hits "query" "zqxdescaling")))
+  (push (cons 'at (list (line-number-at-pos) (buffer-substring (point) (+ (point) (length "zqxdescaling")))))
+        result)
+""",
+    )
+    assert got["at"] == [4, "zqxdescaling"]
 
 
 def test_emacs_results_buffer_visits_a_file_whose_name_holds_colons(daemon, corpus, tmp_path):

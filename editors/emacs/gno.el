@@ -216,7 +216,7 @@ again, once."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
-                   (place (if (equal method "query") '(0 . 0) (gno--match-place where)))
+                   (place (gno--match-place where))
                    (symbol (alist-get 'symbol where))
                    (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
               (list (gno--hit-file h) (+ line (car place))

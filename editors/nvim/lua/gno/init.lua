@@ -171,15 +171,15 @@ function M.items(method, result)
   local items = {}
   for _, h in ipairs(result.hits or {}) do
     local line, col, text = 1, 1, ''
-    if method == 'search' and present(h.snippet) then
+    -- A query's preview marks the words matched as a search's snippet does.
+    local passage = method == 'query' and h.preview or h.snippet
+    if present(passage) then
       local after
-      after, col = match_place(h.snippet)
-      line, text = h.snippet.line + after, h.snippet.text
-      if present(h.snippet.symbol) then
-        text = h.snippet.symbol .. ': ' .. text
+      after, col = match_place(passage)
+      line, text = (method == 'query' and passage.start_line or passage.line) + after, passage.text
+      if present(passage.symbol) then
+        text = passage.symbol .. ': ' .. text
       end
-    elseif method == 'query' and present(h.preview) then
-      line, text = h.preview.start_line, h.preview.text
     end
     table.insert(items, {
       -- A converted document (a web page, a PDF…) is opened as the text gnod holds, whose
