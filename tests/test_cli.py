@@ -338,10 +338,22 @@ def test_search_without_snippets(indexed):
 def test_search_csv(indexed):
     r = cli("search", "deploy", "--csv", env=indexed.env)
     rows = list(csv.reader(io.StringIO(r.stdout)))
-    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]
+    assert rows[0] == ["rank", "score", "collection", "path", "line", "title", "snippet", "symbol", "abs_path"]
     body = rows[1:]
     assert body and [row[0] for row in body] == [str(i) for i in range(1, len(body) + 1)]
     assert ("docs", "guides/deploy.md") in {(row[2], row[3]) for row in body}
+
+
+def test_csv_names_the_definition_a_passage_of_code_is_in(tmp_path):
+    """The other formats say which function a passage is in (`fetch()`); CSV had no column for it."""
+    (tmp_path / "tool.py").write_text("import os\n\n\ndef fetch(url):\n    return zqxretry(url)\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(tmp_path), "--name", "code", "--json", env=env)
+        assert wait_until(lambda: cli_json("status", "--json", env=env)["symbols"]["parsed"] > 0, 30)
+        for command in ("search", "query"):
+            rows = list(csv.DictReader(io.StringIO(cli(command, "zqxretry", "--csv", env=env).stdout)))
+            assert [(r["path"], r["symbol"]) for r in rows] == [("tool.py", "fetch()")], command
+            assert list(rows[0])[-1] == "abs_path"  # still the last column
 
 
 def test_search_md(indexed):

@@ -418,6 +418,7 @@ def test_query_csv_round_trips_awkward_text():
         "sources",
         "complete",
         "preview",
+        "symbol",
         "abs_path",
         "fusion",
         "fusion_norm",
@@ -433,7 +434,7 @@ def test_query_csv_round_trips_awkward_text():
     assert (second["rank"], second["score"], second["line"], second["complete"]) == ("2", "0.4000", "12", "false")
     assert (second["rerank"], second["synthetic"]) == ("", "0.4200")
     plain = list(csv.reader(io.StringIO(query_text(make_query(explain=False), "csv", False))))
-    assert "fusion" not in plain[0] and len(plain[0]) == 11
+    assert "fusion" not in plain[0] and len(plain[0]) == 12
 
 
 def _md_cells(row: str) -> list[str]:

@@ -188,8 +188,9 @@ def search_text(result: dict, fmt: str, color: bool, null: bool = False, link: L
 
 
 def _search_csv(hits: list[dict]) -> str:
-    """A row per passage, the document's rank and score repeated."""
-    rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "abs_path"]]
+    """A row per passage, the document's rank and score repeated; `symbol`: in source
+    code, the definition the passage is in, as the other formats name it."""
+    rows: list[list] = [["rank", "score", "collection", "path", "line", "title", "snippet", "symbol", "abs_path"]]
     for i, h in enumerate(hits, 1):
         for snip in passages(h) or [{}]:
             rows.append(
@@ -201,6 +202,7 @@ def _search_csv(hits: list[dict]) -> str:
                     snip.get("line", ""),
                     h["title"],
                     snip.get("text", ""),
+                    snip.get("symbol") or "",
                     h["abs_path"],
                 ]
             )
@@ -369,6 +371,7 @@ def _query_csv(result: dict) -> str:
         "sources",
         "complete",
         "preview",
+        "symbol",
         "abs_path",
     ]
     rows = [head + list(_EXPLAIN_COLUMNS if explain else ())]
@@ -385,6 +388,7 @@ def _query_csv(result: dict) -> str:
             " ".join(h["sources"]),
             "true" if p["complete"] else "false",
             p["text"],
+            p.get("symbol") or "",
             h["abs_path"],
         ]
         if explain:
