@@ -529,7 +529,8 @@ GET_HELP = """Print one indexed document (its canonical Markdown), whole or a li
 
     `path:LINE` prints from that line on (`-l N`: N lines), `path:FIRST-LAST` those
     lines, `path:NAME` the definition NAME in it (`kernel/fork.c:copy_process`,
-    `parser.py:Parser.parse`). Lines are numbered as in the file, but the text is what
+    `parser.py:Parser.parse`), or by its qualified name alone
+    (`http.client.HTTPConnection.request`). Lines are numbered as in the file, but the text is what
     was indexed, not a copy of its bytes: trailing whitespace and control characters are
     dropped (and a PDF or Office file is its Markdown). Read the file itself to diff or
     patch it.

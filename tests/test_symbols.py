@@ -2297,6 +2297,36 @@ def test_get_takes_a_definitions_name_for_its_lines(daemon, tmp_path):
     assert (doc["from_line"], doc["to_line"], doc["content"]) == (2, 3, "#define current \\\n\tget_current()\n")
 
 
+def test_get_takes_a_qualified_name_for_its_definitions_lines(daemon, tmp_path):
+    """`get http.client.HTTPConnection.request` (as an import or a traceback names it)
+    named no document; a file's name that names none is still NOT_FOUND."""
+    env = daemon.env
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "app/settings.py": PY_SOURCE,
+            "tests/stub.py": "class Parser:\n    def parse(text):\n        pass\n",
+            "notes.py": "md = 'draft'\n",
+        },
+    )
+    cli_json("collection", "add", root, "--name", "src", "--json", env=env)
+    _parsed(env)
+    doc = cli_json("get", "app.settings.load_settings", "--json", env=env)
+    assert (doc["path"], doc["from_line"], doc["to_line"]) == ("app/settings.py", 4, 6)
+    assert doc["notes"] == []
+    doc = cli_json("get", "settings.Parser.parse", "--json", env=env)
+    assert (doc["path"], doc["content"].splitlines()[1]) == ("app/settings.py", "    def parse(text):")
+    doc = cli_json("get", "Parser::parse", "--json", env=env)  # the stub in tests/ after the real one
+    assert doc["path"] == "app/settings.py"
+    assert doc["notes"] == [
+        "other documents define 'Parser::parse' too: `gnoctl search --symbol Parser::parse` lists them"
+    ]
+    # notes.md is a file's name, not notes.py's variable.
+    for ref in ("settings.save_settings", "notes.md", "app.config.py"):
+        r = _run_cli("get", ref, "--json", env=env)
+        assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "NOT_FOUND", ref
+
+
 def test_of_definitions_as_deep_one_in_an_include_folder_comes_first():
     """`--symbol ARRAY_SIZE` listed fs/orangefs/orangefs-debug.h's own copy before the
     kernel's include/linux/array_size.h (the same depth: the path decided)."""

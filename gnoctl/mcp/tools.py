@@ -166,7 +166,8 @@ _REF = {
     "description": "A document: its absolute path or `gno://collection/path`, `:LINE` after either (as "
     "results give them), `collection/path`, `:FIRST-LAST` or `#LFIRST-LLAST` (those lines), or "
     "`#docid`; `PATH:NAME` is the definition NAME in a source file (a function, a class, "
-    "`Class.method`), `PATH#HEADING` a document's section under that heading (a PDF's `Page 2`).",
+    "`Class.method`), or by its qualified name alone (`http.client.HTTPConnection.request`), "
+    "`PATH#HEADING` a document's section under that heading (a PDF's `Page 2`).",
 }
 
 

@@ -16,7 +16,16 @@ import msgspec
 import pathspec
 
 from gnod import __version__, wire
-from gnod.config import MEMBER_SEP, CollectionConfig, Config, ConfigError, save, validate_collection
+from gnod.config import (
+    DOCUMENT_EXTENSIONS,
+    MEMBER_SEP,
+    TEXT_EXTENSIONS,
+    CollectionConfig,
+    Config,
+    ConfigError,
+    save,
+    validate_collection,
+)
 from gnod.ingest import ocr
 from gnod.ingest.pipeline import Cancelled, Pace
 from gnod.ingest.symbols import grammar_for
@@ -57,7 +66,7 @@ from gnod.protocol import (
 )
 from gnod.search import filters
 from gnod.search.constants import PATH_BRACE_GLOBS_MAX
-from gnod.search.defining import in_c
+from gnod.search.defining import definitions, in_c
 from gnod.search.macros import defines as macros_defined
 from gnod.server import unindexed
 from gnod.server.checks import check_collections, find_collection, holding, search_filter
@@ -652,9 +661,45 @@ def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, in
     return doc, line, count
 
 
+# A name qualified by its module or class, as Python and Java name one
+# (`http.client.HTTPConnection.request`, `settings::load`): no path, no line.
+_READ_EXTENSIONS = frozenset(TEXT_EXTENSIONS + DOCUMENT_EXTENSIONS)
+_QUALIFIED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+")
+
+
+def _qualified(conn: apsw.Connection, ref: str) -> tuple[DocRow, int, int, list[str]] | None:
+    """The definition a qualified name that names no document names (`get
+    http.client.HTTPConnection.request`, as a traceback or an import gives it), as
+    `search --symbol` finds it first (defining.within), with its lines and, where
+    several documents define it, a note saying so; None where none does, and for a
+    file's name (`fork.c`, `notes.md`: its last part an extension gno reads)."""
+    if _QUALIFIED_NAME.fullmatch(ref) is None:
+        return None
+    container, _, name = ref.replace("::", ".").rpartition(".")
+    if "." + name.lower() in _READ_EXTENSIONS:
+        return None
+    found, _ = definitions(conn, name, filters.NO_FILTER, None, container=container, wanted=DEFINITIONS_NAMED)
+    if not found:
+        return None
+    best = found[0]
+    doc = store.docs_by_ids(conn, [best.doc_id]).get(best.doc_id)
+    if doc is None:
+        return None
+    first = file_line(doc.line_shifts, _decorated(conn, doc, best.symbol.start_line))
+    count = file_line(doc.line_shifts, best.symbol.end_line) - first + 1
+    several = any(f.doc_id != best.doc_id for f in found)
+    notes = (
+        [f"other documents define {wire.said(ref)} too: `gnoctl search --symbol {ref}` lists them"] if several else []
+    )
+    return doc, first, count, notes
+
+
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         doc, line, count = _ref_lines(conn, d, p.ref)
+        notes: list[str] = []
+        if doc is None and (qualified := _qualified(conn, p.ref)) is not None:
+            doc, line, count, notes = qualified
         if doc is None:
             raise not_found(d, conn, p.ref)
         # A definition's lines are where to start, and how many unless `lines` says (its
@@ -667,7 +712,7 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
             if named is not None and given is not None and named != given:
                 raise RpcError(wire.INVALID_PARAMS, f"{wire.said(p.ref)} names {said}: give them once", {"ref": p.ref})
         out = _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
-        out.notes = failing_notes(store.failing(conn, [doc.id]), "the document")
+        out.notes = notes + failing_notes(store.failing(conn, [doc.id]), "the document")
         return out
 
     return await d.read(run)
