@@ -498,15 +498,31 @@ def models_pull(
 
 @models_app.command("use")
 def models_use(
-    choice: Annotated[
-        str,
-        typer.Argument(help="A preset (light, slim, balanced, quality) or ROLE=URI, e.g. embed=file:/models/e5.gguf."),
+    choices: Annotated[
+        list[str],
+        typer.Argument(
+            help="A preset (light, slim, balanced, quality), ROLE=URI (embed, rerank, generate; "
+            "e.g. embed=file:/models/e5.gguf), or a preset and ROLE=URI overrides, applied at once.",
+            show_default=False,
+        ),
     ],
     json_: JsonOpt = False,
     human: HumanOpt = False,
 ) -> None:
-    """Switch preset or one role's model (saved in config.toml); vectors are re-made in the background."""
-    _exit(commands.models_use(choice, _fmt(json_, human=human)))
+    """Switch preset and/or roles' models (saved in config.toml); vectors are re-made in the background.
+
+    `gnoctl models use embed=file:/m/e5.gguf rerank=file:/m/rr.gguf` sets both, or
+    neither if one is refused."""
+    presets = [c for c in choices if "=" not in c]
+    if len(presets) > 1:
+        raise typer.BadParameter(f"one preset at a time, not {' and '.join(presets)}")
+    roles: dict[str, str] = {}
+    for role, _, uri in (c.partition("=") for c in choices if "=" in c):
+        if role in roles:
+            raise typer.BadParameter(f"{role} is given twice")
+        roles[role] = uri
+    params: dict = {"roles": roles, **({"preset": presets[0]} if presets else {})}
+    _exit(commands.models_use(params, _fmt(json_, human=human)))
 
 
 @models_app.command("path")

@@ -739,12 +739,11 @@ def models_pull(target: str, fmt: str | None) -> int:
     return _run(fmt, lambda fmt: show(_with_progress(fmt, "models.pull", {"target": target}), fmt, pulled_lines))
 
 
-def models_use(choice: str, fmt: str | None) -> int:
+def models_use(params: dict, fmt: str | None) -> int:
+    """`models use`: `params` as models.use takes them (cli.models_use reads the words)."""
     from gnoctl.output.models import used_lines
 
     def go(fmt: str) -> int:
-        role, eq, uri = choice.partition("=")
-        params = {"role": role, "uri": uri} if eq else {"preset": choice}
         client = Client()
         used = client.call("models.use", params)
         if fmt != "json":  # what happens to the vectors depends on the embed model being there

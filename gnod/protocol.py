@@ -370,10 +370,11 @@ class ModelPullParams(Params):
 
 
 class ModelUseParams(Params):
-    # A preset name, or role=URI to override one role.
+    # A preset name, and/or role=URI overrides: all applied at once, or none.
     preset: str | None = None
     role: str | None = None
     uri: str | None = None
+    roles: dict[str, str] = {}  # role → URI, several at once
 
 
 class ModelClearParams(Params):

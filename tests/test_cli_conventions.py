@@ -627,6 +627,33 @@ def test_models_use_a_missing_file_is_refused(daemon):
     assert "missing" not in embed["uri"] and "fake" not in embed["uri"]  # nothing was switched or saved
 
 
+def test_models_use_sets_several_roles_at_once_or_none(daemon):
+    """It took one ROLE=URI a call: a second was an unexpected extra argument."""
+    env = daemon.env
+    home = daemon.env["GNO_HOME"]
+    for name in ("e.gguf", "r.gguf"):
+        with open(os.path.join(home, name), "wb") as f:
+            f.write(b"GGUF" + bytes(60))
+
+    def uris() -> dict:
+        return {m["role"]: m["uri"] for m in daemon.result("models.list")["models"]}
+
+    before = uris()
+    # One refused (a missing file): neither is switched.
+    r = cli("models", "use", f"embed=file:{home}/e.gguf", "rerank=file:/missing/r.gguf", "--json", env=env, expect=2)
+    assert "/missing/r.gguf" in json.loads(r.stdout)["error"]["message"]
+    assert uris() == before
+    cli("models", "use", "light", f"embed=file:{home}/e.gguf", f"rerank=file:{home}/r.gguf", "--json", env=env)
+    after = uris()
+    assert (after["embed"], after["rerank"]) == (f"file:{home}/e.gguf", f"file:{home}/r.gguf")
+    with open(os.path.join(home, "config", "config.toml")) as f:
+        assert 'preset = "light"' in f.read()
+    r = cli("models", "use", "light", "slim", env=env, expect=2)
+    assert "one preset at a time, not light and slim" in r.stderr
+    r = cli("models", "use", "embed=file:/a.gguf", "embed=file:/b.gguf", env=env, expect=2)
+    assert "embed is given twice" in r.stderr
+
+
 def test_models_use_says_no_vectors_come_while_the_embed_model_is_missing(daemon):
     """It said "new vectors are made in the background" with no embed model downloaded."""
     out = cli("models", "use", "light", "--human", env=daemon.env).stdout

@@ -105,16 +105,17 @@ async def models_use(d: Daemon, p: ModelUseParams, call: Call) -> OkResult:
     models = d.config.models
     if p.preset is not None:
         models = msgspec.structs.replace(models, preset=p.preset, embed=None, rerank=None, generate=None)
-    if p.role is not None:
-        if p.role not in ROLES:
-            raise RpcError(wire.INVALID_PARAMS, f"unknown role {p.role!r}: one of {', '.join(ROLES)}")
-        models = msgspec.structs.replace(models, **{p.role: p.uri})
+    chosen = {**p.roles, **({p.role: p.uri} if p.role is not None else {})}
+    for role in chosen:
+        if role not in ROLES:
+            raise RpcError(wire.INVALID_PARAMS, f"unknown role {role!r}: one of {', '.join(ROLES)}")
+    models = msgspec.structs.replace(models, **chosen)
     try:
         config = validate(msgspec.structs.replace(d.config, models=models))
     except ConfigError as e:
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
-    if p.role is not None:
-        _refuse_unusable_file(p.role, getattr(config.models, p.role))
+    for role in chosen:  # every one checked before any is saved
+        _refuse_unusable_file(role, getattr(config.models, role))
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=False)
     return OkResult(message=", ".join(f"{r}: {d.models.uri(r)}" for r in ROLES))
