@@ -301,7 +301,11 @@ def test_threads_are_measured_on_the_backlog_unless_the_config_sets_them(env, tm
     try:
         fresh = d.result("status")["threads"]
         assert fresh["fixed"] is False and fresh["rates"] == []
-        assert f"threads: {fresh['count']} (not measured yet" in run_cli("status", "--human", env=d.env).stdout
+        assert fresh["count"] == max(1, (os.cpu_count() or 1) // 2)
+        assert (
+            f"threads: {fresh['count']} (half the cores until measured"
+            in run_cli("status", "--human", env=d.env).stdout
+        )
         d.result("collection.add", {"name": "many", "path": str(notes)})
         assert d.result("embed", {}, timeout=120)["pending"] == 0
         th = d.result("status")["threads"]

@@ -184,7 +184,7 @@ def threads_line(t: dict) -> str:
     elif t["rates"]:
         why = "measured: " + ", ".join(f"{r['threads']} → {r['tokens_per_s']:,.0f} tokens/s" for r in t["rates"])
     else:
-        why = "not measured yet: a local embedder measures it on its next backlog"
+        why = "half the cores until measured: a local embedder measures it on its next backlog"
     return f"{t['count']} ({why})"
 
 

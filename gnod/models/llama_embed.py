@@ -79,7 +79,7 @@ class LlamaEmbedder:
                 flat.append(piece)
         if not flat:
             return np.zeros((0, self.dim), dtype=np.float32)
-        threads = self._threads.apply(self._llm)
+        threads = self._threads.apply(self._llm, tokens)
         t0 = time.perf_counter()
         # One text per decode: llama.cpp attends over the whole batch and masks the other
         # texts out, so packing costs more than it saves (benchmarks/presets.py measures it).

@@ -5,9 +5,12 @@ stalls the others. On 2 idle cores multilingual-e5-small embeds 4.9 chunks/s wit
 threads and 3.0 with 1; beside one busy process, 2 threads fall to 2.0 while 1 thread
 keeps 3.0 (benchmarks/threads.py). No fixed count is right for both, so the background
 embedding batches try each candidate now and then (and at once when the rate drops) and
-every local model uses the fastest. Only the embedder measures (rates of two models are
-not comparable), and a newly loaded one starts over. Calls run on the one model thread:
-no locking.
+every local model uses the fastest; until one is measured, half the cores (as
+llama-cpp-python's own default: on 2 cores with another process busy, SmolLM2 answered
+in 13 s with 1 thread and 105 s with 2). Only the embedder measures (rates of two models
+are not comparable), and a newly loaded one starts over; a count being tried is only for
+the calls timed, so a round the backlog's end leaves unfinished slows no other call.
+Calls run on the one model thread: no locking.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# A call with fewer tokens (a query's embedding) is too short to time: it only uses the count.
-MIN_SAMPLE_TOKENS = 1024
+# A call with fewer tokens (a query's embedding, a few dozen) is too short to time: it only
+# uses the count. A background call lasts at most EMBED_CALL_S (half a second): at 1024
+# tokens, one with 1 thread (880 tokens of MiniLM there) was never timed.
+MIN_SAMPLE_TOKENS = 256
 # Measured calls between two rounds of trying the other counts (each round costs one
 # batch at a slower count: about 2% of a backlog on an idle machine).
 REPROBE_EVERY = 50
@@ -43,7 +48,7 @@ class Threads:
         """[models] threads: a fixed count, or None to measure."""
         self.fixed = fixed
         self.candidates = (fixed,) if fixed else tuple(sorted({1, max(1, self.cpus // 2), self.cpus}))
-        self.best = self.candidates[-1]
+        self.best = fixed or max(1, self.cpus // 2)
         self.restart()
 
     def restart(self) -> None:
@@ -54,8 +59,14 @@ class Threads:
 
     @property
     def count(self) -> int:
+        """The count of a call that is not timed (a query's, a generator's, a reranker's)."""
+        return self.best
+
+    def for_call(self, tokens: int) -> int:
+        """The count for a call of `tokens` tokens: one being tried, for a call long enough
+        to time (a background batch), else the fastest known."""
         probes = self._probes  # replaced, never changed in place: status reads it from another thread
-        return probes[0] if probes else self.best
+        return probes[0] if probes and tokens >= MIN_SAMPLE_TOKENS else self.best
 
     def record(self, threads: int, tokens: int, seconds: float) -> None:
         """One call's work (tokens) and time with `threads` threads."""
@@ -90,8 +101,9 @@ class Threads:
         if held is None or self.rates[fastest] > held * (1 + MARGIN):
             self.best = fastest
 
-    def apply(self, llm: Any) -> int:
-        """Set the count for the next call on a llama_cpp.Llama; returns it."""
-        n = self.count
+    def apply(self, llm: Any, tokens: int = 0) -> int:
+        """Set the count for the next call (of `tokens` tokens, when it is timed) on a
+        llama_cpp.Llama; returns it."""
+        n = self.for_call(tokens)
         llm._ctx.set_n_threads(n, n)  # llama-cpp-python's context, as Llama.embed uses it
         return n
