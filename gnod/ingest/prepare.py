@@ -27,6 +27,7 @@ from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
 from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
 from gnod.store.tags import as_tags
+from gnod.text import org
 from gnod.text.analyzer import AnalyzerSet
 from gnod.text.language import detect_language_sure
 
@@ -91,7 +92,10 @@ def prepare(
     meta, body, fm_lines = ({}, canonical, 0) if code else split_frontmatter(canonical)
     if ext in MARKDOWN_EXTENSIONS and (inline := inline_tags(body)):  # a notes app's `#tags`: tags too
         meta = {**meta, "tags": list(dict.fromkeys([*as_tags(meta.get("tags")), *inline]))}
-    title = extract_title(meta, "" if code else body, name)
+    outline = ext in org.ORG_EXTENSIONS
+    if outline:  # Org's settings are its frontmatter, and its `# ` lines comments, not headings
+        meta, body, fm_lines = org.metadata(canonical), canonical, 0
+    title = extract_title(meta, "" if code or outline else body, name)
     deadline.check("frontmatter and title")
     sure = True
     language: str | None

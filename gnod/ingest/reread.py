@@ -27,6 +27,7 @@ from gnod.config import (
 from gnod.ingest.charsets import in_runs
 from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.store import documents as store
+from gnod.text.org import ORG_EXTENSIONS
 
 
 class Reading(NamedTuple):
@@ -78,6 +79,8 @@ READINGS = (
     # A gzip file is read as the file it holds (it failed as binary); a manual page as
     # Markdown, not as its roff source (`\fBProtectSystem\fR` was the word fbprotectsystem).
     Reading(7, frozenset({COMPRESSED_SUFFIX}) | MAN_EXTENSIONS),
+    # An Org file's #+TITLE, #+DATE and tags (#+FILETAGS, its headlines') are read; its `# ` lines are comments.
+    Reading(8, ORG_EXTENSIONS),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.

@@ -23,6 +23,7 @@ from gnod.config import (
     CollectionConfig,
     Config,
     ConfigError,
+    extension,
     save,
     validate_collection,
 )
@@ -80,6 +81,7 @@ from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
 from gnod.text.headings import headings, section_lines, title_key
+from gnod.text.org import ORG_EXTENSIONS
 
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
@@ -609,8 +611,27 @@ def _decorated(conn: apsw.Connection, doc: DocRow, line: int) -> int:
     return line
 
 
-# `guide.md#Install`, `paper.pdf:Page 2`: the section under that heading of a document.
-_SECTION_SUFFIX = re.compile(r"[#:]([^#:/\n]*[^#:/\s][^#:/\n]*)$")
+# `guide.md#Install`, `paper.pdf:Page 2`: the section under that heading of a document,
+# whose name may hold a `:` too (`kapitel.md:Chapter 3: Methods`): the marks tried.
+SECTION_MARKS_TRIED = 3
+
+
+def _section_marks(ref: str) -> list[int]:
+    """Where a section's name may start in `ref`: at a `#` or `:` after its last `/`, not
+    first, with more than blanks and marks after it; the last SECTION_MARKS_TRIED, the
+    last first (each costs a look for a document by the name before it)."""
+    out: list[int] = []
+    named = False  # a letter of a name follows
+    for i in range(len(ref) - 1, 0, -1):
+        ch = ref[i]
+        if ch in "/\n" or len(out) == SECTION_MARKS_TRIED:
+            break
+        if ch in "#:":
+            if named:
+                out.append(i)
+        elif not ch.isspace():
+            named = True
+    return out
 
 
 def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
@@ -620,14 +641,15 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
     a BibTeX entry's key); NOT_FOUND naming some of its headings where none is so named."""
     stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
     text = store.unpack(stored) if stored is not None else ""
-    found = section_lines(text, name)
+    outline = extension(doc.rel_path) in ORG_EXTENSIONS
+    found = section_lines(text, name, outline)
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
     if found is None:
         found = next(((s.start_line, s.end_line) for s in defined if title_key(s.name) == title_key(name)), None)
     if found is not None:
         first, last = file_line(doc.line_shifts, found[0]), file_line(doc.line_shifts, found[1])
         return first, last - first + 1
-    titles = list(dict.fromkeys([*(title for _, _, title in headings(text)), *(s.name for s in defined)]))
+    titles = list(dict.fromkeys([*(title for _, _, title in headings(text, outline)), *(s.name for s in defined)]))
     some = ", ".join(titles[:DEFINITIONS_NAMED]) + (", …" if len(titles) > DEFINITIONS_NAMED else "")
     has = f"its headings: {some}" if titles else "it has no headings"
     raise RpcError(
@@ -650,10 +672,10 @@ def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, in
         if doc is not None and grammar_for(doc.rel_path) is not None:
             return doc, *_definition_lines(conn, doc, m[1], ref)
         doc = None  # a document's section (`guide.md:Install`)
-    if doc is None and (m := _SECTION_SUFFIX.search(ref)) and m.start() > 0:
-        doc = resolve_ref(conn, d, ref[: m.start()])
+    for at in _section_marks(ref) if doc is None else ():
+        doc = resolve_ref(conn, d, ref[:at])
         if doc is not None:
-            return doc, *_section_lines(conn, doc, m[1].strip(), ref)
+            return doc, *_section_lines(conn, doc, ref[at + 1 :].strip(), ref)
     if doc is not None and line == 0:
         raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names line 0: lines start at 1", {"ref": ref})
     if doc is not None and count is not None and count < 1:

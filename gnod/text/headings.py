@@ -1,20 +1,25 @@
-"""A Markdown text's sections by their ATX headings (`## Page 2`, `# Results`): the one a
-line is in, and the lines of the one a heading names. A converted PDF's pages are such
-sections (`## Page N`, ingest.ocr.paged), as are a slide deck's slides (each under its
-title) and a document's chapters; a heading inside fenced code is code, not a heading."""
+"""A Markdown text's sections by their ATX headings (`## Page 2`, `# Results`), or an
+Org file's by its headlines (`** TODO Results :tag:`, text.org): the one a line is in,
+and the lines of the one a heading names. A converted PDF's pages are such sections
+(`## Page N`, ingest.ocr.paged), as are a slide deck's slides (each under its title)
+and a document's chapters; a heading inside fenced code is code, not a heading."""
 
 from __future__ import annotations
 
 import re
 
+from gnod.text import org
 from gnod.text.analyzer import fold
 from gnod.text.fences import fenced_spans, in_spans
 
 HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.M)
 
 
-def headings(text: str) -> list[tuple[int, int, str]]:
-    """(0-based line, level, title) of each heading of `text`, in order."""
+def headings(text: str, outline: bool = False) -> list[tuple[int, int, str]]:
+    """(0-based line, level, title) of each heading of `text`, in order; `outline`: an
+    Org file's headlines, their titles without TODO keyword, priority or tags."""
+    if outline:
+        return [(h.line, h.level, h.title) for h in org.outline(text).headlines]
     fences = fenced_spans(text) if "```" in text or "~~~" in text else []
     out, line, counted = [], 0, 0
     for m in HEADING_RE.finditer(text):
@@ -36,14 +41,14 @@ def section_of(text: str, line: int) -> str | None:
     return found
 
 
-def section_lines(text: str, name: str) -> tuple[int, int] | None:
+def section_lines(text: str, name: str, outline: bool = False) -> tuple[int, int] | None:
     """The 1-based first and last line of the section whose heading's title is `name`
     (in any case, spaces and punctuation aside: `page2` is `Page 2`, `action-items` is
     `Action items`; a title `A: B` is also named by A and by B, a slide's `Slide 4:
     Results` by `Slide 4` and `Results`), up to the next heading of its level or above;
-    the first such section; None where none is."""
+    the first such section; None where none is. `outline`: an Org file's (headings)."""
     want = title_key(name)
-    heads = headings(text)
+    heads = headings(text, outline)
     for i, (at, level, title) in enumerate(heads):
         if want not in {title_key(title), *map(title_key, title.split(": ", 1))}:
             continue
