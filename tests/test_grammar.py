@@ -221,6 +221,11 @@ def C(tokens, *, phrase=False, compound=False, negated=False, raw, prefix=False,
         ("it's", [C(["it"], raw="it's")]),
         ("o's", [C(["o", "s"], phrase=True, raw="o's")]),  # no word before it
         ("rock'n'roll", [C(["rock", "n", "roll"], phrase=True, raw="rock'n'roll")]),
+        # An elided article asks for the word (another article is as likely before it).
+        ("d'épistémologie", [C(["épistémologie"], raw="d'épistémologie")]),
+        ("qu’entretien dell'arte", [C(["entretien"], raw="qu’entretien"), C(["arte"], raw="dell'arte")]),
+        ('"l\'enquête de terrain"', [C(["enquête", "de", "terrain"], phrase=True, raw='"l\'enquête de terrain"')]),
+        ("o'clock don't", [C(["o", "clock"], phrase=True, raw="o'clock"), C(["don", "t"], phrase=True, raw="don't")]),
         # Duplicates (after lowercasing) are kept once, first spelling wins.
         ("Deploy deploy DEPLOY", [C(["deploy"], raw="Deploy")]),
         (
@@ -511,6 +516,17 @@ def test_a_possessive_finds_the_word_without_it():
     db = make_db([("Hartmann reviewed it", "english"), ("Hartmann's review", "english"), ("a review", "english")])
     searcher = db.searcher()
     query = tantivy.Query.boolean_query(match_query([("stems", compiled("Hartmann's"), 1.0)]))
+    hits = searcher.search(query, 10).hits
+    assert set(searcher.fast_field_values("id", [addr for _, addr in hits])) == {1, 2}
+
+
+def test_an_elided_article_finds_the_word_after_another():
+    """`d'épistémologie` found nothing where the notes wrote `l'épistémologie`."""
+    db = make_db(
+        [("l'épistémologie de Bachelard", "french"), ("une épistémologie", "french"), ("le terrain", "french")]
+    )
+    searcher = db.searcher()
+    query = tantivy.Query.boolean_query(match_query([("stems", compiled("d'épistémologie", ["french"]), 1.0)]))
     hits = searcher.search(query, 10).hits
     assert set(searcher.fast_field_values("id", [addr for _, addr in hits])) == {1, 2}
 

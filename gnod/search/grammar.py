@@ -147,6 +147,15 @@ def _place(word: str) -> tuple[str, str]:
 # `hartmann s` that the word's tokens would make a phrase of (a document's `Hartmann's`
 # still holds `hartmann`). A contraction's (`it's`, `what's`) leaves a function word.
 _POSSESSIVE = re.compile(r"(?<=[^\W\d_]{2})['’][sS]$")
+# An elided article or pronoun before a word (French `l'`, `d'`, `qu'`, Italian `dell'`,
+# Catalan `l'`): `d'épistémologie` asks for épistémologie, which a document writes with
+# another article as often (`l'épistémologie`), where the word's tokens would make a
+# phrase with this one. As Lucene's ElisionFilter, a closed list of them.
+_ELISION = re.compile(
+    r"(?<![^\s\"(])(?:c|d|j|l|m|n|s|t|qu|jusqu|lorsqu|puisqu|quoiqu|presqu|quelqu"
+    r"|un|all|dall|dell|nell|sull|coll|pell|gl|agl|dagl|degl|negl|sugl|quell|quest|nessun)['’](?=[^\W\d_])",
+    re.I,
+)
 
 
 def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause | None:
@@ -161,7 +170,7 @@ def _word_clause(word: str, negated: bool, raw: str, prefix_min: int) -> Clause 
             return Clause(start, phrase=len(start) > 1, compound=False, negated=negated, raw=raw, prefix=True)
         if len(start) > 1:  # `mmc_add_h*`: too short a prefix (any word) after whole ones
             return _word_clause(_without_last_token(typed), negated, raw, prefix_min)
-    tokens = tuple(tokenize(_POSSESSIVE.sub("", word)))
+    tokens = tuple(tokenize(_POSSESSIVE.sub("", _ELISION.sub("", word))))
     if not tokens:
         return None
     if len(tokens) == 1:
@@ -201,7 +210,7 @@ def _quoted_clause(query: str, start: int, i: int, negated: bool, prefix_min: in
             '" or remove the quote'
         )
     inner = query[i + 1 : close]
-    tokens = tuple(tokenize(inner))
+    tokens = tuple(tokenize(_ELISION.sub("", inner)))
     i = close + 1
     starred = query.startswith("*", i) and (i + 1 == len(query) or query[i + 1].isspace())
     i += starred
