@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -319,6 +320,22 @@ def emacs(env: dict, tmp_path, body: str) -> dict:
     return json.loads(out.read_text())
 
 
+def test_gno_el_compiles_without_warnings(tmp_path):
+    """Byte-compiled, gno.el bound consult's input waits lexically (no `defvar` for
+    them): consult never saw them, and searched only once typing paused."""
+    exe = need("emacs")
+    copy = tmp_path / "gno.el"
+    shutil.copy(GNO_EL, copy)
+    r = subprocess.run(
+        [exe, "--batch", "-Q", "--eval", "(setq byte-compile-error-on-warn t)", "-f", "batch-byte-compile", str(copy)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.returncode == 0 and (tmp_path / "gno.elc").exists(), r.stderr
+
+
 def grep_rows(lines: list[str]) -> list[tuple[str, str, str]]:
     """(file, line, text) of each line of a results buffer: `file\\0line:text`, as `grep -Z`."""
     return [(f, n, t) for f, rest in (line.split("\0", 1) for line in lines) for n, t in [rest.split(":", 1)]]
@@ -599,6 +616,22 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     # RET on the second listed candidate visits that hit at its line; previews are closed.
     assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == where(dock["listed"][1])
     assert not [b for b in got["buffers"] if b.startswith(" Preview:")]
+    # TAB lists the hits, as `?` does: it completed the query as text (`dock/home/…/`).
+    got = emacs(
+        docker.env,
+        tmp_path,
+        WITH_CONSULT
+        + SNAPSHOTS
+        + CONSULT_SNAPSHOTS
+        + """
+  (execute-kbd-macro (kbd "M-x gno-find RET dock <f7> TAB <f5> RET"))
+  (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
+""",
+    )
+    [tabbed] = snapshots(got)
+    assert tabbed["typed"] == "dock" and [where(c) for c in tabbed["listed"]] == expected(
+        docker, corpus, "search", "dock*"
+    )
     # RET on the typed text visits its best hit, at its line.
     got = emacs(
         docker.env,
@@ -999,9 +1032,54 @@ def test_editors_open_a_query_hit_on_its_first_matched_word(daemon, corpus, tmp_
   (gno--visit (car (gno--search-hits "query" "zqxdescaling")))
   (push (cons 'at (list (line-number-at-pos) (buffer-substring (point) (+ (point) (length "zqxdescaling")))))
         result)
+  (with-current-buffer (gno-query "zqxdescaling")  ; listed from that line: a preview may be a whole document
+    (push (cons 'listed (buffer-substring (line-beginning-position 3) (line-end-position 3))) result))
 """,
     )
     assert got["at"] == [4, "zqxdescaling"]
+    assert re.search(r"kettle\.md\x004:Kettle \[[\d.]+\] Keep to the kettle zqxdescaling schedule\.$", got["listed"])
+
+
+FOLDED = "#+STARTUP: overview\n* Projekt\nIntro.\n** Fristen\nDie zqxlöschfristen gelten ab Mai.\n* Other\nText.\n"
+
+
+def test_emacs_unfolds_the_org_subtree_a_hit_is_in(daemon, corpus, tmp_path):
+    """A hit in a folded Org subtree put point on a line hidden under its heading."""
+    corpus.write("notes/folded.org", FOLDED)
+    daemon.result("collection.add", {"name": "docs", "path": corpus.root})
+    got = emacs(
+        daemon.env,
+        tmp_path,
+        f"""
+  (prefer-coding-system 'utf-8)
+  (find-file {json.dumps(corpus.path("notes/folded.org"))})
+  (org-overview)
+  (gno--visit (car (gno--search-hits "search" "zqxlöschfristen")))
+  (push (cons 'visit (list (line-number-at-pos) (invisible-p (point)))) result)
+  (org-overview)
+  (pop-to-buffer (gno-search "zqxlöschfristen"))  ; RET there, as a user visits a hit
+  (next-error)
+  (with-current-buffer (window-buffer)
+    (push (cons 'next (list (line-number-at-pos) (invisible-p (point)))) result))
+""",
+    )
+    assert got["visit"] == [5, None]
+    assert got["next"] == [5, None]
+
+
+def test_emacs_says_how_to_set_gnoctl_when_it_cannot_run_it(tmp_path):
+    """Without gnod's socket and with gno-gnoctl wrong, Emacs showed its own
+    `Searching for program: No such file or directory`."""
+    got = emacs(
+        {**os.environ, "GNO_HOME": str(tmp_path / "home")},
+        tmp_path,
+        f"""
+  (setq gno-socket {json.dumps(str(tmp_path / "absent.sock"))} gno-gnoctl '("/nonexistent/gnoctl"))
+  (push (cons 'said (condition-case err (progn (gno-search "kettle") "no error") (user-error (cadr err)))) result)
+""",
+    )
+    assert got["said"].startswith("gno: cannot run /nonexistent/gnoctl (")
+    assert got["said"].endswith("set `gno-gnoctl' to gnoctl's path, e.g. .venv/bin/gnoctl")
 
 
 def test_emacs_results_buffer_visits_a_file_whose_name_holds_colons(daemon, corpus, tmp_path):

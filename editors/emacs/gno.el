@@ -189,7 +189,11 @@ again, once."
                                 (when (alist-get 'symbol params) '("--symbol"))
                                 (list "--" (alist-get 'query params)))))))
     (with-temp-buffer
-      (apply #'call-process (car gno-gnoctl) nil '(t nil) nil args)
+      (condition-case err
+          (apply #'call-process (car gno-gnoctl) nil '(t nil) nil args)
+        (file-error
+         (insert (format "cannot run %s (%s): set `gno-gnoctl' to gnoctl's path, e.g. .venv/bin/gnoctl"
+                         (car gno-gnoctl) (error-message-string err)))))
       (let ((out (condition-case nil (gno--json-read (buffer-string)) (error nil))))
         (cond ((null out) (cons nil `((message . ,(string-trim (buffer-string))))))
               ((alist-get 'error out) (cons nil (alist-get 'error out)))
@@ -205,11 +209,23 @@ again, once."
     reply))
 
 (defun gno-call (method params)
-  "Call METHOD (search, query or get) with PARAMS: over the socket, else through gnoctl."
+  "Call METHOD (search, query or get) with PARAMS.
+Over the socket, else through gnoctl."
   (let ((reply (gno--call method params)))
     (when (cdr reply)
       (user-error "gno: %s" (alist-get 'message (cdr reply))))
     (car reply)))
+
+(defconst gno--text-max 320
+  "Most characters of a hit's passage shown on its line.
+A search's passages are no longer; a query's preview may be a whole document.")
+
+(defun gno--shown (text lines)
+  "TEXT from its line LINES on, on one line, at most `gno--text-max' characters."
+  (let ((from (split-string text "\n")))
+    (truncate-string-to-width
+     (replace-regexp-in-string "[ \t\n]+" " " (string-join (nthcdr lines from) "\n"))
+     gno--text-max nil nil "…")))
 
 (defun gno--hits (method result)
   "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT COLUMN)."
@@ -218,7 +234,8 @@ again, once."
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
                    (place (gno--match-place where))
                    (symbol (alist-get 'symbol where))
-                   (text (replace-regexp-in-string "[ \t\n]+" " " (or (alist-get 'text where) ""))))
+                   ;; A query's preview from its hit's line: it may be a whole document.
+                   (text (gno--shown (or (alist-get 'text where) "") (if (equal method "query") (car place) 0))))
               (list (gno--hit-file h) (+ line (car place))
                     (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
                             (if (stringp symbol) (concat symbol ": ") "") text)
@@ -230,9 +247,10 @@ again, once."
 user's own (0700), as gnod's runtime directory there.")
 
 (defun gno--hit-file (hit)
-  "What visiting HIT visits: its file; for a converted document (a web page, a PDF:
-its lines number the Markdown gnod holds, not its file's), a copy of that text under
-`gno--text-directory', written now (grep-mode visits only what exists)."
+  "What visiting HIT visits: its file.
+For a converted document (a web page, a PDF: its lines number the Markdown
+gnod holds, not its file's), a copy of that text under `gno--text-directory',
+written now (grep-mode visits only what exists)."
   (if (not (alist-get 'converted hit))
       (alist-get 'abs_path hit)
     (let* ((ref (concat (alist-get 'collection hit) "/" (alist-get 'path hit)))
@@ -252,7 +270,8 @@ its lines number the Markdown gnod holds, not its file's), a copy of that text u
         file))))
 
 (defun gno--text-read-only ()
-  "A converted document's text (`gno--hit-file') is read-only: it is gnod's, not a file's."
+  "A converted document's text (`gno--hit-file') is read-only.
+It is gnod's, not a file's."
   (when (and buffer-file-name (string-prefix-p (file-name-as-directory gno--text-directory) buffer-file-name))
     (setq buffer-read-only t)))
 
@@ -260,11 +279,12 @@ its lines number the Markdown gnod holds, not its file's), a copy of that text u
 
 (defun gno--match-place (passage)
   "Where the first word PASSAGE matched starts: (LINES . COLUMN).
-LINES after the passage's first line (a C function's name is on the line after its
-type: `static void' then the name), COLUMN in characters, so a visit lands on the
-name searched for.  When the line was cut to a window of itself (\"…\" first, its
-`offset' bytes of the line not shown), COLUMN is (BYTES . CHARACTERS): the window's
-start, then the match's place in it; (0 . 0) without a match."
+LINES after the passage's first line (a C function's name is on the line
+after its type: `static void' then the name), COLUMN in characters, so a visit
+lands on the name searched for.  When the line was cut to a window of itself
+\(\"…\" first, its `offset' bytes of the line not shown), COLUMN is
+\(BYTES . CHARACTERS): the window's start, then the match's place in it;
+\(0 . 0) without a match."
   (let ((text (or (alist-get 'text passage) ""))
         (offset (or (alist-get 'offset passage) 0))
         (match (car (alist-get 'matches passage))))
@@ -290,7 +310,8 @@ The reply's notes are shown (`nothing defines kfree: showing free')."
 
 (defun gno--goto-line (line &optional column)
   "Move to the start of LINE, or to its COLUMN-th character (at most its end).
-COLUMN (BYTES . CHARACTERS) is CHARACTERS after its first BYTES (`gno--match-place')."
+COLUMN (BYTES . CHARACTERS) is CHARACTERS after its first BYTES
+\(`gno--match-place')."
   (goto-char (point-min))
   (forward-line (1- line))
   (when (consp column)
@@ -535,10 +556,30 @@ default completion UI lists only when asked); an input gnod rejects says why."
                         (message "gno: %s" (cdr reply))))))
                 90 t))))
 
+(declare-function org-fold-show-context "org-fold")
+(declare-function org-show-context "org")
+
+(defun gno--reveal ()
+  "Unfold the Org subtree hiding point, as following a link does."
+  (when (and (invisible-p (point)) (derived-mode-p 'org-mode))
+    (if (fboundp 'org-fold-show-context)
+        (org-fold-show-context 'link-search)
+      (org-show-context 'link-search))))
+
+(defun gno--reveal-visited ()
+  "After RET or `next-error' visited a hit of a results buffer: `gno--reveal' it.
+On `next-error-hook', which runs wherever the visit left off: only for gno's."
+  (when (and (buffer-live-p next-error-last-buffer)
+             (eq (buffer-local-value 'major-mode next-error-last-buffer) 'gno-results-mode))
+    (with-current-buffer (window-buffer) (gno--reveal))))
+
+(add-hook 'next-error-hook #'gno--reveal-visited)
+
 (defun gno--visit (hit)
-  "Visit HIT's file at its line, on the word it matched."
+  "Visit HIT's file at its line, on the word it matched (unfolded, in Org)."
   (find-file (nth 0 hit))
-  (gno--goto-line (nth 1 hit) (nth 3 hit)))
+  (gno--goto-line (nth 1 hit) (nth 3 hit))
+  (gno--reveal))
 
 ;;;###autoload
 (defun gno-find (&optional query)
@@ -573,6 +614,8 @@ best hit.  With consult installed (and `gno-find-use-consult'), that is
 
 (defvar consult--completion-refresh-hook)
 (defvar consult-async-min-input)
+(defvar consult-async-input-throttle)
+(defvar consult-async-input-debounce)
 (declare-function consult--read "ext:consult")
 (declare-function consult--async-sink "ext:consult")
 (declare-function consult--async-indicator "ext:consult")
@@ -638,6 +681,21 @@ refresh through consult's own hooks."
             (setq gno--consult-listing (and (get-buffer-window "*Completions*" 0) t)))
     (minibuffer-completion-help)))
 
+(defvar gno--consult-default-ui-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'minibuffer-completion-help)
+    map)
+  "`gno-consult''s keys in the default completion UI.
+TAB lists the hits, as `?' does: it completed the query as text, adding the
+labels' common start to it.")
+
+(defun gno--completion-ui-p ()
+  "Non-nil when a completion UI other than the default one is on.
+Its TAB is its own."
+  (seq-some (lambda (mode) (and (boundp mode) (symbol-value mode)))
+            '(vertico-mode icomplete-mode fido-mode mct-mode ivy-mode helm-mode
+                           selectrum-mode)))
+
 (defun gno--consult-state ()
   "A consult state function previewing each hit's file at its line."
   (let ((open (consult--temporary-files))
@@ -683,6 +741,7 @@ keeps the last candidates and shows why."
                                 :prompt "gno: "
                                 :sort nil
                                 :require-match nil
+                                :keymap (unless (gno--completion-ui-p) gno--consult-default-ui-map)
                                 :state (gno--consult-state)
                                 :lookup (lambda (selected &rest _) (or (gethash selected hits) selected))))
          (hit (cond ((consp choice) choice)
