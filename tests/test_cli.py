@@ -1064,6 +1064,11 @@ def test_ls_folders_shows_one_level(indexed):
     for argv in (["docs/nowhere"], ["docs/nowhere", "-d"], ["--prefix", "docs/nowhere/"], ["docs/guide"]):
         r = _run_cli("ls", *argv, "--human", env=env)
         assert r.returncode == 1 and r.stdout == "" and "nothing indexed under 'docs/" in r.stderr, argv
+    # A folder of no collection, by its path inside one (a folder renamed since): not "no collection named".
+    err = cli_error("ls", "guides/lesen", env=env)
+    assert err["code"] == "NOT_FOUND" and err["message"].startswith(
+        "no folder or document 'guides/lesen' in the collections (moved or deleted?) (collections: "
+    )
     # A path that `ls` printed names a folder, or a document (as ls(1) lists a file).
     assert cli_json("ls", "docs/guides/deploy.md", "-d", "--json", env=env)["entries"][0]["path"] == "guides/deploy.md"
     assert [e["path"] for e in cli_json("ls", "docs/README.md", "--json", env=env)["entries"]] == ["README.md"]

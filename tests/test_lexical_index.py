@@ -656,12 +656,13 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     # An ops folder's kinds, as ripgrep names them (`-t ini` was refused).
     assert resolve(Filter(types=("ini", "conf", ".service", "log", "cfg"))).types == ("ini", "config", "systemd", "log")
     # A language's own name is its files' type (`-t python` was refused, `py` too far to suggest).
-    assert resolve(Filter(types=("python", "JavaScript", "C++", "bash", "markdown"))).types == (
+    assert resolve(Filter(types=("python", "JavaScript", "C++", "bash", "markdown", "BibTeX"))).types == (
         "py",
         "js",
         "cpp",
         "sh",
         "md",
+        "tex",  # a tryout's `-t bibtex` was pointed to tex, the type holding *.bib
     )
     from gnod.search import filters
 

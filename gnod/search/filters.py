@@ -121,6 +121,8 @@ _TYPE_OF_LANGUAGE = {
     "restructuredtext": "rst",
     "asciidoc": "adoc",
     "latex": "tex",
+    "bibtex": "tex",
+    "biblatex": "tex",
     "text": "txt",
     "jupyter": "ipynb",
     "email": "mail",

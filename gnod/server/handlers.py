@@ -854,7 +854,12 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
                 {"prefix": given},
             )
         if inside and not total and not folders and one is None:
-            find_collection(d, p.collection or "")  # neither a collection nor a folder: says which there are
+            given = p.collection or ""
+            if "/" not in given.strip("/"):
+                find_collection(d, given)  # neither a collection nor a folder: says which there are
+            names = ", ".join(c.name for c in d.config.collections) or "none"
+            said = f"no folder or document {wire.said(given)} in the collections (moved or deleted?)"
+            raise RpcError(wire.NOT_FOUND, f"{said} (collections: {names})", {"name": given})
         return LsResult(entries=entries, total=total, folders=folders)
 
     return await d.read(run)
