@@ -609,6 +609,19 @@ def test_a_long_lines_window_holds_its_matching_word_not_an_earlier_one_sharing_
     assert line.encode()[got.offset :].decode().startswith(got.text.removeprefix("…").removesuffix("…"))
 
 
+def test_a_long_lines_window_is_cut_between_words():
+    """A note's paragraph is one long line: its window began and ended inside words
+    (`#öffentlic`)."""
+    analyzer = Analyzer("english")
+    line = " ".join(f"Wörter{i} überall" for i in range(60)) + " die Löschfristen gelten " + "#öffentlich " * 60
+    [got] = snippets([f"# Fristen\n\n{line}\n"], 1, analyzer, frozenset({"gelten"}))
+    inner = got.text.removeprefix("…").removesuffix("…")
+    words = line.split(" ")
+    assert got.text.startswith("…") and got.text.endswith("…") and "Löschfristen gelten" in inner
+    assert inner.split(" ")[0] in words and inner.split(" ")[-1] in words, got.text
+    assert line.encode()[got.offset :].decode().startswith(inner)
+
+
 def test_a_word_after_a_blob_of_letters_holding_its_first_letters_is_found():
     """A line of a megabyte of letters with the term's first letters inside them: that
     is no word of the term (it is read at most a window wide each way), the word after is."""

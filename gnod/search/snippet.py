@@ -310,6 +310,7 @@ def match_spans(
 
 
 _ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
+_BLANK = re.compile(r"\s+")
 
 
 def _spans_any_script(text: str, analyzer: Analyzer, terms: frozenset[str], by_stem: frozenset[str]) -> list[list[int]]:
@@ -807,13 +808,20 @@ def _pick(
 
 def _window(lines: _LineSource, i: int, col: int) -> tuple[str, int, int]:
     """The snippet text starting at line `i`, the index of its last line, and where a
-    window cut from a long line starts in it (Snippet.offset)."""
+    window cut from a long line starts in it (Snippet.offset): between words where
+    blanks part them before and after the match (`#öffentlic` was cut in one)."""
     first = lines[i]
     if len(first) > SNIPPET_MAX_CHARS:
         lo = max(0, min(col - SNIPPET_MAX_CHARS // 3, len(first) - SNIPPET_MAX_CHARS))
-        text = first[lo : lo + SNIPPET_MAX_CHARS]
+        hi = lo + SNIPPET_MAX_CHARS
+        if lo and not first[lo - 1].isspace() and (m := _BLANK.search(first, lo, col)) is not None:
+            lo = m.end()
+        if hi < len(first) and not first[hi].isspace():
+            end = max(first.rfind(" ", col, hi), first.rfind("\t", col, hi))
+            hi = end if end > col else hi
+        text = first[lo:hi]
         cut = "…" + text if lo else text
-        return cut + ("…" if lo + SNIPPET_MAX_CHARS < len(first) else ""), i, _utf8_len(first[:lo])
+        return cut + ("…" if hi < len(first) else ""), i, _utf8_len(first[:lo])
     out = [first]
     size = len(first)
     for j in range(i + 1, min(i + SNIPPET_MAX_LINES, len(lines))):
