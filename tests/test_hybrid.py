@@ -240,6 +240,17 @@ def test_a_strong_signal_is_not_expanded(store):
     assert paths(out) == ["quokka.md"]
 
 
+def test_a_strong_match_of_one_word_of_a_question_whose_others_no_document_has_is_expanded(store):
+    """`how to keep motivation during the final year of a doctorate`: one note held
+    `year` and scored high and clear, and expansion was skipped as a strong signal,
+    though no document had the question's other words: those want the expansion most."""
+    ports, _ = store
+    p = ports(generator=FakeGenerator("lex: anything"))
+    _, out = run(p, "quokka marsupial Rottnest Island zqxunheard")
+    assert out.strong["skip_expansion"] is False and p.calls["generate"] == 1
+    assert out.strong["absent"] == ["zqxunheard"] and out.strong["top"] >= 0.84
+
+
 def test_variants_given_by_the_client_are_searched_without_the_generator(store):
     ports, vectors = store
     p = ports(generator=FakeGenerator("lex: never asked"), vectors=vectors)

@@ -278,15 +278,20 @@ class Hybrid:
         )
         return _ranked(kind, "bm25", query, res.rows, limit), res
 
-    async def _expand(self, bm25_scores: list[float]) -> expand.Expansion:
+    async def _expand(self, bm25_scores: list[float], absent: list[str]) -> expand.Expansion:
+        """The query's expansion, none where BM25 alone is sure (fusion.strong_signal) of a
+        query whose every word some document holds: one holding a single word of a
+        question whose other words no document has (`year` in a .bib, for `how to keep
+        motivation during the final year of a doctorate`) is no strong signal of it."""
         top = sorted(bm25_scores, reverse=True)[:2]
-        strong = fusion.strong_signal(bm25_scores)
+        strong = fusion.strong_signal(bm25_scores) and not absent
         self.strong = {
             "normalization": "|bm25| / (1 + |bm25|)",
             "top": top[0] if top else None,
             "second": top[1] if len(top) > 1 else None,
             "min_top": PIPELINE.strong_signal.min_top,
             "min_gap": PIPELINE.strong_signal.min_gap,
+            "absent": absent,
             "skip_expansion": strong,
         }
         q = self.r.query
@@ -433,7 +438,7 @@ class Hybrid:
         self.defined_at = {doc_id: symbol.start_line for doc_id, symbol in bm25.defined.items()}
         # Strong signal needs an absolute confidence: search scores are relative to the best
         # hit, so #1 is always at 1.0 however weak the match.
-        exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows])
+        exp = await self._expand([abs(r.bm25) / (1.0 + abs(r.bm25)) for r in bm25.rows], bm25.absent)
         if exp.lexical:
             variants, (vlists, vbest) = await asyncio.gather(
                 self.clock.time("bm25_variants", self._lexical_variants(exp)), self._vectors(exp)

@@ -179,6 +179,8 @@ class Result:
     # Each document at the file the query names with a line (`fs/ext4/inode.c:1234`,
     # _placed): that line of its file, where its passage opens.
     at_line: dict[int, int] = dataclasses.field(default_factory=dict)
+    # The words asked for that no document holds (_absent): the hits were found without them.
+    absent: list[str] = dataclasses.field(default_factory=list)
 
 
 # The stemmed forms (one per language the query is stemmed in) of a run of exact words.
@@ -1299,6 +1301,7 @@ def search(
         result.notes.append(f"did you mean {said(respelled)}?")
         return result
     absent = _absent(held_by, parsed, stop, lexical.absent_said_max_words) if result.rows else []
+    result.absent = absent
     if absent:
         shown = ", ".join(map(said, absent))
         result.notes.append(f"no document has {shown}: the results hold the rest of the query")
