@@ -1185,6 +1185,24 @@ def test_emacs_visits_a_converted_documents_text_at_its_hit(daemon, corpus, tmp_
     )
     assert got["opened"] == ["zqxdough", True, True]
     assert got["transport"] == "cli" and got["same"].endswith("docs/web/bread.html.md")  # `get` through gnoctl too
+    # gno-find's candidates, made again at each key: the page's own name, its text fetched
+    # and written only when it is visited (each keystroke wrote every converted hit's).
+    got = emacs(
+        daemon.env,
+        tmp_path,
+        """
+  (defvar gno-test-gets 0)
+  (advice-add 'gno--call :before (lambda (method &rest _) (when (equal method "get") (setq gno-test-gets (1+ gno-test-gets)))))
+  (let* ((hits (make-hash-table :test #'equal))
+         (labels (cdr (gno--candidates "zqxdough" hits))))
+    (push (cons 'label (car labels)) result)
+    (push (cons 'gets gno-test-gets) result)
+    (gno--visit (gethash (car labels) hits))
+    (push (cons 'visited (list (buffer-substring (point) (+ (point) 8)) buffer-read-only gno-test-gets)) result))
+""",
+    )
+    assert got["label"].startswith(corpus.path("web/bread.html") + ":") and got["gets"] == 0
+    assert got["visited"] == ["zqxdough", True, 1]
 
 
 def test_nvim_gno_says_what_gnod_noted_about_the_search(indexed, tmp_path):

@@ -227,8 +227,10 @@ A search's passages are no longer; a query's preview may be a whole document.")
      (replace-regexp-in-string "[ \t\n]+" " " (string-join (nthcdr lines from) "\n"))
      gno--text-max nil nil "…")))
 
-(defun gno--hits (method result)
-  "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT COLUMN)."
+(defun gno--hits (method result &optional listed)
+  "Each hit of RESULT, the reply to METHOD, as (FILE LINE TEXT COLUMN HIT).
+LISTED (completion's candidates, made again at each key): a converted document's
+FILE is its own, its text written only when it is visited (`gno--visit-file')."
   (mapcar (lambda (h)
             (let* ((where (if (equal method "query") (alist-get 'preview h) (alist-get 'snippet h)))
                    (line (or (alist-get (if (equal method "query") 'start_line 'line) where) 1))
@@ -236,10 +238,12 @@ A search's passages are no longer; a query's preview may be a whole document.")
                    (symbol (alist-get 'symbol where))
                    ;; A query's preview from its hit's line: it may be a whole document.
                    (text (gno--shown (or (alist-get 'text where) "") (if (equal method "query") (car place) 0))))
-              (list (gno--hit-file h) (+ line (car place))
+              (list (if (and listed (alist-get 'converted h)) (alist-get 'abs_path h) (gno--hit-file h))
+                    (+ line (car place))
                     (format "%s [%.2f] %s%s" (alist-get 'title h) (alist-get 'score h)
                             (if (stringp symbol) (concat symbol ": ") "") text)
-                    (cdr place))))
+                    (cdr place)
+                    h)))
           (alist-get 'hits result)))
 
 (defvar gno--text-directory (expand-file-name (format "gno-%d/text" (user-uid)) temporary-file-directory)
@@ -476,7 +480,7 @@ was searched alone)."
                           (let ((label (format "%s:%d %s" (abbreviate-file-name (nth 0 h)) (nth 1 h) (nth 2 h))))
                             (puthash label h hits)
                             label))
-                        (gno--hits "search" (car reply)))))))
+                        (gno--hits "search" (car reply) t))))))
 
 (defun gno--fixed-table (query hits)
   "A completion table of QUERY's hits, best first; HITS maps each label to its hit."
@@ -575,9 +579,13 @@ On `next-error-hook', which runs wherever the visit left off: only for gno's."
 
 (add-hook 'next-error-hook #'gno--reveal-visited)
 
+(defun gno--visit-file (hit)
+  "The file visiting HIT (one of `gno--hits') opens: a converted document's text."
+  (if (alist-get 'converted (nth 4 hit)) (gno--hit-file (nth 4 hit)) (nth 0 hit)))
+
 (defun gno--visit (hit)
   "Visit HIT's file at its line, on the word it matched (unfolded, in Org)."
-  (find-file (nth 0 hit))
+  (find-file (gno--visit-file hit))
   (gno--goto-line (nth 1 hit) (nth 3 hit))
   (gno--reveal))
 
@@ -705,7 +713,7 @@ Its TAB is its own."
         (funcall open))
       (when (eq action 'preview)
         (funcall preview action
-                 (when-let ((buffer (and (consp hit) (funcall open (nth 0 hit)))))
+                 (when-let ((buffer (and (consp hit) (funcall open (gno--visit-file hit)))))
                    (when (bufferp buffer)
                      (with-current-buffer buffer
                        (save-restriction
