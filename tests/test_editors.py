@@ -336,6 +336,51 @@ def test_gno_el_compiles_without_warnings(tmp_path):
     assert r.returncode == 0 and (tmp_path / "gno.elc").exists(), r.stderr
 
 
+# What is typed, and the query a live search sends for it: the same in the web page,
+# Neovim's picker and Emacs's gno-find (each client's own code).
+AS_TYPED = [
+    ("dock", "dock*"),
+    ("dock ", "dock "),
+    ("d", "d"),
+    ("-dock", "-dock"),
+    ("C++", "C++"),
+    ("mutex_l", "mutex_l*"),
+    ("Straße", "Straße*"),
+    ("dock*", "dock*"),
+    ('"rotor imb', '"rotor imb*"'),
+    ('"rotor ', '"rotor"'),
+    ('"rotor imb*', '"rotor imb*"'),
+    ('staging bra "ol', 'staging bra "ol*"'),
+    ('"old" bra', '"old" bra*'),
+    ("", ""),
+]
+
+
+def test_every_client_sends_what_is_typed_as_the_web_page_does(tmp_path):
+    """Neovim and Emacs sent an open quote as typed: an error at every key of a phrase,
+    where the web page closes it."""
+    from gnoctl.web.search import as_typed
+
+    typed = [t for t, _ in AS_TYPED]
+    assert [as_typed(t) for t in typed] == [q for _, q in AS_TYPED]
+    got = nvim(
+        {**os.environ},
+        tmp_path,
+        f"""
+  result.sent = vim.tbl_map(require('gno.picker').as_typed, vim.fn.json_decode({json.dumps(json.dumps(typed))}))
+""",
+    )
+    assert got["sent"] == [q for _, q in AS_TYPED]
+    got = emacs(
+        {**os.environ},
+        tmp_path,
+        f"""
+  (push (cons 'sent (vconcat (mapcar #'gno-as-typed (json-read-from-string {json.dumps(json.dumps(typed))})))) result)
+""",
+    )
+    assert got["sent"] == [q for _, q in AS_TYPED]
+
+
 def grep_rows(lines: list[str]) -> list[tuple[str, str, str]]:
     """(file, line, text) of each line of a results buffer: `file\\0line:text`, as `grep -Z`."""
     return [(f, n, t) for f, rest in (line.split("\0", 1) for line in lines) for n, t in [rest.split(":", 1)]]
@@ -492,17 +537,18 @@ def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query
         SNAPSHOTS
         + """
   (execute-kbd-macro
-   (kbd "M-x gno-find RET stag ? <f5> C-a C-k staging_b <f5> C-a C-k dock <f5> C-a C-k staging SPC bra <f5> SPC <f5>
-         \\"ol <f5> d\\" <f5> <f5> RET"))
+   (kbd "M-x gno-find RET stag ? <f5> C-a C-k staging_b <f5> C-a C-k dock <f5> C-a C-k !! <f5>
+         C-a C-k staging SPC bra <f5> SPC <f5> \\"ol <f5> d\\" <f5> <f5> RET"))
   (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
   (push (cons 'snapshots (vconcat gno-test-snapshots)) result)
 """,
     )
-    stag, note, dock, bra, space, bad, good, after = snapshots(got)
-    assert [s["typed"] for s in (stag, note, dock, bra, space, bad, good)] == [
+    stag, note, dock, bad, bra, space, typing, good, after = snapshots(got)
+    assert [s["typed"] for s in (stag, note, dock, bad, bra, space, typing, good)] == [
         "stag",
         "staging_b",
         "dock",
+        "!!",
         "staging bra",
         "staging bra ",
         'staging bra "ol',
@@ -513,10 +559,12 @@ def test_emacs_gno_find_searches_as_you_type_and_keeps_candidates_on_a_bad_query
     assert "gno: staging_b*: `*` ends a prefix of 2 letters or more; searched staging alone" in note["messages"]
     assert {c.split(":", 1)[0].rsplit("/", 1)[-1] for c in dock["listed"]} == {"docker-run.md", "act.md"}
     assert "guides/staging.md:" in bra["listed"][0]  # "branch", not typed in full
-    # A half-typed quote does not parse: the last good candidates stay, and the reason is shown.
-    assert bad["listed"] == space["listed"] and "gno: unbalanced double quote" in bad["messages"]
+    # A phrase being typed is closed, its last word a prefix: hits, not an error at each key.
+    assert "guides/staging.md:" in typing["listed"][0] and "unbalanced" not in typing["messages"]
     assert good["listed"] and "guides/staging.md:" in good["listed"][0]
-    assert "gno:" not in after["messages"]  # the query parses again: no error shown
+    # A query gnod rejects: the last good candidates stay, and the reason is shown.
+    assert bad["listed"] == dock["listed"] and "gno: no searchable words in the query" in bad["messages"]
+    assert "gno:" not in after["messages"]  # the query parses: no error shown
     staging = expected(docker, corpus, "search", 'staging bra "old"')[0]
     assert (os.path.realpath(got["visited"][0]), got["visited"][1]) == staging  # RET: the best hit, at its line
 
@@ -569,7 +617,7 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
                              "loaded"))
           result)
     (execute-kbd-macro
-     (kbd "M-x gno-find RET stag <f7> ? <f5> C-a C-k dock <f7> <f5> C-a C-k staging SPC bra <f7> <f5>
+     (kbd "M-x gno-find RET stag <f7> ? <f5> C-a C-k !! <f7> <f5> C-a C-k dock <f7> <f5> C-a C-k staging SPC bra <f7> <f5>
            SPC \\"ol <f7> <f5> d\\" <f7> <f5> C-a C-k dock <f7> M-v TAB RET"))
     (push (cons 'visited (list buffer-file-name (line-number-at-pos))) result)
     (push (cons 'buffers (vconcat (mapcar #'buffer-name (buffer-list)))) result)
@@ -579,22 +627,23 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     )
     if not got.get("consult"):
         missing("consult is not installed (apt-get install -y elpa-consult; .ci/run does it)")
-    stag, dock, bra, bad, good = snapshots(got)
+    stag, bad, dock, bra, typing, good = snapshots(got)
     states = [dict(zip(("answered", "style", "indicator", "window", "line", "waits"), s)) for s in got["consulted"]]
     # It searches as the input changes, not once the typing pauses (consult's default
     # waits are for starting a process each time).
     assert all(throttle <= 0.1 and debounce <= 0.05 for throttle, debounce in (s["waits"] for s in states))
-    assert [s["typed"] for s in (stag, dock, bra, bad, good)] == [
+    assert [s["typed"] for s in (stag, bad, dock, bra, typing, good)] == [
         "stag",
+        "!!",
         "dock",
         "staging bra",
         'staging bra "ol',
         'staging bra "old"',
     ]
-    assert [s["answered"] for s in states] == [s["typed"] for s in (stag, dock, bra, bad, good)] + ["dock"]
+    assert [s["answered"] for s in states] == [s["typed"] for s in (stag, bad, dock, bra, typing, good)] + ["dock"]
     # Consult's async completion ran it: its splitting style, its indicator (`!` failed).
     assert {s["style"] for s in states} == {"consult--split"}
-    assert [s["indicator"] for s in states] == [":", ":", ":", "!", ":", ":"]
+    assert [s["indicator"] for s in states] == [":", "!", ":", ":", ":", ":", ":"]
 
     def where(candidate: str) -> tuple[str, int]:
         path, rest = candidate.split(":", 1)
@@ -606,10 +655,12 @@ def test_emacs_gno_find_goes_through_consult_async_and_previews(docker, corpus, 
     assert [where(c) for c in dock["listed"]] == expected(docker, corpus, "search", "dock*")
     assert {os.path.basename(f) for f, _ in map(where, dock["listed"])} == {"docker-run.md", "act.md"}
     assert [where(c) for c in bra["listed"]] == expected(docker, corpus, "search", "staging bra*")
-    # A half-typed quote does not parse: the last good candidates stay, and the reason is shown.
-    assert bad["listed"] == bra["listed"] and "gno: unbalanced double quote" in bad["messages"]
+    # A query gnod rejects: the last good candidates stay, and the reason is shown.
+    assert bad["listed"] == stag["listed"] and "gno: no searchable words in the query" in bad["messages"]
+    # A phrase being typed is closed, its last word a prefix: hits, not an error at each key.
+    assert [where(c) for c in typing["listed"]] == expected(docker, corpus, "search", 'staging bra "ol*"')
+    assert typing["listed"] and "unbalanced" not in typing["messages"]
     assert [where(c) for c in good["listed"]] == expected(docker, corpus, "search", 'staging bra "old"')
-    assert "unbalanced" not in good["messages"]
     # The window behind the minibuffer previews the first candidate at its line.
     best = expected(docker, corpus, "search", "stag*")[0]
     assert states[0]["window"].startswith(" Preview:staging.md") and states[0]["line"] == best[1]
@@ -791,11 +842,16 @@ def test_nvim_picker_matches_the_word_being_typed_and_keeps_results_on_a_bad_que
         vim.type("staging bra")
         lines = vim.shows("staging bra")
         assert "guides/staging.md" in lines[0]  # "branch", not yet typed in full
-        vim.type(' "ol')
-        kept = vim.shows('staging bra "ol')
-        assert kept[: len(lines)] == lines and "unbalanced double quote" in kept[-1]
+        vim.type(' "ol')  # a phrase being typed is closed, its last word a prefix: hits, no error
+        typing = vim.shows('staging bra "ol')
+        assert "guides/staging.md" in typing[0] and not any("unbalanced" in line for line in typing)
         vim.type('d"')
-        assert "unbalanced" not in vim.shows('staging bra "old"')[-1]
+        lines = vim.shows('staging bra "old"')
+        assert "guides/staging.md" in lines[0]
+        vim.type("<C-u>")
+        vim.type("!!")  # a query gnod rejects: the last results stay, the reason below them
+        kept = vim.shows("!!")
+        assert kept[: len(lines) - 1] == lines[:-1] and "no searchable words in the query" in kept[-1]
     finally:
         vim.close()
 

@@ -456,16 +456,22 @@ One definition is visited; several are listed in the *gno* buffer."
   "Completion metadata keeping gnod's order, best hit first, instead of sorting.")
 
 (defun gno-as-typed (text)
-  "The query sent for TEXT while it is typed.
+  "The query sent for TEXT while it is typed, as the web page sends it.
 The word still being typed (nothing after it yet) goes as a prefix, so \"dock\"
-already finds docker; a quoted word, one letter, or a word already ending in `*'
-goes as it is."
-  (if (and (string-match "[^[:space:]]+\\'" text)
-           (let ((word (match-string 0 text)))
-             (and (not (string-match-p "[\"*]" word))
-                  (>= (length (string-remove-prefix "-" word)) 2))))
-      (concat text "*")
-    text))
+already finds docker; a quoted or negated word, one letter, a word already
+ending in `*' or in no letter or digit (C++) goes as it is.  A phrase being
+typed is closed, its last word a prefix too (\"rotor imb searches
+\"rotor imb*\": an open quote was an error at every key)."
+  (if (= (% (1- (length (split-string text "\""))) 2) 1)
+      (let* ((words (split-string (substring text (1+ (string-match "\"[^\"]*\\'" text)))))
+             (typing (and words (not (string-match-p "[[:space:]]\\'" text))
+                          (not (string-match-p "\\*" (car (last words)))))))
+        (concat (string-trim-right text) (if typing "*" "") "\""))
+    (let ((last (car (last (split-string text)))))
+      (if (or (null last) (string-match-p "[[:space:]]\\'" text) (string-match-p "[\"*]" last)
+              (string-prefix-p "-" last) (< (length last) 2) (not (string-match-p "[[:alnum:]]\\'" last)))
+          text
+        (concat text "*")))))
 
 (defun gno--candidates (query hits)
   "Search QUERY: (ok . LABELS), best first and filed in HITS, or (error . MESSAGE).
@@ -495,8 +501,8 @@ was searched alone)."
 (defun gno--live-table (hits replies)
   "A completion table whose candidates are gnod's hits for the whole input.
 HITS maps each label to its hit; REPLIES caches gnod's reply per input, as
-completion asks several times for each.  An input gnod rejects (a half-typed
-quote) keeps the last good candidates.  The table answers the `gno' completion
+completion asks several times for each.  An input gnod rejects (punctuation
+alone) keeps the last good candidates.  The table answers the `gno' completion
 style, which `gno-find' sets for its category."
   (let ((good nil))
     (lambda (string pred action)
@@ -655,7 +661,7 @@ stage as their first argument.  With another, `gno-find' stays as it is."
 Each input is searched with the word being typed as a prefix (`gno-as-typed'),
 and its labels (filed in HITS) replace the candidates, in gnod's order; the car
 of BEST becomes (INPUT . ITS FIRST LABEL), for RET on the typed text.  An input
-gnod rejects (a half-typed quote) keeps the last candidates, says why, and
+gnod rejects (punctuation alone) keeps the last candidates, says why, and
 turns the indicator to failed.  An empty input (consult's throttle sends one to
 cancel the previous search) changes nothing."
   (let ((minibuffer nil))
@@ -726,8 +732,8 @@ Its TAB is its own."
 The candidates are gnod's hits for the whole input, best first (the word being
 typed matches as a prefix), refreshed by consult's asynchronous completion as
 the input changes; the highlighted hit is previewed at its line.  RET visits a
-hit at its line, or the typed text's best hit.  A half-typed query gnod rejects
-keeps the last candidates and shows why."
+hit at its line, or the typed text's best hit.  A query gnod rejects keeps the
+last candidates and shows why."
   (interactive)
   (unless (gno--consult-p)
     (user-error "gno: Consult (0.32 to 1.x) is not installed"))

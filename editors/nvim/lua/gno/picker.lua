@@ -15,12 +15,25 @@ local function label(item)
   return vim.fn.fnamemodify(item.filename, ':~:.') .. ':' .. item.lnum .. '  ' .. item.text
 end
 
---- The query sent for what is typed: the word still being typed (nothing after it yet)
---- as a prefix, so `dock` already finds docker; a quoted or negated word, one letter,
---- or a word already ending in `*` goes as it is.
+--- The query sent for what is typed, as the web page sends it (gnoctl/web/search.py):
+--- the word still being typed (nothing after it yet) as a prefix, so `dock` already
+--- finds docker; a quoted or negated word, one letter, a word already ending in `*` or
+--- in no letter or digit (`C++`) goes as it is. A phrase being typed is closed, its last
+--- word a prefix too (`"rotor imb` searches "rotor imb*": an open quote was an error at
+--- every keystroke).
 function M.as_typed(text)
+  local _, quotes = text:gsub('"', '')
+  if quotes % 2 == 1 then
+    local last
+    for word in text:match('.*"(.*)$'):gmatch('%S+') do
+      last = word
+    end
+    local typing = last ~= nil and not text:sub(-1):match('%s') and not last:find('*', 1, true)
+    return text:gsub('%s+$', '') .. (typing and '*' or '') .. '"'
+  end
   local last = text:match('(%S+)$')
-  if not last or last:find('["*]') or #last:gsub('^%-', '') < 2 then
+  if not last or text:sub(-1):match('%s') or last:find('["*]') or last:sub(1, 1) == '-'
+      or vim.fn.strchars(last) < 2 or last:sub(-1):match('%p') then
     return text
   end
   return text .. '*'
@@ -94,7 +107,7 @@ local function render(state)
   for _, note in ipairs(state.notes or {}) do -- what gnod changed about the query, or cannot see yet
     table.insert(lines, note)
   end
-  if state.error then -- below the results it keeps: a half-typed query often does not parse
+  if state.error then -- below the results it keeps
     table.insert(lines, state.error)
   end
   if state.busy then -- the list is an earlier keystroke's until the reply comes
@@ -109,8 +122,8 @@ end
 
 --- Ask gnod for `text`. One search at a time: keystrokes typed while it runs are not
 --- queued behind it (a slow query each, they showed the list seconds late), the reply
---- asks for what is typed by then. A query gnod rejects (an unclosed quote while it is
---- being typed) keeps the last results, with the reason; the reply's notes show below
+--- asks for what is typed by then. A query gnod rejects (punctuation alone) keeps the
+--- last results, with the reason; the reply's notes show below
 --- its hits (`mutex_l*`: the `*` of one letter is text, `mutex` was searched alone).
 function M.update(state, text)
   state.text = text
