@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import cli_json, converted
+from conftest import cli_json, converted, running_gnod
 from gnod.config import DEFAULT_EXTENSIONS
 from gnod.ingest import media
 from gnod.ingest.convert import DEFAULT_REGISTRY, IngestFailure, Registry, builtin_converters, convert
@@ -245,6 +245,68 @@ def test_calendar_without_a_name_is_titled_by_its_file_and_keeps_what_it_cannot_
     assert "- When: Mon 2024-03-04 08:10–08:40 (W. Europe Standard Time)\n" in md  # the zone as given
     # Values icalendar cannot read are kept as written, and the calendar is still indexed.
     assert "## Odd export\n\n- When: sometime soon\n- Repeats: FREQ=SOMETIMES\n" in md
+
+
+AUDIT_ICS = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Test//EN
+BEGIN:VEVENT
+UID:audit-2024
+DTSTART;TZID=Europe/Berlin:20241114T100000
+DTEND;TZID=Europe/Berlin:20241114T120000
+SUMMARY:Jahresabschlussprüfung – Auftaktgespräch mit dem Wirtschaftsprüfer
+LOCATION:Besprechungsraum 2
+ORGANIZER;CN=Anna Weiß:mailto:anna@example.de
+ATTENDEE;CN=Jonas Becker:mailto:jonas@example.de
+DESCRIPTION:Bitte die Abstimmungen der Konten und die Unterlagen zur Inventur mitbringen.
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+INVENTUR_ICS = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//Test//EN
+BEGIN:VEVENT
+UID:inventur-2024
+DTSTART;TZID=Europe/Berlin:20241227T080000
+DTEND;TZID=Europe/Berlin:20241227T160000
+SUMMARY:Inventur 2024
+LOCATION:Lager Nord
+ATTENDEE;CN=Jonas Becker:mailto:jonas@example.de
+DESCRIPTION:Zählung aller Bestände
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def test_a_calendar_of_one_event_is_titled_dated_and_read_in_its_own_language(tmp_path):
+    """A tryout's meetings were titled by their files' names, dated by their mtimes (so
+    `--since` on the meeting's day missed them), and detected as English by gno's own
+    `When:`, `Attendees:` labels (German forms then found nothing)."""
+    from gnod.ingest.convert import prose
+    from gnod.ingest.markdown import split_frontmatter
+    from gnod.text.language import detect_language_sure
+
+    md = convert(AUDIT_ICS.encode(), "Jahresabschlusspruefung_2024.ics")
+    meta, body, _ = split_frontmatter(md)
+    assert meta == {
+        "title": "Jahresabschlussprüfung – Auftaktgespräch mit dem Wirtschaftsprüfer",
+        "date": "2024-11-14T10:00:00+01:00",
+    }
+    assert extract_title(meta, body, "Jahresabschlusspruefung_2024.ics") == meta["title"]
+    assert "- When:" in body and "- When:" not in prose(body, "x.ics") and "Besprechungsraum 2" in prose(body, "x.ics")
+    assert detect_language_sure(prose(body, "x.ics"))[0] == "german"
+    # A short one was English by the labels alone (Inventur, Lager, Zählung: German).
+    with running_gnod() as (env, _d):
+        (tmp_path / "cal").mkdir()
+        write(tmp_path / "cal" / "inventur.ics", INVENTUR_ICS)
+        cli_json("collection", "add", str(tmp_path / "cal"), "--name", "cal", "--json", env=env)
+        [entry] = cli_json("ls", "--since", "2024-12-27", "--until", "2024-12-27", "--json", env=env)["entries"]
+        assert (entry["title"], entry["language"]) == ("Inventur 2024", "german")
+    # A calendar of several events keeps its name's title and the file's date.
+    team = convert(write(tmp_path / "team.ics", TEAM_ICS), "team.ics")
+    assert split_frontmatter(team)[0] == {}
 
 
 # --- failures, registration and cost -------------------------------------------------------

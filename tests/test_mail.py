@@ -236,3 +236,20 @@ def test_the_web_view_shows_a_message_as_converted_markdown():
 
     for path in ("note.eml", "inbox.mbox!/42.eml"):
         assert render.kind_of(path) == "markdown" and converted(path)
+
+
+def test_a_messages_language_is_detected_without_the_header_line_gno_writes():
+    """`**From:** … · **To:** … · **Date:**`, English labels around names and addresses,
+    made a short German message English (`Rechnung`: then `Rechnungen` found nothing)."""
+    from gnod.ingest.convert import prose
+    from gnod.text.language import detect_language_sure
+
+    eml = (
+        b"From: Stadtwerke Hamburg <rechnung@stadtwerke.example>\r\nTo: Buchhaltung <bh@firma.example>\r\n"
+        b"Subject: Rechnung\r\nDate: Tue, 05 Nov 2024 09:12:00 +0100\r\n\r\nAnbei.\r\n"
+    )
+    body = split_frontmatter(convert(eml, "inbox.mbox!/3.eml"))[1]
+    assert "**From:** Stadtwerke Hamburg" in body
+    text = prose(body, "inbox.mbox!/3.eml")
+    assert "**From:**" not in text and "Rechnung" in text and "Anbei." in text
+    assert detect_language_sure(text)[0] != "english"

@@ -889,3 +889,17 @@ DEFAULT_REGISTRY = Registry(builtin_converters())
 def convert(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
     """Markdown for one file through the default registry, or IngestFailure."""
     return DEFAULT_REGISTRY.convert(data, path, language, ocr_later)
+
+
+_MAIL_EXTENSIONS = frozenset(CONVERTED["eml"] + CONVERTED["msg"])
+
+
+def prose(markdown: str, path: str) -> str:
+    """What the language of the Markdown `path` was converted to is detected in: a mail's
+    or a calendar's without what gno writes of it in English (mail.prose, media.calendar_prose)."""
+    ext = extension(uncompressed(path))
+    if ext in _MAIL_EXTENSIONS:
+        return mail.prose(markdown)
+    if ext in CONVERTED["ics"]:
+        return media.calendar_prose(markdown)
+    return markdown

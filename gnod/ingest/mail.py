@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import json
 import mimetypes
 import os
 import re
@@ -29,6 +28,7 @@ from typing import Any, cast
 
 from gnod.ingest.charsets import decode_legacy
 from gnod.ingest.failure import IngestFailure
+from gnod.ingest.markdown import yaml_scalar
 from gnod.text.fences import fenced_spans, in_spans
 
 MAX_PARTS = 50  # attachments, attached messages and extra text parts converted per message
@@ -227,14 +227,14 @@ def _date(msg: MIMEPart) -> datetime | None:
 
 
 def _frontmatter(msg: MIMEPart, subject: str) -> str:
-    lines = ["---", f"title: {_scalar(subject)}"]
+    lines = ["---", f"title: {yaml_scalar(subject)}"]
     date = _date(msg)
     if date is not None:
         lines.append(f"date: {date.isoformat()}")
     for key in ("from", "to", "cc"):
         values = _addresses(msg, key)
         if values:
-            lines += [f"{key}:", *(f"  - {_scalar(v)}" for v in values)]
+            lines += [f"{key}:", *(f"  - {yaml_scalar(v)}" for v in values)]
     references = _text(msg, "references")
     root = _MESSAGE_ID_RE.search(references) if references else None
     thread = root[0] if root else _text(msg, "in-reply-to")
@@ -242,8 +242,19 @@ def _frontmatter(msg: MIMEPart, subject: str) -> str:
     own = _MESSAGE_ID_RE.search(message_id)
     for key, value in (("message_id", own[0] if own else message_id), ("thread", thread)):
         if value:
-            lines.append(f"{key}: {_scalar(value)}")
+            lines.append(f"{key}: {yaml_scalar(value)}")
     return "\n".join([*lines, "---"])
+
+
+# The line of a message's headers _summary writes (a forwarded message's too).
+_SUMMARY_RE = re.compile(r"^\*\*(?:From|To|Date):\*\* .*$", re.M)
+
+
+def prose(markdown: str) -> str:
+    """A message's Markdown as its language is detected in: without the lines of its
+    headers gno writes (English labels, then names, addresses and a date): a short
+    German mail's `Ihre Stromrechnung` was read as English."""
+    return _SUMMARY_RE.sub("", markdown)
 
 
 def _summary(msg: MIMEPart) -> str:
@@ -267,17 +278,6 @@ def _clean(value: str) -> str:
         value = value.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
         value = _ESCAPED_BYTE.sub(lambda m: chr(ord(m[0]) - 0xDC00), value)  # Latin-1's
     return " ".join("".join(c for c in value if c.isprintable() or c.isspace()).split())
-
-
-def _scalar(value: str) -> str:
-    """A quoted YAML scalar that gno's frontmatter reader (which only strips the quotes)
-    also reads unchanged whenever it can: single quotes, else double quotes, and JSON's
-    escapes (valid in YAML's double quotes) only for a value holding ' and " or \\."""
-    if "'" not in value:
-        return f"'{value}'"
-    if '"' not in value and "\\" not in value:
-        return f'"{value}"'
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _demote(markdown: str, by: int) -> str:

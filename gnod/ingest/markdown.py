@@ -9,6 +9,7 @@ on) the malformed blocks real note collections are full of.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 import tomllib
@@ -222,6 +223,17 @@ def _strip_closing_hashes(text: str) -> str:
     if bare and bare[-1] not in " \t":
         return text  # `C#` is part of the title
     return bare.rstrip(" \t")
+
+
+def yaml_scalar(value: str) -> str:
+    """A quoted YAML scalar that gno's frontmatter reader (which only strips the quotes)
+    also reads unchanged whenever it can: single quotes, else double quotes, and JSON's
+    escapes (valid in YAML's double quotes) only for a value holding ' and " or \\."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _unquote(value: str) -> str:

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
+from gnod.ingest.markdown import yaml_scalar
+
 # A passage is one line that a search snippet (gnod.search.constants.SNIPPET_MAX_CHARS) shows whole.
 PASSAGE_CHARS = 300
 SENTENCE_CHARS = 160  # a passage this long ends at the end of a sentence
@@ -165,8 +167,11 @@ _WEEKDAY_RE = re.compile(r"([+-]?\d{1,2})?([A-Z]{2})")
 
 
 def calendar_markdown(text: str) -> str:
-    """An iCalendar file: titled by its name (X-WR-CALNAME) when it has one, else by the
-    file's name; one `## summary` section per event or to-do, in the file's order."""
+    """An iCalendar file: one `## summary` section per event or to-do, in the file's
+    order. A file of one event (its occurrences changed too: one UID) is titled and
+    dated by it, in frontmatter, as a mail by its subject and Date (a meeting is found by
+    `--since` on its day, not on the file's); another by its name (X-WR-CALNAME) when it
+    has one, else by the file's name."""
     from icalendar import Calendar
 
     if not text.strip():
@@ -179,13 +184,42 @@ def calendar_markdown(text: str) -> str:
     if not calendars:
         found = ", ".join(sorted({c.name for c in components})) or "no complete BEGIN:VCALENDAR … END:VCALENDAR"
         raise ValueError(f"not an iCalendar (.ics) file ({found})")
-    sections = [_section(c) for cal in calendars for c in cal.walk() if c.name in ("VEVENT", "VTODO")]
-    if not sections:
+    items = [c for cal in calendars for c in cal.walk() if c.name in ("VEVENT", "VTODO")]
+    if not items:
         return ""
     name = next((_one_line(c.get("X-WR-CALNAME")) for c in calendars if _one_line(c.get("X-WR-CALNAME"))), "")
     about = next((_prose(c.get("X-WR-CALDESC")) for c in calendars if c.get("X-WR-CALDESC")), "")
-    head = ([f"# {name}"] if name else []) + ([about] if about else [])
-    return "\n\n".join(head + sections) + "\n"
+    one = len({_one_line(c.get("UID")) or str(i) for i, c in enumerate(items)}) == 1
+    head = [b for b in (_frontmatter(items[0]) if one else "", f"# {name}" if name else "", about) if b]
+    return "\n\n".join(head + [_section(c) for c in items]) + "\n"
+
+
+def _frontmatter(c: Any) -> str:
+    """The frontmatter of a file of one event or to-do: its summary, and its start (a
+    to-do's due date when it has none)."""
+    lines = ["---"]
+    summary = _one_line(c.get("SUMMARY"))
+    if summary:
+        lines.append(f"title: {yaml_scalar(summary)}")
+    start = next((d for d in (_decoded(c, "DTSTART"), _decoded(c, "DUE")) if isinstance(d, date)), None)
+    if start is not None:
+        lines.append(f"date: {start.isoformat()}")
+    return "\n".join([*lines, "---"]) if len(lines) > 1 else ""
+
+
+# The facts _section writes, by label: where and what kinds are the calendar's own words;
+# the others are times, people and states, in English (calendar_prose leaves them out).
+_FACT_RE = re.compile(
+    r"^- (Starts|Due|When|Repeats|Changes the occurrence of|Where|Organizer|Attendees|Categories|Status): (.*)$",
+    re.M,
+)
+_OWN_WORDS_FACTS = frozenset({"Where", "Categories"})
+
+
+def calendar_prose(markdown: str) -> str:
+    """A calendar's Markdown (calendar_markdown) as its language is detected in: without
+    the facts gno writes in English, but for a place's and categories' own words."""
+    return _FACT_RE.sub(lambda m: m[2] if m[1] in _OWN_WORDS_FACTS else "", markdown)
 
 
 def _section(c: Any) -> str:

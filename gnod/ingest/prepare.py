@@ -18,7 +18,7 @@ from gnod.config import (
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
-from gnod.ingest.convert import convert
+from gnod.ingest.convert import convert, prose
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import indexed_body, lexical_text
 from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags, split_frontmatter
@@ -106,7 +106,7 @@ def prepare(
     elif ext in CONFIG_EXTENSIONS or ext in TABLE_EXTENSIONS:
         language, sure = detect_language_sure(body)[0], False
     else:
-        language, sure = detect_language_sure(body)
+        language, sure = detect_language_sure(prose(body, entry.rel_path))
         sure = sure or len(body) >= SHORT_DOCUMENT_CHARS
     deadline.check("language detection")
     # A collection's hint is authoritative: no block gets another language then.

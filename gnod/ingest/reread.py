@@ -81,6 +81,9 @@ READINGS = (
     Reading(7, frozenset({COMPRESSED_SUFFIX}) | MAN_EXTENSIONS),
     # An Org file's #+TITLE, #+DATE and tags (#+FILETAGS, its headlines') are read; its `# ` lines are comments.
     Reading(8, ORG_EXTENSIONS),
+    # A calendar of one event is titled and dated by it; a calendar's and a mail's language is
+    # detected without the labels gno writes in English (`When:`, `**From:**`).
+    Reading(9, frozenset().union(*(CONVERTED[k] for k in ("ics", "eml", "msg")))),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
