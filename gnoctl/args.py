@@ -289,7 +289,7 @@ def _values(spec: dict[str, tuple[str, str]], options: list[str], opts: dict) ->
             elif kind == "day":  # gnoctl.days is loaded by the searches that give one
                 from gnoctl.days import iso_day
 
-                opts[dest] = iso_day(value)
+                opts[dest] = iso_day(value, end=dest.endswith("until"))
             else:
                 opts[dest] = value
         except ValueError:

@@ -12,6 +12,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from enum import Enum
+from functools import partial
 from typing import Annotated, Any, Optional
 
 import typer
@@ -213,10 +214,11 @@ _KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "day": str, "l
 _COMPLETIONS = {"collections": _collection_names, "types": _type_names}
 
 
-def _day(text: str) -> str:
-    """A `--since`/`--until` value as the daemon takes it (gnoctl.days)."""
+def _day(text: str, end: bool = False) -> str:
+    """A `--since`/`--until` value as the daemon takes it (gnoctl.days; `end`: `--until`'s,
+    a month or a year to its last day)."""
     try:
-        return iso_day(text)
+        return iso_day(text, end=end)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
 
@@ -249,7 +251,7 @@ def _spec_parameters(command: str) -> list[inspect.Parameter]:
             metavar=o.get("metavar"),
             help=o["help"],
             autocompletion=_COMPLETIONS.get(o.get("complete", "")),
-            parser=_day if kind == "day" else None,
+            parser=partial(_day, end=o["dest"].endswith("until")) if kind == "day" else None,
         )
         out.append(inspect.Parameter(name, KEYWORD, default=default, annotation=Annotated[tp, option]))
     return out

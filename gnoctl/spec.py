@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -70,7 +70,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {
@@ -188,7 +188,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -196,7 +196,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {
@@ -278,7 +278,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -286,7 +286,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {
@@ -376,7 +376,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -384,7 +384,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {
@@ -514,7 +514,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -522,7 +522,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {
@@ -632,7 +632,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--since",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
+            "help": "Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, 2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the file's modification time).",
             "metavar": "DAY",
         },
         {
@@ -640,7 +640,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": ("--until",),
             "kind": "day",
             "default": None,
-            "help": "Only documents dated on or before this day.",
+            "help": "Only documents dated on or before this day (a month or a year: to its last).",
             "metavar": "DAY",
         },
         {

@@ -149,15 +149,24 @@ class Filters(Params):
                 "--since",
                 metavar="DAY",
                 help="Only documents dated on or after this day (YYYY-MM-DD, 14.03.2025, yesterday, 3.days.ago, "
-                "2 weeks ago; the document's frontmatter `date` or `created`, else a day its file's name starts with, "
-                "2025-03-14.md, else the file's modification time).",
+                "2 weeks ago; a month, 2024-10 or 'october 2024', or a year from its first day; the document's "
+                "frontmatter `date` or `created`, else a day its file's name starts with, 2025-03-14.md, else the "
+                "file's modification time).",
             ),
         ]
         | None
     ) = None
     # The document's date ≤
     until: (
-        Annotated[IsoDate, cli("--until", metavar="DAY", help="Only documents dated on or before this day.")] | None
+        Annotated[
+            IsoDate,
+            cli(
+                "--until",
+                metavar="DAY",
+                help="Only documents dated on or before this day (a month or a year: to its last).",
+            ),
+        ]
+        | None
     ) = None
     # Glob over the path inside its collection (`*` spans `/`), or several: a document
     # passes when it matches one of those without `!` (if any) and none of those with `!`.

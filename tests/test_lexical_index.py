@@ -664,9 +664,11 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
         "md",
         "tex",  # a tryout's `-t bibtex` was pointed to tex, the type holding *.bib
     )
+    # A program's or a format's name (an office tryout's `-t mbox`, `-t excel`, `-t word`).
+    assert resolve(Filter(types=("mbox", "Excel", "word", "PowerPoint"))).types == ("mail", "xlsx", "docx", "pptx")
     from gnod.search import filters
 
-    assert len(resolve(Filter(types=tuple(filters._TYPE_OF_LANGUAGE))).types) > 10  # each a type
+    assert len(resolve(Filter(types=tuple(filters._TYPE_OF_NAME))).types) > 10  # each a type
 
 
 def test_an_ops_folders_types_take_its_drop_ins_rotated_logs_and_cnf_files():

@@ -472,6 +472,11 @@ def test_both_paths_send_a_day_given_as_git_reads_one_as_the_daemon_takes_it(mon
     handed = _handed(monkeypatch, "fast", argv)
     assert handed[1]["filters"] == {"since": yesterday, "until": "2024-03-31"}
     assert handed == _handed(monkeypatch, "typer", argv)
+    # A month: from its first day, to its last (an office tryout's `--since 'october 2024'` was refused).
+    argv = ["search", "deploy", "--since", "october 2024", "--until", "2024-11", "--no-autostart"]
+    handed = _handed(monkeypatch, "fast", argv)
+    assert handed[1]["filters"] == {"since": "2024-10-01", "until": "2024-11-30"}
+    assert handed == _handed(monkeypatch, "typer", argv)
 
 
 def test_days_as_git_reads_them():
@@ -493,10 +498,23 @@ def test_days_as_git_reads_them():
         ("14.03.2025", "2025-03-14"),  # the day first, as German and others write it
         ("4. 3. 2025", "2025-03-04"),
         ("2025/03/14", "2025-03-14"),
+        ("2024-10", "2024-10-01"),  # a month or a year: its first day (`--since`)
+        ("October 2024", "2024-10-01"),
+        ("sept. 2024", "2024-09-01"),
+        ("2024", "2024-01-01"),
     ):
         assert iso_day(text, today) == day, text
+    # `--until`: its last day.
+    assert [iso_day(t, today, end=True) for t in ("2024-02", "feb 2023", "2024", "2024-03-05")] == [
+        "2024-02-29",
+        "2023-02-28",
+        "2024-12-31",
+        "2024-03-05",
+    ]
     for text in (
         "someday",
+        "2024-13",
+        "smarch 2024",
         "2024-1-2",
         "3 fortnights ago",
         "-1 days ago",

@@ -103,8 +103,9 @@ _TYPE_OF_EXTENSION = {
 }
 
 
-# A language's or format's own name → the file type of its files (`-t python` was no type).
-_TYPE_OF_LANGUAGE = {
+# A language's, format's or program's own name → the file type of its files (`-t python`,
+# `-t excel` were no type).
+_TYPE_OF_NAME = {
     "python": "py",
     "javascript": "js",
     "typescript": "ts",
@@ -126,17 +127,25 @@ _TYPE_OF_LANGUAGE = {
     "text": "txt",
     "jupyter": "ipynb",
     "email": "mail",
+    "mbox": "mail",  # a mailbox's messages
+    "outlook": "mail",
+    "word": "docx",
+    "excel": "xlsx",
+    "powerpoint": "pptx",
+    "spreadsheet": "xlsx",
+    "ical": "calendar",
+    "icalendar": "calendar",
 }
 
 
 def type_named(given: str) -> str:
-    """A `-t` value as FILE_TYPES names it: a type's name, a language's (`python`), or
-    an extension (with its dot or not, in any case: `.PDF`, `png`) as the type holding
-    it; else as given."""
+    """A `-t` value as FILE_TYPES names it: a type's name, a language's or a program's
+    (`python`, `excel`), or an extension (with its dot or not, in any case: `.PDF`,
+    `png`) as the type holding it; else as given."""
     name = given.strip().removeprefix(".").lower()
     if name in FILE_TYPES:
         return name
-    return _TYPE_OF_LANGUAGE.get(name) or _TYPE_OF_EXTENSION.get(name, given)
+    return _TYPE_OF_NAME.get(name) or _TYPE_OF_EXTENSION.get(name, given)
 
 
 def _check_glob(glob: str) -> None:
