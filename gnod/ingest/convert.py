@@ -84,6 +84,9 @@ _ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
 _HTML_RE = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.I | re.S)
 _PASSWORD_ERRORS = frozenset({"PDFPasswordIncorrect", "PDFEncryptionError"})
 _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
+# A number in a column pandas read as floats (one with an empty cell): its trailing zeros,
+# which the sheet does not show (`4100.0`, `0.270`: `0.27` found nothing).
+_FLOAT_CELL_RE = re.compile(r"(?<=\| )(-?\d+)(?:\.0+|(\.\d*?[1-9])0+)(?= \|)")
 # A Word table without a header row comes with an empty one (`|  |  |` over `| --- |`):
 # its first row is its header (a passage showed the empty row, its words a row below).
 _EMPTY_HEADER_RE = re.compile(r"^\|(?:[ \t]*\|)+[ \t]*\n(\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*)\n(\|.*\|)[ \t]*$", re.M)
@@ -459,7 +462,7 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
         raise
     markdown = result.markdown or ""
     if converter_class == "XlsxConverter":
-        markdown = _NAN_CELL_RE.sub("", markdown)  # pandas' empty cells
+        markdown = _FLOAT_CELL_RE.sub(r"\1\2", _NAN_CELL_RE.sub("", markdown))  # pandas' empty cells, floats
     if converter_class == "DocxConverter":
         markdown = _EMPTY_HEADER_RE.sub(lambda m: f"{m[2]}\n{m[1]}", markdown)
     if converter_class == "PptxConverter":

@@ -84,6 +84,8 @@ READINGS = (
     # A calendar of one event is titled and dated by it; a calendar's and a mail's language is
     # detected without the labels gno writes in English (`When:`, `**From:**`).
     Reading(9, frozenset().union(*(CONVERTED[k] for k in ("ics", "eml", "msg")))),
+    # A spreadsheet's numbers in a column with an empty cell are as the sheet shows them (4100, not 4100.0).
+    Reading(9, frozenset(CONVERTED["xlsx"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
