@@ -1754,6 +1754,15 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         report.set_font("helvetica", size=12)
         report.multi_cell(0, 10, text=text)
     (folder / "smith2021.pdf").write_bytes(bytes(report.output()))
+    memo = FPDF()
+    memo.add_page()
+    memo.set_font("helvetica", size=12)
+    memo.multi_cell(0, 10, text="One page about the zqxmemo budget.")
+    (folder / "memo.pdf").write_bytes(bytes(memo.output()))
+    (folder / "note.eml").write_bytes(
+        b"From: Hans <hans@example.de>\r\nSubject: Rechnung Q3\r\nDate: Tue, 05 Nov 2024 09:12:00 +0100\r\n\r\n"
+        b"The zqxinvoice is attached.\r\n"
+    )
     deck = Presentation()
     for title, body in (("Roadmap", "Fieldwork in May."), ("Budget", "The centrifuge costs too much.")):
         slide = deck.slides.add_slide(deck.slide_layouts[1])
@@ -1771,6 +1780,12 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         r = cli("search", "zinc chloride", "--human", "--color", "never", env=env)
         assert f"thesis/smith2021.pdf:{hit['snippet']['line']}: Page 2" in r.stdout
         assert search(env, "centrifuge")["hits"][0]["snippet"]["symbol"] == "Slide 2: Budget"
+        # The section a document's title heads names no passage: a mail's hit said its subject twice.
+        (mail,) = search(env, "zqxinvoice")["hits"]
+        assert (mail["title"], mail["snippet"]["symbol"]) == ("Rechnung Q3", None)
+        # A PDF of one page has no page sections: its `Page 1` is all of it.
+        got = cli_json("get", "thesis/memo.pdf#Page 1", "--json", env=env)
+        assert "zqxmemo" in got["content"] and got["from_line"] == 1
         # A document's own text names no section: a Python comment is no heading.
         assert search(env, "install")["hits"] and all(
             h["snippet"]["symbol"] in (None, "install()")

@@ -17,6 +17,7 @@ import pathspec
 
 from gnod import __version__, wire
 from gnod.config import (
+    CONVERTED,
     DOCUMENT_EXTENSIONS,
     MEMBER_SEP,
     TEXT_EXTENSIONS,
@@ -634,6 +635,9 @@ def _section_marks(ref: str) -> list[int]:
     return out
 
 
+_FIRST_PAGE = title_key("Page 1")
+
+
 def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
     """The file lines (first, how many) of the section under the heading `name` in `doc`
     (text.headings: a PDF's `Page 2`, a deck's slide, a note's `Install`), else of a
@@ -643,6 +647,9 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
     text = store.unpack(stored) if stored is not None else ""
     outline = extension(doc.rel_path) in ORG_EXTENSIONS
     found = section_lines(text, name, outline)
+    if found is None and title_key(name) == _FIRST_PAGE and extension(doc.rel_path) in CONVERTED["pdf"]:
+        if not any(title_key(title).startswith("page") for _, _, title in headings(text)):
+            found = (1, text.count("\n") or 1)  # a PDF of one page: it has no `## Page N` sections
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
     if found is None:
         found = next(((s.start_line, s.end_line) for s in defined if title_key(s.name) == title_key(name)), None)

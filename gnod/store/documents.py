@@ -632,8 +632,10 @@ def copies_of(conn: apsw.Connection, doc: DocRow, limit: int) -> list[tuple[str,
 def section_label(doc: DocRow, text: str, line: int) -> str | None:
     """The section a converted document's stored `line` (of its stored `text`) is in
     (text.headings: a PDF's `Page 2`, a slide's title), which a passage of it is cited
-    by; None for a document of its own text (code's `# comment` is no heading)."""
-    return section_of(text, line) if converted(doc.rel_path) else None
+    by; None for a document of its own text (code's `# comment` is no heading), and for
+    the section its title heads (a mail's subject: each hit said it twice)."""
+    found = section_of(text, line) if converted(doc.rel_path) else None
+    return None if found == doc.title else found
 
 
 def section_at(conn: apsw.Connection, doc: DocRow, line: int) -> str | None:
