@@ -471,6 +471,9 @@ class Snippet(Struct):
     offset: int = 0
     # The lines of `text` before the line it was found by (search's `context`); else 0.
     before: int = 0
+    # A passage of a table's rows (a spreadsheet's, a CSV's, a Markdown table's) far below
+    # its header row: that row, which names the columns; else null.
+    table_header: str | None = None
 
 
 class DocumentIdentity(Struct, kw_only=True):

@@ -1870,3 +1870,23 @@ def test_context_shows_the_lines_around_a_passages_matching_line_as_grep_c(tmp_p
         r = cli("search", "kettle", "-C", "3", "--human", "--color", "never", env=env)
         assert "src/app.py:7" in r.stdout
         assert "\n".join(f"      {ln}" for ln in lines[3:9]) in r.stdout
+
+
+def test_a_passage_of_a_tables_rows_says_its_header_row(tmp_path):
+    """An office tryout's spreadsheet hits showed `| HH-NL 107 | Scania R450 | 2018 | … |`
+    with no word of what the columns are: the header row comes with them."""
+    folder = tmp_path / "fleet"
+    folder.mkdir()
+    rows = [f"HH-NL {100 + i},Truck {i},{2010 + i % 10},Driver {i}" for i in range(40)]
+    rows[30] = "HH-NL 130,Scania R450,2018,Mehmet Zqxsahin"
+    (folder / "fleet.csv").write_text("plate,model,year,driver\n" + "\n".join(rows) + "\n")
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", str(folder), "--name", "fleet", "--json", env=env)
+        (hit,) = search(env, "zqxsahin")["hits"]
+        assert hit["snippet"]["table_header"] == "| plate | model | year | driver |"
+        assert hit["snippet"]["text"].startswith("| HH-NL 130 | Scania R450 | 2018 | Mehmet Zqxsahin |")
+        out = cli("search", "zqxsahin", "--human", "--color", "never", env=env).stdout.splitlines()
+        assert out[1].strip() == "| plate | model | year | driver |" and "Zqxsahin" in out[2]
+        # A passage that starts on the header row shows it already.
+        (head,) = search(env, "plate")["hits"]
+        assert head["snippet"]["text"].startswith("| plate |") and head["snippet"]["table_header"] is None

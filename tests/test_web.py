@@ -1255,3 +1255,23 @@ def test_ctrl_c_ends_the_open_pages_streams_without_a_traceback(web):
     _, err = proc.communicate(timeout=15)
     assert proc.returncode in (0, 130) and time.monotonic() - t0 < 2.5, err
     assert "Traceback" not in err and "ERROR" not in err, err
+
+
+def test_a_passage_of_table_rows_is_shown_under_its_header_row():
+    from gnoctl.web.search import _search_hit
+
+    hit = {
+        "collection": "fleet",
+        "path": "fleet.csv",
+        "uri": "gno://fleet/fleet.csv",
+        "title": "fleet",
+        "score": 1.0,
+        "snippet": {
+            "line": 33,
+            "text": "| HH-NL 130 | Scania R450 |",
+            "matches": [[14, 20]],
+            "table_header": "| plate | <model> |",
+        },
+    }
+    [shown] = _search_hit(hit, "scania").passages
+    assert str(shown) == "| plate | &lt;model&gt; |\n| HH-NL 130 | <mark>Scania</mark> R450 |"

@@ -262,6 +262,8 @@ def _search_human(result: dict, paint, link: Link | None) -> str:
         for k, snip in enumerate(passages(h)):
             if k:
                 lines.append(paint("2", f"      ⋯ line {_found_line(snip)}{_in_symbol(snip)}"))
+            if snip.get("table_header"):  # the columns of the table rows it shows
+                lines.append(paint("2", f"      {one_line(clean(snip['table_header']))}"))
             # A search's passage whole (a few lines, or what -C asked for); a vsearch chunk's first lines.
             shown = snip["text"].count("\n") + 1 if "before" in snip else 3
             lines.extend(f"      {ln}" for ln in _snippet_lines(snip, paint, n=shown))

@@ -179,12 +179,19 @@ def _search_hit(h: dict, query: str) -> Hit:
         path=h["path"],
         uri=h["uri"],
         score=h["score"],
-        passages=[render.passage(p["text"], p.get("matches") or []) for p in found],
+        passages=[_with_header(p) for p in found],
         symbol=found[0].get("symbol") if found else None,
         lines=[p["line"] for p in found],
         marks=_matched(found[0]) if found else (),
         query=query,
     )
+
+
+def _with_header(p: dict) -> Markup:
+    """A search passage, under its table's header row where it shows rows far below it."""
+    shown = render.passage(p["text"], p.get("matches") or [])
+    header = p.get("table_header")
+    return render.passage(header, []) + Markup("\n") + shown if header else shown
 
 
 def _query_hit(h: dict, query: str) -> Hit:

@@ -28,6 +28,7 @@ from gnod.search.constants import (
     SYMBOL_LINES,
     SYMBOL_MACRO_PREFIX_WORDS,
     SYMBOL_PASSAGES,
+    TABLE_HEADER_FILE_MAX_BYTES,
 )
 from gnod.search.grammar import QuerySyntaxError, framed
 from gnod.search.snippet import Snippet as Passage
@@ -36,6 +37,7 @@ from gnod.server.hits import failing_notes, identity
 from gnod.store import documents as docstore
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import LexicalIndex
+from gnod.text import tables
 from gnod.text.analyzer import Analyzer, AnalyzerSet
 
 
@@ -90,8 +92,14 @@ def answer(
         # A converted document's passage is named by its section: a PDF's page, a slide
         # (a gzip file's as the file it holds: a log's is not, a gzipped PDF's is).
         sectioned = converted(uncompressed(doc.rel_path)) and r.doc_id in passages
-        wanted = (own, named) != (None, None) or sectioned
+        # A passage of a table's rows: the table's header row is said with it (the text read
+        # whole for it, in a file of at most TABLE_HEADER_FILE_MAX_BYTES).
+        tabled = doc.size <= TABLE_HEADER_FILE_MAX_BYTES and any(
+            tables.is_row(s.text.partition("\n")[0]) for s in passages.get(r.doc_id, [])
+        )
+        wanted = (own, named) != (None, None) or sectioned or tabled
         text = docstore.unpack(stored) if stored is not None and wanted else None
+        lines = text.split("\n") if tabled and text is not None else []
         found = [
             Snippet(
                 line=file_line(doc.line_shifts, s.line),
@@ -101,6 +109,7 @@ def answer(
                 symbol=symstore.label(symbols, s.line, s.line)
                 or (docstore.section_label(doc, text, s.line) if sectioned and text else None),
                 offset=s.offset,
+                table_header=_table_header(lines, s.line),
             )
             for s in passages.get(r.doc_id, [])
         ]
@@ -133,6 +142,13 @@ def answer(
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=res.notes + failing_notes(docstore.failing(conn, [h.docid for h in hits])),
     )
+
+
+def _table_header(lines: list[str], line: int) -> str | None:
+    """The header row of the table whose rows a passage starting at stored `line` shows,
+    where the passage does not show it (text.tables); None outside a table."""
+    found = tables.header_of(lines, line - 1) if lines else None
+    return found[1] if found is not None and found[0] < line - 1 else None
 
 
 def _head(rel_path: str, stored: str | bytes, least: int) -> str | None:
