@@ -1275,3 +1275,14 @@ def test_a_passage_of_table_rows_is_shown_under_its_header_row():
     }
     [shown] = _search_hit(hit, "scania").passages
     assert str(shown) == "| plate | &lt;model&gt; |\n| HH-NL 130 | <mark>Scania</mark> R450 |"
+
+
+def test_a_passage_of_markdown_shows_its_words_not_its_heading_and_bold_marks():
+    """A mail's passages showed `# AW: Rechnung` and `**From:** … · **To:**` as typed."""
+    from gnoctl.web.render import passage
+
+    text = "# AW: Rechnung Q3\n\n**From:** Hans Müller · **To:** Bau"
+    start = text.index("Müller")
+    shown = str(passage(text, [[start, start + len("Müller")]], markdown=True))
+    assert shown == "AW: Rechnung Q3\n\nFrom: Hans <mark>Müller</mark> · To: Bau"
+    assert str(passage("**x**", [], markdown=False)) == "**x**"  # code and plain text as they are

@@ -59,15 +59,33 @@ CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 
 
-def passage(text: str, matches: list[list[int]]) -> Markup:
-    """`text` escaped, the `[start, end)` character ranges gnod matched in <mark>."""
+# What a passage of Markdown shows as its words: a heading's `#`s, bold's `**` (a mail's
+# `**From:** … · **To:**`, its `# Subject` were shown as typed).
+_MARKUP_RE = re.compile(r"^#{1,6}[ \t]+|\*\*", re.M)
+
+
+def passage(text: str, matches: list[list[int]], markdown: bool = False) -> Markup:
+    """`text` escaped, the `[start, end)` character ranges gnod matched in <mark>; with
+    `markdown`, without the marks of its headings and bold (_MARKUP_RE)."""
+    drops = [m.span() for m in _MARKUP_RE.finditer(text)] if markdown else []
+
+    def shown(a: int, b: int) -> Markup:
+        """text[a:b] escaped, without the drops in it."""
+        kept, at = [], a
+        for start, end in drops:
+            if start < b and end > at:
+                kept.append(text[at : max(start, at)])
+                at = min(max(end, at), b)
+        kept.append(text[at:b])
+        return escape("".join(kept))
+
     out, at = [], 0
     for start, end in sorted(matches):
         if start < at or end > len(text):
             continue
-        out += [escape(text[at:start]), Markup("<mark>"), escape(text[start:end]), Markup("</mark>")]
+        out += [shown(at, start), Markup("<mark>"), shown(start, end), Markup("</mark>")]
         at = end
-    out.append(escape(text[at:]))
+    out.append(shown(at, len(text)))
     return Markup("").join(out)
 
 

@@ -179,7 +179,7 @@ def _search_hit(h: dict, query: str) -> Hit:
         path=h["path"],
         uri=h["uri"],
         score=h["score"],
-        passages=[_with_header(p) for p in found],
+        passages=[_with_header(p, render.kind_of(h["path"]) == "markdown") for p in found],
         symbol=found[0].get("symbol") if found else None,
         lines=[p["line"] for p in found],
         marks=_matched(found[0]) if found else (),
@@ -187,9 +187,10 @@ def _search_hit(h: dict, query: str) -> Hit:
     )
 
 
-def _with_header(p: dict) -> Markup:
-    """A search passage, under its table's header row where it shows rows far below it."""
-    shown = render.passage(p["text"], p.get("matches") or [])
+def _with_header(p: dict, markdown: bool) -> Markup:
+    """A search passage, under its table's header row where it shows rows far below it;
+    `markdown`: a document shown as Markdown (render.passage)."""
+    shown = render.passage(p["text"], p.get("matches") or [], markdown)
     header = p.get("table_header")
     return render.passage(header, []) + Markup("\n") + shown if header else shown
 
@@ -205,7 +206,9 @@ def _query_hit(h: dict, query: str) -> Hit:
         path=h["path"],
         uri=h["uri"],
         score=h["score"],
-        passages=[render.passage(text, preview.get("matches") or [])] if text else [],
+        passages=[render.passage(text, preview.get("matches") or [], render.kind_of(h["path"]) == "markdown")]
+        if text
+        else [],
         symbol=preview.get("symbol"),
         marks=_matched(preview),
         query=query,
