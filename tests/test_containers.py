@@ -372,6 +372,12 @@ def test_gnod_searches_a_mailbox_by_words_and_dates(tmp_path):
             return [h["path"] for h in gnod.result("search", {"query": "gutter storm", "snippets": False})["hits"]]
 
         assert wait_until(lambda: found() == ["inbox.mbox!/3.eml"], 20)
+        # Its messages in their order: 2.eml before 10.eml (ls listed 1, 10, 11, 2…).
+        with open(box, "ab") as f:
+            f.write(mbox(*(message(f"Note {i}", f"Note {i} of the house.") for i in range(4, 13))))
+        assert wait_until(lambda: cli_json("ls", "m/inbox.mbox", "--json", env=env)["total"] == 12, 20)
+        listed = cli_json("ls", "m/inbox.mbox", "--json", env=env)["entries"]
+        assert [e["path"] for e in listed] == [f"inbox.mbox!/{i}.eml" for i in range(1, 13)]
 
 
 def test_gnod_reads_a_maildir_message_by_message(tmp_path):

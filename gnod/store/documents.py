@@ -19,7 +19,7 @@ import apsw
 import msgspec
 import zstandard
 
-from gnod.config import MEMBER_SEP, converted
+from gnod.config import MAILBOX_SUFFIXES, MEMBER_SEP, converted
 from gnod.store.db import in_list
 from gnod.store.tags import listed, tags_of
 from gnod.text.analyzer import fold
@@ -514,9 +514,12 @@ def list_docs(
     offset: int,
     passing: tuple[str, list[Any]] | None = None,
 ) -> list[DocRow]:
-    """`passing`: an SQL condition over `d` and `c` with its arguments (filters.where)."""
+    """`passing`: an SQL condition over `d` and `c` with its arguments (filters.where). A
+    mailbox's messages (`prefix` its `path.mbox!/`) in their order, 2.eml before 10.eml."""
     where, args = _doc_filter(collection, prefix, passing)
-    sql = f"SELECT {_DOC_COLUMNS}{where} ORDER BY c.name, d.rel_path LIMIT ? OFFSET ?"
+    numbered = prefix.endswith(MEMBER_SEP) and prefix[: -len(MEMBER_SEP)].lower().endswith(MAILBOX_SUFFIXES)
+    order = "c.name, length(d.rel_path), d.rel_path" if numbered else "c.name, d.rel_path"
+    sql = f"SELECT {_DOC_COLUMNS}{where} ORDER BY {order} LIMIT ? OFFSET ?"
     return [_doc(r) for r in conn.execute(sql, [*args, limit, offset])]
 
 
