@@ -728,3 +728,27 @@ def test_a_negation_in_a_passage_is_a_word_of_it():
     assert [c.tokens for c in pasted if c.negated] == [] and ("rt",) in [c.tokens for c in pasted]
     typed = parse("usb storage driver for the old camera -gadget")
     assert [c.tokens for c in typed if c.negated] == [("gadget",)]
+
+
+def test_a_number_matches_its_other_ways_of_being_written():
+    """An office tryout's amounts were found only as typed: `1.234,56` missed a sheet's
+    1234.56, `14880` an invoice's 14.880,00."""
+    db = make_db(
+        [
+            ("Betrag 1.234,56 EUR", "german"),
+            ("amount 1234.56", "english"),
+            ("total 1,234.56", "english"),
+            ("Leasing 14.880,00 EUR", "german"),
+            ("version 10.0.1", "english"),
+        ]
+    )
+    searcher = db.searcher()
+
+    def found(q: str) -> set[int]:
+        query = tantivy.Query.boolean_query(match_query([("stems", compiled(q), 1.0)]))
+        return set(searcher.fast_field_values("id", [addr for _, addr in searcher.search(query, 10).hits]))
+
+    assert found("1.234,56") == found("1234.56") == found("1,234.56") == {1, 2, 3}
+    assert found("14880") == {4}
+    assert found('"1234.56"') == {2}  # quoted: as typed
+    assert found("10.0.1") == {5}

@@ -429,7 +429,43 @@ def _clause_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[st
     forms.update(dict.fromkeys(_path_forms(clause, analyzers, languages)))
     forms.update(dict.fromkeys(_leaf_forms(clause, analyzers, languages)))
     forms.update(dict.fromkeys(_camel_forms(clause, analyzers, languages)))
+    forms.update(dict.fromkeys(_number_forms(clause, analyzers, languages)))
     return list(forms)
+
+
+_NUMBER_RE = re.compile(r"\d+(?:[.,']\d+)*")
+
+
+def _number_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
+    """A positive number's other ways of being written: its thousands grouped or not, its
+    decimals after a point or a comma (`1.234,56` is `1234.56` and `1,234.56`; `14880` is
+    `14.880`), as invoices and sheets of another locale, or another program, write it (an
+    amount was found only as typed). A separator before three digits may group thousands
+    or mark decimals: both are meant."""
+    if clause.negated or clause.prefix or clause.raw.startswith('"') or not _NUMBER_RE.fullmatch(clause.raw):
+        return []
+    forms: list[tuple[str, ...]] = []
+    for whole, decimals in _number_values(clause.raw):
+        grouped = [whole[max(0, i - 3) : i] for i in range(len(whole), 0, -3)][::-1]
+        tail = (decimals,) if decimals else ()
+        forms += [(whole, *tail), (*grouped, *tail)]
+    return [f for form in dict.fromkeys(forms) for f in analyzers.stem_sequences(form, languages)]
+
+
+def _number_values(raw: str) -> list[tuple[str, str]]:
+    """The values a number as written may be: (its whole part's digits, its decimals)."""
+    parts = re.split(r"([.,'])", raw)
+    digits, seps = parts[::2], parts[1::2]
+    if not seps:
+        return [(raw, "")]
+    last = seps[-1]
+    thousands = all(len(d) == 3 for d in digits[1:])
+    if len(set(seps)) > 1:  # 1.234,56: the last mark is the decimal one
+        return [("".join(digits[:-1]), digits[-1])] if all(len(d) == 3 for d in digits[1:-1]) else []
+    if len(seps) > 1:  # 1.234.567: thousands
+        return [("".join(digits), "")] if thousands else []
+    values = [("".join(digits[:-1]), digits[-1])] if last != "'" else []
+    return values + ([("".join(digits), "")] if thousands else [])
 
 
 def _camel_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[str | None]) -> list[tuple[str, ...]]:
