@@ -247,37 +247,45 @@ def test_calendar_without_a_name_is_titled_by_its_file_and_keeps_what_it_cannot_
     assert "## Odd export\n\n- When: sometime soon\n- Repeats: FREQ=SOMETIMES\n" in md
 
 
-AUDIT_ICS = """BEGIN:VCALENDAR
-VERSION:2.0
-PRODID:-//Test//EN
-BEGIN:VEVENT
-UID:audit-2024
-DTSTART;TZID=Europe/Berlin:20241114T100000
-DTEND;TZID=Europe/Berlin:20241114T120000
-SUMMARY:Jahresabschlussprüfung – Auftaktgespräch mit dem Wirtschaftsprüfer
-LOCATION:Besprechungsraum 2
-ORGANIZER;CN=Anna Weiß:mailto:anna@example.de
-ATTENDEE;CN=Jonas Becker:mailto:jonas@example.de
-DESCRIPTION:Bitte die Abstimmungen der Konten und die Unterlagen zur Inventur mitbringen.
-END:VEVENT
-END:VCALENDAR
-"""
+def one_event(uid: str, start: str, end: str, summary: str, location: str, description: str, *people: str) -> str:
+    """A calendar file of one event in Berlin's time zone; `people`: `CN=Name:mailto:…` lines' values."""
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//Test//EN",
+        "BEGIN:VEVENT",
+        f"UID:{uid}",
+        f"DTSTART;TZID=Europe/Berlin:{start}",
+        f"DTEND;TZID=Europe/Berlin:{end}",
+        f"SUMMARY:{summary}",
+        f"LOCATION:{location}",
+        *(f"ATTENDEE;{p}" for p in people),
+        f"DESCRIPTION:{description}",
+        "END:VEVENT",
+        "END:VCALENDAR",
+    ]
+    return "\n".join(lines) + "\n"
 
 
-INVENTUR_ICS = """BEGIN:VCALENDAR
-VERSION:2.0
-PRODID:-//Test//EN
-BEGIN:VEVENT
-UID:inventur-2024
-DTSTART;TZID=Europe/Berlin:20241227T080000
-DTEND;TZID=Europe/Berlin:20241227T160000
-SUMMARY:Inventur 2024
-LOCATION:Lager Nord
-ATTENDEE;CN=Jonas Becker:mailto:jonas@example.de
-DESCRIPTION:Zählung aller Bestände
-END:VEVENT
-END:VCALENDAR
-"""
+AUDIT_ICS = one_event(
+    "audit-2024",
+    "20241114T100000",
+    "20241114T120000",
+    "Jahresabschlussprüfung – Auftaktgespräch mit dem Wirtschaftsprüfer",
+    "Besprechungsraum 2",
+    "Bitte die Abstimmungen der Konten und die Unterlagen zur Inventur mitbringen.",
+    "CN=Anna Weiß:mailto:anna@example.de",
+    "CN=Jonas Becker:mailto:jonas@example.de",
+)
+INVENTUR_ICS = one_event(
+    "inventur-2024",
+    "20241227T080000",
+    "20241227T160000",
+    "Inventur 2024",
+    "Lager Nord",
+    "Zählung aller Bestände",
+    "CN=Jonas Becker:mailto:jonas@example.de",
+)
 
 
 def test_a_calendar_of_one_event_is_titled_dated_and_read_in_its_own_language(tmp_path):
