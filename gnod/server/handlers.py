@@ -636,6 +636,7 @@ def _section_marks(ref: str) -> list[int]:
 
 
 _FIRST_PAGE = title_key("Page 1")
+_PAGE_KEY = re.compile(r"page\d+")  # a `## Page N` section's title, as title_key gives it
 
 
 def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
@@ -648,7 +649,7 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
     outline = extension(doc.rel_path) in ORG_EXTENSIONS
     found = section_lines(text, name, outline)
     if found is None and title_key(name) == _FIRST_PAGE and extension(doc.rel_path) in CONVERTED["pdf"]:
-        if not any(title_key(title).startswith("page") for _, _, title in headings(text)):
+        if not any(_PAGE_KEY.fullmatch(title_key(title)) for _, _, title in headings(text)):
             found = (1, text.count("\n") or 1)  # a PDF of one page: it has no `## Page N` sections
     defined = symstore.of_documents(conn, [(doc.rel_path, doc.mirror_hash)]).get(doc.mirror_hash, [])
     if found is None:
