@@ -413,6 +413,7 @@ SNIPPET_COLUMN_WORDS = 1000
 # A passage of a table's rows says the table's header row (text.tables), read from the whole
 # text: in a file of at most this many bytes (a sheet of a million rows costs a search ~0.1 s).
 TABLE_HEADER_FILE_MAX_BYTES = 16 << 20
+TABLE_HEADER_LOOK_BACK_LINES = 100_000  # rows looked back over for it: a longer table shows none
 # Characters per token assumed when turning the reranker's token budget into text (passages).
 PASSAGE_CHARS_PER_TOKEN = 3
 # `ask`: sources scoring below this fraction of the best one are left out, and so are

@@ -29,6 +29,7 @@ from gnod.search.constants import (
     SYMBOL_MACRO_PREFIX_WORDS,
     SYMBOL_PASSAGES,
     TABLE_HEADER_FILE_MAX_BYTES,
+    TABLE_HEADER_LOOK_BACK_LINES,
 )
 from gnod.search.grammar import QuerySyntaxError, framed
 from gnod.search.snippet import Snippet as Passage
@@ -147,7 +148,7 @@ def answer(
 def _table_header(lines: list[str], line: int) -> str | None:
     """The header row of the table whose rows a passage starting at stored `line` shows,
     where the passage does not show it (text.tables); None outside a table."""
-    found = tables.header_of(lines, line - 1) if lines else None
+    found = tables.header_of(lines, line - 1, TABLE_HEADER_LOOK_BACK_LINES) if lines else None
     return found[1] if found is not None and found[0] < line - 1 else None
 
 

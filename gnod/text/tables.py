@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 
 _SEPARATOR_RE = re.compile(r"\|(?:\s*:?-+:?\s*\|)+")
-# Rows looked back over for a table's header: a sheet longer than that shows none.
-HEADER_LOOK_BACK_LINES = 100_000
 
 
 def is_row(line: str) -> bool:
@@ -17,14 +15,14 @@ def is_row(line: str) -> bool:
     return line.startswith("|") and line.rstrip().endswith("|")
 
 
-def header_of(lines: list[str], index: int) -> tuple[int, str] | None:
+def header_of(lines: list[str], index: int, look_back: int) -> tuple[int, str] | None:
     """The header row (its index, its text) of the table whose row is `lines[index]`,
-    looking back over its rows (HEADER_LOOK_BACK_LINES at most); None where that line is
-    no table's row, or the table has no header and separator above it."""
+    looking back over `look_back` of its rows at most; None where that line is no
+    table's row, or the table has no header and separator above it (that near)."""
     if not (0 <= index < len(lines)) or not is_row(lines[index]):
         return None
     at = index
-    while at > 0 and index - at < HEADER_LOOK_BACK_LINES and is_row(lines[at - 1]):
+    while at > 0 and index - at < look_back and is_row(lines[at - 1]):
         at -= 1
         if _SEPARATOR_RE.fullmatch(lines[at].strip()) and at > 0 and is_row(lines[at - 1]):
             return at - 1, lines[at - 1]
