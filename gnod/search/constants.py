@@ -414,6 +414,9 @@ SNIPPET_COLUMN_WORDS = 1000
 # text: in a file of at most this many bytes (a sheet of a million rows costs a search ~0.1 s).
 TABLE_HEADER_FILE_MAX_BYTES = 16 << 20
 TABLE_HEADER_LOOK_BACK_LINES = 100_000  # rows looked back over for it: a longer table shows none
+# A whole number typed of more digits also matches it with its thousands grouped (14880:
+# 14.880); one of this many or fewer is a year or a code more often than an amount (1979).
+NUMBER_GROUPED_FROM_DIGITS = 4
 # Characters per token assumed when turning the reranker's token budget into text (passages).
 PASSAGE_CHARS_PER_TOKEN = 3
 # `ask`: sources scoring below this fraction of the best one are left out, and so are

@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gnod.search.constants import PIPELINE
+from gnod.search.constants import NUMBER_GROUPED_FROM_DIGITS, PIPELINE
 from gnod.text.analyzer import SEPARATOR_TOKEN, TOKEN_RE, AnalyzerSet, identifier_parts, tokenize
 
 MAX_QUERY_CHARS = 32_000
@@ -441,14 +441,16 @@ def _number_forms(clause: Clause, analyzers: AnalyzerSet, languages: Sequence[st
     decimals after a point or a comma (`1.234,56` is `1234.56` and `1,234.56`; `14880` is
     `14.880`), as invoices and sheets of another locale, or another program, write it (an
     amount was found only as typed). A separator before three digits may group thousands
-    or mark decimals: both are meant."""
+    or mark decimals: both are meant. A whole number typed of four digits is not grouped:
+    it is a year or a code more often than an amount (1979, 8080)."""
     if clause.negated or clause.prefix or clause.raw.startswith('"') or not _NUMBER_RE.fullmatch(clause.raw):
         return []
     forms: list[tuple[str, ...]] = []
     for whole, decimals in _number_values(clause.raw):
-        grouped = [whole[max(0, i - 3) : i] for i in range(len(whole), 0, -3)][::-1]
         tail = (decimals,) if decimals else ()
-        forms += [(whole, *tail), (*grouped, *tail)]
+        forms.append((whole, *tail))
+        if decimals or len(whole) > NUMBER_GROUPED_FROM_DIGITS or not clause.raw.isdigit():
+            forms.append((*[whole[max(0, i - 3) : i] for i in range(len(whole), 0, -3)][::-1], *tail))
     return [f for form in dict.fromkeys(forms) for f in analyzers.stem_sequences(form, languages)]
 
 
