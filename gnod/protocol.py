@@ -491,6 +491,10 @@ class DocumentIdentity(Struct, kw_only=True):
     # Its text is not abs_path's: converted from another format (HTML, PDF, Office, mail…)
     # or a member of an archive or mailbox. Its lines number that text, as `get` gives it.
     converted: bool = False
+    # Its own date as its frontmatter, a mail's Date or an event's start gives it (not its
+    # file's), and a mail's sender; else null.
+    date: str | None = None
+    sender: str | None = None
 
 
 class SearchHit(DocumentIdentity, kw_only=True):

@@ -294,6 +294,8 @@ def test_search_json_schema(indexed):
             "abs_path",
             "title",
             "converted",
+            "date",
+            "sender",
             "score",
             "bm25",
             "language",
@@ -302,7 +304,7 @@ def test_search_json_schema(indexed):
         }
         assert h["uri"] == f"gno://{h['collection']}/{h['path']}"
         assert 0.0 <= h["score"] <= 1.0
-        assert set(h["snippet"]) == {"line", "text", "matches", "symbol", "offset", "before"}
+        assert set(h["snippet"]) == {"line", "text", "matches", "symbol", "offset", "before", "table_header"}
         assert h["snippet"]["symbol"] is None  # Markdown: no definitions
     assert res["hits"][0]["score"] == 1.0
     scores = [h["score"] for h in res["hits"]]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import cli_json, running_gnod, wait_until
+from conftest import _run_cli, cli_json, running_gnod, wait_until
 from gnod.config import CONTAINER_SUFFIXES, CollectionConfig
 from gnod.ingest import containers
 from gnod.ingest.convert import IngestFailure
@@ -378,6 +378,11 @@ def test_gnod_searches_a_mailbox_by_words_and_dates(tmp_path):
         assert wait_until(lambda: cli_json("ls", "m/inbox.mbox", "--json", env=env)["total"] == 12, 20)
         listed = cli_json("ls", "m/inbox.mbox", "--json", env=env)["entries"]
         assert [e["path"] for e in listed] == [f"inbox.mbox!/{i}.eml" for i in range(1, 13)]
+        # Each message's own date and sender, in ls and in a search's hits (JSON), and ls's lines.
+        assert (listed[1]["date"][:10], listed[1]["sender"]) == ("2024-06-01", "ann@example.org")
+        assert {(h["date"][:10], h["sender"]) for h in hits} >= {("2024-06-01", "ann@example.org")}
+        line = _run_cli("ls", "m/inbox.mbox", "--human", env=env).stdout.splitlines()[1]
+        assert line.endswith("  Boiler quote  2024-06-01  ann@example.org"), line
 
 
 def test_gnod_reads_a_maildir_message_by_message(tmp_path):

@@ -336,7 +336,7 @@ def test_bad_input_is_a_tool_error_with_the_daemons_message(hybrid):
     ) = run(go)
     assert not days.is_error and days.structured_content["hits"][0]["path"] == "cooking/bread.md"
     assert no_day.content[0].text.startswith(
-        "INVALID_PARAMS: filters: 'someday' is not a day: YYYY-MM-DD (or 14.03.2025, 2025/03/14), today"
+        "INVALID_PARAMS: filters: 'someday' is not a day: YYYY-MM-DD (or 14.03.2025, 2025/03/14), a month"
     )
     # Nothing long is said back (the whole query was: 42,000 characters an agent pays for).
     assert too_long.content[0].text == "INVALID_PARAMS: query: at most 32,000 characters (42,000 given)"

@@ -133,7 +133,9 @@ def with_days(args: dict) -> dict:
     given = args.get("filters")
     if not isinstance(given, dict) or not ({"since", "until"} & given.keys()):
         return args
-    days = {key: iso_day(given[key]) for key in ("since", "until") if isinstance(given.get(key), str)}
+    days = {
+        key: iso_day(given[key], end=key == "until") for key in ("since", "until") if isinstance(given.get(key), str)
+    }
     return {**args, "filters": {**given, **days}}
 
 

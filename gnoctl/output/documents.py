@@ -65,10 +65,18 @@ def column_width(lengths: list[int]) -> int:
     return max(n for n in lengths if n <= cap) if min(lengths) <= cap else 0
 
 
+def _about(entry: dict) -> str:
+    """What `ls` says of a document after its path: its title; a mail's day and sender too."""
+    if not entry.get("sender"):
+        return entry["title"]
+    return f"{entry['title']}  {(entry.get('date') or '')[:10]}  {entry['sender']}".replace("    ", "  ")
+
+
 def write_listing(res: dict, fmt: str, view: View, asked: str = "", filtered: bool = False) -> None:
-    """`ls`: collection/path and title, aligned, after the folders of `ls -d` with their
-    document counts; stderr says when -n cut the list short, and when nothing is under
-    the collection or folder `asked` for, or nothing passes the filters (`filtered`)."""
+    """`ls`: collection/path and title (a mail's day and sender after it), aligned, after
+    the folders of `ls -d` with their document counts; stderr says when -n cut the list
+    short, and when nothing is under the collection or folder `asked` for, or nothing
+    passes the filters (`filtered`)."""
     entries, folders = res["entries"], res.get("folders", [])
     if fmt == "json":
         dump(res)
@@ -81,7 +89,7 @@ def write_listing(res: dict, fmt: str, view: View, asked: str = "", filtered: bo
             (f"{f['collection']}/{f['path']}", f"{f['documents']:,} document{'s' if f['documents'] != 1 else ''}")
             for f in folders
         ]
-        rows += [(f"{e['collection']}/{e['path']}", e["title"]) for e in entries]
+        rows += [(f"{e['collection']}/{e['path']}", _about(e)) for e in entries]
         width = column_width([columns(path) for path, _ in rows])  # a CJK name's characters take two
         view.emit("\n".join(f"{pad(path, width)}  {about}".rstrip() for path, about in rows), fmt)
     if res["total"] > len(entries) and fmt != "json":  # JSON has `total`

@@ -1,14 +1,15 @@
 """A document's identity as every result names it: docid, gno:// uri, collection, path,
-absolute path, title, whether its text is converted. Built here once, so all methods
-name a document alike."""
+absolute path, title, whether its text is converted, its own date and sender. Built here
+once, so all methods name a document alike."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from gnod.config import converted
 from gnod.ingest.containers import file_of
-from gnod.store.documents import DocRow
+from gnod.store.documents import DocRow, date_of
 
 URI_PREFIX = "gno://"
 
@@ -27,7 +28,18 @@ def identity(doc: DocRow) -> dict[str, Any]:
         "abs_path": f"{doc.root.rstrip('/')}/{file_of(doc.rel_path)}",  # a member's: its container's
         "title": doc.title,
         "converted": converted(doc.rel_path),
+        **_dated(doc.metadata),
     }
+
+
+def _dated(metadata: str) -> dict[str, Any]:
+    """A document's own date and sender (DocumentIdentity), from its stored frontmatter."""
+    if metadata in ("", "{}"):
+        return {}
+    meta = json.loads(metadata)
+    raw = meta.get("from")
+    sender = raw if isinstance(raw, str) else next((s for s in raw if isinstance(s, str)), None) if raw else None
+    return {"date": date_of(meta), "sender": sender or None}
 
 
 def config_notes(config_error: str | None) -> list[str]:
