@@ -9,7 +9,7 @@ from typing import Any
 
 from gnod.config import converted
 from gnod.ingest.containers import file_of
-from gnod.store.documents import DocRow, date_of
+from gnod.store.documents import DocRow, date_of, sender_of
 
 URI_PREFIX = "gno://"
 
@@ -37,9 +37,7 @@ def _dated(metadata: str) -> dict[str, Any]:
     if metadata in ("", "{}"):
         return {}
     meta = json.loads(metadata)
-    raw = meta.get("from")
-    sender = raw if isinstance(raw, str) else next((s for s in raw if isinstance(s, str)), None) if raw else None
-    return {"date": date_of(meta), "sender": sender or None}
+    return {"date": date_of(meta), "sender": sender_of(meta)}
 
 
 def config_notes(config_error: str | None) -> list[str]:

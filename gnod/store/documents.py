@@ -124,12 +124,21 @@ def sender_key(sender: str) -> str:
     return fold(sender.strip().lower())
 
 
-def senders_of(meta: dict[str, Any]) -> list[str]:
-    """A document's frontmatter `from` (a message's sender: "Name <address>"), each as
-    `sender_key` gives it, in order, once each."""
+def _from(meta: dict[str, Any]) -> list[str]:
+    """A document's frontmatter `from` (a message's sender: "Name <address>"), as written."""
     raw = meta.get("from")
     values = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    return list(dict.fromkeys(sender_key(v) for v in values if isinstance(v, str) and v.strip()))
+    return [v for v in values if isinstance(v, str) and v.strip()]
+
+
+def senders_of(meta: dict[str, Any]) -> list[str]:
+    """A document's senders (_from), each as `sender_key` gives it, in order, once each."""
+    return list(dict.fromkeys(map(sender_key, _from(meta))))
+
+
+def sender_of(meta: dict[str, Any]) -> str | None:
+    """A document's first sender (_from) as written, to show; None without one."""
+    return next(iter(_from(meta)), None)
 
 
 # The frontmatter keys whose values are a note's other names (Obsidian's `aliases`).
