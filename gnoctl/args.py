@@ -287,9 +287,9 @@ def _values(spec: dict[str, tuple[str, str]], options: list[str], opts: dict) ->
             elif kind == "list":
                 opts.setdefault(dest, []).append(value)
             elif kind == "day":  # gnoctl.days is loaded by the searches that give one
-                from gnoctl.days import iso_day
+                from gnoctl.days import filter_day
 
-                opts[dest] = iso_day(value, end=dest.endswith("until"))
+                opts[dest] = filter_day(dest, value)
             else:
                 opts[dest] = value
         except ValueError:

@@ -19,7 +19,7 @@ import typer
 
 from gnoctl import commands, fastjson
 from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, for_format, params, split_args
-from gnoctl.days import iso_day
+from gnoctl.days import filter_day
 from gnoctl.spec import COMMANDS as SPEC
 from gnod import wire
 
@@ -214,11 +214,10 @@ _KINDS: dict[str, Any] = {"int": int, "float": float, "str": str, "day": str, "l
 _COMPLETIONS = {"collections": _collection_names, "types": _type_names}
 
 
-def _day(text: str, end: bool = False) -> str:
-    """A `--since`/`--until` value as the daemon takes it (gnoctl.days; `end`: `--until`'s,
-    a month or a year to its last day)."""
+def _day(text: str, dest: str) -> str:
+    """A `--since`/`--until` value (`dest`: its field) as the daemon takes it (gnoctl.days)."""
     try:
-        return iso_day(text, end=end)
+        return filter_day(dest, text)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
 
@@ -251,7 +250,7 @@ def _spec_parameters(command: str) -> list[inspect.Parameter]:
             metavar=o.get("metavar"),
             help=o["help"],
             autocompletion=_COMPLETIONS.get(o.get("complete", "")),
-            parser=partial(_day, end=o["dest"].endswith("until")) if kind == "day" else None,
+            parser=partial(_day, dest=o["dest"]) if kind == "day" else None,
         )
         out.append(inspect.Parameter(name, KEYWORD, default=default, annotation=Annotated[tp, option]))
     return out

@@ -19,6 +19,12 @@ MONTHS = (
 )  # fmt: skip
 
 
+def filter_day(field: str, text: str) -> str:
+    """`text` as the filter `field` (`since`, `until`, or a dotted name ending so) takes
+    it: a month or a year to its last day for `until`, from its first for `since`."""
+    return iso_day(text, end=field.rpartition(".")[2] == "until")
+
+
 def iso_day(text: str, today: datetime.date | None = None, end: bool = False) -> str:
     """`text` as YYYY-MM-DD, counted back from `today` (a datetime.date; the local day by
     default); a month or a year as its first day, or its last with `end` (`--until`);

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from gnoctl.days import FORMS, iso_day
+from gnoctl.days import FORMS, filter_day
 from gnod.config import converted
 from gnod.protocol import METHOD_PARAMS
 from gnod.wire import said
@@ -128,14 +128,12 @@ def _filters() -> dict:
 
 
 def with_days(args: dict) -> dict:
-    """`args` with their filters' `since` and `until` as YYYY-MM-DD (days.iso_day, on this
+    """`args` with their filters' `since` and `until` as YYYY-MM-DD (days.filter_day, on this
     machine's calendar); ValueError saying which forms are read."""
     given = args.get("filters")
     if not isinstance(given, dict) or not ({"since", "until"} & given.keys()):
         return args
-    days = {
-        key: iso_day(given[key], end=key == "until") for key in ("since", "until") if isinstance(given.get(key), str)
-    }
+    days = {key: filter_day(key, given[key]) for key in ("since", "until") if isinstance(given.get(key), str)}
     return {**args, "filters": {**given, **days}}
 
 
