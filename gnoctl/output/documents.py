@@ -69,7 +69,7 @@ def _about(entry: dict) -> str:
     """What `ls` says of a document after its path: its title; a mail's day and sender too."""
     if not entry.get("sender"):
         return entry["title"]
-    return f"{entry['title']}  {(entry.get('date') or '')[:10]}  {entry['sender']}".replace("    ", "  ")
+    return "  ".join(part for part in (entry["title"], (entry.get("date") or "")[:10], entry["sender"]) if part)
 
 
 def write_listing(res: dict, fmt: str, view: View, asked: str = "", filtered: bool = False) -> None:

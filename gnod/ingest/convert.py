@@ -50,6 +50,7 @@ from gnod.ingest import mail, manpage, media, ocr
 from gnod.ingest.charsets import declared_charset, decode_legacy
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.markdown import extract_title
+from gnod.text import tables
 
 T = TypeVar("T")
 MiB = 1024 * 1024
@@ -89,7 +90,7 @@ _NAN_CELL_RE = re.compile(r"(?<=\| )NaN(?= \|)")
 _FLOAT_CELL_RE = re.compile(r"(?<=\| )(-?\d+)(?:\.0+|(\.\d*?[1-9])0+)(?= \|)")
 # A Word table without a header row comes with an empty one (`|  |  |` over `| --- |`):
 # its first row is its header (a passage showed the empty row, its words a row below).
-_EMPTY_HEADER_RE = re.compile(r"^\|(?:[ \t]*\|)+[ \t]*\n(\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*)\n(\|.*\|)[ \t]*$", re.M)
+_EMPTY_HEADER_RE = re.compile(rf"^\|(?:[ \t]*\|)+[ \t]*\n({tables.SEPARATOR}[ \t]*)\n(\|.*\|)[ \t]*$", re.M)
 # UTF-16 without a byte order mark: at least this share of the high bytes of its first
 # characters are NUL (Latin script), and its text holds no control character but line
 # ends, tabs and form feeds (_utf16_without_bom).

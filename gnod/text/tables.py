@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
-_SEPARATOR_RE = re.compile(r"\|(?:\s*:?-+:?\s*\|)+")
+# The row under a table's header: `| --- | :-: |`.
+SEPARATOR = r"\|(?:[ \t]*:?-+:?[ \t]*\|)+"
+_SEPARATOR_RE = re.compile(SEPARATOR)
 
 
 def is_row(line: str) -> bool:
