@@ -10,8 +10,9 @@ from typing import Any
 
 import apsw
 
-from gnod.config import CAMEL_CASE_EXTENSIONS, TEX_EXTENSIONS, extension
+from gnod.config import CAMEL_CASE_EXTENSIONS, CODE_EXTENSIONS, TEX_EXTENSIONS, extension
 from gnod.ingest.sections import StemmedBody, stem_body
+from gnod.search.constants import INDEXING
 from gnod.store import documents as store
 from gnod.store.documents import LexicalText
 from gnod.text.analyzer import (
@@ -23,6 +24,7 @@ from gnod.text.analyzer import (
     ingest_analyzers,
     path_text,
 )
+from gnod.text.compounds import COMPOUNDING, heads
 from gnod.text.tex import decode_accents
 
 
@@ -38,12 +40,17 @@ def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, a
     stems and exact forms (sections.stem_body), `analyzer` the document's language's.
     In a language of camelCase names, the stems end with each name's parts, a group at a
     time between separators (no phrase runs from one into another): `node` finds
-    `kmallocNode`, which its whole name (an exact form) still finds first."""
+    `kmallocNode`, which its whole name (an exact form) still finds first. In a language
+    of compounds, the stems end with each compound's heads, so: `Frist` finds
+    `Kündigungsfrist`, after the documents holding `Frist` itself."""
     stems = stemmed.text
+    groups: list[str] = []
     if extension(rel_path) in CAMEL_CASE_EXTENSIONS:
         groups = [" ".join(analyzer.stems(parts)) for parts in identifier_parts(body)]
-        if groups:
-            stems = SEPARATOR.join([stems, *groups])
+    elif analyzer.language in COMPOUNDING and extension(rel_path) not in CODE_EXTENSIONS:
+        groups = compound_heads(f"{exact_text(heading)} {stemmed.words}", analyzer)
+    if groups:
+        stems = SEPARATOR.join([stems, *groups])
     return LexicalText(
         path_text(rel_path, analyzer.index_text),
         analyzer.index_text(heading),
@@ -52,6 +59,13 @@ def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, a
         exact_text(heading),
         stemmed.words,
     )
+
+
+def compound_heads(words: str, analyzer: Analyzer) -> list[str]:
+    """The stems of the heads (text.compounds) of each distinct word of `words`
+    (space-separated tokens) that has some, space-joined: a group a word."""
+    found = (heads(w, INDEXING.compound_modifier_min, INDEXING.compound_head_min) for w in dict.fromkeys(words.split()))
+    return [" ".join(analyzer.stems(ends)) for ends in found if ends]
 
 
 # A rebuild's documents are derived in batches of this many, spread over the ingest

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import apsw
+import msgspec
 import tantivy
 
 from gnod.search.constants import ID_TERMS_MAX, INDEXING
@@ -66,7 +67,9 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 # 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold); a
 #    frontmatter `created` as the date where there is no `date` (documents.DATE_KEYS).
 # 9: full-width Latin and half-width katakana as their usual forms (analyzer.narrow).
-LAYOUT = 9
+# 10: the heads of compounds in German, Dutch and the Scandinavian languages
+#     (ingest.lexical_text, text.compounds).
+LAYOUT = 10
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
 # but every commit costs more with it (one document: ~15 → ~22 ms), and a save waits
@@ -108,7 +111,7 @@ SCHEMA = _schema()
 
 def folder_name() -> str:
     """The index folder's name: it changes with anything that changes what is indexed."""
-    key = json.dumps([LAYOUT, INDEXING.path_repeat, INDEXING.title_repeat]).encode()
+    key = json.dumps([LAYOUT, msgspec.to_builtins(INDEXING)]).encode()
     return f"lexical-{LAYOUT}-{hashlib.sha256(key).hexdigest()[:8]}"
 
 
