@@ -1460,6 +1460,53 @@ def test_a_notes_aliases_are_its_other_names(tmp_path):
     assert [r[0] for r in pending] == ["Glossar Recht.md", "Notiz.md"]
 
 
+def test_a_notes_other_properties_are_words_of_its_text(tmp_path):
+    """Obsidian's properties (`company`, `role`, a budget, a linked project) were found by
+    no search: only the body was indexed, and the title, aliases, tags and date."""
+    note = (
+        "---\ntitle: Carla Ruiz\ncompany: Weiß & Partner\nrole: Head of Design\nbudget_eur: 120000\n"
+        'project: "[[Project Alpha]]"\npast: [Freelance, Studio]\nactive: true\n---\n'
+        "# Carla Ruiz\n\nMet at the conference.\n"
+    )
+    conn = _indexed(
+        tmp_path,
+        {
+            "People/Carla.md": note,
+            "People/Ben.md": "---\nrole: engineer\n---\n# Ben\n\nWorks on the alpha release.\n",
+            "notes.txt": "---\ncompany: Initech\n---\nA text file's lines.\n",
+        },
+    )
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def found(query: str) -> list[str]:
+            return lexical_paths_in(index, conn, AnalyzerSet(), query, respell=False)
+
+        assert found("Partner") == ["People/Carla.md"]
+        assert found("weiss") == ["People/Carla.md"]
+        assert found('"Head of Design"') == ["People/Carla.md"]
+        assert found("120000") == ["People/Carla.md"]
+        assert found("Freelance") == ["People/Carla.md"]  # in a list
+        assert found("studio") == ["People/Carla.md"]
+        assert found("Project Alpha")[0] == "People/Carla.md"
+        assert found("true") == []  # a yes/no value says nothing
+        assert found("Initech") == []  # only a Markdown note's
+        from gnod.protocol import SearchParams
+        from gnod.server.searching import answer
+
+        # Its passage is the property's line, which no line of its body matches.
+        result = answer(
+            index, conn, AnalyzerSet(), SearchParams(query="Partner"), language_counts(conn), resolve(Filter())
+        )
+        (hit,) = result.hits
+        assert (hit.path, hit.snippet.line) == ("People/Carla.md", 3)
+        (start, end), *_ = hit.snippet.matches
+        assert hit.snippet.text[start:end] == "Partner"
+        result = answer(
+            index, conn, AnalyzerSet(), SearchParams(query="conference"), language_counts(conn), resolve(Filter())
+        )
+        assert [(h.path, h.snippet.line) for h in result.hits] == [("People/Carla.md", 12)]
+
+
 def test_a_tex_file_s_accented_letters_are_found_as_letters(tmp_path):
     """A BibTeX file spells names `G{\\"o}del`, `Erd{\\H{o}}s`: indexed as their pieces,
     found by no search for Gödel or Godel, and its passage held no match."""

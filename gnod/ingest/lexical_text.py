@@ -11,6 +11,7 @@ from typing import Any
 import apsw
 
 from gnod.config import CAMEL_CASE_EXTENSIONS, CODE_EXTENSIONS, TEX_EXTENSIONS, extension
+from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.ingest.sections import StemmedBody, stem_body
 from gnod.search.constants import INDEXING
 from gnod.store import documents as store
@@ -35,20 +36,27 @@ def indexed_body(rel_path: str, body: str) -> str:
     return decode_accents(body) if extension(rel_path) in TEX_EXTENSIONS else body
 
 
-def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, analyzer: Analyzer) -> LexicalText:
+def lexical_text(
+    rel_path: str, heading: str, body: str, stemmed: StemmedBody, analyzer: Analyzer, meta: dict[str, Any]
+) -> LexicalText:
     """`heading` is the indexed title (documents.indexed_title), `stemmed` the body's
-    stems and exact forms (sections.stem_body), `analyzer` the document's language's.
+    stems and exact forms (sections.stem_body), `analyzer` the document's language's,
+    `meta` its frontmatter. A Markdown note's body goes on with its other properties'
+    values (documents.properties_text): `Freelance` finds the note whose `company` it is.
     In a language of camelCase names, the stems end with each name's parts, a group at a
     time between separators (no phrase runs from one into another): `node` finds
     `kmallocNode`, which its whole name (an exact form) still finds first. In a language
     of compounds, the stems end with each compound's heads, so: `Frist` finds
     `Kündigungsfrist`, after the documents holding `Frist` itself."""
-    stems = stemmed.text
+    stems, words = stemmed.text, stemmed.words
+    if extension(rel_path) in MARKDOWN_EXTENSIONS and (properties := store.properties_text(meta)):
+        stems = SEPARATOR.join([stems, analyzer.index_text(properties)])
+        words = SEPARATOR.join([words, exact_text(properties)])
     groups: list[str] = []
     if extension(rel_path) in CAMEL_CASE_EXTENSIONS:
         groups = [" ".join(analyzer.stems(parts)) for parts in identifier_parts(body)]
     elif analyzer.language in COMPOUNDING and extension(rel_path) not in CODE_EXTENSIONS:
-        groups = compound_heads(f"{exact_text(heading)} {stemmed.words}", analyzer)
+        groups = compound_heads(f"{exact_text(heading)} {words}", analyzer)
     if groups:
         stems = SEPARATOR.join([stems, *groups])
     return LexicalText(
@@ -57,7 +65,7 @@ def lexical_text(rel_path: str, heading: str, body: str, stemmed: StemmedBody, a
         stems,
         path_text(rel_path, exact_text),
         exact_text(heading),
-        stemmed.words,
+        words,
     )
 
 
@@ -107,6 +115,7 @@ def derive_rows(rows: Rows, analyzers: AnalyzerSet) -> Derived:
     for doc_id, rel_path, title, metadata, markdown, body_line, language, others in rows:
         body = indexed_body(rel_path, store.body_of(markdown, body_line))
         stemmed = stem_body(body, language, analyzers, per_block=bool(others))
-        heading = store.indexed_title(title, json.loads(metadata))
-        out.append((doc_id, lexical_text(rel_path, heading, body, stemmed, analyzers.get(language))))
+        meta = json.loads(metadata)
+        heading = store.indexed_title(title, meta)
+        out.append((doc_id, lexical_text(rel_path, heading, body, stemmed, analyzers.get(language), meta)))
     return out

@@ -136,7 +136,7 @@ def prepare(
         language=language,
         metadata=meta,
         chunks=chunks,
-        text=lexical_text(entry.rel_path, heading, indexed, stemmed, analyzers.get(language)),
+        text=lexical_text(entry.rel_path, heading, indexed, stemmed, analyzers.get(language), meta),
         read_rules=READ_RULES,
         other_languages=stemmed.others,
         language_confident=sure,

@@ -71,10 +71,8 @@ def answer(
                 bits[doc.language] = TermBits(
                     analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
                 )
-            pieces = (indexed_body(doc.rel_path, piece) for piece in docstore.pieces(stored, SNIPPET_PIECE_BYTES))
-            head = partial(_head, doc.rel_path, stored)
             passages[r.doc_id] = _naming(
-                best_snippets(pieces, body_line, bits[doc.language], p.per_doc, head), res.name
+                _passages(doc.rel_path, stored, body_line, bits[doc.language], p.per_doc), res.name
             )
     # A document written since the lexical index took it (a long run commits to it every
     # few seconds) was matched by its text before: without a passage that matches now, it
@@ -150,6 +148,18 @@ def _table_header(lines: list[str], line: int) -> str | None:
     where the passage does not show it (text.tables); None outside a table."""
     found = tables.header_of(lines, line - 1, TABLE_HEADER_LOOK_BACK_LINES) if lines else None
     return found[1] if found is not None and found[0] < line - 1 else None
+
+
+def _passages(rel_path: str, stored: str | bytes, body_line: int, bits: TermBits, n: int) -> list[Passage]:
+    """best_snippets of a stored text's body; where no line of it matches, of the whole
+    text: a note found by its frontmatter alone (a property, its title) shows that line."""
+
+    def read(start: int) -> list[Passage]:
+        pieces = (indexed_body(rel_path, piece) for piece in docstore.pieces(stored, SNIPPET_PIECE_BYTES))
+        return best_snippets(pieces, start, bits, n, partial(_head, rel_path, stored))
+
+    found = read(body_line)
+    return found if body_line == 1 or any(s.matches for s in found) else read(1)
 
 
 def _head(rel_path: str, stored: str | bytes, least: int) -> str | None:

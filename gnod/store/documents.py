@@ -21,7 +21,7 @@ import zstandard
 
 from gnod.config import MAILBOX_SUFFIXES, MEMBER_SEP, converted
 from gnod.store.db import in_list
-from gnod.store.tags import listed, tags_of
+from gnod.store.tags import TAG_KEYS, listed, tags_of
 from gnod.text.analyzer import fold
 from gnod.text.dates import mtime_day
 from gnod.text.headings import section_of
@@ -149,6 +149,24 @@ def aliases_of(meta: dict[str, Any]) -> list[str]:
     """A note's other names (tags.listed: a list, or a string of them separated by
     commas), in order, once each."""
     return list(dict.fromkeys(name for key in ALIAS_KEYS for name in listed(meta.get(key))))
+
+
+# The frontmatter keys read as what they say elsewhere (the title, other names, tags, the
+# date): a note's other properties are words of its text (properties_text).
+_KEYS_READ = frozenset({"title", *ALIAS_KEYS, *TAG_KEYS, *DATE_KEYS})
+
+
+def properties_text(meta: dict[str, Any]) -> str:
+    """The values of a note's other frontmatter properties (Obsidian's `company: Freelance`,
+    `project: "[[Project Alpha]]"`, each of a list's), a line each; `true` and `false`
+    say nothing. Searchable as words of its text."""
+    values = (
+        v for key, raw in meta.items() if key not in _KEYS_READ for v in (raw if isinstance(raw, list) else [raw])
+    )
+    return "\n".join(v for v in values if isinstance(v, str) and v.strip() and v.lower() not in _YES_NO)
+
+
+_YES_NO = frozenset({"true", "false"})
 
 
 def indexed_title(title: str, meta: dict[str, Any]) -> str:

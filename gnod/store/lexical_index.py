@@ -68,7 +68,8 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 #    frontmatter `created` as the date where there is no `date` (documents.DATE_KEYS).
 # 9: full-width Latin and half-width katakana as their usual forms (analyzer.narrow).
 # 10: the heads of compounds in German, Dutch and the Scandinavian languages
-#     (ingest.lexical_text, text.compounds).
+#     (ingest.lexical_text, text.compounds); a note's other frontmatter properties
+#     (documents.properties_text).
 LAYOUT = 10
 # The writer's indexing heap (shared by its threads). A bigger one spares a big ingest
 # some merging (at 192 MB, tantivy's CPU for the kernel tree's documents: 5-15 % less),
