@@ -193,6 +193,16 @@ class Fallback(Exception):
     """The fast parser gives up; typer parses (and explains) instead."""
 
 
+class MissingValue(Fallback):
+    """An option that takes a value has none: it ends the arguments, or another option
+    follows it, or `--` (`--tag --human`; click would take `--human`, or the `--` before
+    the words, for the tag). `options`: the option tokens up to it, for click to explain."""
+
+    def __init__(self, options: list[str]) -> None:
+        super().__init__(options[-1])
+        self.options = options
+
+
 def split_args(kinds: dict[str, str], args: list[str], negated_words: bool) -> tuple[list[str], list[str]]:
     """Split arguments into option tokens (each with its value) and words.
 
@@ -218,7 +228,9 @@ def split_args(kinds: dict[str, str], args: list[str], negated_words: bool) -> t
         if arg.startswith("--") or arg in kinds:
             options.append(arg)
             takes_value = name in kinds and kinds[name] != "flag"
-            if takes_value and not eq and i < len(args):
+            if takes_value and not eq:
+                if i == len(args) or args[i] in kinds or args[i] == "--":
+                    raise MissingValue(options)
                 options.append(args[i])
                 i += 1
         elif kinds.get(arg[:2]) == "int" and arg[2:].isdigit():

@@ -18,7 +18,16 @@ from typing import Annotated, Any, Optional
 import typer
 
 from gnoctl import commands, fastjson
-from gnoctl.args import BENCH_MODES, FAST_OPTIONS, LS_LIMIT_MAX, WORD_COMMANDS, for_format, params, split_args
+from gnoctl.args import (
+    BENCH_MODES,
+    FAST_OPTIONS,
+    LS_LIMIT_MAX,
+    WORD_COMMANDS,
+    MissingValue,
+    for_format,
+    params,
+    split_args,
+)
 from gnoctl.days import filter_day
 from gnoctl.spec import COMMANDS as SPEC
 from gnod import wire
@@ -1163,9 +1172,13 @@ def run(argv: list[str]) -> int:
     The search commands and `get` are handed to click split as the fast parser splits
     them: options, then `--`, then the words."""
     group: Any = typer.main.get_command(app)  # a group: it has .commands
+    missing = False  # an option without its value: click's error says all there is to say
     if argv and (argv[0] in WORD_COMMANDS or argv[0] in FAST_OPTIONS):
-        options, words = split_words(group.commands[argv[0]], argv[1:], argv[0] in WORD_COMMANDS)
-        argv = [argv[0], *options, "--", *words]
+        try:
+            options, words = split_words(group.commands[argv[0]], argv[1:], argv[0] in WORD_COMMANDS)
+            argv = [argv[0], *options, "--", *words]
+        except MissingValue as e:
+            argv, missing = [argv[0], *e.options], True  # ending with the option: click says it needs a value
     try:
         result = group.main(args=argv, prog_name="gnoctl", standalone_mode=False)
     except typer.Abort:
@@ -1183,6 +1196,8 @@ def run(argv: list[str]) -> int:
                 error = {"code": wire.ERROR_NAMES[wire.INVALID_PARAMS], "message": message, "details": details}
                 print(fastjson.dumps({"error": error}, indent=2))
             # An option nothing is near (click offered no other) may be text: `--max-old-space-size`.
+            if missing:
+                return wire.EXIT_ERROR
             if argv and argv[0] in WORD_COMMANDS and option.startswith("-") and not getattr(e, "possibilities", None):
                 print(
                     f"(to search for {option} as text, put it after `--`: gnoctl {argv[0]} WORDS -- {option})",

@@ -410,6 +410,20 @@ def test_limit_out_of_range_is_a_usage_error(indexed):
     assert "limit" in r.stderr.lower() or "-n" in r.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("deploy", "--tag"), ("deploy", "--tag", "--json"), ("deploy", "--since", "-n", "3"), ("--tag", "--", "deploy")],
+)
+def test_an_option_without_its_value_is_a_usage_error(indexed, args):
+    """`--tag` last took the `--` before the words for its value (no document passed the
+    filter "tag --"), and `--tag --json` took `--json`: a search that said nothing."""
+    r = _run_cli("search", *args, env=indexed.env)
+    assert r.returncode == 2
+    option = next(a for a in args if a in ("--tag", "--since"))
+    assert f"Option '{option}' requires an argument." in r.stderr
+    assert "to search for" not in r.stderr  # the option is known: no hint to quote it
+
+
 def test_min_score(indexed):
     every = search(indexed.env, "deploy production")["hits"]
     some = search(indexed.env, "deploy production", "--min-score", "0.5")["hits"]
