@@ -422,6 +422,20 @@ def test_stopwords_dropped_when_something_else_remains():
     assert q.terms == ("history", "city")
 
 
+def test_a_german_question_s_function_words_are_dropped():
+    """`wann muss ich mich ummelden` searched `wann` and `muss`, and said no document had
+    them: a question's words and modal verbs are function words, as `when` and `must`."""
+    from gnod.text import stopwords
+
+    def german(query: str) -> CompiledQuery:
+        return compile_query(parse(query), ANALYZERS, ["german"], lambda t: stopwords.is_stopword(t, ["german"]))
+
+    q = german("wann muss ich mich ummelden")
+    assert q.terms == ("ummelden",)
+    assert q.dropped_stopwords == ("wann", "muss", "ich", "mich")
+    assert german("welche Unterlagen sollte ich mitbringen").terms == ("Unterlagen", "mitbringen")
+
+
 def test_stopwords_kept_when_nothing_else_remains():
     q = compiled("the a of")
     assert written(q) == '("the") OR ("a") OR ("of")'

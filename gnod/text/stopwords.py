@@ -45,7 +45,9 @@ STOPWORDS: dict[str, frozenset[str]] = {
         uns euch ihm ihn ihnen diese dieser dieses diesem diesen durch bis
         zum zur am vom beim sehr schon hier dann da doch mehr alle alles
         keine kein nichts ohne gegen unter zwischen wo was wer warum also ob
-        seine ihre ihren ihrem jede jeder jedes
+        seine ihre ihren ihrem jede jeder jedes wann welche welcher welches
+        wieso weshalb woher wohin muss musste soll sollte darf könnte würde
+        mein meine meinen
         """
     ),
     "french": _words(
