@@ -1,6 +1,6 @@
 """Compounds in the languages that write them as one word: a word asked for alone finds
-the compounds it is the head of (`Frist`: Kündigungsfrist), after the documents holding
-it alone, and their passages mark the compound."""
+the compounds it starts or ends (`Steuer`: Steuerberater, `Frist`: Kündigungsfrist),
+after the documents holding it alone, and their passages mark the compound."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from gnod.search.snippet import TermBits, best_snippets, match_spans
 from gnod.store.db import connect
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import Analyzer, AnalyzerSet
-from gnod.text.compounds import heads
+from gnod.text.compounds import parts
 
 PAGES = {
     "frist.md": (
         "# Abgabe\n\nDie Frist für die Abgabe der Steuererklärung endet im Juli. Bitte alle "
-        "Belege rechtzeitig sammeln und an das Finanzamt schicken.\n"
+        "Belege rechtzeitig sammeln und an das Finanzamt schicken. Der Steuerberater hilft.\n"
     ),
     "miete.md": (
         "# Wohnung\n\nDie Kündigungsfrist für den Mietvertrag beträgt drei Monate. Der "
@@ -57,11 +57,13 @@ def paths(index, query: str) -> list[str]:
     return lexical_paths(conn, analyzers, query, respell=False)
 
 
-def test_a_word_finds_the_compounds_it_ends_after_the_documents_holding_it_alone(index):
+def test_a_word_finds_the_compounds_it_starts_or_ends_after_the_documents_holding_it_alone(index):
     assert paths(index, "Frist") == ["frist.md", "miete.md"]
-    assert paths(index, "Fristen") == ["frist.md", "miete.md"]  # stemmed as the heads are
+    assert paths(index, "Fristen") == ["frist.md", "miete.md"]  # stemmed as the parts are
     assert paths(index, "Vertrag") == ["miete.md"]
     assert paths(index, "Kosten") == ["miete.md"]
+    assert paths(index, "Steuer") == ["frist.md"]  # Steuererklärung, Steuerberater
+    assert paths(index, "Kündigung") == ["miete.md"]  # the word itself, and Kündigungsfrist
     assert paths(index, "contract") == ["huur.md"]  # Dutch
 
 
@@ -78,11 +80,14 @@ def test_english_words_are_not_split(index):
     assert paths(index, "keeping") == []
 
 
-def test_heads_are_the_ends_long_enough_after_a_modifier_long_enough():
-    assert heads("mietvertrag", 3, 4) == ["tvertrag", "vertrag", "ertrag", "rtrag", "trag"]
-    assert heads("zinsrate", 3, 4) == ["srate", "rate"]
-    assert heads("miete", 3, 4) == []
-    assert heads("version2024", 3, 4) == []
+def test_parts_are_the_starts_and_ends_long_enough_beside_a_rest_long_enough():
+    assert parts("mietvertrag", 4, 3) == [
+        *("miet", "mietv", "mietve", "mietver", "mietvert"),
+        *("trag", "rtrag", "ertrag", "vertrag", "tvertrag"),
+    ]
+    assert parts("zinsrate", 4, 3) == ["zins", "zinsr", "rate", "srate"]
+    assert parts("miete", 4, 3) == []
+    assert parts("version2024", 4, 3) == []
 
 
 def test_a_compound_is_marked_and_its_line_shown_for_its_head():
@@ -90,6 +95,7 @@ def test_a_compound_is_marked_and_its_line_shown_for_its_head():
     line = "Die Kündigungsfrist für den Mietvertrag beträgt drei Monate."
     assert [line[a:b] for a, b in match_spans(line, german, frozenset({"frist"}))] == ["Kündigungsfrist"]
     assert [line[a:b] for a, b in match_spans(line, german, frozenset({"vertrag"}))] == ["Mietvertrag"]
+    assert [line[a:b] for a, b in match_spans(line, german, frozenset({"miet"}))] == ["Mietvertrag"]
     assert match_spans(line, german, frozenset({"frist"}), verbatim=frozenset({"frist"})) == []
     assert match_spans("the timeframe", Analyzer("english"), frozenset({"frame"})) == []
     text = "# Wohnung\n\nDie Wohnung liegt im dritten Stock.\n\n" + line + "\n"

@@ -25,7 +25,7 @@ from gnod.text.analyzer import (
     ingest_analyzers,
     path_text,
 )
-from gnod.text.compounds import COMPOUNDING, heads
+from gnod.text.compounds import COMPOUNDING, parts
 from gnod.text.tex import decode_accents
 
 
@@ -46,8 +46,9 @@ def lexical_text(
     In a language of camelCase names, the stems end with each name's parts, a group at a
     time between separators (no phrase runs from one into another): `node` finds
     `kmallocNode`, which its whole name (an exact form) still finds first. In a language
-    of compounds, the stems end with each compound's heads, so: `Frist` finds
-    `Kündigungsfrist`, after the documents holding `Frist` itself."""
+    of compounds, the stems end with each compound's parts, so: `Frist` finds
+    `Kündigungsfrist` and `Steuer` `Steuerberater`, after the documents holding the
+    word itself."""
     stems, words = stemmed.text, stemmed.words
     if extension(rel_path) in MARKDOWN_EXTENSIONS and (properties := store.properties_text(meta)):
         stems = SEPARATOR.join([stems, analyzer.index_text(properties)])
@@ -56,7 +57,7 @@ def lexical_text(
     if extension(rel_path) in CAMEL_CASE_EXTENSIONS:
         groups = [" ".join(analyzer.stems(parts)) for parts in identifier_parts(body)]
     elif analyzer.language in COMPOUNDING and extension(rel_path) not in CODE_EXTENSIONS:
-        groups = compound_heads(f"{exact_text(heading)} {words}", analyzer)
+        groups = compound_parts(f"{exact_text(heading)} {words}", analyzer)
     if groups:
         stems = SEPARATOR.join([stems, *groups])
     return LexicalText(
@@ -69,11 +70,11 @@ def lexical_text(
     )
 
 
-def compound_heads(words: str, analyzer: Analyzer) -> list[str]:
-    """The stems of the heads (text.compounds) of each distinct word of `words`
+def compound_parts(words: str, analyzer: Analyzer) -> list[str]:
+    """The stems of the parts (text.compounds) of each distinct word of `words`
     (space-separated tokens) that has some, space-joined: a group a word."""
-    found = (heads(w, INDEXING.compound_modifier_min, INDEXING.compound_head_min) for w in dict.fromkeys(words.split()))
-    return [" ".join(analyzer.stems(ends)) for ends in found if ends]
+    found = (parts(w, INDEXING.compound_part_min, INDEXING.compound_rest_min) for w in dict.fromkeys(words.split()))
+    return [" ".join(analyzer.stems(pieces)) for pieces in found if pieces]
 
 
 # A rebuild's documents are derived in batches of this many, spread over the ingest

@@ -289,12 +289,12 @@ class Indexing(Struct, frozen=True, kw_only=True):
     path_repeat: int = 2
     title_repeat: int = 3
     # In a language that writes compounds as one word (text.compounds), a document's
-    # stems also hold each end of its words that may be a compound's head: at least
-    # compound_head_min letters after at least compound_modifier_min (`Frist` finds
-    # Kündigungsfrist, `Vertrag` Mietvertrag; a three-letter word, `Amt`, `Rat`, would
-    # find the ends of too many words that are no compounds: Apparat, insgesamt).
-    compound_modifier_min: int = 3
-    compound_head_min: int = 4
+    # stems also hold each start and end of its words that may be a compound's part: at
+    # least compound_part_min letters, the rest at least compound_rest_min (`Steuer`
+    # finds Steuerberater, `Frist` Kündigungsfrist; a three-letter word, `Amt`, `Rat`,
+    # would find the ends of too many words that are no compounds: Apparat, insgesamt).
+    compound_part_min: int = 4
+    compound_rest_min: int = 3
 
 
 INDEXING = Indexing()

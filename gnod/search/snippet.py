@@ -47,7 +47,7 @@ from gnod.search.constants import (
     SNIPPET_SMALL_TEXT,
 )
 from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, cjk_character, fold, line_tokens, tokenize
-from gnod.text.compounds import COMPOUNDING, heads
+from gnod.text.compounds import COMPOUNDING, parts
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
 # starts with it is one more: TermBits.per_word).
@@ -122,9 +122,9 @@ class TermBits(dict[str, int]):
             bits |= self.bit.get(fold(token), 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
             if len(token) == 2 and cjk_character(token[0]):  # a run's bigram holds its characters
                 bits |= self.bit.get(token[0], 0) | self.bit.get(token[1], 0)
-        for head in _head_stems(token, self.analyzer):
-            if head not in self.verbatim:
-                bits |= self.bit.get(head, 0)
+        for part in _part_stems(token, self.analyzer):
+            if part not in self.verbatim:
+                bits |= self.bit.get(part, 0)
         self[token] = bits
         return bits
 
@@ -309,18 +309,18 @@ def match_spans(
     stem, spans, compounds = analyzer.stem, [], analyzer.language in COMPOUNDING
     for m in _ASCII_TOKEN_RE.finditer(text):
         word = m.group().lower()
-        if word in terms or stem(word) in by_stem or compounds and not by_stem.isdisjoint(_head_stems(word, analyzer)):
+        if word in terms or stem(word) in by_stem or compounds and not by_stem.isdisjoint(_part_stems(word, analyzer)):
             spans.append([m.start(), m.end()])
     return spans
 
 
-def _head_stems(word: str, analyzer: Analyzer) -> list[str]:
-    """The folded stems of the heads of `word` (lowercase) in a language of compounds,
-    as the index holds them (ingest.lexical_text): `Kündigungsfrist` is marked for `Frist`."""
+def _part_stems(word: str, analyzer: Analyzer) -> list[str]:
+    """The folded stems of the parts of `word` (lowercase) in a language of compounds, as
+    the index holds them (ingest.lexical_text): `Kündigungsfrist` is marked for `Frist`."""
     if analyzer.language not in COMPOUNDING:
         return []
-    ends = heads(word, INDEXING.compound_modifier_min, INDEXING.compound_head_min)
-    return [fold(analyzer.stem(end)) for end in ends]
+    found = parts(word, INDEXING.compound_part_min, INDEXING.compound_rest_min)
+    return [fold(analyzer.stem(part)) for part in found]
 
 
 _ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
@@ -371,7 +371,7 @@ def _matched(token: str, analyzer: Analyzer, terms: frozenset[str], by_stem: fro
         or stem in by_stem
         or fold(word) in terms
         or fold(stem) in by_stem
-        or not by_stem.isdisjoint(_head_stems(word, analyzer))
+        or not by_stem.isdisjoint(_part_stems(word, analyzer))
     )
 
 

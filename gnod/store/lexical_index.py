@@ -67,7 +67,7 @@ PATH_PARTS = "path_parts"  # each folder ("a/", "a/b/") and the extension (".rst
 # 8: œ, ł, ß and the other letters without a mark folded to ASCII (analyzer.fold); a
 #    frontmatter `created` as the date where there is no `date` (documents.DATE_KEYS).
 # 9: full-width Latin and half-width katakana as their usual forms (analyzer.narrow).
-# 10: the heads of compounds in German, Dutch and the Scandinavian languages
+# 10: the parts of compounds in German, Dutch and the Scandinavian languages
 #     (ingest.lexical_text, text.compounds); a note's other frontmatter properties
 #     (documents.properties_text).
 LAYOUT = 10
