@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import write_tree
 from gnod.ingest.markdown import extract_title, split_frontmatter
 from gnod.text.fences import fenced_spans
 from gnod.text.language import detect_language_sure
@@ -338,3 +341,78 @@ def test_a_section_is_named_in_any_case_and_with_or_without_its_accents():
     assert section_lines(text, "Marz") == section_lines(text, "märz") == (7, 9)
     assert section_lines(text, "februar") == (3, 5)
     assert section_lines(text, "Mai") is None
+
+
+def _titles(root: str, collection_root: str) -> dict[str, str]:
+    """The titles of `collection_root`'s documents once indexed (it is in `root`)."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.store.db import connect
+    from gnod.store.migrations import migrate
+    from gnod.text.analyzer import AnalyzerSet
+
+    conn = connect(os.path.join(root, "index.sqlite"))
+    migrate(conn)
+    index_collection(conn, AnalyzerSet(), CollectionConfig(name="v", path=collection_root))
+    return dict(conn.execute("SELECT rel_path, title FROM documents").fetchall())
+
+
+VAULT = {
+    "Meetings/2026-10-30 Alpha Review.md": "# Meeting notes\n\nDecided on Kafka.\n",
+    "Meetings/2026-11-03 Kickoff.md": "# Meeting notes\n\nKickoff.\n",
+    "Templates/Meeting Template.md": "# {{title}}\n\n## Attendees\n",
+    "People/Anna.md": "---\ntitle: Anna Schmidt\n---\n# Anna\n\nEngineer.\n",
+    "todo.txt": "# Errands\n\nBuy milk.\n",
+}
+
+
+def test_an_obsidian_vault_s_notes_are_titled_by_their_files_names(tmp_path) -> None:
+    """Obsidian names a note by its file: every meeting note was titled `Meeting notes`
+    (its first heading), and each template `{{title}}`, in `ls`, hits and `ask`'s sources."""
+    vault = tmp_path / "vault"
+    write_tree(str(vault), {**VAULT, ".obsidian/app.json": "{}"})
+    assert _titles(str(tmp_path), str(vault)) == {
+        "Meetings/2026-10-30 Alpha Review.md": "2026-10-30 Alpha Review",
+        "Meetings/2026-11-03 Kickoff.md": "2026-11-03 Kickoff",
+        "Templates/Meeting Template.md": "Meeting Template",
+        "People/Anna.md": "Anna Schmidt",  # a frontmatter title still titles it
+        "todo.txt": "Errands",  # not a Markdown note
+    }
+
+
+def test_a_folder_of_an_obsidian_vault_is_too_and_other_notes_keep_their_headings(tmp_path) -> None:
+    vault = tmp_path / "vault"
+    write_tree(str(vault), {**VAULT, ".obsidian/app.json": "{}"})
+    assert _titles(str(tmp_path / "one"), str(vault / "Meetings")) == {
+        "2026-10-30 Alpha Review.md": "2026-10-30 Alpha Review",
+        "2026-11-03 Kickoff.md": "2026-11-03 Kickoff",
+    }
+    notes = tmp_path / "notes"
+    write_tree(str(notes), VAULT)
+    titles = _titles(str(tmp_path / "two"), str(notes))
+    assert titles["Meetings/2026-10-30 Alpha Review.md"] == "Meeting notes"
+    assert titles["Templates/Meeting Template.md"] == "{{title}}"
+
+
+def test_a_vault_indexed_before_is_titled_again_from_what_is_stored(tmp_path) -> None:
+    from gnod.ingest import titles
+    from gnod.ingest.markdown import TITLE_RULES
+    from gnod.store import documents as store
+    from gnod.store.db import connect
+
+    vault = tmp_path / "vault"
+    write_tree(str(vault), {**VAULT, ".obsidian/app.json": "{}"})
+    _titles(str(tmp_path), str(vault))
+    conn = connect(os.path.join(str(tmp_path), "index.sqlite"))
+    with conn:  # as the rules before left it
+        conn.execute("UPDATE documents SET title = 'Meeting notes' WHERE rel_path LIKE 'Meetings/%'")
+        store.set_meta_value(conn, "title_rules", str(TITLE_RULES - 1))
+    assert titles.due(conn)
+    after: tuple[int, int] | None = (0, 0)
+    while after is not None:
+        with conn:
+            after = titles.retitle(conn, after[0])
+    assert dict(conn.execute("SELECT rel_path, title FROM documents WHERE rel_path LIKE 'Meetings/%'")) == {
+        "Meetings/2026-10-30 Alpha Review.md": "2026-10-30 Alpha Review",
+        "Meetings/2026-11-03 Kickoff.md": "2026-11-03 Kickoff",
+    }

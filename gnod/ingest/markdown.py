@@ -37,7 +37,10 @@ _RST = frozenset({".rst", ".rest"})
 _RST_SECTION_RE = re.compile(r"^([^\s\\].*)\n([!-/:-@\[-`{-~])\2*[ \t]*$", re.M)
 # Bump when extract_title gives another title for the same text: an index written
 # before takes its prose documents' titles again (gnod.ingest.titles).
-TITLE_RULES = 2
+# 3: a Markdown note of an Obsidian vault is titled by its file's name (named_by_files).
+TITLE_RULES = 3
+# What makes a folder an Obsidian vault: its settings folder.
+OBSIDIAN_SETTINGS = ".obsidian"
 
 
 # Markdown, where a `#word` in the text is a tag (Obsidian, Logseq, Bear): `#meeting`,
@@ -254,10 +257,25 @@ def _as_list(value: str | list[str]) -> list[str]:
     return [part for part in (p.strip() for p in value.split(",")) if part]
 
 
-def extract_title(meta: dict, body: str, filename: str) -> str:
+def named_by_files(root: str) -> bool:
+    """Whether the Markdown notes under `root` are named by their files' names: it is an
+    Obsidian vault, or in one (a folder holding OBSIDIAN_SETTINGS), as Obsidian names a
+    note by its file, whatever its first heading says (`# Meeting notes` in each one)."""
+    folder = os.path.abspath(root)
+    while True:
+        if os.path.isdir(os.path.join(folder, OBSIDIAN_SETTINGS)):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def extract_title(meta: dict, body: str, filename: str, named: bool = False) -> str:
     """Title from frontmatter, else the first level-1 heading (`# Title`, or `Title` over
     a line of `=`; in reStructuredText the first section title), else the file name
-    without its extension.
+    without its extension; a Markdown note `named` by its file (named_by_files) skips
+    the heading.
 
     Headings inside fenced code (shell `# comments`, Python) are not titles; in plain
     text, only a `#` heading on its first line is (the kernel's CREDITS was titled by a
@@ -267,7 +285,10 @@ def extract_title(meta: dict, body: str, filename: str) -> str:
     if isinstance(title, str) and title.strip():
         return title.strip()
     ext = extension(filename)
-    heading = _rst_title(body) if ext in _RST else _heading(body, ext in _PLAIN_TEXT)
+    if named and ext in MARKDOWN_EXTENSIONS:
+        heading = None
+    else:
+        heading = _rst_title(body) if ext in _RST else _heading(body, ext in _PLAIN_TEXT)
     if heading:
         return heading
     name = os.path.basename(filename)

@@ -23,6 +23,7 @@ import msgspec
 from gnod.config import MEMBER_SEP, CollectionConfig
 from gnod.ingest import containers, ocr
 from gnod.ingest.failure import GONE, IngestFailure
+from gnod.ingest.markdown import named_by_files
 from gnod.ingest.walk import (
     Filter,
     WalkEntry,
@@ -280,6 +281,7 @@ class _Run:
         lex: LexicalIndex | None,
     ) -> None:
         self.conn, self.col, self.cid = conn, col, cid
+        self.named = named_by_files(col.path)  # an Obsidian vault's notes: titled by their files
         self.states, self.failed = states, failed
         self.changed, self.lex = changed, lex
         self.stats = IndexStats(collection=col.name)
@@ -328,7 +330,7 @@ class _Run:
                 errors += 1  # failed before and unchanged since: not retried
                 self.seen.add(rel)
             elif old is None:
-                yield self._planned(Task(e, None, self.col.language, self.col.follow_symlinks))
+                yield self._planned(Task(e, None, self.col.language, self.col.follow_symlinks, named=self.named))
             else:
                 held.append((e, old.id))
                 if len(held) >= HASH_BATCH:
@@ -346,7 +348,8 @@ class _Run:
         """Tasks for changed files, each with its indexed source hash (same bytes: no work)."""
         hashes = store.source_hashes(self.conn, [doc_id for _, doc_id in held])
         for e, doc_id in held:
-            yield self._planned(Task(e, hashes.get(doc_id), self.col.language, self.col.follow_symlinks))
+            task = Task(e, hashes.get(doc_id), self.col.language, self.col.follow_symlinks, named=self.named)
+            yield self._planned(task)
 
     def _planned(self, task: Task) -> Task:
         self.planned += 1

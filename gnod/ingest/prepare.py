@@ -67,10 +67,12 @@ def prepare(
     analyzers: AnalyzerSet,
     deadline: Deadline | None = None,
     ocr_later: bool = False,
+    named: bool = False,
 ) -> PreparedDoc:
     """`source_hash`: the SHA-256 hex of `data` (or "": none known). `ocr_later`: a picture
     or scan that needs OCR is prepared without its text (found by its name) and marked
-    `ocr_pending`, for gnod's OCR backlog to read."""
+    `ocr_pending`, for gnod's OCR backlog to read. `named`: a Markdown note is titled by
+    its file's name (markdown.named_by_files)."""
     deadline = deadline or Deadline()
     try:
         # OCR reads in the hinted language.
@@ -95,7 +97,7 @@ def prepare(
     outline = ext in org.ORG_EXTENSIONS
     if outline:  # Org's settings are its frontmatter, and its `# ` lines comments, not headings
         meta, body, fm_lines = org.metadata(canonical), canonical, 0
-    title = extract_title(meta, "" if code or outline else body, name)
+    title = extract_title(meta, "" if code or outline else body, name, named)
     deadline.check("frontmatter and title")
     sure = True
     language: str | None

@@ -12,7 +12,7 @@ import json
 import apsw
 
 from gnod.config import PROSE_EXTENSIONS
-from gnod.ingest.markdown import TITLE_RULES, extract_title
+from gnod.ingest.markdown import TITLE_RULES, extract_title, named_by_files
 from gnod.store import documents as store
 
 RETITLE_BATCH = 500  # documents whose title is taken again per writer job
@@ -30,8 +30,10 @@ def retitle(conn: apsw.Connection, after: int) -> tuple[int, int] | None:
     returns (the last id done, documents done), or None once none is left (the rules
     are then recorded). Call inside a transaction."""
     rows = store.titled_sources(conn, _GLOBS, after, RETITLE_BATCH)
-    for doc_id, rel_path, title, metadata, markdown, body_line in rows:
-        new = extract_title(json.loads(metadata), store.body_of(markdown, body_line), rel_path.rsplit("/", 1)[-1])
+    named = {cid: named_by_files(root) for cid, root in store.collection_paths(conn).items()}
+    for doc_id, cid, rel_path, title, metadata, markdown, body_line in rows:
+        meta, name = json.loads(metadata), rel_path.rsplit("/", 1)[-1]
+        new = extract_title(meta, store.body_of(markdown, body_line), name, named.get(cid, False))
         if new != title:
             store.set_title(conn, doc_id, new)
     if rows:

@@ -76,6 +76,7 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     # OCR backlog (gnod.server.ocr), whose own tasks read it now; a container's member
     # is always read now (the backlog reads files, not members).
     ocr_now: bool = False
+    named: bool = False  # the collection's Markdown notes are named by their files (markdown.named_by_files)
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -112,7 +113,7 @@ def run_task(task: Task, analyzers: AnalyzerSet | None = None) -> Outcome:
         return Failed(f.code, f.reason)
     if containers.kind(e.rel_path) is not None:
         return _expand(task, containers.members(e.rel_path, data), analyzers)
-    return _prepare(e, data, task.old_hash, task.language, analyzers, ocr_later=not task.ocr_now)
+    return _prepare(e, data, task.old_hash, task.language, analyzers, ocr_later=not task.ocr_now, named=task.named)
 
 
 def _prepare(
@@ -122,12 +123,13 @@ def _prepare(
     language: str | None,
     analyzers: AnalyzerSet,
     ocr_later: bool = False,
+    named: bool = False,
 ) -> PreparedDoc | Unchanged | Failed:
     digest = hashlib.sha256(data).hexdigest()
     if digest == old_hash:
         return Unchanged()
     try:
-        return prepare(e, data, digest, language, analyzers, Deadline(), ocr_later)
+        return prepare(e, data, digest, language, analyzers, Deadline(), ocr_later, named)
     except IngestFailure as f:
         return Failed(f.code, f.reason)
     except Exception as ex:  # a converter bug must not stop the run

@@ -489,7 +489,7 @@ def docs_by_rel_path(conn: apsw.Connection, rel_path: str) -> list[DocRow]:
 
 
 def doc_by_abs_path(conn: apsw.Connection, abs_path: str) -> DocRow | None:
-    for cid, root in conn.execute("SELECT id, path FROM collections").fetchall():
+    for cid, root in collection_paths(conn).items():
         prefix = root.rstrip("/") + "/"
         if abs_path.startswith(prefix) and (doc := _doc_at(conn, cid, abs_path[len(prefix) :])) is not None:
             return doc
@@ -839,17 +839,22 @@ def path_in(globs: Sequence[str]) -> str:
 
 def titled_sources(
     conn: apsw.Connection, globs: Sequence[str], after: int, limit: int
-) -> list[tuple[int, str, str, str, str, int]]:
-    """(id, rel_path, title, metadata, markdown, body_line) of up to `limit` documents
-    whose path in lower case matches one of `globs`, from id `after` on, by id: what a
-    title is taken from."""
+) -> list[tuple[int, int, str, str, str, str, int]]:
+    """(id, collection id, rel_path, title, metadata, markdown, body_line) of up to
+    `limit` documents whose path in lower case matches one of `globs`, from id `after`
+    on, by id: what a title is taken from."""
     rows = conn.execute(
-        "SELECT d.id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
+        "SELECT d.id, d.collection_id, d.rel_path, d.title, d.metadata, c.markdown, c.body_line "
         "FROM documents d JOIN content c ON c.mirror_hash = d.mirror_hash "
         f"WHERE d.id > ? AND ({path_in(globs)}) ORDER BY d.id LIMIT ?",
         [after, *globs, limit],
     ).fetchall()
-    return [(*r[:4], unpack(r[4]), r[5]) for r in rows]
+    return [(*r[:5], unpack(r[5]), r[6]) for r in rows]
+
+
+def collection_paths(conn: apsw.Connection) -> dict[int, str]:
+    """Each collection's folder, by its id."""
+    return dict(conn.execute("SELECT id, path FROM collections").fetchall())
 
 
 def set_title(conn: apsw.Connection, doc_id: int, title: str) -> None:
