@@ -1507,6 +1507,26 @@ def test_a_notes_other_properties_are_words_of_its_text(tmp_path):
         assert [(h.path, h.snippet.line) for h in result.hits] == [("People/Carla.md", 12)]
 
 
+def test_a_passage_holding_only_title_words_gives_way_to_one_holding_the_query_s_other_words(tmp_path):
+    """`Anna marathon` showed `# Anna Schmidt`, the title shown beside it, where a later
+    line says "Runs marathons": both hold one word of the query, and the first won."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+
+    note = "# Anna Schmidt\n\n## Context\n\nLeads the platform team.\n\nRuns marathons; ask about Berlin.\n"
+    conn = _indexed(tmp_path, {"People/Anna Schmidt.md": note, "other.md": "# Other\n\nNothing here.\n"})
+    with lexical_index(conn, AnalyzerSet()) as index:
+
+        def passage(query: str) -> tuple[int, list[str]]:
+            params = SearchParams(query=query)
+            (hit,) = answer(index, conn, AnalyzerSet(), params, language_counts(conn), resolve(Filter())).hits
+            return hit.snippet.line, [hit.snippet.text[a:b] for a, b in hit.snippet.matches]
+
+        assert passage("Anna marathon") == (7, ["marathons"])
+        assert passage("Anna platform") == (5, ["platform"])
+        assert passage("Anna Schmidt") == (1, ["Anna", "Schmidt"])  # the title's words alone
+
+
 def test_a_tex_file_s_accented_letters_are_found_as_letters(tmp_path):
     """A BibTeX file spells names `G{\\"o}del`, `Erd{\\H{o}}s`: indexed as their pieces,
     found by no search for Gödel or Godel, and its passage held no match."""

@@ -169,6 +169,22 @@ class TermBits(dict[str, int]):
                     return phrase.near | phrase.whole
         return out
 
+    def held(self, text: str) -> int:
+        """The bits of the terms `text`'s words hold (no phrase's)."""
+        return reduce(or_, map(self.__getitem__, tokenize(text)), 0)
+
+    def without(self, mask: int) -> TermBits | None:
+        """The TermBits of the terms whose bits are not in `mask` (a prefix's words still
+        one; no phrase), None where no term is left."""
+        rest: dict[int, set[str]] = {}
+        for term, bit in self.bit.items():
+            if not bit & mask:
+                rest.setdefault(bit, set()).add(term)
+        if not rest:
+            return None
+        groups = [frozenset(terms) for terms in rest.values() if len(terms) > 1]
+        return TermBits(self.analyzer, frozenset().union(*rest.values()), groups, (), self.verbatim)
+
     def score(self, found: int) -> tuple[int, int]:
         """A line's (-score, -what its runs give) from its bits: lines sort best first."""
         return -(found & ~self.runs).bit_count(), -(found & self.runs).bit_count()

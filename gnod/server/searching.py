@@ -72,7 +72,7 @@ def answer(
                     analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
                 )
             passages[r.doc_id] = _naming(
-                _passages(doc.rel_path, stored, body_line, bits[doc.language], p.per_doc), res.name
+                _passages(doc.rel_path, stored, body_line, doc.title, bits[doc.language], p.per_doc), res.name
             )
     # A document written since the lexical index took it (a long run commits to it every
     # few seconds) was matched by its text before: without a passage that matches now, it
@@ -150,16 +150,27 @@ def _table_header(lines: list[str], line: int) -> str | None:
     return found[1] if found is not None and found[0] < line - 1 else None
 
 
-def _passages(rel_path: str, stored: str | bytes, body_line: int, bits: TermBits, n: int) -> list[Passage]:
+def _passages(rel_path: str, stored: str | bytes, body_line: int, title: str, bits: TermBits, n: int) -> list[Passage]:
     """best_snippets of a stored text's body; where no line of it matches, of the whole
-    text: a note found by its frontmatter alone (a property, its title) shows that line."""
+    text: a note found by its frontmatter alone (a property, its title) shows that line.
+    Passages holding only words of its title, shown beside them, give way to the lines
+    holding the query's other words (`Anna marathon`: "Runs marathons", not "# Anna
+    Schmidt"), where some do."""
 
-    def read(start: int) -> list[Passage]:
+    def read(start: int, terms: TermBits) -> list[Passage]:
         pieces = (indexed_body(rel_path, piece) for piece in docstore.pieces(stored, SNIPPET_PIECE_BYTES))
-        return best_snippets(pieces, start, bits, n, partial(_head, rel_path, stored))
+        return best_snippets(pieces, start, terms, n, partial(_head, rel_path, stored))
 
-    found = read(body_line)
-    return found if body_line == 1 or any(s.matches for s in found) else read(1)
+    found = read(body_line, bits)
+    if body_line > 1 and not any(s.matches for s in found):
+        return read(1, bits)
+    named = bits.held(title)
+    if named and any(s.matches for s in found) and all(not bits.held(s.text) & ~named for s in found):
+        rest = bits.without(named)
+        other = read(body_line, rest) if rest is not None else []
+        if any(s.matches for s in other):
+            return [s._replace(matches=match_spans(s.text, bits.analyzer, bits.terms, bits.verbatim)) for s in other]
+    return found
 
 
 def _head(rel_path: str, stored: str | bytes, least: int) -> str | None:
