@@ -556,10 +556,13 @@ GET_HELP = """Print one indexed document (its canonical Markdown), whole or a li
     `path:LINE` prints from that line on (`-l N`: N lines), `path:FIRST-LAST` those
     lines, `path:NAME` the definition NAME in it (`kernel/fork.c:copy_process`,
     `parser.py:Parser.parse`), or by its qualified name alone
-    (`http.client.HTTPConnection.request`). Lines are numbered as in the file, but the text is what
-    was indexed, not a copy of its bytes: trailing whitespace and control characters are
-    dropped (and a PDF or Office file is its Markdown). Read the file itself to diff or
-    patch it.
+    (`http.client.HTTPConnection.request`), and `path:Heading` or `path#Heading` a
+    section (`notes.md#Install`, a PDF's `report.pdf#Page 3`, an Org headline). A file
+    is also named by its name alone, in any folder (`fetcher.py`), and a note by its
+    name without `.md`, as a wiki link names it (`"Project Alpha"`). Lines are numbered
+    as in the file, but the text is what was indexed, not a copy of its bytes: trailing
+    whitespace and control characters are dropped (and a PDF or Office file is its
+    Markdown). Read the file itself to diff or patch it.
     """
 _spec_command(
     "get",

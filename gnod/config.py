@@ -219,6 +219,8 @@ MAILBOX_SUFFIXES = (".mbox",)
 CONTAINER_SUFFIXES = ARCHIVE_SUFFIXES + MAILBOX_SUFFIXES
 # Between a container's path and a member's: `mail/archive.mbox!/3.eml`, `docs.zip!/a/b.md`.
 MEMBER_SEP = "!/"
+# What a note's name leaves off where a wiki link names it (`[[Project Alpha]]`), and `get`.
+NOTE_SUFFIX = ".md"
 # A gzip file (a rotated log, a man page, `notes.md.gz`) is read as the file it holds,
 # which is named without the suffix (`uncompressed`); an archive's (`.tar.gz`) is a container.
 COMPRESSED_SUFFIX = ".gz"

@@ -395,9 +395,9 @@ class GetParams(Params):
         str,
         Meta(min_length=1),
         cli(
-            help="collection/path[:line, :first-last or :NAME, a definition in it], gno://collection/path, an "
-            "absolute path, #docid, a path inside the one collection that has it, or (gnoctl) a path from the "
-            "working directory."
+            help="collection/path[:line, :first-last, :NAME (a definition in it) or :Heading / #Heading (a "
+            "section)], gno://collection/path, an absolute path, #docid, a path inside the one collection that "
+            "has it, a file's name alone (a note's without .md), or (gnoctl) a path from the working directory."
         ),
     ]
     from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None

@@ -627,6 +627,19 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         assert err["details"] == {"ref": "dup.c:1", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}
 
 
+def test_get_takes_a_note_s_name_without_md_as_a_wiki_link_names_it(tmp_path):
+    """`get "Project Alpha"` found nothing where `Projects/Project Alpha.md` was indexed."""
+    with running_gnod() as (env, _d):
+        root = write_tree(
+            str(tmp_path / "vault"),
+            {"Projects/Project Alpha.md": "# Alpha\n\nPlan.\n", "bin/tool": "#!/bin/sh\necho tool\n"},
+        )
+        cli_json("collection", "add", root, "--name", "v", "--json", env=env)
+        assert get_json(env, "Project Alpha")["path"] == "Projects/Project Alpha.md"
+        assert get_json(env, "tool")["path"] == "bin/tool"  # a file so named first
+        assert cli_error("get", "Project Beta", env=env)["code"] == "NOT_FOUND"
+
+
 def test_get_gives_the_files_lines_blank_ones_too(tmp_path):
     """The stored text keeps one blank line of a run; `get` and `multi-get` put the others
     back, so that a line's number in what they give is the file's (an agent edits by it)."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import posixpath
 import re
 
+from gnod.config import NOTE_SUFFIX
+
 # `!`, the target (no brackets, `|` or `#`), a `#heading`, a `|label`.
 LINK = re.compile(r"(!?)\[\[([^\[\]|#\n]+)(#[^\[\]|\n]*)?(?:\|([^\[\]\n]+))?\]\]")
-NOTE_SUFFIX = ".md"
 # Characters a path glob reads as its own: each is written as a class of itself.
 _GLOB_SPECIAL = frozenset("*?[]{}\\")
 

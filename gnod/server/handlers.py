@@ -20,6 +20,7 @@ from gnod.config import (
     CONVERTED,
     DOCUMENT_EXTENSIONS,
     MEMBER_SEP,
+    NOTE_SUFFIX,
     TEXT_EXTENSIONS,
     CollectionConfig,
     Config,
@@ -442,7 +443,8 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
         )
     if found or "/" in ref or ":" in ref or "#" in ref:
         return found[0] if found else None
-    return _named_once(conn, d, ref)
+    # A note is named without its `.md` too, as a wiki link names it (`Project Alpha`).
+    return _named_once(conn, d, ref) or (_named_once(conn, d, ref + NOTE_SUFFIX) if not extension(ref) else None)
 
 
 def _named_once(conn, d: Daemon, name: str) -> DocRow | None:
