@@ -330,11 +330,14 @@ def _results(method: str) -> Callable[[dict, dict], int]:
 
 SEARCH_HELP = """Lexical (BM25) search: exact words first, then their stems in the query's languages.
 
-    A word starting with a single dash and a letter is a negated term (`-staging`);
-    in capitals, or with no letter after the dash, it is text as code writes it
-    (`-EINVAL`, `-DDEBUG`, `-1`, `->next`). One letter (`-l`) is an option, and an
-    unknown option is an error; words after `--` are all the query's, never options
-    (`gnoctl search deploy -- -x`: deploy, x left out).
+    Every word is optional, as in web search engines: the documents holding more of the
+    words, and the rarer ones, rank first; "quotes" ask for a phrase, and filters (--tag,
+    --path, -t, --since) do what other tools' `tag:` or `path:` do. A word starting
+    with a single dash and a letter is a negated term (`-staging`); in capitals, or
+    with no letter after the dash, it is text as code writes it (`-EINVAL`, `-DDEBUG`,
+    `-1`, `->next`). One letter (`-l`) is an option, and an unknown option is an error;
+    words after `--` are all the query's, never options (`gnoctl search deploy -- -x`:
+    deploy, x left out).
 
     Score: BM25 relative to the best hit (1.0), in (0, 1]; among near-equal matches the
     page named as the query, holding its words in order, or in its language ranks first

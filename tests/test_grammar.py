@@ -267,6 +267,14 @@ def test_parse(query, expected):
             ["-rt: searched as text, a word of the passage"],
         ),
         ("usb storage driver for the old camera -gadget", []),  # 7 words: a negation
+        # Other engines' fields (Obsidian's, GitHub's): words here, and the filter named.
+        ("kafka tag:#legal", ["tag:#legal: words here, not a field; the filter is --tag legal"]),
+        ("file:Roadmap", ["file:Roadmap: words here, not a field; the filter is --path '*Roadmap*'"]),
+        (
+            "x Path:docs/api ext:py",
+            ["Path:docs/api: words here, not a field; the filter is --path 'docs/api*'", "ext:py"],
+        ),
+        ("std::vector file:///home/x TODO:fix http://example.com", []),
     ],
 )
 def test_syntax_of_other_engines_is_text_and_said_so(query, notes):

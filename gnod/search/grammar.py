@@ -310,6 +310,20 @@ def _quoted_star(raw: str) -> bool:
 
 # Other engines' operators: here each is a word (and a stopword, dropped beside others).
 _OPERATORS = ("AND", "OR", "NOT")
+# Other engines' fields (Obsidian's `tag:` and `file:`, GitHub's `path:` and `extension:`,
+# Google's `filetype:`): here `name:value` is words; the filter that does it, by name.
+_FIELDS = {
+    "tag": "--tag {}",
+    "file": "--path '*{}*'",
+    "path": "--path '{}*'",
+    "ext": "-t {}",
+    "extension": "-t {}",
+    "filetype": "-t {}",
+    "from": "--from {}",
+    "after": "--since {}",
+    "before": "--until {}",
+}
+_FIELD_RE = re.compile(r"-?([A-Za-z]+):(?!//)#?([^\s:]+)")
 
 
 def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[str]:
@@ -335,6 +349,10 @@ def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexica
             f"{', '.join(dict.fromkeys(operators))}: a word here, not an operator "
             "(every word is optional and ranked; -word leaves one out)"
         )
+    for c in clauses:
+        field = _FIELD_RE.fullmatch(c.raw)
+        if field and (form := _FIELDS.get(field[1].lower())):
+            out.append(f"{c.raw}: words here, not a field; the filter is {form.format(field[2])}")
     begun = [c for c in clauses if _quoted_star(c.raw) and not c.prefix]
     if begun:
         raw, words = begun[0].raw, begun[0].tokens
