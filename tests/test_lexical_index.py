@@ -1339,6 +1339,8 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
         ("projekt/ubersetzung", ["nested.md"]),
         ("übersetzung", []),  # a child alone is no tag
         ("cafe", ["nested.md"]),
+        ("meeting,ops", ["listed.md"]),  # both, as `--tag meeting --tag ops`
+        ("meeting,cafe", []),
     )
     for tag, expected in cases:
         assert _passing(conn, resolve(Filter(tags=(tag,)))) == (expected, expected), tag

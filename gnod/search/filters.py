@@ -77,7 +77,8 @@ def resolve(f: Filter) -> Filter:
         near = difflib.get_close_matches(unknown[0], FILE_TYPES, 1)
         meant = f"did you mean {said(near[0])}? " if near else ""
         raise FilterError(f"type: no file type named {said(unknown[0])} ({meant}types: {', '.join(FILE_TYPES)})")
-    f = replace(f, types=types)
+    # `--tag work,legal`: both, as two --tag say (no tag holds a comma: tags.listed).
+    f = replace(f, types=types, tags=tuple(part for tag in f.tags for part in tag.split(",")))
     if any(not tag.strip("# ") for tag in f.tags):
         raise FilterError("tag: empty")
     if f.sender is not None and not f.sender.strip():
