@@ -1422,12 +1422,19 @@ def test_a_note_named_by_its_day_is_of_that_day_in_the_engine_and_in_sqlite(tmp_
             "2025-03-18 Standup.md": "# Standup\n\nlemur\n",
             "dated/2025-03-18.md": "---\ndate: 2024-01-01\n---\n# Dated\n\nlemur\n",  # its frontmatter's day
             "20250318.md": "# Compact\n\nlemur\n",
+            "Zettel/202503181530 Idea.md": "# Idea\n\nlemur\n",  # a note's timestamp (a Zettelkasten ID)
+            "202513181530 Not a day.md": "# Not a day\n\nlemur\n",
             "v2025-03-18.md": "# Version\n\nlemur\n",
             "2025-13-45.md": "# No day\n\nlemur\n",
             "2025-03-180.md": "# Longer number\n\nlemur\n",
         },
     )
-    expected = ["2025-03-18 Standup.md", "Daily/2025-03-18.md", "_posts/2025-03-18-launch.md"]
+    expected = [
+        "2025-03-18 Standup.md",
+        "Daily/2025-03-18.md",
+        "Zettel/202503181530 Idea.md",
+        "_posts/2025-03-18-launch.md",
+    ]
     assert _passing(conn, resolve(Filter(since="2025-03-14", until="2025-03-22"))) == (expected, expected)
     conn.execute("DELETE FROM lexical_pending")
     conn.execute("DELETE FROM migrations WHERE name = '0020_named_days'")

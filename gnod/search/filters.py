@@ -19,7 +19,7 @@ from gnod.search.constants import PATH_ANY_FOLDERS_READ, PATH_BRACE_GLOBS_MAX
 from gnod.store.db import DAY_FUNCTION, FOLD_FUNCTION, NAMED_DAY_FUNCTION, TAG_FUNCTION
 from gnod.store.documents import DATE_KEYS, sender_key
 from gnod.store.tags import tag_key
-from gnod.text.dates import NAMED_DAY_GLOB
+from gnod.text.dates import NAMED_DAY_GLOBS
 from gnod.text.language import normalize_language
 from gnod.wire import said
 
@@ -27,7 +27,8 @@ from gnod.wire import said
 # there), else the day its file's name starts with, else the file's mtime (UTC day); as
 # lexical_index.document_day reads it.
 _WRITTEN = "COALESCE(" + ", ".join(f"NULLIF(json_extract(d.metadata, '$.{k}'), '')" for k in DATE_KEYS) + ")"
-_NAMED = f"(CASE WHEN d.rel_path GLOB '{NAMED_DAY_GLOB}' THEN {NAMED_DAY_FUNCTION}(d.rel_path) END)"
+_NAMED_MAY = " OR ".join(f"d.rel_path GLOB '{glob}'" for glob in NAMED_DAY_GLOBS)
+_NAMED = f"(CASE WHEN {_NAMED_MAY} THEN {NAMED_DAY_FUNCTION}(d.rel_path) END)"
 DOC_DATE = (
     f"(CASE WHEN {_WRITTEN} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
     f"THEN substr({_WRITTEN}, 1, 10) "

@@ -46,10 +46,14 @@ _SLASHED = re.compile(rf"(\d{{1,2}})([/-])(\d{{1,2}})\2{_YEAR}")
 _WEEKDAY = r"(?:[a-z]+\.?,\s*)?"  # `Wednesday, April 9, 2025`, `Mi., 9. April 2025`
 _DAY_MONTH = re.compile(rf"{_WEEKDAY}{_DAY}\s*(?:de\s+)?{_MONTH}\s*,?\s*(?:de\s+)?{_YEAR}")
 _MONTH_DAY = re.compile(rf"{_WEEKDAY}{_MONTH}\s+{_DAY}\s*,?\s*{_YEAR}")
-# A file's name that starts with an ISO day, and no digit after it.
-_NAMED = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?!\d)")
-# SQL's cheap test of a path that may end in such a name (named_day decides).
-NAMED_DAY_GLOB = "*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
+# A file's name that starts with an ISO day, or with a note's timestamp (a Zettelkasten
+# ID, Obsidian's unique notes: `202611051800 Habit stacking.md`, its minute or second;
+# eight digits alone are any number), and no digit after it.
+_NAMED = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?!\d)|((?:19|20)\d{2})(\d{2})(\d{2})(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?(?!\d)"
+)
+# SQL's cheap tests of a path that may end in such a name (named_day decides).
+NAMED_DAY_GLOBS = ("*[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*", "*" + "[0-9]" * 12 + "*")
 
 
 def mtime_day(mtime_ns: int) -> int:
@@ -83,11 +87,11 @@ def written_day(text: str) -> date | None:
 
 def named_day(path: str) -> date | None:
     """The day a file's name starts with, ISO-written (`Daily/2025-03-14.md`,
-    `_posts/2025-03-14-launch.md`; an archive's member by its own name); None where
-    it starts with none."""
+    `_posts/2025-03-14-launch.md`; an archive's member by its own name) or in a note's
+    timestamp (`202503141530 Idea.md`); None where it starts with none."""
     m = _NAMED.match(path[path.rfind("/") + 1 :])
     try:
-        return date(int(m[1]), int(m[2]), int(m[3])) if m else None
+        return date(*(int(m[i]) for i in ((1, 2, 3) if m[1] else (4, 5, 6)))) if m else None
     except ValueError:  # 2025-13-45
         return None
 
