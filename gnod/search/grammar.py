@@ -328,7 +328,8 @@ _FIELD_RE = re.compile(r"-?([A-Za-z]+):(?!//)#?([^\s:]+)")
 
 def text_not_syntax(clauses: Sequence[Clause], prefix_min: int = PIPELINE.lexical.prefix_min_chars) -> list[str]:
     """What a query may have meant as syntax that is text here, said once each (a note
-    beside the results): other engines' AND/OR/NOT, and a `*` that ends no prefix
+    beside the results): other engines' AND/OR/NOT and fields (`tag:#legal`, with the
+    filter that does it), and a `*` that ends no prefix
     (`k*alloc`, `*alloc`, a prefix shorter than `prefix_min` letters), and a query of
     negations alone, searched as text."""
     out = []
