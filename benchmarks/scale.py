@@ -58,9 +58,11 @@ import time
 
 from common import CACHE, Daemon, compile_sources, emit, tree_cpu, tree_pss
 from common import percentile as pct
+from gnod.config import load
 from gnod.ingest.prepare import prepare
 from gnod.ingest.walk import Filter, walk
 from gnod.ingest.workers import POOL_IDLE_S
+from gnod.paths import Paths
 from gnod.text.analyzer import AnalyzerSet
 
 # (kind, query, filters): identifiers, two- and three-word terms, questions full of common
@@ -204,6 +206,16 @@ def system_calls(tree: str) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def held_tree(home: str | None) -> str | None:
+    """The folder a kept home's `tree` collection indexes: a run of another checkout (a
+    worktree) on that home writes its fresh notes there, and reads no tree of its own (it
+    wrote them into its own, which no collection watched: never searchable)."""
+    if home is None:
+        return None
+    cols = load(Paths(os.path.abspath(home)).config_file).collections
+    return next((c.path for c in cols if c.name == "tree"), None)
+
+
 def kernel_tree() -> str:
     """The unpacked kernel source (prepared once)."""
     base = os.path.join(CACHE, "kernel")
@@ -315,7 +327,7 @@ def main() -> None:
     ap.add_argument("--save", help="write each query's top 10 paths to this JSON file")
     ap.add_argument("--compare", help="a --save file: print overlap@10 against it")
     args = ap.parse_args()
-    tree = os.path.abspath(args.tree or kernel_tree())
+    tree = os.path.abspath(args.tree or held_tree(args.home) or kernel_tree())
     emit(calibration_ms=calibration(tree))
     with Daemon(home=args.home and os.path.abspath(args.home)) as d:
         stats: dict = {}
