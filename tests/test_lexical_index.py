@@ -1326,6 +1326,8 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
             "number.md": "---\ntags: [2024, ops-team]\n---\n# Number\n\nlemur\n",
             "plain.md": "# Plain\n\nlemur ops überblick\n",
             "nested.md": "---\ntags: [Projekt/Übersetzung, café]\n---\n# Nested\n\nlemur\n",
+            "spaced.md": "---\ntags: alpha-one beta-two\n---\n# Spaced\n\nlemur #inline\n",  # Obsidian's
+            "singular.md": "---\ntag: gamma\nkeywords: machine learning\n---\n# Singular\n\nlemur\n",
         },
     )
     cases = (
@@ -1341,6 +1343,11 @@ def test_a_tag_is_matched_alike_by_the_engine_and_by_sqlite_whatever_its_case_or
         ("cafe", ["nested.md"]),
         ("meeting,ops", ["listed.md"]),  # both, as `--tag meeting --tag ops`
         ("meeting,cafe", []),
+        ("beta-two", ["spaced.md"]),  # `tags: alpha-one beta-two`: two tags
+        ("inline", ["spaced.md"]),
+        ("gamma", ["singular.md"]),  # Obsidian's older `tag`
+        ("machine learning", ["singular.md"]),  # a keyword may be words
+        ("machine", []),
     )
     for tag, expected in cases:
         assert _passing(conn, resolve(Filter(tags=(tag,)))) == (expected, expected), tag

@@ -105,6 +105,15 @@ def test_tags_are_always_a_list(line: str) -> None:
     assert meta == {"tags": ["a", "b", "c"]}
 
 
+def test_tags_without_a_comma_are_apart_by_spaces_as_obsidian_writes_them() -> None:
+    """`tags: meeting urgent` was one tag, `meeting urgent`, which no --tag finds; a
+    keyword or an alias may be words."""
+    meta, _, _ = split_frontmatter("---\ntags: meeting urgent\ntag: review\nkeywords: machine learning\n---\n")
+    assert meta == {"tags": ["meeting", "urgent"], "tag": ["review"], "keywords": ["machine learning"]}
+    meta, _, _ = split_frontmatter("---\ntags: web development, rust\naliases: Project Alpha\n---\n")
+    assert meta == {"tags": ["web development", "rust"], "aliases": ["Project Alpha"]}
+
+
 def test_keywords_and_aliases_are_lists_too() -> None:
     meta, _, _ = split_frontmatter("---\nkeywords: search\naliases:\ntags: ''\n---\n")
     assert meta == {"keywords": ["search"], "aliases": [], "tags": []}

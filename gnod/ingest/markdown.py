@@ -18,7 +18,10 @@ from gnod.config import extension
 from gnod.text.fences import fenced_spans, in_spans
 
 # Keys whose values are lists of labels however they were written.
-LIST_KEYS = frozenset({"tags", "keywords", "aliases"})
+LIST_KEYS = frozenset({"tags", "tag", "keywords", "aliases"})
+# Those whose labels hold no space, a notes app's tags: a value without a comma lists
+# them apart by spaces (Obsidian's `tags: meeting urgent`); a keyword may be words.
+SPACED_KEYS = frozenset({"tags", "tag"})
 
 _CLOSING_FENCE_RE = re.compile(r"\n(?:---|\.\.\.)(?:\n|\Z)")
 _TOML_FENCE_RE = re.compile(r"\n\+\+\+(?:\n|\Z)")
@@ -116,7 +119,7 @@ def _split_toml(text: str) -> tuple[dict, str, int]:
             continue  # a table ([params]): no key gno reads
         else:
             value = _toml_text(value)
-        meta[key.lower()] = _as_list(value) if key.lower() in LIST_KEYS else value
+        meta[key.lower()] = _labels(key.lower(), value) if key.lower() in LIST_KEYS else value
     return meta, text[close.end() :], text.count("\n", 0, close.start()) + 2
 
 
@@ -166,7 +169,7 @@ def _parse_block(lines: list[str]) -> dict:
         if isinstance(v, tuple):
             v = v[0].join(v[1]).strip()
         if k in LIST_KEYS:
-            v = _as_list(v)
+            v = _labels(k, v)
         elif k in bare and not v:
             v = ""
         meta[k] = v
@@ -255,6 +258,13 @@ def _as_list(value: str | list[str]) -> list[str]:
     if isinstance(value, list):
         return value
     return [part for part in (p.strip() for p in value.split(",")) if part]
+
+
+def _labels(key: str, value: str | list[str]) -> list[str]:
+    """The value of one of LIST_KEYS as a list: apart by commas, or by spaces for one
+    of SPACED_KEYS written without a comma."""
+    spaced = key in SPACED_KEYS and isinstance(value, str) and "," not in value
+    return _as_list(value.split() if spaced and isinstance(value, str) else value)
 
 
 def named_by_files(root: str) -> bool:

@@ -86,6 +86,8 @@ READINGS = (
     Reading(9, frozenset().union(*(CONVERTED[k] for k in ("ics", "eml", "msg")))),
     # A spreadsheet's numbers in a column with an empty cell are as the sheet shows them (4100, not 4100.0).
     Reading(9, frozenset(CONVERTED["xlsx"])),
+    # A note's `tags: meeting urgent` is two tags (Obsidian's), and its older `tag:` key is read.
+    Reading(10, MARKDOWN_EXTENSIONS, framed=True),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.

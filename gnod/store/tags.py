@@ -14,8 +14,9 @@ from typing import Any
 from gnod.text.analyzer import fold
 
 # The frontmatter keys whose values are a document's tags: `tags` (with a Markdown note's
-# `#tags`, gnod.ingest.prepare), and `keywords` as pandoc and Hugo write them.
-TAG_KEYS = ("tags", "keywords")
+# `#tags`, gnod.ingest.prepare), Obsidian's older `tag`, and `keywords` as pandoc and
+# Hugo write them.
+TAG_KEYS = ("tags", "tag", "keywords")
 
 
 def listed(raw: object) -> list[str]:
