@@ -40,10 +40,8 @@ _RST = frozenset({".rst", ".rest"})
 _RST_SECTION_RE = re.compile(r"^([^\s\\].*)\n([!-/:-@\[-`{-~])\2*[ \t]*$", re.M)
 # Bump when extract_title gives another title for the same text: an index written
 # before takes its prose documents' titles again (gnod.ingest.titles).
-# 3: a Markdown note of an Obsidian vault is titled by its file's name (named_by_files).
+# 3: a Markdown note of an Obsidian vault is titled by its file's name (obsidian.named_by_files).
 TITLE_RULES = 3
-# What makes a folder an Obsidian vault: its settings folder.
-OBSIDIAN_SETTINGS = ".obsidian"
 
 
 # Markdown, where a `#word` in the text is a tag (Obsidian, Logseq, Bear): `#meeting`,
@@ -267,25 +265,11 @@ def _labels(key: str, value: str | list[str]) -> list[str]:
     return _as_list(value.split() if spaced and isinstance(value, str) else value)
 
 
-def named_by_files(root: str) -> bool:
-    """Whether the Markdown notes under `root` are named by their files' names: it is an
-    Obsidian vault, or in one (a folder holding OBSIDIAN_SETTINGS), as Obsidian names a
-    note by its file, whatever its first heading says (`# Meeting notes` in each one)."""
-    folder = os.path.abspath(root)
-    while True:
-        if os.path.isdir(os.path.join(folder, OBSIDIAN_SETTINGS)):
-            return True
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
-
-
 def extract_title(meta: dict, body: str, filename: str, named: bool = False) -> str:
     """Title from frontmatter, else the first level-1 heading (`# Title`, or `Title` over
     a line of `=`; in reStructuredText the first section title), else the file name
-    without its extension; a Markdown note `named` by its file (named_by_files) skips
-    the heading.
+    without its extension; a Markdown note `named` by its file (obsidian.named_by_files)
+    skips the heading.
 
     Headings inside fenced code (shell `# comments`, Python) are not titles; in plain
     text, only a `#` heading on its first line is (the kernel's CREDITS was titled by a

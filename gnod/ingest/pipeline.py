@@ -23,7 +23,7 @@ import msgspec
 from gnod.config import MEMBER_SEP, CollectionConfig
 from gnod.ingest import containers, ocr
 from gnod.ingest.failure import GONE, IngestFailure
-from gnod.ingest.markdown import named_by_files
+from gnod.ingest.obsidian import named_by_files
 from gnod.ingest.walk import (
     Filter,
     WalkEntry,

@@ -72,7 +72,7 @@ def prepare(
     """`source_hash`: the SHA-256 hex of `data` (or "": none known). `ocr_later`: a picture
     or scan that needs OCR is prepared without its text (found by its name) and marked
     `ocr_pending`, for gnod's OCR backlog to read. `named`: a Markdown note is titled by
-    its file's name (markdown.named_by_files)."""
+    its file's name (obsidian.named_by_files)."""
     deadline = deadline or Deadline()
     try:
         # OCR reads in the hinted language.

@@ -12,7 +12,8 @@ import json
 import apsw
 
 from gnod.config import PROSE_EXTENSIONS
-from gnod.ingest.markdown import TITLE_RULES, extract_title, named_by_files
+from gnod.ingest.markdown import TITLE_RULES, extract_title
+from gnod.ingest.obsidian import named_by_files
 from gnod.store import documents as store
 
 RETITLE_BATCH = 500  # documents whose title is taken again per writer job

@@ -27,7 +27,7 @@ from gnod.config import (
     extension,
     uncompressed,
 )
-from gnod.ingest import git_excludes
+from gnod.ingest import git_excludes, obsidian
 
 _NAME = attrgetter("name")
 _DEFAULT_EXCLUDED_DIRS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDE if p.endswith("/"))
@@ -161,7 +161,8 @@ class Filter:
         .gitignore files and is a project's tree: a git work tree, or one with a
         .gitignore at its top (a release tarball)."""
         project = col.gitignore and any(os.path.exists(os.path.join(col.path, f)) for f in (".git", ".gitignore"))
-        return cls(col.include, col.exclude, col.gitignore, col.also, project, col.path)
+        exclude = [*col.exclude, *obsidian.excluded_globs(col.path)]  # an Obsidian vault's Excluded files
+        return cls(col.include, exclude, col.gitignore, col.also, project, col.path)
 
     def wants_dir(self, name: str, rel_dir: str) -> bool:
         if name in self.excluded_dirs:

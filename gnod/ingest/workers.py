@@ -76,7 +76,7 @@ class Task(msgspec.Struct, array_like=True, frozen=True, gc=False):
     # OCR backlog (gnod.server.ocr), whose own tasks read it now; a container's member
     # is always read now (the backlog reads files, not members).
     ocr_now: bool = False
-    named: bool = False  # the collection's Markdown notes are named by their files (markdown.named_by_files)
+    named: bool = False  # the collection's Markdown notes are named by their files (obsidian.named_by_files)
 
 
 class Unchanged(msgspec.Struct, array_like=True, frozen=True, gc=False):

@@ -14,6 +14,7 @@ import msgspec
 
 from gnod import wire
 from gnod.config import MEMBER_SEP, OUTPUT_DIRS, CollectionConfig
+from gnod.ingest import obsidian
 from gnod.ingest.walk import Filter, admit
 from gnod.server.hits import URI_PREFIX
 from gnod.server.rpc import Daemon
@@ -53,7 +54,10 @@ def explain(d: Daemon, conn: apsw.Connection, ref: str) -> tuple[str, dict[str, 
             why = "FILTERED"
             folder = next((part for part in rel.split("/")[:-1] if part in flt.excluded_dirs), None)
             if folder is None:
-                text = "the collection's globs or a .gitignore leave it out"
+                if obsidian.excluded_globs(col.path):
+                    text = "the collection's globs, a .gitignore or the Obsidian vault's Excluded files leave it out"
+                else:
+                    text = "the collection's globs or a .gitignore leave it out"
             elif folder in OUTPUT_DIRS:
                 text = (
                     f"it is in a folder named {folder}/, left out as build output where no .gitignore "
