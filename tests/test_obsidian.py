@@ -32,6 +32,7 @@ def test_excluded_files_are_globs_anchored_where_the_collection_is(tmp_path):
     assert vault_root(os.path.join(vault, "Archive")) == vault
     assert excluded_globs(vault) == ["/Templates/*", "/Archive/old*", "/Odd \\[x\\]*"]
     assert excluded_globs(os.path.join(vault, "Archive")) == ["/old*"]  # a collection inside the vault
+    assert excluded_globs(os.path.join(vault, "Templates")) == []  # added as a collection: the user's choice
     assert excluded_globs(str(tmp_path)) == []  # above the vault: no vault
     write_tree(vault, {".obsidian/app.json": "{not json"})
     assert excluded_globs(vault) == []  # unreadable settings: nothing left out

@@ -37,7 +37,8 @@ def excluded_globs(root: str) -> list[str]:
     """The vault's Excluded files under `root`, as exclude globs anchored there (a
     collection's): each a path's start, `Templates/` or `Archive/old`, matching as
     Obsidian's search does. A /regular expression/ is not read; nor are settings that
-    cannot be read (the vault's files are still indexed then)."""
+    cannot be read (the vault's files are still indexed then), nor one that covers all
+    of `root`: a folder added as a collection is the user's choice."""
     vault = vault_root(root)
     if vault is None:
         return []
@@ -53,6 +54,6 @@ def excluded_globs(root: str) -> list[str]:
         if not isinstance(start, str) or not start.strip() or (len(start) > 1 and start[0] == start[-1] == "/"):
             continue
         start = start.strip().lstrip("/")
-        if start.startswith(base):
-            out.append("/" + _GLOB_SPECIAL.sub(r"\\\1", start[len(base) :]) + "*")
+        if start.startswith(base) and (rest := start[len(base) :]):
+            out.append("/" + _GLOB_SPECIAL.sub(r"\\\1", rest) + "*")
     return out
