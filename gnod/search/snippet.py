@@ -99,6 +99,7 @@ class TermBits(dict[str, int]):
     ) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, _folded(terms)
+        self.compounding = analyzer.language in COMPOUNDING  # its words' parts are terms too (_part_stems)
         self.verbatim = _folded(verbatim)
         self.bit = _bits(self.terms, [_folded(g) for g in groups])
         self.phrases = _phrase_bits(self.bit, phrases)
@@ -122,7 +123,7 @@ class TermBits(dict[str, int]):
             bits |= self.bit.get(fold(token), 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
             if len(token) == 2 and cjk_character(token[0]):  # a run's bigram holds its characters
                 bits |= self.bit.get(token[0], 0) | self.bit.get(token[1], 0)
-        for part in _part_stems(token, self.analyzer):
+        for part in _part_stems(token, self.analyzer) if self.compounding else ():
             if part not in self.verbatim:
                 bits |= self.bit.get(part, 0)
         self[token] = bits
