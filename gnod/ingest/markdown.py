@@ -261,8 +261,9 @@ def _as_list(value: str | list[str]) -> list[str]:
 def _labels(key: str, value: str | list[str]) -> list[str]:
     """The value of one of LIST_KEYS as a list: apart by commas, or by spaces for one
     of SPACED_KEYS written without a comma."""
-    spaced = key in SPACED_KEYS and isinstance(value, str) and "," not in value
-    return _as_list(value.split() if spaced and isinstance(value, str) else value)
+    if key in SPACED_KEYS and isinstance(value, str) and "," not in value:
+        return value.split()
+    return _as_list(value)
 
 
 def extract_title(meta: dict, body: str, filename: str, named: bool = False) -> str:

@@ -154,6 +154,7 @@ def aliases_of(meta: dict[str, Any]) -> list[str]:
 # The frontmatter keys read as what they say elsewhere (the title, other names, tags, the
 # date): a note's other properties are words of its text (properties_text).
 _KEYS_READ = frozenset({"title", *ALIAS_KEYS, *TAG_KEYS, *DATE_KEYS})
+_YES_NO = frozenset({"true", "false"})  # a property's values that say nothing as words
 
 
 def properties_text(meta: dict[str, Any]) -> str:
@@ -164,9 +165,6 @@ def properties_text(meta: dict[str, Any]) -> str:
         v for key, raw in meta.items() if key not in _KEYS_READ for v in (raw if isinstance(raw, list) else [raw])
     )
     return "\n".join(v for v in values if isinstance(v, str) and v.strip() and v.lower() not in _YES_NO)
-
-
-_YES_NO = frozenset({"true", "false"})
 
 
 def indexed_title(title: str, meta: dict[str, Any]) -> str:
