@@ -14,11 +14,13 @@ from gnod.config import CollectionConfig
 from gnod.ingest.pipeline import index_collection
 from gnod.search.grammar import Clause, compile_query, parse
 from gnod.text.analyzer import (
+    _UNMARKED,
     ASCII_SCAN_CHARS,
     NON_ASCII_RE,
     TOKEN_RE,
     Analyzer,
     AnalyzerSet,
+    _fold_tables,
     exact_text,
     fold,
     narrow,
@@ -116,6 +118,52 @@ def test_a_long_text_with_runs_across_blocks_is_tokenized_and_folded_as_a_whole(
     assert tokenize(text) == TOKEN_RE.findall(text.lower())
     whole = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
     assert fold(text) == unicodedata.normalize("NFC", whole)
+
+
+def _folded_whole(text: str) -> str:
+    """fold's result by its definition, the whole text at once."""
+    whole = "".join(ch for ch in unicodedata.normalize("NFD", narrow(text)) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", whole).translate(_UNMARKED)
+
+
+@given(
+    st.text(
+        st.sampled_from("aZ9 \n-_éÅİıßœŁ\u0301\u0308東京タﾃﾞＰＤＦ한국\u1100\u1161\u11a8\u0b47\u0b3eд\u05b8"),
+        min_size=50,
+    )
+)
+def test_a_text_of_many_non_ascii_characters_is_folded_as_by_definition(text):
+    """Such a text's blocks are folded whole, by arrays (FOLD_DENSE_BYTES), not run by
+    run: marks, width forms and the letters without a mark come out the same."""
+    text = "東京" * 40 + text
+    assert fold(text) == _folded_whole(text)
+
+
+def test_dense_and_sparse_blocks_and_a_run_across_their_end_are_folded_as_a_whole():
+    """A block of many non-ASCII characters (folded whole) beside blocks of few (run by
+    run), a run across each end: a Hangul syllable's jamo, a mark after a letter of the
+    block before, a width form cut in two."""
+    text = list("int x_1;\n" * (4 * ASCII_SCAN_CHARS // 10))
+    for at, run in (
+        (10, "Ｐｒｉｎｔ ＰＤＦ " * 40),
+        (ASCII_SCAN_CHARS - 1, "\u1100\u1161"),
+        (2 * ASCII_SCAN_CHARS - 3, "ÉÈ中文日本語\u0301ﾃﾞ" * 20),
+        (3 * ASCII_SCAN_CHARS, "\u0301"),
+        (4 * ASCII_SCAN_CHARS - 2, "ＰＤ"),
+    ):
+        text[at : at + len(run)] = run
+    text = "".join(text)
+    assert fold(text) == _folded_whole(text)
+    assert fold(text).count("Print PDF ") == 40
+
+
+def test_the_fold_tables_hold_every_combining_mark_of_this_python_s_unicode():
+    """Every code point with a combining class is a mark there, and none lies above the
+    tables' end (a later Unicode could add one: this test would say so)."""
+    tables = _fold_tables()
+    marks = [c for c in range(0x80, 0x110000) if unicodedata.combining(chr(c))]
+    assert max(marks) < tables.last
+    assert tables.mark.nonzero()[0].tolist() == marks
 
 
 @given(st.text(st.sampled_from("aZ9é\u0301東京タ _-.\n"), max_size=300), st.integers(1, 40))
