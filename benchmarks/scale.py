@@ -13,10 +13,11 @@ The tree is prepared once under .bench/kernel: `apt-get download linux-source-6.
 Prints: ingest_seconds=, ingest_mb_per_s= (bytes of the indexed files over gnod's own
 indexing time), ingest_cpu_seconds= and ingest_cores_busy= (gnod and its children's CPU
 during the ingest, and that over its wall time, beside cores=: how near it is to using
-the whole machine), noop_update_seconds= (right after the ingest, while its last merges
-and the definitions' parse run in the background) and noop_update_at_rest_seconds= (once
-they are over), index_bytes= and index_over_source= (SQLite plus
-the lexical index), rss_idle_mb= (gnod at rest after it all: the definitions parsed and
+the whole machine), ingest_rss_peak_mb= (gnod's own peak resident memory, which the
+ingest sets: the lexical index's writer heap is in it), noop_update_seconds= (right
+after the ingest, while its last merges and the definitions' parse run in the
+background) and noop_update_at_rest_seconds= (once they are over), index_bytes= and
+index_over_source= (SQLite plus the lexical index), rss_idle_mb= (gnod at rest after it all: the definitions parsed and
 the ingest pool let go) and pss_idle_with_children_mb= (with its search process and any
 worker, pages they share counted once), save_to_searchable_p50_ms=
 (a new file in the tree → found by search), symbols_wait_seconds= (after the no-op
@@ -265,6 +266,18 @@ def calibration(tree: str) -> float:
     return statistics.median(rounds)
 
 
+def rss_peak(pid: int) -> int | None:
+    """A process's peak resident bytes (Linux's VmHWM), None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def folder_bytes(path: str) -> int:
     total = 0
     for root, _dirs, files in os.walk(path):
@@ -349,6 +362,9 @@ def main() -> None:
                 ingest_cores_busy=cpu / wall,
                 cores=os.cpu_count() or 1,
             )
+            peak = rss_peak(d.proc.pid)
+            if peak is not None:
+                emit(ingest_rss_peak_mb=peak / 1e6)
         emit(source_mb=src / 1e6)
         # The watcher rescans every collection when gnod starts: time updates after it.
         deadline = time.monotonic() + 120
