@@ -13,7 +13,7 @@ from gnod.search import snippet
 from gnod.search.constants import SNIPPET_LOOK_PER_TERM
 from gnod.search.snippet import Phrase, TermBits, _window, best_snippets, match_spans
 from gnod.store import documents
-from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, fold, tokenize
+from gnod.text.analyzer import TOKEN_RE, Analyzer, AnalyzerSet, char_codes, fold, tokenize
 
 
 def snippets(pieces, body_line, analyzer, terms, n=1, groups=(), head=None, phrases=()):
@@ -539,7 +539,7 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     if small:
         order, bounds = snippet._small_bounds(text.lower(), 0, probes, len(terms), per_word)
     else:
-        codes = snippet._codes(text.lower())
+        codes = char_codes(text.lower())
         order, bounds = snippet._big_bounds(codes, snippet._line_starts(codes), 0, probes, len(terms), per_word)
     assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
 

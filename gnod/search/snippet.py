@@ -46,7 +46,16 @@ from gnod.search.constants import (
     SNIPPET_MAX_LINES,
     SNIPPET_SMALL_TEXT,
 )
-from gnod.text.analyzer import CJK_RUN_RE, TOKEN_RE, Analyzer, cjk_character, fold, line_tokens, tokenize
+from gnod.text.analyzer import (
+    CJK_RUN_RE,
+    TOKEN_RE,
+    Analyzer,
+    char_codes,
+    cjk_character,
+    fold,
+    line_tokens,
+    tokenize,
+)
 from gnod.text.compounds import COMPOUNDING, parts
 
 # The terms one word can match: its own lowercase form and its stem (a phrase that
@@ -414,13 +423,6 @@ class _Lines:
         return self.text[int(self.starts[i]) : end]
 
 
-def _codes(text: str) -> np.ndarray:
-    """The text's characters as numbers, one per character (so offsets are string offsets)."""
-    if text.isascii():
-        return np.frombuffer(text.encode("ascii"), np.uint8)
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-
-
 def _line_starts(codes: np.ndarray) -> np.ndarray:
     return np.concatenate((np.zeros(1, np.int64), (codes == 10).nonzero()[0] + 1))
 
@@ -582,9 +584,9 @@ def _bounded(
     lower = _lowered(text) if lower is None else lower  # may change lengths (İ → i̇), never the line breaks
     if len(text) <= SNIPPET_SMALL_TEXT:
         return text.split("\n"), *_small_bounds(lower, start, bits.probes, bits.ceiling, bits.per_word, bits.apart)
-    low_codes = _codes(lower)
+    low_codes = char_codes(lower)
     low_starts = _line_starts(low_codes)
-    starts = low_starts if len(lower) == len(text) else _line_starts(_codes(text))
+    starts = low_starts if len(lower) == len(text) else _line_starts(char_codes(text))
     return _Lines(text, starts), *_big_bounds(
         low_codes, low_starts, start, bits.probes, bits.ceiling, bits.per_word, bits.apart
     )

@@ -345,34 +345,44 @@ def _fold_run(run: str) -> str:
 def _fold_dense(text: str) -> str:
     """fold's work on a text of many non-ASCII characters, by array lookups of each
     character's code (_FoldTables): as _fold_run does to each run, in a few passes in C."""
-    import numpy as np
-
     tables = _fold_tables()
-    if tables.width[np.minimum(_utf32(text), tables.last)].any():
+    if _held(tables.width, char_codes(text)).any():
         text = narrow(text)
     decomposed = unicodedata.normalize("NFD", text)
-    codes = _utf32(decomposed)
-    marks = tables.mark[np.minimum(codes, tables.last)]
+    codes = char_codes(decomposed)
+    marks = _held(tables.mark, codes)
     if marks.any():
         decomposed = codes[~marks].tobytes().decode("utf-32-le", "surrogatepass")
     composed = unicodedata.normalize("NFC", decomposed)
-    if tables.unmarked[np.minimum(_utf32(composed), tables.last)].any():
+    if _held(tables.unmarked, char_codes(composed)).any():
         composed = composed.translate(_UNMARKED)
     return composed
 
 
-def _utf32(text: str) -> np.ndarray:
+def char_codes(text: str) -> np.ndarray:
+    """The text's characters as numbers, one per character (so offsets are string offsets)."""
     import numpy as np
 
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), np.uint8)
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
 
 
-class _FoldTables(NamedTuple):
-    """Per character code up to `last` (a code above it is looked up as `last`, which is
-    none of them), whether it is a width form (narrow), a combining mark (a nonzero
-    canonical combining class: every one is in the first two planes) or in _UNMARKED."""
+def _held(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per character code (char_codes), whether `table` (_FoldTables) holds it: none
+    ASCII (codes of a byte each), none past the table's last."""
+    import numpy as np
 
-    last: int
+    if codes.dtype == np.uint8:
+        return np.zeros(len(codes), bool)
+    return table[np.minimum(codes, len(table) - 1)]
+
+
+class _FoldTables(NamedTuple):
+    """Per character code, whether it is a width form (narrow), a combining mark (a
+    nonzero canonical combining class: every one is in the first two planes) or in
+    _UNMARKED; a code past a table's end is none of them, as is its last."""
+
     width: np.ndarray
     mark: np.ndarray
     unmarked: np.ndarray
@@ -388,7 +398,7 @@ def _fold_tables() -> _FoldTables:
     width[0xFF01:0xFFEF] = True  # _WIDTH_FORMS_RE's
     mark[[c for c in range(0x80, last) if unicodedata.combining(chr(c))]] = True
     unmarked[list(_UNMARKED)] = True
-    return _FoldTables(last, width, mark, unmarked)
+    return _FoldTables(width, mark, unmarked)
 
 
 # Letters that carry no mark to take off (no decomposition) but that people type
