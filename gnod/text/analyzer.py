@@ -80,18 +80,25 @@ WORD_CHAR = f"[^\\W_{_CJK}]"
 _NOT_CJK_LEADS = bytes(sorted(set(range(256)) - {*range(0xE3, 0xEE), 0xEF, 0xF0}))
 
 
-def non_ascii_runs(text: str, block: int = ASCII_SCAN_CHARS) -> Iterator[re.Match[str]]:
-    """NON_ASCII_RE's matches in `text`, in order, read by the regex only in the blocks
-    of `block` characters that hold one (a run across a block's end is read whole with
-    the block it starts in)."""
+def non_ascii_blocks(text: str, block: int = ASCII_SCAN_CHARS) -> Iterator[tuple[int, int]]:
+    """The [start, end) of each of `text`'s blocks of `block` characters that holds a
+    non-ASCII character, in order, found by str.isascii (in C); a run across a block's
+    end is read whole with the block it starts in, which ends after it."""
     at, n = 0, len(text)
     while at < n:
         end = min(at + block, n)
         if not text[at:end].isascii():
             if end < n and not text[end - 1].isascii() and not text[end].isascii():
                 end = NON_ASCII_RE.match(text, end).end()  # type: ignore[union-attr]  # text[end] is one
-            yield from NON_ASCII_RE.finditer(text, at, end)
+            yield at, end
         at = end
+
+
+def non_ascii_runs(text: str, block: int = ASCII_SCAN_CHARS) -> Iterator[re.Match[str]]:
+    """NON_ASCII_RE's matches in `text`, in order, read by the regex only in the blocks
+    that hold one (non_ascii_blocks)."""
+    for at, end in non_ascii_blocks(text, block):
+        yield from NON_ASCII_RE.finditer(text, at, end)
 
 
 def cjk_character(token: str) -> bool:
@@ -309,8 +316,8 @@ def fold(text: str) -> str:
     """Accents off, as FTS5's `remove_diacritics` did (é → e, ü → u), the letters
     without a mark that people type in ASCII (œ → oe, ł → l, ß → ss: _UNMARKED), and
     the forms of another width as their usual ones (narrow: ＰＤＦ → PDF); Hangul
-    and other composed letters stay composed. Only the blocks of ASCII_SCAN_CHARS holding
-    a non-ASCII character are looked at (a mark is never ASCII, and no ASCII letter
+    and other composed letters stay composed. Only the blocks holding a non-ASCII
+    character are looked at (non_ascii_blocks: a mark is never ASCII, and no ASCII letter
     composes with a non-ASCII one but a mark), so a source file with one name in its
     copyright line costs a str.isascii pass and the regex over one block; in such a
     block, its non-ASCII runs one by one, or, where they are many (FOLD_DENSE_BYTES), the
@@ -318,21 +325,16 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     out: list[str] = []
-    done, at, n = 0, 0, len(text)  # text before `done` is in `out`
-    while at < n:
-        end = min(at + ASCII_SCAN_CHARS, n)
+    done = 0  # text before it is in `out`
+    for at, end in non_ascii_blocks(text):
         block = text[at:end]
-        if not block.isascii():
-            if end < n and not text[end - 1].isascii() and not text[end].isascii():
-                end = NON_ASCII_RE.match(text, end).end()  # type: ignore[union-attr]  # a run across the end: folded here
-            if len(block.encode("utf-8", "surrogatepass")) - len(block) >= FOLD_DENSE_BYTES:
-                out += (text[done:at], _fold_dense(text[at:end]))
-                done = end
-            else:
-                for m in NON_ASCII_RE.finditer(text, at, end):
-                    out += (text[done : m.start()], _fold_run(m.group()))
-                    done = m.end()
-        at = end
+        if len(block.encode("utf-8", "surrogatepass")) - len(block) >= FOLD_DENSE_BYTES:
+            out += (text[done:at], _fold_dense(block))
+            done = end
+        else:
+            for m in NON_ASCII_RE.finditer(text, at, end):
+                out += (text[done : m.start()], _fold_run(m.group()))
+                done = m.end()
     out.append(text[done:])
     return "".join(out)
 
@@ -390,7 +392,7 @@ class _FoldTables(NamedTuple):
 
 @functools.cache
 def _fold_tables() -> _FoldTables:
-    """Built on first use (~10 ms), not at import: most texts never need them."""
+    """Built on first use (~6 ms), not at import: most texts never need them."""
     import numpy as np
 
     last = 0x20000
