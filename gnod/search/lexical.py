@@ -32,7 +32,7 @@ from gnod.config import NAMED_FILES
 from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.line_symbols import LABEL
 from gnod.ingest.symbols import COMPATIBLE, CONSTANT, VARIABLE, Symbol
-from gnod.search import defining, filters, spelling
+from gnod.search import defining, filters, spelling, typed_runs
 from gnod.search.constants import (
     AS_TYPED_READ_MAX,
     PATH_ANCHOR_MIN,
@@ -52,7 +52,6 @@ from gnod.search.grammar import (
     keep_informative,
     parse,
     text_not_syntax,
-    verbatim,
 )
 from gnod.search.snippet import Phrase
 from gnod.store import documents as store
@@ -78,7 +77,7 @@ from gnod.store.lexical_index import (
     words,
 )
 from gnod.store.tags import tag_key
-from gnod.text.analyzer import SEPARATOR_TOKEN, WORD_CHAR, AnalyzerSet, cjk_character, fold, tokenize
+from gnod.text.analyzer import SEPARATOR_TOKEN, AnalyzerSet, cjk_character, fold, tokenize
 from gnod.text.language import query_language, query_language_candidates, unstemmed_script
 from gnod.text.stopwords import is_stopword
 from gnod.wire import said
@@ -1383,63 +1382,22 @@ def _held_by(df: Callable[[str], int], stem_df: Callable[[str], list[int]]) -> C
     return held
 
 
-def _typed_phrases(parsed: Sequence[Clause]) -> list[re.Pattern[str]]:
-    """Where every clause asked for is a quoted run of words (grammar.verbatim), each as a
-    pattern of the text lowercased and folded: its words as typed, one after the other as
-    tokenize reads them (anything but letters and digits between them: `"dwc3 gadget
-    giveback"` is in dwc3_gadget_giveback), whole words at either end. The index keeps
-    no places of the exact words, so a document found holds the words as typed and
-    their stems together, not always the run (`"add_tasks"`: a file's `add_task` and a
-    `tasks` elsewhere); what is asked for alone is then read for."""
-    asked = [c for c in parsed if not c.negated]
-    if not asked or not all(verbatim(c) and len(c.tokens) > 1 for c in asked):
-        return []
-    if any(cjk_character(ch) for c in asked for t in c.tokens for ch in t):
-        return []  # a CJK run's tokens are its overlapping bigrams: no run of words
-    return [re.compile(_run_pattern([fold(t) for t in c.tokens])) for c in asked]
-
-
-def _run_pattern(words: Sequence[str]) -> str:
-    """A regular expression of `words` one after the other, anything but letters and
-    digits between them, no letter or digit at either end; its first word opens it,
-    so the scan is one for that word's letters (a look behind first made it try every
-    place: 4 ms for a kernel search's 40 files)."""
-    first = re.escape(words[0])
-    rest = "".join("[\\W_]+" + re.escape(w) for w in words[1:])
-    return f"{first}(?<!{WORD_CHAR}{first}){rest}(?!{WORD_CHAR})"
-
-
-def _as_typed(parsed: Sequence[Clause]) -> list[re.Pattern[str]]:
-    """Each quoted run typed with marks between its words (`"self._sock"`, `"x->next"`)
-    as a pattern of the text lowercased and folded, the marks as typed; none where the
-    words are typed apart by spaces alone (their run is all there is to look for)."""
-    out = []
-    for c in parsed:
-        text = fold(c.raw.strip('"').lower())
-        if c.negated or text == " ".join(c.tokens):
-            continue
-        before = f"(?<!{WORD_CHAR})" if re.match(WORD_CHAR, text) else ""
-        after = f"(?!{WORD_CHAR})" if re.search(f"{WORD_CHAR}$", text) else ""
-        out.append(re.compile(before + re.escape(text) + after))
-    return out
-
-
 def _holding(
     conn: apsw.Connection, found: list[tuple[int, float, float]], parsed: Sequence[Clause], limit: int
 ) -> list[tuple[int, float, float]]:
     """The documents of `found` whose text holds one of the query's quoted runs, where
-    it is made of them alone (_typed_phrases): read best first, `limit` at a time, until
+    it is made of them alone (typed_runs.phrases): read best first, `limit` at a time, until
     `limit` of them do (those shown); the matches after them are left as they are,
     counted unread (reading the 40 files of a kernel search took 4 ms). All of them
     where there are no runs; the runs' patterns are made only where something matched
     (a pasted run of 5,000 words took 7 ms to compile for no match). Those holding a
-    run as typed with its marks (_as_typed) come first: read on until `limit` of them
+    run as typed with its marks (typed_runs.as_typed) come first: read on until `limit` of them
     are found, or AS_TYPED_READ_MAX matches were (`"self._sock"` found `self.sock`
     first; the files holding it came 7th)."""
-    typed = _typed_phrases(parsed) if found else []
+    typed = typed_runs.phrases(parsed) if found else []
     if not typed:
         return found
-    marked = _as_typed(parsed)
+    marked = typed_runs.as_typed(parsed)
     kept: list[tuple[int, float, float]] = []
     first: list[tuple[int, float, float]] = []  # holding a run as typed
     for at in range(0, len(found), limit):

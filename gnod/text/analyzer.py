@@ -71,9 +71,6 @@ _CJK = (
 )
 _CJK_RE = re.compile(f"[{_CJK}]")
 CJK_RUN_RE = re.compile(f"([{_CJK}]+)")
-# A character a word goes on with, as tokenize reads words: a letter or a digit, not of
-# a CJK run (a run beside a word is a token of its own: `用kmem_cache_create创建`).
-WORD_CHAR = f"[^\\W_{_CJK}]"
 # Every byte except the UTF-8 lead bytes of U+3000-U+DFFF, U+F000-U+FFFF and planes
 # 1-3, which hold every CJK character: deleting them all (one C pass) leaves nothing
 # for text without CJK, at a half to a fifth of the cost of a `_CJK_RE` scan.
@@ -105,6 +102,13 @@ def cjk_character(token: str) -> bool:
     """Whether `token` is one CJK character: a word (茶, 猫) that a document holds mostly
     inside runs, which are indexed as their bigrams (喝茶, 茶叶)."""
     return len(token) == 1 and _CJK_RE.match(token) is not None
+
+
+def is_word_char(ch: str) -> bool:
+    """Whether `ch` is a character a word goes on with, as tokenize reads words: a letter
+    or a digit, not of a CJK run (a run beside a word is a token of its own:
+    `用kmem_cache_create创建`)."""
+    return ch.isalnum() and _CJK_RE.match(ch) is None
 
 
 # The forms of another width that Japanese (and Chinese, Korean) input methods type:
