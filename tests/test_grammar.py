@@ -20,7 +20,7 @@ from gnod.search.grammar import (
 )
 from gnod.search.lexical import match_query
 from gnod.store.documents import LexicalText
-from gnod.store.lexical_index import SCHEMA, document
+from gnod.store.lexical_index import SCHEMA, any_of, document
 from gnod.text.analyzer import TOKEN_RE, AnalyzerSet, exact_text, tokenize
 
 STOPWORDS = {"the", "a", "of"}
@@ -613,6 +613,49 @@ def test_an_exact_phrase_and_its_stemmed_phrase_are_read_once_with_the_same_scor
         apart = scores(match_query([("stems", stems, 0.4)], stem) + match_query([("exact", exact, 0.6)], stem))
         assert paired and paired.keys() == apart.keys(), query
         assert all(abs(paired[d] - apart[d]) <= 1e-5 * abs(apart[d]) for d in apart), (query, paired, apart)
+
+
+def test_a_condition_on_each_clause_gives_the_matches_and_scores_of_one_around_the_query():
+    """match_query's `within` (a condition that few documents meet, such as the ones
+    defining the query's name) goes on each clause of every disjunction, where the
+    engine reads it at each place it seeks, not a window of documents: the matches and
+    their scores are those of the condition put around the whole query."""
+    db = make_db(
+        [
+            ("memory barriers order the writes; a memory barrier", "english"),
+            ("a memory barrier orders writes, container_of", "english"),
+            ("the barrier keeps memory safe, snake_case and real-time", "english"),
+            ("kmalloc with GFP_KERNEL flags, then memory_barrier", "english"),
+            ("Real time data, memory container of", "english"),
+            ("Katzen laufen, eine Speicherbarriere", "german"),
+            ("喝茶 茶叶 memory barrier 内存屏障", None),
+            ("container of memory, not a barrier", "english"),
+        ]
+    )
+    searcher = db.searcher()
+    languages = [*EN_DE, None]
+
+    def scores(query) -> dict[int, float]:
+        hits = searcher.search(query, 10).hits
+        ids = searcher.fast_field_values("id", [addr for _, addr in hits])
+        return {int(i): score for (score, _), i in zip(hits, ids)}
+
+    def stem(form):
+        return ANALYZERS.stem_sequences(form, EN_DE)
+
+    def held(form):
+        return ANALYZERS.stem_sequences(form, languages)
+
+    queries = ('"memory barrier"', "memory_barrier writes", "container_of", "real-time -safe", "茶", "Katzen memory")
+    for query in queries:
+        sides = [("stems", compiled(query, EN_DE), 0.4), ("exact", compiled(query, [None]), 0.6)]
+        whole = tantivy.Query.boolean_query(match_query(sides, stem, as_written=True, held=held))
+        for ids in ([1, 2], [2, 5, 7], [3, 4, 6, 8], [7]):
+            few = tantivy.Query.const_score_query(any_of("id", ids), 0.0)
+            around = scores(tantivy.Query.boolean_query([(tantivy.Occur.Must, whole), (tantivy.Occur.Must, few)]))
+            each = scores(tantivy.Query.boolean_query(match_query(sides, stem, as_written=True, held=held, within=few)))
+            assert each.keys() == around.keys() <= set(ids), (query, ids)
+            assert all(each[d] == around[d] for d in around), (query, ids, each, around)
 
 
 def test_index_stemming_and_negation():
