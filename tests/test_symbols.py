@@ -2398,3 +2398,50 @@ def test_an_extraction_parses_again_only_the_grammars_it_changed(db, tmp_path):
     db.execute("UPDATE content_symbols SET grammar = 'go/14' WHERE grammar = ?", (stamp("go"),))
     due = symstore.backlog(db)
     assert [g for _, g in due] == ["go"]
+
+
+def test_a_definition_is_found_by_its_name_in_any_case_whatever_the_contents_passed_over(db, tmp_path):
+    """A lookup passes over a content whose packed definitions hold no string that is the
+    name (a word used often, `usb`, is a term of many names: usb_probe, usb_phy), without
+    reading them; the name's definitions are found in any case, a name whose case folds
+    to letters its bytes do not show (the long s, ſ) too."""
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.text.analyzer import AnalyzerSet
+
+    long_s = "\u017f"
+    root = write_tree(
+        str(tmp_path / "src"),
+        {
+            "usb_core.c": "int usb_probe(void) { return 0; }\nint usb_phy(void) { return 1; }\n",
+            "usb.c": "int USB(void) { return 2; }\n",
+            "word.c": "int usb_word(void) { return 3; }\nint Usb(void) { return 4; }\n",
+            "sign.c": f"int {long_s}cale_up(void) {{ return 5; }}\n",
+            "plain.py": "def scale_up():\n    return 6\n",
+            "long.py": "".join(f"def usb_{'x' * n}():\n    return {n}\n" for n in (28, 29, 61, 62)) + (
+                f"def USB_{'X' * 61}():\n    return 7\n"
+            ),
+        },
+    )
+    index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
+    _parse_all(db)
+
+    def found(name: str, prefix: bool = False) -> set[tuple[str, str]]:
+        return {(f.rel_path, f.symbol.name) for f in symstore.lookup(db, [name], prefix, "1", [], 10)}
+
+    assert found("usb") == {("usb.c", "USB"), ("word.c", "Usb")}
+    assert found("scale_up") == {("sign.c", f"{long_s}cale_up"), ("plain.py", "scale_up")}
+    # Names of the lengths whose packed length is written otherwise, or is a capital letter's byte.
+    for n in (28, 29, 61, 62):
+        assert ("long.py", f"usb_{'x' * n}") in found(f"USB_{'X' * n}")
+    assert found(f"usb_{'x' * 61}") == {("long.py", f"usb_{'x' * 61}"), ("long.py", f"USB_{'X' * 61}")}
+    assert found("usb_p", prefix=True) == {("usb_core.c", "usb_probe"), ("usb_core.c", "usb_phy")}
+
+
+def test_the_characters_whose_case_folds_to_ascii_are_every_one_there_is():
+    import sys
+
+    from gnod.store.symbols import FOLDS_TO_ASCII
+
+    every = {chr(c) for c in range(128, sys.maxunicode + 1) if chr(c).casefold().isascii()}
+    assert set(FOLDS_TO_ASCII) == every
