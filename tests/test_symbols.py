@@ -2418,9 +2418,8 @@ def test_a_definition_is_found_by_its_name_in_any_case_whatever_the_contents_pas
             "word.c": "int usb_word(void) { return 3; }\nint Usb(void) { return 4; }\n",
             "sign.c": f"int {long_s}cale_up(void) {{ return 5; }}\n",
             "plain.py": "def scale_up():\n    return 6\n",
-            "long.py": "".join(f"def usb_{'x' * n}():\n    return {n}\n" for n in (28, 29, 61, 62)) + (
-                f"def USB_{'X' * 61}():\n    return 7\n"
-            ),
+            "long.py": "".join(f"def usb_{'x' * n}():\n    return {n}\n" for n in (28, 29, 61, 62))
+            + (f"def USB_{'X' * 61}():\n    return 7\n"),
         },
     )
     index_collection(db, AnalyzerSet(), CollectionConfig(name="src", path=root))
