@@ -23,6 +23,9 @@ MAX_FRAME = 64 * 1024 * 1024
 FRAME_TIMEOUT_S = 10.0
 # Open connections gnod serves at once; one more is answered BUSY and closed.
 MAX_CONNECTIONS = 256
+# What a connection past MAX_CONNECTIONS is told to wait before trying again
+# (`details.retry_after_ms`): calls end, and their sockets with them, within that.
+CONNECTIONS_RETRY_MS = 100
 # Results a `search` gives with their passages, and without them (`snippets` false: a
 # list of files, `gnoctl search … --files | xargs`, which lists what `ls` would).
 SEARCH_RESULTS_MAX = 1000

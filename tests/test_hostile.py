@@ -626,6 +626,7 @@ def test_connections_past_the_cap_are_refused_with_busy(daemon):
         extra = RawConn(daemon.socket_path)
         err = error_of(extra.recv())
         assert err["code"] == wire.BUSY and str(wire.MAX_CONNECTIONS) in err["message"]
+        assert err["data"]["details"] == {"retry_after_ms": wire.CONNECTIONS_RETRY_MS}  # when to try again
         assert extra.at_eof()
         extra.close()
     finally:

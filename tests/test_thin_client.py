@@ -760,6 +760,27 @@ def test_a_call_refused_as_overloaded_is_sent_again_once_after_the_wait_named():
         _unless_busy(None, lambda: (_ for _ in ()).throw(DaemonError(wire.BUSY, "too many connections")))
 
 
+def test_a_bridge_s_burst_of_calls_waits_its_turn_in_the_bridge_not_at_gnod(daemon, env):
+    """8 agents each sending 40 calls at once through MCP took more than the sockets
+    gnod serves at once, and some calls heard BUSY: a bridge has CALLS_MAX calls in
+    flight, and the rest wait their turn in it."""
+    import asyncio
+
+    from conftest import paths_for
+    from gnoctl.mcp.daemon import CALLS_MAX, DaemonLink
+
+    assert CALLS_MAX * 8 < wire.MAX_CONNECTIONS
+    link = DaemonLink(paths_for(env), autostart=False)
+
+    async def burst() -> list:
+        calls = [link.call("status", {}) for _ in range(2 * wire.MAX_CONNECTIONS)]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    results = asyncio.run(burst())
+    assert [r for r in results if isinstance(r, BaseException)] == []
+    assert {r["pid"] for r in results} == {daemon.proc.pid}
+
+
 def test_the_mcp_bridge_sends_a_read_refused_as_overloaded_again_once(monkeypatch):
     """Through MCP, 10 of 10 calls behind 50 busy agents were refused, a `get` of three
     lines among them. A read is sent again once after the wait named; a write is not."""

@@ -1,4 +1,5 @@
-"""The bridge's asyncio client of gnod: one socket per call in flight, idle ones reused.
+"""The bridge's asyncio client of gnod: one socket per call in flight, idle ones reused,
+at most CALLS_MAX calls in flight (the others wait their turn in the bridge).
 
 A call owns its connection while it runs, so cancelling it is closing that socket,
 which is what makes gnod stop the work (an `ask` stops generating). gnod is started
@@ -24,6 +25,11 @@ READ_ONLY = frozenset(
     {"status", "search", "vsearch", "query", "ask", "get", "multi_get", "ls", "collection.list", "models.list"}
 )
 IDLE_MAX = 4
+# Calls a bridge has in flight at once: an agent's burst beyond them waits in the bridge,
+# where 8 agents each sending 40 at once took more than gnod's MAX_CONNECTIONS sockets
+# and heard BUSY for some. `watch` is not counted: it holds its socket while gnod runs.
+CALLS_MAX = 16
+_UNCOUNTED = frozenset({"watch"})
 
 
 class _Gone(Exception):
@@ -41,6 +47,7 @@ class DaemonLink:
             autostart = os.environ.get("GNO_NO_AUTOSTART", "") not in ("1", "true", "yes")
         self.autostart = autostart
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self._turns = asyncio.Semaphore(CALLS_MAX)
         self._next_id = 0
         # This link started gnod, and no search has waited for its scan at start since.
         self._started = False
@@ -64,13 +71,20 @@ class DaemonLink:
         A read gnod refused as overloaded is sent again once after the wait it names
         (client.retry_wait): an agent's `get` of three lines was refused behind 50 busy agents."""
         try:
-            return await self._call(method, params, on_notify, start)
+            return await self._turn(method, params, on_notify, start)
         except DaemonError as e:
             wait = retry_wait(e) if method in READ_ONLY else None
             if wait is None:
                 raise
         await asyncio.sleep(wait)
-        return await self._call(method, params, on_notify, start)
+        return await self._turn(method, params, on_notify, start)
+
+    async def _turn(self, method: str, params: dict, on_notify: Notify | None, start: bool) -> dict:
+        """`_call`, once one of the CALLS_MAX turns is free."""
+        if method in _UNCOUNTED:
+            return await self._call(method, params, on_notify, start)
+        async with self._turns:
+            return await self._call(method, params, on_notify, start)
 
     async def _call(self, method: str, params: dict, on_notify: Notify | None, start: bool) -> dict:
         conn = self._idle.pop() if self._idle else await self._open(start)

@@ -467,7 +467,9 @@ class Daemon:
             conn.send_error(
                 None,
                 wire.BUSY,
-                f"gnod serves at most {wire.MAX_CONNECTIONS} connections at once; close idle clients and retry",
+                f"gnod serves at most {wire.MAX_CONNECTIONS} connections at once; close idle clients, "
+                f"or retry in {wire.CONNECTIONS_RETRY_MS} ms",
+                {"retry_after_ms": wire.CONNECTIONS_RETRY_MS},
             )
             await writer.drain()
             writer.close()
