@@ -601,7 +601,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a path from the working directory.",
+            "help": "A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a path from the working directory; a line or definition after it (a hit's path:LINE) names the whole document.",
         },
         {
             "dest": "limit",

@@ -432,13 +432,14 @@ class LsParams(Params):
 class SimilarParams(Params):
     """Documents like a given one: by its vectors when it has them, else by its rarest words."""
 
-    # As `get`: collection/path, gno://…, an absolute path, #docid.
+    # As `get`: collection/path, gno://…, an absolute path, #docid; a suffix (`:120`, `:NAME`) names the whole document.
     ref: Annotated[
         str,
         Meta(min_length=1),
         cli(
             help="A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a "
-            "path from the working directory."
+            "path from the working directory; a line or definition after it (a hit's path:LINE) names the "
+            "whole document."
         ),
     ]
     limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10

@@ -719,6 +719,24 @@ def test_similar_of_a_ref_naming_no_document_says_what_it_names(indexed):
     assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": "docs/guides", "documents": 2}
 
 
+def test_similar_takes_a_hit_s_path_and_line_as_the_whole_document(indexed):
+    """An agent passes on a hit as it has it, `docs/guides/deploy.md:3`: `similar` said
+    the file was in the folder of docs but not indexed yet; the suffix `get` reads (a
+    line, lines, a definition) names the whole document to it."""
+    whole = indexed.daemon.result("similar", {"ref": "docs/guides/deploy.md"})
+    for ref in ("docs/guides/deploy.md:3", "docs/guides/deploy.md:2-4", "gno://docs/guides/deploy.md:1"):
+        found = indexed.daemon.result("similar", {"ref": ref})
+        assert found["uri"] == "gno://docs/guides/deploy.md" and found["hits"] == whole["hits"], ref
+
+
+def test_a_ref_with_a_dot_folder_names_the_file_as_a_shell_does(indexed):
+    """`./guides/deploy.md` and `docs/./guides/deploy.md` were said to be files of docs
+    not indexed yet."""
+    for ref in ("./guides/deploy.md", "docs/./guides/deploy.md", "docs/guides/./deploy.md:2"):
+        doc = indexed.daemon.result("get", {"ref": ref})
+        assert doc["uri"] == "gno://docs/guides/deploy.md", ref
+
+
 def test_get_of_a_file_moved_since_names_where_its_name_is_now(daemon, tmp_path):
     """An agent's `get` of a hit it had, the note moved or deleted since: it said only that
     no indexed document matched, as for a typo."""

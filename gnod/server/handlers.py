@@ -425,6 +425,8 @@ def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
         return store.doc_by_abs_path(conn, os.path.realpath(os.path.expanduser(ref))) or store.doc_by_abs_path(
             conn, os.path.abspath(os.path.expanduser(ref))
         )
+    if "." in ref.split("/"):  # `./README.md`, `repo/./src/a.py`: the folder itself, as a shell reads it
+        ref = "/".join(part for part in ref.split("/") if part != ".")
     name, _, rel = ref.partition("/")
     doc = store.doc_by_path(conn, name, rel) if rel else None
     if doc is not None:
@@ -667,6 +669,16 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
         f"{wire.said(ref)}: no section named {wire.said(name)} in {doc.collection}/{doc.rel_path} ({has})",
         {"ref": ref, "headings": titles[:DEFINITIONS_NAMED]},
     )
+
+
+def ref_document(conn, d: Daemon, ref: str) -> DocRow | None:
+    """The document `ref` names as `get` reads it, whatever its suffix names in it (a
+    line, lines, a definition, a section), or a qualified name's: `similar` of a hit's
+    `path:LINE` said the file was not indexed yet."""
+    doc = _ref_lines(conn, d, ref)[0]
+    if doc is None and (qualified := _qualified(conn, ref)) is not None:
+        doc = qualified[0]
+    return doc
 
 
 def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:

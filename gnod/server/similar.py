@@ -21,7 +21,7 @@ from gnod.search import lexical, vector
 from gnod.search.constants import SIMILAR_COPIES_MAX, SIMILAR_COPIES_SAID, SIMILAR_TEXT_CHARS
 from gnod.search.similar import informative_terms
 from gnod.server.checks import search_filter
-from gnod.server.handlers import not_found, resolve_ref
+from gnod.server.handlers import not_found, ref_document
 from gnod.server.hits import doc_uri, identity
 from gnod.server.rpc import Call, Daemon
 from gnod.store import documents as docstore
@@ -31,7 +31,7 @@ _SPARE = 8
 
 
 def _document(d: Daemon, ref: str, conn: apsw.Connection, _a: object) -> docstore.DocRow:
-    doc = resolve_ref(conn, d, ref)
+    doc = ref_document(conn, d, ref)
     if doc is None:
         raise not_found(d, conn, ref)
     return doc
