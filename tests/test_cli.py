@@ -999,6 +999,13 @@ def test_ls(indexed):
     for prefix in ("docs/guides/", "gno://docs/guides/st"):
         res = cli_json("ls", "--prefix", prefix, "--json", env=indexed.env)
         assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), prefix
+    # Or as every hit gives it, an absolute path (an agent's listed nothing, and no note said why).
+    for params in (
+        {"prefix": indexed.corpus.path("guides") + "/"},
+        {"collection": "docs", "prefix": indexed.corpus.path("guides/st")},
+    ):
+        res = indexed.daemon.result("ls", params)
+        assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), params
     err = cli_error("ls", "--prefix", "docs/guides/*.md", env=indexed.env)
     assert err["code"] == "INVALID_PARAMS" and "`gnoctl multi-get -p 'docs/guides/*.md' --files`" in err["message"]
     assert "multi_get's pattern" in err["message"]  # an agent's words too

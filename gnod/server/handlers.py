@@ -893,6 +893,12 @@ def _ls_scope(d: Daemon, p: LsParams) -> tuple[str | None, str, bool, bool]:
     every collection (`ls mm`); NOT_FOUND for an unknown collection or a folder of none."""
     collection: str | None = p.collection
     prefix = p.prefix.removeprefix(URI_PREFIX)
+    among = [collection] if collection and not os.path.isabs(collection) else None
+    if os.path.isabs(prefix) and (held := holding(d, prefix, among)) is not None:
+        # An absolute path, as every hit gives one, inside a collection's folder (else `/guides`
+        # is the collection's guides/).
+        collection, there = held
+        prefix = there + "/" if there and p.prefix.endswith("/") else there
     if collection and os.path.isabs(collection):  # a folder or file from gnoctl's working directory (`ls .`)
         held = holding(d, collection)
         if held is None:
