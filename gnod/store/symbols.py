@@ -53,7 +53,7 @@ def _needles(wanted: set[str], prefix: bool) -> list[bytes]:
     """What the packed symbols of a content defining one of the `wanted` names (case
     folded) hold, their ASCII letters lowercased: each name as the encoder writes a
     string, its length first (for a `prefix`, its letters alone). None where a name is
-    not ASCII: its case folds otherwise than its bytes'."""
+    not ASCII (its case folds otherwise than its bytes'): every content is decoded."""
     if not all(map(str.isascii, wanted)):
         return []
     return [w.encode() if prefix else _encoder.encode(w).lower() for w in wanted]
@@ -61,8 +61,8 @@ def _needles(wanted: set[str], prefix: bool) -> list[bytes]:
 
 def _may_hold(packed: bytes, needles: list[bytes]) -> bool:
     """Whether a content's packed symbols may define a name of `needles` (_needles): a
-    word used often (`usb`, `dma`) is a term of many contents' names, none of which is
-    it, and reading each one's symbols took most of a search (2.8 ms of 6.9)."""
+    word used often (`usb`) is a term of many contents' names that are not it (61 of the
+    100 contents its lookup reads), whose symbols need no decoding (2.8 → 2.5 ms)."""
     lowered = packed.lower()
     return any(n in lowered for n in needles) or _FOLDS_TO_ASCII.search(packed) is not None
 
