@@ -737,6 +737,21 @@ def test_a_ref_with_a_dot_folder_names_the_file_as_a_shell_does(indexed):
         assert doc["uri"] == "gno://docs/guides/deploy.md", ref
 
 
+def test_a_file_uri_names_the_file_as_its_path_does(indexed):
+    """Editors and language servers name a file by its `file://` URI: an agent's `get`
+    of one was NOT_FOUND, while suggesting the path it names."""
+    path = indexed.corpus.path("guides/deploy.md")
+    for ref in (
+        f"file://{path}",
+        f"file://localhost{path}:2",
+        "file://" + path.replace("/", "%2F").replace("%2F", "/", 1),
+    ):
+        assert indexed.daemon.result("get", {"ref": ref})["uri"] == "gno://docs/guides/deploy.md", ref
+    assert indexed.daemon.result("similar", {"ref": f"file://{path}"})["uri"] == "gno://docs/guides/deploy.md"
+    err = indexed.daemon.rpc("get", {"ref": f"file://elsewhere{path}"})["error"]
+    assert err["data"]["name"] == "NOT_FOUND", err
+
+
 def test_get_of_a_file_moved_since_names_where_its_name_is_now(daemon, tmp_path):
     """An agent's `get` of a hit it had, the note moved or deleted since: it said only that
     no indexed document matched, as for a typo."""

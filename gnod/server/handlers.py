@@ -9,7 +9,7 @@ import re
 import time
 import unicodedata
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import apsw
 import msgspec
@@ -401,7 +401,10 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     as given is also read percent-decoded, as a client that made it a URL sends it
     (`gno://notes/odd%20dir/a.md`), and a name no document has as given is also read in
     Unicode's composed and decomposed forms: a name typed or pasted in one (a macOS copy,
-    `naïve` as i + ¨) names the file stored in the other."""
+    `naïve` as i + ¨) names the file stored in the other. A `file://` URI of this machine
+    (as editors and language servers name files) is its path."""
+    if ref.startswith(_FILE_URI) and (local := _local_path(ref)) is not None:
+        ref = local
     doc = _resolved(conn, d, ref)
     if doc is None and ref.startswith(URI_PREFIX) and "%" in ref and (plain := unquote(ref)) != ref:
         ref = plain
@@ -410,6 +413,16 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
         if (other := unicodedata.normalize(form, ref)) != ref and (doc := _resolved(conn, d, other)) is not None:
             break
     return doc
+
+
+_FILE_URI = "file://"
+
+
+def _local_path(uri: str) -> str | None:
+    """The absolute path a `file://` URI names on this machine (no host, or localhost),
+    percent-decoded; None for another host's."""
+    parts = urlsplit(uri)
+    return unquote(parts.path) if parts.netloc in ("", "localhost") and parts.path.startswith("/") else None
 
 
 def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
