@@ -29,6 +29,7 @@ from gnod import __version__, wire
 from gnod.config import CollectionConfig, Config, ConfigError, parse
 from gnod.ingest.walk import set_own_dirs
 from gnod.models.manager import Models
+from gnod.models.worker import arrived
 from gnod.paths import Paths
 from gnod.protocol import DAY_PATTERN, METHOD_PARAMS, ErrorData, Request, SearchParams, SearchResult
 from gnod.search.constants import READERS
@@ -178,6 +179,7 @@ class Connection:
             self.send_error(None, wire.PARSE_ERROR, "request is nested too deeply")
             return
         CLIENT.set(self.number)  # this request's task only: its reads are ranked by this connection's use
+        arrived()  # and its model calls by when it came
         try:
             result = await self.daemon.dispatch(req, Call(self, req.id))
         except RpcError as e:
