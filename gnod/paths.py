@@ -148,3 +148,15 @@ class Paths:
                 return int(f.read().strip() or 0) or None
         except (OSError, ValueError):
             return None
+
+
+FILE_URL = "file://"
+
+
+def file_url_path(url: str) -> str | None:
+    """The absolute path a `file://` URL names on this machine (its host empty or
+    `localhost`), percent-decoded; None for another host's."""
+    from urllib.parse import unquote
+
+    host, _, rest = url.removeprefix(FILE_URL).partition("/")
+    return "/" + unquote(rest) if host in ("", "localhost") else None

@@ -25,6 +25,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import msgspec
 
+from gnod.paths import file_url_path
+
 Scheme = Literal["hf", "file", "openai"]
 DEFAULT_REVISION = "main"
 EXAMPLES = (
@@ -98,10 +100,11 @@ def parse(uri: str) -> ModelRef:
     if uri.startswith("file:"):
         rest = uri[5:]
         if rest.startswith("//"):  # file:///abs/path (a standard file URL; the host must be empty)
-            host, _, rest = rest[2:].partition("/")
-            if host not in ("", "localhost"):
+            local = file_url_path(uri)
+            if local is None:
+                host = rest[2:].partition("/")[0]
                 raise _bad(uri, f"a file URL names this machine's files, not host {host!r}")
-            rest = "/" + unquote(rest)
+            rest = local
         return _parse_file(uri, rest)
     if uri.startswith(("/", "~")):
         return _parse_file(uri, uri)

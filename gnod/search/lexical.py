@@ -188,12 +188,6 @@ Stem = Callable[[Sequence[str]], list[tuple[str, ...]]]
 Within = Callable[[Query], Query]
 
 
-def _around(query: Query, condition: Query) -> Query:
-    """`query`'s matches where `condition` holds, the condition around the whole (for one
-    that many documents meet, such as a phrase: on each clause, it is read for each)."""
-    return Query.boolean_query([(Occur.Must, query), (Occur.Must, condition)])
-
-
 def _only(query: Query, within: Query | None) -> Query:
     """`query` where `within` (scoring nothing) holds too; `query` for None. A condition
     that few documents meet goes on each clause of a disjunction, not around it: the
@@ -667,7 +661,9 @@ class Preferences:
         any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
         among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
         names = self._names(searcher, df)  # looked up once
-        around = partial(_around, query)
+        # A condition that many documents meet (a phrase) goes around the query: on each
+        # clause, it would be read for each.
+        around = partial(_only, query)
         few = within or around
         while True:
             having, credit, unread = self._named(searcher, few, names, fetch, seen)

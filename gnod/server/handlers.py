@@ -9,7 +9,7 @@ import re
 import time
 import unicodedata
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 import apsw
 import msgspec
@@ -35,6 +35,7 @@ from gnod.ingest.symbols import grammar_for
 from gnod.lines import expand, file_line
 from gnod.models.base import ModelUnavailable
 from gnod.models.manager import rss_bytes
+from gnod.paths import FILE_URL, file_url_path
 from gnod.protocol import (
     CollectionAddParams,
     CollectionDescribeParams,
@@ -403,7 +404,7 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
     Unicode's composed and decomposed forms: a name typed or pasted in one (a macOS copy,
     `naïve` as i + ¨) names the file stored in the other. A `file://` URI of this machine
     (as editors and language servers name files) is its path."""
-    if ref.startswith(_FILE_URI) and (local := _local_path(ref)) is not None:
+    if ref.startswith(FILE_URL) and (local := file_url_path(ref)) is not None:
         ref = local
     doc = _resolved(conn, d, ref)
     if doc is None and ref.startswith(URI_PREFIX) and "%" in ref and (plain := unquote(ref)) != ref:
@@ -413,16 +414,6 @@ def resolve_ref(conn, d: Daemon, ref: str) -> DocRow | None:
         if (other := unicodedata.normalize(form, ref)) != ref and (doc := _resolved(conn, d, other)) is not None:
             break
     return doc
-
-
-_FILE_URI = "file://"
-
-
-def _local_path(uri: str) -> str | None:
-    """The absolute path a `file://` URI names on this machine (no host, or localhost),
-    percent-decoded; None for another host's."""
-    parts = urlsplit(uri)
-    return unquote(parts.path) if parts.netloc in ("", "localhost") and parts.path.startswith("/") else None
 
 
 def _resolved(conn, d: Daemon, ref: str) -> DocRow | None:
@@ -686,12 +677,18 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
 
 def ref_document(conn, d: Daemon, ref: str) -> DocRow | None:
     """The document `ref` names as `get` reads it, whatever its suffix names in it (a
-    line, lines, a definition, a section), or a qualified name's: `similar` of a hit's
-    `path:LINE` said the file was not indexed yet."""
-    doc = _ref_lines(conn, d, ref)[0]
+    line, lines, a definition, a section): `similar` of a hit's `path:LINE` said the
+    file was not indexed yet."""
+    return _ref_target(conn, d, ref)[0]
+
+
+def _ref_target(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None, list[str]]:
+    """The document `ref` names and the lines it names in it (_ref_lines), else where the
+    qualified name it is is defined (_qualified), with what to note of that."""
+    doc, line, count = _ref_lines(conn, d, ref)
     if doc is None and (qualified := _qualified(conn, ref)) is not None:
-        doc = qualified[0]
-    return doc
+        return qualified
+    return doc, line, count, []
 
 
 def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
@@ -753,10 +750,7 @@ def _qualified(conn: apsw.Connection, ref: str) -> tuple[DocRow, int, int, list[
 
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
-        doc, line, count = _ref_lines(conn, d, p.ref)
-        notes: list[str] = []
-        if doc is None and (qualified := _qualified(conn, p.ref)) is not None:
-            doc, line, count, notes = qualified
+        doc, line, count, notes = _ref_target(conn, d, p.ref)
         if doc is None:
             raise not_found(d, conn, p.ref)
         # A definition's lines are where to start, and how many unless `lines` says (its
