@@ -132,6 +132,25 @@ def from_here(glob: str) -> str:
     return bang + os.path.abspath(rest)
 
 
+def ref_from_here(ref: str) -> str | None:
+    """`ref` as an absolute path (its `:line` kept; gnod resolves `..`) where it is a path
+    from the working directory to a file (`hub.c:120` in a kernel's drivers/usb/core), as
+    git and editors give paths; None for any other. With `posix`, loaded at start, not
+    `os` (~1 ms, which the fast path does without)."""
+    import posix
+
+    def is_file(path: str) -> bool:
+        try:
+            return posix.stat(path).st_mode & 0o170000 == 0o100000
+        except (OSError, ValueError):
+            return False
+
+    if ref.startswith(("#", "/", "~", "gno://")):
+        return None
+    head = ref if is_file(ref) else ref.split(":", 1)[0]
+    return f"{posix.getcwd()}/{head}{ref[len(head) :]}" if is_file(head) else None
+
+
 def params(command: str, values: dict, words: list[str]) -> dict:
     """The params of `command` for parsed option values ({params field: value}; a flag's
     value is whether it was given) and its words; fields left at their defaults are

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from gnoctl.args import LS_LIMIT_MAX
+from gnoctl.args import LS_LIMIT_MAX, ref_from_here
 from gnoctl.client import (
     Client,
     DaemonError,
@@ -159,46 +159,30 @@ def get(
     view = view or View()
 
     def go(fmt: str) -> int:
-        def asked() -> Any:
-            return _unless_busy(sent, lambda: Client(autostart=autostart).call("get", params))
+        def asked(p: dict) -> Any:
+            return _unless_busy(sent, lambda: Client(autostart=autostart).call("get", p))
 
-        write_document(_or_from_here("get", params, autostart, asked), fmt, view)
+        write_document(_here_first("get", params, autostart, asked), fmt, view)
         return 0
 
     return _run(fmt, go)
 
 
-def _or_from_here(method: str, params: dict, autostart: bool | None, first: Callable[[], Any]) -> Any:
-    """`first()`, the call of `method` with `params`; where gnod found no document so
-    named, the call again with its `ref` as a path from the working directory, if it is
-    one (_from_here)."""
+def _here_first(method: str, params: dict, autostart: bool | None, first: Callable[[dict], Any]) -> Any:
+    """`first(p)`, the call of `method` with `params`, its `ref` sent as a path from the
+    working directory where it is one (args.ref_from_here): a file here is the one meant
+    (`get hub.c:5015` in a kernel's drivers/usb/core gave the line of another
+    collection's hub.c, at its top). Where that file is in no collection's folder, the
+    call again with the ref as gnod reads it (a path from a collection's top)."""
+    here = ref_from_here(params["ref"])
+    if here is None:
+        return first(params)
     try:
-        return first()
+        return first({**params, "ref": here})
     except DaemonError as e:
-        here = _from_here(params["ref"]) if e.code == wire.NOT_FOUND else None
-        if here is None:
+        if e.code != wire.NOT_FOUND or "collection" in e.details:
             raise
-    return Client(autostart=autostart).call(method, {**params, "ref": here})
-
-
-def _from_here(ref: str) -> str | None:
-    """`ref` as an absolute path (its `:line` kept; gnod resolves `..`) where it is a path
-    from the working directory to a file (`slub.c:120` in the kernel's mm/), as git and
-    editors give paths; None for any other. Asked only when gnod found no document so
-    named, which reads a relative path inside a collection's folder, not here. With
-    `posix`, loaded at start, not `os` (~1 ms, which the fast path does without)."""
-    import posix
-
-    def is_file(path: str) -> bool:
-        try:
-            return posix.stat(path).st_mode & 0o170000 == 0o100000
-        except (OSError, ValueError):
-            return False
-
-    if ref.startswith(("#", "/", "~", "gno://")):
-        return None
-    head = ref if is_file(ref) else ref.split(":", 1)[0]
-    return f"{posix.getcwd()}/{head}{ref[len(head) :]}" if is_file(head) else None
+    return Client(autostart=autostart).call(method, params)
 
 
 MULTI_GET_MAX_BYTES = 1_048_576  # content `multi-get` prints unless told
@@ -277,7 +261,8 @@ def ls(
 def _from_here_folder(arg: str) -> str | None:
     """`arg` as an absolute path (gnod names the collection holding it) where it is a
     folder or file from the working directory (`ls .`, `ls ../guides`); None for any
-    other. Asked only when gnod found no collection or folder so named, as `get` does."""
+    other. Asked only when gnod found no collection or folder so named: the word is a
+    collection's name first."""
     import os
 
     path = os.path.abspath(os.path.expanduser(arg))
@@ -672,9 +657,7 @@ def similar(params: dict, fmt: str | None, autostart: bool | None = None, view: 
     view = view or View()
 
     def go(fmt: str) -> int:
-        result = _or_from_here(
-            "similar", params, autostart, lambda: Client(autostart=autostart).call("similar", params)
-        )
+        result = _here_first("similar", params, autostart, lambda p: Client(autostart=autostart).call("similar", p))
         view.emit(hits.similar_text(result, fmt, view.color(), view.links() if fmt == "human" else None), fmt)
         return 0 if result["hits"] else EXIT_NO_MATCH
 

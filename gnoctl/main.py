@@ -20,6 +20,7 @@ from gnoctl.args import (
     params,
     parse_fast,
     parse_plain,
+    ref_from_here,
 )
 
 TYPE_CHECKING = False  # typing imports re: too slow here (mypy reads it as True)
@@ -39,7 +40,8 @@ def _fast(argv: list[str]) -> int | None:
         return None
     autostart = False if opts.get("no_autostart") else None
     p = for_format(command, params(command, opts, words), opts.get("format"))
-    sent = _send_early(command, p)
+    here = ref_from_here(p["ref"]) if command == "get" else None  # as commands.get sends it first
+    sent = _send_early(command, {**p, "ref": here} if here else p)
     from gnoctl import commands
     from gnoctl.output.common import View
 

@@ -156,7 +156,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "collection/path[:line, :first-last, :NAME (a definition in it) or :Heading / #Heading (a section)], gno://collection/path, an absolute path, #docid, a path inside the one collection that has it, a file's name alone (a note's without .md), or (gnoctl) a path from the working directory.",
+            "help": "collection/path[:line, :first-last, :NAME (a definition in it) or :Heading / #Heading (a section)], gno://collection/path, an absolute path, #docid, a path inside the one collection that has it, a file's name alone (a note's without .md), or (gnoctl) a path from the working directory to a file, which it is first.",
         },
         {
             "dest": "from_line",
@@ -601,7 +601,7 @@ COMMANDS: dict[str, tuple[dict, ...]] = {
             "flags": (),
             "kind": "arg",
             "default": None,
-            "help": "A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a path from the working directory; a line or definition after it (a hit's path:LINE) names the whole document.",
+            "help": "A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a path from the working directory to a file, which it is first; a line or definition after it (a hit's path:LINE) names the whole document.",
         },
         {
             "dest": "limit",

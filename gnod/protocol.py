@@ -397,7 +397,8 @@ class GetParams(Params):
         cli(
             help="collection/path[:line, :first-last, :NAME (a definition in it) or :Heading / #Heading (a "
             "section)], gno://collection/path, an absolute path, #docid, a path inside the one collection that "
-            "has it, a file's name alone (a note's without .md), or (gnoctl) a path from the working directory."
+            "has it, a file's name alone (a note's without .md), or (gnoctl) a path from the working directory "
+            "to a file, which it is first."
         ),
     ]
     from_line: Annotated[int, Meta(ge=1), cli("--from-line", help="First line to print.")] | None = None
@@ -438,8 +439,8 @@ class SimilarParams(Params):
         Meta(min_length=1),
         cli(
             help="A document: collection/path, gno://collection/path, an absolute path, #docid, or (gnoctl) a "
-            "path from the working directory; a line or definition after it (a hit's path:LINE) names the "
-            "whole document."
+            "path from the working directory to a file, which it is first; a line or definition after it (a "
+            "hit's path:LINE) names the whole document."
         ),
     ]
     limit: Annotated[Limit, cli("-n", "--limit", help="Number of results.")] = 10

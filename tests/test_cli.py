@@ -627,6 +627,45 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         assert err["details"] == {"ref": "dup.c:1", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}
 
 
+def test_a_file_from_the_working_directory_comes_before_another_collection_s_path(tmp_path):
+    """`get hub.c:5015` in a kernel's drivers/usb/core printed that line of another
+    collection's hub.c, at its top: a file here is the one meant. One here in no
+    collection's folder leaves the ref to gnod; one gnod leaves out is not taken for the
+    other collection's."""
+    with running_gnod() as (env, _d):
+        top = write_tree(str(tmp_path / "top"), {"hub.c": "int top;\n", "skip.md": "# Top skip\n"})
+        deep = write_tree(
+            str(tmp_path / "deep"),
+            {".gitignore": "sub/skip.md\n", "sub/hub.c": "int deep;\n", "sub/skip.md": "# Deep skip\n"},
+        )
+        elsewhere = write_tree(str(tmp_path / "elsewhere"), {"hub.c": "int none;\n"})
+        cli_json("collection", "add", top, "--name", "top", "--json", env=env)
+        cli_json("collection", "add", deep, "--name", "deep", "--json", env=env)
+
+        def from_dir(cwd: str, *argv: str, expect: int = 0) -> dict:
+            r = subprocess.run(
+                [sys.executable, "-m", "gnoctl.main", *argv, "--json"],
+                env=env,
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert r.returncode == expect, r.stdout + r.stderr
+            return json.loads(r.stdout)
+
+        here = os.path.join(deep, "sub")
+        for ref in ("hub.c", "hub.c:1", "./hub.c:1"):
+            doc = from_dir(here, "get", ref)
+            assert (doc["uri"], doc["content"]) == ("gno://deep/sub/hub.c", "int deep;\n"), ref
+        assert from_dir(here, "similar", "hub.c")["uri"] == "gno://deep/sub/hub.c"
+        # Here but in no collection's folder: the ref as gnod reads it, from a collection's top.
+        assert from_dir(elsewhere, "get", "hub.c")["content"] == "int top;\n"
+        # Here, in a collection's folder, but not indexed: why, not top's skip.md.
+        err = from_dir(here, "get", "skip.md", expect=2)["error"]
+        assert err["code"] == "NOT_FOUND" and err["details"]["why"] == "FILTERED", err
+
+
 def test_get_takes_a_note_s_name_without_md_as_a_wiki_link_names_it(tmp_path):
     """`get "Project Alpha"` found nothing where `Projects/Project Alpha.md` was indexed."""
     with running_gnod() as (env, _d):
