@@ -916,6 +916,14 @@ def test_a_quoted_run_typed_with_its_marks_puts_the_files_holding_it_so_first(tm
     assert sorted(lexical_paths(conn, analyzers, '"self._sock = None"')) == ["conn.py", "pool.py"]
     plain = lexical_paths(conn, analyzers, '"self sock"')
     assert plain[:4] == [f"plain{i}.py" for i in range(4)]  # no marks typed: bm25's order
+    # The scores follow the order: those put first score as the best (the first hit of a
+    # kernel search scored 0.60, the second 1.0, and `--min-score 0.7` left it out).
+    with lexical_index(conn, analyzers) as index:
+        rows = lexical.search(index, conn, analyzers, '"self._sock"', language_counts(conn), 10).rows
+        assert [r.score for r in rows[:2]] == [1.0, 1.0]
+        assert all(a.score >= b.score for a, b in zip(rows, rows[1:])), [r.score for r in rows]
+        kept = lexical.search(index, conn, analyzers, '"self._sock"', language_counts(conn), 10, min_score=0.99).rows
+        assert {r.doc_id for r in kept} >= {r.doc_id for r in rows[:2]}
     conn.close()
 
 

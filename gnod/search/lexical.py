@@ -1427,9 +1427,10 @@ def _holding(
     counted unread (reading the 40 files of a kernel search took 4 ms). All of them
     where there are no runs; the runs' patterns are made only where something matched
     (a pasted run of 5,000 words took 7 ms to compile for no match). Those holding a
-    run as typed with its marks (typed_runs.as_typed) come first: read on until `limit` of them
-    are found, or AS_TYPED_READ_MAX matches were (`"self._sock"` found `self.sock`
-    first; the files holding it came 7th)."""
+    run as typed with its marks (typed_runs.as_typed) come first, each ranked as the best
+    match, so the scores follow the order (`--min-score 0.7` left out the first hit): read
+    on until `limit` of them are found, or AS_TYPED_READ_MAX matches were
+    (`"self._sock"` found `self.sock` first; the files holding it came 7th)."""
     typed = typed_runs.phrases(parsed) if found else []
     if not typed:
         return found
@@ -1448,8 +1449,15 @@ def _holding(
                 (first if any(p.search(text) for p in marked) else kept).append(r)
         read = at + limit
         if len(first) >= limit or (len(first) + len(kept) >= limit and (not marked or read >= AS_TYPED_READ_MAX)):
-            return first + kept + found[read:]
-    return first + kept
+            return _as_best(first, found) + kept + found[read:]
+    return _as_best(first, found) + kept
+
+
+def _as_best(
+    first: list[tuple[int, float, float]], found: list[tuple[int, float, float]]
+) -> list[tuple[int, float, float]]:
+    """`first`, put before the others of `found` (best first), each ranked as the best of them."""
+    return [(doc_id, s, found[0][2]) for doc_id, s, _ in first]
 
 
 def _marked(stemmed: CompiledQuery, exact: CompiledQuery) -> frozenset[str]:
