@@ -1047,8 +1047,11 @@ def test_ls(indexed):
     assert e["size"] == os.path.getsize(indexed.corpus.path("guides/deploy.md"))
     r = cli("ls", "other", "--files", env=indexed.env)
     assert r.stdout.splitlines() == [os.path.join(indexed.other, name) for name in ("checklist.md", "lunch.md")]
-    res = cli_json("ls", "docs", "--prefix", "guides/", "--json", env=indexed.env)
-    assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"]
+    # The prefix from the collection's top, or as `ls` prints paths, the collection named
+    # again (it listed nothing under docs/docs/guides/).
+    for prefix in ("guides/", "docs/guides/"):
+        res = cli_json("ls", "docs", "--prefix", prefix, "--json", env=indexed.env)
+        assert [e["path"] for e in res["entries"]] == ["guides/deploy.md", "guides/staging.md"], prefix
     # The prefix as `ls` prints a path (collection/path), or as a glob, which it is not.
     for prefix in ("docs/guides/", "gno://docs/guides/st"):
         res = cli_json("ls", "--prefix", prefix, "--json", env=indexed.env)
@@ -1085,6 +1088,21 @@ def test_ls(indexed):
             ("docs", "guides/deploy.md"),
             ("docs", "guides/staging.md"),
         ]
+
+
+def test_ls_prefix_naming_the_collection_is_its_folder_of_that_name_where_it_has_one(tmp_path):
+    """A repository holding a folder of its own name (`requests/requests/`): `ls pkg
+    --prefix pkg/` is that folder; a prefix it has no folder for names the collection."""
+    with running_gnod() as (env, _d):
+        tree = write_tree(str(tmp_path / "pkg"), {"pkg/mod.py": "x = 1\n", "tests/test_mod.py": "y = 2\n"})
+        cli_json("collection", "add", tree, "--name", "pkg", "--json", env=env)
+
+        def listed(*argv: str) -> list[str]:
+            return [e["path"] for e in cli_json("ls", *argv, "--json", env=env)["entries"]]
+
+        assert listed("pkg", "--prefix", "pkg/") == ["pkg/mod.py"]
+        assert listed("pkg", "--prefix", "pkg/tests") == ["tests/test_mod.py"]
+        assert listed("--prefix", "pkg/tests") == ["tests/test_mod.py"]
 
 
 def test_ls_lists_the_documents_that_pass_the_search_filters(tmp_path):

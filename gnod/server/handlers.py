@@ -849,10 +849,11 @@ def _globbed(conn: apsw.Connection, pattern: str) -> list[DocRow]:
 
 
 async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
-    collection, prefix, named, inside = _ls_scope(d, p)
+    collection, asked, named, inside = _ls_scope(d, p)
     passing = _ls_passing(d, collection, p)
 
     def run(conn, _a) -> LsResult:
+        prefix = _as_printed(conn, collection, asked)
         path = prefix.strip("/")
         folders: list[LsFolder] = []
         one = store.doc_by_path(conn, collection, path) if collection and path and (named or p.folders) else None
@@ -892,6 +893,16 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
         return LsResult(entries=entries, total=total, folders=folders)
 
     return await d.read(run)
+
+
+def _as_printed(conn: apsw.Connection, collection: str | None, prefix: str) -> str:
+    """`prefix` in `collection`, where it starts as `ls` prints paths, with the
+    collection's name (`ls usbcore --prefix usbcore/host` listed usbcore/usbcore/host),
+    and the collection has no folder of its own name there (a repository's folder named
+    after it, `requests/requests/`, is that folder)."""
+    if collection and prefix.startswith(collection + "/") and not store.list_docs(conn, collection, prefix, 1, 0):
+        return prefix[len(collection) + 1 :]
+    return prefix
 
 
 def _ls_scope(d: Daemon, p: LsParams) -> tuple[str | None, str, bool, bool]:
