@@ -96,6 +96,16 @@ def retrieve(
         if not params["query"].strip():
             raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
         result = _unless_busy(sent, lambda: _asked(method, params, autostart))
+        if fmt in LINE_FORMATS and result.get("instead"):
+            # A list a program reads is of what was asked: not of a respelling's files
+            # (`vim $(gnoctl search --symbol init_task -l)` opened init_mask's).
+            for note in result.get("notes", []):
+                print(f"gnoctl: note: {note}", file=sys.stderr)
+            print(
+                f"gnoctl: its results are not listed in {fmt}: search {wire.said(result['instead'])} for them",
+                file=sys.stderr,
+            )
+            return EXIT_NO_MATCH
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]

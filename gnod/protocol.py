@@ -549,6 +549,9 @@ class SearchResult(Struct):
     took_ms: float
     freshness: list[Freshness] = []
     notes: list[str] = []  # what the search changed about the query (e.g. terms left out)
+    # The words the hits are for, where nothing matched the query as typed and a respelling
+    # did (`kmem_cahce_alloc`: `kmem_cache_alloc`; `--symbol init_task`: `init_mask`).
+    instead: str | None = None
 
 
 class Document(DocumentIdentity, kw_only=True):

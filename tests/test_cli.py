@@ -280,7 +280,9 @@ def test_search_json_schema(indexed):
         "took_ms",
         "freshness",
         "notes",
+        "instead",
     }
+    assert res["instead"] is None
     assert "docs" in [f["collection"] for f in res["freshness"]]
     assert res["query"] == "deploy"
     assert res["terms"] == ["deploy"]
@@ -356,6 +358,26 @@ def test_csv_names_the_definition_a_passage_of_code_is_in(tmp_path):
             rows = list(csv.DictReader(io.StringIO(cli(command, "zqxretry", "--csv", env=env).stdout)))
             assert [(r["path"], r["symbol"]) for r in rows] == [("tool.py", "fetch()")], command
             assert list(rows[0])[-1] == "abs_path"  # still the last column
+
+
+def test_a_list_of_files_is_not_of_a_respelling(tmp_path):
+    """`vim $(gnoctl search --symbol init_task -l)` opened the file defining `init_mask`,
+    the name one edit away, with exit status 0 and a note on stderr: a list a program
+    reads lists none of a respelling's hits, and exits 1; JSON and text show them."""
+    files = {f"n{i}.md": f"# Note {i}\n\nkubernetes cluster {i}\n" for i in range(3)}
+    files["tool.py"] = "def load(path):\n    return open(path).read()\n"
+    with running_gnod() as (env, _d):
+        cli_json("collection", "add", write_tree(str(tmp_path / "t"), files), "--name", "t", "--json", env=env)
+        assert wait_until(lambda: cli_json("status", "--json", env=env)["symbols"]["parsed"] > 0, 30)
+        for argv, meant in ((["kubernetse"], "kubernetes"), (["--symbol", "laod"], "load")):
+            res = search(env, *argv)
+            assert res["instead"] == meant and res["hits"], argv
+            for fmt in ("--files", "--vimgrep", "--jsonl", "--csv"):
+                r = _run_cli("search", *argv, fmt, env=env)
+                assert (r.returncode, r.stdout) == (1, ""), (argv, fmt, r.stdout)
+                assert f"search '{meant}' for them" in r.stderr, r.stderr
+        assert search(env, "kubernetes")["instead"] is None
+        assert cli("search", "kubernetes", "--files", env=env).stdout.count("\n") == 3
 
 
 def test_search_md(indexed):

@@ -178,6 +178,7 @@ class Result:
     # Each document at the file the query names with a line (`fs/ext4/inode.c:1234`,
     # _placed): that line of its file, where its passage opens.
     at_line: dict[int, int] = dataclasses.field(default_factory=dict)
+    instead: str | None = None  # the respelling searched, where nothing matched the query (SearchResult's)
     # The words asked for that no document holds (_absent): the hits were found without them.
     absent: list[str] = dataclasses.field(default_factory=list)
 
@@ -1343,6 +1344,7 @@ def search(
         again = search(index, conn, analyzers, other, counts, limit, where, min_score, lexical, object_like, False)
         if again.rows:
             again.notes.insert(0, f"nothing matches {said(query)}: searched {shown}")
+            again.instead = other if other == respelled else None
             return again
     return result
 

@@ -140,6 +140,7 @@ def answer(
         languages=res.languages,
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=res.notes + failing_notes(docstore.failing(conn, [h.docid for h in hits])),
+        instead=res.instead,
     )
 
 
@@ -246,6 +247,8 @@ def definitions(
         )
         if found:
             notes.append(f"nothing defines {wire.said(name)}: showing {meant!r}")
+        else:
+            meant = None
     made = None if found or prefix or container else _macro_made(conn, name, where, p.limit)
     if made is not None:
         found, names, macro = made
@@ -291,6 +294,7 @@ def definitions(
         languages=[],
         took_ms=round((time.perf_counter() - t0) * 1000, 3),
         notes=_undefined(conn, where, query) if not found else notes,
+        instead=meant,
     )
 
 
