@@ -1206,7 +1206,8 @@ def run(argv: list[str]) -> int:
                 return wire.EXIT_ERROR
             if argv and argv[0] in WORD_COMMANDS and option.startswith("-") and not getattr(e, "possibilities", None):
                 print(
-                    f"(to search for {option} as text, put it after `--`: gnoctl {argv[0]} WORDS -- {option})",
+                    f"(to search for {option} as text, quote it after `--`: gnoctl {argv[0]} WORDS -- "
+                    f"'\"{option}\"'; unquoted beside other words, it leaves out what holds it)",
                     file=sys.stderr,
                 )
             words = argv[argv.index("--") + 1 :] if "--" in argv else []

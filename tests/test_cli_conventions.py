@@ -123,11 +123,16 @@ def test_unknown_options_are_errors_and_negated_words_still_work(live):
         assert r.returncode == 2, (argv, r)
         assert r.stdout == "" and "No such option" in r.stderr, (argv, r)
     r = _run_cli("search", "deploy", "-z", "5", env=live.env)
-    assert "(to search for -z as text, put it after `--`: gnoctl search WORDS -- -z)" in r.stderr
+    assert "(to search for -z as text, quote it after `--`: gnoctl search WORDS -- '\"-z\"';" in r.stderr
     # A long option nothing is near may be text too (a flag of a command pasted); a typo is not.
-    r = _run_cli("search", "--max-old-space-size", env=live.env)
-    assert "put it after `--`: gnoctl search WORDS -- --max-old-space-size" in r.stderr, r.stderr
+    r = _run_cli("search", "deploy", "--max-old-space-size", env=live.env)
+    assert "quote it after `--`: gnoctl search WORDS -- '\"--max-old-space-size\"'" in r.stderr, r.stderr
     assert "after `--`" not in _run_cli("search", "deploy", "--jsn", env=live.env).stderr
+    # As the hint says, a flag quoted is searched for; unquoted beside another word, `-Wall`
+    # left out what holds it (a kernel tryout's `-- -slab`).
+    quoted = cli_json("search", "--json", "deploy", "--", '"-Wall"', env=live.env)
+    bare = cli_json("search", "--json", "deploy", "--", "-Wall", env=live.env)
+    assert len(quoted["terms"]) == 2 and bare["terms"] == ["deploy"], (quoted["terms"], bare["terms"])
     # Another command's option says which (click's suggestion for `--explain` was `--lang`).
     r = _run_cli("search", "deploy", "--explain", env=live.env)
     assert r.returncode == 2 and "(--explain is an option of gnoctl query and ask)" in r.stderr, r.stderr
