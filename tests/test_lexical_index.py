@@ -278,6 +278,39 @@ def test_a_document_written_since_the_index_took_it_is_no_hit_where_its_text_no_
     conn.close()
 
 
+def test_a_name_s_words_are_marked_only_inside_it_where_a_passage_holds_it(tmp_path):
+    """`rcu_read_lock` marked the `RCU` of `CONFIG_PREEMPT_RCU` on the passage's next
+    line, and --vimgrep listed that line as a place of the name; a passage holding only
+    its words apart keeps them marked, and the query's other words stay marked."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+
+    root = tmp_path / "tree"
+    write_tree(
+        str(root),
+        {
+            "rcupdate.h": "/*\n * rcu_read_lock() starts a reader section, which\n"
+            " * CONFIG_PREEMPT_RCU lets the scheduler preempt.\n */\n",
+            "tree.c": "/* Tree RCU: while the rcu read lock is held, a list's lock is not taken. */\nint x;\n",
+        },
+    )
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    an = AnalyzerSet()
+    index_collection(conn, an, CollectionConfig(name="c", path=str(root)))
+    with lexical_index(conn, an) as index:
+
+        def marked(query: str) -> dict[str, list[str]]:
+            hits = answer(index, conn, an, SearchParams(query=query), language_counts(conn), Filter()).hits
+            return {h.path: [h.snippet.text[a:b] for a, b in h.snippet.matches] for h in hits if h.snippet}
+
+        found = marked("rcu_read_lock")
+        assert "".join(found["rcupdate.h"]).lower() == "rcureadlock", found
+        assert [w.lower() for w in found["tree.c"]] == ["rcu", "rcu", "read", "lock", "lock"], found
+        assert [w.lower() for w in marked("rcu_read_lock preempt")["rcupdate.h"]][-1] == "preempt"
+    conn.close()
+
+
 def test_an_identifier_s_passage_is_where_its_words_run_and_a_word_typed_whole_ranks_first(tmp_path):
     """Typed whole or as a picker sends it (the last word a prefix): `mmc_add` shows
     `mmc_add_card(`, not a line holding its words apart; `CONFIG_PM` in a Kconfig file

@@ -121,6 +121,8 @@ def answer(
         if p.context is not None and found and stored is not None:
             lines = expand(text if text is not None else docstore.unpack(stored), doc.line_shifts).split("\n")
             found = [_in_context(s, lines, p.context, analyzers.get(doc.language), res) for s in found]
+        if res.name is not None:
+            found = [_parts_in_name(s, res.name) for s in found]
         hits.append(
             SearchHit(
                 **ident,
@@ -193,6 +195,23 @@ def _in_context(s: Snippet, lines: list[str], n: int, analyzer: Analyzer, res: l
     text = "\n".join(lines[first - 1 : s.line + n])
     matches = match_spans(text, analyzer, res.stems, res.verbatim)
     return msgspec.structs.replace(s, line=first, text=text, matches=matches, before=s.line - first)
+
+
+def _parts_in_name(s: Snippet, name: str) -> Snippet:
+    """`s` with the words of the query's one name of code (`rcu`, `lock` of
+    `rcu_read_lock`) marked only inside it, where the passage holds it: the next line's
+    `CONFIG_PREEMPT_RCU` was marked too, and --vimgrep listed it as a place of the name.
+    Other words the query has stay marked."""
+    spans = [m.span() for m in re.finditer(re.escape(name), s.text, re.IGNORECASE)] if s.matches else []
+    if not spans:
+        return s
+    lowered = name.lower()
+    kept = [
+        m
+        for m in s.matches
+        if any(a <= m[0] and m[1] <= b for a, b in spans) or s.text[m[0] : m[1]].lower() not in lowered
+    ]
+    return s if len(kept) == len(s.matches) else msgspec.structs.replace(s, matches=kept)
 
 
 def _naming(passages: list[Passage], name: str | None) -> list[Passage]:
