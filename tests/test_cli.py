@@ -643,10 +643,17 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         doc = get_json(env, "only.c:1")
         assert (doc["collection"], doc["path"], doc["content"]) == ("a", "src/only.c", "int only;\n")
         err = cli_error("get", "dup.c:1", env=env)
-        assert err["code"] == "NOT_FOUND" and err["message"].endswith(
-            "; documents of that name: a/src/x/dup.c, b/lib/dup.c"
+        assert err["code"] == "NOT_FOUND" and err["message"] == (
+            "'dup.c:1': more than one document is called 'dup.c' (a/src/x/dup.c, b/lib/dup.c): name one by its path"
         )
         assert err["details"] == {"ref": "dup.c:1", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}
+        # A definition in it (it named none), or a path in no folder: the documents of its name.
+        err = cli_error("get", "dup.c:main", env=env)
+        assert err["details"] == {"ref": "dup.c:main", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}, err
+        err = cli_error("get", "src/y/dup.c", env=env)
+        assert err["message"] == (
+            "no indexed document matches 'src/y/dup.c'; documents of that name: a/src/x/dup.c, b/lib/dup.c"
+        )
 
 
 def test_a_file_from_the_working_directory_comes_before_another_collection_s_path(tmp_path):

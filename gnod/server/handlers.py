@@ -507,6 +507,9 @@ def not_found(d: Daemon, conn: apsw.Connection, ref: str) -> RpcError:
     gone = unindexed.missing(d, conn, path)
     if gone is not None:
         return RpcError(wire.NOT_FOUND, *gone)
+    # A definition named after the file (`slab.h:kmalloc`): the documents of the file's name.
+    if (m := _DEFINITION_SUFFIX.search(path)) and m.start() > 0:
+        path = path[: m.start()]
     return RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, ref, path))
 
 

@@ -106,8 +106,15 @@ def named_elsewhere(d: Daemon, conn: apsw.Connection, ref: str, path: str) -> tu
     names as it read it in a traceback; `client.py`, which several folders have), up to
     NAMED_SHOWN (`details.named`)."""
     base = os.path.basename(path.removeprefix(URI_PREFIX).rstrip("/"))
-    named = [f"{col}/{p}" for col, p in documents_named(d, conn, base, NAMED_SHOWN)] if base else []
-    there = f"; documents of that name: {', '.join(named)}" if named else ""
+    found = documents_named(d, conn, base, NAMED_SHOWN + 1) if base else []
+    named = [f"{col}/{p}" for col, p in found[:NAMED_SHOWN]]
+    listed = ", ".join(named) + (", …" if len(found) > NAMED_SHOWN else "")
+    if len(named) > 1 and base == path:  # a file's name alone, as a traceback gives it
+        return (
+            f"{wire.said(ref)}: more than one document is called {wire.said(base)} ({listed}): name one by its path",
+            {"ref": ref, "named": named},
+        )
+    there = f"; documents of that name: {listed}" if named else ""
     return f"no indexed document matches {wire.said(ref)}{there}", {"ref": ref, "named": named}
 
 
