@@ -290,7 +290,9 @@ def test_missing_models_degrade_with_one_message_each(env, tmp_path):
         assert a["abstained"] and "nothing in your collections" in a["abstain_reason"]
         # Something matches but there is no generator: a clear MODEL_UNAVAILABLE with the fix.
         reply = d.rpc("ask", {"query": "bread oven baking"})
-        assert reply["error"]["code"] == wire.MODEL_UNAVAILABLE and "--no-answer" in reply["error"]["message"]
+        # Said as the protocol and an agent's tool take it, and as gnoctl does.
+        said = reply["error"]["message"]
+        assert reply["error"]["code"] == wire.MODEL_UNAVAILABLE and "`answer: false` (gnoctl ask --no-answer)" in said
         assert d.alive()
     finally:
         d.stop()

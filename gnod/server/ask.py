@@ -76,7 +76,7 @@ async def ask(d: Daemon, p: AskParams, call: Call) -> AskResult:
     except ModelUnavailable as e:
         raise RpcError(
             wire.MODEL_UNAVAILABLE,
-            f"cannot answer: {e.text()}. The sources alone need no model: gnoctl ask --no-answer",
+            f"cannot answer: {e.text()}. The sources alone need no model: `answer: false` (gnoctl ask --no-answer)",
             {"role": "generate", "fix": e.fix, "reason": e.message},  # reason: for a page, which has no flags
         ) from None
     texts = [
