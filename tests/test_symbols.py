@@ -1090,6 +1090,7 @@ def test_a_name_after_its_declaring_keyword_is_found_as_that_kind(db, tmp_path):
     assert found("fn page")[0] == ("mm/alloc.c", "page()")
     assert found("config PAGE_POISONING")[0] == ("mm/Kconfig", "config PAGE_POISONING")
     assert found("struct page", symbol=True)[0] == ("include/mm_types.h", "struct page")
+    assert found("Struct page", symbol=True)[0] == ("include/mm_types.h", "struct page")  # it said: one name
     assert found("fn page", symbol=True)[0] == ("mm/alloc.c", "page()")
     assert found("def page", symbol=True)[0] == ("mm/alloc.c", "page()")
     # `function` is a word of prose too: `page` after it stays one (it comes as `pages`).

@@ -54,12 +54,13 @@ _DECLARED = re.compile(r"(\w+)\s+(\S+)")
 
 
 def declared(text: str) -> tuple[str, frozenset[str]]:
-    """`text` without a keyword declaring it (`struct page` → page) and the kinds that
-    keyword asks for; `text` itself and no kinds where it has none."""
+    """`text` without a keyword declaring it (`struct page` → page; `Struct page`, typed
+    at a sentence's start, too) and the kinds that keyword asks for; `text` itself and no
+    kinds where it has none."""
     m = _DECLARED.fullmatch(text)
-    if m is None or m[1] not in DECLARING:
+    if m is None or m[1].lower() not in DECLARING:
         return text, frozenset()
-    return m[2], DECLARING[m[1]]
+    return m[2], DECLARING[m[1].lower()]
 
 
 def in_c(rel_path: str) -> bool:
