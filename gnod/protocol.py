@@ -530,7 +530,9 @@ class Freshness(Struct):
 
     collection: str
     watching: bool = False
-    files: int | None = None  # files in the collection at the last full pass
+    # Files in the collection at the last full pass, with the documents the watcher added
+    # and removed since (a mailbox's or an archive's count each of theirs).
+    files: int | None = None
     pending: int = 0  # changed paths seen, not yet indexed
     indexing: bool = False
     last_change_at: float | None = None  # unix time of the last filesystem event

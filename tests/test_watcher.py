@@ -237,6 +237,7 @@ def test_changes_while_down_are_reconciled_at_start(env, tmp_path):
 
 def test_freshness_is_reported_and_search_can_wait(watched):
     daemon, notes = watched
+    before = daemon.result("status")["freshness"][0]["files"]
     for i in range(300):
         write(notes / "burst" / f"b{i:03d}.md", f"# B{i}\n\nburst item {i} tapir\n")
     res = daemon.result("search", {"query": "tapir", "limit": 1000, "wait_s": CONVERGE_S, "snippets": False})
@@ -246,6 +247,12 @@ def test_freshness_is_reported_and_search_can_wait(watched):
     assert fresh["last_change_at"] and fresh["last_change_at"] <= time.time()
     st = daemon.result("status")
     assert st["freshness"][0]["collection"] == "notes"
+    # Its files follow what the watcher indexes (they stayed at the last full pass's).
+    assert fresh["files"] == before + 300, (before, fresh)
+    for i in range(100):
+        (notes / "burst" / f"b{i:03d}.md").unlink()
+    res = daemon.result("search", {"query": "tapir", "limit": 1000, "wait_s": CONVERGE_S, "snippets": False})
+    assert len(res["hits"]) == 200 and res["freshness"][0]["files"] == before + 200, res["freshness"]
 
 
 @pytest.mark.parametrize("extra", [[], ["--md"]], ids=["json", "md"])

@@ -338,6 +338,8 @@ class Watcher:
                         state.files = stats.scanned
                     else:
                         stats = await self.writer.run_content(partial(self._paths, col, paths), aside=name)
+                        if state.files is not None:  # it stayed at the last full pass's (28 of 150)
+                            state.files = max(0, state.files + stats.added - stats.removed)
                     state.last_error = None
                     state.last_indexed_at = time.time()
                     _logged(name, stats, "rescan" if full else f"{len(paths)} paths")
