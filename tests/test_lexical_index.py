@@ -1085,17 +1085,29 @@ def test_the_values_a_program_printed_at_a_messages_ends_are_no_words_of_its_sou
     """A pasted message ends with what its program printed from variables (`address:
     0000000000000008`), where the source holds the format (`%px`): the message without
     them is the phrase its printing file holds, and each part loses its own (`CPU: 0
-    PID: 1` has parts `cpu` and `pid`)."""
+    PID: 1` has parts `cpu` and `pid`). A file holding the message so comes first however
+    long it is (x86's fault.c came 7th in the kernel, after shorter files' `kernel NULL
+    pointer dereference`); a word as typed holding a value (`swapper/0/1/0x00000002`, a
+    task's name, pid, cpu and count, `unknown-block(0,0)`) is one too, at an end."""
     root = str(tmp_path / "src")
     filler = "".join(f"\tret = setup_{i}(dev, flags);\n" for i in range(6))
+    long = "".join(f"\tret = setup_{i}(dev, flags);\n" for i in range(300))
     files = {
         f"mm/f{i}.c": f"/* kernel page {i}: no pointer here */\nint f{i}(void) {{ BUG_ON(!x); }}\n" for i in range(20)
     }
     files["arch/x86/mm/fault.c"] = (
         "static void show_fault_oops(unsigned long address)\n{\n"
-        + filler
+        + long
         + '\tpr_alert("BUG: kernel NULL pointer dereference, address: %px\\n", (void *)address);\n}\n'
     )
+    files["kernel/sched/core.c"] = (
+        "static void __schedule_bug(struct task_struct *prev)\n{\n"
+        + long
+        + '\tprintk(KERN_ERR "BUG: scheduling while atomic: %s/%d/0x%08x\\n", prev->comm, prev->pid, count);\n}\n'
+    )
+    files["net/ipvs/rr.c"] = "/* Round-robin scheduling: a BUG if the weight is not atomic */\nint rr(void);\n"
+    files["init/do_mounts.c"] = filler + '\tpanic("VFS: Unable to mount root fs on %s", b);\n'
+    files["fs/super.c"] = "/* Unable to mount the root fs: the VFS on an unknown block device */\nint s(void);\n"
     files["arch/m68k/mm/fault.c"] = (
         "int send_fault_sig(unsigned long address)\n{\n\tBUG_ON(!address);\n"
         + filler[: len(filler) // 2]
@@ -1111,6 +1123,11 @@ def test_the_values_a_program_printed_at_a_messages_ends_are_no_words_of_its_sou
         "[ 12.345678] BUG: kernel NULL pointer dereference, address: 0000000000000008",
     ):
         assert lexical_paths(conn, analyzers, pasted)[:2] == ["arch/x86/mm/fault.c", "arch/m68k/mm/fault.c"], pasted
+    assert lexical_paths(conn, analyzers, "BUG: scheduling while atomic: swapper/0/1/0x00000002")[0] == (
+        "kernel/sched/core.c"
+    )
+    pasted = "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)"
+    assert lexical_paths(conn, analyzers, pasted)[0] == "init/do_mounts.c"
     # Typed as words (no punctuation: one part), a number is one of them.
     assert lexical_paths(conn, analyzers, "kernel NULL pointer dereference address 8")[0] == "arch/m68k/mm/fault.c"
     conn.close()

@@ -442,9 +442,7 @@ def _phrase(clauses: Sequence[Clause], lexical: Lexical) -> tuple[str, ...] | No
     pasted message's values at its ends are left out (_printed)."""
     if len(clauses) < 2 or any(c.negated or c.prefix for c in clauses):
         return None
-    tokens = tuple(t for c in clauses for t in c.tokens)
-    if len(_split(clauses)) > 1:
-        tokens = _printed(tokens)
+    tokens = _printed(clauses) if len(_split(clauses)) > 1 else tuple(t for c in clauses for t in c.tokens)
     return tokens if 2 <= len(tokens) <= lexical.max_terms else None
 
 
@@ -456,30 +454,50 @@ _PART_ENDS = tuple(":;,.!?")
 _VALUE_RE = re.compile(r"\d+|0x[0-9a-f]+|(?=[a-f]*\d)[0-9a-f]{8,}")
 
 
-def _split(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
-    """The query's tokens in parts, cut after each word as typed that punctuation ends."""
-    parts: list[tuple[str, ...]] = []
-    current: list[str] = []
+def _split(clauses: Sequence[Clause]) -> list[Sequence[Clause]]:
+    """The query's words as typed in parts, cut after each that punctuation ends."""
+    parts: list[Sequence[Clause]] = []
+    current: list[Clause] = []
     for c in clauses:
-        current += c.tokens
+        current.append(c)
         if (c.raw + c.cut).endswith(_PART_ENDS):
-            parts.append(tuple(current))
+            parts.append(current)
             current = []
     if current:
-        parts.append(tuple(current))
+        parts.append(current)
     return parts
 
 
-def _printed(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    """A part of a pasted message without the values at its ends (_VALUE_RE): what its
-    program's source holds in a row (`BUG: kernel NULL pointer dereference, address:
-    0000000000000008` is `… dereference, address: %px` in x86's fault.c)."""
+def _printed(part: Sequence[Clause]) -> tuple[str, ...]:
+    """The tokens of a part of a pasted message without the values at its ends: the
+    words as typed there that hold a value (_valued), while two tokens are left, then
+    the values (_VALUE_RE) at the ends of what is left. What is left is what its
+    program's source holds in a row: `BUG: kernel NULL pointer dereference, address:
+    0000000000000008` is `… dereference, address: %px` in x86's fault.c, `BUG: scheduling
+    while atomic: swapper/0/1/0x00000002` (a task's name, pid, cpu and count) is
+    `…atomic: %s/%d/0x%08x` in sched/core.c, and `VFS: Unable to mount root fs on
+    unknown-block(0,0)` is `… root fs on %s` in init/do_mounts.c; `ext4_lookup:1234:`,
+    alone, keeps its name."""
+    lo, hi = 0, len(part)
+    left = sum(len(c.tokens) for c in part)
+    while lo < hi and _valued(part[lo]) and left - len(part[lo].tokens) >= 2:
+        left -= len(part[lo].tokens)
+        lo += 1
+    while hi > lo and _valued(part[hi - 1]) and left - len(part[hi - 1].tokens) >= 2:
+        left -= len(part[hi - 1].tokens)
+        hi -= 1
+    tokens = [t for c in part[lo:hi] for t in c.tokens]
     lo, hi = 0, len(tokens)
     while lo < hi and _VALUE_RE.fullmatch(tokens[lo]):
         lo += 1
     while hi > lo and _VALUE_RE.fullmatch(tokens[hi - 1]):
         hi -= 1
-    return tokens[lo:hi]
+    return tuple(tokens[lo:hi])
+
+
+def _valued(c: Clause) -> bool:
+    """Whether a word as typed holds a value a program printed (or is no word at all)."""
+    return not c.tokens or any(_VALUE_RE.fullmatch(t) for t in c.tokens)
 
 
 def _parts(clauses: Sequence[Clause]) -> list[tuple[str, ...]]:
@@ -535,6 +553,14 @@ def _settled(
     the best `fetch` by bm25), or one not read, scoring at most top[-1], lifted by at
     most `lift` and given at most `credit`, cannot pass the pool's last."""
     return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift + credit <= ranked[pool - 1][2]
+
+
+def _held_first(ranked: list[tuple[int, float, float]], held: Mapping[int, float]) -> list[tuple[int, float, float]]:
+    """`ranked` with the `held` documents first, in their order there, each ranked as the best match."""
+    if not held or not ranked:
+        return ranked
+    best = ranked[0][2]
+    return [(d, s, best) for d, s, _ in ranked if d in held] + [r for r in ranked if r[0] not in held]
 
 
 def _placed_first(
@@ -594,7 +620,11 @@ class Preferences:
       among the query's languages, relative to the largest. None (no stemmer: CJK, or
       not known) is many languages at once, so it earns no preference.
     Before all of them come the documents defining the query's name of code (`defined`),
-    then the files it names by path (`placed`: _placed, each with its depth)."""
+    then the files it names by path (`placed`: _placed, each with its depth), then those
+    holding a pasted message whole (`printed`: its phrase, of 3 words or more, where
+    punctuation parts the query): the file printing `BUG: kernel NULL pointer
+    dereference, address: …` came 7th, after six others' `kernel NULL pointer
+    dereference` in shorter files."""
 
     def __init__(
         self,
@@ -621,6 +651,7 @@ class Preferences:
         self.name_words = _name_words(clauses, stem, self.name, languages) if self.name is not None else ()
         self.phrase = _phrase(clauses, lexical) if lexical.phrase_match > 0 else None
         self.phrase_bonus = lexical.phrase_match * (len(self.phrase) - 1) if self.phrase is not None else 0.0
+        self.printed = self.phrase is not None and len(self.phrase) >= 3 and len(_split(clauses)) > 1
         # Each part's bonus, the longest first.
         self.parts = sorted(
             ((lexical.phrase_match * (len(part) - 1), part) for part in (_parts(clauses) if self.phrase else ())),
@@ -660,7 +691,9 @@ class Preferences:
         parts = [(bonus, exact_phrase(part, self.held)) for bonus, part in self.parts]
         # Any part held: one read of the matches finds the documents each part is among.
         any_part = Query.boolean_query([(Occur.Should, Query.boolean_query(c)) for _, c in parts]) if parts else None
-        among = self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
+        # Every holder of a pasted message is read: they come first, wherever their bm25 is.
+        among = not self.printed and self._held_together(searcher.num_docs, df) >= self.lexical.phrase_among_from
+        all_phrased = False
         names = self._names(searcher, df)  # looked up once
         # A condition that many documents meet (a phrase) goes around the query: on each
         # clause, it would be read for each.
@@ -697,6 +730,8 @@ class Preferences:
                 if _settled(top, ranked, fetch, pool, lift + parts_lift, unread):
                     break
             fetch *= self.lexical.pool_growth
+        if self.printed and all_phrased and len(phrased) <= self.lexical.preference_pool:
+            ranked = _held_first(ranked, phrased)  # at most so many, so the results do not depend on the limit
         ranked = self._defined_first(_placed_first(ranked, located, self.placed), defining)
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
