@@ -847,13 +847,17 @@ def test_get_of_a_file_moved_since_names_where_its_name_is_now(daemon, tmp_path)
 
 
 def test_get_of_a_folder_says_ls_lists_it(indexed):
-    for ref, shown in (("docs/guides", "docs/guides"), ("guides/", "guides")):
+    guides = indexed.corpus.path("guides")
+    for ref, shown in (("docs/guides", "docs/guides"), ("guides/", "guides"), (guides + "/", guides)):
         err = cli_error("get", ref, env=indexed.env)
         assert err["code"] == "NOT_FOUND" and err["details"] == {"ref": ref, "documents": 2}
         assert (
             f"is a folder of 2 indexed documents, not a document: `ls` with `folders` lists it (gnoctl ls {shown} -d)"
             in err["message"]
         )
+    # The collection's own folder, absolute (it said no indexed document matches it).
+    err = cli_error("get", indexed.corpus.root, env=indexed.env)
+    assert err["details"] == {"ref": indexed.corpus.root, "documents": 5}, err
 
 
 def test_get_ignored_file_is_not_found(indexed):

@@ -496,7 +496,9 @@ def not_found(d: Daemon, conn: apsw.Connection, ref: str) -> RpcError:
     left_out = unindexed.explain(d, conn, path)
     if left_out is not None:
         return RpcError(wire.NOT_FOUND, *left_out)
-    folder = _folder(conn, path)
+    # A folder by its absolute path, as a shell completes it (a collection's own folder too).
+    held = holding(d, path) if os.path.isabs(path) else None
+    folder = _folder(conn, "/".join(part for part in held if part) if held is not None else path)
     if folder is not None:
         return RpcError(
             wire.NOT_FOUND,
