@@ -914,9 +914,18 @@ def test_a_client_is_told_the_tools_changed_when_a_collection_comes_or_goes(hybr
                 while not heard:
                     await anyio.sleep(0.1)
             named = {t.name: t for t in (await c.list_tools()).tools}["search"]
-            await anyio.to_thread.run_sync(lambda: hybrid.result("collection.remove", {"name": "extra"}))
+            # Described: the tools say what it holds (they said nothing until listed again).
+            await anyio.to_thread.run_sync(
+                lambda: hybrid.result("collection.describe", {"name": "extra", "description": "field notes"})
+            )
             with anyio.fail_after(20):
                 while len(heard) < 2:
+                    await anyio.sleep(0.1)
+            told = {t.name: t for t in (await c.list_tools()).tools}["search"]
+            assert "extra (field notes)" in told.input_schema["properties"]["collections"]["description"]
+            await anyio.to_thread.run_sync(lambda: hybrid.result("collection.remove", {"name": "extra"}))
+            with anyio.fail_after(20):
+                while len(heard) < 3:
                     await anyio.sleep(0.1)
             return named.input_schema["properties"]["collections"]["description"]
 
@@ -925,7 +934,7 @@ def test_a_client_is_told_the_tools_changed_when_a_collection_comes_or_goes(hybr
     finally:
         if any(c["name"] == "extra" for c in hybrid.result("collection.list")["collections"]):
             hybrid.result("collection.remove", {"name": "extra"})
-    assert "extra" in described and len(heard) == 2
+    assert "extra" in described and len(heard) == 3
 
 
 def test_a_bridge_that_started_gnod_waits_for_its_scan_before_its_first_search(tmp_path):

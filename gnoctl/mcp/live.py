@@ -120,7 +120,8 @@ class Live:
             known = self._collections is not None and any(
                 name == params.get("collection") for name, _ in self._collections
             )
-            self._recollect |= listed and (uri is None or not known)
+            # The collection itself (added, described, removed: no uri), or one not known yet.
+            self._recollect |= uri is None or (listed and not known)
         elif method == "lagged":
             uri, listed = None, True
         else:

@@ -290,6 +290,8 @@ async def collection_describe(d: Daemon, p: CollectionDescribeParams, call: Call
     )
     save(d.paths.config_file, config)
     await d.apply_config(config, rescan=False)
+    # Watchers hear of it: an MCP bridge's tools name each collection with what it holds.
+    d.events.publish(p.name, [("changed", None)])
     infos = await d.read(lambda conn, _a: _collection_infos(d, conn))
     return next(i for i in infos if i.name == p.name)
 
