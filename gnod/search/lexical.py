@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, partial
 from itertools import combinations
@@ -555,11 +555,13 @@ def _settled(
     return len(top) < fetch or len(ranked) < pool or top[-1][1] * lift + credit <= ranked[pool - 1][2]
 
 
-def _held_first(ranked: list[tuple[int, float, float]], held: Mapping[int, float]) -> list[tuple[int, float, float]]:
-    """`ranked` with the `held` documents first, in their order there, each ranked as the best match."""
-    if not held or not ranked:
+def _held_first(
+    ranked: list[tuple[int, float, float]], held: Collection[int], best: float
+) -> list[tuple[int, float, float]]:
+    """`ranked` with the `held` documents first, in their order there, each ranked as the
+    best match, `best` (so a score follows the order)."""
+    if not held:
         return ranked
-    best = ranked[0][2]
     return [(d, s, best) for d, s, _ in ranked if d in held] + [r for r in ranked if r[0] not in held]
 
 
@@ -730,8 +732,10 @@ class Preferences:
                 if _settled(top, ranked, fetch, pool, lift + parts_lift, unread):
                     break
             fetch *= self.lexical.pool_growth
-        if self.printed and all_phrased and len(phrased) <= self.lexical.preference_pool:
-            ranked = _held_first(ranked, phrased)  # at most so many, so the results do not depend on the limit
+        if self.printed and all_phrased and 0 < len(phrased) <= self.lexical.preference_pool:
+            ranked = _held_first(
+                ranked, phrased, ranked[0][2]
+            )  # at most so many, so the results do not depend on the limit
         ranked = self._defined_first(_placed_first(ranked, located, self.placed), defining)
         return [(doc_id, -s, -r) for doc_id, s, r in ranked[:pool]]
 
@@ -1486,15 +1490,8 @@ def _holding(
                 (first if any(p.search(text) for p in marked) else kept).append(r)
         read = at + limit
         if len(first) >= limit or (len(first) + len(kept) >= limit and (not marked or read >= AS_TYPED_READ_MAX)):
-            return _as_best(first, found) + kept + found[read:]
-    return _as_best(first, found) + kept
-
-
-def _as_best(
-    first: list[tuple[int, float, float]], found: list[tuple[int, float, float]]
-) -> list[tuple[int, float, float]]:
-    """`first`, put before the others of `found` (best first), each ranked as the best of them."""
-    return [(doc_id, s, found[0][2]) for doc_id, s, _ in first]
+            return _held_first(first + kept + found[read:], {r[0] for r in first}, found[0][2])
+    return _held_first(first + kept, {r[0] for r in first}, found[0][2])
 
 
 def _marked(stemmed: CompiledQuery, exact: CompiledQuery) -> frozenset[str]:
