@@ -311,6 +311,29 @@ def test_a_name_s_words_are_marked_only_inside_it_where_a_passage_holds_it(tmp_p
     conn.close()
 
 
+def test_a_name_s_one_passage_holds_it_where_a_later_line_does(tmp_path):
+    """`TotalCharges` showed a notebook's `df['total_charges']` line, its words, where
+    `--per-doc 3` showed two lines holding the name itself, and --vimgrep listed only the
+    first: one passage is the first of those holding the name, as with more."""
+    from gnod.protocol import SearchParams
+    from gnod.server.searching import answer
+
+    code = "import pandas as pd\n\ndf['total_charges'].describe()\n" + "x = 1\n" * 10
+    code += "df['TotalCharges'] = pd.to_numeric(df['TotalCharges'])\n"
+    root = write_tree(str(tmp_path / "src"), {"eda.py": code})
+    conn = connect(str(tmp_path / "index.sqlite"))
+    migrate(conn)
+    an = AnalyzerSet()
+    index_collection(conn, an, CollectionConfig(name="c", path=root))
+    with lexical_index(conn, an) as index:
+        for n in (1, 3):
+            hit = answer(
+                index, conn, an, SearchParams(query="TotalCharges", per_doc=n), language_counts(conn), Filter()
+            )
+            assert hit.hits[0].snippet is not None and hit.hits[0].snippet.line == 14, n
+    conn.close()
+
+
 def test_an_identifier_s_passage_is_where_its_words_run_and_a_word_typed_whole_ranks_first(tmp_path):
     """Typed whole or as a picker sends it (the last word a prefix): `mmc_add` shows
     `mmc_add_card(`, not a line holding its words apart; `CONFIG_PM` in a Kconfig file

@@ -411,6 +411,9 @@ SNIPPET_PIECE_BYTES = 1_000_000
 SNIPPET_FIRST_LOOK_BYTES = 32_768
 SNIPPET_LOOK_PER_TERM = 131_072
 SNIPPET_LOOK_TERMS = 4
+# A search for one name of code whose best passages hold only its words (`total_charges`
+# for `TotalCharges`) reads this many, for those holding the name as typed.
+SNIPPET_NAME_LOOK = 3
 # A snippet is at most this many lines and characters (a longer line is cut around its match).
 SNIPPET_MAX_LINES = 3
 SNIPPET_MAX_CHARS = 320

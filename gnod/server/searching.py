@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 
 import apsw
@@ -24,6 +24,7 @@ from gnod.search.constants import (
     SEARCH_MACRO_FILES,
     SNIPPET_FIRST_LOOK_BYTES,
     SNIPPET_MAX_CHARS,
+    SNIPPET_NAME_LOOK,
     SNIPPET_PIECE_BYTES,
     SYMBOL_LINES,
     SYMBOL_MACRO_PREFIX_WORDS,
@@ -71,9 +72,8 @@ def answer(
                 bits[doc.language] = TermBits(
                     analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
                 )
-            passages[r.doc_id] = _naming(
-                _passages(doc.rel_path, stored, body_line, doc.title, bits[doc.language], p.per_doc), res.name
-            )
+            read = partial(_passages, doc.rel_path, stored, body_line, doc.title, bits[doc.language])
+            passages[r.doc_id] = _naming(read, p.per_doc, res.name)
     # A document written since the lexical index took it (a long run commits to it every
     # few seconds) was matched by its text before: without a passage that matches now, it
     # is no hit (its new text is found once the index has it).
@@ -214,14 +214,19 @@ def _parts_in_name(s: Snippet, name: str) -> Snippet:
     return s if len(kept) == len(s.matches) else msgspec.structs.replace(s, matches=kept)
 
 
-def _naming(passages: list[Passage], name: str | None) -> list[Passage]:
-    """A search for one name of code (`spin_lock_irqsave`): the passages holding it, where
-    some do; the others hold only its words (`spin_unlock_irqrestore(&key->lock…`), which
-    `--per-doc 10` listed beside them."""
-    if name is None or len(passages) < 2:
+def _naming(read: Callable[[int], list[Passage]], n: int, name: str | None) -> list[Passage]:
+    """The `n` passages `read(n)` gives; for a search for one name of code
+    (`spin_lock_irqsave`), those holding it, where some do: the others hold only its
+    words (`spin_unlock_irqrestore(&key->lock…`), which `--per-doc 10` listed beside
+    them. Where none does, up to SNIPPET_NAME_LOOK are read for one (`TotalCharges`: the
+    best line was `df['total_charges']`, and `--per-doc 3` showed two others holding it)."""
+    passages = read(n)
+    if name is None:
         return passages
     lowered = name.lower()
     holding = [s for s in passages if lowered in s.text.lower()]
+    if not holding and n < SNIPPET_NAME_LOOK:
+        holding = [s for s in read(SNIPPET_NAME_LOOK) if lowered in s.text.lower()][:n]
     return holding or passages
 
 
