@@ -32,7 +32,19 @@ def name_for(path: str) -> str:
 
 
 # Prose: a `# line` is a heading (a title).
-PROSE_EXTENSIONS: tuple[str, ...] = (".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".org", ".adoc")
+# R Markdown and Quarto (`.Rmd`, `.qmd`) are Markdown with code chunks: a data project's analyses.
+PROSE_EXTENSIONS: tuple[str, ...] = (
+    ".md",
+    ".markdown",
+    ".mdx",
+    ".rmd",
+    ".qmd",
+    ".txt",
+    ".text",
+    ".rst",
+    ".org",
+    ".adoc",
+)
 # Markdown, plain text and source code: indexed as written.
 # systemd's unit files: an ops folder's services, sockets, timers and mounts (INI-like config).
 SYSTEMD_UNITS = (".service", ".socket", ".timer", ".mount", ".automount", ".target")
@@ -282,7 +294,7 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "make": ("**/Makefile", "**/makefile", "**/GNUmakefile", "**/Kbuild", "*.mk"),
     "cmake": ("**/CMakeLists.txt", "*.cmake"),
     "docker": ("**/Dockerfile", "**/Containerfile"),
-    "md": ("*.md", "*.markdown", "*.mdx"),
+    "md": ("*.md", "*.markdown", "*.mdx", "*.Rmd", "*.rmd", "*.qmd"),
     "rst": ("*.rst",),
     "txt": ("*.txt", "*.text"),
     "org": ("*.org",),

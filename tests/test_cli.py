@@ -118,14 +118,17 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             "obj/main.o": "object",
             "old/notes.bak": "x",
             "node_modules/m.md": "# Module",
+            **{f"data/{n}.parquet": "PAR1" for n in "abc"},
+            "analysis.Rmd": "# Analysis",
         },
     )
     with running_gnod() as (env, _d):
         add = cli_json("collection", "add", tree, "--name", "t", "--exclude", "old/", "--json", env=env)
-        assert add["collections"][0]["other_kinds"] == {".svg": 2, ".log": 1, "": 1}
+        assert add["collections"][0]["other_kinds"] == {".parquet": 3, ".svg": 2, ".log": 1, "": 1}
         text = cli("update", "t", "--human", env=env).stdout
+        assert "not indexed: 7 files of other kinds (.parquet 3, .svg 2, " in text, text
+        # The glob suggested is one of a kind gno reads as text (not .parquet's, which fails as BINARY).
         assert (
-            "not indexed: 4 files of other kinds (.svg 2, .log 1, no extension 1); "
             "--also globs take them besides the default kinds (gnoctl collection set t --also '*.svg', "
             "with those it has)"
         ) in text
@@ -149,9 +152,11 @@ def test_collection_add_tells_what_the_default_kinds_left_out(tmp_path):
             "--json",
             env=env,
         )
-        assert add["collections"][0]["other_kinds"] == {".log": 1}
+        assert add["collections"][0]["other_kinds"] == {".log": 1, ".parquet": 3}
         listed = {e["path"] for e in cli_json("ls", "t", "--json", env=env)["entries"]}
-        assert {"notes.md", "logo.svg", "art/icon.svg", "tools/frobnicate"} <= listed and "run.log" not in listed
+        # R Markdown is Markdown: a default kind (a data project's analysis.Rmd was left out).
+        assert {"notes.md", "logo.svg", "art/icon.svg", "tools/frobnicate", "analysis.Rmd"} <= listed
+        assert "run.log" not in listed
         (info,) = cli_json("collection", "list", "--json", env=env)["collections"]
         assert info["also"] == ["*.svg", "tools/*"]
         # `get` of such a file says why it is not there.

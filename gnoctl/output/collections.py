@@ -7,6 +7,14 @@ from collections.abc import Callable
 
 # Kinds of files named in the line on what was left out; the rest are counted.
 OTHER_KINDS_SHOWN = 8
+# Binary data no converter reads: an `also` glob taking them only records a BINARY
+# failure for each, so the line suggests none for them (a data science project's
+# `.parquet` and `.pkl` were its first suggestions).
+BINARY_DATA = frozenset(
+    ".parquet .feather .arrow .pkl .pickle .joblib .npy .npz .h5 .hdf5 .mat .pt .pth .ckpt .safetensors "
+    ".onnx .gguf .bin .db .sqlite .sqlite3 .so .o .a .dll .dylib .exe .class .jar .pyc .whl .egg .iso .img "
+    ".dmg .mp3 .mp4 .m4a .mov .avi .mkv .wav .flac .ogg .webm .ttf .otf .woff .woff2 .ico".split()
+)
 
 
 def index_lines(res: dict) -> list[str]:
@@ -55,8 +63,8 @@ def _other_kinds_line(stats: dict) -> str | None:
     more = f", {rest:,} more kind{'s' * (rest != 1)}" if rest > 0 else ""
     total = sum(kinds.values())
     files = "file" if total == 1 else "files"
-    first = next(iter(kinds))
-    glob = f"'*{first}'" if first else "GLOB"
+    readable = [ext for ext in kinds if ext.lower() not in BINARY_DATA]
+    glob = f"'*{readable[0]}'" if readable and readable[0] else "GLOB"
     return (
         f"not indexed: {total:,} {files} of other kinds ({', '.join(named)}{more}); --also globs take them "
         f"besides the default kinds (gnoctl collection set {stats['collection']} --also {glob}, with those it has)"

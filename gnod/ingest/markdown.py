@@ -46,7 +46,7 @@ TITLE_RULES = 3
 
 # Markdown, where a `#word` in the text is a tag (Obsidian, Logseq, Bear): `#meeting`,
 # `#project/alpha`, not a heading's `# `, a link's `(#anchor)`, a URL's `/#part`, `#123`.
-MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx"})
+MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rmd", ".qmd"})
 _INLINE_TAG_RE = re.compile(r"(?<!\S)#([\w/-]*[^\W\d_][\w/-]*)")
 _CODE_SPAN_RE = re.compile(r"(`+)[^`]*?\1")
 
