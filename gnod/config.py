@@ -320,6 +320,7 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
         kind: tuple(f"*{ext}" for ext in CONVERTED[kind])
         for kind in ("docx", "odt", "rtf", "xlsx", "pptx", "epub", "csv")
     },
+    "tsv": ("*.tsv",),  # tab-separated alone (`csv` has them too)
     "ipynb": tuple(f"*{ext}" for ext in CONVERTED["ipynb"]),
     "mail": tuple(f"*{ext}" for kind in ("eml", "msg") for ext in CONVERTED[kind]),
     "subtitles": tuple(f"*{ext}" for kind in ("srt", "vtt") for ext in CONVERTED[kind]),

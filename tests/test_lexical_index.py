@@ -722,6 +722,8 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     )
     # A program's or a format's name (an office tryout's `-t mbox`, `-t excel`, `-t word`).
     assert resolve(Filter(types=("mbox", "Excel", "word", "PowerPoint"))).types == ("mail", "xlsx", "docx", "pptx")
+    # A data scientist's: `-t notebook` was refused, and `-t tsv` took the .csv files too.
+    assert resolve(Filter(types=("notebook", "tsv"))).types == ("ipynb", "tsv")
     from gnod.search import filters
 
     assert len(resolve(Filter(types=tuple(filters._TYPE_OF_NAME))).types) > 10  # each a type

@@ -128,6 +128,7 @@ _TYPE_OF_NAME = {
     "biblatex": "tex",
     "text": "txt",
     "jupyter": "ipynb",
+    "notebook": "ipynb",
     "email": "mail",
     "mbox": "mail",  # a mailbox's messages
     "outlook": "mail",
