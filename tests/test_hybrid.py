@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import time
 
 import numpy as np
 import pytest
@@ -190,6 +191,41 @@ def test_the_reranker_orders_the_pool_and_its_scores_are_cached(store):
     _, again = run(p, "deploy", expand=False)
     assert paths(again) == paths(out) and p.calls["rerank"] == first  # every score from the cache
     assert all(h.candidate.rerank_cached for h in again.hits)
+
+
+class SlowingReranker(FakeReranker):
+    """A reranker fast on its first passage and slow on the rest (a short passage first,
+    or a model whose first call ran alone)."""
+
+    def __init__(self, first_s: float, then_s: float) -> None:
+        super().__init__()
+        self.first_s, self.then_s, self.scored = first_s, then_s, 0
+
+    def score(self, query: str, documents) -> list[float]:
+        time.sleep(sum(self.first_s if self.scored + i == 0 else self.then_s for i in range(len(documents))))
+        self.scored += len(documents)
+        return super().score(query, documents)
+
+
+def test_the_reranker_keeps_to_its_budget_when_it_slows_after_its_first_passage(store, monkeypatch):
+    """The speed of one passage set how many followed: a first passage scored fast made
+    room for 14 more, which took 8.6 s of a 4 s budget. It is measured again after each
+    batch, a batch at most as many as were scored before."""
+    import msgspec
+
+    from gnod.search import hybrid
+
+    budget = 0.3
+    monkeypatch.setattr(
+        hybrid,
+        "PIPELINE",
+        msgspec.structs.replace(PIPELINE, limits=msgspec.structs.replace(PIPELINE.limits, rerank_budget_s=budget)),
+    )
+    ports, _ = store
+    _, out = run(ports(reranker=SlowingReranker(0.01, 0.1)), "deploy", expand=False)
+    # 0.01 s, then 0.1 s a passage: the first promised room for all 7 others (0.7 s).
+    assert 2 <= out.reranked < 8
+    assert any(n.startswith(f"reranked {out.reranked} of the 8 best candidates") for n in out.notes), out.notes
 
 
 def test_a_failing_reranker_degrades_to_fusion_scores(store):

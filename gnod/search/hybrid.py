@@ -488,7 +488,10 @@ class Hybrid:
 
     async def _rerank(self, cands: list[Candidate], reranker: Reranker) -> None:
         """Rerank scores for `cands`: from the cache, the rest from the model within the
-        rerank budget (best candidates first); a candidate left out keeps `rerank` None."""
+        rerank budget (best candidates first), in batches each at most as many as were
+        scored before, the speed measured again after each: a first passage scored fast
+        promised room for 14 more, which took 8.6 s of a 4 s budget. A candidate left out
+        keeps `rerank` None."""
         bodies = [c.passage.text if c.passage else "" for c in cands]  # loaded for every candidate
         texts = [f"{c.doc.title}\n\n{body}" if c.doc.title else body for c, body in zip(cands, bodies)]
         query = passages.rerank_query(self.r.query, reranker.max_tokens)
@@ -503,16 +506,20 @@ class Hybrid:
                 self.ports.cache.put_scores(fresh)
                 cached.update(fresh)
 
-        first, rest = miss[: PIPELINE.limits.rerank_min_k], miss[PIPELINE.limits.rerank_min_k :]
         t0 = time.perf_counter()
-        await score(first)
-        seconds = time.perf_counter() - t0
-        quota = fusion.rerank_quota(len(first), seconds, len(rest)) if rest else 0
-        await score(rest[:quota])
-        if len(rest) > quota:
+        done, todo = 0, miss
+        while todo:
+            seconds = time.perf_counter() - t0
+            fits = fusion.rerank_quota(done, seconds, len(todo), PIPELINE) if done else PIPELINE.limits.rerank_min_k
+            if fits <= 0:
+                break
+            batch = min(fits, max(done, PIPELINE.limits.rerank_min_k))
+            await score(todo[:batch])
+            done, todo = done + batch, todo[batch:]
+        if todo:
             self.notes.append(
-                f"reranked {len(cands) - len(rest) + quota} of {len(cands)} candidates: the reranker scored "
-                f"{len(first) / seconds:.1f} passages/s here, and a query spends about "
+                f"reranked {len(cands) - len(todo)} of the {len(cands)} best candidates: the reranker scored "
+                f"{done / (time.perf_counter() - t0):.1f} passages/s here, and a query spends about "
                 f"{PIPELINE.limits.rerank_budget_s:g} s on it; the rest keep their fusion order"
             )
         for i, c in enumerate(cands):
