@@ -4,13 +4,16 @@
 The canonical text keeps one blank line of each run (gnod.ingest.canonical), and a
 document records where it dropped the others as `line_shifts`: "stored:extra" pairs,
 each saying that from that stored line on, the file's line is `extra` further. ''
-means the two agree.
+means the two agree. An extra smaller than the one before is a stored line with no line
+of its own in the file: a CSV table's Markdown delimiter row, on its header's line
+(gnod.ingest.convert.convert_csv); the earlier stored line is that file line's.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+from collections.abc import Sequence
 
 
 @functools.lru_cache(maxsize=4096)
@@ -31,11 +34,14 @@ def file_line(line_shifts: str, line: int) -> int:
 
 def stored_line(line_shifts: str, line: int) -> int:
     """A line of the file → the line of the canonical text that holds it: for a blank line
-    the canonical text dropped, the blank line it kept of that run."""
+    the canonical text dropped, the blank line it kept of that run; for one that two
+    stored lines share, the first."""
     if not line_shifts:
         return line
     starts, extras = _shifts(line_shifts)
     i = bisect.bisect_right([s + e for s, e in zip(starts, extras)], line) - 1
+    while i >= 0 and line <= starts[i] - 1 + (extras[i - 1] if i else 0):  # the stored line before has it too
+        i -= 1
     stored = line - (extras[i] if i >= 0 else 0)
     if i + 1 < len(starts) and stored >= starts[i + 1]:  # in the run dropped before the next shift
         return starts[i + 1] - 1
@@ -57,6 +63,34 @@ def expand(text: str, line_shifts: str) -> str:
             break
         out += lines[at:i]
         out += [""] * (extra - before)
-        at, before = i, extra
+        at, before = i + max(before - extra, 0), extra  # a line of no line of the file's is left out
     out += lines[at:]
     return "\n".join(out)
+
+
+def shifts(file_lines: Sequence[int]) -> str:
+    """The line shifts of a text whose stored line n (from 1) is the file's line
+    `file_lines[n - 1]`."""
+    out, extra = [], 0
+    for stored, line in enumerate(file_lines, 1):
+        if line - stored != extra:
+            extra = line - stored
+            out.append(f"{stored}:{extra}")
+    return " ".join(out)
+
+
+def composed(first: str, then: str) -> str:
+    """The line shifts of `first` (stored → an intermediate text's line) and then `then`
+    (that text's line → the file's): a converted document's canonical text."""
+    if not then:
+        return first
+    if not first:
+        return then
+    # Where either changes: `first`'s starts, and the stored lines reaching each of `then`'s.
+    reached = (stored_line(first, t) for t in _shifts(then)[0])
+    out, extra = [], 0
+    for stored in sorted({*_shifts(first)[0], *(s + k for s in reached for k in (0, 1))}):
+        if (at := file_line(then, file_line(first, stored)) - stored) != extra:
+            extra = at
+            out.append(f"{stored}:{extra}")
+    return " ".join(out)

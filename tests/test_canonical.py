@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gnod.ingest.canonical import _clean, canonicalize, canonicalize_lines, mirror_hash
-from gnod.lines import expand, file_line, stored_line
+from gnod.lines import composed, expand, file_line, shifts, stored_line
 
 REMOVED_CONTROLS = "".join(
     chr(c) for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)]
@@ -249,3 +249,55 @@ def test_line_shifts_of_python_and_markdown() -> None:
     assert canonicalize_lines("\n\n\n# Title\n") == ("\n# Title\n", "2:2")
     assert canonicalize_lines("no blank runs\n\nhere\n") == ("no blank runs\n\nhere\n", "")
     assert file_line("", 7) == 7
+
+
+CSV_CELL = st.sampled_from(["a", "b c", "", '"x\ny"', '"p\n\nq"', "1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(CSV_CELL, min_size=1, max_size=3), min_size=1, max_size=8), st.lists(st.booleans(), max_size=8)
+)
+def test_a_csv_table_s_rows_are_numbered_as_its_file_s_lines(rows, blank_after) -> None:
+    """`search CUST-ZX99` said line 1237 of a row at line 1236: the Markdown table's
+    delimiter row was counted. Each row is where it starts in the file (blank lines, and
+    cells holding line breaks, between them), the delimiter row on its header's line."""
+    import csv
+    import io
+
+    from gnod.ingest.convert import convert_lines
+
+    text = ""
+    for row, blank in zip(rows, [*blank_after, *[False] * len(rows)]):
+        text += ",".join(row) + "\n" + ("\n" if blank else "")
+    markdown, placed = convert_lines(text.encode(), "t.csv")
+    parsed = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    if not parsed:
+        assert (markdown, placed) == ("", "")
+        return
+    canonical, line_shifts = canonicalize_lines(markdown)
+    line_shifts = composed(line_shifts, placed)
+    stored = canonical.split("\n")[:-1]
+    file_lines = text.split("\n")
+
+    def first_word(cell: str) -> str:
+        return (cell.strip('"').split() or [""])[0]
+
+    for i, line in enumerate(stored, 1):
+        at = file_line(line_shifts, i)
+        if i != 2:  # a row's first cell starts its line (the delimiter row is on its header's)
+            assert first_word(file_lines[at - 1].split(",")[0]) == first_word(line.split(" | ")[0][2:]), (i, at)
+        assert stored_line(line_shifts, at) == (1 if i == 2 else i)
+    # `get` numbers the file's lines: a row at its line, and no delimiter row among them.
+    assert expand(canonical, line_shifts).split("\n")[file_line(line_shifts, 1) - 1] == stored[0]
+    assert "| --- |" not in expand(canonical, line_shifts)
+
+
+def test_line_shifts_of_a_csv_table_and_composed_with_blank_lines() -> None:
+    assert shifts([1, 1, 2, 4, 6]) == "2:-1 4:0 5:1"
+    assert [file_line("2:-1 4:0 5:1", n) for n in range(1, 6)] == [1, 1, 2, 4, 6]
+    assert [stored_line("2:-1 4:0 5:1", n) for n in range(1, 7)] == [1, 3, 3, 4, 4, 5]
+    assert expand("h\nsep\nr1\nr2\nr3", "2:-1 4:0 5:1") == "h\nr1\n\nr2\n\nr3"
+    # Blank lines the canonical text dropped, then a converter's places: both apply.
+    assert composed("5:2", "2:-1") == "2:-1 5:1"
+    assert composed("", "2:-1") == "2:-1" and composed("5:2", "") == "5:2"

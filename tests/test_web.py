@@ -295,6 +295,29 @@ def test_a_hits_second_passage_says_which_line_it_is_from(web):
         assert wait_until(lambda: not web.daemon.result("search", {"query": "zqxgap"})["hits"], 30)
 
 
+def test_a_deep_row_of_a_big_csv_is_shown_at_its_file_line_under_the_header(web):
+    """A data scientist's hit at row 2,500 of a CSV showed a window with no header row, one
+    paragraph of pipes marked whole; and its line was the next row's (the Markdown
+    delimiter row was counted, and a cell's line break was not)."""
+    rows = [f"CUST-{i:05d},plan {i % 7},{i * 3}" for i in range(1, 3001)]
+    rows[2497] = "CUST-ZX99,gold,7"  # the file's line 2,499, under the header
+    rows[2599] = 'CUST-02600,"two\nlines",300'  # a quoted cell with a line break: one row, two lines
+    web.corpus.write("notes/customers.csv", "customer,plan,spend\n" + "\n".join(rows) + "\n")
+    try:
+        assert wait_until(lambda: web.daemon.result("search", {"query": "CUST-ZX99"})["hits"], 30)
+        (hit,) = web.daemon.result("search", {"query": "CUST-ZX99"})["hits"]
+        with open(web.corpus.path("notes/customers.csv")) as f:
+            assert f.read().split("\n")[hit["snippet"]["line"] - 1] == "CUST-ZX99,gold,7"
+        page = web.get("/doc?" + urlencode({"ref": "docs/notes/customers.csv", "line": hit["snippet"]["line"]}))[2]
+        assert "<th>customer</th><th>plan</th><th>spend</th>" in page
+        marked = re.search(r'<tr class="hit" id="hit">(.*?)</tr>', page, re.S)
+        assert marked and "<td>CUST-ZX99</td><td>gold</td>" in marked.group(1), page[:300]
+        assert f'<td class="ln">{hit["snippet"]["line"]}</td>' in marked.group(1)
+    finally:
+        os.remove(web.corpus.path("notes/customers.csv"))
+        assert wait_until(lambda: not web.daemon.result("search", {"query": "CUST-ZX99"})["hits"], 30)
+
+
 def test_what_a_search_skipped_or_changed_comes_before_its_results(web):
     """A hybrid search run as lexical alone said so below its 20 results."""
     html = json.loads(web.get("/api/search?" + urlencode({"q": "kettle OR deploy", "mode": "hybrid"}))[2])["html"]
@@ -410,7 +433,8 @@ def test_the_document_view_marks_the_line(web):
     assert '<a href="/?q=release+pipeline">← Results for <q>release pipeline</q></a>' in page
     # A CSV is a table (its rows were lines of pipes, wider than a phone's screen).
     table = web.get("/doc?" + urlencode({"ref": "docs/notes/people.csv", "line": 3}))[2]
-    assert "<table>" in table and '<tr class="hit" id="hit">' in table
+    assert '<table class="rows">' in table and "<th>city</th>" in table
+    assert '<tr class="hit" id="hit"><td class="ln">3</td><td>Linus</td>' in table  # the file's line 3
     page = web.get("/doc?" + urlencode({"ref": "docs/notes/markup.md", "line": 3, "mark": "<script>"}))[2]
     assert "&lt;script&gt;alert" in page and "<script>alert" not in page
     assert web.get("/doc?ref=docs/nothing.md")[0] == 404

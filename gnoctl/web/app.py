@@ -53,6 +53,8 @@ WIKI_CANDIDATES = 1000
 # was 37 MB of HTML (8 s to make) that kept the browser busy for 106 s.
 DOC_LINES = 2000
 DOC_BYTES = 1_000_000
+# A table's first lines read for its header row (after the blank lines a file may open with).
+TABLE_HEAD_LINES = 5
 MARKS_MAX = 20  # words a document's address may ask to be marked on its hit's line
 # An original file shown by the browser must not run script in the page's origin.
 SCRIPTED = (
@@ -175,6 +177,7 @@ class Web:
         except DaemonError:
             alike = {"hits": [], "notes": []}
         abs_path = doc["abs_path"]
+        header = await self._header(name) if render.kind_of(doc["path"]) == "table" and doc["from_line"] > 1 else None
         return self.page(
             request,
             "doc.html",
@@ -183,7 +186,7 @@ class Web:
             ref=name,
             earlier=doc_href(name, line, earlier) if earlier else None,
             later=doc_href(name, line, later) if later else None,
-            html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"], marks),
+            html=render.document(doc["content"], doc["path"], line, doc["from_line"], doc["collection"], marks, header),
             query=request.query_params.get("q", "").strip(),
             similar=alike["hits"],
             similar_notes=alike["notes"],  # how they were found, where not by meaning
@@ -216,6 +219,14 @@ class Web:
             status = {"NOT_FOUND": 404, "INVALID_PARAMS": 400}.get(e.name, 502)
             return self.page(request, "error.html", status_code=status, error=_error(e), title="Note")
         return RedirectResponse(doc_href(f"{collection}/{path}"), status_code=303)
+
+    async def _header(self, ref: str) -> str | None:
+        """A table's header row, for a window of its rows below it: its first row."""
+        try:
+            top = await self.link.call("get", {"ref": ref, "lines": TABLE_HEAD_LINES})
+        except DaemonError:
+            return None
+        return next((r for r in top["content"].split("\n") if r.startswith("|")), None)
 
     async def _window(self, ref: str, start: int) -> dict:
         """The document's DOC_LINES lines (at most DOC_BYTES) from `start`, or from its first

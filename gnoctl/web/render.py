@@ -38,8 +38,6 @@ MARKDOWN = frozenset(
         ".docx",
         ".odt",
         ".xlsx",
-        ".csv",  # a table (its rows were lines of pipes, wider than a phone)
-        ".tsv",
         ".pptx",
         ".epub",
         ".html",
@@ -55,6 +53,10 @@ MARKDOWN = frozenset(
     }
 )
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"})  # their OCR text
+# A table whose rows are its file's lines: shown as one (its rows were lines of pipes, wider
+# than a phone), numbered as the file's lines, under its header row wherever the window starts.
+TABLES = frozenset({".csv", ".tsv"})
+_CELL_SEP = re.compile(r"(?<!\\) \| ")
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 
@@ -90,7 +92,7 @@ def passage(text: str, matches: list[list[int]], markdown: bool = False) -> Mark
 
 
 def kind_of(path: str) -> str:
-    """How a document is shown: `markdown`, `code` or `plain`."""
+    """How a document is shown: `markdown`, `table`, `code` or `plain`."""
     return _kind_of(os.path.splitext(path)[1].lower())
 
 
@@ -100,6 +102,8 @@ def _kind_of(ext: str) -> str:
     (2 ms, for each hit of each search as you type)."""
     if ext in MARKDOWN or ext in IMAGES:
         return "markdown"
+    if ext in TABLES:
+        return "table"
     if ext in PLAIN or not ext:
         return "plain"
     try:
@@ -121,13 +125,16 @@ def document(
     first: int = 1,
     collection: str | None = None,
     marks: tuple[str, ...] = (),
+    header: str | None = None,
 ) -> Markup:
     """The document's HTML, the block (or line) holding `line` (1-based) marked `id="hit"`;
     `content` is its lines from `first` on (a long document's window). In Markdown of a
     `collection`, a link or picture by a relative path leads to that document's page or
     file (it led to /deploy.md, which this server does not know), and a `[[wiki link]]`
-    to the note it names."""
+    to the note it names. `header`: a table's header row, for a window below it."""
     kind = kind_of(path)
+    if kind == "table":
+        return _table(content, line, first, header, marks)
     if kind == "code":
         return _code(content.expandtabs(TAB_COLUMNS), _lexer_for(path), first, line, numbers=True)
     if kind == "plain":
@@ -161,6 +168,40 @@ def _plain(text: str, line: int | None, first: int = 1, marks: tuple[str, ...] =
         shown = passage(row, _spans(row, marks)) if n == line else row
         rows.append(Markup('<span{}><span class="ln">{}</span>{}</span>').format(mark, n, shown))
     return Markup('<pre class="plain">') + Markup("\n").join(rows) + Markup("</pre>")
+
+
+def _table(content: str, line: int | None, first: int, header: str | None, marks: tuple[str, ...]) -> Markup:
+    """A table's rows (gnod's Markdown rows of a CSV, each on its file's line) as an HTML
+    table under its header row (the window's first line, or `header` for one starting
+    below it: a deep hit's window was one paragraph of pipes), each row with its line's
+    number, the row of `line` marked. A line holding no row (a blank one, a cell's line
+    break) shows none."""
+    rows = content.split("\n")
+    # From the top, the first row is the header (after any blank lines the file opens with).
+    at = next((i for i, r in enumerate(rows) if r.startswith("|")), None) if first == 1 else None
+    head = rows[at] if at is not None else header
+    out = [Markup('<table class="rows">')]
+    if head:
+        cells = Markup("").join(Markup("<th>{}</th>").format(c) for c in _cells(head))
+        out.append(Markup('<thead><tr><th class="ln"></th>{}</tr></thead>').format(cells))
+    out.append(Markup("<tbody>"))
+    for i, row in enumerate(rows):
+        n = first + i
+        if i == at or not row.startswith("|"):
+            continue
+        hit = n == line
+        shown = [passage(c, _spans(c, marks)) if hit else c for c in _cells(row)]
+        cells = Markup("").join(Markup("<td>{}</td>").format(c) for c in shown)
+        mark = Markup(' class="hit" id="hit"') if hit else Markup("")
+        out.append(Markup('<tr{}><td class="ln">{}</td>{}</tr>').format(mark, n, cells))
+    out.append(Markup("</tbody></table>"))
+    return Markup("").join(out)
+
+
+def _cells(row: str) -> list[str]:
+    """A row's cells as gnod writes them (`| a | b |`, empty ones too), `\\|` back to `|`."""
+    inner = row.removeprefix("| ").removesuffix(" |")
+    return [c.strip().replace("\\|", "|") for c in _CELL_SEP.split(inner)]
 
 
 def _frontmatter(text: str) -> tuple[str, int]:

@@ -43,8 +43,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from multiprocessing.connection import Connection
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
+from gnod import lines
 from gnod.config import CONVERTED, MAN_EXTENSIONS, TEXT_EXTENSIONS, extension, uncompressed
 from gnod.ingest import mail, manpage, media, ocr
 from gnod.ingest.charsets import declared_charset, decode_legacy
@@ -110,7 +111,7 @@ class Converter:
     when `isolated`, because it is pickled to the helper process."""
 
     name: str
-    convert: Callable[[bytes, str], str]
+    convert: Callable[[bytes, str], str] | Callable[[bytes, str], tuple[str, str]]  # the second with `lines`
     extensions: frozenset[str] = frozenset()  # lower-case, with the dot; "*" = any name
     signatures: frozenset[str] = frozenset()  # kinds from `sniff` that this converter claims
     max_bytes: int = MAX_TEXT_BYTES
@@ -118,6 +119,9 @@ class Converter:
     allow_empty: bool = True  # False: producing no text is an EMPTY failure
     takes_language: bool = False  # `convert` also takes language= (the collection's hint, or None)
     reads_pictures: bool = False  # `convert` also takes ocr_later= (gnod.ingest.ocr.LATER)
+    # `convert` gives (Markdown, the file's line of each of its lines as gnod.lines
+    # shifts): a table's rows are its file's lines, the Markdown's delimiter row aside.
+    lines: bool = False
 
     def claims(self, ext: str, kind: str | None) -> bool:
         if kind in BINARY_KINDS:
@@ -224,9 +228,17 @@ class Registry:
         raise IngestFailure("UNSUPPORTED", f"{what}: no converter handles this format")
 
     def convert(self, data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
-        """Markdown for one file, or IngestFailure. `language`: the collection's hint;
-        `ocr_later`: a picture or scan that needs OCR fails with code ocr.LATER instead.
-        A gzip file is converted as the file it holds (config.uncompressed names it)."""
+        """Markdown for one file, or IngestFailure (convert_lines's, without its lines)."""
+        return self.convert_lines(data, path, language, ocr_later)[0]
+
+    def convert_lines(
+        self, data: bytes, path: str, language: str | None = None, ocr_later: bool = False
+    ) -> tuple[str, str]:
+        """Markdown for one file and where its lines are in the file (gnod.lines shifts:
+        "" where they are the file's, or the converter does not say), or IngestFailure.
+        `language`: the collection's hint; `ocr_later`: a picture or scan that needs OCR
+        fails with code ocr.LATER instead. A gzip file is converted as the file it holds
+        (config.uncompressed names it)."""
         compressed = data.startswith(_GZIP_MAGIC)
         if compressed:
             data, path = gunzip(data), uncompressed(path)
@@ -235,25 +247,26 @@ class Registry:
             **({"language": language} if c.takes_language else {}),
             **({"ocr_later": ocr_later} if c.reads_pictures else {}),
         }
-        fn = partial(cast(Callable[..., str], c.convert), **options) if options else c.convert
+        fn = partial(cast(Callable[..., Any], c.convert), **options) if options else c.convert
         if len(data) > c.max_bytes:
             kind = "text" if c.name == "other" else c.name  # the converter of any file not named
             size = f"uncompressed, it is {len(data) // MiB} MiB" if compressed else f"file is {len(data) // MiB} MiB"
             raise IngestFailure("TOO_LARGE", f"{size}; a {kind} file is read up to {c.max_bytes // MiB} MiB")
         if c.isolated:
-            text = _ISOLATOR.run(fn, data, path, self.timeout)
+            out = _ISOLATOR.run(fn, data, path, self.timeout)
         else:
             try:
-                text = fn(data, path)
+                out = fn(data, path)
             except IngestFailure:
                 raise
             except Exception as e:
                 raise IngestFailure("CORRUPT", _describe(e)) from None
+        text, shifts = out if c.lines else (out, "")
         if not c.allow_empty and not text.strip():
             raise IngestFailure(
                 "EMPTY", f"no extractable text in this {c.name.upper()} file (images or scanned pages only?)"
             )
-        return text
+        return text, shifts
 
 
 def _describe(e: BaseException) -> str:
@@ -313,8 +326,11 @@ def convert_man(data: bytes, path: str) -> str:
     return manpage.page_markdown(text) if manpage.is_page(text) else text
 
 
-def convert_csv(data: bytes, path: str) -> str:
-    """A Markdown table; the first row is the header, short rows are padded."""
+def convert_csv(data: bytes, path: str) -> tuple[str, str]:
+    """A Markdown table, the first row its header, short rows padded; and each of its
+    lines' place in the file (gnod.lines shifts): a row is where it starts in the file
+    (blank lines are no rows, a quoted cell may span lines), and the delimiter row below
+    the header is the header's line (search CUST-ZX99 said line 1237 of its row at 1236)."""
     text = decode_text(data)
     if extension(path) == ".tsv":
         delimiter = "\t"
@@ -323,16 +339,25 @@ def convert_csv(data: bytes, path: str) -> str:
             delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
         except csv.Error:
             delimiter = ","
-    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    rows: list[list[str]] = []
+    starts: list[int] = []  # the file's line each row starts on
+    read = 0
+    for r in reader:
+        if any(c.strip() for c in r):
+            rows.append(r)
+            starts.append(read + 1)
+        read = reader.line_num
     if not rows:
-        return ""
+        return "", ""
     width = max(map(len, rows))
 
     def line(cells: list[str]) -> str:
         cells = [" ".join(c.split()).replace("|", "\\|") for c in cells] + [""] * (width - len(cells))
         return "| " + " | ".join(cells) + " |"
 
-    return "\n".join([line(rows[0]), "|" + " --- |" * width, *map(line, rows[1:])]) + "\n"
+    table = "\n".join([line(rows[0]), "|" + " --- |" * width, *map(line, rows[1:])]) + "\n"
+    return table, lines.shifts([starts[0], starts[0], *starts[1:]])
 
 
 def convert_json(data: bytes, path: str) -> str:
@@ -733,7 +758,7 @@ def builtin_converters() -> list[Converter]:
         _markitdown("xlsx", "XlsxConverter", "xlsx"),
         _markitdown("pptx", "PptxConverter", "pptx"),
         _markitdown("epub", "EpubConverter", "epub"),
-        Converter("csv", convert_csv, frozenset(CONVERTED["csv"])),
+        Converter("csv", convert_csv, frozenset(CONVERTED["csv"]), lines=True),
         Converter("json", convert_json, frozenset(CONVERTED["json"])),
         Converter("ipynb", convert_ipynb, frozenset(CONVERTED["ipynb"])),
         # Isolated: srt's regex backtracks for minutes on a long run of digits or blanks.
@@ -893,6 +918,11 @@ DEFAULT_REGISTRY = Registry(builtin_converters())
 def convert(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> str:
     """Markdown for one file through the default registry, or IngestFailure."""
     return DEFAULT_REGISTRY.convert(data, path, language, ocr_later)
+
+
+def convert_lines(data: bytes, path: str, language: str | None = None, ocr_later: bool = False) -> tuple[str, str]:
+    """Markdown for one file and its lines' places in it (Registry.convert_lines)."""
+    return DEFAULT_REGISTRY.convert_lines(data, path, language, ocr_later)
 
 
 _MAIL_EXTENSIONS = frozenset(CONVERTED["eml"] + CONVERTED["msg"])

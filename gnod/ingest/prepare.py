@@ -18,13 +18,14 @@ from gnod.config import (
 from gnod.ingest import ocr
 from gnod.ingest.canonical import canonicalize_lines, mirror_hash
 from gnod.ingest.chunk import chunk_text
-from gnod.ingest.convert import convert, prose
+from gnod.ingest.convert import convert_lines, prose
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import indexed_body, lexical_text
 from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags, split_frontmatter
 from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
+from gnod.lines import composed
 from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
 from gnod.store.tags import as_tags
 from gnod.text import org
@@ -76,12 +77,13 @@ def prepare(
     deadline = deadline or Deadline()
     try:
         # OCR reads in the hinted language.
-        markdown, waiting = convert(data, entry.rel_path, language_hint, ocr_later), False
+        (markdown, placed), waiting = convert_lines(data, entry.rel_path, language_hint, ocr_later), False
     except IngestFailure as f:
         if f.code != ocr.LATER:
             raise
-        markdown, waiting = "", True
+        markdown, placed, waiting = "", "", True
     canonical, line_shifts = canonicalize_lines(markdown)  # the shifts: where the canonical lines were
+    line_shifts = composed(line_shifts, placed)  # and where the converter's were in the file (a table's rows)
     deadline.check("conversion")
     name = os.path.basename(entry.rel_path)
     # In code a `# line` is a comment (Python, shell, YAML…): such a file is titled by its name.

@@ -88,6 +88,8 @@ READINGS = (
     Reading(9, frozenset(CONVERTED["xlsx"])),
     # A note's `tags: meeting urgent` is two tags (Obsidian's), and its older `tag:` key is read.
     Reading(10, MARKDOWN_EXTENSIONS, framed=True),
+    # A CSV or TSV table's rows are numbered as its file's lines (the delimiter row counted one).
+    Reading(11, frozenset(CONVERTED["csv"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
