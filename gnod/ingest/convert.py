@@ -376,8 +376,8 @@ def convert_json(data: bytes, path: str) -> str:
 def convert_ipynb(data: bytes, path: str) -> str:
     """A Jupyter notebook's cells in order: Markdown as written, code fenced in the
     kernel's language, and after a code cell what it printed or gave as text (streams,
-    `text/plain` and `text/markdown` results, an error's name and message) in an
-    `output` block: an analysis's result is often what its author remembers (markitdown
+    `text/plain` and `text/markdown` results, an error's name and message, then its
+    traceback) in an `output` block: an analysis's result is often what its author remembers (markitdown
     left every output out). Pictures and HTML are left out, and each output is cut at
     NOTEBOOK_OUTPUT_CHARS. The notebook's `title` metadata leads as a heading where its
     first cell opens with none."""
@@ -436,8 +436,14 @@ def _output_text(out: object) -> str:
     elif kind in ("execute_result", "display_data"):
         shown: dict = out["data"] if isinstance(out.get("data"), dict) else {}
         text = _joined(shown.get("text/markdown") or shown.get("text/plain"))
-    elif kind == "error":
-        text = f"{out.get('ename', '')}: {out.get('evalue', '')}".strip(": ")
+    elif kind == "error":  # its name and message, then its frames (a pasted frame finds the cell)
+        said = f"{out.get('ename', '')}: {out.get('evalue', '')}".strip(": ")
+        tb = out.get("traceback")
+        told = "\n".join(t for t in tb if isinstance(t, str)) if isinstance(tb, list) else ""
+        frames = _ANSI_ESCAPE.sub("", told).split("\n")
+        while frames and frames[-1].strip() in ("", said):  # IPython's last line says it again
+            frames.pop()
+        text = "\n".join([said, *frames]) if any(f.strip() for f in frames) else said
     else:
         text = ""
     text = _ANSI_ESCAPE.sub("", text).strip("\n")

@@ -90,6 +90,8 @@ READINGS = (
     Reading(10, MARKDOWN_EXTENSIONS, framed=True),
     # A CSV or TSV table's rows are numbered as its file's lines (the delimiter row counted one).
     Reading(11, frozenset(CONVERTED["csv"])),
+    # A notebook's error output holds its traceback's frames, not its name and message alone.
+    Reading(11, frozenset(CONVERTED["ipynb"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
