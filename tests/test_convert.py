@@ -904,3 +904,16 @@ def test_a_sheets_numbers_are_as_it_shows_them_beside_an_empty_cell():
     wb.save(out)
     md = convert(out.getvalue(), "budget.xlsx")
     assert "| 4100 | 44640 | 0.27 |" in md and "| Summe |  | 12.5 |" in md and "4100.0" not in md
+
+
+def test_a_sheets_words_keep_their_underscores():
+    """A data scientist's sheet showed `store\\_id | weekly\\_avg\\_units` in its passages."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.append(["store_id", "weekly_avg_units"])
+    wb.active.append(["S_001", 12])
+    out = io.BytesIO()
+    wb.save(out)
+    md = convert(out.getvalue(), "stores.xlsx")
+    assert "| store_id | weekly_avg_units |" in md and "| S_001 | 12 |" in md and "\\" not in md

@@ -495,6 +495,9 @@ def convert_markitdown(converter_class: str, ext: str, data: bytes, path: str) -
     markdown = result.markdown or ""
     if converter_class == "XlsxConverter":
         markdown = _FLOAT_CELL_RE.sub(r"\1\2", _NAN_CELL_RE.sub("", markdown))  # pandas' empty cells, floats
+        # A cell's `_` as written (`store_id`: passages showed `store\_id`); a table cell's
+        # word is no emphasis, which is all markdownify's escape was for.
+        markdown = markdown.replace("\\_", "_")
     if converter_class == "DocxConverter":
         markdown = _EMPTY_HEADER_RE.sub(lambda m: f"{m[2]}\n{m[1]}", markdown)
     if converter_class == "PptxConverter":

@@ -92,6 +92,8 @@ READINGS = (
     Reading(11, frozenset(CONVERTED["csv"])),
     # A notebook's error output holds its traceback's frames, not its name and message alone.
     Reading(11, frozenset(CONVERTED["ipynb"])),
+    # A spreadsheet's words keep their `_` (`store_id`, where markdownify wrote `store\_id`).
+    Reading(11, frozenset(CONVERTED["xlsx"])),
 )
 _C1 = re.compile("[\\x80-\\x9f]")
 # The rules files are read by now: the last Reading's `since`.
