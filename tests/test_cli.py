@@ -1044,8 +1044,14 @@ def test_path_repeats_for_any_of_its_globs_and_a_bang_leaves_out(indexed):
     assert left and not set(left) & set(both)
     err = cli_error("search", "deploy", "--path", "docs/guides", "--path", "other/*", env=env)
     assert err["code"] == "INVALID_PARAMS" and "name different collections (docs, other)" in err["message"]
-    err = cli_error("search", "deploy", "--path", "!" + indexed.corpus.root, env=env)
-    assert err["code"] == "INVALID_PARAMS" and "leaves every document out" in err["message"]
+    # A `!` before a collection's whole folder leaves that collection out (it left every
+    # document out, and the search said none passed the filters).
+    for glob in ("!docs/*", "!docs/", "!" + indexed.corpus.root):
+        assert {h["collection"] for h in search(env, "deploy", "--path", glob)["hits"]} == {"other"}, glob
+    err = cli_error("search", "deploy", "--path", "!docs/*", "--path", "!other/**", env=env)
+    assert err["code"] == "INVALID_PARAMS" and "leaves every collection searched out" in err["message"]
+    err = cli_error("search", "deploy", "-c", "docs", "--path", "!docs/*", env=env)
+    assert err["code"] == "INVALID_PARAMS" and "leaves every collection searched out" in err["message"]
 
 
 def test_a_path_glob_from_the_working_directory_or_absolute_names_the_folder(indexed, tmp_path):

@@ -39,23 +39,35 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
     collection searched names it, as paths are printed (`tree/mm/**`): as in `get` and
     `ls`; an absolute one names the collection whose folder holds it (gnoctl sends
     `./mm` so: _inside); `./` in front is the collection's top. Globs that name
-    different collections are INVALID_PARAMS."""
+    different collections are INVALID_PARAMS. A `!` before a collection's whole folder
+    (`!scans/*`, its absolute path) leaves that collection out (it left every document
+    out, the search said none passed), and INVALID_PARAMS where none is left."""
     check_collections(d, collections)
     given = [f.path] if isinstance(f.path, str) else f.path or []
     named: set[str] = set()
+    left_out: set[str] = set()
     globs = []
     for each in given:
         name, glob = _glob_in(d, each, collections)
+        if name is not None and glob is None and each.startswith(filters.NOT):
+            left_out.add(name)
+            continue
         if name is not None:
             named.add(name)
         if glob is not None:
             globs.append(glob)
     if len(named) > 1:
         raise RpcError(wire.INVALID_PARAMS, f"path: the globs name different collections ({', '.join(sorted(named))})")
+    chosen = tuple(named or collections)
+    if left_out:
+        chosen = tuple(c for c in chosen or [c.name for c in d.config.collections] if c not in left_out)
+        if not chosen:
+            said = ", ".join(filters.NOT + n for n in sorted(left_out))
+            raise RpcError(wire.INVALID_PARAMS, f"path: {said} leaves every collection searched out")
     try:
         return filters.resolve(
             filters.Filter(
-                collections=tuple(named or collections),
+                collections=chosen,
                 tags=tuple(f.tags),
                 since=f.since,
                 until=f.until,
@@ -71,7 +83,7 @@ def search_filter(d: Daemon, collections: list[str], f: Filters) -> filters.Filt
 
 def _glob_in(d: Daemon, glob: str, searched: list[str]) -> tuple[str | None, str | None]:
     """The collection a path glob names, if any, and the glob inside it (None: the
-    whole collection), its `!` kept (search_filter)."""
+    whole collection, `!` before it or not), its `!` kept (search_filter)."""
     bang, path = (filters.NOT, glob[1:]) if glob.startswith(filters.NOT) else ("", glob)
     name = None
     if os.path.isabs(path):
@@ -79,11 +91,19 @@ def _glob_in(d: Daemon, glob: str, searched: list[str]) -> tuple[str | None, str
     while path.startswith("./"):
         path = path[2:]
     if path in (".", ""):  # the collection's top
-        if bang:
+        if bang and name is None:
             raise RpcError(wire.INVALID_PARAMS, f"path: {glob} leaves every document out")
         return name, None
     head, slash, rest = path.partition("/")
-    if name is None and slash and rest and d.collection(head) is not None and (not searched or head in searched):
+    if (
+        name is None
+        and slash
+        and (rest or bang)
+        and d.collection(head) is not None
+        and (not searched or head in searched)
+    ):
+        if rest in ("", "*", "**"):  # its whole folder
+            return head, None
         name, path = head, rest
     return name, bang + path
 
