@@ -1400,11 +1400,17 @@ def test_collection_set_changes_which_files_are_indexed(tmp_path):
         out = cli("collection", "set", "n", "--exclude", "", "--language", "auto", "--human", env=env).stdout
         assert out.splitlines()[-1] == "  now: also *.log; language auto; gitignore on"
         assert len(search(env, "heron")["hits"]) == 5
+        # A new language: the files already indexed are read in it (they kept their English stems).
+        write_tree(tree, {"pruefung.md": "# Prüfungen\n\nDie Prüfungen der Vorlesungen sind im Februar.\n"})
+        assert search(env, "Februar", "--wait", "10")["hits"]
+        res = cli_json("collection", "set", "n", "--language", "de", "--json", env=env)
+        assert res["collections"][0]["updated"] == 6, res
+        assert {h["language"] for h in search(env, "heron")["hits"]} == {"german"}
         # Bad input changes nothing.
         assert cli_error("collection", "set", "nope", "--exclude", "x", env=env)["code"] == "NOT_FOUND"
         assert cli_error("collection", "set", "n", "--language", "klingon", env=env)["code"] == "INVALID_PARAMS"
         (info,) = cli_json("collection", "list", "--json", env=env)["collections"]
-        assert (info["exclude"], info["also"], info["language"]) == ([], ["*.log"], None)
+        assert (info["exclude"], info["also"], info["language"]) == ([], ["*.log"], "german")
 
 
 OSC8 = re.compile(r"\x1b]8;;([^\x1b]*)\x1b\\(.*?)\x1b]8;;\x1b\\")

@@ -311,6 +311,8 @@ async def collection_set(d: Daemon, p: CollectionSetParams, call: Call) -> Index
         raise RpcError(wire.INVALID_PARAMS, str(e)) from None
     changed = [col if c.name == p.name else c for c in d.config.collections]
     config = msgspec.structs.replace(d.config, collections=changed) if col != old else None
+    if col.language != old.language:  # its files are read again in it (they kept their stems)
+        await d.writer.run_content(lambda conn: store.read_collection_again(conn, col.name))
     return await _adopted(d, col, config, p.index, call)
 
 

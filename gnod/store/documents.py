@@ -923,6 +923,15 @@ def read_again(conn: apsw.Connection, ids: Sequence[int], files: Iterable[tuple[
         )
 
 
+def read_collection_again(conn: apsw.Connection, collection: str) -> None:
+    """Make the next walk read every file of the collection again (read_again's mark), its
+    failed ones too: its language changed, which each document's stems were made in."""
+    cid = collection_ids(conn).get(collection)
+    if cid is not None:
+        conn.execute("UPDATE documents SET inode = -1, source_hash = '' WHERE collection_id = ?", (cid,))
+        conn.execute("UPDATE ingest_errors SET inode = -1 WHERE collection_id = ?", (cid,))
+
+
 def meta_value(conn: apsw.Connection, key: str) -> str | None:
     """A value the index keeps about itself (schema_meta), None where unset."""
     row = conn.execute("SELECT value FROM schema_meta WHERE key = ?", (key,)).fetchone()
