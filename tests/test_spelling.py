@@ -104,6 +104,7 @@ def tree(db, tmp_path):
         {f"Documentation/vertrag{i}.rst": f"Vertrag {i}\n=========\n\nDie Gewährleistung gilt.\n" for i in range(3)}
     )
     files.update({f"Documentation/form{i}.rst": f"Form {i}\n======\n\nA form to fill in.\n" for i in range(3)})
+    files["Documentation/lecture.rst"] = "Lecture\n=======\n\nTaught by Prof. Jürgen Müller at TU München.\n"
     an = AnalyzerSet()
     index_collection(db, an, CollectionConfig(name="src", path=write_tree(str(tmp_path / "src"), files)))
     items = symstore.backlog(db)
@@ -132,6 +133,12 @@ def test_a_query_matching_nothing_is_searched_respelled_with_a_note(tree):
     assert r.hits[0].path == "include/uaccess.h" and r.notes == [
         "nothing matches 'copy_form_user': searched 'copy_from_user'"
     ]
+    # German's umlaut written with its `e`, in a document read as English (a student's
+    # `Muenchen` found nothing, `Muller` found it): the word without the `e`, held once.
+    for typed, plain in (("Muenchen", "Munchen"), ("Juergen", "Jurgen"), ("Mueller", "Muller")):
+        r = _search(tree, typed)
+        assert [h.path for h in r.hits] == ["Documentation/lecture.rst"], typed
+        assert r.notes == [f"nothing matches {typed!r}: searched {plain!r}"]
     # Nothing near: nothing found, nothing said.
     r = _search(tree, "xyzzyplugh")
     assert r.hits == [] and r.notes == []

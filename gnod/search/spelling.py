@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from gnod.text.analyzer import fold
 
 WORD_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# German's ä, ö and ü as written without them (Mueller, Muenchen): their letter, an `e` after.
+_UMLAUT_SPELLED = re.compile("([aou])e")
 NAME_LETTERS = WORD_LETTERS + "0123456789_"  # a name of code's, as the collections' definitions hold them
 
 
@@ -46,11 +48,17 @@ def correction(
     """The word one edit from `word` in the most documents, where that is at least `ratio`
     times as many as hold `word` (`held`, when the caller counts its other forms too;
     else df(word)), or `absent_docs` for a word no document holds; ties go to the first
-    in order (the same every time)."""
+    in order (the same every time). A word no document holds that spells a German umlaut
+    with its `e` (`Mueller`, `Muenchen`) is first the word without it, as the index holds
+    `Müller` (accents off), where one document does: in a document read as English, only
+    the German stemmer's reading of `ue` had found it."""
     typed = fold(word)  # as the index holds its words: accents off (`gewährleistng`)
     if not _checkable(typed, min_chars, max_chars):
         return None
     held = df(word) if held is None else held
+    plain = _UMLAUT_SPELLED.sub(r"\1", typed) if not held else typed
+    if plain != typed and df(plain):
+        return plain
     best, most = None, ratio * held if held else absent_docs
     for other in sorted(edits(typed)):
         n = df(other)
