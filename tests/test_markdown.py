@@ -350,6 +350,11 @@ def test_a_section_is_named_in_any_case_and_with_or_without_its_accents():
     assert section_lines(text, "Marz") == section_lines(text, "märz") == (7, 9)
     assert section_lines(text, "februar") == (3, 5)
     assert section_lines(text, "Mai") is None
+    # A numbered heading, as a paper's are, without its number too (`#Methodik` found none).
+    paper = "# Seminararbeit\n\n## 3 Methodik\n\nDaten.\n\n### 3.1. Erhebung\n\nBogen.\n\n## IV. Diskussion\n\nx\n"
+    assert section_lines(paper, "Methodik") == section_lines(paper, "3 Methodik") == (3, 9)
+    assert section_lines(paper, "Erhebung") == (7, 9) and section_lines(paper, "Diskussion") == (11, 13)
+    assert section_lines(paper, "3") is None  # a number alone names no section
 
 
 def _titles(root: str, collection_root: str) -> dict[str, str]:

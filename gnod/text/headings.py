@@ -45,12 +45,14 @@ def section_lines(text: str, name: str, outline: bool = False) -> tuple[int, int
     """The 1-based first and last line of the section whose heading's title is `name`
     (in any case, spaces and punctuation aside: `page2` is `Page 2`, `action-items` is
     `Action items`; a title `A: B` is also named by A and by B, a slide's `Slide 4:
-    Results` by `Slide 4` and `Results`), up to the next heading of its level or above;
-    the first such section; None where none is. `outline`: an Org file's (headings)."""
+    Results` by `Slide 4` and `Results`; a numbered one, `3 Methodik`, `2.1. Data`,
+    `IV. Discussion`, without its number too, as a paper's are named), up to the next
+    heading of its level or above; the first such section; None where none is.
+    `outline`: an Org file's (headings)."""
     want = title_key(name)
     heads = headings(text, outline)
     for i, (at, level, title) in enumerate(heads):
-        if want not in {title_key(title), *map(title_key, title.split(": ", 1))}:
+        if want not in {title_key(t) for t in (title, _NUMBER.sub("", title), *title.split(": ", 1))}:
             continue
         end = next((a for a, lv, _ in heads[i + 1 :] if lv <= level), text.count("\n") + 1)
         last = end  # the line before the next section's heading, 1-based
@@ -69,3 +71,5 @@ def title_key(title: str) -> str:
 
 
 _NOT_WORD = re.compile(r"[\W_]+")
+# A section's number before its title: `3`, `2.1`, `2.1.`, `IV.`.
+_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.)\s+")
