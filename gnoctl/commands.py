@@ -94,7 +94,9 @@ def retrieve(
 
     def go(fmt: str) -> int:
         if not params["query"].strip():
-            raise DaemonError(wire.INVALID_QUERY, "empty query: give some words to search for")
+            # With filters alone (`search "" --tag semester`): what `ls` does with them.
+            listed = "; `gnoctl ls` with the same filters lists what passes them" if params.get("filters") else ""
+            raise DaemonError(wire.INVALID_QUERY, f"empty query: give some words to search for{listed}")
         result = _unless_busy(sent, lambda: _asked(method, params, autostart))
         if fmt in LINE_FORMATS and result.get("instead"):
             # A list a program reads is of what was asked: not of a respelling's files

@@ -519,6 +519,12 @@ def test_negated_words_survive_the_typer_fallback(indexed):
 
 
 def test_malformed_query(indexed):
+    # An empty query with filters: what lists the documents passing them is said.
+    err = cli_error("search", "", "--tag", "meeting", env=indexed.env)
+    assert err["code"] == "INVALID_QUERY" and err["message"].endswith(
+        "; `gnoctl ls` with the same filters lists what passes them"
+    )
+    assert cli_error("search", " ", env=indexed.env)["message"] == "empty query: give some words to search for"
     err = cli_error("search", '"unclosed', env=indexed.env)
     assert err["code"] == "INVALID_QUERY"
     assert "quote" in err["message"]
