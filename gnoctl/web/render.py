@@ -24,6 +24,7 @@ from pygments.util import ClassNotFound
 
 from gnoctl.web import wiki
 from gnoctl.web.urls import doc_href, file_href, wiki_href
+from gnod.config import CONVERTED
 
 # Shown as lines of text, not as Markdown.
 PLAIN = frozenset({".txt", ".text", ".log", ".rtf"})
@@ -55,7 +56,7 @@ MARKDOWN = frozenset(
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".bmp"})  # their OCR text
 # A table whose rows are its file's lines: shown as one (its rows were lines of pipes, wider
 # than a phone), numbered as the file's lines, under its header row wherever the window starts.
-TABLES = frozenset({".csv", ".tsv"})
+TABLES = frozenset(CONVERTED["csv"])
 _CELL_SEP = re.compile(r"(?<!\\) \| ")
 CITATION = re.compile(r"\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\]")
 _FRONTMATTER_END = re.compile(r"^(---|\.\.\.)\s*$")

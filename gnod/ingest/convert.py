@@ -377,8 +377,8 @@ def convert_ipynb(data: bytes, path: str) -> str:
     """A Jupyter notebook's cells in order: Markdown as written, code fenced in the
     kernel's language, and after a code cell what it printed or gave as text (streams,
     `text/plain` and `text/markdown` results, an error's name and message, then its
-    traceback) in an `output` block: an analysis's result is often what its author remembers (markitdown
-    left every output out). Pictures and HTML are left out, and each output is cut at
+    traceback) in an `output` block: an analysis's result is often what its author
+    remembers (markitdown left every output out). Pictures and HTML are left out, and each output is cut at
     NOTEBOOK_OUTPUT_CHARS. The notebook's `title` metadata leads as a heading where its
     first cell opens with none."""
     try:
@@ -443,7 +443,7 @@ def _output_text(out: object) -> str:
         frames = _ANSI_ESCAPE.sub("", told).split("\n")
         while frames and frames[-1].strip() in ("", said):  # IPython's last line says it again
             frames.pop()
-        text = "\n".join([said, *frames]) if any(f.strip() for f in frames) else said
+        text = "\n".join([said, *frames])
     else:
         text = ""
     text = _ANSI_ESCAPE.sub("", text).strip("\n")

@@ -56,8 +56,7 @@ def correction(
     if not _checkable(typed, min_chars, max_chars):
         return None
     held = df(word) if held is None else held
-    plain = _UMLAUT_SPELLED.sub(r"\1", typed) if not held else typed
-    if plain != typed and df(plain):
+    if not held and (plain := _UMLAUT_SPELLED.sub(r"\1", typed)) != typed and df(plain):
         return plain
     best, most = None, ratio * held if held else absent_docs
     for other in sorted(edits(typed)):
