@@ -39,10 +39,11 @@ from gnod.ingest.pipeline import index_collection
 from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
-from gnod.search.constants import PIPELINE
+from gnod.search.constants import PATH_GLOBS_KEPT, PIPELINE
 from gnod.search.filters import Filter, FilterError, braces, resolve, where
 from gnod.search.grammar import expand_prefixes, parse
 from gnod.search.lexical import filter_query, path_filter, path_query
+from gnod.store import kept
 from gnod.store import lexical_index as lexical_index_module
 from gnod.store.db import connect
 from gnod.store.documents import delete_collection, docs_by_ids, language_counts, unpack
@@ -605,6 +606,28 @@ def test_path_globs_match_what_sqlite_glob_matches(glob, path_searcher):
     for query in (path_query(glob), path_query(glob, searcher), path_query(glob, searcher, stored)):
         hits = searcher.search(query, 100).hits
         assert {PATHS[i] for i in searcher.fast_field_values("id", [a for _, a in hits])} == expected, glob
+
+
+def test_a_glob_s_ids_read_from_sqlite_are_kept_until_the_database_changes(tmp_path):
+    """A glob no literal end narrows (`*test*`) is a pass over every path in SQLite:
+    asked again with nothing written, the ids read last time are the answer; a document
+    another connection adds, or one this connection renames, is in the next answer."""
+    file = str(tmp_path / "paths.sqlite")
+    conn, other = apsw.Connection(file), apsw.Connection(file)
+    conn.execute("CREATE TABLE documents (id INTEGER PRIMARY KEY, rel_path TEXT)")
+    conn.executemany("INSERT INTO documents VALUES (?, ?)", [(1, "a_test.c"), (2, "b.c"), (3, "c/test/d.h")])
+    first = kept.path_glob_ids(conn, "*test*", 100)
+    assert sorted(first) == [1, 3]
+    assert kept.path_glob_ids(conn, "*test*", 100) is first
+    assert kept.path_glob_ids(conn, "*test*", 1) == [1]  # another limit is another read
+    other.execute("INSERT INTO documents VALUES (4, 'tests/e.c')")
+    assert sorted(kept.path_glob_ids(conn, "*test*", 100)) == [1, 3, 4]
+    conn.execute("UPDATE documents SET rel_path = 'b_test.c' WHERE id = 2")
+    assert sorted(kept.path_glob_ids(conn, "*test*", 100)) == [1, 2, 3, 4]
+    for i in range(PATH_GLOBS_KEPT):  # the oldest globs are let go
+        kept.path_glob_ids(conn, f"*{i}*", 100)
+    assert kept.path_glob_ids(conn, "*test*", 100) is not kept.path_glob_ids(conn, "*.c*", 100)
+    assert len(kept._kept[conn]["globs"]) == PATH_GLOBS_KEPT
 
 
 @pytest.mark.parametrize(

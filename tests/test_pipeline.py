@@ -17,7 +17,7 @@ from gnod.config import SOURCE_LANGUAGE, CollectionConfig
 from gnod.ingest.canonical import mirror_hash
 from gnod.ingest.pipeline import index_collection
 from gnod.store import documents as store
-from gnod.store import kept_states
+from gnod.store import kept
 from gnod.store.db import connect
 from gnod.store.migrations import migrate
 from gnod.text.analyzer import AnalyzerSet
@@ -138,14 +138,14 @@ def test_a_noop_update_writes_nothing_and_reads_the_indexed_states_once(db, tmp_
     assert (s.unchanged, s.errors, s.removed) == (2, 2, 0)
     assert db.total_changes() == before
     assert dict(db.execute("SELECT rel_path, at FROM ingest_errors").fetchall()) == dict.fromkeys(at, 1)
-    states = kept_states.collection_states(db, cid)
-    assert kept_states.collection_states(db, cid) is states and set(states) == {"a.md", "b.md"}
+    states = kept.collection_states(db, cid)
+    assert kept.collection_states(db, cid) is states and set(states) == {"a.md", "b.md"}
 
     other = connect(db.filename)
     with other:
         other.execute("UPDATE documents SET size = 0 WHERE rel_path = 'a.md'")
     other.close()
-    assert kept_states.collection_states(db, cid)["a.md"].size == 0
+    assert kept.collection_states(db, cid)["a.md"].size == 0
     s = run(db, tmp_path)  # a.md's stat differs from the one indexed: hashed, the same bytes
     assert (s.unchanged, s.updated) == (2, 0)
     assert db.execute("SELECT size FROM documents WHERE rel_path = 'a.md'").fetchone()[0] > 0
@@ -154,7 +154,7 @@ def test_a_noop_update_writes_nothing_and_reads_the_indexed_states_once(db, tmp_
     (tmp_path / "bin.txt").unlink()
     s = run(db, tmp_path)
     assert (s.unchanged, s.removed, s.errors) == (1, 1, 1)
-    assert set(kept_states.collection_states(db, cid)) == {"a.md"}
+    assert set(kept.collection_states(db, cid)) == {"a.md"}
     assert [r[0] for r in db.execute("SELECT code FROM ingest_errors")] == ["BAD_NAME"]
     check_invariants(db)
 

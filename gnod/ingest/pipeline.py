@@ -39,7 +39,7 @@ from gnod.ingest.walk import (
 from gnod.ingest.workers import Expanded, Failed, Outcome, PreparePool, Task, Unchanged, mailbox_spans
 from gnod.protocol import ChangeKind, IndexStats
 from gnod.store import documents as store
-from gnod.store import kept_states
+from gnod.store import kept
 from gnod.store import ocr as ocr_backlog
 from gnod.store.documents import PreparedDoc
 from gnod.store.lexical_index import LexicalIndex, commit_due
@@ -234,7 +234,7 @@ def _apply(
     """Index `entries` (a walk under way, or the entries found) and remove what the index
     holds within `scope` (None: the whole collection) that is not among them."""
     failed = store.error_states(conn, cid, scope, _retried())
-    states = kept_states.collection_states(conn, cid) if scope is None else store.doc_states(conn, cid, scope)
+    states = kept.collection_states(conn, cid) if scope is None else store.doc_states(conn, cid, scope)
     run = _Run(conn, col, cid, states, failed, changed, lex)
 
     def walked() -> None:

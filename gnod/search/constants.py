@@ -369,6 +369,9 @@ LOAD_WINDOW_S = 60.0
 # "drivers/*/usb/*.c") is neither: terms of the path's parts (search.lexical._parts_query).
 PATH_SETTLED_MAX = 5000
 PATH_ANCHOR_MIN = 3
+# The ids of this many such globs read from SQLite are kept until the database changes
+# (store.kept: an editor sends the same --path with every key typed).
+PATH_GLOBS_KEPT = 8
 # A longer phrase (a pasted paragraph, `a_a_a_…` of 16,000 words) is matched as its runs
 # of this many words, each a phrase, all of them in the document: the engine's phrase
 # costs grow with its words (16,000 took 12 s), and the same run is read once.

@@ -55,6 +55,7 @@ from gnod.search.grammar import (
 )
 from gnod.search.snippet import Phrase
 from gnod.store import documents as store
+from gnod.store import kept
 from gnod.store import symbols as symstore
 from gnod.store.lexical_index import (
     COLLECTION,
@@ -397,7 +398,7 @@ def path_query(glob: str, searcher: tantivy.Searcher | None = None, conn: apsw.C
     if searcher is None:
         return regex()
     if conn is not None and max(lead, tail) < PATH_ANCHOR_MIN:
-        found = store.ids_by_path_glob(conn, glob, PATH_SETTLED_MAX + 1)
+        found = kept.path_glob_ids(conn, glob, PATH_SETTLED_MAX + 1)
     else:
         hits = searcher.search(regex(), PATH_SETTLED_MAX + 1, count=False).hits
         found = [int(i) for i in searcher.fast_field_values(ID, [addr for _, addr in hits]) if i is not None]

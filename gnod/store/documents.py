@@ -177,7 +177,7 @@ def indexed_title(title: str, meta: dict[str, Any]) -> str:
 
 
 def upsert_collection(conn: apsw.Connection, name: str, path: str, language: str | None) -> int:
-    """The collection's id, its row written only when new or changed (kept_states)."""
+    """The collection's id, its row written only when new or changed (store.kept)."""
     row = conn.execute(
         "INSERT INTO collections(name, path, language) VALUES (?, ?, ?) "
         "ON CONFLICT(name) DO UPDATE SET path=excluded.path, language=excluded.language "
@@ -408,7 +408,7 @@ def record_error(
 ) -> None:
     """Remember why a file failed (and its stat, so an unchanged failure is not retried).
     The same failure again is left as it was, from when it was first recorded: a run
-    that finds nothing new writes nothing (kept_states)."""
+    that finds nothing new writes nothing (store.kept)."""
     conn.execute(
         "INSERT INTO ingest_errors(collection_id, rel_path, code, reason, size, mtime_ns, inode, at) "
         "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(collection_id, rel_path) DO UPDATE SET "
