@@ -1953,6 +1953,12 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
     deck.save(str(folder / "talk.pptx"))
     (folder / "guide.md").write_text("# Guide\n\nIntro.\n\n## Install\n\nRun setup.\n\n## Use\n\nSearch.\n")
     (folder / "tool.py").write_text("# Install\n\ndef install():\n    return 1\n")
+    # A reStructuredText page's sections are its titles over a line of punctuation (the
+    # kernel's documentation: `get submitting-patches.rst#Backtraces` said it had no headings).
+    (folder / "patches.rst").write_text(
+        "==========\nSubmitting\n==========\n\nIntro.\n\nBacktraces\n----------\n\n"
+        "Trim the zqxtrace, as so::\n\n  Signed-off-by: A\n  ---\n\nReviews\n-------\n\nBe patient.\n"
+    )
     with running_gnod() as (env, _d):
         cli_json("collection", "add", str(folder), "--name", "thesis", "--json", env=env)
         (hit,) = search(env, "zinc chloride")["hits"]
@@ -1968,12 +1974,18 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         # A PDF of one page has no page sections: its `Page 1` is all of it.
         got = cli_json("get", "thesis/memo.pdf#Page 1", "--json", env=env)
         assert "zqxmemo" in got["content"] and got["from_line"] == 1
-        # A document's own text names no section: a Python comment is no heading.
-        assert search(env, "install")["hits"] and all(
-            h["snippet"]["symbol"] in (None, "install()")
-            for h in search(env, "install")["hits"]
-            if h["path"] != "guide.md"
+        # A document's own text names no section: a Python comment is no heading. A
+        # Markdown or reStructuredText page's passage is named by the heading it is under.
+        found = {h["path"]: h["snippet"]["symbol"] for h in search(env, "install")["hits"]}
+        assert found["guide.md"] == "Install" and found["tool.py"] in (None, "install()")
+        assert search(env, "zqxtrace")["hits"][0]["snippet"]["symbol"] == "Backtraces"
+        got = cli_json("get", "thesis/patches.rst#backtraces", "--json", env=env)
+        assert (got["from_line"], got["content"]) == (
+            7,
+            "Backtraces\n----------\n\nTrim the zqxtrace, as so::\n\n  Signed-off-by: A\n  ---\n",
         )
+        r = cli("get", "thesis/patches.rst#Budget", env=env, expect=2)
+        assert "(its headings: Submitting, Backtraces, Reviews)" in r.stderr
         for ref in ("thesis/smith2021.pdf:Page 2", "thesis/smith2021.pdf#page2"):
             got = cli_json("get", ref, "--json", env=env)
             assert got["content"].startswith("## Page 2\n") and "Zinc chloride" in got["content"], ref

@@ -341,6 +341,30 @@ def test_a_notes_hash_tags_are_read_from_its_text_but_not_from_code_links_or_hea
     assert inline_tags("No tags here, not even C#.\n") == []
 
 
+def test_restructuredtext_sections_are_its_titles_ranked_by_their_adornment():
+    """A page's title over and under `=` is its top; a style's rank is where it first
+    appears (`-` then `~` here, as the kernel's pages use them); a `---` in a literal
+    block is the block's text, and a title's section ends where one of its rank or above
+    starts (at that one's overline)."""
+    from gnod.text.headings import RST, headings, section_lines
+
+    page = (
+        "=====\nGuide\n=====\n\nIntro.\n\nSetup\n-----\n\nSo::\n\n  text\n  ---\n\n"
+        "Details\n~~~~~~~\n\nMore.\n\nUse\n---\n\nRun.\n\n=====\nIndex\n=====\n"
+    )
+    assert headings(page, RST) == [
+        (0, 1, "Guide"),
+        (6, 2, "Setup"),
+        (14, 3, "Details"),
+        (19, 2, "Use"),
+        (24, 1, "Index"),
+    ]
+    assert section_lines(page, "setup", RST) == (7, 18)
+    assert section_lines(page, "Details", RST) == (15, 18)
+    assert section_lines(page, "Guide", RST) == (1, 23)
+    assert headings(page) == []  # read as Markdown, it has no `#` headings
+
+
 def test_a_section_is_named_in_any_case_and_with_or_without_its_accents():
     """`get notes.md:Marz` said there was no section `Marz` (its headings: …, März), where
     `:terminologie` named `Terminologie`: a heading is compared as a search's words are."""

@@ -11,7 +11,6 @@ from typing import Any
 import apsw
 
 from gnod.config import CAMEL_CASE_EXTENSIONS, CODE_EXTENSIONS, TEX_EXTENSIONS, extension
-from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.ingest.sections import StemmedBody, stem_body
 from gnod.search.constants import INDEXING
 from gnod.store import documents as store
@@ -26,6 +25,7 @@ from gnod.text.analyzer import (
     path_text,
 )
 from gnod.text.compounds import COMPOUNDING, parts
+from gnod.text.headings import MARKDOWN_EXTENSIONS
 from gnod.text.tex import decode_accents
 
 

@@ -16,6 +16,8 @@ import tomllib
 
 from gnod.config import extension
 from gnod.text.fences import fenced_spans, in_spans
+from gnod.text.headings import MARKDOWN_EXTENSIONS
+from gnod.text.rst import RST_EXTENSIONS, section_titles
 
 # Keys whose values are lists of labels however they were written.
 LIST_KEYS = frozenset({"tags", "tag", "keywords", "aliases"})
@@ -33,11 +35,6 @@ _PLAIN_TEXT = frozenset({".txt", ".text"})  # prose that is not Markdown: a `#` 
 _H1_RE = re.compile(r"^ {0,3}#(?:[ \t]+(.*))?$", re.M)
 # Markdown's other level-1 heading (setext): a line of text over a line of `=`.
 _SETEXT_H1_RE = re.compile(r"^ {0,3}(\S.*)\n {0,3}=+[ \t]*$", re.M)
-# reStructuredText has no `#` headings (a `# ` line is a shell comment in a literal block):
-# its title is its first section's, a line of text flush left with a line of one
-# punctuation character under it (and maybe over it), at least as long as the text.
-_RST = frozenset({".rst", ".rest"})
-_RST_SECTION_RE = re.compile(r"^([^\s\\].*)\n([!-/:-@\[-`{-~])\2*[ \t]*$", re.M)
 # Bump when extract_title gives another title for the same text: an index written
 # before takes its prose documents' titles again (gnod.ingest.titles).
 # 3: a Markdown note of an Obsidian vault is titled by its file's name (obsidian.named_by_files).
@@ -46,7 +43,6 @@ TITLE_RULES = 3
 
 # Markdown, where a `#word` in the text is a tag (Obsidian, Logseq, Bear): `#meeting`,
 # `#project/alpha`, not a heading's `# `, a link's `(#anchor)`, a URL's `/#part`, `#123`.
-MARKDOWN_EXTENSIONS = frozenset({".md", ".markdown", ".mdx", ".rmd", ".qmd"})
 _INLINE_TAG_RE = re.compile(r"(?<!\S)#([\w/-]*[^\W\d_][\w/-]*)")
 _CODE_SPAN_RE = re.compile(r"(`+)[^`]*?\1")
 
@@ -208,15 +204,6 @@ def _heading(body: str, plain: bool) -> str | None:
     return min(found)[1] if found else None
 
 
-def _rst_title(body: str) -> str | None:
-    """reStructuredText's title: its first section title (_RST_SECTION_RE)."""
-    for m in _RST_SECTION_RE.finditer(body):
-        text = m[1].strip()
-        if len(m[0]) - len(m[1]) - 1 >= len(text) and any(c.isalnum() for c in text):
-            return text
-    return None
-
-
 def _strip_closing_hashes(text: str) -> str:
     """Drop an ATX heading's closing `#`s (and the blanks before them): `Title ##` → `Title`.
 
@@ -282,8 +269,10 @@ def extract_title(meta: dict, body: str, filename: str, named: bool = False) -> 
     ext = extension(filename)
     if named and ext in MARKDOWN_EXTENSIONS:
         heading = None
+    elif ext in RST_EXTENSIONS:  # its first section's title
+        heading = next((title for _, _, title in section_titles(body)), None)
     else:
-        heading = _rst_title(body) if ext in _RST else _heading(body, ext in _PLAIN_TEXT)
+        heading = _heading(body, ext in _PLAIN_TEXT)
     if heading:
         return heading
     name = os.path.basename(filename)

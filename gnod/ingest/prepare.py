@@ -21,7 +21,7 @@ from gnod.ingest.chunk import chunk_text
 from gnod.ingest.convert import convert_lines, prose
 from gnod.ingest.failure import IngestFailure
 from gnod.ingest.lexical_text import indexed_body, lexical_text
-from gnod.ingest.markdown import MARKDOWN_EXTENSIONS, extract_title, inline_tags, split_frontmatter
+from gnod.ingest.markdown import extract_title, inline_tags, split_frontmatter
 from gnod.ingest.reread import READ_RULES
 from gnod.ingest.sections import stem_body
 from gnod.ingest.walk import WalkEntry
@@ -30,6 +30,7 @@ from gnod.store.documents import ChunkRow, PreparedDoc, compress, indexed_title
 from gnod.store.tags import as_tags
 from gnod.text import org
 from gnod.text.analyzer import AnalyzerSet
+from gnod.text.headings import MARKDOWN_EXTENSIONS
 from gnod.text.language import detect_language_sure
 
 __all__ = ["Deadline", "IngestFailure", "prepare"]  # workers catch IngestFailure from here

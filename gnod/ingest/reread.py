@@ -25,8 +25,8 @@ from gnod.config import (
     extension,
 )
 from gnod.ingest.charsets import in_runs
-from gnod.ingest.markdown import MARKDOWN_EXTENSIONS
 from gnod.store import documents as store
+from gnod.text.headings import MARKDOWN_EXTENSIONS
 from gnod.text.org import ORG_EXTENSIONS
 
 

@@ -83,8 +83,7 @@ from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
-from gnod.text.headings import headings, section_lines, title_key
-from gnod.text.org import ORG_EXTENSIONS
+from gnod.text.headings import MARKDOWN, headings, markup, section_lines, title_key
 
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
@@ -663,8 +662,8 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
     a BibTeX entry's key); NOT_FOUND naming some of its headings where none is so named."""
     stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
     text = store.unpack(stored) if stored is not None else ""
-    outline = extension(doc.rel_path) in ORG_EXTENSIONS
-    found = section_lines(text, name, outline)
+    marked = markup(extension(doc.rel_path)) or MARKDOWN  # a converted text's, a plain text's `# ` lines
+    found = section_lines(text, name, marked)
     if found is None and title_key(name) == _FIRST_PAGE and extension(doc.rel_path) in CONVERTED["pdf"]:
         if not any(_PAGE_KEY.fullmatch(title_key(title)) for _, _, title in headings(text)):
             found = (1, text.count("\n") or 1)  # a PDF of one page: it has no `## Page N` sections
@@ -674,7 +673,7 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
     if found is not None:
         first, last = file_line(doc.line_shifts, found[0]), file_line(doc.line_shifts, found[1])
         return first, last - first + 1
-    titles = list(dict.fromkeys([*(title for _, _, title in headings(text, outline)), *(s.name for s in defined)]))
+    titles = list(dict.fromkeys([*(title for _, _, title in headings(text, marked)), *(s.name for s in defined)]))
     some = ", ".join(titles[:DEFINITIONS_NAMED]) + (", …" if len(titles) > DEFINITIONS_NAMED else "")
     has = f"its headings: {some}" if titles else "it has no headings"
     raise RpcError(

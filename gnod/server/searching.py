@@ -13,7 +13,6 @@ import apsw
 import msgspec
 
 from gnod import wire
-from gnod.config import converted, uncompressed
 from gnod.ingest.lexical_text import indexed_body
 from gnod.ingest.symbols import Symbol, display
 from gnod.lines import expand, file_line, stored_line
@@ -88,9 +87,9 @@ def answer(
         symbols = defined.get(doc.mirror_hash, [])
         own, named = res.defined.get(r.doc_id), res.at_line.get(r.doc_id)
         ident = identity(doc)
-        # A converted document's passage is named by its section: a PDF's page, a slide
-        # (a gzip file's as the file it holds: a log's is not, a gzipped PDF's is).
-        sectioned = converted(uncompressed(doc.rel_path)) and r.doc_id in passages
+        # A passage is named by its section where the text has headings (section_markup):
+        # a PDF's page, a slide, a note's or a page's heading.
+        sectioned = docstore.section_markup(doc.rel_path) is not None and r.doc_id in passages
         # A passage of a table's rows: the table's header row is said with it (the text read
         # whole for it, in a file of at most TABLE_HEADER_FILE_MAX_BYTES).
         tabled = doc.size <= TABLE_HEADER_FILE_MAX_BYTES and any(

@@ -19,12 +19,12 @@ import apsw
 import msgspec
 import zstandard
 
-from gnod.config import MAILBOX_SUFFIXES, MEMBER_SEP, converted
+from gnod.config import MAILBOX_SUFFIXES, MEMBER_SEP, converted, extension, uncompressed
 from gnod.store.db import in_list
 from gnod.store.tags import TAG_KEYS, listed, tags_of
 from gnod.text.analyzer import fold
 from gnod.text.dates import mtime_day
-from gnod.text.headings import section_of
+from gnod.text.headings import MARKDOWN, markup, section_of
 
 
 class ChunkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
@@ -657,18 +657,28 @@ def copies_of(conn: apsw.Connection, doc: DocRow, limit: int) -> list[tuple[str,
     return [(r[0], r[1]) for r in rows]
 
 
+def section_markup(rel_path: str) -> str | None:
+    """How the headings that name a document's passages are marked (text.headings): a
+    converted document's text is Markdown (a PDF's `## Page 2`, a slide's title; a gzip
+    file's is the file's it holds: a log's has none); a Markdown, reStructuredText or Org
+    file's own; None for any other (code's `# comment` is no heading)."""
+    inner = uncompressed(rel_path)
+    return MARKDOWN if converted(inner) else markup(extension(inner))
+
+
 def section_label(doc: DocRow, text: str, line: int) -> str | None:
-    """The section a converted document's stored `line` (of its stored `text`) is in
-    (text.headings: a PDF's `Page 2`, a slide's title), which a passage of it is cited
-    by; None for a document of its own text (code's `# comment` is no heading), and for
-    the section its title heads (a mail's subject: each hit said it twice)."""
-    found = section_of(text, line) if converted(doc.rel_path) else None
+    """The section the document's stored `line` (of its stored `text`) is in, which a
+    passage of it is cited by (section_markup); None in a document of no headings, and
+    for the section its title heads (a mail's subject, a page's title: each hit said it
+    twice)."""
+    marked = section_markup(doc.rel_path)
+    found = section_of(text, line, marked) if marked is not None else None
     return None if found == doc.title else found
 
 
 def section_at(conn: apsw.Connection, doc: DocRow, line: int) -> str | None:
-    """section_label, the document's text read here (only where it is converted)."""
-    if not converted(doc.rel_path):
+    """section_label, the document's text read here (only where it has headings)."""
+    if section_markup(doc.rel_path) is None:
         return None
     found = content_of(conn, doc.mirror_hash)
     return section_label(doc, found[0], line) if found is not None else None
