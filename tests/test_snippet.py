@@ -420,6 +420,31 @@ def test_a_later_piece_is_read_for_a_phrase_as_typed_that_the_first_lacks():
     assert got.line == 51 and len(read) == 1
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
+def test_the_function_words_a_query_left_out_neither_score_a_line_nor_are_marked(small, monkeypatch):
+    """`how to submit a patch` searches submit and patch: its passage of
+    submitting-patches.rst was a line saying "How to piss off a kernel subsystem
+    maintainer" (how, to, a: three terms against the title line's two), where
+    `submit patch` gave the title. The left-out words are only its phrase's words: a
+    line holding the phrase as typed is still the best, and they mark nothing."""
+    monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 1 << 20 if small else 0)
+    analyzer = Analyzer("english")
+    words = ("how", "to", "submit", "a", "patch")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    quiet = frozenset({"how", "to", "a"})
+    typed = Phrase(tuple(frozenset({w, analyzer.stem(w)}) for w in words), "how to submit a patch", False, runs=False)
+    text = "Submitting patches: the essential guide\n\nSome filler text here.\n\nHow to piss off a maintainer, a guide to it.\n"
+
+    def best(pieces: list[str], quiet: frozenset[str]) -> tuple[int, list[str]]:
+        [got] = best_snippets(pieces, 1, TermBits(analyzer, terms, (), (typed,), frozenset(), quiet))
+        return got.line, [got.text[a:b] for a, b in got.matches]
+
+    assert best([text], frozenset())[0] == 5  # as it was: the function words counted
+    assert best([text], quiet) == (1, ["Submitting", "patches"])
+    as_typed = text + "\nThis is how to submit a patch by mail.\n"
+    assert best([as_typed], quiet) == (7, ["submit", "patch"])
+
+
 def test_a_word_whose_stem_does_not_start_as_it_does_is_found_after_every_piece_is_passed():
     """Each piece where no line showed a term's letters had every line read for such a
     word ("dying" → "die"): 0.7 s of a search whose word is at a 24 MB header's end. The

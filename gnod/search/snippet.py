@@ -96,7 +96,11 @@ class TermBits(dict[str, int]):
     the query's stems and exact forms; `groups`: sets of them counted as one (a prefix's
     words); `phrases`: the query's (its words, each the set of its forms among `terms`,
     and its text as typed); `verbatim`: the terms a word holds only as typed, not by its
-    stem (a quoted word's: `"WebSocketDisconnect"` is not in WebSocketDisconnected)."""
+    stem (a quoted word's: `"WebSocketDisconnect"` is not in WebSocketDisconnected);
+    `quiet`: the function words the query left out (lexical: `how to submit a patch`
+    searches submit and patch), terms only as its phrases' words: a line holding them
+    scores nothing for them, nor are they marked (a line saying "How to piss off a
+    maintainer" was the passage of submitting-patches.rst, whose title holds both words)."""
 
     def __init__(
         self,
@@ -105,12 +109,16 @@ class TermBits(dict[str, int]):
         groups: Iterable[frozenset[str]] = (),
         phrases: Iterable[Phrase] = (),
         verbatim: frozenset[str] = frozenset(),
+        quiet: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.analyzer, self.terms = analyzer, _folded(terms)
         self.compounding = analyzer.language in COMPOUNDING  # its words' parts are terms too (_part_stems)
         self.verbatim = _folded(verbatim)
         self.bit = _bits(self.terms, [_folded(g) for g in groups])
+        self.quiet_terms = _folded(quiet) & self.terms
+        self.marked = self.terms - self.quiet_terms  # what a passage marks
+        self.quiet = reduce(or_, (self.bit[t] for t in self.quiet_terms), 0)
         self.phrases = _phrase_bits(self.bit, phrases)
         self.typed = reduce(or_, (p.bit for p in self.phrases), 0)  # the phrases' bits
         self.runs = reduce(or_, (p.near | p.whole for p in self.phrases), 0)  # their runs' bits
@@ -119,7 +127,8 @@ class TermBits(dict[str, int]):
         # it (_standalone).
         leads = {t[:3] for t in self.bit}
         self.apart = {p.text: p.open for p in self.phrases if p.bit and p.text not in leads}
-        self.ceiling = len(set(self.bit.values())) + self.typed.bit_count()  # what a line can score at most
+        counted = {b for b in self.bit.values() if not b & self.quiet}
+        self.ceiling = len(counted) + self.typed.bit_count()  # what a line can score at most
         self.run_ceiling = RUN_BITS * sum(1 for p in self.phrases if p.near)  # what its runs can give it at most
         self.per_word = TERMS_PER_WORD + self.typed.bit_count()  # the bits one word can give a line
         self.probes = _probes(self.leads())
@@ -193,16 +202,19 @@ class TermBits(dict[str, int]):
         if not rest:
             return None
         groups = [frozenset(terms) for terms in rest.values() if len(terms) > 1]
-        return TermBits(self.analyzer, frozenset().union(*rest.values()), groups, (), self.verbatim)
+        return TermBits(self.analyzer, frozenset().union(*rest.values()), groups, (), self.verbatim, self.quiet_terms)
 
     def score(self, found: int) -> tuple[int, int]:
         """A line's (-score, -what its runs give) from its bits: lines sort best first."""
-        return -(found & ~self.runs).bit_count(), -(found & self.runs).bit_count()
+        return -(found & ~(self.runs | self.quiet)).bit_count(), -(found & self.runs).bit_count()
 
     def leads(self) -> list[tuple[str, int]]:
-        """(what a line holding it holds, bit): each term's first three letters, each
-        phrase's text as typed."""
-        return [*((t[:3], b) for t, b in self.bit.items() if t), *((p.text, p.bit) for p in self.phrases if p.bit)]
+        """(what a line holding it holds, bit): each term's first three letters (but a
+        quiet one's: it scores nothing), each phrase's text as typed."""
+        return [
+            *((t[:3], b) for t, b in self.bit.items() if t and not b & self.quiet),
+            *((p.text, p.bit) for p in self.phrases if p.bit),
+        ]
 
 
 def _in_word(ch: str) -> bool:
@@ -480,9 +492,9 @@ def best_snippets(
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
         out = _look(opening, max(body_line - 1, 0), bits, n) if opening is not None else []
         if out:
-            return [s._replace(matches=match_spans(s.text, analyzer, terms, bits.verbatim)) for s in out]
+            return [s._replace(matches=match_spans(s.text, analyzer, bits.marked, bits.verbatim)) for s in out]
     return [
-        s._replace(matches=match_spans(s.text, analyzer, terms, bits.verbatim))
+        s._replace(matches=match_spans(s.text, analyzer, bits.marked, bits.verbatim))
         for s in _read(pieces, body_line, bits, n)
     ]
 

@@ -69,7 +69,12 @@ def answer(
         if stored is not None:
             if doc.language not in bits:
                 bits[doc.language] = TermBits(
-                    analyzers.get(doc.language), res.stems, res.groups, res.phrases, res.verbatim
+                    analyzers.get(doc.language),
+                    res.stems,
+                    res.groups,
+                    res.phrases,
+                    res.verbatim,
+                    _quiet(res),
                 )
             read = partial(_passages, doc.rel_path, stored, body_line, doc.title, bits[doc.language])
             passages[r.doc_id] = _naming(read, p.per_doc, res.name)
@@ -171,8 +176,18 @@ def _passages(rel_path: str, stored: str | bytes, body_line: int, title: str, bi
         rest = bits.without(named)
         other = read(body_line, rest) if rest is not None else []
         if any(s.matches for s in other):
-            return [s._replace(matches=match_spans(s.text, bits.analyzer, bits.terms, bits.verbatim)) for s in other]
+            return [s._replace(matches=match_spans(s.text, bits.analyzer, bits.marked, bits.verbatim)) for s in other]
     return found
+
+
+def _quiet(res: lexical.Result) -> frozenset[str]:
+    """The function words the query left out, which mark nothing (TermBits' `quiet`)."""
+    return frozenset(res.dropped_stopwords)
+
+
+def _marked(res: lexical.Result) -> frozenset[str]:
+    """The terms a passage marks: the query's, but the function words it left out."""
+    return res.stems - _quiet(res)
 
 
 def _head(rel_path: str, stored: str | bytes, least: int) -> str | None:
@@ -192,7 +207,7 @@ def _in_context(s: Snippet, lines: list[str], n: int, analyzer: Analyzer, res: l
         return s
     first = max(s.line - n, 1)
     text = "\n".join(lines[first - 1 : s.line + n])
-    matches = match_spans(text, analyzer, res.stems, res.verbatim)
+    matches = match_spans(text, analyzer, _marked(res), res.verbatim)
     return msgspec.structs.replace(s, line=first, text=text, matches=matches, before=s.line - first)
 
 
@@ -413,7 +428,7 @@ def _named_line(
     return Snippet(
         line=line,
         text=shown,
-        matches=match_spans(shown, analyzer, res.stems, res.verbatim),
+        matches=match_spans(shown, analyzer, _marked(res), res.verbatim),
         symbol=symstore.label(symbols, at, at),
     )
 
