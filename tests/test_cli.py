@@ -661,6 +661,9 @@ def test_get_takes_a_path_inside_the_one_collection_that_has_it(tmp_path):
         # A definition in it (it named none), or a path in no folder: the documents of its name.
         err = cli_error("get", "dup.c:main", env=env)
         assert err["details"] == {"ref": "dup.c:main", "named": ["a/src/x/dup.c", "b/lib/dup.c"]}, err
+        # A section of it (`coding-style.rst#Indentation` said no indexed document matched).
+        err = cli_error("get", "dup.c#Usage", env=env)
+        assert err["message"].startswith("'dup.c#Usage': more than one document is called 'dup.c' ("), err
         err = cli_error("get", "src/y/dup.c", env=env)
         assert err["message"] == (
             "no indexed document matches 'src/y/dup.c'; documents of that name: a/src/x/dup.c, b/lib/dup.c"

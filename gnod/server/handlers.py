@@ -512,9 +512,12 @@ def not_found(d: Daemon, conn: apsw.Connection, ref: str) -> RpcError:
     gone = unindexed.missing(d, conn, path)
     if gone is not None:
         return RpcError(wire.NOT_FOUND, *gone)
-    # A definition named after the file (`slab.h:kmalloc`): the documents of the file's name.
+    # A definition named after the file (`slab.h:kmalloc`), or a section (`coding-style.rst#Indentation`):
+    # the documents of the file's name.
     if (m := _DEFINITION_SUFFIX.search(path)) and m.start() > 0:
         path = path[: m.start()]
+    elif marks := _section_marks(path):
+        path = path[: marks[-1]]
     return RpcError(wire.NOT_FOUND, *unindexed.named_elsewhere(d, conn, ref, path))
 
 
