@@ -1203,6 +1203,43 @@ def test_a_pasted_stack_frame_or_file_location_finds_its_function_or_file(db, tm
     assert first_passage("kernel/sched/core.c:999")[:2] != ("kernel/sched/core.c", 999)
 
 
+def test_a_quoted_path_is_searched_as_typed_where_its_first_folders_are_not_indexed(db, tmp_path):
+    """A technical writer audits who links to a page by its full path: with the
+    collection's top at Documentation/, `"Documentation/process/submitting-patches.rst"`
+    was searched as `process/submitting-patches.rst` (the longest end of it that is an
+    indexed path), which the page itself and every relative link hold, without a note.
+    Unquoted, the path is still cut to that end and its file comes first."""
+    from conftest import lexical_index
+    from gnod.config import CollectionConfig
+    from gnod.ingest.pipeline import index_collection
+    from gnod.protocol import SearchParams
+    from gnod.search import filters
+    from gnod.server.searching import answer
+    from gnod.text.analyzer import AnalyzerSet
+
+    root = write_tree(
+        str(tmp_path / "Documentation"),
+        {
+            "process/submitting-patches.rst": "Submitting patches\n==================\n\nSign your work.\n",
+            "full.rst": "Full\n====\n\nRead Documentation/process/submitting-patches.rst first.\n",
+            "relative.rst": "Relative\n========\n\nRead process/submitting-patches.rst first.\n",
+        },
+    )
+    an = AnalyzerSet()
+    index_collection(db, an, CollectionConfig(name="docs", path=root))
+
+    def found(query: str) -> tuple[list[str], list[str]]:
+        with lexical_index(db, an) as index:
+            params = SearchParams(query=query)
+            r = answer(index, db, an, params, docstore.language_counts(db), filters.resolve(filters.Filter()))
+        return [h.path for h in r.hits], r.terms
+
+    quoted = '"Documentation/process/submitting-patches.rst"'
+    assert found(quoted) == (["full.rst"], [quoted])
+    paths, terms = found("Documentation/process/submitting-patches.rst")
+    assert paths[0] == "process/submitting-patches.rst" and terms == ["process/submitting-patches.rst"]
+
+
 def test_a_pasted_traceback_frame_finds_its_file_at_its_line(db, tmp_path):
     """Python's frame gives its line as `, line N` after the quoted path, and Perl's
     `die` as `at FILE line N.`: the file first, its passage that line (the module's

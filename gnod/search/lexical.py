@@ -1061,8 +1061,10 @@ def _placed(
     (but for a name files are known by, asked for alone: those at a collection's top). A
     path's words are in many files' text, while the file so named is the one asked for.
     The clauses come back with an absolute path's (`/usr/src/linux/mm/slub.c`) cut to
-    that end, the words it holds. Of a pasted traceback's files, its `frame`'s is the
-    one named, at its line."""
+    that end, the words it holds, but for a quoted one: the text asked for as typed (who
+    links to `"Documentation/process/submitting-patches.rst"` where the collection's top
+    is Documentation/). Of a pasted traceback's files, its `frame`'s is the one named,
+    at its line."""
     named = [
         (i, path)
         for i, c in enumerate(clauses)
@@ -1091,7 +1093,7 @@ def _placed(
         at = named[0][0]
         cut = _LINE_CUT.match(clauses[at].cut)
         line = int(cut.group(1)) if cut else frame.line if frame is not None else None
-        if start:
+        if start and not clauses[at].raw.startswith('"'):  # a quoted path is searched as typed
             clauses = [*clauses[:at], replace(clauses[at], tokens=tuple(tokenize(end)), raw=end), *clauses[at + 1 :]]
         depths = {doc_id: doc.rel_path.count("/") for doc_id, doc in store.docs_by_ids(conn, ids).items()}
         return clauses, depths, line
