@@ -191,9 +191,10 @@ class Filters(Params):
             "--type",
             metavar="TYPE",
             help="Only files of this type, as ripgrep's -t (c, cpp, py, go, rust, js, ts, java, sh, asm, dts, kconfig, "
-            "make, md, rst, txt, yaml, json, pdf, office, docx, csv, mail, image…, or an extension in any case: "
-            "png, .PDF; a document's file matches whether its extension is .pdf or .PDF; an unknown one lists "
-            "them; repeatable: any of them).",
+            "make, md, rst, txt, yaml, json, pdf, office, docx, csv, mail, image…; an extension in any case, for "
+            "the type holding it: png is image, .PDF pdf; one no type holds, with its dot, for its files: .litmus; a "
+            "document's file matches whether its extension is .pdf or .PDF; an unknown name lists the types; "
+            "repeatable: any of them).",
             complete="types",
         ),
     ] = []

@@ -1746,6 +1746,9 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         "lib/kettle.C": "int kettle_fill() { return 3; }\n",  # C++, as its case says
         "scans/KETTLE.CSV": "item,price\nkettle,30\n",  # a Windows export: a csv all the same
         "scans/kettle.csv": "item,price\nkettle lid,5\n",
+        # An extension no type holds (the kernel's litmus tests: `-t .litmus` was refused).
+        "tests/kettle.litmus": "C kettle\n{ kettle=1; }\n",
+        "tests/KETTLE2.LITMUS": "C kettle2\n{ kettle=2; }\n",
     }
     with running_gnod() as (env, _):
         cli_json("collection", "add", write_tree(str(tmp_path), files), "--name", "k", "--json", env=env)
@@ -1764,8 +1767,10 @@ def test_type_narrows_a_search_to_kinds_of_files_as_ripgreps_t(tmp_path):
         assert found("-t", "h") == {"k/src/kettle.h"}
         r = cli("query", "kettle", "-t", "py", "--no-expand", "--no-rerank", "--json", env=env)
         assert [h["path"] for h in json.loads(r.stdout)["hits"]] == ["tools/kettle.py"]
+        assert found("-t", ".litmus") == found("-t", ".LITMUS") == {"k/tests/kettle.litmus", "k/tests/KETTLE2.LITMUS"}
         err = cli_error("search", "kettle", "-t", "cobol", env=env)
         assert err["code"] == "INVALID_PARAMS" and "no file type named 'cobol' (types: c, cpp" in err["message"]
+        assert err["message"].endswith("; files of an extension no type holds, with its dot: '.cobol')")
         err = cli_error("search", "kettle", "-t", "pyy", env=env)
         assert "no file type named 'pyy' (did you mean 'py'? types: c, cpp" in err["message"]
 

@@ -40,7 +40,7 @@ from gnod.ingest.workers import PreparePool
 from gnod.paths import Paths
 from gnod.search import lexical
 from gnod.search.constants import PATH_GLOBS_KEPT, PIPELINE
-from gnod.search.filters import Filter, FilterError, braces, resolve, where
+from gnod.search.filters import Filter, FilterError, braces, resolve, type_globs, where
 from gnod.search.grammar import expand_prefixes, parse
 from gnod.search.lexical import filter_query, path_filter, path_query
 from gnod.store import kept
@@ -730,8 +730,13 @@ def test_file_types_admit_their_files_and_paths_still_apply(types, globs, expect
     assert [r[0] for r in rows] == expected
     with pytest.raises(FilterError, match="no file type named 'cobol'"):
         resolve(Filter(types=("cobol",)))
-    # An extension, with its dot or not, in any case, is the type that holds it.
+    # An extension, with its dot or not, in any case, is the type that holds it; with its
+    # dot, one no type holds is its own files'.
     assert resolve(Filter(types=(".PDF", "png", "yml", "Md", "md"))).types == ("pdf", "image", "yaml", "md")
+    assert type_globs(resolve(Filter(types=(".Litmus",)))) == ["*.litmus", "*.LITMUS"]
+    for refused in ("litmus", ".lit mus", "."):
+        with pytest.raises(FilterError, match="no file type named"):
+            resolve(Filter(types=(refused,)))
     # An ops folder's kinds, as ripgrep names them (`-t ini` was refused).
     assert resolve(Filter(types=("ini", "conf", ".service", "log", "cfg"))).types == ("ini", "config", "systemd", "log")
     # A language's own name is its files' type (`-t python` was refused, `py` too far to suggest).

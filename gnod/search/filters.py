@@ -73,11 +73,17 @@ def resolve(f: Filter) -> Filter:
     for glob in f.path:
         _check_glob(glob)
     types = tuple(dict.fromkeys(map(type_named, f.types)))
-    unknown = [t for t in types if t not in FILE_TYPES]
+    unknown = [t for t in types if t not in FILE_TYPES and not (t[:1] == "." and _EXTENSION.fullmatch(t[1:]))]
     if unknown:
-        near = difflib.get_close_matches(unknown[0], FILE_TYPES, 1)
-        meant = f"did you mean {said(near[0])}? " if near else ""
-        raise FilterError(f"type: no file type named {said(unknown[0])} ({meant}types: {', '.join(FILE_TYPES)})")
+        near = _near(unknown[0].lower())
+        meant = f"did you mean {said(near)}? " if near else ""
+        dotted = "." + unknown[0].strip().lower()
+        alone = (
+            f"; files of an extension no type holds, with its dot: {said(dotted)}"
+            if _EXTENSION.fullmatch(dotted[1:])
+            else ""
+        )
+        raise FilterError(f"type: no file type named {said(unknown[0])} ({meant}types: {', '.join(FILE_TYPES)}{alone})")
     # `--tag work,legal`: both, as two --tag say (no tag holds a comma: tags.listed).
     f = replace(f, types=types, tags=tuple(part for tag in f.tags for part in tag.split(",")))
     if any(not tag.strip("# ") for tag in f.tags):
@@ -144,11 +150,26 @@ _TYPE_OF_NAME = {
 def type_named(given: str) -> str:
     """A `-t` value as FILE_TYPES names it: a type's name, a language's or a program's
     (`python`, `excel`), or an extension (with its dot or not, in any case: `.PDF`,
-    `png`) as the type holding it; else as given."""
+    `png`) as the type holding it; an extension no type holds, given with its dot, as
+    itself (`.litmus`: its files alone; without its dot, `cobol` may be a language's
+    name, `pyhton` a mistyped one: an error says so); else as given."""
     name = given.strip().removeprefix(".").lower()
     if name in FILE_TYPES:
         return name
-    return _TYPE_OF_NAME.get(name) or _TYPE_OF_EXTENSION.get(name, given)
+    known = _TYPE_OF_NAME.get(name) or _TYPE_OF_EXTENSION.get(name)
+    if known is not None:
+        return known
+    return "." + name if given.strip().startswith(".") and _EXTENSION.fullmatch(name) else given
+
+
+_EXTENSION = re.compile(r"[a-z0-9][a-z0-9_+-]*")
+
+
+def _near(name: str) -> str | None:
+    """The type's name, or a language's or a program's (`python`), that `name` may be
+    mistyped for."""
+    near = difflib.get_close_matches(name, [*FILE_TYPES, *_TYPE_OF_NAME], 1)
+    return near[0] if near else None
 
 
 def _check_glob(glob: str) -> None:
@@ -175,9 +196,15 @@ def type_globs(f: Filter) -> list[str]:
     (none: any file); a converted format's extension in upper case too, as scanners and
     Windows write them (SCAN0001.PDF, IMG_2041.JPG), where in code the case may say
     another language (`.C` is C++)."""
-    found = [glob for name in f.types for glob in FILE_TYPES[name]]
+    found = [glob for name in f.types for glob in _type_globs(name)]
     upper = [g.upper() for g in found if g.startswith("*.") and g[1:] in DOCUMENT_EXTENSIONS]
     return list(dict.fromkeys(found + upper))
+
+
+def _type_globs(name: str) -> tuple[str, ...]:
+    """A type's path globs; an extension no type holds (type_named: `.litmus`), its own
+    files', in lower or upper case."""
+    return (f"*{name}", f"*{name.upper()}") if name.startswith(".") else FILE_TYPES[name]
 
 
 def braces(glob: str) -> list[str]:
