@@ -397,8 +397,11 @@ def test_titles_and_languages_by_kind_of_file(db, tmp_path):
 def test_a_runs_pace_counts_the_files_it_prepares_and_their_bytes(db, tmp_path):
     """The ETA of an index run is the bytes still to prepare at the rate so far: the files
     found unchanged cost nothing (a rescan said ETA 0 s while thousands of files waited),
-    and a big file counts for its size (small first files gave half the real time)."""
-    from gnod.ingest.pipeline import _Run
+    and a big file counts for its size (small first files gave half the real time). The
+    rate counts from the first file prepared, and is said once files have been prepared
+    for PACE_SETTLE_S: the walk and the workers' start before it said `ETA 27h09m` for
+    a documentation tree indexed in 9 s."""
+    from gnod.ingest.pipeline import PACE_SETTLE_S, _Run
     from gnod.ingest.walk import WalkEntry
     from gnod.ingest.workers import Failed, Task
 
@@ -415,7 +418,10 @@ def test_a_runs_pace_counts_the_files_it_prepares_and_their_bytes(db, tmp_path):
     assert run.pace(run.started + 1.0) == (None, None)  # nothing prepared yet
     for task in tasks[:2]:
         run.store(task, Failed("EMPTY", "nothing in it"))
-    assert run.pace(run.started + 2.0) == (1.0, 8.0)  # 2 files in 2 s; 800 bytes left at 100 a second
+    first = run.first_stored
+    assert first is not None and first >= run.started
+    assert run.pace(first + PACE_SETTLE_S / 2) == (None, None)  # too soon to say
+    assert run.pace(first + 2.0) == (1.0, 8.0)  # 2 files in 2 s; 800 bytes left at 100 a second
 
 
 @pytest.mark.parametrize(

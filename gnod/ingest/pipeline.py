@@ -49,6 +49,7 @@ from gnod.text.analyzer import AnalyzerSet
 BATCH_SECONDS = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
+PACE_SETTLE_S = 1.0  # files prepared this long before a rate and an ETA are said (Run.pace)
 HASH_BATCH = 256  # changed files whose indexed hashes are read in one statement
 # A collection whose documents are at least this share in one language gives that
 # language to its short documents whose own language was only a guess.
@@ -288,6 +289,7 @@ class _Run:
         self.planned = 0  # tasks the plan has given so far
         self.prepared = 0  # their outcomes stored
         self.planned_bytes = self.prepared_bytes = 0  # the same, in bytes to read
+        self.first_stored: float | None = None  # when the first outcome was stored (pace)
         self.walked = False  # the walk has ended: stats.scanned counts every file
         # What the run has seen of what the index holds: the paths walked, and the rest
         # (a container's members, failed files) in `seen`; `known`: walked paths indexed.
@@ -393,18 +395,23 @@ class _Run:
         return self.stats.scanned - self.planned + self.prepared
 
     def pace(self, now: float) -> Pace:
-        """Files prepared a second and seconds left, once the walk has ended and a file was
-        prepared. The time left is that of the bytes still to prepare at the
-        rate so far: a file's size says more of its cost than its count (the kernel tree's
-        first files, small device trees, gave an ETA half the real time), and the files
-        found unchanged cost nothing (a rescan's ETA was 0 s while thousands waited)."""
-        elapsed = now - self.started
-        if not (self.walked and self.prepared_bytes and elapsed > 0):
+        """Files prepared a second and seconds left, once the walk has ended and files have
+        been prepared for PACE_SETTLE_S. The time left is that of the bytes still to
+        prepare at the rate so far: a file's size says more of its cost than its count
+        (the kernel tree's first files, small device trees, gave an ETA half the real
+        time), and the files found unchanged cost nothing (a rescan's ETA was 0 s while
+        thousands waited). The rate counts from the first file prepared: the walk and the
+        workers' start before it, over a few small files, said `ETA 27h09m` for a
+        documentation tree indexed in 9 s."""
+        if not (self.walked and self.first_stored is not None and now - self.first_stored >= PACE_SETTLE_S):
             return Pace()
+        elapsed = now - self.first_stored
         left = self.planned_bytes - self.prepared_bytes
         return Pace(self.prepared / elapsed, left * elapsed / self.prepared_bytes)
 
     def store(self, task: Task, outcome: Outcome) -> None:
+        if self.first_stored is None:
+            self.first_stored = time.monotonic()
         self.prepared += 1
         self.prepared_bytes += _task_bytes(task)
         e = task.entry
