@@ -1117,8 +1117,10 @@ def test_ls(indexed):
         res = indexed.daemon.result("ls", params)
         assert [(e["collection"], e["path"]) for e in res["entries"]][-1] == ("docs", "guides/staging.md"), params
     err = cli_error("ls", "--prefix", "docs/guides/*.md", env=indexed.env)
-    assert err["code"] == "INVALID_PARAMS" and "`gnoctl multi-get -p 'docs/guides/*.md' --files`" in err["message"]
-    assert "multi_get's pattern" in err["message"]  # an agent's words too
+    assert err["code"] == "INVALID_PARAMS" and "(`gnoctl ls --path 'docs/guides/*.md'`" in err["message"]
+    assert "ls's filters.path" in err["message"]  # an agent's words too
+    listed = cli_json("ls", "--path", "docs/guides/*.md", "--json", env=indexed.env)["entries"]  # as it says
+    assert [e["path"] for e in listed] == ["guides/deploy.md", "guides/staging.md"]
     err = cli_error("ls", "nope", env=indexed.env)
     assert err["code"] == "NOT_FOUND"
     # A folder of a collection, as `ls` prints paths (`ls docs/guides` listed nothing: no

@@ -350,6 +350,27 @@ def test_query_human_explain():
     assert json.loads(fusion.split(" ", 5)[-1])["weights"]["hyde"] == PIPELINE.fusion.weights.hyde  # compact JSON
 
 
+def test_a_passage_s_tabs_are_spaces_to_its_own_tab_stops():
+    """A passage is printed indented: its tabs, left as they were, stopped where the
+    terminal's stops are, and the kernel's tab-aligned code came out askew. Each is
+    the spaces to its line's next stop, and its matched words stay marked."""
+    from gnoctl.output.hits import search_text
+
+    text = "#define READ_ONCE(x)\t\\\n\tassert(x);\t\\"
+    hit = {
+        "collection": "k",
+        "path": "rwonce.h",
+        "abs_path": "/k/rwonce.h",
+        "title": "rwonce",
+        "score": 1.0,
+        "snippet": {"line": 47, "text": text, "matches": [[8, 17]], "offset": 0, "before": 0},
+    }
+    shown = search_text({"query": "READ_ONCE", "hits": [hit]}, "human", color=False).splitlines()
+    assert shown[1:3] == ["      #define READ_ONCE(x)    \\", "              assert(x);      \\"]
+    bold = search_text({"query": "READ_ONCE", "hits": [hit]}, "human", color=True).splitlines()[1]
+    assert "#define \033[1mREAD_ONCE\033[22m(x)    \\" in bold
+
+
 def test_a_file_holding_several_hits_is_listed_once():
     """Two mails of one mailbox (or members of one zip) printed its path twice with
     --files, for xargs to open twice."""

@@ -84,8 +84,9 @@ def vimgrep_lines(abs_path: str, line: int, text: str, query: str, matches: list
 
 
 def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: bool = False) -> list[str]:
-    """The first `n` lines of a snippet or preview (cut at `width`, control characters
-    dropped), its matched words in bold when `paint` colours."""
+    """The first `n` lines of a snippet or preview (cut at `width`, tabs as spaces to the
+    line's own tab stops, other control characters dropped), its matched words in bold
+    when `paint` colours."""
     out: list[str] = []
     offset = 0
     bold = bool(paint("1", ""))
@@ -102,9 +103,31 @@ def _snippet_lines(snip: dict, paint, n: int = 3, width: int = 200, skip_blank: 
                 if bold
                 else []
             )
-            out.append(marked(shown, spans, "\033[1m", "\033[22m", clean))
+            out.append(marked(*_untabbed(shown, spans), "\033[1m", "\033[22m", clean))
         offset = end + 1
     return out
+
+
+TAB_WIDTH = 8
+
+
+def _untabbed(line: str, spans: list[list[int]]) -> tuple[str, list[list[int]]]:
+    """`line` with each tab as the spaces to its next stop, every TAB_WIDTH columns from
+    the line's own start, as an editor shows it (a passage is printed indented, which
+    moved a terminal's stops: the kernel's tab-aligned code came out askew), `spans`
+    moved with it."""
+    if "\t" not in line:
+        return line, spans
+    out: list[str] = []
+    column: list[int] = []  # where each character starts
+    col = 0
+    for ch in line:
+        column.append(col)
+        width = TAB_WIDTH - col % TAB_WIDTH if ch == "\t" else 1
+        out.append(" " * width if ch == "\t" else ch)
+        col += width
+    column.append(col)
+    return "".join(out), [[column[a], column[b]] for a, b in spans]
 
 
 def passages(hit: dict) -> list[dict]:

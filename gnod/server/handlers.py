@@ -890,8 +890,8 @@ async def ls(d: Daemon, p: LsParams, call: Call) -> LsResult:
             given = p.prefix or p.collection or ""
             raise RpcError(
                 wire.INVALID_PARAMS,
-                f"no path begins with {wire.said(given)}: `ls` takes a folder, not a glob "
-                f"(`gnoctl multi-get -p '{given}' --files` lists by glob: multi_get's pattern, content false)",
+                f"no path begins with {wire.said(given)}: `ls` takes a folder, not a glob; a glob filters "
+                f"what it lists (`gnoctl ls --path '{given}'`: ls's filters.path)",
                 {"prefix": given},
             )
         if inside and not total and not folders and one is None:
