@@ -601,6 +601,20 @@ def test_a_documents_tabs_line_up_beside_its_line_numbers():
         assert "\t" not in html and "        " + "        " in html, path  # two tabs: 16 columns
 
 
+def test_a_restructuredtext_page_is_shown_as_its_source_numbered():
+    """A technical writer opened the kernel's submitting-patches.rst: read as Markdown,
+    a literal block's `---` line made it a heading, a `^^^`-underlined title was a
+    paragraph, and `.. code-block:: c` was text. It is its source, numbered, the hit's
+    line marked, its titles highlighted as reStructuredText's."""
+    from gnoctl.web import render
+
+    text = "Backtraces\n^^^^^^^^^^\n\nSo::\n\n  <commit message>\n  ---\n  Signed-off-by: Author\n"
+    html = str(render.document(text, "process/submitting-patches.rst", 7))
+    assert render.kind_of("process/submitting-patches.rst") == "code"
+    assert "<h2" not in html and "<h1" not in html and html.count('class="linenos"') == 8
+    assert re.search(r'id="hit">.*---', html), html
+
+
 def test_citations_link_to_their_lines_and_code_marks_the_hit_line():
     from gnoctl.web import render
 

@@ -28,7 +28,9 @@ from gnod.config import CONVERTED
 
 # Shown as lines of text, not as Markdown.
 PLAIN = frozenset({".txt", ".text", ".log", ".rtf"})
-# Files gnod stores as Markdown (written so, or converted): rendered.
+# Files gnod stores as Markdown (written so, or converted): rendered. reStructuredText is
+# not: read as Markdown, a literal block's `---` line made the block a heading, and its
+# directives and labels were text; it is shown as its source, highlighted (Pygments).
 MARKDOWN = frozenset(
     {
         ".md",
@@ -49,7 +51,6 @@ MARKDOWN = frozenset(
         ".vtt",
         ".ics",
         ".eml",
-        ".rst",
         ".org",
     }
 )
