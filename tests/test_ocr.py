@@ -19,6 +19,7 @@ from gnod.ingest import ocr
 from gnod.ingest.convert import IngestFailure, convert
 from gnod.ingest.prepare import prepare
 from gnod.ingest.walk import WalkEntry
+from gnod.server.handlers import PICTURE_WITHOUT_TEXT
 from gnod.text.analyzer import ingest_analyzers
 
 pytestmark = pytest.mark.timeout(180)
@@ -258,15 +259,21 @@ def test_a_picture_that_needed_ocr_is_read_once_tesseract_is_there(env, tmp_path
 
 
 def test_gnod_finds_a_word_of_a_scan_and_of_an_image(tmp_path):
+    from PIL import Image
+
     need_tesseract()
     folder = tmp_path / "archive"
     folder.mkdir()
     (folder / "scan.pdf").write_bytes(scanned_pdf())
     (folder / "whiteboard.jpg").write_bytes(encode(picture(["Retrospective about marmalade"]), "JPEG"))
+    (folder / "icon.png").write_bytes(encode(Image.new("RGB", (16, 16), "red"), "PNG"))
     with running_gnod() as (env, _d):
         add = cli_json("collection", "add", str(folder), "--name", "archive", "--json", env=env)
-        assert add["collections"][0]["added"] == 2, cli_json("status", "--json", env=env)["recent_errors"]
+        assert add["collections"][0]["added"] == 3, cli_json("status", "--json", env=env)["recent_errors"]
         assert ocr_done(env)["ocr"]["read"] == 2
+        # A picture without text said nothing of why its content was a blank line.
+        got = cli_json("get", "archive/icon.png", "--json", env=env)
+        assert got["content"].strip() == "" and got["notes"] == [PICTURE_WITHOUT_TEXT]
         for word, path in (("zeppelin", "scan.pdf"), ("lighthouse", "scan.pdf"), ("marmalade", "whiteboard.jpg")):
             hits = cli_json("search", word, "--json", env=env)["hits"]
             assert [h["path"] for h in hits] == [path], word

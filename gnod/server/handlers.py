@@ -759,6 +759,12 @@ def _qualified(conn: apsw.Connection, ref: str) -> tuple[DocRow, int, int, list[
     return doc, first, count, notes
 
 
+PICTURE_WITHOUT_TEXT = "no text was read from the picture (too small, or OCR found none): it is found by its name"
+PICTURE_WAITING = (
+    "the picture is waiting for OCR: its text is read in the background (gnoctl status says how many wait)"
+)
+
+
 async def get(d: Daemon, p: GetParams, call: Call) -> Document:
     def run(conn, _a) -> Document:
         doc, line, count, notes = _ref_target(conn, d, p.ref)
@@ -775,6 +781,9 @@ async def get(d: Daemon, p: GetParams, call: Call) -> Document:
                 raise RpcError(wire.INVALID_PARAMS, f"{wire.said(p.ref)} names {said}: give them once", {"ref": p.ref})
         out = _document(conn, doc, p.from_line or line, p.lines or count, p.max_bytes)
         out.notes = notes + failing_notes(store.failing(conn, [doc.id]), "the document")
+        if not out.content.strip() and extension(doc.rel_path) in CONVERTED["image"]:
+            # A blank line and status 0 said nothing of why (an icon, a photo without words).
+            out.notes.append(PICTURE_WAITING if ocr_backlog.waiting(conn, doc.id) else PICTURE_WITHOUT_TEXT)
         return out
 
     return await d.read(run)
