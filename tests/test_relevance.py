@@ -202,6 +202,31 @@ def test_the_page_holding_the_query_as_a_phrase_comes_first(idx):
     assert bm25["tools/batch.md"] < bm25["tools/mover.md"]  # bm25 is negative: lower is better
 
 
+def test_the_query_s_words_in_order_in_another_form_count_as_its_phrase(tmp_path):
+    """A technical writer asked for `write devicetree binding`: the guide titled
+    "Writing Devicetree bindings" came 38th, after short binding files holding the words
+    apart, as only the words as typed counted as the phrase. The words in order, in any
+    of their forms, are the phrase."""
+    files = {
+        f"notes/n{i}.md": f"# Note {i}\n\nThe kettle and the garden number {i} are fine today.\n" for i in range(30)
+    }
+    for i in range(6):
+        files[f"bindings/dev{i}.yaml"] = (
+            f"# dev{i}\n\nBinding of device {i}: a devicetree binding. Its driver may write, and write again, "
+            f"to the register. Devicetree node: dev{i}.\n"
+        )
+    files["bindings/writing-guide.rst"] = (
+        "Writing Devicetree bindings\n===========================\n\nA binding describes the hardware of a board.\n"
+        + "Keep it stable, review it before it is merged, and document every property it has.\n"
+    )
+    with running_gnod() as (env, _):
+        cli_json("collection", "add", write_tree(str(tmp_path), files), "--name", "dt", "--json", env=env)
+        res = search(env, "write devicetree binding")
+        bm25 = {h["path"]: h["bm25"] for h in res["hits"]}
+        assert paths(res)[0] == "dt/bindings/writing-guide.rst"
+        assert bm25["bindings/writing-guide.rst"] > bm25["bindings/dev0.yaml"]  # bm25 alone: behind (negative)
+
+
 def test_a_longer_phrase_counts_for_more(idx):
     # Six words in order, four of them stopwords the terms leave out: the two pages holding
     # the line come first although bm25 over the terms prefers the page about shortcuts.

@@ -162,8 +162,8 @@ class Lexical(Struct, frozen=True, kw_only=True):
     # the query at most, from the first to the last ("page cache writeback" →
     # page-writeback.c; a run of them was asked for, and it came 32nd).
     name_words_span: int = 4
-    # A document holding the query's words in order, as typed (a pasted line, an error
-    # message, a description), or those of a part of it between punctuation (a pasted
+    # A document holding the query's words in order, in any of their forms (a pasted line,
+    # an error message, a description), or those of a part of it between punctuation (a pasted
     # message joining several programs' lines), is preferred by this much per word after
     # the first over one holding them apart: a longer line is less likely to be there by
     # chance, and its stopwords, left out of the terms, count only here.

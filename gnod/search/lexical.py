@@ -243,6 +243,16 @@ def _words(form: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(fold(t) for t in form if t != SEPARATOR_TOKEN))
 
 
+def stemmed_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
+    """A form of several words as a conjunction's clause: its stemmed phrase (in each
+    language that stems it apart, any of them), scoring nothing: held where its words
+    follow each other in any of their forms (`write devicetree binding` in the title
+    "writing Devicetree bindings")."""
+    phrases = [_form_query(STEMS, s) for s in stem(form)]
+    held = phrases[0] if len(phrases) == 1 else Query.boolean_query([(Occur.Should, p) for p in phrases])
+    return [(Occur.Must, Query.const_score_query(held, 0.0))]
+
+
 def exact_phrase(form: Sequence[str], stem: Stem, within: Query | None = None) -> list[tuple[Occur, Query]]:
     """A form of several exact words as a conjunction's clauses: each word, exact, and
     the form's stemmed phrase (in each language that stems it apart, any of them);
@@ -612,8 +622,10 @@ class Preferences:
     asked for. Language is small, deciding near-ties only; a phrase grows with its length,
     as a long line found word for word is the known item; a name is worth its words:
     - by phrase, × (1 + phrase_match × words after the first): the document holds the
-      query's words in order, as typed (a pasted line, a description, an error message),
-      or else the words of its longest part it holds so (_parts: a pasted message);
+      query's words in order, in any of their forms (a pasted line, a description, an
+      error message; `write devicetree binding` in the title "writing Devicetree
+      bindings", which came 38th when only the words as typed counted), or else the
+      words of its longest part as typed (_parts: a pasted message);
     - by name, + name_match × the idf of the name's words: the document's title or file
       name is the query, word for word ("tar" → tar.md), or, of a name few files have,
       part of it (_name_words: "how does printk work" → printk.c). Its names are as a
@@ -689,7 +701,7 @@ class Preferences:
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
         # The phrase's clauses (none without one), made once for every round.
-        phrase = [] if self.phrase is None else exact_phrase(self.phrase, self.held)
+        phrase = [] if self.phrase is None else stemmed_phrase(self.phrase, self.held)
         held = Query.boolean_query(phrase) if phrase else None
         parts = [(bonus, exact_phrase(part, self.held)) for bonus, part in self.parts]
         # Any part held: one read of the matches finds the documents each part is among.
