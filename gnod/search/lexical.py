@@ -243,7 +243,7 @@ def _words(form: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(fold(t) for t in form if t != SEPARATOR_TOKEN))
 
 
-def stemmed_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
+def _stemmed_phrase(form: Sequence[str], stem: Stem) -> list[tuple[Occur, Query]]:
     """A form of several words as a conjunction's clause: its stemmed phrase (in each
     language that stems it apart, any of them), scoring nothing: held where its words
     follow each other in any of their forms (`write devicetree binding` in the title
@@ -701,7 +701,7 @@ class Preferences:
         fetch = max(pool, self.lexical.preference_pool)
         seen = _Seen({}, {})
         # The phrase's clauses (none without one), made once for every round.
-        phrase = [] if self.phrase is None else stemmed_phrase(self.phrase, self.held)
+        phrase = [] if self.phrase is None else _stemmed_phrase(self.phrase, self.held)
         held = Query.boolean_query(phrase) if phrase else None
         parts = [(bonus, exact_phrase(part, self.held)) for bonus, part in self.parts]
         # Any part held: one read of the matches finds the documents each part is among.
