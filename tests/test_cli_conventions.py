@@ -498,7 +498,8 @@ def test_status_is_one_truthful_line_per_collection(daemon, tmp_path):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             job = daemon.result("status")["job"]
-            if job["running"] and job["collection"] == "big" and job["done"] > 0:
+            # Its pace once files have been prepared for PACE_SETTLE_S (before: `indexing 129/3,000`).
+            if job["running"] and job["collection"] == "big" and job["done"] > 0 and job["eta_s"] is not None:
                 break
             time.sleep(0.02)
         out = cli("status", "--human", env=env).stdout

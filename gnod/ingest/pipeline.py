@@ -49,7 +49,7 @@ from gnod.text.analyzer import AnalyzerSet
 BATCH_SECONDS = 0.25
 BATCH_DOCS = 2000
 PROGRESS_SECONDS = 0.2
-PACE_SETTLE_S = 1.0  # files prepared this long before a rate and an ETA are said (Run.pace)
+PACE_SETTLE_S = 0.5  # files prepared this long before a rate and an ETA are said (Run.pace)
 HASH_BATCH = 256  # changed files whose indexed hashes are read in one statement
 # A collection whose documents are at least this share in one language gives that
 # language to its short documents whose own language was only a guess.
