@@ -2004,12 +2004,19 @@ def test_a_converted_documents_passage_names_its_page_and_get_reads_a_section(tm
         assert got["content"] == "## Install\n\nRun setup.\n" and got["from_line"] == 5
         # As a GitHub or Obsidian anchor names it.
         assert cli_json("get", "thesis/guide.md#install", "--json", env=env)["content"] == got["content"]
+        # A heading that two sections have: the first, and a note saying where the other is
+        # (`get guide/config.md#Options` gave the first without a word of the second).
+        (folder / "config.md").write_text("# Config\n\n## Options\n\nA.\n\n## Other\n\nB.\n\n## Options\n\nC.\n")
         (folder / "sync.md").write_text("# Sync\n\n## Action items\n\n- Ship it.\n")
         cli_json("update", "thesis", "--json", env=env)
         assert (
             cli_json("get", "thesis/sync.md#action-items", "--json", env=env)["content"]
             == "## Action items\n\n- Ship it.\n"
         )
+        got = cli_json("get", "thesis/config.md#options", "--json", env=env)
+        assert (got["from_line"], got["content"]) == (3, "## Options\n\nA.\n")
+        assert got["notes"] == ["2 sections are named 'options', at lines 3, 11: this is the first"]
+        assert cli_json("get", "thesis/sync.md#action-items", "--json", env=env)["notes"] == []
         budget = cli_json("get", "thesis/talk.pptx#Budget", "--json", env=env)["content"]
         assert budget.startswith("## Slide 2: Budget") and "Roadmap" not in budget
         assert cli_json("get", "thesis/talk.pptx:Slide 2", "--json", env=env)["content"] == budget

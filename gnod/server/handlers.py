@@ -83,7 +83,7 @@ from gnod.store import documents as store
 from gnod.store import ocr as ocr_backlog
 from gnod.store import symbols as symstore
 from gnod.store.documents import DocRow
-from gnod.text.headings import MARKDOWN, headings, markup, section_lines, title_key
+from gnod.text.headings import MARKDOWN, headings, markup, section_spans, title_key
 
 
 def _collection_infos(d: Daemon, conn) -> list[CollectionInfo]:
@@ -658,15 +658,18 @@ _FIRST_PAGE = title_key("Page 1")
 _PAGE_KEY = re.compile(r"page\d+")  # a `## Page N` section's title, as title_key gives it
 
 
-def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int]:
+def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> tuple[int, int, list[str]]:
     """The file lines (first, how many) of the section under the heading `name` in `doc`
     (text.headings: a PDF's `Page 2`, a deck's slide, a note's `Install`), else of a
     definition so named, as a heading's name is compared (a LaTeX file's `\\section{}`,
-    a BibTeX entry's key); NOT_FOUND naming some of its headings where none is so named."""
+    a BibTeX entry's key), with a note where several sections are so named (the first is
+    given: it was, without a word of the others); NOT_FOUND naming some of its headings
+    where none is so named."""
     stored = store.docs_with_contents(conn, [doc.id]).get(doc.id, (None, None, 0))[1]
     text = store.unpack(stored) if stored is not None else ""
     marked = markup(extension(doc.rel_path)) or MARKDOWN  # a converted text's, a plain text's `# ` lines
-    found = section_lines(text, name, marked)
+    spans = section_spans(text, name, marked)
+    found = spans[0] if spans else None
     if found is None and title_key(name) == _FIRST_PAGE and extension(doc.rel_path) in CONVERTED["pdf"]:
         if not any(_PAGE_KEY.fullmatch(title_key(title)) for _, _, title in headings(text)):
             found = (1, text.count("\n") or 1)  # a PDF of one page: it has no `## Page N` sections
@@ -675,7 +678,9 @@ def _section_lines(conn: apsw.Connection, doc: DocRow, name: str, ref: str) -> t
         found = next(((s.start_line, s.end_line) for s in defined if title_key(s.name) == title_key(name)), None)
     if found is not None:
         first, last = file_line(doc.line_shifts, found[0]), file_line(doc.line_shifts, found[1])
-        return first, last - first + 1
+        starts = ", ".join(str(file_line(doc.line_shifts, at)) for at, _ in spans)
+        several = f"{len(spans)} sections are named {wire.said(name)}, at lines {starts}: this is the first"
+        return first, last - first + 1, [several] if len(spans) > 1 else []
     titles = list(dict.fromkeys([*(title for _, _, title in headings(text, marked)), *(s.name for s in defined)]))
     some = ", ".join(titles[:DEFINITIONS_NAMED]) + (", …" if len(titles) > DEFINITIONS_NAMED else "")
     has = f"its headings: {some}" if titles else "it has no headings"
@@ -696,24 +701,25 @@ def ref_document(conn, d: Daemon, ref: str) -> DocRow | None:
 def _ref_target(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None, list[str]]:
     """The document `ref` names and the lines it names in it (_ref_lines), else where the
     qualified name it is is defined (_qualified), with what to note of that."""
-    doc, line, count = _ref_lines(conn, d, ref)
+    doc, line, count, notes = _ref_lines(conn, d, ref)
     if doc is None and (qualified := _qualified(conn, ref)) is not None:
         return qualified
-    return doc, line, count, []
+    return doc, line, count, notes
 
 
-def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None]:
+def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, int | None, list[str]]:
     """The document `ref` names (resolve_ref) and the lines its suffix names: the first,
     and how many (None: to the end); a suffix naming a definition in it (source code),
-    its lines, or a heading of it (another document: `#Install`, `:Page 2`), its section's."""
+    its lines, or a heading of it (another document: `#Install`, `:Page 2`), its
+    section's; and what to note of them."""
     name, line, count = _split_line_suffix(ref)
     doc = resolve_ref(conn, d, name)
     if doc is None and line is not None:  # a name that ends so (`notes:2024`)
-        return resolve_ref(conn, d, ref), None, None
+        return resolve_ref(conn, d, ref), None, None, []
     if doc is None and (m := _DEFINITION_SUFFIX.search(ref)) and m.start() > 0:
         doc = resolve_ref(conn, d, ref[: m.start()])
         if doc is not None and grammar_for(doc.rel_path) is not None:
-            return doc, *_definition_lines(conn, doc, m[1], ref)
+            return doc, *_definition_lines(conn, doc, m[1], ref), []
         doc = None  # a document's section (`guide.md:Install`)
     for at in _section_marks(ref) if doc is None else ():
         doc = resolve_ref(conn, d, ref[:at])
@@ -723,7 +729,7 @@ def _ref_lines(conn, d: Daemon, ref: str) -> tuple[DocRow | None, int | None, in
         raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names line 0: lines start at 1", {"ref": ref})
     if doc is not None and count is not None and count < 1:
         raise RpcError(wire.INVALID_PARAMS, f"{wire.said(ref)} names its last line before its first", {"ref": ref})
-    return doc, line, count
+    return doc, line, count, []
 
 
 # A name qualified by its module or class, as Python and Java name one
@@ -798,7 +804,7 @@ async def multi_get(d: Daemon, p: MultiGetParams, call: Call) -> MultiGetResult:
         missing: list[str] = []
         for ref in p.refs:
             try:
-                doc, line, count = _ref_lines(conn, d, ref)
+                doc, line, count, _notes = _ref_lines(conn, d, ref)
             except RpcError as e:
                 if e.code != wire.NOT_FOUND:  # a malformed ref (`:0`) is the call's error
                     raise

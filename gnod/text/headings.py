@@ -72,20 +72,29 @@ def section_lines(text: str, name: str, marked: str = MARKDOWN) -> tuple[int, in
     `Action items`; a title `A: B` is also named by A and by B, a slide's `Slide 4:
     Results` by `Slide 4` and `Results`; a numbered one, `3 Methodik`, `2.1. Data`,
     `IV. Discussion`, without its number too, as a paper's are named), up to the next
-    heading of its level or above; the first such section; None where none is.
-    `marked`: how the text marks its headings (headings)."""
+    heading of its level or above; the first such section (section_spans: all of them);
+    None where none is. `marked`: how the text marks its headings (headings)."""
+    spans = section_spans(text, name, marked)
+    return spans[0] if spans else None
+
+
+def section_spans(text: str, name: str, marked: str = MARKDOWN) -> list[tuple[int, int]]:
+    """section_lines of every section whose heading `name` names, in order (a page may
+    have two `## Options`)."""
     want = title_key(name)
     heads = headings(text, marked)
+    lines: list[str] = []
+    out = []
     for i, (at, level, title) in enumerate(heads):
         if want not in {title_key(t) for t in (title, _NUMBER.sub("", title), *title.split(": ", 1))}:
             continue
         end = next((a for a, lv, _ in heads[i + 1 :] if lv <= level), text.count("\n") + 1)
         last = end  # the line before the next section's heading, 1-based
-        lines = text.split("\n")
+        lines = lines or text.split("\n")
         while last > at + 1 and not lines[last - 1].strip():  # its blank lines at the end left out
             last -= 1
-        return at + 1, last
-    return None
+        out.append((at + 1, last))
+    return out
 
 
 def title_key(title: str) -> str:
