@@ -79,6 +79,8 @@ PLAIN: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], int]] = {
     ),
     ("ls",): (
         {
+            "-c": ("collection", "str"),
+            "--collection": ("collection", "str"),
             "--prefix": ("prefix", "str"),
             "-n": ("limit", "int"),
             "--limit": ("limit", "int"),

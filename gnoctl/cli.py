@@ -616,6 +616,15 @@ def ls(
             autocompletion=_collection_names,
         ),
     ] = None,
+    named: Annotated[
+        Optional[str],
+        typer.Option(
+            "-c",
+            "--collection",
+            help="The collection to list, as a search names it (the same as the argument).",
+            autocompletion=_collection_names,
+        ),
+    ] = None,
     prefix: Annotated[
         str,
         typer.Option(
@@ -660,6 +669,9 @@ def ls(
     documents are listed: `gnoctl ls notes --tag meeting --since 2.weeks.ago`; nothing
     passing them exits 1.
     """
+    if named is not None and collection is not None and named != collection:
+        raise typer.BadParameter(f"list one collection: {named} or {collection}", param_hint="'-c'")
+    collection = collection if named is None else named
     fmt = _fmt(json_, files, human=human, jsonl=jsonl)
     chosen = params("ls", {o["dest"]: filters[_param_name(o)] for o in SPEC["ls"]}, []).get("filters")
     _exit(commands.ls(collection, prefix, limit, fmt, _view(fmt, color, no_pager, null), folders, chosen))

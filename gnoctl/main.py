@@ -83,6 +83,10 @@ def _plain(argv: list[str]) -> int | None:
     limit = opts.get("limit")
     if (limit is not None and not 1 <= limit <= LS_LIMIT_MAX) or (opts.get("null") and fmt != "files"):
         return None
+    if "collection" in opts:  # -c NAME, as a search names it: the argument's, given once
+        if arg is not None and arg != opts["collection"]:
+            return None
+        arg = opts["collection"]
     from gnoctl.output.common import View
 
     view = View(opts.get("color", "auto"), not opts.get("no_pager"), bool(opts.get("null")))

@@ -1100,6 +1100,13 @@ def test_ls(indexed):
     assert e["size"] == os.path.getsize(indexed.corpus.path("guides/deploy.md"))
     r = cli("ls", "other", "--files", env=indexed.env)
     assert r.stdout.splitlines() == [os.path.join(indexed.other, name) for name in ("checklist.md", "lunch.md")]
+    # -c names it as a search does (`ls -c NAME` was "No such option"); typer's path says
+    # when two collections are named.
+    for args in (("-c", "other"), ("--collection=other", "other"), ("-c", "other", "--path", "*")):
+        named = cli("ls", *args, "--files", env=indexed.env)
+        assert named.stdout == r.stdout, args
+    bad = cli("ls", "-c", "other", "docs", env=indexed.env, expect=2)
+    assert "list one collection: other or docs" in bad.stderr
     # The prefix from the collection's top, or as `ls` prints paths, the collection named
     # again (it listed nothing under docs/docs/guides/).
     for prefix in ("guides/", "docs/guides/"):
