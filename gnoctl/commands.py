@@ -108,6 +108,8 @@ def retrieve(
                 file=sys.stderr,
             )
             return EXIT_NO_MATCH
+        if fmt == "human" and (cut := _cut(method, params, result)):  # a reader is told too, after the hits
+            result = {**result, "notes": [*result.get("notes", []), *cut]}
         view.emit(RENDER[method](result, fmt, view.color(), view.null, view.links() if fmt == "human" else None), fmt)
         if fmt in LINE_FORMATS:
             said = [f"degraded: {d}" for d in result.get("degraded", [])]

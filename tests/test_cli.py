@@ -1013,6 +1013,19 @@ def test_line_formats_say_when_the_limit_left_matches_out(indexed, fmt):
     assert r.returncode == 0 and "listed the best" not in r.stderr
 
 
+def test_human_output_says_when_the_limit_left_matches_out(indexed):
+    """A person reading the hits is told as a script is (`search E1042 -n 3` on a terminal
+    printed 3 hits and nothing of the others): a note after them, as the search's own."""
+    r = cli("search", "deploy", "-n", "1", "--human", env=indexed.env)
+    assert (
+        r.stdout.rstrip().splitlines()[-1]
+        == "note: listed the best document; more match (-n N lists more, up to 1,000)"
+    )
+    assert r.stderr == ""
+    every = cli("search", "deploy", "-n", "1000", "--human", env=indexed.env)
+    assert "listed the best" not in every.stdout
+
+
 def test_a_list_of_files_may_hold_every_match(indexed):
     """`-n` stopped at 1,000 whatever the format: `search mutex_lock --files` could not
     list the kernel's 5,904 files. Without passages (a list of files) it goes to 100,000;
