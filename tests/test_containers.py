@@ -270,9 +270,10 @@ def test_members_are_indexed_incrementally(db, tmp_path):
     assert list(first) == ["papers.zip!/a.md", "papers.zip!/b.md"]
     errors = dict(db.execute("SELECT rel_path, code FROM ingest_errors").fetchall())
     assert errors == {"boom.zip": "TOO_LARGE"}
-    # Unchanged: one stat, nothing read.
+    # Unchanged: one stat, nothing read; its members are the documents counted (`update`
+    # said "documents 0 added, 0 updated, 23 unchanged" of 23 files holding 42).
     s = run(db, root)
-    assert (s.added, s.updated, s.unchanged, s.removed) == (0, 0, 1, 0)
+    assert (s.scanned, s.added, s.updated, s.unchanged, s.removed) == (2, 0, 0, 2, 0)
     # One member changed, one added, one gone: only those are written.
     archive.write_bytes(zipped({"a.md": b"# Alpha\n\nabout lamps\n", "c.md": b"# Gamma\n"}))
     s = run(db, root)

@@ -364,7 +364,7 @@ class _Run:
         held = self.containers.get(e.rel_path)
         if held is not None and held[0] == stat:
             self.seen.update(held[1])
-            self.stats.unchanged += 1
+            self.stats.unchanged += len(held[1])  # documents, as `added` counts them: its members
             return []
         if self.failed.get(e.rel_path) == stat:  # failed, unchanged since: what it held stays
             self.seen.update(held[1] if held is not None else ())
