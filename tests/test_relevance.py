@@ -721,3 +721,24 @@ def test_passages_of_a_name_of_code_hold_the_name(tmp_path):
         # Words, not a name: every passage holding them.
         hit = search(env, "spin lock", "--per-doc", "10")["hits"][0]
         assert len(hit["snippets"]) == 6
+
+
+def test_a_word_typed_in_an_inflected_form_counts_once_where_a_line_holds_it(tmp_path):
+    """`who reported the login timeout` showed a known-issues table's header row ("Reported |
+    Reported by customer"), not the row holding `login timeout`: `reported` is a term as
+    typed and its stem `report`, and the header counted as two words of the query."""
+    table = "\n".join(
+        [
+            "| ID | Summary | Reported | Reported by |",
+            "| --- | --- | --- | --- |",
+            "| KI-101 | Sync conflict on reordered entries | 2025-01-20 | Northgate |",
+            "| KI-118 | Login timeout behind proxies | 2025-10-08 | Pinecrest |",
+        ]
+    )
+    with running_gnod() as (env, _):
+        cli_json(
+            "collection", "add", write_tree(str(tmp_path), {"known.md": table + "\n"}), "--name", "k", "--json", env=env
+        )
+        for query in ("who reported the login timeout", "reported login timeout"):
+            snippet = search(env, query)["hits"][0]["snippet"]
+            assert snippet["text"].partition("\n")[0].startswith("| KI-118 | Login timeout"), query

@@ -1328,7 +1328,7 @@ def search(
     searched = [*clauses, *_said(clauses, stop, lexical)]
     stemmed = compile_query(searched, analyzers, languages, stop)
     exact = compile_query(searched, analyzers, [None], stop)
-    groups = _prefix_groups(clauses, analyzers, languages, stop)
+    groups = _prefix_groups(clauses, analyzers, languages, stop) + _word_groups(clauses, analyzers, languages, stop)
     phrases = _phrases(searched, analyzers, languages, stop) + _typed(clauses, analyzers, languages, lexical)
 
     pool = max(limit * lexical.pool_factor, lexical.min_pool)
@@ -1725,6 +1725,16 @@ def _terms(
         )
     except QuerySyntaxError:  # no word to search among them (a prefix nothing starts with)
         return frozenset()
+
+
+def _word_groups(
+    clauses: Sequence[Clause], analyzers: AnalyzerSet, languages: Sequence[str | None], stop: Callable[[str], bool]
+) -> tuple[frozenset[str], ...]:
+    """The terms of each positive word (as typed and its stems): one word, which a snippet
+    counts once where a line holds it (`reported` is both `reported` and `report`: a
+    table's header holding "Reported" outranked the row holding `login timeout`)."""
+    words = [c for c in clauses if len(c.tokens) == 1 and not (c.negated or c.prefix)]
+    return tuple(group for c in words if len(group := _terms([c], analyzers, languages, stop)) > 1)
 
 
 def _prefix_groups(
