@@ -854,7 +854,8 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
     # Beside whole words, ranked by bm25 as if the word were typed; negated, it excludes.
     assert lexical_paths(conn, AnalyzerSet(), "yesterday depl*")[0] == "deployed.md"
     assert lexical_paths(conn, AnalyzerSet(), "service -yest*") == ["deploying.md"]
-    # What a snippet counts once: the prefix's words and stems, but those a word typed beside it gives.
+    # What a snippet counts once: the prefix's words and stems, but those a word typed beside
+    # it gives; and a word typed with its stems.
     with lexical_index(conn, AnalyzerSet()) as index:
         counts = language_counts(conn)
         assert lexical.search(index, conn, AnalyzerSet(), "depl*", counts, 10).groups == (
@@ -862,8 +863,11 @@ def test_a_prefix_finds_the_words_of_the_index_that_start_with_it(tmp_path):
         )
         assert lexical.search(index, conn, AnalyzerSet(), "deploying depl*", counts, 10).groups == (
             frozenset({"deployed"}),
+            frozenset({"deploying", "deploy"}),
         )
-        assert lexical.search(index, conn, AnalyzerSet(), "deploying -depl*", counts, 10).groups == ()
+        assert lexical.search(index, conn, AnalyzerSet(), "deploying -depl*", counts, 10).groups == (
+            frozenset({"deploying", "deploy"}),
+        )
     conn.close()
 
 
