@@ -445,6 +445,21 @@ def test_the_function_words_a_query_left_out_neither_score_a_line_nor_are_marked
     assert best([as_typed], quiet) == (7, ["submit", "patch"])
 
 
+def test_the_terms_left_beside_a_title_are_none_where_only_function_words_are():
+    """Where a document's title holds every word that scores (`how to submit a patch` in
+    submitting-patches.rst), its lines are looked at again for the query's other words:
+    left with only the function words, which score no line, there are none to look for
+    (every line was read for them: a third of that search)."""
+    analyzer = Analyzer("english")
+    words = ("how", "to", "submit", "a", "patch", "mail")
+    terms = frozenset(t for w in words for t in (w, analyzer.stem(w)))
+    bits = TermBits(analyzer, terms, (), (), frozenset(), frozenset({"how", "to", "a"}))
+    title = bits.held("Submitting patches")
+    rest = bits.without(title)
+    assert rest is not None and rest.marked == {"mail"}
+    assert bits.without(title | bits.held("by mail")) is None
+
+
 def test_a_word_whose_stem_does_not_start_as_it_does_is_found_after_every_piece_is_passed():
     """Each piece where no line showed a term's letters had every line read for such a
     word ("dying" → "die"): 0.7 s of a search whose word is at a 24 MB header's end. The

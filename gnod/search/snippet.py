@@ -194,12 +194,15 @@ class TermBits(dict[str, int]):
 
     def without(self, mask: int) -> TermBits | None:
         """The TermBits of the terms whose bits are not in `mask` (a prefix's words still
-        one; no phrase), None where no term is left."""
+        one; no phrase), None where no term that scores is left: with only quiet ones, no
+        line could score, and every line of the text was read to find none (`how to
+        submit a patch` in submitting-patches.rst, its title holding submit and patch:
+        a third of the search)."""
         rest: dict[int, set[str]] = {}
         for term, bit in self.bit.items():
             if not bit & mask:
                 rest.setdefault(bit, set()).add(term)
-        if not rest:
+        if all(bit & self.quiet for bit in rest):
             return None
         groups = [frozenset(terms) for terms in rest.values() if len(terms) > 1]
         return TermBits(self.analyzer, frozenset().union(*rest.values()), groups, (), self.verbatim, self.quiet_terms)
