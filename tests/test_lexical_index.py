@@ -402,6 +402,34 @@ def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monk
     conn.close()
 
 
+def test_a_save_is_committed_by_a_writer_of_one_thread_and_a_big_run_by_one_of_more(tmp_path, monkeypatch):
+    """A few documents' commit (a save) is quicker with one indexing thread: a sync of
+    fewer than ONE_THREAD_DOCS opens such a writer; a bigger one lets it go for one of
+    WRITER_THREADS, losing nothing either took."""
+    monkeypatch.setattr(lexical_index_module, "ONE_THREAD_DOCS", 3)
+    monkeypatch.setattr(lexical_index_module, "WRITER_THREADS", 2)
+    monkeypatch.setattr(lexical_index_module, "REST_AFTER", 1)
+    conn, root = indexed(tmp_path)
+    analyzers = AnalyzerSet()
+    col = CollectionConfig(name="c", path=str(root))
+    with lexical_index(conn, analyzers) as lex:
+        assert lex.rest()  # the writer that built it is let go, as after a big run
+        (root / "billing.md").write_text("# Billing\n\nReceipts are mailed every quarter.\n")
+        index_collection(conn, analyzers, col, lex=lex)
+        assert lex._threads == 1
+        for i in range(4):
+            (root / f"refund{i}.md").write_text(f"# Refund {i}\n\nRefunds are wired within {i + 2} days.\n")
+        index_collection(conn, analyzers, col, lex=lex)
+        assert lex._threads == 2
+        (root / "billing.md").write_text("# Billing\n\nInvoices are mailed every quarter.\n")
+        index_collection(conn, analyzers, col, lex=lex)
+        assert lex._threads == 2  # a save after it keeps that writer
+        assert lexical_paths_in(lex, conn, analyzers, "invoices") == ["billing.md"]
+        assert lexical_paths_in(lex, conn, analyzers, "receipts") == []
+        assert sorted(lexical_paths_in(lex, conn, analyzers, "refunds")) == [f"refund{i}.md" for i in range(4)]
+    conn.close()
+
+
 def test_segment_files_no_commit_names_are_deleted(tmp_path):
     """Segment files no commit names (after the kernel's ingest and a few edits, a
     merge's output no commit adopted: 94 MB beside a 332 MB index) are deleted when the

@@ -81,6 +81,11 @@ WRITER_HEAP_BYTES = 384_000_000
 # Indexing threads (the heap is shared among them): with two, a big ingest no longer
 # waits on one thread at each commit (drivers/net, 136 MB: 6.9 → 5.5 s on 2 cores).
 WRITER_THREADS = min(2, os.cpu_count() or 1)
+# A sync of fewer documents (a save, a few files changed) opens a writer of one thread:
+# each thread's segment is written at every commit, and a save's commit took 40 ms with
+# two on the kernel tree (22 with one), most of its save→searchable. A bigger sync
+# while such a writer is open lets it go for one of WRITER_THREADS.
+ONE_THREAD_DOCS = 100
 READ_BATCH = 1000  # documents derived and added per step of a rebuild
 # A long write (an ingest, a rebuild) commits at most every COMMIT_SECONDS, so searches
 # find what it has added so far, and at most every COMMIT_SHARE of the time it has taken:
@@ -234,6 +239,7 @@ class LexicalIndex:
         self.derive = derive
         self._index: tantivy.Index | None = None
         self._writer: tantivy.IndexWriter | None = None
+        self._threads = 0  # the open writer's indexing threads
         self._staged: dict[int, tuple[str | None, LexicalText]] = {}  # id → (language, text)
         self._staged_chars = 0
         self._taken = 0  # documents the open writer took
@@ -311,11 +317,18 @@ class LexicalIndex:
         finally:
             writer.wait_merging_threads()  # gives the lock back
 
-    def _w(self) -> tantivy.IndexWriter:
+    def _w(self, threads: int | None = None) -> tantivy.IndexWriter:
+        """The open writer, or a new one of `threads` (WRITER_THREADS by default). Given
+        only where nothing is written since the last commit: an open writer of fewer
+        threads is let go (waiting for its merges) for one of `threads`, never one of more."""
+        if self._writer is not None and threads is not None and self._threads < threads:
+            self._writer.wait_merging_threads()
+            self._writer = None
         if self._writer is None:
             assert self._index is not None
             self._await_release()
-            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
+            self._threads = threads or WRITER_THREADS
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=self._threads)
         return self._writer
 
     def stage(self, doc_id: int, language: str | None, text: LexicalText) -> None:
@@ -345,7 +358,8 @@ class LexicalIndex:
         if not ids:
             self._unstage()
             return 0
-        self._w().delete_documents_by_query(any_of(ID, ids))
+        threads = 1 if len(ids) < ONE_THREAD_DOCS else WRITER_THREADS
+        self._w(threads).delete_documents_by_query(any_of(ID, ids))
         self._add(conn, ids)
         self._commit()
         conn.execute("DELETE FROM lexical_pending WHERE doc_id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
@@ -369,7 +383,7 @@ class LexicalIndex:
         t0 = committed = time.monotonic()
         for start in range(0, len(left), READ_BATCH):
             batch = left[start : start + READ_BATCH]
-            self._w().delete_documents_by_query(any_of(ID, batch))
+            self._w(WRITER_THREADS).delete_documents_by_query(any_of(ID, batch))
             self._add(conn, batch)
             if commit_due(t0, committed, time.monotonic()) or start + READ_BATCH >= len(left):
                 self._commit()
@@ -468,6 +482,7 @@ class LexicalIndex:
             log.warning("lexical index lacks %d of the database's %d documents: adding them", len(missing), len(stored))
         t0 = committed = time.monotonic()
         self.progress = (0, len(missing))
+        self._w(WRITER_THREADS)  # a save's writer of one thread, if open, is let go
         for start in range(0, len(missing), READ_BATCH):
             self._add(conn, missing[start : start + READ_BATCH])
             done = min(start + READ_BATCH, len(missing))
