@@ -320,7 +320,7 @@ class LexicalIndex:
     def _w(self, threads: int | None = None) -> tantivy.IndexWriter:
         """The open writer, or a new one of `threads` (WRITER_THREADS by default). Given
         only where nothing is written since the last commit: an open writer of fewer
-        threads is let go (waiting for its merges) for one of `threads`, never one of more."""
+        threads is let go (waiting for its merges) for one of `threads`; one of more stays."""
         if self._writer is not None and threads is not None and self._threads < threads:
             self._writer.wait_merging_threads()
             self._writer = None
@@ -381,9 +381,10 @@ class LexicalIndex:
         if not removed or not left or removed < len(left):
             return 0
         t0 = committed = time.monotonic()
+        self._w(WRITER_THREADS)  # a save's writer of one thread, if open, is let go
         for start in range(0, len(left), READ_BATCH):
             batch = left[start : start + READ_BATCH]
-            self._w(WRITER_THREADS).delete_documents_by_query(any_of(ID, batch))
+            self._w().delete_documents_by_query(any_of(ID, batch))
             self._add(conn, batch)
             if commit_due(t0, committed, time.monotonic()) or start + READ_BATCH >= len(left):
                 self._commit()
