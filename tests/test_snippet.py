@@ -584,6 +584,22 @@ def test_a_line_is_bounded_by_the_words_that_can_hold_its_terms(small):
     assert dict(zip(order, bounds)) == {0: 2, 1: 1, 2: 6}
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="aab\nİı東", max_size=60),
+    st.text(alphabet="abİı東", min_size=1, max_size=4),
+)
+def test_a_probe_is_found_wherever_it_starts_in_the_text(text, probe):
+    """The array search for a probe's places gives every place `str.find` gives,
+    overlapping ones and one at the text's very end included, in ASCII and other text."""
+    codes = char_codes(text)
+    at, found = text.find(probe), []
+    while at >= 0:
+        found.append(at)
+        at = text.find(probe, at + 1)
+    assert snippet._occurrences(codes, probe).tolist() == found
+
+
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 def test_a_long_line_is_cut_around_its_first_match(small, monkeypatch):
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)
