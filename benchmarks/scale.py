@@ -304,9 +304,11 @@ def cached_share(path: str) -> float | None:
         capture_output=True,
         text=True,
     )
-    pairs = [line.split() for line in run.stdout.splitlines()]
-    held, size = (sum(int(p[i]) for p in pairs if len(p) == 2) for i in (0, 1))
-    return held / size if run.returncode == 0 and size else None
+    if run.returncode != 0:
+        return None
+    rows = [[int(n) for n in line.split()] for line in run.stdout.splitlines()]
+    size = sum(total for _held, total in rows)
+    return sum(held for held, _total in rows) / size if size else None
 
 
 def source_bytes(db_file: str) -> int:
