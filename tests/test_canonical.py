@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -301,3 +302,20 @@ def test_line_shifts_of_a_csv_table_and_composed_with_blank_lines() -> None:
     # Blank lines the canonical text dropped, then a converter's places: both apply.
     assert composed("5:2", "2:-1") == "2:-1 5:1"
     assert composed("", "2:-1") == "2:-1" and composed("5:2", "") == "5:2"
+
+
+def _by_the_rules(text: str) -> str:
+    """The module docstring's rules, one plain step each."""
+    text = re.sub("[\x00-\x08\x0b-\x1f\x7f-\x9f]", "", text.replace("\r\n", "\n"))
+    text = unicodedata.normalize("NFC", text.lstrip("\ufeff"))
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    text = re.sub("\n{3,}", "\n\n", re.sub(r"\A\n{2,}", "\n", text))
+    return text.rstrip("\n") + "\n"
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=["a", "b", " ", "\t", "\n", "\n", "\r", "\x0c", "\xa0", "\u3000", "é"], max_size=60) | TEXTS)
+def test_the_canonical_text_is_what_the_rules_give_step_by_step(text: str) -> None:
+    # ASCII text without trailing whitespace or blank runs is let through uncopied: the
+    # shortcut must give what the rules give, with every kind of whitespace at a line's end.
+    assert canonicalize(text) == _by_the_rules(text)
