@@ -2243,6 +2243,12 @@ def test_the_lag_note_counts_the_files_left():
     assert symbols.lag_note().endswith("are not found yet (about 4 s left)")
     info = symbols.info()
     assert (info.rate, round(info.eta_s, 2)) == (300.0, 4.11)
+    symbols.pending, symbols.rate = 0, None
+    symbols.changed()  # files indexed, the backlog not read yet: how many is not known
+    assert (
+        symbols.lag_note() == "source files just indexed are still being parsed: their definitions may not be found yet"
+    )
+    assert symbols.info().parsing
 
 
 def test_status_says_how_long_parsing_has_left():

@@ -395,6 +395,54 @@ def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
     assert rates[:2] == [None, None] and rates[2] is not None and rates[2] > 0
 
 
+def test_status_says_definitions_are_being_parsed_from_a_change_until_its_backlog_is_read(tmp_path):
+    """Between an index job's end and the look at the backlog (a while on a big tree),
+    `pending` was still 0: status said nothing was being parsed, and `search --symbol`
+    had no note, while none of the new files' definitions were found."""
+    from gnod.server import symbols as backlog
+    from gnod.store.db import connect
+
+    root = tmp_path / "src"
+    root.mkdir()
+    for i in range(3):
+        (root / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    col = CollectionConfig(name="src", path=str(root))
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+    seen: list[tuple[bool, str | None]] = []
+
+    async def read(fn):
+        seen.append((parsing.info().parsing, parsing.lag_note()))  # while the look reads
+        conn = connect(writer.db_path, readonly=True)
+        try:
+            return fn(conn, None)
+        finally:
+            conn.close()
+
+    parsing = backlog.Symbols(writer, read)
+
+    async def scenario() -> list[tuple[bool, str | None]]:
+        await writer.reconcile_lexical(lambda: None)
+        await writer.sync_collections([col])
+        await parsing._cycle(asyncio.Event())  # gnod's first look: nothing indexed yet
+        looked = [(parsing.info().parsing, parsing.lag_note())]
+        await writer.index(col, None)
+        parsing.changed()  # as the writer's listener does once the job is over
+        looked.append((parsing.info().parsing, parsing.lag_note()))
+        await parsing._cycle(asyncio.Event())
+        looked.append((parsing.info().parsing, parsing.lag_note()))
+        return looked
+
+    try:
+        before, after_job, parsed = asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert before == (False, None) and parsed == (False, None)
+    assert after_job[0] and "still being parsed" in (after_job[1] or "")
+    assert all(looking for looking, _ in seen)  # each look, until its backlog is read
+    assert parsing.parsed == 3 and parsing.pending == 0
+
+
 def test_an_edit_waits_for_no_long_run_of_another_collection_while_its_own_rescan_does(tmp_path, monkeypatch):
     """Adding a collection restarts the watch over every root, and the collections it
     watched are rescanned for what changed in between. That rescan waits its turn behind

@@ -528,7 +528,7 @@ class Daemon:
 
             def on_content_change() -> None:
                 self.vectors.wake.set()
-                self.symbols.wake.set()
+                self.symbols.changed()
                 self.ocr.wake.set()
 
             self.writer.on_content_change = on_content_change

@@ -37,6 +37,10 @@ class Symbols:
         self._read = read  # Daemon.read on the background lane: fn(conn, analyzers)
         self.wake = asyncio.Event()
         self.parsing = False
+        # Documents changed since the backlog was last looked at: status says `parsing`
+        # until it is (a look at a big tree's backlog takes a while, and `pending` said
+        # nothing was left meanwhile).
+        self.due = False
         self.parsed = 0
         self.pending = 0
         self.rate: float | None = None  # contents parsed a second by this cycle, while it parses
@@ -49,7 +53,7 @@ class Symbols:
         return SymbolInfo(
             parsed=self.parsed,
             pending=self.pending,
-            parsing=self.parsing,
+            parsing=self.parsing or self.due,
             error=self.failed,
             rate=self.rate,
             eta_s=self._eta(),
@@ -63,7 +67,11 @@ class Symbols:
     def lag_note(self) -> str | None:
         """What `search --symbol` cannot see yet."""
         if not self.pending:
-            return None
+            return (
+                "source files just indexed are still being parsed: their definitions may not be found yet"
+                if self.due
+                else None
+            )
         eta = self._eta()
         left = f" (about {round(eta)} s left)" if eta is not None else ""
         if self.pending == 1:
@@ -75,12 +83,19 @@ class Symbols:
             self.wake, stopping, IDLE_CHECK_S, lambda: self._cycle(stopping), self._failed, "parsing source files", log
         )
 
+    def changed(self) -> None:
+        """Documents changed: the backlog is looked at again."""
+        self.due = True
+        self.wake.set()
+
     def _failed(self, why: str | None) -> None:
         self.failed = why
         if why is not None:
             self._since = None  # the next look reads the whole backlog again
 
     async def _cycle(self, stopping: asyncio.Event) -> None:
+        self.due = False  # a change from here on is looked at by the next cycle
+        self.parsing = True
         try:
             await self._parse_backlog(stopping)
         finally:
