@@ -402,6 +402,34 @@ def test_a_writer_let_go_after_a_big_run_merges_on_its_own_thread(tmp_path, monk
     conn.close()
 
 
+def test_searches_read_the_segments_a_let_go_writer_s_merges_made(tmp_path, monkeypatch):
+    """A writer's last commits leave many small segments that its merges join once they
+    are over; searches went on reading the many (a search process too: it reloads when
+    `commits` moves) until the next commit, after a big ingest until the next save."""
+    monkeypatch.setattr(lexical_index_module, "REST_AFTER", 1)
+    conn, root = indexed(tmp_path)
+    analyzers = AnalyzerSet()
+    col = CollectionConfig(name="c", path=str(root))
+    with lexical_index(conn, analyzers) as lex:
+        apart = lexical_index_module.LexicalIndex.for_search(os.path.dirname(lex.path))
+        for i in range(9):  # a commit, and a segment, each: tantivy merges 8 of a size
+            (root / f"refund{i}.md").write_text(f"# Refund {i}\n\nRefunds are wired within {i + 2} days.\n")
+            index_collection(conn, analyzers, col, lex=lex)
+        apart.refresh()
+        seen = lex.commits
+        assert lex.rest()
+        lex._await_release()  # its merges are over
+        with open(os.path.join(lex.path, "meta.json")) as f:
+            on_disk = len(json.load(f)["segments"])
+        assert on_disk < 9
+        assert lex.searcher().num_segments == on_disk
+        assert lex.commits > seen  # so a search process reloads
+        apart.refresh()
+        assert apart.searcher().num_segments == on_disk
+        assert sorted(lexical_paths_in(lex, conn, analyzers, "refunds")) == [f"refund{i}.md" for i in range(9)]
+    conn.close()
+
+
 def test_a_save_is_committed_by_a_writer_of_one_thread_and_a_big_run_by_one_of_more(tmp_path, monkeypatch):
     """A few documents' commit (a save) is quicker with one indexing thread: a sync of
     fewer than ONE_THREAD_DOCS opens such a writer; a bigger one lets it go for one of

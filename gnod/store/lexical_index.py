@@ -245,7 +245,9 @@ class LexicalIndex:
         self._taken = 0  # documents the open writer took
         self._letting_go: threading.Thread | None = None  # a writer `rest` let go, until its merges end
         self.progress: tuple[int, int] | None = (0, 0)  # (done, total) while (re)building
-        self.commits = 0  # commits so far: a searcher in another process reloads when it moves
+        # Commits so far, and writers let go once their merges ended: a searcher in another
+        # process reloads when it moves.
+        self.commits = 0
 
     # --- reading --------------------------------------------------------------------
 
@@ -409,6 +411,7 @@ class LexicalIndex:
                 writer.wait_merging_threads()
             except Exception as e:  # a merge failed (on this thread, no caller to tell): its segments stay as they were
                 log.warning("lexical index: merging after a big run failed (%s)", e)
+            self._merged()
             self._collect()
             if then is not None:
                 then()
@@ -416,6 +419,15 @@ class LexicalIndex:
         self._letting_go = threading.Thread(target=let_go, name="gnod-lexical-rest", daemon=True)
         self._letting_go.start()
         return True
+
+    def _merged(self) -> None:
+        """Searches read the segments a writer's last merges made (no new writer commits
+        meanwhile: it waits for this thread). Until a reload they read the many segments
+        of the last commit, files deleted: after the kernel tree's ingest, ~8 ms a search
+        where the merged index takes ~5."""
+        assert self._index is not None
+        self._index.reload()
+        self.commits += 1
 
     def _await_release(self) -> None:
         """Wait until a writer `rest` let go is gone: it holds the index's lock until then."""
