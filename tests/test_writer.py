@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 
 import apsw
 
@@ -347,21 +348,41 @@ def test_a_gzip_file_that_failed_as_binary_before_is_tried_again(tmp_path, monke
     assert again == ["syslog.2.gz"] and (stats.added, stats.errors) == (1, 0)
 
 
+def _c_files_writer(tmp_path, n: int) -> tuple[CollectionConfig, Writer]:
+    """A collection of `n` one-function C files and an open writer (no ingest pool)."""
+    root = tmp_path / "src"
+    root.mkdir()
+    for i in range(n):
+        (root / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
+    writer.open()
+    return CollectionConfig(name="src", path=str(root)), writer
+
+
+def _read_on(writer: Writer, before: Callable[[], object] = lambda: None) -> Callable:
+    """Daemon.read's stand-in for a backlog: fn(conn, analyzers) on a read-only
+    connection of its own, `before()` first."""
+    from gnod.store.db import connect
+
+    async def read(fn):
+        before()
+        conn = connect(writer.db_path, readonly=True)
+        try:
+            return fn(conn, None)
+        finally:
+            conn.close()
+
+    return read
+
+
 def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
     """The first batch's time is mostly the parsing workers starting: timed with the
     others, it made an ETA of 20 h for a parse of 4 min (an upgraded kernel index). The
     rate is the batches' after it: none is said until the second batch is done."""
     from gnod.server import symbols as backlog
     from gnod.store import symbols as symstore
-    from gnod.store.db import connect
 
-    root = tmp_path / "src"
-    root.mkdir()
-    for i in range(6):
-        (root / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
-    col = CollectionConfig(name="src", path=str(root))
-    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
-    writer.open()
+    col, writer = _c_files_writer(tmp_path, 6)
     monkeypatch.setattr(backlog, "BATCH_CONTENTS", 2)  # three batches
     rates: list[float | None] = []
     put = symstore.put
@@ -372,14 +393,7 @@ def test_the_definitions_eta_leaves_out_the_first_batch(tmp_path, monkeypatch):
 
     monkeypatch.setattr(symstore, "put", watched)
 
-    async def read(fn):
-        conn = connect(writer.db_path, readonly=True)
-        try:
-            return fn(conn, None)
-        finally:
-            conn.close()
-
-    parsing = backlog.Symbols(writer, read)
+    parsing = backlog.Symbols(writer, _read_on(writer))
 
     async def scenario() -> None:
         await writer.reconcile_lexical(lambda: None)
@@ -400,26 +414,14 @@ def test_status_says_definitions_are_being_parsed_from_a_change_until_its_backlo
     `pending` was still 0: status said nothing was being parsed, and `search --symbol`
     had no note, while none of the new files' definitions were found."""
     from gnod.server import symbols as backlog
-    from gnod.store.db import connect
 
-    root = tmp_path / "src"
-    root.mkdir()
-    for i in range(3):
-        (root / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
-    col = CollectionConfig(name="src", path=str(root))
-    writer = Writer(str(tmp_path / "index.sqlite"), ingest_workers=0)
-    writer.open()
+    col, writer = _c_files_writer(tmp_path, 3)
     seen: list[tuple[bool, str | None]] = []
 
-    async def read(fn):
-        seen.append((parsing.info().parsing, parsing.lag_note()))  # while the look reads
-        conn = connect(writer.db_path, readonly=True)
-        try:
-            return fn(conn, None)
-        finally:
-            conn.close()
-
-    parsing = backlog.Symbols(writer, read)
+    # What status and a search's note say while each look reads the backlog.
+    parsing = backlog.Symbols(
+        writer, _read_on(writer, lambda: seen.append((parsing.info().parsing, parsing.lag_note())))
+    )
 
     async def scenario() -> list[tuple[bool, str | None]]:
         await writer.reconcile_lexical(lambda: None)
