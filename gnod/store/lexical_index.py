@@ -426,7 +426,11 @@ class LexicalIndex:
         of the last commit, files deleted: after the kernel tree's ingest, ~8 ms a search
         where the merged index takes ~5."""
         assert self._index is not None
-        self._index.reload()
+        try:
+            self._index.reload()
+        except Exception as e:  # on this thread, no caller to tell: the next commit reloads
+            log.warning("lexical index: reading it again after its merges failed (%s)", e)
+            return
         self.commits += 1
 
     def _await_release(self) -> None:
