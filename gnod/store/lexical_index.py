@@ -425,13 +425,10 @@ class LexicalIndex:
         meanwhile: it waits for this thread). Until a reload they read the many segments
         of the last commit, files deleted: after the kernel tree's ingest, ~8 ms a search
         where the merged index takes ~5."""
-        assert self._index is not None
         try:
-            self._index.reload()
+            self._reload()
         except Exception as e:  # on this thread, no caller to tell: the next commit reloads
             log.warning("lexical index: reading it again after its merges failed (%s)", e)
-            return
-        self.commits += 1
 
     def _await_release(self) -> None:
         """Wait until a writer `rest` let go is gone: it holds the index's lock until then."""
@@ -458,8 +455,13 @@ class LexicalIndex:
                 )
 
     def _commit(self) -> None:
-        assert self._index is not None
         self._w().commit()
+        self._reload()
+
+    def _reload(self) -> None:
+        """Searches read what the index holds now: here at once, in a search process at
+        its next search (`commits` moved)."""
+        assert self._index is not None
         self._index.reload()
         self.commits += 1
 
