@@ -1,6 +1,8 @@
 """The KNN index: exact order, filters that still fill k, upserts and removals, in memory
 or over rows mapped from a file; and the graph's candidates re-scored above its threshold."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -104,6 +106,25 @@ def test_growth_past_initial_capacity_and_large_ids(make):
     assert len(index) == 3000
     q = x[2999]
     assert index.search(q, 10)[0].tolist() == _exact(ids, x, q, 10)[0].tolist()
+
+
+def test_rows_the_page_cache_no_longer_holds_are_read_back_whole(tmp_path):
+    """A file's rows read back the same once the system dropped its pages: 384-d rows
+    (1,536 bytes) across page boundaries, alone, in runs and scattered."""
+    path = str(tmp_path / "rows.f32")
+    x = np.random.default_rng(3).standard_normal((600, 384)).astype(np.float32)
+    rows = Rows(384, path)
+    rows.reserve(600)
+    rows.write(0, x)
+    rows.flush()
+    picks = np.array([0, 1, 2, 7, 8, 93, 94, 300, 598, 599])
+    for cached in (False, True):
+        if not cached:
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        np.testing.assert_array_equal(rows.take(picks), x[picks])
+        np.testing.assert_array_equal(rows.take(picks[5:6]), x[picks[5:6]])
 
 
 def _clustered(n, dim, seed=5):

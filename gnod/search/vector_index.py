@@ -94,11 +94,19 @@ class Rows:
         return np.frombuffer(data, dtype=np.float32).reshape(-1, self.dim)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
-        """These rows (ascending), copied: a few read one by one, many through the mapping."""
+        """These rows (ascending), copied: a few read one by one, many through the mapping.
+
+        Each row is asked of the file before any is read, so that the rows the page cache
+        lacks (after a restart, or once the system took back pages left unread a while)
+        are read from the disk together: a graph's 120 candidates took 8.7 ms here read
+        one after another, 3.5 ms asked first; cached, asking adds 55 µs to 140."""
         if self._fd < 0 or len(rows) > VECTOR_PREAD_ROWS:
             return np.asarray(self.matrix(int(rows[-1]) + 1 if len(rows) else 0)[rows])
         size = 4 * self.dim
-        data = b"".join(os.pread(self._fd, size, r * size) for r in rows.tolist())
+        offsets = [r * size for r in rows.tolist()]
+        for at in offsets if _ADVISE else ():
+            os.posix_fadvise(self._fd, at, size, os.POSIX_FADV_WILLNEED)
+        data = b"".join([os.pread(self._fd, size, at) for at in offsets])
         return np.frombuffer(data, dtype=np.float32).reshape(-1, self.dim)
 
     def matrix(self, used: int) -> np.ndarray:
@@ -343,6 +351,9 @@ class VectorIndex:
             self._row_of[:] = -1
             self._row_of[ids] = np.arange(len(ids))
             self.changes += 1
+
+
+_ADVISE = hasattr(os, "posix_fadvise")  # not on macOS
 
 
 def _empty() -> tuple[np.ndarray, np.ndarray]:
