@@ -168,6 +168,31 @@ def tree_pss(pid: int) -> int:
     return sum(p.memory_full_info().pss for p in _family(pid))
 
 
+def cached_bytes(files: list[str]) -> tuple[int, int] | None:
+    """How many of these files' bytes the OS holds in its page cache, and their size
+    (util-linux's fincore); None where it cannot say. A search reads an index's pages
+    from there or from the disk: on a machine that gives the cache back to its host
+    (pages unread for a minute here), the first run of a query whose pages were not
+    there took up to 23 times as long."""
+    if not files or shutil.which("fincore") is None:
+        return None
+    run = subprocess.run(
+        ["fincore", "--bytes", "--noheadings", "--raw", "--output", "RES,SIZE", *files],
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode != 0:
+        return None
+    rows = [[int(n) for n in line.split()] for line in run.stdout.splitlines()]
+    return sum(held for held, _size in rows), sum(size for _held, size in rows)
+
+
+def cached_share(files: list[str]) -> float | None:
+    """The share of these files' bytes in the page cache (cached_bytes)."""
+    found = cached_bytes(files)
+    return found[0] / found[1] if found is not None and found[1] else None
+
+
 def percentile(values: list[float], q: float) -> float:
     """The value at quantile `q` of `values` (nearest rank, no interpolation)."""
     values = sorted(values)

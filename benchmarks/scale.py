@@ -59,7 +59,7 @@ import subprocess
 import sys
 import time
 
-from common import CACHE, Daemon, compile_sources, emit, tree_cpu, tree_pss
+from common import CACHE, Daemon, cached_share, compile_sources, emit, tree_cpu, tree_pss
 from common import percentile as pct
 from gnod.config import load
 from gnod.ingest.prepare import prepare
@@ -291,26 +291,6 @@ def folder_bytes(path: str) -> int:
     return total
 
 
-def cached_share(path: str) -> float | None:
-    """The share of the bytes of the files under `path` that the OS holds in its page
-    cache (util-linux's fincore), None where it cannot say. A search reads the index's
-    pages from there or from the disk: on a machine that gives the cache back to its
-    host, the first run of a query whose pages were not there took up to 23 times as long."""
-    files = [os.path.join(root, name) for root, _dirs, names in os.walk(path) for name in names]
-    if not files or shutil.which("fincore") is None:
-        return None
-    run = subprocess.run(
-        ["fincore", "--bytes", "--noheadings", "--raw", "--output", "RES,SIZE", *files],
-        capture_output=True,
-        text=True,
-    )
-    if run.returncode != 0:
-        return None
-    rows = [[int(n) for n in line.split()] for line in run.stdout.splitlines()]
-    size = sum(total for _held, total in rows)
-    return sum(held for held, _total in rows) / size if size else None
-
-
 def source_bytes(db_file: str) -> int:
     import apsw
 
@@ -412,7 +392,8 @@ def main() -> None:
             lexical_bytes=(st.get("lexical") or {}).get("bytes", 0),
         )
 
-        cached = cached_share(d.paths.data_dir)
+        data = d.paths.data_dir
+        cached = cached_share([os.path.join(root, name) for root, _dirs, names in os.walk(data) for name in names])
         if cached is not None:
             emit(index_cached_share=cached)
         top: dict[str, list[str]] = {}

@@ -9,24 +9,30 @@ index is built as gnod builds it (rows in a file beside a temp "database", the g
 from VECTOR_ANN_MIN vectors on), checkpointed, dropped and mapped back from the
 checkpoint as a restarted gnod maps it; then queries near stored vectors ask for k=60
 (what vsearch asks for -n 20). Prints per size: build and graph seconds, checkpoint
-and reopen seconds, p50/p99 unfiltered and filtered (a third of the chunks allowed, as
-a collection filter gives), recall@10 against a float64 brute force, whether every
-filtered query filled k, the reopened index's resident memory (anonymous: the graph and
-ids; file: the pages of float rows the queries touched), and sqlite-vec's own float KNN
-for comparison. Names: knn_p50_ms_<size>=, recall@10_<size>=, resident_anon_mb_<size>=…
+and reopen seconds, the share of the float rows in the OS's page cache as the queries
+begin (rows_cached_share_<size>=: a machine that gives back pages unread for a minute
+has dropped most of them during a long graph build, and a re-scored candidate the cache
+lacks is read from the disk), p50/p99 unfiltered and filtered (a third of the chunks
+allowed, as a collection filter gives), the unfiltered p50 of other queries once every
+row is in the cache (knn_cached_p50_ms_<size>=: the graph's own cost), recall@10
+against a float64 brute force, whether every filtered query filled k, the reopened
+index's resident memory (anonymous: the graph and ids; file: the pages of float rows
+the queries touched), and sqlite-vec's own float KNN for comparison. Names:
+knn_p50_ms_<size>=, recall@10_<size>=, resident_anon_mb_<size>=…
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import tempfile
 import time
 
 import apsw
 import numpy as np
 
-from common import emit  # puts the repo on sys.path
+from common import cached_bytes, emit  # puts the repo on sys.path
 from gnod.store.vector_folder import VectorFolder
 from gnod.store.vectors import load_extension
 
@@ -46,6 +52,20 @@ def embeddings(n: int, rng: np.random.Generator) -> np.ndarray:
         x += 0.1 * np.sqrt(LATENT) * rng.standard_normal((m, DIM)).astype(np.float32)
         out[lo : lo + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
     return out
+
+
+def near_queries(x: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Unit queries near stored vectors, as a query near the chunks it is about."""
+    near = x[rng.integers(0, len(x), count)] + 0.03 * rng.standard_normal((count, DIM)).astype(np.float32)
+    return near / np.linalg.norm(near, axis=1, keepdims=True)
+
+
+def read_whole(path: str) -> None:
+    """Read a file through the page cache, so that it holds it."""
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(1 << 20)
+        while f.readinto(buf):
+            pass
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -109,12 +129,15 @@ def measure(n: int, args: argparse.Namespace, rng: np.random.Generator, tmp: str
     index, _ = VectorFolder(folder.path, folder.uri, DIM).open()
     reopen_s = time.perf_counter() - t0
 
-    near = x[rng.integers(0, n, args.queries)] + 0.03 * rng.standard_normal((args.queries, DIM)).astype(np.float32)
-    queries = near / np.linalg.norm(near, axis=1, keepdims=True)
+    queries, others = (near_queries(x, args.queries, rng) for _ in range(2))
     allowed = ids[::3]
     index.search(queries[0], K)  # warm caches
+    rows_file = os.path.join(folder.path, folder.rows_file)
+    cached = cached_bytes([rows_file])  # of the rows in use (the file has room for more)
     plain, results = timed(lambda q: index.search(q, K), queries)
     filtered, fresults = timed(lambda q: index.search(q, K, allowed), queries)
+    read_whole(rows_file)
+    in_cache, _ = timed(lambda q: index.search(q, K), others)
     anon1, file1 = resident_mb()
     recall, full = [], []
     for q, (got, _), (fgot, _) in zip(queries[: args.recall_queries], results, fresults):
@@ -129,8 +152,10 @@ def measure(n: int, args: argparse.Namespace, rng: np.random.Generator, tmp: str
             f"graph_{n}": index.has_ann,
             f"checkpoint_s_{n}": round(checkpoint_s, 2),
             f"reopen_s_{n}": round(reopen_s, 3),
+            f"rows_cached_share_{n}": round(cached[0] / (n * 4 * DIM), 3) if cached else float("nan"),
             f"knn_p50_ms_{n}": pct(plain, 50),
             f"knn_p99_ms_{n}": pct(plain, 99),
+            f"knn_cached_p50_ms_{n}": pct(in_cache, 50),
             f"knn_filtered_p50_ms_{n}": pct(filtered, 50),
             f"knn_filtered_p99_ms_{n}": pct(filtered, 99),
             f"filtered_full_k_{n}": all(full),
