@@ -345,6 +345,9 @@ class Pipeline(Struct, frozen=True, kw_only=True):
 PIPELINE = Pipeline()
 
 
+# At start, gnod asks the OS to read the lexical index and the database into its page
+# cache (gnod.store.page_cache), up to this share of the memory it says is available.
+WARM_MEMORY_SHARE = 0.25
 # Reads run on this many threads. With more, every SQLite step and tantivy call that lets
 # the GIL go hands it to another reader: measured on tldr with 20 clients searching, four
 # readers made 95 context switches per search and served 320 searches/s, one makes 7 and

@@ -47,6 +47,7 @@ from gnod.server.symbols import Symbols
 from gnod.server.vectors import Vectors
 from gnod.server.watcher import Watcher
 from gnod.store import documents as store
+from gnod.store import page_cache
 from gnod.store import vectors as vecstore
 from gnod.store.db import connect
 from gnod.store.lexical_index import LexicalIndex, NotReady
@@ -501,6 +502,9 @@ class Daemon:
             applied = self.writer.open()
             if applied:
                 log.info("migrated index: %s", ", ".join(applied))
+            # What searches read, into memory while the rest starts (after a restart it is on the disk).
+            warm = (self.writer.lexical.path, self.paths.db_file)
+            threading.Thread(target=page_cache.warm, args=warm, name="page-cache", daemon=True).start()
             await self.writer.sync_collections(self.config.collections)
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.request_stop)
