@@ -5,10 +5,13 @@ their stored text, their definitions). After a restart, or once the system has t
 back pages left unread a while, those come from the disk one search at a time: on the
 kernel tree with nothing cached, a first round of the scale benchmark's 44 queries
 (answered in-process) took 26 ms on average here and one 294 ms, against 8 ms and 30 ms
-once both were cached (the lexical index alone: 20 ms and 158 ms). POSIX_FADV_WILLNEED has the kernel read a
-range in the background, and reads at most a few MB a call, so files are asked in
-steps; what is read stays the kernel's to drop under pressure, and no more is asked than
-a share of the memory the system says is available.
+once both were cached (the lexical index alone: 20 ms and 158 ms).
+
+POSIX_FADV_WILLNEED has the kernel read a range in the background, and reads at most a
+few MB a call, so files are asked in steps; what is read stays the kernel's to drop
+under pressure, and no more is asked than a share of the memory the system says is
+available. (The ingest's read-ahead, gnod.ingest.workers, asks once a file: the
+kernel then reads each file's first few MB, the whole of most source files and notes.)
 """
 
 from __future__ import annotations
