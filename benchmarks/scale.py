@@ -38,7 +38,9 @@ glob_took_ms_max= (GLOBS, the same way: path
 filters that no literal start or end narrows), hostile_took_ms_p50= and
 hostile_took_ms_max= (HOSTILE, the same way: queries of 32,000 characters),
 gnoctl_search_p50_ms= beside
-python_startup_p50_ms= (`python -I -S -c pass`, the same loop), with --compare,
+python_startup_p50_ms= (`python -I -S -c pass`, the same loop) and bare_client_p50_ms= (the
+same search from a client of a few lines, BARE_CLIENT: what is gnoctl's own is the
+difference), with --compare,
 overlap_at_10= (mean share of each query's top 10 that the saved run also had), and
 calibration_ms= / calibration_end_ms= (one core's CPU time, in this process, to prepare
 the tree's first CALIBRATION_BYTES of files as the ingest does, before gnod starts and
@@ -191,6 +193,24 @@ SYMBOLS: list[tuple[str, str]] = [
     ("copy_from_user", "include/linux/uaccess.h"),
 ]
 PACKAGE = "linux-source-6.1"
+# A search as the least any Python client pays for it: the interpreter's start-up, the
+# request written to gnod's socket as bytes, the reply read and written out whole; no
+# module imported but the socket's (bare_client_p50_ms=, beside gnoctl's).
+BARE_CLIENT = """
+import _socket, sys
+s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+body = sys.argv[2].encode()
+s.sendall(len(body).to_bytes(4, "big") + body)
+head = b""
+while len(head) < 4:
+    head += s.recv(4 - len(head))
+size, got = int.from_bytes(head, "big"), []
+while size:
+    got.append(s.recv(size))
+    size -= len(got[-1])
+sys.stdout.buffer.write(b"".join(got))
+"""
 # The files calibration() prepares: the tree's first ones in walk order, this many bytes.
 CALIBRATION_BYTES = 8_000_000
 
@@ -459,24 +479,33 @@ def main() -> None:
 
         gnoctl = os.path.join(os.path.dirname(sys.executable), "gnoctl")
         compile_sources()
-        cli, py = [], []
+        cli, py, bare = [], [], []
         for i in range(args.cli_runs):
+            query = QUERIES[i % len(QUERIES)][1].strip('"')
             t0 = time.perf_counter()
-            run = subprocess.run(
-                [gnoctl, "search", QUERIES[i % len(QUERIES)][1].strip('"'), "-n", "10"],
-                env=d.env,
-                stdout=subprocess.DEVNULL,
-            )
+            run = subprocess.run([gnoctl, "search", query, "-n", "10"], env=d.env, stdout=subprocess.DEVNULL)
             cli.append((time.perf_counter() - t0) * 1000)
             if run.returncode not in (0, 1):  # 1: nothing matched (another --tree)
                 raise SystemExit(f"gnoctl search failed with status {run.returncode}")
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
             py.append((time.perf_counter() - t0) * 1000)
+            request = json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": query, "limit": 10}}
+            )
+            t0 = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-I", "-S", "-c", BARE_CLIENT, d.paths.socket_path, request],
+                stdout=subprocess.DEVNULL,
+                check=True,
+            )
+            bare.append((time.perf_counter() - t0) * 1000)
         emit(
             gnoctl_search_p50_ms=pct(cli, 0.5),
             python_startup_p50_ms=pct(py, 0.5),
             gnoctl_over_python=pct(cli, 0.5) / pct(py, 0.5),
+            bare_client_p50_ms=pct(bare, 0.5),
+            bare_client_over_python=pct(bare, 0.5) / pct(py, 0.5),
         )
         time.sleep(max(0.0, at_rest - time.monotonic()))
         emit(
