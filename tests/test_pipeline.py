@@ -15,7 +15,7 @@ import pytest
 from conftest import lexical_ids, lexical_index, lexical_paths, write_tree
 from gnod.config import SOURCE_LANGUAGE, CollectionConfig
 from gnod.ingest.canonical import mirror_hash
-from gnod.ingest.pipeline import index_collection
+from gnod.ingest.pipeline import index_collection, index_paths, stale_paths
 from gnod.store import documents as store
 from gnod.store import kept
 from gnod.store.db import connect
@@ -105,6 +105,37 @@ def test_failures_are_recorded_and_the_run_goes_on(db, tmp_path):
     (tmp_path / "bin.txt").write_text("now text")
     s = run(db, tmp_path)
     assert (s.added, s.errors) == (1, 0) and count(db, "ingest_errors") == 0
+
+
+def test_the_stale_paths_are_those_a_run_would_change(db, tmp_path):
+    """The watcher's look for what changed while nothing watched (stale_paths), by the
+    files' stats alone: the new, changed and gone files, a mailbox by its file, a failed
+    file only once it changed; those paths indexed, nothing is stale."""
+    box = b"".join(
+        b"From ann@example.org Mon Jan  1 00:00:00 2024\nFrom: ann@example.org\nSubject: " + s + b"\n\nkiln\n\n"
+        for s in (b"one", b"two")
+    )
+    (tmp_path / "same.md").write_text("# Same\n\nalpha\n")
+    (tmp_path / "edited.md").write_text("# Edited\n\nbeta\n")
+    (tmp_path / "gone.md").write_text("# Gone\n\ngamma\n")
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "bin2.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "inbox.mbox").write_bytes(box)
+    s = run(db, tmp_path)
+    assert (s.added, s.errors) == (5, 2)
+    col = CollectionConfig(name="c", path=str(tmp_path))
+    assert stale_paths(db, col) == set()
+    (tmp_path / "edited.md").write_text("# Edited\n\nbeta, then delta\n")
+    (tmp_path / "gone.md").unlink()
+    (tmp_path / "new.md").write_text("# New\n\nepsilon\n")
+    (tmp_path / "bin2.txt").write_bytes(b"\x00\x01binary, longer")
+    (tmp_path / "inbox.mbox").unlink()
+    stale = stale_paths(db, col)
+    assert stale == {"edited.md", "gone.md", "new.md", "bin2.txt", "inbox.mbox"}
+    index_paths(db, AnalyzerSet(), col, stale)
+    assert stale_paths(db, col) == set()
+    paths = {r[0] for r in db.execute("SELECT rel_path FROM documents")}
+    assert paths == {"same.md", "edited.md", "new.md"}
 
 
 def test_a_failure_goes_when_the_file_is_back_as_it_was_indexed(db, tmp_path):

@@ -106,6 +106,40 @@ def index_collection(
     return stats
 
 
+def stale_paths(conn: apsw.Connection, col: CollectionConfig) -> set[str]:
+    """The collection's paths whose files are not as indexed, by a walk's stats alone
+    (nothing read, nothing written): new files, changed ones (a container by its file),
+    and what is indexed but gone (a member by its container's file); a failed file only
+    if it changed since. What `index_paths` of them brings up to date is what a whole
+    run would: the watcher looks so, between another collection's batches, for what
+    changed while nothing watched."""
+    cid = _collection_id(conn, col)
+    if cid is None:
+        return set()
+    states = kept.collection_states(conn, cid)
+    failed = store.error_states(conn, cid, None, _retried())
+    held: dict[str, tuple[int, int, int]] = {}  # a container's file → its stat as its members hold it
+    for rel, s in states.items():
+        if MEMBER_SEP in rel:
+            held.setdefault(containers.file_of(rel), (s.size, s.mtime_ns, s.inode))
+    stale: set[str] = set()
+    walked: set[str] = set()
+    for e in walk(col.path, Filter.of(col), [], follow_symlinks=col.follow_symlinks):
+        rel, stat = e.rel_path, (e.size, e.mtime_ns, e.inode)
+        walked.add(rel)
+        old = states.get(rel)
+        if rel in held:
+            known = held[rel] == stat
+        elif old is not None:
+            known = (old.size, old.mtime_ns, old.inode) == stat
+        else:
+            known = failed.get(rel) == stat
+        if not known:
+            stale.add(rel)
+    stale.update(f for rel in states if (f := containers.file_of(rel)) not in walked)
+    return stale
+
+
 def index_paths(
     conn: apsw.Connection,
     analyzers: AnalyzerSet,
