@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 
 import apsw
+import pytest
 
 from conftest import lexical_ids
 from gnod.config import CollectionConfig
@@ -445,11 +446,13 @@ def test_status_says_definitions_are_being_parsed_from_a_change_until_its_backlo
     assert parsing.parsed == 3 and parsing.pending == 0
 
 
-def test_an_edit_waits_for_no_long_run_of_another_collection_while_its_own_rescan_does(tmp_path, monkeypatch):
-    """Adding a collection restarts the watch over every root, and the collections it
-    watched are rescanned for what changed in between. That rescan waits its turn behind
-    the new collection's long run; an edit seen meanwhile is indexed between the run's
-    batches, not after the whole run (50 busy clients' edits waited out a 20 s add)."""
+@pytest.mark.parametrize("edited", ["as the watch is replaced", "once it is"])
+def test_an_edit_waits_for_no_long_run_of_another_collection_while_the_watch_is_replaced(tmp_path, monkeypatch, edited):
+    """Adding a collection replaces the watch over every root while the new collection's
+    long run holds the writer. An edit of another collection is indexed between the run's
+    batches, not after the whole run (50 busy clients' edits waited out a 20 s add): one
+    made once the new watch is live, and one made as it replaces the old, which the old
+    hands over (it stopped at once, and the edit waited for a rescan behind the run)."""
     from gnod.server.watcher import Watcher
 
     monkeypatch.setattr(pipeline, "BATCH_SECONDS", 0.0)  # every document is a batch of its own
@@ -485,10 +488,13 @@ def test_an_edit_waits_for_no_long_run_of_another_collection_while_its_own_resca
             await writer.sync_collections(list(cols.values()))
             long_run = asyncio.create_task(writer.index(cols["big"], progress))
             await asyncio.to_thread(held.wait, 10)
-            watcher.sync(list(cols.values()))  # new roots: the watch restarts, notes is rescanned
+            watcher.sync(list(cols.values()))  # new roots: the watch is replaced
+            if edited == "as the watch is replaced":
+                (notes / "n.md").write_text("# Note\n\nwombat sightings\n")
             await watcher.wait_ready("big")
-            (notes / "n.md").write_text("# Note\n\nwombat sightings\n")
-            for _ in range(300):  # until the edit is taken (before, never: it waited for the pass)
+            if edited == "once it is":
+                (notes / "n.md").write_text("# Note\n\nwombat sightings\n")
+            for _ in range(300 if edited == "once it is" else 0):  # until the watch has taken the edit
                 if watcher.freshness("notes").changes:
                     break
                 await asyncio.sleep(0.01)

@@ -253,6 +253,21 @@ class Writer:
         self._pool.submit(self._run_aside, [job])
         return await asyncio.wrap_future(job.future)
 
+    async def run_between(self, fn: Callable[[apsw.Connection], T], collection: str) -> T:
+        """Run `fn(conn)` between the batches of a long run of another collection than
+        `collection`, when one comes before the call is cancelled; never in order (a
+        look that a job queued before it makes moot, and would repeat, is dropped)."""
+        job = _Aside(collection, lambda: self._call(fn))
+        with self._aside_lock:
+            self._aside.append(job)
+        job.future.add_done_callback(lambda _f: self._forget(job))
+        return await asyncio.wrap_future(job.future)
+
+    def _forget(self, job: _Aside) -> None:
+        with self._aside_lock:
+            if job in self._aside:
+                self._aside.remove(job)
+
     def _run_aside(self, jobs: list[_Aside]) -> None:
         """Run those of `jobs` not run yet (each is queued twice: in order, and aside)."""
         with self._aside_lock:
