@@ -124,7 +124,8 @@ def stale_paths(conn: apsw.Connection, col: CollectionConfig) -> set[str]:
             held.setdefault(containers.file_of(rel), (s.size, s.mtime_ns, s.inode))
     stale: set[str] = set()
     walked: set[str] = set()
-    for e in walk(col.path, Filter.of(col), [], follow_symlinks=col.follow_symlinks):
+    issues: list[WalkIssue] = []
+    for e in walk(col.path, Filter.of(col), issues, follow_symlinks=col.follow_symlinks):
         rel, stat = e.rel_path, (e.size, e.mtime_ns, e.inode)
         walked.add(rel)
         old = states.get(rel)
@@ -136,7 +137,13 @@ def stale_paths(conn: apsw.Connection, col: CollectionConfig) -> set[str]:
             known = failed.get(rel) == stat
         if not known:
             stale.add(rel)
-    stale.update(f for rel in states if (f := containers.file_of(rel)) not in walked)
+    # What an unreadable directory held stays indexed until it can be read again, as in a run.
+    unreadable = tuple(i.rel_path + "/" for i in issues if i.code == "NOT_ACCESSIBLE")
+    stale.update(
+        f
+        for rel in states
+        if (f := containers.file_of(rel)) not in walked and not (unreadable and rel.startswith(unreadable))
+    )
     return stale
 
 
