@@ -23,6 +23,7 @@ from gnod.text.analyzer import (
     _fold_tables,
     exact_text,
     fold,
+    fold_word,
     narrow,
     non_ascii_runs,
     tokenize,
@@ -137,6 +138,11 @@ def test_a_text_of_many_non_ascii_characters_is_folded_as_by_definition(text):
     run: marks, width forms and the letters without a mark come out the same."""
     text = "東京" * 40 + text
     assert fold(text) == _folded_whole(text)
+
+
+@given(st.text(st.sampled_from("aZ9-_éÅİıßœŁ\u0301\u0308東京タﾃﾞＰＤＦ한국\u1100\u1161д\u05b8"), max_size=12))
+def test_a_word_folded_once_is_folded_as_fold_does_every_time_it_is_asked(word):
+    assert fold_word(word) == fold(word) == fold_word(word)
 
 
 def test_dense_and_sparse_blocks_and_a_run_across_their_end_are_folded_as_a_whole():

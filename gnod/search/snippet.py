@@ -53,6 +53,7 @@ from gnod.text.analyzer import (
     char_codes,
     cjk_character,
     fold,
+    fold_word,
     line_tokens,
     tokenize,
 )
@@ -137,8 +138,8 @@ class TermBits(dict[str, int]):
         stem = self.analyzer.stem(token)
         bits = self.bit.get(token, 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
         if not token.isascii():  # the terms are folded (_folded)
-            stem = fold(stem)
-            bits |= self.bit.get(fold(token), 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
+            stem = fold_word(stem)
+            bits |= self.bit.get(fold_word(token), 0) | (self.bit.get(stem, 0) if stem not in self.verbatim else 0)
             if len(token) == 2 and cjk_character(token[0]):  # a run's bigram holds its characters
                 bits |= self.bit.get(token[0], 0) | self.bit.get(token[1], 0)
         for part in _part_stems(token, self.analyzer) if self.compounding else ():
@@ -361,7 +362,7 @@ def _part_stems(word: str, analyzer: Analyzer) -> list[str]:
     if analyzer.language not in COMPOUNDING:
         return []
     found = parts(word, INDEXING.compound_part_min, INDEXING.compound_rest_min)
-    return [fold(analyzer.stem(part)) for part in found]
+    return [fold_word(analyzer.stem(part)) for part in found]
 
 
 _ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9]+")
@@ -410,8 +411,8 @@ def _matched(token: str, analyzer: Analyzer, terms: frozenset[str], by_stem: fro
     return (
         word in terms
         or stem in by_stem
-        or fold(word) in terms
-        or fold(stem) in by_stem
+        or fold_word(word) in terms
+        or fold_word(stem) in by_stem
         or not by_stem.isdisjoint(_part_stems(word, analyzer))
     )
 
