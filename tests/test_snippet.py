@@ -473,6 +473,20 @@ def test_a_word_whose_stem_does_not_start_as_it_does_is_found_after_every_piece_
     assert got.text == "we die"  # a piece with the term's letters first
 
 
+def test_terms_the_text_may_lack_are_not_looked_for_word_by_word():
+    """The query's words beside a title's (searching._passages) may be in no line of the
+    text: its lines are not read word by word for a stem that does not start as its
+    word does (a search of unrelated words read every line of most of its hits, for
+    nothing); where the text matched the terms, they are."""
+    analyzer = Analyzer("english")
+    text = "# Star\n\nnothing here\nthe star is dying\n"
+    bits = TermBits(analyzer, frozenset({"die"}))
+    [got] = best_snippets([text], 1, bits)
+    assert got.text.startswith("the star is dying") and got.matches
+    [got] = best_snippets([text], 1, bits, matched=False)
+    assert (got.line, got.text.split("\n")[0], got.matches) == (1, "# Star", [])
+
+
 @pytest.mark.parametrize("small", [True, False], ids=["line-tests", "arrays"])
 def test_a_phrase_inside_a_longer_name_adds_nothing_to_a_line_s_bound(small, monkeypatch):
     monkeypatch.setattr(snippet, "SNIPPET_SMALL_TEXT", 10**9 if small else 0)

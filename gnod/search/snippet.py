@@ -477,6 +477,7 @@ def best_snippets(
     bits: TermBits,
     n: int = 1,
     head: Callable[[int], str | None] | None = None,
+    matched: bool = True,
 ) -> list[Snippet]:
     """Up to `n` non-overlapping snippets, best first (more distinct terms, then earlier),
     from the first of the text's `pieces` (documents.pieces) that holds a matching line:
@@ -491,7 +492,11 @@ def best_snippets(
     (documents.head), looked at first when the text is long for the query's terms
     (SNIPPET_LOOK_PER_TERM bytes a term): when a line there may hold every term, and
     those lines give every snippet asked for holding them all, these are the text's (the
-    best lines, then the earliest), and no piece is read."""
+    best lines, then the earliest), and no piece is read. `matched`: the text holds a term
+    in some form (it matched them), so where no line shows a term's first letters, its
+    words are read one by one for a stem that does not start as its word does (_read);
+    not so for terms it may lack (those of a query beside its title's words: a search of
+    unrelated words read every line of most of its hits, finding nothing)."""
     analyzer, terms = bits.analyzer, bits.terms
     if head is not None and terms:
         opening = head(SNIPPET_LOOK_PER_TERM * min(bits.ceiling, SNIPPET_LOOK_TERMS))
@@ -500,11 +505,11 @@ def best_snippets(
             return [s._replace(matches=match_spans(s.text, analyzer, bits.marked, bits.verbatim)) for s in out]
     return [
         s._replace(matches=match_spans(s.text, analyzer, bits.marked, bits.verbatim))
-        for s in _read(pieces, body_line, bits, n)
+        for s in _read(pieces, body_line, bits, n, matched)
     ]
 
 
-def _read(pieces: Iterable[str], body_line: int, bits: TermBits, n: int) -> list[Snippet]:
+def _read(pieces: Iterable[str], body_line: int, bits: TermBits, n: int, matched: bool = True) -> list[Snippet]:
     """best_snippets from the text's pieces (their matches not yet found). Past the first
     piece, one where no line can count is passed over by scans in C: for a phrase the
     snippets lack, for any term before there is a snippet (a word holds its stem, but
@@ -538,7 +543,8 @@ def _read(pieces: Iterable[str], body_line: int, bits: TermBits, n: int) -> list
             if first and not bits.terms:  # no later piece can match
                 break
         before += text.count("\n")
-    for text, before in unread if bits.terms and not found else ():  # a stem that does not start as its word does
+    searched = unread if matched and bits.terms and not found else []
+    for text, before in searched:  # a stem that does not start as its word does
         found = [s._replace(line=s.line + before) for s in _every_line(text, max(body_line - 1 - before, 0), bits, n)]
         if found:
             break

@@ -164,9 +164,9 @@ def _passages(rel_path: str, stored: str | bytes, body_line: int, title: str, bi
     holding the query's other words (`Anna marathon`: "Runs marathons", not "# Anna
     Schmidt"), where some do."""
 
-    def read(start: int, terms: TermBits) -> list[Passage]:
+    def read(start: int, terms: TermBits, matched: bool = True) -> list[Passage]:
         pieces = (indexed_body(rel_path, piece) for piece in docstore.pieces(stored, SNIPPET_PIECE_BYTES))
-        return best_snippets(pieces, start, terms, n, partial(_head, rel_path, stored))
+        return best_snippets(pieces, start, terms, n, partial(_head, rel_path, stored), matched)
 
     found = read(body_line, bits)
     if body_line > 1 and not any(s.matches for s in found):
@@ -174,7 +174,7 @@ def _passages(rel_path: str, stored: str | bytes, body_line: int, title: str, bi
     named = bits.held(title)
     if named and any(s.matches for s in found) and all(not bits.held(s.text) & ~named for s in found):
         rest = bits.without(named)
-        other = read(body_line, rest) if rest is not None else []
+        other = read(body_line, rest, matched=False) if rest is not None else []  # it may hold none of them
         if any(s.matches for s in other):
             return [s._replace(matches=match_spans(s.text, bits.analyzer, bits.marked, bits.verbatim)) for s in other]
     return found
