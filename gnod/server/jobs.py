@@ -254,9 +254,9 @@ class Writer:
         return await asyncio.wrap_future(job.future)
 
     async def run_between(self, fn: Callable[[apsw.Connection], T], collection: str) -> T:
-        """Run `fn(conn)` between the batches of a long run of another collection than
-        `collection`, when one comes before the call is cancelled; never in order (a
-        look that a job queued before it makes moot, and would repeat, is dropped)."""
+        """Run `fn(conn)` between the batches of a long run of a collection other than
+        `collection`, if one comes before the call is cancelled; never in its turn (a look
+        that a job queued before it makes moot, and would only repeat, is dropped)."""
         job = _Aside(collection, lambda: self._call(fn))
         with self._aside_lock:
             self._aside.append(job)
