@@ -118,10 +118,7 @@ def stale_paths(conn: apsw.Connection, col: CollectionConfig) -> set[str]:
         return set()
     states = kept.collection_states(conn, cid)
     failed = store.error_states(conn, cid, None, _retried())
-    held: dict[str, tuple[int, int, int]] = {}  # a container's file → its stat as its members hold it
-    for rel, s in states.items():
-        if MEMBER_SEP in rel:
-            held.setdefault(containers.file_of(rel), (s.size, s.mtime_ns, s.inode))
+    held = _containers_held(states, failed)
     stale: set[str] = set()
     walked: set[str] = set()
     issues: list[WalkIssue] = []
@@ -130,21 +127,37 @@ def stale_paths(conn: apsw.Connection, col: CollectionConfig) -> set[str]:
         walked.add(rel)
         old = states.get(rel)
         if rel in held:
-            known = held[rel] == stat
+            known = held[rel][0] == stat
         elif old is not None:
             known = (old.size, old.mtime_ns, old.inode) == stat
         else:
             known = failed.get(rel) == stat
         if not known:
             stale.add(rel)
-    # What an unreadable directory held stays indexed until it can be read again, as in a run.
-    unreadable = tuple(i.rel_path + "/" for i in issues if i.code == "NOT_ACCESSIBLE")
+    unreadable = _unreadable(issues)
     stale.update(
         f
         for rel in states
         if (f := containers.file_of(rel)) not in walked and not (unreadable and rel.startswith(unreadable))
     )
     return stale
+
+
+def _containers_held(
+    states: dict[str, store.DocState], failed: dict[str, tuple[int, int, int]]
+) -> dict[str, tuple[tuple[int, int, int], list[str]]]:
+    """Each container's stat and member paths (documents and failures) as indexed."""
+    held: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+    members = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items() if MEMBER_SEP in rel]
+    for rel, stat in members + [(rel, stat) for rel, stat in failed.items() if MEMBER_SEP in rel]:
+        held.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
+    return held
+
+
+def _unreadable(walk_errors: Iterable[WalkIssue]) -> tuple[str, ...]:
+    """The folders a walk could not read, each with its "/": what they held stays indexed
+    until they can be read again."""
+    return tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
 
 
 def index_paths(
@@ -342,12 +355,7 @@ class _Run:
         self.started = time.monotonic()
         self.in_batch = 0
         self.batch_end = self.started + BATCH_SECONDS
-        # Each container's stat and member paths (documents and failures) as indexed.
-        self.containers: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
-        sep = MEMBER_SEP
-        members = [(rel, (s.size, s.mtime_ns, s.inode)) for rel, s in states.items() if sep in rel]
-        for rel, stat in members + [(rel, stat) for rel, stat in failed.items() if sep in rel]:
-            self.containers.setdefault(containers.file_of(rel), (stat, []))[1].append(rel)
+        self.containers = _containers_held(states, failed)
 
     def plan(self, entries: Iterable[WalkEntry], walked: Callable[[], None]) -> Iterator[Task]:
         """The files to prepare, as the walk finds them: new, or changed since indexed (or
@@ -517,8 +525,7 @@ class _Run:
 
     def finish(self, walk_errors: list[WalkIssue]) -> None:
         """Remove what is gone, record what the walk refused, and commit the last batch."""
-        # What an unreadable directory held stays indexed until it can be read again.
-        unreadable = tuple(i.rel_path + "/" for i in walk_errors if i.code == "NOT_ACCESSIBLE")
+        unreadable = _unreadable(walk_errors)
         gone: list[tuple[str, int]] = []
         seen = self.seen
         # Unless every indexed path was walked (each is walked once), what was not is gone;

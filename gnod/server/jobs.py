@@ -247,9 +247,7 @@ class Writer:
         after the whole run (an edit is not kept waiting behind a big `collection add`)."""
         if aside is None:
             return await asyncio.get_running_loop().run_in_executor(self._pool, lambda: self._call(fn))
-        job = _Aside(aside, lambda: self._call(fn))
-        with self._aside_lock:
-            self._aside.append(job)
+        job = self._set_aside(aside, fn)
         self._pool.submit(self._run_aside, [job])
         return await asyncio.wrap_future(job.future)
 
@@ -257,11 +255,16 @@ class Writer:
         """Run `fn(conn)` between the batches of a long run of a collection other than
         `collection`, if one comes before the call is cancelled; never in its turn (a look
         that a job queued before it makes moot, and would only repeat, is dropped)."""
+        job = self._set_aside(collection, fn)
+        job.future.add_done_callback(lambda _f: self._forget(job))
+        return await asyncio.wrap_future(job.future)
+
+    def _set_aside(self, collection: str, fn: Callable[[apsw.Connection], Any]) -> _Aside:
+        """A job `_between` runs between another collection's batches."""
         job = _Aside(collection, lambda: self._call(fn))
         with self._aside_lock:
             self._aside.append(job)
-        job.future.add_done_callback(lambda _f: self._forget(job))
-        return await asyncio.wrap_future(job.future)
+        return job
 
     def _forget(self, job: _Aside) -> None:
         with self._aside_lock:
